@@ -1,0 +1,35 @@
+"""Safe evaluation of the expressions rubric files hold: rules, derived fields, the headline."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from simpleeval import EvalWithCompoundTypes
+
+FUNCTIONS = {"len": len, "min": min, "max": max, "sum": sum, "round": round, "abs": abs, "all": all, "any": any}
+
+
+class FormulaError(ValueError):
+    """An expression that does not parse or cannot be evaluated on a reply."""
+
+
+def check_syntax(expression: str) -> None:
+    """Raise FormulaError when `expression` is not one Python-style expression."""
+    try:
+        ast.parse(expression, mode="eval")
+    except SyntaxError as err:
+        raise FormulaError(f"{expression!r} is not a valid expression: {err.msg}") from None
+
+
+def evaluate(expression: str, values: dict[str, Any]) -> Any:
+    """Evaluate `expression` over a reply's values.
+
+    Top-level keys are names (`correctness`, `evaluation.coverage.score`); keys that are not
+    identifiers are reached through `out`, as in `out["Factual Accuracy"]`.
+    """
+    evaluator = EvalWithCompoundTypes(names={**values, "out": values}, functions=FUNCTIONS)
+    try:
+        return evaluator.eval(expression)
+    except Exception as err:  # simpleeval raises many types; all mean the same here
+        raise FormulaError(f"{expression!r} failed: {err}") from None

@@ -1,0 +1,332 @@
+"""Rubric files: the Rubric model, loading and validating a directory, scoring a validated reply."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import math
+import string
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+
+from bot.formulas import FormulaError, check_syntax, evaluate
+from bot.schema import FieldSpec, build_model, json_schema, leaves
+
+TEMPLATE_NAMES = {"question", "reference", "answer"}
+RUBRIC_SUFFIXES = (".yaml", ".yml")
+
+
+class RubricError(ValueError):
+    """A rubric file that cannot be used, or a rubric name that names none."""
+
+
+class Rule(BaseModel):
+    """A consistency rule: `check` must be true of every accepted reply."""
+
+    model_config = ConfigDict(extra="forbid")
+    check: str
+    message: str
+
+    @field_validator("check")
+    @classmethod
+    def _parses(cls, value: str) -> str:
+        check_syntax(value)
+        return value
+
+
+class Derived(BaseModel):
+    """A value computed from the reply: a weighted mean of fields, or an expression."""
+
+    model_config = ConfigDict(extra="forbid")
+    weights: dict[str, float] | None = None
+    expr: str | None = None
+    round: int | None = Field(2, ge=0)
+    description: str | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Derived:
+        if (self.weights is None) == (self.expr is None):
+            raise ValueError("give exactly one of 'weights' or 'expr'")
+        if self.weights is not None and (not self.weights or sum(self.weights.values()) <= 0):
+            raise ValueError("'weights' must be non-empty with a positive total")
+        if self.expr is not None:
+            check_syntax(self.expr)
+        return self
+
+
+class Headline(BaseModel):
+    """How a reply becomes one 0-100 quality figure, pass/fail, and a one-glance label."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    score: str = Field(description="Expression giving 0..100.")
+    passed: str = Field(alias="pass", description="Expression giving true or false.")
+    label: str = Field(description="str.format template over the reply and derived values.")
+    tag: str | None = Field(None, description="Dotted path of the categorical field shown as the tag.")
+
+    @field_validator("score", "passed")
+    @classmethod
+    def _parses(cls, value: str) -> str:
+        check_syntax(value)
+        return value
+
+
+class Golden(BaseModel):
+    """An example triple with what a sound judge returns: [low, high] ranges or allowed values per path."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    question: str
+    reference: str
+    answer: str
+    expect: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """What a validated reply adds up to."""
+
+    derived: dict[str, float]
+    headline: float
+    passed: bool
+    label: str
+    tag: str | None
+
+
+class Rubric(BaseModel):
+    """One rubric file."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    aliases: list[str] = []
+    version: str
+    title: str
+    description: str
+    system: str
+    user_template: str
+    output: dict[str, FieldSpec]
+    derived: dict[str, Derived] = {}
+    rules: list[Rule] = []
+    headline: Headline
+    goldens: list[Golden] = []
+
+    _source: Path | None = PrivateAttr(None)
+    _model: type[BaseModel] = PrivateAttr()
+    _schema: dict[str, Any] = PrivateAttr()
+
+    @field_validator("description")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        if "\n" in value.strip():
+            raise ValueError("the description is one line")
+        return value.strip()
+
+    @field_validator("user_template")
+    @classmethod
+    def _template_names(cls, value: str) -> str:
+        template = string.Template(value)
+        if not template.is_valid():
+            raise ValueError("invalid $ placeholder (write $$ for a literal dollar sign)")
+        used = set(template.get_identifiers())
+        if unknown := used - TEMPLATE_NAMES:
+            raise ValueError(f"unknown placeholder(s) {sorted(unknown)}; use $question, $reference, $answer")
+        if missing := TEMPLATE_NAMES - used:
+            raise ValueError(f"missing placeholder(s) {sorted('$' + m for m in missing)}")
+        return value
+
+    def model_post_init(self, _context: Any) -> None:
+        self._model = build_model(f"{self.name.title().replace('-', '_')}Reply", self.output)
+        self._schema = json_schema(self.output)
+
+    @property
+    def source(self) -> Path | None:
+        """The file this rubric was read from."""
+        return self._source
+
+    @property
+    def content_hash(self) -> str:
+        """A hash of everything that shapes a judgment (not the goldens or the wording of the title)."""
+        content = self.model_dump(mode="json", exclude={"goldens", "title", "description", "aliases"})
+        return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+    @property
+    def reply_schema(self) -> dict[str, Any]:
+        """The strict JSON schema of a reply."""
+        return self._schema
+
+    def criteria(self) -> list[str]:
+        """Numeric paths a summary averages: reply fields, then derived values."""
+        numeric = [path for path, spec in leaves(self.output) if spec.summary and spec.type in ("integer", "number")]
+        return numeric + list(self.derived)
+
+    def tags(self) -> list[str]:
+        """Enum paths a summary counts."""
+        return [path for path, spec in leaves(self.output) if spec.summary and spec.type == "enum"]
+
+    def validate_reply(self, data: Any) -> tuple[dict[str, Any] | None, list[str]]:
+        """Check a parsed reply against the schema and the rules; return (output, problems)."""
+        try:
+            output = self._model.model_validate(data).model_dump(by_alias=True)
+        except ValidationError as err:
+            return None, [_describe(error) for error in err.errors(include_url=False)]
+        problems = []
+        for rule in self.rules:
+            try:
+                ok = evaluate(rule.check, output)
+            except FormulaError as err:
+                ok, problems = False, [*problems, f"rule could not be checked: {err}"]
+                continue
+            if not ok:
+                problems.append(rule.message)
+        return output, problems
+
+    def score(self, output: dict[str, Any]) -> Scoring:
+        """Compute derived values, headline, pass/fail and label of a valid reply."""
+        derived: dict[str, float] = {}
+        for key, spec in self.derived.items():
+            if spec.weights is not None:
+                total = sum(spec.weights.values())
+                value = sum(w * float(_lookup(output, path)) for path, w in spec.weights.items()) / total
+            else:
+                value = float(evaluate(spec.expr or "", {**output, **derived}))
+            derived[key] = round(value, spec.round) if spec.round is not None else value
+        values = {**output, **derived}
+        headline = float(evaluate(self.headline.score, values))
+        if not math.isfinite(headline) or not 0 <= headline <= 100:
+            raise FormulaError(f"the headline {headline} is outside 0..100")
+        try:
+            label = self.headline.label.format_map(values)
+        except (KeyError, IndexError, ValueError) as err:
+            raise FormulaError(f"label {self.headline.label!r}: {err}") from None
+        tag = _lookup(output, self.headline.tag) if self.headline.tag else None
+        return Scoring(derived, round(headline, 2), bool(evaluate(self.headline.passed, values)), label, tag)
+
+    def self_check(self) -> None:
+        """Evaluate every formula on a sample reply, so a typo in a name fails at load, not mid-run."""
+        sample = _sample(self.output)
+        output, problems = self.validate_reply(sample)
+        broken = [p for p in problems if p.startswith("rule could not be checked")]
+        if output is None or broken:
+            raise RubricError("; ".join(broken or problems))
+        try:
+            self.score(output)
+        except (FormulaError, TypeError, ValueError) as err:
+            raise RubricError(str(err)) from None
+        for golden in self.goldens:
+            for path in golden.expect:
+                if path not in {"headline", "passed", *self.derived} and path not in dict(leaves(self.output)):
+                    raise RubricError(f"goldens.{golden.name}.expect: no field {path!r}")
+
+
+def _describe(error: Any) -> str:
+    where = ".".join(str(part) for part in error["loc"]) or "reply"
+    return f"{where}: {error['msg']}"
+
+
+def _lookup(values: dict[str, Any], path: str) -> Any:
+    if path in values:
+        return values[path]
+    current: Any = values
+    for part in path.split("."):
+        current = current[part]
+    return current
+
+
+def _sample(fields: dict[str, FieldSpec]) -> dict[str, Any]:
+    samples: dict[str, Any] = {}
+    for key, spec in fields.items():
+        if spec.type == "object":
+            samples[key] = _sample(spec.fields or {})
+        elif spec.type == "list":
+            samples[key] = []
+        elif spec.type == "enum":
+            samples[key] = (spec.values or [""])[0]
+        elif spec.type in ("integer", "number"):
+            samples[key] = spec.max if spec.max is not None else 1
+            samples[key] = int(samples[key]) if spec.type == "integer" else float(samples[key])
+        else:
+            samples[key] = False if spec.type == "boolean" else "sample"
+    return samples
+
+
+def load_rubric(path: Path) -> Rubric:
+    """Read and validate one rubric file; errors name the file and the field."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise RubricError(f"{path.name}: cannot read the file: {err}") from None
+    if not isinstance(data, dict):
+        raise RubricError(f"{path.name}: expected a mapping of rubric fields at the top level")
+    try:
+        rubric = Rubric.model_validate(data)
+    except ValidationError as err:
+        details = "; ".join(_describe(e) for e in err.errors(include_url=False))
+        raise RubricError(f"{path.name}: {details}") from None
+    if path.stem != rubric.name:
+        raise RubricError(f"{path.name}: name {rubric.name!r} must match the file name {path.stem!r}")
+    try:
+        rubric.self_check()
+    except RubricError as err:
+        raise RubricError(f"{path.name}: {err}") from None
+    rubric._source = path
+    return rubric
+
+
+class RubricSet:
+    """The rubrics in force: built-in ones, then a team's directory (same name overrides)."""
+
+    def __init__(self, rubrics: list[Rubric]) -> None:
+        self._by_name: dict[str, Rubric] = {}
+        for rubric in rubrics:
+            self._by_name[rubric.name] = rubric
+        self._by_key: dict[str, Rubric] = {}
+        for rubric in self._by_name.values():
+            for key in (rubric.name, *rubric.aliases):
+                other = self._by_key.get(key.lower())
+                if other is not None and other is not rubric:
+                    raise RubricError(f"{_file(rubric)}: name or alias {key!r} is also used by {_file(other)}")
+                self._by_key[key.lower()] = rubric
+
+    def __iter__(self):
+        return iter(sorted(self._by_name.values(), key=lambda r: r.name))
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def get(self, name: str) -> Rubric:
+        """The rubric called `name` or one of its aliases; RubricError with a suggestion otherwise."""
+        found = self._by_key.get(name.strip().lower())
+        if found is not None:
+            return found
+        close = difflib.get_close_matches(name.strip().lower(), list(self._by_key), n=1, cutoff=0.5)
+        hint = f" Did you mean {self._by_key[close[0]].name!r}?" if close else ""
+        raise RubricError(f"No rubric named {name!r}.{hint} Available: {', '.join(r.name for r in self)}.")
+
+
+def _file(rubric: Rubric) -> str:
+    return rubric.source.name if rubric.source else rubric.name
+
+
+def builtin_dir() -> Path:
+    """The directory of the rubrics shipped with judgebot: the checkout's, else the installed package's."""
+    checkout = Path(__file__).resolve().parent.parent / "rubrics"
+    if checkout.is_dir():
+        return checkout
+    return Path(str(resources.files("bot.builtin_rubrics")))
+
+
+def load_rubrics(extra_dir: Path | None = None) -> RubricSet:
+    """Load the built-in rubrics and, when given, a team's directory; every file must be valid."""
+    rubrics = []
+    for directory in [builtin_dir(), *([extra_dir] if extra_dir else [])]:
+        if not directory.is_dir():
+            raise RubricError(f"{directory}: the rubric directory does not exist")
+        files = sorted(p for p in directory.iterdir() if p.suffix in RUBRIC_SUFFIXES)
+        rubrics.extend(load_rubric(path) for path in files)
+    return RubricSet(rubrics)
