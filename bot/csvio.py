@@ -74,9 +74,6 @@ class CsvSource:
         # a header text that appears twice keeps its first column in CsvRow.cells
         self._first = [i for i, h in enumerate(headers) if headers.index(h) == i]
 
-    def __repr__(self) -> str:
-        return f"CsvSource({str(self.path)!r}, encoding={self.encoding!r}, delimiter={self.delimiter!r})"
-
     def __iter__(self) -> Iterator[CsvRow | MalformedRow]:
         csv.field_size_limit(max(csv.field_size_limit(), _FIELD_LIMIT))
         row = 0
@@ -115,24 +112,15 @@ class CsvSource:
             what = " and ".join(empty) + (" cells are" if len(empty) > 1 else " cell is")
             return MalformedRow(line, f"row {line}: the {what} empty", cells)
         model = value.get("model")
-        return CsvRow(
-            line=line,
-            question=value["question"],
-            reference=value["reference"],
-            answer=value["answer"],
-            model=model if model and model.strip() else None,
-            cells={self.headers[i]: cells[i] for i in self._first},
-        )
+        model = model if model and model.strip() else None
+        cells_by_header = {self.headers[i]: cells[i] for i in self._first}
+        return CsvRow(line, value["question"], value["reference"], value["answer"], model, cells_by_header)
 
 
 def open_csv(path: str | Path) -> CsvSource:
     """Detect encoding and delimiter, read the header, resolve columns.
 
-    Args:
-        path: The CSV file to read.
-
-    Returns:
-        A CsvSource; iterate it to stream the rows.
+    Iterate the returned CsvSource to stream the rows.
 
     Raises:
         CsvError: The file is missing, empty, binary, undecodable or lacks a required column.
@@ -186,7 +174,7 @@ def _detect_encoding(path: Path, head: bytes) -> str:
     if problem is None:
         return encoding
     if encoding != "utf-8":
-        raise CsvError(f"{path} starts with a {name} byte-order mark but is not valid {name} ({problem}); {_RESAVE}")
+        raise CsvError(f"{path} starts with a {name} marker but is not valid {name} ({problem}); {_RESAVE}")
     problem = _decode_problem(path, "cp1252")
     if problem is None:
         return "cp1252"
@@ -253,11 +241,7 @@ def _guess_delimiter(line: str) -> str:
 def neutralise(value: str) -> str:
     """Prefix a cell that a spreadsheet would run as a formula with a single quote.
 
-    Args:
-        value: Cell text.
-
-    Returns:
-        The text, with a leading `'` if it starts with = + - @ tab or CR (so "-5" becomes "'-5").
+    Formulas start with = + - @ tab or CR; text such as "-5" is prefixed too, the accepted price.
     """
     return "'" + value if value.startswith(_FORMULA_START) else value
 
@@ -265,12 +249,8 @@ def neutralise(value: str) -> str:
 def flatten(obj: dict, prefix: str = "") -> dict[str, object]:
     """Flatten nested dicts to dotted keys; lists and empty dicts stay as values.
 
-    Args:
-        obj: A dict such as {"evaluation": {"coverage": {"score": 5}}}.
-        prefix: Prepended to every key, with a dot.
-
-    Returns:
-        A flat dict such as {"evaluation.coverage.score": 5}.
+    {"evaluation": {"coverage": {"score": 5}}} -> {"evaluation.coverage.score": 5};
+    a `prefix` is put, with a dot, before every key.
     """
     flat: dict[str, object] = {}
     for key, value in obj.items():
@@ -302,12 +282,7 @@ class ResultsWriter:
     """
 
     def __init__(self, path: str | Path, fieldnames: list[str]) -> None:
-        """Create (or truncate) `path` and write the header row.
-
-        Args:
-            path: Where to write.
-            fieldnames: Column names, in order; keys of written rows outside them are ignored.
-        """
+        """Create (or truncate) `path` and write the header row of `fieldnames`."""
         self.path = Path(path)
         self.fieldnames = list(fieldnames)
         self._file = self.path.open("w", encoding="utf-8-sig", newline="")
@@ -315,11 +290,7 @@ class ResultsWriter:
         self._writer.writerow([neutralise(str(name)) for name in self.fieldnames])
 
     def write(self, row: dict[str, object]) -> None:
-        """Write one row: missing keys and None give empty cells, lists and dicts JSON text.
-
-        Args:
-            row: Values keyed by field name.
-        """
+        """Write one row; missing keys and None give empty cells, keys outside fieldnames are ignored."""
         self._writer.writerow([_cell(row.get(name)) for name in self.fieldnames])
         self._file.flush()
 

@@ -1,0 +1,234 @@
+"""The judge's client: AsyncOpenAI with structured output, fallbacks, retries and a shared throttle."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import openai
+from openai import AsyncOpenAI
+
+log = logging.getLogger(__name__)
+
+OutputMode = Literal["json_schema", "json_object", "text"]
+MAX_BACKOFF = 30.0
+
+
+class JudgeCallError(Exception):
+    """A request that failed for good; the message says why in a sentence."""
+
+
+class RunStopped(JudgeCallError):
+    """A failure that every further request would hit too (no quota, bad key, unknown model): stop the run."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The text of one judge reply and what it cost."""
+
+    text: str
+    finish_reason: str | None
+    tokens_in: int
+    tokens_out: int
+    refusal: str | None = None
+
+
+class Throttle:
+    """A concurrency limit shared by a run that halves on 429 and pauses everyone for the Retry-After time.
+
+    It grows back by one slot after `limit` successes in a row (additive increase,
+    multiplicative decrease), so a run slows down while 429s keep coming.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.max_limit = limit
+        self.limit = limit
+        self.active = 0
+        self.rate_limited_count = 0
+        self._resume_at = 0.0
+        self._successes = 0
+        self._cond: asyncio.Condition | None = None
+
+    @property
+    def _condition(self) -> asyncio.Condition:
+        if self._cond is None:
+            self._cond = asyncio.Condition()
+        return self._cond
+
+    async def __aenter__(self) -> Throttle:
+        async with self._condition:
+            while True:
+                pause = self._resume_at - time.monotonic()
+                if pause <= 0 and self.active < self.limit:
+                    break
+                try:
+                    await asyncio.wait_for(self._condition.wait(), pause if pause > 0 else None)
+                except TimeoutError:
+                    pass
+            self.active += 1
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        async with self._condition:
+            self.active -= 1
+            self._condition.notify_all()
+
+    def rate_limited(self, delay: float) -> None:
+        """Back off: halve the limit and hold every new request for `delay` seconds."""
+        self.rate_limited_count += 1
+        self.limit = max(1, self.limit // 2)
+        self._successes = 0
+        self._resume_at = max(self._resume_at, time.monotonic() + delay)
+
+    def succeeded(self) -> None:
+        """Count a success; after `limit` of them in a row, allow one more request in flight."""
+        self._successes += 1
+        if self.limit < self.max_limit and self._successes >= self.limit:
+            self.limit += 1
+            self._successes = 0
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date), if present."""
+    if headers is None:
+        return None
+    if (value := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(value) / 1000)
+        except ValueError:
+            pass
+    if (value := headers.get("retry-after")) is not None:
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            parsed = email.utils.parsedate_tz(value)
+            if parsed is not None:
+                return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+    return None
+
+
+def backoff(attempt: int) -> float:
+    """Exponential backoff with full jitter: up to 0.5 s, 1 s, 2 s, ... capped."""
+    return random.uniform(0.5, 1.0) * min(MAX_BACKOFF, 0.5 * 2**attempt)
+
+
+def _is_quota(err: openai.APIStatusError) -> bool:
+    # The SDK lifts `code` and `type` out of the error body; OpenAI sets both to insufficient_quota.
+    return "insufficient_quota" in (getattr(err, "code", None), getattr(err, "type", None))
+
+
+class JudgeClient:
+    """Sends chat completions to the judge model and returns Completion objects.
+
+    The openai SDK's own retries are off (`max_retries=0`): it would retry an
+    `insufficient_quota` 429 and could not tell the run's throttle to slow down.
+    """
+
+    def __init__(
+        self,
+        client: AsyncOpenAI,
+        *,
+        model: str,
+        temperature: float = 0.0,
+        max_retries: int = 6,
+        throttle: Throttle | None = None,
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.temperature = temperature
+        self.max_retries = max_retries
+        self.throttle = throttle or Throttle(16)
+        self.mode: OutputMode = "json_schema"
+
+    async def complete(self, messages: list[dict[str, str]], *, schema_name: str, schema: dict[str, Any]) -> Completion:
+        """One completion, retried on 429, 5xx and timeouts; RunStopped or JudgeCallError when it cannot succeed."""
+        attempt = 0
+        while True:
+            async with self.throttle:
+                try:
+                    response = await self.client.chat.completions.create(
+                        model=self.model,
+                        messages=messages,  # type: ignore[arg-type]
+                        temperature=self.temperature,
+                        **self._format(schema_name, schema),
+                    )
+                except (openai.BadRequestError, openai.UnprocessableEntityError) as err:
+                    if self.mode != "text" and _rejects_format(err):
+                        self._downgrade(err)
+                        continue
+                    raise JudgeCallError(f"the judge endpoint refused the request: {_message(err)}") from None
+                except openai.RateLimitError as err:
+                    if _is_quota(err):
+                        raise RunStopped(
+                            "the judge account has no quota left (insufficient_quota): add credit or raise the "
+                            "limit, then resume the run"
+                        ) from None
+                    delay = retry_after(err.response.headers) or backoff(attempt)
+                    self.throttle.rate_limited(delay * random.uniform(1.0, 1.2))
+                    failure: str = f"rate limited (429) {attempt + 1} times"
+                except (openai.AuthenticationError, openai.PermissionDeniedError) as err:
+                    raise RunStopped(f"the judge endpoint rejected the key: {_message(err)}") from None
+                except openai.NotFoundError as err:
+                    raise RunStopped(f"the judge endpoint does not know model {self.model!r}: {_message(err)}") from None
+                except openai.APIStatusError as err:
+                    if err.status_code < 500 and err.status_code not in (408, 409):
+                        raise JudgeCallError(f"the judge endpoint answered {err.status_code}: {_message(err)}") from None
+                    delay = retry_after(err.response.headers) or backoff(attempt)
+                    failure = f"the judge endpoint answered {err.status_code}: {_message(err)}"
+                except openai.APITimeoutError:
+                    delay = backoff(attempt)
+                    failure = "the judge did not answer within the request timeout"
+                except openai.APIConnectionError as err:
+                    delay = backoff(attempt)
+                    failure = f"cannot reach the judge endpoint: {err.__cause__ or err}"
+                else:
+                    self.throttle.succeeded()
+                    return _completion(response)
+            attempt += 1
+            if attempt > self.max_retries:
+                raise JudgeCallError(f"{failure}; gave up after {attempt} attempts")
+            log.info("judge request failed (%s); retrying in %.1fs", failure, delay)
+            await asyncio.sleep(delay)
+
+    def _format(self, schema_name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        if self.mode == "json_schema":
+            spec = {"name": schema_name, "schema": schema, "strict": True}
+            return {"response_format": {"type": "json_schema", "json_schema": spec}}
+        if self.mode == "json_object":
+            return {"response_format": {"type": "json_object"}}
+        return {}
+
+    def _downgrade(self, err: openai.APIStatusError) -> None:
+        previous, self.mode = self.mode, ("json_object" if self.mode == "json_schema" else "text")
+        log.warning("judge endpoint refused response_format %s (%s); using %s", previous, _message(err), self.mode)
+
+
+def _rejects_format(err: openai.APIStatusError) -> bool:
+    text = f"{_message(err)} {getattr(err, 'param', '') or ''}".lower()
+    return any(word in text for word in ("response_format", "json_schema", "json_object", "structured", "schema"))
+
+
+def _message(err: openai.APIStatusError) -> str:
+    body = err.body if isinstance(err.body, dict) else {}
+    inner = body.get("error", body)
+    message = inner.get("message") if isinstance(inner, dict) else None
+    return str(message or err.message)
+
+
+def _completion(response: Any) -> Completion:
+    if not response.choices:
+        raise JudgeCallError("the judge endpoint returned no choices")
+    choice = response.choices[0]
+    usage = response.usage
+    return Completion(
+        text=choice.message.content or "",
+        finish_reason=choice.finish_reason,
+        tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
+        tokens_out=getattr(usage, "completion_tokens", 0) or 0,
+        refusal=getattr(choice.message, "refusal", None),
+    )

@@ -1,0 +1,136 @@
+"""Versioned schema: an ordered list of migrations, each applied once and recorded in `schema_version`.
+
+Each migration writes its DDL with Alembic's operations, which speak SQLite and PostgreSQL alike.
+A migration never imports the current models: it describes the schema as it was at its version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlalchemy as sa
+from alembic.migration import MigrationContext
+from alembic.operations import Operations
+from sqlalchemy.engine import Connection, Engine
+
+LOCK_ID = 7_311_924  # a PostgreSQL advisory lock that serialises migrating processes
+
+
+def _v1_runs_and_judgments(op: Operations) -> None:
+    op.create_table(
+        "run",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("started_at", sa.DateTime),
+        sa.Column("finished_at", sa.DateTime),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("stop_reason", sa.Text),
+        sa.Column("rubric_name", sa.String(64), nullable=False),
+        sa.Column("rubric_version", sa.String(32), nullable=False),
+        sa.Column("rubric_hash", sa.String(32), nullable=False),
+        sa.Column("judge_model", sa.String(128), nullable=False),
+        sa.Column("source", sa.String(16), nullable=False),
+        sa.Column("source_name", sa.String(512)),
+        sa.Column("columns", sa.JSON),
+        sa.Column("model_name", sa.String(128)),
+        sa.Column("fresh", sa.Boolean, nullable=False),
+        sa.Column("total_rows", sa.Integer, nullable=False),
+        sa.Column("team_id", sa.String(32)),
+        sa.Column("channel_id", sa.String(32)),
+        sa.Column("thread_ts", sa.String(32)),
+        sa.Column("user_id", sa.String(32)),
+    )
+    op.create_index("ix_run_channel_id", "run", ["channel_id"])
+    op.create_table(
+        "judgment",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("run.id"), nullable=False),
+        sa.Column("row_number", sa.Integer),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("judged_at", sa.DateTime),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("team_id", sa.String(32)),
+        sa.Column("channel_id", sa.String(32)),
+        sa.Column("thread_ts", sa.String(32)),
+        sa.Column("user_id", sa.String(32)),
+        sa.Column("message_ts", sa.String(32)),
+        sa.Column("model_name", sa.String(128)),
+        sa.Column("rubric_name", sa.String(64), nullable=False),
+        sa.Column("rubric_version", sa.String(32), nullable=False),
+        sa.Column("rubric_hash", sa.String(32), nullable=False),
+        sa.Column("judge_model", sa.String(128), nullable=False),
+        sa.Column("prompt_hash", sa.String(32)),
+        sa.Column("cache_key", sa.String(64)),
+        sa.Column("cached_from", sa.Integer),
+        sa.Column("question", sa.Text, nullable=False),
+        sa.Column("reference", sa.Text, nullable=False),
+        sa.Column("answer", sa.Text, nullable=False),
+        sa.Column("cells", sa.JSON),
+        sa.Column("output", sa.JSON),
+        sa.Column("derived", sa.JSON),
+        sa.Column("headline", sa.Float),
+        sa.Column("passed", sa.Boolean),
+        sa.Column("label", sa.Text),
+        sa.Column("tag", sa.String(64)),
+        sa.Column("raw_reply", sa.Text),
+        sa.Column("error", sa.Text),
+        sa.Column("tokens_in", sa.Integer, nullable=False),
+        sa.Column("tokens_out", sa.Integer, nullable=False),
+        sa.Column("latency_ms", sa.Integer, nullable=False),
+        sa.Column("attempts", sa.Integer, nullable=False),
+    )
+    op.create_index("ix_judgment_run_status", "judgment", ["run_id", "status", "id"])
+    op.create_index("ix_judgment_cache", "judgment", ["cache_key", "status"])
+    op.create_index("ix_judgment_channel_created", "judgment", ["channel_id", "created_at"])
+    op.create_index("ix_judgment_model_name", "judgment", ["model_name"])
+
+
+def _v2_feedback_and_flags(op: Operations) -> None:
+    op.add_column("judgment", sa.Column("flags", sa.JSON))
+    op.create_table(
+        "feedback",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("judgment_id", sa.Integer, sa.ForeignKey("judgment.id"), nullable=False),
+        sa.Column("user_id", sa.String(32), nullable=False),
+        sa.Column("agree", sa.Boolean, nullable=False),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("updated_at", sa.DateTime, nullable=False),
+        sa.UniqueConstraint("judgment_id", "user_id", name="uq_feedback_judgment_user"),
+    )
+
+
+MIGRATIONS: list[Callable[[Operations], None]] = [_v1_runs_and_judgments, _v2_feedback_and_flags]
+LATEST = len(MIGRATIONS)
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was written by a newer judgebot."""
+
+
+def current_version(conn: Connection) -> int:
+    """The schema version recorded in the database (0 for an empty one)."""
+    if not sa.inspect(conn).has_table("schema_version"):
+        return 0
+    return conn.execute(sa.text("SELECT MAX(version) FROM schema_version")).scalar() or 0
+
+
+def migrate(engine: Engine, target: int = LATEST) -> int:
+    """Bring the database up to `target`, in one transaction that other processes wait for; return the version."""
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
+        version = current_version(conn)
+        if version > LATEST:
+            raise SchemaTooNew(
+                f"the database is at schema version {version}, newer than this judgebot knows ({LATEST}); "
+                "upgrade judgebot or point DATABASE_URL at another database"
+            )
+        if version == 0:
+            conn.execute(sa.text("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMP)"))
+        op = Operations(MigrationContext.configure(conn))
+        for number in range(version + 1, target + 1):
+            MIGRATIONS[number - 1](op)
+            conn.execute(
+                sa.text("INSERT INTO schema_version (version, applied_at) VALUES (:v, CURRENT_TIMESTAMP)"), {"v": number}
+            )
+        return max(version, target)

@@ -1,0 +1,102 @@
+"""The history tables: runs of judgments, the judgments themselves, and human feedback on them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+RUN_STATUSES = ("pending", "running", "paused", "done", "cancelled")
+JUDGMENT_STATUSES = ("pending", "scored", "invalid", "error", "malformed")
+
+
+def utcnow() -> datetime:
+    """Now in UTC, without tzinfo: SQLite and PostgreSQL then store and return the same value."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Run(SQLModel, table=True):
+    """One batch of judgments: a CSV file, or a single triple from a command."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    created_at: datetime = Field(default_factory=utcnow)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    status: str = Field(default="pending", max_length=16)
+    stop_reason: str | None = Field(default=None, sa_column=Column(Text))
+    rubric_name: str = Field(max_length=64)
+    rubric_version: str = Field(max_length=32)
+    rubric_hash: str = Field(max_length=32)
+    judge_model: str = Field(max_length=128)
+    source: str = Field(default="cli", max_length=16)
+    source_name: str | None = Field(default=None, max_length=512)
+    columns: list[str] | None = Field(default=None, sa_column=Column(JSON))
+    model_name: str | None = Field(default=None, max_length=128)
+    fresh: bool = False
+    total_rows: int = 0
+    team_id: str | None = Field(default=None, max_length=32)
+    channel_id: str | None = Field(default=None, max_length=32, index=True)
+    thread_ts: str | None = Field(default=None, max_length=32)
+    user_id: str | None = Field(default=None, max_length=32)
+
+
+class Judgment(SQLModel, table=True):
+    """One row of a run: the triple, and once judged, the verdict with everything needed to reproduce it."""
+
+    __table_args__ = (
+        Index("ix_judgment_run_status", "run_id", "status", "id"),
+        Index("ix_judgment_cache", "cache_key", "status"),
+        Index("ix_judgment_channel_created", "channel_id", "created_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id")
+    row_number: int | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    judged_at: datetime | None = None
+    status: str = Field(default="pending", max_length=16)
+    team_id: str | None = Field(default=None, max_length=32)
+    channel_id: str | None = Field(default=None, max_length=32)
+    thread_ts: str | None = Field(default=None, max_length=32)
+    user_id: str | None = Field(default=None, max_length=32)
+    message_ts: str | None = Field(default=None, max_length=32)
+    model_name: str | None = Field(default=None, max_length=128, index=True)
+    rubric_name: str = Field(max_length=64)
+    rubric_version: str = Field(max_length=32)
+    rubric_hash: str = Field(max_length=32)
+    judge_model: str = Field(max_length=128)
+    prompt_hash: str | None = Field(default=None, max_length=32)
+    cache_key: str | None = Field(default=None, max_length=64)
+    cached_from: int | None = None
+    question: str = Field(sa_column=Column(Text, nullable=False))
+    reference: str = Field(sa_column=Column(Text, nullable=False))
+    answer: str = Field(sa_column=Column(Text, nullable=False))
+    cells: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    output: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    derived: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    headline: float | None = None
+    passed: bool | None = None
+    label: str | None = Field(default=None, sa_column=Column(Text))
+    tag: str | None = Field(default=None, max_length=64)
+    flags: list[str] | None = Field(default=None, sa_column=Column(JSON))
+    raw_reply: str | None = Field(default=None, sa_column=Column(Text))
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: int = 0
+    attempts: int = 0
+
+
+class Feedback(SQLModel, table=True):
+    """A person's vote on a judgment; voting again replaces the vote."""
+
+    __table_args__ = (UniqueConstraint("judgment_id", "user_id", name="uq_feedback_judgment_user"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    judgment_id: int = Field(foreign_key="judgment.id")
+    user_id: str = Field(max_length=32)
+    agree: bool
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)

@@ -1,0 +1,163 @@
+"""The history store: engine set-up (SQLite WAL, immediate write transactions) and the queries the rest needs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, func, insert, update
+from sqlalchemy.engine import Engine, make_url
+from sqlmodel import Session, create_engine, select
+
+from bot.judge import Verdict
+from bot.migrations import migrate
+from bot.models import Judgment, Run, utcnow
+
+BUSY_TIMEOUT_MS = 30_000
+INSERT_BATCH = 1_000
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for `url`; SQLite gets WAL, a busy timeout and BEGIN IMMEDIATE on every transaction.
+
+    A deferred SQLite transaction that reads and then writes fails at once with "database is
+    locked" when another process wrote in between; an immediate one waits for the lock instead.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True)
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _configure(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # the driver must not open transactions itself: we do
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin_immediate(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+class Store:
+    """Runs and judgments, over one engine; every method is its own transaction."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str) -> Store:
+        """Connect to `url` and bring its schema up to date."""
+        engine = make_engine(url)
+        migrate(engine)
+        return cls(engine)
+
+    def session(self) -> Session:
+        """A new session; use it as a context manager."""
+        return Session(self.engine, expire_on_commit=False)
+
+    def create_run(self, **fields: Any) -> Run:
+        """Insert a run and return it with its id."""
+        with self.session() as session:
+            run = Run(**fields)
+            session.add(run)
+            session.commit()
+            return run
+
+    def get_run(self, run_id: int) -> Run | None:
+        """The run with `run_id`, if any."""
+        with self.session() as session:
+            return session.get(Run, run_id)
+
+    def latest_unfinished_run(self) -> Run | None:
+        """The newest run that still has work to do (paused, interrupted, or cut off by a crash)."""
+        with self.session() as session:
+            statement = select(Run).where(Run.status.in_(["pending", "running", "paused"])).order_by(Run.id.desc())
+            return session.exec(statement.limit(1)).first()
+
+    def recent_runs(self, limit: int = 20) -> list[Run]:
+        """The newest runs first."""
+        with self.session() as session:
+            return list(session.exec(select(Run).order_by(Run.id.desc()).limit(limit)))
+
+    def update_run(self, run_id: int, **fields: Any) -> None:
+        """Set fields of a run."""
+        with self.session() as session:
+            session.execute(update(Run).where(Run.id == run_id).values(**fields))
+            session.commit()
+
+    def add_rows(self, rows: Iterable[dict[str, Any]]) -> int:
+        """Insert judgment rows (pending or malformed) in batches; return how many."""
+        count = 0
+        batch: list[dict[str, Any]] = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) >= INSERT_BATCH:
+                count += self._insert(batch)
+                batch = []
+        if batch:
+            count += self._insert(batch)
+        return count
+
+    def _insert(self, batch: list[dict[str, Any]]) -> int:
+        now = utcnow()
+        with self.session() as session:
+            session.execute(insert(Judgment), [{"created_at": now, **row} for row in batch])
+            session.commit()
+        return len(batch)
+
+    def pending(self, run_id: int, *, after_id: int = 0, limit: int = 500) -> list[Judgment]:
+        """The next pending rows of a run, in row order, after `after_id`."""
+        with self.session() as session:
+            statement = (
+                select(Judgment)
+                .where(Judgment.run_id == run_id, Judgment.status == "pending", Judgment.id > after_id)
+                .order_by(Judgment.id)
+                .limit(limit)
+            )
+            return list(session.exec(statement))
+
+    def find_cached(self, cache_key: str) -> Judgment | None:
+        """An earlier successful judgment under `cache_key`, to reuse instead of billing again."""
+        with self.session() as session:
+            statement = select(Judgment).where(Judgment.cache_key == cache_key, Judgment.status == "scored")
+            return session.exec(statement.order_by(Judgment.id).limit(1)).first()
+
+    def save_verdict(self, judgment_id: int, verdict: Verdict, *, cache_key: str, cached_from: int | None = None) -> bool:
+        """Record a verdict on a pending row; False when the row was no longer pending (never saved twice)."""
+        values = {**verdict.model_dump(), "cache_key": cache_key, "cached_from": cached_from, "judged_at": utcnow()}
+        with self.session() as session:
+            result = session.execute(
+                update(Judgment).where(Judgment.id == judgment_id, Judgment.status == "pending").values(**values)
+            )
+            session.commit()
+            return result.rowcount == 1
+
+    def status_counts(self, run_id: int) -> dict[str, int]:
+        """How many rows of a run are in each status."""
+        with self.session() as session:
+            statement = select(Judgment.status, func.count()).where(Judgment.run_id == run_id).group_by(Judgment.status)
+            return {status: count for status, count in session.execute(statement)}
+
+    def iter_judgments(self, run_id: int, *, page: int = 1_000) -> Iterator[Judgment]:
+        """Every row of a run in row order, fetched a page at a time so memory stays flat."""
+        after = 0
+        while True:
+            with self.session() as session:
+                statement = (
+                    select(Judgment).where(Judgment.run_id == run_id, Judgment.id > after).order_by(Judgment.id).limit(page)
+                )
+                rows = list(session.exec(statement))
+            if not rows:
+                return
+            yield from rows
+            after = rows[-1].id  # type: ignore[assignment]

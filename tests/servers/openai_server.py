@@ -1,0 +1,161 @@
+"""A local OpenAI-compatible chat completions server, scriptable per test, for the real openai client."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from aiohttp import web
+
+
+@dataclass
+class Reply:
+    """One scripted answer: a completion, or an HTTP error, optionally after a delay."""
+
+    content: str = ""
+    finish_reason: str = "stop"
+    status: int = 200
+    error: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    tokens_in: int = 50
+    tokens_out: int = 20
+
+    @classmethod
+    def json(cls, obj: Any, **kw: Any) -> Reply:
+        return cls(content=json.dumps(obj, ensure_ascii=False), **kw)
+
+    @classmethod
+    def rate_limited(cls, retry_after_ms: int | None = None, retry_after: str | None = None) -> Reply:
+        headers = {}
+        if retry_after_ms is not None:
+            headers["retry-after-ms"] = str(retry_after_ms)
+        if retry_after is not None:
+            headers["retry-after"] = retry_after
+        error = {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}
+        return cls(status=429, error=error, headers=headers)
+
+    @classmethod
+    def quota(cls) -> Reply:
+        error = {"message": "You exceeded your current quota.", "type": "insufficient_quota", "code": "insufficient_quota"}
+        return cls(status=429, error=error)
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> Reply:
+        return cls(status=status, error={"message": "The server had an error", "type": "server_error", "code": None})
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+class FakeJudgeServer:
+    """Serves POST /v1/chat/completions on 127.0.0.1 from a thread of its own.
+
+    Replies come from the queue (`enqueue`) first, then from `responder(request_body)`.
+    Every request body is kept in `requests`.
+    """
+
+    def __init__(self, responder: Responder | None = None, latency: float = 0.0) -> None:
+        self.responder = responder
+        self.latency = latency
+        self.reject_json_schema = False
+        self.reject_response_format = False
+        self.requests: list[dict[str, Any]] = []
+        self._queue: collections.deque[Reply] = collections.deque()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def enqueue(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    def bodies(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.requests)
+
+    def start(self) -> FakeJudgeServer:
+        ready = threading.Event()
+
+        def serve() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(self._start())
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=serve, name="fake-judge", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)  # type: ignore[union-attr]
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)  # type: ignore[union-attr]
+
+    async def _start(self) -> None:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._complete)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def _next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            if self._queue:
+                return self._queue.popleft()
+        if self.responder is None:
+            return Reply(status=500, error={"message": "no scripted reply", "type": "test", "code": None})
+        return self.responder(body)
+
+    async def _complete(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        fmt = (body.get("response_format") or {}).get("type")
+        if (self.reject_json_schema and fmt == "json_schema") or (self.reject_response_format and fmt):
+            with self._lock:
+                self.requests.append(body)
+            error = {"message": f"response_format type '{fmt}' is not supported", "type": "invalid_request_error",
+                     "param": "response_format", "code": None}
+            return web.json_response({"error": error}, status=400)
+        reply = self._next_reply(body)
+        if self.latency or reply.delay:
+            await asyncio.sleep(self.latency + reply.delay)
+        if reply.status != 200:
+            return web.json_response({"error": reply.error}, status=reply.status, headers=reply.headers)
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "fake"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": reply.content},
+                        "finish_reason": reply.finish_reason,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": reply.tokens_in,
+                    "completion_tokens": reply.tokens_out,
+                    "total_tokens": reply.tokens_in + reply.tokens_out,
+                },
+            },
+            headers=reply.headers,
+        )
