@@ -232,3 +232,13 @@ def _completion(response: Any) -> Completion:
         tokens_out=getattr(usage, "completion_tokens", 0) or 0,
         refusal=getattr(choice.message, "refusal", None),
     )
+
+
+def make_judge_client(
+    *, api_key: str | None, base_url: str | None, model: str, timeout: float, temperature: float = 0.0,
+    max_retries: int = 6, concurrency: int = 16,
+) -> JudgeClient:
+    """A JudgeClient over a new AsyncOpenAI client; a local server without a key gets a placeholder key."""
+    client = AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, timeout=timeout, max_retries=0)
+    return JudgeClient(client, model=model, temperature=temperature, max_retries=max_retries,
+                       throttle=Throttle(concurrency))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+
+from pydantic import NaiveDatetime
 from typing import Any
 
 from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
@@ -21,9 +23,9 @@ class Run(SQLModel, table=True):
     """One batch of judgments: a CSV file, or a single triple from a command."""
 
     id: int | None = Field(default=None, primary_key=True)
-    created_at: datetime = Field(default_factory=utcnow)
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
+    created_at: NaiveDatetime = Field(default_factory=utcnow)
+    started_at: NaiveDatetime | None = None
+    finished_at: NaiveDatetime | None = None
     status: str = Field(default="pending", max_length=16)
     stop_reason: str | None = Field(default=None, sa_column=Column(Text))
     rubric_name: str = Field(max_length=64)
@@ -54,8 +56,8 @@ class Judgment(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="run.id")
     row_number: int | None = None
-    created_at: datetime = Field(default_factory=utcnow)
-    judged_at: datetime | None = None
+    created_at: NaiveDatetime = Field(default_factory=utcnow)
+    judged_at: NaiveDatetime | None = None
     status: str = Field(default="pending", max_length=16)
     team_id: str | None = Field(default=None, max_length=32)
     channel_id: str | None = Field(default=None, max_length=32)
@@ -98,5 +100,5 @@ class Feedback(SQLModel, table=True):
     judgment_id: int = Field(foreign_key="judgment.id")
     user_id: str = Field(max_length=32)
     agree: bool
-    created_at: datetime = Field(default_factory=utcnow)
-    updated_at: datetime = Field(default_factory=utcnow)
+    created_at: NaiveDatetime = Field(default_factory=utcnow)
+    updated_at: NaiveDatetime = Field(default_factory=utcnow)

@@ -1,0 +1,202 @@
+"""The command line: judge a CSV or one triple, resume a run, list and check rubrics, list runs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+from rich.console import Console
+
+from bot.config import Settings
+from bot.csvio import CsvError, open_csv
+from bot.goldens import check_goldens
+from bot.judge import Triple, Verdict
+from bot.llm import JudgeClient, RunStopped, make_judge_client
+from bot.migrations import SchemaTooNew
+from bot.models import Run
+from bot.report import export_run
+from bot.rubrics import Rubric, RubricError, RubricSet, load_rubrics
+from bot.runs import RubricChanged, execute_run, start_csv_run, start_single_run
+from bot.store import Store
+from bot import terminal
+
+NO_ENDPOINT = (
+    "judgebot needs a judge to talk to. Set OPENAI_API_KEY to use OpenAI, or OPENAI_BASE_URL to use any "
+    "OpenAI-compatible server (for a local one: OPENAI_BASE_URL=http://localhost:11434/v1 for Ollama, "
+    "http://localhost:8000/v1 for vLLM or llama.cpp; add OPENAI_API_KEY if it asks for one). Pick the model "
+    "with JUDGE_MODEL. Put them in the environment or in a .env file in this directory."
+)
+EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(Exception):
+    """A problem the person can fix; the message says how. Exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="judgebot", description="Grade LLM answers with LLM-as-judge rubrics.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    judge_cmd = commands.add_parser("judge", help="judge a CSV of question/reference/answer rows, or one triple")
+    judge_cmd.add_argument("file", nargs="?", type=Path, help="CSV or TSV file with question, reference, answer")
+    judge_cmd.add_argument("--rubric", required=True, help="rubric name or alias (see `judgebot rubrics`)")
+    judge_cmd.add_argument("--out", type=Path, help="results CSV (default: FILE.results.csv beside the input)")
+    judge_cmd.add_argument("--model-name", help="the model under test, when the CSV has no model column")
+    judge_cmd.add_argument("--concurrency", type=int, help="judge requests in flight (default: CONCURRENCY)")
+    judge_cmd.add_argument("--fresh", action="store_true", help="judge again even when a cached verdict exists")
+    judge_cmd.add_argument("-q", "--question", help="one question (with -r and -a instead of a file)")
+    judge_cmd.add_argument("-r", "--reference", help="its reference answer")
+    judge_cmd.add_argument("-a", "--answer", help="the answer to grade")
+
+    resume_cmd = commands.add_parser("resume", help="finish the pending rows of a paused or interrupted run")
+    resume_cmd.add_argument("run_id", nargs="?", type=int, help="run id (default: the newest unfinished run)")
+    resume_cmd.add_argument("--out", type=Path, help="results CSV (default: run-ID.results.csv)")
+    resume_cmd.add_argument("--concurrency", type=int)
+
+    rubrics_cmd = commands.add_parser("rubrics", help="list rubrics; `rubrics check [NAME]` validates and runs goldens")
+    rubrics_cmd.add_argument("action", nargs="?", choices=["list", "check"], default="list")
+    rubrics_cmd.add_argument("name", nargs="?")
+
+    commands.add_parser("runs", help="list recent runs")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `judgebot` command."""
+    args = build_parser().parse_args(argv)
+    console = Console(stderr=False, highlight=False)
+    logging.basicConfig(level=os.environ.get("JUDGEBOT_LOG_LEVEL", "WARNING"), format="%(levelname)s %(message)s")
+    try:
+        settings = Settings()
+        return asyncio.run(dispatch(args, settings, console))
+    except (UsageError, RubricError, CsvError, SchemaTooNew, RubricChanged) as err:
+        console.print(f"[red]error[/]: {err}", highlight=False)
+        return EXIT_USAGE
+    except ValidationError as err:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in err.errors())
+        console.print(f"[red]error[/]: a setting is invalid: {problems}", highlight=False)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        console.print("Interrupted. Rows not yet judged stay pending: `judgebot resume` finishes them.")
+        return EXIT_INTERRUPTED
+    except Exception as err:  # the last line of defence: a person sees a sentence, not a traceback
+        if os.environ.get("JUDGEBOT_DEBUG"):
+            raise
+        console.print(f"[red]judgebot hit an unexpected error[/]: {type(err).__name__}: {err}\n"
+                      "Set JUDGEBOT_DEBUG=1 to see the details.", highlight=False)
+        return EXIT_USAGE
+
+
+async def dispatch(args: argparse.Namespace, settings: Settings, console: Console) -> int:
+    """Run one subcommand."""
+    if args.command == "runs":
+        terminal.show_runs(console, Store.open(settings.db_url).recent_runs())
+        return EXIT_OK
+    rubrics = load_rubrics(settings.rubrics_dir)
+    if args.command == "rubrics":
+        return await rubrics_command(args, settings, rubrics, console)
+    if args.command == "resume":
+        return await resume_command(args, settings, rubrics, console)
+    return await judge_command(args, settings, rubrics, console)
+
+
+def judge_client(settings: Settings, concurrency: int | None = None, model: str | None = None) -> JudgeClient:
+    """The judge client the settings describe; UsageError when they name no endpoint."""
+    if not settings.has_judge_endpoint():
+        raise UsageError(NO_ENDPOINT)
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    return make_judge_client(
+        api_key=key, base_url=settings.openai_base_url, model=model or settings.judge_model,
+        timeout=settings.judge_timeout, temperature=settings.judge_temperature,
+        max_retries=settings.judge_max_retries, concurrency=concurrency or settings.concurrency,
+    )
+
+
+async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
+    """`judgebot judge`: a file, or one triple given with -q -r -a."""
+    rubric = rubrics.get(args.rubric)
+    single = [args.question, args.reference, args.answer]
+    if args.file is None:
+        if not all(value is not None for value in single):
+            raise UsageError("give a CSV file, or all three of -q QUESTION -r REFERENCE -a ANSWER")
+        client = judge_client(settings)
+        store = Store.open(settings.db_url)
+        triple = Triple(question=args.question, reference=args.reference, answer=args.answer)
+        run = start_single_run(store, rubric, triple, judge_model=client.model, model_name=args.model_name,
+                               fresh=args.fresh)
+        outcome = await execute_run(store, run, rubric, client, concurrency=1)
+        if outcome.stop_reason and outcome.status == "paused":
+            raise UsageError(outcome.stop_reason)
+        judgment = next(store.iter_judgments(run.id))  # type: ignore[arg-type]
+        terminal.show_verdict(console, rubric, Verdict.model_validate(judgment, from_attributes=True))
+        return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
+    if any(value is not None for value in single):
+        raise UsageError("give either a CSV file or -q/-r/-a, not both")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    source = open_csv(args.file)
+    client = judge_client(settings, args.concurrency)
+    store = Store.open(settings.db_url)
+    run = start_csv_run(store, rubric, source, judge_model=client.model, model_name=args.model_name, fresh=args.fresh)
+    out = args.out or args.file.with_name(f"{args.file.stem}.results.csv")
+    return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency)
+
+
+async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
+    """`judgebot resume`: judge what a run left pending, then write its results and summary."""
+    store = Store.open(settings.db_url)
+    run = store.get_run(args.run_id) if args.run_id else store.latest_unfinished_run()
+    if run is None:
+        raise UsageError(f"no run {args.run_id}" if args.run_id else "no unfinished run to resume")
+    rubric = rubrics.get(run.rubric_name)
+    client = judge_client(settings, args.concurrency, model=run.judge_model)
+    out = args.out or Path(f"run-{run.id}.results.csv")
+    console.print(f"Resuming run {run.id} ({run.source_name or run.source}, rubric {run.rubric_name}).")
+    return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency)
+
+
+async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient, console: Console, out: Path,
+                     concurrency: int) -> int:
+    """Judge the pending rows of a run with a progress bar, then write the results and show the summary."""
+    with terminal.ProgressBar(console, f"{rubric.name} · run {run.id}") as bar:
+        outcome = await execute_run(store, run, rubric, client, concurrency=concurrency, on_progress=bar.update)
+    run = store.get_run(run.id)  # type: ignore[arg-type, assignment]
+    summary = export_run(store, run, rubric, out)
+    terminal.show_summary(console, run, rubric, summary, out)
+    if outcome.status == "paused":
+        console.print(f"[red]Run {run.id} stopped[/]: {outcome.stop_reason}. "
+                      f"{outcome.counts.get('pending', 0)} rows are still pending; "
+                      f"`judgebot resume {run.id}` finishes them.", highlight=False)
+    return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
+
+
+async def rubrics_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
+    """`judgebot rubrics [list|check [NAME]]`: every file was validated on load; `check` also runs the goldens."""
+    chosen = [rubrics.get(args.name)] if args.name else list(rubrics)
+    if args.action == "list":
+        terminal.show_rubrics(console, chosen)
+        return EXIT_OK
+    for rubric in chosen:
+        console.print(f"[green]valid[/] {rubric.source or rubric.name} ({len(rubric.goldens)} goldens)")
+    client = judge_client(settings)
+    failed = 0
+    for rubric in chosen:
+        try:
+            results = await check_goldens(rubric, client)
+        except RunStopped as err:
+            raise UsageError(str(err)) from None
+        terminal.show_goldens(console, rubric, results)
+        failed += sum(not result.ok for result in results)
+    console.print(f"{failed} golden(s) missed." if failed else "Every golden came out as expected.")
+    return EXIT_UNSCORED if failed else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""A run's results CSV and summary figures, computed in one streaming pass over its rows."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.csvio import ResultsWriter, flatten
+from bot.models import Judgment, Run
+from bot.rubrics import Rubric
+from bot.schema import leaves
+from bot.store import Store
+
+# USD per million tokens (input, output) of judge models whose price is public; the longest matching prefix wins.
+PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-5-nano": (0.05, 0.40),
+    "gpt-5-mini": (0.25, 2.00),
+    "gpt-5": (1.25, 10.00),
+    "o4-mini": (1.10, 4.40),
+}
+RESULT_COLUMNS = ["headline", "passed", "label", "status", "error", "flags", "judge_model", "rubric_version", "cached"]
+WORST_KEPT = 3
+
+
+def price_of(judge_model: str) -> tuple[float, float] | None:
+    """The (input, output) price per million tokens of a known judge model."""
+    matches = [name for name in PRICES if judge_model.lower().startswith(name)]
+    return PRICES[max(matches, key=len)] if matches else None
+
+
+@dataclass
+class Summary:
+    """Figures of a run: counts by status, mean of each criterion, tag counts, pass rate, tokens, cost."""
+
+    criteria: list[str]
+    counts: Counter[str] = field(default_factory=Counter)
+    totals: dict[str, float] = field(default_factory=dict)
+    seen: Counter[str] = field(default_factory=Counter)
+    tags: dict[str, Counter[str]] = field(default_factory=dict)
+    passed: int = 0
+    cached: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    problems: list[tuple[int | None, str, str]] = field(default_factory=list)
+    worst: list[tuple[float, int | None]] = field(default_factory=list)
+    price: tuple[float, float] | None = None
+
+    @property
+    def rows(self) -> int:
+        """Every row of the run, malformed ones included."""
+        return sum(self.counts.values())
+
+    @property
+    def scored(self) -> int:
+        """Rows with a score."""
+        return self.counts["scored"]
+
+    @property
+    def errors(self) -> int:
+        """Rows the judge could not score (transport errors and replies that broke the rubric)."""
+        return self.counts["error"] + self.counts["invalid"]
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Share of scored rows that passed."""
+        return self.passed / self.scored if self.scored else None
+
+    @property
+    def cost(self) -> float | None:
+        """Dollars spent on the judge, when its price is known."""
+        if self.price is None:
+            return None
+        return (self.tokens_in * self.price[0] + self.tokens_out * self.price[1]) / 1_000_000
+
+    def mean(self, criterion: str) -> float | None:
+        """Mean of one criterion over the scored rows."""
+        return self.totals[criterion] / self.seen[criterion] if self.seen[criterion] else None
+
+    def add(self, row: Judgment, values: dict[str, Any], tag_paths: list[str]) -> None:
+        """Count one row."""
+        self.counts[row.status] += 1
+        self.tokens_in += row.tokens_in
+        self.tokens_out += row.tokens_out
+        self.cached += row.cached_from is not None
+        if row.status != "scored":
+            if row.status != "pending":
+                self.problems.append((row.row_number, row.status, row.error or ""))
+            return
+        self.passed += bool(row.passed)
+        for criterion in self.criteria:
+            if isinstance(values.get(criterion), (int, float)):
+                self.totals[criterion] = self.totals.get(criterion, 0.0) + values[criterion]
+                self.seen[criterion] += 1
+        for path in tag_paths:
+            if values.get(path) is not None:
+                self.tags.setdefault(path, Counter())[str(values[path])] += 1
+        if row.headline is not None:
+            self.worst = sorted([*self.worst, (row.headline, row.row_number)])[:WORST_KEPT]
+
+
+def result_fieldnames(run: Run, rubric: Rubric) -> list[str]:
+    """Columns of the results CSV: row number, the original columns, the rubric's fields, then the verdict."""
+    original = list(run.columns or [])
+    judged = [path for path, _ in leaves(rubric.output)] + list(rubric.derived) + RESULT_COLUMNS
+    return ["row", *original, *[f"judge_{name}" if name in original else name for name in judged]]
+
+
+def export_run(
+    store: Store, run: Run, rubric: Rubric, out: Path | None, *, price: tuple[float, float] | None = None
+) -> Summary:
+    """Stream a run's rows once: write the results CSV to `out` (when given) and return the summary."""
+    summary = Summary(criteria=[*rubric.criteria(), "headline"], price=price or price_of(run.judge_model))
+    tag_paths = rubric.tags()
+    fieldnames = result_fieldnames(run, rubric)
+    original = set(run.columns or [])
+    writer = ResultsWriter(out, fieldnames) if out else None
+    try:
+        for row in store.iter_judgments(run.id):  # type: ignore[arg-type]
+            values = {**flatten(row.output or {}), **(row.derived or {}), "headline": row.headline}
+            summary.add(row, values, tag_paths)
+            if writer is None:
+                continue
+            verdict = {
+                "headline": row.headline, "passed": row.passed, "label": row.label, "status": row.status,
+                "error": row.error, "flags": row.flags or None, "judge_model": row.judge_model,
+                "rubric_version": row.rubric_version, "cached": row.cached_from is not None,
+            }
+            judged = {f"judge_{k}" if k in original else k: v for k, v in {**values, **verdict}.items()}
+            writer.write({"row": row.row_number, **(row.cells or {}), **judged})
+    finally:
+        if writer is not None:
+            writer.close()
+    return summary

@@ -1,0 +1,139 @@
+"""What the CLI shows: a live progress bar, the summary table, one verdict, rubric lists."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from bot.goldens import GoldenResult
+from bot.judge import Verdict
+from bot.models import Run
+from bot.report import Summary
+from bot.rubrics import Rubric
+from bot.runs import Progress as RunProgress
+
+
+class ProgressBar:
+    """A rich progress bar fed by a run's progress events."""
+
+    def __init__(self, console: Console, description: str) -> None:
+        self._bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TextColumn("ETA {task.fields[eta]}"),
+            TextColumn("[red]{task.fields[errors]}"),
+            console=console,
+            transient=False,
+        )
+        self._task = self._bar.add_task(description, total=None, rate="", eta="-", errors="")
+
+    def __enter__(self) -> ProgressBar:
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.stop()
+
+    def update(self, event: RunProgress) -> None:
+        """Show one progress event."""
+        eta = "-" if event.eta is None else _duration(event.eta)
+        errors = f"{event.errors} errors" if event.errors else ""
+        self._bar.update(self._task, completed=event.done, total=event.total, rate=f"{event.rate:.1f} rows/s",
+                         eta=eta, errors=errors)
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, out: Any) -> None:
+    """The end-of-run table: counts, pass rate, mean of each criterion, tags, tokens, cost, worst rows."""
+    table = Table(title=f"Run {run.id} · {rubric.title} ({rubric.name} {rubric.version}) · judge {run.judge_model}",
+                  show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("rows", str(summary.rows))
+    table.add_row("scored", str(summary.scored))
+    table.add_row("judge errors", str(summary.errors))
+    if summary.counts["malformed"]:
+        table.add_row("malformed rows", str(summary.counts["malformed"]))
+    if summary.counts["pending"]:
+        table.add_row("still pending", str(summary.counts["pending"]))
+    rate = summary.pass_rate
+    table.add_row("pass rate", "-" if rate is None else f"{rate:.0%} ({summary.passed}/{summary.scored})")
+    for criterion in summary.criteria:
+        table.add_row(f"mean {criterion}", _number(summary.mean(criterion)))
+    for path, counts in summary.tags.items():
+        table.add_row(path, " · ".join(f"{tag} {n}" for tag, n in counts.most_common()))
+    if summary.cached:
+        table.add_row("reused from cache", str(summary.cached))
+    table.add_row("tokens", f"{summary.tokens_in:,} in · {summary.tokens_out:,} out")
+    table.add_row("cost", "unknown price" if summary.cost is None else f"${summary.cost:.4f}")
+    if summary.worst:
+        table.add_row("lowest rows", ", ".join(f"row {row} ({score:.0f})" for score, row in summary.worst))
+    if out is not None:
+        table.add_row("results", str(out))
+    console.print(table)
+    for row, status, reason in summary.problems[:10]:
+        console.print(f"[red]row {row}[/] {status}: {reason}", markup=True, highlight=False)
+    if len(summary.problems) > 10:
+        console.print(f"... and {len(summary.problems) - 10} more; see the status and error columns of the results.")
+
+
+def show_verdict(console: Console, rubric: Rubric, verdict: Verdict) -> None:
+    """One judgment in full."""
+    if verdict.status != "scored":
+        console.print(f"[red bold]{verdict.status}[/]: {verdict.error}", highlight=False)
+        if verdict.raw_reply:
+            console.print(f"judge reply: {verdict.raw_reply[:2000]}", markup=False, highlight=False)
+        return
+    mark = "PASS" if verdict.passed else "FAIL"
+    console.print(f"[bold]{rubric.title}[/]: {verdict.label}  (headline {verdict.headline:.0f}/100, {mark})")
+    console.print(json.dumps({**(verdict.output or {}), **verdict.derived}, ensure_ascii=False, indent=2),
+                  markup=False, highlight=False)
+    for flag in verdict.flags:
+        console.print(f"[yellow]warning[/]: {flag}")
+    console.print(f"[dim]judge {verdict.judge_model} · rubric {verdict.rubric_name} {verdict.rubric_version} · "
+                  f"{verdict.tokens_in} + {verdict.tokens_out} tokens · {verdict.latency_ms} ms[/]")
+
+
+def show_rubrics(console: Console, rubrics: Iterable[Rubric]) -> None:
+    """The rubric list."""
+    table = Table("name", "aliases", "version", "description")
+    for rubric in rubrics:
+        table.add_row(rubric.name, ", ".join(rubric.aliases), rubric.version, rubric.description)
+    console.print(table)
+
+
+def show_goldens(console: Console, rubric: Rubric, results: list[GoldenResult]) -> None:
+    """How a rubric's goldens came out."""
+    for result in results:
+        verdict = result.verdict
+        state = "[green]ok[/]" if result.ok else "[red]MISS[/]"
+        detail = verdict.label if verdict.status == "scored" else f"{verdict.status}: {verdict.error}"
+        console.print(f"{state} {rubric.name}/{result.golden.name}: {detail}", highlight=False)
+        for miss in result.misses:
+            console.print(f"     {miss}", highlight=False)
+
+
+def show_runs(console: Console, runs: Iterable[Run]) -> None:
+    """Recent runs."""
+    table = Table("run", "created (UTC)", "status", "rubric", "rows", "source", "judge")
+    for run in runs:
+        table.add_row(str(run.id), f"{run.created_at:%Y-%m-%d %H:%M}", run.status + (f" ({run.stop_reason})"
+                      if run.stop_reason else ""), f"{run.rubric_name} {run.rubric_version}", str(run.total_rows),
+                      run.source_name or run.source, run.judge_model)
+    console.print(table)

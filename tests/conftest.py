@@ -1,0 +1,76 @@
+"""Shared fixtures: the local OpenAI-compatible judge server, the rubrics, and history databases."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+
+from bot.llm import JudgeClient, make_judge_client
+from bot.rubrics import RubricSet, load_rubrics
+from tests.servers.openai_server import FakeJudgeServer
+
+POSTGRES_URL = os.environ.get("JUDGEBOT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+POSTGRES_HELP = (
+    f"PostgreSQL is not reachable at {POSTGRES_URL}. Start a server (trust auth, a database named test) or set "
+    "JUDGEBOT_TEST_POSTGRES_URL to one, to run the store tests on PostgreSQL too."
+)
+
+
+@pytest.fixture
+def judge_server() -> Iterator[FakeJudgeServer]:
+    """A fresh local chat completions server; script it with `enqueue` or `responder`."""
+    server = FakeJudgeServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def rubrics() -> RubricSet:
+    """The rubrics shipped in rubrics/."""
+    return load_rubrics()
+
+
+@pytest.fixture
+def make_client(judge_server: FakeJudgeServer):
+    """Build a JudgeClient (real AsyncOpenAI over HTTP) pointed at the local server."""
+
+    def build(**overrides) -> JudgeClient:
+        options = {"api_key": "test-key", "base_url": judge_server.base_url, "model": "judge-test",
+                   "timeout": 10.0, "max_retries": 3, "concurrency": 8, **overrides}
+        return make_judge_client(**options)
+
+    return build
+
+
+def _postgres_schema_url() -> Iterator[str]:
+    try:
+        admin = sa.create_engine(POSTGRES_URL)
+        with admin.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except Exception:
+        if os.environ.get("JUDGEBOT_REQUIRE_POSTGRES") == "1":
+            pytest.fail(POSTGRES_HELP)
+        pytest.skip(POSTGRES_HELP)
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with admin.begin() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    separator = "&" if "?" in POSTGRES_URL else "?"
+    try:
+        yield f"{POSTGRES_URL}{separator}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
+    """A new, empty history database: a SQLite file, then a PostgreSQL schema of its own."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'history.db'}"
+    else:
+        yield from _postgres_schema_url()
