@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
 
 log = logging.getLogger(__name__)
 
@@ -151,11 +152,14 @@ class JudgeClient:
         while True:
             async with self.throttle:
                 try:
-                    response = await self.client.chat.completions.create(
-                        model=self.model,
-                        messages=messages,  # type: ignore[arg-type]
-                        temperature=self.temperature,
-                        **self._format(schema_name, schema),
+                    # The SDK's plain `post` (its documented way to send a body as is) rather than
+                    # `chat.completions.create`, which re-walks every message and the schema against its
+                    # typed params on each call: ~2 ms of CPU per row, a third of a run's CPU time.
+                    response = await self.client.post(
+                        "/chat/completions",
+                        cast_to=ChatCompletion,
+                        body={"model": self.model, "messages": messages, "temperature": self.temperature,
+                              **self._format(schema_name, schema)},
                     )
                 except (openai.BadRequestError, openai.UnprocessableEntityError) as err:
                     if self.mode != "text" and _rejects_format(err):

@@ -119,6 +119,7 @@ class Rubric(BaseModel):
     _source: Path | None = PrivateAttr(None)
     _model: type[BaseModel] = PrivateAttr()
     _schema: dict[str, Any] = PrivateAttr()
+    _hash: str = PrivateAttr()
 
     @field_validator("description")
     @classmethod
@@ -143,6 +144,8 @@ class Rubric(BaseModel):
     def model_post_init(self, _context: Any) -> None:
         self._model = build_model(f"{self.name.title().replace('-', '_')}Reply", self.output)
         self._schema = json_schema(self.output)
+        content = self.model_dump(mode="json", exclude={"goldens", "title", "description", "aliases"})
+        self._hash = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
     @property
     def source(self) -> Path | None:
@@ -152,8 +155,7 @@ class Rubric(BaseModel):
     @property
     def content_hash(self) -> str:
         """A hash of everything that shapes a judgment (not the goldens or the wording of the title)."""
-        content = self.model_dump(mode="json", exclude={"goldens", "title", "description", "aliases"})
-        return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+        return self._hash
 
     @property
     def reply_schema(self) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event, func, insert, update
+from sqlalchemy import bindparam, event, func, insert, update
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine, select
 
@@ -15,6 +15,7 @@ from bot.migrations import migrate
 from bot.models import Judgment, Run, utcnow
 
 BUSY_TIMEOUT_MS = 30_000
+VERDICT_COLUMNS = [*Verdict.model_fields, "cache_key", "cached_from", "judged_at"]
 INSERT_BATCH = 1_000
 
 
@@ -53,6 +54,19 @@ class Store:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        table = Judgment.__table__
+        # The two statements of the hot path are built once; Core rather than the ORM keeps them cheap.
+        self._save = (
+            table.update()  # type: ignore[attr-defined]
+            .where(table.c.id == bindparam("judgment_id"), table.c.status == "pending")
+            .values({name: bindparam(name) for name in VERDICT_COLUMNS})
+        )
+        self._cached = (
+            select(table)
+            .where(table.c.cache_key == bindparam("cache_key"), table.c.status == "scored")
+            .order_by(table.c.id)
+            .limit(1)
+        )
 
     @classmethod
     def open(cls, url: str) -> Store:
@@ -128,19 +142,16 @@ class Store:
 
     def find_cached(self, cache_key: str) -> Judgment | None:
         """An earlier successful judgment under `cache_key`, to reuse instead of billing again."""
-        with self.session() as session:
-            statement = select(Judgment).where(Judgment.cache_key == cache_key, Judgment.status == "scored")
-            return session.exec(statement.order_by(Judgment.id).limit(1)).first()
+        with self.engine.connect() as conn:
+            row = conn.execute(self._cached, {"cache_key": cache_key}).mappings().first()
+        return Judgment.model_construct(**row) if row is not None else None
 
     def save_verdict(self, judgment_id: int, verdict: Verdict, *, cache_key: str, cached_from: int | None = None) -> bool:
         """Record a verdict on a pending row; False when the row was no longer pending (never saved twice)."""
         values = {**verdict.model_dump(), "cache_key": cache_key, "cached_from": cached_from, "judged_at": utcnow()}
-        with self.session() as session:
-            result = session.execute(
-                update(Judgment).where(Judgment.id == judgment_id, Judgment.status == "pending").values(**values)
-            )
-            session.commit()
-            return result.rowcount == 1
+        with self.engine.begin() as conn:
+            result = conn.execute(self._save, {"judgment_id": judgment_id, **values})
+        return result.rowcount == 1
 
     def status_counts(self, run_id: int) -> dict[str, int]:
         """How many rows of a run are in each status."""

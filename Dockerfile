@@ -1,0 +1,23 @@
+# judgebot: slim image, non-root user, history database on a volume.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    JUDGEBOT_DB=/data/judgebot.db
+
+RUN useradd --create-home --uid 10001 judgebot \
+    && mkdir -p /data \
+    && chown judgebot:judgebot /data
+
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY bot ./bot
+COPY rubrics ./rubrics
+RUN pip install --no-cache-dir '.[postgres]'
+
+USER judgebot
+VOLUME ["/data"]
+ENTRYPOINT ["judgebot"]
+# Becomes `serve` when the Slack bot lands; until then the image runs the CLI, e.g.
+#   docker run --rm -v judgebot:/data -v "$PWD:/work" -e OPENAI_API_KEY judgebot judge /work/answers.csv --rubric eth
+CMD ["--help"]

@@ -1,0 +1,85 @@
+"""Benchmark `judgebot judge`: N rows against a local judge answering after L seconds, concurrency C.
+
+Prints wall time, rows/s, the ideal C/L rows/s and the ratio, CPU time per row and peak RSS of the
+judgebot process. Run by hand, e.g.:
+
+    python bench/bench_judge.py --rows 2000 --latency 0.2 --concurrency 32
+    python bench/bench_judge.py --rows 100000 --latency 0 --concurrency 32
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.servers.openai_server import FakeJudgeServer, Reply  # noqa: E402
+
+VERDICT = json.dumps({"correctness": 2, "completeness": 1, "result_tag": "Correct", "reasoning": "Names the portal."})
+
+
+def write_csv(path: Path, rows: int) -> None:
+    """A CSV of `rows` distinct triples (distinct so the cache cannot help)."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["question", "reference", "answer", "model"])
+        for i in range(rows):
+            writer.writerow([
+                f"Question {i}: how do I register for exams at ETH?",
+                "Exam registration is done in myStudies (ETHIS) during the registration period.",
+                f"Answer {i}: register in myStudies during the registration window.",
+                f"bot-v{i % 3}",
+            ])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds the judge takes per reply")
+    parser.add_argument("--concurrency", type=int, default=32)
+    args = parser.parse_args()
+
+    server = FakeJudgeServer(lambda body: Reply(content=VERDICT), latency=args.latency).start()
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "answers.csv"
+        write_csv(data, args.rows)
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench",
+               "JUDGEBOT_DB": str(Path(tmp) / "bench.db"), "JUDGE_MODEL": "bench-judge"}
+        command = [sys.executable, "-m", "bot", "judge", str(data), "--rubric", "eth",
+                   "--concurrency", str(args.concurrency), "--out", str(Path(tmp) / "results.csv")]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        finished = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        with (Path(tmp) / "results.csv").open(encoding="utf-8-sig") as f:
+            scored = sum(1 for row in csv.DictReader(f) if row["status"] == "scored")
+    server.stop()
+
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    rate = args.rows / wall
+    ideal = args.concurrency / args.latency if args.latency > 0 else float("inf")
+    print(f"rows            {args.rows} (scored {scored}, exit code {finished.returncode})")
+    print(f"latency         {args.latency * 1000:.0f} ms, concurrency {args.concurrency}")
+    print(f"wall time       {wall:.2f} s (includes start-up, loading the CSV and writing the results)")
+    print(f"rows/s          {rate:.1f}")
+    if args.latency > 0:
+        print(f"ideal C/L       {ideal:.1f} rows/s")
+        print(f"ratio           {rate / ideal:.1%}")
+    print(f"CPU per row     {cpu / args.rows * 1000:.2f} ms (judgebot process)")
+    print(f"peak RSS        {after.ru_maxrss / 1024:.1f} MB (judgebot process)")
+    if finished.returncode != 0:
+        print(finished.stderr[-2000:])
+
+
+if __name__ == "__main__":
+    main()

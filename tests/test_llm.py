@@ -1,0 +1,493 @@
+"""Tests for bot.llm: the judge client over the real openai SDK and real HTTP against FakeJudgeServer.
+
+Output formats and their downgrades, retries on 429 / 5xx / timeouts, the shared throttle, the errors
+that stop a run, and the helpers (extract_json, retry_after, backoff, Throttle) on their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from datetime import UTC, datetime, timedelta
+
+import httpx2
+import pytest
+
+from bot.judge import Triple, extract_json, judge
+from bot.llm import MAX_BACKOFF, Completion, JudgeCallError, RunStopped, Throttle, backoff, retry_after
+from tests.servers.openai_server import Reply
+
+ETH_OK = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "Names myStudies (ETHIS)."}
+TRIPLE = Triple(
+    question="How do I register for my exams at ETH?",
+    reference="Exam registration is done in myStudies (ETHIS) during the registration period.",
+    answer="You register in myStudies, the ETHIS portal, during the registration window.",
+)
+MESSAGES = [{"role": "system", "content": "Reply with JSON."}, {"role": "user", "content": "Grade this."}]
+SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "integer"}},
+    "required": ["score"],
+    "additionalProperties": False,
+}
+# Below the smallest backoff (0.5 * 0.5 s): a retry faster than this honoured the server's hint.
+FASTER_THAN_BACKOFF = 0.24
+
+
+def server_error(status: int = 500, retry_after_ms: int | None = None) -> Reply:
+    reply = Reply.server_error(status)
+    if retry_after_ms is not None:
+        reply.headers = {"retry-after-ms": str(retry_after_ms)}
+    return reply
+
+
+def error_reply(status: int, message: str, type_: str = "invalid_request_error", code: str | None = None) -> Reply:
+    return Reply(status=status, error={"message": message, "type": type_, "code": code})
+
+
+# --- extract_json ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"score": 5}', {"score": 5}),
+        ('  \n {"score": 5}\n\n', {"score": 5}),
+        ('```json\n{"score": 5}\n```', {"score": 5}),
+        ('```JSON\n{"score": 5}\n```', {"score": 5}),
+        ('```\n{"score": 5}\n```', {"score": 5}),
+        ('```json{"score": 5}```', {"score": 5}),
+        ('Here is my verdict:\n```json\n{"score": 5}\n```\nHope this helps.', {"score": 5}),
+        ('Here is my verdict: {"score": 5}', {"score": 5}),
+        ('{"score": 5}\nI gave 5 because the answer is exact.', {"score": 5}),
+        ('Verdict: {"score": 5} -- done.', {"score": 5}),
+        ('{"why": "braces } and { inside a string", "score": 1}', {"why": "braces } and { inside a string", "score": 1}),
+        ('Result: {"why": "a } b {", "nested": {"x": {"y": [1, {"z": 2}]}}} end',
+         {"why": "a } b {", "nested": {"x": {"y": [1, {"z": 2}]}}}),
+        ('{"first": 1} {"second": 2}', {"first": 1}),
+        ('Draft {"first": 1} then final {"second": 2}', {"first": 1}),
+        ('Use the {format} described: {"score": 3}', {"score": 3}),
+        ('Scores [1, 2] then {"score": 2}', {"score": 2}),
+        ('{"reasoning": "الإجابة صحيحة", "score": 5}', {"reasoning": "الإجابة صحيحة", "score": 5}),
+    ],
+    ids=[
+        "bare", "bare-whitespace", "fence-json", "fence-JSON", "fence-plain", "fence-one-line", "fence-with-prose",
+        "prose-before", "prose-after", "prose-both", "braces-in-string", "nested-with-prose", "two-objects",
+        "two-objects-prose", "stray-brace-first", "list-then-object", "arabic",
+    ],
+)
+def test_extract_json_finds_the_object(text, expected):
+    assert extract_json(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   \n\t ", "no json here", "The answer is correct.", '{"score": 5', "```json\n{broken\n```", "}{ {not: json} ]"],
+    ids=["empty", "blank", "prose", "sentence", "unterminated", "broken-fence", "brace-soup"],
+)
+def test_extract_json_raises_value_error_without_an_object(text):
+    with pytest.raises(ValueError):
+        extract_json(text)
+
+
+def test_extract_json_names_the_empty_reply():
+    with pytest.raises(ValueError, match="empty"):
+        extract_json("  ")
+
+
+# --- retry_after and backoff ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"retry-after-ms": "50"}, 0.05),
+        ({"Retry-After-Ms": "1500"}, 1.5),
+        ({"retry-after": "2"}, 2.0),
+        ({"Retry-After": "0.05"}, 0.05),
+        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+        ({"retry-after-ms": "soon", "retry-after": "3"}, 3.0),
+        ({"retry-after": "-4"}, 0.0),
+        ({}, None),
+        ({"retry-after": "whenever"}, None),
+    ],
+)
+def test_retry_after_reads_ms_then_seconds(headers, expected):
+    value = retry_after(httpx2.Headers(headers))
+    if expected is None:
+        assert value is None
+    else:
+        assert value == pytest.approx(expected)
+
+
+def test_retry_after_reads_an_http_date():
+    when = datetime.now(UTC) + timedelta(seconds=10)
+    value = retry_after(httpx2.Headers({"Retry-After": email.utils.format_datetime(when, usegmt=True)}))
+    assert value is not None and 8.0 <= value <= 10.5
+    past = email.utils.format_datetime(datetime.now(UTC) - timedelta(minutes=5), usegmt=True)
+    assert retry_after(httpx2.Headers({"Retry-After": past})) == 0.0
+
+
+def test_retry_after_without_headers():
+    assert retry_after(None) is None
+
+
+@pytest.mark.parametrize("attempt", [0, 1, 2, 3, 10, 30])
+def test_backoff_is_jittered_exponential_and_capped(attempt):
+    ceiling = min(MAX_BACKOFF, 0.5 * 2**attempt)
+    samples = [backoff(attempt) for _ in range(200)]
+    assert all(0.5 * ceiling <= s <= ceiling for s in samples)
+    assert len(set(samples)) > 1  # jittered
+
+
+# --- Throttle on its own ------------------------------------------------------------------------
+
+
+async def test_throttle_rate_limited_halves_and_pauses_new_requests():
+    throttle = Throttle(4)
+    throttle.rate_limited(0.1)
+    assert throttle.limit == 2
+    assert throttle.rate_limited_count == 1
+    started = time.monotonic()
+    async with throttle:
+        waited = time.monotonic() - started
+        assert throttle.active == 1
+    assert waited >= 0.095
+    assert waited < 1.0
+    assert throttle.active == 0
+
+
+async def test_throttle_grows_back_by_one_after_limit_successes():
+    throttle = Throttle(4)
+    throttle.rate_limited(0)
+    assert throttle.limit == 2
+    throttle.succeeded()
+    assert throttle.limit == 2
+    throttle.succeeded()
+    assert throttle.limit == 3  # 2 successes at limit 2
+    throttle.succeeded()
+    throttle.succeeded()
+    assert throttle.limit == 3
+    throttle.succeeded()
+    assert throttle.limit == 4  # 3 successes at limit 3
+    for _ in range(20):
+        throttle.succeeded()
+    assert throttle.limit == 4  # never above the configured maximum
+
+
+async def test_throttle_a_429_resets_the_success_streak():
+    throttle = Throttle(8)
+    throttle.rate_limited(0)
+    assert throttle.limit == 4
+    for _ in range(3):
+        throttle.succeeded()
+    throttle.rate_limited(0)
+    assert throttle.limit == 2
+    throttle.succeeded()
+    assert throttle.limit == 2
+    throttle.succeeded()
+    assert throttle.limit == 3
+    assert throttle.rate_limited_count == 2
+
+
+def test_throttle_never_drops_below_one():
+    throttle = Throttle(1)
+    for _ in range(3):
+        throttle.rate_limited(0)
+    assert throttle.limit == 1
+    assert throttle.rate_limited_count == 3
+
+
+async def test_throttle_caps_concurrency_at_its_limit():
+    throttle = Throttle(2)
+    peak = 0
+
+    async def work() -> None:
+        nonlocal peak
+        async with throttle:
+            peak = max(peak, throttle.active)
+            await asyncio.sleep(0.05)
+
+    started = time.monotonic()
+    await asyncio.gather(*(work() for _ in range(6)))
+    assert peak == 2
+    assert time.monotonic() - started >= 0.14  # three waves of two
+    assert throttle.active == 0
+
+
+async def test_throttle_pause_holds_everyone_and_halved_limit_caps_them():
+    throttle = Throttle(4)
+    throttle.rate_limited(0.1)
+    peak = 0
+    entered: list[float] = []
+
+    async def work() -> None:
+        nonlocal peak
+        async with throttle:
+            entered.append(time.monotonic())
+            peak = max(peak, throttle.active)
+            await asyncio.sleep(0.02)
+
+    started = time.monotonic()
+    await asyncio.gather(*(work() for _ in range(4)))
+    assert all(t - started >= 0.095 for t in entered)
+    assert peak == 2
+
+
+# --- the client over HTTP ----------------------------------------------------------------------
+
+
+async def test_complete_returns_text_tokens_and_finish_reason(judge_server, make_client):
+    judge_server.enqueue(Reply(content='{"score": 3}', tokens_in=123, tokens_out=45))
+    client = make_client()
+    completion = await client.complete(MESSAGES, schema_name="probe_verdict", schema=SCHEMA)
+    assert completion == Completion(text='{"score": 3}', finish_reason="stop", tokens_in=123, tokens_out=45)
+    [body] = judge_server.bodies()
+    assert body["model"] == "judge-test"
+    assert body["messages"] == MESSAGES
+    assert body["temperature"] == 0
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "probe_verdict", "schema": SCHEMA, "strict": True},
+    }
+    assert client.throttle.limit == 8 and client.throttle.rate_limited_count == 0
+
+
+async def test_client_sends_the_configured_temperature_and_key(judge_server, make_client):
+    judge_server.enqueue(Reply(content="{}"))
+    client = make_client(temperature=0.3, model="other-judge")
+    await client.complete(MESSAGES, schema_name="x", schema=SCHEMA)
+    [body] = judge_server.bodies()
+    assert body["temperature"] == pytest.approx(0.3)
+    assert body["model"] == "other-judge"
+
+
+async def test_rate_limited_with_retry_after_ms_then_success(judge_server, make_client, rubrics):
+    judge_server.enqueue(Reply.rate_limited(retry_after_ms=50), Reply.json(ETH_OK))
+    client = make_client()
+    started = time.monotonic()
+    verdict = await judge(rubrics.get("eth"), TRIPLE, client)
+    elapsed = time.monotonic() - started
+    assert verdict.status == "scored"
+    assert verdict.headline == 100.0
+    assert len(judge_server.bodies()) == 2
+    assert client.throttle.rate_limited_count == 1
+    assert client.throttle.limit == 4  # 8 halved
+    assert 0.05 <= elapsed < FASTER_THAN_BACKOFF + 0.2
+    assert verdict.attempts == 1  # one completion; the 429 is the client's business
+
+
+async def test_rate_limited_with_fractional_retry_after_seconds(judge_server, make_client, rubrics):
+    judge_server.enqueue(Reply.rate_limited(retry_after="0.05"), Reply.json(ETH_OK))
+    client = make_client()
+    started = time.monotonic()
+    verdict = await judge(rubrics.get("eth"), TRIPLE, client)
+    elapsed = time.monotonic() - started
+    assert verdict.status == "scored"
+    assert len(judge_server.bodies()) == 2
+    assert client.throttle.rate_limited_count == 1
+    assert client.throttle.limit == 4
+    # 0.05 s honoured, not replaced by the >= 0.25 s backoff
+    assert 0.05 <= elapsed < FASTER_THAN_BACKOFF
+
+
+async def test_rate_limited_without_a_hint_backs_off(judge_server, make_client, rubrics):
+    judge_server.enqueue(Reply.rate_limited(), Reply.json(ETH_OK))
+    client = make_client()
+    started = time.monotonic()
+    verdict = await judge(rubrics.get("eth"), TRIPLE, client)
+    assert verdict.status == "scored"
+    assert time.monotonic() - started >= 0.25
+    assert client.throttle.rate_limited_count == 1
+
+
+async def test_rate_limited_every_time_gives_up(judge_server, make_client, rubrics):
+    judge_server.enqueue(*[Reply.rate_limited(retry_after_ms=10) for _ in range(3)])
+    client = make_client(max_retries=2)
+    verdict = await judge(rubrics.get("eth"), TRIPLE, client)
+    assert verdict.status == "error"
+    assert "429" in verdict.error
+    assert "3 attempts" in verdict.error
+    assert verdict.headline is None
+    assert len(judge_server.bodies()) == 3
+    assert client.throttle.rate_limited_count == 3
+    assert client.throttle.limit == 1  # 8 -> 4 -> 2 -> 1
+
+
+async def test_throttle_grows_back_after_successes_over_http(judge_server, make_client, rubrics):
+    judge_server.enqueue(Reply.rate_limited(retry_after_ms=10))
+    judge_server.responder = lambda body: Reply.json(ETH_OK)
+    client = make_client(concurrency=4)
+    rubric = rubrics.get("eth")
+    await judge(rubric, TRIPLE, client)
+    assert client.throttle.limit == 2  # halved; the success that followed is 1 of 2
+    await judge(rubric, TRIPLE, client)
+    assert client.throttle.limit == 3
+    for _ in range(3):
+        await judge(rubric, TRIPLE, client)
+    assert client.throttle.limit == 4
+
+
+async def test_server_error_then_success(judge_server, make_client, rubrics):
+    judge_server.enqueue(Reply.server_error(), Reply.json(ETH_OK))
+    client = make_client()
+    started = time.monotonic()
+    verdict = await judge(rubrics.get("eth"), TRIPLE, client)
+    assert verdict.status == "scored"
+    assert verdict.attempts == 1
+    assert len(judge_server.bodies()) == 2
+    assert time.monotonic() - started >= 0.25  # backoff(0) without a hint
+    assert client.throttle.rate_limited_count == 0
+    assert client.throttle.limit == 8  # a 5xx does not halve the limit
+
+
+@pytest.mark.parametrize("status", [502, 503, 504])
+async def test_5xx_with_retry_after_ms_is_retried_quickly(judge_server, make_client, rubrics, status):
+    judge_server.enqueue(server_error(status, retry_after_ms=20), Reply.json(ETH_OK))
+    started = time.monotonic()
+    verdict = await judge(rubrics.get("eth"), TRIPLE, make_client())
+    assert verdict.status == "scored"
+    assert len(judge_server.bodies()) == 2
+    assert time.monotonic() - started < FASTER_THAN_BACKOFF
+
+
+async def test_server_error_every_time_gives_up(judge_server, make_client, rubrics):
+    judge_server.enqueue(*[server_error(500, retry_after_ms=10) for _ in range(5)])
+    verdict = await judge(rubrics.get("eth"), TRIPLE, make_client(max_retries=1))
+    assert verdict.status == "error"
+    assert "500" in verdict.error
+    assert "2 attempts" in verdict.error
+    assert verdict.headline is None and verdict.passed is None and verdict.output is None
+    assert verdict.attempts == 0
+    assert len(judge_server.bodies()) == 2
+
+
+async def test_client_error_is_not_retried(judge_server, make_client, rubrics):
+    judge_server.enqueue(error_reply(400, "This model's maximum context length is 8192 tokens."), Reply.json(ETH_OK))
+    client = make_client()
+    with pytest.raises(JudgeCallError, match="maximum context length") as caught:
+        await client.complete(MESSAGES, schema_name="x", schema=SCHEMA)
+    assert not isinstance(caught.value, RunStopped)
+    assert len(judge_server.bodies()) == 1
+    assert client.mode == "json_schema"  # not mistaken for a response_format rejection
+
+
+async def test_slow_reply_beyond_the_timeout(judge_server, make_client, rubrics):
+    judge_server.enqueue(Reply.json(ETH_OK, delay=1.0), Reply.json(ETH_OK, delay=1.0))
+    started = time.monotonic()
+    verdict = await judge(rubrics.get("eth"), TRIPLE, make_client(timeout=0.3, max_retries=1))
+    elapsed = time.monotonic() - started
+    assert verdict.status == "error"
+    assert "timeout" in verdict.error
+    assert "2 attempts" in verdict.error
+    assert len(judge_server.bodies()) == 2
+    assert elapsed < 2.0  # two 0.3 s timeouts and one backoff, not the 1 s replies
+
+
+async def test_slow_reply_then_fast_reply(judge_server, make_client, rubrics):
+    judge_server.enqueue(Reply.json(ETH_OK, delay=1.0), Reply.json(ETH_OK))
+    verdict = await judge(rubrics.get("eth"), TRIPLE, make_client(timeout=0.3, max_retries=1))
+    assert verdict.status == "scored"
+    assert len(judge_server.bodies()) == 2
+
+
+async def test_insufficient_quota_stops_the_run_without_retry(judge_server, make_client, rubrics):
+    judge_server.enqueue(Reply.quota(), Reply.json(ETH_OK))
+    client = make_client()
+    with pytest.raises(RunStopped, match="quota"):
+        await judge(rubrics.get("eth"), TRIPLE, client)
+    assert len(judge_server.bodies()) == 1
+    assert client.throttle.rate_limited_count == 0  # not a rate limit
+
+
+@pytest.mark.parametrize(
+    ("reply", "words"),
+    [
+        (error_reply(401, "Incorrect API key provided: sk-xx.", code="invalid_api_key"), ["key", "Incorrect API key"]),
+        (error_reply(403, "You are not allowed to use this model.", type_="permission_error"), ["key", "not allowed"]),
+        (error_reply(404, "The model `judge-test` does not exist.", code="model_not_found"),
+         ["'judge-test'", "does not exist"]),
+    ],
+    ids=["401", "403", "404"],
+)
+async def test_auth_and_unknown_model_stop_the_run(judge_server, make_client, rubrics, reply, words):
+    judge_server.enqueue(reply, Reply.json(ETH_OK))
+    with pytest.raises(RunStopped) as caught:
+        await judge(rubrics.get("eth"), TRIPLE, make_client())
+    for word in words:
+        assert word in str(caught.value)
+    assert len(judge_server.bodies()) == 1
+
+
+async def test_rejected_json_schema_downgrades_to_json_object(judge_server, make_client, rubrics):
+    judge_server.reject_json_schema = True
+    judge_server.enqueue(Reply.json(ETH_OK), Reply.json(ETH_OK))
+    client = make_client()
+    rubric = rubrics.get("eth")
+    verdict = await judge(rubric, TRIPLE, client)
+    assert verdict.status == "scored"
+    assert client.mode == "json_object"
+    bodies = judge_server.bodies()
+    assert [b["response_format"]["type"] for b in bodies] == ["json_schema", "json_object"]
+    assert bodies[1]["response_format"] == {"type": "json_object"}
+    assert bodies[0]["messages"] == bodies[1]["messages"]
+    # the client remembers: the next judgment goes straight to json_object
+    verdict = await judge(rubric, TRIPLE, client)
+    assert verdict.status == "scored"
+    assert [b["response_format"]["type"] for b in judge_server.bodies()[2:]] == ["json_object"]
+
+
+async def test_rejected_response_format_downgrades_to_text(judge_server, make_client, rubrics):
+    judge_server.reject_response_format = True
+    judge_server.enqueue(Reply(content=f"Here you go:\n```json\n{Reply.json(ETH_OK).content}\n```"))
+    client = make_client()
+    rubric = rubrics.get("eth")
+    verdict = await judge(rubric, TRIPLE, client)
+    assert verdict.status == "scored"
+    assert verdict.output == ETH_OK
+    assert client.mode == "text"
+    bodies = judge_server.bodies()
+    assert len(bodies) == 3
+    assert [(b.get("response_format") or {}).get("type") for b in bodies] == ["json_schema", "json_object", None]
+    assert "response_format" not in bodies[2]
+    # in text mode the schema still reaches the judge through the system message
+    assert '"result_tag"' in bodies[2]["messages"][0]["content"]
+
+
+async def test_text_mode_does_not_downgrade_further(judge_server, make_client):
+    judge_server.reject_response_format = True
+    judge_server.enqueue(error_reply(400, "Invalid schema for function 'x'."))
+    client = make_client()
+    client.mode = "text"
+    with pytest.raises(JudgeCallError, match="refused the request"):
+        await client.complete(MESSAGES, schema_name="x", schema=SCHEMA)
+    assert len(judge_server.bodies()) == 1
+    assert client.mode == "text"
+
+
+async def test_unprocessable_response_format_downgrades(judge_server, make_client):
+    judge_server.enqueue(
+        error_reply(422, "structured outputs are not supported by this backend"), Reply(content='{"score": 1}')
+    )
+    client = make_client()
+    completion = await client.complete(MESSAGES, schema_name="x", schema=SCHEMA)
+    assert completion.text == '{"score": 1}'
+    assert client.mode == "json_object"
+    assert len(judge_server.bodies()) == 2
+
+
+async def test_concurrency_is_capped_by_the_throttle(judge_server, make_client, rubrics):
+    judge_server.latency = 0.15
+    judge_server.responder = lambda body: Reply.json(ETH_OK)
+    rubric = rubrics.get("eth")
+    client = make_client(concurrency=2)
+    started = time.monotonic()
+    verdicts = await asyncio.gather(*(judge(rubric, TRIPLE, client) for _ in range(4)))
+    capped = time.monotonic() - started
+    assert [v.status for v in verdicts] == ["scored"] * 4
+    assert capped >= 0.29  # two waves of two
+    wide = make_client(concurrency=4)
+    started = time.monotonic()
+    await asyncio.gather(*(judge(rubric, TRIPLE, wide) for _ in range(4)))
+    assert time.monotonic() - started < capped
