@@ -317,9 +317,9 @@ def _file(rubric: Rubric) -> str:
 
 def builtin_dir() -> Path:
     """The directory of the rubrics shipped with judgebot: the checkout's, else the installed package's."""
-    checkout = Path(__file__).resolve().parent.parent / "rubrics"
-    if checkout.is_dir():
-        return checkout
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "rubrics").is_dir():
+        return root / "rubrics"
     return Path(str(resources.files("bot.builtin_rubrics")))
 
 

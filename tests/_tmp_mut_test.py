@@ -1,0 +1,334 @@
+"""Runs in process: start_run persists every row, execute_run judges them against the local judge server.
+
+Every test runs on SQLite and on PostgreSQL (the db_url fixture) with a real JudgeClient over HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from bot.csvio import CsvRow, MalformedRow, open_csv
+from bot.report import export_run
+from bot.rubrics import load_rubric
+from bot.runs import Progress, RubricChanged, execute_run, start_csv_run, start_run
+from bot.store import Store
+from tests.servers.openai_server import Reply
+
+COLUMNS = ["question", "reference", "answer"]
+QUOTA_MESSAGE = "insufficient_quota"
+
+VERDICTS = {  # result_tag -> (correctness, completeness); every one obeys the eth rules
+    "Correct": (2, 2),
+    "Generic": (0, 1),
+    "Refusal": (0, 0),
+    "Hallucination": (0, 0),
+}
+
+
+def eth_reply(tag: str) -> Reply:
+    correctness, completeness = VERDICTS[tag]
+    return Reply.json({"correctness": correctness, "completeness": completeness, "result_tag": tag,
+                       "reasoning": f"graded as {tag}"})
+
+
+def triple_of(body: dict) -> tuple[str, str, str]:
+    """(question, reference, answer) exactly as the judge received them, between the boundary markers."""
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    found = re.findall(r"<(DATA-[0-9a-f]+)>\n(.*?)\n</\1>", user, re.DOTALL)
+    assert len(found) == 3, user[:500]
+    return found[0][1], found[1][1], found[2][1]
+
+
+def answer_of(body: dict) -> str:
+    return triple_of(body)[2]
+
+
+def eth_responder(body: dict) -> Reply:
+    """Refusal for "don't know", invalid text for GARBLE, a 400 for FAIL400, else Correct."""
+    answer = answer_of(body)
+    if "GARBLE" in answer:
+        return Reply(content="Looks fine to me, no JSON here.")
+    if "FAIL400" in answer:
+        return Reply(status=400, error={"message": "this request cannot be served", "type": "invalid_request_error",
+                                        "code": None})
+    if "don't know" in answer.lower():
+        return eth_reply("Refusal")
+    return eth_reply("Correct")
+
+
+def rows_of(*answers: str) -> list[CsvRow]:
+    return [CsvRow(line=i + 2, question=f"question {i}", reference=f"reference {i}", answer=answer, model=None,
+                   cells={"question": f"question {i}", "reference": f"reference {i}", "answer": answer})
+            for i, answer in enumerate(answers)]
+
+
+def by_row(store: Store, run_id: int) -> dict[int, object]:
+    return {j.row_number: j for j in store.iter_judgments(run_id)}
+
+
+@pytest.fixture
+def store(db_url: str) -> Store:
+    store = Store.open(db_url)
+    yield store
+    store.engine.dispose()
+
+
+@pytest.fixture
+def eth(rubrics):
+    return rubrics.get("eth")
+
+
+# --- every row accounted for --------------------------------------------------------------------
+
+
+async def test_every_row_is_scored_or_reported_with_a_reason(tmp_path, store, eth, judge_server, make_client):
+    judge_server.responder = eth_responder
+    path = tmp_path / "mixed.csv"
+    path.write_text(
+        "question,reference,answer\n"
+        "How do I register?,In myStudies.,Use myStudies during the registration window.\n"  # 2 scored
+        "Where do I book sport?,On asvz.ch.,\"Sorry, I don't know.\"\n"  # 3 scored (Refusal)
+        "Where is my payslip?,In Staffnet.,GARBLE\n"  # 4 invalid
+        "How do I print?,Web Print.,FAIL400\n"  # 5 error
+        "too,many,cells,here\n"  # 6 malformed
+        ",no question,an answer\n"  # 7 malformed
+        "short,row\n"  # 8 malformed
+        "Who runs Euler?,ID SIS.,The Euler cluster is run by ID SIS.\n",  # 9 scored
+        encoding="utf-8",
+    )
+    source = open_csv(path)
+    run = start_csv_run(store, eth, source, judge_model="judge-test")
+    # persisted before anything is judged: judgeable rows pending, the others malformed with their reason
+    assert store.status_counts(run.id) == {"pending": 5, "malformed": 3}
+    assert run.total_rows == 8 and store.get_run(run.id).total_rows == 8
+    assert judge_server.bodies() == []
+
+    events: list[Progress] = []
+    outcome = await execute_run(store, run, eth, make_client(max_retries=0), concurrency=3, on_progress=events.append)
+
+    assert outcome.status == "done" and outcome.stop_reason is None
+    assert outcome.counts == {"scored": 3, "invalid": 1, "error": 1, "malformed": 3}
+    assert not outcome.all_scored
+    rows = by_row(store, run.id)
+    assert sorted(rows) == list(range(2, 10))
+    assert {n: j.status for n, j in rows.items()} == {
+        2: "scored", 3: "scored", 4: "invalid", 5: "error", 6: "malformed", 7: "malformed", 8: "malformed",
+        9: "scored"}
+    assert rows[3].tag == "Refusal" and rows[3].passed is False and rows[2].passed is True
+    for number in (2, 3, 9):
+        assert rows[number].output and rows[number].headline is not None and rows[number].error is None
+    assert "no JSON object found" in rows[4].error and rows[4].raw_reply.startswith("Looks fine")
+    assert "this request cannot be served" in rows[5].error
+    assert "6 has 4 cells but the header has 3" in rows[6].error
+    assert "question cell is empty" in rows[7].error
+    assert "8 has 2 cells but the header has 3" in rows[8].error
+    assert rows[6].cells == {"question": "too", "reference": "many", "answer": "cells"}
+    # the invalid row was asked once and repaired once; every other judgeable row once
+    assert Counter(answer_of(b) for b in judge_server.bodies())["GARBLE"] == 2
+    assert len(judge_server.bodies()) == 6
+    assert store.get_run(run.id).status == "done"
+
+    # progress: one event before the first verdict, then one per row; monotonic; complete at the end
+    assert [e.done for e in events] == list(range(0, 6))
+    assert all(e.total == 5 and e.run_id == run.id for e in events)
+    assert [e.errors for e in events] == sorted(e.errors for e in events) and events[-1].errors == 2
+    assert [e.elapsed for e in events] == sorted(e.elapsed for e in events)
+    assert events[-1].done == events[-1].total and events[-1].judged_now == 5 and events[-1].cached == 0
+
+    summary = export_run(store, store.get_run(run.id), eth, tmp_path / "out.csv")
+    assert summary.rows == 8 and summary.scored == 3 and summary.errors == 2 and summary.counts["malformed"] == 3
+    assert sorted((row, status) for row, status, reason in summary.problems if reason) == [
+        (4, "invalid"), (5, "error"), (6, "malformed"), (7, "malformed"), (8, "malformed")]
+
+
+# --- bounded concurrency ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("client_limit", "run_limit", "bound"), [(16, 8, 4)])
+async def test_requests_in_flight_never_exceed_the_bound(store, eth, judge_server, make_client, client_limit,
+                                                         run_limit, bound):
+    """The server answers each request LATENCY after it arrives, so the requests in flight when one arrives are
+    exactly those that arrived less than LATENCY before it (a worker sends again only after its answer)."""
+    latency = 0.2
+    arrivals: list[float] = []
+    lock = threading.Lock()
+
+    def responder(body: dict) -> Reply:
+        with lock:
+            arrivals.append(time.monotonic())
+        return eth_reply("Correct")
+
+    judge_server.responder = responder
+    judge_server.latency = latency
+    client = make_client(concurrency=client_limit)
+    run = start_run(store, eth, rows_of(*(f"answer number {i}" for i in range(12))), judge_model=client.model,
+                    columns=COLUMNS)
+    outcome = await execute_run(store, run, eth, client, concurrency=run_limit)
+
+    assert outcome.all_scored and outcome.counts == {"scored": 12}
+    arrivals.sort()
+    assert len(arrivals) == 12
+    window = latency * 0.9  # a little under the latency, for clock granularity
+    in_flight = [sum(1 for s in arrivals if t - window < s <= t) for t in arrivals]
+    assert max(in_flight) <= bound, in_flight
+    assert max(in_flight) == bound, in_flight  # the bound is reached, so the test can see a breach
+
+
+# --- the verdict cache ---------------------------------------------------------------------------
+
+
+async def test_a_second_run_reuses_verdicts_and_fresh_judges_again(store, eth, judge_server, make_client):
+    judge_server.responder = eth_responder
+    answers = ["Use myStudies.", "I don't know.", "Web Print it is.", "GARBLE"]
+    client = make_client()
+
+    first = start_run(store, eth, rows_of(*answers), judge_model=client.model, columns=COLUMNS)
+    await execute_run(store, first, eth, client, concurrency=4)
+    assert len(judge_server.bodies()) == 5  # GARBLE was asked twice (request + repair)
+    originals = {j.row_number: j for j in store.iter_judgments(first.id)}
+    assert all(j.cached_from is None for j in originals.values())
+
+    events: list[Progress] = []
+    second = start_run(store, eth, rows_of(*answers), judge_model=client.model, columns=COLUMNS)
+    outcome = await execute_run(store, second, eth, client, concurrency=4, on_progress=events.append)
+    reused = by_row(store, second.id)
+    # only the row that was not scored is asked again: an invalid verdict is never reused
+    assert [answer_of(b) for b in judge_server.bodies()[5:]] == ["GARBLE", "GARBLE"]
+    assert outcome.counts == {"scored": 3, "invalid": 1}
+    for number in (2, 3, 4):
+        assert reused[number].cached_from == originals[number].id
+        assert reused[number].status == "scored"
+        assert (reused[number].output, reused[number].headline, reused[number].passed, reused[number].label) == (
+            originals[number].output, originals[number].headline, originals[number].passed, originals[number].label)
+        assert reused[number].tokens_in == 0  # nothing was billed for it
+    assert reused[5].cached_from is None and reused[5].status == "invalid"
+    assert events[-1].cached == 3 and events[-1].done == 4
+
+    summary = export_run(store, store.get_run(second.id), eth, None)
+    assert summary.cached == 3
+
+    before = len(judge_server.bodies())
+    fresh = start_run(store, eth, rows_of(*answers), judge_model=client.model, columns=COLUMNS, fresh=True)
+    await execute_run(store, fresh, eth, client, concurrency=4)
+    assert len(judge_server.bodies()) - before == 5
+    assert all(j.cached_from is None for j in store.iter_judgments(fresh.id))
+
+    # another judge model is another cache key
+    other = make_client(model="judge-other")
+    before = len(judge_server.bodies())
+    third = start_run(store, eth, rows_of(*answers[:3]), judge_model=other.model, columns=COLUMNS)
+    await execute_run(store, third, eth, other, concurrency=4)
+    assert len(judge_server.bodies()) - before == 3
+    assert {b["model"] for b in judge_server.bodies()[before:]} == {"judge-other"}
+
+
+async def test_identical_rows_in_one_run_are_judged_once(store, eth, judge_server, make_client):
+    judge_server.responder = eth_responder
+    judge_server.latency = 0.2
+    answers = ["Same answer."] * 6 + ["Other answer.", "I don't know."]
+    rows = [CsvRow(line=i + 2, question="q", reference="r", answer=a, model=None,
+                   cells={"question": "q", "reference": "r", "answer": a}) for i, a in enumerate(answers)]
+    client = make_client()
+    run = start_run(store, eth, rows, judge_model=client.model, columns=COLUMNS)
+    outcome = await execute_run(store, run, eth, client, concurrency=4)
+
+    assert outcome.all_scored and outcome.counts == {"scored": 8}
+    assert sorted(answer_of(b) for b in judge_server.bodies()) == ["I don't know.", "Other answer.", "Same answer."]
+    judged = [j for j in store.iter_judgments(run.id) if j.answer == "Same answer."]
+    [original] = [j for j in judged if j.cached_from is None]
+    assert sorted(j.cached_from for j in judged if j is not original) == [original.id] * 5
+    assert all(j.output == original.output for j in judged)
+
+
+# --- quota, pause and resume ---------------------------------------------------------------------
+
+
+class QuotaAfter:
+    """Answers Correct `limit` times, then insufficient_quota until `healthy` is set; counts billed replies."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.healthy = False
+        self.billed: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict) -> Reply:
+        answer = answer_of(body)
+        with self.lock:
+            if not self.healthy and sum(self.billed.values()) >= self.limit:
+                return Reply.quota()
+            self.billed[answer] += 1
+        return eth_reply("Correct")
+
+
+async def test_quota_pauses_the_run_and_resume_finishes_only_the_pending_rows(store, eth, judge_server,
+                                                                              make_client):
+    quota = QuotaAfter(5)
+    judge_server.responder = quota
+    judge_server.latency = 0.05
+    answers = [f"answer {i}" for i in range(12)]
+    client = make_client()
+    run = start_run(store, eth, rows_of(*answers), judge_model=client.model, columns=COLUMNS)
+    events: list[Progress] = []
+    outcome = await execute_run(store, run, eth, client, concurrency=3, on_progress=events.append)
+
+    assert outcome.status == "paused"
+    assert QUOTA_MESSAGE in outcome.stop_reason and "resume" in outcome.stop_reason
+    saved = store.get_run(run.id)
+    assert saved.status == "paused" and saved.stop_reason == outcome.stop_reason
+    counts = store.status_counts(run.id)
+    assert counts == {"scored": 5, "pending": 7}, counts  # every billed reply was saved; nothing lost
+    assert not outcome.all_scored
+    assert store.latest_unfinished_run().id == run.id
+    pending = {j.answer for j in store.iter_judgments(run.id) if j.status == "pending"}
+    scored = {j.answer for j in store.iter_judgments(run.id) if j.status == "scored"}
+    assert scored == set(quota.billed) and pending == set(answers) - scored
+    assert all(j.output is None and j.error is None for j in store.iter_judgments(run.id) if j.status == "pending")
+    assert [e.done for e in events] == sorted(e.done for e in events) and events[-1].done == 5
+
+    # resume: a new execute_run over the same run, with a healthy account
+    quota.healthy = True
+    before = len(judge_server.bodies())
+    resumed: list[Progress] = []
+    outcome = await execute_run(store, store.get_run(run.id), eth, make_client(), concurrency=3,
+                                on_progress=resumed.append)
+    assert outcome.status == "done" and outcome.all_scored and outcome.counts == {"scored": 12}
+    assert store.get_run(run.id).status == "done" and store.get_run(run.id).stop_reason is None
+    assert sorted(answer_of(b) for b in judge_server.bodies()[before:]) == sorted(pending)
+    # no row billed twice: one billed reply per row over both sessions
+    assert sum(quota.billed.values()) == 12 and set(quota.billed.values()) == {1}
+    assert resumed[0].done == 5 and resumed[-1].done == resumed[-1].total == 12
+    assert all(j.cached_from is None for j in store.iter_judgments(run.id))
+    assert store.latest_unfinished_run() is None
+
+
+async def test_a_changed_rubric_refuses_to_resume(tmp_path, store, eth, judge_server, make_client):
+    judge_server.responder = eth_responder
+    client = make_client()
+    run = start_run(store, eth, rows_of("a", "b"), judge_model=client.model, columns=COLUMNS)
+
+    # the rubric file edited after the run started, loaded the way the CLI loads it
+    text = eth.source.read_text(encoding="utf-8")
+    edited = tmp_path / "eth.yaml"
+    edited.write_text(text.replace("You audit answers", "You strictly audit answers"), encoding="utf-8")
+    changed = load_rubric(edited)
+    assert changed.content_hash != eth.content_hash
+    with pytest.raises(RubricChanged, match=rf"run {run.id} started with rubric eth"):
+        await execute_run(store, run, changed, client, concurrency=2)
+    assert judge_server.bodies() == []
+    assert store.status_counts(run.id) == {"pending": 2}
+    assert store.get_run(run.id).status == "pending"
+
+    # a new title or description is not a change of what the judge is asked
+    edited.write_text(text.replace("title: ETH institutional", "title: Renamed ETH")
+                      .replace("description: Strict auditor;", "description: Auditor;"), encoding="utf-8")
+    retitled = load_rubric(edited)
+    assert retitled.title != eth.title and retitled.content_hash == eth.content_hash
+    outcome = await execute_run(store, run, retitled, client, concurrency=2)
+    assert outcome.all_scored
