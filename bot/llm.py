@@ -135,7 +135,7 @@ class JudgeClient:
         client: AsyncOpenAI,
         *,
         model: str,
-        temperature: float = 0.0,
+        temperature: float | None = 0.0,
         max_retries: int = 6,
         throttle: Throttle | None = None,
     ) -> None:
@@ -158,12 +158,16 @@ class JudgeClient:
                     response = await self.client.post(
                         "/chat/completions",
                         cast_to=ChatCompletion,
-                        body={"model": self.model, "messages": messages, "temperature": self.temperature,
-                              **self._format(schema_name, schema)},
+                        body=self._body(messages, schema_name, schema),
                     )
                 except (openai.BadRequestError, openai.UnprocessableEntityError) as err:
                     if self.mode != "text" and _rejects_format(err):
                         self._downgrade(err)
+                        continue
+                    if self.temperature is not None and "temperature" in _message(err).lower():
+                        # Reasoning models accept only their default temperature.
+                        log.warning("judge model refuses temperature %s; using its default", self.temperature)
+                        self.temperature = None
                         continue
                     raise JudgeCallError(f"the judge endpoint refused the request: {_message(err)}") from None
                 except openai.RateLimitError as err:
@@ -172,8 +176,9 @@ class JudgeClient:
                             "the judge account has no quota left (insufficient_quota): add credit or raise the "
                             "limit, then resume the run"
                         ) from None
-                    delay = retry_after(err.response.headers) or backoff(attempt)
-                    self.throttle.rate_limited(delay * random.uniform(1.0, 1.2))
+                    wait = retry_after(err.response.headers) or backoff(attempt)
+                    self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
+                    delay = 0.0  # the throttle holds every request, this one included, until the wait is over
                     failure: str = f"rate limited (429) {attempt + 1} times"
                 except (openai.AuthenticationError, openai.PermissionDeniedError) as err:
                     raise RunStopped(f"the judge endpoint rejected the key: {_message(err)}") from None
@@ -198,6 +203,12 @@ class JudgeClient:
                 raise JudgeCallError(f"{failure}; gave up after {attempt} attempts")
             log.info("judge request failed (%s); retrying in %.1fs", failure, delay)
             await asyncio.sleep(delay)
+
+    def _body(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, **self._format(schema_name, schema)}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        return body
 
     def _format(self, schema_name: str, schema: dict[str, Any]) -> dict[str, Any]:
         if self.mode == "json_schema":
