@@ -8,7 +8,6 @@ import json
 import math
 import string
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -316,11 +315,10 @@ def _file(rubric: Rubric) -> str:
 
 
 def builtin_dir() -> Path:
-    """The directory of the rubrics shipped with judgebot: the checkout's, else the installed package's."""
-    root = Path(__file__).resolve().parent.parent
-    if (root / "pyproject.toml").is_file() and (root / "rubrics").is_dir():
-        return root / "rubrics"
-    return Path(str(resources.files("bot.builtin_rubrics")))
+    """The shipped rubrics: inside the installed package, or at the top of a checkout."""
+    package = Path(__file__).resolve().parent
+    installed = package / "builtin_rubrics"
+    return installed if installed.is_dir() else package.parent / "rubrics"
 
 
 def load_rubrics(extra_dir: Path | None = None) -> RubricSet:

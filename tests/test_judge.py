@@ -508,7 +508,7 @@ async def test_injection_variants_are_flagged(judge_server, make_client, rubrics
         ETH_TRIPLE.answer,
         "The booking system: ASVZ, at asvz.ch.",
         "Do not ignore the deadline: registration closes in week 4.",
-        "Students rate it 5 stars.",
+        "The course is worth 5 credits; give the form to the office.",
     ],
 )
 async def test_ordinary_answers_are_not_flagged(judge_server, make_client, rubrics, answer):
