@@ -21,8 +21,8 @@ Status = Literal["scored", "invalid", "error"]
 # Text in an answer that tries to talk to the judge. It is still graded; the verdict carries a flag.
 INJECTION = re.compile(
     r"ignore (all |any |the |your |previous |above |prior )*(instructions|rubric|rules)"
-    r"|(give|assign|award|rate) (it|this|me|the answer)( a)? (score of )?(5|10|100|full marks|2/2)"
-    r"|<\|im_(start|end)\|>|^\s*(system|assistant)\s*:|\[/?INST\]",
+    r"|(give|assign|award) (it|this|me|the answer)( a)? (score of )?(5|10|100|full marks|2/2)"
+    r"|<\|im_(start|end)\|>|^\s*(system|assistant)\s*:|\[/?INST\]|</?DATA-[0-9a-f]*>",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -100,9 +100,12 @@ def extract_json(text: str) -> Any:
     if not stripped:
         raise ValueError("the reply is empty")
     try:
-        return json.loads(stripped)
+        value = json.loads(stripped)
     except json.JSONDecodeError:
         pass
+    else:
+        if isinstance(value, dict):
+            return value
     decoder = json.JSONDecoder()
     fenced = re.findall(r"```(?:json|JSON)?\s*\n?(.*?)```", stripped, re.DOTALL)
     for candidate in [*fenced, stripped]:

@@ -118,6 +118,10 @@ def backoff(attempt: int) -> float:
     return random.uniform(0.5, 1.0) * min(MAX_BACKOFF, 0.5 * 2**attempt)
 
 
+def _or_backoff(hint: float | None, attempt: int) -> float:
+    return backoff(attempt) if hint is None else hint
+
+
 def _is_quota(err: openai.APIStatusError) -> bool:
     # The SDK lifts `code` and `type` out of the error body; OpenAI sets both to insufficient_quota.
     return "insufficient_quota" in (getattr(err, "code", None), getattr(err, "type", None))
@@ -176,7 +180,7 @@ class JudgeClient:
                             "the judge account has no quota left (insufficient_quota): add credit or raise the "
                             "limit, then resume the run"
                         ) from None
-                    wait = retry_after(err.response.headers) or backoff(attempt)
+                    wait = _or_backoff(retry_after(err.response.headers), attempt)
                     self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
                     delay = 0.0  # the throttle holds every request, this one included, until the wait is over
                     failure: str = f"rate limited (429) {attempt + 1} times"
@@ -187,7 +191,7 @@ class JudgeClient:
                 except openai.APIStatusError as err:
                     if err.status_code < 500 and err.status_code not in (408, 409):
                         raise JudgeCallError(f"the judge endpoint answered {err.status_code}: {_message(err)}") from None
-                    delay = retry_after(err.response.headers) or backoff(attempt)
+                    delay = _or_backoff(retry_after(err.response.headers), attempt)
                     failure = f"the judge endpoint answered {err.status_code}: {_message(err)}"
                 except openai.APITimeoutError:
                     delay = backoff(attempt)

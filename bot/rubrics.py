@@ -210,6 +210,13 @@ class Rubric(BaseModel):
 
     def self_check(self) -> None:
         """Evaluate every formula on a sample reply, so a typo in a name fails at load, not mid-run."""
+        paths = dict(leaves(self.output))
+        for key, spec in self.derived.items():
+            for path in spec.weights or {}:
+                if paths.get(path) is None or paths[path].type not in ("integer", "number"):
+                    raise RubricError(f"derived.{key}.weights: {path!r} is not a number field of the output")
+        if self.headline.tag and self.headline.tag not in paths:
+            raise RubricError(f"headline.tag: no field {self.headline.tag!r} in the output")
         sample = _sample(self.output)
         output, problems = self.validate_reply(sample)
         broken = [p for p in problems if p.startswith("rule could not be checked")]
@@ -221,7 +228,7 @@ class Rubric(BaseModel):
             raise RubricError(str(err)) from None
         for golden in self.goldens:
             for path in golden.expect:
-                if path not in {"headline", "passed", *self.derived} and path not in dict(leaves(self.output)):
+                if path not in {"headline", "passed", *self.derived} and path not in paths:
                     raise RubricError(f"goldens.{golden.name}.expect: no field {path!r}")
 
 
@@ -235,25 +242,28 @@ def _lookup(values: dict[str, Any], path: str) -> Any:
         return values[path]
     current: Any = values
     for part in path.split("."):
+        if not isinstance(current, dict) or part not in current:
+            raise FormulaError(f"no field {path!r} in the reply")
         current = current[part]
     return current
 
 
 def _sample(fields: dict[str, FieldSpec]) -> dict[str, Any]:
-    samples: dict[str, Any] = {}
-    for key, spec in fields.items():
-        if spec.type == "object":
-            samples[key] = _sample(spec.fields or {})
-        elif spec.type == "list":
-            samples[key] = []
-        elif spec.type == "enum":
-            samples[key] = (spec.values or [""])[0]
-        elif spec.type in ("integer", "number"):
-            samples[key] = spec.max if spec.max is not None else 1
-            samples[key] = int(samples[key]) if spec.type == "integer" else float(samples[key])
-        else:
-            samples[key] = False if spec.type == "boolean" else "sample"
-    return samples
+    return {key: _sample_value(spec) for key, spec in fields.items()}
+
+
+def _sample_value(spec: FieldSpec) -> Any:
+    """A value that fits `spec`, so formulas can be tried before any judge has replied."""
+    if spec.type == "object":
+        return _sample(spec.fields or {})
+    if spec.type == "list":
+        return [_sample_value(spec.items)] * (spec.min_items or 0)  # type: ignore[arg-type]
+    if spec.type == "enum":
+        return (spec.values or [""])[0]
+    if spec.type in ("integer", "number"):
+        value = spec.max if spec.max is not None else spec.min if spec.min is not None else 1
+        return int(value) if spec.type == "integer" else float(value)
+    return False if spec.type == "boolean" else "sample"
 
 
 def load_rubric(path: Path) -> Rubric:

@@ -491,3 +491,40 @@ async def test_concurrency_is_capped_by_the_throttle(judge_server, make_client, 
     started = time.monotonic()
     await asyncio.gather(*(judge(rubric, TRIPLE, wide) for _ in range(4)))
     assert time.monotonic() - started < capped
+
+
+# --- a judge model that refuses a temperature ----------------------------------------------------------------
+
+
+TEMPERATURE_REFUSED = Reply(
+    status=400,
+    error={"message": "Unsupported value: 'temperature' does not support 0.0 with this model. "
+                      "Only the default (1) value is supported.",
+           "type": "invalid_request_error", "param": "temperature", "code": "unsupported_value"},
+)
+
+
+async def test_refused_temperature_is_dropped_and_remembered(judge_server, make_client, rubrics):
+    judge_server.enqueue(TEMPERATURE_REFUSED, Reply.json(ETH_OK), Reply.json(ETH_OK))
+    client = make_client()
+    rubric = rubrics.get("eth")
+    verdict = await judge(rubric, TRIPLE, client)
+    assert verdict.status == "scored"
+    assert client.temperature is None
+    assert client.mode == "json_schema"  # not mistaken for a response_format rejection
+    first, second = judge_server.bodies()
+    assert first["temperature"] == 0
+    assert "temperature" not in second
+    assert second["messages"] == first["messages"]
+    assert second["response_format"] == first["response_format"]
+    await judge(rubric, TRIPLE, client)
+    assert "temperature" not in judge_server.bodies()[2]
+    assert len(judge_server.bodies()) == 3
+
+
+async def test_temperature_refused_twice_is_an_error_not_a_loop(judge_server, make_client, rubrics):
+    judge_server.enqueue(TEMPERATURE_REFUSED, TEMPERATURE_REFUSED, Reply.json(ETH_OK))
+    verdict = await judge(rubrics.get("eth"), TRIPLE, make_client())
+    assert verdict.status == "error"
+    assert "temperature" in verdict.error
+    assert len(judge_server.bodies()) == 2
