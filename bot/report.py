@@ -108,8 +108,9 @@ class Summary:
 def result_fieldnames(run: Run, rubric: Rubric) -> list[str]:
     """Columns of the results CSV: row number, the original columns, the rubric's fields, then the verdict."""
     original = list(run.columns or [])
-    judged = [path for path, _ in leaves(rubric.output)] + list(rubric.derived) + RESULT_COLUMNS
-    return ["row", *original, *[f"judge_{name}" if name in original else name for name in judged]]
+    judged = ["row"] + [path for path, _ in leaves(rubric.output)] + list(rubric.derived) + RESULT_COLUMNS
+    renamed = [f"judge_{name}" if name in original else name for name in judged]
+    return [renamed[0], *original, *renamed[1:]]
 
 
 def export_run(
@@ -128,12 +129,12 @@ def export_run(
             if writer is None:
                 continue
             verdict = {
-                "headline": row.headline, "passed": row.passed, "label": row.label, "status": row.status,
+                "row": row.row_number, "headline": row.headline, "passed": row.passed, "label": row.label, "status": row.status,
                 "error": row.error, "flags": row.flags or None, "judge_model": row.judge_model,
                 "rubric_version": row.rubric_version, "cached": row.cached_from is not None,
             }
             judged = {f"judge_{k}" if k in original else k: v for k, v in {**values, **verdict}.items()}
-            writer.write({"row": row.row_number, **(row.cells or {}), **judged})
+            writer.write({**(row.cells or {}), **judged})
     finally:
         if writer is not None:
             writer.close()

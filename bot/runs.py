@@ -203,6 +203,8 @@ async def execute_run(
         if not run.fresh:
             if key in inflight:  # the same triple is being judged for another row: wait rather than pay twice
                 await inflight[key]
+                if stop.is_set():
+                    return
             if (cached := store.find_cached(key)) is not None:
                 return record(item, _reuse(cached, rubric, client.model, triple), key, cached.id)
         future = inflight[key] = asyncio.get_running_loop().create_future()
