@@ -34,7 +34,7 @@ class Run(SQLModel, table=True):
     judge_model: str = Field(max_length=128)
     source: str = Field(default="cli", max_length=16)
     source_name: str | None = Field(default=None, max_length=512)
-    columns: list[str] | None = Field(default=None, sa_column=Column(JSON))
+    columns: list[str] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
     model_name: str | None = Field(default=None, max_length=128)
     fresh: bool = False
     total_rows: int = 0
@@ -75,14 +75,14 @@ class Judgment(SQLModel, table=True):
     question: str = Field(sa_column=Column(Text, nullable=False))
     reference: str = Field(sa_column=Column(Text, nullable=False))
     answer: str = Field(sa_column=Column(Text, nullable=False))
-    cells: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
-    output: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
-    derived: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    cells: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
+    output: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
+    derived: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
     headline: float | None = None
     passed: bool | None = None
     label: str | None = Field(default=None, sa_column=Column(Text))
     tag: str | None = Field(default=None, max_length=64)
-    flags: list[str] | None = Field(default=None, sa_column=Column(JSON))
+    flags: list[str] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
     raw_reply: str | None = Field(default=None, sa_column=Column(Text))
     error: str | None = Field(default=None, sa_column=Column(Text))
     tokens_in: int = 0

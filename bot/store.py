@@ -50,7 +50,11 @@ def make_engine(url: str) -> Engine:
 
 
 class Store:
-    """Runs and judgments, over one engine; every method is its own transaction."""
+    """Runs and judgments, over one engine; every method is its own transaction.
+
+    On SQLite every transaction takes the write lock when it begins, so never hold two
+    sessions open in one thread: the second would wait for the first until the busy timeout.
+    """
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine

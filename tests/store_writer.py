@@ -24,7 +24,7 @@ from sqlalchemy.exc import OperationalError
 
 from bot.judge import Verdict
 from bot.models import Judgment, Run
-from bot.store import BUSY_TIMEOUT_MS, Store, make_engine
+from bot.store import BUSY_TIMEOUT_MS, Store
 
 ROWS_PER_ROUND = 3
 WRITES_PER_ROUND = 7  # create_run, add_rows, read-then-write, 3 x save_verdict, read-then-write

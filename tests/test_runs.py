@@ -5,7 +5,6 @@ Every test runs on SQLite and on PostgreSQL (the db_url fixture) with a real Jud
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
 import time
@@ -13,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from bot.csvio import CsvRow, MalformedRow, open_csv
+from bot.csvio import CsvRow, open_csv
 from bot.report import export_run
 from bot.rubrics import load_rubric
 from bot.runs import Progress, RubricChanged, execute_run, start_csv_run, start_run

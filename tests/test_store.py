@@ -1,0 +1,608 @@
+"""Tests for bot.store and bot.migrations: the same code on SQLite and PostgreSQL (the `db_url` fixture).
+
+The concurrency tests start real processes (`python -m tests.store_writer ...`) against one database.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlmodel import SQLModel
+
+from bot.judge import Verdict
+from bot.migrations import LATEST, SchemaTooNew, current_version, migrate
+from bot.models import Feedback, Judgment
+from bot.store import BUSY_TIMEOUT_MS, INSERT_BATCH, Store, make_engine
+from tests import store_writer
+
+REPO = Path(__file__).resolve().parents[1]
+COMMON = {"rubric_name": "correctness", "rubric_version": "1.0", "rubric_hash": "h" * 32, "judge_model": "judge-m"}
+ARABIC = "ما هي عاصمة مصر؟"
+ARABIC_ANSWER = "القاهرة هي عاصمة مصر."
+
+
+# --- helpers ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def store(db_url: str):
+    """A migrated store on a fresh database; its engine is disposed afterwards."""
+    opened = Store.open(db_url)
+    yield opened
+    opened.engine.dispose()
+
+
+def schema_diffs(engine: sa.Engine) -> list[Any]:
+    """What autogenerate would change to make the database match the models (schema_version is not a model)."""
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True, "compare_server_default": True})
+        diffs = compare_metadata(context, SQLModel.metadata)
+    return [d for d in diffs if not (isinstance(d, tuple) and d[0] == "remove_table" and d[1].name == "schema_version")]
+
+
+def schema_versions(engine: sa.Engine) -> list[tuple[int, Any]]:
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(sa.text("SELECT version, applied_at FROM schema_version ORDER BY version"))]
+
+
+def table_names(engine: sa.Engine) -> set[str]:
+    with engine.connect() as conn:
+        return set(sa.inspect(conn).get_table_names())
+
+
+def make_verdict(**overrides: Any) -> Verdict:
+    """A scored verdict, built by hand."""
+    fields: dict[str, Any] = {
+        "status": "scored", "output": {"score": 4, "reason": ARABIC_ANSWER}, "derived": {"norm": 0.8},
+        "headline": 0.8, "passed": True, "label": "good", "tag": "t", "raw_reply": '{"score": 4}', "flags": [],
+        "tokens_in": 120, "tokens_out": 30, "latency_ms": 450, "attempts": 1,
+        **{k: COMMON[k] for k in ("rubric_name", "rubric_version", "rubric_hash", "judge_model")},
+        "prompt_hash": "p" * 32,
+    }
+    fields.update(overrides)
+    return Verdict(**fields)
+
+
+def row(run_id: int, number: int, **extra: Any) -> dict[str, Any]:
+    """A pending judgment row as start_run builds it."""
+    return {**COMMON, "run_id": run_id, "row_number": number, "status": "pending", "question": f"q{number}",
+            "reference": f"ref{number}", "answer": f"a{number}", "cells": {"n": number}, **extra}
+
+
+def reload(db_url: str, judgment_id: int) -> Judgment:
+    """A judgment read back through a brand new engine, so nothing comes from a session's memory."""
+    fresh = Store(make_engine(db_url))
+    try:
+        with fresh.session() as session:
+            found = session.get(Judgment, judgment_id)
+            assert found is not None
+            return found
+    finally:
+        fresh.engine.dispose()
+
+
+# --- migrations ------------------------------------------------------------------------------------------------
+
+
+def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            assert current_version(conn) == 0
+        assert table_names(engine) == set()
+
+        store = Store.open(db_url)
+        try:
+            assert [v for v, _ in schema_versions(store.engine)] == list(range(1, LATEST + 1))
+            with store.engine.connect() as conn:
+                assert current_version(conn) == LATEST
+            assert table_names(store.engine) == {"schema_version", "run", "judgment", "feedback"}
+            assert schema_diffs(store.engine) == []
+        finally:
+            store.engine.dispose()
+    finally:
+        engine.dispose()
+
+
+def test_open_again_is_a_no_op(db_url: str) -> None:
+    first = Store.open(db_url)
+    run = first.create_run(**COMMON)
+    first.add_rows([row(run.id, 1)])
+    before = schema_versions(first.engine)
+    first.engine.dispose()
+
+    second = Store.open(db_url)
+    try:
+        assert schema_versions(second.engine) == before  # same versions, same applied_at: nothing re-applied
+        assert migrate(second.engine) == LATEST
+        assert schema_versions(second.engine) == before
+        assert second.get_run(run.id).rubric_name == COMMON["rubric_name"]
+        assert [j.answer for j in second.iter_judgments(run.id)] == ["a1"]
+        assert schema_diffs(second.engine) == []
+    finally:
+        second.engine.dispose()
+
+
+def test_upgrade_from_version_1_keeps_old_rows(db_url: str) -> None:
+    engine = make_engine(db_url)
+    assert migrate(engine, target=1) == 1
+    assert table_names(engine) == {"schema_version", "run", "judgment"}
+    with engine.connect() as conn:
+        assert "flags" not in {c["name"] for c in sa.inspect(conn).get_columns("judgment")}
+
+    created = datetime(2024, 5, 6, 7, 8, 9, 123456)
+    judged = datetime(2024, 5, 6, 7, 9, 0, 654321)
+    run_values = {"created_at": created, "status": "done", "rubric_name": "correctness", "rubric_version": "0.9",
+                  "rubric_hash": "a" * 32, "judge_model": "old-judge", "source": "slack", "source_name": "old.csv",
+                  "columns": json.dumps(["question", "السؤال"], ensure_ascii=False), "fresh": True, "total_rows": 2,
+                  "channel_id": "C1"}
+    columns = ", ".join(run_values)
+    with engine.begin() as conn:  # plain SQL, as judgebot at schema version 1 wrote them
+        run_id = conn.execute(
+            sa.text(f"INSERT INTO run ({columns}) VALUES ({', '.join(':' + k for k in run_values)}) RETURNING id"),
+            run_values,
+        ).scalar_one()
+        old_rows = [
+            {"run_id": run_id, "row_number": 1, "created_at": created, "judged_at": judged, "status": "scored",
+             "rubric_name": "correctness", "rubric_version": "0.9", "rubric_hash": "a" * 32, "judge_model": "old-judge",
+             "prompt_hash": "p" * 32, "cache_key": "k-old", "question": ARABIC, "reference": "القاهرة",
+             "answer": ARABIC_ANSWER, "cells": json.dumps({"السؤال": ARABIC, "extra": {"n": [1, 2]}}, ensure_ascii=False),
+             "output": json.dumps({"score": 5, "nested": {"ok": True}}), "derived": json.dumps({"norm": 1.0}),
+             "headline": 1.0, "passed": True, "label": "exact", "tokens_in": 10, "tokens_out": 2, "latency_ms": 300,
+             "attempts": 1},
+            {"run_id": run_id, "row_number": 2, "created_at": created, "judged_at": None, "status": "pending",
+             "rubric_name": "correctness", "rubric_version": "0.9", "rubric_hash": "a" * 32, "judge_model": "old-judge",
+             "prompt_hash": None, "cache_key": None, "question": "q2", "reference": "r2", "answer": "a2",
+             "cells": json.dumps({"question": "q2"}), "output": None, "derived": None, "headline": None,
+             "passed": None, "label": None, "tokens_in": 0, "tokens_out": 0, "latency_ms": 0, "attempts": 0},
+        ]
+        names = ", ".join(old_rows[0])
+        insert = sa.text(f"INSERT INTO judgment ({names}) VALUES ({', '.join(':' + k for k in old_rows[0])})")
+        for values in old_rows:
+            conn.execute(insert, values)
+    engine.dispose()
+
+    store = Store.open(db_url)
+    try:
+        assert [v for v, _ in schema_versions(store.engine)] == list(range(1, LATEST + 1))
+        assert schema_diffs(store.engine) == []
+
+        run = store.get_run(run_id)
+        assert (run.created_at, run.status, run.source, run.source_name, run.fresh, run.total_rows, run.channel_id) == (
+            created, "done", "slack", "old.csv", True, 2, "C1")
+        assert run.columns == ["question", "السؤال"]
+
+        scored, pending = list(store.iter_judgments(run_id))
+        assert (scored.row_number, scored.status, scored.created_at, scored.judged_at) == (1, "scored", created, judged)
+        assert (scored.question, scored.reference, scored.answer) == (ARABIC, "القاهرة", ARABIC_ANSWER)
+        assert scored.cells == {"السؤال": ARABIC, "extra": {"n": [1, 2]}}
+        assert scored.output == {"score": 5, "nested": {"ok": True}}
+        assert (scored.derived, scored.headline, scored.passed, scored.label, scored.cache_key) == (
+            {"norm": 1.0}, 1.0, True, "exact", "k-old")
+        assert (scored.tokens_in, scored.tokens_out, scored.latency_ms, scored.attempts) == (10, 2, 300, 1)
+        assert scored.flags is None and pending.flags is None
+        assert (pending.row_number, pending.status, pending.output, pending.judged_at) == (2, "pending", None, None)
+        with store.engine.connect() as conn:  # the added column is SQL NULL, not a JSON 'null'
+            assert conn.execute(sa.text("SELECT COUNT(*) FROM judgment WHERE flags IS NULL")).scalar() == 2
+
+        # the old rows keep working with the new code
+        assert store.find_cached("k-old").id == scored.id
+        assert [j.id for j in store.pending(run_id)] == [pending.id]
+        assert store.save_verdict(pending.id, make_verdict(flags=["injection"]), cache_key="k-new")
+        assert reload(db_url, pending.id).flags == ["injection"]
+        new_run = store.create_run(**COMMON)
+        assert new_run.id > run_id  # the id sequence survived the upgrade
+        store.add_rows([row(new_run.id, 1)])
+        assert [j.id for j in store.iter_judgments(new_run.id)][0] > pending.id
+
+        # the new table works, with its unique (judgment_id, user_id) and its foreign key
+        with store.session() as session:
+            session.add(Feedback(judgment_id=scored.id, user_id="U1", agree=True))
+            session.add(Feedback(judgment_id=scored.id, user_id="U2", agree=False))
+            session.add(Feedback(judgment_id=pending.id, user_id="U1", agree=True))
+            session.commit()
+        with pytest.raises(IntegrityError), store.session() as session:
+            session.add(Feedback(judgment_id=scored.id, user_id="U1", agree=False))
+            session.commit()
+        with pytest.raises(IntegrityError), store.session() as session:
+            session.add(Feedback(judgment_id=999_999, user_id="U1", agree=False))
+            session.commit()
+        with store.engine.connect() as conn:
+            votes = conn.execute(sa.text("SELECT judgment_id, user_id, agree FROM feedback ORDER BY id")).all()
+        assert [tuple(v) for v in votes] == [(scored.id, "U1", True), (scored.id, "U2", False), (pending.id, "U1", True)]
+    finally:
+        store.engine.dispose()
+
+
+def test_database_newer_than_judgebot_is_refused(db_url: str) -> None:
+    Store.open(db_url).engine.dispose()
+    engine = make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("INSERT INTO schema_version (version, applied_at) VALUES (:v, CURRENT_TIMESTAMP)"),
+                         {"v": LATEST + 1})
+        with pytest.raises(SchemaTooNew, match="upgrade judgebot") as raised:
+            migrate(engine)
+        assert f"schema version {LATEST + 1}" in str(raised.value)
+        with pytest.raises(SchemaTooNew, match="upgrade judgebot"):
+            Store.open(db_url)
+        assert [v for v, _ in schema_versions(engine)] == [*range(1, LATEST + 1), LATEST + 1]
+    finally:
+        engine.dispose()
+
+
+# --- the store ---------------------------------------------------------------------------------------------------
+
+
+def test_create_run_and_update(store: Store) -> None:
+    run = store.create_run(**COMMON, source="slack", columns=["question", "reference", "answer"], channel_id="C9")
+    assert isinstance(run.id, int)
+    got = store.get_run(run.id)
+    assert (got.status, got.source, got.columns, got.channel_id, got.fresh, got.total_rows) == (
+        "pending", "slack", ["question", "reference", "answer"], "C9", False, 0)
+    assert got.created_at == run.created_at and got.created_at.tzinfo is None
+    assert store.get_run(run.id + 1000) is None
+
+    done = store.create_run(**COMMON)
+    store.update_run(done.id, status="done", total_rows=7)
+    assert (store.get_run(done.id).status, store.get_run(done.id).total_rows) == ("done", 7)
+    assert store.latest_unfinished_run().id == run.id
+    assert [r.id for r in store.recent_runs()] == [done.id, run.id]
+    assert [r.id for r in store.recent_runs(limit=1)] == [done.id]
+
+
+@pytest.fixture
+def big_runs(store: Store, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Run A: 2,500 rows (every 100th malformed); run B: 250 rows interleaved with A's, all in one add_rows call."""
+    run_a = store.create_run(**COMMON)
+    run_b = store.create_run(**COMMON)
+    batches: list[int] = []
+    original = Store._insert
+
+    def spy(self: Store, batch: list[dict[str, Any]]) -> int:
+        batches.append(len(batch))
+        return original(self, batch)
+
+    monkeypatch.setattr(Store, "_insert", spy)
+
+    def rows():  # a generator: add_rows must not need a list
+        for n in range(1, 2_501):
+            if n % 100 == 0:
+                yield row(run_a.id, n, status="malformed", error="3 cells, expected 4", question="", reference="",
+                          answer="")
+            else:
+                yield row(run_a.id, n)
+            if n % 10 == 0:
+                yield row(run_b.id, n // 10)
+
+    count = store.add_rows(rows())
+    monkeypatch.setattr(Store, "_insert", original)
+    return {"a": run_a.id, "b": run_b.id, "count": count, "batches": batches}
+
+
+def test_add_rows_inserts_in_batches(store: Store, big_runs: dict[str, Any]) -> None:
+    assert big_runs["count"] == 2_750
+    assert big_runs["batches"] == [INSERT_BATCH, INSERT_BATCH, 750]
+    with store.engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT COUNT(*) FROM judgment")).scalar() == 2_750
+    first = next(store.iter_judgments(big_runs["a"]))
+    assert first.created_at is not None and first.tokens_in == 0 and first.attempts == 0  # defaults filled in
+
+
+def test_pending_pages_in_row_order(store: Store, big_runs: dict[str, Any]) -> None:
+    run_a = big_runs["a"]
+    pages, after = [], 0
+    while page := store.pending(run_a, after_id=after, limit=1_000):
+        pages.append(page)
+        after = page[-1].id
+    assert [len(p) for p in pages] == [1_000, 1_000, 475]
+    rows = [j for p in pages for j in p]
+    ids = [j.id for j in rows]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert [j.row_number for j in rows] == [n for n in range(1, 2_501) if n % 100]
+    assert {j.run_id for j in rows} == {run_a} and {j.status for j in rows} == {"pending"}
+    assert len(store.pending(run_a)) == 500  # the default page
+
+    # rows that are judged drop out; paging after an id starts right after it
+    for j in rows[:5]:
+        assert store.save_verdict(j.id, make_verdict(), cache_key=f"k{j.id}")
+    assert [j.id for j in store.pending(run_a, limit=3)] == ids[5:8]
+    assert [j.id for j in store.pending(run_a, after_id=ids[100], limit=2)] == ids[101:103]
+    assert store.pending(big_runs["b"], after_id=10**9) == []
+
+
+def test_status_counts(store: Store, big_runs: dict[str, Any]) -> None:
+    run_a, run_b = big_runs["a"], big_runs["b"]
+    assert store.status_counts(run_a) == {"pending": 2_475, "malformed": 25}
+    assert store.status_counts(run_b) == {"pending": 250}
+    assert store.status_counts(10**9) == {}
+    head = store.pending(run_a, limit=6)
+    for j in head[:3]:
+        store.save_verdict(j.id, make_verdict(), cache_key="k")
+    store.save_verdict(head[3].id, make_verdict(status="invalid", output=None, headline=None, passed=None), cache_key="k")
+    store.save_verdict(head[4].id, make_verdict(status="error", error="timeout", output=None), cache_key="k")
+    assert store.status_counts(run_a) == {"pending": 2_470, "malformed": 25, "scored": 3, "invalid": 1, "error": 1}
+    assert store.status_counts(run_b) == {"pending": 250}
+
+
+def test_iter_judgments_pages_every_row_in_order(store: Store, big_runs: dict[str, Any],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    sessions = []
+    original = store.session
+    monkeypatch.setattr(store, "session", lambda: sessions.append(1) or original())
+
+    iterator = store.iter_judgments(big_runs["a"], page=333)
+    first = next(iterator)
+    assert len(sessions) == 1  # lazily: one page fetched so far
+    rows = [first, *iterator]
+    assert len(sessions) == 9  # ceil(2500 / 333) = 8 pages, and one empty page to end
+    assert len(rows) == 2_500
+    ids = [j.id for j in rows]
+    assert ids == sorted(ids) and len(set(ids)) == 2_500
+    assert [j.row_number for j in rows] == list(range(1, 2_501))
+    assert {j.run_id for j in rows} == {big_runs["a"]}
+    assert sum(j.status == "malformed" for j in rows) == 25
+
+    b_rows = list(store.iter_judgments(big_runs["b"]))  # the default page is bigger than the run
+    assert [j.row_number for j in b_rows] == list(range(1, 251))
+    assert list(store.iter_judgments(10**9)) == []
+
+
+def test_save_verdict_saves_once(store: Store, db_url: str) -> None:
+    run = store.create_run(**COMMON)
+    store.add_rows([row(run.id, 1), row(run.id, 2, status="malformed", error="bad row")])
+    pending, malformed = store.iter_judgments(run.id)
+    first = make_verdict(output={"score": 3, "why": ARABIC_ANSWER, "parts": {"a": 1, "b": [True, None]}},
+                         derived={"norm": 0.6}, headline=0.6, flags=["injection"], label="partial")
+
+    assert store.save_verdict(pending.id, first, cache_key="key-1", cached_from=None) is True
+    saved = reload(db_url, pending.id)
+    assert saved.judged_at is not None
+
+    second = make_verdict(status="error", error="late duplicate", output=None, headline=0.0, flags=[])
+    assert store.save_verdict(pending.id, second, cache_key="key-2", cached_from=12) is False
+    again = reload(db_url, pending.id)
+    assert (again.status, again.headline, again.label, again.error, again.cache_key, again.cached_from) == (
+        "scored", 0.6, "partial", None, "key-1", None)
+    assert again.output == {"score": 3, "why": ARABIC_ANSWER, "parts": {"a": 1, "b": [True, None]}}
+    assert (again.derived, again.flags, again.judged_at) == ({"norm": 0.6}, ["injection"], saved.judged_at)
+    assert (again.tokens_in, again.tokens_out, again.latency_ms, again.attempts) == (120, 30, 450, 1)
+    assert (again.prompt_hash, again.judge_model) == ("p" * 32, COMMON["judge_model"])
+
+    assert store.save_verdict(malformed.id, first, cache_key="key-1") is False  # only pending rows take a verdict
+    assert reload(db_url, malformed.id).status == "malformed"
+    assert store.save_verdict(10**9, first, cache_key="key-1") is False
+    assert store.status_counts(run.id) == {"scored": 1, "malformed": 1}
+
+
+def test_find_cached_returns_only_scored_rows_with_that_key(store: Store) -> None:
+    run = store.create_run(**COMMON)
+    store.add_rows([row(run.id, n) for n in range(1, 8)])
+    r = list(store.iter_judgments(run.id))
+    assert store.find_cached("K") is None
+
+    store.save_verdict(r[0].id, make_verdict(status="error", error="boom", output=None), cache_key="K")
+    store.save_verdict(r[1].id, make_verdict(status="invalid", output=None), cache_key="K")
+    assert store.find_cached("K") is None  # a failed judgment is never reused
+
+    store.save_verdict(r[2].id, make_verdict(headline=0.2, output={"score": 1, "why": {"ar": ARABIC}}, flags=["f"],
+                                             derived={"norm": 0.2}, passed=False), cache_key="K")
+    store.save_verdict(r[3].id, make_verdict(headline=0.9), cache_key="K")
+    store.save_verdict(r[4].id, make_verdict(headline=0.5), cache_key="OTHER")
+    hit = store.find_cached("K")
+    assert (hit.id, hit.status, hit.headline, hit.cache_key) == (r[2].id, "scored", 0.2, "K")  # the earliest
+    # everything runs._reuse copies comes back decoded, as on a row read through the ORM
+    assert (hit.output, hit.derived, hit.flags, hit.passed, hit.label, hit.raw_reply) == (
+        {"score": 1, "why": {"ar": ARABIC}}, {"norm": 0.2}, ["f"], False, "good", '{"score": 4}')
+    assert (hit.run_id, hit.row_number, hit.question, hit.cells) == (run.id, 3, "q3", {"n": 3})
+    assert store.find_cached("OTHER").id == r[4].id
+    assert store.find_cached("k") is None  # exact key, case and all
+    assert store.find_cached("missing") is None
+
+    assert store.save_verdict(r[5].id, make_verdict(headline=hit.headline), cache_key="K", cached_from=hit.id)
+    reused = [j for j in store.iter_judgments(run.id) if j.id == r[5].id][0]
+    assert (reused.cached_from, reused.status) == (hit.id, "scored")
+    assert store.find_cached("K").id == r[2].id
+
+
+def test_json_columns_round_trip_unicode_and_nesting(store: Store, db_url: str) -> None:
+    columns = ["السؤال", "المرجع", "الإجابة", "日本語", "emoji 😀"]
+    cells = {"السؤال": ARABIC, "المرجع": "القاهرة", "الإجابة": ARABIC_ANSWER,
+             "nested": {"list": [1, 2.5, None, True, "نص", {"deep": {"deeper": ["א", "ب"]}}], "empty": {}, "zero": 0},
+             "quote\"key": "line\nbreak\ttab \\ back", "": ""}
+    output = {"score": 4, "criteria": {"accuracy": {"value": 5, "note": "دقيق"}, "tone": {"value": 3, "note": None}},
+              "items": [[1, 2], [], [{"x": "ي"}]]}
+    run = store.create_run(**COMMON, columns=columns)
+    store.add_rows([row(run.id, 1, cells=cells, question=ARABIC, answer=ARABIC_ANSWER)])
+    judgment = next(store.iter_judgments(run.id))
+    assert store.save_verdict(judgment.id, make_verdict(output=output, derived={"norm": 0.125, "weighted": 3.75},
+                                                        flags=["حقن", "injection"]), cache_key="k")
+
+    fresh = Store(make_engine(db_url))  # read through a new engine
+    try:
+        assert fresh.get_run(run.id).columns == columns
+        back = next(fresh.iter_judgments(run.id))
+    finally:
+        fresh.engine.dispose()
+    assert back.cells == cells
+    assert back.output == output
+    assert back.derived == {"norm": 0.125, "weighted": 3.75}
+    assert back.flags == ["حقن", "injection"]
+    assert (back.question, back.answer) == (ARABIC, ARABIC_ANSWER)
+    assert json.dumps(back.cells, ensure_ascii=False, sort_keys=True) == json.dumps(cells, ensure_ascii=False,
+                                                                                   sort_keys=True)
+
+
+# --- many processes --------------------------------------------------------------------------------------------
+
+
+def run_processes(argvs: list[list[str]], timeout: float = 120) -> tuple[list[dict[str, Any]], float]:
+    """Start `python -m tests.store_writer ARGV` for each, release them together, return their reports and the seconds
+    between the release and the last exit."""
+    procs = [subprocess.Popen([sys.executable, "-m", "tests.store_writer", *argv], cwd=REPO, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for argv in argvs]
+    watchdog = threading.Timer(timeout, lambda: [p.kill() for p in procs if p.poll() is None])
+    watchdog.start()
+    try:
+        for proc in procs:
+            line = proc.stdout.readline()
+            if line.strip() != "ready":
+                proc.kill()
+                pytest.fail(f"a writer did not start: {line!r} {proc.stderr.read()[-3000:]}")
+        released = time.monotonic()
+        for proc in procs:
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        reports = []
+        for proc in procs:
+            out, err = proc.communicate()
+            assert proc.returncode == 0, f"writer exited with {proc.returncode}: {err[-3000:]}"
+            reports.append(json.loads(out.strip().splitlines()[-1]))
+        return reports, time.monotonic() - released
+    finally:
+        watchdog.cancel()
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+WRITERS = 6
+ROUNDS = 22  # x 7 write transactions (two of them read first) = 154 per process
+
+
+def test_concurrent_writers_never_see_database_is_locked(db_url: str) -> None:
+    Store.open(db_url).engine.dispose()
+    reports, seconds = run_processes([["write", db_url, str(ROUNDS), str(w)] for w in range(WRITERS)])
+
+    for report in reports:
+        assert report["locked"] == 0, reports
+        assert report["other"] == [] and report["wrong"] == [], reports
+        assert (report["rows"], report["saved"], report["not_saved"]) == (ROUNDS * 3, ROUNDS * 3, 0)
+    assert seconds < 30, f"{seconds:.1f} s: writers stalled"
+
+    run_ids = [rid for report in reports for rid in report["runs"]]
+    assert len(run_ids) == len(set(run_ids)) == WRITERS * ROUNDS
+    store = Store(make_engine(db_url))
+    try:
+        with store.engine.connect() as conn:
+            runs = conn.execute(sa.text("SELECT status, total_rows, COUNT(*) FROM run GROUP BY status, total_rows")).all()
+            judgments = conn.execute(sa.text("SELECT status, COUNT(*), COUNT(DISTINCT cache_key) FROM judgment "
+                                             "GROUP BY status")).all()
+            per_run = conn.execute(sa.text("SELECT COUNT(*) FROM (SELECT run_id FROM judgment GROUP BY run_id "
+                                           "HAVING COUNT(*) = 3) AS complete")).scalar()
+        assert [tuple(r) for r in runs] == [("done", 3, WRITERS * ROUNDS)]
+        assert [tuple(r) for r in judgments] == [("scored", WRITERS * ROUNDS * 3, WRITERS * ROUNDS * 3)]
+        assert per_run == WRITERS * ROUNDS
+        assert store.status_counts(run_ids[0]) == {"scored": 3}
+    finally:
+        store.engine.dispose()
+
+
+def test_control_deferred_begin_does_hit_database_is_locked(tmp_path: Path) -> None:
+    """The same load over an engine that differs from make_engine only in a deferred BEGIN fails: so the test above
+    can fail, and BEGIN IMMEDIATE is what makes it pass. (Measured: ~100 of the 132 rounds fail, every time.)"""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    Store.open(url).engine.dispose()
+    reports, _ = run_processes([["control", url, str(ROUNDS), str(w)] for w in range(WRITERS)])
+    assert all(report["other"] == [] for report in reports), reports
+    assert sum(report["locked"] for report in reports) > 0, reports
+
+
+def test_read_then_write_transactions_deterministically(tmp_path: Path) -> None:
+    """The mechanism behind both tests above, in one process, step by step."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    store = Store.open(url)
+    deferred = store_writer.deferred_engine(url)
+    try:
+        store.create_run(**COMMON)
+        # deferred: read, someone else commits a write, then our write fails at once despite the 30 s busy timeout
+        with deferred.connect() as reader:
+            reader.begin()
+            assert reader.execute(sa.text("SELECT COUNT(*) FROM run")).scalar() == 1
+            store.create_run(**COMMON)
+            started = time.monotonic()
+            with pytest.raises(OperationalError, match="database is locked"):
+                reader.execute(sa.text("UPDATE run SET total_rows = 1"))
+            assert time.monotonic() - started < 5
+            reader.rollback()
+
+        # immediate: the transaction holds the write lock from its first read, so the other writer waits instead
+        other = sqlite3.connect(tmp_path / "history.db", timeout=0.2, isolation_level=None)
+        try:
+            with store.engine.connect() as conn:
+                conn.begin()
+                assert conn.execute(sa.text("SELECT COUNT(*) FROM run")).scalar() == 2
+                with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+                    other.execute("INSERT INTO run (created_at, status, rubric_name, rubric_version, rubric_hash, "
+                                  "judge_model, source, fresh, total_rows) VALUES "
+                                  "(CURRENT_TIMESTAMP, 'x', 'r', '1', 'h', 'm', 'cli', 0, 0)")
+                conn.execute(sa.text("UPDATE run SET total_rows = 5"))
+                conn.commit()
+            other.execute("UPDATE run SET total_rows = total_rows + 1")  # free again once committed
+            assert other.execute("SELECT SUM(total_rows) FROM run").fetchone() == (12,)
+        finally:
+            other.close()
+    finally:
+        deferred.dispose()
+        store.engine.dispose()
+
+
+def test_concurrent_migrations_apply_each_version_once(db_url: str) -> None:
+    reports, _ = run_processes([["migrate", db_url] for _ in range(4)])
+    assert reports == [{"version": LATEST, "error": None}] * 4
+    engine = make_engine(db_url)
+    try:
+        assert [v for v, _ in schema_versions(engine)] == list(range(1, LATEST + 1))
+        assert schema_diffs(engine) == []
+    finally:
+        engine.dispose()
+
+
+# --- make_engine on SQLite -------------------------------------------------------------------------------------
+
+
+def test_make_engine_sqlite_settings_and_parent_directory(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "deeper" / "history.db"
+    assert not path.parent.exists()
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        assert path.parent.is_dir()
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == BUSY_TIMEOUT_MS == 30_000
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+        assert path.is_file()
+    finally:
+        engine.dispose()
+    # every new connection is set up, not only the first
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        # raw DBAPI connections: two SQLAlchemy connections in one thread would each BEGIN IMMEDIATE, and the second
+        # would wait out the busy timeout for the first
+        a, b = engine.raw_connection(), engine.raw_connection()
+        try:
+            assert a.dbapi_connection is not b.dbapi_connection
+            for pragma, expected in (("foreign_keys", 1), ("busy_timeout", 30_000), ("journal_mode", "wal")):
+                assert [c.cursor().execute(f"PRAGMA {pragma}").fetchone()[0] for c in (a, b)] == [expected, expected]
+            assert a.dbapi_connection.isolation_level is None  # the driver opens no transactions of its own
+        finally:
+            a.close()
+            b.close()
+    finally:
+        engine.dispose()
