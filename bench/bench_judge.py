@@ -14,10 +14,12 @@ import csv
 import json
 import os
 import resource
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -57,12 +59,17 @@ def main() -> None:
         command = [sys.executable, "-m", "bot", "judge", str(data), "--rubric", "eth",
                    "--concurrency", str(args.concurrency), "--out", str(Path(tmp) / "results.csv")]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        server_before = resource.getrusage(resource.RUSAGE_SELF)
         started = time.perf_counter()
         finished = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        server_after = resource.getrusage(resource.RUSAGE_SELF)
         with (Path(tmp) / "results.csv").open(encoding="utf-8-sig") as f:
             scored = sum(1 for row in csv.DictReader(f) if row["status"] == "scored")
+        with sqlite3.connect(Path(tmp) / "bench.db") as db:
+            started_at, finished_at = db.execute("SELECT started_at, finished_at FROM run").fetchone()
+        judging = (datetime.fromisoformat(finished_at) - datetime.fromisoformat(started_at)).total_seconds()
     server.stop()
 
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -72,10 +79,13 @@ def main() -> None:
     print(f"latency         {args.latency * 1000:.0f} ms, concurrency {args.concurrency}")
     print(f"wall time       {wall:.2f} s (includes start-up, loading the CSV and writing the results)")
     print(f"rows/s          {rate:.1f}")
+    print(f"judging phase   {judging:.2f} s, {args.rows / judging:.1f} rows/s (first request to last verdict)")
     if args.latency > 0:
         print(f"ideal C/L       {ideal:.1f} rows/s")
-        print(f"ratio           {rate / ideal:.1%}")
+        print(f"ratio           {rate / ideal:.1%} end to end, {args.rows / judging / ideal:.1%} judging phase")
     print(f"CPU per row     {cpu / args.rows * 1000:.2f} ms (judgebot process)")
+    server_cpu = (server_after.ru_utime - server_before.ru_utime) + (server_after.ru_stime - server_before.ru_stime)
+    print(f"server CPU/row  {server_cpu / args.rows * 1000:.2f} ms (the local judge server, same machine)")
     print(f"peak RSS        {after.ru_maxrss / 1024:.1f} MB (judgebot process)")
     if finished.returncode != 0:
         print(finished.stderr[-2000:])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from typing import Any
 
 from simpleeval import EvalWithCompoundTypes
@@ -30,6 +31,12 @@ def evaluate(expression: str, values: dict[str, Any]) -> Any:
     """
     evaluator = EvalWithCompoundTypes(names={**values, "out": values}, functions=FUNCTIONS)
     try:
-        return evaluator.eval(expression)
+        return evaluator.eval(expression, previously_parsed=_parsed(expression))
     except Exception as err:  # simpleeval raises many types; all mean the same here
         raise FormulaError(f"{expression!r} failed: {err}") from None
+
+
+@lru_cache(maxsize=1024)
+def _parsed(expression: str) -> ast.AST:
+    # A rubric's handful of expressions run on every reply: parse each once.
+    return EvalWithCompoundTypes.parse(expression)

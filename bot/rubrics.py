@@ -119,6 +119,7 @@ class Rubric(BaseModel):
     _model: type[BaseModel] = PrivateAttr()
     _schema: dict[str, Any] = PrivateAttr()
     _hash: str = PrivateAttr()
+    _system_prompt: str = PrivateAttr()
 
     @field_validator("description")
     @classmethod
@@ -144,6 +145,10 @@ class Rubric(BaseModel):
         self._model = build_model(f"{self.name.title().replace('-', '_')}Reply", self.output)
         self._schema = json_schema(self.output)
         content = self.model_dump(mode="json", exclude={"goldens", "title", "description", "aliases"})
+        schema_text = json.dumps(self._schema, ensure_ascii=False, separators=(",", ":"))
+        self._system_prompt = (
+            f"{self.system.rstrip()}\n\nYour reply is one JSON object that follows this JSON schema exactly:\n{schema_text}"
+        )
         self._hash = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
     @property
@@ -155,6 +160,11 @@ class Rubric(BaseModel):
     def content_hash(self) -> str:
         """A hash of everything that shapes a judgment (not the goldens or the wording of the title)."""
         return self._hash
+
+    @property
+    def system_prompt(self) -> str:
+        """The system message: the rubric's instructions, then the JSON schema of the reply."""
+        return self._system_prompt
 
     @property
     def reply_schema(self) -> dict[str, Any]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -163,6 +165,14 @@ async def execute_run(
     errors = counts.get("invalid", 0) + counts.get("error", 0)
     store.update_run(run_id, status="running", started_at=run.started_at or utcnow(), stop_reason=None)
 
+    # Database calls of the hot path run on one thread of their own: the event loop never waits on
+    # SQLite, and a single writer never contends with itself for the lock.
+    loop = asyncio.get_running_loop()
+    db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgebot-db")
+
+    async def in_db(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return await loop.run_in_executor(db_thread, partial(function, *args, **kwargs))
+
     queue: asyncio.Queue[Judgment | None] = asyncio.Queue(maxsize=concurrency * 2)
     stop = cancel or asyncio.Event()
     stop_reason: list[str] = []
@@ -178,7 +188,7 @@ async def execute_run(
     async def produce() -> None:
         after = 0
         while not stop.is_set():
-            batch = store.pending(run_id, after_id=after)
+            batch = await in_db(store.pending, run_id, after_id=after)
             if not batch:
                 break
             for item in batch:
@@ -189,8 +199,8 @@ async def execute_run(
         for _ in range(concurrency):
             await queue.put(None)
 
-    def record(item: Judgment, verdict: Verdict, key: str, cached_from: int | None = None) -> None:
-        store.save_verdict(item.id, verdict, cache_key=key, cached_from=cached_from)  # type: ignore[arg-type]
+    async def record(item: Judgment, verdict: Verdict, key: str, cached_from: int | None = None) -> None:
+        await in_db(store.save_verdict, item.id, verdict, cache_key=key, cached_from=cached_from)
         state["done"] += 1
         state["now"] += 1
         state["errors"] += verdict.status != "scored"
@@ -200,16 +210,17 @@ async def execute_run(
     async def grade(item: Judgment) -> None:
         triple = Triple(question=item.question, reference=item.reference, answer=item.answer)
         key = cache_key(rubric, client.model, triple)
-        if not run.fresh:
-            if key in inflight:  # the same triple is being judged for another row: wait rather than pay twice
-                await inflight[key]
-                if stop.is_set():
-                    return
-            if (cached := store.find_cached(key)) is not None:
-                return record(item, _reuse(cached, rubric, client.model, triple), key, cached.id)
-        future = inflight[key] = asyncio.get_running_loop().create_future()
+        while not run.fresh and key in inflight:  # the same triple is being judged for another row: wait for it
+            await inflight[key]
+            if stop.is_set():
+                return
+        future = inflight[key] = loop.create_future()
         try:
-            record(item, await judge(rubric, triple, client), key)
+            cached = None if run.fresh else await in_db(store.find_cached, key)
+            if cached is not None:
+                await record(item, _reuse(cached, rubric, client.model, triple), key, cached.id)
+            else:
+                await record(item, await judge(rubric, triple, client), key)
         except RunStopped as err:
             stop_reason.append(str(err))
             stop.set()
@@ -227,6 +238,7 @@ async def execute_run(
     try:
         await asyncio.gather(produce(), *(work() for _ in range(concurrency)))
     finally:
+        db_thread.shutdown(wait=True)
         counts = store.status_counts(run_id)
         if stop_reason:
             status, reason = "paused", stop_reason[0]

@@ -35,15 +35,19 @@ def rubrics() -> RubricSet:
 
 
 @pytest.fixture
-def make_client(judge_server: FakeJudgeServer):
-    """Build a JudgeClient (real AsyncOpenAI over HTTP) pointed at the local server."""
+async def make_client(judge_server: FakeJudgeServer):
+    """Build JudgeClients (real AsyncOpenAI over HTTP) pointed at the local server; closed after the test."""
+    built: list[JudgeClient] = []
 
     def build(**overrides) -> JudgeClient:
         options = {"api_key": "test-key", "base_url": judge_server.base_url, "model": "judge-test",
                    "timeout": 10.0, "max_retries": 3, "concurrency": 8, **overrides}
-        return make_judge_client(**options)
+        built.append(make_judge_client(**options))
+        return built[-1]
 
-    return build
+    yield build
+    for client in built:
+        await client.aclose()
 
 
 def _postgres_schema_url() -> Iterator[str]:
