@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import getpass
 import logging
 import os
 import sys
@@ -23,7 +24,7 @@ from bot.migrations import SchemaTooNew
 from bot.models import Run
 from bot.report import export_run
 from bot.rubrics import Rubric, RubricError, RubricSet, load_rubrics
-from bot.runs import RubricChanged, execute_run, start_csv_run, start_single_run
+from bot.runs import Origin, RubricChanged, execute_run, start_csv_run, start_single_run
 from bot.store import Store
 from bot import terminal
 
@@ -111,6 +112,15 @@ async def dispatch(args: argparse.Namespace, settings: Settings, console: Consol
     return await judge_command(args, settings, rubrics, console)
 
 
+def terminal_origin() -> Origin:
+    """Who runs judgebot in this terminal, for the history."""
+    try:
+        user = getpass.getuser()[:32]
+    except (KeyError, OSError):  # no name for this uid, as in some containers
+        user = None
+    return Origin(source="cli", user_id=user)
+
+
 def judge_client(settings: Settings, concurrency: int | None = None, model: str | None = None) -> JudgeClient:
     """The judge client the settings describe; UsageError when they name no endpoint."""
     if not settings.has_judge_endpoint():
@@ -134,7 +144,7 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
         triple = Triple(question=args.question, reference=args.reference, answer=args.answer)
         async with judge_client(settings) as client:
             run = start_single_run(store, rubric, triple, judge_model=client.model, model_name=args.model_name,
-                                   fresh=args.fresh)
+                                   fresh=args.fresh, origin=terminal_origin())
             outcome = await execute_run(store, run, rubric, client, concurrency=1)
         if outcome.stop_reason and outcome.status == "paused":
             raise UsageError(outcome.stop_reason)
@@ -148,7 +158,8 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
     source = open_csv(args.file)
     client = judge_client(settings, args.concurrency)
     store = Store.open(settings.db_url)
-    run = start_csv_run(store, rubric, source, judge_model=client.model, model_name=args.model_name, fresh=args.fresh)
+    run = start_csv_run(store, rubric, source, judge_model=client.model, model_name=args.model_name, fresh=args.fresh,
+                        origin=terminal_origin())
     out = args.out or args.file.with_name(f"{args.file.stem}.results.csv")
     return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency)
 

@@ -19,6 +19,17 @@ VERDICT_COLUMNS = [*Verdict.model_fields, "cache_key", "cached_from", "judged_at
 INSERT_BATCH = 1_000
 
 
+def configure_sqlite(dbapi_connection: Any, _record: Any = None) -> None:
+    """Set up a new SQLite connection: WAL, busy timeout, foreign keys, and no transactions of the driver's own."""
+    dbapi_connection.isolation_level = None  # the driver must not open transactions itself: we do
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
 def make_engine(url: str) -> Engine:
     """An engine for `url`; SQLite gets WAL, a busy timeout and BEGIN IMMEDIATE on every transaction.
 
@@ -31,16 +42,7 @@ def make_engine(url: str) -> Engine:
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
-
-    @event.listens_for(engine, "connect")
-    def _configure(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None  # the driver must not open transactions itself: we do
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.close()
+    event.listen(engine, "connect", configure_sqlite)
 
     @event.listens_for(engine, "begin")
     def _begin_immediate(connection: Any) -> None:

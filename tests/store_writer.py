@@ -24,7 +24,7 @@ from sqlalchemy.exc import OperationalError
 
 from bot.judge import Verdict
 from bot.models import Judgment, Run
-from bot.store import BUSY_TIMEOUT_MS, Store
+from bot.store import BUSY_TIMEOUT_MS, Store, configure_sqlite
 
 ROWS_PER_ROUND = 3
 WRITES_PER_ROUND = 7  # create_run, add_rows, read-then-write, 3 x save_verdict, read-then-write
@@ -34,16 +34,7 @@ LOCKED = "database is locked"
 def deferred_engine(url: str) -> Engine:
     """make_engine without BEGIN IMMEDIATE: WAL, the same busy timeout, but a deferred BEGIN."""
     engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
-
-    @event.listens_for(engine, "connect")
-    def _configure(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.close()
+    event.listen(engine, "connect", configure_sqlite)
 
     @event.listens_for(engine, "begin")
     def _begin_deferred(connection: Any) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.replies import VERDICTS, eth_reply, triple_of
 from tests.servers.openai_server import Reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +31,6 @@ EXAMPLE = ROOT / "examples" / "answers.csv"
 JUDGE_MODEL = "judge-cli"
 ETH_COLUMNS = ["correctness", "completeness", "result_tag", "reasoning", "headline", "passed", "label", "status",
                "error", "flags", "judge_model", "rubric_version", "cached"]
-VERDICTS = {"Correct": (2, 2), "Generic": (0, 1), "Refusal": (0, 0), "Hallucination": (0, 0)}
 ARABIC_Q = "كيف أسجل في امتحاناتي في المعهد؟"
 ARABIC_R = "يتم التسجيل عبر بوابة myStudies (ETHIS) خلال فترة التسجيل."
 ARABIC_A = "سجّل في myStudies، بوابة الطلاب ETHIS، خلال فترة التسجيل."
@@ -40,20 +40,6 @@ csv.field_size_limit(2**31 - 1)
 
 
 # --- helpers -------------------------------------------------------------------------------------
-
-
-def eth_reply(tag: str) -> Reply:
-    correctness, completeness = VERDICTS[tag]
-    return Reply.json({"correctness": correctness, "completeness": completeness, "result_tag": tag,
-                       "reasoning": f"graded as {tag}"})
-
-
-def triple_of(body: dict) -> tuple[str, str, str]:
-    """(question, reference, answer) exactly as the judge received them, between the boundary markers."""
-    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
-    found = re.findall(r"<(DATA-[0-9a-f]+)>\n(.*?)\n</\1>", user, re.DOTALL)
-    assert len(found) == 3, user[:500]
-    return found[0][1], found[1][1], found[2][1]
 
 
 def tag_for(answer: str) -> str:

@@ -5,7 +5,6 @@ Every test runs on SQLite and on PostgreSQL (the db_url fixture) with a real Jud
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections import Counter
@@ -17,31 +16,12 @@ from bot.report import export_run
 from bot.rubrics import load_rubric
 from bot.runs import Progress, RubricChanged, execute_run, start_csv_run, start_run
 from bot.store import Store
+from tests.replies import eth_reply, triple_of
 from tests.servers.openai_server import Reply
 
 COLUMNS = ["question", "reference", "answer"]
 QUOTA_MESSAGE = "insufficient_quota"
 
-VERDICTS = {  # result_tag -> (correctness, completeness); every one obeys the eth rules
-    "Correct": (2, 2),
-    "Generic": (0, 1),
-    "Refusal": (0, 0),
-    "Hallucination": (0, 0),
-}
-
-
-def eth_reply(tag: str) -> Reply:
-    correctness, completeness = VERDICTS[tag]
-    return Reply.json({"correctness": correctness, "completeness": completeness, "result_tag": tag,
-                       "reasoning": f"graded as {tag}"})
-
-
-def triple_of(body: dict) -> tuple[str, str, str]:
-    """(question, reference, answer) exactly as the judge received them, between the boundary markers."""
-    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
-    found = re.findall(r"<(DATA-[0-9a-f]+)>\n(.*?)\n</\1>", user, re.DOTALL)
-    assert len(found) == 3, user[:500]
-    return found[0][1], found[1][1], found[2][1]
 
 
 def answer_of(body: dict) -> str:
