@@ -27,6 +27,27 @@ PRICES: dict[str, tuple[float, float]] = {
 }
 RESULT_COLUMNS = ["headline", "passed", "label", "status", "error", "flags", "judge_model", "rubric_version", "cached"]
 WORST_KEPT = 3
+PROBLEMS_KEPT = 20
+
+
+@dataclass
+class ModelFigures:
+    """How one model under test did in a run."""
+
+    rows: int = 0
+    scored: int = 0
+    passed: int = 0
+    headline_total: float = 0.0
+
+    @property
+    def mean_headline(self) -> float | None:
+        """Mean 0-100 headline of its scored rows."""
+        return self.headline_total / self.scored if self.scored else None
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Share of its scored rows that passed."""
+        return self.passed / self.scored if self.scored else None
 
 
 def price_of(judge_model: str) -> tuple[float, float] | None:
@@ -50,6 +71,7 @@ class Summary:
     tokens_out: int = 0
     problems: list[tuple[int | None, str, str]] = field(default_factory=list)
     worst: list[tuple[float, int | None]] = field(default_factory=list)
+    models: dict[str, ModelFigures] = field(default_factory=dict)
     price: tuple[float, float] | None = None
 
     @property
@@ -89,11 +111,16 @@ class Summary:
         self.tokens_in += row.tokens_in
         self.tokens_out += row.tokens_out
         self.cached += row.cached_from is not None
+        model = self.models.setdefault(row.model_name or "(no model)", ModelFigures())
+        model.rows += 1
         if row.status != "scored":
-            if row.status != "pending":
+            if row.status != "pending" and len(self.problems) < PROBLEMS_KEPT:
                 self.problems.append((row.row_number, row.status, row.error or ""))
             return
         self.passed += bool(row.passed)
+        model.scored += 1
+        model.passed += bool(row.passed)
+        model.headline_total += row.headline or 0.0
         for criterion in self.criteria:
             if isinstance(values.get(criterion), (int, float)):
                 self.totals[criterion] = self.totals.get(criterion, 0.0) + values[criterion]

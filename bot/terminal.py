@@ -87,10 +87,17 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     if out is not None:
         table.add_row("results", str(out))
     console.print(table)
+    if len(summary.models) > 1:
+        models = Table("model under test", "rows", "scored", "pass rate", "mean headline", title_justify="left")
+        for name, figures in sorted(summary.models.items(), key=lambda item: -(item[1].mean_headline or 0)):
+            rate = "-" if figures.pass_rate is None else f"{figures.pass_rate:.0%}"
+            models.add_row(name, str(figures.rows), str(figures.scored), rate, _number(figures.mean_headline, 1))
+        console.print(models)
+    unscored = summary.rows - summary.scored
     for row, status, reason in summary.problems[:10]:
         console.print(f"[red]row {row}[/] {status}: {reason}", markup=True, highlight=False)
-    if len(summary.problems) > 10:
-        console.print(f"... and {len(summary.problems) - 10} more; see the status and error columns of the results.")
+    if unscored > 10 and summary.problems:
+        console.print(f"... {unscored} rows not scored in all; see the status and error columns of the results.")
 
 
 def show_verdict(console: Console, rubric: Rubric, verdict: Verdict) -> None:

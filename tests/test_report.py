@@ -1,0 +1,84 @@
+"""The summary of a run and its results CSV: figures per criterion, per tag and per model under test."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from bot.csvio import CsvRow
+from bot.report import PROBLEMS_KEPT, export_run, price_of
+from bot.runs import execute_run, start_run
+from bot.store import Store
+from tests.replies import eth_reply, triple_of
+from tests.servers.openai_server import Reply
+
+
+def row(line: int, answer: str, model: str | None) -> CsvRow:
+    return CsvRow(line=line, question=f"Question {line}?", reference="Use myStudies (ETHIS).", answer=answer,
+                  model=model, cells={"question": f"Question {line}?", "reference": "Use myStudies (ETHIS).",
+                                      "answer": answer, "model": model or ""})
+
+
+def grade_by_answer(body: dict):
+    answer = triple_of(body)[2]
+    return eth_reply("Correct" if "myStudies" in answer else "Generic")
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    return Store.open(f"sqlite:///{tmp_path / 'h.db'}")
+
+
+async def test_summary_gives_criteria_tags_and_each_model(tmp_path, store, rubrics, judge_server, make_client):
+    judge_server.responder = grade_by_answer
+    eth = rubrics.get("eth")
+    rows = [row(2, "Register in myStudies.", "bot-v2"), row(3, "Register in myStudies now.", "bot-v2"),
+            row(4, "Ask the secretary.", "bot-v1"), row(5, "Register in myStudies.", "bot-v1"),
+            row(6, "Check the calendar.", None)]
+    run = start_run(store, eth, rows, judge_model="judge-test", columns=["question", "reference", "answer", "model"])
+    await execute_run(store, run, eth, make_client(), concurrency=4)
+
+    summary = export_run(store, store.get_run(run.id), eth, tmp_path / "out.csv")
+
+    assert summary.scored == 5 and summary.passed == 3 and summary.pass_rate == pytest.approx(0.6)
+    # Correct is 2/2 (headline 100), Generic 0/1 (headline 25)
+    assert summary.mean("correctness") == pytest.approx((2 + 2 + 0 + 2 + 0) / 5)
+    assert summary.mean("completeness") == pytest.approx((2 + 2 + 1 + 2 + 1) / 5)
+    assert summary.mean("headline") == pytest.approx((100 * 3 + 25 * 2) / 5)
+    assert summary.tags == {"result_tag": {"Correct": 3, "Generic": 2}}
+    assert summary.worst == [(25.0, 4), (25.0, 6), (100.0, 2)]
+    v2, v1, none = summary.models["bot-v2"], summary.models["bot-v1"], summary.models["(no model)"]
+    assert (v2.rows, v2.scored, v2.pass_rate, v2.mean_headline) == (2, 2, 1.0, 100.0)
+    assert (v1.rows, v1.pass_rate, v1.mean_headline) == (2, 0.5, 62.5)
+    assert (none.rows, none.pass_rate, none.mean_headline) == (1, 0.0, 25.0)
+    assert summary.tokens_in == 5 * 50 and summary.tokens_out == 5 * 20
+    assert summary.cost is None  # "judge-test" has no known price
+
+    with (tmp_path / "out.csv").open(encoding="utf-8-sig", newline="") as f:
+        written = list(csv.DictReader(f))
+    assert [r["row"] for r in written] == ["2", "3", "4", "5", "6"]
+    assert [r["result_tag"] for r in written] == ["Correct", "Correct", "Generic", "Correct", "Generic"]
+    assert [r["model"] for r in written] == ["bot-v2", "bot-v2", "bot-v1", "bot-v1", ""]
+    assert {r["status"] for r in written} == {"scored"} and {r["error"] for r in written} == {""}
+
+
+async def test_problems_kept_are_capped_but_counted(tmp_path, store, rubrics, judge_server, make_client):
+    judge_server.responder = lambda body: Reply(content="not json at all")
+    eth = rubrics.get("eth")
+    rows = [row(n, f"answer {n}", None) for n in range(2, 2 + PROBLEMS_KEPT + 5)]
+    run = start_run(store, eth, rows, judge_model="judge-test", columns=["question", "reference", "answer", "model"])
+    await execute_run(store, run, eth, make_client(), concurrency=8)
+
+    summary = export_run(store, store.get_run(run.id), eth, None)
+
+    assert summary.errors == PROBLEMS_KEPT + 5 and summary.scored == 0 and summary.pass_rate is None
+    assert len(summary.problems) == PROBLEMS_KEPT
+    assert all(status == "invalid" and "no JSON object" in reason for _, status, reason in summary.problems)
+
+
+def test_known_judge_prices_match_the_longest_prefix():
+    assert price_of("gpt-4o-mini-2024-07-18") == (0.15, 0.60)
+    assert price_of("gpt-4o-2024-08-06") == (2.50, 10.00)
+    assert price_of("gpt-4.1-mini") == (0.40, 1.60)
+    assert price_of("llama3:70b") is None
