@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from bot.config import Settings
 from bot.csvio import CsvError, open_csv
@@ -24,7 +25,7 @@ from bot.migrations import SchemaTooNew
 from bot.models import Run
 from bot.report import export_run
 from bot.rubrics import Rubric, RubricError, RubricSet, load_rubrics
-from bot.runs import Origin, RubricChanged, execute_run, start_csv_run, start_single_run
+from bot.runs import Origin, RubricChanged, RunBusy, execute_run, start_csv_run, start_single_run
 from bot.store import Store
 from bot import terminal
 
@@ -34,7 +35,7 @@ NO_ENDPOINT = (
     "http://localhost:8000/v1 for vLLM or llama.cpp; add OPENAI_API_KEY if it asks for one). Pick the model "
     "with JUDGE_MODEL. Put them in the environment or in a .env file in this directory."
 )
-EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class UsageError(Exception):
@@ -61,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     resume_cmd.add_argument("run_id", nargs="?", type=int, help="run id (default: the newest unfinished run)")
     resume_cmd.add_argument("--out", type=Path, help="results CSV (default: run-ID.results.csv)")
     resume_cmd.add_argument("--concurrency", type=int)
+    resume_cmd.add_argument("--retry-errors", action="store_true",
+                            help="judge again the rows that ended in a judge error or an invalid reply")
 
     rubrics_cmd = commands.add_parser("rubrics", help="list rubrics; `rubrics check [NAME]` validates and runs goldens")
     rubrics_cmd.add_argument("action", nargs="?", choices=["list", "check"], default="list")
@@ -73,30 +76,31 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `judgebot` command."""
     args = build_parser().parse_args(argv)
-    console = Console(stderr=False, highlight=False)
-    logging.basicConfig(level=os.environ.get("JUDGEBOT_LOG_LEVEL", "WARNING"), format="%(levelname)s %(message)s")
+    console = Console(highlight=False)
+    errors = Console(stderr=True, highlight=False)
     try:
         settings = Settings()
+        logging.basicConfig(level=settings.judgebot_log_level, format="%(levelname)s %(name)s: %(message)s")
         # Everything imported so far lives as long as the process: keep it out of the collector's
         # full passes, which otherwise cost a run about a fifth of its CPU time.
         gc.freeze()
         return asyncio.run(dispatch(args, settings, console))
-    except (UsageError, RubricError, CsvError, SchemaTooNew, RubricChanged) as err:
-        console.print(f"[red]error[/]: {err}", highlight=False)
+    except (UsageError, RubricError, CsvError, SchemaTooNew, RubricChanged, RunBusy) as err:
+        errors.print(f"[red]error[/]: {escape(str(err))}")
         return EXIT_USAGE
     except ValidationError as err:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in err.errors())
-        console.print(f"[red]error[/]: a setting is invalid: {problems}", highlight=False)
+        errors.print(f"[red]error[/]: a setting is invalid: {escape(problems)}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        console.print("Interrupted. Rows not yet judged stay pending: `judgebot resume` finishes them.")
+        errors.print("Interrupted. Rows not yet judged stay pending: `judgebot resume` finishes them.")
         return EXIT_INTERRUPTED
     except Exception as err:  # the last line of defence: a person sees a sentence, not a traceback
         if os.environ.get("JUDGEBOT_DEBUG"):
             raise
-        console.print(f"[red]judgebot hit an unexpected error[/]: {type(err).__name__}: {err}\n"
-                      "Set JUDGEBOT_DEBUG=1 to see the details.", highlight=False)
-        return EXIT_USAGE
+        errors.print(f"[red]judgebot hit an unexpected error[/]: {escape(f'{type(err).__name__}: {err}')}\n"
+                     "Rows already judged are saved. Set JUDGEBOT_DEBUG=1 to see the details.")
+        return EXIT_INTERNAL
 
 
 async def dispatch(args: argparse.Namespace, settings: Settings, console: Console) -> int:
@@ -110,6 +114,22 @@ async def dispatch(args: argparse.Namespace, settings: Settings, console: Consol
     if args.command == "resume":
         return await resume_command(args, settings, rubrics, console)
     return await judge_command(args, settings, rubrics, console)
+
+
+def check_concurrency(value: int | None) -> None:
+    """--concurrency, when given, is at least 1."""
+    if value is not None and value < 1:
+        raise UsageError("--concurrency must be at least 1")
+
+
+def writable(path: Path) -> Path:
+    """`path` if a results file can be written there; checked before any row is judged (and billed)."""
+    if path.is_dir():
+        raise UsageError(f"{path} is a directory; give --out a file name")
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir() or not os.access(directory, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"cannot write the results to {path}: choose another --out")
+    return path
 
 
 def terminal_origin() -> Origin:
@@ -140,9 +160,10 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
     if args.file is None:
         if not all(value is not None for value in single):
             raise UsageError("give a CSV file, or all three of -q QUESTION -r REFERENCE -a ANSWER")
+        client = judge_client(settings)
         store = Store.open(settings.db_url)
         triple = Triple(question=args.question, reference=args.reference, answer=args.answer)
-        async with judge_client(settings) as client:
+        async with client:
             run = start_single_run(store, rubric, triple, judge_model=client.model, model_name=args.model_name,
                                    fresh=args.fresh, origin=terminal_origin())
             outcome = await execute_run(store, run, rubric, client, concurrency=1)
@@ -153,14 +174,16 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
         return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
     if any(value is not None for value in single):
         raise UsageError("give either a CSV file or -q/-r/-a, not both")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
+    check_concurrency(args.concurrency)
     source = open_csv(args.file)
+    out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"))
     client = judge_client(settings, args.concurrency)
     store = Store.open(settings.db_url)
     run = start_csv_run(store, rubric, source, judge_model=client.model, model_name=args.model_name, fresh=args.fresh,
                         origin=terminal_origin())
-    out = args.out or args.file.with_name(f"{args.file.stem}.results.csv")
+    if run.total_rows == 0:
+        store.update_run(run.id, status="failed", stop_reason="no data rows")
+        raise UsageError(f"{args.file} has a header but no data rows")
     return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency)
 
 
@@ -170,10 +193,14 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
     run = store.get_run(args.run_id) if args.run_id else store.latest_unfinished_run()
     if run is None:
         raise UsageError(f"no run {args.run_id}" if args.run_id else "no unfinished run to resume")
+    check_concurrency(args.concurrency)
     rubric = rubrics.get(run.rubric_name)
+    out = writable(args.out or Path(f"run-{run.id}.results.csv"))
     client = judge_client(settings, args.concurrency, model=run.judge_model)
-    out = args.out or Path(f"run-{run.id}.results.csv")
-    console.print(f"Resuming run {run.id} ({run.source_name or run.source}, rubric {run.rubric_name}).")
+    if args.retry_errors:
+        count = store.reset_rows(run.id, ("error", "invalid"))  # type: ignore[arg-type]
+        console.print(f"{count} rows with a judge error or an invalid reply will be judged again.")
+    console.print(f"Resuming run {run.id} ({escape(run.source_name or run.source)}, rubric {run.rubric_name}).")
     return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency)
 
 
@@ -184,7 +211,11 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient
         with terminal.ProgressBar(console, f"{rubric.name} · run {run.id}") as bar:
             outcome = await execute_run(store, run, rubric, client, concurrency=concurrency, on_progress=bar.update)
     run = store.get_run(run.id)  # type: ignore[arg-type, assignment]
-    summary = export_run(store, run, rubric, out)
+    try:
+        summary = export_run(store, run, rubric, out)
+    except OSError as err:
+        raise UsageError(f"cannot write {out}: {err.strerror or err}. Every verdict is saved: "
+                         f"`judgebot resume {run.id} --out PATH` writes the results elsewhere.") from None
     terminal.show_summary(console, run, rubric, summary, out)
     if outcome.status == "paused":
         console.print(f"[red]Run {run.id} stopped[/]: {outcome.stop_reason}. "

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_db_path() -> Path:
+    """One history per user, whatever the working directory: $XDG_DATA_HOME/judgebot/judgebot.db."""
+    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data_home) / "judgebot" / "judgebot.db"
 
 
 class Settings(BaseSettings):
@@ -23,8 +32,15 @@ class Settings(BaseSettings):
     judge_max_retries: int = Field(6, ge=0, description="Retries of one request on 429, 5xx, timeouts.")
     concurrency: int = Field(16, ge=1, le=512, description="Judge requests in flight at once.")
     database_url: str | None = Field(None, description="Any SQLAlchemy URL; default SQLite at JUDGEBOT_DB.")
-    judgebot_db: Path = Field(Path("judgebot.db"), description="SQLite file used when DATABASE_URL is unset.")
+    judgebot_db: Path = Field(default_factory=lambda: default_db_path(),
+                              description="SQLite file used when DATABASE_URL is unset.")
     rubrics_dir: Path | None = Field(None, description="Extra directory of rubric files; same names override.")
+    judgebot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level.")
+
+    @field_validator("judgebot_log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
 
     @property
     def db_url(self) -> str:

@@ -7,7 +7,6 @@ import json
 import re
 import secrets
 import string
-import time
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -50,7 +49,7 @@ class Verdict(BaseModel):
     flags: list[str] = []
     tokens_in: int = 0
     tokens_out: int = 0
-    latency_ms: int = 0
+    latency_ms: int = 0  # time the judge took to answer, summed over the requests that got an answer
     attempts: int = 0
     rubric_name: str
     rubric_version: str
@@ -147,13 +146,11 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient) -> Verdict:
         "flags": ["possible prompt injection in the answer"] if INJECTION.search(triple.answer) else [],
     }
     messages = build_messages(rubric, triple, f"DATA-{secrets.token_hex(8)}")
-    started = time.monotonic()
-    tokens_in = tokens_out = attempts = 0
+    tokens_in = tokens_out = attempts = latency_ms = 0
 
     def finish(status: Status, **fields: Any) -> Verdict:
-        elapsed = int((time.monotonic() - started) * 1000)
         return Verdict(
-            status=status, tokens_in=tokens_in, tokens_out=tokens_out, latency_ms=elapsed,
+            status=status, tokens_in=tokens_in, tokens_out=tokens_out, latency_ms=latency_ms,
             attempts=attempts, **record, **fields,
         )
 
@@ -169,6 +166,7 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient) -> Verdict:
         attempts += 1
         tokens_in += completion.tokens_in
         tokens_out += completion.tokens_out
+        latency_ms += completion.latency_ms
         if completion.finish_reason == "length":
             return finish(
                 "error", raw_reply=completion.text,

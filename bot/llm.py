@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 OutputMode = Literal["json_schema", "json_object", "text"]
 MAX_BACKOFF = 30.0
+MAX_RETRY_AFTER = 120.0  # a server that asks for a longer wait is not coming back within this run
 
 
 class JudgeCallError(Exception):
@@ -36,6 +37,7 @@ class Completion:
     finish_reason: str | None
     tokens_in: int
     tokens_out: int
+    latency_ms: int = 0
     refusal: str | None = None
 
 
@@ -53,13 +55,7 @@ class Throttle:
         self.rate_limited_count = 0
         self._resume_at = 0.0
         self._successes = 0
-        self._cond: asyncio.Condition | None = None
-
-    @property
-    def _condition(self) -> asyncio.Condition:
-        if self._cond is None:
-            self._cond = asyncio.Condition()
-        return self._cond
+        self._condition = asyncio.Condition()
 
     async def __aenter__(self) -> Throttle:
         async with self._condition:
@@ -67,8 +63,10 @@ class Throttle:
                 pause = self._resume_at - time.monotonic()
                 if pause <= 0 and self.active < self.limit:
                     break
+                # Each waiter wakes at a moment of its own, so the end of a pause is not a burst.
+                timeout = pause + random.uniform(0, min(1.0, pause / 4)) if pause > 0 else None
                 try:
-                    await asyncio.wait_for(self._condition.wait(), pause if pause > 0 else None)
+                    await asyncio.wait_for(self._condition.wait(), timeout)
                 except TimeoutError:
                     pass
             self.active += 1
@@ -80,11 +78,13 @@ class Throttle:
             self._condition.notify_all()
 
     def rate_limited(self, delay: float) -> None:
-        """Back off: halve the limit and hold every new request for `delay` seconds."""
+        """Back off: halve the limit (once per pause, not once per 429 of a burst) and hold requests `delay` s."""
+        now = time.monotonic()
         self.rate_limited_count += 1
-        self.limit = max(1, self.limit // 2)
+        if now >= self._resume_at:
+            self.limit = max(1, self.limit // 2)
         self._successes = 0
-        self._resume_at = max(self._resume_at, time.monotonic() + delay)
+        self._resume_at = max(self._resume_at, now + delay)
 
     def succeeded(self) -> None:
         """Count a success; after `limit` of them in a row, allow one more request in flight."""
@@ -118,8 +118,13 @@ def backoff(attempt: int) -> float:
     return random.uniform(0.5, 1.0) * min(MAX_BACKOFF, 0.5 * 2**attempt)
 
 
-def _or_backoff(hint: float | None, attempt: int) -> float:
-    return backoff(attempt) if hint is None else hint
+def _wait(hint: float | None, attempt: int) -> float:
+    """The server's Retry-After when it gave one, else our backoff; RunStopped when it asks for too long."""
+    if hint is None:
+        return backoff(attempt)
+    if hint > MAX_RETRY_AFTER:
+        raise RunStopped(f"the judge endpoint asks to wait {hint:.0f} s before the next request; resume the run later")
+    return hint
 
 
 def _is_quota(err: openai.APIStatusError) -> bool:
@@ -165,6 +170,8 @@ class JudgeClient:
         attempt = 0
         while True:
             async with self.throttle:
+                sent_mode, sent_temperature = self.mode, self.temperature
+                started = time.monotonic()
                 try:
                     # The SDK's plain `post` (its documented way to send a body as is) rather than
                     # `chat.completions.create`, which re-walks every message and the schema against its
@@ -175,12 +182,15 @@ class JudgeClient:
                         body=self._body(messages, schema_name, schema),
                     )
                 except (openai.BadRequestError, openai.UnprocessableEntityError) as err:
-                    if self.mode != "text" and _rejects_format(err):
-                        self._downgrade(err)
+                    # Requests in flight share the mode: only the first refusal of a mode steps it down.
+                    if sent_mode != "text" and _rejects_format(err):
+                        if self.mode == sent_mode:
+                            self._downgrade(err)
                         continue
-                    if self.temperature is not None and "temperature" in _message(err).lower():
+                    if sent_temperature is not None and "temperature" in _message(err).lower():
                         # Reasoning models accept only their default temperature.
-                        log.warning("judge model refuses temperature %s; using its default", self.temperature)
+                        if self.temperature is not None:
+                            log.warning("judge model refuses temperature %s; using its default", self.temperature)
                         self.temperature = None
                         continue
                     raise JudgeCallError(f"the judge endpoint refused the request: {_message(err)}") from None
@@ -190,7 +200,7 @@ class JudgeClient:
                             "the judge account has no quota left (insufficient_quota): add credit or raise the "
                             "limit, then resume the run"
                         ) from None
-                    wait = _or_backoff(retry_after(err.response.headers), attempt)
+                    wait = _wait(retry_after(err.response.headers), attempt)
                     self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
                     delay = 0.0  # the throttle holds every request, this one included, until the wait is over
                     failure: str = f"rate limited (429) {attempt + 1} times"
@@ -201,7 +211,7 @@ class JudgeClient:
                 except openai.APIStatusError as err:
                     if err.status_code < 500 and err.status_code not in (408, 409):
                         raise JudgeCallError(f"the judge endpoint answered {err.status_code}: {_message(err)}") from None
-                    delay = _or_backoff(retry_after(err.response.headers), attempt)
+                    delay = _wait(retry_after(err.response.headers), attempt)
                     failure = f"the judge endpoint answered {err.status_code}: {_message(err)}"
                 except openai.APITimeoutError:
                     delay = backoff(attempt)
@@ -211,7 +221,7 @@ class JudgeClient:
                     failure = f"cannot reach the judge endpoint: {err.__cause__ or err}"
                 else:
                     self.throttle.succeeded()
-                    return _completion(response)
+                    return _completion(response, int((time.monotonic() - started) * 1000))
             attempt += 1
             if attempt > self.max_retries:
                 raise JudgeCallError(f"{failure}; gave up after {attempt} attempts")
@@ -249,7 +259,7 @@ def _message(err: openai.APIStatusError) -> str:
     return str(message or err.message)
 
 
-def _completion(response: Any) -> Completion:
+def _completion(response: Any, latency_ms: int) -> Completion:
     if not response.choices:
         raise JudgeCallError("the judge endpoint returned no choices")
     choice = response.choices[0]
@@ -259,6 +269,7 @@ def _completion(response: Any) -> Completion:
         finish_reason=choice.finish_reason,
         tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
         tokens_out=getattr(usage, "completion_tokens", 0) or 0,
+        latency_ms=latency_ms,
         refusal=getattr(choice.message, "refusal", None),
     )
 

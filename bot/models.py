@@ -10,10 +10,6 @@ from typing import Any
 from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-RUN_STATUSES = ("pending", "running", "paused", "done", "cancelled")
-JUDGMENT_STATUSES = ("pending", "scored", "invalid", "error", "malformed")
-
-
 def utcnow() -> datetime:
     """Now in UTC, without tzinfo: SQLite and PostgreSQL then store and return the same value."""
     return datetime.now(UTC).replace(tzinfo=None)
@@ -26,7 +22,10 @@ class Run(SQLModel, table=True):
     created_at: NaiveDatetime = Field(default_factory=utcnow)
     started_at: NaiveDatetime | None = None
     finished_at: NaiveDatetime | None = None
-    status: str = Field(default="pending", max_length=16)
+    heartbeat_at: NaiveDatetime | None = None
+    owner: str | None = Field(default=None, max_length=128, description="host:pid of the process judging it")
+    status: str = Field(default="pending", max_length=16, description="loading, pending, running, paused, done, "
+                        "cancelled or failed")
     stop_reason: str | None = Field(default=None, sa_column=Column(Text))
     rubric_name: str = Field(max_length=64)
     rubric_version: str = Field(max_length=32)
@@ -35,7 +34,7 @@ class Run(SQLModel, table=True):
     source: str = Field(default="cli", max_length=16)
     source_name: str | None = Field(default=None, max_length=512)
     columns: list[str] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
-    model_name: str | None = Field(default=None, max_length=128)
+    model_name: str | None = Field(default=None, sa_column=Column(Text))
     fresh: bool = False
     total_rows: int = 0
     team_id: str | None = Field(default=None, max_length=32)
@@ -58,13 +57,13 @@ class Judgment(SQLModel, table=True):
     row_number: int | None = None
     created_at: NaiveDatetime = Field(default_factory=utcnow)
     judged_at: NaiveDatetime | None = None
-    status: str = Field(default="pending", max_length=16)
+    status: str = Field(default="pending", max_length=16, description="pending, scored, invalid, error or malformed")
     team_id: str | None = Field(default=None, max_length=32)
     channel_id: str | None = Field(default=None, max_length=32)
     thread_ts: str | None = Field(default=None, max_length=32)
     user_id: str | None = Field(default=None, max_length=32)
     message_ts: str | None = Field(default=None, max_length=32)
-    model_name: str | None = Field(default=None, max_length=128, index=True)
+    model_name: str | None = Field(default=None, sa_column=Column(Text, index=True))
     rubric_name: str = Field(max_length=64)
     rubric_version: str = Field(max_length=32)
     rubric_hash: str = Field(max_length=32)
@@ -81,7 +80,7 @@ class Judgment(SQLModel, table=True):
     headline: float | None = None
     passed: bool | None = None
     label: str | None = Field(default=None, sa_column=Column(Text))
-    tag: str | None = Field(default=None, max_length=64)
+    tag: str | None = Field(default=None, sa_column=Column(Text))
     flags: list[str] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
     raw_reply: str | None = Field(default=None, sa_column=Column(Text))
     error: str | None = Field(default=None, sa_column=Column(Text))

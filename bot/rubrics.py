@@ -198,7 +198,13 @@ class Rubric(BaseModel):
         return output, problems
 
     def score(self, output: dict[str, Any]) -> Scoring:
-        """Compute derived values, headline, pass/fail and label of a valid reply."""
+        """Compute derived values, headline, pass/fail and label of a valid reply; FormulaError if one fails."""
+        try:
+            return self._score(output)
+        except (TypeError, ValueError, KeyError, IndexError, ArithmeticError) as err:
+            raise FormulaError(f"{type(err).__name__}: {err}") from None
+
+    def _score(self, output: dict[str, Any]) -> Scoring:
         derived: dict[str, float] = {}
         for key, spec in self.derived.items():
             if spec.weights is not None:
@@ -225,6 +231,8 @@ class Rubric(BaseModel):
             for path in spec.weights or {}:
                 if paths.get(path) is None or paths[path].type not in ("integer", "number"):
                     raise RubricError(f"derived.{key}.weights: {path!r} is not a number field of the output")
+                if paths[path].nullable:
+                    raise RubricError(f"derived.{key}.weights: {path!r} is nullable; a weighted mean needs a value")
         if self.headline.tag and self.headline.tag not in paths:
             raise RubricError(f"headline.tag: no field {self.headline.tag!r} in the output")
         sample = _sample(self.output)
@@ -234,7 +242,7 @@ class Rubric(BaseModel):
             raise RubricError("; ".join(broken or problems))
         try:
             self.score(output)
-        except (FormulaError, TypeError, ValueError) as err:
+        except FormulaError as err:
             raise RubricError(str(err)) from None
         for golden in self.goldens:
             for path in golden.expect:

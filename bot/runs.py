@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,11 @@ from bot.models import Judgment, Run, utcnow
 from bot.rubrics import Rubric
 from bot.store import Store
 
+log = logging.getLogger(__name__)
+
 UNSCORED = ("invalid", "error", "malformed")
+HEARTBEAT_SECONDS = 5.0
+STALE_AFTER = 30.0  # seconds without a heartbeat after which a "running" run counts as abandoned
 
 
 class Origin(BaseModel):
@@ -97,7 +102,8 @@ def start_run(
     origin = origin or Origin()
     common = _run_fields(rubric, judge_model, origin)
     run = store.create_run(
-        **common, source=origin.source, source_name=source_name, columns=columns, model_name=model_name, fresh=fresh
+        **common, status="loading", source=origin.source, source_name=source_name, columns=columns,
+        model_name=model_name, fresh=fresh,
     )
 
     def judgment_rows() -> Iterable[dict[str, Any]]:
@@ -111,9 +117,13 @@ def start_run(
                        "question": row.question, "reference": row.reference, "answer": row.answer,
                        "model_name": row.model or model_name, "cells": row.cells}
 
-    total = store.add_rows(judgment_rows())
-    store.update_run(run.id, total_rows=total)
-    run.total_rows = total
+    try:
+        total = store.add_rows(judgment_rows())
+    except BaseException as err:  # a half-loaded run must never look resumable
+        store.update_run(run.id, status="failed", stop_reason=f"loading the rows failed: {err}")
+        raise
+    store.update_run(run.id, status="pending", total_rows=total)
+    run.status, run.total_rows = "pending", total
     return run
 
 
@@ -138,6 +148,17 @@ def _reuse(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -
     )
 
 
+class RunBusy(RuntimeError):
+    """Another live process is judging this run right now."""
+
+
+def _failure(rubric: Rubric, judge_model: str, triple: Triple, message: str) -> Verdict:
+    return Verdict(
+        status="error", error=message, rubric_name=rubric.name, rubric_version=rubric.version,
+        rubric_hash=rubric.content_hash, judge_model=judge_model, prompt_hash=prompt_hash(rubric, triple, judge_model),
+    )
+
+
 async def execute_run(
     store: Store,
     run: Run,
@@ -152,99 +173,153 @@ async def execute_run(
 
     Each verdict is committed as soon as it arrives, so a crash loses at most the rows in flight,
     which stay pending and are judged on resume; a row already saved is never judged again.
+    Setting `cancel` stops at once: requests in flight are dropped and their rows stay pending.
     """
     if run.rubric_hash != rubric.content_hash:
         raise RubricChanged(
             f"run {run.id} started with rubric {run.rubric_name} {run.rubric_version} ({run.rubric_hash}); the "
             f"loaded rubric is {rubric.version} ({rubric.content_hash}). Restore that file, or start a new run."
         )
-    run_id: int = run.id  # type: ignore[assignment]
-    counts = store.status_counts(run_id)
-    total = sum(n for status, n in counts.items() if status != "malformed")
-    done = total - counts.get("pending", 0)
-    errors = counts.get("invalid", 0) + counts.get("error", 0)
-    store.update_run(run_id, status="running", started_at=run.started_at or utcnow(), stop_reason=None)
+    if not store.claim_run(run.id, stale_after=STALE_AFTER):  # type: ignore[arg-type]
+        raise RunBusy(
+            f"run {run.id} is being judged by another judgebot process right now; let it finish, or stop that "
+            f"process (a run whose process died can be resumed {STALE_AFTER:.0f} s after its last sign of life)"
+        )
+    execution = _Execution(store, run, rubric, client, concurrency, on_progress, cancel or asyncio.Event())
+    return await execution.run()
 
-    # Database calls of the hot path run on one thread of their own: the event loop never waits on
-    # SQLite, and a single writer never contends with itself for the lock.
-    loop = asyncio.get_running_loop()
-    db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgebot-db")
 
-    async def in_db(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        return await loop.run_in_executor(db_thread, partial(function, *args, **kwargs))
+class _Execution:
+    """The state of one `execute_run`: a producer feeding pending rows to `concurrency` workers."""
 
-    queue: asyncio.Queue[Judgment | None] = asyncio.Queue(maxsize=concurrency * 2)
-    stop = cancel or asyncio.Event()
-    stop_reason: list[str] = []
-    inflight: dict[str, asyncio.Future[None]] = {}
-    state = {"done": done, "errors": errors, "cached": 0, "now": 0}
-    started = time.monotonic()
+    def __init__(self, store: Store, run: Run, rubric: Rubric, client: JudgeClient, concurrency: int,
+                 on_progress: Callable[[Progress], None] | None, cancel: asyncio.Event) -> None:
+        self.store, self.run_, self.rubric, self.client = store, run, rubric, client
+        self.run_id: int = run.id  # type: ignore[assignment]
+        self.concurrency = concurrency
+        self.on_progress = on_progress
+        self.cancel = cancel
+        self.stop = asyncio.Event()  # no new rows: set by cancel, or by a problem every request would hit
+        self.stop_reason: str | None = None
+        self.inflight: dict[str, asyncio.Future[None]] = {}
+        self.queue: asyncio.Queue[Judgment | None] = asyncio.Queue(maxsize=concurrency * 2)
+        counts = store.status_counts(self.run_id)
+        self.total = sum(n for status, n in counts.items() if status != "malformed")
+        self.done = self.total - counts.get("pending", 0)
+        self.errors = counts.get("invalid", 0) + counts.get("error", 0)
+        self.cached = self.judged_now = 0
+        self.started = time.monotonic()
+        # Database calls of the hot path run on one thread of their own: the event loop never waits on
+        # the database, and a single writer never contends with itself for SQLite's lock.
+        self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgebot-db")
 
-    def report() -> None:
-        if on_progress is not None:
-            on_progress(Progress(run_id, state["done"], total, state["errors"], state["cached"], state["now"],
-                                 time.monotonic() - started))
+    async def in_db(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.db_thread, partial(function, *args, **kwargs))
 
-    async def produce() -> None:
+    def report(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress(Progress(self.run_id, self.done, self.total, self.errors, self.cached, self.judged_now,
+                                      time.monotonic() - self.started))
+
+    async def run(self) -> RunOutcome:
+        self.report()
+        workers = asyncio.gather(self.produce(), *(self.work() for _ in range(self.concurrency)))
+        helpers = [asyncio.create_task(self.heartbeat()), asyncio.create_task(self.cancel_on_request(workers))]
+        try:
+            await workers
+        except asyncio.CancelledError:
+            if not self.cancel.is_set():
+                raise  # the caller itself was cancelled (Ctrl-C): rows in flight stay pending
+        except BaseException:
+            workers.cancel()
+            raise
+        finally:
+            for helper in helpers:
+                helper.cancel()
+            self.db_thread.shutdown(wait=True)
+            outcome = self.finish()
+        return outcome
+
+    def finish(self) -> RunOutcome:
+        counts = self.store.status_counts(self.run_id)
+        if self.stop_reason:
+            status, reason = "paused", self.stop_reason
+        elif self.cancel.is_set():
+            status, reason = "cancelled", "cancelled"
+        elif counts.get("pending"):
+            status, reason = "paused", "interrupted"
+        else:
+            status, reason = "done", None
+        self.store.update_run(self.run_id, status=status, stop_reason=reason, finished_at=utcnow(), owner=None)
+        return RunOutcome(self.run_id, status, reason, counts)
+
+    async def heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            await self.in_db(self.store.beat, self.run_id)
+
+    async def cancel_on_request(self, workers: asyncio.Future[Any]) -> None:
+        await self.cancel.wait()
+        self.stop.set()
+        workers.cancel()
+
+    async def produce(self) -> None:
         after = 0
-        while not stop.is_set():
-            batch = await in_db(store.pending, run_id, after_id=after)
+        while not self.stop.is_set():
+            batch = await self.in_db(self.store.pending, self.run_id, after_id=after)
             if not batch:
                 break
             for item in batch:
-                if stop.is_set():
+                if self.stop.is_set():
                     break
-                await queue.put(item)
-            after = batch[-1].id  # type: ignore[assignment]
-        for _ in range(concurrency):
-            await queue.put(None)
+                await self.queue.put(item)
+            after = batch[-1].id
+        for _ in range(self.concurrency):
+            await self.queue.put(None)
 
-    async def record(item: Judgment, verdict: Verdict, key: str, cached_from: int | None = None) -> None:
-        await in_db(store.save_verdict, item.id, verdict, cache_key=key, cached_from=cached_from)
-        state["done"] += 1
-        state["now"] += 1
-        state["errors"] += verdict.status != "scored"
-        state["cached"] += cached_from is not None
-        report()
+    async def work(self) -> None:
+        while (item := await self.queue.get()) is not None:
+            if not self.stop.is_set():
+                await self.grade(item)
 
-    async def grade(item: Judgment) -> None:
+    async def grade(self, item: Judgment) -> None:
         triple = Triple(question=item.question, reference=item.reference, answer=item.answer)
-        key = cache_key(rubric, client.model, triple)
-        while not run.fresh and key in inflight:  # the same triple is being judged for another row: wait for it
-            await inflight[key]
-            if stop.is_set():
+        key = cache_key(self.rubric, self.client.model, triple)
+        while key in self.inflight:  # the same triple is being judged for another row: wait, rather than pay twice
+            await self.inflight[key]
+            if self.stop.is_set():
                 return
-        future = inflight[key] = loop.create_future()
+        future = self.inflight[key] = asyncio.get_running_loop().create_future()
         try:
-            cached = None if run.fresh else await in_db(store.find_cached, key)
+            # A fresh run reuses nothing from the history, only what it judged itself (identical rows).
+            scope = self.run_id if self.run_.fresh else None
+            cached = await self.in_db(self.store.find_cached, key, run_id=scope)
             if cached is not None:
-                await record(item, _reuse(cached, rubric, client.model, triple), key, cached.id)
+                verdict, source = _reuse(cached, self.rubric, self.client.model, triple), cached.id
             else:
-                await record(item, await judge(rubric, triple, client), key)
+                verdict, source = await self.judge(triple), None
+            await self.record(item, verdict, key, source)
         except RunStopped as err:
-            stop_reason.append(str(err))
-            stop.set()
+            self.stop_reason = self.stop_reason or str(err)
+            self.stop.set()
         finally:
-            if inflight.get(key) is future:
-                del inflight[key]
+            if self.inflight.get(key) is future:
+                del self.inflight[key]
             future.set_result(None)
 
-    async def work() -> None:
-        while (item := await queue.get()) is not None:
-            if not stop.is_set():
-                await grade(item)
+    async def judge(self, triple: Triple) -> Verdict:
+        try:
+            return await judge(self.rubric, triple, self.client)
+        except (RunStopped, asyncio.CancelledError):
+            raise
+        except Exception as err:  # a bug must cost one row, not the run; the row says what happened
+            log.exception("judging a row failed")
+            return _failure(self.rubric, self.client.model, triple, f"internal error: {type(err).__name__}: {err}")
 
-    report()
-    try:
-        await asyncio.gather(produce(), *(work() for _ in range(concurrency)))
-    finally:
-        db_thread.shutdown(wait=True)
-        counts = store.status_counts(run_id)
-        if stop_reason:
-            status, reason = "paused", stop_reason[0]
-        elif stop.is_set() or counts.get("pending"):
-            status, reason = ("cancelled", "cancelled") if stop.is_set() else ("paused", "interrupted")
-        else:
-            status, reason = "done", None
-        store.update_run(run_id, status=status, stop_reason=reason, finished_at=utcnow())
-    return RunOutcome(run_id, status, reason, counts)
+    async def record(self, item: Judgment, verdict: Verdict, key: str, cached_from: int | None) -> None:
+        await self.in_db(self.store.save_verdict, item.id, verdict, cache_key=key, cached_from=cached_from)
+        self.done += 1
+        self.judged_now += 1
+        self.errors += verdict.status != "scored"
+        self.cached += cached_from is not None
+        self.report()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from bot.migrations import migrate
 from bot.models import Judgment, Run, utcnow
 
 BUSY_TIMEOUT_MS = 30_000
+RESUMABLE = ("pending", "running", "paused")
 VERDICT_COLUMNS = [*Verdict.model_fields, "cache_key", "cached_from", "judged_at"]
 INSERT_BATCH = 1_000
 
@@ -49,6 +52,22 @@ def make_engine(url: str) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def _abandoned(run: Run, now: Any, stale_after: float) -> bool:
+    """A running run whose process is gone: no heartbeat for a while, or a dead pid on this very host."""
+    if run.heartbeat_at is None or (now - run.heartbeat_at).total_seconds() > stale_after:
+        return True
+    host, _, pid = (run.owner or "").rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, but another user's
+        return False
+    return False
 
 
 class Store:
@@ -101,7 +120,7 @@ class Store:
     def latest_unfinished_run(self) -> Run | None:
         """The newest run that still has work to do (paused, interrupted, or cut off by a crash)."""
         with self.session() as session:
-            statement = select(Run).where(Run.status.in_(["pending", "running", "paused"])).order_by(Run.id.desc())
+            statement = select(Run).where(Run.status.in_(RESUMABLE)).order_by(Run.id.desc())
             return session.exec(statement.limit(1)).first()
 
     def recent_runs(self, limit: int = 20) -> list[Run]:
@@ -114,6 +133,42 @@ class Store:
         with self.session() as session:
             session.execute(update(Run).where(Run.id == run_id).values(**fields))
             session.commit()
+
+    def claim_run(self, run_id: int, *, stale_after: float) -> bool:
+        """Mark a run as being judged by this process, unless another live process is judging it."""
+        now = utcnow()
+        owner = f"{socket.gethostname()}:{os.getpid()}"
+        with self.session() as session:
+            run = session.get(Run, run_id)
+            if run is None or run.status not in RESUMABLE:
+                return False
+            if run.status == "running" and run.owner and not _abandoned(run, now, stale_after):
+                return False
+            claimed = session.execute(
+                update(Run)
+                .where(Run.id == run_id, Run.status == run.status, Run.owner.is_(None) if run.owner is None
+                       else Run.owner == run.owner)
+                .values(status="running", owner=owner, heartbeat_at=now, started_at=run.started_at or now,
+                        stop_reason=None)
+            )
+            session.commit()
+            return claimed.rowcount == 1
+
+    def beat(self, run_id: int) -> None:
+        """Record that the process judging a run is alive."""
+        self.update_run(run_id, heartbeat_at=utcnow())
+
+    def reset_rows(self, run_id: int, statuses: tuple[str, ...]) -> int:
+        """Make rows of these statuses pending again, to be judged anew; return how many."""
+        cleared = dict.fromkeys(["output", "derived", "headline", "passed", "label", "tag", "raw_reply", "error",
+                                 "flags", "judged_at", "cached_from"])
+        with self.session() as session:
+            result = session.execute(
+                update(Judgment).where(Judgment.run_id == run_id, Judgment.status.in_(statuses))
+                .values(status="pending", tokens_in=0, tokens_out=0, latency_ms=0, attempts=0, **cleared)
+            )
+            session.commit()
+            return result.rowcount
 
     def add_rows(self, rows: Iterable[dict[str, Any]]) -> int:
         """Insert judgment rows (pending or malformed) in batches; return how many."""
@@ -146,10 +201,11 @@ class Store:
             )
             return list(session.exec(statement))
 
-    def find_cached(self, cache_key: str) -> Judgment | None:
-        """An earlier successful judgment under `cache_key`, to reuse instead of billing again."""
+    def find_cached(self, cache_key: str, *, run_id: int | None = None) -> Judgment | None:
+        """An earlier successful judgment under `cache_key` (within one run when given), to reuse instead of billing."""
+        statement = self._cached if run_id is None else self._cached.where(Judgment.__table__.c.run_id == run_id)
         with self.engine.connect() as conn:
-            row = conn.execute(self._cached, {"cache_key": cache_key}).mappings().first()
+            row = conn.execute(statement, {"cache_key": cache_key}).mappings().first()
         return Judgment.model_construct(**row) if row is not None else None
 
     def save_verdict(self, judgment_id: int, verdict: Verdict, *, cache_key: str, cached_from: int | None = None) -> bool:

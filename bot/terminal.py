@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
@@ -61,7 +62,7 @@ def _number(value: float | None, digits: int = 2) -> str:
 
 def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, out: Any) -> None:
     """The end-of-run table: counts, pass rate, mean of each criterion, tags, tokens, cost, worst rows."""
-    table = Table(title=f"Run {run.id} · {rubric.title} ({rubric.name} {rubric.version}) · judge {run.judge_model}",
+    table = Table(title=escape(f"Run {run.id} · {rubric.title} ({rubric.name} {rubric.version}) · judge {run.judge_model}"),
                   show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column()
@@ -75,9 +76,9 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     rate = summary.pass_rate
     table.add_row("pass rate", "-" if rate is None else f"{rate:.0%} ({summary.passed}/{summary.scored})")
     for criterion in summary.criteria:
-        table.add_row(f"mean {criterion}", _number(summary.mean(criterion)))
+        table.add_row(escape(f"mean {criterion}"), _number(summary.mean(criterion)))
     for path, counts in summary.tags.items():
-        table.add_row(path, " · ".join(f"{tag} {n}" for tag, n in counts.most_common()))
+        table.add_row(escape(path), escape(" · ".join(f"{tag} {n}" for tag, n in counts.most_common())))
     if summary.cached:
         table.add_row("reused from cache", str(summary.cached))
     table.add_row("tokens", f"{summary.tokens_in:,} in · {summary.tokens_out:,} out")
@@ -85,17 +86,17 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     if summary.worst:
         table.add_row("lowest rows", ", ".join(f"row {row} ({score:.0f})" for score, row in summary.worst))
     if out is not None:
-        table.add_row("results", str(out))
+        table.add_row("results", escape(str(out)))
     console.print(table)
     if len(summary.models) > 1:
         models = Table("model under test", "rows", "scored", "pass rate", "mean headline", title_justify="left")
         for name, figures in sorted(summary.models.items(), key=lambda item: -(item[1].mean_headline or 0)):
             rate = "-" if figures.pass_rate is None else f"{figures.pass_rate:.0%}"
-            models.add_row(name, str(figures.rows), str(figures.scored), rate, _number(figures.mean_headline, 1))
+            models.add_row(escape(name), str(figures.rows), str(figures.scored), rate, _number(figures.mean_headline, 1))
         console.print(models)
     unscored = summary.rows - summary.scored
     for row, status, reason in summary.problems[:10]:
-        console.print(f"[red]row {row}[/] {status}: {reason}", markup=True, highlight=False)
+        console.print(f"[red]row {row}[/] {status}: {escape(reason)}", highlight=False)
     if unscored > 10 and summary.problems:
         console.print(f"... {unscored} rows not scored in all; see the status and error columns of the results.")
 
@@ -103,25 +104,28 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
 def show_verdict(console: Console, rubric: Rubric, verdict: Verdict) -> None:
     """One judgment in full."""
     if verdict.status != "scored":
-        console.print(f"[red bold]{verdict.status}[/]: {verdict.error}", highlight=False)
+        console.print(f"[red bold]{verdict.status}[/]: {escape(verdict.error or '')}", highlight=False)
         if verdict.raw_reply:
             console.print(f"judge reply: {verdict.raw_reply[:2000]}", markup=False, highlight=False)
         return
     mark = "PASS" if verdict.passed else "FAIL"
-    console.print(f"[bold]{rubric.title}[/]: {verdict.label}  (headline {verdict.headline:.0f}/100, {mark})")
+    console.print(f"[bold]{escape(rubric.title)}[/]: {escape(verdict.label or '')}  "
+                  f"(headline {verdict.headline:.0f}/100, {mark})")
     console.print(json.dumps({**(verdict.output or {}), **verdict.derived}, ensure_ascii=False, indent=2),
                   markup=False, highlight=False)
     for flag in verdict.flags:
-        console.print(f"[yellow]warning[/]: {flag}")
-    console.print(f"[dim]judge {verdict.judge_model} · rubric {verdict.rubric_name} {verdict.rubric_version} · "
-                  f"{verdict.tokens_in} + {verdict.tokens_out} tokens · {verdict.latency_ms} ms[/]")
+        console.print(f"[yellow]warning[/]: {escape(flag)}")
+    console.print("[dim]" + escape(f"judge {verdict.judge_model} · rubric {verdict.rubric_name} "
+                                   f"{verdict.rubric_version} · {verdict.tokens_in} + {verdict.tokens_out} tokens · "
+                                   f"{verdict.latency_ms} ms") + "[/]")
 
 
 def show_rubrics(console: Console, rubrics: Iterable[Rubric]) -> None:
     """The rubric list."""
     table = Table("name", "aliases", "version", "description")
     for rubric in rubrics:
-        table.add_row(rubric.name, ", ".join(rubric.aliases), rubric.version, rubric.description)
+        table.add_row(*(escape(text) for text in (rubric.name, ", ".join(rubric.aliases), rubric.version,
+                                                   rubric.description)))
     console.print(table)
 
 
@@ -131,16 +135,17 @@ def show_goldens(console: Console, rubric: Rubric, results: list[GoldenResult]) 
         verdict = result.verdict
         state = "[green]ok[/]" if result.ok else "[red]MISS[/]"
         detail = verdict.label if verdict.status == "scored" else f"{verdict.status}: {verdict.error}"
-        console.print(f"{state} {rubric.name}/{result.golden.name}: {detail}", highlight=False)
+        console.print(f"{state} {escape(f'{rubric.name}/{result.golden.name}: {detail}')}", highlight=False)
         for miss in result.misses:
-            console.print(f"     {miss}", highlight=False)
+            console.print(f"     {escape(miss)}", highlight=False)
 
 
 def show_runs(console: Console, runs: Iterable[Run]) -> None:
     """Recent runs."""
     table = Table("run", "created (UTC)", "status", "rubric", "rows", "source", "judge")
     for run in runs:
-        table.add_row(str(run.id), f"{run.created_at:%Y-%m-%d %H:%M}", run.status + (f" ({run.stop_reason})"
-                      if run.stop_reason else ""), f"{run.rubric_name} {run.rubric_version}", str(run.total_rows),
-                      run.source_name or run.source, run.judge_model)
+        status = run.status + (f" ({run.stop_reason})" if run.stop_reason else "")
+        cells = (str(run.id), f"{run.created_at:%Y-%m-%d %H:%M}", status, f"{run.rubric_name} {run.rubric_version}",
+                 str(run.total_rows), run.source_name or run.source, run.judge_model)
+        table.add_row(*(escape(cell) for cell in cells))
     console.print(table)

@@ -242,7 +242,9 @@ async def test_complete_returns_text_tokens_and_finish_reason(judge_server, make
     judge_server.enqueue(Reply(content='{"score": 3}', tokens_in=123, tokens_out=45))
     client = make_client()
     completion = await client.complete(MESSAGES, schema_name="probe_verdict", schema=SCHEMA)
-    assert completion == Completion(text='{"score": 3}', finish_reason="stop", tokens_in=123, tokens_out=45)
+    assert completion == Completion(text='{"score": 3}', finish_reason="stop", tokens_in=123, tokens_out=45,
+                                    latency_ms=completion.latency_ms)
+    assert 0 <= completion.latency_ms < 5_000
     [body] = judge_server.bodies()
     assert body["model"] == "judge-test"
     assert body["messages"] == MESSAGES
