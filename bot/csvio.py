@@ -277,8 +277,8 @@ def _cell(value: object) -> str:
 class ResultsWriter:
     """Context manager writing a results CSV, every text cell neutralised.
 
-    The file is UTF-8 with a BOM (so Excel shows non-Latin text), comma-separated, and
-    flushed after each row so the rows graded so far survive a crash.
+    The file is UTF-8 with a BOM (so Excel shows non-Latin text) and comma-separated. It is
+    written from the history after judging, so it can always be written again.
     """
 
     def __init__(self, path: str | Path, fieldnames: list[str]) -> None:
@@ -292,7 +292,6 @@ class ResultsWriter:
     def write(self, row: dict[str, object]) -> None:
         """Write one row; missing keys and None give empty cells, keys outside fieldnames are ignored."""
         self._writer.writerow([_cell(row.get(name)) for name in self.fieldnames])
-        self._file.flush()
 
     def close(self) -> None:
         """Close the file."""
