@@ -25,8 +25,8 @@ from bot.migrations import SchemaTooNew
 from bot.models import Run
 from bot.report import export_run
 from bot.rubrics import Rubric, RubricError, RubricSet, load_rubrics
-from bot.runs import Origin, RubricChanged, RunBusy, execute_run, start_csv_run, start_single_run
-from bot.store import Store
+from bot.runs import Origin, RubricChanged, RunBusy, RunNotResumable, execute_run, start_csv_run, start_single_run
+from bot.store import Store, StoreUnavailable
 from bot import terminal
 
 NO_ENDPOINT = (
@@ -85,7 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # full passes, which otherwise cost a run about a fifth of its CPU time.
         gc.freeze()
         return asyncio.run(dispatch(args, settings, console))
-    except (UsageError, RubricError, CsvError, SchemaTooNew, RubricChanged, RunBusy) as err:
+    except (UsageError, RubricError, CsvError, SchemaTooNew, StoreUnavailable, RubricChanged, RunBusy,
+            RunNotResumable) as err:
         errors.print(f"[red]error[/]: {escape(str(err))}")
         return EXIT_USAGE
     except ValidationError as err:
@@ -197,19 +198,22 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
     rubric = rubrics.get(run.rubric_name)
     out = writable(args.out or Path(f"run-{run.id}.results.csv"))
     client = judge_client(settings, args.concurrency, model=run.judge_model)
-    if args.retry_errors:
-        count = store.reset_rows(run.id, ("error", "invalid"))  # type: ignore[arg-type]
+    retry = ("error", "invalid") if args.retry_errors else ()
+    if retry:
+        count = sum(store.status_counts(run.id).get(status, 0) for status in retry)  # type: ignore[arg-type]
         console.print(f"{count} rows with a judge error or an invalid reply will be judged again.")
     console.print(f"Resuming run {run.id} ({escape(run.source_name or run.source)}, rubric {run.rubric_name}).")
-    return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency)
+    return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency,
+                            retry=retry)
 
 
 async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient, console: Console, out: Path,
-                     concurrency: int) -> int:
+                     concurrency: int, retry: tuple[str, ...] = ()) -> int:
     """Judge the pending rows of a run with a progress bar, then write the results and show the summary."""
     async with client:
         with terminal.ProgressBar(console, f"{rubric.name} · run {run.id}") as bar:
-            outcome = await execute_run(store, run, rubric, client, concurrency=concurrency, on_progress=bar.update)
+            outcome = await execute_run(store, run, rubric, client, concurrency=concurrency, on_progress=bar.update,
+                                        retry=retry)
     run = store.get_run(run.id)  # type: ignore[arg-type, assignment]
     try:
         summary = export_run(store, run, rubric, out)

@@ -201,6 +201,8 @@ class Rubric(BaseModel):
         """Compute derived values, headline, pass/fail and label of a valid reply; FormulaError if one fails."""
         try:
             return self._score(output)
+        except FormulaError:
+            raise
         except (TypeError, ValueError, KeyError, IndexError, ArithmeticError) as err:
             raise FormulaError(f"{type(err).__name__}: {err}") from None
 

@@ -152,6 +152,10 @@ class RunBusy(RuntimeError):
     """Another live process is judging this run right now."""
 
 
+class RunNotResumable(RuntimeError):
+    """A run whose rows could not all be loaded: it can only be started again."""
+
+
 def _failure(rubric: Rubric, judge_model: str, triple: Triple, message: str) -> Verdict:
     return Verdict(
         status="error", error=message, rubric_name=rubric.name, rubric_version=rubric.version,
@@ -168,8 +172,11 @@ async def execute_run(
     concurrency: int,
     on_progress: Callable[[Progress], None] | None = None,
     cancel: asyncio.Event | None = None,
+    retry: tuple[str, ...] = (),
 ) -> RunOutcome:
     """Judge every pending row of `run`; stop early on a quota or key problem, leaving the rest pending.
+
+    Rows in the statuses of `retry` (such as "error", "invalid") are made pending again first.
 
     Each verdict is committed as soon as it arrives, so a crash loses at most the rows in flight,
     which stay pending and are judged on resume; a row already saved is never judged again.
@@ -180,11 +187,17 @@ async def execute_run(
             f"run {run.id} started with rubric {run.rubric_name} {run.rubric_version} ({run.rubric_hash}); the "
             f"loaded rubric is {rubric.version} ({rubric.content_hash}). Restore that file, or start a new run."
         )
+    current = store.get_run(run.id)  # type: ignore[arg-type]
+    if current is None or current.status in ("loading", "failed"):
+        reason = current.stop_reason if current else "it does not exist"
+        raise RunNotResumable(f"run {run.id} cannot be judged ({reason}); start a new run from the file")
     if not store.claim_run(run.id, stale_after=STALE_AFTER):  # type: ignore[arg-type]
         raise RunBusy(
             f"run {run.id} is being judged by another judgebot process right now; let it finish, or stop that "
             f"process (a run whose process died can be resumed {STALE_AFTER:.0f} s after its last sign of life)"
         )
+    if retry:
+        store.reset_rows(run.id, retry)  # type: ignore[arg-type]
     execution = _Execution(store, run, rubric, client, concurrency, on_progress, cancel or asyncio.Event())
     return await execution.run()
 

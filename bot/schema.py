@@ -126,13 +126,13 @@ def _plain_number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else value
 
 
-def leaves(fields: dict[str, FieldSpec], prefix: str = "") -> list[tuple[str, FieldSpec]]:
-    """Every non-object field as (dotted path, spec), in declaration order."""
+def leaves(fields: dict[str, FieldSpec], prefix: str = "", *, in_nullable: bool = False) -> list[tuple[str, FieldSpec]]:
+    """Every non-object field as (dotted path, spec), in declaration order; inside a nullable object, nullable."""
     found: list[tuple[str, FieldSpec]] = []
     for key, spec in fields.items():
         path = f"{prefix}{key}"
         if spec.type == "object":
-            found.extend(leaves(spec.fields or {}, f"{path}."))
+            found.extend(leaves(spec.fields or {}, f"{path}.", in_nullable=in_nullable or spec.nullable))
         else:
-            found.append((path, spec))
+            found.append((path, spec.model_copy(update={"nullable": True}) if in_nullable else spec))
     return found

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, event, func, insert, update
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session, create_engine, select
 
 from bot.judge import Verdict
@@ -17,7 +18,8 @@ from bot.migrations import migrate
 from bot.models import Judgment, Run, utcnow
 
 BUSY_TIMEOUT_MS = 30_000
-RESUMABLE = ("pending", "running", "paused")
+RESUMABLE = ("pending", "running", "paused")  # what `resume` picks up by itself
+CLAIMABLE = (*RESUMABLE, "done", "cancelled")  # what can be judged again (retried rows, a results file rewritten)
 VERDICT_COLUMNS = [*Verdict.model_fields, "cache_key", "cached_from", "judged_at"]
 INSERT_BATCH = 1_000
 
@@ -52,6 +54,10 @@ def make_engine(url: str) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+class StoreUnavailable(RuntimeError):
+    """The history database cannot be opened; the message says which and why."""
 
 
 def _abandoned(run: Run, now: Any, stale_after: float) -> bool:
@@ -95,9 +101,16 @@ class Store:
 
     @classmethod
     def open(cls, url: str) -> Store:
-        """Connect to `url` and bring its schema up to date."""
-        engine = make_engine(url)
-        migrate(engine)
+        """Connect to `url` and bring its schema up to date; StoreUnavailable when that cannot be done."""
+        try:
+            engine = make_engine(url)
+            migrate(engine)
+        except (SQLAlchemyError, OSError) as err:
+            shown = make_url(url).render_as_string(hide_password=True)
+            reason = getattr(err, "orig", None) or err
+            raise StoreUnavailable(
+                f"cannot open the history database {shown}: {reason}. Check JUDGEBOT_DB or DATABASE_URL."
+            ) from None
         return cls(engine)
 
     def session(self) -> Session:
@@ -140,7 +153,7 @@ class Store:
         owner = f"{socket.gethostname()}:{os.getpid()}"
         with self.session() as session:
             run = session.get(Run, run_id)
-            if run is None or run.status not in RESUMABLE:
+            if run is None or run.status not in CLAIMABLE:
                 return False
             if run.status == "running" and run.owner and not _abandoned(run, now, stale_after):
                 return False

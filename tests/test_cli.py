@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -535,3 +536,165 @@ def test_a_broken_team_rubric_makes_every_command_exit_2_naming_file_and_field(t
         message = flat(out)
         assert "error: broken.yaml: output.correctness.type: Input should be 'integer'" in message, (command, out)
     assert judge_server.bodies() == []
+
+
+# --- retrying errors, runs busy elsewhere, checks before any request, settings -----------------------------------
+
+
+def garbage_then_healthy(body: dict) -> Reply:
+    """GARBLE answers get prose (invalid), FAIL400 answers a 400 (error), the rest a verdict."""
+    answer = triple_of(body)[2]
+    if "GARBLE" in answer:
+        return Reply(content="Looks fine to me.")
+    if "FAIL400" in answer:
+        return Reply(status=400, error={"message": "this request cannot be served", "type": "invalid_request_error",
+                                        "code": None})
+    return eth_responder(body)
+
+
+RETRY_ROWS = [["Where is my payslip?", "In Staffnet.", "GARBLE: see Staffnet."],
+              ["How do I print?", "Web Print.", "FAIL400: use webprint."],
+              ["How do I register?", "In myStudies.", "Use myStudies."]]
+
+
+def test_resume_retry_errors_judges_the_failed_rows_again(tmp_path, judge_server):
+    judge_server.responder = garbage_then_healthy
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], RETRY_ROWS)
+    code, out = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", server=judge_server)
+    assert code == 1, out
+    assert "model under test" not in out  # one model (none named): no per-model table
+    assert history(tmp_path, "SELECT row_number, status FROM judgment ORDER BY row_number") == [
+        (2, "invalid"), (3, "error"), (4, "scored")]
+    before = len(judge_server.bodies())
+
+    judge_server.responder = eth_responder  # the judge is healthy again
+    code, out = judgebot(tmp_path, "resume", "1", "--retry-errors", server=judge_server)
+
+    assert code == 0, out
+    text = flat(out)
+    assert "2 rows with a judge error or an invalid reply will be judged again." in text
+    assert "scored 3" in text and "judge errors 0" in text
+    assert sorted(triple_of(b)[2] for b in judge_server.bodies()[before:]) == sorted(r[2] for r in RETRY_ROWS[:2])
+    _, results = read_results(tmp_path / "run-1.results.csv")
+    assert [r["status"] for r in results] == ["scored"] * 3 and [r["error"] for r in results] == [""] * 3
+    assert history(tmp_path, "SELECT status, owner FROM run") == [("done", None)]
+
+
+def test_resume_of_a_finished_run_writes_its_results_elsewhere(tmp_path, judge_server):
+    """What the message for an unwritable results file advises: `judgebot resume ID --out PATH`."""
+    judge_server.responder = eth_responder
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], RETRY_ROWS[2:])
+    code, out = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", server=judge_server)
+    assert code == 0, out
+
+    code, out = judgebot(tmp_path, "resume", "1", "--out", "again.csv", server=judge_server)
+
+    assert code == 0, out
+    assert len(judge_server.bodies()) == 1  # nothing judged again
+    assert read_results(tmp_path / "again.csv")[1] == read_results(tmp_path / "in.results.csv")[1]
+
+
+def judgebot_each(tmp_path: Path, commands: list[tuple[list[str], dict[str, str | None]]], server=None):
+    """Independent commands at once, each with settings of its own; [(exit code, output)] in order."""
+    procs = [subprocess.Popen([sys.executable, "-m", "bot", *map(str, args)], cwd=tmp_path,
+                              env=base_env(tmp_path, server, **extra), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT) for args, extra in commands]
+    results = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=60)
+        results.append((proc.returncode, out.decode("utf-8")))
+    return results
+
+
+def test_problems_found_before_any_request_and_settings(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], RETRY_ROWS[2:])
+    (tmp_path / "header.csv").write_text("question,reference,answer\n", encoding="utf-8")
+    (tmp_path / "db-is-a-dir").mkdir()
+    commands = {
+        "out in a missing directory": (["judge", "in.csv", "--rubric", "eth", "--out", "missing/out.csv"], {}),
+        "header only": (["judge", "header.csv", "--rubric", "eth"], {"JUDGEBOT_DB": str(tmp_path / "header.db")}),
+        "debug": (["rubrics"], {"JUDGEBOT_LOG_LEVEL": "debug"}),
+        "nonsense": (["rubrics"], {"JUDGEBOT_LOG_LEVEL": "nonsense"}),
+        "database is a directory": (["runs"], {"JUDGEBOT_DB": str(tmp_path / "db-is-a-dir")}),
+    }
+    outcome = dict(zip(commands, judgebot_each(tmp_path, list(commands.values()), server=judge_server)))
+    for name, (_, out) in outcome.items():
+        assert "Traceback" not in out, (name, out)
+    text = {name: flat(out) for name, (_, out) in outcome.items()}
+    codes = {name: code for name, (code, _) in outcome.items()}
+
+    assert codes["out in a missing directory"] == 2, text
+    assert "cannot write the results to missing/out.csv: choose another --out" in text["out in a missing directory"]
+    assert not (tmp_path / "missing").exists() and not (tmp_path / "h.db").exists()
+
+    assert codes["header only"] == 2, text
+    assert "header.csv has a header but no data rows" in text["header only"]
+    db = sqlite3.connect(tmp_path / "header.db")
+    try:  # recorded, but never offered to `resume`
+        assert db.execute("SELECT status, stop_reason FROM run").fetchall() == [("failed", "no data rows")]
+    finally:
+        db.close()
+
+    assert codes["debug"] == 0 and "Strict auditor" in text["debug"], text["debug"]
+    assert codes["nonsense"] == 2, text["nonsense"]
+    assert "a setting is invalid: JUDGEBOT_LOG_LEVEL" in text["nonsense"]
+
+    broken_db = text["database is a directory"]
+    assert codes["database is a directory"] == 2, broken_db
+    assert "cannot open the history database" in broken_db and "Check JUDGEBOT_DB or DATABASE_URL" in broken_db
+    assert judge_server.bodies() == []
+
+
+def test_per_model_table_shows_names_with_markup_literally(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer", "model"], [
+        ["How do I register?", "In myStudies.", "Use myStudies.", "[/]"],
+        ["How do I print?", "Web Print.", "Ask someone.", "[/]"],
+        ["How do I register?", "In myStudies.", "Register in myStudies.", "[bold red]x"],
+        ["Where is my payslip?", "In Staffnet.", "Staffnet has it.", "[bold red]x"],
+        ["How do I print?", "Web Print.", "Print it somehow.", "plain-bot"],
+    ])
+
+    code, out = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", server=judge_server)
+
+    assert code == 0, out
+    text = flat(out)
+    assert "pass rate 60% (3/5)" in text
+    assert "model under test rows scored pass rate mean headline" in text
+    table = text[text.index("model under test"):]
+    # best mean headline first; each name exactly as written in the CSV
+    assert re.search(r"\[bold red\]x 2 2 100% 100\.0 \[/\] 2 2 50% 62\.5 plain-bot 1 1 0% 25\.0", table), table
+
+
+def test_resume_of_a_run_another_live_process_is_judging_exits_2(tmp_path, judge_server):
+    def quota_after_the_first_error(body: dict) -> Reply:
+        return garbage_then_healthy(body) if "FAIL400" in triple_of(body)[2] else Reply.quota()
+
+    judge_server.responder = quota_after_the_first_error
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], RETRY_ROWS[1:])
+    code, out = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", "--concurrency", "1", server=judge_server)
+    assert code == 1, out
+    assert history(tmp_path, "SELECT status, count(*) FROM judgment GROUP BY status ORDER BY status") == [
+        ("error", 1), ("pending", 1)]
+    heartbeat = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ")
+    db = sqlite3.connect(tmp_path / "h.db")
+    with db:
+        db.execute("UPDATE run SET status = 'running', owner = 'otherhost:1', heartbeat_at = ?", (heartbeat,))
+    db.close()
+    judge_server.responder = eth_responder
+    before = len(judge_server.bodies())
+
+    results = judgebot_many(tmp_path, [["resume", "1"], ["resume"]], server=judge_server)
+    for code, out in results:
+        assert code == 2, out
+        assert "run 1 is being judged by another judgebot process right now" in flat(out), out
+    assert len(judge_server.bodies()) == before
+    assert history(tmp_path, "SELECT status, owner FROM run") == [("running", "otherhost:1")]
+
+    code, out = judgebot(tmp_path, "resume", "1", "--retry-errors", server=judge_server)
+    assert code == 2, out
+    assert "being judged by another judgebot process" in flat(out)
+    # refused: so the other process's rows are left as they were, its error row included
+    assert history(tmp_path, "SELECT status, count(*) FROM judgment GROUP BY status ORDER BY status") == [
+        ("error", 1), ("pending", 1)]

@@ -523,3 +523,50 @@ async def test_injection_in_question_or_reference_is_not_the_answers_flag(judge_
     judge_server.enqueue(Reply.json(ETH_OK))
     verdict = await judge(rubrics.get("eth"), triple, make_client())
     assert verdict.flags == []
+
+
+# --- a formula that fails on one reply costs that row, not the run -------------------------------------------------
+
+NULLABLE_RUBRIC = """\
+name: team-nullable
+version: "1"
+title: Team rubric with an optional number
+description: The headline multiplies a number the judge may leave null.
+system: Grade the answer; give x from 0 to 10, or null when it cannot be graded.
+user_template: |
+  Q: $question
+  R: $reference
+  A: $answer
+output:
+  x: {type: number, min: 0, max: 10, nullable: true}
+  why: {type: string}
+headline:
+  score: x * 10
+  pass: x >= 5
+  label: "x = {x}"
+"""
+
+
+def team_rubric(directory):
+    from bot.rubrics import load_rubric
+
+    path = directory / "team-nullable.yaml"
+    path.write_text(NULLABLE_RUBRIC, encoding="utf-8")
+    return load_rubric(path)
+
+
+async def test_a_reply_that_breaks_a_formula_is_an_error_verdict_without_repair(tmp_path, judge_server, make_client):
+    rubric = team_rubric(tmp_path)
+    judge_server.enqueue(Reply.json({"x": None, "why": "cannot tell"}), Reply.json({"x": 5, "why": "half right"}))
+    client = make_client()
+
+    verdict = await judge(rubric, ETH_TRIPLE, client)
+    assert verdict.status == "error"
+    assert verdict.error.startswith("rubric formula: ") and "x * 10" in verdict.error
+    assert verdict.output == {"x": None, "why": "cannot tell"}  # kept for the audit
+    assert verdict.raw_reply == json.dumps({"x": None, "why": "cannot tell"})
+    assert verdict.headline is None and verdict.passed is None
+    assert verdict.attempts == 1 and len(judge_server.bodies()) == 1  # a repair would not change the rubric
+
+    verdict = await judge(rubric, ETH_TRIPLE, client)
+    assert (verdict.status, verdict.headline, verdict.passed, verdict.label) == ("scored", 50.0, True, "x = 5.0")

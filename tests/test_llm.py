@@ -530,3 +530,115 @@ async def test_temperature_refused_twice_is_an_error_not_a_loop(judge_server, ma
     assert verdict.status == "error"
     assert "temperature" in verdict.error
     assert len(judge_server.bodies()) == 2
+
+
+# --- requests in flight share the output mode, the temperature and the throttle --------------------------------
+
+
+def _triples(count: int) -> list[Triple]:
+    return [Triple(question=f"{TRIPLE.question} ({i})", reference=TRIPLE.reference, answer=TRIPLE.answer)
+            for i in range(count)]
+
+
+def _format_of(body: dict) -> str | None:
+    return (body.get("response_format") or {}).get("type")
+
+
+async def test_concurrent_json_schema_refusals_step_down_once(judge_server, make_client, rubrics):
+    judge_server.reject_json_schema = True
+    judge_server.responder = lambda body: Reply.json(ETH_OK)
+    client = make_client(concurrency=8)
+    verdicts = await asyncio.gather(*(judge(rubrics.get("eth"), triple, client) for triple in _triples(8)))
+    assert [v.status for v in verdicts] == ["scored"] * 8, [v.error for v in verdicts]
+    assert client.mode == "json_object"
+    formats = [_format_of(b) for b in judge_server.bodies()]
+    assert None not in formats  # nothing ever went out without a response_format
+    assert formats.count("json_object") == 8
+
+
+async def test_concurrent_response_format_refusals_step_down_to_text(judge_server, make_client, rubrics):
+    judge_server.reject_response_format = True
+    judge_server.responder = lambda body: Reply.json(ETH_OK)
+    client = make_client(concurrency=8)
+    verdicts = await asyncio.gather(*(judge(rubrics.get("eth"), triple, client) for triple in _triples(8)))
+    assert [v.status for v in verdicts] == ["scored"] * 8, [v.error for v in verdicts]
+    assert [v.output for v in verdicts] == [ETH_OK] * 8
+    assert client.mode == "text"
+    assert [_format_of(b) for b in judge_server.bodies()].count(None) == 8  # one accepted request per triple
+
+
+def _slow_format_refusal(body: dict) -> Reply:
+    """Refuses json_schema, after a delay so that all eight requests are in flight before the first refusal."""
+    if _format_of(body) == "json_schema":
+        return Reply(status=400, delay=0.2, error={"message": "response_format type 'json_schema' is not supported",
+                                                   "type": "invalid_request_error", "param": "response_format",
+                                                   "code": None})
+    return Reply.json(ETH_OK)
+
+
+async def test_eight_refusals_in_flight_of_one_mode_step_down_only_once(judge_server, make_client, rubrics):
+    """Eight json_schema refusals arrive together: json_object (which works) must not be skipped for text."""
+    judge_server.responder = _slow_format_refusal
+    client = make_client(concurrency=8)
+    verdicts = await asyncio.gather(*(judge(rubrics.get("eth"), triple, client) for triple in _triples(8)))
+    assert [v.status for v in verdicts] == ["scored"] * 8
+    assert client.mode == "json_object"
+    formats = [_format_of(b) for b in judge_server.bodies()]
+    assert formats == ["json_schema"] * 8 + ["json_object"] * 8
+
+
+def _slow_temperature_refusal(body: dict) -> Reply:
+    if "temperature" in body:
+        return Reply(status=400, delay=0.2, error=TEMPERATURE_REFUSED.error)
+    return Reply.json(ETH_OK)
+
+
+async def test_concurrent_temperature_refusals_all_fall_back_to_the_default(judge_server, make_client, rubrics):
+    judge_server.responder = _slow_temperature_refusal
+    client = make_client(concurrency=8)
+    verdicts = await asyncio.gather(*(judge(rubrics.get("eth"), triple, client) for triple in _triples(8)))
+    assert [v.status for v in verdicts] == ["scored"] * 8, [v.error for v in verdicts]
+    assert client.temperature is None
+    assert client.mode == "json_schema"  # a temperature refusal is not a response_format refusal
+    bodies = judge_server.bodies()
+    assert len(bodies) == 16
+    assert all("temperature" in b for b in bodies[:8]) and not any("temperature" in b for b in bodies[8:])
+    assert {_format_of(b) for b in bodies} == {"json_schema"}
+
+
+async def test_a_burst_of_429s_halves_the_limit_once(judge_server, make_client, rubrics):
+    """Eight requests in flight all get a 429 for the same pause: one halving (8 -> 4), not eight (-> 1)."""
+    judge_server.enqueue(*[Reply(**{**vars(Reply.rate_limited(retry_after_ms=100)), "delay": 0.05})
+                           for _ in range(8)])
+    client = make_client(concurrency=8)
+    limits_seen: list[int] = []
+
+    def responder(body: dict) -> Reply:
+        limits_seen.append(client.throttle.limit)
+        return Reply.json(ETH_OK)
+
+    judge_server.responder = responder
+    started = time.monotonic()
+    verdicts = await asyncio.gather(*(judge(rubrics.get("eth"), triple, client) for triple in _triples(8)))
+    assert [v.status for v in verdicts] == ["scored"] * 8
+    assert client.throttle.rate_limited_count == 8
+    assert len(judge_server.bodies()) == 16
+    assert limits_seen[0] == 4, limits_seen  # right after the burst, before any success
+    assert min(limits_seen) == 4
+    assert client.throttle.limit == 5  # then 4 successes in a row at limit 4 grow it by one
+    assert time.monotonic() - started >= 0.15  # everyone waited out the Retry-After
+
+
+@pytest.mark.parametrize("reply", [Reply.rate_limited(retry_after="3600"),
+                                   Reply.rate_limited(retry_after_ms=3_600_000)], ids=["retry-after", "retry-after-ms"])
+async def test_a_retry_after_beyond_the_cap_stops_the_run_at_once(judge_server, make_client, rubrics, reply):
+    judge_server.enqueue(reply, Reply.json(ETH_OK))
+    client = make_client()
+    started = time.monotonic()
+    with pytest.raises(RunStopped) as caught:
+        await judge(rubrics.get("eth"), TRIPLE, client)
+    assert time.monotonic() - started < 5
+    message = str(caught.value)
+    assert "3600 s" in message and "resume the run later" in message
+    assert len(judge_server.bodies()) == 1
+

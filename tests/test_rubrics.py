@@ -673,3 +673,51 @@ def test_seed_rubrics_pass_their_self_check(rubrics):
         rubric.self_check()
         copy_ = Rubric.model_validate(copy.deepcopy(seed_data(rubric.name)))
         assert copy_.content_hash == rubric.content_hash
+
+
+# --- formulas that fail on a reply, nullable fields ----------------------------------------------------------------
+
+
+def nullable_rubric(tmp_path, **headline) -> Rubric:
+    data = mini(headline={"score": "x * 10", "pass": "x >= 5", "label": "x is {x}", **headline}, rules=[])
+    data["output"]["x"] = {"type": "number", "min": 0, "max": 10, "nullable": True}
+    return load_rubric(write(tmp_path, data))
+
+
+@pytest.mark.parametrize(("headline", "words", "at_five"), [
+    ({}, ["x * 10"], 50.0),  # simpleeval's TypeError inside an expression
+    ({"score": "x"}, ["TypeError", "float()"], 5.0),  # float(None) outside any expression
+    ({"score": "(x or 0) * 10", "pass": "True", "label": "x is {x:.1f}"}, ["TypeError", "NoneType"], 50.0),
+], ids=["expression", "float", "label"])
+def test_a_formula_that_fails_on_a_valid_reply_raises_formula_error(tmp_path, headline, words, at_five):
+    from bot.formulas import FormulaError
+
+    rubric = nullable_rubric(tmp_path, **headline)  # loads: the sample reply has a number for x
+    output, problems = rubric.validate_reply({"score": 1, "verdict": "bad", "why": "", "x": None})
+    assert problems == [] and output["x"] is None
+    with pytest.raises(FormulaError) as caught:
+        rubric.score(output)
+    for word in words:
+        assert word in str(caught.value), str(caught.value)
+    output, _ = rubric.validate_reply({"score": 1, "verdict": "bad", "why": "", "x": 5})
+    assert rubric.score(output).headline == at_five
+
+
+def test_a_weighted_mean_over_a_nullable_field_is_refused_at_load(tmp_path):
+    data = mini(derived={"mean": {"weights": {"score": 1, "x": 1}}})
+    data["output"]["x"] = {"type": "number", "min": 0, "max": 10, "nullable": True}
+    with pytest.raises(RubricError) as caught:
+        load_rubric(write(tmp_path, data))
+    message = str(caught.value)
+    assert message.startswith("mini.yaml: derived.mean.weights: ") and "'x'" in message and "nullable" in message
+    data["output"]["x"]["nullable"] = False
+    assert load_rubric(write(tmp_path, data)).derived["mean"].weights == {"score": 1, "x": 1}
+
+
+def test_a_weighted_mean_under_a_nullable_object_is_refused_at_load(tmp_path):
+    """A leaf of a nullable object is missing whenever the object is null, like a nullable leaf."""
+    data = mini(derived={"mean": {"weights": {"score": 1, "parts.a": 1}}})
+    data["output"]["parts"] = {"type": "object", "nullable": True, "fields": {"a": {"type": "number"}}}
+    with pytest.raises(RubricError) as caught:
+        load_rubric(write(tmp_path, data))
+    assert "derived.mean.weights" in str(caught.value) and "parts.a" in str(caught.value)

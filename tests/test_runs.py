@@ -5,16 +5,22 @@ Every test runs on SQLite and on PostgreSQL (the db_url fixture) with a real Jud
 
 from __future__ import annotations
 
+import asyncio
+
+import os
+import socket
 import threading
 import time
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 
 from bot.csvio import CsvRow, open_csv
 from bot.report import export_run
 from bot.rubrics import load_rubric
-from bot.runs import Progress, RubricChanged, execute_run, start_csv_run, start_run
+from bot.models import utcnow
+from bot.runs import Progress, RubricChanged, RunBusy, RunNotResumable, execute_run, start_csv_run, start_run
 from bot.store import Store
 from tests.replies import eth_reply, triple_of
 from tests.servers.openai_server import Reply
@@ -311,3 +317,176 @@ async def test_a_changed_rubric_refuses_to_resume(tmp_path, store, eth, judge_se
     assert retitled.title != eth.title and retitled.content_hash == eth.content_hash
     outcome = await execute_run(store, run, retitled, client, concurrency=2)
     assert outcome.all_scored
+
+
+# --- a rubric formula that fails on one reply ----------------------------------------------------------------------
+
+
+NULLABLE_RUBRIC = """\
+name: team-nullable
+version: "1"
+title: Team rubric with an optional number
+description: The headline multiplies a number the judge may leave null.
+system: Grade the answer; give x from 0 to 10, or null when it cannot be graded.
+user_template: |
+  Q: $question
+  R: $reference
+  A: $answer
+output:
+  x: {type: number, min: 0, max: 10, nullable: true}
+  why: {type: string}
+headline:
+  score: x * 10
+  pass: x >= 5
+  label: "x = {x}"
+"""
+
+
+async def test_a_formula_error_on_one_row_is_an_error_row_and_the_run_goes_on(tmp_path, store, judge_server,
+                                                                            make_client):
+    path = tmp_path / "team-nullable.yaml"
+    path.write_text(NULLABLE_RUBRIC, encoding="utf-8")
+    rubric = load_rubric(path)
+    judge_server.responder = lambda body: Reply.json(
+        {"x": None if "NULL" in answer_of(body) else 5, "why": "graded"})
+    client = make_client()
+    run = start_run(store, rubric, rows_of("first", "NULL please", "third", "NULL again", "fifth"),
+                    judge_model=client.model, columns=COLUMNS)
+    outcome = await execute_run(store, run, rubric, client, concurrency=2)
+
+    assert outcome.status == "done" and outcome.counts == {"scored": 3, "error": 2}
+    rows = by_row(store, run.id)
+    for number in (3, 5):
+        assert rows[number].status == "error" and "rubric formula" in rows[number].error, rows[number].error
+        assert rows[number].output == {"x": None, "why": "graded"} and rows[number].headline is None
+    for number in (2, 4, 6):
+        assert (rows[number].status, rows[number].headline, rows[number].passed) == ("scored", 50.0, True)
+    assert len(judge_server.bodies()) == 5  # no repair request for a reply the rubric itself cannot score
+
+
+# --- cancel, the in-run cache of a fresh run, one process per run, loading failures ---------------------------------
+
+
+async def test_cancel_drops_the_requests_in_flight_and_leaves_every_row_pending(store, eth, judge_server,
+                                                                               make_client):
+    import asyncio
+
+    judge_server.responder = eth_responder
+    judge_server.latency = 2.0
+    client = make_client()
+    run = start_run(store, eth, rows_of(*(f"answer {i}" for i in range(6))), judge_model=client.model,
+                    columns=COLUMNS)
+    cancel = asyncio.Event()
+    asyncio.get_running_loop().call_later(0.3, cancel.set)
+    started = time.monotonic()
+    outcome = await execute_run(store, run, eth, client, concurrency=3, cancel=cancel)
+    elapsed = time.monotonic() - started
+
+    assert elapsed < 1.5, elapsed  # not the 2 s the judge would have taken
+    assert outcome.status == "cancelled" and outcome.stop_reason == "cancelled"
+    assert outcome.counts == {"pending": 6} and not outcome.all_scored
+    assert len(judge_server.bodies()) == 3  # the three in flight, dropped
+    await asyncio.sleep(2.0)  # the judge answers the dropped requests now: nothing may land
+    assert store.status_counts(run.id) == {"pending": 6}
+    assert all(j.output is None and j.judged_at is None for j in store.iter_judgments(run.id))
+    saved = store.get_run(run.id)
+    assert (saved.status, saved.stop_reason, saved.owner) == ("cancelled", "cancelled", None)
+    assert saved.finished_at is not None
+
+
+async def test_a_fresh_run_judges_identical_rows_once_and_reuses_only_its_own_verdicts(store, eth, judge_server,
+                                                                                      make_client):
+    judge_server.responder = eth_responder
+    client = make_client()
+    earlier = start_run(store, eth, rows_of("Use myStudies."), judge_model=client.model, columns=COLUMNS)
+    await execute_run(store, earlier, eth, client, concurrency=1)
+    [old] = store.iter_judgments(earlier.id)
+    assert old.status == "scored" and len(judge_server.bodies()) == 1
+
+    rows = [CsvRow(line=n, question="question 0", reference="reference 0", answer="Use myStudies.", model=None,
+                   cells={}) for n in range(2, 6)]
+    run = start_run(store, eth, rows, judge_model=client.model, columns=COLUMNS, fresh=True)
+    assert store.get_run(run.id).fresh is True
+    events: list[Progress] = []
+    outcome = await execute_run(store, run, eth, client, concurrency=4, on_progress=events.append)
+
+    assert outcome.all_scored and outcome.counts == {"scored": 4}
+    assert len(judge_server.bodies()) == 2  # one request for the four identical rows, none reused from before
+    judged = list(store.iter_judgments(run.id))
+    [first] = [j for j in judged if j.cached_from is None]
+    assert sorted(j.cached_from for j in judged if j is not first) == [first.id] * 3
+    assert first.id != old.id and first.tokens_in > 0
+    assert events[-1].cached == 3 and events[-1].done == 4
+    saved = store.get_run(run.id)
+    assert (saved.status, saved.owner, saved.stop_reason) == ("done", None, None)
+    assert saved.started_at is not None and saved.finished_at is not None
+
+
+def _dead_pid() -> int:
+    import subprocess
+
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+@pytest.mark.parametrize(("owner", "age", "busy"), [
+    ("otherhost:1", timedelta(0), True),  # alive elsewhere: a fresh heartbeat
+    ("otherhost:1", timedelta(minutes=10), False),  # no heartbeat for ten minutes: abandoned
+    ("dead-pid", timedelta(0), False),  # this host, a process that has exited: abandoned at once
+    ("own-pid", timedelta(seconds=2), True),  # this host, a live process
+], ids=["live-elsewhere", "stale", "dead-pid-here", "live-pid-here"])
+async def test_a_run_judged_by_another_live_process_is_busy(store, eth, judge_server, make_client, owner, age, busy):
+    judge_server.responder = eth_responder
+    client = make_client()
+    run = start_run(store, eth, rows_of("a", "b"), judge_model=client.model, columns=COLUMNS)
+    owner = {"dead-pid": f"{socket.gethostname()}:{_dead_pid()}",
+             "own-pid": f"{socket.gethostname()}:{os.getppid()}"}.get(owner, owner)
+    store.update_run(run.id, status="running", owner=owner, heartbeat_at=utcnow() - age)
+
+    if busy:
+        with pytest.raises(RunBusy, match=rf"run {run.id} is being judged by another judgebot process"):
+            await execute_run(store, store.get_run(run.id), eth, client, concurrency=2)
+        assert judge_server.bodies() == []
+        saved = store.get_run(run.id)
+        assert (saved.status, saved.owner) == ("running", owner)  # the other process keeps it
+        assert store.status_counts(run.id) == {"pending": 2}
+        return
+    outcome = await execute_run(store, store.get_run(run.id), eth, client, concurrency=2)
+    assert outcome.all_scored and len(judge_server.bodies()) == 2
+    saved = store.get_run(run.id)
+    assert (saved.status, saved.owner) == ("done", None)
+
+
+async def test_two_executions_of_one_run_at_once_judge_each_row_once(store, eth, judge_server, make_client):
+    """The second execute_run of a run this process is already judging is refused, not run side by side."""
+    judge_server.responder = eth_responder
+    judge_server.latency = 0.2
+    client = make_client()
+    run = start_run(store, eth, rows_of(*(f"answer {i}" for i in range(4))), judge_model=client.model,
+                    columns=COLUMNS)
+    first = asyncio.create_task(execute_run(store, run, eth, client, concurrency=2))
+    await asyncio.sleep(0.1)
+    with pytest.raises(RunBusy):
+        await execute_run(store, store.get_run(run.id), eth, client, concurrency=2)
+    outcome = await first
+    assert outcome.all_scored and len(judge_server.bodies()) == 4
+
+
+async def test_rows_that_fail_to_load_leave_a_failed_run_that_is_never_resumed(store, eth, judge_server,
+                                                                              make_client):
+    def rows():
+        yield from rows_of(*(f"answer {i}" for i in range(1_500)))
+        raise RuntimeError("the disk went away")
+
+    with pytest.raises(RuntimeError, match="the disk went away"):
+        start_run(store, eth, rows(), judge_model="judge-test", columns=COLUMNS)
+    [run] = store.recent_runs()
+    assert run.status == "failed"
+    assert "loading" in run.stop_reason and "the disk went away" in run.stop_reason
+    assert store.latest_unfinished_run() is None
+    # the rows of the first batches were written, but a half-loaded run is never judged
+    with pytest.raises(RunNotResumable, match=rf"run {run.id} cannot be judged .*start a new run"):
+        await execute_run(store, run, eth, make_client(), concurrency=2)
+    assert judge_server.bodies() == []
+    assert store.get_run(run.id).status == "failed"

@@ -606,3 +606,163 @@ def test_make_engine_sqlite_settings_and_parent_directory(tmp_path: Path) -> Non
             b.close()
     finally:
         engine.dispose()
+
+
+# --- claiming a run, heartbeats, resetting rows, the cache within one run -------------------------------------------
+
+
+def _owner_here() -> str:
+    import os
+    import socket
+
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def test_claim_run_takes_a_resumable_run_once(store: Store) -> None:
+    from bot.models import utcnow
+
+    run = store.create_run(**COMMON)
+    store.update_run(run.id, status="paused", stop_reason="insufficient_quota")
+    before = utcnow()
+    assert store.claim_run(run.id, stale_after=30) is True
+    got = store.get_run(run.id)
+    assert (got.status, got.owner, got.stop_reason) == ("running", _owner_here(), None)
+    assert before <= got.heartbeat_at <= utcnow() and got.started_at == got.heartbeat_at
+    # this live process holds it now: a second claim, from here or anywhere, is refused
+    assert store.claim_run(run.id, stale_after=30) is False
+    assert store.get_run(run.id).heartbeat_at == got.heartbeat_at
+
+    # claimed again after a pause, it keeps the time it first started
+    store.update_run(run.id, status="paused", owner=None)
+    assert store.claim_run(run.id, stale_after=30) is True
+    assert store.get_run(run.id).started_at == got.started_at
+
+
+@pytest.mark.parametrize("status", ["done", "cancelled"])
+def test_claim_run_takes_a_finished_run_to_judge_rows_again(store: Store, status: str) -> None:
+    run = store.create_run(**COMMON)
+    store.update_run(run.id, status=status)
+    assert store.claim_run(run.id, stale_after=30) is True
+    got = store.get_run(run.id)
+    assert got.status == "running" and got.owner is not None and got.heartbeat_at is not None
+
+
+@pytest.mark.parametrize("status", ["loading", "failed"])
+def test_claim_run_refuses_a_run_that_is_not_resumable(store: Store, status: str) -> None:
+    run = store.create_run(**COMMON)
+    store.update_run(run.id, status=status)
+    assert store.claim_run(run.id, stale_after=30) is False
+    got = store.get_run(run.id)
+    assert (got.status, got.owner, got.heartbeat_at) == (status, None, None)
+    assert store.claim_run(run.id + 1000, stale_after=30) is False
+
+
+@pytest.mark.parametrize(("owner", "age", "stale_after", "claimed"), [
+    ("otherhost:1", 5, 30, False),  # alive on another host
+    ("otherhost:1", 31, 30, True),  # silent longer than stale_after
+    ("otherhost:1", 5, 2, True),  # stale_after is the caller's
+    ("otherhost:1", None, 30, True),  # never beat at all
+    ("here:dead", 1, 30, True),  # this host, the process has exited
+    ("here:alive", 1, 30, False),  # this host, the process is alive (this one)
+    ("here:not-a-pid", 1, 30, False),  # this host, an owner we cannot check: trust the heartbeat
+], ids=["live-elsewhere", "stale", "short-stale-after", "no-heartbeat", "dead-pid", "live-pid", "odd-owner"])
+def test_claim_run_takes_over_only_an_abandoned_run(store: Store, owner: str, age, stale_after, claimed) -> None:
+    import socket
+    import subprocess
+    from datetime import timedelta
+
+    from bot.models import utcnow
+
+    host = socket.gethostname()
+    if owner == "here:dead":
+        proc = subprocess.Popen(["true"])
+        proc.wait()
+        owner = f"{host}:{proc.pid}"
+    else:
+        owner = {"here:alive": _owner_here(), "here:not-a-pid": f"{host}:worker"}.get(owner, owner)
+    heartbeat = None if age is None else utcnow() - timedelta(seconds=age)
+    run = store.create_run(**COMMON)
+    store.update_run(run.id, status="running", owner=owner, heartbeat_at=heartbeat)
+
+    assert store.claim_run(run.id, stale_after=stale_after) is claimed
+    got = store.get_run(run.id)
+    assert got.status == "running"
+    assert got.owner == (_owner_here() if claimed else owner)
+    if not claimed:
+        assert got.heartbeat_at == heartbeat
+
+
+def test_beat_moves_only_the_heartbeat(store: Store) -> None:
+    from datetime import timedelta
+
+    from bot.models import utcnow
+
+    run = store.create_run(**COMMON)
+    assert store.claim_run(run.id, stale_after=30)
+    old = utcnow() - timedelta(minutes=5)
+    store.update_run(run.id, heartbeat_at=old)
+    claimed = store.get_run(run.id)
+    store.beat(run.id)
+    got = store.get_run(run.id)
+    assert got.heartbeat_at > old and (utcnow() - got.heartbeat_at).total_seconds() < 5
+    assert (got.status, got.owner, got.started_at) == ("running", claimed.owner, claimed.started_at)
+    store.beat(run.id + 1000)  # a run that is gone: nothing to do, nothing raised
+
+
+def test_reset_rows_makes_only_the_given_statuses_pending_again(store: Store, db_url: str) -> None:
+    run = store.create_run(**COMMON)
+    other = store.create_run(**COMMON)
+    store.add_rows([row(run.id, n) for n in range(1, 6)]
+                   + [row(run.id, 6, status="malformed", error="2 cells, expected 3"), row(other.id, 1)])
+    scored, error, invalid, cached, pending, malformed = store.iter_judgments(run.id)
+    [other_row] = store.iter_judgments(other.id)
+    store.save_verdict(scored.id, make_verdict(), cache_key="K")
+    store.save_verdict(error.id, make_verdict(status="error", error="timeout", output=None, headline=None,
+                                              passed=None, label=None, tag=None), cache_key="E")
+    store.save_verdict(invalid.id, make_verdict(status="invalid", error="no JSON", raw_reply="nope", flags=["f"]),
+                       cache_key="I")
+    store.save_verdict(cached.id, make_verdict(status="error", error="late"), cache_key="K", cached_from=scored.id)
+    store.save_verdict(other_row.id, make_verdict(status="error", error="other run"), cache_key="E")
+
+    assert store.reset_rows(run.id, ("error", "invalid")) == 3
+    for judgment_id in (error.id, invalid.id, cached.id):
+        again = reload(db_url, judgment_id)
+        assert again.status == "pending"
+        assert (again.output, again.derived, again.headline, again.passed, again.label, again.tag) == (
+            None, None, None, None, None, None)
+        assert (again.raw_reply, again.error, again.flags, again.judged_at, again.cached_from) == (
+            None, None, None, None, None)
+        assert (again.tokens_in, again.tokens_out, again.latency_ms, again.attempts) == (0, 0, 0, 0)
+        assert (again.question, again.row_number) == (f"q{again.row_number}", again.row_number)  # the triple stays
+    kept = reload(db_url, scored.id)
+    assert (kept.status, kept.headline, kept.label, kept.tokens_in) == ("scored", 0.8, "good", 120)
+    assert reload(db_url, malformed.id).error == "2 cells, expected 3"
+    assert reload(db_url, other_row.id).status == "error"  # another run's rows are not touched
+    assert store.status_counts(run.id) == {"scored": 1, "pending": 4, "malformed": 1}
+    assert [j.id for j in store.pending(run.id)] == [error.id, invalid.id, cached.id, pending.id]
+    # a reset row takes a verdict again
+    assert store.save_verdict(error.id, make_verdict(), cache_key="E") is True
+    assert store.reset_rows(run.id, ("invalid",)) == 0
+    assert store.reset_rows(run.id, ()) == 0
+
+
+def test_find_cached_within_one_run(store: Store) -> None:
+    first = store.create_run(**COMMON)
+    second = store.create_run(**COMMON)
+    empty = store.create_run(**COMMON)
+    store.add_rows([row(first.id, 1), row(second.id, 1), row(second.id, 2), row(second.id, 3)])
+    [a] = store.iter_judgments(first.id)
+    b_error, b_scored, b_later = store.iter_judgments(second.id)
+    store.save_verdict(a.id, make_verdict(headline=0.1), cache_key="K")
+    store.save_verdict(b_error.id, make_verdict(status="error", error="boom"), cache_key="K")
+    assert store.find_cached("K").id == a.id
+    assert store.find_cached("K", run_id=second.id) is None  # an error is never reused, and a is another run's
+
+    store.save_verdict(b_scored.id, make_verdict(headline=0.7), cache_key="K")
+    store.save_verdict(b_later.id, make_verdict(headline=0.9), cache_key="K")
+    hit = store.find_cached("K", run_id=second.id)
+    assert (hit.id, hit.run_id, hit.headline) == (b_scored.id, second.id, 0.7)  # the earliest of that run
+    assert store.find_cached("K").id == a.id  # without a run: the earliest of all
+    assert store.find_cached("K", run_id=first.id).id == a.id
+    assert store.find_cached("K", run_id=empty.id) is None
+    assert store.find_cached("OTHER", run_id=second.id) is None
