@@ -1,4 +1,4 @@
-"""Scripted eth verdicts, and reading back what the judge received, for tests that grade many rows."""
+"""Scripted eth verdicts, a team rubric, and reading back what the judge received: shared by the tests."""
 
 from __future__ import annotations
 
@@ -27,3 +27,24 @@ def triple_of(body: dict) -> tuple[str, str, str]:
     found = re.findall(r"<(DATA-[0-9a-f]+)>\n(.*?)\n</\1>", user, re.DOTALL)
     assert len(found) == 3, user[:500]
     return found[0][1], found[1][1], found[2][1]
+
+
+# A team rubric whose headline multiplies a number the judge may leave null.
+NULLABLE_RUBRIC = """\
+name: team-nullable
+version: "1"
+title: Team rubric with an optional number
+description: The headline multiplies a number the judge may leave null.
+system: Grade the answer; give x from 0 to 10, or null when it cannot be graded.
+user_template: |
+  Q: $question
+  R: $reference
+  A: $answer
+output:
+  x: {type: number, min: 0, max: 10, nullable: true}
+  why: {type: string}
+headline:
+  score: x * 10
+  pass: x >= 5
+  label: "x = {x}"
+"""

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from bot.judge import INJECTION, Triple, build_messages, cache_key, judge, prompt_hash
+from tests.replies import NULLABLE_RUBRIC
 from tests.servers.openai_server import Reply
 
 BOUNDARY = re.compile(r"<(DATA-[0-9a-f]{16})>")
@@ -527,24 +528,6 @@ async def test_injection_in_question_or_reference_is_not_the_answers_flag(judge_
 
 # --- a formula that fails on one reply costs that row, not the run -------------------------------------------------
 
-NULLABLE_RUBRIC = """\
-name: team-nullable
-version: "1"
-title: Team rubric with an optional number
-description: The headline multiplies a number the judge may leave null.
-system: Grade the answer; give x from 0 to 10, or null when it cannot be graded.
-user_template: |
-  Q: $question
-  R: $reference
-  A: $answer
-output:
-  x: {type: number, min: 0, max: 10, nullable: true}
-  why: {type: string}
-headline:
-  score: x * 10
-  pass: x >= 5
-  label: "x = {x}"
-"""
 
 
 def team_rubric(directory):

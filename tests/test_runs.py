@@ -22,7 +22,7 @@ from bot.rubrics import load_rubric
 from bot.models import utcnow
 from bot.runs import Progress, RubricChanged, RunBusy, RunNotResumable, execute_run, start_csv_run, start_run
 from bot.store import Store
-from tests.replies import eth_reply, triple_of
+from tests.replies import NULLABLE_RUBRIC, eth_reply, triple_of
 from tests.servers.openai_server import Reply
 
 COLUMNS = ["question", "reference", "answer"]
@@ -322,24 +322,6 @@ async def test_a_changed_rubric_refuses_to_resume(tmp_path, store, eth, judge_se
 # --- a rubric formula that fails on one reply ----------------------------------------------------------------------
 
 
-NULLABLE_RUBRIC = """\
-name: team-nullable
-version: "1"
-title: Team rubric with an optional number
-description: The headline multiplies a number the judge may leave null.
-system: Grade the answer; give x from 0 to 10, or null when it cannot be graded.
-user_template: |
-  Q: $question
-  R: $reference
-  A: $answer
-output:
-  x: {type: number, min: 0, max: 10, nullable: true}
-  why: {type: string}
-headline:
-  score: x * 10
-  pass: x >= 5
-  label: "x = {x}"
-"""
 
 
 async def test_a_formula_error_on_one_row_is_an_error_row_and_the_run_goes_on(tmp_path, store, judge_server,
