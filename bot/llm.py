@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import httpx2
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 from openai.types.chat import ChatCompletion
@@ -171,6 +172,7 @@ class JudgeClient:
         while True:
             async with self.throttle:
                 sent_mode, sent_temperature = self.mode, self.temperature
+                unreachable = False
                 started = time.monotonic()
                 try:
                     # The SDK's plain `post` (its documented way to send a body as is) rather than
@@ -213,17 +215,21 @@ class JudgeClient:
                         raise JudgeCallError(f"the judge endpoint answered {err.status_code}: {_message(err)}") from None
                     delay = _wait(retry_after(err.response.headers), attempt)
                     failure = f"the judge endpoint answered {err.status_code}: {_message(err)}"
-                except openai.APITimeoutError:
+                except openai.APIConnectionError as err:  # timeouts included
                     delay = backoff(attempt)
-                    failure = "the judge did not answer within the request timeout"
-                except openai.APIConnectionError as err:
-                    delay = backoff(attempt)
-                    failure = f"cannot reach the judge endpoint: {err.__cause__ or err}"
+                    # Transports report a refused or timed-out *connect* as a timeout: that is no answer at all.
+                    unreachable = not isinstance(err, openai.APITimeoutError) or isinstance(
+                        err.__cause__, (httpx2.ConnectError, httpx2.ConnectTimeout))
+                    failure = (f"cannot reach the judge endpoint {self.client.base_url}: {err.__cause__ or err}"
+                               if unreachable else "the judge did not answer within the request timeout")
                 else:
                     self.throttle.succeeded()
                     return _completion(response, int((time.monotonic() - started) * 1000))
             attempt += 1
             if attempt > self.max_retries:
+                if unreachable:  # every other row would fail the same way: keep them pending for a resume
+                    raise RunStopped(f"{failure} (gave up after {attempt} attempts); check OPENAI_BASE_URL and the "
+                                     "network, then resume the run")
                 raise JudgeCallError(f"{failure}; gave up after {attempt} attempts")
             log.info("judge request failed (%s); retrying in %.1fs", failure, delay)
             await asyncio.sleep(delay)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import socket
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -642,3 +643,13 @@ async def test_a_retry_after_beyond_the_cap_stops_the_run_at_once(judge_server, 
     assert "3600 s" in message and "resume the run later" in message
     assert len(judge_server.bodies()) == 1
 
+
+
+async def test_an_unreachable_endpoint_stops_the_run_instead_of_failing_every_row(rubrics, make_client):
+    with socket.socket() as probe:  # a port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = make_client(base_url=f"http://127.0.0.1:{port}/v1", max_retries=1)
+    triple = Triple(question="Where do I print?", reference="Web Print.", answer="Use Web Print.")
+    with pytest.raises(RunStopped, match=rf"cannot reach the judge endpoint http://127.0.0.1:{port}/v1.*resume"):
+        await judge(rubrics.get("eth"), triple, client)
