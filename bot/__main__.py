@@ -123,8 +123,10 @@ def check_concurrency(value: int | None) -> None:
         raise UsageError("--concurrency must be at least 1")
 
 
-def writable(path: Path) -> Path:
+def writable(path: Path, not_over: Path | None = None) -> Path:
     """`path` if a results file can be written there; checked before any row is judged (and billed)."""
+    if not_over is not None and path.resolve() == not_over.resolve():
+        raise UsageError(f"--out {path} is the input file; give the results another name")
     if path.is_dir():
         raise UsageError(f"{path} is a directory; give --out a file name")
     directory = path.parent if str(path.parent) else Path(".")
@@ -177,7 +179,7 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
         raise UsageError("give either a CSV file or -q/-r/-a, not both")
     check_concurrency(args.concurrency)
     source = open_csv(args.file)
-    out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"))
+    out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"), not_over=args.file)
     client = judge_client(settings, args.concurrency)
     store = Store.open(settings.db_url)
     run = start_csv_run(store, rubric, source, judge_model=client.model, model_name=args.model_name, fresh=args.fresh,
@@ -199,9 +201,6 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
     out = writable(args.out or Path(f"run-{run.id}.results.csv"))
     client = judge_client(settings, args.concurrency, model=run.judge_model)
     retry = ("error", "invalid") if args.retry_errors else ()
-    if retry:
-        count = sum(store.status_counts(run.id).get(status, 0) for status in retry)  # type: ignore[arg-type]
-        console.print(f"{count} rows with a judge error or an invalid reply will be judged again.")
     console.print(f"Resuming run {run.id} ({escape(run.source_name or run.source)}, rubric {run.rubric_name}).")
     return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency,
                             retry=retry)
@@ -214,6 +213,8 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient
         with terminal.ProgressBar(console, f"{rubric.name} · run {run.id}") as bar:
             outcome = await execute_run(store, run, rubric, client, concurrency=concurrency, on_progress=bar.update,
                                         retry=retry)
+    if retry:
+        console.print(f"{outcome.retried} rows with a judge error or an invalid reply were judged again.")
     run = store.get_run(run.id)  # type: ignore[arg-type, assignment]
     try:
         summary = export_run(store, run, rubric, out)

@@ -45,7 +45,7 @@ class Settings(BaseSettings):
     @property
     def db_url(self) -> str:
         """The SQLAlchemy URL of the history store."""
-        return self.database_url or f"sqlite:///{self.judgebot_db}"
+        return self.database_url or f"sqlite:///{self.judgebot_db.expanduser()}"
 
     def has_judge_endpoint(self) -> bool:
         """Whether a key or a base URL says where the judge lives."""

@@ -6,11 +6,12 @@ import asyncio
 import email.utils
 import logging
 import random
+import socket
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import httpx2
+import aiohttp
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 from openai.types.chat import ChatCompletion
@@ -119,6 +120,20 @@ def backoff(attempt: int) -> float:
     return random.uniform(0.5, 1.0) * min(MAX_BACKOFF, 0.5 * 2**attempt)
 
 
+def _caused_by(err: BaseException, *types: type[BaseException]) -> bool:
+    """Whether `err` or anything in its cause chain is one of `types`.
+
+    The SDK's aiohttp transport reports a refused connection, a dropped one and a slow reply all as
+    timeouts; the underlying error tells them apart.
+    """
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, types):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _wait(hint: float | None, attempt: int) -> float:
     """The server's Retry-After when it gave one, else our backoff; RunStopped when it asks for too long."""
     if hint is None:
@@ -172,7 +187,7 @@ class JudgeClient:
         while True:
             async with self.throttle:
                 sent_mode, sent_temperature = self.mode, self.temperature
-                unreachable = False
+                unreachable = False  # true when every other request would fail the same way
                 started = time.monotonic()
                 try:
                     # The SDK's plain `post` (its documented way to send a body as is) rather than
@@ -206,6 +221,7 @@ class JudgeClient:
                     self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
                     delay = 0.0  # the throttle holds every request, this one included, until the wait is over
                     failure: str = f"rate limited (429) {attempt + 1} times"
+                    unreachable = True  # a saturated endpoint fails every row alike: pause rather than fail them
                 except (openai.AuthenticationError, openai.PermissionDeniedError) as err:
                     raise RunStopped(f"the judge endpoint rejected the key: {_message(err)}") from None
                 except openai.NotFoundError as err:
@@ -217,19 +233,23 @@ class JudgeClient:
                     failure = f"the judge endpoint answered {err.status_code}: {_message(err)}"
                 except openai.APIConnectionError as err:  # timeouts included
                     delay = backoff(attempt)
-                    # Transports report a refused or timed-out *connect* as a timeout: that is no answer at all.
-                    unreachable = not isinstance(err, openai.APITimeoutError) or isinstance(
-                        err.__cause__, (httpx2.ConnectError, httpx2.ConnectTimeout))
-                    failure = (f"cannot reach the judge endpoint {self.client.base_url}: {err.__cause__ or err}"
-                               if unreachable else "the judge did not answer within the request timeout")
+                    # Refused, unknown host, connect timeout: no request gets through, so pause the run.
+                    unreachable = _caused_by(err, ConnectionRefusedError, socket.gaierror,
+                                             aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
+                    if unreachable:
+                        failure = f"cannot reach the judge endpoint {self.client.base_url}: {err.__cause__}"
+                    elif isinstance(err, openai.APITimeoutError) and _caused_by(err, TimeoutError):
+                        failure = "the judge did not answer within the request timeout"
+                    else:
+                        failure = f"the connection to the judge endpoint broke: {err.__cause__ or err}"
                 else:
                     self.throttle.succeeded()
                     return _completion(response, int((time.monotonic() - started) * 1000))
             attempt += 1
             if attempt > self.max_retries:
                 if unreachable:  # every other row would fail the same way: keep them pending for a resume
-                    raise RunStopped(f"{failure} (gave up after {attempt} attempts); check OPENAI_BASE_URL and the "
-                                     "network, then resume the run")
+                    raise RunStopped(f"{failure} (gave up after {attempt} attempts); check the endpoint, its limits "
+                                     "and the network, then resume the run")
                 raise JudgeCallError(f"{failure}; gave up after {attempt} attempts")
             log.info("judge request failed (%s); retrying in %.1fs", failure, delay)
             await asyncio.sleep(delay)

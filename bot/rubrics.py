@@ -203,7 +203,7 @@ class Rubric(BaseModel):
             return self._score(output)
         except FormulaError:
             raise
-        except (TypeError, ValueError, KeyError, IndexError, ArithmeticError) as err:
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError) as err:
             raise FormulaError(f"{type(err).__name__}: {err}") from None
 
     def _score(self, output: dict[str, Any]) -> Scoring:
@@ -221,8 +221,10 @@ class Rubric(BaseModel):
             raise FormulaError(f"the headline {headline} is outside 0..100")
         try:
             label = self.headline.label.format_map(values)
-        except (KeyError, IndexError, ValueError) as err:
-            raise FormulaError(f"label {self.headline.label!r}: {err}") from None
+        except (KeyError, IndexError, ValueError, AttributeError, TypeError) as err:
+            raise FormulaError(
+                f"label {self.headline.label!r}: {type(err).__name__}: {err} (nested keys are written {{a[b]}})"
+            ) from None
         tag = _lookup(output, self.headline.tag) if self.headline.tag else None
         return Scoring(derived, round(headline, 2), bool(evaluate(self.headline.passed, values)), label, tag)
 

@@ -18,13 +18,13 @@ from bot.judge import Triple, Verdict, cache_key, judge, prompt_hash
 from bot.llm import JudgeClient, RunStopped
 from bot.models import Judgment, Run, utcnow
 from bot.rubrics import Rubric
-from bot.store import Store
+from bot.store import Store, process_name
 
 log = logging.getLogger(__name__)
 
 UNSCORED = ("invalid", "error", "malformed")
 HEARTBEAT_SECONDS = 5.0
-STALE_AFTER = 30.0  # seconds without a heartbeat after which a "running" run counts as abandoned
+STALE_AFTER = 120.0  # seconds without a heartbeat after which another host's "running" run counts as abandoned
 
 
 class Origin(BaseModel):
@@ -68,6 +68,7 @@ class RunOutcome:
     status: str
     stop_reason: str | None
     counts: dict[str, int]
+    retried: int = 0
 
     @property
     def all_scored(self) -> bool:
@@ -177,45 +178,47 @@ async def execute_run(
     """Judge every pending row of `run`; stop early on a quota or key problem, leaving the rest pending.
 
     Rows in the statuses of `retry` (such as "error", "invalid") are made pending again first.
-
     Each verdict is committed as soon as it arrives, so a crash loses at most the rows in flight,
     which stay pending and are judged on resume; a row already saved is never judged again.
     Setting `cancel` stops at once: requests in flight are dropped and their rows stay pending.
     """
+    current = store.get_run(run.id)  # type: ignore[arg-type]
+    if current is None or current.status in ("loading", "failed"):
+        reason = "it does not exist" if current is None else current.stop_reason or "its rows were never all loaded"
+        raise RunNotResumable(f"run {run.id} cannot be judged ({reason}); start a new run from the file")
     if run.rubric_hash != rubric.content_hash:
         raise RubricChanged(
             f"run {run.id} started with rubric {run.rubric_name} {run.rubric_version} ({run.rubric_hash}); the "
             f"loaded rubric is {rubric.version} ({rubric.content_hash}). Restore that file, or start a new run."
         )
-    current = store.get_run(run.id)  # type: ignore[arg-type]
-    if current is None or current.status in ("loading", "failed"):
-        reason = current.stop_reason if current else "it does not exist"
-        raise RunNotResumable(f"run {run.id} cannot be judged ({reason}); start a new run from the file")
-    if not store.claim_run(run.id, stale_after=STALE_AFTER):  # type: ignore[arg-type]
+    owner = process_name()
+    if not store.claim_run(run.id, owner=owner, stale_after=STALE_AFTER):  # type: ignore[arg-type]
         raise RunBusy(
             f"run {run.id} is being judged by another judgebot process right now; let it finish, or stop that "
-            f"process (a run whose process died can be resumed {STALE_AFTER:.0f} s after its last sign of life)"
+            f"process (a run whose process died can be resumed at once on the same machine, or "
+            f"{STALE_AFTER:.0f} s after its last sign of life from another)"
         )
-    if retry:
-        store.reset_rows(run.id, retry)  # type: ignore[arg-type]
-    execution = _Execution(store, run, rubric, client, concurrency, on_progress, cancel or asyncio.Event())
-    return await execution.run()
+    retried = store.reset_rows(run.id, retry) if retry else 0  # type: ignore[arg-type]
+    execution = _Execution(store, run, rubric, client, concurrency, on_progress, cancel or asyncio.Event(), owner)
+    return await execution.run(retried)
 
 
 class _Execution:
     """The state of one `execute_run`: a producer feeding pending rows to `concurrency` workers."""
 
     def __init__(self, store: Store, run: Run, rubric: Rubric, client: JudgeClient, concurrency: int,
-                 on_progress: Callable[[Progress], None] | None, cancel: asyncio.Event) -> None:
+                 on_progress: Callable[[Progress], None] | None, cancel: asyncio.Event, owner: str) -> None:
         self.store, self.run_, self.rubric, self.client = store, run, rubric, client
         self.run_id: int = run.id  # type: ignore[assignment]
         self.concurrency = concurrency
         self.on_progress = on_progress
         self.cancel = cancel
-        self.stop = asyncio.Event()  # no new rows: set by cancel, or by a problem every request would hit
+        self.owner = owner
+        self.stop = asyncio.Event()  # no new rows: a problem every request would hit, or a cancel
         self.stop_reason: str | None = None
-        self.inflight: dict[str, asyncio.Future[None]] = {}
+        self.inflight: dict[str, asyncio.Event] = {}  # cache key -> set when the row judging it is done
         self.queue: asyncio.Queue[Judgment | None] = asyncio.Queue(maxsize=concurrency * 2)
+        self.tasks: list[asyncio.Task[None]] = []
         counts = store.status_counts(self.run_id)
         self.total = sum(n for status, n in counts.items() if status != "malformed")
         self.done = self.total - counts.get("pending", 0)
@@ -234,26 +237,24 @@ class _Execution:
             self.on_progress(Progress(self.run_id, self.done, self.total, self.errors, self.cached, self.judged_now,
                                       time.monotonic() - self.started))
 
-    async def run(self) -> RunOutcome:
+    async def run(self, retried: int) -> RunOutcome:
         self.report()
-        workers = asyncio.gather(self.produce(), *(self.work() for _ in range(self.concurrency)))
-        helpers = [asyncio.create_task(self.heartbeat()), asyncio.create_task(self.cancel_on_request(workers))]
+        watcher = asyncio.create_task(self.watch())
         try:
-            await workers
-        except asyncio.CancelledError:
-            if not self.cancel.is_set():
-                raise  # the caller itself was cancelled (Ctrl-C): rows in flight stay pending
-        except BaseException:
-            workers.cancel()
-            raise
+            # A TaskGroup: if one task fails, the others are cancelled and awaited before we go on.
+            async with asyncio.TaskGroup() as group:
+                self.tasks = [group.create_task(self.produce())]
+                self.tasks += [group.create_task(self.work()) for _ in range(self.concurrency)]
+        except BaseExceptionGroup as failed:
+            log.error("run %s stopped", self.run_id, exc_info=failed)
+            raise failed.exceptions[0] from None
         finally:
-            for helper in helpers:
-                helper.cancel()
+            watcher.cancel()
             self.db_thread.shutdown(wait=True)
-            outcome = self.finish()
+            outcome = self.finish(retried)
         return outcome
 
-    def finish(self) -> RunOutcome:
+    def finish(self, retried: int) -> RunOutcome:
         counts = self.store.status_counts(self.run_id)
         if self.stop_reason:
             status, reason = "paused", self.stop_reason
@@ -263,18 +264,32 @@ class _Execution:
             status, reason = "paused", "interrupted"
         else:
             status, reason = "done", None
-        self.store.update_run(self.run_id, status=status, stop_reason=reason, finished_at=utcnow(), owner=None)
-        return RunOutcome(self.run_id, status, reason, counts)
+        # Only while this process still holds the run: one that took it over owns its status now.
+        self.store.update_run(self.run_id, held_by=self.owner, status=status, stop_reason=reason,
+                              finished_at=utcnow(), owner=None)
+        return RunOutcome(self.run_id, status, reason, counts, retried)
 
-    async def heartbeat(self) -> None:
+    async def watch(self) -> None:
+        """Beat the heartbeat, and drop everything in flight when asked to cancel or when the run is taken over."""
         while True:
-            await asyncio.sleep(HEARTBEAT_SECONDS)
-            await self.in_db(self.store.beat, self.run_id)
+            try:
+                await asyncio.wait_for(self.cancel.wait(), HEARTBEAT_SECONDS)
+                self.halt(None)
+                return
+            except TimeoutError:
+                pass
+            try:
+                if not await self.in_db(self.store.beat, self.run_id, self.owner):
+                    self.halt("another judgebot process took the run over")
+                    return
+            except Exception:  # a missed beat is not fatal; the next one may go through
+                log.warning("could not record the heartbeat of run %s", self.run_id, exc_info=True)
 
-    async def cancel_on_request(self, workers: asyncio.Future[Any]) -> None:
-        await self.cancel.wait()
+    def halt(self, reason: str | None) -> None:
+        self.stop_reason = self.stop_reason or reason
         self.stop.set()
-        workers.cancel()
+        for task in self.tasks:
+            task.cancel()
 
     async def produce(self) -> None:
         after = 0
@@ -299,10 +314,10 @@ class _Execution:
         triple = Triple(question=item.question, reference=item.reference, answer=item.answer)
         key = cache_key(self.rubric, self.client.model, triple)
         while key in self.inflight:  # the same triple is being judged for another row: wait, rather than pay twice
-            await self.inflight[key]
+            await self.inflight[key].wait()
             if self.stop.is_set():
                 return
-        future = self.inflight[key] = asyncio.get_running_loop().create_future()
+        done = self.inflight[key] = asyncio.Event()
         try:
             # A fresh run reuses nothing from the history, only what it judged itself (identical rows).
             scope = self.run_id if self.run_.fresh else None
@@ -316,14 +331,14 @@ class _Execution:
             self.stop_reason = self.stop_reason or str(err)
             self.stop.set()
         finally:
-            if self.inflight.get(key) is future:
+            if self.inflight.get(key) is done:
                 del self.inflight[key]
-            future.set_result(None)
+            done.set()
 
     async def judge(self, triple: Triple) -> Verdict:
         try:
             return await judge(self.rubric, triple, self.client)
-        except (RunStopped, asyncio.CancelledError):
+        except RunStopped:
             raise
         except Exception as err:  # a bug must cost one row, not the run; the row says what happened
             log.exception("judging a row failed")

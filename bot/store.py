@@ -60,20 +60,23 @@ class StoreUnavailable(RuntimeError):
     """The history database cannot be opened; the message says which and why."""
 
 
+def process_name() -> str:
+    """host:pid of this process, as a run's owner."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
 def _abandoned(run: Run, now: Any, stale_after: float) -> bool:
-    """A running run whose process is gone: no heartbeat for a while, or a dead pid on this very host."""
-    if run.heartbeat_at is None or (now - run.heartbeat_at).total_seconds() > stale_after:
-        return True
+    """A running run whose process is gone: on this host, its pid is dead; elsewhere, its heartbeat stopped."""
     host, _, pid = (run.owner or "").rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
+    if host == socket.gethostname() and pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # alive, but another user's
+            return False
         return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # alive, but another user's
-        return False
-    return False
+    return run.heartbeat_at is None or (now - run.heartbeat_at).total_seconds() > stale_after
 
 
 class Store:
@@ -141,16 +144,19 @@ class Store:
         with self.session() as session:
             return list(session.exec(select(Run).order_by(Run.id.desc()).limit(limit)))
 
-    def update_run(self, run_id: int, **fields: Any) -> None:
-        """Set fields of a run."""
+    def update_run(self, run_id: int, *, held_by: str | None = None, **fields: Any) -> bool:
+        """Set fields of a run (only while process `held_by` still holds it, when given); False if none was set."""
+        statement = update(Run).where(Run.id == run_id)
+        if held_by is not None:
+            statement = statement.where(Run.owner == held_by)
         with self.session() as session:
-            session.execute(update(Run).where(Run.id == run_id).values(**fields))
+            result = session.execute(statement.values(**fields))
             session.commit()
+            return result.rowcount == 1
 
-    def claim_run(self, run_id: int, *, stale_after: float) -> bool:
-        """Mark a run as being judged by this process, unless another live process is judging it."""
+    def claim_run(self, run_id: int, *, owner: str, stale_after: float) -> bool:
+        """Mark a run as being judged by `owner` (host:pid), unless another live process is judging it."""
         now = utcnow()
-        owner = f"{socket.gethostname()}:{os.getpid()}"
         with self.session() as session:
             run = session.get(Run, run_id)
             if run is None or run.status not in CLAIMABLE:
@@ -167,9 +173,9 @@ class Store:
             session.commit()
             return claimed.rowcount == 1
 
-    def beat(self, run_id: int) -> None:
-        """Record that the process judging a run is alive."""
-        self.update_run(run_id, heartbeat_at=utcnow())
+    def beat(self, run_id: int, owner: str) -> bool:
+        """Record that `owner` is alive and judging the run; False when another process has taken it over."""
+        return self.update_run(run_id, held_by=owner, heartbeat_at=utcnow())
 
     def reset_rows(self, run_id: int, statuses: tuple[str, ...]) -> int:
         """Make rows of these statuses pending again, to be judged anew; return how many."""

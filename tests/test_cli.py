@@ -572,7 +572,7 @@ def test_resume_retry_errors_judges_the_failed_rows_again(tmp_path, judge_server
 
     assert code == 0, out
     text = flat(out)
-    assert "2 rows with a judge error or an invalid reply will be judged again." in text
+    assert "2 rows with a judge error or an invalid reply were judged again." in text
     assert "scored 3" in text and "judge errors 0" in text
     assert sorted(triple_of(b)[2] for b in judge_server.bodies()[before:]) == sorted(r[2] for r in RETRY_ROWS[:2])
     _, results = read_results(tmp_path / "run-1.results.csv")
@@ -698,3 +698,34 @@ def test_resume_of_a_run_another_live_process_is_judging_exits_2(tmp_path, judge
     # refused: so the other process's rows are left as they were, its error row included
     assert history(tmp_path, "SELECT status, count(*) FROM judgment GROUP BY status ORDER BY status") == [
         ("error", 1), ("pending", 1)]
+
+
+def test_results_never_overwrite_the_input_and_a_home_relative_history_works(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer"],
+               [["How do I register?", "In myStudies.", "Use myStudies."]])
+    original = (tmp_path / "in.csv").read_bytes()
+
+    code, out = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", "--out", "./in.csv", server=judge_server)
+    assert code == 2 and "is the input file; give the results another name" in flat(out)
+    assert (tmp_path / "in.csv").read_bytes() == original and judge_server.bodies() == []
+
+    # JUDGEBOT_DB as a .env file would write it, with ~ for the home directory
+    code, out = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", server=judge_server,
+                         HOME=str(tmp_path / "home"), JUDGEBOT_DB="~/judgebot/history.db")
+    assert code == 0, out
+    assert (tmp_path / "home" / "judgebot" / "history.db").is_file()
+    assert not (tmp_path / "~").exists()
+
+
+def test_a_run_whose_loading_never_finished_says_to_start_again(tmp_path, judge_server):
+    code, _ = judgebot(tmp_path, "runs")  # creates the history
+    assert code == 0
+    with sqlite3.connect(tmp_path / "h.db") as db:  # what a process killed while loading leaves behind
+        db.execute("INSERT INTO run (created_at, status, rubric_name, rubric_version, rubric_hash, judge_model, "
+                   "source, fresh, total_rows) VALUES ('2026-11-20 10:00:00', 'loading', 'eth', '1.0', 'h', 'm', "
+                   "'cli', 0, 0)")
+    code, out = judgebot(tmp_path, "resume", "1", server=judge_server)
+    assert code == 2
+    assert "run 1 cannot be judged (its rows were never all loaded); start a new run from the file" in flat(out)
+    assert judge_server.bodies() == []

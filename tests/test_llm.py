@@ -305,14 +305,12 @@ async def test_rate_limited_without_a_hint_backs_off(judge_server, make_client, 
     assert client.throttle.rate_limited_count == 1
 
 
-async def test_rate_limited_every_time_gives_up(judge_server, make_client, rubrics):
+async def test_rate_limited_every_time_pauses_the_run(judge_server, make_client, rubrics):
+    """A saturated endpoint would fail every row alike: the run stops with its rows pending, none is failed."""
     judge_server.enqueue(*[Reply.rate_limited(retry_after_ms=10) for _ in range(3)])
     client = make_client(max_retries=2)
-    verdict = await judge(rubrics.get("eth"), TRIPLE, client)
-    assert verdict.status == "error"
-    assert "429" in verdict.error
-    assert "3 attempts" in verdict.error
-    assert verdict.headline is None
+    with pytest.raises(RunStopped, match=r"rate limited \(429\) 3 times \(gave up after 3 attempts\).*resume"):
+        await judge(rubrics.get("eth"), TRIPLE, client)
     assert len(judge_server.bodies()) == 3
     assert client.throttle.rate_limited_count == 3
     assert client.throttle.limit == 1  # 8 -> 4 -> 2 -> 1

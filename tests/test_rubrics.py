@@ -721,3 +721,14 @@ def test_a_weighted_mean_under_a_nullable_object_is_refused_at_load(tmp_path):
     with pytest.raises(RubricError) as caught:
         load_rubric(write(tmp_path, data))
     assert "derived.mean.weights" in str(caught.value) and "parts.a" in str(caught.value)
+
+
+def test_a_label_with_a_dotted_path_is_refused_at_load_naming_the_file(tmp_path):
+    data = mini(output={"ev": {"type": "object", "fields": {"x": {"type": "integer", "min": 0, "max": 2}}},
+                        "verdict": {"type": "enum", "values": ["good", "bad"]}},
+                rules=[],
+                headline={"score": "ev.x / 2 * 100", "pass": "ev.x >= 1", "label": "x is {ev.x}"})
+    with pytest.raises(RubricError, match=r"mini\.yaml: .*label 'x is \{ev\.x\}'.*nested keys are written"):
+        load_rubric(write(tmp_path, data))
+    data["headline"]["label"] = "x is {ev[x]}"
+    assert load_rubric(write(tmp_path, data)).score({"ev": {"x": 2}, "verdict": "good"}).label == "x is 2"

@@ -17,10 +17,11 @@ from datetime import timedelta
 import pytest
 
 from bot.csvio import CsvRow, open_csv
+from bot.models import utcnow
 from bot.report import export_run
 from bot.rubrics import load_rubric
-from bot.models import utcnow
-from bot.runs import Progress, RubricChanged, RunBusy, RunNotResumable, execute_run, start_csv_run, start_run
+from bot.runs import (HEARTBEAT_SECONDS, Progress, RubricChanged, RunBusy, RunNotResumable, execute_run,
+                      start_csv_run, start_run)
 from bot.store import Store
 from tests.replies import NULLABLE_RUBRIC, eth_reply, triple_of
 from tests.servers.openai_server import Reply
@@ -472,3 +473,57 @@ async def test_rows_that_fail_to_load_leave_a_failed_run_that_is_never_resumed(s
         await execute_run(store, run, eth, make_client(), concurrency=2)
     assert judge_server.bodies() == []
     assert store.get_run(run.id).status == "failed"
+
+
+async def test_interrupting_a_run_with_identical_rows_in_flight_leaves_them_pending(store, eth, judge_server,
+                                                                                   make_client):
+    """Ctrl-C cancels the run's task while one row judges a triple and its twins wait for it."""
+    judge_server.responder = eth_responder
+    judge_server.latency = 2.0
+    client = make_client()
+    run = start_run(store, eth, rows_of("same answer", "same answer", "same answer", "other"),
+                    judge_model=client.model, columns=COLUMNS, fresh=True)
+    task = asyncio.create_task(execute_run(store, run, eth, client, concurrency=4))
+    await asyncio.sleep(0.5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    saved = store.get_run(run.id)
+    assert (saved.status, saved.stop_reason, saved.owner) == ("paused", "interrupted", None)
+    assert store.status_counts(run.id) == {"pending": 4}
+
+
+async def test_a_run_taken_over_by_another_process_stops_and_leaves_its_status_alone(store, eth, judge_server,
+                                                                                   make_client):
+    judge_server.responder = eth_responder
+    judge_server.latency = 0.5
+    client = make_client()
+    run = start_run(store, eth, rows_of(*(f"answer {i}" for i in range(40))), judge_model=client.model,
+                    columns=COLUMNS)
+    task = asyncio.create_task(execute_run(store, run, eth, client, concurrency=2))
+    await asyncio.sleep(1.0)
+    # Another process decided this one was gone and claimed the run (what a stale heartbeat allows).
+    store.update_run(run.id, owner="otherhost:7", heartbeat_at=utcnow())
+    outcome = await asyncio.wait_for(task, timeout=HEARTBEAT_SECONDS + 5)
+
+    assert (outcome.status, outcome.stop_reason) == ("paused", "another judgebot process took the run over")
+    assert outcome.counts.get("pending", 0) > 0
+    saved = store.get_run(run.id)
+    assert (saved.status, saved.owner) == ("running", "otherhost:7")  # the new owner's, untouched
+
+
+async def test_a_dropped_connection_costs_its_row_not_the_run(store, eth, judge_server, make_client):
+    def responder(body: dict) -> Reply:
+        return Reply(drop=True) if answer_of(body) == "DROP" else eth_responder(body)
+
+    judge_server.responder = responder
+    client = make_client(max_retries=1)
+    run = start_run(store, eth, rows_of("answer one", "DROP", "answer three"), judge_model=client.model,
+                    columns=COLUMNS)
+
+    outcome = await execute_run(store, run, eth, client, concurrency=3)
+
+    assert outcome.status == "done" and outcome.counts == {"scored": 2, "error": 1}
+    dropped = by_row(store, run.id)[3]
+    assert dropped.status == "error" and "connection to the judge endpoint broke" in dropped.error
+    assert "gave up after 2 attempts" in dropped.error

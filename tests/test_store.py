@@ -624,17 +624,17 @@ def test_claim_run_takes_a_resumable_run_once(store: Store) -> None:
     run = store.create_run(**COMMON)
     store.update_run(run.id, status="paused", stop_reason="insufficient_quota")
     before = utcnow()
-    assert store.claim_run(run.id, stale_after=30) is True
+    assert store.claim_run(run.id, owner=_owner_here(), stale_after=30) is True
     got = store.get_run(run.id)
     assert (got.status, got.owner, got.stop_reason) == ("running", _owner_here(), None)
     assert before <= got.heartbeat_at <= utcnow() and got.started_at == got.heartbeat_at
     # this live process holds it now: a second claim, from here or anywhere, is refused
-    assert store.claim_run(run.id, stale_after=30) is False
+    assert store.claim_run(run.id, owner=_owner_here(), stale_after=30) is False
     assert store.get_run(run.id).heartbeat_at == got.heartbeat_at
 
     # claimed again after a pause, it keeps the time it first started
     store.update_run(run.id, status="paused", owner=None)
-    assert store.claim_run(run.id, stale_after=30) is True
+    assert store.claim_run(run.id, owner=_owner_here(), stale_after=30) is True
     assert store.get_run(run.id).started_at == got.started_at
 
 
@@ -642,7 +642,7 @@ def test_claim_run_takes_a_resumable_run_once(store: Store) -> None:
 def test_claim_run_takes_a_finished_run_to_judge_rows_again(store: Store, status: str) -> None:
     run = store.create_run(**COMMON)
     store.update_run(run.id, status=status)
-    assert store.claim_run(run.id, stale_after=30) is True
+    assert store.claim_run(run.id, owner=_owner_here(), stale_after=30) is True
     got = store.get_run(run.id)
     assert got.status == "running" and got.owner is not None and got.heartbeat_at is not None
 
@@ -651,10 +651,10 @@ def test_claim_run_takes_a_finished_run_to_judge_rows_again(store: Store, status
 def test_claim_run_refuses_a_run_that_is_not_resumable(store: Store, status: str) -> None:
     run = store.create_run(**COMMON)
     store.update_run(run.id, status=status)
-    assert store.claim_run(run.id, stale_after=30) is False
+    assert store.claim_run(run.id, owner=_owner_here(), stale_after=30) is False
     got = store.get_run(run.id)
     assert (got.status, got.owner, got.heartbeat_at) == (status, None, None)
-    assert store.claim_run(run.id + 1000, stale_after=30) is False
+    assert store.claim_run(run.id + 1000, owner=_owner_here(), stale_after=30) is False
 
 
 @pytest.mark.parametrize(("owner", "age", "stale_after", "claimed"), [
@@ -684,7 +684,7 @@ def test_claim_run_takes_over_only_an_abandoned_run(store: Store, owner: str, ag
     run = store.create_run(**COMMON)
     store.update_run(run.id, status="running", owner=owner, heartbeat_at=heartbeat)
 
-    assert store.claim_run(run.id, stale_after=stale_after) is claimed
+    assert store.claim_run(run.id, owner=_owner_here(), stale_after=stale_after) is claimed
     got = store.get_run(run.id)
     assert got.status == "running"
     assert got.owner == (_owner_here() if claimed else owner)
@@ -698,15 +698,19 @@ def test_beat_moves_only_the_heartbeat(store: Store) -> None:
     from bot.models import utcnow
 
     run = store.create_run(**COMMON)
-    assert store.claim_run(run.id, stale_after=30)
+    assert store.claim_run(run.id, owner=_owner_here(), stale_after=30)
     old = utcnow() - timedelta(minutes=5)
     store.update_run(run.id, heartbeat_at=old)
     claimed = store.get_run(run.id)
-    store.beat(run.id)
+    assert store.beat(run.id, claimed.owner) is True
     got = store.get_run(run.id)
     assert got.heartbeat_at > old and (utcnow() - got.heartbeat_at).total_seconds() < 5
     assert (got.status, got.owner, got.started_at) == ("running", claimed.owner, claimed.started_at)
-    store.beat(run.id + 1000)  # a run that is gone: nothing to do, nothing raised
+    assert store.beat(run.id + 1000, claimed.owner) is False  # a run that is gone: nothing to do, nothing raised
+    # another process took the run over: this one's beat says so and changes nothing
+    store.update_run(run.id, owner="otherhost:7")
+    assert store.beat(run.id, claimed.owner) is False
+    assert store.get_run(run.id).heartbeat_at == got.heartbeat_at
 
 
 def test_reset_rows_makes_only_the_given_statuses_pending_again(store: Store, db_url: str) -> None:

@@ -25,6 +25,7 @@ class Reply:
     delay: float = 0.0
     tokens_in: int = 50
     tokens_out: int = 20
+    drop: bool = False  # close the connection without answering
 
     @classmethod
     def json(cls, obj: Any, **kw: Any) -> Reply:
@@ -136,6 +137,9 @@ class FakeJudgeServer:
         reply = self._next_reply(body)
         if self.latency or reply.delay:
             await asyncio.sleep(self.latency + reply.delay)
+        if reply.drop:
+            request.transport.abort()  # type: ignore[union-attr]
+            raise ConnectionResetError("dropped on purpose")
         if reply.status != 200:
             return web.json_response({"error": reply.error}, status=reply.status, headers=reply.headers)
         return web.json_response(
