@@ -16,8 +16,10 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
+from bot import terminal
 from bot.config import Settings
 from bot.csvio import CsvError, open_csv
+from bot.execution import RubricChanged, RunBusy, RunNotResumable, execute_run
 from bot.goldens import check_goldens
 from bot.judge import Triple, Verdict
 from bot.llm import JudgeClient, RunStopped, make_judge_client
@@ -25,9 +27,8 @@ from bot.migrations import SchemaTooNew
 from bot.models import Run
 from bot.report import export_run
 from bot.rubrics import Rubric, RubricError, RubricSet, load_rubrics
-from bot.runs import Origin, RubricChanged, RunBusy, RunNotResumable, execute_run, start_csv_run, start_single_run
+from bot.runs import Origin, start_csv_run, start_single_run
 from bot.store import Store, StoreUnavailable
-from bot import terminal
 
 NO_ENDPOINT = (
     "judgebot needs a judge to talk to. Set OPENAI_API_KEY to use OpenAI, or OPENAI_BASE_URL to use any "

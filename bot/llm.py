@@ -43,6 +43,15 @@ class Completion:
     refusal: str | None = None
 
 
+@dataclass(frozen=True)
+class _Retry:
+    """A failed request worth sending again after `delay` seconds."""
+
+    delay: float
+    failure: str
+    run_wide: bool = False  # every other request would fail alike: when retries run out, pause the run
+
+
 class Throttle:
     """A concurrency limit shared by a run that halves on 429 and pauses everyone for the Retry-After time.
 
@@ -187,72 +196,71 @@ class JudgeClient:
         while True:
             async with self.throttle:
                 sent_mode, sent_temperature = self.mode, self.temperature
-                unreachable = False  # true when every other request would fail the same way
                 started = time.monotonic()
                 try:
                     # The SDK's plain `post` (its documented way to send a body as is) rather than
                     # `chat.completions.create`, which re-walks every message and the schema against its
                     # typed params on each call: ~2 ms of CPU per row, a third of a run's CPU time.
                     response = await self.client.post(
-                        "/chat/completions",
-                        cast_to=ChatCompletion,
-                        body=self._body(messages, schema_name, schema),
+                        "/chat/completions", cast_to=ChatCompletion, body=self._body(messages, schema_name, schema)
                     )
-                except (openai.BadRequestError, openai.UnprocessableEntityError) as err:
-                    # Requests in flight share the mode: only the first refusal of a mode steps it down.
-                    if sent_mode != "text" and _rejects_format(err):
-                        if self.mode == sent_mode:
-                            self._downgrade(err)
-                        continue
-                    if sent_temperature is not None and "temperature" in _message(err).lower():
-                        # Reasoning models accept only their default temperature.
-                        if self.temperature is not None:
-                            log.warning("judge model refuses temperature %s; using its default", self.temperature)
-                        self.temperature = None
-                        continue
-                    raise JudgeCallError(f"the judge endpoint refused the request: {_message(err)}") from None
-                except openai.RateLimitError as err:
-                    if _is_quota(err):
-                        raise RunStopped(
-                            "the judge account has no quota left (insufficient_quota): add credit or raise the "
-                            "limit, then resume the run"
-                        ) from None
-                    wait = _wait(retry_after(err.response.headers), attempt)
-                    self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
-                    delay = 0.0  # the throttle holds every request, this one included, until the wait is over
-                    failure: str = f"rate limited (429) {attempt + 1} times"
-                    unreachable = True  # a saturated endpoint fails every row alike: pause rather than fail them
-                except (openai.AuthenticationError, openai.PermissionDeniedError) as err:
-                    raise RunStopped(f"the judge endpoint rejected the key: {_message(err)}") from None
-                except openai.NotFoundError as err:
-                    raise RunStopped(f"the judge endpoint does not know model {self.model!r}: {_message(err)}") from None
-                except openai.APIStatusError as err:
-                    if err.status_code < 500 and err.status_code not in (408, 409):
-                        raise JudgeCallError(f"the judge endpoint answered {err.status_code}: {_message(err)}") from None
-                    delay = _wait(retry_after(err.response.headers), attempt)
-                    failure = f"the judge endpoint answered {err.status_code}: {_message(err)}"
-                except openai.APIConnectionError as err:  # timeouts included
-                    delay = backoff(attempt)
-                    # Refused, unknown host, connect timeout: no request gets through, so pause the run.
-                    unreachable = _caused_by(err, ConnectionRefusedError, socket.gaierror,
-                                             aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
-                    if unreachable:
-                        failure = f"cannot reach the judge endpoint {self.client.base_url}: {err.__cause__}"
-                    elif isinstance(err, openai.APITimeoutError) and _caused_by(err, TimeoutError):
-                        failure = "the judge did not answer within the request timeout"
-                    else:
-                        failure = f"the connection to the judge endpoint broke: {err.__cause__ or err}"
+                except openai.APIError as err:
+                    retry = self._after(err, attempt, sent_mode, sent_temperature)
                 else:
                     self.throttle.succeeded()
                     return _completion(response, int((time.monotonic() - started) * 1000))
+            if retry is None:  # the request changed (format, temperature): send it again at once
+                continue
             attempt += 1
             if attempt > self.max_retries:
-                if unreachable:  # every other row would fail the same way: keep them pending for a resume
-                    raise RunStopped(f"{failure} (gave up after {attempt} attempts); check the endpoint, its limits "
-                                     "and the network, then resume the run")
-                raise JudgeCallError(f"{failure}; gave up after {attempt} attempts")
-            log.info("judge request failed (%s); retrying in %.1fs", failure, delay)
-            await asyncio.sleep(delay)
+                if retry.run_wide:  # every other row would fail the same way: keep them pending for a resume
+                    raise RunStopped(f"{retry.failure} (gave up after {attempt} attempts); check the endpoint, its "
+                                     "limits and the network, then resume the run")
+                raise JudgeCallError(f"{retry.failure}; gave up after {attempt} attempts")
+            log.info("judge request failed (%s); retrying in %.1fs", retry.failure, retry.delay)
+            await asyncio.sleep(retry.delay)
+
+    def _after(self, err: openai.APIError, attempt: int, sent_mode: OutputMode,
+               sent_temperature: float | None) -> _Retry | None:
+        """What a failed request calls for: a changed request (None), a retry, or an exception."""
+        if isinstance(err, (openai.BadRequestError, openai.UnprocessableEntityError)):
+            # Requests in flight share the mode: only the first refusal of a mode steps it down.
+            if sent_mode != "text" and _rejects_format(err):
+                if self.mode == sent_mode:
+                    self._downgrade(err)
+                return None
+            if sent_temperature is not None and "temperature" in _message(err).lower():
+                if self.temperature is not None:  # reasoning models accept only their default temperature
+                    log.warning("judge model refuses temperature %s; using its default", self.temperature)
+                self.temperature = None
+                return None
+            raise JudgeCallError(f"the judge endpoint refused the request: {_message(err)}") from None
+        if isinstance(err, openai.RateLimitError):
+            if _is_quota(err):
+                raise RunStopped("the judge account has no quota left (insufficient_quota): add credit or raise "
+                                 "the limit, then resume the run") from None
+            wait = _wait(retry_after(err.response.headers), attempt)
+            self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
+            # The throttle holds every request, this one included, until the wait is over; a saturated
+            # endpoint fails every row alike, so running out of retries pauses the run.
+            return _Retry(0.0, f"rate limited (429) {attempt + 1} times", run_wide=True)
+        if isinstance(err, (openai.AuthenticationError, openai.PermissionDeniedError)):
+            raise RunStopped(f"the judge endpoint rejected the key: {_message(err)}") from None
+        if isinstance(err, openai.NotFoundError):
+            raise RunStopped(f"the judge endpoint does not know model {self.model!r}: {_message(err)}") from None
+        if isinstance(err, openai.APIStatusError):
+            failure = f"the judge endpoint answered {err.status_code}: {_message(err)}"
+            if err.status_code < 500 and err.status_code not in (408, 409):
+                raise JudgeCallError(failure) from None
+            return _Retry(_wait(retry_after(err.response.headers), attempt), failure)
+        # No HTTP answer. Refused, unknown host, connect timeout: no request gets through, so pause the run.
+        if _caused_by(err, ConnectionRefusedError, socket.gaierror, aiohttp.ClientConnectorError,
+                      aiohttp.ConnectionTimeoutError):
+            return _Retry(backoff(attempt), f"cannot reach the judge endpoint {self.client.base_url}: "
+                          f"{err.__cause__ or err}", run_wide=True)
+        if isinstance(err, openai.APITimeoutError) and _caused_by(err, TimeoutError):
+            return _Retry(backoff(attempt), "the judge did not answer within the request timeout")
+        return _Retry(backoff(attempt), f"the connection to the judge endpoint broke: {err.__cause__ or err}")
 
     def _body(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any]) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": messages, **self._format(schema_name, schema)}

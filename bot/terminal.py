@@ -16,7 +16,7 @@ from bot.judge import Verdict
 from bot.models import Run
 from bot.report import Summary
 from bot.rubrics import Rubric
-from bot.runs import Progress as RunProgress
+from bot.execution import Progress as RunProgress
 
 
 class ProgressBar:

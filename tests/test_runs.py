@@ -20,8 +20,8 @@ from bot.csvio import CsvRow, open_csv
 from bot.models import utcnow
 from bot.report import export_run
 from bot.rubrics import load_rubric
-from bot.runs import (HEARTBEAT_SECONDS, Progress, RubricChanged, RunBusy, RunNotResumable, execute_run,
-                      start_csv_run, start_run)
+from bot.execution import HEARTBEAT_SECONDS, Progress, RubricChanged, RunBusy, RunNotResumable, execute_run
+from bot.runs import start_csv_run, start_run
 from bot.store import Store
 from tests.replies import NULLABLE_RUBRIC, eth_reply, triple_of
 from tests.servers.openai_server import Reply

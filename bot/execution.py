@@ -1,0 +1,280 @@
+"""Judging a run: its pending rows through bounded concurrency, progress events, pause, cancel and resume."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from bot.judge import Triple, Verdict, cache_key, judge, prompt_hash
+from bot.llm import JudgeClient, RunStopped
+from bot.models import Judgment, Run, utcnow
+from bot.rubrics import Rubric
+from bot.store import Store, process_name
+
+log = logging.getLogger(__name__)
+
+UNSCORED = ("invalid", "error", "malformed")
+HEARTBEAT_SECONDS = 5.0
+STALE_AFTER = 120.0  # seconds without a heartbeat after which another host's "running" run counts as abandoned
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A snapshot of a run in flight, for a terminal bar or a Slack message."""
+
+    run_id: int
+    done: int
+    total: int
+    errors: int
+    cached: int
+    judged_now: int
+    elapsed: float
+
+    @property
+    def rate(self) -> float:
+        """Rows finished per second in this session."""
+        return self.judged_now / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds until the last row, at the current rate."""
+        return (self.total - self.done) / self.rate if self.rate > 0 else None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended: done, paused (resumable) or cancelled, with its row counts by status."""
+
+    run_id: int
+    status: str
+    stop_reason: str | None
+    counts: dict[str, int]
+    retried: int = 0
+
+    @property
+    def all_scored(self) -> bool:
+        """True when every row of the run got a score."""
+        return self.status == "done" and not any(self.counts.get(s) for s in (*UNSCORED, "pending"))
+
+
+class RubricChanged(RuntimeError):
+    """A run cannot go on with a rubric other than the one it started with."""
+
+
+def _reuse(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:
+    return Verdict(
+        status="scored", output=cached.output, derived=cached.derived or {}, headline=cached.headline,
+        passed=cached.passed, label=cached.label, tag=cached.tag, raw_reply=cached.raw_reply, flags=cached.flags or [],
+        rubric_name=rubric.name, rubric_version=rubric.version, rubric_hash=rubric.content_hash,
+        judge_model=judge_model, prompt_hash=prompt_hash(rubric, triple, judge_model),
+    )
+
+
+class RunBusy(RuntimeError):
+    """Another live process is judging this run right now."""
+
+
+class RunNotResumable(RuntimeError):
+    """A run whose rows could not all be loaded: it can only be started again."""
+
+
+def _failure(rubric: Rubric, judge_model: str, triple: Triple, message: str) -> Verdict:
+    return Verdict(
+        status="error", error=message, rubric_name=rubric.name, rubric_version=rubric.version,
+        rubric_hash=rubric.content_hash, judge_model=judge_model, prompt_hash=prompt_hash(rubric, triple, judge_model),
+    )
+
+
+async def execute_run(
+    store: Store,
+    run: Run,
+    rubric: Rubric,
+    client: JudgeClient,
+    *,
+    concurrency: int,
+    on_progress: Callable[[Progress], None] | None = None,
+    cancel: asyncio.Event | None = None,
+    retry: tuple[str, ...] = (),
+) -> RunOutcome:
+    """Judge every pending row of `run`; stop early on a quota or key problem, leaving the rest pending.
+
+    Rows in the statuses of `retry` (such as "error", "invalid") are made pending again first.
+    Each verdict is committed as soon as it arrives, so a crash loses at most the rows in flight,
+    which stay pending and are judged on resume; a row already saved is never judged again.
+    Setting `cancel` stops at once: requests in flight are dropped and their rows stay pending.
+    """
+    current = store.get_run(run.id)  # type: ignore[arg-type]
+    if current is None or current.status in ("loading", "failed"):
+        reason = "it does not exist" if current is None else current.stop_reason or "its rows were never all loaded"
+        raise RunNotResumable(f"run {run.id} cannot be judged ({reason}); start a new run from the file")
+    if run.rubric_hash != rubric.content_hash:
+        raise RubricChanged(
+            f"run {run.id} started with rubric {run.rubric_name} {run.rubric_version} ({run.rubric_hash}); the "
+            f"loaded rubric is {rubric.version} ({rubric.content_hash}). Restore that file, or start a new run."
+        )
+    owner = process_name()
+    if not store.claim_run(run.id, owner=owner, stale_after=STALE_AFTER):  # type: ignore[arg-type]
+        raise RunBusy(
+            f"run {run.id} is being judged by another judgebot process right now; let it finish, or stop that "
+            f"process (a run whose process died can be resumed at once on the same machine, or "
+            f"{STALE_AFTER:.0f} s after its last sign of life from another)"
+        )
+    retried = store.reset_rows(run.id, retry) if retry else 0  # type: ignore[arg-type]
+    execution = _Execution(store, run, rubric, client, concurrency, on_progress, cancel or asyncio.Event(), owner)
+    return await execution.run(retried)
+
+
+class _Execution:
+    """The state of one `execute_run`: a producer feeding pending rows to `concurrency` workers."""
+
+    def __init__(self, store: Store, run: Run, rubric: Rubric, client: JudgeClient, concurrency: int,
+                 on_progress: Callable[[Progress], None] | None, cancel: asyncio.Event, owner: str) -> None:
+        self.store, self.run_, self.rubric, self.client = store, run, rubric, client
+        self.run_id: int = run.id  # type: ignore[assignment]
+        self.concurrency = concurrency
+        self.on_progress = on_progress
+        self.cancel = cancel
+        self.owner = owner
+        self.stop = asyncio.Event()  # no new rows: a problem every request would hit, or a cancel
+        self.stop_reason: str | None = None
+        self.inflight: dict[str, asyncio.Event] = {}  # cache key -> set when the row judging it is done
+        self.queue: asyncio.Queue[Judgment | None] = asyncio.Queue(maxsize=concurrency * 2)
+        self.tasks: list[asyncio.Task[None]] = []
+        counts = store.status_counts(self.run_id)
+        self.total = sum(n for status, n in counts.items() if status != "malformed")
+        self.done = self.total - counts.get("pending", 0)
+        self.errors = counts.get("invalid", 0) + counts.get("error", 0)
+        self.cached = self.judged_now = 0
+        self.started = time.monotonic()
+        # Database calls of the hot path run on one thread of their own: the event loop never waits on
+        # the database, and a single writer never contends with itself for SQLite's lock.
+        self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgebot-db")
+
+    async def in_db(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.db_thread, partial(function, *args, **kwargs))
+
+    def report(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress(Progress(self.run_id, self.done, self.total, self.errors, self.cached, self.judged_now,
+                                      time.monotonic() - self.started))
+
+    async def run(self, retried: int) -> RunOutcome:
+        self.report()
+        watcher = asyncio.create_task(self.watch())
+        try:
+            # A TaskGroup: if one task fails, the others are cancelled and awaited before we go on.
+            async with asyncio.TaskGroup() as group:
+                self.tasks = [group.create_task(self.produce())]
+                self.tasks += [group.create_task(self.work()) for _ in range(self.concurrency)]
+        except BaseExceptionGroup as failed:
+            log.error("run %s stopped", self.run_id, exc_info=failed)
+            raise failed.exceptions[0] from None
+        finally:
+            watcher.cancel()
+            self.db_thread.shutdown(wait=True)
+            outcome = self.finish(retried)
+        return outcome
+
+    def finish(self, retried: int) -> RunOutcome:
+        counts = self.store.status_counts(self.run_id)
+        if self.stop_reason:
+            status, reason = "paused", self.stop_reason
+        elif self.cancel.is_set():
+            status, reason = "cancelled", "cancelled"
+        elif counts.get("pending"):
+            status, reason = "paused", "interrupted"
+        else:
+            status, reason = "done", None
+        # Only while this process still holds the run: one that took it over owns its status now.
+        self.store.update_run(self.run_id, held_by=self.owner, status=status, stop_reason=reason,
+                              finished_at=utcnow(), owner=None)
+        return RunOutcome(self.run_id, status, reason, counts, retried)
+
+    async def watch(self) -> None:
+        """Beat the heartbeat, and drop everything in flight when asked to cancel or when the run is taken over."""
+        while True:
+            try:
+                await asyncio.wait_for(self.cancel.wait(), HEARTBEAT_SECONDS)
+                self.halt(None)
+                return
+            except TimeoutError:
+                pass
+            try:
+                if not await self.in_db(self.store.beat, self.run_id, self.owner):
+                    self.halt("another judgebot process took the run over")
+                    return
+            except Exception:  # a missed beat is not fatal; the next one may go through
+                log.warning("could not record the heartbeat of run %s", self.run_id, exc_info=True)
+
+    def halt(self, reason: str | None) -> None:
+        self.stop_reason = self.stop_reason or reason
+        self.stop.set()
+        for task in self.tasks:
+            task.cancel()
+
+    async def produce(self) -> None:
+        after = 0
+        while not self.stop.is_set():
+            batch = await self.in_db(self.store.pending, self.run_id, after_id=after)
+            if not batch:
+                break
+            for item in batch:
+                if self.stop.is_set():
+                    break
+                await self.queue.put(item)
+            after = batch[-1].id
+        for _ in range(self.concurrency):
+            await self.queue.put(None)
+
+    async def work(self) -> None:
+        while (item := await self.queue.get()) is not None:
+            if not self.stop.is_set():
+                await self.grade(item)
+
+    async def grade(self, item: Judgment) -> None:
+        triple = Triple(question=item.question, reference=item.reference, answer=item.answer)
+        key = cache_key(self.rubric, self.client.model, triple)
+        while key in self.inflight:  # the same triple is being judged for another row: wait, rather than pay twice
+            await self.inflight[key].wait()
+            if self.stop.is_set():
+                return
+        done = self.inflight[key] = asyncio.Event()
+        try:
+            # A fresh run reuses nothing from the history, only what it judged itself (identical rows).
+            scope = self.run_id if self.run_.fresh else None
+            cached = await self.in_db(self.store.find_cached, key, run_id=scope)
+            if cached is not None:
+                verdict, source = _reuse(cached, self.rubric, self.client.model, triple), cached.id
+            else:
+                verdict, source = await self.judge(triple), None
+            await self.record(item, verdict, key, source)
+        except RunStopped as err:
+            self.stop_reason = self.stop_reason or str(err)
+            self.stop.set()
+        finally:
+            if self.inflight.get(key) is done:
+                del self.inflight[key]
+            done.set()
+
+    async def judge(self, triple: Triple) -> Verdict:
+        try:
+            return await judge(self.rubric, triple, self.client)
+        except RunStopped:
+            raise
+        except Exception as err:  # a bug must cost one row, not the run; the row says what happened
+            log.exception("judging a row failed")
+            return _failure(self.rubric, self.client.model, triple, f"internal error: {type(err).__name__}: {err}")
+
+    async def record(self, item: Judgment, verdict: Verdict, key: str, cached_from: int | None) -> None:
+        await self.in_db(self.store.save_verdict, item.id, verdict, cache_key=key, cached_from=cached_from)
+        self.done += 1
+        self.judged_now += 1
+        self.errors += verdict.status != "scored"
+        self.cached += cached_from is not None
+        self.report()
