@@ -224,7 +224,7 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient
                          f"`judgebot resume {run.id} --out PATH` writes the results elsewhere.") from None
     terminal.show_summary(console, run, rubric, summary, out)
     if outcome.status == "paused":
-        console.print(f"[red]Run {run.id} stopped[/]: {outcome.stop_reason}. "
+        console.print(f"[red]Run {run.id} stopped[/]: {escape(outcome.stop_reason or '')}. "
                       f"{outcome.counts.get('pending', 0)} rows are still pending; "
                       f"`judgebot resume {run.id}` finishes them.", highlight=False)
     return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
