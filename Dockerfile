@@ -19,5 +19,5 @@ USER judgebot
 VOLUME ["/data"]
 ENTRYPOINT ["judgebot"]
 # Becomes `serve` when the Slack bot lands; until then the image runs the CLI, e.g.
-#   docker run --rm -v judgebot:/data -v "$PWD:/work" -e OPENAI_API_KEY judgebot judge /work/answers.csv --rubric eth
+#   docker run --rm -v judgebot:/data -v "$PWD:/in" -e OPENAI_API_KEY judgebot judge /in/answers.csv --rubric eth --out /in/answers.results.csv
 CMD ["--help"]

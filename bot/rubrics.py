@@ -9,10 +9,11 @@ import math
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator,
+                      model_validator)
 
 from bot.formulas import FormulaError, check_syntax, evaluate
 from bot.schema import FieldSpec, build_model, json_schema, leaves
@@ -25,18 +26,20 @@ class RubricError(ValueError):
     """A rubric file that cannot be used, or a rubric name that names none."""
 
 
+def _parsed(expression: str) -> str:
+    check_syntax(expression)
+    return expression
+
+
+Formula = Annotated[str, AfterValidator(_parsed)]  # an expression over the reply, checked when the file loads
+
+
 class Rule(BaseModel):
     """A consistency rule: `check` must be true of every accepted reply."""
 
     model_config = ConfigDict(extra="forbid")
-    check: str
+    check: Formula
     message: str
-
-    @field_validator("check")
-    @classmethod
-    def _parses(cls, value: str) -> str:
-        check_syntax(value)
-        return value
 
 
 class Derived(BaseModel):
@@ -44,7 +47,7 @@ class Derived(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     weights: dict[str, float] | None = None
-    expr: str | None = None
+    expr: Formula | None = None
     round: int | None = Field(2, ge=0)
     description: str | None = None
 
@@ -54,8 +57,6 @@ class Derived(BaseModel):
             raise ValueError("give exactly one of 'weights' or 'expr'")
         if self.weights is not None and (not self.weights or sum(self.weights.values()) <= 0):
             raise ValueError("'weights' must be non-empty with a positive total")
-        if self.expr is not None:
-            check_syntax(self.expr)
         return self
 
 
@@ -63,16 +64,10 @@ class Headline(BaseModel):
     """How a reply becomes one 0-100 quality figure, pass/fail, and a one-glance label."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    score: str = Field(description="Expression giving 0..100.")
-    passed: str = Field(alias="pass", description="Expression giving true or false.")
+    score: Formula = Field(description="Expression giving 0..100.")
+    passed: Formula = Field(alias="pass", description="Expression giving true or false.")
     label: str = Field(description="str.format template over the reply and derived values.")
     tag: str | None = Field(None, description="Dotted path of the categorical field shown as the tag.")
-
-    @field_validator("score", "passed")
-    @classmethod
-    def _parses(cls, value: str) -> str:
-        check_syntax(value)
-        return value
 
 
 class Golden(BaseModel):
