@@ -165,8 +165,7 @@ class Store:
                 return False
             claimed = session.execute(
                 update(Run)
-                .where(Run.id == run_id, Run.status == run.status, Run.owner.is_(None) if run.owner is None
-                       else Run.owner == run.owner)
+                .where(Run.id == run_id, Run.status == run.status, Run.owner.is_not_distinct_from(run.owner))
                 .values(status="running", owner=owner, heartbeat_at=now, started_at=run.started_at or now,
                         stop_reason=None)
             )
