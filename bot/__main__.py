@@ -1,4 +1,4 @@
-"""The command line: judge a CSV or one triple, resume a run, list and check rubrics, list runs."""
+"""The command line: serve the Slack bot, judge a CSV or one triple, resume a run, list rubrics and runs."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import gc
 import getpass
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from bot import terminal
-from bot.config import Settings
+from bot.config import SetupError, Settings
 from bot.csvio import CsvError, open_csv
 from bot.execution import RubricChanged, RunBusy, RunNotResumable, execute_run
 from bot.goldens import check_goldens
@@ -47,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="judgebot", description="Grade LLM answers with LLM-as-judge rubrics.")
     commands = parser.add_subparsers(dest="command", required=True)
+
+    commands.add_parser("serve", help="run the Slack bot (Socket Mode with SLACK_APP_TOKEN, else HTTP on PORT)")
 
     judge_cmd = commands.add_parser("judge", help="judge a CSV of question/reference/answer rows, or one triple")
     judge_cmd.add_argument("file", nargs="?", type=Path, help="CSV or TSV file with question, reference, answer")
@@ -87,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.freeze()
         return asyncio.run(dispatch(args, settings, console))
     except (UsageError, RubricError, CsvError, SchemaTooNew, StoreUnavailable, RubricChanged, RunBusy,
-            RunNotResumable) as err:
+            RunNotResumable, SetupError) as err:
         errors.print(f"[red]error[/]: {escape(str(err))}")
         return EXIT_USAGE
     except ValidationError as err:
@@ -107,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 async def dispatch(args: argparse.Namespace, settings: Settings, console: Console) -> int:
     """Run one subcommand."""
+    if args.command == "serve":
+        return await serve_command(settings, console)
     if args.command == "runs":
         terminal.show_runs(console, Store.open(settings.db_url).recent_runs())
         return EXIT_OK
@@ -116,6 +121,27 @@ async def dispatch(args: argparse.Namespace, settings: Settings, console: Consol
     if args.command == "resume":
         return await resume_command(args, settings, rubrics, console)
     return await judge_command(args, settings, rubrics, console)
+
+
+async def serve_command(settings: Settings, console: Console) -> int:
+    """Run the Slack bot until SIGINT or SIGTERM, then let judgments in flight finish."""
+    from bot.slack.server import EVENTS_PATH, RunningBot, serve  # the Slack libraries load only to serve
+
+    settings.slack_tokens()
+    if not settings.has_judge_endpoint():
+        raise UsageError(NO_ENDPOINT)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+
+    def announce(running: RunningBot) -> None:
+        where = "Socket Mode" if running.mode == "socket" else f"HTTP mode on port {running.port} ({EVENTS_PATH})"
+        console.print(f"judgebot is up for {escape(running.team)} in {where}. Ctrl-C stops it.")
+
+    await serve(settings, stop, announce)
+    console.print("judgebot stopped.")
+    return EXIT_OK
 
 
 def check_concurrency(value: int | None) -> None:

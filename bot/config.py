@@ -17,6 +17,24 @@ def default_db_path() -> Path:
     return Path(data_home) / "judgebot" / "judgebot.db"
 
 
+NO_BOT_TOKEN = (
+    "SLACK_BOT_TOKEN is not set. Create the app from manifest.yml at https://api.slack.com/apps, install it to "
+    "your workspace, then copy the Bot User OAuth Token (xoxb-...) from the app's OAuth & Permissions page into "
+    "SLACK_BOT_TOKEN (environment or .env)."
+)
+NO_MODE = (
+    "Neither SLACK_APP_TOKEN nor SLACK_SIGNING_SECRET is set. For Socket Mode (no public URL needed), create an "
+    "app-level token with the connections:write scope on the app's Basic Information page and set "
+    "SLACK_APP_TOKEN (xapp-...). For HTTP mode, copy the Signing Secret from the same page into "
+    "SLACK_SIGNING_SECRET and point the app's request URLs at https://<your host>/slack/events."
+)
+BAD_TOKEN = "{name} does not look right: {problem}."
+
+
+class SetupError(RuntimeError):
+    """The bot cannot start with these settings; the message says what to set and where to find it."""
+
+
 class Settings(BaseSettings):
     """Every setting of judgebot; each field is read from the env var of the same name in upper case."""
 
@@ -35,12 +53,24 @@ class Settings(BaseSettings):
     judgebot_db: Path = Field(default_factory=lambda: default_db_path(),
                               description="SQLite file used when DATABASE_URL is unset.")
     rubrics_dir: Path | None = Field(None, description="Extra directory of rubric files; same names override.")
+    slack_bot_token: SecretStr | None = Field(None, description="Bot token (xoxb-...): OAuth & Permissions page.")
+    slack_signing_secret: SecretStr | None = Field(
+        None, description="Signing secret (Basic Information page); HTTP mode verifies every request with it.")
+    slack_app_token: SecretStr | None = Field(
+        None, description="App-level token (xapp-..., scope connections:write): set it to run in Socket Mode.")
+    slack_api_url: str = Field("https://slack.com/api/", description="Base URL of Slack's Web API.")
+    port: int = Field(3000, ge=0, le=65535, description="HTTP mode: the port Slack's requests come to (0: any free one).")
     judgebot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level.")
 
     @field_validator("judgebot_log_level", mode="before")
     @classmethod
     def _upper(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _trailing_slash(cls, value: str) -> str:
+        return value if value.endswith("/") else value + "/"  # the Web API client appends method names to it
 
     @property
     def db_url(self) -> str:
@@ -50,3 +80,21 @@ class Settings(BaseSettings):
     def has_judge_endpoint(self) -> bool:
         """Whether a key or a base URL says where the judge lives."""
         return bool(self.openai_api_key and self.openai_api_key.get_secret_value()) or bool(self.openai_base_url)
+
+    def slack_tokens(self) -> tuple[str, str | None, str | None]:
+        """(bot token, app token, signing secret), or SetupError naming what is missing or malformed."""
+        bot_token, app_token, secret = (
+            value.get_secret_value().strip() if value else ""
+            for value in (self.slack_bot_token, self.slack_app_token, self.slack_signing_secret)
+        )
+        if not bot_token:
+            raise SetupError(NO_BOT_TOKEN)
+        if not bot_token.startswith("xoxb-"):
+            raise SetupError(BAD_TOKEN.format(name="SLACK_BOT_TOKEN", problem="a bot token starts with xoxb- "
+                             "(the Bot User OAuth Token on the app's OAuth & Permissions page)"))
+        if app_token and not app_token.startswith("xapp-"):
+            raise SetupError(BAD_TOKEN.format(name="SLACK_APP_TOKEN", problem="an app-level token starts with xapp- "
+                             "(Basic Information > App-Level Tokens, scope connections:write)"))
+        if not app_token and not secret:
+            raise SetupError(NO_MODE)
+        return bot_token, app_token or None, secret or None

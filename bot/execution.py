@@ -84,7 +84,8 @@ class RunNotResumable(RuntimeError):
     """A run whose rows could not all be loaded: it can only be started again."""
 
 
-def _failure(rubric: Rubric, judge_model: str, triple: Triple, message: str) -> Verdict:
+def failure_verdict(rubric: Rubric, judge_model: str, triple: Triple, message: str) -> Verdict:
+    """A judge error for `triple`: what went wrong, and no score."""
     return Verdict(
         status="error", error=message, rubric_name=rubric.name, rubric_version=rubric.version,
         rubric_hash=rubric.content_hash, judge_model=judge_model, prompt_hash=prompt_hash(rubric, triple, judge_model),
@@ -109,7 +110,8 @@ async def execute_run(
     which stay pending and are judged on resume; a row already saved is never judged again.
     Setting `cancel` stops at once: requests in flight are dropped and their rows stay pending.
     """
-    current = store.get_run(run.id)  # type: ignore[arg-type]
+    # Every database call runs off the event loop: a bot judging here must keep answering Slack meanwhile.
+    current = await asyncio.to_thread(store.get_run, run.id)  # type: ignore[arg-type]
     if current is None or current.status in ("loading", "failed"):
         reason = "it does not exist" if current is None else current.stop_reason or "its rows were never all loaded"
         raise RunNotResumable(f"run {run.id} cannot be judged ({reason}); start a new run from the file")
@@ -119,14 +121,16 @@ async def execute_run(
             f"loaded rubric is {rubric.version} ({rubric.content_hash}). Restore that file, or start a new run."
         )
     owner = process_name()
-    if not store.claim_run(run.id, owner=owner, stale_after=STALE_AFTER):  # type: ignore[arg-type]
+    if not await asyncio.to_thread(store.claim_run, run.id, owner=owner, stale_after=STALE_AFTER):  # type: ignore[arg-type]
         raise RunBusy(
             f"run {run.id} is being judged by another judgebot process right now; let it finish, or stop that "
             f"process (a run whose process died can be resumed at once on the same machine, or "
             f"{STALE_AFTER:.0f} s after its last sign of life from another)"
         )
-    retried = store.reset_rows(run.id, retry) if retry else 0  # type: ignore[arg-type]
-    execution = _Execution(store, run, rubric, client, concurrency, on_progress, cancel or asyncio.Event(), owner)
+    retried = await asyncio.to_thread(store.reset_rows, run.id, retry) if retry else 0  # type: ignore[arg-type]
+    counts = await asyncio.to_thread(store.status_counts, run.id)  # type: ignore[arg-type]
+    execution = _Execution(store, run, rubric, client, concurrency, on_progress, cancel or asyncio.Event(), owner,
+                           counts)
     return await execution.run(retried)
 
 
@@ -134,7 +138,8 @@ class _Execution:
     """The state of one `execute_run`: a producer feeding pending rows to `concurrency` workers."""
 
     def __init__(self, store: Store, run: Run, rubric: Rubric, client: JudgeClient, concurrency: int,
-                 on_progress: Callable[[Progress], None] | None, cancel: asyncio.Event, owner: str) -> None:
+                 on_progress: Callable[[Progress], None] | None, cancel: asyncio.Event, owner: str,
+                 counts: dict[str, int]) -> None:
         self.store, self.run_, self.rubric, self.client = store, run, rubric, client
         self.run_id: int = run.id  # type: ignore[assignment]
         self.concurrency = concurrency
@@ -146,7 +151,6 @@ class _Execution:
         self.inflight: dict[str, asyncio.Event] = {}  # cache key -> set when the row judging it is done
         self.queue: asyncio.Queue[Judgment | None] = asyncio.Queue(maxsize=concurrency * 2)
         self.tasks: list[asyncio.Task[None]] = []
-        counts = store.status_counts(self.run_id)
         self.total = sum(n for status, n in counts.items() if status != "malformed")
         self.done = self.total - counts.get("pending", 0)
         self.errors = counts.get("invalid", 0) + counts.get("error", 0)
@@ -177,8 +181,10 @@ class _Execution:
             raise failed.exceptions[0] from None
         finally:
             watcher.cancel()
-            self.db_thread.shutdown(wait=True)
-            outcome = self.finish(retried)
+            try:
+                outcome = await asyncio.shield(self.in_db(self.finish, retried))
+            finally:
+                self.db_thread.shutdown(wait=False)
         return outcome
 
     def finish(self, retried: int) -> RunOutcome:
@@ -269,7 +275,7 @@ class _Execution:
             raise
         except Exception as err:  # a bug must cost one row, not the run; the row says what happened
             log.exception("judging a row failed")
-            return _failure(self.rubric, self.client.model, triple, f"internal error: {type(err).__name__}: {err}")
+            return failure_verdict(self.rubric, self.client.model, triple, f"internal error: {type(err).__name__}: {err}")
 
     async def record(self, item: Judgment, verdict: Verdict, key: str, cached_from: int | None) -> None:
         await self.in_db(self.store.save_verdict, item.id, verdict, cache_key=key, cached_from=cached_from)

@@ -101,7 +101,22 @@ def _v2_feedback_and_flags(op: Operations) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Operations], None]] = [_v1_runs_and_judgments, _v2_feedback_and_flags]
+def _v3_user_settings_and_history_indexes(op: Operations) -> None:
+    op.create_table(
+        "user_setting",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("team_id", sa.String(32), nullable=False),
+        sa.Column("user_id", sa.String(32), nullable=False),
+        sa.Column("model_name", sa.Text),
+        sa.Column("updated_at", sa.DateTime, nullable=False),
+        sa.UniqueConstraint("team_id", "user_id", name="uq_user_setting_team_user"),
+    )
+    op.create_index("ix_judgment_team_user_created", "judgment", ["team_id", "user_id", "created_at"])
+
+
+MIGRATIONS: list[Callable[[Operations], None]] = [
+    _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
+]
 LATEST = len(MIGRATIONS)
 
 

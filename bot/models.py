@@ -1,4 +1,4 @@
-"""The history tables: runs of judgments, the judgments themselves, and human feedback on them."""
+"""The history tables: runs of judgments, the judgments themselves, human feedback, and per-user settings."""
 
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ class Judgment(SQLModel, table=True):
         Index("ix_judgment_run_status", "run_id", "status", "id"),
         Index("ix_judgment_cache", "cache_key", "status"),
         Index("ix_judgment_channel_created", "channel_id", "created_at"),
+        Index("ix_judgment_team_user_created", "team_id", "user_id", "created_at"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -100,4 +101,17 @@ class Feedback(SQLModel, table=True):
     user_id: str = Field(max_length=32)
     agree: bool
     created_at: NaiveDatetime = Field(default_factory=utcnow)
+    updated_at: NaiveDatetime = Field(default_factory=utcnow)
+
+
+class UserSetting(SQLModel, table=True):
+    """What the bot remembers for one person in one workspace, such as the model under test they last named."""
+
+    __tablename__ = "user_setting"
+    __table_args__ = (UniqueConstraint("team_id", "user_id", name="uq_user_setting_team_user"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    team_id: str = Field(max_length=32)
+    user_id: str = Field(max_length=32)
+    model_name: str | None = Field(default=None, sa_column=Column(Text))
     updated_at: NaiveDatetime = Field(default_factory=utcnow)

@@ -10,12 +10,12 @@ from typing import Any
 
 from sqlalchemy import bindparam, event, func, insert, update
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import SQLAlchemyError
-from sqlmodel import Session, create_engine, select
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlmodel import Session, SQLModel, create_engine, select
 
 from bot.judge import Verdict
 from bot.migrations import migrate
-from bot.models import Judgment, Run, utcnow
+from bot.models import Feedback, Judgment, Run, UserSetting, utcnow
 
 BUSY_TIMEOUT_MS = 30_000
 RESUMABLE = ("pending", "running", "paused")  # what `resume` picks up by itself
@@ -133,10 +133,10 @@ class Store:
         with self.session() as session:
             return session.get(Run, run_id)
 
-    def latest_unfinished_run(self) -> Run | None:
-        """The newest run that still has work to do (paused, interrupted, or cut off by a crash)."""
+    def latest_unfinished_run(self, *, source: str = "cli") -> Run | None:
+        """The newest run from `source` that still has work to do (paused, interrupted, or cut off by a crash)."""
         with self.session() as session:
-            statement = select(Run).where(Run.status.in_(RESUMABLE)).order_by(Run.id.desc())
+            statement = select(Run).where(Run.status.in_(RESUMABLE), Run.source == source).order_by(Run.id.desc())
             return session.exec(statement.limit(1)).first()
 
     def recent_runs(self, limit: int = 20) -> list[Run]:
@@ -252,3 +252,64 @@ class Store:
                 return
             yield from rows
             after = rows[-1].id  # type: ignore[assignment]
+
+    def get_judgment(self, judgment_id: int) -> Judgment | None:
+        """The judgment with `judgment_id`, if any."""
+        with self.session() as session:
+            return session.get(Judgment, judgment_id)
+
+    def first_judgment(self, run_id: int) -> Judgment | None:
+        """The first row of a run (the only one, for a run of one triple)."""
+        with self.session() as session:
+            return session.exec(select(Judgment).where(Judgment.run_id == run_id).order_by(Judgment.id)).first()
+
+    def set_message(self, judgment_id: int, *, message_ts: str, thread_ts: str | None) -> None:
+        """Remember the chat message that shows a judgment, so lists can link to it."""
+        with self.session() as session:
+            session.execute(update(Judgment).where(Judgment.id == judgment_id)
+                            .values(message_ts=message_ts, thread_ts=thread_ts))
+            session.commit()
+
+    def record_feedback(self, judgment_id: int, user_id: str, *, agree: bool) -> bool | None:
+        """Store a person's vote on a judgment, replacing their earlier one; return the earlier vote, if any."""
+        before = self._upsert(Feedback, {"judgment_id": judgment_id, "user_id": user_id},
+                              {"agree": agree, "updated_at": utcnow()})
+        return before.agree if before else None
+
+    def feedback_tally(self, judgment_id: int) -> tuple[int, int]:
+        """(agree, disagree) votes on a judgment."""
+        with self.session() as session:
+            rows = session.execute(select(Feedback.agree, func.count()).where(Feedback.judgment_id == judgment_id)
+                                   .group_by(Feedback.agree))
+            votes = dict(rows.tuples().all())
+        return votes.get(True, 0), votes.get(False, 0)
+
+    def remembered_model(self, team_id: str, user_id: str) -> str | None:
+        """The model under test this person named last."""
+        with self.session() as session:
+            setting = session.exec(select(UserSetting).where(
+                UserSetting.team_id == team_id, UserSetting.user_id == user_id)).first()
+            return setting.model_name if setting else None
+
+    def remember_model(self, team_id: str, user_id: str, model_name: str | None) -> None:
+        """Keep the model under test this person named, for the next time."""
+        self._upsert(UserSetting, {"team_id": team_id, "user_id": user_id},
+                     {"model_name": model_name, "updated_at": utcnow()})
+
+    def _upsert(self, table: type[SQLModel], keys: dict[str, Any], values: dict[str, Any]) -> Any:
+        """Update the row of `table` matching `keys`, or insert it; return a copy of the row as it was, if any."""
+        for attempt in range(2):  # two writers at once: the loser of the insert race updates instead
+            try:
+                with self.session() as session:
+                    found = session.exec(select(table).filter_by(**keys)).first()
+                    before = found.model_copy() if found is not None else None
+                    row = found if found is not None else table(**keys)
+                    for name, value in values.items():
+                        setattr(row, name, value)
+                    session.add(row)
+                    session.commit()
+                    return before
+            except IntegrityError:
+                if attempt:
+                    raise
+        return None  # pragma: no cover - the loop returns or raises

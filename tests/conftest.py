@@ -1,4 +1,4 @@
-"""Shared fixtures: the local OpenAI-compatible judge server, the rubrics, and history databases."""
+"""Shared fixtures: the local judge and Slack servers, the bot running against them, rubrics, history databases."""
 
 from __future__ import annotations
 
@@ -9,9 +9,13 @@ from collections.abc import Iterator
 import pytest
 import sqlalchemy as sa
 
+from bot.config import Settings
 from bot.llm import JudgeClient, make_judge_client
 from bot.rubrics import RubricSet, load_rubrics
+from bot.slack.server import RunningBot, start_bot
 from tests.servers.openai_server import FakeJudgeServer
+from tests.servers.slack_server import FakeSlackServer
+from tests.slack_side import SlackSide
 
 POSTGRES_URL = os.environ.get("JUDGEBOT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 POSTGRES_HELP = (
@@ -78,3 +82,39 @@ def db_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'history.db'}"
     else:
         yield from _postgres_schema_url()
+
+
+@pytest.fixture
+def slack_server() -> Iterator[FakeSlackServer]:
+    """A fresh local Slack-compatible server (Web API, response_url, Socket Mode)."""
+    server = FakeSlackServer().start()
+    yield server
+    server.stop()
+
+
+SIGNING_SECRET = "test-signing-secret"
+
+
+@pytest.fixture
+def bot_settings(tmp_path, slack_server: FakeSlackServer, judge_server: FakeJudgeServer) -> Settings:
+    """Settings of a bot in HTTP mode talking to the local Slack and judge servers, with its own history."""
+    return Settings(
+        _env_file=None, slack_bot_token=slack_server.bot_token, slack_signing_secret=SIGNING_SECRET,
+        slack_api_url=slack_server.api_url, openai_base_url=judge_server.base_url, openai_api_key="test-key",
+        judge_model="judge-test", judge_timeout=10, judge_max_retries=1, judgebot_db=tmp_path / "history.db",
+        port=0,
+    )
+
+
+@pytest.fixture
+async def http_bot(bot_settings: Settings):
+    """The bot running in HTTP mode on 127.0.0.1 (the real bolt app behind the real aiohttp server)."""
+    running = await start_bot(bot_settings, host="127.0.0.1")
+    yield running
+    await running.stop()
+
+
+@pytest.fixture
+def slack(http_bot: RunningBot, slack_server: FakeSlackServer) -> SlackSide:
+    """Slack's side of the HTTP-mode bot: signed requests to its events URL."""
+    return SlackSide(slack_server, url=f"http://127.0.0.1:{http_bot.port}/slack/events", secret=SIGNING_SECRET)

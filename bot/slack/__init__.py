@@ -1,0 +1,1 @@
+"""The thin Slack layer: wiring, Block Kit views, and the HTTP / Socket Mode server over the judge core."""

@@ -1,0 +1,250 @@
+"""Block Kit for one judgment: the placeholder, the result card, the error card, its full detail and the judge's reply."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+from slack_sdk.models.views import View
+
+from bot.models import Judgment
+from bot.rubrics import Rubric
+from bot.schema import FieldSpec
+from bot.slack.text import SECTION_LIMIT, bidi, chunks, clip, escape, shown
+
+AGREE, DISAGREE, REJUDGE, DETAILS, RETRY = (
+    "judgebot_agree", "judgebot_disagree", "judgebot_rejudge", "judgebot_details", "judgebot_retry")
+MESSAGE_BLOCKS = 50
+TRIPLE_LIMITS = {"question": 600, "reference": 600, "answer": 1200}  # the card stays readable; the thread has all
+CODE_CHUNK = 2_900
+MODAL_BLOCKS = 100
+
+
+@dataclass
+class Card:
+    """A message: fallback text, blocks, and the texts that had to be cut (label, full text) for a thread reply."""
+
+    text: str
+    blocks: list[Block]
+    overflow: list[tuple[str, str]] = field(default_factory=list)
+
+    def as_message(self) -> dict[str, Any]:
+        """Keyword arguments for chat.postMessage / chat.update."""
+        return {"text": self.text, "blocks": [block.to_dict() for block in self.blocks]}
+
+
+def _section(markdown: str) -> SectionBlock:
+    return SectionBlock(text=MarkdownTextObject(text=markdown))
+
+
+def _context(*parts: str) -> ContextBlock:
+    return ContextBlock(elements=[MarkdownTextObject(text=" · ".join(p for p in parts if p))])
+
+
+def _label(path: tuple[str, ...]) -> str:
+    return " › ".join(part.replace("_", " ") for part in path)
+
+
+def placeholder(rubric: Rubric, user_id: str | None, model_name: str | None) -> Card:
+    """What the channel sees at once, before the judge answers."""
+    who = f" for <@{user_id}>" if user_id else ""
+    model = f" · model under test *{escape(model_name)}*" if model_name else ""
+    text = f":hourglass_flowing_sand: Judging with *{escape(rubric.title)}*{who}{model}…"
+    return Card(text=f"Judging with {rubric.title}…", blocks=[_section(text)])
+
+
+def _headline(judgment: Judgment) -> str:
+    mark = "✅" if judgment.passed else "❌"
+    label = escape(judgment.label or "")
+    score = f"{judgment.headline:.0f}/100" if judgment.headline is not None else "no score"
+    return f"{mark} *{label}*\n{score} · {'passed' if judgment.passed else 'did not pass'}"
+
+
+def _meta(judgment: Judgment) -> list[str]:
+    model = escape(judgment.model_name) if judgment.model_name else "_not named_"
+    who = f"<@{judgment.user_id}>" if judgment.user_id else "—"
+    return [f"*Model under test*\n{model}", f"*Asked by*\n{who}"]
+
+
+def _footer(judgment: Judgment) -> ContextBlock:
+    tokens = judgment.tokens_in + judgment.tokens_out
+    return _context(
+        f"judge `{escape(judgment.judge_model)}`",
+        f"{escape(judgment.rubric_name)} {escape(judgment.rubric_version)} (`{judgment.rubric_hash[:8]}`)",
+        f"{tokens:,} tokens" if tokens else "",
+        f"{judgment.latency_ms / 1000:.1f} s" if judgment.latency_ms else "",
+        "reused from an earlier identical judgment" if judgment.cached_from else "",
+        f"#{judgment.id}",
+    )
+
+
+def _walk(values: dict[str, Any], specs: dict[str, FieldSpec] | None,
+          path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any, FieldSpec | None]]:
+    for key, value in values.items():
+        spec = (specs or {}).get(key)
+        if isinstance(value, dict):
+            yield from _walk(value, spec.fields if spec else None, (*path, key))
+        else:
+            yield (*path, key), value, spec
+
+
+def _is_short(value: Any, spec: FieldSpec | None) -> bool:
+    if value is None or isinstance(value, (bool, int, float)):
+        return True
+    return spec is not None and spec.type == "enum"
+
+
+def _short_value(value: Any, spec: FieldSpec | None) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        value = f"{value:g}"
+    top = f" / {spec.max:g}" if spec is not None and spec.max is not None else ""
+    return f"{escape(str(value))}{top}"
+
+
+def _long_value(value: Any) -> str:
+    if isinstance(value, list):
+        if not value:
+            return "_none_"
+        return "\n".join(f"• {item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)}"
+                         for item in value)
+    return str(value)
+
+
+def _fields_sections(fields: list[str]) -> list[SectionBlock]:
+    return [SectionBlock(fields=[MarkdownTextObject(text=f) for f in fields[i:i + 10]])
+            for i in range(0, len(fields), 10)]
+
+
+def _text_section(label: str, text: str, limit: int, overflow: list[tuple[str, str]]) -> SectionBlock:
+    heading = f"*{escape(label)}*\n"
+    body, was_cut = shown(text, limit - len(heading) - 40)
+    if was_cut:
+        overflow.append((label, text))
+        body += "\n_(cut here: the full text is in the thread)_"
+    return _section(heading + body)
+
+
+def _triple_sections(judgment: Judgment, overflow: list[tuple[str, str]]) -> list[Block]:
+    return [_text_section(name.capitalize(), getattr(judgment, name), limit, overflow)
+            for name, limit in TRIPLE_LIMITS.items()]
+
+
+def result_card(judgment: Judgment, rubric: Rubric | None, *, votes: tuple[int, int] = (0, 0)) -> Card:
+    """The card of a judgment: a scored one shows its scores, anything else is an error card."""
+    if judgment.status != "scored":
+        return error_card(judgment, rubric)
+    title = rubric.title if rubric else judgment.rubric_name
+    overflow: list[tuple[str, str]] = []
+    short: list[str] = []
+    long: list[Block] = []
+    for path, value, spec in _walk(judgment.output or {}, rubric.output if rubric else None):
+        if _is_short(value, spec):
+            short.append(f"*{escape(_label(path))}*\n{_short_value(value, spec)}")
+        else:
+            long.append(_text_section(_label(path), _long_value(value), SECTION_LIMIT, overflow))
+    for name, value in (judgment.derived or {}).items():
+        short.append(f"*{escape(name.replace('_', ' '))}*\n{value:g}")
+    blocks: list[Block] = [HeaderBlock(text=clip(title, 150)[0]),
+                           SectionBlock(text=MarkdownTextObject(text=_headline(judgment)),
+                                        fields=[MarkdownTextObject(text=f) for f in _meta(judgment)]),
+                           *_fields_sections(short)]
+    if judgment.flags:
+        blocks.append(_context(":warning: " + ", ".join(escape(f) for f in judgment.flags)))
+    blocks += [DividerBlock(), *long, DividerBlock(), *_triple_sections(judgment, overflow)]
+    tail = [_buttons(judgment, scored=True), _footer(judgment)]
+    if any(votes):
+        tail.append(_context(f"People: :+1: {votes[0]} agree · :-1: {votes[1]} disagree"))
+    blocks = _fit(blocks, len(tail), overflow, judgment)
+    fallback = f"{title}: {judgment.label}" + (f" (model {judgment.model_name})" if judgment.model_name else "")
+    return Card(text=fallback, blocks=[*blocks, *tail], overflow=overflow)
+
+
+def _fit(blocks: list[Block], reserved: int, overflow: list[tuple[str, str]], judgment: Judgment) -> list[Block]:
+    """Keep a message within Block Kit's 50 blocks; what does not fit goes to the thread."""
+    room = MESSAGE_BLOCKS - reserved - 1
+    if len(blocks) <= room:
+        return blocks
+    overflow.append(("Everything the judge returned", json.dumps(judgment.output, ensure_ascii=False, indent=2)))
+    return [*blocks[:room], _context("_More fields than a message can hold: all of them are in the thread._")]
+
+
+def error_card(judgment: Judgment, rubric: Rubric | None) -> Card:
+    """A judgment that got no score: what went wrong and what to do, with a Retry button. Never a score."""
+    title = rubric.title if rubric else judgment.rubric_name
+    if judgment.status == "invalid":
+        what = "The judge's reply broke the rubric's rules, so it was not scored"
+        todo = "Judges are noisy: *Retry* asks again. *Details* shows the reply."
+    else:
+        what = "The judge could not grade this answer"
+        todo = ("Press *Retry* in a moment. If it keeps failing, the bot's admin should check the judge settings "
+                "(`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `JUDGE_MODEL`).")
+    overflow: list[tuple[str, str]] = []
+    reason, _ = shown(judgment.error or "no reason was recorded", 1500)
+    blocks: list[Block] = [
+        HeaderBlock(text=clip(title, 150)[0]),
+        SectionBlock(text=MarkdownTextObject(text=f":warning: *{what}.*\n{reason}\n\n{todo}"),
+                     fields=[MarkdownTextObject(text=f) for f in _meta(judgment)]),
+        DividerBlock(), *_triple_sections(judgment, overflow),
+        _buttons(judgment, scored=False), _footer(judgment),
+    ]
+    return Card(text=f"{title}: {what.lower()}", blocks=blocks, overflow=overflow)
+
+
+def _buttons(judgment: Judgment, *, scored: bool) -> ActionsBlock:
+    value = str(judgment.id)
+    if scored:
+        buttons = [ButtonElement(text=":+1: Agree", action_id=AGREE, value=value),
+                   ButtonElement(text=":-1: Disagree", action_id=DISAGREE, value=value),
+                   ButtonElement(text=":repeat: Re-judge", action_id=REJUDGE, value=value)]
+    else:
+        buttons = [ButtonElement(text=":repeat: Retry", action_id=RETRY, value=value, style="primary")]
+    if judgment.raw_reply:
+        buttons.append(ButtonElement(text="Details", action_id=DETAILS, value=value))
+    return ActionsBlock(elements=buttons)
+
+
+def full_detail(overflow: list[tuple[str, str]]) -> list[Card]:
+    """Thread replies holding, uncut, every text the card had to cut."""
+    blocks: list[Block] = []
+    for label, text in overflow:
+        pieces = chunks(escape(text), SECTION_LIMIT - 200)
+        for number, piece in enumerate(pieces, 1):
+            part = f" ({number}/{len(pieces)})" if len(pieces) > 1 else ""
+            blocks.append(_section(f"*{escape(label)}*{part}\n{bidi(piece)}"))
+    room = MESSAGE_BLOCKS - 1
+    return [Card(text="The full texts of the card above", blocks=blocks[i:i + room])
+            for i in range(0, len(blocks), room)]
+
+
+def reply_view(judgment: Judgment) -> View:
+    """A modal showing the judge's reply exactly as returned (pretty-printed when it is JSON)."""
+    raw = judgment.raw_reply or ""
+    try:
+        reply = json.dumps(json.loads(raw), ensure_ascii=False, indent=2)
+    except ValueError:
+        reply = raw
+    intro = _section(f"*{escape(judgment.rubric_name)}* {escape(judgment.rubric_version)} · judge "
+                     f"`{escape(judgment.judge_model)}` · judgment #{judgment.id} · status *{judgment.status}*")
+    pieces = chunks(escape(reply), CODE_CHUNK) or [""]
+    room = MODAL_BLOCKS - 2
+    blocks: list[Block] = [intro, *(_section(f"```{bidi(piece)}```") for piece in pieces[:room])]
+    if len(pieces) > room:
+        blocks.append(_context(f"_Cut: the reply is {len(raw):,} characters; the results file has all of it._"))
+    return View(type="modal", title="Judge's reply", close="Close", blocks=blocks)
+

@@ -1,0 +1,132 @@
+"""`judgebot serve`: check the Slack settings, then run the bot over Socket Mode or HTTP until stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy import text
+
+from bot.config import SetupError, Settings
+from bot.llm import make_judge_client
+from bot.rubrics import load_rubrics
+from bot.slack.app import build_app, make_web_client
+from bot.slack.judging import Judgebot
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH, HEALTH_PATH = "/slack/events", "/health"
+DRAIN_SECONDS = 20.0
+TOKEN_ERRORS = {"invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired",
+                "not_allowed_token_type"}
+
+BAD_BOT_TOKEN = (
+    "Slack does not accept SLACK_BOT_TOKEN ({error}). Copy the Bot User OAuth Token (xoxb-...) again from the "
+    "app's OAuth & Permissions page; reinstall the app to the workspace if it was revoked."
+)
+BAD_APP_TOKEN = (
+    "Slack does not accept SLACK_APP_TOKEN ({error}). It is the app-level token (xapp-...) with the "
+    "connections:write scope, under Basic Information > App-Level Tokens; create a new one if it was revoked, "
+    "and check that Socket Mode is on (Socket Mode page)."
+)
+
+
+async def _slack_call(call, template: str, api_url: str) -> dict:  # type: ignore[no-untyped-def]
+    try:
+        return (await call()).data  # type: ignore[no-any-return]
+    except SlackApiError as err:
+        code = err.response.get("error", "unknown error")
+        if code in TOKEN_ERRORS:
+            raise SetupError(template.format(error=code)) from None
+        raise SetupError(f"Slack answered `{code}` at {api_url}; check SLACK_API_URL and try again.") from None
+    except (aiohttp.ClientError, OSError, TimeoutError) as err:
+        raise SetupError(f"Cannot reach Slack at {api_url} ({type(err).__name__}: {err}). Check the network, "
+                         "or SLACK_API_URL if you changed it.") from None
+
+
+@dataclass
+class RunningBot:
+    """A started bot: its mode, the HTTP port (0 in Socket Mode), its workspace, and how to stop it."""
+
+    mode: str
+    port: int
+    team: str
+    bot: Judgebot
+    client: AsyncWebClient
+    _runner: web.AppRunner | None = None
+    _socket: AsyncSocketModeHandler | None = None
+
+    async def stop(self) -> None:
+        """Stop taking requests, let judgments in flight finish (for a while), then close everything."""
+        if self._socket is not None:
+            await self._socket.close_async()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        await self.bot.drain(DRAIN_SECONDS)
+        await self.bot.judge.aclose()
+        self.bot.store.engine.dispose()
+
+
+async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
+    """Check the settings and tokens, open the history, and start taking Slack's requests."""
+    bot_token, app_token, secret = settings.slack_tokens()
+    client = make_web_client(bot_token, settings.slack_api_url)
+    auth = await _slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)
+    if app_token:
+        await _slack_call(lambda: client.apps_connections_open(app_token=app_token), BAD_APP_TOKEN,
+                          settings.slack_api_url)
+    store = await asyncio.to_thread(Store.open, settings.db_url)
+    rubrics = load_rubrics(settings.rubrics_dir)
+    judge = make_judge_client(
+        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        base_url=settings.openai_base_url, model=settings.judge_model, timeout=settings.judge_timeout,
+        temperature=settings.judge_temperature, max_retries=settings.judge_max_retries,
+        concurrency=settings.concurrency,
+    )
+    bot = Judgebot(settings=settings, store=store, rubrics=rubrics, judge=judge, team_url=auth.get("url"))
+    app = build_app(bot, client, signing_secret=secret)
+    if app_token:
+        socket = AsyncSocketModeHandler(app, app_token)
+        await socket.connect_async()
+        return RunningBot("socket", 0, str(auth.get("team")), bot, client, _socket=socket)
+    web_app = app.web_app(path=EVENTS_PATH, port=settings.port)
+    web_app.router.add_get(HEALTH_PATH, _health(store))
+    runner = web.AppRunner(web_app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, settings.port)
+    await site.start()
+    port = runner.addresses[0][1]
+    return RunningBot("http", port, str(auth.get("team")), bot, client, _runner=runner)
+
+
+def _health(store: Store):  # type: ignore[no-untyped-def]
+    def ping() -> None:
+        with store.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    async def health(_request: web.Request) -> web.Response:
+        try:
+            await asyncio.wait_for(asyncio.to_thread(ping), 5)
+        except Exception as err:
+            return web.json_response({"ok": False, "database": type(err).__name__}, status=503)
+        return web.json_response({"ok": True})
+
+    return health
+
+
+async def serve(settings: Settings, stop: asyncio.Event, announce: Callable[[RunningBot], None]) -> None:
+    """Run the bot until `stop` is set; `announce` says where it listens once it does."""
+    running = await start_bot(settings)
+    try:
+        announce(running)
+        await stop.wait()
+    finally:
+        await running.stop()

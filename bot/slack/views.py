@@ -1,0 +1,190 @@
+"""Block Kit for everything but a judgment's card: help, the form, history, stats and the App Home tab."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+from slack_sdk.models.blocks import (
+    Block,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    InputBlock,
+    MarkdownTextObject,
+    Option,
+    PlainTextInputElement,
+    SectionBlock,
+    StaticSelectElement,
+)
+from slack_sdk.models.views import View
+
+from bot.history import Figures
+from bot.models import Judgment
+from bot.rubrics import Rubric, RubricSet
+from bot.slack.commands import USAGE
+from bot.slack.text import clip, date, escape, permalink
+
+FORM = "judgebot_form"
+RUBRIC_BLOCK, MODEL_BLOCK = "rubric", "model"
+TEXT_BLOCKS = ("question", "reference", "answer")
+INPUT_LIMIT = 3000  # the most a plain-text input takes
+LIST_BLOCKS = 48
+
+
+class FormContext(BaseModel):
+    """Where the form was opened: the card goes there; problems go to the person through `response_url`."""
+
+    channel_id: str
+    thread_ts: str | None = None
+    response_url: str | None = None
+
+
+def _section(markdown: str) -> SectionBlock:
+    return SectionBlock(text=MarkdownTextObject(text=markdown))
+
+
+def _context(markdown: str) -> ContextBlock:
+    return ContextBlock(elements=[MarkdownTextObject(text=markdown)])
+
+
+def message(blocks: list[Block], text: str) -> dict[str, Any]:
+    """Keyword arguments for an ephemeral reply or a post: blocks as dicts, and the fallback text."""
+    return {"text": text, "blocks": [block.to_dict() for block in blocks]}
+
+
+def rubric_lines(rubrics: RubricSet) -> str:
+    """One line per rubric: name, aliases, one-line description."""
+    lines = []
+    for rubric in rubrics:
+        aliases = f" (also {', '.join(f'`{a}`' for a in rubric.aliases)})" if rubric.aliases else ""
+        lines.append(f"• `{rubric.name}`{aliases}: {escape(rubric.description)}")
+    return "\n".join(lines)
+
+
+def help_message(rubrics: RubricSet) -> dict[str, Any]:
+    """The answer to `/judge` and `/judge help`."""
+    blocks: list[Block] = [_section("*judgebot* grades an answer against a reference answer with a rubric.\n" + USAGE),
+                           _section("*Rubrics*\n" + rubric_lines(rubrics)),
+                           _context("Results stay in the channel where they were asked. Drop a rubric file into the "
+                                    "bot's rubrics folder to add your own.")]
+    return message(blocks, "judgebot: how to use /judge")
+
+
+def rubrics_message(rubrics: RubricSet) -> dict[str, Any]:
+    """The answer to `/judge rubrics`."""
+    return message([_section("*Rubrics*\n" + rubric_lines(rubrics))], "The rubrics judgebot knows")
+
+
+def notice(text: str) -> dict[str, Any]:
+    """A one-paragraph message to one person."""
+    return message([_section(text)], text)
+
+
+def _rubric_option(rubric: Rubric) -> Option:
+    return Option(value=rubric.name, label=clip(rubric.title, 75)[0])
+
+
+def form_view(rubrics: RubricSet, chosen: Rubric, *, model_name: str | None, context: FormContext) -> View:
+    """The modal of `/judge <rubric>`: rubric, model under test, question, reference answer, answer."""
+    texts = {"question": ("Question", "What was asked"),
+             "reference": ("Reference answer", "The answer known to be right"),
+             "answer": ("Answer to grade", "What the model under test replied")}
+    blocks: list[Block] = [
+        InputBlock(block_id=RUBRIC_BLOCK, label="Rubric", element=StaticSelectElement(
+            action_id=RUBRIC_BLOCK, options=[_rubric_option(r) for r in rubrics],
+            initial_option=_rubric_option(chosen))),
+        InputBlock(block_id=MODEL_BLOCK, label="Model under test", optional=True,
+                   hint="Remembered for your next judgment; stats are grouped by it.",
+                   element=PlainTextInputElement(action_id=MODEL_BLOCK, initial_value=model_name or None,
+                                                 max_length=200, placeholder="e.g. campus-bot-v2")),
+    ]
+    for name, (label, placeholder) in texts.items():
+        blocks.append(InputBlock(block_id=name, label=label, element=PlainTextInputElement(
+            action_id=name, multiline=True, max_length=INPUT_LIMIT, placeholder=placeholder)))
+    return View(type="modal", callback_id=FORM, title="Judge an answer", submit="Judge", close="Cancel",
+                private_metadata=context.model_dump_json(exclude_none=True), blocks=blocks)
+
+
+def form_values(view: dict[str, Any]) -> dict[str, str]:
+    """What was typed into the form: rubric, model, question, reference, answer (empty strings when blank)."""
+    state = view["state"]["values"]
+    rubric = (state[RUBRIC_BLOCK][RUBRIC_BLOCK].get("selected_option") or {}).get("value", "")
+    values = {"rubric": rubric, "model": (state[MODEL_BLOCK][MODEL_BLOCK].get("value") or "").strip()}
+    for name in TEXT_BLOCKS:
+        values[name] = (state[name][name].get("value") or "").strip()
+    return values
+
+
+def form_context(view: dict[str, Any]) -> FormContext:
+    """Where the form was opened, as stored in its private metadata."""
+    return FormContext.model_validate(json.loads(view.get("private_metadata") or "{}"))
+
+
+def _entry(judgment: Judgment, team_url: str | None, *, channel: bool) -> str:
+    mark = {"scored": "✅" if judgment.passed else "❌", "invalid": ":warning:", "error": ":warning:"}[judgment.status]
+    headline = escape(judgment.label or "") if judgment.status == "scored" else f"judge {judgment.status}"
+    model = f" · {escape(judgment.model_name)}" if judgment.model_name else ""
+    link = None
+    if judgment.message_ts and judgment.channel_id:
+        link = permalink(team_url, judgment.channel_id, judgment.message_ts, judgment.thread_ts)
+    where = f" in <#{judgment.channel_id}>" if channel and judgment.channel_id else ""
+    card = f" · <{link}|card>" if link else ""
+    who = f" · <@{judgment.user_id}>" if judgment.user_id and not channel else ""
+    question = escape(clip(" ".join(judgment.question.split()), 90)[0])
+    return (f"{mark} *{escape(judgment.rubric_name)}*{model} · {headline}\n"
+            f"_{question}_\n{date(judgment.created_at)}{who}{where}{card}")
+
+
+def history_message(judgments: list[Judgment], channel_id: str, team_url: str | None) -> dict[str, Any]:
+    """The answer to `/judge history`: the latest judgments of this channel."""
+    if not judgments:
+        return notice(f"No judgments in <#{channel_id}> yet. Try `/judge help`.")
+    blocks: list[Block] = [_section(f"*Latest {len(judgments)} judgment(s) in <#{channel_id}>*")]
+    blocks += [_section(_entry(j, team_url, channel=False)) for j in judgments[:LIST_BLOCKS]]
+    return message(blocks, f"Latest judgments in this channel ({len(judgments)})")
+
+
+def _figures_text(figures: Figures) -> str:
+    model = escape(figures.model_name) if figures.model_name else "_model not named_"
+    parts = [f"{figures.judged} judged"]
+    if figures.mean_headline is not None:
+        parts.append(f"mean {figures.mean_headline:.0f}/100")
+    if figures.pass_rate is not None:
+        parts.append(f"pass {figures.pass_rate:.0%}")
+    parts.append(f"{figures.errors} judge error(s)")
+    lines = [f"*{model}* · `{escape(figures.rubric_name)}`", " · ".join(parts)]
+    if figures.tags:
+        lines.append("tags: " + ", ".join(f"{escape(t)} {n}" for t, n in sorted(figures.tags.items(),
+                                                                               key=lambda item: -item[1])))
+    if figures.agreement is not None:
+        lines.append(f"people agree with the judge: {figures.agreement:.0%} ({figures.agreeing}/{figures.votes} votes)")
+    return "\n".join(lines)
+
+
+def stats_message(figures: list[Figures], channel_id: str, *, days: int | None, model: str | None) -> dict[str, Any]:
+    """The answer to `/judge stats`: per model and rubric figures of this channel."""
+    period = f"last {days} days" if days else "all time"
+    scope = f" for model *{escape(model)}*" if model else ""
+    if not figures:
+        return notice(f"No judgments in <#{channel_id}>{scope} over the {period}.")
+    blocks: list[Block] = [_section(f"*Stats in <#{channel_id}>{scope}, {period}*")]
+    blocks += [_section(_figures_text(f)) for f in figures[:LIST_BLOCKS]]
+    if len(figures) > LIST_BLOCKS:
+        blocks.append(_context(f"_{len(figures) - LIST_BLOCKS} more; name a model to narrow it down._"))
+    return message(blocks, f"judgebot stats, {period}")
+
+
+def home_view(rubrics: RubricSet, judgments: list[Judgment], team_url: str | None) -> View:
+    """The App Home tab: the person's recent judgments, the rubrics, and how to use the bot."""
+    blocks: list[Block] = [HeaderBlock(text="judgebot"),
+                           _section("Grade your assistant's answers against reference answers, right in Slack.\n"
+                                    + USAGE),
+                           DividerBlock(), _section("*Your recent judgments*")]
+    if judgments:
+        blocks += [_section(_entry(j, team_url, channel=True)) for j in judgments[:40]]
+    else:
+        blocks.append(_context("_None yet: type `/judge eth` in a channel with the bot._"))
+    blocks += [DividerBlock(), _section("*Rubrics*\n" + rubric_lines(rubrics))]
+    return View(type="home", blocks=blocks)
