@@ -281,7 +281,7 @@ class Store:
         with self.session() as session:
             rows = session.execute(select(Feedback.agree, func.count()).where(Feedback.judgment_id == judgment_id)
                                    .group_by(Feedback.agree))
-            votes = dict(rows.tuples().all())
+            votes = {agree: count for agree, count in rows}
         return votes.get(True, 0), votes.get(False, 0)
 
     def remembered_model(self, team_id: str, user_id: str) -> str | None:
