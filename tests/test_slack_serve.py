@@ -150,3 +150,17 @@ async def test_tokens_and_secrets_never_reach_the_logs(bot_settings, slack_serve
     assert "chat.update" in logged or "chat_update" in logged or "Sending a request" in logged  # DEBUG was on
     for secret in (slack_server.bot_token, SIGNING_SECRET, "test-key"):
         assert secret not in logged
+
+
+def test_manifest_declares_what_the_app_listens_to():
+    import yaml
+
+    from bot.slack.app import COMMAND, EVENTS
+    from pathlib import Path
+
+    manifest = yaml.safe_load((Path(__file__).parent.parent / "manifest.yml").read_text())
+    assert [c["command"] for c in manifest["features"]["slash_commands"]] == [COMMAND]
+    assert manifest["settings"]["socket_mode_enabled"] is True and manifest["settings"]["interactivity"]["is_enabled"]
+    assert manifest["features"]["app_home"]["home_tab_enabled"] is True
+    assert set(manifest["oauth_config"]["scopes"]["bot"]) == {"commands", "chat:write"}
+    assert set(EVENTS) == set(manifest["settings"]["event_subscriptions"]["bot_events"])

@@ -109,7 +109,7 @@ def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
             assert [v for v, _ in schema_versions(store.engine)] == list(range(1, LATEST + 1))
             with store.engine.connect() as conn:
                 assert current_version(conn) == LATEST
-            assert table_names(store.engine) == {"schema_version", "run", "judgment", "feedback"}
+            assert table_names(store.engine) == {"schema_version", "run", "judgment", "feedback", "user_setting"}
             assert schema_diffs(store.engine) == []
         finally:
             store.engine.dispose()
@@ -259,7 +259,8 @@ def test_create_run_and_update(store: Store) -> None:
     done = store.create_run(**COMMON)
     store.update_run(done.id, status="done", total_rows=7)
     assert (store.get_run(done.id).status, store.get_run(done.id).total_rows) == ("done", 7)
-    assert store.latest_unfinished_run().id == run.id
+    assert store.latest_unfinished_run(source="slack").id == run.id
+    assert store.latest_unfinished_run() is None  # the terminal resumes its own runs, not the bot's
     assert [r.id for r in store.recent_runs()] == [done.id, run.id]
     assert [r.id for r in store.recent_runs(limit=1)] == [done.id]
 

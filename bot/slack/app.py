@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -18,6 +19,8 @@ from bot.slack.listeners import Listeners
 from bot.slack.views import FORM
 
 COMMAND = "/judge"
+HOME_OPENED = "app_home_opened"
+EVENTS = (HOME_OPENED,)  # every event the app subscribes to, as manifest.yml declares them
 
 
 def make_web_client(token: str, api_url: str) -> AsyncWebClient:
@@ -30,13 +33,23 @@ def make_web_client(token: str, api_url: str) -> AsyncWebClient:
     )
 
 
+class _NoTokenNotice(logging.Filter):
+    """Drop bolt's notice that SLACK_BOT_TOKEN in the environment is unused: our client carries that very token."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
 def build_app(bot: Judgebot, client: AsyncWebClient, *, signing_secret: str | None) -> AsyncApp:
     """The bolt app; with a signing secret every HTTP request is verified, without one it serves Socket Mode only."""
+    logger = logging.getLogger("judgebot.bolt")
+    if not any(isinstance(f, _NoTokenNotice) for f in logger.filters):
+        logger.addFilter(_NoTokenNotice())
     app = AsyncApp(
         client=client,
         signing_secret=signing_secret or "",
         request_verification_enabled=bool(signing_secret),
-        logger=logging.getLogger("judgebot.bolt"),
+        logger=logger,
     )
     listeners = Listeners(bot)
     app.command(COMMAND)(listeners.on_command)
@@ -46,6 +59,6 @@ def build_app(bot: Judgebot, client: AsyncWebClient, *, signing_secret: str | No
     app.action(REJUDGE)(listeners.on_rejudge)
     app.action(RETRY)(listeners.on_retry)
     app.action(DETAILS)(listeners.on_details)
-    app.event("app_home_opened")(listeners.on_home_opened)
+    app.event(HOME_OPENED)(listeners.on_home_opened)
     app.error(listeners.on_error)
     return app

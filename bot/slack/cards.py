@@ -22,13 +22,14 @@ from slack_sdk.models.views import View
 from bot.models import Judgment
 from bot.rubrics import Rubric
 from bot.schema import FieldSpec
-from bot.slack.text import SECTION_LIMIT, bidi, chunks, clip, escape, shown
+from bot.slack.text import SECTION_LIMIT, clip, escape, pieces, shown
 
 AGREE, DISAGREE, REJUDGE, DETAILS, RETRY = (
     "judgebot_agree", "judgebot_disagree", "judgebot_rejudge", "judgebot_details", "judgebot_retry")
 MESSAGE_BLOCKS = 50
 TRIPLE_LIMITS = {"question": 600, "reference": 600, "answer": 1200}  # the card stays readable; the thread has all
 CODE_CHUNK = 2_900
+CUT_NOTE = "\n_(cut here: the full text is in the thread)_"
 MODAL_BLOCKS = 100
 
 
@@ -62,7 +63,7 @@ def placeholder(rubric: Rubric, user_id: str | None, model_name: str | None) -> 
     who = f" for <@{user_id}>" if user_id else ""
     model = f" · model under test *{escape(model_name)}*" if model_name else ""
     text = f":hourglass_flowing_sand: Judging with *{escape(rubric.title)}*{who}{model}…"
-    return Card(text=f"Judging with {rubric.title}…", blocks=[_section(text)])
+    return Card(text=escape(f"Judging with {rubric.title}…"), blocks=[_section(text)])
 
 
 def _headline(judgment: Judgment) -> str:
@@ -133,10 +134,10 @@ def _fields_sections(fields: list[str]) -> list[SectionBlock]:
 
 def _text_section(label: str, text: str, limit: int, overflow: list[tuple[str, str]]) -> SectionBlock:
     heading = f"*{escape(label)}*\n"
-    body, was_cut = shown(text, limit - len(heading) - 40)
+    body, was_cut = shown(text, limit - len(heading) - len(CUT_NOTE))
     if was_cut:
         overflow.append((label, text))
-        body += "\n_(cut here: the full text is in the thread)_"
+        body += CUT_NOTE
     return _section(heading + body)
 
 
@@ -171,7 +172,7 @@ def result_card(judgment: Judgment, rubric: Rubric | None, *, votes: tuple[int, 
     if any(votes):
         tail.append(_context(f"People: :+1: {votes[0]} agree · :-1: {votes[1]} disagree"))
     blocks = _fit(blocks, len(tail), overflow, judgment)
-    fallback = f"{title}: {judgment.label}" + (f" (model {judgment.model_name})" if judgment.model_name else "")
+    fallback = escape(f"{title}: {judgment.label}" + (f" (model {judgment.model_name})" if judgment.model_name else ""))
     return Card(text=fallback, blocks=[*blocks, *tail], overflow=overflow)
 
 
@@ -203,7 +204,7 @@ def error_card(judgment: Judgment, rubric: Rubric | None) -> Card:
         DividerBlock(), *_triple_sections(judgment, overflow),
         _buttons(judgment, scored=False), _footer(judgment),
     ]
-    return Card(text=f"{title}: {what.lower()}", blocks=blocks, overflow=overflow)
+    return Card(text=escape(f"{title}: {what.lower()}"), blocks=blocks, overflow=overflow)
 
 
 def _buttons(judgment: Judgment, *, scored: bool) -> ActionsBlock:
@@ -223,10 +224,10 @@ def full_detail(overflow: list[tuple[str, str]]) -> list[Card]:
     """Thread replies holding, uncut, every text the card had to cut."""
     blocks: list[Block] = []
     for label, text in overflow:
-        pieces = chunks(escape(text), SECTION_LIMIT - 200)
-        for number, piece in enumerate(pieces, 1):
-            part = f" ({number}/{len(pieces)})" if len(pieces) > 1 else ""
-            blocks.append(_section(f"*{escape(label)}*{part}\n{bidi(piece)}"))
+        parts = pieces(text, SECTION_LIMIT - 200)
+        for number, piece in enumerate(parts, 1):
+            part = f" ({number}/{len(parts)})" if len(parts) > 1 else ""
+            blocks.append(_section(f"*{escape(label)}*{part}\n{piece}"))
     room = MESSAGE_BLOCKS - 1
     return [Card(text="The full texts of the card above", blocks=blocks[i:i + room])
             for i in range(0, len(blocks), room)]
@@ -241,10 +242,10 @@ def reply_view(judgment: Judgment) -> View:
         reply = raw
     intro = _section(f"*{escape(judgment.rubric_name)}* {escape(judgment.rubric_version)} · judge "
                      f"`{escape(judgment.judge_model)}` · judgment #{judgment.id} · status *{judgment.status}*")
-    pieces = chunks(escape(reply), CODE_CHUNK) or [""]
+    parts = pieces(reply, CODE_CHUNK)
     room = MODAL_BLOCKS - 2
-    blocks: list[Block] = [intro, *(_section(f"```{bidi(piece)}```") for piece in pieces[:room])]
-    if len(pieces) > room:
+    blocks: list[Block] = [intro, *(_section(f"```{piece}```") for piece in parts[:room])]
+    if len(parts) > room:
         blocks.append(_context(f"_Cut: the reply is {len(raw):,} characters; the results file has all of it._"))
     return View(type="modal", title="Judge's reply", close="Close", blocks=blocks)
 

@@ -95,7 +95,7 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
 def _history(rest: str) -> History:
     if not rest:
         return History()
-    if not rest.isdigit() or not 1 <= int(rest) <= HISTORY_MAX:
+    if not (rest.isascii() and rest.isdigit()) or not 1 <= int(rest) <= HISTORY_MAX:
         raise CommandError(f"`/judge history [N]` takes a number from 1 to {HISTORY_MAX}, not `{rest}`.")
     return History(int(rest))
 

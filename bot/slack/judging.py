@@ -25,6 +25,7 @@ from bot.store import Store
 log = logging.getLogger(__name__)
 
 Respond = Callable[..., Awaitable[Any]]
+ACK_HEADROOM = 0.03  # seconds between an ack and the start of the work it promised
 
 POST_PROBLEMS = {
     "not_in_channel": "I am not a member of <#{channel}>. Invite me with `/invite @judgebot`, then try again.",
@@ -44,6 +45,13 @@ def post_problem(err: SlackApiError, channel: str) -> str:
     return f"Slack refused my message (`{code}`). Please try again in a moment."
 
 
+async def _after_acks(work: Coroutine[Any, Any, Any]) -> Any:
+    # bolt sends an ack's HTTP answer up to 10 ms after ack() (it polls); work that starts later leaves
+    # the event loop to the acks of a burst of commands first, so none of them nears Slack's 3 s limit.
+    await asyncio.sleep(ACK_HEADROOM)
+    return await work
+
+
 @dataclass
 class Judgebot:
     """What the listeners share: settings, history, rubrics, the judge, and the tasks running after an ack."""
@@ -57,7 +65,7 @@ class Judgebot:
 
     def spawn(self, work: Coroutine[Any, Any, Any], what: str) -> asyncio.Task[Any]:
         """Run `work` after the ack, keeping a reference so it is neither collected nor forgotten at shutdown."""
-        task = asyncio.create_task(work, name=what)
+        task = asyncio.create_task(_after_acks(work), name=what)
         self.tasks.add(task)
         task.add_done_callback(self._finished)
         return task

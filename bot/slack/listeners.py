@@ -232,9 +232,6 @@ class Listeners:
         judgments = await self.bot.db(recent_by_user, self.bot.store, team, user, limit=20)
         await client.views_publish(user_id=user, view=home_view(self.bot.rubrics, judgments, self.bot.team_url))
 
-    async def on_ignored_event(self) -> None:
-        """Events the app subscribes to but has nothing to do for (acknowledged so Slack does not retry)."""
-
     # -- errors ---------------------------------------------------------------------------------------------
 
     async def on_error(self, error: Exception, body: dict[str, Any], respond: Respond | None = None) -> None:

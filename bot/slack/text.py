@@ -49,13 +49,26 @@ def clip(text: str, limit: int) -> tuple[str, bool]:
 
 def shown(text: str, limit: int) -> tuple[str, bool]:
     """Untrusted text as mrkdwn of at most `limit` characters: escaped, cut cleanly, right-to-left safe."""
-    budget = limit
-    while True:
+    budget = min(limit, len(text))
+    while budget > 0:
         cut, was_cut = clip(text, budget)
         rendered = bidi(escape(cut))
         if len(rendered) <= limit:
             return rendered, was_cut
-        budget -= len(rendered) - limit  # escaping or isolates made it longer: cut that much more
+        # Escaping and isolates made it longer: shrink the cut in proportion, and by one at least.
+        budget = min(budget - 1, budget * limit // len(rendered))
+    return "", bool(text)
+
+
+def pieces(text: str, limit: int) -> list[str]:
+    """Untrusted text as mrkdwn pieces of at most `limit` characters each, split at line ends where possible."""
+    size = max(limit, 1)
+    while True:
+        rendered = [bidi(escape(piece)) for piece in chunks(text, size)]
+        longest = max(map(len, rendered))
+        if longest <= limit or size == 1:
+            return rendered
+        size = max(1, min(size - 1, size * limit // longest))
 
 
 def chunks(text: str, size: int) -> list[str]:

@@ -1,0 +1,259 @@
+"""Tests for bot.history, feedback and remembered models on a hand-computed history (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import update
+
+from bot.csvio import CsvRow, MalformedRow
+from bot.history import Figures, channel_stats, recent_by_user, recent_in_channel
+from bot.judge import Verdict
+from bot.models import Judgment, utcnow
+from bot.rubrics import Rubric, RubricSet
+from bot.runs import Origin, start_run
+from bot.store import Store
+
+COLUMNS = ["question", "reference", "answer", "model"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the history to build: what the judge made of it (or that it was never judged)."""
+
+    model: str | None
+    status: str  # scored, error, invalid, pending or malformed
+    headline: float | None = None
+    passed: bool | None = None
+    tag: str | None = None
+
+
+def verdict(rubric: Rubric, row: Row) -> Verdict:
+    common: dict[str, Any] = {"rubric_name": rubric.name, "rubric_version": rubric.version,
+                              "rubric_hash": rubric.content_hash, "judge_model": "judge-test", "prompt_hash": "p" * 16}
+    if row.status == "scored":
+        return Verdict(status="scored", output={"x": 1}, headline=row.headline, passed=row.passed,
+                       label=f"headline {row.headline}", tag=row.tag, raw_reply='{"x": 1}', tokens_in=10,
+                       tokens_out=5, latency_ms=100, attempts=1, **common)
+    return Verdict(status=row.status, error=f"the judge's reply was {row.status}", raw_reply="oops", attempts=1,
+                   **common)
+
+
+def add(store: Store, rubric: Rubric, rows: list[Row], *, channel: str, user: str, team: str = "T1") -> list[int]:
+    """Start a run of `rows` from Slack in `channel`, judge them as described; the judgment ids in row order."""
+    items: list[CsvRow | MalformedRow] = []
+    for line, row in enumerate(rows, 2):
+        if row.status == "malformed":
+            cells = ["q", "r", "", row.model or ""]
+            items.append(MalformedRow(line=line, reason="the answer cell is empty", cells=cells))
+        else:
+            text = f"{channel} {user} row {line}"
+            items.append(CsvRow(line=line, question=f"Q {text}", reference=f"R {text}", answer=f"A {text}",
+                                model=row.model, cells={"question": f"Q {text}"}))
+    origin = Origin(source="slack", team_id=team, channel_id=channel, user_id=user)
+    run = start_run(store, rubric, items, judge_model="judge-test", columns=COLUMNS, origin=origin)
+    ids = [judgment.id for judgment in store.iter_judgments(run.id)]
+    assert len(ids) == len(rows)
+    for judgment_id, row in zip(ids, rows):
+        if row.status not in ("pending", "malformed"):
+            assert store.save_verdict(judgment_id, verdict(rubric, row), cache_key="k")
+    return ids
+
+
+def age(store: Store, ids: list[int], days: int) -> None:
+    """Move rows `days` into the past."""
+    with store.session() as session:
+        session.execute(update(Judgment).where(Judgment.id.in_(ids)).values(created_at=utcnow() - timedelta(days=days)))
+        session.commit()
+
+
+def same(actual: list[Figures], expected: list[Figures]) -> None:
+    """Figures equal field by field, the database's mean compared as a float."""
+    assert [(f.model_name, f.rubric_name) for f in actual] == [(f.model_name, f.rubric_name) for f in expected]
+    for got, want in zip(actual, expected):
+        assert got.mean_headline == pytest.approx(want.mean_headline), (got, want)
+        assert type(got.mean_headline) is type(want.mean_headline)
+        assert (got.judged, got.scored, got.passed, got.errors, got.tags, got.votes, got.agreeing) == (
+            want.judged, want.scored, want.passed, want.errors, want.tags, want.votes, want.agreeing), (got, want)
+        assert got.pass_rate == pytest.approx(want.pass_rate)
+        assert got.agreement == pytest.approx(want.agreement)
+
+
+@pytest.fixture
+def store(db_url: str):
+    opened = Store.open(db_url)
+    yield opened
+    opened.engine.dispose()
+
+
+@pytest.fixture
+def history(store: Store, rubrics: RubricSet) -> dict[str, Any]:
+    """Two channels, two models, two rubrics; runs of C1 and C2 interleaved so ids alone do not separate them."""
+    eth, benchmark = rubrics.get("eth"), rubrics.get("benchmark")
+    ids: dict[str, Any] = {}
+    ids["c1_eth_u1"] = add(store, eth, [
+        Row("m1", "scored", 100, True, "Correct"),     # 0
+        Row("m1", "scored", 25, False, "Generic"),     # 1
+        Row("m1", "scored", 0, False, "Refusal"),      # 2
+        Row("m1", "error"),                            # 3
+        Row("m1", "invalid"),                          # 4
+        Row("m1", "pending"),                          # 5: never judged, never counted
+        Row("m1", "malformed"),                        # 6: bad input, never counted
+        Row(None, "scored", 100, True, "Correct"),     # 7: no model named
+    ], channel="C1", user="U1")
+    ids["c2_eth_u1"] = add(store, eth, [
+        Row("m1", "scored", 50, True, "Hallucination"),
+        Row("m1", "error"),
+        Row("m2", "scored", 10, False, "Generic"),
+    ], channel="C2", user="U1")
+    ids["c1_eth_u2"] = add(store, eth, [
+        Row("m2", "scored", 75, True, "Correct"),
+        Row("m2", "scored", 50, False, "Generic"),
+    ], channel="C1", user="U2")
+    ids["c1_bench_u1"] = add(store, benchmark, [
+        Row("m1", "scored", 80, True),
+        Row("m1", "error"),
+        Row("m1", "pending"),
+    ], channel="C1", user="U1")
+    ids["t2_eth_u1"] = add(store, eth, [Row("m1", "scored", 90, True, "Correct")], channel="C9", user="U1",
+                           team="T2")
+
+    c1_eth = ids["c1_eth_u1"]
+    assert store.record_feedback(c1_eth[0], "U1", agree=True) is None
+    assert store.record_feedback(c1_eth[0], "U2", agree=False) is None
+    assert store.record_feedback(c1_eth[0], "U2", agree=True) is False  # changed: counts once, as agreeing
+    assert store.record_feedback(c1_eth[1], "U1", agree=False) is None
+    assert store.record_feedback(ids["c1_bench_u1"][0], "U3", agree=False) is None
+    assert store.record_feedback(ids["c2_eth_u1"][0], "U1", agree=True) is None  # C2: not in C1's figures
+    assert store.record_feedback(ids["c2_eth_u1"][0], "U2", agree=True) is None
+    return ids
+
+
+# Worked out by hand from the history above.
+C1_FIGURES = [
+    Figures(None, "eth", judged=1, scored=1, mean_headline=100.0, passed=1, errors=0, tags={"Correct": 1}),
+    Figures("m1", "benchmark", judged=2, scored=1, mean_headline=80.0, passed=1, errors=1, tags={}, votes=1,
+            agreeing=0),
+    Figures("m1", "eth", judged=5, scored=3, mean_headline=125 / 3, passed=1, errors=2,
+            tags={"Correct": 1, "Generic": 1, "Refusal": 1}, votes=3, agreeing=2),
+    Figures("m2", "eth", judged=2, scored=2, mean_headline=62.5, passed=1, errors=0,
+            tags={"Correct": 1, "Generic": 1}),
+]
+
+
+def test_channel_stats_per_model_and_rubric(store, history):
+    figures = channel_stats(store, "C1")
+    same(figures, C1_FIGURES)
+    m1_eth = figures[2]
+    assert m1_eth.pass_rate == pytest.approx(1 / 3)
+    assert m1_eth.agreement == pytest.approx(2 / 3)
+    assert figures[1].agreement == 0.0
+    assert figures[3].agreement is None and figures[3].votes == 0
+
+
+def test_channel_stats_keep_to_their_channel(store, history):
+    same(channel_stats(store, "C2"), [
+        Figures("m1", "eth", judged=2, scored=1, mean_headline=50.0, passed=1, errors=1, tags={"Hallucination": 1},
+                votes=2, agreeing=2),
+        Figures("m2", "eth", judged=1, scored=1, mean_headline=10.0, passed=0, errors=0, tags={"Generic": 1}),
+    ])
+    assert all("Hallucination" not in f.tags for f in channel_stats(store, "C1"))
+    assert channel_stats(store, "C0EMPTY") == []
+
+
+def test_channel_stats_of_only_unjudged_rows_is_empty(store, rubrics):
+    add(store, rubrics.get("eth"), [Row("m1", "pending"), Row("m1", "malformed")], channel="C3", user="U1")
+    assert channel_stats(store, "C3") == []
+    assert recent_in_channel(store, "C3") == []
+
+
+def test_since_leaves_out_older_rows(store, history):
+    c1_eth = history["c1_eth_u1"]
+    age(store, [c1_eth[2], *history["c1_eth_u2"]], days=40)  # the Refusal and every m2 row
+    since = utcnow() - timedelta(days=30)
+    same(channel_stats(store, "C1", since=since), [
+        C1_FIGURES[0],
+        C1_FIGURES[1],
+        Figures("m1", "eth", judged=4, scored=2, mean_headline=62.5, passed=1, errors=2,
+                tags={"Correct": 1, "Generic": 1}, votes=3, agreeing=2),
+    ])
+    same(channel_stats(store, "C1"), C1_FIGURES)  # all time still has them
+    same(channel_stats(store, "C1", since=utcnow() - timedelta(days=60)), C1_FIGURES)
+    assert channel_stats(store, "C1", since=utcnow() + timedelta(days=1)) == []
+
+
+def test_model_filter_ignores_case(store, history):
+    same(channel_stats(store, "C1", model="M1"), C1_FIGURES[1:3])
+    same(channel_stats(store, "C1", model="m2"), C1_FIGURES[3:])
+    assert channel_stats(store, "C1", model="m3") == []
+    since = utcnow() - timedelta(days=30)
+    age(store, history["c1_eth_u2"], days=40)
+    assert channel_stats(store, "C1", model="M2", since=since) == []
+
+
+def test_recent_in_channel_newest_first(store, history):
+    c1_judged = [*history["c1_eth_u1"][:5], history["c1_eth_u1"][7], *history["c1_eth_u2"],
+                 history["c1_bench_u1"][0], history["c1_bench_u1"][1]]
+    newest_first = sorted(c1_judged, reverse=True)
+    assert [j.id for j in recent_in_channel(store, "C1", limit=40)] == newest_first
+    assert [j.id for j in recent_in_channel(store, "C1")] == newest_first  # 10 judged rows, the default limit
+    assert [j.id for j in recent_in_channel(store, "C1", limit=3)] == newest_first[:3]
+    found = recent_in_channel(store, "C1", limit=40)
+    assert {j.channel_id for j in found} == {"C1"}
+    assert {j.status for j in found} == {"scored", "error", "invalid"}
+    assert found[0].rubric_name == "benchmark" and found[0].status == "error"
+    assert [j.id for j in recent_in_channel(store, "C2")] == sorted(history["c2_eth_u1"], reverse=True)
+
+
+def test_recent_in_channel_default_limit_is_ten(store, rubrics):
+    ids = add(store, rubrics.get("eth"), [Row("m1", "scored", 50, True, "Correct")] * 12, channel="C4", user="U1")
+    assert [j.id for j in recent_in_channel(store, "C4")] == sorted(ids, reverse=True)[:10]
+
+
+def test_recent_by_user_keeps_to_the_person_and_their_workspace(store, history):
+    mine = [*history["c1_eth_u1"][:5], history["c1_eth_u1"][7], history["c2_eth_u1"][0], history["c2_eth_u1"][1],
+            history["c2_eth_u1"][2], history["c1_bench_u1"][0], history["c1_bench_u1"][1]]
+    found = recent_by_user(store, "T1", "U1", limit=40)
+    assert [j.id for j in found] == sorted(mine, reverse=True)
+    assert {j.user_id for j in found} == {"U1"} and {j.team_id for j in found} == {"T1"}
+    assert {j.channel_id for j in found} == {"C1", "C2"}
+    assert [j.id for j in recent_by_user(store, "T1", "U1", limit=2)] == sorted(mine, reverse=True)[:2]
+    assert [j.id for j in recent_by_user(store, "T1", "U2")] == sorted(history["c1_eth_u2"], reverse=True)
+    assert [j.id for j in recent_by_user(store, "T2", "U1")] == history["t2_eth_u1"]
+    assert recent_by_user(store, "T2", "U2") == []
+
+
+def test_feedback_returns_the_earlier_vote_and_counts_one_per_person(store, history):
+    judgment = history["c1_eth_u1"][0]
+    assert store.feedback_tally(judgment) == (2, 0)  # U2's disagree was replaced by an agree
+    assert store.record_feedback(judgment, "U2", agree=True) is True
+    assert store.record_feedback(judgment, "U1", agree=False) is True
+    assert store.feedback_tally(judgment) == (1, 1)
+    assert store.record_feedback(judgment, "U1", agree=False) is False
+    assert store.feedback_tally(judgment) == (1, 1)
+    assert store.feedback_tally(history["c1_eth_u1"][1]) == (0, 1)
+    assert store.feedback_tally(history["c1_eth_u1"][3]) == (0, 0)
+    same(channel_stats(store, "C1", model="m1")[1:], [
+        Figures("m1", "eth", judged=5, scored=3, mean_headline=125 / 3, passed=1, errors=2,
+                tags={"Correct": 1, "Generic": 1, "Refusal": 1}, votes=3, agreeing=1)])
+
+
+def test_remembered_model_round_trips_per_team_and_user(store):
+    assert store.remembered_model("T1", "U1") is None
+    store.remember_model("T1", "U1", "campus-bot-v2")
+    assert store.remembered_model("T1", "U1") == "campus-bot-v2"
+    store.remember_model("T1", "U1", "gpt-4o mini")
+    assert store.remembered_model("T1", "U1") == "gpt-4o mini"
+    assert store.remembered_model("T1", "U2") is None
+    assert store.remembered_model("T2", "U1") is None
+    store.remember_model("T2", "U1", "other-bot")
+    store.remember_model("T1", "U2", "ما هو النموذج")
+    assert store.remembered_model("T1", "U1") == "gpt-4o mini"
+    assert store.remembered_model("T2", "U1") == "other-bot"
+    assert store.remembered_model("T1", "U2") == "ما هو النموذج"
+    store.remember_model("T1", "U1", None)
+    assert store.remembered_model("T1", "U1") is None
+    assert store.remembered_model("T2", "U1") == "other-bot"
