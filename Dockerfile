@@ -10,14 +10,16 @@ RUN useradd --create-home --uid 10001 judgebot \
     && chown judgebot:judgebot /data
 
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md manifest.yml ./
 COPY bot ./bot
 COPY rubrics ./rubrics
 RUN pip install --no-cache-dir '.[postgres]'
 
 USER judgebot
 VOLUME ["/data"]
+# HTTP mode listens here; Socket Mode (SLACK_APP_TOKEN set) needs no port.
+EXPOSE 3000
 ENTRYPOINT ["judgebot"]
-# Becomes `serve` when the Slack bot lands; until then the image runs the CLI, e.g.
+# The Slack bot by default; any other command runs the CLI, e.g.
 #   docker run --rm -v judgebot:/data -v "$PWD:/in" -e OPENAI_API_KEY judgebot judge /in/answers.csv --rubric eth --out /in/answers.results.csv
-CMD ["--help"]
+CMD ["serve"]
