@@ -23,7 +23,7 @@ from bot.csvio import CsvError, open_csv
 from bot.execution import RubricChanged, RunBusy, RunNotResumable, execute_run
 from bot.goldens import check_goldens
 from bot.judge import Triple, Verdict
-from bot.llm import JudgeClient, RunStopped, make_judge_client
+from bot.llm import JudgeClient, RunStopped, judge_client_from
 from bot.migrations import SchemaTooNew
 from bot.models import Run
 from bot.report import export_run
@@ -175,12 +175,7 @@ def judge_client(settings: Settings, concurrency: int | None = None, model: str 
     """The judge client the settings describe; UsageError when they name no endpoint."""
     if not settings.has_judge_endpoint():
         raise UsageError(NO_ENDPOINT)
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
-    return make_judge_client(
-        api_key=key, base_url=settings.openai_base_url, model=model or settings.judge_model,
-        timeout=settings.judge_timeout, temperature=settings.judge_temperature,
-        max_retries=settings.judge_max_retries, concurrency=concurrency or settings.concurrency,
-    )
+    return judge_client_from(settings, model=model, concurrency=concurrency)
 
 
 async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:

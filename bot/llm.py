@@ -16,6 +16,8 @@ import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 from openai.types.chat import ChatCompletion
 
+from bot.config import Settings
+
 log = logging.getLogger(__name__)
 
 OutputMode = Literal["json_schema", "json_object", "text"]
@@ -318,3 +320,13 @@ def make_judge_client(
                          http_client=DefaultAioHttpClient(timeout=timeout))
     return JudgeClient(client, model=model, temperature=temperature, max_retries=max_retries,
                        throttle=Throttle(concurrency))
+
+
+def judge_client_from(settings: Settings, *, model: str | None = None, concurrency: int | None = None) -> JudgeClient:
+    """The JudgeClient the settings describe (`model` and `concurrency` override theirs)."""
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    return make_judge_client(
+        api_key=key, base_url=settings.openai_base_url, model=model or settings.judge_model,
+        timeout=settings.judge_timeout, temperature=settings.judge_temperature,
+        max_retries=settings.judge_max_retries, concurrency=concurrency or settings.concurrency,
+    )

@@ -42,8 +42,12 @@ def start_run(
     model_name: str | None = None,
     fresh: bool = False,
     origin: Origin | None = None,
+    message_ts: str | None = None,
 ) -> Run:
-    """Persist a run and every row (pending, or malformed with its reason) before anything is judged."""
+    """Persist a run and every row (pending, or malformed with its reason) before anything is judged.
+
+    `message_ts` is the chat message that will show the rows' verdicts (a card waiting for its one judgment).
+    """
     origin = origin or Origin()
     common = _run_fields(rubric, judge_model, origin)
     run = store.create_run(
@@ -51,14 +55,16 @@ def start_run(
         model_name=model_name, fresh=fresh,
     )
 
+    fields = {**common, "message_ts": message_ts}
+
     def judgment_rows() -> Iterable[dict[str, Any]]:
         for row in rows:
             if isinstance(row, MalformedRow):
-                yield {**common, "run_id": run.id, "row_number": row.line, "status": "malformed", "error": row.reason,
+                yield {**fields, "run_id": run.id, "row_number": row.line, "status": "malformed", "error": row.reason,
                        "question": "", "reference": "", "answer": "", "model_name": model_name,
                        "cells": dict(zip(columns, row.cells))}
             else:
-                yield {**common, "run_id": run.id, "row_number": row.line, "status": "pending",
+                yield {**fields, "run_id": run.id, "row_number": row.line, "status": "pending",
                        "question": row.question, "reference": row.reference, "answer": row.answer,
                        "model_name": row.model or model_name, "cells": row.cells}
 

@@ -139,6 +139,12 @@ class Store:
             statement = select(Run).where(Run.status.in_(RESUMABLE), Run.source == source).order_by(Run.id.desc())
             return session.exec(statement.limit(1)).first()
 
+    def unfinished_runs(self, *, source: str) -> list[Run]:
+        """Every run from `source` that still has work to do, oldest first."""
+        with self.session() as session:
+            return list(session.exec(select(Run).where(Run.status.in_(RESUMABLE), Run.source == source)
+                                     .order_by(Run.id)))
+
     def recent_runs(self, limit: int = 20) -> list[Run]:
         """The newest runs first."""
         with self.session() as session:

@@ -248,8 +248,11 @@ async def test_long_and_right_to_left_texts(slack, slack_server, judge_server):
     assert f"\u2067{arabic}\u2069" in text
     assert all(len(b.get("text", {}).get("text", "")) <= 3000 for b in card["blocks"])
     assert "full text is in the thread" in text
-    [detail] = slack_server.thread("C0GENERAL", card["ts"])
-    assert long_answer in "".join(b["text"]["text"].split("\n", 1)[1] for b in detail["blocks"])
+    await slack_server.await_for("chat.postMessage", lambda c: c.params.get("thread_ts") == card["ts"], count=2)
+    details = slack_server.thread("C0GENERAL", card["ts"])
+    assert len(details) == 2  # 15,000 characters take two messages of at most ~11,500
+    assert all(len(json.dumps(d["blocks"], ensure_ascii=False)) <= 11_500 for d in details)
+    assert long_answer in "".join(b["text"]["text"].split("\n", 1)[1] for d in details for b in d["blocks"])
 
 
 async def test_app_home_shows_the_persons_judgments(slack, slack_server, judge_server):

@@ -11,11 +11,11 @@ import pytest
 from bot.history import Figures
 from bot.models import Judgment
 from bot.rubrics import Rubric
+from bot.slack.blocks import MESSAGE_BLOCKS, MESSAGE_CHARS
 from bot.slack.cards import (
     AGREE,
     DETAILS,
     DISAGREE,
-    MESSAGE_BLOCKS,
     MODAL_BLOCKS,
     REJUDGE,
     RETRY,
@@ -43,6 +43,7 @@ from bot.slack.text import (
 )
 from bot.slack.views import (
     FORM,
+    HOME_JUDGMENTS,
     INPUT_LIMIT,
     FormContext,
     form_context,
@@ -275,18 +276,20 @@ def test_a_card_without_its_rubric_still_renders(rubrics):
     assert card.text.startswith("eth: Correct · correctness 2/2 · completeness 2/2")
     fields = section_fields(message)
     assert "*correctness*\n2" in fields  # no maximum known without the rubric
-    assert section_named(message, "result tag") == "*result tag*\nCorrect"
+    assert "*result tag*\nCorrect" in fields  # a short one-line text is shown as a tag would be
+    assert section_named(message, "reasoning").startswith("*reasoning*\n")
     assert set(buttons(message)) == {AGREE, DISAGREE, REJUDGE, DETAILS}
 
 
 def test_a_card_with_more_fields_than_a_message_holds_sends_the_rest_to_the_thread(rubrics):
     eth = rubrics.get("eth")
-    output = {f"note_{i:02d}": f"remark number {i}" for i in range(60)}
+    output = {f"note_{i:02d}": f"a remark of more than forty characters, number {i}" for i in range(60)}
     judgment = scored(eth, ETH_CORRECT, output=output, derived={})
     card = result_card(judgment, None, votes=(1, 0))
     message = message_of(card)
-    assert len(message["blocks"]) == MESSAGE_BLOCKS
-    assert "More fields than a message can hold" in dumped(message)
+    assert len(message["blocks"]) <= MESSAGE_BLOCKS
+    assert len(json.dumps(message["blocks"], ensure_ascii=False)) <= MESSAGE_CHARS
+    assert "More than a message can hold" in dumped(message)
     assert message["blocks"][-1]["elements"][0]["text"].startswith("People:")  # the tail is kept
     assert set(buttons(message)) == {AGREE, DISAGREE, REJUDGE, DETAILS}
     label, text = card.overflow[-1]
@@ -423,12 +426,12 @@ def test_a_long_answer_is_cut_and_given_whole_in_the_thread(rubrics):
     assert len(answer) < 1300  # the card keeps the answer short; the thread has all of it
     assert card.overflow == [("Answer", LONG_ANSWER)]
     thread = full_detail(card.overflow)
-    assert len(thread) == 1
     for reply in thread:
         reply_message = message_of(reply)
         assert all(len(text) <= SECTION_LIMIT for text in sections(reply_message))
+        assert len(json.dumps(reply_message["blocks"], ensure_ascii=False)) <= MESSAGE_CHARS
     assert thread_texts(thread) == {"Answer": LONG_ANSWER}
-    parts = sections(thread[0].as_message())
+    parts = [part for reply in thread for part in sections(reply.as_message())]
     assert parts[0].startswith(f"*Answer* (1/{len(parts)})\n")
 
 
@@ -717,9 +720,9 @@ def test_home_view_stays_within_the_block_limit(rubrics):
     assert view["type"] == "home"
     assert len(view["blocks"]) <= 100
     text = dumped(view)
-    assert text.count("<#C0GENERAL>") == 40  # the newest 40, each naming its channel
+    assert text.count("<#C0GENERAL>") == HOME_JUDGMENTS  # the newest, each naming its channel
     assert "<@U0ASKER>" not in text  # they are the person's own judgments
-    assert text.count("|card>") == 40
+    assert text.count("|card>") == HOME_JUDGMENTS
     for rubric in rubrics:
         assert f"`{rubric.name}`" in text
     empty = home_view(rubrics, [], TEAM_URL).to_dict()

@@ -22,11 +22,12 @@ from slack_sdk.models.views import View
 from bot.models import Judgment
 from bot.rubrics import Rubric
 from bot.schema import FieldSpec
-from bot.slack.text import SECTION_LIMIT, clip, escape, pieces, shown
+from bot.slack.blocks import MESSAGE_BLOCKS, MESSAGE_CHARS, context, message, packed, section, size
+from bot.slack.text import FIELD_LIMIT, SECTION_LIMIT, clip, escape, pieces, shown
 
 AGREE, DISAGREE, REJUDGE, DETAILS, RETRY = (
     "judgebot_agree", "judgebot_disagree", "judgebot_rejudge", "judgebot_details", "judgebot_retry")
-MESSAGE_BLOCKS = 50
+MIN_TEXT = 300  # the shortest cut of a long text in a card
 TRIPLE_LIMITS = {"question": 600, "reference": 600, "answer": 1200}  # the card stays readable; the thread has all
 CODE_CHUNK = 2_900
 CUT_NOTE = "\n_(cut here: the full text is in the thread)_"
@@ -43,15 +44,7 @@ class Card:
 
     def as_message(self) -> dict[str, Any]:
         """Keyword arguments for chat.postMessage / chat.update."""
-        return {"text": self.text, "blocks": [block.to_dict() for block in self.blocks]}
-
-
-def _section(markdown: str) -> SectionBlock:
-    return SectionBlock(text=MarkdownTextObject(text=markdown))
-
-
-def _context(*parts: str) -> ContextBlock:
-    return ContextBlock(elements=[MarkdownTextObject(text=" · ".join(p for p in parts if p))])
+        return message(self.blocks, self.text)
 
 
 def _label(path: tuple[str, ...]) -> str:
@@ -63,7 +56,7 @@ def placeholder(rubric: Rubric, user_id: str | None, model_name: str | None) -> 
     who = f" for <@{user_id}>" if user_id else ""
     model = f" · model under test *{escape(model_name)}*" if model_name else ""
     text = f":hourglass_flowing_sand: Judging with *{escape(rubric.title)}*{who}{model}…"
-    return Card(text=escape(f"Judging with {rubric.title}…"), blocks=[_section(text)])
+    return Card(text=escape(f"Judging with {rubric.title}…"), blocks=[section(text)])
 
 
 def _headline(judgment: Judgment) -> str:
@@ -81,7 +74,7 @@ def _meta(judgment: Judgment) -> list[str]:
 
 def _footer(judgment: Judgment) -> ContextBlock:
     tokens = judgment.tokens_in + judgment.tokens_out
-    return _context(
+    return context(
         f"judge `{escape(judgment.judge_model)}`",
         f"{escape(judgment.rubric_name)} {escape(judgment.rubric_version)} (`{judgment.rubric_hash[:8]}`)",
         f"{tokens:,} tokens" if tokens else "",
@@ -104,7 +97,9 @@ def _walk(values: dict[str, Any], specs: dict[str, FieldSpec] | None,
 def _is_short(value: Any, spec: FieldSpec | None) -> bool:
     if value is None or isinstance(value, (bool, int, float)):
         return True
-    return spec is not None and spec.type == "enum"
+    if spec is None:  # the rubric is gone or changed: a short one-line text is shown as a tag would be
+        return isinstance(value, str) and len(value) <= 40 and "\n" not in value
+    return spec.type == "enum"
 
 
 def _short_value(value: Any, spec: FieldSpec | None) -> str:
@@ -138,27 +133,39 @@ def _text_section(label: str, text: str, limit: int, overflow: list[tuple[str, s
     if was_cut:
         overflow.append((label, text))
         body += CUT_NOTE
-    return _section(heading + body)
+    return section(heading + body)
 
 
-def _triple_sections(judgment: Judgment, overflow: list[tuple[str, str]]) -> list[Block]:
-    return [_text_section(name.capitalize(), getattr(judgment, name), limit, overflow)
+def _triple_sections(judgment: Judgment, overflow: list[tuple[str, str]], scale: float = 1.0) -> list[Block]:
+    return [_text_section(name.capitalize(), getattr(judgment, name), max(MIN_TEXT, int(limit * scale)), overflow)
             for name, limit in TRIPLE_LIMITS.items()]
 
 
 def result_card(judgment: Judgment, rubric: Rubric | None, *, votes: tuple[int, int] = (0, 0)) -> Card:
-    """The card of a judgment: a scored one shows its scores, anything else is an error card."""
+    """The card of a judgment: a scored one shows its scores, anything else is an error card.
+
+    Long texts get shorter cuts until the whole card fits in one message; what is cut goes to the thread.
+    """
     if judgment.status != "scored":
         return error_card(judgment, rubric)
+    limit = SECTION_LIMIT
+    while True:
+        card = _scored_card(judgment, rubric, votes, limit)
+        if size(card.blocks) <= MESSAGE_CHARS or limit == MIN_TEXT:
+            return card
+        limit = max(MIN_TEXT, limit * 2 // 3)
+
+
+def _scored_card(judgment: Judgment, rubric: Rubric | None, votes: tuple[int, int], limit: int) -> Card:
     title = rubric.title if rubric else judgment.rubric_name
     overflow: list[tuple[str, str]] = []
     short: list[str] = []
     long: list[Block] = []
     for path, value, spec in _walk(judgment.output or {}, rubric.output if rubric else None):
         if _is_short(value, spec):
-            short.append(f"*{escape(_label(path))}*\n{_short_value(value, spec)}")
+            short.append(clip(f"*{escape(_label(path))}*\n{_short_value(value, spec)}", FIELD_LIMIT)[0])
         else:
-            long.append(_text_section(_label(path), _long_value(value), SECTION_LIMIT, overflow))
+            long.append(_text_section(_label(path), _long_value(value), limit, overflow))
     for name, value in (judgment.derived or {}).items():
         short.append(f"*{escape(name.replace('_', ' '))}*\n{value:g}")
     blocks: list[Block] = [HeaderBlock(text=clip(title, 150)[0]),
@@ -166,23 +173,27 @@ def result_card(judgment: Judgment, rubric: Rubric | None, *, votes: tuple[int, 
                                         fields=[MarkdownTextObject(text=f) for f in _meta(judgment)]),
                            *_fields_sections(short)]
     if judgment.flags:
-        blocks.append(_context(":warning: " + ", ".join(escape(f) for f in judgment.flags)))
-    blocks += [DividerBlock(), *long, DividerBlock(), *_triple_sections(judgment, overflow)]
-    tail = [_buttons(judgment, scored=True), _footer(judgment)]
+        blocks.append(context(":warning: " + ", ".join(escape(f) for f in judgment.flags)))
+    blocks += [DividerBlock(), *long, DividerBlock(), *_triple_sections(judgment, overflow, limit / SECTION_LIMIT)]
+    tail: list[Block] = [_buttons(judgment, scored=True), _footer(judgment)]
     if any(votes):
-        tail.append(_context(f"People: :+1: {votes[0]} agree · :-1: {votes[1]} disagree"))
-    blocks = _fit(blocks, len(tail), overflow, judgment)
+        tail.append(context(f"People: :+1: {votes[0]} agree · :-1: {votes[1]} disagree"))
+    blocks = _fit(blocks, tail, overflow, judgment)
     fallback = escape(f"{title}: {judgment.label}" + (f" (model {judgment.model_name})" if judgment.model_name else ""))
     return Card(text=fallback, blocks=[*blocks, *tail], overflow=overflow)
 
 
-def _fit(blocks: list[Block], reserved: int, overflow: list[tuple[str, str]], judgment: Judgment) -> list[Block]:
-    """Keep a message within Block Kit's 50 blocks; what does not fit goes to the thread."""
-    room = MESSAGE_BLOCKS - reserved - 1
-    if len(blocks) <= room:
+def _fit(blocks: list[Block], tail: list[Block], overflow: list[tuple[str, str]], judgment: Judgment) -> list[Block]:
+    """Keep a card within one message's blocks and characters; what does not fit goes to the thread."""
+    note = context("_More than a message can hold: everything the judge returned is in the thread._")
+    room = MESSAGE_BLOCKS - len(tail) - 1
+    kept = blocks[:room]
+    while len(kept) > 3 and size([*kept, note, *tail]) > MESSAGE_CHARS:
+        kept.pop()
+    if len(kept) == len(blocks):
         return blocks
     overflow.append(("Everything the judge returned", json.dumps(judgment.output, ensure_ascii=False, indent=2)))
-    return [*blocks[:room], _context("_More fields than a message can hold: all of them are in the thread._")]
+    return [*kept, note]
 
 
 def error_card(judgment: Judgment, rubric: Rubric | None) -> Card:
@@ -227,10 +238,8 @@ def full_detail(overflow: list[tuple[str, str]]) -> list[Card]:
         parts = pieces(text, SECTION_LIMIT - 200)
         for number, piece in enumerate(parts, 1):
             part = f" ({number}/{len(parts)})" if len(parts) > 1 else ""
-            blocks.append(_section(f"*{escape(label)}*{part}\n{piece}"))
-    room = MESSAGE_BLOCKS - 1
-    return [Card(text="The full texts of the card above", blocks=blocks[i:i + room])
-            for i in range(0, len(blocks), room)]
+            blocks.append(section(f"*{escape(label)}*{part}\n{piece}"))
+    return [Card(text="The full texts of the card above", blocks=chunk) for chunk in packed(blocks)]
 
 
 def reply_view(judgment: Judgment) -> View:
@@ -240,12 +249,12 @@ def reply_view(judgment: Judgment) -> View:
         reply = json.dumps(json.loads(raw), ensure_ascii=False, indent=2)
     except ValueError:
         reply = raw
-    intro = _section(f"*{escape(judgment.rubric_name)}* {escape(judgment.rubric_version)} · judge "
+    intro = section(f"*{escape(judgment.rubric_name)}* {escape(judgment.rubric_version)} · judge "
                      f"`{escape(judgment.judge_model)}` · judgment #{judgment.id} · status *{judgment.status}*")
-    parts = pieces(reply, CODE_CHUNK)
+    parts = pieces(reply.replace("```", "`\u200b`\u200b`"), CODE_CHUNK)  # a fence in the reply must not end ours
     room = MODAL_BLOCKS - 2
-    blocks: list[Block] = [intro, *(_section(f"```{piece}```") for piece in parts[:room])]
+    blocks: list[Block] = [intro, *(section(f"```{piece}```") for piece in parts[:room])]
     if len(parts) > room:
-        blocks.append(_context(f"_Cut: the reply is {len(raw):,} characters; the results file has all of it._"))
+        blocks.append(context(f"_Cut: the reply is {len(raw):,} characters; the results file has all of it._"))
     return View(type="modal", title="Judge's reply", close="Close", blocks=blocks)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from bot.judge import Triple
 from bot.rubrics import Rubric, RubricError, RubricSet
-from bot.slack.text import unescape
+from bot.slack.text import escape, unescape
 
 SEPARATOR = "||"
 HISTORY_DEFAULT, HISTORY_MAX = 10, 40
@@ -73,7 +73,7 @@ USAGE = (
 def parse_command(text: str, rubrics: RubricSet) -> Command:
     """Parse the text after `/judge`; CommandError names what is wrong and how to write it."""
     text = unescape(text).strip()
-    word, _, rest = text.partition(" ")
+    word, rest = (text.split(None, 1) + ["", ""])[:2]
     word, rest = word.lower(), rest.strip()
     if word in ("", "help"):
         return Help()
@@ -86,7 +86,7 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
     try:
         rubric = rubrics.get(word)
     except RubricError as err:
-        raise CommandError(f"{err} `/judge help` shows the usage.") from None
+        raise CommandError(f"{escape(str(err))} `/judge help` shows the usage.") from None
     if not rest:
         return OpenForm(rubric)
     return Inline(rubric, _triple(rest, rubric))
@@ -96,7 +96,7 @@ def _history(rest: str) -> History:
     if not rest:
         return History()
     if not (rest.isascii() and rest.isdigit()) or not 1 <= int(rest) <= HISTORY_MAX:
-        raise CommandError(f"`/judge history [N]` takes a number from 1 to {HISTORY_MAX}, not `{rest}`.")
+        raise CommandError(f"`/judge history [N]` takes a number from 1 to {HISTORY_MAX}, not `{escape(rest)}`.")
     return History(int(rest))
 
 

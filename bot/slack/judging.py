@@ -1,31 +1,36 @@
-"""Showing a judgment in a channel: the placeholder at once, then the card in its place, then any full texts."""
+"""Showing judgments in Slack: placeholder at once, card in its place, full texts in the thread, and recovery."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.config import Settings
+from bot.execution import STALE_AFTER, RunBusy
 from bot.judge import Triple
 from bot.llm import JudgeClient
-from bot.models import Judgment
+from bot.models import Judgment, Run
 from bot.rubrics import Rubric, RubricError, RubricSet
 from bot.runs import Origin
-from bot.single import judge_triple
+from bot.single import abandon_triple, finish_triple, judge_triple
 from bot.slack.cards import Card, full_detail, placeholder, result_card
-from bot.slack.views import notice
+from bot.slack.text import clip, escape
+from bot.slack.blocks import notice
 from bot.store import Store
 
 log = logging.getLogger(__name__)
 
-Respond = Callable[..., Awaitable[Any]]
+CARD_SOURCE = "slack"  # the source of runs of one triple shown as a card
 ACK_HEADROOM = 0.03  # seconds between an ack and the start of the work it promised
+SAY_LATER = 5.0  # seconds a message may take while the bot shuts down
 
 POST_PROBLEMS = {
     "not_in_channel": "I am not a member of <#{channel}>. Invite me with `/invite @judgebot`, then try again.",
@@ -34,111 +39,220 @@ POST_PROBLEMS = {
     "is_archived": "<#{channel}> is archived, so I cannot post there.",
     "restricted_action": "This workspace does not let me post in <#{channel}>; ask an admin.",
 }
+OUR_FAULT = ("Something went wrong on my side and it did not work. Please try again; if it keeps happening, tell "
+             "the bot's admin.")
 
 
-def post_problem(err: SlackApiError, channel: str) -> str:
+def slack_error(err: Exception) -> str:
+    """The error code Slack gave, or the kind of failure."""
+    if isinstance(err, SlackApiError) and err.response is not None:
+        return str(err.response.get("error", "unknown_error"))
+    return type(err).__name__
+
+
+def post_problem(err: Exception, channel: str) -> str:
     """What to tell a person when Slack refused a message of ours, and what they can do about it."""
-    code = err.response.get("error", "unknown_error") if err.response is not None else "unknown_error"
+    code = slack_error(err)
     known = POST_PROBLEMS.get(code)
-    if known:
-        return known.format(channel=channel)
-    return f"Slack refused my message (`{code}`). Please try again in a moment."
+    return known.format(channel=channel) if known else f"Slack refused my message (`{code}`). Please try again."
+
+
+def echo(triple: Triple) -> str:
+    """The texts a person typed, so that a failure does not lose them."""
+    parts = [f"*{name}*\n```{escape(clip(value, 900)[0])}```" for name, value in
+             (("Question", triple.question), ("Reference", triple.reference), ("Answer", triple.answer))]
+    return "What you sent:\n" + "\n".join(parts)
 
 
 async def _after_acks(work: Coroutine[Any, Any, Any]) -> Any:
-    # bolt sends an ack's HTTP answer up to 10 ms after ack() (it polls); work that starts later leaves
-    # the event loop to the acks of a burst of commands first, so none of them nears Slack's 3 s limit.
+    # bolt sends an ack's HTTP answer up to 10 ms after ack() (it polls); work that starts a little later
+    # leaves the event loop to the acks of a burst of commands first (measured: bench/bench_slack_ack.py).
     await asyncio.sleep(ACK_HEADROOM)
     return await work
 
 
 @dataclass
 class Judgebot:
-    """What the listeners share: settings, history, rubrics, the judge, and the tasks running after an ack."""
+    """What the listeners share: settings, history, rubrics, the judge, and the work running after an ack."""
 
     settings: Settings
     store: Store
     rubrics: RubricSet
     judge: JudgeClient
+    client: AsyncWebClient
     team_url: str | None = None
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    rejudging: set[int] = field(default_factory=set)  # judgments being judged again right now
+    _locks: dict[int, tuple[asyncio.Lock, list[int]]] = field(default_factory=dict)
 
-    def spawn(self, work: Coroutine[Any, Any, Any], what: str) -> asyncio.Task[Any]:
-        """Run `work` after the ack, keeping a reference so it is neither collected nor forgotten at shutdown."""
+    # -- work after the ack ---------------------------------------------------------------------------------
+
+    def spawn(self, work: Coroutine[Any, Any, Any], what: str, *, response_url: str | None = None) -> None:
+        """Run `work` after the ack; if it fails, log it and tell the person in a sentence (never a traceback)."""
         task = asyncio.create_task(_after_acks(work), name=what)
         self.tasks.add(task)
-        task.add_done_callback(self._finished)
-        return task
 
-    def _finished(self, task: asyncio.Task[Any]) -> None:
-        self.tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("%s failed", task.get_name(), exc_info=task.exception())
+        def finished(done: asyncio.Task[Any]) -> None:
+            self.tasks.discard(done)
+            if done.cancelled() or done.exception() is None:
+                return
+            log.error("%s failed", what, exc_info=done.exception())
+            if response_url:
+                self.spawn(self.tell(response_url, f":warning: {OUR_FAULT}"), f"telling about {what}")
+
+        task.add_done_callback(finished)
 
     async def drain(self, timeout: float) -> None:
-        """Let running work finish for up to `timeout` seconds, then cancel what is left."""
-        if self.tasks:
-            _, late = await asyncio.wait(set(self.tasks), timeout=timeout)
-            for task in late:
-                task.cancel()
+        """Let running work finish for up to `timeout` seconds, then cancel what is left and wait for it."""
+        if not self.tasks:
+            return
+        _, late = await asyncio.wait(set(self.tasks), timeout=timeout)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late, timeout=SAY_LATER + 1)
 
     async def db(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run a store call off the event loop, so a busy database never delays an ack."""
         return await asyncio.to_thread(function, *args, **kwargs)
 
-    def rubric_of(self, judgment: Judgment) -> Rubric | None:
-        """The rubric a judgment was made with, if it is still loaded."""
+    @asynccontextmanager
+    async def one_at_a_time(self, judgment_id: int) -> AsyncIterator[None]:
+        """Serialise the updates of one card, so the last one written is the newest."""
+        lock, users = self._locks.setdefault(judgment_id, (asyncio.Lock(), [0]))
+        users[0] += 1
         try:
-            return self.rubrics.get(judgment.rubric_name)
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self._locks[judgment_id]
+
+    def rubric_of(self, judgment: Judgment) -> Rubric | None:
+        """The rubric a judgment was made with, if that very version is still loaded."""
+        try:
+            rubric = self.rubrics.get(judgment.rubric_name)
         except RubricError:
             return None
+        return rubric if rubric.content_hash == judgment.rubric_hash else None
 
-    async def tell(self, respond: Respond | None, text: str) -> None:
-        """Say something to one person only; a failure to do so is logged, never raised."""
-        if respond is None:
-            log.warning("no way to reach the person to tell them: %s", text)
+    # -- talking to one person ------------------------------------------------------------------------------
+
+    async def reply(self, response_url: str | None, message: dict[str, Any]) -> None:
+        """Send `message` to one person only, through the response_url Slack gave; failures are logged."""
+        if not response_url:
+            log.warning("no response_url to send a reply to: %s", message.get("text"))
             return
+        webhook = AsyncWebhookClient(response_url, timeout=10, retry_handlers=self.client.retry_handlers)
         try:
-            await respond(**notice(text), response_type="ephemeral", replace_original=False)
-        except Exception:
-            log.warning("could not send an ephemeral reply", exc_info=True)
+            sent = await webhook.send_dict({"response_type": "ephemeral", "replace_original": False, **message})
+        except Exception as err:
+            log.warning("could not reply to a person: %s", slack_error(err))
+            return
+        if sent.status_code != 200:
+            log.warning("Slack refused a reply to a person: %s %s", sent.status_code, sent.body)
+
+    async def tell(self, response_url: str | None, text: str) -> None:
+        """Say one paragraph to one person only."""
+        await self.reply(response_url, notice(text))
+
+    # -- judging into a card --------------------------------------------------------------------------------
 
     async def show_judgment(
-        self, client: AsyncWebClient, respond: Respond | None, *, rubric: Rubric, triple: Triple, origin: Origin,
-        model_name: str | None, fresh: bool = False, replace_ts: str | None = None,
+        self, *, rubric: Rubric, triple: Triple, origin: Origin, model_name: str | None,
+        response_url: str | None, fresh: bool = False, replace_ts: str | None = None,
     ) -> Judgment | None:
         """Post a placeholder (or reuse the message `replace_ts`), judge, and put the card in its place."""
         channel, thread = origin.channel_id or "", origin.thread_ts
         waiting = placeholder(rubric, origin.user_id, model_name).as_message()
         try:
             if replace_ts:
-                await client.chat_update(channel=channel, ts=replace_ts, **waiting)
+                await self.client.chat_update(channel=channel, ts=replace_ts, **waiting)
                 ts = replace_ts
             else:
-                ts = (await client.chat_postMessage(channel=channel, thread_ts=thread, **waiting))["ts"]
-        except SlackApiError as err:
-            log.warning("could not post in %s: %s", channel, err.response.get("error") if err.response else err)
-            await self.tell(respond, post_problem(err, channel))
+                ts = (await self.client.chat_postMessage(channel=channel, thread_ts=thread, **waiting))["ts"]
+        except Exception as err:
+            log.warning("could not post in %s: %s", channel, slack_error(err))
+            await self.tell(response_url, f"{post_problem(err, channel)}\n\n{echo(triple)}")
             return None
         try:
             judgment = await judge_triple(self.store, rubric, triple, self.judge, origin=origin,
-                                          model_name=model_name, fresh=fresh)
-            await self.db(self.store.set_message, judgment.id, message_ts=ts, thread_ts=thread)
-            judgment.message_ts, judgment.thread_ts = ts, thread
-            await self.put_card(client, channel, ts, result_card(judgment, rubric), thread=thread)
-            return judgment
+                                          model_name=model_name, fresh=fresh, message_ts=ts)
+        except asyncio.CancelledError:
+            await self._interrupted(channel, ts)
+            raise
         except Exception:
             log.exception("judging for %s in %s failed", origin.user_id, channel)
-            broken = notice(":warning: Something went wrong on my side while judging this answer, and nothing was "
-                            "scored. Please run the command again; if it keeps happening, tell the bot's admin.")
-            try:
-                await client.chat_update(channel=channel, ts=ts, **broken)
-            except SlackApiError:
-                await self.tell(respond, broken["text"])
+            await self._say_in_place(channel, ts, f":warning: {OUR_FAULT} Nothing was scored.", response_url)
             return None
+        await self.show_card(judgment, ts, response_url=response_url)
+        return judgment
 
-    async def put_card(self, client: AsyncWebClient, channel: str, ts: str, card: Card, *, thread: str | None) -> None:
-        """Replace message `ts` by `card`; texts the card had to cut follow in the thread, uncut."""
-        await client.chat_update(channel=channel, ts=ts, **card.as_message())
+    async def show_card(self, judgment: Judgment, ts: str, *, response_url: str | None) -> None:
+        """Put the card of `judgment` into message `ts`; texts it had to cut follow, uncut, in the thread."""
+        card = result_card(judgment, self.rubric_of(judgment))
+        channel = judgment.channel_id or ""
+        try:
+            await self.client.chat_update(channel=channel, ts=ts, **card.as_message())
+        except Exception as err:
+            log.warning("could not show the card of judgment %s: %s", judgment.id, slack_error(err))
+            await self.tell(response_url, f"Judgment #{judgment.id} is saved (`/judge history` lists it), but Slack "
+                                          f"refused its card (`{slack_error(err)}`).")
+            return
+        await self._post_full_detail(card, channel, judgment.thread_ts or ts, response_url)
+
+    async def _post_full_detail(self, card: Card, channel: str, thread: str, response_url: str | None) -> None:
         for extra in full_detail(card.overflow):
-            await client.chat_postMessage(channel=channel, thread_ts=thread or ts, **extra.as_message())
+            try:
+                await self.client.chat_postMessage(channel=channel, thread_ts=thread, **extra.as_message())
+            except Exception as err:
+                log.warning("could not post the full texts in %s: %s", channel, slack_error(err))
+                await self.tell(response_url, "The card is shown, but its full texts could not be posted in its "
+                                              f"thread (`{slack_error(err)}`).")
+                return
+
+    async def _say_in_place(self, channel: str, ts: str, text: str, response_url: str | None) -> None:
+        try:
+            await self.client.chat_update(channel=channel, ts=ts, **notice(text))
+        except Exception as err:
+            log.warning("could not update message %s in %s: %s", ts, channel, slack_error(err))
+            await self.tell(response_url, text)
+
+    async def _interrupted(self, channel: str, ts: str) -> None:
+        """The bot is stopping before the judge answered: say so where the card will appear when it is back."""
+        text = (":double_vertical_bar: The bot was stopped before the judge answered. The judgment is saved and "
+                "this card is completed when the bot is back.")
+        try:
+            await asyncio.wait_for(self.client.chat_update(channel=channel, ts=ts, **notice(text)), SAY_LATER)
+        except Exception as err:
+            log.warning("could not mark message %s in %s as interrupted: %s", ts, channel, slack_error(err))
+
+    # -- after a restart ------------------------------------------------------------------------------------
+
+    async def recover(self) -> None:
+        """Complete the cards a stopped or crashed process left waiting: judge their rows, then show them."""
+        for run in await self.db(self.store.unfinished_runs, source=CARD_SOURCE):
+            self.spawn(self._recover(run), f"completing the card of run {run.id}")
+
+    async def _recover(self, run: Run) -> None:
+        row = await self.db(self.store.first_judgment, run.id)
+        if row is None or not row.message_ts or not row.channel_id:
+            return
+        try:
+            rubric = self.rubrics.get(run.rubric_name)
+        except RubricError:
+            rubric = None
+        if rubric is None or rubric.content_hash != run.rubric_hash:
+            judgment = await abandon_triple(self.store, run, "the rubric changed before the judge answered; press "
+                                                             "Retry to judge with the current one")
+        else:
+            for attempt in range(2):  # a run held by a process on another host is free once its heartbeat stops
+                try:
+                    judgment = await finish_triple(self.store, run, rubric, self.judge)
+                    break
+                except RunBusy:
+                    if attempt:
+                        return
+                    await asyncio.sleep(STALE_AFTER + 5)
+        await self.show_card(judgment, row.message_ts, response_url=None)

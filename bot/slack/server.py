@@ -11,11 +11,10 @@ import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import text
 
 from bot.config import SetupError, Settings
-from bot.llm import make_judge_client
+from bot.llm import judge_client_from
 from bot.rubrics import load_rubrics
 from bot.slack.app import build_app, make_web_client
 from bot.slack.judging import Judgebot
@@ -60,7 +59,6 @@ class RunningBot:
     port: int
     team: str
     bot: Judgebot
-    client: AsyncWebClient
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
 
@@ -85,26 +83,28 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
                           settings.slack_api_url)
     store = await asyncio.to_thread(Store.open, settings.db_url)
     rubrics = load_rubrics(settings.rubrics_dir)
-    judge = make_judge_client(
-        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
-        base_url=settings.openai_base_url, model=settings.judge_model, timeout=settings.judge_timeout,
-        temperature=settings.judge_temperature, max_retries=settings.judge_max_retries,
-        concurrency=settings.concurrency,
-    )
-    bot = Judgebot(settings=settings, store=store, rubrics=rubrics, judge=judge, team_url=auth.get("url"))
+    bot = Judgebot(settings=settings, store=store, rubrics=rubrics, judge=judge_client_from(settings),
+                   client=client, team_url=auth.get("url"))
     app = build_app(bot, client, signing_secret=secret)
     if app_token:
         socket = AsyncSocketModeHandler(app, app_token)
         await socket.connect_async()
-        return RunningBot("socket", 0, str(auth.get("team")), bot, client, _socket=socket)
-    web_app = app.web_app(path=EVENTS_PATH, port=settings.port)
-    web_app.router.add_get(HEALTH_PATH, _health(store))
-    runner = web.AppRunner(web_app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, settings.port)
-    await site.start()
-    port = runner.addresses[0][1]
-    return RunningBot("http", port, str(auth.get("team")), bot, client, _runner=runner)
+        running = RunningBot("socket", 0, str(auth.get("team")), bot, _socket=socket)
+    else:
+        web_app = app.web_app(path=EVENTS_PATH, port=settings.port)
+        web_app.router.add_get(HEALTH_PATH, _health(store))
+        runner = web.AppRunner(web_app, access_log=None)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, host, settings.port).start()
+        except OSError as err:
+            await runner.cleanup()
+            await bot.judge.aclose()
+            raise SetupError(f"Cannot listen on port {settings.port} ({err.strerror or err}). Set PORT to a free "
+                             "port, or stop what uses it.") from None
+        running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), bot, _runner=runner)
+    await bot.recover()
+    return running
 
 
 def _health(store: Store):  # type: ignore[no-untyped-def]

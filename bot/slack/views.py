@@ -8,14 +8,11 @@ from typing import Any
 from pydantic import BaseModel
 from slack_sdk.models.blocks import (
     Block,
-    ContextBlock,
     DividerBlock,
     HeaderBlock,
     InputBlock,
-    MarkdownTextObject,
     Option,
     PlainTextInputElement,
-    SectionBlock,
     StaticSelectElement,
 )
 from slack_sdk.models.views import View
@@ -24,13 +21,17 @@ from bot.history import Figures
 from bot.models import Judgment
 from bot.rubrics import Rubric, RubricSet
 from bot.slack.commands import USAGE
-from bot.slack.text import clip, date, escape, permalink
+from bot.slack.blocks import context, listing, message, notice, section, text_sections
+from bot.slack.text import bidi, clip, date, escape, permalink
 
 FORM = "judgebot_form"
 RUBRIC_BLOCK, MODEL_BLOCK = "rubric", "model"
 TEXT_BLOCKS = ("question", "reference", "answer")
 INPUT_LIMIT = 3000  # the most a plain-text input takes
-LIST_BLOCKS = 48
+DESCRIPTION_LIMIT = 300
+SELECT_OPTIONS = 100  # the most a select menu holds
+HOME_JUDGMENTS = 20
+VIEW_BLOCKS = 100  # the most a modal or the Home tab holds
 
 
 class FormContext(BaseModel):
@@ -41,45 +42,30 @@ class FormContext(BaseModel):
     response_url: str | None = None
 
 
-def _section(markdown: str) -> SectionBlock:
-    return SectionBlock(text=MarkdownTextObject(text=markdown))
-
-
-def _context(markdown: str) -> ContextBlock:
-    return ContextBlock(elements=[MarkdownTextObject(text=markdown)])
-
-
-def message(blocks: list[Block], text: str) -> dict[str, Any]:
-    """Keyword arguments for an ephemeral reply or a post: blocks as dicts, and the fallback text."""
-    return {"text": text, "blocks": [block.to_dict() for block in blocks]}
-
-
-def rubric_lines(rubrics: RubricSet) -> str:
+def rubric_lines(rubrics: RubricSet) -> list[str]:
     """One line per rubric: name, aliases, one-line description."""
     lines = []
     for rubric in rubrics:
-        aliases = f" (also {', '.join(f'`{a}`' for a in rubric.aliases)})" if rubric.aliases else ""
-        lines.append(f"• `{rubric.name}`{aliases}: {escape(rubric.description)}")
-    return "\n".join(lines)
+        aliases = f" (also {', '.join(f'`{escape(a)}`' for a in rubric.aliases)})" if rubric.aliases else ""
+        lines.append(f"• `{escape(rubric.name)}`{aliases}: {escape(clip(rubric.description, DESCRIPTION_LIMIT)[0])}")
+    return lines
 
 
 def help_message(rubrics: RubricSet) -> dict[str, Any]:
     """The answer to `/judge` and `/judge help`."""
-    blocks: list[Block] = [_section("*judgebot* grades an answer against a reference answer with a rubric.\n" + USAGE),
-                           _section("*Rubrics*\n" + rubric_lines(rubrics)),
-                           _context("Results stay in the channel where they were asked. Drop a rubric file into the "
-                                    "bot's rubrics folder to add your own.")]
+    head = [section("*judgebot* grades an answer against a reference answer with a rubric.\n" + USAGE)]
+    entries = text_sections(rubric_lines(rubrics), "*Rubrics*")
+    blocks = listing(head, entries, more="_…and more rubrics: `/judge rubrics` lists them._")
+    blocks.append(context("Results stay in the channel where they were asked. Drop a rubric file into the bot's "
+                          "rubrics folder to add your own."))
     return message(blocks, "judgebot: how to use /judge")
 
 
 def rubrics_message(rubrics: RubricSet) -> dict[str, Any]:
     """The answer to `/judge rubrics`."""
-    return message([_section("*Rubrics*\n" + rubric_lines(rubrics))], "The rubrics judgebot knows")
-
-
-def notice(text: str) -> dict[str, Any]:
-    """A one-paragraph message to one person."""
-    return message([_section(text)], text)
+    blocks = listing([], text_sections(rubric_lines(rubrics), "*Rubrics*"),
+                     more="_{n} more section(s) of rubrics do not fit in one message._")
+    return message(blocks, "The rubrics judgebot knows")
 
 
 def _rubric_option(rubric: Rubric) -> Option:
@@ -93,7 +79,7 @@ def form_view(rubrics: RubricSet, chosen: Rubric, *, model_name: str | None, con
              "answer": ("Answer to grade", "What the model under test replied")}
     blocks: list[Block] = [
         InputBlock(block_id=RUBRIC_BLOCK, label="Rubric", element=StaticSelectElement(
-            action_id=RUBRIC_BLOCK, options=[_rubric_option(r) for r in rubrics],
+            action_id=RUBRIC_BLOCK, options=[_rubric_option(r) for r in list(rubrics)[:SELECT_OPTIONS]],
             initial_option=_rubric_option(chosen))),
         InputBlock(block_id=MODEL_BLOCK, label="Model under test", optional=True,
                    hint="Remembered for your next judgment; stats are grouped by it.",
@@ -132,7 +118,7 @@ def _entry(judgment: Judgment, team_url: str | None, *, channel: bool) -> str:
     where = f" in <#{judgment.channel_id}>" if channel and judgment.channel_id else ""
     card = f" · <{link}|card>" if link else ""
     who = f" · <@{judgment.user_id}>" if judgment.user_id and not channel else ""
-    question = escape(clip(" ".join(judgment.question.split()), 90)[0])
+    question = bidi(escape(clip(" ".join(judgment.question.split()), 90)[0]))
     return (f"{mark} *{escape(judgment.rubric_name)}*{model} · {headline}\n"
             f"_{question}_\n{date(judgment.created_at)}{who}{where}{card}")
 
@@ -141,9 +127,10 @@ def history_message(judgments: list[Judgment], channel_id: str, team_url: str | 
     """The answer to `/judge history`: the latest judgments of this channel."""
     if not judgments:
         return notice(f"No judgments in <#{channel_id}> yet. Try `/judge help`.")
-    blocks: list[Block] = [_section(f"*Latest {len(judgments)} judgment(s) in <#{channel_id}>*")]
-    blocks += [_section(_entry(j, team_url, channel=False)) for j in judgments[:LIST_BLOCKS]]
-    return message(blocks, f"Latest judgments in this channel ({len(judgments)})")
+    head = [section(f"*Latest {len(judgments)} judgment(s) in <#{channel_id}>*")]
+    entries = [section(_entry(j, team_url, channel=False)) for j in judgments]
+    return message(listing(head, entries, more="_{n} older not shown: ask for fewer._"),
+                   f"Latest judgments in this channel ({len(judgments)})")
 
 
 def _figures_text(figures: Figures) -> str:
@@ -169,22 +156,25 @@ def stats_message(figures: list[Figures], channel_id: str, *, days: int | None, 
     scope = f" for model *{escape(model)}*" if model else ""
     if not figures:
         return notice(f"No judgments in <#{channel_id}>{scope} over the {period}.")
-    blocks: list[Block] = [_section(f"*Stats in <#{channel_id}>{scope}, {period}*")]
-    blocks += [_section(_figures_text(f)) for f in figures[:LIST_BLOCKS]]
-    if len(figures) > LIST_BLOCKS:
-        blocks.append(_context(f"_{len(figures) - LIST_BLOCKS} more; name a model to narrow it down._"))
-    return message(blocks, f"judgebot stats, {period}")
+    head = [section(f"*Stats in <#{channel_id}>{scope}, {period}*")]
+    entries = [section(_figures_text(f)) for f in figures]
+    return message(listing(head, entries, more="_{n} more; name a model to narrow it down._"),
+                   f"judgebot stats, {period}")
 
 
 def home_view(rubrics: RubricSet, judgments: list[Judgment], team_url: str | None) -> View:
     """The App Home tab: the person's recent judgments, the rubrics, and how to use the bot."""
     blocks: list[Block] = [HeaderBlock(text="judgebot"),
-                           _section("Grade your assistant's answers against reference answers, right in Slack.\n"
-                                    + USAGE),
-                           DividerBlock(), _section("*Your recent judgments*")]
+                           section("Grade your assistant's answers against reference answers, right in Slack.\n"
+                                   + USAGE),
+                           DividerBlock(), section("*Your recent judgments*")]
     if judgments:
-        blocks += [_section(_entry(j, team_url, channel=True)) for j in judgments[:40]]
+        blocks += [section(_entry(j, team_url, channel=True)) for j in judgments[:HOME_JUDGMENTS]]
     else:
-        blocks.append(_context("_None yet: type `/judge eth` in a channel with the bot._"))
-    blocks += [DividerBlock(), _section("*Rubrics*\n" + rubric_lines(rubrics))]
+        blocks.append(context("_None yet: type `/judge eth` in a channel with the bot._"))
+    rubric_blocks = text_sections(rubric_lines(rubrics), "*Rubrics*")
+    room = VIEW_BLOCKS - len(blocks) - 2
+    blocks += [DividerBlock(), *rubric_blocks[:room]]
+    if len(rubric_blocks) > room:
+        blocks.append(context("_…and more rubrics: `/judge rubrics` lists them._"))
     return View(type="home", blocks=blocks)

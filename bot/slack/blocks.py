@@ -1,0 +1,75 @@
+"""Block Kit pieces shared by cards and views: sections, context lines, and messages within Slack's size limits."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
+
+from bot.slack.text import SECTION_LIMIT
+
+MESSAGE_BLOCKS = 50
+# Slack refuses a message whose blocks add up to much more than 12,000 characters (msg_blocks_too_long),
+# a limit it does not document; every message stays under this.
+MESSAGE_CHARS = 11_500
+
+
+def section(markdown: str) -> SectionBlock:
+    """A section of mrkdwn text (already escaped)."""
+    return SectionBlock(text=MarkdownTextObject(text=markdown))
+
+
+def context(*parts: str) -> ContextBlock:
+    """A small grey line of the non-empty `parts`, separated by dots."""
+    return ContextBlock(elements=[MarkdownTextObject(text=" · ".join(p for p in parts if p))])
+
+
+def size(blocks: Iterable[Block]) -> int:
+    """Characters the blocks take in a message, as Slack counts them (roughly: their JSON)."""
+    return len(json.dumps([block.to_dict() for block in blocks], ensure_ascii=False))
+
+
+def message(blocks: list[Block], text: str) -> dict[str, Any]:
+    """Keyword arguments for a post, an update or an ephemeral reply: blocks as dicts, and the fallback text."""
+    return {"text": text, "blocks": [block.to_dict() for block in blocks]}
+
+
+def notice(text: str) -> dict[str, Any]:
+    """A one-paragraph message (already escaped)."""
+    return message([section(text)], text)
+
+
+def listing(head: list[Block], entries: list[Block], *, more: str) -> list[Block]:
+    """`head` then as many `entries` as one message holds; `more` (with {n}) says how many were left out."""
+    blocks, used = list(head), size(head)
+    for shown, entry in enumerate(entries):
+        cost = size([entry])
+        if len(blocks) + 2 > MESSAGE_BLOCKS or used + cost + 200 > MESSAGE_CHARS:
+            return [*blocks, context(more.format(n=len(entries) - shown))]
+        blocks.append(entry)
+        used += cost
+    return blocks
+
+
+def packed(blocks: list[Block]) -> list[list[Block]]:
+    """`blocks` split into messages that each stay within the block count and size limits."""
+    messages: list[list[Block]] = [[]]
+    for block in blocks:
+        if messages[-1] and (len(messages[-1]) + 1 > MESSAGE_BLOCKS - 1
+                             or size([*messages[-1], block]) > MESSAGE_CHARS):
+            messages.append([])
+        messages[-1].append(block)
+    return [m for m in messages if m]
+
+
+def text_sections(lines: list[str], heading: str) -> list[SectionBlock]:
+    """Lines of mrkdwn in as few sections as the section limit allows, the first one under `heading`."""
+    sections, current = [], heading
+    for line in lines:
+        if len(current) + len(line) + 1 > SECTION_LIMIT:
+            sections.append(section(current))
+            current = ""
+        current = f"{current}\n{line}" if current else line
+    return [*sections, section(current)] if current else sections
