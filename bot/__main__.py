@@ -131,9 +131,16 @@ async def serve_command(settings: Settings, console: Console) -> int:
     if not settings.has_judge_endpoint():
         raise UsageError(NO_ENDPOINT)
     stop = asyncio.Event()
+
+    def on_signal() -> None:
+        if stop.is_set():  # a second Ctrl-C: stop now; cards still waiting are completed at the next start
+            os._exit(EXIT_INTERRUPTED)
+        console.print("Stopping: judgments in flight may finish (Ctrl-C again stops at once).")
+        stop.set()
+
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
+        loop.add_signal_handler(signum, on_signal)
 
     def announce(running: RunningBot) -> None:
         where = "Socket Mode" if running.mode == "socket" else f"HTTP mode on port {running.port} ({EVENTS_PATH})"

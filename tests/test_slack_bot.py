@@ -302,3 +302,17 @@ async def test_health_endpoint(http_bot):
     async with aiohttp.ClientSession() as session, session.get(
             f"http://127.0.0.1:{http_bot.port}/health") as response:
         assert response.status == 200 and (await response.json()) == {"ok": True}
+
+
+async def test_a_double_click_on_retry_judges_once(slack, slack_server, judge_server, bot_settings):
+    judge_server.enqueue(Reply.server_error(500), Reply.server_error(500), Reply.server_error(500))
+    await slack.command(INLINE)
+    card = await card_of(slack_server)
+    judge_server.enqueue(Reply(content=eth_reply("Correct").content, delay=1.0))
+    await asyncio.gather(*(slack.click(RETRY, buttons(card)[RETRY], channel="C0GENERAL", message_ts=card["ts"])
+                           for _ in range(2)))
+    await slack_server.await_for("response_url", lambda c: "being judged again already" in c.params.get("text", ""))
+    await slack_server.await_for("chat.update", lambda c: "Correct · correctness" in
+                                 json.dumps(c.params.get("blocks"), ensure_ascii=False))
+    await asyncio.sleep(0.3)
+    assert len(store_of(bot_settings).recent_runs()) == 2 and len(judge_server.bodies()) == 4

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 from urllib.parse import urlencode
 
 import aiohttp
@@ -22,6 +23,7 @@ from bot.slack.server import start_bot
 from bot.store import Store
 from tests.conftest import SIGNING_SECRET
 from tests.replies import eth_reply
+from tests.servers.openai_server import Reply
 from tests.slack_side import SlackSide
 from tests.test_slack_bot import INLINE, buttons, card_of
 
@@ -164,3 +166,104 @@ def test_manifest_declares_what_the_app_listens_to():
     assert manifest["features"]["app_home"]["home_tab_enabled"] is True
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == {"commands", "chat:write"}
     assert set(EVENTS) == set(manifest["settings"]["event_subscriptions"]["bot_events"])
+
+
+async def test_a_stop_mid_judgment_marks_the_card_and_the_next_start_completes_it(bot_settings, slack_server,
+                                                                                    judge_server):
+    judge_server.enqueue(Reply(content=eth_reply("Correct").content, delay=3.0), eth_reply("Generic"))
+    running = await start_bot(bot_settings, host="127.0.0.1")
+    slack = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
+    await slack.command(INLINE)
+    placeholder = (await slack_server.await_for("chat.postMessage"))[0]
+    while not judge_server.bodies():
+        await asyncio.sleep(0.01)
+    await running.stop(drain=0.1)
+    [(_, ts)] = [key for key in slack_server.messages if key[0] == placeholder.params["channel"]]
+    assert "stopped before the judge answered" in slack_server.messages[("C0GENERAL", ts)]["text"]
+    store = Store.open(bot_settings.db_url)
+    [run] = store.recent_runs()
+    assert run.status in ("running", "paused") and store.first_judgment(run.id).message_ts == ts
+
+    again = await start_bot(bot_settings, host="127.0.0.1")
+    try:
+        card = await card_of(slack_server)
+        assert card["ts"] == ts and "Generic" in json.dumps(card["blocks"])
+    finally:
+        await again.stop()
+    rows = list(store.iter_judgments(run.id))
+    assert [r.status for r in rows] == ["scored"] and store.get_run(run.id).status == "done"
+
+
+def test_kill_9_mid_judgment_then_restart_completes_the_same_card(bot_settings, slack_server, judge_server,
+                                                                  tmp_path):
+    judge_server.enqueue(Reply(content=eth_reply("Correct").content, delay=10.0), eth_reply("Refusal"))
+    port = free_port()
+    command = [sys.executable, "-m", "bot", "serve"]
+    env = serve_env(bot_settings, PORT=str(port))
+    first = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        asyncio.run(wait_healthy(url))
+        slack = SlackSide(slack_server, url=f"{url}/slack/events", secret=SIGNING_SECRET)
+        assert asyncio.run(slack.command(INLINE)).status == 200
+        placeholder = slack_server.wait_for("chat.postMessage")[0]
+        deadline = time.monotonic() + 10
+        while not judge_server.bodies():  # the judge has the request: the row is pending in the history
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        first.kill()
+        first.wait(10)
+    second = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        update = slack_server.wait_for("chat.update", lambda c: "Refusal" in json.dumps(c.params.get("blocks")),
+                                       timeout=20)[0]
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(30)
+    ts = update.params["ts"]
+    assert slack_server.messages[("C0GENERAL", ts)]["text"].startswith("ETH institutional knowledge audit: Refusal")
+    assert placeholder.params["channel"] == "C0GENERAL" and len(slack_server.calls_to("chat.postMessage")) == 1
+    store = Store.open(bot_settings.db_url)
+    [run] = store.recent_runs()
+    assert [(r.status, r.tag, r.message_ts) for r in store.iter_judgments(run.id)] == [("scored", "Refusal", ts)]
+
+
+async def wait_healthy(url: str) -> None:
+    async with aiohttp.ClientSession() as session:
+        for _ in range(400):
+            try:
+                async with session.get(f"{url}/health") as health:
+                    if health.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"{url} never became healthy")
+
+
+async def test_help_and_home_with_many_rubrics_stay_within_slacks_limits(bot_settings, slack_server, tmp_path,
+                                                                         rubrics):
+    folder = tmp_path / "rubrics"
+    folder.mkdir()
+    eth = (Path(rubrics.get("eth").source)).read_text(encoding="utf-8")
+    for n in range(120):
+        text = eth.replace("name: eth\n", f"name: team-{n:03d}\n").replace("aliases: [eth-audit, auditor, strict]",
+                                                                          "aliases: []")
+        text = text.replace("description: Strict auditor;", f"description: {'A long description. ' * 20}Auditor;")
+        (folder / f"team-{n:03d}.yaml").write_text(text, encoding="utf-8")
+    settings = bot_settings.model_copy(update={"rubrics_dir": folder})
+    running = await start_bot(settings, host="127.0.0.1")
+    try:
+        slack = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
+        helped = await slack.command("help")
+        assert helped.status == 200 and "team-000" in helped.text() and "more rubrics" in helped.text()
+        assert len(json.dumps(helped.body["blocks"], ensure_ascii=False)) <= 11_500
+        await slack.command("team-007")
+        view = (await slack_server.await_for("views.open"))[0].params["view"]
+        assert len(view["blocks"][0]["element"]["options"]) == 100
+        await slack.event({"type": "app_home_opened", "user": "U0USER", "channel": "D0HOME", "tab": "home"})
+        home = (await slack_server.await_for("views.publish"))[0].params["view"]
+        assert len(home["blocks"]) <= 100 and "team-000" in json.dumps(home)
+    finally:
+        await running.stop()

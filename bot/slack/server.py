@@ -62,13 +62,13 @@ class RunningBot:
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
 
-    async def stop(self) -> None:
-        """Stop taking requests, let judgments in flight finish (for a while), then close everything."""
+    async def stop(self, drain: float = DRAIN_SECONDS) -> None:
+        """Stop taking requests, let judgments in flight finish for `drain` seconds, then close everything."""
         if self._socket is not None:
             await self._socket.close_async()
         if self._runner is not None:
             await self._runner.cleanup()
-        await self.bot.drain(DRAIN_SECONDS)
+        await self.bot.drain(drain)
         await self.bot.judge.aclose()
         self.bot.store.engine.dispose()
 
