@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -48,6 +49,7 @@ async def run_bot(rows: int, concurrency: int) -> None:
     from bot.runs import Origin, start_run
     from bot.slack.server import start_bot
 
+    gc.freeze()  # as `judgebot serve` does after start-up
     settings = Settings(_env_file=None)
     running = await start_bot(settings, host="127.0.0.1")
     bot = running.bot
