@@ -316,3 +316,12 @@ async def test_a_double_click_on_retry_judges_once(slack, slack_server, judge_se
                                  json.dumps(c.params.get("blocks"), ensure_ascii=False))
     await asyncio.sleep(0.3)
     assert len(store_of(bot_settings).recent_runs()) == 2 and len(judge_server.bodies()) == 4
+
+
+async def test_http_mode_answers_slacks_url_verification(slack):
+    answer = await slack.post(json.dumps({"token": "legacy", "challenge": "c-123", "type": "url_verification"}),
+                              "application/json")
+    assert answer.status == 200 and answer.body == {"challenge": "c-123"}
+    forged = await slack.post(json.dumps({"token": "legacy", "challenge": "c-123", "type": "url_verification"}),
+                              "application/json", secret="not-the-secret")
+    assert forged.status == 401

@@ -609,8 +609,7 @@ def test_help_lists_every_rubric_and_the_usage(rubrics):
 
 def test_form_view_preselects_the_rubric_and_the_remembered_model(rubrics):
     eth = rubrics.get("eth")
-    context = FormContext(channel_id="C0GENERAL", thread_ts="1712345678.000100",
-                          response_url="https://hooks.slack.test/commands/T0TEST/1/abc")
+    context = FormContext(channel_id="C0GENERAL", response_url="https://hooks.slack.test/commands/T0TEST/1/abc")
     view = form_view(rubrics, eth, model_name="campus-bot-v2", context=context).to_dict()
     assert view["type"] == "modal" and view["callback_id"] == FORM
     blocks = {block["block_id"]: block for block in view["blocks"]}

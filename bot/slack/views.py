@@ -38,7 +38,6 @@ class FormContext(BaseModel):
     """Where the form was opened: the card goes there; problems go to the person through `response_url`."""
 
     channel_id: str
-    thread_ts: str | None = None
     response_url: str | None = None
 
 
