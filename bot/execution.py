@@ -15,7 +15,7 @@ from bot.judge import Triple, Verdict, cache_key, judge, prompt_hash
 from bot.llm import JudgeClient, RunStopped
 from bot.models import Judgment, Run, utcnow
 from bot.rubrics import Rubric
-from bot.store import Store, process_name
+from bot.store import CLAIMABLE, Store, process_name
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +102,7 @@ async def execute_run(
     on_progress: Callable[[Progress], None] | None = None,
     cancel: asyncio.Event | None = None,
     retry: tuple[str, ...] = (),
+    statuses: tuple[str, ...] = CLAIMABLE,
 ) -> RunOutcome:
     """Judge every pending row of `run`; stop early on a quota or key problem, leaving the rest pending.
 
@@ -109,6 +110,7 @@ async def execute_run(
     Each verdict is committed as soon as it arrives, so a crash loses at most the rows in flight,
     which stay pending and are judged on resume; a row already saved is never judged again.
     Setting `cancel` stops at once: requests in flight are dropped and their rows stay pending.
+    Only a run in one of `statuses` is taken (by default any that can be judged again).
     """
     # Every database call runs off the event loop: a bot judging here must keep answering Slack meanwhile.
     current = await asyncio.to_thread(store.get_run, run.id)  # type: ignore[arg-type]
@@ -121,7 +123,8 @@ async def execute_run(
             f"loaded rubric is {rubric.version} ({rubric.content_hash}). Restore that file, or start a new run."
         )
     owner = process_name()
-    if not await asyncio.to_thread(store.claim_run, run.id, owner=owner, stale_after=STALE_AFTER):  # type: ignore[arg-type]
+    if not await asyncio.to_thread(store.claim_run, run.id, owner=owner,  # type: ignore[arg-type]
+                                   stale_after=STALE_AFTER, statuses=statuses):
         raise RunBusy(
             f"run {run.id} is being judged by another judgebot process right now; let it finish, or stop that "
             f"process (a run whose process died can be resumed at once on the same machine, or "

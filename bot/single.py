@@ -3,66 +3,73 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
-from bot.execution import execute_run, failure_verdict
+from bot.execution import STALE_AFTER, RunBusy, execute_run, failure_verdict
 from bot.judge import Triple, Verdict
 from bot.llm import JudgeClient
 from bot.models import Judgment, Run
 from bot.rubrics import Rubric
-from bot.runs import Origin, start_single_run
-from bot.store import Store
+from bot.runs import start_single_run
+from bot.store import RESUMABLE, Store, process_name
 
 
-async def judge_triple(
-    store: Store,
-    rubric: Rubric,
-    triple: Triple,
-    client: JudgeClient,
-    *,
-    origin: Origin,
-    model_name: str | None = None,
-    fresh: bool = False,
-    message_ts: str | None = None,
-) -> Judgment:
-    """Judge one triple and return its row: scored, invalid, or an error saying what went wrong.
+async def start_triple(store: Store, rubric: Rubric, triple: Triple, judge_model: str, **kwargs: Any) -> Run:
+    """Save a run of one triple, its row pending, before anything is shown or judged."""
+    return await asyncio.to_thread(start_single_run, store, rubric, triple, judge_model=judge_model, **kwargs)
 
-    The row is saved, pending, before the judge is asked (with `message_ts`, the message waiting for it),
-    so a process that dies meanwhile leaves a run that `finish_triple` completes later.
-    """
-    run = await asyncio.to_thread(start_single_run, store, rubric, triple, judge_model=client.model,
-                                  model_name=model_name, fresh=fresh, origin=origin, message_ts=message_ts)
+
+async def judge_triple(store: Store, rubric: Rubric, triple: Triple, client: JudgeClient, **kwargs: Any) -> Judgment:
+    """Judge one triple and return its row: scored, invalid, or an error saying what went wrong."""
+    run = await start_triple(store, rubric, triple, client.model, **kwargs)
     return await finish_triple(store, run, rubric, client)
 
 
 async def finish_triple(store: Store, run: Run, rubric: Rubric, client: JudgeClient) -> Judgment:
-    """Judge the pending row of a run of one triple and return it.
+    """Judge the pending row of a run of one triple (unless another live process holds it) and return it.
 
     A judge that cannot be used right now (quota, key, unreachable) would pause a file's run; one
     triple has nothing to come back to, so its row ends as an error with that reason instead.
+    RunBusy when the run is finished already or held by another live process.
     """
-    outcome = await execute_run(store, run, rubric, client, concurrency=1)
-    return await asyncio.to_thread(_settle, store, run, rubric, outcome.stop_reason)
+    outcome = await execute_run(store, run, rubric, client, concurrency=1, statuses=RESUMABLE)
+    return await asyncio.to_thread(_settle, store, run, rubric, outcome.stop_reason, process_name())
 
 
 async def abandon_triple(store: Store, run: Run, reason: str) -> Judgment:
-    """End the pending row of a run of one triple as an error with `reason`, without asking the judge."""
-    return await asyncio.to_thread(_settle, store, run, None, reason)
+    """End the pending row of a run of one triple as an error with `reason`, without asking the judge.
+
+    RunBusy when the run is finished already or held by another live process.
+    """
+    owner = process_name()
+
+    def claim_and_settle() -> Judgment:
+        if not store.claim_run(run.id, owner=owner, stale_after=STALE_AFTER, statuses=RESUMABLE):  # type: ignore[arg-type]
+            raise RunBusy(f"run {run.id} is finished or held by another judgebot process")
+        return _settle(store, run, None, reason, owner, holding=True)
+
+    return await asyncio.to_thread(claim_and_settle)
 
 
-def _settle(store: Store, run: Run, rubric: Rubric | None, stop_reason: str | None) -> Judgment:
+def _settle(store: Store, run: Run, rubric: Rubric | None, stop_reason: str | None, owner: str, *,
+            holding: bool = False) -> Judgment:
+    """Read the row back; one still pending becomes an error with the reason, unless another process took it."""
     row = store.first_judgment(run.id)  # type: ignore[arg-type]
     assert row is not None and row.id is not None, "a run of one triple has one row"
-    if row.status == "pending":
-        reason = stop_reason or "the judge did not answer"
-        if rubric is not None:
-            triple = Triple(question=row.question, reference=row.reference, answer=row.answer)
-            verdict = failure_verdict(rubric, run.judge_model, triple, reason)
-        else:  # the rubric is gone or changed: the row keeps the one it was started with
-            verdict = Verdict(status="error", error=reason, rubric_name=run.rubric_name,
-                              rubric_version=run.rubric_version, rubric_hash=run.rubric_hash,
-                              judge_model=run.judge_model, prompt_hash="")
-        store.save_verdict(row.id, verdict, cache_key="")
-        store.update_run(run.id, status="done", stop_reason=reason)  # type: ignore[arg-type]
-        row = store.get_judgment(row.id)
-        assert row is not None
-    return row
+    current = store.get_run(run.id)  # type: ignore[arg-type]
+    taken = current is not None and current.owner not in (None, owner)
+    if row.status != "pending" or taken:
+        return row
+    reason = stop_reason or "the judge did not answer"
+    if rubric is not None:
+        triple = Triple(question=row.question, reference=row.reference, answer=row.answer)
+        verdict = failure_verdict(rubric, run.judge_model, triple, reason)
+    else:  # the rubric is gone or changed: the row keeps the one it was started with
+        verdict = Verdict(status="error", error=reason, rubric_name=run.rubric_name, rubric_version=run.rubric_version,
+                          rubric_hash=run.rubric_hash, judge_model=run.judge_model, prompt_hash="")
+    store.save_verdict(row.id, verdict, cache_key="")
+    store.update_run(run.id, held_by=owner if holding else None, status="done",  # type: ignore[arg-type]
+                     stop_reason=reason, owner=None)
+    saved = store.get_judgment(row.id)
+    assert saved is not None
+    return saved

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
+import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from sqlmodel import Session, SQLModel, create_engine, select
 
 from bot.judge import Verdict
 from bot.migrations import migrate
-from bot.models import Feedback, Judgment, Run, UserSetting, utcnow
+from bot.models import Judgment, Run, utcnow
 
 BUSY_TIMEOUT_MS = 30_000
 RESUMABLE = ("pending", "running", "paused")  # what `resume` picks up by itself
@@ -60,15 +62,26 @@ class StoreUnavailable(RuntimeError):
     """The history database cannot be opened; the message says which and why."""
 
 
+@functools.cache
+def _incarnation() -> str:
+    return uuid.uuid4().hex[:8]
+
+
 def process_name() -> str:
-    """host:pid of this process, as a run's owner."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """host:pid:incarnation of this process, as a run's owner.
+
+    The incarnation tells this process from an earlier one with the same host and pid, such as the
+    pid 1 of a container that was restarted.
+    """
+    return f"{socket.gethostname()}:{os.getpid()}:{_incarnation()}"
 
 
 def _abandoned(run: Run, now: Any, stale_after: float) -> bool:
     """A running run whose process is gone: on this host, its pid is dead; elsewhere, its heartbeat stopped."""
-    host, _, pid = (run.owner or "").rpartition(":")
+    host, pid, incarnation = [*(run.owner or "").split(":"), "", ""][:3]
     if host == socket.gethostname() and pid.isdigit():
+        if int(pid) == os.getpid():  # this very pid: this process, or an earlier life of it
+            return bool(incarnation) and incarnation != _incarnation()
         try:
             os.kill(int(pid), 0)
         except ProcessLookupError:
@@ -160,12 +173,13 @@ class Store:
             session.commit()
             return result.rowcount == 1
 
-    def claim_run(self, run_id: int, *, owner: str, stale_after: float) -> bool:
-        """Mark a run as being judged by `owner` (host:pid), unless another live process is judging it."""
+    def claim_run(self, run_id: int, *, owner: str, stale_after: float,
+                  statuses: tuple[str, ...] = CLAIMABLE) -> bool:
+        """Mark a run in one of `statuses` as judged by `owner`, unless another live process is judging it."""
         now = utcnow()
         with self.session() as session:
             run = session.get(Run, run_id)
-            if run is None or run.status not in CLAIMABLE:
+            if run is None or run.status not in statuses:
                 return False
             if run.status == "running" and run.owner and not _abandoned(run, now, stale_after):
                 return False
@@ -269,40 +283,13 @@ class Store:
         with self.session() as session:
             return session.exec(select(Judgment).where(Judgment.run_id == run_id).order_by(Judgment.id)).first()
 
-    def set_message(self, judgment_id: int, *, message_ts: str, thread_ts: str | None) -> None:
-        """Remember the chat message that shows a judgment, so lists can link to it."""
+    def set_message(self, run_id: int, message_ts: str) -> None:
+        """Remember the chat message that shows the judgments of a run, so lists can link to it."""
         with self.session() as session:
-            session.execute(update(Judgment).where(Judgment.id == judgment_id)
-                            .values(message_ts=message_ts, thread_ts=thread_ts))
+            session.execute(update(Judgment).where(Judgment.run_id == run_id).values(message_ts=message_ts))
             session.commit()
 
-    def record_feedback(self, judgment_id: int, user_id: str, *, agree: bool) -> bool | None:
-        """Store a person's vote on a judgment, replacing their earlier one; return the earlier vote, if any."""
-        before = self._upsert(Feedback, {"judgment_id": judgment_id, "user_id": user_id},
-                              {"agree": agree, "updated_at": utcnow()})
-        return before.agree if before else None
-
-    def feedback_tally(self, judgment_id: int) -> tuple[int, int]:
-        """(agree, disagree) votes on a judgment."""
-        with self.session() as session:
-            rows = session.execute(select(Feedback.agree, func.count()).where(Feedback.judgment_id == judgment_id)
-                                   .group_by(Feedback.agree))
-            votes = {agree: count for agree, count in rows}
-        return votes.get(True, 0), votes.get(False, 0)
-
-    def remembered_model(self, team_id: str, user_id: str) -> str | None:
-        """The model under test this person named last."""
-        with self.session() as session:
-            setting = session.exec(select(UserSetting).where(
-                UserSetting.team_id == team_id, UserSetting.user_id == user_id)).first()
-            return setting.model_name if setting else None
-
-    def remember_model(self, team_id: str, user_id: str, model_name: str | None) -> None:
-        """Keep the model under test this person named, for the next time."""
-        self._upsert(UserSetting, {"team_id": team_id, "user_id": user_id},
-                     {"model_name": model_name, "updated_at": utcnow()})
-
-    def _upsert(self, table: type[SQLModel], keys: dict[str, Any], values: dict[str, Any]) -> Any:
+    def upsert(self, table: type[SQLModel], keys: dict[str, Any], values: dict[str, Any]) -> Any:
         """Update the row of `table` matching `keys`, or insert it; return a copy of the row as it was, if any."""
         for attempt in range(2):  # two writers at once: the loser of the insert race updates instead
             try:

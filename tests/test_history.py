@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import update
 
 from bot.csvio import CsvRow, MalformedRow
+from bot.feedback import feedback_tally, record_feedback, remember_model, remembered_model
 from bot.history import Figures, channel_stats, recent_by_user, recent_in_channel
 from bot.judge import Verdict
 from bot.models import Judgment, utcnow
@@ -122,13 +123,13 @@ def history(store: Store, rubrics: RubricSet) -> dict[str, Any]:
                            team="T2")
 
     c1_eth = ids["c1_eth_u1"]
-    assert store.record_feedback(c1_eth[0], "U1", agree=True) is None
-    assert store.record_feedback(c1_eth[0], "U2", agree=False) is None
-    assert store.record_feedback(c1_eth[0], "U2", agree=True) is False  # changed: counts once, as agreeing
-    assert store.record_feedback(c1_eth[1], "U1", agree=False) is None
-    assert store.record_feedback(ids["c1_bench_u1"][0], "U3", agree=False) is None
-    assert store.record_feedback(ids["c2_eth_u1"][0], "U1", agree=True) is None  # C2: not in C1's figures
-    assert store.record_feedback(ids["c2_eth_u1"][0], "U2", agree=True) is None
+    assert record_feedback(store, c1_eth[0], "U1", agree=True) is None
+    assert record_feedback(store, c1_eth[0], "U2", agree=False) is None
+    assert record_feedback(store, c1_eth[0], "U2", agree=True) is False  # changed: counts once, as agreeing
+    assert record_feedback(store, c1_eth[1], "U1", agree=False) is None
+    assert record_feedback(store, ids["c1_bench_u1"][0], "U3", agree=False) is None
+    assert record_feedback(store, ids["c2_eth_u1"][0], "U1", agree=True) is None  # C2: not in C1's figures
+    assert record_feedback(store, ids["c2_eth_u1"][0], "U2", agree=True) is None
     return ids
 
 
@@ -228,32 +229,32 @@ def test_recent_by_user_keeps_to_the_person_and_their_workspace(store, history):
 
 def test_feedback_returns_the_earlier_vote_and_counts_one_per_person(store, history):
     judgment = history["c1_eth_u1"][0]
-    assert store.feedback_tally(judgment) == (2, 0)  # U2's disagree was replaced by an agree
-    assert store.record_feedback(judgment, "U2", agree=True) is True
-    assert store.record_feedback(judgment, "U1", agree=False) is True
-    assert store.feedback_tally(judgment) == (1, 1)
-    assert store.record_feedback(judgment, "U1", agree=False) is False
-    assert store.feedback_tally(judgment) == (1, 1)
-    assert store.feedback_tally(history["c1_eth_u1"][1]) == (0, 1)
-    assert store.feedback_tally(history["c1_eth_u1"][3]) == (0, 0)
+    assert feedback_tally(store, judgment) == (2, 0)  # U2's disagree was replaced by an agree
+    assert record_feedback(store, judgment, "U2", agree=True) is True
+    assert record_feedback(store, judgment, "U1", agree=False) is True
+    assert feedback_tally(store, judgment) == (1, 1)
+    assert record_feedback(store, judgment, "U1", agree=False) is False
+    assert feedback_tally(store, judgment) == (1, 1)
+    assert feedback_tally(store, history["c1_eth_u1"][1]) == (0, 1)
+    assert feedback_tally(store, history["c1_eth_u1"][3]) == (0, 0)
     same(channel_stats(store, "C1", model="m1")[1:], [
         Figures("m1", "eth", judged=5, scored=3, mean_headline=125 / 3, passed=1, errors=2,
                 tags={"Correct": 1, "Generic": 1, "Refusal": 1}, votes=3, agreeing=1)])
 
 
 def test_remembered_model_round_trips_per_team_and_user(store):
-    assert store.remembered_model("T1", "U1") is None
-    store.remember_model("T1", "U1", "campus-bot-v2")
-    assert store.remembered_model("T1", "U1") == "campus-bot-v2"
-    store.remember_model("T1", "U1", "gpt-4o mini")
-    assert store.remembered_model("T1", "U1") == "gpt-4o mini"
-    assert store.remembered_model("T1", "U2") is None
-    assert store.remembered_model("T2", "U1") is None
-    store.remember_model("T2", "U1", "other-bot")
-    store.remember_model("T1", "U2", "ما هو النموذج")
-    assert store.remembered_model("T1", "U1") == "gpt-4o mini"
-    assert store.remembered_model("T2", "U1") == "other-bot"
-    assert store.remembered_model("T1", "U2") == "ما هو النموذج"
-    store.remember_model("T1", "U1", None)
-    assert store.remembered_model("T1", "U1") is None
-    assert store.remembered_model("T2", "U1") == "other-bot"
+    assert remembered_model(store, "T1", "U1") is None
+    remember_model(store, "T1", "U1", "campus-bot-v2")
+    assert remembered_model(store, "T1", "U1") == "campus-bot-v2"
+    remember_model(store, "T1", "U1", "gpt-4o mini")
+    assert remembered_model(store, "T1", "U1") == "gpt-4o mini"
+    assert remembered_model(store, "T1", "U2") is None
+    assert remembered_model(store, "T2", "U1") is None
+    remember_model(store, "T2", "U1", "other-bot")
+    remember_model(store, "T1", "U2", "ما هو النموذج")
+    assert remembered_model(store, "T1", "U1") == "gpt-4o mini"
+    assert remembered_model(store, "T2", "U1") == "other-bot"
+    assert remembered_model(store, "T1", "U2") == "ما هو النموذج"
+    remember_model(store, "T1", "U1", None)
+    assert remembered_model(store, "T1", "U1") is None
+    assert remembered_model(store, "T2", "U1") == "other-bot"

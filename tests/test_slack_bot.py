@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from bot.feedback import feedback_tally
 from bot.slack.cards import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.store import Store
 from tests.replies import eth_reply, triple_of
@@ -72,7 +73,7 @@ async def test_inline_judging_posts_a_placeholder_then_the_card(slack, slack_ser
     post = (await slack_server.await_for("chat.postMessage"))[0]
     assert "Judging with" in post.params["text"] and post.params["channel"] == "C0GENERAL"
     card = await card_of(slack_server)
-    assert card["ts"] == post.params.get("ts", card["ts"])
+    assert len(slack_server.messages) == 1  # the placeholder became the card
     text = blocks_text(card)
     assert "✅ *Correct · correctness 2/2 · completeness 2/2*" in text
     assert "graded as Correct" in text and "judge-test" in text and "<@U0USER>" in text
@@ -141,7 +142,7 @@ async def test_agree_disagree_are_stored_and_replace_the_vote(slack, slack_serve
     await slack.click(AGREE, value, channel="C0GENERAL", message_ts=card["ts"], user="U0ADMIN")
     await slack_server.await_for("response_url", lambda c: "Thanks: you agree" in c.params.get("text", ""), count=2)
     store = store_of(bot_settings)
-    assert store.feedback_tally(int(value)) == (1, 1)  # U0USER changed to disagree, U0ADMIN agrees
+    assert feedback_tally(store, int(value)) == (1, 1)  # U0USER changed to disagree, U0ADMIN agrees
     await slack_server.await_for("chat.update", lambda c: ":+1: 1 agree" in json.dumps(c.params.get("blocks")))
     assert ":-1: 1 disagree" in blocks_text(slack_server.messages[("C0GENERAL", card["ts"])])
 
@@ -308,14 +309,20 @@ async def test_a_double_click_on_retry_judges_once(slack, slack_server, judge_se
     judge_server.enqueue(Reply.server_error(500), Reply.server_error(500), Reply.server_error(500))
     await slack.command(INLINE)
     card = await card_of(slack_server)
+    retry = buttons(card)[RETRY]  # the message itself changes once judged again
     judge_server.enqueue(Reply(content=eth_reply("Correct").content, delay=1.0))
-    await asyncio.gather(*(slack.click(RETRY, buttons(card)[RETRY], channel="C0GENERAL", message_ts=card["ts"])
-                           for _ in range(2)))
+    await asyncio.gather(*(slack.click(RETRY, retry, channel="C0GENERAL", message_ts=card["ts"]) for _ in range(2)))
     await slack_server.await_for("response_url", lambda c: "being judged again already" in c.params.get("text", ""))
     await slack_server.await_for("chat.update", lambda c: "Correct · correctness" in
                                  json.dumps(c.params.get("blocks"), ensure_ascii=False))
     await asyncio.sleep(0.3)
     assert len(store_of(bot_settings).recent_runs()) == 2 and len(judge_server.bodies()) == 4
+    # A late click on the old card's Retry, after the card was judged again, changes nothing.
+    await slack.click(RETRY, retry, channel="C0GENERAL", message_ts=card["ts"])
+    await slack_server.await_for("response_url", lambda c: "judged again already (#2)" in c.params.get("text", ""))
+    assert len(store_of(bot_settings).recent_runs()) == 2
+    assert "Correct · correctness" in json.dumps(slack_server.messages[("C0GENERAL", card["ts"])]["blocks"],
+                                                 ensure_ascii=False)
 
 
 async def test_http_mode_answers_slacks_url_verification(slack):
@@ -325,3 +332,18 @@ async def test_http_mode_answers_slacks_url_verification(slack):
     forged = await slack.post(json.dumps({"token": "legacy", "challenge": "c-123", "type": "url_verification"}),
                               "application/json", secret="not-the-secret")
     assert forged.status == 401
+
+
+async def test_a_form_that_cannot_be_posted_gives_back_what_was_typed(slack, slack_server, judge_server,
+                                                                      bot_settings):
+    await slack.command("eth", channel="C0NOBOT")
+    view = (await slack_server.await_for("views.open"))[0].params["view"]
+    long_question = "Is a < b & c > d? " * 160  # 2,880 characters that escaping makes longer still
+    await slack.submit(view, rubric="eth", question=long_question, reference="R & <b>", answer="A")
+    told = (await slack_server.await_for("response_url"))[0]
+    text = told.params["blocks"][0]["text"]["text"]
+    assert "/invite @judgebot" in text and "What you sent" in text and "Is a &lt; b &amp; c &gt; d?" in text
+    assert len(text) <= 3000 and "R &amp; &lt;b&gt;" in text
+    assert judge_server.bodies() == []
+    [run] = store_of(bot_settings).recent_runs()
+    assert run.status == "cancelled" and "not_in_channel" in run.stop_reason

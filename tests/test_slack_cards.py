@@ -744,3 +744,39 @@ def test_pieces_stay_within_the_limit_and_rejoin_to_the_text():
     parts = pieces(text, 500)
     assert all(len(part) <= 500 for part in parts) and len(parts) > 1
     assert unescape("".join(parts).replace(RLI, "").replace(PDI, "")) == text
+
+
+def test_many_long_fields_are_cut_shorter_until_the_card_fits_and_keeps_the_three_texts(rubrics):
+    academic = rubrics.get("academic")
+    facts = [f"Fact {i}: " + "the programme rules say so in detail. " * 12 for i in range(12)]
+    output = {**ACADEMIC, "reference_facts": facts, "key_aspects": facts,
+              "evaluation": {"coverage": {"score": 3, "missing_aspects": facts},
+                             "factuality": {"score": 3, "incorrect_facts": facts},
+                             "clarity": {"score": 4, "issues": None}},
+              "proposed_revision": "A long revision. " * 300}
+    card = result_card(scored(academic, output, question="What are the credits?"), academic)
+    message = message_of(card)
+    assert len(json.dumps(message["blocks"], ensure_ascii=False)) <= MESSAGE_CHARS
+    shown_texts = sections(message)
+    assert max(len(text) for text in shown_texts) < 2_000  # cut shorter than a section allows, so all fit
+    assert any(text.startswith("*Question*\nWhat are the credits?") for text in shown_texts)
+    labels = [label for label, _ in card.overflow]
+    assert {"reference facts", "key aspects", "proposed revision", "evaluation › coverage › missing aspects",
+            "evaluation › factuality › incorrect facts"} <= set(labels)
+    assert "Everything the judge returned" not in labels  # nothing had to give way entirely
+    assert len(labels) == len(set(labels))
+
+
+def test_when_even_short_cuts_do_not_fit_fields_give_way_but_title_headline_texts_and_buttons_stay(rubrics):
+    eth = rubrics.get("eth")
+    output = {f"note_{i:02d}": "a remark of some length that is not short at all " * 6 for i in range(45)}
+    card = result_card(scored(eth, ETH_CORRECT, output=output, derived={}), None, votes=(1, 0))
+    message = message_of(card)
+    assert len(message["blocks"]) <= MESSAGE_BLOCKS
+    assert len(json.dumps(message["blocks"], ensure_ascii=False)) <= MESSAGE_CHARS
+    texts = sections(message)
+    assert texts[0].startswith("✅ *Correct") and any(t.startswith("*Question*") for t in texts)
+    assert set(buttons(message)) == {AGREE, DISAGREE, REJUDGE, DETAILS}
+    assert "More than a message can hold" in dumped(message)
+    [(label, text)] = card.overflow
+    assert label == "Everything the judge returned" and json.loads(text) == output

@@ -18,6 +18,7 @@ import aiohttp
 import pytest
 
 from bot.config import SetupError, Settings
+from bot.feedback import feedback_tally
 from bot.slack.cards import AGREE
 from bot.slack.server import start_bot
 from bot.store import Store
@@ -55,7 +56,7 @@ async def test_socket_mode_end_to_end(socket_settings, slack_server, judge_serve
         assert opened and all(c.headers["Authorization"] == f"Bearer {slack_server.app_token}" for c in opened)
     finally:
         await running.stop()
-    assert Store.open(socket_settings.db_url).feedback_tally(int(buttons(card)[AGREE])) == (1, 0)
+    assert feedback_tally(Store.open(socket_settings.db_url), int(buttons(card)[AGREE])) == (1, 0)
 
 
 async def test_socket_mode_reconnects_after_a_dropped_connection(socket_settings, slack_server, judge_server):
@@ -182,7 +183,7 @@ async def test_a_stop_mid_judgment_marks_the_card_and_the_next_start_completes_i
     assert "stopped before the judge answered" in slack_server.messages[("C0GENERAL", ts)]["text"]
     store = Store.open(bot_settings.db_url)
     [run] = store.recent_runs()
-    assert run.status in ("running", "paused") and store.first_judgment(run.id).message_ts == ts
+    assert (run.status, run.owner) == ("paused", None) and store.first_judgment(run.id).message_ts == ts
 
     again = await start_bot(bot_settings, host="127.0.0.1")
     try:
@@ -267,3 +268,69 @@ async def test_help_and_home_with_many_rubrics_stay_within_slacks_limits(bot_set
         assert len(home["blocks"]) <= 100 and "team-000" in json.dumps(home)
     finally:
         await running.stop()
+
+
+def left_over(settings: Settings, slack_server, rubrics, *, message: bool = True, **run_fields) -> tuple[int, str]:
+    """A card's run that a dead process left pending: the run, its row, and (if `message`) its placeholder."""
+    from bot.judge import Triple
+    from bot.runs import Origin, start_single_run
+
+    store = Store.open(settings.db_url)
+    ts = None
+    if message:
+        ts = slack_server.messages.setdefault(("C0GENERAL", "1600000000.000100"), {
+            "channel": "C0GENERAL", "ts": "1600000000.000100", "text": "Judging…", "blocks": [], "edits": 0,
+            "thread_ts": None, "user": "U0BOT"})["ts"]
+    run = start_single_run(store, rubrics.get("eth"), Triple(question="Left Q?", reference="R", answer="A"),
+                           judge_model="judge-test", origin=Origin(source="slack", team_id="T0TEST",
+                                                                   channel_id="C0GENERAL", user_id="U0USER"),
+                           message_ts=ts)
+    if run_fields:
+        store.update_run(run.id, **run_fields)
+    return run.id, ts or ""
+
+
+async def test_a_left_over_card_whose_rubric_changed_becomes_an_error_with_retry(bot_settings, slack_server,
+                                                                                 judge_server, rubrics):
+    run_id, ts = left_over(bot_settings, slack_server, rubrics, rubric_hash="0123456789abcdef")
+    running = await start_bot(bot_settings, host="127.0.0.1")
+    try:
+        update = (await slack_server.await_for("chat.update", lambda c: c.params["ts"] == ts))[0]
+    finally:
+        await running.stop()
+    shown = json.dumps(update.params["blocks"])
+    assert "rubric changed before the judge answered" in shown and "judgebot_retry" in shown
+    assert judge_server.bodies() == []
+    store = Store.open(bot_settings.db_url)
+    assert store.get_run(run_id).status == "done" and store.first_judgment(run_id).status == "error"
+
+
+async def test_a_left_over_card_held_by_a_live_process_elsewhere_is_left_to_it(bot_settings, slack_server,
+                                                                               judge_server, rubrics):
+    from bot.models import utcnow
+
+    run_id, ts = left_over(bot_settings, slack_server, rubrics, status="running", owner="otherhost:7:abcd1234",
+                           heartbeat_at=utcnow())
+    running = await start_bot(bot_settings, host="127.0.0.1")
+    try:
+        await asyncio.sleep(0.5)
+    finally:
+        await running.stop(drain=0.1)
+    assert [c for c in slack_server.calls_to("chat.update") if c.params["ts"] == ts] == []
+    assert judge_server.bodies() == []
+    store = Store.open(bot_settings.db_url)
+    assert (store.get_run(run_id).owner, store.first_judgment(run_id).status) == ("otherhost:7:abcd1234", "pending")
+
+
+async def test_a_left_over_judgment_without_a_placeholder_gets_a_new_card(bot_settings, slack_server, judge_server,
+                                                                          rubrics):
+    judge_server.enqueue(eth_reply("Correct"))
+    run_id, _ = left_over(bot_settings, slack_server, rubrics, message=False)
+    running = await start_bot(bot_settings, host="127.0.0.1")
+    try:
+        card = await card_of(slack_server)
+    finally:
+        await running.stop()
+    assert "Left Q?" in json.dumps(card["blocks"]) and "Correct · correctness" in json.dumps(card["blocks"],
+                                                                                              ensure_ascii=False)
+    assert Store.open(bot_settings.db_url).first_judgment(run_id).message_ts == card["ts"]

@@ -771,3 +771,28 @@ def test_find_cached_within_one_run(store: Store) -> None:
     assert store.find_cached("K", run_id=first.id).id == a.id
     assert store.find_cached("K", run_id=empty.id) is None
     assert store.find_cached("OTHER", run_id=second.id) is None
+
+
+def test_an_earlier_life_of_this_very_pid_has_abandoned_its_run(store: Store) -> None:
+    """A restarted container's pid 1 has the pid of the process that died: its incarnation tells them apart."""
+    import os
+    import socket
+
+    from bot.models import utcnow
+    from bot.store import process_name
+
+    earlier = f"{socket.gethostname()}:{os.getpid()}:0ldlife0"
+    run = store.create_run(**COMMON)
+    store.update_run(run.id, status="running", owner=earlier, heartbeat_at=utcnow())
+    assert store.claim_run(run.id, owner=process_name(), stale_after=3600) is True
+    assert store.get_run(run.id).owner == process_name()
+    assert store.claim_run(run.id, owner=process_name(), stale_after=3600) is False  # this life: alive
+
+
+def test_claim_run_can_be_limited_to_unfinished_runs(store: Store) -> None:
+    from bot.store import RESUMABLE, process_name
+
+    run = store.create_run(**COMMON)
+    store.update_run(run.id, status="done")
+    assert store.claim_run(run.id, owner=process_name(), stale_after=30, statuses=RESUMABLE) is False
+    assert store.get_run(run.id).status == "done"

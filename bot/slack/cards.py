@@ -150,50 +150,76 @@ def result_card(judgment: Judgment, rubric: Rubric | None, *, votes: tuple[int, 
         return error_card(judgment, rubric)
     limit = SECTION_LIMIT
     while True:
-        card = _scored_card(judgment, rubric, votes, limit)
-        if size(card.blocks) <= MESSAGE_CHARS or limit == MIN_TEXT:
-            return card
+        parts = _Parts.of(judgment, rubric, votes, limit)
+        if parts.fits() or limit == MIN_TEXT:
+            return parts.card(judgment, rubric)
         limit = max(MIN_TEXT, limit * 2 // 3)
 
 
-def _scored_card(judgment: Judgment, rubric: Rubric | None, votes: tuple[int, int], limit: int) -> Card:
-    title = rubric.title if rubric else judgment.rubric_name
-    overflow: list[tuple[str, str]] = []
-    short: list[str] = []
-    long: list[Block] = []
-    for path, value, spec in _walk(judgment.output or {}, rubric.output if rubric else None):
-        if _is_short(value, spec):
-            short.append(clip(f"*{escape(_label(path))}*\n{_short_value(value, spec)}", FIELD_LIMIT)[0])
-        else:
-            long.append(_text_section(_label(path), _long_value(value), limit, overflow))
-    for name, value in (judgment.derived or {}).items():
-        short.append(f"*{escape(name.replace('_', ' '))}*\n{value:g}")
-    blocks: list[Block] = [HeaderBlock(text=clip(title, 150)[0]),
-                           SectionBlock(text=MarkdownTextObject(text=_headline(judgment)),
-                                        fields=[MarkdownTextObject(text=f) for f in _meta(judgment)]),
-                           *_fields_sections(short)]
-    if judgment.flags:
-        blocks.append(context(":warning: " + ", ".join(escape(f) for f in judgment.flags)))
-    blocks += [DividerBlock(), *long, DividerBlock(), *_triple_sections(judgment, overflow, limit / SECTION_LIMIT)]
-    tail: list[Block] = [_buttons(judgment, scored=True), _footer(judgment)]
-    if any(votes):
-        tail.append(context(f"People: :+1: {votes[0]} agree · :-1: {votes[1]} disagree"))
-    blocks = _fit(blocks, tail, overflow, judgment)
-    fallback = escape(f"{title}: {judgment.label}" + (f" (model {judgment.model_name})" if judgment.model_name else ""))
-    return Card(text=fallback, blocks=[*blocks, *tail], overflow=overflow)
+@dataclass
+class _Parts:
+    """A scored card in its parts: what it opens with, the long fields, the three texts, and the buttons."""
 
+    head: list[Block]
+    long: list[tuple[Block, tuple[str, str] | None]]  # each section with the full text it had to cut, if any
+    triple: list[Block]
+    tail: list[Block]
+    overflow: list[tuple[str, str]]  # full texts of the three texts it had to cut
 
-def _fit(blocks: list[Block], tail: list[Block], overflow: list[tuple[str, str]], judgment: Judgment) -> list[Block]:
-    """Keep a card within one message's blocks and characters; what does not fit goes to the thread."""
-    note = context("_More than a message can hold: everything the judge returned is in the thread._")
-    room = MESSAGE_BLOCKS - len(tail) - 1
-    kept = blocks[:room]
-    while len(kept) > 3 and size([*kept, note, *tail]) > MESSAGE_CHARS:
-        kept.pop()
-    if len(kept) == len(blocks):
-        return blocks
-    overflow.append(("Everything the judge returned", json.dumps(judgment.output, ensure_ascii=False, indent=2)))
-    return [*kept, note]
+    @classmethod
+    def of(cls, judgment: Judgment, rubric: Rubric | None, votes: tuple[int, int], limit: int) -> _Parts:
+        short: list[str] = []
+        long: list[tuple[Block, tuple[str, str] | None]] = []
+        for path, value, spec in _walk(judgment.output or {}, rubric.output if rubric else None):
+            if _is_short(value, spec):
+                short.append(clip(f"*{escape(_label(path))}*\n{_short_value(value, spec)}", FIELD_LIMIT)[0])
+            else:
+                cut: list[tuple[str, str]] = []
+                long.append((_text_section(_label(path), _long_value(value), limit, cut), cut[0] if cut else None))
+        for name, value in (judgment.derived or {}).items():
+            short.append(f"*{escape(name.replace('_', ' '))}*\n{value:g}")
+        title = rubric.title if rubric else judgment.rubric_name
+        head: list[Block] = [HeaderBlock(text=clip(title, 150)[0]),
+                             SectionBlock(text=MarkdownTextObject(text=_headline(judgment)),
+                                          fields=[MarkdownTextObject(text=f) for f in _meta(judgment)]),
+                             *_fields_sections(short)]
+        if judgment.flags:
+            head.append(context(":warning: " + ", ".join(escape(f) for f in judgment.flags)))
+        overflow: list[tuple[str, str]] = []
+        triple = _triple_sections(judgment, overflow, limit / SECTION_LIMIT)
+        tail: list[Block] = [_buttons(judgment, scored=True), _footer(judgment)]
+        if any(votes):
+            tail.append(context(f"People: :+1: {votes[0]} agree · :-1: {votes[1]} disagree"))
+        return cls(head, long, triple, tail, overflow)
+
+    def blocks(self, long: int | None = None, head: int | None = None) -> list[Block]:
+        """The card's blocks, with only the first `long` long fields and `head` opening blocks when given."""
+        kept = [block for block, _ in self.long[:long]]
+        return [*self.head[:head], DividerBlock(), *kept, DividerBlock(), *self.triple, *self.tail]
+
+    def fits(self, blocks: list[Block] | None = None) -> bool:
+        """Whether the blocks fit in one message."""
+        blocks = self.blocks() if blocks is None else blocks
+        return len(blocks) <= MESSAGE_BLOCKS and size(blocks) <= MESSAGE_CHARS
+
+    def card(self, judgment: Judgment, rubric: Rubric | None) -> Card:
+        """The card; if even the shortest cuts do not fit, fields give way (last first) to a note and the thread."""
+        title = rubric.title if rubric else judgment.rubric_name
+        fallback = escape(f"{title}: {judgment.label}" + (f" (model {judgment.model_name})" if judgment.model_name
+                                                          else ""))
+        cut = [entry for _, entry in self.long if entry]
+        if self.fits():
+            return Card(text=fallback, blocks=self.blocks(), overflow=[*cut, *self.overflow])
+        note = context("_More than a message can hold: everything the judge returned is in the thread._")
+        long, head = len(self.long), len(self.head)
+        while long > 0 and not self.fits([*self.blocks(long, head), note]):
+            long -= 1
+        while head > 2 and not self.fits([*self.blocks(long, head), note]):
+            head -= 1  # the title and the headline stay
+        blocks = self.blocks(long, head)
+        blocks.insert(len(blocks) - len(self.tail), note)
+        whole = ("Everything the judge returned", json.dumps(judgment.output, ensure_ascii=False, indent=2))
+        return Card(text=fallback, blocks=blocks, overflow=[whole, *self.overflow])
 
 
 def error_card(judgment: Judgment, rubric: Rubric | None) -> Card:

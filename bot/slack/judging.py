@@ -13,18 +13,17 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from bot.config import Settings
 from bot.execution import STALE_AFTER, RunBusy
 from bot.judge import Triple
 from bot.llm import JudgeClient
 from bot.models import Judgment, Run
 from bot.rubrics import Rubric, RubricError, RubricSet
 from bot.runs import Origin
-from bot.single import abandon_triple, finish_triple, judge_triple
+from bot.single import abandon_triple, finish_triple, start_triple
 from bot.slack.cards import Card, full_detail, placeholder, result_card
-from bot.slack.text import clip, escape
+from bot.slack.text import SECTION_LIMIT, shown
 from bot.slack.blocks import notice
-from bot.store import Store
+from bot.store import RESUMABLE, Store
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +56,10 @@ def post_problem(err: Exception, channel: str) -> str:
     return known.format(channel=channel) if known else f"Slack refused my message (`{code}`). Please try again."
 
 
-def echo(triple: Triple) -> str:
-    """The texts a person typed, so that a failure does not lose them."""
-    parts = [f"*{name}*\n```{escape(clip(value, 900)[0])}```" for name, value in
+def echo(triple: Triple, room: int) -> str:
+    """The texts a person typed, within `room` characters, so that a failure does not lose them."""
+    each = (room - 80) // 3
+    parts = [f"*{name}*\n```{shown(value, each)[0]}```" for name, value in
              (("Question", triple.question), ("Reference", triple.reference), ("Answer", triple.answer))]
     return "What you sent:\n" + "\n".join(parts)
 
@@ -75,7 +75,6 @@ async def _after_acks(work: Coroutine[Any, Any, Any]) -> Any:
 class Judgebot:
     """What the listeners share: settings, history, rubrics, the judge, and the work running after an ack."""
 
-    settings: Settings
     store: Store
     rubrics: RubricSet
     judge: JudgeClient
@@ -104,9 +103,13 @@ class Judgebot:
 
     async def drain(self, timeout: float) -> None:
         """Let running work finish for up to `timeout` seconds, then cancel what is left and wait for it."""
-        if not self.tasks:
-            return
-        _, late = await asyncio.wait(set(self.tasks), timeout=timeout)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.tasks:  # work spawned meanwhile (a message about a failure) is waited for too
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                break
+            await asyncio.wait(set(self.tasks), timeout=left)
+        late = set(self.tasks)
         for task in late:
             task.cancel()
         if late:
@@ -118,7 +121,7 @@ class Judgebot:
 
     @asynccontextmanager
     async def one_at_a_time(self, judgment_id: int) -> AsyncIterator[None]:
-        """Serialise the updates of one card, so the last one written is the newest."""
+        """Serialise the votes on one card, so the tally written last is the newest."""
         lock, users = self._locks.setdefault(judgment_id, (asyncio.Lock(), [0]))
         users[0] += 1
         try:
@@ -129,13 +132,13 @@ class Judgebot:
             if not users[0]:
                 del self._locks[judgment_id]
 
-    def rubric_of(self, judgment: Judgment) -> Rubric | None:
-        """The rubric a judgment was made with, if that very version is still loaded."""
+    def rubric_of(self, made: Judgment | Run) -> Rubric | None:
+        """The rubric a judgment or run was made with, if that very version is still loaded."""
         try:
-            rubric = self.rubrics.get(judgment.rubric_name)
+            rubric = self.rubrics.get(made.rubric_name)
         except RubricError:
             return None
-        return rubric if rubric.content_hash == judgment.rubric_hash else None
+        return rubric if rubric.content_hash == made.rubric_hash else None
 
     # -- talking to one person ------------------------------------------------------------------------------
 
@@ -163,8 +166,15 @@ class Judgebot:
         self, *, rubric: Rubric, triple: Triple, origin: Origin, model_name: str | None,
         response_url: str | None, fresh: bool = False, replace_ts: str | None = None,
     ) -> Judgment | None:
-        """Post a placeholder (or reuse the message `replace_ts`), judge, and put the card in its place."""
+        """Save the triple, post a placeholder (or reuse message `replace_ts`), judge, and put the card there."""
         channel, thread = origin.channel_id or "", origin.thread_ts
+        try:
+            run = await start_triple(self.store, rubric, triple, self.judge.model, model_name=model_name,
+                                     fresh=fresh, origin=origin, message_ts=replace_ts)
+        except Exception:
+            log.exception("saving a judgment for %s in %s failed", origin.user_id, channel)
+            await self.tell(response_url, f":warning: {OUR_FAULT}\n\n{echo(triple, SECTION_LIMIT - 300)}")
+            return None
         waiting = placeholder(rubric, origin.user_id, model_name).as_message()
         try:
             if replace_ts:
@@ -172,15 +182,18 @@ class Judgebot:
                 ts = replace_ts
             else:
                 ts = (await self.client.chat_postMessage(channel=channel, thread_ts=thread, **waiting))["ts"]
+                await self.db(self.store.set_message, run.id, ts)
         except Exception as err:
             log.warning("could not post in %s: %s", channel, slack_error(err))
-            await self.tell(response_url, f"{post_problem(err, channel)}\n\n{echo(triple)}")
+            await self.db(self.store.update_run, run.id, status="cancelled",
+                          stop_reason=f"the card could not be posted ({slack_error(err)})")
+            problem = post_problem(err, channel)
+            await self.tell(response_url, f"{problem}\n\n{echo(triple, SECTION_LIMIT - len(problem) - 10)}")
             return None
         try:
-            judgment = await judge_triple(self.store, rubric, triple, self.judge, origin=origin,
-                                          model_name=model_name, fresh=fresh, message_ts=ts)
+            judgment = await finish_triple(self.store, run, rubric, self.judge)
         except asyncio.CancelledError:
-            await self._interrupted(channel, ts)
+            await self._stopped(run, channel, ts)
             raise
         except Exception:
             log.exception("judging for %s in %s failed", origin.user_id, channel)
@@ -189,12 +202,17 @@ class Judgebot:
         await self.show_card(judgment, ts, response_url=response_url)
         return judgment
 
-    async def show_card(self, judgment: Judgment, ts: str, *, response_url: str | None) -> None:
-        """Put the card of `judgment` into message `ts`; texts it had to cut follow, uncut, in the thread."""
+    async def show_card(self, judgment: Judgment, ts: str | None, *, response_url: str | None) -> None:
+        """Put the card of `judgment` into message `ts` (or a new message); cut texts follow, uncut, in the thread."""
         card = result_card(judgment, self.rubric_of(judgment))
         channel = judgment.channel_id or ""
         try:
-            await self.client.chat_update(channel=channel, ts=ts, **card.as_message())
+            if ts:
+                await self.client.chat_update(channel=channel, ts=ts, **card.as_message())
+            else:
+                ts = (await self.client.chat_postMessage(channel=channel, thread_ts=judgment.thread_ts,
+                                                         **card.as_message()))["ts"]
+                await self.db(self.store.set_message, judgment.run_id, ts)
         except Exception as err:
             log.warning("could not show the card of judgment %s: %s", judgment.id, slack_error(err))
             await self.tell(response_url, f"Judgment #{judgment.id} is saved (`/judge history` lists it), but Slack "
@@ -219,40 +237,54 @@ class Judgebot:
             log.warning("could not update message %s in %s: %s", ts, channel, slack_error(err))
             await self.tell(response_url, text)
 
-    async def _interrupted(self, channel: str, ts: str) -> None:
-        """The bot is stopping before the judge answered: say so where the card will appear when it is back."""
-        text = (":double_vertical_bar: The bot was stopped before the judge answered. The judgment is saved and "
-                "this card is completed when the bot is back.")
+    async def _stopped(self, run: Run, channel: str, ts: str) -> None:
+        """The bot is stopping mid-judgment: show the card if the verdict is in, else say it will come."""
         try:
+            row = await asyncio.wait_for(self.db(self.store.first_judgment, run.id), SAY_LATER)
+            if row is not None and row.status != "pending":
+                await asyncio.wait_for(self.show_card(row, ts, response_url=None), SAY_LATER)
+                return
+            text = (":double_vertical_bar: The bot was stopped before the judge answered. The judgment is saved and "
+                    "this card is completed when the bot is back.")
             await asyncio.wait_for(self.client.chat_update(channel=channel, ts=ts, **notice(text)), SAY_LATER)
         except Exception as err:
             log.warning("could not mark message %s in %s as interrupted: %s", ts, channel, slack_error(err))
 
     # -- after a restart ------------------------------------------------------------------------------------
 
-    async def recover(self) -> None:
-        """Complete the cards a stopped or crashed process left waiting: judge their rows, then show them."""
-        for run in await self.db(self.store.unfinished_runs, source=CARD_SOURCE):
+    def recover(self, runs: list[Run]) -> None:
+        """Complete the cards of `runs`, which a stopped or crashed process left waiting, in the background."""
+        for run in runs:
             self.spawn(self._recover(run), f"completing the card of run {run.id}")
 
     async def _recover(self, run: Run) -> None:
         row = await self.db(self.store.first_judgment, run.id)
-        if row is None or not row.message_ts or not row.channel_id:
+        if row is None or not row.channel_id:
             return
         try:
-            rubric = self.rubrics.get(run.rubric_name)
-        except RubricError:
-            rubric = None
-        if rubric is None or rubric.content_hash != run.rubric_hash:
-            judgment = await abandon_triple(self.store, run, "the rubric changed before the judge answered; press "
-                                                             "Retry to judge with the current one")
-        else:
-            for attempt in range(2):  # a run held by a process on another host is free once its heartbeat stops
-                try:
-                    judgment = await finish_triple(self.store, run, rubric, self.judge)
-                    break
-                except RunBusy:
-                    if attempt:
-                        return
-                    await asyncio.sleep(STALE_AFTER + 5)
-        await self.show_card(judgment, row.message_ts, response_url=None)
+            rubric = self.rubric_of(run)
+            if rubric is None:
+                judgment = await abandon_triple(self.store, run, "the rubric changed before the judge answered; "
+                                                                 "press Retry to judge with the current one")
+            else:
+                judgment = await self._finish_when_free(run, rubric)
+        except RunBusy:
+            return
+        except Exception:
+            log.exception("completing the card of run %s failed", run.id)
+            if row.message_ts:
+                await self._say_in_place(row.channel_id, row.message_ts, f":warning: {OUR_FAULT}", None)
+            return
+        if judgment is not None:
+            await self.show_card(judgment, row.message_ts, response_url=None)
+
+    async def _finish_when_free(self, run: Run, rubric: Rubric) -> Judgment | None:
+        """Judge a left-over run; one still held by another host is retried once its heartbeat would be stale."""
+        try:
+            return await finish_triple(self.store, run, rubric, self.judge)
+        except RunBusy:
+            await asyncio.sleep(STALE_AFTER + 5)
+        current = await self.db(self.store.get_run, run.id)
+        if current is None or current.status not in RESUMABLE:
+            return None  # finished meanwhile by the process that held it
+        return await finish_triple(self.store, run, rubric, self.judge)

@@ -9,7 +9,8 @@ from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 
-from bot.history import channel_stats, recent_by_user, recent_in_channel
+from bot.feedback import feedback_tally, record_feedback, remember_model, remembered_model
+from bot.history import channel_stats, newest_on_message, recent_by_user, recent_in_channel
 from bot.judge import Triple
 from bot.models import Judgment, utcnow
 from bot.rubrics import RubricError
@@ -35,6 +36,7 @@ from bot.slack.views import (
 log = logging.getLogger(__name__)
 
 QUICK_READ = 1.5  # seconds a database read may take before a trigger_id (valid ~3 s) must be used
+NOT_HERE = "I cannot find this judgment in this channel's history."
 
 
 class Listeners:
@@ -69,7 +71,7 @@ class Listeners:
     async def _remembered_model(self, team: str, user: str, *, within: float | None = None) -> str | None:
         """The model under test this person named last; None when the history cannot say (in time)."""
         try:
-            return await asyncio.wait_for(self.bot.db(self.bot.store.remembered_model, team, user), within)
+            return await asyncio.wait_for(self.bot.db(remembered_model, self.bot.store, team, user), within)
         except Exception:
             log.warning("could not read the remembered model of %s", user, exc_info=True)
             return None
@@ -127,7 +129,7 @@ class Listeners:
 
         async def remember_and_judge() -> None:
             try:  # remembering is a convenience: it never stands in the way of the judgment
-                await self.bot.db(self.bot.store.remember_model, team, user, model)
+                await self.bot.db(remember_model, self.bot.store, team, user, model)
             except Exception:
                 log.warning("could not remember the model of %s", user, exc_info=True)
             await self.bot.show_judgment(rubric=rubric, triple=triple, origin=origin, model_name=model,
@@ -148,8 +150,8 @@ class Listeners:
             return
         agree, where = action["action_id"] == AGREE, body.get("response_url")
         async with self.bot.one_at_a_time(judgment.id):  # type: ignore[arg-type]
-            before = await self.bot.db(self.bot.store.record_feedback, judgment.id, body["user"]["id"], agree=agree)
-            votes = await self.bot.db(self.bot.store.feedback_tally, judgment.id)
+            before = await self.bot.db(record_feedback, self.bot.store, judgment.id, body["user"]["id"], agree=agree)
+            votes = await self.bot.db(feedback_tally, self.bot.store, judgment.id)
             card = result_card(judgment, self.bot.rubric_of(judgment), votes=votes)
             try:
                 await self.bot.client.chat_update(channel=judgment.channel_id, ts=_message_ts(body, judgment),
@@ -192,6 +194,11 @@ class Listeners:
         self.bot.rejudging.add(judgment.id)  # type: ignore[arg-type]
         try:
             card_ts = _message_ts(body, judgment)
+            if not fresh:  # a late second Retry must not replace the card the first one put here
+                newest = await self.bot.db(newest_on_message, self.bot.store, judgment.channel_id, card_ts)
+                if newest is not None and newest.id != judgment.id:
+                    await self.bot.tell(where, f"This card was judged again already (#{newest.id}).")
+                    return
             thread = (judgment.thread_ts or card_ts) if fresh else judgment.thread_ts  # a new card: in the thread
             origin = Origin(source=CARD_SOURCE, team_id=judgment.team_id, channel_id=judgment.channel_id,
                             thread_ts=thread, user_id=body["user"]["id"])
@@ -205,16 +212,25 @@ class Listeners:
         """Details: the judge's full reply in a modal, opened while the trigger is fresh."""
         await ack()
         try:
-            judgment = await asyncio.wait_for(self._card_judgment(body, action), QUICK_READ)
+            judgment = await asyncio.wait_for(self._lookup(body, action), QUICK_READ)
         except TimeoutError:
             await self.bot.tell(body.get("response_url"), "The history is busy right now; please click *Details* "
                                                           "again.")
             return
-        if judgment is not None:
-            await self.bot.client.views_open(trigger_id=body["trigger_id"], view=reply_view(judgment))
+        if judgment is None:
+            await self.bot.tell(body.get("response_url"), NOT_HERE)
+            return
+        await self.bot.client.views_open(trigger_id=body["trigger_id"], view=reply_view(judgment))
 
     async def _card_judgment(self, body: dict[str, Any], action: dict[str, Any]) -> Judgment | None:
-        """The judgment a button belongs to, only if it was made in the channel the button was clicked in."""
+        """The judgment a button belongs to, if it was made where the button was clicked; else the person is told."""
+        judgment = await self._lookup(body, action)
+        if judgment is None:
+            await self.bot.tell(body.get("response_url"), NOT_HERE)
+        return judgment
+
+    async def _lookup(self, body: dict[str, Any], action: dict[str, Any]) -> Judgment | None:
+        """The judgment a button belongs to, only if it was made in the channel (and workspace) of the click."""
         channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
         try:
             judgment = await self.bot.db(self.bot.store.get_judgment, int(action.get("value") or 0))
@@ -224,7 +240,6 @@ class Listeners:
         if judgment is None or judgment.channel_id != channel or (judgment.team_id and team != judgment.team_id):
             log.warning("button %s for judgment %r refused in channel %s", action.get("action_id"),
                         action.get("value"), channel)
-            await self.bot.tell(body.get("response_url"), "I cannot find this judgment in this channel's history.")
             return None
         return judgment
 

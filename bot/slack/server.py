@@ -17,7 +17,7 @@ from bot.config import SetupError, Settings
 from bot.llm import judge_client_from
 from bot.rubrics import load_rubrics
 from bot.slack.app import build_app, make_web_client
-from bot.slack.judging import Judgebot
+from bot.slack.judging import CARD_SOURCE, Judgebot
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -83,8 +83,10 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
                           settings.slack_api_url)
     store = await asyncio.to_thread(Store.open, settings.db_url)
     rubrics = load_rubrics(settings.rubrics_dir)
-    bot = Judgebot(settings=settings, store=store, rubrics=rubrics, judge=judge_client_from(settings),
-                   client=client, team_url=auth.get("url"))
+    bot = Judgebot(store=store, rubrics=rubrics, judge=judge_client_from(settings), client=client,
+                   team_url=auth.get("url"))
+    # Listed before any request is taken, so a judgment started from now on is never mistaken for a left-over.
+    left_over = await bot.db(store.unfinished_runs, source=CARD_SOURCE)
     app = build_app(bot, client, signing_secret=secret)
     if app_token:
         socket = AsyncSocketModeHandler(app, app_token)
@@ -103,7 +105,7 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
             raise SetupError(f"Cannot listen on port {settings.port} ({err.strerror or err}). Set PORT to a free "
                              "port, or stop what uses it.") from None
         running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), bot, _runner=runner)
-    await bot.recover()
+    bot.recover(left_over)
     return running
 
 
