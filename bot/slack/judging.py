@@ -1,4 +1,4 @@
-"""Showing judgments in Slack: placeholder at once, card in its place, full texts in the thread, and recovery."""
+"""Showing judgments in Slack: the placeholder at once, the card in its place, the full texts in the thread."""
 
 from __future__ import annotations
 
@@ -13,17 +13,16 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from bot.execution import STALE_AFTER, RunBusy
 from bot.judge import Triple
 from bot.llm import JudgeClient
 from bot.models import Judgment, Run
 from bot.rubrics import Rubric, RubricError, RubricSet
 from bot.runs import Origin
-from bot.single import abandon_triple, finish_triple, start_triple
+from bot.single import finish_triple, start_triple
+from bot.slack.blocks import notice
 from bot.slack.cards import Card, full_detail, placeholder, result_card
 from bot.slack.text import SECTION_LIMIT, shown
-from bot.slack.blocks import notice
-from bot.store import RESUMABLE, Store
+from bot.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +72,7 @@ async def _after_acks(work: Coroutine[Any, Any, Any]) -> Any:
 
 @dataclass
 class Judgebot:
-    """What the listeners share: settings, history, rubrics, the judge, and the work running after an ack."""
+    """What the listeners share: the history, the rubrics, the judge, Slack's client, and the work after an ack."""
 
     store: Store
     rubrics: RubricSet
@@ -197,7 +196,7 @@ class Judgebot:
             raise
         except Exception:
             log.exception("judging for %s in %s failed", origin.user_id, channel)
-            await self._say_in_place(channel, ts, f":warning: {OUR_FAULT} Nothing was scored.", response_url)
+            await self.say_in_place(channel, ts, f":warning: {OUR_FAULT} Nothing was scored.", response_url)
             return None
         await self.show_card(judgment, ts, response_url=response_url)
         return judgment
@@ -230,7 +229,8 @@ class Judgebot:
                                               f"thread (`{slack_error(err)}`).")
                 return
 
-    async def _say_in_place(self, channel: str, ts: str, text: str, response_url: str | None) -> None:
+    async def say_in_place(self, channel: str, ts: str, text: str, response_url: str | None) -> None:
+        """Replace message `ts` by `text`; if Slack refuses, tell the person instead."""
         try:
             await self.client.chat_update(channel=channel, ts=ts, **notice(text))
         except Exception as err:
@@ -249,42 +249,3 @@ class Judgebot:
             await asyncio.wait_for(self.client.chat_update(channel=channel, ts=ts, **notice(text)), SAY_LATER)
         except Exception as err:
             log.warning("could not mark message %s in %s as interrupted: %s", ts, channel, slack_error(err))
-
-    # -- after a restart ------------------------------------------------------------------------------------
-
-    def recover(self, runs: list[Run]) -> None:
-        """Complete the cards of `runs`, which a stopped or crashed process left waiting, in the background."""
-        for run in runs:
-            self.spawn(self._recover(run), f"completing the card of run {run.id}")
-
-    async def _recover(self, run: Run) -> None:
-        row = await self.db(self.store.first_judgment, run.id)
-        if row is None or not row.channel_id:
-            return
-        try:
-            rubric = self.rubric_of(run)
-            if rubric is None:
-                judgment = await abandon_triple(self.store, run, "the rubric changed before the judge answered; "
-                                                                 "press Retry to judge with the current one")
-            else:
-                judgment = await self._finish_when_free(run, rubric)
-        except RunBusy:
-            return
-        except Exception:
-            log.exception("completing the card of run %s failed", run.id)
-            if row.message_ts:
-                await self._say_in_place(row.channel_id, row.message_ts, f":warning: {OUR_FAULT}", None)
-            return
-        if judgment is not None:
-            await self.show_card(judgment, row.message_ts, response_url=None)
-
-    async def _finish_when_free(self, run: Run, rubric: Rubric) -> Judgment | None:
-        """Judge a left-over run; one still held by another host is retried once its heartbeat would be stale."""
-        try:
-            return await finish_triple(self.store, run, rubric, self.judge)
-        except RunBusy:
-            await asyncio.sleep(STALE_AFTER + 5)
-        current = await self.db(self.store.get_run, run.id)
-        if current is None or current.status not in RESUMABLE:
-            return None  # finished meanwhile by the process that held it
-        return await finish_triple(self.store, run, rubric, self.judge)

@@ -18,6 +18,7 @@ from bot.llm import judge_client_from
 from bot.rubrics import load_rubrics
 from bot.slack.app import build_app, make_web_client
 from bot.slack.judging import CARD_SOURCE, Judgebot
+from bot.slack.recovery import recover
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -105,7 +106,7 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
             raise SetupError(f"Cannot listen on port {settings.port} ({err.strerror or err}). Set PORT to a free "
                              "port, or stop what uses it.") from None
         running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), bot, _runner=runner)
-    bot.recover(left_over)
+    recover(bot, left_over)
     return running
 
 
