@@ -12,6 +12,8 @@ from typing import Any, Callable
 
 from aiohttp import web
 
+from tests.servers.threaded import ThreadedServer
+
 
 @dataclass
 class Reply:
@@ -54,14 +56,17 @@ class Reply:
 Responder = Callable[[dict[str, Any]], Reply]
 
 
-class FakeJudgeServer:
+class FakeJudgeServer(ThreadedServer):
     """Serves POST /v1/chat/completions on 127.0.0.1 from a thread of its own.
 
     Replies come from the queue (`enqueue`) first, then from `responder(request_body)`.
     Every request body is kept in `requests`.
     """
 
+    thread_name = "fake-judge"
+
     def __init__(self, responder: Responder | None = None, latency: float = 0.0) -> None:
+        super().__init__()
         self.responder = responder
         self.latency = latency
         self.reject_json_schema = False
@@ -69,10 +74,6 @@ class FakeJudgeServer:
         self.requests: list[dict[str, Any]] = []
         self._queue: collections.deque[Reply] = collections.deque()
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     @property
     def base_url(self) -> str:
@@ -86,35 +87,9 @@ class FakeJudgeServer:
         with self._lock:
             return list(self.requests)
 
-    def start(self) -> FakeJudgeServer:
-        ready = threading.Event()
-
-        def serve() -> None:
-            self._loop = asyncio.new_event_loop()
-            self._loop.run_until_complete(self._start())
-            ready.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=serve, name="fake-judge", daemon=True)
-        self._thread.start()
-        ready.wait(10)
-        return self
-
-    def stop(self) -> None:
-        if self._loop is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)  # type: ignore[union-attr]
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)  # type: ignore[union-attr]
-
-    async def _start(self) -> None:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+    def routes(self, app: web.Application) -> None:
+        """The chat completions endpoint."""
         app.router.add_post("/v1/chat/completions", self._complete)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:

@@ -13,6 +13,8 @@ from typing import Any, Callable
 
 from aiohttp import WSMsgType, web
 
+from tests.servers.threaded import ThreadedServer
+
 JSON_FIELDS = ("blocks", "view", "attachments", "metadata")
 BOT_USER_ID = "U0BOT"
 BOT_ID = "B0BOT"
@@ -37,11 +39,12 @@ class _Failure:
     headers: dict[str, str]
 
 
-class FakeSlackServer:
+class FakeSlackServer(ThreadedServer):
     """Serves /api/{method}, /response/{key} and the Socket Mode websocket /link/ on 127.0.0.1 in its own thread."""
 
     def __init__(self, *, bot_token: str = "xoxb-test-token", app_token: str = "xapp-1-test-token",
                  team_id: str = "T0TEST", team_domain: str = "judgebot-test") -> None:
+        super().__init__()
         self.bot_token = bot_token
         self.app_token = app_token
         self.team_id = team_id
@@ -66,10 +69,6 @@ class FakeSlackServer:
         self._ts_counter = 0
         self._view_counter = 0
         self._sockets: list[web.WebSocketResponse] = []
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     # -- addresses ---------------------------------------------------------------------------------
 
@@ -94,46 +93,18 @@ class FakeSlackServer:
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
-    def start(self) -> FakeSlackServer:
-        """Start serving in a background thread and return self."""
-        ready = threading.Event()
+    thread_name = "fake-slack"
 
-        def serve() -> None:
-            self._loop = asyncio.new_event_loop()
-            self._loop.run_until_complete(self._start())
-            ready.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=serve, name="fake-slack", daemon=True)
-        self._thread.start()
-        ready.wait(10)
-        return self
-
-    def stop(self) -> None:
-        """Close the websockets, stop the server and join its thread."""
-        if self._loop is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)  # type: ignore[union-attr]
-        self._loop.close()
-        self._loop = None
-
-    async def _start(self) -> None:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+    def routes(self, app: web.Application) -> None:
+        """The Web API, response_urls and the Socket Mode websocket."""
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/response/{key:.*}", self._response_url)
         app.router.add_get("/link/", self._link)
         app.router.add_get("/link", self._link)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
-    async def _shutdown(self) -> None:
+    async def before_stop(self) -> None:
+        """Close the websockets."""
         await self._close_sockets()
-        await self._runner.cleanup()  # type: ignore[union-attr]
 
     # -- recorded calls ----------------------------------------------------------------------------
 
