@@ -347,3 +347,23 @@ async def test_a_form_that_cannot_be_posted_gives_back_what_was_typed(slack, sla
     assert judge_server.bodies() == []
     [run] = store_of(bot_settings).recent_runs()
     assert run.status == "cancelled" and "not_in_channel" in run.stop_reason
+
+
+async def test_many_people_judging_at_once_are_all_acked_before_any_card(slack, slack_server, judge_server):
+    judge_server.responder = lambda body: eth_reply("Correct")
+    judge_server.latency = 0.5
+    answers = await asyncio.gather(*(slack.command(f"eth Question {n}? || R || A", user=f"U{n:04d}")
+                                     for n in range(20)))
+    assert all(a.status == 200 for a in answers)
+    assert slack_server.calls_to("chat.update") == []  # every ack came back while the judge was still busy
+    await card_of(slack_server, count=20)
+    questions = {triple_of(body)[0] for body in judge_server.bodies()}
+    assert questions == {f"Question {n}?" for n in range(20)}
+
+
+async def test_a_slack_server_error_is_retried(slack, slack_server, judge_server):
+    slack_server.fail("chat.postMessage", "internal_error", status=503)
+    judge_server.enqueue(eth_reply("Correct"))
+    await slack.command(INLINE)
+    card = await card_of(slack_server)
+    assert "Correct" in blocks_text(card) and len(slack_server.calls_to("chat.postMessage")) == 2
