@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -22,10 +23,11 @@ from bot.config import SetupError, Settings
 from bot.csvio import CsvError, open_csv
 from bot.execution import RubricChanged, RunBusy, RunNotResumable, execute_run
 from bot.goldens import check_goldens
+from bot.history import channel_stats, recent_in_channel
 from bot.judge import Triple, Verdict
 from bot.llm import JudgeClient, RunStopped, judge_client_from
 from bot.migrations import SchemaTooNew
-from bot.models import Run
+from bot.models import Run, utcnow
 from bot.report import export_run
 from bot.rubrics import Rubric, RubricError, RubricSet, load_rubrics
 from bot.runs import Origin, start_csv_run, start_single_run
@@ -74,6 +76,15 @@ def build_parser() -> argparse.ArgumentParser:
     rubrics_cmd.add_argument("name", nargs="?")
 
     commands.add_parser("runs", help="list recent runs")
+
+    where = {"help": "a Slack channel id such as C0123456789 (default: the judgments made in a terminal)"}
+    history_cmd = commands.add_parser("history", help="the latest judgments of a Slack channel or of the terminal")
+    history_cmd.add_argument("--channel", **where)
+    history_cmd.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
+    stats_cmd = commands.add_parser("stats", help="per model and rubric figures of a Slack channel or the terminal")
+    stats_cmd.add_argument("--channel", **where)
+    stats_cmd.add_argument("--days", type=int, default=30, help="the last N days (default 30; 0: all time)")
+    stats_cmd.add_argument("--model", help="only this model under test")
     return parser
 
 
@@ -115,6 +126,8 @@ async def dispatch(args: argparse.Namespace, settings: Settings, console: Consol
     if args.command == "runs":
         terminal.show_runs(console, Store.open(settings.db_url).recent_runs())
         return EXIT_OK
+    if args.command in ("history", "stats"):
+        return history_command(args, Store.open(settings.db_url), console)
     rubrics = load_rubrics(settings.rubrics_dir)
     if args.command == "rubrics":
         return await rubrics_command(args, settings, rubrics, console)
@@ -148,6 +161,23 @@ async def serve_command(settings: Settings, console: Console) -> int:
 
     await serve(settings, stop, announce)
     console.print("judgebot stopped.")
+    return EXIT_OK
+
+
+def history_command(args: argparse.Namespace, store: Store, console: Console) -> int:
+    """`history` and `stats`: what the history holds for one channel, read through the same queries as Slack's."""
+    if args.command == "history":
+        if args.limit < 1:
+            raise UsageError("-n/--limit must be at least 1")
+        terminal.show_history(console, recent_in_channel(store, args.channel, limit=args.limit))
+        return EXIT_OK
+    if args.days < 0:
+        raise UsageError("--days must be 0 (all time) or more")
+    since = utcnow() - timedelta(days=args.days) if args.days else None
+    where = f"channel {args.channel}" if args.channel else "the terminal"
+    period = f"last {args.days} days" if args.days else "all time"
+    terminal.show_stats(console, channel_stats(store, args.channel, since=since, model=args.model),
+                        f"{where}, {period}" + (f", model {args.model}" if args.model else ""))
     return EXIT_OK
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import case, func
 from sqlmodel import select
@@ -14,12 +15,17 @@ from bot.store import Store
 JUDGED = ("scored", "invalid", "error")  # rows a judge looked at (not pending, not malformed input)
 
 
-def recent_in_channel(store: Store, channel_id: str, *, limit: int = 10) -> list[Judgment]:
-    """The newest judgments made in one channel, newest first."""
+def _in_channel(channel_id: str | None) -> Any:
+    """Rows of one Slack channel; with None, rows judged outside Slack (in a terminal)."""
+    return Judgment.channel_id.is_(None) if channel_id is None else Judgment.channel_id == channel_id
+
+
+def recent_in_channel(store: Store, channel_id: str | None, *, limit: int = 10) -> list[Judgment]:
+    """The newest judgments made in one channel (None: in a terminal), newest first."""
     with store.session() as session:
         statement = (
             select(Judgment)
-            .where(Judgment.channel_id == channel_id, Judgment.status.in_(JUDGED))
+            .where(_in_channel(channel_id), Judgment.status.in_(JUDGED))
             .order_by(Judgment.id.desc())
             .limit(limit)
         )
@@ -73,10 +79,10 @@ class Figures:
 
 
 def channel_stats(
-    store: Store, channel_id: str, *, since: datetime | None = None, model: str | None = None
+    store: Store, channel_id: str | None, *, since: datetime | None = None, model: str | None = None
 ) -> list[Figures]:
-    """Per model and rubric figures of one channel, computed by the database, ordered by model then rubric."""
-    scope = [Judgment.channel_id == channel_id, Judgment.status.in_(JUDGED)]
+    """Per model and rubric figures of one channel (None: the terminal's), computed by the database."""
+    scope = [_in_channel(channel_id), Judgment.status.in_(JUDGED)]
     if since is not None:
         scope.append(Judgment.created_at >= since)
     if model is not None:

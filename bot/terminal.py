@@ -1,4 +1,4 @@
-"""What the CLI shows: a live progress bar, the summary table, one verdict, rubric lists."""
+"""What the CLI shows: a live progress bar, the summary table, one verdict, rubric lists, history and stats."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from bot.goldens import GoldenResult
+from bot.history import Figures
 from bot.judge import Verdict
-from bot.models import Run
+from bot.models import Judgment, Run
 from bot.report import Summary
 from bot.rubrics import Rubric
 from bot.execution import Progress as RunProgress
@@ -147,5 +148,30 @@ def show_runs(console: Console, runs: Iterable[Run]) -> None:
         status = run.status + (f" ({run.stop_reason})" if run.stop_reason else "")
         cells = (str(run.id), f"{run.created_at:%Y-%m-%d %H:%M}", status, f"{run.rubric_name} {run.rubric_version}",
                  str(run.total_rows), run.source_name or run.source, run.judge_model)
+        table.add_row(*(escape(cell) for cell in cells))
+    console.print(table)
+
+
+def show_history(console: Console, judgments: Iterable[Judgment]) -> None:
+    """The latest judgments of a channel, newest first."""
+    table = Table("#", "when (UTC)", "rubric", "model under test", "headline", "asked by", "question")
+    for row in judgments:
+        headline = row.label or "" if row.status == "scored" else f"judge {row.status}"
+        mark = "" if row.status != "scored" else ("pass · " if row.passed else "fail · ")
+        cells = (str(row.id), f"{row.created_at:%Y-%m-%d %H:%M}", row.rubric_name, row.model_name or "-",
+                 mark + headline, row.user_id or "-", " ".join(row.question.split())[:60])
+        table.add_row(*(escape(cell) for cell in cells))
+    console.print(table)
+
+
+def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None:
+    """Per model and rubric figures: count, mean headline, pass rate, tags, judge errors, agreement."""
+    table = Table("model under test", "rubric", "judged", "mean headline", "pass rate", "tags", "judge errors",
+                  "people agree", title=escape(title))
+    for f in figures:
+        tags = ", ".join(f"{tag} {n}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
+        agree = "-" if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
+        cells = (f.model_name or "-", f.rubric_name, str(f.judged), _number(f.mean_headline, 1),
+                 "-" if f.pass_rate is None else f"{f.pass_rate:.0%}", tags or "-", str(f.errors), agree)
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)

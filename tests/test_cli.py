@@ -729,3 +729,27 @@ def test_a_run_whose_loading_never_finished_says_to_start_again(tmp_path, judge_
     assert code == 2
     assert "run 1 cannot be judged (its rows were never all loaded); start a new run from the file" in flat(out)
     assert judge_server.bodies() == []
+
+
+def test_history_and_stats_of_the_terminal_and_of_a_slack_channel(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    shutil.copy(EXAMPLE, tmp_path / "answers.csv")
+    assert judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", server=judge_server)[0] == 0
+    with sqlite3.connect(tmp_path / "h.db") as db:  # one row as if judged in a Slack channel
+        db.execute("UPDATE judgment SET channel_id = 'C0SLACK' WHERE id = (SELECT MIN(id) FROM judgment)")
+
+    code, out = judgebot(tmp_path, "stats")
+    assert code == 0, out
+    text = flat(out)
+    assert "the terminal, last 30 days" in text
+    assert "campus-bot-v2 eth 3 100.0 100% Correct 3 0 -" in text  # its first row went to the channel
+    assert "campus-bot-v1 eth 4 12.5 0% Generic 2, Hallucination 1, Refusal 1 0 -" in text
+
+    code, out = judgebot(tmp_path, "stats", "--channel", "C0SLACK", "--days", "0", "--model", "CAMPUS-BOT-V2")
+    text = flat(out)
+    assert code == 0 and "campus-bot-v2 eth 1 100.0 100% Correct 1 0 -" in text and "campus-bot-v1" not in text, out
+    code, out = judgebot(tmp_path, "history", "--channel", "C0SLACK")
+    assert code == 0 and flat(out).count(" eth campus-bot-") == 1, out
+    code, out = judgebot(tmp_path, "history", "-n", "3")
+    assert code == 0 and flat(out).count(" eth campus-bot-") == 3, out
+    assert judgebot(tmp_path, "history", "-n", "0")[0] == 2
