@@ -367,3 +367,36 @@ async def test_a_slack_server_error_is_retried(slack, slack_server, judge_server
     await slack.command(INLINE)
     card = await card_of(slack_server)
     assert "Correct" in blocks_text(card) and len(slack_server.calls_to("chat.postMessage")) == 2
+
+
+async def test_a_card_slack_refuses_is_saved_and_the_person_told(slack, slack_server, judge_server, bot_settings):
+    judge_server.enqueue(eth_reply("Correct"))
+    slack_server.fail("chat.update", "invalid_blocks")
+    await slack.command(INLINE)
+    told = (await slack_server.await_for("response_url"))[0]
+    assert "Judgment #1 is saved" in told.params["text"] and "invalid_blocks" in told.params["text"]
+    [run] = store_of(bot_settings).recent_runs()
+    assert store_of(bot_settings).first_judgment(run.id).status == "scored"
+
+
+async def test_full_texts_slack_refuses_leave_the_card_and_tell_the_person(slack, slack_server, judge_server):
+    judge_server.enqueue(Reply(content=eth_reply("Correct").content, delay=0.5))
+    await slack.command(INLINE.replace("Use myStudies.", "Use myStudies. " * 200))
+    await slack_server.await_for("chat.postMessage")  # the placeholder is up: the next post is the thread's
+    slack_server.fail("chat.postMessage", "msg_blocks_too_long")
+    told = (await slack_server.await_for("response_url"))[0]
+    assert "full texts could not be posted" in told.params["text"] and "msg_blocks_too_long" in told.params["text"]
+    card = await card_of(slack_server)
+    assert "Correct · correctness" in blocks_text(card) and "full text is in the thread" in blocks_text(card)
+
+
+async def test_a_failing_listener_is_logged_with_where_and_for_whom(slack, slack_server, caplog):
+    slack_server.fail("views.publish", "internal_error")
+    await slack.event({"type": "app_home_opened", "user": "U0USER", "channel": "D0HOME", "tab": "home"})
+    await slack_server.await_for("views.publish")
+    for _ in range(100):
+        if any("failed for user U0USER" in r.getMessage() for r in caplog.records):
+            break
+        await asyncio.sleep(0.02)
+    [record] = [r for r in caplog.records if "failed for user U0USER" in r.getMessage()]
+    assert "event_callback" in record.getMessage() and record.exc_info is not None

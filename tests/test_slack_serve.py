@@ -165,6 +165,9 @@ def test_manifest_declares_what_the_app_listens_to():
     assert [c["command"] for c in manifest["features"]["slash_commands"]] == [COMMAND]
     assert manifest["settings"]["socket_mode_enabled"] is True and manifest["settings"]["interactivity"]["is_enabled"]
     assert manifest["features"]["app_home"]["home_tab_enabled"] is True
+    shown = manifest["display_information"]  # Slack's own bounds for these fields
+    assert len(shown["name"]) <= 35 and len(shown["description"]) <= 140
+    assert 174 <= len(shown["long_description"]) <= 4000
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == {"commands", "chat:write"}
     assert set(EVENTS) == set(manifest["settings"]["event_subscriptions"]["bot_events"])
 
