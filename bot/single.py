@@ -19,12 +19,6 @@ async def start_triple(store: Store, rubric: Rubric, triple: Triple, judge_model
     return await asyncio.to_thread(start_single_run, store, rubric, triple, judge_model=judge_model, **kwargs)
 
 
-async def judge_triple(store: Store, rubric: Rubric, triple: Triple, client: JudgeClient, **kwargs: Any) -> Judgment:
-    """Judge one triple and return its row: scored, invalid, or an error saying what went wrong."""
-    run = await start_triple(store, rubric, triple, client.model, **kwargs)
-    return await finish_triple(store, run, rubric, client)
-
-
 async def finish_triple(store: Store, run: Run, rubric: Rubric, client: JudgeClient) -> Judgment:
     """Judge the pending row of a run of one triple (unless another live process holds it) and return it.
 

@@ -116,19 +116,11 @@ def test_serve_in_http_mode_answers_and_stops_on_sigterm(bot_settings, slack_ser
         url = f"http://127.0.0.1:{port}"
 
         async def talk() -> str:
-            async with aiohttp.ClientSession() as session:
-                for _ in range(300):
-                    try:
-                        async with session.get(f"{url}/health") as health:
-                            if health.status == 200:
-                                break
-                    except aiohttp.ClientError:
-                        await asyncio.sleep(0.05)
-                slack = SlackSide(slack_server, url=f"{url}/slack/events", secret=SIGNING_SECRET)
-                answer = await slack.post(urlencode(slack.command_payload("help")),
-                                          "application/x-www-form-urlencoded")
-                assert answer.status == 200
-                return answer.text()
+            await wait_healthy(url)
+            slack = SlackSide(slack_server, url=f"{url}/slack/events", secret=SIGNING_SECRET)
+            answer = await slack.post(urlencode(slack.command_payload("help")), "application/x-www-form-urlencoded")
+            assert answer.status == 200
+            return answer.text()
 
         assert "/judge stats" in asyncio.run(talk())
     finally:

@@ -139,14 +139,7 @@ class FakeSlackServer(ThreadedServer):
     async def await_for(self, method: str, predicate: Callable[[Call], bool] | None = None, *, count: int = 1,
                         timeout: float = 10.0) -> list[Call]:
         """Like wait_for, without blocking the caller's event loop."""
-        deadline = time.monotonic() + timeout
-        while True:
-            found = self._matching(method, predicate)
-            if len(found) >= count:
-                return found
-            if time.monotonic() >= deadline:
-                raise self._timeout_error(method, count, timeout, len(found))
-            await asyncio.sleep(0.01)
+        return await asyncio.to_thread(self.wait_for, method, predicate, count=count, timeout=timeout)
 
     def fail(self, method: str, error: str, *, status: int = 200, headers: dict[str, str] | None = None,
              times: int = 1) -> None:
