@@ -60,6 +60,8 @@ class Settings(BaseSettings):
         None, description="App-level token (xapp-..., scope connections:write): set it to run in Socket Mode.")
     slack_api_url: str = Field("https://slack.com/api/", description="Base URL of Slack's Web API.")
     port: int = Field(3000, ge=0, le=65535, description="HTTP mode: the port Slack's requests come to (0: any free one).")
+    csv_max_mb: float = Field(20.0, gt=0, description="Largest CSV file a Slack run accepts, in MB.")
+    csv_max_rows: int = Field(20_000, ge=1, description="Most data rows a CSV shared in Slack may have.")
     judgebot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level.")
 
     @field_validator("judgebot_log_level", mode="before")

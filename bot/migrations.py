@@ -114,8 +114,52 @@ def _v3_user_settings_and_history_indexes(op: Operations) -> None:
     op.create_index("ix_judgment_team_user_created", "judgment", ["team_id", "user_id", "created_at"])
 
 
+def _v4_channel_settings_and_shared_files(op: Operations) -> None:
+    op.create_table(
+        "channel_setting",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("team_id", sa.String(32), nullable=False),
+        sa.Column("channel_id", sa.String(32), nullable=False),
+        sa.Column("default_rubric", sa.String(64)),
+        sa.Column("updated_by", sa.String(32)),
+        sa.Column("updated_at", sa.DateTime, nullable=False),
+        sa.UniqueConstraint("team_id", "channel_id", name="uq_channel_setting_team_channel"),
+    )
+    op.create_table(
+        "shared_file",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("updated_at", sa.DateTime, nullable=False),
+        sa.Column("team_id", sa.String(32), nullable=False),
+        sa.Column("channel_id", sa.String(32), nullable=False),
+        sa.Column("thread_ts", sa.String(32), nullable=False),
+        sa.Column("message_ts", sa.String(32), nullable=False),
+        sa.Column("file_id", sa.String(32), nullable=False),
+        sa.Column("event_id", sa.String(64)),
+        sa.Column("user_id", sa.String(32)),
+        sa.Column("file_name", sa.Text, nullable=False),
+        sa.Column("text", sa.Text, nullable=False),
+        sa.Column("sha256", sa.String(64)),
+        sa.Column("state", sa.String(16), nullable=False),
+        sa.Column("owner", sa.String(128)),
+        sa.Column("note", sa.Text),
+        sa.Column("rubric_name", sa.String(64)),
+        sa.Column("model_name", sa.Text),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("run.id")),
+        sa.Column("question_ts", sa.String(32)),
+        sa.Column("progress_ts", sa.String(32)),
+        sa.Column("summary_ts", sa.String(32)),
+        sa.Column("results_posted", sa.Boolean, nullable=False),
+        sa.UniqueConstraint("team_id", "channel_id", "message_ts", "file_id", name="uq_shared_file_message_file"),
+    )
+    op.create_index("ix_shared_file_thread", "shared_file", ["channel_id", "thread_ts"])
+    op.create_index("ix_shared_file_state", "shared_file", ["state"])
+    op.create_index("ix_judgment_channel_message", "judgment", ["channel_id", "message_ts"])
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
+    _v4_channel_settings_and_shared_files,
 ]
 LATEST = len(MIGRATIONS)
 

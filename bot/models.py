@@ -1,4 +1,4 @@
-"""The history tables: runs of judgments, the judgments themselves, human feedback, and per-user settings."""
+"""The history tables: runs, judgments, human feedback, per-user and per-channel settings, files shared in Slack."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ class Judgment(SQLModel, table=True):
         Index("ix_judgment_cache", "cache_key", "status"),
         Index("ix_judgment_channel_created", "channel_id", "created_at"),
         Index("ix_judgment_team_user_created", "team_id", "user_id", "created_at"),
+        Index("ix_judgment_channel_message", "channel_id", "message_ts"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -115,3 +116,53 @@ class UserSetting(SQLModel, table=True):
     user_id: str = Field(max_length=32)
     model_name: str | None = Field(default=None, sa_column=Column(Text))
     updated_at: NaiveDatetime = Field(default_factory=utcnow)
+
+
+class ChannelSetting(SQLModel, table=True):
+    """What the bot remembers for one channel, such as the rubric a CSV shared there is judged with by default."""
+
+    __tablename__ = "channel_setting"
+    __table_args__ = (UniqueConstraint("team_id", "channel_id", name="uq_channel_setting_team_channel"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    team_id: str = Field(max_length=32)
+    channel_id: str = Field(max_length=32)
+    default_rubric: str | None = Field(default=None, max_length=64)
+    updated_by: str | None = Field(default=None, max_length=32)
+    updated_at: NaiveDatetime = Field(default_factory=utcnow)
+
+
+class SharedFile(SQLModel, table=True):
+    """A file shared in Slack, claimed once however often Slack delivers it, and the run it became."""
+
+    __tablename__ = "shared_file"
+    __table_args__ = (
+        UniqueConstraint("team_id", "channel_id", "message_ts", "file_id", name="uq_shared_file_message_file"),
+        Index("ix_shared_file_thread", "channel_id", "thread_ts"),
+        Index("ix_shared_file_state", "state"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    created_at: NaiveDatetime = Field(default_factory=utcnow)
+    updated_at: NaiveDatetime = Field(default_factory=utcnow)
+    team_id: str = Field(max_length=32)
+    channel_id: str = Field(max_length=32)
+    thread_ts: str = Field(max_length=32, description="the thread the run talks in: the share's thread or itself")
+    message_ts: str = Field(max_length=32, description="the message that shared the file")
+    file_id: str = Field(max_length=32)
+    event_id: str | None = Field(default=None, max_length=64)
+    user_id: str | None = Field(default=None, max_length=32)
+    file_name: str = Field(default="", sa_column=Column(Text, nullable=False))
+    text: str = Field(default="", sa_column=Column(Text, nullable=False))
+    sha256: str | None = Field(default=None, max_length=64)
+    state: str = Field(default="received", max_length=16, description="received, asking, confirm, loading, "
+                       "running, paused, finishing, done, refused or skipped")
+    owner: str | None = Field(default=None, max_length=128, description="host:pid:incarnation handling it")
+    note: str | None = Field(default=None, sa_column=Column(Text))
+    rubric_name: str | None = Field(default=None, max_length=64)
+    model_name: str | None = Field(default=None, sa_column=Column(Text))
+    run_id: int | None = Field(default=None, foreign_key="run.id")
+    question_ts: str | None = Field(default=None, max_length=32, description="the bot's question (rubric, run again)")
+    progress_ts: str | None = Field(default=None, max_length=32)
+    summary_ts: str | None = Field(default=None, max_length=32)
+    results_posted: bool = False

@@ -28,6 +28,13 @@ PRICES: dict[str, tuple[float, float]] = {
 RESULT_COLUMNS = ["headline", "passed", "label", "status", "error", "flags", "judge_model", "rubric_version", "cached"]
 WORST_KEPT = 3
 PROBLEMS_KEPT = 20
+BANDS = ("0-19", "20-39", "40-59", "60-79", "80-100")  # headline bands of the score distribution
+QUESTION_KEPT = 200  # characters of a lowest row's question kept for the summary
+
+
+def band_of(headline: float) -> int:
+    """The index in BANDS of a 0-100 headline."""
+    return min(int(headline // 20), len(BANDS) - 1)
 
 
 @dataclass
@@ -38,6 +45,8 @@ class ModelFigures:
     scored: int = 0
     passed: int = 0
     headline_total: float = 0.0
+    bands: list[int] = field(default_factory=lambda: [0] * len(BANDS))
+    errors: int = 0
 
     @property
     def mean_headline(self) -> float | None:
@@ -70,7 +79,7 @@ class Summary:
     tokens_in: int = 0
     tokens_out: int = 0
     problems: list[tuple[int | None, str, str]] = field(default_factory=list)
-    worst: list[tuple[float, int | None]] = field(default_factory=list)
+    worst: list[tuple[float, int | None, str]] = field(default_factory=list)
     models: dict[str, ModelFigures] = field(default_factory=dict)
     price: tuple[float, float] | None = None
 
@@ -114,6 +123,7 @@ class Summary:
         model = self.models.setdefault(row.model_name or "(no model)", ModelFigures())
         model.rows += 1
         if row.status != "scored":
+            model.errors += row.status in ("error", "invalid")
             if row.status != "pending" and len(self.problems) < PROBLEMS_KEPT:
                 self.problems.append((row.row_number, row.status, row.error or ""))
             return
@@ -121,6 +131,8 @@ class Summary:
         model.scored += 1
         model.passed += bool(row.passed)
         model.headline_total += row.headline or 0.0
+        if row.headline is not None:
+            model.bands[band_of(row.headline)] += 1
         for criterion in self.criteria:
             if isinstance(values.get(criterion), (int, float)):
                 self.totals[criterion] = self.totals.get(criterion, 0.0) + values[criterion]
@@ -129,7 +141,8 @@ class Summary:
             if values.get(path) is not None:
                 self.tags.setdefault(path, Counter())[str(values[path])] += 1
         if row.headline is not None:
-            self.worst = sorted([*self.worst, (row.headline, row.row_number)])[:WORST_KEPT]
+            low = (row.headline, row.row_number, row.question[:QUESTION_KEPT])
+            self.worst = sorted([*self.worst, low], key=lambda item: item[:2])[:WORST_KEPT]
 
 
 def result_fieldnames(run: Run, rubric: Rubric) -> list[str]:

@@ -327,6 +327,10 @@ class RubricSet:
     def __len__(self) -> int:
         return len(self._by_name)
 
+    def find(self, name: str) -> Rubric | None:
+        """The rubric called `name` or one of its aliases (any case), if there is one."""
+        return self._by_key.get(name.strip().lower())
+
     def get(self, name: str) -> Rubric:
         """The rubric called `name` or one of its aliases; RubricError with a suggestion otherwise."""
         found = self._by_key.get(name.strip().lower())

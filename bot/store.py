@@ -76,9 +76,9 @@ def process_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{_incarnation()}"
 
 
-def _abandoned(run: Run, now: Any, stale_after: float) -> bool:
-    """A running run whose process is gone: on this host, its pid is dead; elsewhere, its heartbeat stopped."""
-    host, pid, incarnation = [*(run.owner or "").split(":"), "", ""][:3]
+def owner_gone(owner: str | None, last_seen: Any, now: Any, stale_after: float) -> bool:
+    """Whether the process named `owner` is gone: on this host, its pid is dead; elsewhere, it went quiet."""
+    host, pid, incarnation = [*(owner or "").split(":"), "", ""][:3]
     if host == socket.gethostname() and pid.isdigit():
         if int(pid) == os.getpid():  # this very pid: this process, or an earlier life of it
             return bool(incarnation) and incarnation != _incarnation()
@@ -89,7 +89,7 @@ def _abandoned(run: Run, now: Any, stale_after: float) -> bool:
         except PermissionError:  # alive, but another user's
             return False
         return False
-    return run.heartbeat_at is None or (now - run.heartbeat_at).total_seconds() > stale_after
+    return last_seen is None or (now - last_seen).total_seconds() > stale_after
 
 
 class Store:
@@ -181,7 +181,7 @@ class Store:
             run = session.get(Run, run_id)
             if run is None or run.status not in statuses:
                 return False
-            if run.status == "running" and run.owner and not _abandoned(run, now, stale_after):
+            if run.status == "running" and run.owner and not owner_gone(run.owner, run.heartbeat_at, now, stale_after):
                 return False
             claimed = session.execute(
                 update(Run)

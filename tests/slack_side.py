@@ -60,17 +60,21 @@ class SlackSide:
                 parsed = raw
             return Answer(response.status, parsed, time.perf_counter() - started)
 
-    async def _deliver(self, kind: str, payload: dict[str, Any]) -> Answer:
+    async def _deliver(self, kind: str, payload: dict[str, Any], *, retry_num: int | None = None,
+                       retry_reason: str = "") -> Answer:
         started = time.perf_counter()
         if self.url is None:
-            envelope = await self.slack.async_send_envelope(kind, payload)
+            envelope = await self.slack.async_send_envelope(kind, payload, retry_attempt=retry_num or 0,
+                                                            retry_reason=retry_reason if retry_num else "")
             ack = await self.slack.async_wait_ack(envelope)
             return Answer(200, ack.get("payload"), time.perf_counter() - started)
         if kind == "slash_commands":
             return await self.post(urlencode(payload), "application/x-www-form-urlencoded")
         if kind == "interactive":
             return await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
-        return await self.post(json.dumps(payload), "application/json")
+        headers = {} if retry_num is None else {"X-Slack-Retry-Num": str(retry_num),
+                                                "X-Slack-Retry-Reason": retry_reason}
+        return await self.post(json.dumps(payload), "application/json", headers=headers)
 
     # -- what people do -------------------------------------------------------------------------------------
 
@@ -116,9 +120,19 @@ class SlackSide:
                                 "action_ts": str(time.time())}]}
         return await self._deliver("interactive", payload)
 
-    async def event(self, event: dict[str, Any]) -> Answer:
-        """Deliver an Events API event."""
-        n = next(_ids)
-        payload = {"token": "legacy", "team_id": TEAM, "api_app_id": "A0TEST", "event": event,
-                   "type": "event_callback", "event_id": f"Ev{n:08d}", "event_time": int(time.time())}
-        return await self._deliver("events_api", payload)
+    def event_payload(self, event: dict[str, Any], *, event_id: str | None = None) -> dict[str, Any]:
+        """The event_callback envelope of an Events API event (a new event_id unless given)."""
+        return {"token": "legacy", "team_id": TEAM, "api_app_id": "A0TEST", "event": event,
+                "type": "event_callback", "event_id": event_id or f"Ev{next(_ids):08d}",
+                "event_time": int(time.time())}
+
+    async def send_event(self, payload: dict[str, Any], *, retry_num: int | None = None,
+                         retry_reason: str = "http_timeout") -> Answer:
+        """Deliver an event_payload; with retry_num, as Slack's retry number retry_num of that delivery."""
+        return await self._deliver("events_api", payload, retry_num=retry_num, retry_reason=retry_reason)
+
+    async def event(self, event: dict[str, Any], *, event_id: str | None = None, retry_num: int | None = None,
+                    retry_reason: str = "http_timeout") -> Answer:
+        """Deliver an Events API event; event_id and retry_num make it a retry of an earlier delivery."""
+        return await self.send_event(self.event_payload(event, event_id=event_id), retry_num=retry_num,
+                                     retry_reason=retry_reason)

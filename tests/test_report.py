@@ -48,11 +48,12 @@ async def test_summary_gives_criteria_tags_and_each_model(tmp_path, store, rubri
     assert summary.mean("completeness") == pytest.approx((2 + 2 + 1 + 2 + 1) / 5)
     assert summary.mean("headline") == pytest.approx((100 * 3 + 25 * 2) / 5)
     assert summary.tags == {"result_tag": {"Correct": 3, "Generic": 2}}
-    assert summary.worst == [(25.0, 4), (25.0, 6), (100.0, 2)]
+    assert summary.worst == [(25.0, 4, "Question 4?"), (25.0, 6, "Question 6?"), (100.0, 2, "Question 2?")]
     v2, v1, none = summary.models["bot-v2"], summary.models["bot-v1"], summary.models["(no model)"]
     assert (v2.rows, v2.scored, v2.pass_rate, v2.mean_headline) == (2, 2, 1.0, 100.0)
     assert (v1.rows, v1.pass_rate, v1.mean_headline) == (2, 0.5, 62.5)
     assert (none.rows, none.pass_rate, none.mean_headline) == (1, 0.0, 25.0)
+    assert (v2.bands, v1.bands, none.bands) == ([0, 0, 0, 0, 2], [0, 1, 0, 0, 1], [0, 1, 0, 0, 0])
     assert summary.tokens_in == 5 * 50 and summary.tokens_out == 5 * 20
     assert summary.cost is None  # "judge-test" has no known price
 

@@ -160,7 +160,8 @@ def test_manifest_declares_what_the_app_listens_to():
     shown = manifest["display_information"]  # Slack's own bounds for these fields
     assert len(shown["name"]) <= 35 and len(shown["description"]) <= 140
     assert 174 <= len(shown["long_description"]) <= 4000
-    assert set(manifest["oauth_config"]["scopes"]["bot"]) == {"commands", "chat:write"}
+    assert set(manifest["oauth_config"]["scopes"]["bot"]) == {"commands", "chat:write", "files:read", "files:write",
+                                                             "channels:history", "groups:history"}
     assert set(EVENTS) == set(manifest["settings"]["event_subscriptions"]["bot_events"])
 
 

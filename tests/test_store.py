@@ -109,7 +109,8 @@ def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
             assert [v for v, _ in schema_versions(store.engine)] == list(range(1, LATEST + 1))
             with store.engine.connect() as conn:
                 assert current_version(conn) == LATEST
-            assert table_names(store.engine) == {"schema_version", "run", "judgment", "feedback", "user_setting"}
+            assert table_names(store.engine) == {"schema_version", "run", "judgment", "feedback", "user_setting",
+                                                 "channel_setting", "shared_file"}
             assert schema_diffs(store.engine) == []
         finally:
             store.engine.dispose()

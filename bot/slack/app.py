@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
@@ -14,13 +15,18 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.cards import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
+from bot.slack.file_listeners import FileListeners
+from bot.slack.file_runs import FileRuns
 from bot.slack.judging import Judgebot
 from bot.slack.listeners import Listeners
+from bot.slack.run_cards import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
 from bot.slack.views import FORM
 
 COMMAND = "/judge"
 HOME_OPENED = "app_home_opened"
-EVENTS = (HOME_OPENED,)  # every event the app subscribes to, as manifest.yml declares them
+# Every event the app subscribes to, as manifest.yml declares them: messages of public and private channels
+# (files arrive as messages with the subtype file_share), and file_shared, which Slack sends alongside.
+EVENTS = (HOME_OPENED, "message.channels", "message.groups", "file_shared")
 
 
 def make_web_client(token: str, api_url: str) -> AsyncWebClient:
@@ -40,7 +46,7 @@ class _NoTokenNotice(logging.Filter):
         return record.getMessage() != warning_client_prioritized_and_token_skipped()
 
 
-def build_app(bot: Judgebot, client: AsyncWebClient, *, signing_secret: str | None) -> AsyncApp:
+def build_app(bot: Judgebot, files: FileRuns, client: AsyncWebClient, *, signing_secret: str | None) -> AsyncApp:
     """The bolt app; with a signing secret every HTTP request is verified, without one it serves Socket Mode only."""
     logger = logging.getLogger("judgebot.bolt")
     if not any(isinstance(f, _NoTokenNotice) for f in logger.filters):
@@ -60,5 +66,14 @@ def build_app(bot: Judgebot, client: AsyncWebClient, *, signing_secret: str | No
     app.action(RETRY)(listeners.on_retry)
     app.action(DETAILS)(listeners.on_details)
     app.event(HOME_OPENED)(listeners.on_home_opened)
+    on_files = FileListeners(bot, files)
+    app.event({"type": "message", "subtype": "file_share"})(on_files.on_file_share)
+    app.event("message")(on_files.ignore)  # every other message: answered, or bolt says 404 and Slack retries
+    app.event("file_shared")(on_files.ignore)  # the file_share message carries everything needed
+    app.action(re.compile(f"^{PICK_RUBRIC}"))(on_files.on_pick_rubric)
+    app.action(RUN_AGAIN)(on_files.on_again)
+    app.action(SKIP_AGAIN)(on_files.on_skip)
+    app.action(CANCEL_RUN)(on_files.on_cancel)
+    app.action(RESUME_RUN)(on_files.on_resume)
     app.error(listeners.on_error)
     return app

@@ -1,4 +1,4 @@
-"""What `/judge ...` asks for: the command text parsed into one request, or a message saying what is wrong."""
+"""What people ask for in words: `/judge ...` parsed into one request, and the text that comes with a shared file."""
 
 from __future__ import annotations
 
@@ -45,6 +45,18 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class ShowDefault:
+    """The rubric files shared in this channel are judged with by default."""
+
+
+@dataclass(frozen=True)
+class SetDefault:
+    """Set (or with None, clear) the channel's default rubric."""
+
+    rubric: Rubric | None
+
+
+@dataclass(frozen=True)
 class OpenForm:
     """A modal to fill in, with `rubric` chosen."""
 
@@ -59,13 +71,16 @@ class Inline:
     triple: Triple
 
 
-Command = Help | ListRubrics | History | Stats | OpenForm | Inline
+Command = Help | ListRubrics | History | Stats | ShowDefault | SetDefault | OpenForm | Inline
 
 USAGE = (
     "`/judge <rubric>` opens a form for one question, reference answer and answer\n"
     "`/judge <rubric> <question> || <reference> || <answer>` judges at once\n"
     "`/judge history [N]` the latest judgments in this channel\n"
     f"`/judge stats [7d|30d|all] [model]` figures per model and rubric in this channel (default {STATS_DEFAULT_DAYS}d)\n"
+    "`/judge default [<rubric>|none]` the rubric CSV files shared in this channel are judged with\n"
+    "Share a CSV or TSV (columns question, reference, answer, optionally model) with the rubric in the message, "
+    "such as `eth`: every row is judged in its thread\n"
     "`/judge rubrics` the rubrics · `/judge help` this help"
 )
 
@@ -83,6 +98,8 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
         return _history(rest)
     if word == "stats":
         return _stats(rest)
+    if word == "default":
+        return _default(rest, rubrics)
     try:
         rubric = rubrics.get(word)
     except RubricError as err:
@@ -108,6 +125,52 @@ def _stats(rest: str) -> Stats:
             raise CommandError("A period of 0 days holds nothing: try `7d`, `30d` or `all`.")
         return Stats(days, model.strip() or None)
     return Stats(model=rest or None)
+
+
+def _default(rest: str, rubrics: RubricSet) -> ShowDefault | SetDefault:
+    if not rest:
+        return ShowDefault()
+    if rest.lower() in ("none", "off", "clear"):
+        return SetDefault(None)
+    try:
+        return SetDefault(rubrics.get(rest))
+    except RubricError as err:
+        raise CommandError(f"{escape(str(err))} `/judge rubrics` lists them.") from None
+
+
+SHARE_FIELD = re.compile(r"\b(rubric|model)\s*[:=]\s*(\S+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ShareText:
+    """What the message that came with a file asks for: a rubric and a model under test, each if named."""
+
+    rubric: Rubric | None = None
+    model: str | None = None
+
+
+def parse_share_text(text: str, rubrics: RubricSet) -> ShareText:
+    """What the words with a file name; CommandError for an unknown rubric after `rubric:`.
+
+    `rubric: <name or alias>` and `model: <name>` anywhere; a message of one word, a rubric's name or
+    alias; in longer text, a word that is a rubric's name (aliases such as "five" are common words).
+    """
+    text = unescape(re.sub(r"<[@#!][^>]*>", " ", text or ""))
+    named = {key.lower(): value.strip("`*_,.;") for key, value in SHARE_FIELD.findall(text)}
+    model = named.get("model") or None
+    if "rubric" in named:
+        try:
+            return ShareText(rubrics.get(named["rubric"]), model)
+        except RubricError as err:
+            raise CommandError(escape(str(err))) from None
+    words = [word.strip("-.") for word in re.findall(r"[\w\-.]+", SHARE_FIELD.sub(" ", text))]
+    if len(words) == 1:
+        return ShareText(rubrics.find(words[0]), model)
+    for word in words:
+        found = rubrics.find(word)
+        if found is not None and found.name == word.lower():
+            return ShareText(found, model)
+    return ShareText(None, model)
 
 
 def _triple(rest: str, rubric: Rubric) -> Triple:

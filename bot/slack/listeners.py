@@ -15,7 +15,9 @@ from bot.judge import Triple
 from bot.models import Judgment, utcnow
 from bot.rubrics import RubricError
 from bot.runs import Origin
+from bot.shares import default_rubric, set_default_rubric
 from bot.slack import commands
+from bot.slack.blocks import notice
 from bot.slack.cards import AGREE, reply_view, result_card
 from bot.slack.commands import CommandError, parse_command
 from bot.slack.judging import CARD_SOURCE, OUR_FAULT, Judgebot, slack_error
@@ -63,7 +65,8 @@ class Listeners:
             await self._open_form(parsed, command)
         else:
             await ack()
-            work = {commands.Inline: self._inline, commands.History: self._history, commands.Stats: self._stats}
+            work = {commands.Inline: self._inline, commands.History: self._history, commands.Stats: self._stats,
+                    commands.ShowDefault: self._show_default, commands.SetDefault: self._set_default}
             handler = work[type(parsed)]  # type: ignore[index]
             self.bot.spawn(handler(parsed, command), f"/judge {type(parsed).__name__.lower()}",
                            response_url=command.get("response_url"))
@@ -106,6 +109,27 @@ class Listeners:
                                     model=parsed.model)
         await self.bot.reply(command.get("response_url"),
                              stats_message(figures, command["channel_id"], days=parsed.days, model=parsed.model))
+
+    async def _show_default(self, parsed: commands.ShowDefault, command: dict[str, Any]) -> None:
+        name = await self.bot.db(default_rubric, self.bot.store, command["team_id"], command["channel_id"])
+        rubric = self.bot.rubrics.find(name) if name else None
+        if rubric is not None:
+            text = (f"CSV files shared in <#{command['channel_id']}> are judged with *{escape(rubric.title)}* "
+                    f"(`{rubric.name}`) unless their message names another rubric. `/judge default none` clears it.")
+        else:
+            text = (f"<#{command['channel_id']}> has no default rubric: a CSV shared here is judged with the rubric "
+                    "its message names (such as `eth`), or I ask. `/judge default <rubric>` sets one.")
+        await self.bot.tell(command.get("response_url"), text)
+
+    async def _set_default(self, parsed: commands.SetDefault, command: dict[str, Any]) -> None:
+        name = parsed.rubric.name if parsed.rubric else None
+        await self.bot.db(set_default_rubric, self.bot.store, command["team_id"], command["channel_id"], name,
+                          command["user_id"])
+        who = f"<@{command['user_id']}>"
+        text = (f"{who} set the default rubric of this channel to *{escape(parsed.rubric.title)}* (`{name}`): CSV "
+                "files shared here are judged with it unless their message names another." if parsed.rubric else
+                f"{who} cleared the default rubric of this channel.")
+        await self.bot.reply(command.get("response_url"), {**notice(text), "response_type": "in_channel"})
 
     # -- the form -------------------------------------------------------------------------------------------
 

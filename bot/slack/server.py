@@ -16,7 +16,9 @@ from sqlalchemy import text
 from bot.config import SetupError, Settings
 from bot.llm import judge_client_from
 from bot.rubrics import load_rubrics
+from bot.shares import unfinished_shares
 from bot.slack.app import build_app, make_web_client
+from bot.slack.file_runs import FileLimits, FileRuns
 from bot.slack.judging import CARD_SOURCE, Judgebot
 from bot.slack.recovery import recover
 from bot.store import Store
@@ -60,6 +62,7 @@ class RunningBot:
     port: int
     team: str
     bot: Judgebot
+    files: FileRuns
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
 
@@ -69,6 +72,7 @@ class RunningBot:
             await self._socket.close_async()
         if self._runner is not None:
             await self._runner.cleanup()
+        await self.files.interrupt()  # file runs go on after the restart, from where they stopped
         await self.bot.drain(drain)
         await self.bot.judge.aclose()
         self.bot.store.engine.dispose()
@@ -88,11 +92,13 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
                    team_url=auth.get("url"))
     # Listed before any request is taken, so a judgment started from now on is never mistaken for a left-over.
     left_over = await bot.db(store.unfinished_runs, source=CARD_SOURCE)
-    app = build_app(bot, client, signing_secret=secret)
+    left_files = await bot.db(unfinished_shares, store)
+    files = FileRuns(bot, FileLimits.from_settings(settings), bot_user_id=auth.get("user_id"))
+    app = build_app(bot, files, client, signing_secret=secret)
     if app_token:
         socket = AsyncSocketModeHandler(app, app_token)
         await socket.connect_async()
-        running = RunningBot("socket", 0, str(auth.get("team")), bot, _socket=socket)
+        running = RunningBot("socket", 0, str(auth.get("team")), bot, files, _socket=socket)
     else:
         web_app = app.web_app(path=EVENTS_PATH, port=settings.port)
         web_app.router.add_get(HEALTH_PATH, _health(store))
@@ -105,8 +111,9 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
             await bot.judge.aclose()
             raise SetupError(f"Cannot listen on port {settings.port} ({err.strerror or err}). Set PORT to a free "
                              "port, or stop what uses it.") from None
-        running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), bot, _runner=runner)
+        running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), bot, files, _runner=runner)
     recover(bot, left_over)
+    files.recover(left_files)
     return running
 
 

@@ -1,0 +1,52 @@
+"""Chart images for chat: drawn with matplotlib's Agg backend into PNG bytes, sized to be read on a phone."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+WIDTH_INCHES, DPI = 8.0, 150  # 1,200 pixels wide: sharp on a phone, small to upload
+MODELS_SHOWN = 12
+BAND_COLOURS = ("#c0392b", "#e67e22", "#f1c40f", "#7dcea0", "#1e8449")  # worst to best
+ERROR_COLOUR = "#95a5a6"
+
+
+def _short(name: str, room: int = 22) -> str:
+    return name if len(name) <= room else name[: room - 1] + "…"
+
+
+def score_distribution_png(title: str, bands: Sequence[str], models: dict[str, tuple[Sequence[int], int]]) -> bytes:
+    """A bar per model under test: the share of its rows in each score band, judge errors last, as a PNG.
+
+    `models` maps a model's name to (rows per band, judge errors); the models with most rows are shown.
+    """
+    from matplotlib.figure import Figure  # imported here: it takes a while, and only chart makers need it
+
+    shown = sorted(models.items(), key=lambda item: -(sum(item[1][0]) + item[1][1]))[:MODELS_SHOWN]
+    shown.reverse()  # barh draws from the bottom: the biggest model comes out on top
+    figure = Figure(figsize=(WIDTH_INCHES, 1.9 + 0.62 * max(len(shown), 1)), dpi=DPI, layout="constrained")
+    axes = figure.add_subplot()
+    labels = [*bands, "judge error"]
+    colours = [*BAND_COLOURS[: len(bands)], ERROR_COLOUR]
+    names = [f"{_short(name)} ({sum(counts) + errors:,})" for name, (counts, errors) in shown]
+    left = [0.0] * len(shown)
+    for index, (label, colour) in enumerate(zip(labels, colours)):
+        counts = [(list(counts) + [errors])[index] for _, (counts, errors) in shown]
+        totals = [max(sum(counts_) + errors, 1) for _, (counts_, errors) in shown]
+        shares = [100 * count / total for count, total in zip(counts, totals)]
+        bars = axes.barh(names, shares, left=left, color=colour, label=label, height=0.62, edgecolor="white")
+        for bar, share, count in zip(bars, shares, counts):
+            if share >= 9:  # a count fits inside a segment this wide
+                axes.text(bar.get_x() + bar.get_width() / 2, bar.get_y() + bar.get_height() / 2, str(count),
+                          ha="center", va="center", fontsize=11, color="black" if index in (2, 3) else "white")
+        left = [start + share for start, share in zip(left, shares)]
+    axes.set_xlim(0, 100)
+    axes.set_xlabel("share of rows (%) · headline score bands", fontsize=12)
+    axes.tick_params(axis="y", labelsize=13)
+    axes.tick_params(axis="x", labelsize=11)
+    axes.spines[["top", "right"]].set_visible(False)
+    axes.set_title(title, fontsize=14, loc="left")
+    figure.legend(loc="outside lower center", ncols=len(labels), fontsize=10, frameon=False)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()

@@ -1,0 +1,129 @@
+"""Files in Slack: which shared files are tables, downloading them safely, uploading results into a thread."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+from slack_sdk.web.async_client import AsyncWebClient
+
+# Where Slack serves the bytes of shared files (commercial, GovSlack and Enterprise Grid). The bot token
+# goes to these hosts only, and to the host of SLACK_API_URL when that setting names another one.
+SLACK_FILE_HOSTS = frozenset({"files.slack.com", "files-origin.slack.com", "files.slack-gov.com"})
+TABLE_TYPES = frozenset({"csv", "tsv"})
+TABLE_SUFFIXES = (".csv", ".tsv")
+CHUNK = 1 << 16
+HTML_START = re.compile(rb"^\s*(<!doctype html|<html)", re.IGNORECASE)
+MISSING_FILES_READ = (
+    "Slack answered with a sign-in page instead of the file: the app is missing the `files:read` permission. "
+    "An admin adds the `files:read` scope on the app's OAuth & Permissions page and reinstalls the app; then "
+    "share the file again."
+)
+
+
+class FileProblem(Exception):
+    """A shared file cannot be fetched or used; str(err) says why and what to do, for a person."""
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    """A file fetched to disk: where, how many bytes, and their SHA-256 (to know the same file shared again)."""
+
+    path: Path
+    size: int
+    sha256: str
+
+
+def is_table(file: dict[str, Any]) -> bool:
+    """Whether a shared file is a CSV or TSV (by Slack's file type, or by the name's extension)."""
+    return (file.get("filetype") or "").lower() in TABLE_TYPES or \
+        str(file.get("name") or "").lower().endswith(TABLE_SUFFIXES)
+
+
+def safe_name(name: str) -> str:
+    """A file name that is safe on any disk, keeping what a person recognises."""
+    cleaned = re.sub(r"[^\w.\- ]+", "_", Path(name).name).strip(" .") or "file.csv"
+    return cleaned[:120]
+
+
+def file_origin(api_url: str) -> tuple[str, str] | None:
+    """(scheme, host:port) of SLACK_API_URL, when it is not Slack's own: files may then be served from there."""
+    parts = urlsplit(api_url)
+    host = parts.hostname or ""
+    if host == "slack.com" or host.endswith(".slack.com"):
+        return None
+    return parts.scheme, parts.netloc
+
+
+def check_url(url: str, extra: tuple[str, str] | None) -> None:
+    """FileProblem unless `url` is on Slack's file hosts (https) or on the extra (scheme, host:port)."""
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname in SLACK_FILE_HOSTS and parts.port in (None, 443):
+        return
+    if extra is not None and (parts.scheme, parts.netloc) == extra:
+        return
+    raise FileProblem(f"The file's download address is not on Slack's file servers (`{parts.netloc or url[:60]}`), "
+                      "so I did not fetch it. Upload the file to Slack itself and share it again.")
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB"
+
+
+async def download(url: str, token: str, dest: Path, *, max_bytes: int, extra: tuple[str, str] | None) -> Downloaded:
+    """Fetch `url` with the bot token into `dest`, refusing other hosts, redirects, sign-in pages and big files."""
+    check_url(url, extra)
+    timeout = aiohttp.ClientTimeout(total=600, sock_connect=30, sock_read=60)
+    digest, size = hashlib.sha256(), 0
+    try:
+        async with aiohttp.ClientSession(timeout=timeout) as session, session.get(
+            url, headers={"Authorization": f"Bearer {token}"}, allow_redirects=False,
+        ) as response:
+            _check_response(response, max_bytes)
+            with dest.open("wb") as out:
+                async for chunk in response.content.iter_chunked(CHUNK):
+                    if size == 0 and HTML_START.match(chunk):
+                        raise FileProblem(MISSING_FILES_READ)
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise FileProblem(f"The file is larger than the limit of {_mb(max_bytes)}. Split it into "
+                                          "smaller files and share them one by one.")
+                    digest.update(chunk)
+                    out.write(chunk)
+    except (aiohttp.ClientError, TimeoutError, OSError) as err:
+        raise FileProblem(f"I could not download the file ({type(err).__name__}). Please share it again.") from None
+    return Downloaded(dest, size, digest.hexdigest())
+
+
+def _check_response(response: aiohttp.ClientResponse, max_bytes: int) -> None:
+    if 300 <= response.status < 400:
+        where = urlsplit(response.headers.get("Location", "")).netloc or "elsewhere"
+        raise FileProblem(f"Slack sent the download on to `{where}`; I do not follow redirects with the bot's token. "
+                          "This usually means the app lacks the `files:read` permission: an admin adds that scope "
+                          "on the app's OAuth & Permissions page and reinstalls the app.")
+    if response.status in (401, 403):
+        raise FileProblem(MISSING_FILES_READ)
+    if response.status == 404:
+        raise FileProblem("The file is gone from Slack (deleted?). Share it again.")
+    if response.status != 200:
+        raise FileProblem(f"Slack answered {response.status} to the download. Please share the file again.")
+    if response.content_type == "text/html":
+        raise FileProblem(MISSING_FILES_READ)
+    if response.content_length is not None and response.content_length > max_bytes:
+        raise FileProblem(f"The file has {_mb(response.content_length)}, more than the limit of {_mb(max_bytes)}. "
+                          "Split it into smaller files and share them one by one.")
+
+
+async def upload(client: AsyncWebClient, *, channel: str, thread_ts: str, comment: str,
+                 files: list[tuple[str, str, bytes]]) -> list[str]:
+    """Upload (file name, title, bytes) files as one message in a thread; return the names Slack got."""
+    sent = await client.files_upload_v2(
+        channel=channel, thread_ts=thread_ts, initial_comment=comment,
+        file_uploads=[{"filename": name, "title": title, "content": content} for name, title, content in files],
+    )
+    return [str(item.get("name") or item.get("title") or "") for item in sent.get("files") or []]

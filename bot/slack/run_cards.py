@@ -1,0 +1,225 @@
+"""Block Kit for a file's run: questions before it starts, the progress message, and the summary card."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ConfirmObject,
+    HeaderBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+
+from bot.execution import Progress
+from bot.models import Run
+from bot.report import Summary
+from bot.rubrics import Rubric, RubricSet
+from bot.slack.blocks import context, listing, message, section
+from bot.slack.text import clip, escape, shown
+
+PICK_RUBRIC, RUN_AGAIN, SKIP_AGAIN, CANCEL_RUN, RESUME_RUN = (
+    "judgebot_file_rubric", "judgebot_file_again", "judgebot_file_skip", "judgebot_run_cancel",
+    "judgebot_run_resume")
+BAR_CELLS = 20
+PROBLEMS_SHOWN = 10
+ACCEPTS = ("I judge CSV and TSV files with a header row naming the columns `question`, `reference` and `answer` "
+           "(and optionally `model`). Share one here with the rubric in the message, such as `eth`, or set the "
+           "channel's rubric with `/judge default <rubric>`.")
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(int(seconds), 0)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _percent(part: float | None) -> str:
+    return "–" if part is None else f"{part:.0%}"
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _name(file_name: str) -> str:
+    return shown(file_name, 120)[0]
+
+
+# -- before the run ------------------------------------------------------------------------------------------
+
+
+def rubric_question(share_id: int, file_name: str, rubrics: RubricSet) -> dict[str, Any]:
+    """Which rubric should judge this file? One button per rubric."""
+    buttons = [ButtonElement(text=clip(rubric.title, 75)[0], action_id=f"{PICK_RUBRIC}_{rubric.name}",
+                             value=f"{share_id}:{rubric.name}") for rubric in rubrics]
+    text = (f"Which rubric should judge *{_name(file_name)}*? Next time, name it in the message (such as "
+            "`eth`), or set the channel's rubric with `/judge default <rubric>`.")
+    rows = [ActionsBlock(elements=buttons[i:i + 25]) for i in range(0, len(buttons), 25)]
+    return message([section(text), *rows[:20]], f"Which rubric should judge {file_name}?")
+
+
+def again_question(share_id: int, file_name: str, earlier_run: int | None) -> dict[str, Any]:
+    """The same file was judged in this thread already: run it again?"""
+    before = f" (run #{earlier_run})" if earlier_run else ""
+    text = (f"*{_name(file_name)}* was judged in this thread already{before}. Run it again? Rows judged before "
+            "are taken from the history, so they are not billed again.")
+    buttons = ActionsBlock(elements=[
+        ButtonElement(text="Run again", action_id=RUN_AGAIN, value=str(share_id), style="primary"),
+        ButtonElement(text="Don't", action_id=SKIP_AGAIN, value=str(share_id)),
+    ])
+    return message([section(text), buttons], f"{file_name} was judged in this thread already. Run it again?")
+
+
+def answered(text: str) -> dict[str, Any]:
+    """A question once answered: what was decided, without its buttons."""
+    return message([section(text)], text)
+
+
+# -- the progress message ------------------------------------------------------------------------------------
+
+
+def bar(done: int, total: int) -> str:
+    """A text progress bar with the percentage."""
+    share = done / total if total else 1.0
+    filled = round(share * BAR_CELLS)
+    return f"`{'█' * filled}{'░' * (BAR_CELLS - filled)}` {share:.0%}"
+
+
+def _title(run: Run, rubric_title: str) -> str:
+    return f"*{_name(run.source_name or 'file')}* · {escape(rubric_title)} · run #{run.id}"
+
+
+def loading(file_name: str, rubric_title: str) -> dict[str, Any]:
+    """The progress message before the rows are saved."""
+    text = f":inbox_tray: Reading *{_name(file_name)}* to judge with {escape(rubric_title)}…"
+    return message([section(text)], f"Reading {file_name}…")
+
+
+def progress(run: Run, rubric_title: str, event: Progress | None, who: str | None) -> dict[str, Any]:
+    """The moving progress message: bar, rows done, errors, speed, time left, and Cancel."""
+    done, total = (event.done, event.total) if event else (0, run.total_rows)
+    parts = [f"{done:,} / {total:,} rows"]
+    if event is not None:
+        parts.append(f"{event.errors:,} error{'s' if event.errors != 1 else ''}")
+        if event.rate > 0:
+            parts.append(f"{event.rate:.1f} rows/s")
+        if event.eta is not None and done < total:
+            parts.append(f"about {_duration(event.eta)} left")
+    started = f" for <@{who}>" if who else ""
+    cancel = ButtonElement(
+        text="Cancel", action_id=CANCEL_RUN, value=str(run.id), style="danger",
+        confirm=ConfirmObject(title="Cancel this run?", text="The rows graded so far are kept and summarised.",
+                              confirm="Cancel the run", deny="Keep going"))
+    blocks: list[Block] = [
+        section(f":hourglass_flowing_sand: Judging {_title(run, rubric_title)}{started}\n{bar(done, total)}"),
+        context(*parts), ActionsBlock(elements=[cancel]),
+    ]
+    return message(blocks, f"Judging {run.source_name}: {done} / {total} rows")
+
+
+def paused(run: Run, rubric_title: str, done: int, total: int, reason: str) -> dict[str, Any]:
+    """A run stopped by a problem every request would hit (quota, key): Resume once it is fixed, or finish here."""
+    why, _ = shown(reason, 1200)
+    blocks: list[Block] = [
+        section(f":double_vertical_bar: Paused {_title(run, rubric_title)} at {done:,} / {total:,} rows.\n{why}\n\n"
+                "Fix that, then press *Resume*: the rows already graded are kept. *Finish here* summarises them."),
+        ActionsBlock(elements=[
+            ButtonElement(text="Resume", action_id=RESUME_RUN, value=str(run.id), style="primary"),
+            ButtonElement(text="Finish here", action_id=CANCEL_RUN, value=str(run.id)),
+        ]),
+    ]
+    return message(blocks, f"Paused {run.source_name} at {done} / {total} rows: {reason}")
+
+
+def interrupted(run: Run, rubric_title: str, done: int, total: int) -> dict[str, Any]:
+    """The bot stopped mid-run: it goes on from here when it is back."""
+    text = (f":double_vertical_bar: {_title(run, rubric_title)}: the bot was stopped at {done:,} / {total:,} rows. "
+            "Every graded row is saved; the run goes on from here when the bot is back.")
+    return message([section(text)], f"Interrupted at {done} / {total} rows")
+
+
+def finished(run: Run, rubric_title: str, summary: Summary, seconds: float | None, cancelled_by: str | None
+             ) -> dict[str, Any]:
+    """The progress message at the end: done (or cancelled), how long it took, where the summary is."""
+    done = summary.rows - summary.counts["malformed"] - summary.counts["pending"]
+    total = summary.rows - summary.counts["malformed"]
+    took = f" in {_duration(seconds)}" if seconds is not None else ""
+    if run.status == "cancelled":
+        who = f" by <@{cancelled_by}>" if cancelled_by else ""
+        head = (f":no_entry_sign: Cancelled{who} at {done:,} / {total:,} rows: {_title(run, rubric_title)}. The "
+                f"{summary.scored:,} graded rows are kept and summarised below.")
+    else:
+        head = f":white_check_mark: Judged {_title(run, rubric_title)}: {done:,} rows{took}. The summary follows."
+    return message([section(f"{head}\n{bar(done, total)}")], f"Finished {run.source_name}")
+
+
+def failed(file_name: str, problem: str) -> dict[str, Any]:
+    """A file that cannot be judged: why, and what to do."""
+    text = f":warning: I cannot judge *{_name(file_name)}*: {problem}"
+    return message([section(text)], f"I cannot judge {file_name}")
+
+
+# -- the summary card ----------------------------------------------------------------------------------------
+
+
+def _models(summary: Summary) -> list[str]:
+    lines = []
+    for name, figures in sorted(summary.models.items(), key=lambda item: -(item[1].mean_headline or 0)):
+        lines.append(f"• *{shown(name, 80)[0]}*: {figures.rows:,} rows · mean {_number(figures.mean_headline, 1)} · "
+                     f"pass {_percent(figures.pass_rate)}" + (f" · {figures.errors:,} errors" if figures.errors else ""))
+    return lines
+
+
+def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str) -> dict[str, Any]:
+    """The end of a run: counts, pass rate, criteria, tags, models, lowest rows, problems, tokens and cost."""
+    malformed, pending = summary.counts["malformed"], summary.counts["pending"]
+    counts = [f"*Rows*\n{summary.rows:,}", f"*Scored*\n{summary.scored:,}", f"*Judge errors*\n{summary.errors:,}",
+              f"*Malformed*\n{malformed:,}"]
+    if pending:
+        counts.append(f"*Not judged*\n{pending:,}")
+    rate = summary.pass_rate
+    counts.append(f"*Pass rate*\n{_percent(rate)}" + (f" ({summary.passed:,}/{summary.scored:,})" if rate is not None
+                                                       else ""))
+    means = [f"*{escape(c.replace('_', ' '))}*\n{_number(summary.mean(c))}" for c in summary.criteria]
+    head: list[Block] = [
+        HeaderBlock(text=clip(f"Results · {run.source_name or 'file'} · {rubric.title}", 150)[0]),
+        SectionBlock(fields=[MarkdownTextObject(text=f) for f in counts[:10]]),
+    ]
+    if means:
+        head.append(SectionBlock(text=MarkdownTextObject(text="*Mean of each criterion*"),
+                                 fields=[MarkdownTextObject(text=f) for f in means[:10]]))
+    for path, tags in summary.tags.items():
+        shares = " · ".join(f"{escape(tag)} {n:,} ({n / max(summary.scored, 1):.0%})" for tag, n in tags.most_common())
+        head.append(section(f"*{escape(path.replace('_', ' '))}*\n{shares}"))
+    if len(summary.models) > 1 or next(iter(summary.models), "(no model)") != "(no model)":
+        head.append(section("*Per model under test*\n" + "\n".join(_models(summary))[:2900]))
+    if summary.worst:
+        low = [f"• row {row}: {score:.0f}/100 · {shown(question, 150)[0]}" for score, row, question in summary.worst]
+        head.append(section("*Lowest-scoring rows*\n" + "\n".join(low)))
+    cost = "price unknown" if summary.cost is None else f"${summary.cost:.4f}"
+    reused = f"{summary.cached:,} rows reused from the history (not billed)" if summary.cached else ""
+    footer = context(f"{summary.tokens_in + summary.tokens_out:,} tokens ({summary.tokens_in:,} in · "
+                     f"{summary.tokens_out:,} out)", cost, reused, f"judge `{escape(run.judge_model)}`",
+                     f"{escape(rubric.name)} {escape(rubric.version)}", f"every row is in {escape(results_name)}")
+    problems = [section(f"• row {row} ({status}): {shown(reason, 400)[0]}")
+                for row, status, reason in summary.problems[:PROBLEMS_SHOWN]]
+    unscored = summary.rows - summary.scored - pending
+    if problems:
+        head.append(section(f"*Rows not scored* ({unscored:,})"))
+    blocks = listing(head, problems, more="{n} more; the status and error columns of the results file list them")
+    if unscored > len(problems) and problems and len(problems) == len(summary.problems[:PROBLEMS_SHOWN]):
+        blocks.append(context(f"{unscored - len(problems):,} more rows not scored: see the status and error columns "
+                              "of the results file"))
+    blocks.append(footer)
+    fallback = (f"Results of {run.source_name}: {summary.scored} of {summary.rows} rows scored, pass rate "
+                f"{_percent(rate)}")
+    return message(blocks, fallback)
