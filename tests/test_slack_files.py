@@ -8,6 +8,8 @@ import io
 import json
 
 
+import pytest
+
 from bot.slack.file_runs import SUMMARY_EVENT
 from bot.store import Store
 from tests.replies import eth_reply, triple_of
@@ -115,3 +117,235 @@ async def test_progress_is_edited_at_most_every_three_seconds_with_a_cancel_butt
     assert min(gaps) >= 2.9, gaps
     moving = [e for e in edits if "Cancel" in json.dumps(e.params.get("blocks"))]
     assert moving and "rows/s" in json.dumps(moving[-1].params["blocks"])
+
+
+# -- which rubric ---------------------------------------------------------------------------------------------
+
+BENCHMARK = {"Factual Accuracy": 4, "Relevance": 5, "Clarity": 4, "Language Consistency": 5, "Conciseness": 3,
+             "Overall": 4}
+
+
+def by_rubric(body: dict):
+    """An eth verdict to the eth rubric, a benchmark one to any other; the rubric shows in the system message."""
+    from tests.servers.openai_server import Reply
+
+    system = next(m["content"] for m in body["messages"] if m["role"] == "system")
+    return grade_by_answer(body) if "You audit answers" in system else Reply.json(BENCHMARK)
+
+
+def rubric_of_run(settings, thread_ts: str) -> str:
+    from bot.models import Run
+    from sqlmodel import select
+
+    with Store.open(settings.db_url).session() as session:
+        return session.exec(select(Run.rubric_name).where(Run.thread_ts == thread_ts)).one()
+
+
+async def test_the_rubric_comes_from_the_card_the_file_is_dropped_under(slack, slack_server, judge_server,
+                                                                       bot_settings):
+    from tests.test_slack_bot import INLINE, card_of
+
+    judge_server.responder = by_rubric
+    await slack.command(INLINE)  # an eth card
+    card = await card_of(slack_server)
+    await share(slack, slack_server, eth_csv(2), text="the whole set", thread_ts=card["ts"])
+    await finished_thread(slack_server, "C0GENERAL", card["ts"])
+    assert rubric_of_run(bot_settings, card["ts"]) == "eth"
+
+
+async def test_the_rubric_comes_from_the_channel_default(slack, slack_server, judge_server, bot_settings):
+    judge_server.responder = by_rubric
+    shown = await slack.command("default")
+    assert shown.status == 200
+    none_yet = (await slack_server.await_for("response_url"))[-1]
+    assert "has no default rubric" in json.dumps(none_yet.params)
+
+    await slack.command("default five")  # an alias of benchmark
+    said = (await slack_server.await_for("response_url", count=2))[-1].params
+    assert said["response_type"] == "in_channel" and "Benchmark answer quality" in json.dumps(said)
+    event = await share(slack, slack_server, eth_csv(2), text="weekly export")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    assert rubric_of_run(bot_settings, event["ts"]) == "benchmark"
+
+    other = await share(slack, slack_server, eth_csv(2), text="weekly export", channel="C0OTHER")
+    question = await wait_until(lambda: slack_server.thread("C0OTHER", other["ts"]), what="the rubric question")
+    assert "Which rubric" in question[0]["text"]  # another channel's default is not this one's
+
+
+async def test_a_file_without_a_rubric_asks_with_buttons_and_starts_on_a_click(slack, slack_server, judge_server,
+                                                                               bot_settings):
+    judge_server.responder = by_rubric
+    event = await share(slack, slack_server, eth_csv(3), text="")
+    question = (await wait_until(lambda: slack_server.thread("C0GENERAL", event["ts"]), what="the question"))[0]
+    buttons = {e["action_id"]: e["value"] for b in question["blocks"] if b["type"] == "actions" for e in b["elements"]}
+    assert {"judgebot_file_rubric_academic", "judgebot_file_rubric_benchmark", "judgebot_file_rubric_eth"} <= set(buttons)
+    assert judge_server.bodies() == []
+
+    wrong = await slack.click("judgebot_file_rubric_eth", buttons["judgebot_file_rubric_eth"], channel="C0OTHER",
+                              message_ts=question["ts"])
+    assert wrong.status == 200
+    refused = (await slack_server.await_for("response_url"))[-1]
+    assert "cannot find" in json.dumps(refused.params)  # a click from another channel is refused
+
+    await slack.click("judgebot_file_rubric_eth", buttons["judgebot_file_rubric_eth"], channel="C0GENERAL",
+                      message_ts=question["ts"])
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    assert rubric_of_run(bot_settings, event["ts"]) == "eth"
+    answered = slack_server.messages[("C0GENERAL", question["ts"])]
+    assert "<@U0USER> chose *ETH institutional knowledge audit*" in answered["text"]
+    await slack.click("judgebot_file_rubric_benchmark", buttons["judgebot_file_rubric_benchmark"],
+                      channel="C0GENERAL", message_ts=question["ts"])
+    late = (await slack_server.await_for("response_url", count=2))[-1]
+    assert "answered already" in json.dumps(late.params)
+    assert len(judge_server.bodies()) == 3
+
+
+async def test_an_unknown_rubric_in_the_message_gets_did_you_mean(slack, slack_server, judge_server):
+    event = await share(slack, slack_server, eth_csv(2), text="rubric: etj")
+    reply = (await wait_until(lambda: slack_server.thread("C0GENERAL", event["ts"]), what="a reply"))[0]
+    assert "Did you mean 'eth'" in reply["text"] + blocks_text(reply) and judge_server.bodies() == []
+
+
+# -- what is not judged -----------------------------------------------------------------------------------------
+
+
+async def test_other_files_are_ignored_unless_the_bot_is_mentioned(slack, slack_server, judge_server):
+    quiet = await share(slack, slack_server, b"\x89PNG\r\n\x1a\nxxxx", name="photo.png", text="look at this")
+    asked = await share(slack, slack_server, b"%PDF-1.4", name="report.pdf", text="<@U0BOT> can you grade this?")
+    reply = (await wait_until(lambda: slack_server.thread("C0GENERAL", asked["ts"]), what="a reply"))[0]
+    assert "I judge CSV and TSV files" in blocks_text(reply)
+    await asyncio.sleep(0.3)
+    assert slack_server.thread("C0GENERAL", quiet["ts"]) == [] and slack_server.calls_to("file_download") == []
+
+
+async def test_a_csv_without_the_expected_header_names_what_was_found_and_expected(slack, slack_server, judge_server):
+    event = await share(slack, slack_server, b"prompt_text,gold,bot_output\nq,r,a\n", text="eth")
+    reply = (await wait_until(lambda: slack_server.thread("C0GENERAL", event["ts"]), what="a reply"))[0]
+    text = blocks_text(reply)
+    assert '\\"prompt_text\\", \\"gold\\", \\"bot_output\\"' in text and "reference: reference" in text
+    assert "/tmp" not in text and "answers.csv" in text and judge_server.bodies() == []
+
+
+async def test_a_file_with_a_header_and_no_rows_is_refused(slack, slack_server, judge_server):
+    event = await share(slack, slack_server, HEADER.encode(), text="eth")
+    reply = (await wait_until(lambda: slack_server.thread("C0GENERAL", event["ts"]), what="a reply"))[0]
+    assert "no data rows" in blocks_text(reply)
+
+
+# -- limits and safe downloads -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def bot_with(bot_settings, slack_server):
+    """Start a bot with some settings changed; returns Slack's side of it."""
+    from bot.slack.server import start_bot
+    from tests.conftest import SIGNING_SECRET
+    from tests.slack_side import SlackSide
+
+    running = []
+
+    async def start(**changes) -> SlackSide:
+        bot = await start_bot(bot_settings.model_copy(update=changes), host="127.0.0.1")
+        running.append(bot)
+        return SlackSide(slack_server, url=f"http://127.0.0.1:{bot.port}/slack/events", secret=SIGNING_SECRET)
+
+    yield start
+    for bot in running:
+        await bot.stop()
+
+
+async def reply_to(slack_server, event: dict) -> str:
+    reply = (await wait_until(lambda: slack_server.thread(event["channel"], event["ts"]), what="a reply"))[0]
+    return reply["text"] + blocks_text(reply)
+
+
+async def test_files_over_the_size_or_row_limit_are_refused_naming_the_limit(bot_with, slack_server, judge_server):
+    slack = await bot_with(csv_max_mb=0.001, csv_max_rows=5)  # 1,000 bytes
+    declared = await share(slack, slack_server, eth_csv(2), text="eth", size=5_000_000)
+    assert "it has 5.0 MB, more than the limit of 1 kB" in await reply_to(slack_server, declared)
+    assert slack_server.calls_to("file_download") == []  # refused before any byte was fetched
+
+    lying = await share(slack, slack_server, eth_csv(40), text="eth", size=100)  # bigger than it says
+    assert "it has 2 kB, more than the limit of 1 kB" in await reply_to(slack_server, lying)
+
+    rows = await share(slack, slack_server, eth_csv(6), text="eth")  # 6 rows, under 1,000 bytes
+    assert "more than 5 rows, the limit" in await reply_to(slack_server, rows)
+    assert judge_server.bodies() == []
+
+
+async def test_a_sign_in_page_instead_of_the_file_is_a_permission_problem(slack, slack_server, judge_server):
+    event = await share(slack, slack_server, eth_csv(2), text="eth", serve="html")
+    text = await reply_to(slack_server, event)
+    assert "files:read" in text and "reinstalls the app" in text and judge_server.bodies() == []
+
+
+async def test_a_redirect_to_another_host_is_not_followed_and_the_token_stays_home(slack, slack_server, judge_server):
+    from tests.servers.recording_server import RecordingServer
+
+    foreign = RecordingServer().start()
+    try:
+        redirected = await share(slack, slack_server, eth_csv(2), text="eth", serve="redirect",
+                                 redirect_to=f"{foreign.base_url}/steal")
+        assert "do not follow redirects" in await reply_to(slack_server, redirected)
+
+        elsewhere = slack_server.add_file(eth_csv(2), "elsewhere.csv")
+        slack_server.files[elsewhere["id"]]["url_private_download"] = f"{foreign.base_url}/elsewhere.csv"
+        event = slack_server.file_share_event(elsewhere, text="eth")
+        await slack.event(event)
+        assert "not on Slack's file servers" in await reply_to(slack_server, event)
+        assert foreign.requests == []  # neither the redirect nor the foreign address was fetched
+    finally:
+        foreign.stop()
+    assert judge_server.bodies() == []
+
+
+# -- exactly once ------------------------------------------------------------------------------------------------
+
+
+async def test_one_share_delivered_many_times_starts_one_run(slack, slack_server, judge_server, bot_settings):
+    judge_server.responder = grade_by_answer
+    file = slack_server.add_file(eth_csv(4), "answers.csv")
+    event = slack_server.file_share_event(file, text="eth")
+    payload = slack.event_payload(event)
+    answers = await asyncio.gather(slack.send_event(payload), slack.send_event(payload, retry_num=1),
+                                   slack.event(slack_server.file_shared_event(file)),
+                                   slack.send_event(payload, retry_num=2),
+                                   slack.event(event))  # the same message under another event id
+    assert [a.status for a in answers] == [200] * 5
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    await asyncio.sleep(0.5)
+    assert len(summaries(slack_server, "C0GENERAL", event["ts"])) == 1
+    assert len(slack_server.uploads("C0GENERAL", event["ts"])) == 2  # the results and the chart, once
+    assert len(judge_server.bodies()) == 4 and len(slack_server.calls_to("file_download")) == 1
+
+
+async def test_the_same_file_shared_again_in_the_thread_asks_and_bills_nothing_twice(slack, slack_server,
+                                                                                     judge_server):
+    judge_server.responder = grade_by_answer
+    first = await share(slack, slack_server, eth_csv(4), text="eth")
+    await finished_thread(slack_server, "C0GENERAL", first["ts"])
+    again = await share(slack, slack_server, eth_csv(4), text="eth", thread_ts=first["ts"])
+    question = await wait_until(lambda: [m for m in slack_server.thread("C0GENERAL", first["ts"])
+                                         if "judged in this thread already" in m["text"]], what="the question")
+    await slack.click("judgebot_file_again", next(e["value"] for b in question[0]["blocks"] if b["type"] == "actions"
+                                                  for e in b["elements"]),
+                      channel="C0GENERAL", message_ts=question[0]["ts"])
+    await wait_until(lambda: len(summaries(slack_server, "C0GENERAL", first["ts"])) == 2, what="a second summary")
+    assert len(judge_server.bodies()) == 4  # every verdict of the second run came from the history
+    second = summaries(slack_server, "C0GENERAL", first["ts"])[1]
+    assert "4 rows reused from the history (not billed)" in blocks_text(second)
+    assert again["thread_ts"] == first["ts"]
+
+
+async def test_dont_leaves_a_file_shared_again_alone(slack, slack_server, judge_server):
+    judge_server.responder = grade_by_answer
+    first = await share(slack, slack_server, eth_csv(2), text="eth")
+    await finished_thread(slack_server, "C0GENERAL", first["ts"])
+    await share(slack, slack_server, eth_csv(2), text="eth", thread_ts=first["ts"])
+    question = await wait_until(lambda: [m for m in slack_server.thread("C0GENERAL", first["ts"])
+                                         if "judged in this thread already" in m["text"]], what="the question")
+    await slack.click("judgebot_file_skip", "0", channel="C0GENERAL", message_ts=question[0]["ts"])  # a bad value
+    share_id = next(e["value"] for b in question[0]["blocks"] if b["type"] == "actions" for e in b["elements"])
+    await slack.click("judgebot_file_skip", share_id, channel="C0GENERAL", message_ts=question[0]["ts"])
+    await wait_until(lambda: "Not judged again" in slack_server.messages[("C0GENERAL", question[0]["ts"])]["text"])
+    assert len(summaries(slack_server, "C0GENERAL", first["ts"])) == 1 and len(judge_server.bodies()) == 2

@@ -30,7 +30,7 @@ from bot.shares import (
 )
 from bot.slack import run_cards
 from bot.slack.commands import CommandError, parse_share_text
-from bot.slack.files import Downloaded, FileProblem, download, file_origin, is_table, safe_name, upload
+from bot.slack.files import Downloaded, FileProblem, download, file_origin, is_table, megabytes, safe_name, upload
 from bot.slack.judging import SAY_LATER, Judgebot, slack_error
 from bot.slack.progress import ProgressMessage
 from bot.store import RESUMABLE, process_name
@@ -175,8 +175,8 @@ class FileRuns:
             raise FileProblem(f"Slack did not give me the file (`{code}`). Please share it again.") from None
         declared = int(info.get("size") or 0)
         if declared > self.limits.max_bytes:
-            raise FileProblem(f"it has {declared / 1e6:.1f} MB, more than the limit of "
-                              f"{self.limits.max_bytes / 1e6:.1f} MB. Split it into smaller files and share them "
+            raise FileProblem(f"it has {megabytes(declared)}, more than the limit of "
+                              f"{megabytes(self.limits.max_bytes)}. Split it into smaller files and share them "
                               "one by one.")
         url = info.get("url_private_download") or ""
         if not url:

@@ -67,12 +67,13 @@ def check_url(url: str, extra: tuple[str, str] | None) -> None:
         return
     if extra is not None and (parts.scheme, parts.netloc) == extra:
         return
-    raise FileProblem(f"The file's download address is not on Slack's file servers (`{parts.netloc or url[:60]}`), "
+    raise FileProblem(f"its download address is not on Slack's file servers (`{parts.netloc or url[:60]}`), "
                       "so I did not fetch it. Upload the file to Slack itself and share it again.")
 
 
-def _mb(size: int) -> str:
-    return f"{size / 1_000_000:.1f} MB"
+def megabytes(size: int) -> str:
+    """A size for people: MB with one decimal, or kB below a megabyte."""
+    return f"{size / 1_000_000:.1f} MB" if size >= 1_000_000 else f"{size / 1000:.0f} kB"
 
 
 async def download(url: str, token: str, dest: Path, *, max_bytes: int, extra: tuple[str, str] | None) -> Downloaded:
@@ -91,12 +92,12 @@ async def download(url: str, token: str, dest: Path, *, max_bytes: int, extra: t
                         raise FileProblem(MISSING_FILES_READ)
                     size += len(chunk)
                     if size > max_bytes:
-                        raise FileProblem(f"The file is larger than the limit of {_mb(max_bytes)}. Split it into "
+                        raise FileProblem(f"it is larger than the limit of {megabytes(max_bytes)}. Split it into "
                                           "smaller files and share them one by one.")
                     digest.update(chunk)
                     out.write(chunk)
     except (aiohttp.ClientError, TimeoutError, OSError) as err:
-        raise FileProblem(f"I could not download the file ({type(err).__name__}). Please share it again.") from None
+        raise FileProblem(f"it could not be downloaded ({type(err).__name__}). Please share it again.") from None
     return Downloaded(dest, size, digest.hexdigest())
 
 
@@ -109,13 +110,13 @@ def _check_response(response: aiohttp.ClientResponse, max_bytes: int) -> None:
     if response.status in (401, 403):
         raise FileProblem(MISSING_FILES_READ)
     if response.status == 404:
-        raise FileProblem("The file is gone from Slack (deleted?). Share it again.")
+        raise FileProblem("it is gone from Slack (deleted?). Share it again.")
     if response.status != 200:
         raise FileProblem(f"Slack answered {response.status} to the download. Please share the file again.")
     if response.content_type == "text/html":
         raise FileProblem(MISSING_FILES_READ)
     if response.content_length is not None and response.content_length > max_bytes:
-        raise FileProblem(f"The file has {_mb(response.content_length)}, more than the limit of {_mb(max_bytes)}. "
+        raise FileProblem(f"it has {megabytes(response.content_length)}, more than the limit of {megabytes(max_bytes)}. "
                           "Split it into smaller files and share them one by one.")
 
 
