@@ -349,3 +349,134 @@ async def test_dont_leaves_a_file_shared_again_alone(slack, slack_server, judge_
     await slack.click("judgebot_file_skip", share_id, channel="C0GENERAL", message_ts=question[0]["ts"])
     await wait_until(lambda: "Not judged again" in slack_server.messages[("C0GENERAL", question[0]["ts"])]["text"])
     assert len(summaries(slack_server, "C0GENERAL", first["ts"])) == 1 and len(judge_server.bodies()) == 2
+
+
+# -- cancel, pause and resume ------------------------------------------------------------------------------------
+
+
+def run_buttons(message: dict) -> dict[str, str]:
+    return {e["action_id"]: e["value"] for b in message.get("blocks") or [] if b["type"] == "actions"
+            for e in b["elements"]}
+
+
+def progress_of(slack_server, event: dict) -> dict:
+    """The first message of the file's thread: the progress message (empty before it is posted)."""
+    thread = slack_server.thread(event["channel"], event["ts"])
+    return thread[0] if thread else {}
+
+
+async def test_cancel_keeps_the_graded_rows_and_says_so(slack, slack_server, judge_server, bot_settings):
+    from tests.servers.openai_server import Reply
+
+    judge_server.responder = lambda body: Reply(content=grade_by_answer(body).content, delay=0.2)
+    event = await share(slack, slack_server, eth_csv(200), text="eth")
+    moving = await wait_until(lambda: "judgebot_run_cancel" in run_buttons(progress_of(slack_server, event))
+                              and len(judge_server.bodies()) > 40 and progress_of(slack_server, event),
+                              what="the Cancel button")
+    run_id = int(run_buttons(moving)["judgebot_run_cancel"])  # read now: the message changes under us
+    await slack.click("judgebot_run_cancel", str(run_id), channel="C0GENERAL", message_ts=moving["ts"])
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    told = json.dumps([c.params for c in slack_server.calls_to("response_url")])
+    assert "the rows graded so far are kept" in told
+    end = progress_of(slack_server, event)
+    assert "Cancelled by <@U0USER>" in end["text"] + blocks_text(end) and "graded rows are kept" in blocks_text(end)
+    store = Store.open(bot_settings.db_url)
+    run = store.get_run(run_id)
+    counts = store.status_counts(run.id)
+    assert run.status == "cancelled" and 0 < counts["scored"] < 200 and counts["scored"] + counts["pending"] == 200
+    card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    assert f"*Scored*\\n{counts['scored']}" in card and f"*Not judged*\\n{counts['pending']}" in card
+    rows = results_rows(slack_server.uploads("C0GENERAL", event["ts"])[0])
+    assert len(rows) == 200 and sum(r["status"] == "scored" for r in rows) == counts["scored"]
+
+
+async def test_a_run_out_of_quota_pauses_with_resume_and_finishes_every_row_once(slack, slack_server, judge_server,
+                                                                                bot_settings):
+    from tests.servers.openai_server import Reply
+
+    state = {"answered": 0, "quota": True}
+
+    def responder(body):
+        state["answered"] += 1
+        if state["answered"] > 10 and state["quota"]:
+            return Reply.quota()
+        return grade_by_answer(body)
+
+    judge_server.responder = responder
+    event = await share(slack, slack_server, eth_csv(30), text="eth")
+    paused = await wait_until(lambda: "judgebot_run_resume" in run_buttons(progress_of(slack_server, event))
+                              and progress_of(slack_server, event), what="the paused message")
+    assert "Paused" in paused["text"] and "quota" in blocks_text(paused).lower()
+    assert summaries(slack_server, "C0GENERAL", event["ts"]) == []
+    store = Store.open(bot_settings.db_url)
+    run_id, paused_ts = int(run_buttons(paused)["judgebot_run_resume"]), paused["ts"]
+    assert store.get_run(run_id).status == "paused" and store.status_counts(run_id)["pending"] >= 20
+
+    state["quota"] = False
+    await slack.click("judgebot_run_resume", str(run_id), channel="C0GENERAL", message_ts=paused_ts)
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    assert store.status_counts(run_id) == {"scored": 30}
+    assert len(summaries(slack_server, "C0GENERAL", event["ts"])) == 1
+    assert len(slack_server.thread("C0GENERAL", event["ts"])) == 3  # progress, summary, results: one each
+    scored_questions = [j.question for j in store.iter_judgments(run_id)]
+    assert sorted(scored_questions) == sorted(f"Question {n}?" for n in range(1, 31))
+    await slack.click("judgebot_run_resume", str(run_id), channel="C0GENERAL", message_ts=paused_ts)
+    late = (await slack_server.await_for("response_url"))[-1]
+    assert "is not paused" in json.dumps(late.params)
+
+
+# -- what people export ------------------------------------------------------------------------------------------
+
+VARIANTS = {
+    "utf16-tsv": ("answers.tsv", "question\treference\tanswer\nWo?\tIn myStudies.\tUse myStudies.\n"
+                                 "Wann?\tBis Mai.\tUse myStudies.\n".encode("utf-16"), 2),
+    "cp1252-semicolons": ("answers.csv", "sep=;\nQuestion;Ground Truth;Model Response\nCafé?;Près du myStudies;"
+                                         "Use myStudies.\n".encode("cp1252"), 1),
+    "bom-multiline": ("answers.csv", "\ufeffquery,expected,output\n\"Two\nlines?\",r,\"Use myStudies,\nreally.\"\n"
+                                     .encode("utf-8"), 1),
+}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+async def test_each_csv_variant_arrives_as_a_slack_file(variant, slack, slack_server, judge_server, bot_settings):
+    judge_server.responder = grade_by_answer
+    name, content, rows = VARIANTS[variant]
+    event = await share(slack, slack_server, content, name=name, text="eth")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    results = results_rows(slack_server.uploads("C0GENERAL", event["ts"])[0])
+    assert len(results) == rows and all(r["status"] == "scored" for r in results)
+    sent = sorted(triple_of(body)[0] for body in judge_server.bodies())
+    assert len(sent) == rows and ("Two\nlines?" in sent if variant == "bom-multiline" else True)
+    assert ("Café?" in sent) if variant == "cp1252-semicolons" else True
+
+
+async def test_malformed_rows_are_counted_and_listed_in_the_summary(slack, slack_server, judge_server):
+    judge_server.responder = grade_by_answer
+    content = (HEADER + "Q1?,R,Use myStudies.,bot-a\nQ2?,R\n,R,Use myStudies.,bot-a\nQ4?,R,Use myStudies.,bot-b\n")
+    event = await share(slack, slack_server, content.encode(), text="eth")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    assert "*Malformed*\\n2" in card and "*Scored*\\n2" in card
+    assert "row 3 (malformed): row 3 has 2 cells but the header has 4" in card
+    assert "row 4 (malformed): row 4: the question cell is empty" in card
+    assert len(judge_server.bodies()) == 2
+
+
+async def test_runs_in_two_channels_move_at_once_and_commands_are_still_answered(slack, slack_server, judge_server):
+    from tests.servers.openai_server import Reply
+    from tests.test_slack_bot import INLINE, card_of
+
+    judge_server.responder = lambda body: Reply(content=grade_by_answer(body).content, delay=0.3)
+    events = [await share(slack, slack_server, eth_csv(120), text="eth", channel=channel)
+              for channel in ("C0GENERAL", "C0OTHER")]
+    await wait_until(lambda: all("judgebot_run_cancel" in run_buttons(progress_of(slack_server, e)) for e in events),
+                     what="both runs moving")
+    answer = await slack.command(INLINE, channel="G0PRIVATE")
+    assert answer.status == 200 and answer.seconds < 1.0
+    card = await card_of(slack_server, "G0PRIVATE", timeout=20)
+    assert "graded as" in blocks_text(card)
+    for event in events:
+        await finished_thread(slack_server, event["channel"], event["ts"], timeout=60)
+        edits = [c for c in slack_server.calls_to("chat.update") if c.params["ts"] == progress_of(slack_server,
+                                                                                                   event)["ts"]]
+        assert len(edits) >= 2

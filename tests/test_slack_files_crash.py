@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from sqlmodel import select
 
 from bot.models import Judgment, Run, SharedFile
@@ -47,6 +48,7 @@ FINISHING_KILLS = {
     CYCLES - 2: ("files.getUploadURLExternal", False, "summary posted, upload started"),
     CYCLES - 1: ("files.completeUploadExternal", True, "results uploaded, not yet recorded"),
 }
+PARAMS = web.RequestKey("params", dict) if hasattr(web, "RequestKey") else "params"  # type: ignore[var-annotated]
 
 
 class HoldingSlack(FakeSlackServer):
@@ -73,7 +75,7 @@ class HoldingSlack(FakeSlackServer):
         hold = self._hold
         if hold is None or hold[0] != request.match_info["method"]:
             return await super()._api(request)
-        params = await self._read_params(request)  # aiohttp keeps the body: the handler reads it again
+        params = await self._read_params(request)
         if self._hold is not hold or not hold[2](params):
             return await super()._api(request)
         self._hold = None
@@ -85,6 +87,12 @@ class HoldingSlack(FakeSlackServer):
         self.holding.set()
         await self._until_released()
         return await super()._api(request)
+
+    async def _read_params(self, request):  # type: ignore[no-untyped-def,override]
+        """The parameters of a call, read once: a request's body cannot be read twice."""
+        if PARAMS not in request:
+            request[PARAMS] = await FakeSlackServer._read_params(request)
+        return request[PARAMS]
 
     async def _until_released(self) -> None:
         while not self.released.is_set():
@@ -220,7 +228,7 @@ def test_kill_9_at_random_rows_then_restart_scores_every_row_once_with_one_summa
                 bot.kill()
                 slack_server.release()
                 where += f", then in the finishing step: {done_by_then}"
-                assert len(summaries(slack_server, CHANNEL, thread_ts)) == 1, (where, bot_messages(slack_server, thread_ts), [c.params for c in slack_server.calls_to("chat.postMessage")][-2:])
+                assert len(summaries(slack_server, CHANNEL, thread_ts)) == 1, where
                 assert len(slack_server.uploads(CHANNEL, thread_ts)) == (2 if method.startswith("files.complete")
                                                                          else 0), where
             bot.start()
@@ -279,3 +287,37 @@ def check_cycle(store: Store, slack_server: FakeSlackServer, judge_server, cycle
     assert [m["ts"] for m in shown] == [progress_ts] == [share.progress_ts], where
     assert "Judged" in str(shown[0]["blocks"]) and f"{ROWS} rows" in str(shown[0]["blocks"]), where
     assert len(bot_messages(slack_server, thread_ts)) == 3, where  # progress, summary, results
+
+
+def test_kill_9_after_the_last_verdict_before_the_summary_then_restart_finishes_the_run(
+        bot_settings, slack_server: HoldingSlack, judge_server, tmp_path):
+    """The window between the run's end (every row saved, run "done") and the finishing step (share "finishing"):
+    the progress message keeps Slack's edit spacing there, up to 3 s."""
+    judge_server.responder = grade_by_answer
+    port = free_port()
+    bot = Bot(serve_env(bot_settings, PORT=str(port), CONCURRENCY=str(CONCURRENCY)), tmp_path, port)
+    slack = SlackSide(slack_server, url=f"{bot.url}/slack/events", secret=SIGNING_SECRET)
+    try:
+        bot.start()
+        store = Store.open(bot_settings.db_url)
+        file = slack_server.add_file(cycle_csv(0, 6), "answers-0.csv")
+        event = slack_server.file_share_event(file, channel=CHANNEL, text="eth")
+        assert asyncio.run(slack.event(event)).status == 200
+        thread_ts = event["ts"]
+
+        def run_done_share_running() -> bool:
+            share = share_of(store, thread_ts)
+            run = store.get_run(share.run_id) if share is not None and share.run_id else None
+            return run is not None and run.status == "done" and share.state == "running"
+
+        wait_until(run_done_share_running, "every row saved, the finishing step not begun", timeout=20)
+        bot.kill()
+        assert summaries(slack_server, CHANNEL, thread_ts) == []
+        bot.start()
+        wait_until(lambda: slack_server.uploads(CHANNEL, thread_ts), f"the results upload\n{bot.logs()}", timeout=15)
+        assert len(summaries(slack_server, CHANNEL, thread_ts)) == 1
+        assert share_of(store, thread_ts).state == "done"
+        assert "Judged" in str(progress_messages(slack_server, thread_ts)[0]["blocks"])
+        assert bot.stop() == 0, bot.logs()
+    finally:
+        bot.ensure_dead()
