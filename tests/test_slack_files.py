@@ -480,3 +480,26 @@ async def test_runs_in_two_channels_move_at_once_and_commands_are_still_answered
         edits = [c for c in slack_server.calls_to("chat.update") if c.params["ts"] == progress_of(slack_server,
                                                                                                    event)["ts"]]
         assert len(edits) >= 2
+
+
+async def test_socket_mode_retries_of_a_share_start_one_run(bot_settings, slack_server, judge_server):
+    from bot.slack.server import start_bot
+    from tests.slack_side import SlackSide
+
+    judge_server.responder = grade_by_answer
+    settings = bot_settings.model_copy(update={"slack_app_token": bot_settings.slack_bot_token.__class__(
+        slack_server.app_token), "slack_signing_secret": None})
+    running = await start_bot(settings)
+    try:
+        await asyncio.to_thread(slack_server.connected.wait, 5)
+        slack = SlackSide(slack_server)
+        file = slack_server.add_file(eth_csv(3), "answers.csv")
+        event = slack_server.file_share_event(file, text="eth")
+        payload = slack.event_payload(event)
+        for attempt, reason in ((0, ""), (1, "timeout"), (2, "timeout")):
+            assert (await slack.send_event(payload, retry_num=attempt or None, retry_reason=reason)).status == 200
+        await finished_thread(slack_server, "C0GENERAL", event["ts"])
+        await asyncio.sleep(0.5)
+        assert len(summaries(slack_server, "C0GENERAL", event["ts"])) == 1 and len(judge_server.bodies()) == 3
+    finally:
+        await running.stop()

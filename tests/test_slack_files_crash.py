@@ -314,6 +314,7 @@ def test_kill_9_after_the_last_verdict_before_the_summary_then_restart_finishes_
         bot.kill()
         assert summaries(slack_server, CHANNEL, thread_ts) == []
         bot.start()
+        time.sleep(8); s = share_of(store, thread_ts); r = store.get_run(s.run_id); print("DIAG", s.state, s.owner, s.summary_ts, r.status, r.owner, progress_messages(slack_server, thread_ts)[0]["text"], len(judge_server.bodies()), [c.method for c in slack_server.calls][-6:])
         wait_until(lambda: slack_server.uploads(CHANNEL, thread_ts), f"the results upload\n{bot.logs()}", timeout=15)
         assert len(summaries(slack_server, CHANNEL, thread_ts)) == 1
         assert share_of(store, thread_ts).state == "done"
