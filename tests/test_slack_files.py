@@ -48,8 +48,13 @@ def summaries(slack_server, channel: str, thread_ts: str) -> list[dict]:
 
 
 async def finished_thread(slack_server, channel: str, thread_ts: str, timeout: float = 30.0) -> list[dict]:
-    """The thread once the results are uploaded (the last step of a run)."""
-    await wait_until(lambda: slack_server.uploads(channel, thread_ts), timeout, "the results upload")
+    """The thread once the results are uploaded and the progress message shows the end (the last steps of a run)."""
+    def ended() -> bool:
+        thread = slack_server.thread(channel, thread_ts)
+        return bool(slack_server.uploads(channel, thread_ts)) and any(
+            m["text"].startswith("Finished") for m in thread)
+
+    await wait_until(ended, timeout, "the end of the run")
     return slack_server.thread(channel, thread_ts)
 
 

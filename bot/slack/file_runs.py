@@ -275,8 +275,8 @@ class FileRuns:
                                                outcome.stop_reason or "stopped"))
             return
         await shown.close()
-        await shown.wait_turn()  # the end is shown in the same message: keep the spacing of its edits
-        await self.finish(share, rubric, seconds=time.monotonic() - started, cancelled_by=active.cancelled_by)
+        await self.finish(share, rubric, seconds=time.monotonic() - started, cancelled_by=active.cancelled_by,
+                          shown=shown)
 
     def cancel(self, run_id: int, user_id: str | None) -> bool:
         """Cancel a run this process is judging; False when it judges no such run."""
@@ -290,8 +290,9 @@ class FileRuns:
     # -- the end of a run -----------------------------------------------------------------------------------
 
     async def finish(self, share: SharedFile, rubric: Rubric, *, seconds: float | None = None,
-                     cancelled_by: str | None = None, recovering: bool = False) -> None:
-        """Show the end in the progress message, post the summary card once, and upload results and chart once."""
+                     cancelled_by: str | None = None, recovering: bool = False,
+                     shown: ProgressMessage | None = None) -> None:
+        """Post the summary card once, upload results and chart once, and show the end in the progress message."""
         if not recovering and not await self.bot.db(move_share, self.bot.store, share.id,
                                                     expect=("running", "paused"), state="finishing",
                                                     owner=process_name()):
@@ -301,9 +302,6 @@ class FileRuns:
         with tempfile.TemporaryDirectory(prefix="judgebot-") as folder:
             results = Path(folder) / _results_name(run)
             summary = await asyncio.to_thread(export_run, self.bot.store, run, rubric, results)
-            if share.progress_ts:
-                await self._edit(share, share.progress_ts,
-                                 run_cards.finished(run, rubric.title, summary, seconds, cancelled_by))
             if share.summary_ts is None:
                 ts = await self._posted_summary(share, run) if recovering else None
                 ts = ts or await self._post(share, run_cards.summary_card(run, rubric, summary, results.name),
@@ -314,6 +312,12 @@ class FileRuns:
                 if not (recovering and await self._posted_files(share, results.name)):
                     await self._upload(share, run, rubric, summary, results)
                 await self.bot.db(move_share, self.bot.store, share.id, results_posted=True)
+        if share.progress_ts:
+            end = run_cards.finished(run, rubric.title, summary, seconds, cancelled_by)
+            if shown is not None:
+                await shown.close(end)  # the same message: the spacing of its edits holds for the last one too
+            else:
+                await self._edit(share, share.progress_ts, end)
         await self.bot.db(move_share, self.bot.store, share.id, state="done")
 
     async def _upload(self, share: SharedFile, run: Run, rubric: Rubric, summary: Summary, results: Path) -> None:

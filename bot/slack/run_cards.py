@@ -158,7 +158,7 @@ def finished(run: Run, rubric_title: str, summary: Summary, seconds: float | Non
         head = (f":no_entry_sign: Cancelled{who} at {done:,} / {total:,} rows: {_title(run, rubric_title)}. The "
                 f"{summary.scored:,} graded rows are kept and summarised below.")
     else:
-        head = f":white_check_mark: Judged {_title(run, rubric_title)}: {done:,} rows{took}. The summary follows."
+        head = f":white_check_mark: Judged {_title(run, rubric_title)}: {done:,} rows{took}. The summary is below."
     return message([section(f"{head}\n{bar(done, total)}")], f"Finished {run.source_name}")
 
 
