@@ -255,7 +255,8 @@ class FileRuns:
         except asyncio.CancelledError:
             done = shown.latest.done if shown.latest else 0
             total = shown.latest.total if shown.latest else run.total_rows
-            try:
+            try:  # let go of the file, so that the next start (of this very process, too) takes it up
+                await asyncio.wait_for(self.bot.db(move_share, self.bot.store, share.id, owner=None), SAY_LATER)
                 await asyncio.wait_for(shown.close(run_cards.interrupted(run, rubric.title, done, total)),
                                        SAY_LATER)
             except Exception:

@@ -54,13 +54,15 @@ class ProgressMessage:
 
     async def edit(self, shown: dict[str, Any]) -> bool:
         """Put `shown` into the message now (failures are logged: progress is never worth a run)."""
-        self._last_edit = time.monotonic()
         try:
             await self.client.chat_update(channel=self.channel, ts=self.ts, **shown)
         except Exception as err:
             log.warning("could not update the progress message %s in %s: %s", self.ts, self.channel,
                         type(err).__name__)
             return False
+        finally:
+            # Counted from the answer, so that Slack sees the edits at least `every` seconds apart.
+            self._last_edit = time.monotonic()
         self.edits += 1
         return True
 
