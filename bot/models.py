@@ -156,7 +156,7 @@ class SharedFile(SQLModel, table=True):
     text: str = Field(default="", sa_column=Column(Text, nullable=False))
     sha256: str | None = Field(default=None, max_length=64)
     state: str = Field(default="received", max_length=16, description="received, asking, confirm, loading, "
-                       "running, paused, finishing, done, refused or skipped")
+                       "running, paused, finishing, done, failed, refused or skipped")
     owner: str | None = Field(default=None, max_length=128, description="host:pid:incarnation handling it")
     note: str | None = Field(default=None, sa_column=Column(Text))
     rubric_name: str | None = Field(default=None, max_length=64)

@@ -57,7 +57,7 @@ def unfinished_shares(store: Store) -> list[SharedFile]:
 
 
 def earlier_share(store: Store, share: SharedFile) -> SharedFile | None:
-    """An earlier share of the same file (same id, or same bytes) in the same thread that became a run."""
+    """An earlier share of the same file (same id, or same bytes) in the same thread, judged or on its way."""
     same = SharedFile.file_id == share.file_id
     if share.sha256:
         same = or_(same, SharedFile.sha256 == share.sha256)
@@ -65,8 +65,8 @@ def earlier_share(store: Store, share: SharedFile) -> SharedFile | None:
         statement = (
             select(SharedFile)
             .where(SharedFile.team_id == share.team_id, SharedFile.channel_id == share.channel_id,
-                   SharedFile.thread_ts == share.thread_ts, SharedFile.id != share.id,
-                   SharedFile.run_id.is_not(None), same)
+                   SharedFile.thread_ts == share.thread_ts, SharedFile.id < share.id,
+                   SharedFile.state.not_in(("refused", "skipped")), same)
             .order_by(SharedFile.id.desc())
         )
         return session.exec(statement.limit(1)).first()

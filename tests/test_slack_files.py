@@ -543,3 +543,62 @@ async def test_a_run_stopped_with_the_bot_goes_on_in_the_same_message_after_a_re
     store = Store.open(bot_settings.db_url)
     run_id = store.recent_runs(1)[0].id
     assert store.status_counts(run_id) == {"scored": 150}
+
+
+async def test_a_file_from_another_organisation_is_looked_up_before_it_is_judged(slack, slack_server, judge_server):
+    judge_server.responder = grade_by_answer
+    file = slack_server.add_file(eth_csv(2), "connect.csv")
+    event = slack_server.file_share_event({"id": file["id"], "file_access": "check_file_info"}, text="eth")
+    await slack.event(event)
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    assert len(judge_server.bodies()) == 2 and slack_server.calls_to("files.info")
+
+
+async def test_finish_here_on_a_paused_run_summarises_the_graded_rows(slack, slack_server, judge_server, bot_settings):
+    from tests.servers.openai_server import Reply
+
+    state = {"answered": 0}
+
+    def responder(body):
+        state["answered"] += 1
+        return grade_by_answer(body) if state["answered"] <= 5 else Reply.quota()
+
+    judge_server.responder = responder
+    event = await share(slack, slack_server, eth_csv(20), text="eth")
+    paused = await wait_until(lambda: "judgebot_run_resume" in run_buttons(progress_of(slack_server, event))
+                              and progress_of(slack_server, event), what="the paused message")
+    run_id, ts = int(run_buttons(paused)["judgebot_run_cancel"]), paused["ts"]
+    await asyncio.gather(slack.click("judgebot_run_cancel", str(run_id), channel="C0GENERAL", message_ts=ts),
+                         slack.click("judgebot_run_resume", str(run_id), channel="C0GENERAL", message_ts=ts))
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    await asyncio.sleep(0.5)
+    store = Store.open(bot_settings.db_url)
+    counts = store.status_counts(run_id)
+    summary = summaries(slack_server, "C0GENERAL", event["ts"])
+    assert len(summary) == 1 and store.get_run(run_id).status in ("cancelled", "paused", "done")
+    assert f"*Scored*\\n{counts['scored']}" in blocks_text(summary[0])
+
+
+async def test_the_same_file_shared_twice_at_once_asks_before_the_second_run(slack, slack_server, judge_server):
+    judge_server.responder = grade_by_answer
+    first = await share(slack, slack_server, eth_csv(3), text="eth")
+    file = slack_server.add_file(eth_csv(3), "answers.csv")
+    await slack.event(slack_server.file_share_event(file, text="eth", thread_ts=first["ts"]))
+    await finished_thread(slack_server, "C0GENERAL", first["ts"])
+    await wait_until(lambda: [m for m in slack_server.thread("C0GENERAL", first["ts"])
+                              if "judged in this thread already" in m["text"]], what="the question")
+    assert len(summaries(slack_server, "C0GENERAL", first["ts"])) == 1 and len(judge_server.bodies()) == 3
+
+
+@pytest.mark.parametrize("url", [
+    "https://user:secret@files.slack.com/files-pri/T1-F1/download/a.csv", "https://files.slack.com:8443/a.csv",
+    "https://files.slack.com:abc/a.csv", "http://files.slack.com/a.csv", "https://files.slack.com.evil.test/a.csv",
+    "https://evil.test/files.slack.com/a.csv", "http://127.0.0.1:5001/a.csv",
+])
+def test_download_addresses_off_slacks_file_hosts_are_refused(url):
+    from bot.slack.files import FileProblem, check_url
+
+    check_url("https://files.slack.com/files-pri/T1-F1/download/a.csv", ("http", "127.0.0.1:5000"))
+    check_url("http://127.0.0.1:5000/a.csv", ("http", "127.0.0.1:5000"))
+    with pytest.raises(FileProblem, match="not on Slack's file servers"):
+        check_url(url, ("http", "127.0.0.1:5000"))

@@ -108,9 +108,12 @@ class FileListeners:
             return
         run = await self.bot.db(self.bot.store.get_run, share.run_id)
         rubric = self.bot.rubric_of(run) if run is not None else None
-        if share.state == "paused" and run is not None and rubric is not None:
+        if share.state == "paused" and run is not None and rubric is not None and await self.bot.db(
+                move_share, self.bot.store, share.id, expect=("paused",), state="finishing", owner=process_name()):
+            # The share left "paused" first, so a Resume clicked meanwhile cannot start the run again.
             await self.bot.db(self.bot.store.update_run, run.id, status="cancelled", stop_reason="cancelled")
-            self.files.spawn(self.files.finish(share, rubric, cancelled_by=user), f"finishing run {run.id}")
+            self.files.spawn(self.files.finish(share, rubric, cancelled_by=user, claimed=True),
+                             f"finishing run {run.id}")
         elif share.state in ("finishing", "done"):
             await self.bot.tell(where, f"Run #{share.run_id} has finished already.")
         else:

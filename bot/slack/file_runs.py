@@ -27,18 +27,22 @@ from bot.shares import (
     move_share,
     take_share,
     thread_rubric,
+    unfinished_shares,
 )
 from bot.slack import run_cards
 from bot.slack.commands import CommandError, parse_share_text
 from bot.slack.files import Downloaded, FileProblem, download, file_origin, is_table, megabytes, safe_name, upload
-from bot.slack.judging import SAY_LATER, Judgebot, slack_error
-from bot.slack.progress import ProgressMessage
+from bot.slack.judging import OUR_FAULT, SAY_LATER, Judgebot, slack_error
+from bot.slack.progress import EDIT_EVERY, ProgressMessage
+from bot.slack.text import escape
 from bot.store import RESUMABLE, process_name
 
 log = logging.getLogger(__name__)
 
 FILE_SOURCE = "slack-file"  # the source of runs over a file shared in Slack
 SUMMARY_EVENT = "judgebot_run_summary"  # message metadata that marks a run's summary, to find it after a crash
+EDITS_PER_MINUTE = 40  # progress edits of all runs together: under Slack's ~50 chat.update calls a minute
+WATCH_EVERY = 60.0  # seconds between looks for files whose process went away
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,9 @@ class FileRuns:
         if event.get("bot_id") or (self.bot_user_id and event.get("user") == self.bot_user_id):
             return  # the bot's own uploads (results files) are never judged
         files = [f for f in event.get("files") or [] if f.get("id")]
-        tables = [f for f in files if is_table(f)]
+        # Files from another organisation (Slack Connect) come without a name or type: files.info tells.
+        unknown = [f for f in files if f.get("file_access") == "check_file_info"]
+        tables = [f for f in files if is_table(f) or f in unknown]
         mentioned = bool(self.bot_user_id) and f"<@{self.bot_user_id}>" in (event.get("text") or "")
         chosen = tables or (files[:1] if mentioned else [])
         for file in chosen:
@@ -122,9 +128,19 @@ class FileRuns:
                                                                                                file["id"]),
                 "text": event.get("text") or "", "owner": process_name(),
             }
-            self.spawn(self._receive(fields, table=file in tables), f"file {file['id']} shared")
+            table = None if file in unknown else file in tables
+            self.spawn(self._receive(fields, table=table, mentioned=mentioned), f"file {file['id']} shared")
 
-    async def _receive(self, fields: dict[str, Any], *, table: bool) -> None:
+    async def _receive(self, fields: dict[str, Any], *, table: bool | None, mentioned: bool) -> None:
+        if table is None:  # find out what it is before anything is recorded
+            try:
+                info = (await self.bot.client.files_info(file=fields["file_id"]))["file"]
+            except Exception as err:
+                log.warning("files.info of %s failed: %s", fields["file_id"], slack_error(err))
+                info = {}
+            table, fields["file_name"] = is_table(info), str(info.get("name") or fields["file_name"])
+            if not table and not mentioned:
+                return
         share = await self.bot.db(claim_share, self.bot.store, **fields)
         if share is None:
             log.info("file %s of message %s was claimed already", fields["file_id"], fields["message_ts"])
@@ -220,7 +236,9 @@ class FileRuns:
             await self._edit(share, share.progress_ts, shown)
         else:
             share.progress_ts = await self._post(share, shown)
-            if share.progress_ts is None:
+            if share.progress_ts is None:  # Slack refused the thread: nothing can be shown, so nothing is judged
+                await self.bot.db(move_share, self.bot.store, share.id, state="refused", owner=None,
+                                  note="the progress message could not be posted")
                 return
         await self.bot.db(move_share, self.bot.store, share.id, state="loading", progress_ts=share.progress_ts,
                           rubric_name=rubric.name, model_name=model)
@@ -236,10 +254,13 @@ class FileRuns:
 
     async def judge(self, share: SharedFile, run: Run, rubric: Rubric) -> None:
         """Judge the run's pending rows with a moving progress message; then pause, or summarise."""
+        if run.id in self.active:
+            return  # this process judges it already
         active = self.active[run.id] = _Active()  # type: ignore[index]
         assert share.progress_ts is not None
         shown = ProgressMessage(self.bot.client, share.channel_id, share.progress_ts,
-                                lambda event: run_cards.progress(run, rubric.title, event, share.user_id))
+                                lambda event: run_cards.progress(run, rubric.title, event, share.user_id),
+                                every=self.edit_every)
         shown.start()
         started = time.monotonic()
         try:
@@ -250,34 +271,57 @@ class FileRuns:
             raise
         except (RubricChanged, RunNotResumable) as err:
             await shown.close(run_cards.failed(share.file_name, str(err)))
-            await self.bot.db(move_share, self.bot.store, share.id, state="refused", note=str(err))
+            await self.bot.db(move_share, self.bot.store, share.id, state="refused", owner=None, note=str(err))
             return
         except asyncio.CancelledError:
-            done = shown.latest.done if shown.latest else 0
-            total = shown.latest.total if shown.latest else run.total_rows
-            try:  # let go of the file, so that the next start (of this very process, too) takes it up
-                await asyncio.wait_for(self.bot.db(move_share, self.bot.store, share.id, owner=None), SAY_LATER)
-                await asyncio.wait_for(shown.close(run_cards.interrupted(run, rubric.title, done, total)),
-                                       SAY_LATER)
-            except Exception:
-                log.warning("could not mark run %s as interrupted", run.id)
+            await self._interrupted(share, run, rubric, shown)
             raise
+        except Exception:  # the run is saved: it can go on, so it is paused with Resume rather than lost
+            log.exception("judging run %s failed", run.id)
+            await self._pause(share, run, rubric, shown, OUR_FAULT)
+            return
         finally:
             self.active.pop(run.id, None)  # type: ignore[arg-type]
-        current = await self.bot.db(self.bot.store.get_run, run.id)
-        if current is not None and current.owner not in (None, process_name()):
-            await shown.close()  # another process took the run over; it goes on there
-            return
-        if outcome.status == "paused":
-            counts = outcome.counts
-            total = sum(n for status, n in counts.items() if status != "malformed")
-            await self.bot.db(move_share, self.bot.store, share.id, state="paused", note=outcome.stop_reason)
-            await shown.close(run_cards.paused(run, rubric.title, total - counts.get("pending", 0), total,
-                                               outcome.stop_reason or "stopped"))
-            return
-        await shown.close()
-        await self.finish(share, rubric, seconds=time.monotonic() - started, cancelled_by=active.cancelled_by,
-                          shown=shown)
+        try:
+            current = await self.bot.db(self.bot.store.get_run, run.id)
+            if current is not None and current.owner not in (None, process_name()):
+                await shown.close()  # another process took the run over; it goes on there
+                return
+            if outcome.status == "paused":
+                await self._pause(share, run, rubric, shown, outcome.stop_reason or "stopped")
+                return
+            await shown.close()
+            await self.finish(share, rubric, seconds=time.monotonic() - started, cancelled_by=active.cancelled_by,
+                              shown=shown)
+        except asyncio.CancelledError:
+            await self._let_go(share)
+            raise
+
+    def edit_every(self) -> float:
+        """Seconds between edits of one progress message: Slack allows about 50 edits a minute per workspace."""
+        return max(EDIT_EVERY, len(self.active) * 60 / EDITS_PER_MINUTE)
+
+    async def _pause(self, share: SharedFile, run: Run, rubric: Rubric, shown: ProgressMessage, reason: str) -> None:
+        counts = await self.bot.db(self.bot.store.status_counts, run.id)
+        total = sum(n for status, n in counts.items() if status != "malformed")
+        await self.bot.db(move_share, self.bot.store, share.id, state="paused", owner=None, note=reason)
+        await shown.close(run_cards.paused(run, rubric.title, total - counts.get("pending", 0), total, reason))
+
+    async def _let_go(self, share: SharedFile) -> None:
+        """Let go of a file at a stop, so that the next start (of this very process, too) takes it up."""
+        try:
+            await asyncio.wait_for(self.bot.db(move_share, self.bot.store, share.id, owner=None), SAY_LATER)
+        except Exception:
+            log.warning("could not let go of shared file %s", share.id)
+
+    async def _interrupted(self, share: SharedFile, run: Run, rubric: Rubric, shown: ProgressMessage) -> None:
+        await self._let_go(share)
+        done = shown.latest.done if shown.latest else 0
+        total = shown.latest.total if shown.latest else run.total_rows
+        try:
+            await asyncio.wait_for(shown.close(run_cards.interrupted(run, rubric.title, done, total)), SAY_LATER)
+        except Exception:
+            log.warning("could not mark run %s as interrupted", run.id)
 
     def cancel(self, run_id: int, user_id: str | None) -> bool:
         """Cancel a run this process is judging; False when it judges no such run."""
@@ -291,13 +335,31 @@ class FileRuns:
     # -- the end of a run -----------------------------------------------------------------------------------
 
     async def finish(self, share: SharedFile, rubric: Rubric, *, seconds: float | None = None,
-                     cancelled_by: str | None = None, recovering: bool = False,
+                     cancelled_by: str | None = None, claimed: bool = False, recovering: bool = False,
                      shown: ProgressMessage | None = None) -> None:
-        """Post the summary card once, upload results and chart once, and show the end in the progress message."""
-        if not recovering and not await self.bot.db(move_share, self.bot.store, share.id,
-                                                    expect=("running", "paused"), state="finishing",
-                                                    owner=process_name()):
+        """Post the summary card once, upload results and chart once, and show the end in the progress message.
+
+        `claimed`: the caller moved the share to "finishing" already; `recovering`: an earlier process may
+        have posted part of it, so the thread is looked at first.
+        """
+        if not claimed and not await self.bot.db(move_share, self.bot.store, share.id,
+                                                 expect=("running", "paused"), state="finishing",
+                                                 owner=process_name()):
             return  # finished already, or by another process
+        try:
+            await self._finish(share, rubric, seconds, cancelled_by, recovering, shown)
+        except asyncio.CancelledError:
+            await self._let_go(share)
+            raise
+        except Exception as err:
+            log.exception("finishing the run of shared file %s failed", share.id)
+            await self.bot.db(move_share, self.bot.store, share.id, state="failed", owner=None, note=str(err))
+            await self._say(share, f":warning: Every row of *{escape(share.file_name)}* is judged and saved, but "
+                                   f"the summary could not be posted. `judgebot resume {share.run_id}` writes the "
+                                   "results file; `/judge stats` has the figures.")
+
+    async def _finish(self, share: SharedFile, rubric: Rubric, seconds: float | None, cancelled_by: str | None,
+                      recovering: bool, shown: ProgressMessage | None) -> None:
         share = await self.bot.db(get_share, self.bot.store, share.id)
         run = await self.bot.db(self.bot.store.get_run, share.run_id)
         with tempfile.TemporaryDirectory(prefix="judgebot-") as folder:
@@ -308,6 +370,8 @@ class FileRuns:
                 ts = ts or await self._post(share, run_cards.summary_card(run, rubric, summary, results.name),
                                             metadata={"event_type": SUMMARY_EVENT,
                                                       "event_payload": {"run_id": run.id}})
+                if ts is None:
+                    raise RuntimeError("Slack refused the summary card")
                 await self.bot.db(move_share, self.bot.store, share.id, summary_ts=ts)
             if not share.results_posted:
                 if not (recovering and await self._posted_files(share, results.name)):
@@ -319,7 +383,7 @@ class FileRuns:
                 await shown.close(end)  # the same message: the spacing of its edits holds for the last one too
             else:
                 await self._edit(share, share.progress_ts, end)
-        await self.bot.db(move_share, self.bot.store, share.id, state="done")
+        await self.bot.db(move_share, self.bot.store, share.id, state="done", owner=None)
 
     async def _upload(self, share: SharedFile, run: Run, rubric: Rubric, summary: Summary, results: Path) -> None:
         files = [(results.name, f"Results of {run.source_name} ({rubric.name})", results.read_bytes())]
@@ -362,9 +426,23 @@ class FileRuns:
     # -- restarts -------------------------------------------------------------------------------------------
 
     def recover(self, shares: list[SharedFile]) -> None:
-        """Take up the files a stopped or crashed process left half way, in the background."""
+        """Take up the files a stopped or crashed process left half way, in the background, then keep watching."""
         for share in shares:
             self.spawn(self._recover(share), f"taking up shared file {share.id}")
+        self.spawn(self._watch(), "watching for left-over shared files")
+
+    async def _watch(self) -> None:
+        """Now and then, take up files whose process went away meanwhile (another bot process that stopped)."""
+        while True:
+            await asyncio.sleep(WATCH_EVERY)
+            try:
+                shares = await self.bot.db(unfinished_shares, self.bot.store)
+            except Exception:
+                log.warning("could not list the unfinished shared files", exc_info=True)
+                continue
+            for share in shares:
+                if share.run_id not in self.active and share.owner != process_name():
+                    self.spawn(self._recover(share), f"taking up shared file {share.id}")
 
     async def _recover(self, share: SharedFile) -> None:
         if not await self.bot.db(take_share, self.bot.store, share, stale_after=STALE_AFTER):
@@ -378,8 +456,9 @@ class FileRuns:
             await self._refuse(share, "its rubric changed while the bot was stopped. Share the file again to judge "
                                       "it with the current rubric.")
             return
-        if share.state == "finishing":
-            await self.finish(share, rubric, recovering=True)
+        if share.state == "finishing" or run.status in ("done", "cancelled"):  # judged: only the end is missing
+            await self.bot.db(move_share, self.bot.store, share.id, state="finishing")
+            await self.finish(share, rubric, claimed=True, recovering=True)
             return
         for attempt in range(2):
             try:
@@ -414,7 +493,11 @@ class FileRuns:
 
     async def _ask(self, share: SharedFile, state: str, question: dict[str, Any]) -> None:
         ts = await self._post(share, question)
-        await self.bot.db(move_share, self.bot.store, share.id, state=state, question_ts=ts)
+        if ts is None:
+            await self.bot.db(move_share, self.bot.store, share.id, state="refused", owner=None,
+                              note="the question could not be posted")
+            return
+        await self.bot.db(move_share, self.bot.store, share.id, state=state, question_ts=ts, owner=None)
 
     async def _refuse(self, share: SharedFile, problem: str) -> None:
         shown = run_cards.failed(share.file_name, problem)
@@ -422,5 +505,5 @@ class FileRuns:
             await self._edit(share, share.progress_ts, shown)
         else:
             await self._post(share, shown)
-        await self.bot.db(move_share, self.bot.store, share.id, state="refused", note=problem)
+        await self.bot.db(move_share, self.bot.store, share.id, state="refused", owner=None, note=problem)
 

@@ -18,6 +18,7 @@ SLACK_FILE_HOSTS = frozenset({"files.slack.com", "files-origin.slack.com", "file
 TABLE_TYPES = frozenset({"csv", "tsv"})
 TABLE_SUFFIXES = (".csv", ".tsv")
 CHUNK = 1 << 16
+HEAD_BYTES = 1024
 HTML_START = re.compile(rb"^\s*(<!doctype html|<html)", re.IGNORECASE)
 MISSING_FILES_READ = (
     "Slack answered with a sign-in page instead of the file: the app is missing the `files:read` permission. "
@@ -62,12 +63,17 @@ def file_origin(api_url: str) -> tuple[str, str] | None:
 
 def check_url(url: str, extra: tuple[str, str] | None) -> None:
     """FileProblem unless `url` is on Slack's file hosts (https) or on the extra (scheme, host:port)."""
-    parts = urlsplit(url)
-    if parts.scheme == "https" and parts.hostname in SLACK_FILE_HOSTS and parts.port in (None, 443):
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        parts, port = urlsplit(""), -1
+    plain = parts.username is None and parts.password is None  # no credentials of its own in the address
+    if plain and parts.scheme == "https" and parts.hostname in SLACK_FILE_HOSTS and port in (None, 443):
         return
-    if extra is not None and (parts.scheme, parts.netloc) == extra:
+    if plain and extra is not None and (parts.scheme, parts.netloc) == extra:
         return
-    raise FileProblem(f"its download address is not on Slack's file servers (`{parts.netloc or url[:60]}`), "
+    raise FileProblem(f"its download address is not on Slack's file servers (`{parts.hostname or url[:60]}`), "
                       "so I did not fetch it. Upload the file to Slack itself and share it again.")
 
 
@@ -86,19 +92,26 @@ async def download(url: str, token: str, dest: Path, *, max_bytes: int, extra: t
             url, headers={"Authorization": f"Bearer {token}"}, allow_redirects=False,
         ) as response:
             _check_response(response, max_bytes)
+            head = b""  # the first bytes, to tell a sign-in page from a file whatever the content type said
             with dest.open("wb") as out:
                 async for chunk in response.content.iter_chunked(CHUNK):
-                    if size == 0 and HTML_START.match(chunk):
-                        raise FileProblem(MISSING_FILES_READ)
+                    if len(head) < HEAD_BYTES:
+                        head += chunk[:HEAD_BYTES]
+                        _check_head(head)
                     size += len(chunk)
                     if size > max_bytes:
                         raise FileProblem(f"it is larger than the limit of {megabytes(max_bytes)}. Split it into "
                                           "smaller files and share them one by one.")
                     digest.update(chunk)
                     out.write(chunk)
-    except (aiohttp.ClientError, TimeoutError, OSError) as err:
+    except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as err:
         raise FileProblem(f"it could not be downloaded ({type(err).__name__}). Please share it again.") from None
     return Downloaded(dest, size, digest.hexdigest())
+
+
+def _check_head(head: bytes) -> None:
+    if HTML_START.match(head.removeprefix(b"\xef\xbb\xbf")):
+        raise FileProblem(MISSING_FILES_READ)
 
 
 def _check_response(response: aiohttp.ClientResponse, max_bytes: int) -> None:

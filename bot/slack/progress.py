@@ -18,10 +18,10 @@ EDIT_EVERY = 3.0  # seconds between edits of one message: chat.update allows abo
 
 
 class ProgressMessage:
-    """Shows the newest Progress in message `ts`; `update` is cheap, the edits follow at most every EDIT_EVERY s."""
+    """Shows the newest Progress in message `ts`; `update` is cheap, the edits follow `every()` seconds apart."""
 
     def __init__(self, client: AsyncWebClient, channel: str, ts: str, render: Callable[[Progress], dict[str, Any]],
-                 *, every: float = EDIT_EVERY) -> None:
+                 *, every: Callable[[], float] = lambda: EDIT_EVERY) -> None:
         self.client, self.channel, self.ts, self.render, self.every = client, channel, ts, render, every
         self.latest: Progress | None = None
         self.edits = 0
@@ -48,7 +48,7 @@ class ProgressMessage:
 
     async def wait_turn(self) -> None:
         """Wait until the next edit is allowed."""
-        wait = self._last_edit + self.every - time.monotonic()
+        wait = self._last_edit + self.every() - time.monotonic()
         if wait > 0:
             await asyncio.sleep(wait)
 
