@@ -41,12 +41,28 @@ CHANNEL = "C0GENERAL"
 ROWS = 40
 CYCLES = 10
 CONCURRENCY = 4
+
+
+def is_summary(params: dict) -> bool:
+    return (params.get("metadata") or {}).get("event_type") == SUMMARY_EVENT
+
+
+def is_the_end(params: dict) -> bool:
+    return "Judged" in json.dumps(params.get("blocks"))
+
+
+def anything(params: dict) -> bool:
+    return True
+
+
 # Cycles that, once the restarted process has judged the rest of the rows, are killed a second time in the
-# finishing step: (Web API method held, whether it is held after Slack did what it asks, what was done by then).
+# finishing step, in a call to Slack held either after Slack did what it asks (the bot never learns it was done)
+# or before (it never reaches Slack): (method, after, which call, what was done by then).
 FINISHING_KILLS = {
-    CYCLES - 3: ("chat.postMessage", True, "summary posted, its ts never seen by the bot"),
-    CYCLES - 2: ("files.getUploadURLExternal", False, "summary posted, upload started"),
-    CYCLES - 1: ("files.completeUploadExternal", True, "results uploaded, not yet recorded"),
+    CYCLES - 4: ("chat.postMessage", True, is_summary, "summary posted, its ts never seen by the bot"),
+    CYCLES - 3: ("files.getUploadURLExternal", False, anything, "summary posted, results not uploaded"),
+    CYCLES - 2: ("files.completeUploadExternal", True, anything, "results uploaded, never recorded"),
+    CYCLES - 1: ("chat.update", False, is_the_end, "results uploaded, the progress message not at its end"),
 }
 PARAMS = web.RequestKey("params", dict) if hasattr(web, "RequestKey") else "params"  # type: ignore[var-annotated]
 
@@ -60,14 +76,15 @@ class HoldingSlack(FakeSlackServer):
         self.holding = threading.Event()  # a call is being held
         self.released = threading.Event()
 
-    def hold(self, method: str, *, after: bool, when: Callable[[dict], bool] = lambda params: True) -> None:
-        """Hold the next call to `method` matching `when`: before it takes effect, or `after` (answer withheld)."""
+    def hold(self, method: str, *, after: bool, when: Callable[[dict], bool] = anything) -> None:
+        """Hold the next call to `method` matching `when`: `after` it takes effect (its answer withheld), or
+        before (then dropped once released: the caller was killed meanwhile)."""
         self.holding.clear()
         self.released.clear()
         self._hold = (method, after, when)
 
     def release(self) -> None:
-        """Let the held call (if any) go on; hold nothing more."""
+        """Let go of the held call (if any): answered, or dropped; hold nothing more."""
         self._hold = None
         self.released.set()
 
@@ -86,7 +103,7 @@ class HoldingSlack(FakeSlackServer):
             return answer
         self.holding.set()
         await self._until_released()
-        return await super()._api(request)
+        return web.Response(status=503, text="held, then dropped")  # the caller is gone: it never reached Slack
 
     async def _read_params(self, request):  # type: ignore[no-untyped-def,override]
         """The parameters of a call, read once: a request's body cannot be read twice."""
@@ -222,9 +239,7 @@ def test_kill_9_at_random_rows_then_restart_scores_every_row_once_with_one_summa
             [progress] = bot_messages(slack_server, thread_ts)  # posted before any row was judged
             finishing = FINISHING_KILLS.get(cycle)
             if finishing:
-                method, after, done_by_then = finishing
-                when = ((lambda params: (params.get("metadata") or {}).get("event_type") == SUMMARY_EVENT)
-                        if method == "chat.postMessage" else (lambda params: True))
+                method, after, when, done_by_then = finishing
                 slack_server.hold(method, after=after, when=when)
                 bot.start()
                 assert slack_server.holding.wait(30), f"{method} never called ({where})\n{bot.logs()}"
@@ -232,8 +247,10 @@ def test_kill_9_at_random_rows_then_restart_scores_every_row_once_with_one_summa
                 slack_server.release()
                 where += f", then in the finishing step: {done_by_then}"
                 assert len(summaries(slack_server, CHANNEL, thread_ts)) == 1, where
-                assert len(slack_server.uploads(CHANNEL, thread_ts)) == (2 if method.startswith("files.complete")
-                                                                         else 0), where
+                uploaded = method in ("files.completeUploadExternal", "chat.update")
+                assert len(slack_server.uploads(CHANNEL, thread_ts)) == (2 if uploaded else 0), where
+                if method == "chat.update":
+                    assert "Judged" not in str(slack_server.messages[(CHANNEL, progress["ts"])]["blocks"]), where
             bot.start()
 
             wait_until(lambda: slack_server.uploads(CHANNEL, thread_ts), f"the results upload ({where})")
