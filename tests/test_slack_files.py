@@ -439,6 +439,10 @@ VARIANTS = {
                                          "Use myStudies.\n".encode("cp1252"), 1),
     "bom-multiline": ("answers.csv", "\ufeffquery,expected,output\n\"Two\nlines?\",r,\"Use myStudies,\nreally.\"\n"
                                      .encode("utf-8"), 1),
+    "tsv-arabic-model": ("answers.tsv", "Question\tReference Answer\tGenerated Answer\tModel Name\n"
+                                        "كيف أسجل؟\tفي myStudies\tUse myStudies.\tbot-ar\n".encode("utf-8"), 1),
+    "huge-cell": ("answers.csv", ("question,reference,answer\nLong?,r,\"Use myStudies. " + "x" * 200_000 + "\"\n")
+                  .encode("utf-8"), 1),
 }
 
 
