@@ -561,17 +561,18 @@ async def test_a_file_from_another_organisation_is_looked_up_before_it_is_judged
 async def test_finish_here_on_a_paused_run_summarises_the_graded_rows(slack, slack_server, judge_server, bot_settings):
     from tests.servers.openai_server import Reply
 
-    state = {"answered": 0}
+    state = {"answered": 0, "quota": True}
 
     def responder(body):
         state["answered"] += 1
-        return grade_by_answer(body) if state["answered"] <= 5 else Reply.quota()
+        return grade_by_answer(body) if state["answered"] <= 5 or not state["quota"] else Reply.quota()
 
     judge_server.responder = responder
     event = await share(slack, slack_server, eth_csv(20), text="eth")
     paused = await wait_until(lambda: "judgebot_run_resume" in run_buttons(progress_of(slack_server, event))
                               and progress_of(slack_server, event), what="the paused message")
     run_id, ts = int(run_buttons(paused)["judgebot_run_cancel"]), paused["ts"]
+    state["quota"] = False  # whichever click wins, the run ends with one summary
     await asyncio.gather(slack.click("judgebot_run_cancel", str(run_id), channel="C0GENERAL", message_ts=ts),
                          slack.click("judgebot_run_resume", str(run_id), channel="C0GENERAL", message_ts=ts))
     await finished_thread(slack_server, "C0GENERAL", event["ts"])
@@ -579,8 +580,9 @@ async def test_finish_here_on_a_paused_run_summarises_the_graded_rows(slack, sla
     store = Store.open(bot_settings.db_url)
     counts = store.status_counts(run_id)
     summary = summaries(slack_server, "C0GENERAL", event["ts"])
-    assert len(summary) == 1 and store.get_run(run_id).status in ("cancelled", "paused", "done")
+    assert len(summary) == 1 and store.get_run(run_id).status in ("cancelled", "done")
     assert f"*Scored*\\n{counts['scored']}" in blocks_text(summary[0])
+    assert counts.get("scored", 0) + counts.get("pending", 0) == 20
 
 
 async def test_the_same_file_shared_twice_at_once_asks_before_the_second_run(slack, slack_server, judge_server):

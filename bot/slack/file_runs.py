@@ -205,12 +205,11 @@ class FileRuns:
         try:
             source = open_csv(path)
             rows = 0
-            for item in source:
+            for _ in source:
                 rows += 1
                 if rows > self.limits.max_rows:
                     raise FileProblem(f"it has more than {self.limits.max_rows:,} rows, the limit. Split it into "
                                       "smaller files and share them one by one.")
-                del item
         except CsvError as err:
             raise FileProblem(str(err).replace(str(path), name)) from None
         if rows == 0:
