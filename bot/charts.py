@@ -50,3 +50,39 @@ def score_distribution_png(title: str, bands: Sequence[str], models: dict[str, t
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI)
     return buffer.getvalue()
+
+
+TREND_HEIGHT_INCHES = 4.5  # with the width: 1,200 x 675 pixels
+TREND_SERIES_SHOWN = 8
+
+
+def trend_png(title: str, weeks: Sequence[str], series: dict[str, Sequence[float | None]]) -> bytes:
+    """A line per series (a model under test on a rubric): mean headline in each week, gaps where none, as a PNG.
+
+    The series with most weeks of data come first; at most TREND_SERIES_SHOWN are drawn.
+    """
+    from matplotlib.figure import Figure  # imported here: it takes a while, and only chart makers need it
+
+    shown = sorted(series.items(), key=lambda item: (-sum(v is not None for v in item[1]), item[0]))
+    figure = Figure(figsize=(WIDTH_INCHES, TREND_HEIGHT_INCHES), dpi=DPI, layout="constrained")
+    axes = figure.add_subplot()
+    positions = list(range(len(weeks)))
+    for name, values in shown[:TREND_SERIES_SHOWN]:
+        points = [(x, y) for x, y in zip(positions, values) if y is not None]
+        # a line between weeks with data; a week without judgments leaves a gap, not a fall to zero
+        ys = [float("nan") if value is None else value for value in values]
+        line, = axes.plot(positions, ys, marker="o", linewidth=2, label=_short(name, 30))
+        if points:
+            axes.annotate(f"{points[-1][1]:.0f}", points[-1], textcoords="offset points", xytext=(6, 0),
+                          va="center", fontsize=10, color=line.get_color())
+    axes.set_xticks(positions, [str(week) for week in weeks], fontsize=10)
+    axes.set_ylim(0, 105)
+    axes.set_ylabel("mean headline (0-100)", fontsize=12)
+    axes.grid(axis="y", alpha=0.3)
+    axes.spines[["top", "right"]].set_visible(False)
+    axes.set_title(title, fontsize=14, loc="left")
+    if shown:
+        figure.legend(loc="outside lower center", ncols=min(len(shown), 4), fontsize=10, frameon=False)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -62,12 +63,31 @@ class Settings(BaseSettings):
     port: int = Field(3000, ge=0, le=65535, description="HTTP mode: the port Slack's requests come to (0: any free one).")
     csv_max_mb: float = Field(20.0, gt=0, description="Largest CSV file a Slack run accepts, in MB.")
     csv_max_rows: int = Field(20_000, ge=1, description="Most data rows a CSV shared in Slack may have.")
+    digest_timezone: str = Field("UTC", description="Timezone of weekly digests unless `/judge digest on` names one.")
+    digest_admins: str = Field("", description="Comma-separated Slack user ids who may turn digests on and off "
+                               "(besides the workspace's admins and owners).")
+    digest_grace_hours: float = Field(12.0, gt=0, le=72, description="Hours after its time a digest missed while "
+                                      "the bot was down is still posted.")
     judgebot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level.")
 
     @field_validator("judgebot_log_level", mode="before")
     @classmethod
     def _upper(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
+
+    @field_validator("digest_timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown timezone {value!r}: use an IANA name such as Europe/Berlin or UTC") from None
+        return value
+
+    @property
+    def digest_admin_ids(self) -> frozenset[str]:
+        """The user ids of DIGEST_ADMINS."""
+        return frozenset(part.strip() for part in self.digest_admins.replace(";", ",").split(",") if part.strip())
 
     @field_validator("slack_api_url")
     @classmethod

@@ -78,13 +78,22 @@ class Figures:
         return self.agreeing / self.votes if self.votes else None
 
 
-def channel_stats(
-    store: Store, channel_id: str | None, *, since: datetime | None = None, model: str | None = None
-) -> list[Figures]:
-    """Per model and rubric figures of one channel (None: the terminal's), computed by the database."""
+def in_channel(channel_id: str | None, since: datetime | None = None, until: datetime | None = None) -> list[Any]:
+    """Conditions for the judged rows of one channel (None: the terminal's), made in [since, until)."""
     scope = [_in_channel(channel_id), Judgment.status.in_(JUDGED)]
     if since is not None:
         scope.append(Judgment.created_at >= since)
+    if until is not None:
+        scope.append(Judgment.created_at < until)
+    return scope
+
+
+def channel_stats(
+    store: Store, channel_id: str | None, *, since: datetime | None = None, until: datetime | None = None,
+    model: str | None = None,
+) -> list[Figures]:
+    """Per model and rubric figures of one channel (None: the terminal's), computed by the database."""
+    scope = in_channel(channel_id, since, until)
     if model is not None:
         scope.append(func.lower(Judgment.model_name) == model.lower())
     group = (Judgment.model_name, Judgment.rubric_name)

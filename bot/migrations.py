@@ -157,9 +157,38 @@ def _v4_channel_settings_and_shared_files(op: Operations) -> None:
     op.create_index("ix_judgment_channel_message", "judgment", ["channel_id", "message_ts"])
 
 
+def _v5_digests(op: Operations) -> None:
+    op.create_table(
+        "digest_subscription",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("team_id", sa.String(32), nullable=False),
+        sa.Column("channel_id", sa.String(32), nullable=False),
+        sa.Column("weekday", sa.Integer, nullable=False),
+        sa.Column("hour", sa.Integer, nullable=False),
+        sa.Column("minute", sa.Integer, nullable=False),
+        sa.Column("timezone", sa.String(64), nullable=False),
+        sa.Column("updated_by", sa.String(32)),
+        sa.Column("updated_at", sa.DateTime, nullable=False),
+        sa.UniqueConstraint("team_id", "channel_id", name="uq_digest_subscription_team_channel"),
+    )
+    op.create_table(
+        "digest_post",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("team_id", sa.String(32)),
+        sa.Column("channel_id", sa.String(32), nullable=False),
+        sa.Column("week", sa.String(10), nullable=False),
+        sa.Column("state", sa.String(16), nullable=False),
+        sa.Column("owner", sa.String(128)),
+        sa.Column("claimed_at", sa.DateTime, nullable=False),
+        sa.Column("posted_at", sa.DateTime),
+        sa.Column("message_ts", sa.String(32)),
+        sa.UniqueConstraint("channel_id", "week", name="uq_digest_post_channel_week"),
+    )
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
-    _v4_channel_settings_and_shared_files,
+    _v4_channel_settings_and_shared_files, _v5_digests,
 ]
 LATEST = len(MIGRATIONS)
 

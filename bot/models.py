@@ -1,4 +1,5 @@
-"""The history tables: runs, judgments, human feedback, per-user and per-channel settings, files shared in Slack."""
+"""The history tables: runs, judgments, human feedback, per-user and per-channel settings, files shared in Slack,
+weekly digest subscriptions and the digests posted."""
 
 from __future__ import annotations
 
@@ -166,3 +167,37 @@ class SharedFile(SQLModel, table=True):
     progress_ts: str | None = Field(default=None, max_length=32)
     summary_ts: str | None = Field(default=None, max_length=32)
     results_posted: bool = False
+
+
+class DigestSubscription(SQLModel, table=True):
+    """A channel's weekly digest: the local day and time it is posted at."""
+
+    __tablename__ = "digest_subscription"
+    __table_args__ = (UniqueConstraint("team_id", "channel_id", name="uq_digest_subscription_team_channel"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    team_id: str = Field(max_length=32)
+    channel_id: str = Field(max_length=32)
+    weekday: int = Field(description="0 for Monday to 6 for Sunday")
+    hour: int
+    minute: int
+    timezone: str = Field(max_length=64, description="an IANA name such as Europe/Berlin")
+    updated_by: str | None = Field(default=None, max_length=32)
+    updated_at: NaiveDatetime = Field(default_factory=utcnow)
+
+
+class DigestPost(SQLModel, table=True):
+    """A claim on one channel's digest of one ISO week: whoever inserts it first posts, once."""
+
+    __tablename__ = "digest_post"
+    __table_args__ = (UniqueConstraint("channel_id", "week", name="uq_digest_post_channel_week"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    team_id: str | None = Field(default=None, max_length=32)
+    channel_id: str = Field(max_length=32)
+    week: str = Field(max_length=10, description="ISO week such as 2026-W47")
+    state: str = Field(default="posting", max_length=16, description="posting or posted")
+    owner: str | None = Field(default=None, max_length=128)
+    claimed_at: NaiveDatetime = Field(default_factory=utcnow)
+    posted_at: NaiveDatetime | None = None
+    message_ts: str | None = Field(default=None, max_length=32)

@@ -161,7 +161,7 @@ def test_manifest_declares_what_the_app_listens_to():
     assert len(shown["name"]) <= 35 and len(shown["description"]) <= 140
     assert 174 <= len(shown["long_description"]) <= 4000
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == {"commands", "chat:write", "files:read", "files:write",
-                                                             "channels:history", "groups:history"}
+                                                             "channels:history", "groups:history", "users:read"}
     assert set(EVENTS) == set(manifest["settings"]["event_subscriptions"]["bot_events"])
 
 

@@ -15,6 +15,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.cards import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
+from bot.slack.digests import Digests
 from bot.slack.file_listeners import FileListeners
 from bot.slack.file_runs import FileRuns
 from bot.slack.judging import Judgebot
@@ -46,7 +47,8 @@ class _NoTokenNotice(logging.Filter):
         return record.getMessage() != warning_client_prioritized_and_token_skipped()
 
 
-def build_app(bot: Judgebot, files: FileRuns, client: AsyncWebClient, *, signing_secret: str | None) -> AsyncApp:
+def build_app(bot: Judgebot, files: FileRuns, digests: Digests, client: AsyncWebClient, *,
+              signing_secret: str | None) -> AsyncApp:
     """The bolt app; with a signing secret every HTTP request is verified, without one it serves Socket Mode only."""
     logger = logging.getLogger("judgebot.bolt")
     if not any(isinstance(f, _NoTokenNotice) for f in logger.filters):
@@ -57,7 +59,7 @@ def build_app(bot: Judgebot, files: FileRuns, client: AsyncWebClient, *, signing
         request_verification_enabled=bool(signing_secret),
         logger=logger,
     )
-    listeners = Listeners(bot)
+    listeners = Listeners(bot, digests)
     app.command(COMMAND)(listeners.on_command)
     app.view(FORM)(listeners.on_form)
     app.action(AGREE)(listeners.on_vote)

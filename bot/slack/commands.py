@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+import zoneinfo
 from dataclasses import dataclass
 
 from bot.judge import Triple
@@ -71,7 +73,41 @@ class Inline:
     triple: Triple
 
 
-Command = Help | ListRubrics | History | Stats | ShowDefault | SetDefault | OpenForm | Inline
+@dataclass(frozen=True)
+class DigestShow:
+    """The channel's digest subscription and its next posting time."""
+
+
+@dataclass(frozen=True)
+class DigestOn:
+    """Post the channel's digest weekly at a local day and time (None: the defaults)."""
+
+    weekday: int = 0
+    hour: int = 9
+    minute: int = 0
+    timezone: str | None = None
+
+
+@dataclass(frozen=True)
+class DigestOff:
+    """Stop the channel's weekly digest."""
+
+
+@dataclass(frozen=True)
+class DigestNow:
+    """Post the digest of the last 7 days now."""
+
+
+@dataclass(frozen=True)
+class DigestPreview:
+    """Show the digest of the last 7 days to the caller only."""
+
+
+Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | OpenForm | Inline | DigestShow | DigestOn
+           | DigestOff | DigestNow | DigestPreview)
+DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(am|pm)?$", re.IGNORECASE)
+DIGEST_USAGE = "`/judge digest on [day] [HH:MM] [timezone]`, for example `/judge digest on monday 09:00 Europe/Berlin`"
 
 USAGE = (
     "`/judge <rubric>` opens a form for one question, reference answer and answer\n"
@@ -79,6 +115,8 @@ USAGE = (
     "`/judge history [N]` the latest judgments in this channel\n"
     f"`/judge stats [7d|30d|all] [model]` figures per model and rubric in this channel (default {STATS_DEFAULT_DAYS}d)\n"
     "`/judge default [<rubric>|none]` the rubric CSV files shared in this channel are judged with\n"
+    "`/judge digest [on [day] [HH:MM] [timezone] | off | now | preview]` this channel's weekly digest (on and off: "
+    "admins)\n"
     "Share a CSV or TSV (columns question, reference, answer, optionally model) with the rubric in the message, "
     "such as `eth`: every row is judged in its thread\n"
     "`/judge rubrics` the rubrics · `/judge help` this help"
@@ -100,6 +138,8 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
         return _stats(rest)
     if word == "default":
         return _default(rest, rubrics)
+    if word == "digest":
+        return _digest(rest)
     try:
         rubric = rubrics.get(word)
     except RubricError as err:
@@ -171,6 +211,66 @@ def parse_share_text(text: str, rubrics: RubricSet) -> ShareText:
         if found is not None and found.name == word.lower():
             return ShareText(found, model)
     return ShareText(None, model)
+
+
+def _digest(rest: str) -> DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview:
+    action, _, options = rest.partition(" ")
+    action = action.lower()
+    simple = {"": DigestShow, "show": DigestShow, "off": DigestOff, "now": DigestNow, "preview": DigestPreview}
+    if action in simple:
+        if options.strip():
+            raise CommandError(f"`/judge digest {action}` takes nothing more. {DIGEST_USAGE}.")
+        return simple[action]()
+    if action != "on":
+        raise CommandError(f"`/judge digest` knows `on`, `off`, `now` and `preview`, not `{escape(action)}`. "
+                           f"{DIGEST_USAGE}.")
+    found: dict[str, object] = {}
+    for word in options.split():
+        for kind, value in (("weekday", _weekday(word)), ("clock", _clock(word))):
+            if value is not None:
+                if kind in found:
+                    raise CommandError(f"Give one {'day' if kind == 'weekday' else 'time'} only. {DIGEST_USAGE}.")
+                found[kind] = value
+                break
+        else:
+            if "timezone" in found:
+                raise CommandError(f"I do not understand `{escape(word)}`. {DIGEST_USAGE}.")
+            found["timezone"] = timezone_named(word)
+    hour, minute = found.get("clock", (9, 0))  # type: ignore[misc]
+    return DigestOn(int(found.get("weekday", 0)), hour, minute, found.get("timezone"))  # type: ignore[call-overload]
+
+
+def _weekday(word: str) -> int | None:
+    word = word.lower().rstrip(",.s") if len(word) > 3 else word.lower()
+    for index, name in enumerate(DAY_NAMES):
+        if len(word) >= 3 and name.startswith(word):
+            return index
+    return None
+
+
+def _clock(word: str) -> tuple[int, int] | None:
+    match = CLOCK.match(word)
+    if not match:
+        return None
+    hour, minute, half = int(match.group(1)), int(match.group(2) or 0), (match.group(3) or "").lower()
+    if half:
+        if not 1 <= hour <= 12:
+            raise CommandError(f"`{escape(word)}` is not a time: with am or pm the hour is 1 to 12.")
+        hour = hour % 12 + (12 if half == "pm" else 0)
+    if hour > 23 or minute > 59:
+        raise CommandError(f"`{escape(word)}` is not a time of day: write it like 09:00 or 17:30.")
+    return hour, minute
+
+
+def timezone_named(name: str) -> str:
+    """The IANA timezone called `name` (any case, such as europe/berlin or UTC); CommandError with suggestions."""
+    known = {zone.lower(): zone for zone in zoneinfo.available_timezones()}
+    if name.lower() in known:
+        return known[name.lower()]
+    close = difflib.get_close_matches(name.lower(), list(known), n=3, cutoff=0.6)
+    hint = f" Did you mean {' or '.join(f'`{known[c]}`' for c in close)}?" if close else \
+        " Use a name such as `Europe/Berlin`, `America/New_York` or `UTC`."
+    raise CommandError(f"I do not know the timezone `{escape(name)}`.{hint}")
 
 
 def _triple(rest: str, rubric: Rubric) -> Triple:

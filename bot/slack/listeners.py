@@ -20,6 +20,7 @@ from bot.slack import commands
 from bot.slack.blocks import notice
 from bot.slack.cards import AGREE, reply_view, result_card
 from bot.slack.commands import CommandError, parse_command
+from bot.slack.digests import Digests
 from bot.slack.judging import CARD_SOURCE, OUR_FAULT, Judgebot, slack_error
 from bot.slack.text import escape
 from bot.slack.views import (
@@ -44,8 +45,8 @@ NOT_HERE = "I cannot find this judgment in this channel's history."
 class Listeners:
     """Every listener of the app, as bound methods over the shared `Judgebot`."""
 
-    def __init__(self, bot: Judgebot) -> None:
-        self.bot = bot
+    def __init__(self, bot: Judgebot, digests: Digests) -> None:
+        self.bot, self.digests = bot, digests
 
     # -- /judge ---------------------------------------------------------------------------------------------
 
@@ -66,7 +67,10 @@ class Listeners:
         else:
             await ack()
             work = {commands.Inline: self._inline, commands.History: self._history, commands.Stats: self._stats,
-                    commands.ShowDefault: self._show_default, commands.SetDefault: self._set_default}
+                    commands.ShowDefault: self._show_default, commands.SetDefault: self._set_default,
+                    commands.DigestShow: self.digests.show, commands.DigestOn: self.digests.turn_on,
+                    commands.DigestOff: self.digests.turn_off, commands.DigestNow: self.digests.now,
+                    commands.DigestPreview: self.digests.preview}
             handler = work[type(parsed)]  # type: ignore[index]
             self.bot.spawn(handler(parsed, command), f"/judge {type(parsed).__name__.lower()}",
                            response_url=command.get("response_url"))

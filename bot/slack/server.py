@@ -18,6 +18,7 @@ from bot.llm import judge_client_from
 from bot.rubrics import load_rubrics
 from bot.shares import unfinished_shares
 from bot.slack.app import build_app, make_web_client
+from bot.slack.digests import DigestSettings, Digests
 from bot.slack.file_runs import FileLimits, FileRuns
 from bot.slack.judging import CARD_SOURCE, Judgebot
 from bot.slack.recovery import recover
@@ -63,11 +64,13 @@ class RunningBot:
     team: str
     bot: Judgebot
     files: FileRuns
+    digests: Digests
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
 
     async def stop(self, drain: float = DRAIN_SECONDS) -> None:
         """Stop taking requests, let judgments in flight finish for `drain` seconds, then close everything."""
+        self.digests.stop()
         if self._socket is not None:
             await self._socket.close_async()
         if self._runner is not None:
@@ -94,11 +97,12 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     left_over = await bot.db(store.unfinished_runs, source=CARD_SOURCE)
     left_files = await bot.db(unfinished_shares, store)
     files = FileRuns(bot, FileLimits.from_settings(settings), bot_user_id=auth.get("user_id"))
-    app = build_app(bot, files, client, signing_secret=secret)
+    digests = Digests(bot, DigestSettings.from_settings(settings))
+    app = build_app(bot, files, digests, client, signing_secret=secret)
     if app_token:
         socket = AsyncSocketModeHandler(app, app_token)
         await socket.connect_async()
-        running = RunningBot("socket", 0, str(auth.get("team")), bot, files, _socket=socket)
+        running = RunningBot("socket", 0, str(auth.get("team")), bot, files, digests, _socket=socket)
     else:
         web_app = app.web_app(path=EVENTS_PATH, port=settings.port)
         web_app.router.add_get(HEALTH_PATH, _health(store))
@@ -111,9 +115,11 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
             await bot.judge.aclose()
             raise SetupError(f"Cannot listen on port {settings.port} ({err.strerror or err}). Set PORT to a free "
                              "port, or stop what uses it.") from None
-        running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), bot, files, _runner=runner)
+        running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), bot, files, digests,
+                             _runner=runner)
     recover(bot, left_over)
     files.recover(left_files)
+    await digests.start()
     return running
 
 

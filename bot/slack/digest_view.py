@@ -1,0 +1,134 @@
+"""Block Kit of a weekly digest: per model and rubric figures with their change, regressions, worst examples."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_sdk.models.blocks import Block, HeaderBlock
+
+from bot.digest import Digest, Example, JudgeChange, Line
+from bot.rubrics import RubricSet
+from bot.schema import leaves
+from bot.slack.blocks import context, listing, message, notice, section
+from bot.slack.text import date, escape, permalink, shown
+
+QUESTION_ROOM = 120  # characters of a question quoted in a list
+
+
+def signed(change: float | None, unit: str = "") -> str:
+    """▲ 5.3, ▼ 2.0 or = 0; empty when there is nothing to compare with."""
+    if change is None:
+        return ""
+    if round(change, 1) == 0:
+        return f"= 0{unit}"
+    return f"{'▲' if change > 0 else '▼'} {abs(change):.1f}{unit}"
+
+
+def tag_values(rubrics: RubricSet, rubric_name: str) -> list[str]:
+    """The values a rubric's tag can take, in the rubric's order (empty if the rubric is not loaded)."""
+    rubric = rubrics.find(rubric_name)
+    if rubric is None or not rubric.headline.tag:
+        return []
+    spec = dict(leaves(rubric.output)).get(rubric.headline.tag)
+    return list(spec.values or []) if spec is not None else []
+
+
+def model_of(name: str | None) -> str:
+    return f"*{escape(name)}*" if name else "_model not named_"
+
+
+def line_text(line: Line, rubrics: RubricSet) -> str:
+    """One model on one rubric: count, mean, pass rate, their change, tag rates, judge errors, human agreement."""
+    now = line.now
+    head = f"{model_of(now.model_name)} · `{escape(now.rubric_name)}` · {now.judged:,} judged"
+    if line.before is None:
+        head += " · _new this week_"
+    figures = []
+    if now.mean_headline is not None:
+        figures.append(f"mean *{now.mean_headline:.1f}*/100 {signed(line.change)}".rstrip())
+    if now.pass_rate is not None:
+        figures.append(f"pass *{now.pass_rate:.0%}* {signed(line.pass_change, ' pts')}".rstrip())
+    if line.error_rate is not None:
+        figures.append(f"judge errors {line.error_rate:.0%}" + (f" ({now.errors})" if now.errors else ""))
+    lines = [head, " · ".join(figures)]
+    if now.scored and (now.tags or tag_values(rubrics, now.rubric_name)):
+        names = tag_values(rubrics, now.rubric_name)
+        names += sorted(set(now.tags) - set(names))
+        lines.append(" · ".join(f"{escape(name.lower())} {now.tags.get(name, 0) / now.scored:.0%}" for name in names))
+    if now.agreement is not None:
+        lines.append(f"people agree with the judge: {now.agreement:.0%} ({now.agreeing} of {now.votes} votes)")
+    return "\n".join(lines)
+
+
+def link_to(example: Example, team_url: str | None) -> str:
+    """A link to the judgment's card, or to the thread of the file it came from; else its number."""
+    channel = example.channel_id or ""
+    if example.message_ts:
+        url = permalink(team_url, channel, example.message_ts, example.thread_ts)
+        label = "card"
+    elif example.thread_ts:
+        url = permalink(team_url, channel, example.thread_ts)
+        label = f"row {example.row_number}" if example.row_number is not None else "thread"
+    else:
+        url, label = None, ""
+    return f"<{url}|{label}> (#{example.judgment_id})" if url else f"#{example.judgment_id}"
+
+
+def _quote(text: str) -> str:
+    return f"“{shown(' '.join(text.split()), QUESTION_ROOM)[0]}”"
+
+
+def regressions_text(digest: Digest, team_url: str | None) -> str:
+    rows = [f"• {model_of(r.example.model_name)} · `{escape(r.example.rubric_name)}` · {r.before:.0f} → "
+            f"{r.after:.0f}: {_quote(r.example.question)} · {link_to(r.example, team_url)}" for r in digest.regressions]
+    return "*Biggest regressions* (the same question scored lower than last week)\n" + "\n".join(rows)
+
+
+def worst_text(digest: Digest, team_url: str | None) -> str:
+    rows = [f"• *{e.headline:.0f}*/100 · {model_of(e.model_name)} · `{escape(e.rubric_name)}`: {_quote(e.question)} · "
+            f"{link_to(e, team_url)}" for e in digest.worst]
+    return "*Lowest scores*\n" + "\n".join(rows)
+
+
+def changes_text(changes: list[JudgeChange]) -> str:
+    rows = [f"• {escape(c.what)}: {escape(c.before)} → {escape(c.after)}, from {date(c.since)}" for c in changes]
+    return (":warning: *The judge changed during the week*, so part of a change in scores may come from the judge, "
+            "not from the models:\n" + "\n".join(rows))
+
+
+def title_of(digest: Digest, *, weekly: bool) -> str:
+    return (f"Weekly digest · {digest.period.label} ({digest.period.week})" if weekly
+            else f"Digest of the last 7 days · {digest.period.label}")
+
+
+def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, weekly: bool = True,
+                   chart: bool = True) -> dict[str, Any]:
+    """The digest as a channel message; a quiet period is one line."""
+    title = title_of(digest, weekly=weekly)
+    channel = f"<#{digest.channel_id}>" if digest.channel_id else "the terminal"
+    if digest.quiet:
+        return notice(f"*{title}*: no judgments in {channel} over these 7 days.")
+    models = {line.now.model_name for line in digest.lines}
+    rubric_names = {line.now.rubric_name for line in digest.lines}
+    error_rate = digest.errors / digest.judged if digest.judged else 0
+    head: list[Block] = [
+        HeaderBlock(text=title[:150]),
+        section(f"*{digest.judged:,} judgments* in {channel} · {len(models)} model(s) under test · "
+                f"{len(rubric_names)} rubric(s) · judge errors {error_rate:.1%}\n"
+                "▲ ▼ compare with the 7 days before."),
+    ]
+    tail: list[Block] = []
+    if digest.changes:
+        tail.append(section(changes_text(digest.changes)))
+    if digest.regressions:
+        tail.append(section(regressions_text(digest, team_url)))
+    if digest.worst:
+        tail.append(section(worst_text(digest, team_url)))
+    tail.append(context(":chart_with_upwards_trend: the trend of the last 8 weeks is in the thread" if chart else
+                        "the trend chart comes with the posted digest",
+                        "only judgments made in this channel", "`/judge digest` shows the schedule"))
+    entries: list[Block] = [section(line_text(line, rubrics)) for line in digest.lines]
+    fitted = listing([*head, *tail], entries, more="_{n} more model and rubric pairs; `judgebot digest` in a terminal "
+                                                   "lists them all._")
+    return message([*head, *fitted[len(head) + len(tail):], *tail], f"judgebot: {title}")
+

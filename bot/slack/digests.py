@@ -1,0 +1,244 @@
+"""Weekly digests in Slack: `/judge digest ...`, and posting a channel's digest with its trend chart, once a week."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from slack_sdk.errors import SlackApiError
+
+from bot.charts import trend_png
+from bot.config import Settings
+from bot.digest import Digest, Period, build_digest
+from bot.models import DigestSubscription
+from bot.scheduler import DigestScheduler, next_posting
+from bot.slack import commands
+from bot.slack.blocks import notice
+from bot.slack.digest_view import digest_message
+from bot.slack.files import upload
+from bot.slack.judging import Judgebot, post_problem, slack_error
+from bot.slack.text import date
+from bot.subscriptions import (
+    claim_week,
+    mark_posted,
+    posted_weeks,
+    release_week,
+    subscribe,
+    subscription,
+    unsubscribe,
+)
+
+log = logging.getLogger(__name__)
+
+DIGEST_EVENT = "judgebot_digest"  # message metadata that marks a posted digest
+RETRY_SECONDS = (60, 300, 900, 1800, 3600)  # waits between tries of a scheduled digest Slack refused
+DAY_TITLES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+NOT_ADMIN = (
+    "Only the workspace's admins and owners, and the people the bot's DIGEST_ADMINS setting names, can turn the "
+    "weekly digest on or off. Ask one of them; `/judge digest preview` shows you what it says."
+)
+CANNOT_CHECK = (
+    "I could not check whether you are a workspace admin (`{error}`): the app needs the users:read scope for that. "
+    "Ask whoever runs the bot to reinstall it with that scope, or to add your user id to DIGEST_ADMINS."
+)
+
+
+@dataclass(frozen=True)
+class DigestSettings:
+    """The digest's settings: the default timezone, the extra admins, and how late a missed digest is still posted."""
+
+    timezone: str = "UTC"
+    admins: frozenset[str] = frozenset()
+    grace: timedelta = timedelta(hours=12)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DigestSettings:
+        return cls(settings.digest_timezone, settings.digest_admin_ids, timedelta(hours=settings.digest_grace_hours))
+
+
+def schedule_text(sub: DigestSubscription) -> str:
+    """Such as "every Monday at 09:00 (Europe/Berlin)"."""
+    return f"every {DAY_TITLES[sub.weekday]} at {sub.hour:02d}:{sub.minute:02d} ({sub.timezone})"
+
+
+def chart_label(week: Period) -> str:
+    """An x-axis label: the ISO week for a Monday-to-Sunday period, else the last day."""
+    if week.start.weekday() == 0 and week.start.time() == datetime.min.time():
+        return week.week.split("-")[1]
+    return f"{week.last_day.day} {week.last_day:%b}"
+
+
+class Digests:
+    """The digest commands of one channel, and the posting of digests, by schedule or on request."""
+
+    def __init__(self, bot: Judgebot, settings: DigestSettings) -> None:
+        self.bot, self.settings = bot, settings
+        self.scheduler = DigestScheduler(bot.store, self.on_due, grace=settings.grace)
+
+    async def start(self) -> None:
+        """Start the schedule of every subscribed channel."""
+        await self.scheduler.start()
+
+    def stop(self) -> None:
+        """Stop the schedule; digests being posted finish while the bot drains."""
+        self.scheduler.stop()
+
+    # -- posting --------------------------------------------------------------------------------------------
+
+    async def on_due(self, sub: DigestSubscription, due: datetime) -> None:
+        """A channel's digest is due (called by the schedule): post the 7 days before the day it is due."""
+        self.bot.spawn(self.post_weekly(sub.team_id, sub.channel_id, Period.before_day_of(due), until=due +
+                                        self.settings.grace), f"weekly digest of {sub.channel_id}")
+
+    async def post_weekly(self, team_id: str | None, channel_id: str, period: Period, *,
+                          until: datetime | None = None) -> str | None:
+        """Post the channel's digest of `period` unless it was posted already; Slack's refusals are tried again
+        until `until`. Return the message's ts, or None if another process posted it (or it could not be posted).
+        """
+        attempt = 0
+        while True:
+            claim = await self.bot.db(claim_week, self.bot.store, team_id, channel_id, period.week)
+            if claim is None:
+                log.info("the digest of %s for %s is posted already (or being posted)", channel_id, period.week)
+                return None
+            try:
+                ts = await self.post(channel_id, period, weekly=True)
+            except Exception as err:
+                await self.bot.db(release_week, self.bot.store, claim)
+                wait = RETRY_SECONDS[attempt] if attempt < len(RETRY_SECONDS) else None
+                if wait is None or until is None or datetime.now(UTC) + timedelta(seconds=wait) > until:
+                    log.warning("the digest of %s for %s was not posted: %s", channel_id, period.week, slack_error(err))
+                    return None
+                log.warning("the digest of %s for %s failed (%s); trying again in %s s", channel_id, period.week,
+                            slack_error(err), wait)
+                attempt += 1
+                await asyncio.sleep(wait)
+                continue
+            await self.bot.db(mark_posted, self.bot.store, claim, ts)
+            return ts
+
+    async def post(self, channel_id: str, period: Period, *, weekly: bool) -> str:
+        """Post the channel's digest of `period` and its trend chart (in the digest's thread); return its ts."""
+        digest: Digest = await self.bot.db(build_digest, self.bot.store, channel_id, period)
+        message = digest_message(digest, self.bot.rubrics, self.bot.team_url, weekly=weekly)
+        posted = await self.bot.client.chat_postMessage(
+            channel=channel_id, unfurl_links=False, unfurl_media=False, **message,
+            metadata={"event_type": DIGEST_EVENT, "event_payload": {"week": period.week, "weekly": weekly}})
+        ts = str(posted["ts"])
+        if not digest.quiet:
+            await self._post_chart(digest, channel_id, ts, weekly=weekly)
+        return ts
+
+    async def _post_chart(self, digest: Digest, channel_id: str, ts: str, *, weekly: bool) -> None:
+        title = f"Mean headline per model, the 8 weeks to {digest.period.last_day.day} {digest.period.last_day:%b %Y}"
+        try:
+            png = await asyncio.to_thread(trend_png, title, [chart_label(w) for w in digest.weeks], digest.series())
+            name = f"judgebot-trend-{digest.period.week if weekly else digest.period.last_day.isoformat()}.png"
+            await upload(self.bot.client, channel=channel_id, thread_ts=ts, comment="Trend of the last 8 weeks",
+                         files=[(name, title, png)])
+        except Exception as err:  # the digest itself is posted: that is what counts
+            log.warning("the trend chart of %s could not be posted: %s", channel_id, slack_error(err))
+
+    # -- /judge digest ... ----------------------------------------------------------------------------------
+
+    def _zone(self, sub: DigestSubscription | None) -> ZoneInfo:
+        return ZoneInfo(sub.timezone if sub is not None else self.settings.timezone)
+
+    async def show(self, parsed: commands.DigestShow, command: dict[str, Any]) -> None:
+        """`/judge digest`: the channel's subscription, when it posts next, and when it last posted."""
+        team, channel = command["team_id"], command["channel_id"]
+        sub = await self.bot.db(subscription, self.bot.store, team, channel)
+        if sub is None:
+            await self.bot.tell(command.get("response_url"),
+                                f"<#{channel}> gets no weekly digest. An admin turns it on with "
+                                f"{commands.DIGEST_USAGE}; `/judge digest preview` shows you what it would say.")
+            return
+        text = (f"<#{channel}> gets its weekly digest {schedule_text(sub)}: the next one on "
+                f"{date(next_posting(sub).astimezone(UTC).replace(tzinfo=None))}.")
+        posted = [p for p in await self.bot.db(posted_weeks, self.bot.store, channel) if p.state == "posted"]
+        if posted and posted[0].posted_at is not None:
+            text += f" The last one ({posted[0].week}) was posted {date(posted[0].posted_at)}."
+        await self.bot.tell(command.get("response_url"), text + " `/judge digest off` stops it (admins).")
+
+    async def turn_on(self, parsed: commands.DigestOn, command: dict[str, Any]) -> None:
+        """`/judge digest on ...`: subscribe the channel (admins only), schedule it at once, and say so there."""
+        team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
+        where = command.get("response_url")
+        if (refusal := await self._refusal(user)) is not None:
+            await self.bot.tell(where, refusal)
+            return
+        before = await self.bot.db(subscription, self.bot.store, team, channel)
+        sub = await self.bot.db(subscribe, self.bot.store, team, channel, weekday=parsed.weekday, hour=parsed.hour,
+                                minute=parsed.minute, timezone=parsed.timezone or self.settings.timezone,
+                                user_id=user)
+        first = self.scheduler.schedule(sub)
+        text = (f"<@{user}> turned on the weekly digest of this channel: {schedule_text(sub)}, with the figures of "
+                f"each model under test, their change on the week before, and a trend chart. The first comes on "
+                f"{date(first.astimezone(UTC).replace(tzinfo=None))}. `/judge digest preview` shows what it says.")
+        try:
+            await self.bot.client.chat_postMessage(channel=channel, **notice(text))
+        except Exception as err:  # the bot cannot post here: a digest could not be posted either
+            await self._restore(team, channel, before)
+            await self.bot.tell(where, f"{post_problem(err, channel)} The weekly digest stays as it was.")
+
+    async def _restore(self, team: str, channel: str, before: DigestSubscription | None) -> None:
+        if before is None:
+            await self.bot.db(unsubscribe, self.bot.store, team, channel)
+            self.scheduler.unschedule(team, channel)
+            return
+        sub = await self.bot.db(subscribe, self.bot.store, team, channel, weekday=before.weekday, hour=before.hour,
+                                minute=before.minute, timezone=before.timezone, user_id=before.updated_by)
+        self.scheduler.schedule(sub)
+
+    async def turn_off(self, parsed: commands.DigestOff, command: dict[str, Any]) -> None:
+        """`/judge digest off`: unsubscribe the channel (admins only), at once, and say so there."""
+        team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
+        where = command.get("response_url")
+        if (refusal := await self._refusal(user)) is not None:
+            await self.bot.tell(where, refusal)
+            return
+        removed = await self.bot.db(unsubscribe, self.bot.store, team, channel)
+        self.scheduler.unschedule(team, channel)
+        if not removed:
+            await self.bot.tell(where, f"<#{channel}> gets no weekly digest, so there is nothing to turn off.")
+            return
+        await self.bot.reply(where, {**notice(f"<@{user}> turned off the weekly digest of this channel."),
+                                     "response_type": "in_channel"})
+
+    async def now(self, parsed: commands.DigestNow, command: dict[str, Any]) -> None:
+        """`/judge digest now`: post the digest of the last 7 days in the channel."""
+        channel = command["channel_id"]
+        period = await self._last_days(command)
+        try:
+            await self.post(channel, period, weekly=False)
+        except SlackApiError as err:
+            await self.bot.tell(command.get("response_url"), post_problem(err, channel))
+
+    async def preview(self, parsed: commands.DigestPreview, command: dict[str, Any]) -> None:
+        """`/judge digest preview`: the digest of the last 7 days, to the caller only (without the chart)."""
+        period = await self._last_days(command)
+        digest = await self.bot.db(build_digest, self.bot.store, command["channel_id"], period)
+        message = digest_message(digest, self.bot.rubrics, self.bot.team_url, weekly=False, chart=False)
+        await self.bot.reply(command.get("response_url"), message)
+
+    async def _last_days(self, command: dict[str, Any]) -> Period:
+        sub = await self.bot.db(subscription, self.bot.store, command["team_id"], command["channel_id"])
+        return Period.ending(datetime.now(self._zone(sub)))
+
+    async def _refusal(self, user: str) -> str | None:
+        """Why `user` may not turn digests on or off, or None if they may."""
+        if user in self.settings.admins:
+            return None
+        try:
+            found = (await self.bot.client.users_info(user=user)).get("user") or {}
+        except Exception as err:
+            log.warning("users.info of %s failed: %s", user, slack_error(err))
+            return CANNOT_CHECK.format(error=slack_error(err))
+        if found.get("is_admin") or found.get("is_owner") or found.get("is_primary_owner"):
+            return None
+        return NOT_ADMIN
+

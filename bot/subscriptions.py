@@ -1,0 +1,94 @@
+"""Weekly digest subscriptions, and the claim that lets one process post a channel's digest of a week, once."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import select
+
+from bot.models import DigestPost, DigestSubscription, utcnow
+from bot.store import Store, owner_gone, process_name
+
+STALE_CLAIM = 600.0  # seconds after which a claim of a process on another host that went quiet is taken over
+
+
+def subscribe(store: Store, team_id: str, channel_id: str, *, weekday: int, hour: int, minute: int, timezone: str,
+              user_id: str | None) -> DigestSubscription:
+    """Turn a channel's digest on, or change when it is posted; return the subscription as saved."""
+    keys = {"team_id": team_id, "channel_id": channel_id}
+    store.upsert(DigestSubscription, keys, {"weekday": weekday, "hour": hour, "minute": minute, "timezone": timezone,
+                                            "updated_by": user_id, "updated_at": utcnow()})
+    found = subscription(store, team_id, channel_id)
+    assert found is not None  # just written
+    return found
+
+
+def unsubscribe(store: Store, team_id: str, channel_id: str) -> bool:
+    """Turn a channel's digest off; False if it was not on."""
+    with store.session() as session:
+        result = session.execute(delete(DigestSubscription).where(DigestSubscription.team_id == team_id,
+                                                                  DigestSubscription.channel_id == channel_id))
+        session.commit()
+        return result.rowcount > 0
+
+
+def subscription(store: Store, team_id: str, channel_id: str) -> DigestSubscription | None:
+    """The digest subscription of one channel, if it has one."""
+    with store.session() as session:
+        return session.exec(select(DigestSubscription).where(DigestSubscription.team_id == team_id,
+                                                             DigestSubscription.channel_id == channel_id)).first()
+
+
+def all_subscriptions(store: Store) -> list[DigestSubscription]:
+    """Every channel's subscription."""
+    with store.session() as session:
+        return list(session.exec(select(DigestSubscription).order_by(DigestSubscription.id)))
+
+
+def claim_week(store: Store, team_id: str | None, channel_id: str, week: str) -> int | None:
+    """Claim the right to post a channel's digest of `week`; the claim's id, or None if another has it.
+
+    A claim left in "posting" by a process that is gone (it died before it could post or give the claim
+    up) is taken over.
+    """
+    try:
+        with store.session() as session:
+            claim = DigestPost(team_id=team_id, channel_id=channel_id, week=week, owner=process_name())
+            session.add(claim)
+            session.commit()
+            return claim.id
+    except IntegrityError:
+        pass
+    with store.session() as session:
+        held = session.exec(select(DigestPost).where(DigestPost.channel_id == channel_id,
+                                                     DigestPost.week == week)).first()
+        if held is None or held.state != "posting" or not owner_gone(held.owner, held.claimed_at, utcnow(),
+                                                                     STALE_CLAIM):
+            return None
+        taken = session.execute(update(DigestPost).where(DigestPost.id == held.id, DigestPost.owner == held.owner,
+                                                         DigestPost.state == "posting")
+                                .values(owner=process_name(), claimed_at=utcnow()))
+        session.commit()
+        return held.id if taken.rowcount == 1 else None
+
+
+def release_week(store: Store, claim_id: int) -> None:
+    """Give a claim up after a failed post, so the digest can be posted by the next try."""
+    with store.session() as session:
+        session.execute(delete(DigestPost).where(DigestPost.id == claim_id, DigestPost.state == "posting"))
+        session.commit()
+
+
+def mark_posted(store: Store, claim_id: int, message_ts: str) -> None:
+    """Record that the claimed digest is in the channel."""
+    with store.session() as session:
+        session.execute(update(DigestPost).where(DigestPost.id == claim_id)
+                        .values(state="posted", posted_at=utcnow(), message_ts=message_ts))
+        session.commit()
+
+
+def posted_weeks(store: Store, channel_id: str) -> list[DigestPost]:
+    """The claims of one channel, newest first."""
+    with store.session() as session:
+        return list(session.exec(select(DigestPost).where(DigestPost.channel_id == channel_id)
+                                 .order_by(DigestPost.id.desc())))
