@@ -1,4 +1,5 @@
-"""The command line: serve the Slack bot, judge a CSV or one triple, resume a run, list rubrics and runs."""
+"""The command line: serve the Slack bot, judge a CSV or one triple, resume a run, list rubrics, runs, history,
+stats and digests."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -21,6 +23,7 @@ from rich.markup import escape
 from bot import terminal
 from bot.config import SetupError, Settings
 from bot.csvio import CsvError, open_csv
+from bot.digest import Period, WeekError, build_digest, iso_week
 from bot.execution import RubricChanged, RunBusy, RunNotResumable, execute_run
 from bot.goldens import check_goldens
 from bot.history import channel_stats, recent_in_channel
@@ -32,6 +35,7 @@ from bot.report import export_run
 from bot.rubrics import Rubric, RubricError, RubricSet, load_rubrics
 from bot.runs import Origin, start_csv_run, start_single_run
 from bot.store import Store, StoreUnavailable
+from bot.subscriptions import all_subscriptions
 
 NO_ENDPOINT = (
     "judgebot needs a judge to talk to. Set OPENAI_API_KEY to use OpenAI, or OPENAI_BASE_URL to use any "
@@ -85,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     stats_cmd.add_argument("--channel", **where)
     stats_cmd.add_argument("--days", type=int, default=30, help="the last N days (default 30; 0: all time)")
     stats_cmd.add_argument("--model", help="only this model under test")
+    digest_cmd = commands.add_parser("digest", help="a Slack channel's weekly digest as a table; --post posts it")
+    digest_cmd.add_argument("--channel", required=True, help="a Slack channel id such as C0123456789")
+    digest_cmd.add_argument("--week", help="ISO week such as 2026-W47 (default: last week)")
+    digest_cmd.add_argument("--timezone", help="where the week's days begin (default: the channel's digest "
+                            "timezone, else DIGEST_TIMEZONE)")
+    digest_cmd.add_argument("--post", action="store_true", help="post it in the channel too (needs SLACK_BOT_TOKEN; "
+                            "a week is posted once, whoever posts it)")
     return parser
 
 
@@ -128,6 +139,8 @@ async def dispatch(args: argparse.Namespace, settings: Settings, console: Consol
         return EXIT_OK
     if args.command in ("history", "stats"):
         return history_command(args, Store.open(settings.db_url), console)
+    if args.command == "digest":
+        return await digest_command(args, settings, console)
     rubrics = load_rubrics(settings.rubrics_dir)
     if args.command == "rubrics":
         return await rubrics_command(args, settings, rubrics, console)
@@ -161,6 +174,30 @@ async def serve_command(settings: Settings, console: Console) -> int:
 
     await serve(settings, stop, announce)
     console.print("judgebot stopped.")
+    return EXIT_OK
+
+
+async def digest_command(args: argparse.Namespace, settings: Settings, console: Console) -> int:
+    """`digest`: a channel's digest of one ISO week in the terminal, and with --post in the channel, once."""
+    store = Store.open(settings.db_url)
+    sub = next((s for s in all_subscriptions(store) if s.channel_id == args.channel), None)
+    try:
+        zone = ZoneInfo(args.timezone or (sub.timezone if sub else settings.digest_timezone))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise UsageError(f"unknown timezone {args.timezone!r}: use an IANA name such as Europe/Berlin or UTC") from None
+    try:
+        period = Period.of_week(args.week or iso_week(datetime.now(zone).date() - timedelta(days=7)), zone)
+    except WeekError as err:
+        raise UsageError(str(err)) from None
+    title = f"Digest of {args.channel}, {period.label} ({period.week}, {zone.key})"
+    terminal.show_digest(console, build_digest(store, args.channel, period), title)
+    if not args.post:
+        return EXIT_OK
+    from bot.slack.digests import post_from_terminal  # the Slack libraries load only to post
+
+    outcome = await post_from_terminal(settings, store, load_rubrics(settings.rubrics_dir), args.channel, period,
+                                       team_id=sub.team_id if sub else None)
+    console.print(outcome)
     return EXIT_OK
 
 

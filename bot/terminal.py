@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from bot.digest import Digest
 from bot.goldens import GoldenResult
 from bot.history import Figures
 from bot.judge import Verdict
@@ -175,3 +176,46 @@ def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None
                  "-" if f.pass_rate is None else f"{f.pass_rate:.0%}", tags or "-", str(f.errors), agree)
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)
+
+
+def _change(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "new"
+    if round(value, 1) == 0:
+        return "="
+    return f"{'▲' if value > 0 else '▼'} {abs(value):.1f}{unit}"
+
+
+def show_digest(console: Console, digest: Digest, title: str) -> None:
+    """A channel's digest: per model and rubric figures against the week before, regressions, worst, judge changes."""
+    if digest.quiet:
+        console.print(f"{escape(title)}: no judgments over these 7 days.")
+        return
+    table = Table("model under test", "rubric", "judged", "mean headline", "change", "pass rate", "change",
+                  "tags", "judge errors", "people agree", title=escape(title))
+    for line in digest.lines:
+        f = line.now
+        tags = ", ".join(f"{tag} {n / f.scored:.0%}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
+        agree = "-" if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
+        errors = "-" if line.error_rate is None else f"{line.error_rate:.0%} ({f.errors})"
+        cells = (f.model_name or "-", f.rubric_name, str(f.judged), _number(f.mean_headline, 1), _change(line.change),
+                 "-" if f.pass_rate is None else f"{f.pass_rate:.0%}", _change(line.pass_change, " pts"),
+                 tags or "-", errors, agree)
+        table.add_row(*(escape(cell) for cell in cells))
+    console.print(table)
+    for change in digest.changes:
+        console.print(f"[yellow]the judge changed[/]: {escape(change.what)} {escape(change.before)} -> "
+                      f"{escape(change.after)} from {change.since:%Y-%m-%d %H:%M} UTC")
+    if digest.regressions:
+        table = Table("#", "model under test", "rubric", "before", "after", "question", title="Biggest regressions")
+        for r in digest.regressions:
+            e = r.example
+            table.add_row(str(e.judgment_id), escape(e.model_name or "-"), escape(e.rubric_name), f"{r.before:.0f}",
+                          f"{r.after:.0f}", escape(" ".join(e.question.split())[:60]))
+        console.print(table)
+    if digest.worst:
+        table = Table("#", "headline", "model under test", "rubric", "row", "question", title="Lowest scores")
+        for e in digest.worst:
+            table.add_row(str(e.judgment_id), f"{e.headline:.0f}", escape(e.model_name or "-"), escape(e.rubric_name),
+                          "-" if e.row_number is None else str(e.row_number), escape(" ".join(e.question.split())[:60]))
+        console.print(table)

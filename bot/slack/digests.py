@@ -10,11 +10,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.charts import trend_png
-from bot.config import Settings
+from bot.config import SetupError, Settings
 from bot.digest import Digest, Period, build_digest
 from bot.models import DigestSubscription
+from bot.rubrics import RubricSet
 from bot.scheduler import DigestScheduler, next_posting
 from bot.slack import commands
 from bot.slack.blocks import notice
@@ -22,6 +24,7 @@ from bot.slack.digest_view import digest_message
 from bot.slack.files import upload
 from bot.slack.judging import Judgebot, post_problem, slack_error
 from bot.slack.text import date
+from bot.store import Store
 from bot.subscriptions import (
     claim_week,
     mark_posted,
@@ -72,60 +75,48 @@ def chart_label(week: Period) -> str:
     return f"{week.last_day.day} {week.last_day:%b}"
 
 
-class Digests:
-    """The digest commands of one channel, and the posting of digests, by schedule or on request."""
+@dataclass
+class DigestPoster:
+    """Posts a channel's digest with its trend chart; a weekly one once per channel and ISO week."""
 
-    def __init__(self, bot: Judgebot, settings: DigestSettings) -> None:
-        self.bot, self.settings = bot, settings
-        self.scheduler = DigestScheduler(bot.store, self.on_due, grace=settings.grace)
-
-    async def start(self) -> None:
-        """Start the schedule of every subscribed channel."""
-        await self.scheduler.start()
-
-    def stop(self) -> None:
-        """Stop the schedule; digests being posted finish while the bot drains."""
-        self.scheduler.stop()
-
-    # -- posting --------------------------------------------------------------------------------------------
-
-    async def on_due(self, sub: DigestSubscription, due: datetime) -> None:
-        """A channel's digest is due (called by the schedule): post the 7 days before the day it is due."""
-        self.bot.spawn(self.post_weekly(sub.team_id, sub.channel_id, Period.before_day_of(due), until=due +
-                                        self.settings.grace), f"weekly digest of {sub.channel_id}")
+    store: Store
+    rubrics: RubricSet
+    client: AsyncWebClient
+    team_url: str | None = None
 
     async def post_weekly(self, team_id: str | None, channel_id: str, period: Period, *,
                           until: datetime | None = None) -> str | None:
-        """Post the channel's digest of `period` unless it was posted already; Slack's refusals are tried again
-        until `until`. Return the message's ts, or None if another process posted it (or it could not be posted).
+        """Post the channel's digest of `period` unless it was posted already (then None); return the message's ts.
+
+        A failed post gives the claim up, so the digest can be posted later; it is tried again until `until`,
+        after which the last error is raised.
         """
         attempt = 0
         while True:
-            claim = await self.bot.db(claim_week, self.bot.store, team_id, channel_id, period.week)
+            claim = await asyncio.to_thread(claim_week, self.store, team_id, channel_id, period.week)
             if claim is None:
                 log.info("the digest of %s for %s is posted already (or being posted)", channel_id, period.week)
                 return None
             try:
                 ts = await self.post(channel_id, period, weekly=True)
             except Exception as err:
-                await self.bot.db(release_week, self.bot.store, claim)
+                await asyncio.to_thread(release_week, self.store, claim)
                 wait = RETRY_SECONDS[attempt] if attempt < len(RETRY_SECONDS) else None
                 if wait is None or until is None or datetime.now(UTC) + timedelta(seconds=wait) > until:
-                    log.warning("the digest of %s for %s was not posted: %s", channel_id, period.week, slack_error(err))
-                    return None
+                    raise
                 log.warning("the digest of %s for %s failed (%s); trying again in %s s", channel_id, period.week,
                             slack_error(err), wait)
                 attempt += 1
                 await asyncio.sleep(wait)
                 continue
-            await self.bot.db(mark_posted, self.bot.store, claim, ts)
+            await asyncio.to_thread(mark_posted, self.store, claim, ts)
             return ts
 
     async def post(self, channel_id: str, period: Period, *, weekly: bool) -> str:
         """Post the channel's digest of `period` and its trend chart (in the digest's thread); return its ts."""
-        digest: Digest = await self.bot.db(build_digest, self.bot.store, channel_id, period)
-        message = digest_message(digest, self.bot.rubrics, self.bot.team_url, weekly=weekly)
-        posted = await self.bot.client.chat_postMessage(
+        digest: Digest = await asyncio.to_thread(build_digest, self.store, channel_id, period)
+        message = digest_message(digest, self.rubrics, self.team_url, weekly=weekly)
+        posted = await self.client.chat_postMessage(
             channel=channel_id, unfurl_links=False, unfurl_media=False, **message,
             metadata={"event_type": DIGEST_EVENT, "event_payload": {"week": period.week, "weekly": weekly}})
         ts = str(posted["ts"])
@@ -138,10 +129,32 @@ class Digests:
         try:
             png = await asyncio.to_thread(trend_png, title, [chart_label(w) for w in digest.weeks], digest.series())
             name = f"judgebot-trend-{digest.period.week if weekly else digest.period.last_day.isoformat()}.png"
-            await upload(self.bot.client, channel=channel_id, thread_ts=ts, comment="Trend of the last 8 weeks",
+            await upload(self.client, channel=channel_id, thread_ts=ts, comment="Trend of the last 8 weeks",
                          files=[(name, title, png)])
         except Exception as err:  # the digest itself is posted: that is what counts
             log.warning("the trend chart of %s could not be posted: %s", channel_id, slack_error(err))
+
+
+class Digests:
+    """`/judge digest ...` in a channel, and the schedule that posts each subscribed channel's digest."""
+
+    def __init__(self, bot: Judgebot, settings: DigestSettings) -> None:
+        self.bot, self.settings = bot, settings
+        self.poster = DigestPoster(bot.store, bot.rubrics, bot.client, bot.team_url)
+        self.scheduler = DigestScheduler(bot.store, self.on_due, grace=settings.grace)
+
+    async def start(self) -> None:
+        """Start the schedule of every subscribed channel."""
+        await self.scheduler.start()
+
+    def stop(self) -> None:
+        """Stop the schedule; digests being posted finish while the bot drains."""
+        self.scheduler.stop()
+
+    async def on_due(self, sub: DigestSubscription, due: datetime) -> None:
+        """A channel's digest is due (called by the schedule): post the 7 days before the day it is due."""
+        self.bot.spawn(self.poster.post_weekly(sub.team_id, sub.channel_id, Period.before_day_of(due),
+                                               until=due + self.settings.grace), f"weekly digest of {sub.channel_id}")
 
     # -- /judge digest ... ----------------------------------------------------------------------------------
 
@@ -214,7 +227,7 @@ class Digests:
         channel = command["channel_id"]
         period = await self._last_days(command)
         try:
-            await self.post(channel, period, weekly=False)
+            await self.poster.post(channel, period, weekly=False)
         except SlackApiError as err:
             await self.bot.tell(command.get("response_url"), post_problem(err, channel))
 
@@ -242,3 +255,23 @@ class Digests:
             return None
         return NOT_ADMIN
 
+
+
+async def post_from_terminal(settings: Settings, store: Store, rubrics: RubricSet, channel_id: str, period: Period, *,
+                             team_id: str | None) -> str:
+    """`judgebot digest --post`: post a channel's weekly digest through the bot's token, once per week."""
+    from bot.slack.app import make_web_client  # app imports this module
+
+    client = make_web_client(settings.slack_tokens()[0], settings.slack_api_url)
+    try:
+        auth = await client.auth_test()
+    except Exception as err:
+        raise SetupError(f"Slack did not accept SLACK_BOT_TOKEN ({slack_error(err)}); nothing was posted.") from None
+    poster = DigestPoster(store, rubrics, client, auth.get("url"))
+    try:
+        ts = await poster.post_weekly(team_id or auth.get("team_id"), channel_id, period)
+    except SlackApiError as err:
+        raise SetupError(post_problem(err, channel_id)) from None
+    if ts is None:
+        return f"The digest of {channel_id} for {period.week} was posted already: it is posted once."
+    return f"Posted the digest of {channel_id} for {period.week}."
