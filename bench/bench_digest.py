@@ -1,0 +1,124 @@
+"""Benchmark a weekly digest: fill a SQLite history with synthetic judgments, then time building one channel's digest.
+
+The channel's history holds N judgments spread over W weeks (several models, the eth and academic rubrics,
+judge errors, human votes, a rubric version change in the last week); other channels hold more rows.
+Prints the time to fill, and the time of `build_digest` (every figure, regressions, worst examples, judge
+changes and the 8-week trend) over several repeats, cold and warm. Run by hand, e.g.:
+
+    python bench/bench_digest.py --rows 1000000 --weeks 52
+    python bench/bench_digest.py --rows 1000000 --weeks 8      # the whole history in the charted weeks
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.digest import Period, build_digest  # noqa: E402
+from bot.models import Feedback, Judgment, Run  # noqa: E402
+from bot.store import Store  # noqa: E402
+
+CHANNEL = "C0BENCH"
+MODELS = ("gpt-4o", "gpt-4o-mini", "llama-3.1-70b", "mistral-large", "qwen2.5-72b")
+ETH_TAGS = ("Correct", "Generic", "Refusal", "Hallucination")
+QUESTIONS = 2_000  # distinct questions asked again week after week
+BATCH = 20_000
+
+
+def fill(store: Store, *, rows: int, weeks: int, other_rows: int, end: datetime, seed: int = 7) -> None:
+    """Insert `rows` judgments in CHANNEL over the `weeks` before `end`, and `other_rows` in other channels."""
+    rng = random.Random(seed)
+    with store.session() as session:
+        run = Run(rubric_name="eth", rubric_version="1", rubric_hash="h1", judge_model="judge-bench", source="bench",
+                  status="done", channel_id=CHANNEL)
+        session.add(run)
+        session.commit()
+        run_id = run.id
+    span = weeks * 7 * 86_400
+    table = Judgment.__table__
+    feedback = Feedback.__table__
+    start = end - timedelta(seconds=span)
+    made = 0
+    with store.engine.begin() as conn:
+        total = rows + other_rows
+        for first in range(0, total, BATCH):
+            batch = []
+            for i in range(first, min(first + BATCH, total)):
+                channel = CHANNEL if i < rows else f"C0OTHER{i % 20}"
+                at = start + timedelta(seconds=span * ((i % rows if i < rows else i - rows) /
+                                                       (rows if i < rows else max(other_rows, 1))))
+                rubric = "eth" if i % 3 else "academic"
+                late = at > end - timedelta(days=3)
+                status = "error" if rng.random() < 0.02 else "invalid" if rng.random() < 0.01 else "scored"
+                headline = rng.choice((0.0, 25.0, 50.0, 75.0, 100.0)) if status == "scored" else None
+                question = f"Question {rng.randrange(QUESTIONS)}: how do I register for the exams of my programme?"
+                batch.append({
+                    "run_id": run_id, "row_number": i + 2, "created_at": at.replace(tzinfo=None),
+                    "judged_at": at.replace(tzinfo=None), "status": status, "team_id": "T0BENCH",
+                    "channel_id": channel, "thread_ts": "1700000000.000100", "user_id": "U0BENCH",
+                    "model_name": MODELS[i % len(MODELS)], "rubric_name": rubric,
+                    "rubric_version": "2" if late and rubric == "eth" else "1",
+                    "rubric_hash": "h2" if late and rubric == "eth" else "h1", "judge_model": "judge-bench",
+                    "question": question, "reference": "Registration is done in myStudies during the period.",
+                    "answer": "You register in myStudies.", "headline": headline,
+                    "passed": None if headline is None else headline >= 75,
+                    "tag": rng.choice(ETH_TAGS) if rubric == "eth" and status == "scored" else None,
+                    "tokens_in": 300, "tokens_out": 60, "latency_ms": 900, "attempts": 1,
+                })
+            conn.execute(table.insert(), batch)
+            made += len(batch)
+        ids = conn.execute(table.select().with_only_columns(table.c.id).where(table.c.channel_id == CHANNEL,
+                                                                              table.c.status == "scored")
+                           .order_by(table.c.id.desc()).limit(rows // 50)).scalars().all()
+        now = end.replace(tzinfo=None)
+        conn.execute(feedback.insert(), [{"judgment_id": i, "user_id": "U0BENCH", "agree": i % 4 != 0,
+                                          "created_at": now, "updated_at": now} for i in ids])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="judgments in the channel of the digest")
+    parser.add_argument("--weeks", type=int, default=52, help="weeks they are spread over")
+    parser.add_argument("--other-rows", type=int, default=200_000, help="judgments in other channels")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--db", type=Path, help="SQLite file to use (default: a temporary one)")
+    args = parser.parse_args()
+
+    zone = ZoneInfo("Europe/Berlin")
+    period = Period.before_day_of(datetime(2026, 11, 23, 9, 0, tzinfo=zone))
+    with tempfile.TemporaryDirectory() as scratch:
+        path = args.db or Path(scratch) / "bench.db"
+        store = Store.open(f"sqlite:///{path}")
+        if not store.engine.connect().exec_driver_sql(f"SELECT 1 FROM judgment WHERE channel_id = '{CHANNEL}' "
+                                                      "LIMIT 1").first():
+            began = time.perf_counter()
+            fill(store, rows=args.rows, weeks=args.weeks, other_rows=args.other_rows,
+                 end=period.end.astimezone(UTC))
+            print(f"filled {args.rows:,} judgments over {args.weeks} weeks (+{args.other_rows:,} elsewhere) in "
+                  f"{time.perf_counter() - began:.1f} s; database {path.stat().st_size / 1e6:.0f} MB")
+        store.engine.dispose()
+        times = []
+        for _ in range(args.repeats):
+            store = Store.open(f"sqlite:///{path}")  # a fresh connection each time: no statement cache carried over
+            began = time.perf_counter()
+            digest = build_digest(store, CHANNEL, period)
+            times.append(time.perf_counter() - began)
+            store.engine.dispose()
+        print(f"digest of {period.label} ({period.week}): {digest.judged:,} judgments this week, "
+              f"{len(digest.lines)} model/rubric lines, {len(digest.regressions)} regressions, "
+              f"{len(digest.changes)} judge change(s), trend of {len(digest.weeks)} weeks")
+        print(f"build_digest: first {times[0] * 1000:.0f} ms, median {statistics.median(times) * 1000:.0f} ms, "
+              f"max {max(times) * 1000:.0f} ms over {args.repeats} runs (target < 1000 ms)")
+
+
+if __name__ == "__main__":
+    main()
