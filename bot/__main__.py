@@ -189,11 +189,14 @@ async def digest_command(args: argparse.Namespace, settings: Settings, console: 
         period = Period.of_week(args.week or iso_week(datetime.now(zone).date() - timedelta(days=7)), zone)
     except WeekError as err:
         raise UsageError(str(err)) from None
+    if args.post:
+        from bot.slack.digests import bot_token, post_from_terminal  # the Slack libraries load only to post
+
+        bot_token(settings)  # before the table: a missing token is said at once
     title = f"Digest of {args.channel}, {period.label} ({period.week}, {zone.key})"
     terminal.show_digest(console, build_digest(store, args.channel, period), title)
     if not args.post:
         return EXIT_OK
-    from bot.slack.digests import post_from_terminal  # the Slack libraries load only to post
 
     outcome = await post_from_terminal(settings, store, load_rubrics(settings.rubrics_dir), args.channel, period,
                                        team_id=sub.team_id if sub else None)

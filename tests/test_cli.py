@@ -753,3 +753,36 @@ def test_history_and_stats_of_the_terminal_and_of_a_slack_channel(tmp_path, judg
     code, out = judgebot(tmp_path, "history", "-n", "3")
     assert code == 0 and flat(out).count(" eth campus-bot-") == 3, out
     assert judgebot(tmp_path, "history", "-n", "0")[0] == 2
+
+
+def test_digest_of_a_channel_in_the_terminal_and_posted_once(tmp_path, judge_server, slack_server):
+    judge_server.responder = eth_responder
+    shutil.copy(EXAMPLE, tmp_path / "answers.csv")
+    assert judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", server=judge_server)[0] == 0
+    with sqlite3.connect(tmp_path / "h.db") as db:  # as if judged in a Slack channel on Wednesday of 2026-W46
+        db.execute("UPDATE judgment SET channel_id = 'C0GENERAL', created_at = '2026-11-11 12:00:00.000000'")
+
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46")
+    text = flat(out)
+    assert code == 0, out
+    assert "Digest of C0GENERAL, 9–15 Nov 2026 (2026-W46, UTC)" in text
+    assert "campus-bot-v2 eth 4 100.0 new 100% new Correct 100% 0% (0)" in text, out
+    assert "campus-bot-v1 eth 4 12.5 new 0% new" in text, out
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W45")
+    assert code == 0 and "no judgments over these 7 days" in out
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-46")
+    assert code == 2 and "write it like 2026-W47" in out
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--post")
+    assert code == 2 and "SLACK_BOT_TOKEN is not set" in out and "Digest of" not in out
+
+    slack = {"SLACK_BOT_TOKEN": slack_server.bot_token, "SLACK_API_URL": slack_server.api_url}
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46", "--post", **slack)
+    assert code == 0 and "Posted the digest of C0GENERAL for 2026-W46" in out, out
+    posted = slack_server.calls_to("chat.postMessage")
+    assert len(posted) == 1 and "Weekly digest · 9–15 Nov 2026 (2026-W46)" in posted[0].params["text"]
+    assert len(slack_server.uploads("C0GENERAL")) == 1  # the trend chart, in the digest's thread
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46", "--post", **slack)
+    assert code == 0 and "was posted already" in out
+    assert len(slack_server.calls_to("chat.postMessage")) == 1
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0NOBOT", "--week", "2026-W46", "--post", **slack)
+    assert code == 2 and "/invite @judgebot" in out

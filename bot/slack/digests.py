@@ -13,7 +13,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.charts import trend_png
-from bot.config import SetupError, Settings
+from bot.config import NO_BOT_TOKEN, SetupError, Settings
 from bot.digest import Digest, Period, build_digest
 from bot.models import DigestSubscription
 from bot.rubrics import RubricSet
@@ -257,12 +257,21 @@ class Digests:
 
 
 
+def bot_token(settings: Settings) -> str:
+    """The bot token, all a post from the terminal needs; SetupError saying where to find it if it is missing."""
+    token = settings.slack_bot_token.get_secret_value().strip() if settings.slack_bot_token else ""
+    if not token.startswith("xoxb-"):
+        raise SetupError(NO_BOT_TOKEN if not token else "SLACK_BOT_TOKEN does not look right: a bot token starts "
+                         "with xoxb- (the Bot User OAuth Token on the app's OAuth & Permissions page).")
+    return token
+
+
 async def post_from_terminal(settings: Settings, store: Store, rubrics: RubricSet, channel_id: str, period: Period, *,
                              team_id: str | None) -> str:
     """`judgebot digest --post`: post a channel's weekly digest through the bot's token, once per week."""
     from bot.slack.app import make_web_client  # app imports this module
 
-    client = make_web_client(settings.slack_tokens()[0], settings.slack_api_url)
+    client = make_web_client(bot_token(settings), settings.slack_api_url)
     try:
         auth = await client.auth_test()
     except Exception as err:
