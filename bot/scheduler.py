@@ -92,7 +92,10 @@ class DigestScheduler:
             self._remove(gone)
         for ident, sub in wanted.items():
             if self._scheduled.get(ident) != _signature(sub):
-                self.schedule(sub)
+                try:
+                    self.schedule(sub)
+                except Exception:  # one bad row (a timezone this machine lacks) must not stop the others
+                    log.warning("could not schedule the digest of %s", sub.channel_id, exc_info=True)
 
     def schedule(self, sub: DigestSubscription) -> datetime:
         """(Re)schedule a subscription at once; return when it posts next.

@@ -13,6 +13,7 @@ from bot.slack.blocks import context, listing, message, notice, section
 from bot.slack.text import date, escape, permalink, shown
 
 QUESTION_ROOM = 120  # characters of a question quoted in a list
+MODEL_ROOM = 80  # characters of a model's name (a CSV column: any length)
 
 
 def signed(change: float | None, unit: str = "") -> str:
@@ -34,7 +35,7 @@ def tag_values(rubrics: RubricSet, rubric_name: str) -> list[str]:
 
 
 def model_of(name: str | None) -> str:
-    return f"*{escape(name)}*" if name else "_model not named_"
+    return f"*{shown(name, MODEL_ROOM)[0]}*" if name else "_model not named_"
 
 
 def line_text(line: Line, rubrics: RubricSet) -> str:

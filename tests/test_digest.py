@@ -1,0 +1,511 @@
+"""Tests for bot.digest, its trend chart and its Slack message, on hand-computed histories (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from datetime import UTC, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.charts import trend_png
+from bot.digest import Digest, Example, JudgeChange, Line, Period, Regression, WeekError, build_digest
+from bot.history import Figures
+from bot.models import Feedback, Judgment
+from bot.slack.digest_view import digest_message, link_to, tag_values
+from bot.store import Store
+
+BERLIN = ZoneInfo("Europe/Berlin")
+NEW_YORK = ZoneInfo("America/New_York")
+WEEK = Period.of_week("2026-W47", BERLIN)  # Monday 16 to Sunday 22 November 2026, CET (UTC+1) throughout
+TEAM_URL = "https://acme.slack.com/"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def at(day: int, hour: int = 12, minute: int = 0) -> datetime:
+    """Naive UTC of a local Berlin time on `day` of WEEK (0 is its Monday, -7 the Monday before, 7 the one after)."""
+    local = datetime.combine(WEEK.start.date() + timedelta(days=day), time(hour, minute), BERLIN)
+    return local.astimezone(UTC).replace(tzinfo=None)
+
+
+def hours(period: Period) -> float:
+    """The real length of a period, in hours (aware datetimes of one zone subtract as wall-clock times)."""
+    start, end = period.utc
+    return (end - start).total_seconds() / 3600
+
+
+class History:
+    """Judgments written straight into a store, each with the created_at the test chooses."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.run_id = store.create_run(rubric_name="eth", rubric_version="1", rubric_hash="h1",
+                                       judge_model="judge-a", source="slack").id
+
+    def add(self, when: datetime, headline: float | None = None, passed: bool | None = None, tag: str | None = None,
+            *, status: str = "scored", model: str | None = "m1", rubric: str = "eth", channel: str | None = "C1",
+            question: str = "Q", version: str = "1", judge_model: str = "judge-a", **more) -> int:
+        """One judgment (scored unless `status` says otherwise); its id."""
+        row = Judgment(run_id=self.run_id, created_at=when, status=status, headline=headline, passed=passed, tag=tag,
+                       model_name=model, rubric_name=rubric, rubric_version=version,
+                       rubric_hash=more.pop("rubric_hash", f"hash-of-{version}"), judge_model=judge_model,
+                       channel_id=channel, team_id="T1", question=question, reference="R", answer="A", **more)
+        with self.store.session() as session:
+            session.add(row)
+            session.commit()
+            return row.id
+
+    def vote(self, judgment_id: int, user: str, agree: bool) -> None:
+        with self.store.session() as session:
+            session.add(Feedback(judgment_id=judgment_id, user_id=user, agree=agree))
+            session.commit()
+
+
+@pytest.fixture
+def store(db_url: str):
+    opened = Store.open(db_url)
+    yield opened
+    opened.engine.dispose()
+
+
+@pytest.fixture
+def history(store: Store) -> History:
+    return History(store)
+
+
+def busy_week(h: History) -> None:
+    """Channel C1 in WEEK and the week before: m1 and m2 on eth, m1 on academic (worked out in the tests below)."""
+    # This week, m1 on eth: 4 scored, a judge error, an invalid reply; a pending and a malformed row that never count.
+    first = h.add(at(0, 10), 100, True, "Correct")
+    h.add(at(1), 50, False, "Generic")
+    refusal = h.add(at(2), 0, False, "Refusal")
+    h.add(at(3), 75, True, "Correct")
+    error = h.add(at(4), status="error")
+    h.add(at(5), status="invalid")
+    h.add(at(6), 100, True, "Correct", status="pending")
+    h.add(at(6), 100, True, "Correct", status="malformed")
+    h.vote(first, "U1", True)
+    h.vote(first, "U2", False)
+    h.vote(refusal, "U1", True)
+    h.vote(error, "U3", True)  # a vote on a judge error is no vote on a score: not counted
+    # This week, m2 on eth (new: last week it only had rows that were never judged).
+    hallucination = h.add(at(1), 25, False, "Hallucination", model="m2")
+    h.add(at(2), 100, True, "Correct", model="m2")
+    h.vote(hallucination, "U1", False)
+    # This week, m1 on academic (a rubric without tags).
+    h.add(at(3), 80, True, rubric="academic")
+    h.add(at(4), status="error", rubric="academic")
+    # The week before.
+    h.add(at(-7), 100, True, "Correct")
+    h.add(at(-5), 40, False, "Generic")
+    h.add(at(-2), 70, True, "Correct")
+    h.add(at(-1), status="error")
+    h.add(at(-3), 60, False, rubric="academic")
+    h.add(at(-4), 90, True, "Correct", model="m2", status="pending")
+    h.add(at(-3), model="m2", status="malformed")
+
+
+def figures_of(line: Line) -> tuple:
+    now = line.now
+    return (now.model_name, now.rubric_name, now.judged, now.scored, now.passed, now.errors, now.tags, now.votes,
+            now.agreeing)
+
+
+# 1. The numbers
+
+def test_figures_and_changes_match_a_hand_computed_week(store, history):
+    busy_week(history)
+    digest = build_digest(store, "C1", WEEK)
+    assert not digest.quiet
+    assert [figures_of(line) for line in digest.lines] == [
+        ("m1", "academic", 2, 1, 1, 1, {}, 0, 0),  # 80 scored + 1 error
+        ("m1", "eth", 6, 4, 2, 2, {"Correct": 2, "Generic": 1, "Refusal": 1}, 3, 2),  # 4 scored + error + invalid
+        ("m2", "eth", 2, 2, 1, 0, {"Hallucination": 1, "Correct": 1}, 1, 0),
+    ]
+    academic, m1_eth, m2_eth = digest.lines
+
+    assert m1_eth.now.mean_headline == pytest.approx(56.25)  # (100 + 50 + 0 + 75) / 4
+    assert m1_eth.now.pass_rate == pytest.approx(0.5)  # 2 passed / 4 scored
+    assert m1_eth.error_rate == pytest.approx(2 / 6)  # error + invalid / 6 judged
+    assert m1_eth.now.agreement == pytest.approx(2 / 3)  # U1 agrees twice, U2 disagrees once; U3 voted on an error
+    assert m1_eth.before.judged == 4 and m1_eth.before.scored == 3  # 100, 40, 70 and an error
+    assert m1_eth.before.mean_headline == pytest.approx(70.0)  # (100 + 40 + 70) / 3
+    assert m1_eth.change == pytest.approx(-13.75)  # 56.25 - 70
+    assert m1_eth.pass_change == pytest.approx(-50 / 3)  # 100 * (2/4 - 2/3) = -16.67 points
+
+    assert academic.now.mean_headline == pytest.approx(80.0)
+    assert academic.now.pass_rate == pytest.approx(1.0)
+    assert academic.error_rate == pytest.approx(0.5)  # 1 error / 2 judged
+    assert academic.before.mean_headline == pytest.approx(60.0)
+    assert academic.change == pytest.approx(20.0)  # 80 - 60
+    assert academic.pass_change == pytest.approx(100.0)  # 100 * (1/1 - 0/1)
+    assert academic.now.agreement is None
+
+    assert m2_eth.before is None  # last week's m2 rows were pending and malformed: nothing judged
+    assert m2_eth.change is None and m2_eth.pass_change is None
+    assert m2_eth.now.mean_headline == pytest.approx(62.5)  # (25 + 100) / 2
+    assert m2_eth.error_rate == 0.0
+    assert m2_eth.now.agreement == 0.0  # 0 of 1 vote
+
+    assert (digest.judged, digest.errors) == (10, 3)  # 2 + 6 + 2 judged; 1 + 2 + 0 errors
+
+
+# 2. Only this channel, only this period
+
+def test_other_channels_and_the_terminal_never_leak_into_a_digest(store, history):
+    h = history
+    # C1: a row exactly at the start (in), one inside, one a second before the start (last week), one at the end (out).
+    start, end = WEEK.utc
+    at_start = h.add(start, 100, True, "Correct", question="Q1")
+    inside = h.add(at(2), 60, True, "Correct", question="Q1")
+    h.add(start - timedelta(seconds=1), 20, False, "Generic", question="Q1")
+    h.add(end, 0, False, "Refusal", question="Q1", version="9", judge_model="judge-z")
+    # The same model names elsewhere: a private channel (a regression, a worse score, a new judge), C2, the terminal.
+    for channel in ("G0PRIVATE", "C2", None):
+        h.add(at(-3), 100, True, "Correct", channel=channel, question="Q1")
+        lowest = h.add(at(1), 0, False, "Hallucination", channel=channel, question="Q1", version="2",
+                       judge_model="judge-b")
+        h.add(at(2), 5, False, "Generic", channel=channel, model="m9", rubric="academic")
+        h.add(at(-20), 10, False, "Generic", channel=channel)  # three weeks ago, for the trend
+        h.vote(lowest, "U1", False)
+
+    digest = build_digest(store, "C1", WEEK)
+    assert [figures_of(line) for line in digest.lines] == [("m1", "eth", 2, 2, 2, 0, {"Correct": 2}, 0, 0)]
+    line = digest.lines[0]
+    assert line.now.mean_headline == pytest.approx(80.0)  # (100 + 60) / 2: the row at the end is next week's
+    assert (line.before.judged, line.before.mean_headline) == (1, pytest.approx(20.0))  # the second before start
+    assert line.change == pytest.approx(60.0)
+    assert [e.judgment_id for e in digest.worst] == [inside, at_start]
+    assert {e.channel_id for e in digest.worst} == {"C1"}
+    assert digest.regressions == []
+    assert digest.changes == []
+    assert digest.trend == {("m1", "eth"): [None] * 6 + [20.0, 80.0]}
+
+    # The rows left out are really in those channels and in this period: their own digests show them.
+    private = build_digest(store, "G0PRIVATE", WEEK)
+    assert [(line.now.model_name, line.now.rubric_name) for line in private.lines] == [
+        ("m1", "eth"), ("m9", "academic")]
+    assert [(r.before, r.after) for r in private.regressions] == [(100.0, 0.0)]
+    assert {c.what for c in private.changes} == {"rubric eth", "judge model"}
+    terminal = build_digest(store, None, WEEK)
+    assert {e.channel_id for e in terminal.worst} == {None}
+    assert terminal.trend[("m1", "eth")] == [None, None, None, None, 10.0, None, 100.0, 0.0]
+
+
+# 3. A quiet week
+
+def test_a_week_without_judgments_is_one_short_line(store, history, rubrics):
+    digest = build_digest(store, "C1", WEEK)
+    assert digest.quiet and digest.lines == [] and digest.judged == 0
+    message = digest_message(digest, rubrics, TEAM_URL)
+    assert len(message["blocks"]) == 1 and message["blocks"][0]["type"] == "section"
+    text = message["blocks"][0]["text"]["text"]
+    assert text == "*Weekly digest · 16–22 Nov 2026 (2026-W47)*: no judgments in <#C1> over these 7 days."
+    assert message["text"] == text
+    terminal = digest_message(build_digest(store, None, WEEK), rubrics, None, weekly=False)
+    assert terminal["blocks"][0]["text"]["text"] == (
+        "*Digest of the last 7 days · 16–22 Nov 2026*: no judgments in the terminal over these 7 days.")
+
+
+def test_a_channel_judged_only_in_older_weeks_or_never_judged_this_week_is_quiet(store, history):
+    history.add(at(-49), 90, True, "Correct")
+    history.add(at(-7), 50, False, "Generic")
+    history.add(at(-1, 23, 59), status="error")
+    history.add(at(3), status="pending")
+    history.add(at(4), status="malformed")
+    history.add(at(7), 100, True, "Correct")  # next Monday
+    digest = build_digest(store, "C1", WEEK)
+    assert digest.quiet
+    assert (digest.lines, digest.worst, digest.regressions, digest.changes, digest.trend) == ([], [], [], [], {})
+    assert not build_digest(store, "C1", WEEK.previous()).quiet  # the same rows do make last week's digest
+
+
+# 4. Periods
+
+def test_weeks_across_daylight_saving_changes_are_169_and_167_hours():
+    autumn = Period.of_week("2026-W43", BERLIN)  # 19-25 Oct 2026; clocks go back on Sunday 25 Oct
+    assert hours(autumn) == 169
+    assert autumn.utc == (datetime(2026, 10, 18, 22), datetime(2026, 10, 25, 23))  # CEST start, CET end
+    assert (autumn.start.date(), autumn.last_day, autumn.end.date()) == (
+        datetime(2026, 10, 19).date(), datetime(2026, 10, 25).date(), datetime(2026, 10, 26).date())
+    # In the US, clocks go forward on Sunday 8 March 2026: that is the last day of 2026-W10 (2-8 March).
+    spring = Period.of_week("2026-W10", NEW_YORK)
+    assert hours(spring) == 167
+    assert spring.utc == (datetime(2026, 3, 2, 5), datetime(2026, 3, 9, 4))  # EST start, EDT end
+    assert hours(Period.of_week("2026-W11", NEW_YORK)) == 168  # 9-15 March: all of it EDT
+    assert hours(WEEK) == 168
+
+
+def test_a_digest_posted_on_monday_covers_the_previous_iso_week():
+    monday = datetime(2026, 11, 23, 9, 0, tzinfo=BERLIN)
+    assert Period.before_day_of(monday) == WEEK
+    assert Period.before_day_of(datetime(2026, 11, 23, 0, 0, tzinfo=BERLIN)) == WEEK
+    assert Period.before_day_of(datetime(2026, 11, 23, 23, 59, tzinfo=BERLIN)) == WEEK
+    after_dst = Period.before_day_of(datetime(2026, 10, 26, 9, 0, tzinfo=BERLIN))
+    assert after_dst == Period.of_week("2026-W43", BERLIN) and hours(after_dst) == 169
+    assert Period.before_day_of(datetime(2026, 3, 9, 9, 0, tzinfo=NEW_YORK)) == Period.of_week("2026-W10", NEW_YORK)
+    # Any other day: the seven days before it, whose last day names the week.
+    wednesday = Period.before_day_of(datetime(2026, 11, 25, 9, 0, tzinfo=BERLIN))
+    assert wednesday.start == datetime(2026, 11, 18, tzinfo=BERLIN)
+    assert wednesday.last_day == datetime(2026, 11, 24).date()
+    assert (wednesday.week, wednesday.label) == ("2026-W48", "18–24 Nov 2026")
+    assert Period.ending(datetime(2026, 11, 23, tzinfo=BERLIN)) == WEEK
+    assert WEEK.previous() == Period.of_week("2026-W46", BERLIN)
+
+
+def test_week_keys_and_labels():
+    assert (WEEK.week, WEEK.label) == ("2026-W47", "16–22 Nov 2026")
+    assert Period.of_week(" 2026-w47 ", BERLIN) == WEEK
+    across_months = Period.of_week("2026-W44", BERLIN)
+    assert (across_months.week, across_months.label) == ("2026-W44", "26 Oct–1 Nov 2026")
+    across_years = Period.of_week("2026-W53", BERLIN)  # 2026 has 53 ISO weeks
+    assert (across_years.week, across_years.label) == ("2026-W53", "28 Dec 2026–3 Jan 2027")
+    first = Period.of_week("2027-W01", BERLIN)
+    assert (first.week, first.label, first.previous()) == ("2027-W01", "4–10 Jan 2027", across_years)
+
+
+def test_eight_weeks_are_contiguous_and_end_with_the_period():
+    weeks = WEEK.weeks(8)
+    assert [week.week for week in weeks] == [f"2026-W{n}" for n in range(40, 48)]
+    assert weeks[-1] == WEEK
+    for earlier, later in zip(weeks, weeks[1:]):
+        assert earlier.end == later.start and earlier.utc[1] == later.utc[0]
+    assert [hours(week) for week in weeks] == [168, 168, 168, 169, 168, 168, 168, 168]
+    assert all(week.start.time() == time() and week.start.weekday() == 0 for week in weeks)
+    assert WEEK.weeks(1) == [WEEK]
+
+
+@pytest.mark.parametrize("text", ["2026-47", "2026-W54", "abc", "2025-W53", "2026-W00", "2026-W", "", "2026-W47-W1"])
+def test_a_badly_written_week_is_refused_with_an_example(text):
+    with pytest.raises(WeekError, match="2026-W47"):
+        Period.of_week(text, BERLIN)
+
+
+# 5. Regressions and the worst examples
+
+def test_regressions_and_worst_examples_with_their_links(store, history):
+    h = history
+    h.add(at(-6), 100, True, "Correct", question="Q-drop")
+    dropped = h.add(at(1), 25, False, "Generic", question="Q-drop", message_ts="1763300000.000100")
+    h.add(at(-6), 80, True, "Correct", question="Q-small")
+    h.add(at(2), 75, True, "Correct", question="Q-small")  # 5 points down: not a regression
+    h.add(at(-5), 60, True, "Correct", question="Q-ten")
+    ten = h.add(at(3), 50, False, "Generic", question="Q-ten")  # exactly 10 points down: a regression
+    h.add(at(-5), 50, False, "Generic", model="m2", question="Q-drop")
+    m2_same = h.add(at(3), 50, False, "Generic", model="m2", question="Q-drop")  # m2 held steady
+    h.add(at(-4), 100, True, "Correct", question="Q-mean")
+    h.add(at(-3), 100, True, "Correct", question="Q-mean")
+    h.add(at(4), 100, True, "Correct", question="Q-mean")
+    csv_row = h.add(at(4), 70, False, "Generic", question="Q-mean", thread_ts="1763300000.000200", row_number=7)
+    h.add(at(5), status="error", question="Q-small")  # no score: never among the worst
+    h.add(at(5), 90, True, "Correct", question="Q-new")  # nothing to compare with
+
+    digest = build_digest(store, "C1", WEEK)
+    assert [(r.example.question, r.example.model_name, r.before, r.after) for r in digest.regressions] == [
+        ("Q-drop", "m1", 100.0, 25.0),  # 75 points down
+        ("Q-mean", "m1", 100.0, 85.0),  # mean of 100 and 70 against 100: 15 down, shown by its lowest judgment
+        ("Q-ten", "m1", 60.0, 50.0),
+    ]
+    top = digest.regressions[0]
+    assert top.drop == 75.0 and top.example.judgment_id == dropped and top.example.headline == 25.0
+    assert digest.regressions[1].example.judgment_id == csv_row
+    assert digest.regressions[2].example.judgment_id == ten
+
+    # The five lowest scores, lowest first; equal scores newest first; the 90 and the 100 are not among them.
+    assert [(e.headline, e.judgment_id) for e in digest.worst] == [
+        (25.0, dropped), (50.0, m2_same), (50.0, ten), (70.0, csv_row), (75.0, digest.worst[4].judgment_id)]
+    assert digest.worst[4].question == "Q-small"
+
+    assert link_to(top.example, TEAM_URL) == f"<https://acme.slack.com/archives/C1/p1763300000000100|card> (#{dropped})"
+    assert link_to(digest.regressions[1].example, TEAM_URL) == (
+        f"<https://acme.slack.com/archives/C1/p1763300000000200|row 7> (#{csv_row})")
+    assert link_to(top.example, None) == f"#{dropped}"
+    assert link_to(digest.regressions[2].example, TEAM_URL) == f"#{ten}"  # no message to link to
+    in_thread = Example(5, "m1", "eth", 10.0, "Q", "C1", "1763300000.000300", "1763300000.000200", None)
+    assert link_to(in_thread, TEAM_URL) == ("<https://acme.slack.com/archives/C1/p1763300000000300"
+                                            "?thread_ts=1763300000.000200&cid=C1|card> (#5)")
+    thread_only = Example(6, "m1", "eth", 10.0, "Q", "C1", None, "1763300000.000200", None)
+    assert link_to(thread_only, TEAM_URL) == "<https://acme.slack.com/archives/C1/p1763300000000200|thread> (#6)"
+
+
+# 6. Judge changes
+
+def test_a_new_rubric_version_during_the_week_is_one_change(store, history):
+    h = history
+    h.add(at(-6), 100, True, "Correct")
+    h.add(at(-2), 50, False, "Generic")
+    h.add(at(0), 75, True, "Correct")
+    h.add(at(1, 18), version="2", status="pending")  # never judged: not when version 2 started
+    h.add(at(2, 10), 100, True, "Correct", version="2")
+    h.add(at(2, 15), status="error", version="2")
+    h.add(at(4), 25, False, "Generic", version="2")
+    h.add(at(3), 80, True, rubric="academic")  # a rubric first used this week: nothing to compare with
+    digest = build_digest(store, "C1", WEEK)
+    assert digest.changes == [JudgeChange("rubric eth", "version 1", "version 2", since=at(2, 10))]
+    assert digest.changes[0].since == datetime(2026, 11, 18, 9, 0)  # 10:00 in Berlin
+
+
+def test_a_new_judge_model_during_the_week_is_one_change(store, history):
+    h = history
+    h.add(at(-3), 100, True, "Correct")
+    h.add(at(1), 50, False, "Generic")
+    h.add(at(3, 9, 30), status="invalid", judge_model="judge-b")
+    h.add(at(5), 75, True, "Correct", judge_model="judge-b")
+    assert build_digest(store, "C1", WEEK).changes == [JudgeChange("judge model", "judge-a", "judge-b", at(3, 9, 30))]
+
+
+def test_the_same_text_under_the_same_version_is_no_change_but_a_new_text_is(store, history):
+    h = history
+    for day in (-6, -1, 0, 3, 6):  # the same version and judge all along
+        h.add(at(day), 50, False, "Generic")
+    assert build_digest(store, "C1", WEEK).changes == []
+    for day in (-6, -1, 0, 3):  # a switch last week is not a change of this week
+        h.add(at(day), 50, False, "Generic", channel="C4", version="2" if day >= -1 else "1")
+    assert build_digest(store, "C4", WEEK).changes == []
+    h.add(at(-2), 50, False, "Generic", channel="C5", rubric_hash="aaaaaaaaaa")
+    h.add(at(2), 50, False, "Generic", channel="C5", rubric_hash="bbbbbbbbbb")  # edited without a new version
+    assert build_digest(store, "C5", WEEK).changes == [
+        JudgeChange("rubric eth", "version 1 (aaaaaaa)", "version 1 (bbbbbbb)", at(2))]
+
+
+# 7. The trend
+
+def test_trend_has_eight_weeks_with_gaps_and_the_right_means(store, history):
+    h = history
+    h.add(at(-50), 0, False, "Refusal", model="m3")  # 2026-W39: before the eight weeks
+    h.add(at(-49), 40, False, "Generic", model="m3")  # 2026-W40, the first week
+    h.add(at(-45), 60, True, "Correct", model="m3")
+    h.add(at(-33), 90, True, "Correct", model="m3")  # 2026-W42, the third week
+    h.add(at(-32), status="error", model="m3")
+    for headline in (30, 35, 40):  # 2026-W47, this week
+        h.add(at(2), headline, headline > 35, "Generic", model="m3")
+    # Around the end of summer time: Sunday 25 Oct 23:30 CET is still W43, Monday 00:30 is W44.
+    h.add(at(-22, 23, 30), 10, False, "Generic", model="m4")
+    h.add(at(-21, 0, 30), 90, True, "Correct", model="m4")
+    h.add(at(-10), status="error", model="m5")  # only a judge error: no line in the chart
+    digest = build_digest(store, "C1", WEEK)
+    assert digest.weeks == WEEK.weeks(8)
+    assert digest.trend == {
+        ("m3", "eth"): [50.0, None, 90.0, None, None, None, None, 35.0],  # (40 + 60) / 2, 90, (30 + 35 + 40) / 3
+        ("m4", "eth"): [None, None, None, 10.0, 90.0, None, None, None],
+    }
+    assert digest.series() == {"m3": digest.trend[("m3", "eth")], "m4": digest.trend[("m4", "eth")]}
+
+    h.add(at(-30), 80, True, model="m3", rubric="academic")
+    h.add(at(1), 20, False, "Generic", model=None)
+    series = build_digest(store, "C1", WEEK).series()
+    assert series == {
+        "m3 · eth": [50.0, None, 90.0, None, None, None, None, 35.0],
+        "m4 · eth": [None, None, None, 10.0, 90.0, None, None, None],
+        "m3 · academic": [None, None, 80.0, None, None, None, None, None],
+        "model not named · eth": [None] * 7 + [20.0],
+    }
+
+
+# 8. The chart
+
+def test_trend_chart_is_a_1200_by_675_png():
+    labels = [week.week for week in WEEK.weeks(8)]
+    for series in ({"m3": [50.0, None, 90.0, None, None, None, None, 35.0], "m1 · eth": [None] * 7 + [80.0]}, {}):
+        png = trend_png("Mean headline per week", labels, series)
+        assert png[:8] == PNG_SIGNATURE and png[12:16] == b"IHDR"
+        assert struct.unpack(">II", png[16:24]) == (1200, 675)
+    try:
+        from PIL import Image
+    except ImportError:
+        pytest.skip("Pillow is not installed: the PNG header was checked, not the image")
+    with Image.open(io.BytesIO(png)) as image:
+        image.verify()
+    with Image.open(io.BytesIO(png)) as image:
+        assert (image.format, image.size) == ("PNG", (1200, 675))
+        image.load()
+
+
+# 9. The Slack message
+
+def test_digest_message_shows_the_week_the_changes_and_every_tag(store, history, rubrics):
+    busy_week(history)
+    digest = build_digest(store, "C1", WEEK)
+    message = digest_message(digest, rubrics, TEAM_URL)
+    blocks = message["blocks"]
+    assert (blocks[0]["type"], blocks[0]["text"]["text"]) == ("header", "Weekly digest · 16–22 Nov 2026 (2026-W47)")
+    assert message["text"] == "judgebot: Weekly digest · 16–22 Nov 2026 (2026-W47)"
+    assert blocks[1]["text"]["text"].startswith(
+        "*10 judgments* in <#C1> · 2 model(s) under test · 2 rubric(s) · judge errors 30.0%")  # 3 / 10
+    texts = [block["text"]["text"] for block in blocks if block["type"] == "section"]
+    assert texts[1:4] == [
+        "*m1* · `academic` · 2 judged\nmean *80.0*/100 ▲ 20.0 · pass *100%* ▲ 100.0 pts · judge errors 50% (1)",
+        "*m1* · `eth` · 6 judged\nmean *56.2*/100 ▼ 13.8 · pass *50%* ▼ 16.7 pts · judge errors 33% (2)\n"
+        "correct 50% · generic 25% · refusal 25% · hallucination 0%\n"
+        "people agree with the judge: 67% (2 of 3 votes)",
+        "*m2* · `eth` · 2 judged · _new this week_\nmean *62.5*/100 · pass *50%* · judge errors 0%\n"
+        "correct 50% · generic 0% · refusal 0% · hallucination 50%\n"
+        "people agree with the judge: 0% (0 of 1 votes)",
+    ]
+    assert tag_values(rubrics, "eth") == ["Correct", "Generic", "Refusal", "Hallucination"]
+    assert tag_values(rubrics, "academic") == [] and tag_values(rubrics, "no-such-rubric") == []
+    # m1 on eth asked the same question "Q" with a mean of 70 last week and 56.25 now: a regression of 13.75.
+    assert any(text.startswith("*Biggest regressions*") and "*m1* · `eth` · 70 → 56" in text for text in texts)
+    assert any(text.startswith("*Lowest scores*\n• *0*/100 · *m1* · `eth`") for text in texts)
+    assert blocks[-1]["type"] == "context" and "trend of the last 8 weeks" in blocks[-1]["elements"][0]["text"]
+
+
+def test_untrusted_names_and_questions_are_escaped(store, history, rubrics):
+    h = history
+    for model, question in (("<!channel> bot", "<@U1> what is <!here>?"), ("m&m", "a <b> & c")):
+        h.add(at(-3), 100, True, "Correct", model=model, question=question)
+        h.add(at(2), 0, False, "Refusal", model=model, question=question, version="<!everyone>",
+              judge_model="<!channel>")
+    digest = build_digest(store, "C1", WEEK)
+    assert len(digest.regressions) == 2 and len(digest.changes) == 2
+    rendered = json.dumps(digest_message(digest, rubrics, TEAM_URL), ensure_ascii=False)
+    for raw in ("<!channel>", "<@U1>", "<!here>", "<!everyone>", "<b>"):
+        assert raw not in rendered
+    for escaped in ("&lt;!channel&gt; bot", "&lt;@U1&gt; what is &lt;!here&gt;?", "version &lt;!everyone&gt;",
+                    "*m&amp;m*", "a &lt;b&gt; &amp; c"):
+        assert escaped in rendered
+
+
+def busy_line(n: int, rubric: str) -> Line:
+    """A pair with every figure (long in Slack: the message's size limit cuts the list)."""
+    name = f"campus-bot-{n:03d}-with-a-longish-name"
+    return Line(Figures(name, rubric, judged=120, scored=100, mean_headline=55.5, passed=40, errors=20,
+                        tags={"Correct": 40, "Generic": 60}, votes=7, agreeing=5),
+                Figures(name, rubric, judged=100, scored=100, mean_headline=60.0, passed=50))
+
+
+def terse_line(n: int, rubric: str) -> Line:
+    """A pair with one judge error and nothing else (short: the 50-block limit cuts the list)."""
+    return Line(Figures(f"m{n}", rubric, judged=1, errors=1), None)
+
+
+@pytest.mark.parametrize("make_line", [busy_line, terse_line])
+def test_two_hundred_pairs_fit_one_message_with_a_more_line(rubrics, make_line):
+    lines = [make_line(n, rubric) for n in range(100) for rubric in ("eth", "academic")]
+    example = Example(1, "campus-bot-000-with-a-longish-name", "eth", 0.0, "Why? " * 100, "C1", "1763300000.000100",
+                      None, None)
+    digest = Digest("C1", WEEK, lines,
+                    regressions=[Regression(example, 100.0, 0.0)] * 5, worst=[example] * 5,
+                    changes=[JudgeChange("rubric eth", "version 1", "version 2", at(2))],
+                    weeks=WEEK.weeks(8))
+    message = digest_message(digest, rubrics, TEAM_URL)
+    blocks = message["blocks"]
+    assert len(blocks) <= 50
+    assert len(json.dumps(message, ensure_ascii=False)) < 12_000
+    shown = sum(block["type"] == "section" and " judged" in block["text"]["text"] for block in blocks)
+    more = [block["elements"][0]["text"] for block in blocks
+            if block["type"] == "context" and "more model and rubric pairs" in block["elements"][0]["text"]]
+    assert 0 < shown < 200
+    assert more == [f"_{200 - shown} more model and rubric pairs; `judgebot digest` in a terminal lists them all._"]
+    assert blocks[0]["type"] == "header" and blocks[-1]["type"] == "context"
+    assert any(block["type"] == "section" and block["text"]["text"].startswith("*Lowest scores*") for block in blocks)
+
+
+def test_a_long_model_name_from_a_csv_still_gives_a_postable_digest(store, history, rubrics):
+    name = "campus-bot-v2-" * 50  # 700 characters, as a CSV's model column may hold
+    for day in range(5):
+        history.add(at(day), 10 * day, False, "Generic", model=name, question=f"Question {day}?")
+    message = digest_message(build_digest(store, "C1", WEEK), rubrics, TEAM_URL)
+    assert all(len(block["text"]["text"]) <= 3000 for block in message["blocks"] if block["type"] == "section")
