@@ -72,8 +72,17 @@ class Period:
 
     @property
     def week(self) -> str:
-        """The ISO week of the last day: one digest per channel and week is posted."""
+        """The ISO week of the last day: the week the period's figures are of, on a Monday-to-Sunday period."""
         return iso_week(self.last_day)
+
+    @property
+    def posting_week(self) -> str:
+        """The ISO week of the end: a scheduled digest is posted on that day, and a channel gets one per ISO week.
+
+        Keyed so, a digest moved to another day still posts in the next week (Tuesday to Monday), and is not
+        posted twice in a week it was posted in already (Monday to Friday).
+        """
+        return iso_week(self.end.date())
 
     @property
     def label(self) -> str:

@@ -782,7 +782,7 @@ def test_digest_of_a_channel_in_the_terminal_and_posted_once(tmp_path, judge_ser
     assert len(posted) == 1 and "Weekly digest · 9–15 Nov 2026 (2026-W46)" in posted[0].params["text"]
     assert len(slack_server.uploads("C0GENERAL")) == 1  # the trend chart, in the digest's thread
     code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46", "--post", **slack)
-    assert code == 0 and "was posted already" in out
+    assert code == 0 and "a weekly digest was posted in 2026-W47 already" in out
     assert len(slack_server.calls_to("chat.postMessage")) == 1
     code, out = judgebot(tmp_path, "digest", "--channel", "C0NOBOT", "--week", "2026-W46", "--post", **slack)
     assert code == 2 and "/invite @judgebot" in out

@@ -257,6 +257,13 @@ def test_a_digest_posted_on_monday_covers_the_previous_iso_week():
 
 def test_week_keys_and_labels():
     assert (WEEK.week, WEEK.label) == ("2026-W47", "16–22 Nov 2026")
+    # The claim key: the week a digest is posted in. Its figures are of W47, posted on Monday of W48; a digest
+    # moved from Monday to Friday of one week is not posted twice in it, moved from Tuesday to Monday it is posted.
+    assert WEEK.posting_week == "2026-W48"
+    monday, friday = (Period.before_day_of(datetime(2026, 11, day, 9, tzinfo=BERLIN)) for day in (23, 27))
+    assert monday.posting_week == friday.posting_week == "2026-W48" and monday.week != friday.week
+    tuesday = Period.before_day_of(datetime(2026, 11, 17, 9, tzinfo=BERLIN))
+    assert (tuesday.week, tuesday.posting_week, monday.posting_week) == ("2026-W47", "2026-W47", "2026-W48")
     assert Period.of_week(" 2026-w47 ", BERLIN) == WEEK
     across_months = Period.of_week("2026-W44", BERLIN)
     assert (across_months.week, across_months.label) == ("2026-W44", "26 Oct–1 Nov 2026")

@@ -93,9 +93,10 @@ class DigestPoster:
         """
         attempt = 0
         while True:
-            claim = await asyncio.to_thread(claim_week, self.store, team_id, channel_id, period.week)
+            claim = await asyncio.to_thread(claim_week, self.store, team_id, channel_id, period.posting_week)
             if claim is None:
-                log.info("the digest of %s for %s is posted already (or being posted)", channel_id, period.week)
+                log.info("the digest of %s for %s is posted already (or being posted)", channel_id,
+                         period.posting_week)
                 return None
             try:
                 ts = await self.post(channel_id, period, weekly=True)
@@ -174,7 +175,7 @@ class Digests:
                 f"{date(next_posting(sub).astimezone(UTC).replace(tzinfo=None))}.")
         posted = [p for p in await self.bot.db(posted_weeks, self.bot.store, channel) if p.state == "posted"]
         if posted and posted[0].posted_at is not None:
-            text += f" The last one ({posted[0].week}) was posted {date(posted[0].posted_at)}."
+            text += f" The last one was posted {date(posted[0].posted_at)}."
         await self.bot.tell(command.get("response_url"), text + " `/judge digest off` stops it (admins).")
 
     async def turn_on(self, parsed: commands.DigestOn, command: dict[str, Any]) -> None:
@@ -282,5 +283,6 @@ async def post_from_terminal(settings: Settings, store: Store, rubrics: RubricSe
     except SlackApiError as err:
         raise SetupError(post_problem(err, channel_id)) from None
     if ts is None:
-        return f"The digest of {channel_id} for {period.week} was posted already: it is posted once."
+        return (f"The digest of {channel_id} for {period.week} was not posted: a weekly digest was posted in "
+                f"{period.posting_week} already, and a channel gets one a week.")
     return f"Posted the digest of {channel_id} for {period.week}."
