@@ -192,6 +192,9 @@ async def digest_command(args: argparse.Namespace, settings: Settings, console: 
     if args.post:
         from bot.slack.digests import bot_token, post_from_terminal  # the Slack libraries load only to post
 
+        if period.end > datetime.now(zone):
+            raise UsageError(f"{period.week} is not over yet (it ends {period.end:%Y-%m-%d %H:%M %Z}): a weekly digest "
+                             "is posted once the week is complete. Leave out --post to see it so far.")
         bot_token(settings)  # before the table: a missing token is said at once
     title = f"Digest of {args.channel}, {period.label} ({period.week}, {zone.key})"
     terminal.show_digest(console, build_digest(store, args.channel, period), title)

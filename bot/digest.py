@@ -111,6 +111,15 @@ class Period:
         return periods
 
 
+def signed(change: float | None, unit: str = "") -> str:
+    """A change as ▲ 5.3, ▼ 2.0 or = 0; empty when there is nothing to compare with."""
+    if change is None:
+        return ""
+    if round(change, 1) == 0:
+        return f"= 0{unit}"
+    return f"{'▲' if change > 0 else '▼'} {abs(change):.1f}{unit}"
+
+
 def _naive_utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(tzinfo=None)
 

@@ -73,18 +73,34 @@ def claim_week(store: Store, team_id: str | None, channel_id: str, week: str) ->
 
 
 def release_week(store: Store, claim_id: int) -> None:
-    """Give a claim up after a failed post, so the digest can be posted by the next try."""
+    """Give this process's claim up after a failed post, so the digest can be posted by the next try."""
     with store.session() as session:
-        session.execute(delete(DigestPost).where(DigestPost.id == claim_id, DigestPost.state == "posting"))
+        session.execute(delete(DigestPost).where(DigestPost.id == claim_id, DigestPost.state == "posting",
+                                                 DigestPost.owner == process_name()))
         session.commit()
 
 
 def mark_posted(store: Store, claim_id: int, message_ts: str) -> None:
-    """Record that the claimed digest is in the channel."""
+    """Record that the digest this process claimed is in the channel."""
     with store.session() as session:
-        session.execute(update(DigestPost).where(DigestPost.id == claim_id)
+        session.execute(update(DigestPost).where(DigestPost.id == claim_id, DigestPost.owner == process_name())
                         .values(state="posted", posted_at=utcnow(), message_ts=message_ts))
         session.commit()
+
+
+def week_taken(store: Store, channel_id: str, week: str) -> bool:
+    """Whether the channel's weekly digest of ISO week `week` is posted, or being posted."""
+    with store.session() as session:
+        return session.exec(select(DigestPost.id).where(DigestPost.channel_id == channel_id,
+                                                        DigestPost.week == week)).first() is not None
+
+
+def last_posted(store: Store, channel_id: str) -> DigestPost | None:
+    """The channel's latest posted weekly digest, if any."""
+    with store.session() as session:
+        return session.exec(select(DigestPost).where(DigestPost.channel_id == channel_id,
+                                                     DigestPost.state == "posted")
+                            .order_by(DigestPost.posted_at.desc()).limit(1)).first()
 
 
 def posted_weeks(store: Store, channel_id: str) -> list[DigestPost]:

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from bot.digest import Digest
+from bot.digest import Digest, signed
 from bot.goldens import GoldenResult
 from bot.history import Figures
 from bot.judge import Verdict
@@ -178,14 +178,6 @@ def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None
     console.print(table)
 
 
-def _change(value: float | None, unit: str = "") -> str:
-    if value is None:
-        return "new"
-    if round(value, 1) == 0:
-        return "="
-    return f"{'▲' if value > 0 else '▼'} {abs(value):.1f}{unit}"
-
-
 def show_digest(console: Console, digest: Digest, title: str) -> None:
     """A channel's digest: per model and rubric figures against the week before, regressions, worst, judge changes."""
     if digest.quiet:
@@ -198,8 +190,8 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
         tags = ", ".join(f"{tag} {n / f.scored:.0%}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
         agree = "-" if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
         errors = "-" if line.error_rate is None else f"{line.error_rate:.0%} ({f.errors})"
-        cells = (f.model_name or "-", f.rubric_name, str(f.judged), _number(f.mean_headline, 1), _change(line.change),
-                 "-" if f.pass_rate is None else f"{f.pass_rate:.0%}", _change(line.pass_change, " pts"),
+        cells = (f.model_name or "-", f.rubric_name, str(f.judged), _number(f.mean_headline, 1), signed(line.change) or "new",
+                 "-" if f.pass_rate is None else f"{f.pass_rate:.0%}", signed(line.pass_change, " pts") or "new",
                  tags or "-", errors, agree)
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)

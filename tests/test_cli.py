@@ -786,3 +786,6 @@ def test_digest_of_a_channel_in_the_terminal_and_posted_once(tmp_path, judge_ser
     assert len(slack_server.calls_to("chat.postMessage")) == 1
     code, out = judgebot(tmp_path, "digest", "--channel", "C0NOBOT", "--week", "2026-W46", "--post", **slack)
     assert code == 2 and "/invite @judgebot" in out
+    this_week = "{0}-W{1:02d}".format(*datetime.now(UTC).isocalendar())
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", this_week, "--post", **slack)
+    assert code == 2 and "is not over yet" in out and len(slack_server.calls_to("chat.postMessage")) == 2

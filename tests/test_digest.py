@@ -516,3 +516,13 @@ def test_a_long_model_name_from_a_csv_still_gives_a_postable_digest(store, histo
         history.add(at(day), 10 * day, False, "Generic", model=name, question=f"Question {day}?")
     message = digest_message(build_digest(store, "C1", WEEK), rubrics, TEAM_URL)
     assert all(len(block["text"]["text"]) <= 3000 for block in message["blocks"] if block["type"] == "section")
+
+
+def test_a_rubric_edited_all_week_lists_ten_changes_and_a_count(store, history, rubrics):
+    history.add(at(-3), 50, False, "Generic")
+    for n in range(40):  # a team tuning its rubric's text forty times in one week
+        history.add(at(0) + timedelta(minutes=10 * n), 50, False, "Generic", rubric_hash=f"{n:07d}" + "x" * 25)
+    digest = build_digest(store, "C1", WEEK)
+    assert len(digest.changes) == 40
+    text = json.dumps(digest_message(digest, rubrics, TEAM_URL)["blocks"], ensure_ascii=False)
+    assert "…and 30 more changes" in text and text.count("• rubric eth:") == 10

@@ -12,16 +12,25 @@ from zoneinfo import ZoneInfo
 import pytest
 import time_machine
 from slack_sdk.errors import SlackApiError
+from sqlalchemy import update
 
 from bot.config import Settings
 from bot.digest import Period
-from bot.models import DigestSubscription
+from bot.models import DigestPost, DigestSubscription
 from bot.rubrics import Rubric
 from bot.scheduler import DigestScheduler
 from bot.slack.digests import DIGEST_EVENT
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store
-from bot.subscriptions import claim_week, mark_posted, posted_weeks, subscribe, subscription, unsubscribe
+from bot.subscriptions import (
+    claim_week,
+    mark_posted,
+    posted_weeks,
+    release_week,
+    subscribe,
+    subscription,
+    unsubscribe,
+)
 from tests.servers.slack_server import FakeSlackServer
 from tests.test_history import Row, add, age
 
@@ -355,7 +364,7 @@ async def test_two_bots_on_one_database_post_one_digest_with_its_chart(
                 await until(lambda: not any(running.bot.tasks for running in both), "both bots to finish")
 
         [digest] = digests_in(slack_server, CHANNEL)
-        assert digest["metadata"]["event_payload"] == {"week": "2026-W46", "weekly": True}
+        assert digest["metadata"]["event_payload"] == {"week": "2026-W46", "weekly": True, "posted_in": "2026-W47"}
         assert "campus-bot-v2" in str(digest["blocks"])  # this week's judgments, not a quiet week
         [claim] = posted_weeks(store, CHANNEL)
         assert (claim.week, claim.state, claim.message_ts) == ("2026-W47", "posted", digest["ts"])  # posted in W47
@@ -408,3 +417,28 @@ async def test_a_failed_post_gives_the_claim_up_and_a_posted_week_is_not_posted_
         assert await poster.post_weekly(TEAM, CHANNEL, week) is None
         assert len(slack_server.calls_to("chat.postMessage")) == 2
         assert [m["ts"] for m in digests_in(slack_server, CHANNEL)] == [ts]
+
+
+async def test_a_refusal_that_waiting_cannot_cure_is_not_retried(bot_settings: Settings, db_url: str,
+                                                                 slack_server: FakeSlackServer) -> None:
+    week = Period.of_week("2026-W46", BERLIN)
+    async with bots(bot_settings, db_url, 1) as [running]:
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(SlackApiError, match="not_in_channel"):  # within the grace, yet not tried again
+            await running.digests.poster.post_weekly(TEAM, "C0NOBOT", week,
+                                                     until=datetime.now(UTC) + timedelta(hours=12))
+        assert asyncio.get_running_loop().time() - started < 5
+        assert len(slack_server.calls_to("chat.postMessage")) == 1
+        assert posted_weeks(running.bot.store, "C0NOBOT") == []
+
+
+def test_only_the_process_that_claimed_a_week_releases_or_completes_it(store: Store) -> None:
+    claim = claim_week(store, TEAM, CHANNEL, "2026-W47")
+    assert claim is not None and claim_week(store, TEAM, CHANNEL, "2026-W47") is None
+    with store.session() as session:  # as if a process on another host had taken the claim over
+        session.execute(update(DigestPost).where(DigestPost.id == claim).values(owner="elsewhere:1:abc"))
+        session.commit()
+    release_week(store, claim)
+    mark_posted(store, claim, "1.2")
+    [held] = posted_weeks(store, CHANNEL)
+    assert (held.owner, held.state, held.message_ts) == ("elsewhere:1:abc", "posting", None)

@@ -8,12 +8,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.digest import WEEK
+from bot.digest import WEEK, Period
 from bot.models import DigestSubscription
 from bot.slack.digests import DIGEST_EVENT
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store
-from bot.subscriptions import subscribe, subscription
+from bot.subscriptions import claim_week, subscribe, subscription
 from tests.servers.slack_server import FakeSlackServer
 from tests.slack_side import SlackSide
 from tests.test_history import Row, add
@@ -202,3 +202,16 @@ async def test_the_schedule_starts_with_the_bot(bot_settings, slack_server: Fake
     finally:
         await running.stop()
     assert not running.digests.scheduler.scheduler.running
+
+
+async def test_the_next_digest_shown_skips_a_week_posted_in_already(slack: SlackSide, slack_server: FakeSlackServer,
+                                                                   http_bot: RunningBot) -> None:
+    await slack.command("digest on friday 17:30 Europe/Berlin", user="U0ADMIN")
+    await slack_server.await_for("chat.postMessage")
+    first = http_bot.digests.scheduler.next_run("T0TEST", "C0GENERAL")
+    # this week's digest went out already (say on Monday, before the day was changed)
+    assert claim_week(http_bot.bot.store, "T0TEST", "C0GENERAL", Period.before_day_of(first).posting_week)
+    await slack.command("digest")
+    shown = await said(slack_server)
+    assert f"<!date^{int((first + WEEK).timestamp())}^" in shown
+    assert f"<!date^{int(first.timestamp())}^" not in shown

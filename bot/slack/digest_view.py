@@ -6,7 +6,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, HeaderBlock
 
-from bot.digest import Digest, Example, JudgeChange, Line
+from bot.digest import Digest, Example, JudgeChange, Line, signed
 from bot.rubrics import RubricSet
 from bot.schema import leaves
 from bot.slack.blocks import context, listing, message, notice, section
@@ -14,15 +14,8 @@ from bot.slack.text import date, escape, permalink, shown
 
 QUESTION_ROOM = 120  # characters of a question quoted in a list
 MODEL_ROOM = 80  # characters of a model's name (a CSV column: any length)
-
-
-def signed(change: float | None, unit: str = "") -> str:
-    """▲ 5.3, ▼ 2.0 or = 0; empty when there is nothing to compare with."""
-    if change is None:
-        return ""
-    if round(change, 1) == 0:
-        return f"= 0{unit}"
-    return f"{'▲' if change > 0 else '▼'} {abs(change):.1f}{unit}"
+CHANGES_SHOWN = 10  # judge changes listed; a rubric edited all week could otherwise overflow the section
+TAGS_SHOWN = 8  # tag rates on a line (a rubric's tag may be free text)
 
 
 def tag_values(rubrics: RubricSet, rubric_name: str) -> list[str]:
@@ -54,8 +47,9 @@ def line_text(line: Line, rubrics: RubricSet) -> str:
     lines = [head, " · ".join(figures)]
     if now.scored and (now.tags or tag_values(rubrics, now.rubric_name)):
         names = tag_values(rubrics, now.rubric_name)
-        names += sorted(set(now.tags) - set(names))
-        lines.append(" · ".join(f"{escape(name.lower())} {now.tags.get(name, 0) / now.scored:.0%}" for name in names))
+        names += sorted(set(now.tags) - set(names), key=lambda name: -now.tags[name])
+        lines.append(" · ".join(f"{shown(name.lower(), 40)[0]} {now.tags.get(name, 0) / now.scored:.0%}"
+                                for name in names[:TAGS_SHOWN]))
     if now.agreement is not None:
         lines.append(f"people agree with the judge: {now.agreement:.0%} ({now.agreeing} of {now.votes} votes)")
     return "\n".join(lines)
@@ -92,7 +86,10 @@ def worst_text(digest: Digest, team_url: str | None) -> str:
 
 
 def changes_text(changes: list[JudgeChange]) -> str:
-    rows = [f"• {escape(c.what)}: {escape(c.before)} → {escape(c.after)}, from {date(c.since)}" for c in changes]
+    rows = [f"• {escape(c.what)}: {escape(c.before)} → {escape(c.after)}, from {date(c.since)}"
+            for c in changes[:CHANGES_SHOWN]]
+    if len(changes) > CHANGES_SHOWN:
+        rows.append(f"• …and {len(changes) - CHANGES_SHOWN} more changes")
     return (":warning: *The judge changed during the week*, so part of a change in scores may come from the judge, "
             "not from the models:\n" + "\n".join(rows))
 

@@ -27,19 +27,22 @@ from bot.slack.text import date
 from bot.store import Store
 from bot.subscriptions import (
     claim_week,
+    last_posted,
     mark_posted,
-    posted_weeks,
     release_week,
     subscribe,
     subscription,
     unsubscribe,
+    week_taken,
 )
 
 log = logging.getLogger(__name__)
 
 DIGEST_EVENT = "judgebot_digest"  # message metadata that marks a posted digest
-RETRY_SECONDS = (60, 300, 900, 1800, 3600)  # waits between tries of a scheduled digest Slack refused
-DAY_TITLES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+RETRY_SECONDS = (60, 300, 900, 1800)  # waits between tries of a scheduled digest Slack refused; then every 30 min
+# Refusals that waiting does not cure: the digest is not tried again before its next week.
+FOR_GOOD = {"channel_not_found", "not_in_channel", "is_archived", "restricted_action", "invalid_blocks",
+            "msg_too_long", "invalid_auth", "account_inactive", "token_revoked", "missing_scope"}
 NOT_ADMIN = (
     "Only the workspace's admins and owners, and the people the bot's DIGEST_ADMINS setting names, can turn the "
     "weekly digest on or off. Ask one of them; `/judge digest preview` shows you what it says."
@@ -65,7 +68,7 @@ class DigestSettings:
 
 def schedule_text(sub: DigestSubscription) -> str:
     """Such as "every Monday at 09:00 (Europe/Berlin)"."""
-    return f"every {DAY_TITLES[sub.weekday]} at {sub.hour:02d}:{sub.minute:02d} ({sub.timezone})"
+    return f"every {commands.DAY_NAMES[sub.weekday].title()} at {sub.hour:02d}:{sub.minute:02d} ({sub.timezone})"
 
 
 def chart_label(week: Period) -> str:
@@ -102,8 +105,8 @@ class DigestPoster:
                 ts = await self.post(channel_id, period, weekly=True)
             except Exception as err:
                 await asyncio.to_thread(release_week, self.store, claim)
-                wait = RETRY_SECONDS[attempt] if attempt < len(RETRY_SECONDS) else None
-                if wait is None or until is None or datetime.now(UTC) + timedelta(seconds=wait) > until:
+                wait = RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)]
+                if until is None or slack_error(err) in FOR_GOOD or datetime.now(UTC) + timedelta(seconds=wait) > until:
                     raise
                 log.warning("the digest of %s for %s failed (%s); trying again in %s s", channel_id, period.week,
                             slack_error(err), wait)
@@ -119,7 +122,8 @@ class DigestPoster:
         message = digest_message(digest, self.rubrics, self.team_url, weekly=weekly)
         posted = await self.client.chat_postMessage(
             channel=channel_id, unfurl_links=False, unfurl_media=False, **message,
-            metadata={"event_type": DIGEST_EVENT, "event_payload": {"week": period.week, "weekly": weekly}})
+            metadata={"event_type": DIGEST_EVENT, "event_payload": {"week": period.week, "weekly": weekly,
+                                                                     "posted_in": period.posting_week}})
         ts = str(posted["ts"])
         if not digest.quiet:
             await self._post_chart(digest, channel_id, ts, weekly=weekly)
@@ -159,6 +163,14 @@ class Digests:
 
     # -- /judge digest ... ----------------------------------------------------------------------------------
 
+    async def _next_digest(self, sub: DigestSubscription) -> datetime:
+        """When the channel's next digest is posted (naive UTC): a week already posted in is skipped."""
+        due = self.scheduler.next_run(sub.team_id, sub.channel_id) or next_posting(sub)
+        if await self.bot.db(week_taken, self.bot.store, sub.channel_id,
+                             Period.before_day_of(due.astimezone(ZoneInfo(sub.timezone))).posting_week):
+            due = next_posting(sub, due + timedelta(days=1))
+        return due.astimezone(UTC).replace(tzinfo=None)
+
     def _zone(self, sub: DigestSubscription | None) -> ZoneInfo:
         return ZoneInfo(sub.timezone if sub is not None else self.settings.timezone)
 
@@ -172,10 +184,10 @@ class Digests:
                                 f"{commands.DIGEST_USAGE}; `/judge digest preview` shows you what it would say.")
             return
         text = (f"<#{channel}> gets its weekly digest {schedule_text(sub)}: the next one on "
-                f"{date(next_posting(sub).astimezone(UTC).replace(tzinfo=None))}.")
-        posted = [p for p in await self.bot.db(posted_weeks, self.bot.store, channel) if p.state == "posted"]
-        if posted and posted[0].posted_at is not None:
-            text += f" The last one was posted {date(posted[0].posted_at)}."
+                f"{date(await self._next_digest(sub))}.")
+        last = await self.bot.db(last_posted, self.bot.store, channel)
+        if last is not None and last.posted_at is not None:
+            text += f" The last one was posted {date(last.posted_at)}."
         await self.bot.tell(command.get("response_url"), text + " `/judge digest off` stops it (admins).")
 
     async def turn_on(self, parsed: commands.DigestOn, command: dict[str, Any]) -> None:
@@ -189,10 +201,10 @@ class Digests:
         sub = await self.bot.db(subscribe, self.bot.store, team, channel, weekday=parsed.weekday, hour=parsed.hour,
                                 minute=parsed.minute, timezone=parsed.timezone or self.settings.timezone,
                                 user_id=user)
-        first = self.scheduler.schedule(sub)
+        self.scheduler.schedule(sub)
         text = (f"<@{user}> turned on the weekly digest of this channel: {schedule_text(sub)}, with the figures of "
                 f"each model under test, their change on the week before, and a trend chart. The first comes on "
-                f"{date(first.astimezone(UTC).replace(tzinfo=None))}. `/judge digest preview` shows what it says.")
+                f"{date(await self._next_digest(sub))}. `/judge digest preview` shows what it says.")
         try:
             await self.bot.client.chat_postMessage(channel=channel, **notice(text))
         except Exception as err:  # the bot cannot post here: a digest could not be posted either
