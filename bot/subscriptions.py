@@ -102,9 +102,3 @@ def last_posted(store: Store, channel_id: str) -> DigestPost | None:
                                                      DigestPost.state == "posted")
                             .order_by(DigestPost.posted_at.desc()).limit(1)).first()
 
-
-def posted_weeks(store: Store, channel_id: str) -> list[DigestPost]:
-    """The claims of one channel, newest first."""
-    with store.session() as session:
-        return list(session.exec(select(DigestPost).where(DigestPost.channel_id == channel_id)
-                                 .order_by(DigestPost.id.desc())))

@@ -13,6 +13,7 @@ from bot.config import Settings
 from bot.llm import JudgeClient, make_judge_client
 from bot.rubrics import RubricSet, load_rubrics
 from bot.slack.server import RunningBot, start_bot
+from bot.store import Store
 from tests.servers.openai_server import FakeJudgeServer
 from tests.servers.slack_server import FakeSlackServer
 from tests.slack_side import SlackSide
@@ -82,6 +83,14 @@ def db_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'history.db'}"
     else:
         yield from _postgres_schema_url()
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    """The history store over `db_url` (SQLite, then PostgreSQL)."""
+    opened = Store.open(db_url)
+    yield opened
+    opened.engine.dispose()
 
 
 @pytest.fixture

@@ -64,13 +64,6 @@ class History:
 
 
 @pytest.fixture
-def store(db_url: str):
-    opened = Store.open(db_url)
-    yield opened
-    opened.engine.dispose()
-
-
-@pytest.fixture
 def history(store: Store) -> History:
     return History(store)
 

@@ -13,6 +13,7 @@ import pytest
 import time_machine
 from slack_sdk.errors import SlackApiError
 from sqlalchemy import update
+from sqlmodel import select
 
 from bot.config import Settings
 from bot.digest import Period
@@ -25,7 +26,6 @@ from bot.store import Store
 from bot.subscriptions import (
     claim_week,
     mark_posted,
-    posted_weeks,
     release_week,
     subscribe,
     subscription,
@@ -78,6 +78,13 @@ class ClaimingPosts(Posts):
         else:
             await asyncio.to_thread(mark_posted, self.store, claim, f"ts-{week}")
             await super().__call__(sub, due)
+
+
+def posted_weeks(store: Store, channel: str) -> list[DigestPost]:
+    """The week claims of one channel, newest first."""
+    with store.session() as session:
+        return list(session.exec(select(DigestPost).where(DigestPost.channel_id == channel)
+                                 .order_by(DigestPost.id.desc())))
 
 
 @pytest.fixture

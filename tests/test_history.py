@@ -84,13 +84,6 @@ def same(actual: list[Figures], expected: list[Figures]) -> None:
 
 
 @pytest.fixture
-def store(db_url: str):
-    opened = Store.open(db_url)
-    yield opened
-    opened.engine.dispose()
-
-
-@pytest.fixture
 def history(store: Store, rubrics: RubricSet) -> dict[str, Any]:
     """Two channels, two models, two rubrics; runs of C1 and C2 interleaved so ids alone do not separate them."""
     eth, benchmark = rubrics.get("eth"), rubrics.get("benchmark")

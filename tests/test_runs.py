@@ -59,13 +59,6 @@ def by_row(store: Store, run_id: int) -> dict[int, object]:
 
 
 @pytest.fixture
-def store(db_url: str) -> Store:
-    store = Store.open(db_url)
-    yield store
-    store.engine.dispose()
-
-
-@pytest.fixture
 def eth(rubrics):
     return rubrics.get("eth")
 

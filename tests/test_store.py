@@ -37,14 +37,6 @@ ARABIC_ANSWER = "القاهرة هي عاصمة مصر."
 # --- helpers ---------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def store(db_url: str):
-    """A migrated store on a fresh database; its engine is disposed afterwards."""
-    opened = Store.open(db_url)
-    yield opened
-    opened.engine.dispose()
-
-
 def schema_diffs(engine: sa.Engine) -> list[Any]:
     """What autogenerate would change to make the database match the models (schema_version is not a model)."""
     with engine.connect() as conn:
