@@ -21,11 +21,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from sqlalchemy import true
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.digest import Period, build_digest  # noqa: E402
-from bot.models import Feedback, Judgment, Run  # noqa: E402
+from bot.models import Feedback, Judgment, JudgmentTally, Run  # noqa: E402
 from bot.store import Store  # noqa: E402
+from bot.tallies import add_judgments  # noqa: E402
 
 CHANNEL = "C0BENCH"
 MODELS = ("gpt-4o", "gpt-4o-mini", "llama-3.1-70b", "mistral-large", "qwen2.5-72b")
@@ -79,6 +82,8 @@ def fill(store: Store, *, rows: int, weeks: int, other_rows: int, end: datetime,
         ids = conn.execute(table.select().with_only_columns(table.c.id).where(table.c.channel_id == CHANNEL,
                                                                               table.c.status == "scored")
                            .order_by(table.c.id.desc()).limit(rows // 50)).scalars().all()
+        # Rows written straight into the table are counted as an upgrade counts an existing history.
+        add_judgments(conn, table, JudgmentTally.__table__, true())
         now = end.replace(tzinfo=None)
         conn.execute(feedback.insert(), [{"judgment_id": i, "user_id": "U0BENCH", "agree": i % 4 != 0,
                                           "created_at": now, "updated_at": now} for i in ids])

@@ -1,4 +1,4 @@
-"""A channel's weekly digest: the week, and its figures against the week before, computed by the database."""
+"""A channel's weekly digest: the week, and its figures against the week before, added up by the database."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import case, func
 from sqlmodel import select
 
-from bot.history import Figures, channel_stats, in_channel
+from bot.history import Figures, channel_stats, counted_in_channel, in_channel, model_of
 from bot.models import Judgment
 from bot.store import Store
+from bot.tallies import HOUR, hour_of
 
 WEEK = timedelta(days=7)
 WEEKS_CHARTED = 8
@@ -260,53 +261,55 @@ def _worst(session: Any, channel_id: str | None, period: Period) -> list[Example
     return [_example(row) for row in session.execute(statement)]
 
 
-def _question_means(channel_id: str | None, period: Period) -> Any:
-    """Per model, rubric and question: the mean headline over `period`, and its lowest judgment."""
-    model = func.coalesce(Judgment.model_name, "")
-    return (select(model.label("model"), Judgment.rubric_name.label("rubric"), Judgment.question.label("question"),
-                   func.avg(Judgment.headline).label("mean"), func.min(Judgment.headline).label("lowest"))
-            .where(*in_channel(channel_id, *period.utc), Judgment.status == "scored")
-            .group_by(model, Judgment.rubric_name, Judgment.question).subquery())
-
-
 def _regressions(session: Any, channel_id: str | None, period: Period) -> list[Regression]:
-    now, before = _question_means(channel_id, period), _question_means(channel_id, period.previous())
-    drop = before.c.mean - now.c.mean
-    pairs = (select(now.c.model, now.c.rubric, now.c.question, before.c.mean, now.c.mean)
-             .join(before, (now.c.model == before.c.model) & (now.c.rubric == before.c.rubric)
-                   & (now.c.question == before.c.question))
-             .where(drop >= REGRESSION_POINTS).order_by(drop.desc()).limit(REGRESSIONS_SHOWN))
-    found = []
-    for model, rubric, question, mean_before, mean_now in session.execute(pairs).all():
-        lowest = session.execute(
-            select(*EXAMPLE_COLUMNS)
-            .where(*in_channel(channel_id, *period.utc), Judgment.status == "scored",
-                   func.coalesce(Judgment.model_name, "") == model, Judgment.rubric_name == rubric,
-                   Judgment.question == question)
-            .order_by(Judgment.headline, Judgment.id.desc()).limit(1)).first()
-        found.append(Regression(_example(lowest), float(mean_before), float(mean_now)))
-    return found
+    """Questions a model scored lower on this week than last week, by their mean headline, biggest drop first."""
+    start = period.utc[0]
+    earlier = Judgment.judged_at < start
+    before = func.avg(case((earlier, Judgment.headline)))
+    now = func.avg(case((earlier, None), else_=Judgment.headline))
+    drops = (select(Judgment.question_key, before, now)
+             .where(*in_channel(channel_id, period.previous().utc[0], period.utc[1]), Judgment.status == "scored")
+             .group_by(Judgment.question_key)
+             .having(before - now >= REGRESSION_POINTS)
+             .order_by((before - now).desc(), Judgment.question_key).limit(REGRESSIONS_SHOWN))
+    drops = session.execute(drops).all()
+    examples = session.execute(  # each question's lowest judgment this week, to link to
+        select(*EXAMPLE_COLUMNS, Judgment.question_key)
+        .where(*in_channel(channel_id, *period.utc), Judgment.status == "scored",
+               Judgment.question_key.in_([key for key, _, _ in drops]))
+        .order_by(Judgment.headline.desc(), Judgment.id)).all()
+    lowest = {row.question_key: row for row in examples}
+    return [Regression(_example(lowest[key]), float(before), float(now)) for key, before, now in drops]
 
 
 def _changes(session: Any, channel_id: str | None, period: Period) -> list[JudgeChange]:
-    """What of the judge changed during the period, against what judged last (in the week before it)."""
+    """What of the judge changed during the period, against what judged last before it (in the week before)."""
     start, end = period.utc
-    scope = in_channel(channel_id, period.previous().utc[0], end)
+    rows = counted_in_channel(channel_id, period.previous().utc[0], end, cuts=(start,))
     found: list[JudgeChange] = []
-    versions = (select(Judgment.rubric_name, Judgment.rubric_version, Judgment.rubric_hash,
-                       func.min(Judgment.created_at), func.max(Judgment.created_at))
-                .where(*scope).group_by(Judgment.rubric_name, Judgment.rubric_version, Judgment.rubric_hash))
-    by_rubric: dict[str, list[tuple[str, datetime, datetime]]] = {}
-    for rubric, version, digest, first, last in session.execute(versions):
-        by_rubric.setdefault(rubric, []).append((f"{version}:{digest}", first, last))
+    versions = select(rows.c.at, rows.c.rubric_name, rows.c.rubric_version, rows.c.rubric_hash).distinct()
+    by_rubric: dict[str, list[tuple[datetime, str]]] = {}
+    for at, rubric, version, digest in session.execute(versions):
+        by_rubric.setdefault(rubric, []).append((at, f"{version}:{digest}"))
     for rubric, used in sorted(by_rubric.items()):
-        names = _version_names([key for key, _, _ in used])
-        found += [JudgeChange(f"rubric {rubric}", names[a], names[b], since)
-                  for a, b, since in _switches(used, start)]
-    judges = (select(Judgment.judge_model, func.min(Judgment.created_at), func.max(Judgment.created_at))
-              .where(*scope).group_by(Judgment.judge_model))
-    found += [JudgeChange("judge model", a, b, since) for a, b, since in _switches(list(session.execute(judges)), start)]
+        names = _version_names(sorted({key for _, key in used}))
+        for before, after, since in _switches(used, start):
+            version, digest = after.split(":", 1)
+            exact = _first_judged(session, channel_id, since, Judgment.rubric_name == rubric,
+                                  Judgment.rubric_version == version, Judgment.rubric_hash == digest)
+            found.append(JudgeChange(f"rubric {rubric}", names[before], names[after], exact))
+    judges = select(rows.c.at, rows.c.judge_model).distinct()
+    for before, after, since in _switches(list(session.execute(judges)), start):
+        exact = _first_judged(session, channel_id, since, Judgment.judge_model == after)
+        found.append(JudgeChange("judge model", before, after, exact))
     return found
+
+
+def _first_judged(session: Any, channel_id: str | None, hour: datetime, *matching: Any) -> datetime:
+    """When the first matching row was judged, within the hour the tally places it in."""
+    first = session.execute(select(func.min(Judgment.judged_at))
+                            .where(*in_channel(channel_id, hour, hour_of(hour) + HOUR), *matching)).scalar()
+    return first or hour
 
 
 def _version_names(keys: list[str]) -> dict[str, str]:
@@ -317,26 +320,32 @@ def _version_names(keys: list[str]) -> dict[str, str]:
 
 
 def _switches(used: list[Any], start: datetime) -> list[tuple[str, str, datetime]]:
-    """(before, after, since) for each switch to something first used after `start`, from what was used just before."""
-    used = sorted(used, key=lambda item: item[1])
-    earlier = [item for item in used if item[1] < start]
-    current = max(earlier, key=lambda item: item[2])[0] if earlier else None
-    switches = []
-    for key, first, _ in used:
-        if first >= start and current is not None and key != current:
-            switches.append((current, key, first))
-        if first >= start:
+    """(before, after, since) for each switch from `start` on, walking the times (hours) each key was used at.
+
+    Within one hour that saw two keys, the one in use before goes first: a switch, not a switch and back.
+    """
+    by_time: dict[datetime, list[str]] = {}
+    for at, key in used:
+        by_time.setdefault(at, []).append(key)
+    current, switches = None, []
+    for at, keys in sorted(by_time.items()):
+        for key in sorted(keys, key=lambda key: (key != current, key)):
+            if current is not None and key != current and at >= start:
+                switches.append((current, key, at))
             current = key
     return switches
 
 
 def _trend(session: Any, channel_id: str | None, weeks: list[Period]) -> dict[tuple[str | None, str], list[float | None]]:
-    """Mean headline per model and rubric in each of `weeks`, in one pass over the rows."""
-    bucket = case(*[(Judgment.created_at < week.utc[1], index) for index, week in enumerate(weeks)])
-    statement = (select(bucket, Judgment.model_name, Judgment.rubric_name, func.avg(Judgment.headline))
-                 .where(*in_channel(channel_id, weeks[0].utc[0], weeks[-1].utc[1]), Judgment.status == "scored")
-                 .group_by(bucket, Judgment.model_name, Judgment.rubric_name))
+    """Mean headline per model and rubric in each of `weeks`, added up from the hourly tallies."""
+    rows = counted_in_channel(channel_id, weeks[0].utc[0], weeks[-1].utc[1],
+                              cuts=tuple(week.utc[1] for week in weeks[:-1]))
+    bucket = case(*[(rows.c.at < week.utc[1], index) for index, week in enumerate(weeks)])
+    statement = (select(bucket, rows.c.model_key, rows.c.rubric_name, func.sum(rows.c.headline_total),
+                        func.sum(rows.c.headlines))
+                 .where(rows.c.status == "scored").group_by(bucket, rows.c.model_key, rows.c.rubric_name))
     trend: dict[tuple[str | None, str], list[float | None]] = {}
-    for index, model, rubric, mean in session.execute(statement):
-        trend.setdefault((model, rubric), [None] * len(weeks))[index] = None if mean is None else float(mean)
+    for index, key, rubric, total, headlines in session.execute(statement):
+        mean = float(total) / int(headlines) if headlines else None
+        trend.setdefault((model_of(key), rubric), [None] * len(weeks))[index] = mean
     return trend

@@ -9,10 +9,9 @@ from typing import Any
 from sqlalchemy import case, func
 from sqlmodel import select
 
-from bot.models import Feedback, Judgment
+from bot.models import Feedback, Judgment, JudgmentTally
 from bot.store import Store
-
-JUDGED = ("scored", "invalid", "error")  # rows a judge looked at (not pending, not malformed input)
+from bot.tallies import JUDGED, counted, key_of
 
 
 def _in_channel(channel_id: str | None) -> Any:
@@ -79,45 +78,62 @@ class Figures:
 
 
 def in_channel(channel_id: str | None, since: datetime | None = None, until: datetime | None = None) -> list[Any]:
-    """Conditions for the judged rows of one channel (None: the terminal's), made in [since, until)."""
+    """Conditions for the judged rows of one channel (None: the terminal's), judged in [since, until)."""
     scope = [_in_channel(channel_id), Judgment.status.in_(JUDGED)]
     if since is not None:
-        scope.append(Judgment.created_at >= since)
+        scope.append(Judgment.judged_at >= since)
     if until is not None:
-        scope.append(Judgment.created_at < until)
+        scope.append(Judgment.judged_at < until)
     return scope
+
+
+def counted_in_channel(channel_id: str | None, since: datetime | None = None, until: datetime | None = None,
+                       cuts: tuple[datetime, ...] = ()) -> Any:
+    """The judged rows of one channel in [since, until), as tally counts exact on either side of `cuts`."""
+    return counted(Judgment.__table__, JudgmentTally.__table__, channel_id, since, until,  # type: ignore[arg-type]
+                   cuts)
+
+
+def model_of(key: str) -> str | None:
+    """The model under test of a tally key ("" when none was named)."""
+    return key or None
 
 
 def channel_stats(
     store: Store, channel_id: str | None, *, since: datetime | None = None, until: datetime | None = None,
     model: str | None = None,
 ) -> list[Figures]:
-    """Per model and rubric figures of one channel (None: the terminal's), computed by the database."""
-    scope = in_channel(channel_id, since, until)
-    if model is not None:
-        scope.append(func.lower(Judgment.model_name) == model.lower())
-    group = (Judgment.model_name, Judgment.rubric_name)
-    scored = Judgment.status == "scored"
+    """Per model and rubric figures of one channel (None: the terminal's), added up from the hourly tallies."""
+    rows = counted_in_channel(channel_id, since, until)
+    chosen = [] if model is None else [func.lower(rows.c.model_key) == model.lower()]
+    group = (rows.c.model_key, rows.c.rubric_name)
+    scored = rows.c.status == "scored"
     totals = (
-        select(*group, func.count(), func.sum(case((scored, 1), else_=0)), func.avg(Judgment.headline),
-               func.sum(case((Judgment.passed.is_(True), 1), else_=0)),
-               func.sum(case((Judgment.status.in_(("invalid", "error")), 1), else_=0)))
-        .where(*scope).group_by(*group)
+        select(*group, func.sum(rows.c.rows), func.sum(case((scored, rows.c.rows), else_=0)),
+               func.sum(rows.c.headline_total), func.sum(rows.c.headlines), func.sum(rows.c.passed),
+               func.sum(case((scored, 0), else_=rows.c.rows)))
+        .where(*chosen).group_by(*group)
     )
-    tags = select(*group, Judgment.tag, func.count()).where(*scope, scored, Judgment.tag.is_not(None)).group_by(
-        *group, Judgment.tag)
+    tags = (select(*group, rows.c.tag_key, func.sum(rows.c.rows))
+            .where(*chosen, scored, rows.c.tag_key != "").group_by(*group, rows.c.tag_key))
+    model_key = key_of(Judgment.model_name)
     votes = (
-        select(*group, func.count(Feedback.id), func.sum(case((Feedback.agree.is_(True), 1), else_=0)))
-        .join(Feedback, Feedback.judgment_id == Judgment.id).where(*scope, scored).group_by(*group)
+        select(model_key, Judgment.rubric_name, func.count(Feedback.id),
+               func.sum(case((Feedback.agree.is_(True), 1), else_=0)))
+        .select_from(Feedback).join(Judgment, Feedback.judgment_id == Judgment.id)
+        .where(*in_channel(channel_id, since, until), Judgment.status == "scored",
+               *([] if model is None else [func.lower(model_key) == model.lower()]))
+        .group_by(model_key, Judgment.rubric_name)
     )
-    figures: dict[tuple[str | None, str], Figures] = {}
+    figures: dict[tuple[str, str], Figures] = {}
     with store.session() as session:
-        for model_name, rubric, judged, n_scored, mean, passed, errors in session.execute(totals):
-            figures[(model_name, rubric)] = Figures(
-                model_name, rubric, judged, int(n_scored or 0), None if mean is None else float(mean),
-                int(passed or 0), int(errors or 0))
-        for model_name, rubric, tag, count in session.execute(tags):
-            figures[(model_name, rubric)].tags[tag] = count
-        for model_name, rubric, count, agreeing in session.execute(votes):
-            figures[(model_name, rubric)].votes, figures[(model_name, rubric)].agreeing = count, int(agreeing or 0)
+        for key, rubric, judged, n_scored, total, headlines, passed, errors in session.execute(totals):
+            figures[(key, rubric)] = Figures(
+                model_of(key), rubric, int(judged), int(n_scored or 0),
+                float(total) / int(headlines) if headlines else None, int(passed or 0), int(errors or 0))
+        for key, rubric, tag, count in session.execute(tags):
+            figures[(key, rubric)].tags[tag] = int(count)
+        for key, rubric, count, agreeing in session.execute(votes):
+            if (key, rubric) in figures:
+                figures[(key, rubric)].votes, figures[(key, rubric)].agreeing = count, int(agreeing or 0)
     return sorted(figures.values(), key=lambda f: ((f.model_name or "").lower(), f.rubric_name))

@@ -13,6 +13,8 @@ from alembic.migration import MigrationContext
 from alembic.operations import Operations
 from sqlalchemy.engine import Connection, Engine
 
+from bot.tallies import add_judgments, question_key
+
 LOCK_ID = 7_311_924  # a PostgreSQL advisory lock that serialises migrating processes
 
 
@@ -186,9 +188,56 @@ def _v5_digests(op: Operations) -> None:
     )
 
 
+def _v6_judgment_tallies(op: Operations) -> None:
+    tally = op.create_table(
+        "judgment_tally",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("channel_key", sa.String(32), nullable=False),
+        sa.Column("hour", sa.DateTime, nullable=False),
+        sa.Column("model_key", sa.Text, nullable=False),
+        sa.Column("rubric_name", sa.String(64), nullable=False),
+        sa.Column("rubric_version", sa.String(32), nullable=False),
+        sa.Column("rubric_hash", sa.String(32), nullable=False),
+        sa.Column("judge_model", sa.String(128), nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("tag_key", sa.Text, nullable=False),
+        sa.Column("rows", sa.Integer, nullable=False),
+        sa.Column("headlines", sa.Integer, nullable=False),
+        sa.Column("headline_total", sa.Float, nullable=False),
+        sa.Column("passed", sa.Integer, nullable=False),
+        sa.UniqueConstraint("channel_key", "hour", "model_key", "rubric_name", "rubric_version", "rubric_hash",
+                            "judge_model", "status", "tag_key", name="uq_judgment_tally_key"),
+    )
+    judgment = sa.table("judgment", *[sa.column(name) for name in (
+        "channel_id", "model_name", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status", "tag",
+        "headline", "passed")], sa.column("judged_at", sa.DateTime))
+    add_judgments(op.get_bind(), judgment, tally, sa.true())
+    op.add_column("judgment", sa.Column("question_key", sa.BigInteger))
+    _fill_question_keys(op.get_bind())
+    op.drop_index("ix_judgment_channel_created", "judgment")
+    op.create_index("ix_judgment_channel_judged", "judgment",
+                    ["channel_id", "judged_at", "status", "question_key", "headline"])
+
+
+def _fill_question_keys(conn: Connection, batch: int = 10_000) -> None:
+    """Give every existing judgment its question key, a batch at a time."""
+    judgment = sa.table("judgment", sa.column("id"), sa.column("model_name"), sa.column("rubric_name"),
+                        sa.column("question"), sa.column("question_key"))
+    fill = judgment.update().where(judgment.c.id == sa.bindparam("row_id")).values(question_key=sa.bindparam("key"))
+    after = 0
+    while True:
+        rows = conn.execute(sa.select(judgment.c.id, judgment.c.model_name, judgment.c.rubric_name, judgment.c.question)
+                            .where(judgment.c.id > after).order_by(judgment.c.id).limit(batch)).all()
+        if not rows:
+            return
+        conn.execute(fill, [{"row_id": row.id, "key": question_key(row.model_name, row.rubric_name, row.question)}
+                            for row in rows])
+        after = rows[-1].id
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
-    _v4_channel_settings_and_shared_files, _v5_digests,
+    _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies,
 ]
 LATEST = len(MIGRATIONS)
 

@@ -1,5 +1,5 @@
-"""The history tables: runs, judgments, human feedback, per-user and per-channel settings, files shared in Slack,
-weekly digest subscriptions and the digests posted."""
+"""The history tables: runs, judgments and their hourly tallies, human feedback, per-user and per-channel
+settings, files shared in Slack, weekly digest subscriptions and the digests posted."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pydantic import NaiveDatetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 def utcnow() -> datetime:
@@ -50,7 +50,7 @@ class Judgment(SQLModel, table=True):
     __table_args__ = (
         Index("ix_judgment_run_status", "run_id", "status", "id"),
         Index("ix_judgment_cache", "cache_key", "status"),
-        Index("ix_judgment_channel_created", "channel_id", "created_at"),
+        Index("ix_judgment_channel_judged", "channel_id", "judged_at", "status", "question_key", "headline"),
         Index("ix_judgment_team_user_created", "team_id", "user_id", "created_at"),
         Index("ix_judgment_channel_message", "channel_id", "message_ts"),
     )
@@ -75,6 +75,8 @@ class Judgment(SQLModel, table=True):
     cache_key: str | None = Field(default=None, max_length=64)
     cached_from: int | None = None
     question: str = Field(sa_column=Column(Text, nullable=False))
+    question_key: int | None = Field(default=None, sa_column=Column(BigInteger),
+                                     description="question_key(model_name, rubric_name, question)")
     reference: str = Field(sa_column=Column(Text, nullable=False))
     answer: str = Field(sa_column=Column(Text, nullable=False))
     cells: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
@@ -91,6 +93,35 @@ class Judgment(SQLModel, table=True):
     tokens_out: int = 0
     latency_ms: int = 0
     attempts: int = 0
+
+
+class JudgmentTally(SQLModel, table=True):
+    """How many rows of one channel were judged in one hour, with one model, rubric version, judge, status and tag.
+
+    Kept in the transaction that saves a verdict (and counted out when rows are judged again), so figures over
+    weeks add up a few of these instead of reading every judgment.
+    """
+
+    __tablename__ = "judgment_tally"
+    __table_args__ = (
+        UniqueConstraint("channel_key", "hour", "model_key", "rubric_name", "rubric_version", "rubric_hash",
+                         "judge_model", "status", "tag_key", name="uq_judgment_tally_key"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    channel_key: str = Field(max_length=32, description='the channel, or "" for judgments made in a terminal')
+    hour: NaiveDatetime = Field(description="the hour (UTC) the rows were judged in")
+    model_key: str = Field(sa_column=Column(Text, nullable=False), description='the model under test, or ""')
+    rubric_name: str = Field(max_length=64)
+    rubric_version: str = Field(max_length=32)
+    rubric_hash: str = Field(max_length=32)
+    judge_model: str = Field(max_length=128)
+    status: str = Field(max_length=16, description="scored, invalid or error")
+    tag_key: str = Field(sa_column=Column(Text, nullable=False), description='the tag, or ""')
+    rows: int = 0
+    headlines: int = Field(default=0, description="rows with a headline score")
+    headline_total: float = 0.0
+    passed: int = 0
 
 
 class Feedback(SQLModel, table=True):

@@ -17,7 +17,8 @@ from sqlmodel import Session, SQLModel, create_engine, select
 
 from bot.judge import Verdict
 from bot.migrations import migrate
-from bot.models import Judgment, Run, utcnow
+from bot.models import Judgment, JudgmentTally, Run, utcnow
+from bot.tallies import add_judgments, question_key
 
 BUSY_TIMEOUT_MS = 30_000
 RESUMABLE = ("pending", "running", "paused")  # what `resume` picks up by itself
@@ -200,12 +201,11 @@ class Store:
         """Make rows of these statuses pending again, to be judged anew; return how many."""
         cleared = dict.fromkeys(["output", "derived", "headline", "passed", "label", "tag", "raw_reply", "error",
                                  "flags", "judged_at", "cached_from"])
-        with self.session() as session:
-            result = session.execute(
-                update(Judgment).where(Judgment.run_id == run_id, Judgment.status.in_(statuses))
-                .values(status="pending", tokens_in=0, tokens_out=0, latency_ms=0, attempts=0, **cleared)
-            )
-            session.commit()
+        chosen = (Judgment.run_id == run_id) & Judgment.status.in_(statuses)
+        with self.engine.begin() as conn:
+            add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, chosen, sign=-1)  # type: ignore[arg-type]
+            result = conn.execute(update(Judgment).where(chosen).values(
+                status="pending", tokens_in=0, tokens_out=0, latency_ms=0, attempts=0, **cleared))
             return result.rowcount
 
     def add_rows(self, rows: Iterable[dict[str, Any]]) -> int:
@@ -224,7 +224,9 @@ class Store:
     def _insert(self, batch: list[dict[str, Any]]) -> int:
         now = utcnow()
         with self.session() as session:
-            session.execute(insert(Judgment), [{"created_at": now, **row} for row in batch])
+            session.execute(insert(Judgment), [
+                {"created_at": now, "question_key": question_key(row.get("model_name"), row["rubric_name"],
+                                                                 row["question"]), **row} for row in batch])
             session.commit()
         return len(batch)
 
@@ -247,11 +249,14 @@ class Store:
         return Judgment.model_construct(**row) if row is not None else None
 
     def save_verdict(self, judgment_id: int, verdict: Verdict, *, cache_key: str, cached_from: int | None = None) -> bool:
-        """Record a verdict on a pending row; False when the row was no longer pending (never saved twice)."""
+        """Record a verdict on a pending row and count it; False when the row was no longer pending (never twice)."""
         values = {**verdict.model_dump(), "cache_key": cache_key, "cached_from": cached_from, "judged_at": utcnow()}
         with self.engine.begin() as conn:
-            result = conn.execute(self._save, {"judgment_id": judgment_id, **values})
-        return result.rowcount == 1
+            if conn.execute(self._save, {"judgment_id": judgment_id, **values}).rowcount != 1:
+                return False
+            add_judgments(conn, Judgment.__table__, JudgmentTally.__table__,  # type: ignore[arg-type]
+                          Judgment.__table__.c.id == judgment_id)  # type: ignore[attr-defined]
+        return True
 
     def status_counts(self, run_id: int) -> dict[str, int]:
         """How many rows of a run are in each status."""

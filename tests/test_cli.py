@@ -23,7 +23,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import true
 
+from bot.models import Judgment, JudgmentTally
+from bot.store import make_engine
+from bot.tallies import add_judgments
 from tests.replies import VERDICTS, eth_reply, triple_of
 from tests.servers.openai_server import Reply
 
@@ -735,8 +739,12 @@ def test_history_and_stats_of_the_terminal_and_of_a_slack_channel(tmp_path, judg
     judge_server.responder = eth_responder
     shutil.copy(EXAMPLE, tmp_path / "answers.csv")
     assert judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", server=judge_server)[0] == 0
-    with sqlite3.connect(tmp_path / "h.db") as db:  # one row as if judged in a Slack channel
-        db.execute("UPDATE judgment SET channel_id = 'C0SLACK' WHERE id = (SELECT MIN(id) FROM judgment)")
+    engine = make_engine(f"sqlite:///{tmp_path / 'h.db'}")
+    with engine.begin() as conn:  # one row as if judged in a Slack channel, counted again as an upgrade counts
+        conn.exec_driver_sql("UPDATE judgment SET channel_id = 'C0SLACK' WHERE id = (SELECT MIN(id) FROM judgment)")
+        conn.execute(JudgmentTally.__table__.delete())
+        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true())
+    engine.dispose()
 
     code, out = judgebot(tmp_path, "stats")
     assert code == 0, out

@@ -9,10 +9,13 @@ from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+import time_machine
+from sqlmodel import select
 
 from bot.charts import trend_png
 from bot.digest import Digest, Example, JudgeChange, Line, Period, Regression, WeekError, build_digest
 from bot.history import Figures
+from bot.judge import Verdict
 from bot.models import Feedback, Judgment
 from bot.slack.digest_view import digest_message, link_to, tag_values
 from bot.store import Store
@@ -37,7 +40,7 @@ def hours(period: Period) -> float:
 
 
 class History:
-    """Judgments written straight into a store, each with the created_at the test chooses."""
+    """Judgments in a store, each judged (through the store's own saving of verdicts) at the time the test chooses."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -47,15 +50,21 @@ class History:
     def add(self, when: datetime, headline: float | None = None, passed: bool | None = None, tag: str | None = None,
             *, status: str = "scored", model: str | None = "m1", rubric: str = "eth", channel: str | None = "C1",
             question: str = "Q", version: str = "1", judge_model: str = "judge-a", **more) -> int:
-        """One judgment (scored unless `status` says otherwise); its id."""
-        row = Judgment(run_id=self.run_id, created_at=when, status=status, headline=headline, passed=passed, tag=tag,
-                       model_name=model, rubric_name=rubric, rubric_version=version,
-                       rubric_hash=more.pop("rubric_hash", f"hash-of-{version}"), judge_model=judge_model,
-                       channel_id=channel, team_id="T1", question=question, reference="R", answer="A", **more)
+        """One judgment judged at `when` (naive UTC), scored unless `status` says otherwise; its id."""
+        judge = {"rubric_name": rubric, "rubric_version": version, "judge_model": judge_model,
+                 "rubric_hash": more.pop("rubric_hash", f"hash-of-{version}")}
+        with time_machine.travel(when.replace(tzinfo=UTC), tick=False):
+            self.store.add_rows([{"run_id": self.run_id, "status": "malformed" if status == "malformed" else "pending",
+                                  "model_name": model, "channel_id": channel, "team_id": "T1", "question": question,
+                                  "reference": "R", "answer": "A", **judge, **more}])
         with self.store.session() as session:
-            session.add(row)
-            session.commit()
-            return row.id
+            row = session.exec(select(Judgment).order_by(Judgment.id.desc()).limit(1)).one()
+        if status in ("scored", "invalid", "error"):
+            verdict = Verdict(status=status, headline=headline, passed=passed, tag=tag, prompt_hash="p", **judge,
+                              error=None if status == "scored" else f"the judge's reply was {status}")
+            with time_machine.travel(when.replace(tzinfo=UTC), tick=False):
+                assert self.store.save_verdict(row.id, verdict, cache_key="k")
+        return row.id
 
     def vote(self, judgment_id: int, user: str, agree: bool) -> None:
         with self.store.session() as session:
@@ -354,6 +363,19 @@ def test_a_new_judge_model_during_the_week_is_one_change(store, history):
     h.add(at(3, 9, 30), status="invalid", judge_model="judge-b")
     h.add(at(5), 75, True, "Correct", judge_model="judge-b")
     assert build_digest(store, "C1", WEEK).changes == [JudgeChange("judge model", "judge-a", "judge-b", at(3, 9, 30))]
+
+
+def test_a_judge_changed_and_changed_back_is_two_changes(store, history):
+    h = history
+    h.add(at(-3), 100, True, "Correct")
+    h.add(at(1, 10, 5), 50, False, "Generic")
+    h.add(at(1, 10, 20), 60, True, "Correct", judge_model="judge-b")  # the same hour: one switch, not three
+    h.add(at(1, 10, 40), 70, True, "Correct", judge_model="judge-b")
+    h.add(at(1, 10, 50), 70, True, "Correct", judge_model="judge-b")
+    h.add(at(4, 8), 50, False, "Generic")  # back to judge-a
+    assert build_digest(store, "C1", WEEK).changes == [
+        JudgeChange("judge model", "judge-a", "judge-b", at(1, 10, 20)),
+        JudgeChange("judge model", "judge-b", "judge-a", at(4, 8))]
 
 
 def test_the_same_text_under_the_same_version_is_no_change_but_a_new_text_is(store, history):

@@ -6,23 +6,25 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 import time_machine
 from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import update
 from sqlmodel import select
 
 from bot.config import Settings
 from bot.digest import Period
-from bot.models import DigestPost, DigestSubscription
+from bot.models import DigestPost, DigestSubscription, utcnow
 from bot.rubrics import Rubric
 from bot.scheduler import DigestScheduler
-from bot.slack.digests import DIGEST_EVENT
+from bot.slack.digests import DIGEST_EVENT, DigestPoster
 from bot.slack.server import RunningBot, start_bot
-from bot.store import Store
+from bot.store import Store, process_name
 from bot.subscriptions import (
     claim_week,
     mark_posted,
@@ -32,7 +34,7 @@ from bot.subscriptions import (
     unsubscribe,
 )
 from tests.servers.slack_server import FakeSlackServer
-from tests.test_history import Row, add, age
+from tests.test_history import Row, add
 
 BERLIN, NEW_YORK = ZoneInfo("Europe/Berlin"), ZoneInfo("America/New_York")
 MON, TUE, WED, FRI, SUN = 0, 1, 2, 4, 6
@@ -338,8 +340,7 @@ async def bots(settings: Settings, db_url: str, count: int) -> AsyncIterator[lis
 
 def judged(store: Store, rubric: Rubric, rows: list[Row], *, days_ago: int = 0) -> None:
     """Judgments made in CHANNEL `days_ago` days before now, in runs that are done (no bot takes them up)."""
-    ids = add(store, rubric, rows, channel=CHANNEL, user="U0USER", team=TEAM)
-    age(store, ids, days_ago)
+    add(store, rubric, [replace(row, days_ago=days_ago) for row in rows], channel=CHANNEL, user="U0USER", team=TEAM)
     for run in store.unfinished_runs(source="slack"):
         store.update_run(run.id, status="done")
 
@@ -449,3 +450,49 @@ def test_only_the_process_that_claimed_a_week_releases_or_completes_it(store: St
     mark_posted(store, claim, "1.2")
     [held] = posted_weeks(store, CHANNEL)
     assert (held.owner, held.state, held.message_ts) == ("elsewhere:1:abc", "posting", None)
+
+
+async def test_a_digest_whose_answer_was_lost_is_found_in_the_channel_not_posted_again(
+        bot_settings: Settings, db_url: str, slack_server: FakeSlackServer) -> None:
+    week = Period.of_week("2026-W46", BERLIN)
+    with time_machine.travel(at(BERLIN, 2026, 11, 16, 9, 0), tick=True):
+        async with bots(bot_settings, db_url, 1) as [running]:
+            store = running.bot.store
+            impatient = AsyncWebClient(token=slack_server.bot_token, base_url=slack_server.api_url, timeout=1)
+            poster = DigestPoster(store, running.bot.rubrics, impatient)
+            slack_server.answer_late("chat.postMessage", 3)
+            with pytest.raises(TimeoutError):
+                await poster.post_weekly(TEAM, CHANNEL, week)
+            [posted] = digests_in(slack_server, CHANNEL)  # in the channel; the bot never learnt it
+            assert posted_weeks(store, CHANNEL) == []
+
+            assert await poster.post_weekly(TEAM, CHANNEL, week) is None  # the next try looks first
+            assert len(slack_server.calls_to("chat.postMessage")) == 1
+            [claim] = posted_weeks(store, CHANNEL)
+            assert (claim.week, claim.state, claim.message_ts) == ("2026-W47", "posted", posted["ts"])
+            assert await running.digests.poster.post_weekly(TEAM, CHANNEL, week) is None
+            assert digests_in(slack_server, CHANNEL) == [posted]
+
+
+async def test_a_claim_taken_over_from_a_process_killed_after_posting_does_not_post_again(
+        bot_settings: Settings, db_url: str, slack_server: FakeSlackServer) -> None:
+    week, other = Period.of_week("2026-W46", BERLIN), Period.of_week("2026-W45", BERLIN)
+    with time_machine.travel(at(BERLIN, 2026, 11, 16, 9, 30), tick=True):
+        async with bots(bot_settings, db_url, 1) as [running]:
+            store, poster = running.bot.store, running.digests.poster
+            ts = await poster.post(CHANNEL, week, weekly=True)  # posted, then killed before it was recorded
+            await poster.post(CHANNEL, other, weekly=True)  # a digest of another week: not this one
+            with store.session() as session:
+                session.add(DigestPost(team_id=TEAM, channel_id=CHANNEL, week=week.posting_week,
+                                       owner="gone-host:1:dead", claimed_at=utcnow() - timedelta(hours=1)))
+                session.commit()
+            assert await poster.post_weekly(TEAM, CHANNEL, week) is None
+            assert len(slack_server.calls_to("chat.postMessage")) == 2
+            [claim] = posted_weeks(store, CHANNEL)
+            assert (claim.state, claim.message_ts, claim.owner) == ("posted", ts, process_name())
+
+            # A week with no digest in the channel is posted, searching past what is not its own.
+            later = Period.of_week("2026-W47", BERLIN)
+            with time_machine.travel(at(BERLIN, 2026, 11, 23, 9, 0), tick=True):
+                posted = await poster.post_weekly(TEAM, CHANNEL, later)
+            assert posted is not None and len(slack_server.calls_to("chat.postMessage")) == 3

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import update
+import time_machine
 
 from bot.csvio import CsvRow, MalformedRow
 from bot.feedback import feedback_tally, record_feedback, remember_model, remembered_model
 from bot.history import Figures, channel_stats, recent_by_user, recent_in_channel
 from bot.judge import Verdict
-from bot.models import Judgment, utcnow
+from bot.models import utcnow
 from bot.rubrics import Rubric, RubricSet
 from bot.runs import Origin, start_run
 from bot.store import Store
@@ -30,6 +30,7 @@ class Row:
     headline: float | None = None
     passed: bool | None = None
     tag: str | None = None
+    days_ago: int = 0  # judged that many days before now
 
 
 def verdict(rubric: Rubric, row: Row) -> Verdict:
@@ -60,15 +61,9 @@ def add(store: Store, rubric: Rubric, rows: list[Row], *, channel: str, user: st
     assert len(ids) == len(rows)
     for judgment_id, row in zip(ids, rows):
         if row.status not in ("pending", "malformed"):
-            assert store.save_verdict(judgment_id, verdict(rubric, row), cache_key="k")
+            with time_machine.travel(datetime.now(UTC) - timedelta(days=row.days_ago), tick=False):
+                assert store.save_verdict(judgment_id, verdict(rubric, row), cache_key="k")
     return ids
-
-
-def age(store: Store, ids: list[int], days: int) -> None:
-    """Move rows `days` into the past."""
-    with store.session() as session:
-        session.execute(update(Judgment).where(Judgment.id.in_(ids)).values(created_at=utcnow() - timedelta(days=days)))
-        session.commit()
 
 
 def same(actual: list[Figures], expected: list[Figures]) -> None:
@@ -91,7 +86,7 @@ def history(store: Store, rubrics: RubricSet) -> dict[str, Any]:
     ids["c1_eth_u1"] = add(store, eth, [
         Row("m1", "scored", 100, True, "Correct"),     # 0
         Row("m1", "scored", 25, False, "Generic"),     # 1
-        Row("m1", "scored", 0, False, "Refusal"),      # 2
+        Row("m1", "scored", 0, False, "Refusal", 40),  # 2: judged 40 days ago
         Row("m1", "error"),                            # 3
         Row("m1", "invalid"),                          # 4
         Row("m1", "pending"),                          # 5: never judged, never counted
@@ -103,9 +98,9 @@ def history(store: Store, rubrics: RubricSet) -> dict[str, Any]:
         Row("m1", "error"),
         Row("m2", "scored", 10, False, "Generic"),
     ], channel="C2", user="U1")
-    ids["c1_eth_u2"] = add(store, eth, [
-        Row("m2", "scored", 75, True, "Correct"),
-        Row("m2", "scored", 50, False, "Generic"),
+    ids["c1_eth_u2"] = add(store, eth, [  # judged 40 days ago
+        Row("m2", "scored", 75, True, "Correct", 40),
+        Row("m2", "scored", 50, False, "Generic", 40),
     ], channel="C1", user="U2")
     ids["c1_bench_u1"] = add(store, benchmark, [
         Row("m1", "scored", 80, True),
@@ -165,8 +160,6 @@ def test_channel_stats_of_only_unjudged_rows_is_empty(store, rubrics):
 
 
 def test_since_leaves_out_older_rows(store, history):
-    c1_eth = history["c1_eth_u1"]
-    age(store, [c1_eth[2], *history["c1_eth_u2"]], days=40)  # the Refusal and every m2 row
     since = utcnow() - timedelta(days=30)
     same(channel_stats(store, "C1", since=since), [
         C1_FIGURES[0],
@@ -184,7 +177,6 @@ def test_model_filter_ignores_case(store, history):
     same(channel_stats(store, "C1", model="m2"), C1_FIGURES[3:])
     assert channel_stats(store, "C1", model="m3") == []
     since = utcnow() - timedelta(days=30)
-    age(store, history["c1_eth_u2"], days=40)
     assert channel_stats(store, "C1", model="M2", since=since) == []
 
 

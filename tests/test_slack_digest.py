@@ -93,6 +93,13 @@ async def test_digest_on_takes_the_default_day_time_and_timezone(bot_settings, s
         await running.stop()
 
 
+async def test_an_admin_of_another_organisation_in_a_shared_channel_is_refused(
+        slack: SlackSide, slack_server: FakeSlackServer, http_bot: RunningBot) -> None:
+    await slack.command("digest on", user="U0GUEST")  # is_admin, but of their own workspace
+    assert "Only the workspace's admins and owners" in await said(slack_server)
+    assert sub_of(http_bot) is None
+
+
 async def test_an_admin_check_that_slack_refuses_is_explained(slack: SlackSide, slack_server: FakeSlackServer,
                                                               http_bot: RunningBot) -> None:
     slack_server.fail("users.info", "missing_scope")

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,12 @@ from alembic.migration import MigrationContext
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import SQLModel
 
+from bot.history import channel_stats
 from bot.judge import Verdict
 from bot.migrations import LATEST, SchemaTooNew, current_version, migrate
 from bot.models import Feedback, Judgment
 from bot.store import BUSY_TIMEOUT_MS, INSERT_BATCH, Store, make_engine
+from bot.tallies import question_key
 from tests import store_writer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -103,7 +105,7 @@ def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
                 assert current_version(conn) == LATEST
             assert table_names(store.engine) == {"schema_version", "run", "judgment", "feedback", "user_setting",
                                                  "channel_setting", "shared_file", "digest_subscription",
-                                                 "digest_post"}
+                                                 "digest_post", "judgment_tally"}
             assert schema_diffs(store.engine) == []
         finally:
             store.engine.dispose()
@@ -195,8 +197,15 @@ def test_upgrade_from_version_1_keeps_old_rows(db_url: str) -> None:
         # the old rows keep working with the new code
         assert store.find_cached("k-old").id == scored.id
         assert [j.id for j in store.pending(run_id)] == [pending.id]
+        # the upgrade tallied the row judged before it, and keyed its question
+        assert scored.question_key == question_key(None, "correctness", ARABIC)
+        [old_figures] = channel_stats(store, None)
+        assert (old_figures.judged, old_figures.scored, old_figures.mean_headline) == (1, 1, 1.0)
+        assert channel_stats(store, None, since=judged, until=judged + timedelta(seconds=1))[0].judged == 1
         assert store.save_verdict(pending.id, make_verdict(flags=["injection"]), cache_key="k-new")
         assert reload(db_url, pending.id).flags == ["injection"]
+        [both] = channel_stats(store, None)
+        assert (both.judged, both.scored, both.mean_headline) == (2, 2, pytest.approx(0.9))
         new_run = store.create_run(**COMMON)
         assert new_run.id > run_id  # the id sequence survived the upgrade
         store.add_rows([row(new_run.id, 1)])

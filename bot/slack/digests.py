@@ -39,6 +39,7 @@ from bot.subscriptions import (
 log = logging.getLogger(__name__)
 
 DIGEST_EVENT = "judgebot_digest"  # message metadata that marks a posted digest
+HISTORY_PAGES = 5  # pages of 200 messages searched for a digest posted already
 RETRY_SECONDS = (60, 300, 900, 1800)  # waits between tries of a scheduled digest Slack refused; then every 30 min
 # Refusals that waiting does not cure: the digest is not tried again before its next week.
 FOR_GOOD = {"channel_not_found", "not_in_channel", "is_archived", "restricted_action", "invalid_blocks",
@@ -101,6 +102,11 @@ class DigestPoster:
                 log.info("the digest of %s for %s is posted already (or being posted)", channel_id,
                          period.posting_week)
                 return None
+            if (found := await self.find_posted(channel_id, period)) is not None:
+                log.info("the digest of %s for %s is in the channel already: an earlier post whose answer was lost",
+                         channel_id, period.posting_week)
+                await asyncio.to_thread(mark_posted, self.store, claim, found)
+                return None
             try:
                 ts = await self.post(channel_id, period, weekly=True)
             except Exception as err:
@@ -115,6 +121,28 @@ class DigestPoster:
                 continue
             await asyncio.to_thread(mark_posted, self.store, claim, ts)
             return ts
+
+    async def find_posted(self, channel_id: str, period: Period) -> str | None:
+        """The ts of the channel's weekly digest posted in `period`'s posting week, if Slack has one.
+
+        A post can reach the channel without its answer reaching the bot (a timeout, or a process stopped before
+        it recorded the post); looking first keeps such a digest from being posted twice.
+        """
+        pages = 0
+        try:
+            async for page in await self.client.conversations_history(
+                    channel=channel_id, oldest=f"{period.end.timestamp():.6f}", include_all_metadata=True, limit=200):
+                for message in page.get("messages", []):
+                    metadata = message.get("metadata") or {}
+                    if (metadata.get("event_type") == DIGEST_EVENT and message.get("bot_id")
+                            and (metadata.get("event_payload") or {}).get("posted_in") == period.posting_week):
+                        return str(message["ts"])
+                pages += 1
+                if pages >= HISTORY_PAGES:
+                    break
+        except SlackApiError as err:  # not knowing is no reason to skip the week: post it
+            log.warning("could not look for an earlier digest in %s (%s)", channel_id, slack_error(err))
+        return None
 
     async def post(self, channel_id: str, period: Period, *, weekly: bool) -> str:
         """Post the channel's digest of `period` and its trend chart (in the digest's thread); return its ts."""
@@ -194,7 +222,7 @@ class Digests:
         """`/judge digest on ...`: subscribe the channel (admins only), schedule it at once, and say so there."""
         team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
         where = command.get("response_url")
-        if (refusal := await self._refusal(user)) is not None:
+        if (refusal := await self._refusal(user, team)) is not None:
             await self.bot.tell(where, refusal)
             return
         before = await self.bot.db(subscription, self.bot.store, team, channel)
@@ -224,7 +252,7 @@ class Digests:
         """`/judge digest off`: unsubscribe the channel (admins only), at once, and say so there."""
         team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
         where = command.get("response_url")
-        if (refusal := await self._refusal(user)) is not None:
+        if (refusal := await self._refusal(user, team)) is not None:
             await self.bot.tell(where, refusal)
             return
         removed = await self.bot.db(unsubscribe, self.bot.store, team, channel)
@@ -255,8 +283,12 @@ class Digests:
         sub = await self.bot.db(subscription, self.bot.store, command["team_id"], command["channel_id"])
         return Period.ending(datetime.now(self._zone(sub)))
 
-    async def _refusal(self, user: str) -> str | None:
-        """Why `user` may not turn digests on or off, or None if they may."""
+    async def _refusal(self, user: str, team: str) -> str | None:
+        """Why `user` may not turn digests on or off in workspace `team`, or None if they may.
+
+        In a channel shared with another organisation (Slack Connect), its admins are admins of their own
+        workspace, not of this one: they are refused like anyone else.
+        """
         if user in self.settings.admins:
             return None
         try:
@@ -264,7 +296,8 @@ class Digests:
         except Exception as err:
             log.warning("users.info of %s failed: %s", user, slack_error(err))
             return CANNOT_CHECK.format(error=slack_error(err))
-        if found.get("is_admin") or found.get("is_owner") or found.get("is_primary_owner"):
+        ours = found.get("team_id") in (None, team) or team in (found.get("enterprise_user") or {}).get("teams", [])
+        if ours and (found.get("is_admin") or found.get("is_owner") or found.get("is_primary_owner")):
             return None
         return NOT_ADMIN
 

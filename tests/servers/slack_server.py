@@ -20,7 +20,6 @@ from tests.servers.threaded import ThreadedServer
 JSON_FIELDS = ("blocks", "view", "attachments", "metadata", "files")
 BOT_USER_ID = "U0BOT"
 BOT_ID = "B0BOT"
-TS_BASE = 1_700_000_000_000_000  # microseconds
 SERVE_MODES = ("file", "html", "redirect")
 # extension: (filetype, mimetype, pretty_type), as Slack reports them
 FILE_TYPES = {
@@ -101,6 +100,8 @@ class FakeSlackServer(ThreadedServer):
         self.users: dict[str, dict] = {
             "U0ADMIN": self._user("U0ADMIN", "ada", "Ada Admin", is_admin=True, tz="Europe/Zurich"),
             "U0USER": self._user("U0USER", "bob", "Bob User", is_admin=False),
+            # an admin of another organisation, in a channel shared with it (Slack Connect)
+            "U0GUEST": {**self._user("U0GUEST", "gus", "Gus Guest", is_admin=True), "team_id": "T0PARTNER"},
         }
         self.channels: dict[str, dict] = {
             "C0GENERAL": self._channel("C0GENERAL", "general", is_private=False, is_member=True),
@@ -113,9 +114,10 @@ class FakeSlackServer(ThreadedServer):
         self.acks: dict[str, dict] = {}
         self.connected = threading.Event()
         self._failures: dict[str, collections.deque[_Failure]] = collections.defaultdict(collections.deque)
+        self._delays: dict[str, collections.deque[float]] = collections.defaultdict(collections.deque)
         self._lock = threading.RLock()
         self._acked = threading.Condition(self._lock)
-        self._ts_counter = 0
+        self._last_micros = 0
         self._view_counter = 0
         self._file_counter = 0
         self._hosted: dict[str, _Hosted] = {}
@@ -204,6 +206,11 @@ class FakeSlackServer(ThreadedServer):
             for _ in range(times):
                 self._failures[method].append(_Failure(error, status, dict(headers or {})))
 
+    def answer_late(self, method: str, seconds: float, *, times: int = 1) -> None:
+        """Make the next `times` calls to method do their work at once but answer only `seconds` later."""
+        with self._lock:
+            self._delays[method].extend([seconds] * times)
+
     # -- workspace state ---------------------------------------------------------------------------
 
     def _user(self, user_id: str, name: str, real_name: str, *, is_admin: bool, tz: str = "Europe/London") -> dict:
@@ -229,8 +236,8 @@ class FakeSlackServer(ThreadedServer):
 
     def _next_ts(self) -> str:
         with self._lock:
-            self._ts_counter += 1
-            micros = TS_BASE + self._ts_counter * 100
+            # Slack's ts is the time of posting (unique in a channel): the clock, kept increasing.
+            self._last_micros = micros = max(self._last_micros + 100, int(time.time() * 1_000_000))
         return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
 
     def _next_view_id(self) -> int:
@@ -282,6 +289,10 @@ class FakeSlackServer(ThreadedServer):
             return self._error("invalid_auth")
         handler = self._handlers().get(method)
         body = handler(params) if handler else {"ok": True}
+        with self._lock:
+            delays = self._delays.get(method)
+            delay = delays.popleft() if delays else 0.0
+        await asyncio.sleep(delay)  # done, but the answer is late: a client that gives up first never learns it
         return web.json_response(body)
 
     @staticmethod
@@ -310,6 +321,7 @@ class FakeSlackServer(ThreadedServer):
             "conversations.info": self._conversations_info,
             "conversations.join": self._conversations_join,
             "conversations.replies": self._conversations_replies,
+            "conversations.history": self._conversations_history,
             "files.info": self._files_info,
             "files.getUploadURLExternal": self._get_upload_url,
             "files.completeUploadExternal": self._complete_upload,
@@ -437,6 +449,23 @@ class FakeSlackServer(ThreadedServer):
             messages = [self._as_api_message(m, metadata=metadata) for m in replies]
             if parent is not None:
                 messages.insert(0, self._as_parent(parent, replies, metadata=metadata))
+        return self._page(messages, params)
+
+    def _conversations_history(self, params: dict) -> dict:
+        channel = params.get("channel", "")
+        try:
+            oldest, latest = float(params.get("oldest") or 0), float(params.get("latest") or "inf")
+        except ValueError:
+            return {"ok": False, "error": "invalid_arguments"}
+        with self._lock:
+            error = self._channel_error(channel)
+            if error:
+                return {"ok": False, "error": error}
+            metadata = _truthy(params.get("include_all_metadata"))
+            parents = sorted((m for (ch, ts), m in self.messages.items() if ch == channel
+                              and m.get("thread_ts") in (None, ts) and oldest < float(ts) < latest),
+                             key=lambda m: float(m["ts"]), reverse=True)
+            messages = [self._as_parent(m, self.thread(channel, m["ts"]), metadata=metadata) for m in parents]
         return self._page(messages, params)
 
     def _as_parent(self, parent: dict, replies: list[dict], *, metadata: bool) -> dict:

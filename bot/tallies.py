@@ -1,0 +1,108 @@
+"""Counting the history cheaply: judged rows tallied per channel and hour as verdicts are saved, and question keys."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import DateTime, Table, case, func, literal, union_all
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+from sqlmodel import select
+
+HOUR = timedelta(hours=1)
+JUDGED = ("scored", "invalid", "error")  # rows a judge looked at (not pending, not malformed input)
+KEY_LENGTH = 200  # a model or tag longer than this is counted under its first 200 characters
+KEY = ("channel_key", "hour", "model_key", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status",
+       "tag_key")
+COUNTS = ("rows", "headlines", "headline_total", "passed")
+
+
+def question_key(model_name: str | None, rubric_name: str, question: str) -> int:
+    """One number for a question asked of one model under one rubric, so weeks can be compared question by question."""
+    digest = hashlib.blake2b(f"{model_name or ''}\x1f{rubric_name}\x1f{question}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def hour_of(moment: datetime) -> datetime:
+    """The start of the hour `moment` is in."""
+    return moment.replace(minute=0, second=0, microsecond=0)
+
+
+def channel_key(channel_id: str | None) -> str:
+    """How a channel is named in the tally: judgments made in a terminal have no channel, counted under ""."""
+    return channel_id or ""
+
+
+def key_of(column: Any) -> Any:
+    """A nullable text column as the tally keys it: "" for none, cut to KEY_LENGTH characters."""
+    return func.substr(func.coalesce(column, ""), 1, KEY_LENGTH)
+
+
+def _hour_sql(column: Any, dialect: str) -> Any:
+    if dialect == "postgresql":
+        return func.date_trunc("hour", column, type_=DateTime)
+    # SQLite keeps datetimes as text in SQLAlchemy's format, which must be matched to compare equal.
+    return func.strftime("%Y-%m-%d %H:00:00.000000", column, type_=DateTime)
+
+
+def _keys(judgment: Table, at: Any) -> list[Any]:
+    """A judgment row's tally key, as labelled SQL expressions, with `at` as its time."""
+    c = judgment.c
+    return [func.coalesce(c.channel_id, "").label("channel_key"), at.label("hour"), key_of(c.model_name).label("model_key"),
+            c.rubric_name, c.rubric_version, c.rubric_hash, c.judge_model, c.status, key_of(c.tag).label("tag_key")]
+
+
+def _counts(judgment: Table, sign: int) -> list[Any]:
+    c = judgment.c
+    return [(sign * func.count()).label("rows"), (sign * func.count(c.headline)).label("headlines"),
+            (sign * func.coalesce(func.sum(c.headline), 0.0)).label("headline_total"),
+            (sign * func.sum(case((c.passed.is_(True), 1), else_=0))).label("passed")]
+
+
+def add_judgments(conn: Connection, judgment: Table, tally: Table, where: Any, *, sign: int = 1) -> None:
+    """Count the judged rows of `judgment` matching `where` into `tally` (with sign -1: count them out).
+
+    One statement serves a saved verdict, rows made pending again, and filling the tally from an existing history.
+    """
+    keys = _keys(judgment, _hour_sql(judgment.c.judged_at, conn.dialect.name))
+    rows = (select(*keys, *_counts(judgment, sign))
+            .where(where, judgment.c.status.in_(JUDGED), judgment.c.judged_at.is_not(None))
+            .group_by(*keys))
+    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    statement = insert(tally).from_select([*KEY, *COUNTS], rows)
+    statement = statement.on_conflict_do_update(
+        index_elements=[tally.c[name] for name in KEY],
+        set_={name: tally.c[name] + statement.excluded[name] for name in COUNTS},
+    )
+    conn.execute(statement)
+    if sign < 0:
+        conn.execute(tally.delete().where(tally.c.rows <= 0))
+
+
+def counted(judgment: Table, tally: Table, channel_id: str | None, since: datetime | None,
+            until: datetime | None, cuts: tuple[datetime, ...] = ()) -> Any:
+    """The judged rows of one channel in [since, until), as counts per tally key with their time `at`.
+
+    Whole hours come from the tally. An hour that a bound or one of `cuts` falls inside of (midnight in a timezone
+    half an hour off UTC) is read row by row, so that counts split at those points are exact on either side.
+    """
+    ragged = sorted({hour_of(point) for point in (since, *cuts, until) if point is not None and hour_of(point) != point})
+    t, c = tally.c, judgment.c
+    whole = [t.channel_key == channel_key(channel_id)]
+    whole += [] if since is None else [t.hour >= hour_of(since)]
+    whole += [] if until is None else [t.hour < until]
+    whole += [t.hour.not_in(ragged)] if ragged else []
+    parts = [select(*[t[name] for name in KEY if name != "hour"], t.hour.label("at"), *[t[name] for name in COUNTS])
+             .where(*whole)]
+    scope = [c.channel_id.is_(None) if channel_id is None else c.channel_id == channel_id, c.status.in_(JUDGED)]
+    keys = [key for key in _keys(judgment, c.judged_at) if key.name != "hour"]
+    for hour in ragged:
+        start, end = max(hour, since or hour), min(hour + HOUR, until or hour + HOUR)
+        parts.append(select(*keys, c.judged_at.label("at"), literal(1).label("rows"),
+                            case((c.headline.is_(None), 0), else_=1).label("headlines"),
+                            func.coalesce(c.headline, 0.0).label("headline_total"),
+                            case((c.passed.is_(True), 1), else_=0).label("passed"))
+                     .where(*scope, c.judged_at >= start, c.judged_at < end))
+    return (parts[0] if len(parts) == 1 else union_all(*parts)).subquery("counted")

@@ -1,0 +1,166 @@
+"""Tests for bot.tallies: the hourly tally kept as verdicts are saved, and figures read from it (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+import time_machine
+from sqlalchemy import func, true
+from sqlmodel import select
+
+from bot.digest import Period, build_digest
+from bot.history import channel_stats
+from bot.judge import Verdict
+from bot.models import Judgment, JudgmentTally
+from bot.store import Store
+from bot.tallies import KEY, KEY_LENGTH, add_judgments
+
+KOLKATA = ZoneInfo("Asia/Kolkata")  # UTC+05:30: local midnight is half past an hour in UTC
+LONG_MODEL = "campus-bot-" + "x" * 250
+
+
+class Judged:
+    """Rows of one run, added and judged through the store at the times a test chooses."""
+
+    def __init__(self, store: Store, *, channel: str | None = "C1", rubric: str = "eth") -> None:
+        self.store, self.channel, self.rubric = store, channel, rubric
+        self.run_id = store.create_run(rubric_name=rubric, rubric_version="1", rubric_hash="h1", judge_model="judge-a",
+                                       source="slack", channel_id=channel).id
+
+    def add(self, when: datetime, status: str = "scored", headline: float | None = 50.0, *, model: str | None = "m1",
+            tag: str | None = None, question: str = "Q") -> int:
+        """One row added at `when` (naive UTC) and, unless `status` is pending, judged at that moment; its id."""
+        with time_machine.travel(when.replace(tzinfo=UTC), tick=False):
+            self.store.add_rows([{"run_id": self.run_id, "status": "pending", "model_name": model, "question": question,
+                                  "reference": "R", "answer": "A", "channel_id": self.channel, "team_id": "T1",
+                                  "rubric_name": self.rubric, "rubric_version": "1", "rubric_hash": "h1",
+                                  "judge_model": "judge-a"}])
+            with self.store.session() as session:
+                judgment_id = session.exec(select(func.max(Judgment.id)).where(Judgment.run_id == self.run_id)).one()
+            if status != "pending":
+                assert self.judge(judgment_id, status, headline, tag=tag)
+        return judgment_id
+
+    def judge(self, judgment_id: int, status: str, headline: float | None = 50.0, *, tag: str | None = None,
+              version: str = "1") -> bool:
+        scored = status == "scored"
+        verdict = Verdict(status=status, headline=headline if scored else None,
+                          passed=(headline or 0) >= 50 if scored else None, tag=tag if scored else None,
+                          error=None if scored else f"the reply was {status}", rubric_name=self.rubric,
+                          rubric_version=version, rubric_hash=f"h{version}", judge_model="judge-a", prompt_hash="p")
+        return self.store.save_verdict(judgment_id, verdict, cache_key="k")
+
+
+def tally(store: Store) -> list[tuple[Any, ...]]:
+    """Every tally row as (key..., rows, headlines, headline total rounded, passed), sorted."""
+    table = JudgmentTally.__table__
+    with store.engine.connect() as conn:
+        found = conn.execute(table.select()).mappings().all()
+    return sorted((*(row[name] for name in KEY), row["rows"], row["headlines"], round(row["headline_total"], 6),
+                   row["passed"]) for row in found)
+
+
+def counted_afresh(store: Store) -> list[tuple[Any, ...]]:
+    """The tally as counting every judgment again from nothing gives it (as an upgrade does), then rolled back."""
+    with store.engine.connect() as conn:
+        transaction = conn.begin()
+        conn.execute(JudgmentTally.__table__.delete())
+        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true())
+        found = conn.execute(JudgmentTally.__table__.select()).mappings().all()
+        transaction.rollback()
+    return sorted((*(row[name] for name in KEY), row["rows"], row["headlines"], round(row["headline_total"], 6),
+                   row["passed"]) for row in found)
+
+
+def at(day: int, hour: int, minute: int = 0, second: int = 0) -> datetime:
+    """Naive UTC of a Kolkata local time, `day` days after Monday 16 November 2026."""
+    local = datetime.combine(datetime(2026, 11, 16).date() + timedelta(days=day), time(hour, minute, second), KOLKATA)
+    return local.astimezone(UTC).replace(tzinfo=None)
+
+
+def test_the_tally_kept_while_judging_equals_one_counted_afresh(store: Store) -> None:
+    c1, terminal = Judged(store), Judged(store, channel=None, rubric="academic")
+    base = datetime(2026, 11, 16, 9, 0)
+    for minute, status, headline, tag in [(0, "scored", 100.0, "Correct"), (5, "scored", 25.0, "Generic"),
+                                          (59, "scored", 0.0, "Refusal"), (60, "error", None, None),
+                                          (61, "invalid", None, None), (120, "scored", None, None)]:
+        c1.add(base + timedelta(minutes=minute), status, headline, tag=tag)
+    c1.add(base, "scored", 70.0, model=LONG_MODEL)
+    c1.add(base, "scored", 30.0, model=LONG_MODEL + "-v2")  # the same first 200 characters: counted together
+    c1.add(base, "pending")
+    terminal.add(base + timedelta(days=1), "scored", 80.0, model=None)
+    retried = c1.add(base + timedelta(hours=3), "error")
+    assert tally(store) == counted_afresh(store)
+    assert sum(row[-4] for row in tally(store)) == 10  # every judged row once; the pending one not
+
+    long_rows = [row for row in tally(store) if row[2].startswith("campus-bot-")]
+    assert [(row[2], row[-4], row[-2]) for row in long_rows] == [(LONG_MODEL[:KEY_LENGTH], 2, 100.0)]
+    assert [row[0] for row in tally(store) if row[3] == "academic"] == [""]  # the terminal's rows: no channel
+
+    # Judging errors again counts them out of the hour they were judged in, and in where they are judged now.
+    assert store.reset_rows(c1.run_id, ("error", "invalid")) == 3
+    assert tally(store) == counted_afresh(store)
+    assert not [row for row in tally(store) if row[7] != "scored" and row[3] == "eth"]
+    with time_machine.travel(datetime(2026, 11, 20, 15, 30, tzinfo=UTC), tick=False):
+        assert c1.judge(retried, "scored", 90.0, tag="Correct", version="2")
+    assert tally(store) == counted_afresh(store)
+    assert not c1.judge(retried, "scored", 90.0)  # saved once: never counted twice
+    assert tally(store) == counted_afresh(store)
+
+
+def test_figures_are_exact_across_a_midnight_half_past_a_utc_hour(store: Store) -> None:
+    judged = Judged(store)
+    week = Period.of_week("2026-W47", KOLKATA)
+    start, end = week.utc
+    assert (start.minute, end.minute) == (30, 30)  # 18:30 UTC on the Sundays
+    judged.add(at(-1, 23, 59, 59), "scored", 0.0, model="early")  # the week before, in the same UTC hour as the next
+    judged.add(at(0, 0, 0, 0), "scored", 100.0, model="first")
+    judged.add(at(0, 0, 20), "error", model="first")
+    judged.add(at(3, 12), "scored", 50.0, model="first")
+    judged.add(at(6, 23, 59, 59), "scored", 80.0, model="last")
+    judged.add(at(7, 0, 0, 0), "scored", 10.0, model="late")  # the week after, in the same UTC hour as the one before
+
+    figures = {f.model_name: (f.judged, f.scored, f.mean_headline, f.errors)
+               for f in channel_stats(store, "C1", since=start, until=end)}
+    assert figures == {"first": (3, 2, 75.0, 1), "last": (1, 1, 80.0, 0)}
+    digest = build_digest(store, "C1", week)
+    assert {line.now.model_name for line in digest.lines} == {"first", "last"}
+    assert digest.trend[("early", "eth")][-2:] == [0.0, None]
+    assert digest.trend[("first", "eth")][-2:] == [None, 75.0]
+    assert ("late", "eth") not in digest.trend
+    # A span inside one hour, and spans open at one end.
+    inside = channel_stats(store, "C1", since=at(0, 0, 10), until=at(0, 0, 25))
+    assert [(f.model_name, f.judged, f.errors) for f in inside] == [("first", 1, 1)]
+    assert {f.model_name for f in channel_stats(store, "C1", since=start)} == {"first", "last", "late"}
+    assert {f.model_name for f in channel_stats(store, "C1", until=start)} == {"early"}
+
+
+def test_a_row_counts_in_the_week_it_was_judged_not_the_week_it_was_added(store: Store) -> None:
+    judged = Judged(store)
+    week = Period.of_week("2026-W47", ZoneInfo("Europe/Berlin"))
+    before = week.previous()
+    added_then = judged.add(before.utc[0] + timedelta(days=2), "pending")  # a run stopped, resumed a week later
+    with time_machine.travel(week.start + timedelta(days=1), tick=False):
+        assert judged.judge(added_then, "scored", 40.0, tag="Generic")
+    assert build_digest(store, "C1", before).quiet
+    [line] = build_digest(store, "C1", week).lines
+    assert (line.now.judged, line.now.mean_headline, line.now.tags) == (1, 40.0, {"Generic": 1})
+
+
+@pytest.mark.parametrize("retried_status", ["error", "invalid"])
+def test_an_error_judged_again_leaves_its_old_week(store: Store, retried_status: str) -> None:
+    judged = Judged(store)
+    week = Period.of_week("2026-W47", ZoneInfo("Europe/Berlin"))
+    failed = judged.add(week.previous().utc[0] + timedelta(days=1), retried_status)
+    [old] = channel_stats(store, "C1", since=week.previous().utc[0], until=week.utc[0])
+    assert (old.judged, old.errors) == (1, 1)
+    assert store.reset_rows(judged.run_id, (retried_status,)) == 1
+    assert channel_stats(store, "C1") == []
+    with time_machine.travel(week.start + timedelta(hours=30), tick=False):
+        assert judged.judge(failed, "scored", 60.0)
+    assert channel_stats(store, "C1", since=week.previous().utc[0], until=week.utc[0]) == []
+    [now] = channel_stats(store, "C1", since=week.utc[0], until=week.utc[1])
+    assert (now.judged, now.scored, now.errors, now.mean_headline) == (1, 1, 0, 60.0)
