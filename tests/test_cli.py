@@ -735,16 +735,22 @@ def test_a_run_whose_loading_never_finished_says_to_start_again(tmp_path, judge_
     assert judge_server.bodies() == []
 
 
+def rewrite_history(tmp_path: Path, statement: str) -> None:
+    """Change judgments behind judgebot's back, then count them again as an upgrade counts an existing history."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'h.db'}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql(statement)
+        conn.execute(JudgmentTally.__table__.delete())
+        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true())
+    engine.dispose()
+
+
 def test_history_and_stats_of_the_terminal_and_of_a_slack_channel(tmp_path, judge_server):
     judge_server.responder = eth_responder
     shutil.copy(EXAMPLE, tmp_path / "answers.csv")
     assert judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", server=judge_server)[0] == 0
-    engine = make_engine(f"sqlite:///{tmp_path / 'h.db'}")
-    with engine.begin() as conn:  # one row as if judged in a Slack channel, counted again as an upgrade counts
-        conn.exec_driver_sql("UPDATE judgment SET channel_id = 'C0SLACK' WHERE id = (SELECT MIN(id) FROM judgment)")
-        conn.execute(JudgmentTally.__table__.delete())
-        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true())
-    engine.dispose()
+    # one row as if judged in a Slack channel
+    rewrite_history(tmp_path, "UPDATE judgment SET channel_id = 'C0SLACK' WHERE id = (SELECT MIN(id) FROM judgment)")
 
     code, out = judgebot(tmp_path, "stats")
     assert code == 0, out
@@ -767,8 +773,8 @@ def test_digest_of_a_channel_in_the_terminal_and_posted_once(tmp_path, judge_ser
     judge_server.responder = eth_responder
     shutil.copy(EXAMPLE, tmp_path / "answers.csv")
     assert judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", server=judge_server)[0] == 0
-    with sqlite3.connect(tmp_path / "h.db") as db:  # as if judged in a Slack channel on Wednesday of 2026-W46
-        db.execute("UPDATE judgment SET channel_id = 'C0GENERAL', created_at = '2026-11-11 12:00:00.000000'")
+    rewrite_history(tmp_path, "UPDATE judgment SET channel_id = 'C0GENERAL', "  # as if judged on Wednesday of W46
+                              "judged_at = '2026-11-11 12:00:00.000000'")
 
     code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46")
     text = flat(out)
