@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.digest import Period, build_digest  # noqa: E402
 from bot.models import Feedback, Judgment, JudgmentTally, Run  # noqa: E402
 from bot.store import Store  # noqa: E402
-from bot.tallies import add_judgments  # noqa: E402
+from bot.tallies import add_judgments, question_key  # noqa: E402
 
 CHANNEL = "C0BENCH"
 MODELS = ("gpt-4o", "gpt-4o-mini", "llama-3.1-70b", "mistral-large", "qwen2.5-72b")
@@ -64,11 +64,12 @@ def fill(store: Store, *, rows: int, weeks: int, other_rows: int, end: datetime,
                 status = "error" if rng.random() < 0.02 else "invalid" if rng.random() < 0.01 else "scored"
                 headline = rng.choice((0.0, 25.0, 50.0, 75.0, 100.0)) if status == "scored" else None
                 question = f"Question {rng.randrange(QUESTIONS)}: how do I register for the exams of my programme?"
+                model = MODELS[i % len(MODELS)]
                 batch.append({
                     "run_id": run_id, "row_number": i + 2, "created_at": at.replace(tzinfo=None),
                     "judged_at": at.replace(tzinfo=None), "status": status, "team_id": "T0BENCH",
                     "channel_id": channel, "thread_ts": "1700000000.000100", "user_id": "U0BENCH",
-                    "model_name": MODELS[i % len(MODELS)], "rubric_name": rubric,
+                    "model_name": model, "rubric_name": rubric, "question_key": question_key(model, rubric, question),
                     "rubric_version": "2" if late and rubric == "eth" else "1",
                     "rubric_hash": "h2" if late and rubric == "eth" else "h1", "judge_model": "judge-bench",
                     "question": question, "reference": "Registration is done in myStudies during the period.",
