@@ -268,7 +268,8 @@ def _regressions(session: Any, channel_id: str | None, period: Period) -> list[R
     before = func.avg(case((earlier, Judgment.headline)))
     now = func.avg(case((earlier, None), else_=Judgment.headline))
     drops = (select(Judgment.question_key, before, now)
-             .where(*in_channel(channel_id, period.previous().utc[0], period.utc[1]), Judgment.status == "scored")
+             .where(*in_channel(channel_id, period.previous().utc[0], period.utc[1]), Judgment.status == "scored",
+                    Judgment.question_key.is_not(None))
              .group_by(Judgment.question_key)
              .having(before - now >= REGRESSION_POINTS)
              .order_by((before - now).desc(), Judgment.question_key).limit(REGRESSIONS_SHOWN))
@@ -294,7 +295,7 @@ def _changes(session: Any, channel_id: str | None, period: Period) -> list[Judge
     for rubric, used in sorted(by_rubric.items()):
         names = _version_names(sorted({key for _, key in used}))
         for before, after, since in _switches(used, start):
-            version, digest = after.split(":", 1)
+            version, digest = after.rsplit(":", 1)
             exact = _first_judged(session, channel_id, since, Judgment.rubric_name == rubric,
                                   Judgment.rubric_version == version, Judgment.rubric_hash == digest)
             found.append(JudgeChange(f"rubric {rubric}", names[before], names[after], exact))
@@ -314,22 +315,26 @@ def _first_judged(session: Any, channel_id: str | None, hour: datetime, *matchin
 
 def _version_names(keys: list[str]) -> dict[str, str]:
     """"version 2", or with the text's hash when one version was used with different texts."""
-    versions = [key.split(":", 1)[0] for key in keys]
-    return {key: f"version {version}" + (f" ({key.split(':', 1)[1][:7]})" if versions.count(version) > 1 else "")
+    versions = [key.rsplit(":", 1)[0] for key in keys]
+    return {key: f"version {version}" + (f" ({key.rsplit(':', 1)[1][:7]})" if versions.count(version) > 1 else "")
             for key, version in zip(keys, versions)}
 
 
 def _switches(used: list[Any], start: datetime) -> list[tuple[str, str, datetime]]:
     """(before, after, since) for each switch from `start` on, walking the times (hours) each key was used at.
 
-    Within one hour that saw two keys, the one in use before goes first: a switch, not a switch and back.
+    Within one hour that saw two keys, the one in use before goes first and the one used on after it last: a
+    switch, not a switch and back.
     """
     by_time: dict[datetime, list[str]] = {}
     for at, key in used:
         by_time.setdefault(at, []).append(key)
+    times = sorted(by_time)
     current, switches = None, []
-    for at, keys in sorted(by_time.items()):
-        for key in sorted(keys, key=lambda key: (key != current, key)):
+    for index, at in enumerate(times):
+        following = set(by_time[times[index + 1]]) if index + 1 < len(times) else set()
+        # what was in use goes first, what goes on being used last: a switch is counted once, where it happened
+        for key in sorted(by_time[at], key=lambda key: (key != current, key in following, key)):
             if current is not None and key != current and at >= start:
                 switches.append((current, key, at))
             current = key

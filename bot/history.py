@@ -11,7 +11,7 @@ from sqlmodel import select
 
 from bot.models import Feedback, Judgment, JudgmentTally
 from bot.store import Store
-from bot.tallies import JUDGED, counted, key_of
+from bot.tallies import JUDGED, KEY_LENGTH, counted, key_of
 
 
 def _in_channel(channel_id: str | None) -> Any:
@@ -105,7 +105,7 @@ def channel_stats(
 ) -> list[Figures]:
     """Per model and rubric figures of one channel (None: the terminal's), added up from the hourly tallies."""
     rows = counted_in_channel(channel_id, since, until)
-    chosen = [] if model is None else [func.lower(rows.c.model_key) == model.lower()]
+    chosen = [] if model is None else [func.lower(rows.c.model_key) == model.lower()[:KEY_LENGTH]]
     group = (rows.c.model_key, rows.c.rubric_name)
     scored = rows.c.status == "scored"
     totals = (

@@ -203,6 +203,7 @@ class Store:
                                  "flags", "judged_at", "cached_from"])
         chosen = (Judgment.run_id == run_id) & Judgment.status.in_(statuses)
         with self.engine.begin() as conn:
+            conn.execute(select(Judgment.id).where(chosen).with_for_update())  # no verdict lands in between
             add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, chosen, sign=-1)  # type: ignore[arg-type]
             result = conn.execute(update(Judgment).where(chosen).values(
                 status="pending", tokens_in=0, tokens_out=0, latency_ms=0, attempts=0, **cleared))

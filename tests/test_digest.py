@@ -378,6 +378,14 @@ def test_a_judge_changed_and_changed_back_is_two_changes(store, history):
         JudgeChange("judge model", "judge-b", "judge-a", at(4, 8))]
 
 
+def test_two_judges_in_one_hour_before_the_week_then_one_of_them_is_no_change(store, history):
+    h = history
+    h.add(at(-1, 10, 5), 50, False, "Generic", judge_model="judge-z")
+    h.add(at(-1, 10, 30), 50, False, "Generic")  # judge-a, the one that goes on
+    h.add(at(2), 70, True, "Correct")
+    assert build_digest(store, "C1", WEEK).changes == []
+
+
 def test_the_same_text_under_the_same_version_is_no_change_but_a_new_text_is(store, history):
     h = history
     for day in (-6, -1, 0, 3, 6):  # the same version and judge all along

@@ -480,6 +480,7 @@ async def test_a_claim_taken_over_from_a_process_killed_after_posting_does_not_p
     with time_machine.travel(at(BERLIN, 2026, 11, 16, 9, 30), tick=True):
         async with bots(bot_settings, db_url, 1) as [running]:
             store, poster = running.bot.store, running.digests.poster
+            await poster.post(CHANNEL, week, weekly=False)  # `/judge digest now`: not the weekly digest
             ts = await poster.post(CHANNEL, week, weekly=True)  # posted, then killed before it was recorded
             await poster.post(CHANNEL, other, weekly=True)  # a digest of another week: not this one
             with store.session() as session:
@@ -487,7 +488,7 @@ async def test_a_claim_taken_over_from_a_process_killed_after_posting_does_not_p
                                        owner="gone-host:1:dead", claimed_at=utcnow() - timedelta(hours=1)))
                 session.commit()
             assert await poster.post_weekly(TEAM, CHANNEL, week) is None
-            assert len(slack_server.calls_to("chat.postMessage")) == 2
+            assert len(slack_server.calls_to("chat.postMessage")) == 3
             [claim] = posted_weeks(store, CHANNEL)
             assert (claim.state, claim.message_ts, claim.owner) == ("posted", ts, process_name())
 
@@ -495,4 +496,4 @@ async def test_a_claim_taken_over_from_a_process_killed_after_posting_does_not_p
             later = Period.of_week("2026-W47", BERLIN)
             with time_machine.travel(at(BERLIN, 2026, 11, 23, 9, 0), tick=True):
                 posted = await poster.post_weekly(TEAM, CHANNEL, later)
-            assert posted is not None and len(slack_server.calls_to("chat.postMessage")) == 3
+            assert posted is not None and len(slack_server.calls_to("chat.postMessage")) == 4

@@ -39,7 +39,7 @@ from bot.subscriptions import (
 log = logging.getLogger(__name__)
 
 DIGEST_EVENT = "judgebot_digest"  # message metadata that marks a posted digest
-HISTORY_PAGES = 5  # pages of 200 messages searched for a digest posted already
+HISTORY_PAGES = 10  # pages of 200 messages searched for a digest posted already
 RETRY_SECONDS = (60, 300, 900, 1800)  # waits between tries of a scheduled digest Slack refused; then every 30 min
 # Refusals that waiting does not cure: the digest is not tried again before its next week.
 FOR_GOOD = {"channel_not_found", "not_in_channel", "is_archived", "restricted_action", "invalid_blocks",
@@ -134,13 +134,14 @@ class DigestPoster:
                     channel=channel_id, oldest=f"{period.end.timestamp():.6f}", include_all_metadata=True, limit=200):
                 for message in page.get("messages", []):
                     metadata = message.get("metadata") or {}
-                    if (metadata.get("event_type") == DIGEST_EVENT and message.get("bot_id")
-                            and (metadata.get("event_payload") or {}).get("posted_in") == period.posting_week):
+                    payload = metadata.get("event_payload") or {}
+                    if (metadata.get("event_type") == DIGEST_EVENT and message.get("bot_id") and payload.get("weekly")
+                            and payload.get("posted_in") == period.posting_week):
                         return str(message["ts"])
                 pages += 1
                 if pages >= HISTORY_PAGES:
                     break
-        except SlackApiError as err:  # not knowing is no reason to skip the week: post it
+        except Exception as err:  # not knowing is no reason to skip the week: post it
             log.warning("could not look for an earlier digest in %s (%s)", channel_id, slack_error(err))
         return None
 
