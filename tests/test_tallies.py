@@ -56,9 +56,12 @@ class Judged:
 
 def tally(store: Store) -> list[tuple[Any, ...]]:
     """Every tally row as (key..., rows, headlines, headline total rounded, passed), sorted."""
-    table = JudgmentTally.__table__
     with store.engine.connect() as conn:
-        found = conn.execute(table.select()).mappings().all()
+        return tally_rows(conn)
+
+
+def tally_rows(conn: Any) -> list[tuple[Any, ...]]:
+    found = conn.execute(JudgmentTally.__table__.select()).mappings().all()
     return sorted((*(row[name] for name in KEY), row["rows"], row["headlines"], round(row["headline_total"], 6),
                    row["passed"]) for row in found)
 
@@ -69,10 +72,9 @@ def counted_afresh(store: Store) -> list[tuple[Any, ...]]:
         transaction = conn.begin()
         conn.execute(JudgmentTally.__table__.delete())
         add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true())
-        found = conn.execute(JudgmentTally.__table__.select()).mappings().all()
+        found = tally_rows(conn)
         transaction.rollback()
-    return sorted((*(row[name] for name in KEY), row["rows"], row["headlines"], round(row["headline_total"], 6),
-                   row["passed"]) for row in found)
+    return found
 
 
 def at(day: int, hour: int, minute: int = 0, second: int = 0) -> datetime:
