@@ -25,10 +25,10 @@ from sqlalchemy import true
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.digest import Period, build_digest  # noqa: E402
-from bot.models import Feedback, Judgment, JudgmentTally, Run  # noqa: E402
-from bot.store import Store  # noqa: E402
-from bot.tallies import add_judgments, question_key  # noqa: E402
+from bot.digest import Period, build_digest
+from bot.store import Store
+from bot.store.models import Feedback, Judgment, JudgmentTally, Run
+from bot.store.tallies import add_judgments, question_key
 
 CHANNEL = "C0BENCH"
 MODELS = ("gpt-4o", "gpt-4o-mini", "llama-3.1-70b", "mistral-large", "qwen2.5-72b")

@@ -45,8 +45,7 @@ async def run_bot(rows: int, concurrency: int) -> None:
     """Role `bot`: the bot in HTTP mode, and a run of `rows` rows judged in the same event loop."""
     from bot.config import Settings
     from bot.csvio import CsvRow
-    from bot.execution import execute_run
-    from bot.runs import Origin, start_run
+    from bot.runs import Origin, execute_run, start_run
     from bot.slack.server import start_bot
 
     gc.freeze()  # as `judgebot serve` does after start-up

@@ -7,35 +7,35 @@ import argparse
 import asyncio
 import gc
 import getpass
+import importlib.metadata
 import logging
 import os
 import signal
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
 from bot import terminal
-from bot.config import SetupError, Settings
-from bot.csvio import CsvError, open_csv
-from bot.digest import Period, WeekError, build_digest, iso_week
-from bot.execution import RubricChanged, RunBusy, RunNotResumable, execute_run
-from bot.goldens import check_goldens
-from bot.history import channel_stats, recent_in_channel
-from bot.judge import Triple, Verdict
-from bot.llm import JudgeClient, RunStopped, judge_client_from
-from bot.migrations import SchemaTooNew
-from bot.models import Run, utcnow
-from bot.report import export_run
-from bot.rubrics import Rubric, RubricError, RubricSet, load_rubrics
-from bot.runs import Origin, start_csv_run, start_single_run
-from bot.store import Store, StoreUnavailable
-from bot.subscriptions import all_subscriptions
+from bot.config import Settings
+from bot.csvio import open_csv
+from bot.digest import Period, build_digest, iso_week
+from bot.errors import JudgebotError, RunStopped, UsageError, WeekError
+from bot.llm import JudgeClient, judge_client_from
+from bot.records import Triple, Verdict
+from bot.rubric import Rubric, RubricSet, load_rubrics
+from bot.runs import Origin, execute_run, start_csv_run, start_single_run
+from bot.runs.goldens import check_goldens
+from bot.runs.summary import export_run
+from bot.store import Store
+from bot.store.history import channel_stats, recent_in_channel
+from bot.store.models import Run, utcnow
+from bot.store.subscriptions import all_subscriptions
 
 NO_ENDPOINT = (
     "judgebot needs a judge to talk to. Set OPENAI_API_KEY to use OpenAI, or OPENAI_BASE_URL to use any "
@@ -46,13 +46,17 @@ NO_ENDPOINT = (
 EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
-class UsageError(Exception):
-    """A problem the person can fix; the message says how. Exit code 2."""
+def _version() -> str:
+    try:
+        return importlib.metadata.version("judgebot")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="judgebot", description="Grade LLM answers with LLM-as-judge rubrics.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     commands.add_parser("serve", help="run the Slack bot (Socket Mode with SLACK_APP_TOKEN, else HTTP on PORT)")
@@ -111,8 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # full passes, which otherwise cost a run about a fifth of its CPU time.
         gc.freeze()
         return asyncio.run(dispatch(args, settings, console))
-    except (UsageError, RubricError, CsvError, SchemaTooNew, StoreUnavailable, RubricChanged, RunBusy,
-            RunNotResumable, SetupError) as err:
+    except JudgebotError as err:  # a problem the person can fix: its text says how
         errors.print(f"[red]error[/]: {escape(str(err))}")
         return EXIT_USAGE
     except ValidationError as err:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.errors import SetupError
 
 
 def default_db_path() -> Path:
@@ -30,10 +31,6 @@ NO_MODE = (
     "SLACK_SIGNING_SECRET and point the app's request URLs at https://<your host>/slack/events."
 )
 BAD_TOKEN = "{name} does not look right: {problem}."
-
-
-class SetupError(RuntimeError):
-    """The bot cannot start with these settings; the message says what to set and where to find it."""
 
 
 class Settings(BaseSettings):

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 
+from bot.errors import CsvError
+
 REQUIRED = ("question", "reference", "answer")
 ALIASES: dict[str, tuple[str, ...]] = {
     "question": ("question", "query", "prompt"),
@@ -24,10 +26,6 @@ _FIELD_LIMIT = 2**31 - 1  # fits a C long on every platform; csv's default is 13
 _EXCEL_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")  # xlsx (zip), xls (OLE2)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _RESAVE = "open it in your spreadsheet and save it again as 'CSV UTF-8'"
-
-
-class CsvError(Exception):
-    """A whole-file problem; str(err) is a clear message for a person (what is wrong, what to do)."""
 
 
 @dataclass(frozen=True, slots=True)

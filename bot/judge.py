@@ -7,15 +7,12 @@ import json
 import re
 import secrets
 import string
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel
-
-from bot.formulas import FormulaError
-from bot.llm import Completion, JudgeCallError, JudgeClient, RunStopped
-from bot.rubrics import Rubric
-
-Status = Literal["scored", "invalid", "error"]
+from bot.errors import FormulaError, JudgeCallError, RunStopped
+from bot.llm import Completion, JudgeClient
+from bot.records import Outcome, Triple, Verdict
+from bot.rubric import Rubric
 
 # Text in an answer that tries to talk to the judge. It is still graded; the verdict carries a flag.
 INJECTION = re.compile(
@@ -24,38 +21,6 @@ INJECTION = re.compile(
     r"|<\|im_(start|end)\|>|^\s*(system|assistant)\s*:|\[/?INST\]|</?DATA-[0-9a-f]*>",
     re.IGNORECASE | re.MULTILINE,
 )
-
-
-class Triple(BaseModel):
-    """The three texts a judgment grades."""
-
-    question: str
-    reference: str
-    answer: str
-
-
-class Verdict(BaseModel):
-    """Everything one judgment produced, enough to reproduce and audit it."""
-
-    status: Status
-    output: dict[str, Any] | None = None
-    derived: dict[str, float] = {}
-    headline: float | None = None
-    passed: bool | None = None
-    label: str | None = None
-    tag: str | None = None
-    raw_reply: str | None = None
-    error: str | None = None
-    flags: list[str] = []
-    tokens_in: int = 0
-    tokens_out: int = 0
-    latency_ms: int = 0  # time the judge took to answer, summed over the requests that got an answer
-    attempts: int = 0
-    rubric_name: str
-    rubric_version: str
-    rubric_hash: str
-    judge_model: str
-    prompt_hash: str
 
 
 def cache_key(rubric: Rubric, judge_model: str, triple: Triple) -> str:
@@ -148,7 +113,7 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient) -> Verdict:
     messages = build_messages(rubric, triple, f"DATA-{secrets.token_hex(8)}")
     tokens_in = tokens_out = attempts = latency_ms = 0
 
-    def finish(status: Status, **fields: Any) -> Verdict:
+    def finish(status: Outcome, **fields: Any) -> Verdict:
         return Verdict(
             status=status, tokens_in=tokens_in, tokens_out=tokens_out, latency_ms=latency_ms,
             attempts=attempts, **record, **fields,

@@ -17,20 +17,13 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 from openai.types.chat import ChatCompletion
 
 from bot.config import Settings
+from bot.errors import JudgeCallError, RunStopped
 
 log = logging.getLogger(__name__)
 
 OutputMode = Literal["json_schema", "json_object", "text"]
 MAX_BACKOFF = 30.0
 MAX_RETRY_AFTER = 120.0  # a server that asks for a longer wait is not coming back within this run
-
-
-class JudgeCallError(Exception):
-    """A request that failed for good; the message says why in a sentence."""
-
-
-class RunStopped(JudgeCallError):
-    """A failure that every further request would hit too (no quota, bad key, unknown model): stop the run."""
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from bot.digest import Digest, signed
-from bot.goldens import GoldenResult
-from bot.history import Figures
-from bot.judge import Verdict
-from bot.models import Judgment, Run
-from bot.report import Summary
-from bot.rubrics import Rubric
-from bot.execution import Progress as RunProgress
+from bot.records import Verdict
+from bot.rubric import Rubric
+from bot.runs import Progress as RunProgress
+from bot.runs.goldens import GoldenResult
+from bot.runs.summary import Summary
+from bot.store.history import Figures
+from bot.store.models import Judgment, Run
 
 
 class ProgressBar:

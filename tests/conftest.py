@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from bot.config import Settings
 from bot.llm import JudgeClient, make_judge_client
-from bot.rubrics import RubricSet, load_rubrics
+from bot.rubric import RubricSet, load_rubrics
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store
 from tests.servers.openai_server import FakeJudgeServer

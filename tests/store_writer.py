@@ -22,9 +22,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 
-from bot.judge import Verdict
-from bot.models import Judgment, Run
+from bot.records import Verdict
 from bot.store import BUSY_TIMEOUT_MS, Store, configure_sqlite
+from bot.store.models import Judgment, Run
 
 ROWS_PER_ROUND = 3
 WRITES_PER_ROUND = 7  # create_run, add_rows, read-then-write, 3 x save_verdict, read-then-write
@@ -113,7 +113,7 @@ def migrate_only(url: str) -> dict[str, Any]:
         store = Store.open(url)
     except Exception as err:
         return {"version": None, "error": repr(err)[:500]}
-    from bot.migrations import current_version
+    from bot.store.migrations import current_version
 
     with store.engine.connect() as conn:
         version = current_version(conn)

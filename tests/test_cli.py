@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import true
 
-from bot.models import Judgment, JudgmentTally
 from bot.store import make_engine
-from bot.tallies import add_judgments
+from bot.store.models import Judgment, JudgmentTally
+from bot.store.tallies import add_judgments
 from tests.replies import VERDICTS, eth_reply, triple_of
 from tests.servers.openai_server import Reply
 
@@ -217,8 +217,8 @@ VARIANTS = {
     "utf16le-bom-tab": (_tab_utf16(UTF8_ROWS), ["question", "reference", "answer"], UTF8_ROWS, None),
     "cp1252": (_comma(CP1252_ROWS, encoding="cp1252"), ["question", "reference", "answer"], CP1252_ROWS, None),
     "semicolon-sep-line": (
-        "sep=;\r\nquestion;reference;answer\r\nWhere, exactly?;In HG, floor E;Floor E, HG\r\nWhy;Because;So\r\n"
-        .encode("utf-8"),
+        b"sep=;\r\nquestion;reference;answer\r\nWhere, exactly?;In HG, floor E;Floor E, HG\r\nWhy;Because;So\r\n"
+,
         ["question", "reference", "answer"], [["Where, exactly?", "In HG, floor E", "Floor E, HG"],
                                               ["Why", "Because", "So"]], None),
     "multiline-quoted": (_comma(MULTILINE_ROWS), ["question", "reference", "answer"], MULTILINE_ROWS, None),
@@ -800,6 +800,6 @@ def test_digest_of_a_channel_in_the_terminal_and_posted_once(tmp_path, judge_ser
     assert len(slack_server.calls_to("chat.postMessage")) == 1
     code, out = judgebot(tmp_path, "digest", "--channel", "C0NOBOT", "--week", "2026-W46", "--post", **slack)
     assert code == 2 and "/invite @judgebot" in out
-    this_week = "{0}-W{1:02d}".format(*datetime.now(UTC).isocalendar())
+    this_week = "{}-W{:02d}".format(*datetime.now(UTC).isocalendar())
     code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", this_week, "--post", **slack)
     assert code == 2 and "is not over yet" in out and len(slack_server.calls_to("chat.postMessage")) == 2

@@ -17,11 +17,11 @@ from bot.csvio import (
     CsvRow,
     MalformedRow,
     ResultsWriter,
+    _guess_delimiter,
     flatten,
     neutralise,
     open_csv,
 )
-from bot.csvio import _guess_delimiter
 
 ARABIC = "ما هي عاصمة مصر؟"
 HEBREW = "מה הבירה של ישראל?"
@@ -298,7 +298,7 @@ def test_iteration_streams_in_constant_memory(tmp_path):
     try:
         count = 0
         last = None
-        for last in open_csv(path):
+        for last in open_csv(path):  # noqa: B007 - the last row is checked below
             count += 1
         _, peak = tracemalloc.get_traced_memory()
     finally:

@@ -12,13 +12,13 @@ import pytest
 import time_machine
 from sqlmodel import select
 
-from bot.charts import trend_png
 from bot.digest import Digest, Example, JudgeChange, Line, Period, Regression, WeekError, build_digest
-from bot.history import Figures
-from bot.judge import Verdict
-from bot.models import Feedback, Judgment
+from bot.digest.charts import trend_png
+from bot.records import Verdict
 from bot.slack.digest_view import digest_message, link_to, tag_values
 from bot.store import Store
+from bot.store.history import Figures
+from bot.store.models import Feedback, Judgment
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")

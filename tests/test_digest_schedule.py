@@ -19,13 +19,13 @@ from sqlmodel import select
 
 from bot.config import Settings
 from bot.digest import Period
-from bot.models import DigestPost, DigestSubscription, utcnow
-from bot.rubrics import Rubric
-from bot.scheduler import DigestScheduler
+from bot.digest.schedule import DigestScheduler
+from bot.rubric import Rubric
 from bot.slack.digests import DIGEST_EVENT, DigestPoster
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store, process_name
-from bot.subscriptions import (
+from bot.store.models import DigestPost, DigestSubscription, utcnow
+from bot.store.subscriptions import (
     claim_week,
     mark_posted,
     release_week,

@@ -10,13 +10,13 @@ import pytest
 import time_machine
 
 from bot.csvio import CsvRow, MalformedRow
-from bot.feedback import feedback_tally, record_feedback, remember_model, remembered_model
-from bot.history import Figures, channel_stats, recent_by_user, recent_in_channel
-from bot.judge import Verdict
-from bot.models import utcnow
-from bot.rubrics import Rubric, RubricSet
+from bot.records import Verdict
+from bot.rubric import Rubric, RubricSet
 from bot.runs import Origin, start_run
 from bot.store import Store
+from bot.store.feedback import feedback_tally, record_feedback, remember_model, remembered_model
+from bot.store.history import Figures, channel_stats, recent_by_user, recent_in_channel
+from bot.store.models import utcnow
 
 COLUMNS = ["question", "reference", "answer", "model"]
 

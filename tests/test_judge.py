@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from bot.judge import INJECTION, Triple, build_messages, cache_key, judge, prompt_hash
+from bot.judge import INJECTION, build_messages, cache_key, judge, prompt_hash
+from bot.records import Triple
 from tests.replies import NULLABLE_RUBRIC
 from tests.servers.openai_server import Reply
 
@@ -531,7 +532,7 @@ async def test_injection_in_question_or_reference_is_not_the_answers_flag(judge_
 
 
 def team_rubric(directory):
-    from bot.rubrics import load_rubric
+    from bot.rubric import load_rubric
 
     path = directory / "team-nullable.yaml"
     path.write_text(NULLABLE_RUBRIC, encoding="utf-8")

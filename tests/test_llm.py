@@ -15,8 +15,10 @@ from datetime import UTC, datetime, timedelta
 import httpx2
 import pytest
 
-from bot.judge import Triple, extract_json, judge
-from bot.llm import MAX_BACKOFF, Completion, JudgeCallError, RunStopped, Throttle, backoff, retry_after
+from bot.errors import JudgeCallError, RunStopped
+from bot.judge import extract_json, judge
+from bot.llm import MAX_BACKOFF, Completion, Throttle, backoff, retry_after
+from bot.records import Triple
 from tests.servers.openai_server import Reply
 
 ETH_OK = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "Names myStudies (ETHIS)."}

@@ -7,9 +7,8 @@ import csv
 import pytest
 
 from bot.csvio import CsvRow
-from bot.report import PROBLEMS_KEPT, export_run, price_of
-from bot.execution import execute_run
-from bot.runs import start_run
+from bot.runs import execute_run, start_run
+from bot.runs.summary import PROBLEMS_KEPT, export_run, price_of
 from bot.store import Store
 from tests.replies import eth_reply, triple_of
 from tests.servers.openai_server import Reply

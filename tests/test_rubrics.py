@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.rubrics import Rubric, RubricError, builtin_dir, load_rubric, load_rubrics
+from bot.rubric import Rubric, RubricError, builtin_dir, load_rubric, load_rubrics
 
 SEEDS = ("eth", "academic", "benchmark")
 
@@ -690,7 +690,7 @@ def nullable_rubric(tmp_path, **headline) -> Rubric:
     ({"score": "(x or 0) * 10", "pass": "True", "label": "x is {x:.1f}"}, ["TypeError", "NoneType"], 50.0),
 ], ids=["expression", "float", "label"])
 def test_a_formula_that_fails_on_a_valid_reply_raises_formula_error(tmp_path, headline, words, at_five):
-    from bot.formulas import FormulaError
+    from bot.errors import FormulaError
 
     rubric = nullable_rubric(tmp_path, **headline)  # loads: the sample reply has a number for x
     output, problems = rubric.validate_reply({"score": 1, "verdict": "bad", "why": "", "x": None})

@@ -6,7 +6,6 @@ Every test runs on SQLite and on PostgreSQL (the db_url fixture) with a real Jud
 from __future__ import annotations
 
 import asyncio
-
 import os
 import socket
 import threading
@@ -17,12 +16,20 @@ from datetime import timedelta
 import pytest
 
 from bot.csvio import CsvRow, open_csv
-from bot.models import utcnow
-from bot.report import export_run
-from bot.rubrics import load_rubric
-from bot.execution import HEARTBEAT_SECONDS, Progress, RubricChanged, RunBusy, RunNotResumable, execute_run
-from bot.runs import start_csv_run, start_run
+from bot.rubric import load_rubric
+from bot.runs import (
+    HEARTBEAT_SECONDS,
+    Progress,
+    RubricChanged,
+    RunBusy,
+    RunNotResumable,
+    execute_run,
+    start_csv_run,
+    start_run,
+)
+from bot.runs.summary import export_run
 from bot.store import Store
+from bot.store.models import utcnow
 from tests.replies import NULLABLE_RUBRIC, eth_reply, triple_of
 from tests.servers.openai_server import Reply
 

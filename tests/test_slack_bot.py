@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from bot.feedback import feedback_tally
 from bot.slack.cards import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.store import Store
+from bot.store.feedback import feedback_tally
 from tests.replies import eth_reply, triple_of
 from tests.servers.openai_server import Reply
 

@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 
-from bot.history import Figures
-from bot.models import Judgment
-from bot.rubrics import Rubric
+from bot.rubric import Rubric
 from bot.slack.blocks import MESSAGE_BLOCKS, MESSAGE_CHARS
 from bot.slack.cards import (
     AGREE,
@@ -54,6 +52,8 @@ from bot.slack.views import (
     home_view,
     stats_message,
 )
+from bot.store.history import Figures
+from bot.store.models import Judgment
 
 TEAM_URL = "https://judgebot-test.slack.com/"
 CUT_NOTE = "_(cut here: the full text is in the thread)_"

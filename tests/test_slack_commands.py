@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.judge import Triple
+from bot.records import Triple
 from bot.slack.commands import (
     HISTORY_DEFAULT,
     HISTORY_MAX,

@@ -9,15 +9,15 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.digest import WEEK, Period
-from bot.models import DigestSubscription
 from bot.slack.digests import DIGEST_EVENT
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store
-from bot.subscriptions import claim_week, subscribe, subscription
+from bot.store.models import DigestSubscription
+from bot.store.subscriptions import claim_week, subscribe, subscription
+from tests.conftest import SIGNING_SECRET
 from tests.servers.slack_server import FakeSlackServer
 from tests.slack_side import SlackSide
 from tests.test_history import Row, add
-from tests.conftest import SIGNING_SECRET
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -7,7 +7,6 @@ import csv
 import io
 import json
 
-
 import pytest
 
 from bot.slack.file_runs import SUMMARY_EVENT
@@ -94,8 +93,9 @@ async def test_a_shared_csv_is_judged_with_progress_summary_results_and_chart(sl
     assert uploads[1]["content"].startswith(b"\x89PNG\r\n\x1a\n")
     rows = results_rows(uploads[0])
     with Store.open(bot_settings.db_url).session() as session:
-        from bot.models import Judgment
         from sqlmodel import select
+
+        from bot.store.models import Judgment
         saved = {j.row_number: j for j in session.exec(select(Judgment).where(Judgment.channel_id == "C0GENERAL"))}
     assert [int(r["row"]) for r in rows] == list(range(2, 8))
     for row in rows:
@@ -139,8 +139,9 @@ def by_rubric(body: dict):
 
 
 def rubric_of_run(settings, thread_ts: str) -> str:
-    from bot.models import Run
     from sqlmodel import select
+
+    from bot.store.models import Run
 
     with Store.open(settings.db_url).session() as session:
         return session.exec(select(Run.rubric_name).where(Run.thread_ts == thread_ts)).one()
@@ -440,7 +441,7 @@ VARIANTS = {
     "bom-multiline": ("answers.csv", "\ufeffquery,expected,output\n\"Two\nlines?\",r,\"Use myStudies,\nreally.\"\n"
                                      .encode("utf-8"), 1),
     "tsv-arabic-model": ("answers.tsv", "Question\tReference Answer\tGenerated Answer\tModel Name\n"
-                                        "كيف أسجل؟\tفي myStudies\tUse myStudies.\tbot-ar\n".encode("utf-8"), 1),
+                                        "كيف أسجل؟\tفي myStudies\tUse myStudies.\tbot-ar\n".encode(), 1),
     "huge-cell": ("answers.csv", ("question,reference,answer\nLong?,r,\"Use myStudies. " + "x" * 200_000 + "\"\n")
                   .encode("utf-8"), 1),
 }
@@ -602,7 +603,8 @@ async def test_the_same_file_shared_twice_at_once_asks_before_the_second_run(sla
     "https://evil.test/files.slack.com/a.csv", "http://127.0.0.1:5001/a.csv",
 ])
 def test_download_addresses_off_slacks_file_hosts_are_refused(url):
-    from bot.slack.files import FileProblem, check_url
+    from bot.errors import FileProblem
+    from bot.slack.files import check_url
 
     check_url("https://files.slack.com/files-pri/T1-F1/download/a.csv", ("http", "127.0.0.1:5000"))
     check_url("http://127.0.0.1:5000/a.csv", ("http", "127.0.0.1:5000"))

@@ -26,9 +26,9 @@ import pytest
 from aiohttp import web
 from sqlmodel import select
 
-from bot.models import Judgment, Run, SharedFile
 from bot.slack.file_runs import SUMMARY_EVENT
 from bot.store import Store
+from bot.store.models import Judgment, Run, SharedFile
 from tests.conftest import SIGNING_SECRET
 from tests.replies import triple_of
 from tests.servers.openai_server import Reply
@@ -234,7 +234,7 @@ def test_kill_9_at_random_rows_then_restart_scores_every_row_once_with_one_summa
             thread_ts = event["ts"]
 
             # Only this cycle's run is being judged: every new request is one of its rows.
-            wait_until(lambda: len(judge_server.requests) - before >= k, f"{k} judge requests ({where})")
+            wait_until(lambda before=before, k=k: len(judge_server.requests) - before >= k, f"{k} judge requests ({where})")
             bot.kill()
             [progress] = bot_messages(slack_server, thread_ts)  # posted before any row was judged
             finishing = FINISHING_KILLS.get(cycle)
@@ -253,8 +253,9 @@ def test_kill_9_at_random_rows_then_restart_scores_every_row_once_with_one_summa
                     assert "Judged" not in str(slack_server.messages[(CHANNEL, progress["ts"])]["blocks"]), where
             bot.start()
 
-            wait_until(lambda: slack_server.uploads(CHANNEL, thread_ts), f"the results upload ({where})")
-            share = wait_until(lambda: (s := share_of(store, thread_ts)) is not None and s.state == "done" and s,
+            wait_until(lambda thread_ts=thread_ts: slack_server.uploads(CHANNEL, thread_ts), f"the results upload ({where})")
+            share = wait_until(lambda thread_ts=thread_ts: (s := share_of(store, thread_ts)) is not None and s.state == "done"
+                               and s,
                                f"the share marked done ({where})", timeout=10)
             check_cycle(store, slack_server, judge_server, cycle, share, thread_ts, progress["ts"],
                         f"{where}\n{bot.logs()}")
@@ -319,9 +320,9 @@ def test_a_process_dying_after_the_last_verdict_before_the_finishing_step_is_fin
     run done exactly as the bot would have just before it died. A SIGTERM in that window, or one that cancels
     the run while its last verdict is being saved, leaves the same state.
     """
-    from bot.execution import execute_run
     from bot.llm import judge_client_from
-    from bot.store import RESUMABLE
+    from bot.records import RESUMABLE
+    from bot.runs import execute_run
 
     judge_server.responder = lambda body: Reply(content=grade_by_answer(body).content, delay=0.05)
     port = free_port()
@@ -352,7 +353,8 @@ def test_a_process_dying_after_the_last_verdict_before_the_finishing_step_is_fin
         assert asyncio.run(the_rest_of_that_life()).status == "done"
         assert share_of(store, thread_ts).state == "running" and summaries(slack_server, CHANNEL, thread_ts) == []
         bot.start()
-        wait_until(lambda: slack_server.uploads(CHANNEL, thread_ts), f"the results upload\n{bot.logs()}", timeout=10)
+        wait_until(lambda thread_ts=thread_ts: slack_server.uploads(CHANNEL, thread_ts), f"the results upload\n{bot.logs()}",
+                   timeout=10)
         wait_until(lambda: share_of(store, thread_ts).state == "done", "the share marked done", timeout=10)
         assert len(summaries(slack_server, CHANNEL, thread_ts)) == 1
         assert len(slack_server.uploads(CHANNEL, thread_ts)) == 2

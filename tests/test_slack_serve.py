@@ -17,11 +17,12 @@ from urllib.parse import urlencode
 import aiohttp
 import pytest
 
-from bot.config import SetupError, Settings
-from bot.feedback import feedback_tally
+from bot.config import Settings
+from bot.errors import SetupError
 from bot.slack.cards import AGREE
 from bot.slack.server import start_bot
 from bot.store import Store
+from bot.store.feedback import feedback_tally
 from tests.conftest import SIGNING_SECRET
 from tests.replies import eth_reply
 from tests.servers.openai_server import Reply
@@ -148,10 +149,11 @@ async def test_tokens_and_secrets_never_reach_the_logs(bot_settings, slack_serve
 
 
 def test_manifest_declares_what_the_app_listens_to():
+    from pathlib import Path
+
     import yaml
 
     from bot.slack.app import COMMAND, EVENTS
-    from pathlib import Path
 
     manifest = yaml.safe_load((Path(__file__).parent.parent / "manifest.yml").read_text())
     assert [c["command"] for c in manifest["features"]["slash_commands"]] == [COMMAND]
@@ -268,7 +270,7 @@ async def test_help_and_home_with_many_rubrics_stay_within_slacks_limits(bot_set
 
 def left_over(settings: Settings, slack_server, rubrics, *, message: bool = True, **run_fields) -> tuple[int, str]:
     """A card's run that a dead process left pending: the run, its row, and (if `message`) its placeholder."""
-    from bot.judge import Triple
+    from bot.records import Triple
     from bot.runs import Origin, start_single_run
 
     store = Store.open(settings.db_url)
@@ -303,7 +305,7 @@ async def test_a_left_over_card_whose_rubric_changed_becomes_an_error_with_retry
 
 async def test_a_left_over_card_held_by_a_live_process_elsewhere_is_left_to_it(bot_settings, slack_server,
                                                                                judge_server, rubrics):
-    from bot.models import utcnow
+    from bot.store.models import utcnow
 
     run_id, ts = left_over(bot_settings, slack_server, rubrics, status="running", owner="otherhost:7:abcd1234",
                            heartbeat_at=utcnow())

@@ -22,12 +22,13 @@ from alembic.migration import MigrationContext
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import SQLModel
 
-from bot.history import channel_stats
-from bot.judge import Verdict
-from bot.migrations import LATEST, SchemaTooNew, current_version, migrate
-from bot.models import Feedback, Judgment
+from bot.errors import SchemaTooNew
+from bot.records import Verdict
 from bot.store import BUSY_TIMEOUT_MS, INSERT_BATCH, Store, make_engine
-from bot.tallies import question_key
+from bot.store.history import channel_stats
+from bot.store.migrations import LATEST, current_version, migrate
+from bot.store.models import Feedback, Judgment
+from bot.store.tallies import question_key
 from tests import store_writer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -623,7 +624,7 @@ def _owner_here() -> str:
 
 
 def test_claim_run_takes_a_resumable_run_once(store: Store) -> None:
-    from bot.models import utcnow
+    from bot.store.models import utcnow
 
     run = store.create_run(**COMMON)
     store.update_run(run.id, status="paused", stop_reason="insufficient_quota")
@@ -675,7 +676,7 @@ def test_claim_run_takes_over_only_an_abandoned_run(store: Store, owner: str, ag
     import subprocess
     from datetime import timedelta
 
-    from bot.models import utcnow
+    from bot.store.models import utcnow
 
     host = socket.gethostname()
     if owner == "here:dead":
@@ -699,7 +700,7 @@ def test_claim_run_takes_over_only_an_abandoned_run(store: Store, owner: str, ag
 def test_beat_moves_only_the_heartbeat(store: Store) -> None:
     from datetime import timedelta
 
-    from bot.models import utcnow
+    from bot.store.models import utcnow
 
     run = store.create_run(**COMMON)
     assert store.claim_run(run.id, owner=_owner_here(), stale_after=30)
@@ -781,8 +782,8 @@ def test_an_earlier_life_of_this_very_pid_has_abandoned_its_run(store: Store) ->
     import os
     import socket
 
-    from bot.models import utcnow
     from bot.store import process_name
+    from bot.store.models import utcnow
 
     earlier = f"{socket.gethostname()}:{os.getpid()}:0ldlife0"
     run = store.create_run(**COMMON)
@@ -793,7 +794,8 @@ def test_an_earlier_life_of_this_very_pid_has_abandoned_its_run(store: Store) ->
 
 
 def test_claim_run_can_be_limited_to_unfinished_runs(store: Store) -> None:
-    from bot.store import RESUMABLE, process_name
+    from bot.records import RESUMABLE
+    from bot.store import process_name
 
     run = store.create_run(**COMMON)
     store.update_run(run.id, status="done")

@@ -12,11 +12,11 @@ from sqlalchemy import func, true
 from sqlmodel import select
 
 from bot.digest import Period, build_digest
-from bot.history import channel_stats
-from bot.judge import Verdict
-from bot.models import Judgment, JudgmentTally
+from bot.records import Verdict
 from bot.store import Store
-from bot.tallies import KEY, KEY_LENGTH, add_judgments
+from bot.store.history import channel_stats
+from bot.store.models import Judgment, JudgmentTally
+from bot.store.tallies import KEY, KEY_LENGTH, add_judgments
 
 KOLKATA = ZoneInfo("Asia/Kolkata")  # UTC+05:30: local midnight is half past an hour in UTC
 LONG_MODEL = "campus-bot-" + "x" * 250

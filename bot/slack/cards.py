@@ -19,11 +19,11 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from bot.models import Judgment
-from bot.rubrics import Rubric
-from bot.schema import FieldSpec
+from bot.rubric import Rubric
+from bot.rubric.fields import FieldSpec
 from bot.slack.blocks import MESSAGE_BLOCKS, MESSAGE_CHARS, context, message, packed, section, size
 from bot.slack.text import FIELD_LIMIT, SECTION_LIMIT, clip, escape, pieces, shown
+from bot.store.models import Judgment
 
 AGREE, DISAGREE, REJUDGE, DETAILS, RETRY = (
     "judgebot_agree", "judgebot_disagree", "judgebot_rejudge", "judgebot_details", "judgebot_retry")

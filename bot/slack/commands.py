@@ -7,18 +7,15 @@ import re
 import zoneinfo
 from dataclasses import dataclass
 
-from bot.judge import Triple
-from bot.rubrics import Rubric, RubricError, RubricSet
+from bot.errors import CommandError, RubricError
+from bot.records import Triple
+from bot.rubric import Rubric, RubricSet
 from bot.slack.text import escape, unescape
 
 SEPARATOR = "||"
 HISTORY_DEFAULT, HISTORY_MAX = 10, 40
 STATS_DEFAULT_DAYS = 30
 WINDOW = re.compile(r"^(\d{1,4})d$|^all$", re.IGNORECASE)
-
-
-class CommandError(ValueError):
-    """The command text cannot be understood; the message says how to write it."""
 
 
 @dataclass(frozen=True)

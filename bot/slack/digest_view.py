@@ -7,8 +7,8 @@ from typing import Any
 from slack_sdk.models.blocks import Block, HeaderBlock
 
 from bot.digest import Digest, Example, JudgeChange, Line, signed
-from bot.rubrics import RubricSet
-from bot.schema import leaves
+from bot.rubric import RubricSet
+from bot.rubric.fields import leaves
 from bot.slack.blocks import context, listing, message, notice, section
 from bot.slack.text import date, escape, permalink, shown
 

@@ -12,12 +12,12 @@ from zoneinfo import ZoneInfo
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.charts import trend_png
-from bot.config import NO_BOT_TOKEN, SetupError, Settings
+from bot.config import NO_BOT_TOKEN, Settings
 from bot.digest import Digest, Period, build_digest
-from bot.models import DigestSubscription
-from bot.rubrics import RubricSet
-from bot.scheduler import DigestScheduler, next_posting
+from bot.digest.charts import trend_png
+from bot.digest.schedule import DigestScheduler, next_posting
+from bot.errors import SetupError
+from bot.rubric import RubricSet
 from bot.slack import commands
 from bot.slack.blocks import notice
 from bot.slack.digest_view import digest_message
@@ -25,7 +25,8 @@ from bot.slack.files import upload
 from bot.slack.judging import Judgebot, post_problem, slack_error
 from bot.slack.text import date
 from bot.store import Store
-from bot.subscriptions import (
+from bot.store.models import DigestSubscription
+from bot.store.subscriptions import (
     claim_week,
     last_posted,
     mark_posted,

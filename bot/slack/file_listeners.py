@@ -7,14 +7,14 @@ from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 
-from bot.execution import RunBusy
-from bot.models import SharedFile
-from bot.shares import get_share, move_share, share_of_run
+from bot.runs import RunBusy
 from bot.slack import run_cards
 from bot.slack.file_runs import FileRuns
 from bot.slack.judging import Judgebot
 from bot.slack.text import escape
 from bot.store import process_name
+from bot.store.models import SharedFile
+from bot.store.shares import get_share, move_share, share_of_run
 
 log = logging.getLogger(__name__)
 

@@ -11,15 +11,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.charts import score_distribution_png
 from bot.config import Settings
-from bot.csvio import CsvError, CsvSource, open_csv
-from bot.execution import STALE_AFTER, RubricChanged, RunBusy, RunNotResumable, execute_run
-from bot.models import Run, SharedFile
-from bot.report import BANDS, Summary, export_run
-from bot.rubrics import Rubric
-from bot.runs import Origin, start_csv_run
-from bot.shares import (
+from bot.csvio import CsvSource, open_csv
+from bot.digest.charts import score_distribution_png
+from bot.errors import CsvError
+from bot.records import RESUMABLE
+from bot.rubric import Rubric
+from bot.runs import STALE_AFTER, Origin, RubricChanged, RunBusy, RunNotResumable, execute_run, start_csv_run
+from bot.runs.summary import BANDS, Summary, export_run
+from bot.slack import run_cards
+from bot.slack.commands import CommandError, parse_share_text
+from bot.slack.files import Downloaded, FileProblem, download, file_origin, is_table, megabytes, safe_name, upload
+from bot.slack.judging import OUR_FAULT, SAY_LATER, Judgebot, slack_error
+from bot.slack.progress import EDIT_EVERY, ProgressMessage
+from bot.slack.text import escape
+from bot.store import process_name
+from bot.store.models import Run, SharedFile
+from bot.store.shares import (
     claim_share,
     default_rubric,
     earlier_share,
@@ -29,13 +37,6 @@ from bot.shares import (
     thread_rubric,
     unfinished_shares,
 )
-from bot.slack import run_cards
-from bot.slack.commands import CommandError, parse_share_text
-from bot.slack.files import Downloaded, FileProblem, download, file_origin, is_table, megabytes, safe_name, upload
-from bot.slack.judging import OUR_FAULT, SAY_LATER, Judgebot, slack_error
-from bot.slack.progress import EDIT_EVERY, ProgressMessage
-from bot.slack.text import escape
-from bot.store import RESUMABLE, process_name
 
 log = logging.getLogger(__name__)
 

@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.errors import FileProblem
+
 # Where Slack serves the bytes of shared files (commercial, GovSlack and Enterprise Grid). The bot token
 # goes to these hosts only, and to the host of SLACK_API_URL when that setting names another one.
 SLACK_FILE_HOSTS = frozenset({"files.slack.com", "files-origin.slack.com", "files.slack-gov.com"})
@@ -25,10 +27,6 @@ MISSING_FILES_READ = (
     "An admin adds the `files:read` scope on the app's OAuth & Permissions page and reinstalls the app; then "
     "share the file again."
 )
-
-
-class FileProblem(Exception):
-    """A shared file cannot be fetched or used; str(err) says why and what to do, for a person."""
 
 
 @dataclass(frozen=True)

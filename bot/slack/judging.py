@@ -13,16 +13,15 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from bot.judge import Triple
 from bot.llm import JudgeClient
-from bot.models import Judgment, Run
-from bot.rubrics import Rubric, RubricError, RubricSet
-from bot.runs import Origin
-from bot.single import finish_triple, start_triple
+from bot.records import Triple
+from bot.rubric import Rubric, RubricError, RubricSet
+from bot.runs import Origin, finish_triple, start_triple
 from bot.slack.blocks import notice
 from bot.slack.cards import Card, full_detail, placeholder, result_card
 from bot.slack.text import SECTION_LIMIT, shown
 from bot.store import Store
+from bot.store.models import Judgment, Run
 
 log = logging.getLogger(__name__)
 

@@ -9,13 +9,9 @@ from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 
-from bot.feedback import feedback_tally, record_feedback, remember_model, remembered_model
-from bot.history import channel_stats, newest_on_message, recent_by_user, recent_in_channel
-from bot.judge import Triple
-from bot.models import Judgment, utcnow
-from bot.rubrics import RubricError
+from bot.records import Triple
+from bot.rubric import RubricError
 from bot.runs import Origin
-from bot.shares import default_rubric, set_default_rubric
 from bot.slack import commands
 from bot.slack.blocks import notice
 from bot.slack.cards import AGREE, reply_view, result_card
@@ -35,6 +31,10 @@ from bot.slack.views import (
     rubrics_message,
     stats_message,
 )
+from bot.store.feedback import feedback_tally, record_feedback, remember_model, remembered_model
+from bot.store.history import channel_stats, newest_on_message, recent_by_user, recent_in_channel
+from bot.store.models import Judgment, utcnow
+from bot.store.shares import default_rubric, set_default_rubric
 
 log = logging.getLogger(__name__)
 

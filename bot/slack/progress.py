@@ -10,7 +10,7 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.execution import Progress
+from bot.runs import Progress
 
 log = logging.getLogger(__name__)
 

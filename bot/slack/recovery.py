@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from bot.execution import STALE_AFTER, RunBusy
-from bot.models import Judgment, Run
-from bot.rubrics import Rubric
-from bot.single import abandon_triple, finish_triple
+from bot.records import RESUMABLE
+from bot.rubric import Rubric
+from bot.runs import STALE_AFTER, RunBusy, abandon_triple, finish_triple
 from bot.slack.judging import OUR_FAULT, Judgebot
-from bot.store import RESUMABLE
+from bot.store.models import Judgment, Run
 
 log = logging.getLogger(__name__)
 

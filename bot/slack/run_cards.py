@@ -14,12 +14,12 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.execution import Progress
-from bot.models import Run
-from bot.report import Summary
-from bot.rubrics import Rubric, RubricSet
+from bot.rubric import Rubric, RubricSet
+from bot.runs import Progress
+from bot.runs.summary import Summary
 from bot.slack.blocks import context, listing, message, section
 from bot.slack.text import clip, escape, shown
+from bot.store.models import Run
 
 PICK_RUBRIC, RUN_AGAIN, SKIP_AGAIN, CANCEL_RUN, RESUME_RUN = (
     "judgebot_file_rubric", "judgebot_file_again", "judgebot_file_skip", "judgebot_run_cancel",

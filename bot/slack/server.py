@@ -13,16 +13,17 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 from sqlalchemy import text
 
-from bot.config import SetupError, Settings
+from bot.config import Settings
+from bot.errors import SetupError
 from bot.llm import judge_client_from
-from bot.rubrics import load_rubrics
-from bot.shares import unfinished_shares
+from bot.rubric import load_rubrics
 from bot.slack.app import build_app, make_web_client
-from bot.slack.digests import DigestSettings, Digests
+from bot.slack.digests import Digests, DigestSettings
 from bot.slack.file_runs import FileLimits, FileRuns
 from bot.slack.judging import CARD_SOURCE, Judgebot
 from bot.slack.recovery import recover
 from bot.store import Store
+from bot.store.shares import unfinished_shares
 
 log = logging.getLogger(__name__)
 

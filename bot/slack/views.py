@@ -17,12 +17,12 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from bot.history import Figures
-from bot.models import Judgment
-from bot.rubrics import Rubric, RubricSet
-from bot.slack.commands import USAGE
+from bot.rubric import Rubric, RubricSet
 from bot.slack.blocks import context, listing, message, notice, section, text_sections
+from bot.slack.commands import USAGE
 from bot.slack.text import bidi, clip, date, escape, permalink
+from bot.store.history import Figures
+from bot.store.models import Judgment
 
 FORM = "judgebot_form"
 RUBRIC_BLOCK, MODEL_BLOCK = "rubric", "model"

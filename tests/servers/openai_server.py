@@ -7,8 +7,9 @@ import collections
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from aiohttp import web
 

@@ -9,8 +9,9 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import quote
 
 from aiohttp import BodyPartReader, WSMsgType, web

@@ -13,9 +13,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.models import DigestSubscription
 from bot.store import Store
-from bot.subscriptions import all_subscriptions, subscription
+from bot.store.models import DigestSubscription
+from bot.store.subscriptions import all_subscriptions, subscription
 
 log = logging.getLogger(__name__)
 

@@ -6,13 +6,13 @@ import hashlib
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import DateTime, Table, case, func, literal, union_all
+from sqlalchemy import DateTime, Table, case, func, literal, select, union_all
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
-from sqlmodel import select
+
+from bot.records import JUDGED
 
 HOUR = timedelta(hours=1)
-JUDGED = ("scored", "invalid", "error")  # rows a judge looked at (not pending, not malformed input)
 KEY_LENGTH = 200  # a model or tag longer than this is counted under its first 200 characters
 KEY = ("channel_key", "hour", "model_key", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status",
        "tag_key")

@@ -8,8 +8,9 @@ from sqlalchemy import or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
-from bot.models import ChannelSetting, Judgment, Run, SharedFile, utcnow
-from bot.store import Store, owner_gone, process_name
+from bot.store.judgments import Store
+from bot.store.leases import owner_gone, process_name
+from bot.store.models import ChannelSetting, Judgment, Run, SharedFile, utcnow
 
 UNFINISHED = ("received", "loading", "running", "finishing")  # what a restarted bot takes up by itself
 WAITING = ("asking", "confirm", "paused")  # what waits for a person to click

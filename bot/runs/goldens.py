@@ -1,14 +1,14 @@
-"""Goldens: run a rubric's example triples through the judge and compare with the expected ranges."""
+"""Checking a rubric against its goldens: each example triple judged (never cached, never stored) and compared."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from bot.csvio import flatten
-from bot.judge import Triple, Verdict, judge
+from bot.judge import judge
 from bot.llm import JudgeClient
-from bot.rubrics import Golden, Rubric
+from bot.records import Triple, Verdict
+from bot.rubric import Golden, Rubric, misses
 
 
 @dataclass(frozen=True)
@@ -23,22 +23,6 @@ class GoldenResult:
     def ok(self) -> bool:
         """Scored, with every expectation met."""
         return self.verdict.status == "scored" and not self.misses
-
-
-def misses(expect: dict[str, Any], values: dict[str, Any]) -> list[str]:
-    """Expectations not met: [low, high] is a range, a list of strings the allowed values, anything else exact."""
-    found = []
-    for path, wanted in expect.items():
-        value = values.get(path)
-        if isinstance(wanted, list) and len(wanted) == 2 and all(isinstance(w, (int, float)) for w in wanted):
-            ok = isinstance(value, (int, float)) and wanted[0] <= value <= wanted[1]
-        elif isinstance(wanted, list):
-            ok = value in wanted
-        else:
-            ok = value == wanted
-        if not ok:
-            found.append(f"{path} = {value!r}, expected {wanted!r}")
-    return found
 
 
 async def check_goldens(rubric: Rubric, client: JudgeClient) -> list[GoldenResult]:

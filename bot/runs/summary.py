@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.csvio import ResultsWriter, flatten
-from bot.models import Judgment, Run
-from bot.rubrics import Rubric
-from bot.schema import leaves
+from bot.rubric import Rubric
+from bot.rubric.fields import leaves
 from bot.store import Store
+from bot.store.models import Judgment, Run
 
 # USD per million tokens (input, output) of judge models whose price is public; the longest matching prefix wins.
 PRICES: dict[str, tuple[float, float]] = {

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from bot.judge import Triple, Verdict, cache_key, judge, prompt_hash
-from bot.llm import JudgeClient, RunStopped
-from bot.models import Judgment, Run, utcnow
-from bot.rubrics import Rubric
-from bot.store import CLAIMABLE, Store, process_name
+from bot.errors import RubricChanged, RunBusy, RunNotResumable, RunStopped
+from bot.judge import cache_key, judge, prompt_hash
+from bot.llm import JudgeClient
+from bot.records import CLAIMABLE, UNSCORED, Triple, Verdict
+from bot.rubric import Rubric
+from bot.store import Judgment, Run, Store, process_name, utcnow
 
 log = logging.getLogger(__name__)
 
-UNSCORED = ("invalid", "error", "malformed")
 HEARTBEAT_SECONDS = 5.0
 STALE_AFTER = 120.0  # seconds without a heartbeat after which another host's "running" run counts as abandoned
 
@@ -63,10 +63,6 @@ class RunOutcome:
         return self.status == "done" and not any(self.counts.get(s) for s in (*UNSCORED, "pending"))
 
 
-class RubricChanged(RuntimeError):
-    """A run cannot go on with a rubric other than the one it started with."""
-
-
 def _reuse(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:
     return Verdict(
         status="scored", output=cached.output, derived=cached.derived or {}, headline=cached.headline,
@@ -74,14 +70,6 @@ def _reuse(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -
         rubric_name=rubric.name, rubric_version=rubric.version, rubric_hash=rubric.content_hash,
         judge_model=judge_model, prompt_hash=prompt_hash(rubric, triple, judge_model),
     )
-
-
-class RunBusy(RuntimeError):
-    """Another live process is judging this run right now."""
-
-
-class RunNotResumable(RuntimeError):
-    """A run whose rows could not all be loaded: it can only be started again."""
 
 
 def failure_verdict(rubric: Rubric, judge_model: str, triple: Triple, message: str) -> Verdict:

@@ -1,96 +1,25 @@
-"""The history store: engine set-up (SQLite WAL, immediate write transactions) and the queries the rest needs."""
+"""Runs and their rows: saved before judging, claimed by one process, verdicts recorded once, read back in order."""
 
 from __future__ import annotations
 
-import functools
-import os
-import socket
-import uuid
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import bindparam, event, func, insert, update
+from sqlalchemy import bindparam, func, insert, update
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlmodel import Session, SQLModel, create_engine, select
+from sqlmodel import Session, SQLModel, select
 
-from bot.judge import Verdict
-from bot.migrations import migrate
-from bot.models import Judgment, JudgmentTally, Run, utcnow
-from bot.tallies import add_judgments, question_key
+from bot.errors import StoreUnavailable
+from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, Verdict
+from bot.store.engine import make_engine
+from bot.store.leases import owner_gone
+from bot.store.migrations import migrate
+from bot.store.models import Judgment, JudgmentTally, Run, utcnow
+from bot.store.tallies import add_judgments, question_key
 
-BUSY_TIMEOUT_MS = 30_000
-RESUMABLE = ("pending", "running", "paused")  # what `resume` picks up by itself
-CLAIMABLE = (*RESUMABLE, "done", "cancelled")  # what can be judged again (retried rows, a results file rewritten)
-VERDICT_COLUMNS = [*Verdict.model_fields, "cache_key", "cached_from", "judged_at"]
+VERDICT_COLUMNS = [*VERDICT_FIELDS, "cache_key", "cached_from", "judged_at"]
 INSERT_BATCH = 1_000
-
-
-def configure_sqlite(dbapi_connection: Any, _record: Any = None) -> None:
-    """Set up a new SQLite connection: WAL, busy timeout, foreign keys, and no transactions of the driver's own."""
-    dbapi_connection.isolation_level = None  # the driver must not open transactions itself: we do
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.close()
-
-
-def make_engine(url: str) -> Engine:
-    """An engine for `url`; SQLite gets WAL, a busy timeout and BEGIN IMMEDIATE on every transaction.
-
-    A deferred SQLite transaction that reads and then writes fails at once with "database is
-    locked" when another process wrote in between; an immediate one waits for the lock instead.
-    """
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
-    if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
-    event.listen(engine, "connect", configure_sqlite)
-
-    @event.listens_for(engine, "begin")
-    def _begin_immediate(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
-
-    return engine
-
-
-class StoreUnavailable(RuntimeError):
-    """The history database cannot be opened; the message says which and why."""
-
-
-@functools.cache
-def _incarnation() -> str:
-    return uuid.uuid4().hex[:8]
-
-
-def process_name() -> str:
-    """host:pid:incarnation of this process, as a run's owner.
-
-    The incarnation tells this process from an earlier one with the same host and pid, such as the
-    pid 1 of a container that was restarted.
-    """
-    return f"{socket.gethostname()}:{os.getpid()}:{_incarnation()}"
-
-
-def owner_gone(owner: str | None, last_seen: Any, now: Any, stale_after: float) -> bool:
-    """Whether the process named `owner` is gone: on this host, its pid is dead; elsewhere, it went quiet."""
-    host, pid, incarnation = [*(owner or "").split(":"), "", ""][:3]
-    if host == socket.gethostname() and pid.isdigit():
-        if int(pid) == os.getpid():  # this very pid: this process, or an earlier life of it
-            return bool(incarnation) and incarnation != _incarnation()
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:  # alive, but another user's
-            return False
-        return False
-    return last_seen is None or (now - last_seen).total_seconds() > stale_after
 
 
 class Store:
@@ -199,8 +128,7 @@ class Store:
 
     def reset_rows(self, run_id: int, statuses: tuple[str, ...]) -> int:
         """Make rows of these statuses pending again, to be judged anew; return how many."""
-        cleared = dict.fromkeys(["output", "derived", "headline", "passed", "label", "tag", "raw_reply", "error",
-                                 "flags", "judged_at", "cached_from"])
+        cleared = dict.fromkeys([*JUDGED_FIELDS, "judged_at", "cached_from"])
         chosen = (Judgment.run_id == run_id) & Judgment.status.in_(statuses)
         with self.engine.begin() as conn:
             conn.execute(select(Judgment.id).where(chosen).with_for_update())  # no verdict lands in between

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bot.execution import STALE_AFTER, RunBusy, execute_run, failure_verdict
-from bot.judge import Triple, Verdict
+from bot.errors import RunBusy
 from bot.llm import JudgeClient
-from bot.models import Judgment, Run
-from bot.rubrics import Rubric
-from bot.runs import start_single_run
-from bot.store import RESUMABLE, Store, process_name
+from bot.records import RESUMABLE, Triple, Verdict
+from bot.rubric import Rubric
+from bot.runs.execute import STALE_AFTER, execute_run, failure_verdict
+from bot.runs.start import start_single_run
+from bot.store import Judgment, Run, Store, process_name
 
 
 async def start_triple(store: Store, rubric: Rubric, triple: Triple, judge_model: str, **kwargs: Any) -> Run:

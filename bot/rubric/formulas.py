@@ -8,11 +8,9 @@ from typing import Any
 
 from simpleeval import EvalWithCompoundTypes
 
+from bot.errors import FormulaError
+
 FUNCTIONS = {"len": len, "min": min, "max": max, "sum": sum, "round": round, "abs": abs, "all": all, "any": any}
-
-
-class FormulaError(ValueError):
-    """An expression that does not parse or cannot be evaluated on a reply."""
 
 
 def check_syntax(expression: str) -> None:

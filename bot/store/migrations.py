@@ -13,7 +13,8 @@ from alembic.migration import MigrationContext
 from alembic.operations import Operations
 from sqlalchemy.engine import Connection, Engine
 
-from bot.tallies import add_judgments, question_key
+from bot.errors import SchemaTooNew
+from bot.store.tallies import add_judgments, question_key
 
 LOCK_ID = 7_311_924  # a PostgreSQL advisory lock that serialises migrating processes
 
@@ -240,10 +241,6 @@ MIGRATIONS: list[Callable[[Operations], None]] = [
     _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies,
 ]
 LATEST = len(MIGRATIONS)
-
-
-class SchemaTooNew(RuntimeError):
-    """The database was written by a newer judgebot."""
 
 
 def current_version(conn: Connection) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
@@ -81,7 +81,7 @@ def _annotation(name: str, spec: FieldSpec) -> Any:
         constraints["le"] = spec.max
     constraints = {k: v for k, v in constraints.items() if v is not None}
     annotated = Annotated[base, Field(**constraints)] if constraints else base
-    return Optional[annotated] if spec.nullable else annotated  # noqa: UP007 - runtime construction
+    return annotated | None if spec.nullable else annotated
 
 
 def json_schema(fields: dict[str, FieldSpec]) -> dict[str, Any]:

@@ -1,8 +1,7 @@
-"""Rubric files: the Rubric model, loading and validating a directory, scoring a validated reply."""
+"""The Rubric model: a rubric file's fields validated strictly, and how a validated reply is scored."""
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import math
@@ -11,19 +10,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from bot.formulas import FormulaError, check_syntax, evaluate
-from bot.schema import FieldSpec, build_model, json_schema, leaves
+from bot.errors import FormulaError, RubricError
+from bot.rubric.fields import FieldSpec, build_model, json_schema, leaves
+from bot.rubric.formulas import check_syntax, evaluate
+from bot.rubric.goldens import Golden
 
 TEMPLATE_NAMES = {"question", "reference", "answer"}
-RUBRIC_SUFFIXES = (".yaml", ".yml")
-
-
-class RubricError(ValueError):
-    """A rubric file that cannot be used, or a rubric name that names none."""
 
 
 def _parsed(expression: str) -> str:
@@ -68,17 +71,6 @@ class Headline(BaseModel):
     passed: Formula = Field(alias="pass", description="Expression giving true or false.")
     label: str = Field(description="str.format template over the reply and derived values.")
     tag: str | None = Field(None, description="Dotted path of the categorical field shown as the tag.")
-
-
-class Golden(BaseModel):
-    """An example triple with what a sound judge returns: [low, high] ranges or allowed values per path."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: str
-    question: str
-    reference: str
-    answer: str
-    expect: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -151,6 +143,10 @@ class Rubric(BaseModel):
         """The file this rubric was read from."""
         return self._source
 
+    def loaded_from(self, path: Path) -> None:
+        """Remember the file this rubric was read from, for messages that name it."""
+        self._source = path
+
     @property
     def content_hash(self) -> str:
         """A hash of everything that shapes a judgment (not the goldens or the wording of the title)."""
@@ -180,7 +176,7 @@ class Rubric(BaseModel):
         try:
             output = self._model.model_validate(data).model_dump(by_alias=True)
         except ValidationError as err:
-            return None, [_describe(error) for error in err.errors(include_url=False)]
+            return None, [describe(error) for error in err.errors(include_url=False)]
         problems = []
         for rule in self.rules:
             try:
@@ -249,7 +245,8 @@ class Rubric(BaseModel):
                     raise RubricError(f"goldens.{golden.name}.expect: no field {path!r}")
 
 
-def _describe(error: Any) -> str:
+def describe(error: Any) -> str:
+    """A pydantic error as `path.to.field: message`."""
     where = ".".join(str(part) for part in error["loc"]) or "reply"
     return f"{where}: {error['msg']}"
 
@@ -283,81 +280,3 @@ def _sample_value(spec: FieldSpec) -> Any:
     return False if spec.type == "boolean" else "sample"
 
 
-def load_rubric(path: Path) -> Rubric:
-    """Read and validate one rubric file; errors name the file and the field."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise RubricError(f"{path.name}: cannot read the file: {err}") from None
-    if not isinstance(data, dict):
-        raise RubricError(f"{path.name}: expected a mapping of rubric fields at the top level")
-    try:
-        rubric = Rubric.model_validate(data)
-    except ValidationError as err:
-        details = "; ".join(_describe(e) for e in err.errors(include_url=False))
-        raise RubricError(f"{path.name}: {details}") from None
-    if path.stem != rubric.name:
-        raise RubricError(f"{path.name}: name {rubric.name!r} must match the file name {path.stem!r}")
-    try:
-        rubric.self_check()
-    except RubricError as err:
-        raise RubricError(f"{path.name}: {err}") from None
-    rubric._source = path
-    return rubric
-
-
-class RubricSet:
-    """The rubrics in force: built-in ones, then a team's directory (same name overrides)."""
-
-    def __init__(self, rubrics: list[Rubric]) -> None:
-        self._by_name: dict[str, Rubric] = {}
-        for rubric in rubrics:
-            self._by_name[rubric.name] = rubric
-        self._by_key: dict[str, Rubric] = {}
-        for rubric in self._by_name.values():
-            for key in (rubric.name, *rubric.aliases):
-                other = self._by_key.get(key.lower())
-                if other is not None and other is not rubric:
-                    raise RubricError(f"{_file(rubric)}: name or alias {key!r} is also used by {_file(other)}")
-                self._by_key[key.lower()] = rubric
-
-    def __iter__(self):
-        return iter(sorted(self._by_name.values(), key=lambda r: r.name))
-
-    def __len__(self) -> int:
-        return len(self._by_name)
-
-    def find(self, name: str) -> Rubric | None:
-        """The rubric called `name` or one of its aliases (any case), if there is one."""
-        return self._by_key.get(name.strip().lower())
-
-    def get(self, name: str) -> Rubric:
-        """The rubric called `name` or one of its aliases; RubricError with a suggestion otherwise."""
-        found = self._by_key.get(name.strip().lower())
-        if found is not None:
-            return found
-        close = difflib.get_close_matches(name.strip().lower(), list(self._by_key), n=1, cutoff=0.5)
-        hint = f" Did you mean {self._by_key[close[0]].name!r}?" if close else ""
-        raise RubricError(f"No rubric named {name!r}.{hint} Available: {', '.join(r.name for r in self)}.")
-
-
-def _file(rubric: Rubric) -> str:
-    return rubric.source.name if rubric.source else rubric.name
-
-
-def builtin_dir() -> Path:
-    """The shipped rubrics: inside the installed package, or at the top of a checkout."""
-    package = Path(__file__).resolve().parent
-    installed = package / "builtin_rubrics"
-    return installed if installed.is_dir() else package.parent / "rubrics"
-
-
-def load_rubrics(extra_dir: Path | None = None) -> RubricSet:
-    """Load the built-in rubrics and, when given, a team's directory; every file must be valid."""
-    rubrics = []
-    for directory in [builtin_dir(), *([extra_dir] if extra_dir else [])]:
-        if not directory.is_dir():
-            raise RubricError(f"{directory}: the rubric directory does not exist")
-        files = sorted(p for p in directory.iterdir() if p.suffix in RUBRIC_SUFFIXES)
-        rubrics.extend(load_rubric(path) for path in files)
-    return RubricSet(rubrics)

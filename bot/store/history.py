@@ -9,9 +9,10 @@ from typing import Any
 from sqlalchemy import case, func
 from sqlmodel import select
 
-from bot.models import Feedback, Judgment, JudgmentTally
-from bot.store import Store
-from bot.tallies import JUDGED, KEY_LENGTH, counted, key_of
+from bot.records import JUDGED
+from bot.store.judgments import Store
+from bot.store.models import Feedback, Judgment, JudgmentTally
+from bot.store.tallies import KEY_LENGTH, counted, key_of
 
 
 def _in_channel(channel_id: str | None) -> Any:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import func
 from sqlmodel import select
 
-from bot.models import Feedback, UserSetting, utcnow
-from bot.store import Store
+from bot.store.judgments import Store
+from bot.store.models import Feedback, UserSetting, utcnow
 
 
 def record_feedback(store: Store, judgment_id: int, user_id: str, *, agree: bool) -> bool | None:

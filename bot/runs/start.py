@@ -8,10 +8,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot.csvio import CsvRow, CsvSource, MalformedRow
-from bot.judge import Triple
-from bot.models import Run
-from bot.rubrics import Rubric
+from bot.records import Triple
+from bot.rubric import Rubric
 from bot.store import Store
+from bot.store.models import Run
 
 
 class Origin(BaseModel):

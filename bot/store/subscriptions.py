@@ -6,8 +6,9 @@ from sqlalchemy import delete, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
-from bot.models import DigestPost, DigestSubscription, utcnow
-from bot.store import Store, owner_gone, process_name
+from bot.store.judgments import Store
+from bot.store.leases import owner_gone, process_name
+from bot.store.models import DigestPost, DigestSubscription, utcnow
 
 STALE_CLAIM = 600.0  # seconds after which a claim of a process on another host that went quiet is taken over
 

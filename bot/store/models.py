@@ -4,12 +4,12 @@ settings, files shared in Slack, weekly digest subscriptions and the digests pos
 from __future__ import annotations
 
 from datetime import UTC, datetime
-
-from pydantic import NaiveDatetime
 from typing import Any
 
+from pydantic import NaiveDatetime
 from sqlalchemy import JSON, BigInteger, Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
+
 
 def utcnow() -> datetime:
     """Now in UTC, without tzinfo: SQLite and PostgreSQL then store and return the same value."""

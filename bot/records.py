@@ -1,0 +1,102 @@
+"""The vocabulary every layer shares: the triple, the verdict, and the states of runs, rows, shares and posts."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+
+class RunState(StrEnum):
+    """Where a run is: its rows being saved, waiting, being judged, stopped with work left, or over."""
+
+    LOADING = "loading"
+    PENDING = "pending"
+    RUNNING = "running"
+    PAUSED = "paused"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+class RowState(StrEnum):
+    """One row of a run: waiting for the judge, or the outcome it got (malformed: the input could not be graded)."""
+
+    PENDING = "pending"
+    SCORED = "scored"
+    INVALID = "invalid"
+    ERROR = "error"
+    MALFORMED = "malformed"
+
+
+class ShareState(StrEnum):
+    """A file shared in Slack, from the event to the summary (store.shares holds the moves it may make)."""
+
+    RECEIVED = "received"
+    ASKING = "asking"  # which rubric? waits for a click
+    CONFIRM = "confirm"  # the same file again: run again? waits for a click
+    LOADING = "loading"
+    RUNNING = "running"
+    PAUSED = "paused"  # Resume or Finish here
+    FINISHING = "finishing"
+    DONE = "done"
+    FAILED = "failed"  # the summary could not be made
+    REFUSED = "refused"
+    SKIPPED = "skipped"
+
+
+class PostState(StrEnum):
+    """A channel's weekly digest claim: being posted, or in the channel."""
+
+    POSTING = "posting"
+    POSTED = "posted"
+
+
+RESUMABLE = (RunState.PENDING, RunState.RUNNING, RunState.PAUSED)  # what `resume` picks up by itself
+CLAIMABLE = (*RESUMABLE, RunState.DONE, RunState.CANCELLED)  # what may be judged again (rows re-judged, results)
+JUDGED = (RowState.SCORED, RowState.INVALID, RowState.ERROR)  # rows a judge looked at
+UNSCORED = (RowState.INVALID, RowState.ERROR, RowState.MALFORMED)  # rows without a score, for good
+REJUDGEABLE = (RowState.ERROR, RowState.INVALID)  # what `resume --retry-errors` and Retry judge again
+
+Outcome = Literal["scored", "invalid", "error"]  # a verdict's status: the RowStates a judgment can end in
+
+
+class Triple(BaseModel):
+    """The three texts a judgment grades."""
+
+    question: str
+    reference: str
+    answer: str
+
+
+class Verdict(BaseModel):
+    """Everything one judgment produced, enough to reproduce and audit it.
+
+    Its fields are the verdict columns of a history row: the store writes and reads them by these names.
+    """
+
+    status: Outcome
+    output: dict[str, Any] | None = None
+    derived: dict[str, float] = {}
+    headline: float | None = None
+    passed: bool | None = None
+    label: str | None = None
+    tag: str | None = None
+    raw_reply: str | None = None
+    error: str | None = None
+    flags: list[str] = []
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: int = 0  # time the judge took to answer, summed over the requests that got an answer
+    attempts: int = 0
+    rubric_name: str
+    rubric_version: str
+    rubric_hash: str
+    judge_model: str
+    prompt_hash: str
+
+
+VERDICT_FIELDS = tuple(Verdict.model_fields)
+JUDGED_FIELDS = ("output", "derived", "headline", "passed", "label", "tag", "raw_reply", "error", "flags")
+"""What a judgment adds to a row (cleared when the row is judged again); the rest says who judged and at what cost."""

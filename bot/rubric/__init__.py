@@ -1,0 +1,10 @@
+"""Rubrics: the model a rubric file is read into, its output field kinds, formulas, goldens, and loading."""
+
+from bot.errors import FormulaError, RubricError
+from bot.rubric.fields import FieldSpec, leaves
+from bot.rubric.goldens import Golden, misses
+from bot.rubric.loading import RubricSet, builtin_dir, load_rubric, load_rubrics
+from bot.rubric.model import Rubric, Scoring
+
+__all__ = ["FieldSpec", "FormulaError", "Golden", "Rubric", "RubricError", "RubricSet", "Scoring", "builtin_dir",
+           "leaves", "load_rubric", "load_rubrics", "misses"]
