@@ -51,7 +51,7 @@ async def run_bot(rows: int, concurrency: int) -> None:
     gc.freeze()  # as `judgebot serve` does after start-up
     settings = Settings(_env_file=None)
     running = await start_bot(settings, host="127.0.0.1")
-    bot = running.bot
+    bot = running.context
     rubric = bot.rubrics.get("eth")
     triples = (CsvRow(line=i + 2, question=f"Question {i}: how do I register for exams at ETH?",
                       reference="Exam registration is done in myStudies (ETHIS).", answer=f"Answer {i}: myStudies.",

@@ -50,7 +50,7 @@ def peak_rss_mb(pid: int) -> float:
 
 
 async def main(rows: int, latency: float, concurrency: int) -> None:
-    from bot.slack.file_runs import SUMMARY_EVENT
+    from bot.slack.flows.file_summary import SUMMARY_EVENT
     from tests.servers.openai_server import FakeJudgeServer, Reply
     from tests.servers.slack_server import FakeSlackServer
     from tests.slack_side import SlackSide

@@ -193,7 +193,7 @@ async def digest_command(args: argparse.Namespace, settings: Settings, console: 
     except WeekError as err:
         raise UsageError(str(err)) from None
     if args.post:
-        from bot.slack.digests import bot_token, post_from_terminal  # the Slack libraries load only to post
+        from bot.slack.flows.digest_post import bot_token, post_from_terminal  # the Slack libraries load only to post
 
         if period.end > datetime.now(zone):
             raise UsageError(f"{period.week} is not over yet (it ends {period.end:%Y-%m-%d %H:%M %Z}): a weekly digest "

@@ -15,7 +15,7 @@ from sqlmodel import select
 from bot.digest import Digest, Example, JudgeChange, Line, Period, Regression, WeekError, build_digest
 from bot.digest.charts import trend_png
 from bot.records import Verdict
-from bot.slack.digest_view import digest_message, link_to, tag_values
+from bot.slack.views.digest import digest_message, link_to, tag_values
 from bot.store import Store
 from bot.store.history import Figures
 from bot.store.models import Feedback, Judgment

@@ -21,7 +21,7 @@ from bot.config import Settings
 from bot.digest import Period
 from bot.digest.schedule import DigestScheduler
 from bot.rubric import Rubric
-from bot.slack.digests import DIGEST_EVENT, DigestPoster
+from bot.slack.flows.digest_post import DIGEST_EVENT, DigestPoster
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store, process_name
 from bot.store.models import DigestPost, DigestSubscription, utcnow
@@ -353,7 +353,7 @@ def digests_in(slack_server: FakeSlackServer, channel: str) -> list[dict]:
 
 async def test_two_bots_on_one_database_post_one_digest_with_its_chart(
         bot_settings: Settings, db_url: str, slack_server: FakeSlackServer, rubrics, caplog) -> None:
-    caplog.set_level(logging.INFO, logger="bot.slack.digests")
+    caplog.set_level(logging.INFO, logger="bot.slack.flows.digest_post")
     eth = rubrics.get("eth")
     store = Store.open(db_url)
     try:
@@ -369,7 +369,7 @@ async def test_two_bots_on_one_database_post_one_digest_with_its_chart(
                 await wake_at(traveller, at(BERLIN, 2026, 11, 16, 9, 0, 1), *schedulers)
                 await until(lambda: digests_in(slack_server, CHANNEL), "the digest")
                 await until(lambda: "is posted already" in caplog.text, "the other bot to find the week claimed")
-                await until(lambda: not any(running.bot.tasks for running in both), "both bots to finish")
+                await until(lambda: not any(running.context.tasks for running in both), "both bots to finish")
 
         [digest] = digests_in(slack_server, CHANNEL)
         assert digest["metadata"]["event_payload"] == {"week": "2026-W46", "weekly": True, "posted_in": "2026-W47"}
@@ -386,20 +386,20 @@ async def test_two_bots_on_one_database_post_one_digest_with_its_chart(
 
 async def test_moving_the_digest_from_tuesday_to_monday_posts_on_the_first_monday(
         bot_settings: Settings, slack_server: FakeSlackServer, caplog) -> None:
-    caplog.set_level(logging.INFO, logger="bot.slack.digests")
+    caplog.set_level(logging.INFO, logger="bot.slack.flows.digest_post")
     with time_machine.travel(at(BERLIN, 2026, 11, 8, 12, 0), tick=True) as traveller:
         async with bots(bot_settings, bot_settings.db_url, 1) as [running]:
             scheduler = running.digests.scheduler
-            scheduler.schedule(set_digest(running.bot.store, TUE, 9, 0, BERLIN))
+            scheduler.schedule(set_digest(running.context.store, TUE, 9, 0, BERLIN))
             await wake_at(traveller, at(BERLIN, 2026, 11, 10, 9, 0, 1), scheduler)
             await until(lambda: len(digests_in(slack_server, CHANNEL)) == 1, "Tuesday's digest (3-9 Nov)")
 
             traveller.move_to(at(BERLIN, 2026, 11, 11, 12, 0))  # /judge digest on monday 09:00, as turn_on does it
-            assert scheduler.schedule(set_digest(running.bot.store, MON, 9, 0, BERLIN)) == at(BERLIN, 2026, 11, 16, 9)
+            assert scheduler.schedule(set_digest(running.context.store, MON, 9, 0, BERLIN)) == at(BERLIN, 2026, 11, 16, 9)
             await wake_at(traveller, at(BERLIN, 2026, 11, 16, 9, 0, 1), scheduler)
             await until(lambda: len(digests_in(slack_server, CHANNEL)) == 2 or "is posted already" in caplog.text,
                         "Monday's digest (9-15 Nov), or its refusal")
-            await until(lambda: not running.bot.tasks, "the bot to finish")
+            await until(lambda: not running.context.tasks, "the bot to finish")
 
     # Without it, 10-15 Nov are in no digest and the channel gets none between 10 and 23 Nov.
     assert len(digests_in(slack_server, CHANNEL)) == 2
@@ -409,7 +409,7 @@ async def test_a_failed_post_gives_the_claim_up_and_a_posted_week_is_not_posted_
         bot_settings: Settings, db_url: str, slack_server: FakeSlackServer) -> None:
     week = Period.of_week("2026-W46", BERLIN)
     async with bots(bot_settings, db_url, 1) as [running]:
-        poster, store = running.digests.poster, running.bot.store
+        poster, store = running.digests.poster, running.context.store
         slack_server.fail("chat.postMessage", "fatal_error")
         with pytest.raises(SlackApiError, match="fatal_error"):  # no `until`: not tried again
             await poster.post_weekly(TEAM, CHANNEL, week)
@@ -437,7 +437,7 @@ async def test_a_refusal_that_waiting_cannot_cure_is_not_retried(bot_settings: S
                                                      until=datetime.now(UTC) + timedelta(hours=12))
         assert asyncio.get_running_loop().time() - started < 5
         assert len(slack_server.calls_to("chat.postMessage")) == 1
-        assert posted_weeks(running.bot.store, "C0NOBOT") == []
+        assert posted_weeks(running.context.store, "C0NOBOT") == []
 
 
 def test_only_the_process_that_claimed_a_week_releases_or_completes_it(store: Store) -> None:
@@ -457,9 +457,9 @@ async def test_a_digest_whose_answer_was_lost_is_found_in_the_channel_not_posted
     week = Period.of_week("2026-W46", BERLIN)
     with time_machine.travel(at(BERLIN, 2026, 11, 16, 9, 0), tick=True):
         async with bots(bot_settings, db_url, 1) as [running]:
-            store = running.bot.store
+            store = running.context.store
             impatient = AsyncWebClient(token=slack_server.bot_token, base_url=slack_server.api_url, timeout=1)
-            poster = DigestPoster(store, running.bot.rubrics, impatient)
+            poster = DigestPoster(store, running.context.rubrics, impatient)
             slack_server.answer_late("chat.postMessage", 3)
             with pytest.raises(TimeoutError):
                 await poster.post_weekly(TEAM, CHANNEL, week)
@@ -479,7 +479,7 @@ async def test_a_claim_taken_over_from_a_process_killed_after_posting_does_not_p
     week, other = Period.of_week("2026-W46", BERLIN), Period.of_week("2026-W45", BERLIN)
     with time_machine.travel(at(BERLIN, 2026, 11, 16, 9, 30), tick=True):
         async with bots(bot_settings, db_url, 1) as [running]:
-            store, poster = running.bot.store, running.digests.poster
+            store, poster = running.context.store, running.digests.poster
             await poster.post(CHANNEL, week, weekly=False)  # `/judge digest now`: not the weekly digest
             ts = await poster.post(CHANNEL, week, weekly=True)  # posted, then killed before it was recorded
             await poster.post(CHANNEL, other, weekly=True)  # a digest of another week: not this one

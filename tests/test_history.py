@@ -14,9 +14,10 @@ from bot.records import Verdict
 from bot.rubric import Rubric, RubricSet
 from bot.runs import Origin, start_run
 from bot.store import Store
-from bot.store.feedback import feedback_tally, record_feedback, remember_model, remembered_model
+from bot.store.feedback import feedback_tally, record_feedback
 from bot.store.history import Figures, channel_stats, recent_by_user, recent_in_channel
 from bot.store.models import utcnow
+from bot.store.preferences import remember_model, remembered_model
 
 COLUMNS = ["question", "reference", "answer", "model"]
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bot.slack.cards import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
+from bot.slack.views.card import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.store import Store
 from bot.store.feedback import feedback_tally
 from tests.replies import eth_reply, triple_of

@@ -9,27 +9,11 @@ from typing import Any
 import pytest
 
 from bot.rubric import Rubric
-from bot.slack.blocks import MESSAGE_BLOCKS, MESSAGE_CHARS
-from bot.slack.cards import (
-    AGREE,
-    DETAILS,
-    DISAGREE,
-    MODAL_BLOCKS,
-    REJUDGE,
-    RETRY,
-    Card,
-    error_card,
-    full_detail,
-    placeholder,
-    reply_view,
-    result_card,
-)
 from bot.slack.commands import USAGE
 from bot.slack.text import (
     ELLIPSIS,
     PDI,
     RLI,
-    SECTION_LIMIT,
     bidi,
     chunks,
     clip,
@@ -39,19 +23,31 @@ from bot.slack.text import (
     shown,
     unescape,
 )
-from bot.slack.views import (
+from bot.slack.views.card import (
+    AGREE,
+    DETAILS,
+    DISAGREE,
+    REJUDGE,
+    RETRY,
+    Card,
+    error_card,
+    full_detail,
+    placeholder,
+    reply_view,
+    result_card,
+)
+from bot.slack.views.commands import (
     FORM,
-    HOME_JUDGMENTS,
-    INPUT_LIMIT,
     FormContext,
     form_context,
     form_values,
     form_view,
     help_message,
     history_message,
-    home_view,
     stats_message,
 )
+from bot.slack.views.home import HOME_JUDGMENTS, home_view
+from bot.slack.views.limits import INPUT_LIMIT, MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, VIEW_BLOCKS
 from bot.store.history import Figures
 from bot.store.models import Judgment
 
@@ -511,7 +507,7 @@ def test_a_huge_reply_is_cut_within_the_modal_limits(rubrics):
     raw = "".join(f"line {i:07d} of a reply that never ends\n" for i in range(10_000))[:400_000]
     assert len(raw) == 400_000
     view = reply_view(scored(eth, ETH_CORRECT, raw_reply=raw)).to_dict()  # to_dict validates the view
-    assert len(view["blocks"]) <= MODAL_BLOCKS
+    assert len(view["blocks"]) <= VIEW_BLOCKS
     assert all(len(text) <= SECTION_LIMIT for text in sections(view))
     last = view["blocks"][-1]
     assert last["type"] == "context"

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.digest import WEEK, Period
-from bot.slack.digests import DIGEST_EVENT
+from bot.slack.flows.digest_post import DIGEST_EVENT
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store
 from bot.store.models import DigestSubscription
@@ -34,7 +34,7 @@ def channel_messages(slack_server: FakeSlackServer, channel: str) -> list[dict]:
 
 
 def sub_of(bot: RunningBot, channel: str = "C0GENERAL") -> DigestSubscription | None:
-    return subscription(bot.bot.store, "T0TEST", channel)
+    return subscription(bot.context.store, "T0TEST", channel)
 
 
 async def test_digest_shows_that_none_is_set(slack: SlackSide, slack_server: FakeSlackServer) -> None:
@@ -154,7 +154,7 @@ def seed(store: Store, rubrics) -> None:
 
 async def test_digest_now_posts_this_channels_figures_and_the_chart(slack: SlackSide, slack_server: FakeSlackServer,
                                                                     http_bot: RunningBot, rubrics) -> None:
-    seed(http_bot.bot.store, rubrics)
+    seed(http_bot.context.store, rubrics)
     await slack.command("digest now")
     post = (await slack_server.await_for("chat.postMessage"))[-1].params
     assert post["channel"] == "C0GENERAL"
@@ -181,7 +181,7 @@ async def test_a_quiet_week_is_one_line(slack: SlackSide, slack_server: FakeSlac
 
 async def test_the_preview_is_for_the_caller_only(slack: SlackSide, slack_server: FakeSlackServer,
                                                   http_bot: RunningBot, rubrics) -> None:
-    seed(http_bot.bot.store, rubrics)
+    seed(http_bot.context.store, rubrics)
     await slack.command("digest preview", channel="G0PRIVATE")
     reply = (await slack_server.await_for("response_url"))[-1].params
     assert reply["response_type"] == "ephemeral"
@@ -217,7 +217,7 @@ async def test_the_next_digest_shown_skips_a_week_posted_in_already(slack: Slack
     await slack_server.await_for("chat.postMessage")
     first = http_bot.digests.scheduler.next_run("T0TEST", "C0GENERAL")
     # this week's digest went out already (say on Monday, before the day was changed)
-    assert claim_week(http_bot.bot.store, "T0TEST", "C0GENERAL", Period.before_day_of(first).posting_week)
+    assert claim_week(http_bot.context.store, "T0TEST", "C0GENERAL", Period.before_day_of(first).posting_week)
     await slack.command("digest")
     shown = await said(slack_server)
     assert f"<!date^{int((first + WEEK).timestamp())}^" in shown

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from bot.slack.file_runs import SUMMARY_EVENT
+from bot.slack.flows.file_summary import SUMMARY_EVENT
 from bot.store import Store
 from tests.replies import eth_reply, triple_of
 

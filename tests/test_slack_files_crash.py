@@ -26,7 +26,7 @@ import pytest
 from aiohttp import web
 from sqlmodel import select
 
-from bot.slack.file_runs import SUMMARY_EVENT
+from bot.slack.flows.file_summary import SUMMARY_EVENT
 from bot.store import Store
 from bot.store.models import Judgment, Run, SharedFile
 from tests.conftest import SIGNING_SECRET

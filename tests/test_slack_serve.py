@@ -19,8 +19,8 @@ import pytest
 
 from bot.config import Settings
 from bot.errors import SetupError
-from bot.slack.cards import AGREE
 from bot.slack.server import start_bot
+from bot.slack.views.card import AGREE
 from bot.store import Store
 from bot.store.feedback import feedback_tally
 from tests.conftest import SIGNING_SECRET

@@ -1,27 +1,27 @@
-"""Wiring: the Web API client with its retry handlers, and the bolt app with every listener registered."""
+"""Wiring: the bolt app, with every listener registered against the events, commands and buttons it answers."""
 
 from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
-    AsyncServerErrorRetryHandler,
-)
-from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.cards import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
-from bot.slack.digests import Digests
-from bot.slack.file_listeners import FileListeners
-from bot.slack.file_runs import FileRuns
-from bot.slack.judging import Judgebot
-from bot.slack.listeners import Listeners
-from bot.slack.run_cards import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
-from bot.slack.views import FORM
+from bot.slack.context import Context
+from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
+from bot.slack.flows.file_run import FileRuns
+from bot.slack.listeners.card import CardListener
+from bot.slack.listeners.command import CommandListener
+from bot.slack.listeners.digest import DigestCommands
+from bot.slack.listeners.file import FileListener
+from bot.slack.listeners.home import HomeListener
+from bot.slack.messenger import OUR_FAULT
+from bot.slack.views.card import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
+from bot.slack.views.commands import FORM
+from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
 
 COMMAND = "/judge"
 HOME_OPENED = "app_home_opened"
@@ -29,15 +29,7 @@ HOME_OPENED = "app_home_opened"
 # (files arrive as messages with the subtype file_share), and file_shared, which Slack sends alongside.
 EVENTS = (HOME_OPENED, "message.channels", "message.groups", "file_shared")
 
-
-def make_web_client(token: str, api_url: str) -> AsyncWebClient:
-    """A Web API client that waits out rate limits (Retry-After) and retries server errors and dropped connections."""
-    return AsyncWebClient(
-        token=token, base_url=api_url, timeout=30,
-        retry_handlers=[AsyncConnectionErrorRetryHandler(max_retry_count=2),
-                        AsyncRateLimitErrorRetryHandler(max_retry_count=3),
-                        AsyncServerErrorRetryHandler(max_retry_count=2)],
-    )
+log = logging.getLogger(__name__)
 
 
 class _NoTokenNotice(logging.Filter):
@@ -47,35 +39,57 @@ class _NoTokenNotice(logging.Filter):
         return record.getMessage() != warning_client_prioritized_and_token_skipped()
 
 
-def build_app(bot: Judgebot, files: FileRuns, digests: Digests, client: AsyncWebClient, *,
-              signing_secret: str | None) -> AsyncApp:
+@dataclass
+class Parts:
+    """What the app is made of besides the context: the file runs and the weekly digests (started by the server)."""
+
+    files: FileRuns
+    digests: WeeklyDigests
+
+
+async def ignore() -> None:
+    """Events the app receives but does not act on: answered, so Slack does not send them again."""
+
+
+def on_error(ctx: Context) -> Any:
+    """The app's error listener: a failed listener is logged with where and for whom, and the person told."""
+
+    async def failed(error: Exception, body: dict[str, Any]) -> None:
+        event = body.get("event") or {}
+        where = body.get("channel_id") or (body.get("channel") or {}).get("id") or event.get("channel")
+        user = body.get("user_id") or (body.get("user") or {}).get("id") or event.get("user")
+        kind = body.get("command") or body.get("type") or event.get("type")
+        log.error("%s failed for user %s in %s", kind, user, where, exc_info=error)
+        await ctx.say.tell(body.get("response_url"), f":warning: {OUR_FAULT}")
+
+    return failed
+
+
+def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_settings: DigestSettings) -> AsyncApp:
     """The bolt app; with a signing secret every HTTP request is verified, without one it serves Socket Mode only."""
     logger = logging.getLogger("judgebot.bolt")
     if not any(isinstance(f, _NoTokenNotice) for f in logger.filters):
         logger.addFilter(_NoTokenNotice())
-    app = AsyncApp(
-        client=client,
-        signing_secret=signing_secret or "",
-        request_verification_enabled=bool(signing_secret),
-        logger=logger,
-    )
-    listeners = Listeners(bot, digests)
-    app.command(COMMAND)(listeners.on_command)
-    app.view(FORM)(listeners.on_form)
-    app.action(AGREE)(listeners.on_vote)
-    app.action(DISAGREE)(listeners.on_vote)
-    app.action(REJUDGE)(listeners.on_rejudge)
-    app.action(RETRY)(listeners.on_retry)
-    app.action(DETAILS)(listeners.on_details)
-    app.event(HOME_OPENED)(listeners.on_home_opened)
-    on_files = FileListeners(bot, files)
-    app.event({"type": "message", "subtype": "file_share"})(on_files.on_file_share)
-    app.event("message")(on_files.ignore)  # every other message: answered, or bolt says 404 and Slack retries
-    app.event("file_shared")(on_files.ignore)  # the file_share message carries everything needed
-    app.action(re.compile(f"^{PICK_RUBRIC}"))(on_files.on_pick_rubric)
-    app.action(RUN_AGAIN)(on_files.on_again)
-    app.action(SKIP_AGAIN)(on_files.on_skip)
-    app.action(CANCEL_RUN)(on_files.on_cancel)
-    app.action(RESUME_RUN)(on_files.on_resume)
-    app.error(listeners.on_error)
+    app = AsyncApp(client=ctx.client, signing_secret=signing_secret or "",
+                   request_verification_enabled=bool(signing_secret), logger=logger)
+    digest_commands = DigestCommands(ctx, parts.digests, digest_settings)
+    app.command(COMMAND)(CommandListener(ctx, digest_commands.handlers()).on_command)
+    cards = CardListener(ctx)
+    app.view(FORM)(cards.on_form)
+    app.action(AGREE)(cards.on_vote)
+    app.action(DISAGREE)(cards.on_vote)
+    app.action(REJUDGE)(cards.on_rejudge)
+    app.action(RETRY)(cards.on_retry)
+    app.action(DETAILS)(cards.on_details)
+    app.event(HOME_OPENED)(HomeListener(ctx).on_home_opened)
+    files = FileListener(ctx, parts.files)
+    app.event({"type": "message", "subtype": "file_share"})(files.on_file_share)
+    app.event("message")(ignore)  # every other message: answered, or bolt says 404 and Slack retries
+    app.event("file_shared")(ignore)  # the file_share message carries everything needed
+    app.action(re.compile(f"^{PICK_RUBRIC}"))(files.on_pick_rubric)
+    app.action(RUN_AGAIN)(files.on_again)
+    app.action(SKIP_AGAIN)(files.on_skip)
+    app.action(CANCEL_RUN)(files.on_cancel)
+    app.action(RESUME_RUN)(files.on_resume)
+    app.error(on_error(ctx))
     return app

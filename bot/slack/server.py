@@ -4,24 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from sqlalchemy import text
 
 from bot.config import Settings
 from bot.errors import SetupError
 from bot.llm import judge_client_from
 from bot.rubric import load_rubrics
-from bot.slack.app import build_app, make_web_client
-from bot.slack.digests import Digests, DigestSettings
-from bot.slack.file_runs import FileLimits, FileRuns
-from bot.slack.judging import CARD_SOURCE, Judgebot
-from bot.slack.recovery import recover
+from bot.slack.app import Parts, build_app
+from bot.slack.context import Context
+from bot.slack.flows.card import CARD_SOURCE, recover_cards
+from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
+from bot.slack.flows.file_recovery import recover_files
+from bot.slack.flows.file_run import FileLimits, FileRuns
+from bot.slack.messenger import Messenger, make_web_client
 from bot.store import Store
 from bot.store.shares import unfinished_shares
 
@@ -43,9 +47,9 @@ BAD_APP_TOKEN = (
 )
 
 
-async def _slack_call(call, template: str, api_url: str) -> dict:  # type: ignore[no-untyped-def]
+async def _slack_call(call: Callable[[], Awaitable[AsyncSlackResponse]], template: str, api_url: str) -> dict[str, Any]:
     try:
-        return (await call()).data  # type: ignore[no-any-return]
+        return dict((await call()).data)
     except SlackApiError as err:
         code = err.response.get("error", "unknown error")
         if code in TOKEN_ERRORS:
@@ -63,9 +67,9 @@ class RunningBot:
     mode: str
     port: int
     team: str
-    bot: Judgebot
+    context: Context
     files: FileRuns
-    digests: Digests
+    digests: WeeklyDigests
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
 
@@ -76,10 +80,10 @@ class RunningBot:
             await self._socket.close_async()
         if self._runner is not None:
             await self._runner.cleanup()
-        await self.files.interrupt()  # file runs go on after the restart, from where they stopped
-        await self.bot.drain(drain)
-        await self.bot.judge.aclose()
-        self.bot.store.engine.dispose()
+        await self.context.tasks.interrupt()  # file runs go on after the restart, from where they stopped
+        await self.context.tasks.drain(drain)
+        await self.context.judge.aclose()
+        self.context.store.engine.dispose()
 
 
 async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
@@ -91,19 +95,18 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
         await _slack_call(lambda: client.apps_connections_open(app_token=app_token), BAD_APP_TOKEN,
                           settings.slack_api_url)
     store = await asyncio.to_thread(Store.open, settings.db_url)
-    rubrics = load_rubrics(settings.rubrics_dir)
-    bot = Judgebot(store=store, rubrics=rubrics, judge=judge_client_from(settings), client=client,
-                   team_url=auth.get("url"))
+    ctx = Context(store=store, rubrics=load_rubrics(settings.rubrics_dir), judge=judge_client_from(settings),
+                  say=Messenger(client), team_url=auth.get("url"), bot_user_id=auth.get("user_id"))
     # Listed before any request is taken, so a judgment started from now on is never mistaken for a left-over.
-    left_over = await bot.db(store.unfinished_runs, source=CARD_SOURCE)
-    left_files = await bot.db(unfinished_shares, store)
-    files = FileRuns(bot, FileLimits.from_settings(settings), bot_user_id=auth.get("user_id"))
-    digests = Digests(bot, DigestSettings.from_settings(settings))
-    app = build_app(bot, files, digests, client, signing_secret=secret)
+    left_over = await ctx.db(Store.unfinished_runs, source=CARD_SOURCE)
+    left_files = await ctx.db(unfinished_shares)
+    digest_settings = DigestSettings.from_settings(settings)
+    parts = Parts(FileRuns(ctx, FileLimits.from_settings(settings)), WeeklyDigests(ctx, digest_settings))
+    app = build_app(ctx, parts, signing_secret=secret, digest_settings=digest_settings)
     if app_token:
         socket = AsyncSocketModeHandler(app, app_token)
         await socket.connect_async()
-        running = RunningBot("socket", 0, str(auth.get("team")), bot, files, digests, _socket=socket)
+        running = RunningBot("socket", 0, str(auth.get("team")), ctx, parts.files, parts.digests, _socket=socket)
     else:
         web_app = app.web_app(path=EVENTS_PATH, port=settings.port)
         web_app.router.add_get(HEALTH_PATH, _health(store))
@@ -113,18 +116,18 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
             await web.TCPSite(runner, host, settings.port).start()
         except OSError as err:
             await runner.cleanup()
-            await bot.judge.aclose()
+            await ctx.judge.aclose()
             raise SetupError(f"Cannot listen on port {settings.port} ({err.strerror or err}). Set PORT to a free "
                              "port, or stop what uses it.") from None
-        running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), bot, files, digests,
+        running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), ctx, parts.files, parts.digests,
                              _runner=runner)
-    recover(bot, left_over)
-    files.recover(left_files)
-    await digests.start()
+    recover_cards(ctx, left_over)
+    recover_files(parts.files, left_files)
+    await parts.digests.start()
     return running
 
 
-def _health(store: Store):  # type: ignore[no-untyped-def]
+def _health(store: Store) -> Callable[[web.Request], Awaitable[web.Response]]:
     def ping() -> None:
         with store.engine.connect() as conn:
             conn.execute(text("SELECT 1"))

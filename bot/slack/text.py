@@ -5,8 +5,6 @@ from __future__ import annotations
 import unicodedata
 from datetime import UTC, datetime
 
-SECTION_LIMIT = 3000  # characters of one section's text
-FIELD_LIMIT = 2000  # characters of one section field
 ELLIPSIS = "…"
 RLI, PDI = "\u2067", "\u2069"  # right-to-left isolate and its end
 

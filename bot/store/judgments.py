@@ -11,9 +11,9 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, select
 
 from bot.errors import StoreUnavailable
-from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, Verdict
+from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, RunState, Verdict
 from bot.store.engine import make_engine
-from bot.store.leases import owner_gone
+from bot.store.leases import take_over
 from bot.store.migrations import migrate
 from bot.store.models import Judgment, JudgmentTally, Run, utcnow
 from bot.store.tallies import add_judgments, question_key
@@ -111,16 +111,12 @@ class Store:
             run = session.get(Run, run_id)
             if run is None or run.status not in statuses:
                 return False
-            if run.status == "running" and run.owner and not owner_gone(run.owner, run.heartbeat_at, now, stale_after):
-                return False
-            claimed = session.execute(
-                update(Run)
-                .where(Run.id == run_id, Run.status == run.status, Run.owner.is_not_distinct_from(run.owner))
-                .values(status="running", owner=owner, heartbeat_at=now, started_at=run.started_at or now,
-                        stop_reason=None)
-            )
+            # Only a running run is held by its owner; one paused or done is free, whoever was named in it.
+            claimed = take_over(session, Run, run, seen="heartbeat_at", stale_after=stale_after, now=now, owner=owner,
+                                held=run.status == RunState.RUNNING, where=(Run.status == run.status,),
+                                status=RunState.RUNNING, started_at=run.started_at or now, stop_reason=None)
             session.commit()
-            return claimed.rowcount == 1
+            return claimed
 
     def beat(self, run_id: int, owner: str) -> bool:
         """Record that `owner` is alive and judging the run; False when another process has taken it over."""

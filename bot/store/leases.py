@@ -10,7 +10,11 @@ import functools
 import os
 import socket
 import uuid
+from datetime import datetime
 from typing import Any
+
+from sqlalchemy import update
+from sqlmodel import Session, SQLModel
 
 
 @functools.cache
@@ -41,3 +45,21 @@ def owner_gone(owner: str | None, last_seen: Any, now: Any, stale_after: float) 
             return False
         return False
     return last_seen is None or (now - last_seen).total_seconds() > stale_after
+
+
+def take_over(session: Session, table: type[SQLModel], row: Any, *, seen: str, stale_after: float, now: datetime,
+              owner: str | None = None, held: bool = True, where: tuple[Any, ...] = (), **values: Any) -> bool:
+    """Make `owner` (this process) the owner of `row` as read just before, unless a live process holds it.
+
+    `seen` names the column that tells when the owner last showed life (a heartbeat, a claim, an update);
+    it is set to `now`. `held=False`: the row is free whoever is named in it (a run no longer running).
+    The row must be unchanged since it was read (same owner, and `where`), so of two processes taking it
+    at once, one wins. The caller commits; True if the row was taken.
+    """
+    if held and row.owner and not owner_gone(row.owner, getattr(row, seen), now, stale_after):
+        return False
+    column = table.owner
+    result = session.execute(update(table)
+                             .where(table.id == row.id, column.is_not_distinct_from(row.owner), *where)
+                             .values(owner=owner or process_name(), **{seen: now}, **values))
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]  # CursorResult of an UPDATE has rowcount

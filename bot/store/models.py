@@ -19,7 +19,7 @@ def utcnow() -> datetime:
 class Run(SQLModel, table=True):
     """One batch of judgments: a CSV file, or a single triple from a command."""
 
-    id: int | None = Field(default=None, primary_key=True)
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
     created_at: NaiveDatetime = Field(default_factory=utcnow)
     started_at: NaiveDatetime | None = None
     finished_at: NaiveDatetime | None = None
@@ -55,7 +55,7 @@ class Judgment(SQLModel, table=True):
         Index("ix_judgment_channel_message", "channel_id", "message_ts"),
     )
 
-    id: int | None = Field(default=None, primary_key=True)
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
     run_id: int = Field(foreign_key="run.id")
     row_number: int | None = None
     created_at: NaiveDatetime = Field(default_factory=utcnow)
@@ -108,7 +108,7 @@ class JudgmentTally(SQLModel, table=True):
                          "judge_model", "status", "tag_key", name="uq_judgment_tally_key"),
     )
 
-    id: int | None = Field(default=None, primary_key=True)
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
     channel_key: str = Field(max_length=32, description='the channel, or "" for judgments made in a terminal')
     hour: NaiveDatetime = Field(description="the hour (UTC) the rows were judged in")
     model_key: str = Field(sa_column=Column(Text, nullable=False), description='the model under test, or ""')
@@ -129,7 +129,7 @@ class Feedback(SQLModel, table=True):
 
     __table_args__ = (UniqueConstraint("judgment_id", "user_id", name="uq_feedback_judgment_user"),)
 
-    id: int | None = Field(default=None, primary_key=True)
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
     judgment_id: int = Field(foreign_key="judgment.id")
     user_id: str = Field(max_length=32)
     agree: bool
@@ -143,7 +143,7 @@ class UserSetting(SQLModel, table=True):
     __tablename__ = "user_setting"
     __table_args__ = (UniqueConstraint("team_id", "user_id", name="uq_user_setting_team_user"),)
 
-    id: int | None = Field(default=None, primary_key=True)
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
     team_id: str = Field(max_length=32)
     user_id: str = Field(max_length=32)
     model_name: str | None = Field(default=None, sa_column=Column(Text))
@@ -156,7 +156,7 @@ class ChannelSetting(SQLModel, table=True):
     __tablename__ = "channel_setting"
     __table_args__ = (UniqueConstraint("team_id", "channel_id", name="uq_channel_setting_team_channel"),)
 
-    id: int | None = Field(default=None, primary_key=True)
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
     team_id: str = Field(max_length=32)
     channel_id: str = Field(max_length=32)
     default_rubric: str | None = Field(default=None, max_length=64)
@@ -174,7 +174,7 @@ class SharedFile(SQLModel, table=True):
         Index("ix_shared_file_state", "state"),
     )
 
-    id: int | None = Field(default=None, primary_key=True)
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
     created_at: NaiveDatetime = Field(default_factory=utcnow)
     updated_at: NaiveDatetime = Field(default_factory=utcnow)
     team_id: str = Field(max_length=32)
@@ -206,7 +206,7 @@ class DigestSubscription(SQLModel, table=True):
     __tablename__ = "digest_subscription"
     __table_args__ = (UniqueConstraint("team_id", "channel_id", name="uq_digest_subscription_team_channel"),)
 
-    id: int | None = Field(default=None, primary_key=True)
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
     team_id: str = Field(max_length=32)
     channel_id: str = Field(max_length=32)
     weekday: int = Field(description="0 for Monday to 6 for Sunday")
@@ -223,7 +223,7 @@ class DigestPost(SQLModel, table=True):
     __tablename__ = "digest_post"
     __table_args__ = (UniqueConstraint("channel_id", "week", name="uq_digest_post_channel_week"),)
 
-    id: int | None = Field(default=None, primary_key=True)
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
     team_id: str | None = Field(default=None, max_length=32)
     channel_id: str = Field(max_length=32)
     week: str = Field(max_length=10, description="ISO week such as 2026-W47")

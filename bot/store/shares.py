@@ -1,4 +1,4 @@
-"""Files shared in chat and channel settings: claimed once, moved from state to state, found again by thread."""
+"""Files shared in chat: claimed once, moved through their lifecycle by one table of moves, found again by thread."""
 
 from __future__ import annotations
 
@@ -8,12 +8,37 @@ from sqlalchemy import or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
+from bot.errors import IllegalMove
+from bot.records import ShareState
 from bot.store.judgments import Store
-from bot.store.leases import owner_gone, process_name
-from bot.store.models import ChannelSetting, Judgment, Run, SharedFile, utcnow
+from bot.store.leases import take_over
+from bot.store.models import Judgment, Run, SharedFile, utcnow
 
-UNFINISHED = ("received", "loading", "running", "finishing")  # what a restarted bot takes up by itself
-WAITING = ("asking", "confirm", "paused")  # what waits for a person to click
+S = ShareState
+# The lifecycle of a shared file: each state, and the states it may move to. Every move goes through this
+# table; a move it does not list is a bug, raised as IllegalMove rather than written.
+MOVES: dict[ShareState, frozenset[ShareState]] = {
+    S.RECEIVED: frozenset({S.ASKING, S.CONFIRM, S.LOADING, S.REFUSED, S.SKIPPED}),
+    S.ASKING: frozenset({S.RECEIVED, S.REFUSED}),  # a rubric was picked: judged as if just received
+    S.CONFIRM: frozenset({S.RECEIVED, S.SKIPPED, S.REFUSED}),  # Run again, or Don't
+    # a restart takes a loading file up again; its rubric may be gone by then (ask again)
+    S.LOADING: frozenset({S.LOADING, S.ASKING, S.RUNNING, S.REFUSED}),
+    S.RUNNING: frozenset({S.PAUSED, S.FINISHING, S.REFUSED}),
+    S.PAUSED: frozenset({S.RUNNING, S.FINISHING}),  # Resume, or Finish here
+    # a restart finishes what an earlier life began; a rubric changed meanwhile refuses it
+    S.FINISHING: frozenset({S.FINISHING, S.DONE, S.FAILED, S.REFUSED}),
+    S.DONE: frozenset(),
+    S.FAILED: frozenset(),
+    S.REFUSED: frozenset(),
+    S.SKIPPED: frozenset(),
+}
+UNFINISHED = (S.RECEIVED, S.LOADING, S.RUNNING, S.FINISHING)  # what a restarted bot takes up by itself
+SETTLED = (S.REFUSED, S.SKIPPED)  # shares that never became a run
+
+
+def sources(to: ShareState) -> tuple[ShareState, ...]:
+    """The states a share may move to `to` from."""
+    return tuple(state for state, targets in MOVES.items() if to in targets)
 
 
 def claim_share(store: Store, **fields: Any) -> SharedFile | None:
@@ -40,15 +65,35 @@ def share_of_run(store: Store, run_id: int) -> SharedFile | None:
         return session.exec(select(SharedFile).where(SharedFile.run_id == run_id)).first()
 
 
-def move_share(store: Store, share_id: int, *, expect: tuple[str, ...] | None = None, **fields: Any) -> bool:
-    """Set fields of a shared file, only while its state is one of `expect` (when given); False if it was not."""
-    statement = update(SharedFile).where(SharedFile.id == share_id)
-    if expect is not None:
-        statement = statement.where(SharedFile.state.in_(expect))
+def move_share(store: Store, share_id: int, to: ShareState, *, expect: tuple[ShareState, ...] | None = None,
+               **fields: Any) -> bool:
+    """Move a shared file to state `to` (setting `fields` too), as the lifecycle allows.
+
+    With `expect`, the move happens only from those states, and False says another move won the race (a
+    second click). Without it, the move happens from wherever the share is, and a state the lifecycle does
+    not allow leaving for `to` raises IllegalMove.
+    """
+    allowed = sources(to)
+    chosen = [state for state in allowed if expect is None or state in expect]
     with store.session() as session:
-        result = session.execute(statement.values(updated_at=utcnow(), **fields))
+        result = session.execute(update(SharedFile).where(SharedFile.id == share_id, SharedFile.state.in_(chosen))
+                                 .values(state=to, updated_at=utcnow(), **fields))
         session.commit()
-        return result.rowcount == 1
+        if result.rowcount == 1 or expect is not None:
+            return result.rowcount == 1
+        current = session.get(SharedFile, share_id)
+    if current is None:
+        return False
+    raise IllegalMove(f"shared file {share_id} cannot move from {current.state} to {to}")
+
+
+def update_share(store: Store, share_id: int, **fields: Any) -> None:
+    """Set fields of a shared file other than its state (which only `move_share` changes)."""
+    if "state" in fields:
+        raise IllegalMove("a shared file's state changes through move_share")
+    with store.session() as session:
+        session.execute(update(SharedFile).where(SharedFile.id == share_id).values(updated_at=utcnow(), **fields))
+        session.commit()
 
 
 def unfinished_shares(store: Store) -> list[SharedFile]:
@@ -67,7 +112,7 @@ def earlier_share(store: Store, share: SharedFile) -> SharedFile | None:
             select(SharedFile)
             .where(SharedFile.team_id == share.team_id, SharedFile.channel_id == share.channel_id,
                    SharedFile.thread_ts == share.thread_ts, SharedFile.id < share.id,
-                   SharedFile.state.not_in(("refused", "skipped")), same)
+                   SharedFile.state.not_in(SETTLED), same)
             .order_by(SharedFile.id.desc())
         )
         return session.exec(statement.limit(1)).first()
@@ -89,32 +134,13 @@ def thread_rubric(store: Store, channel_id: str, thread_ts: str) -> str | None:
         ).first()
 
 
-def default_rubric(store: Store, team_id: str, channel_id: str) -> str | None:
-    """The rubric a channel judges shared files with when nothing else names one."""
-    with store.session() as session:
-        return session.exec(select(ChannelSetting.default_rubric).where(
-            ChannelSetting.team_id == team_id, ChannelSetting.channel_id == channel_id)).first()
-
-
-def set_default_rubric(store: Store, team_id: str, channel_id: str, rubric_name: str | None, user_id: str) -> None:
-    """Set (or, with None, clear) the channel's default rubric."""
-    store.upsert(ChannelSetting, {"team_id": team_id, "channel_id": channel_id},
-                 {"default_rubric": rubric_name, "updated_by": user_id, "updated_at": utcnow()})
-
-
-def take_share(store: Store, share: SharedFile, *, stale_after: float, state: str | None = None) -> bool:
-    """Make this process the one handling `share`, unless a live process handles it; optionally set its state.
+def take_share(store: Store, share: SharedFile, *, stale_after: float) -> bool:
+    """Make this process the one handling `share`, unless a live process handles it.
 
     Succeeds only if the share is unchanged since it was read, so of two processes taking it one wins.
     """
-    if share.owner and not owner_gone(share.owner, share.updated_at, utcnow(), stale_after):
-        return False
     with store.session() as session:
-        result = session.execute(
-            update(SharedFile)
-            .where(SharedFile.id == share.id, SharedFile.state == share.state,
-                   SharedFile.owner.is_not_distinct_from(share.owner), SharedFile.updated_at == share.updated_at)
-            .values(owner=process_name(), updated_at=utcnow(), state=state or share.state)
-        )
+        taken = take_over(session, SharedFile, share, seen="updated_at", stale_after=stale_after, now=utcnow(),
+                          where=(SharedFile.state == share.state, SharedFile.updated_at == share.updated_at))
         session.commit()
-        return result.rowcount == 1
+        return taken

@@ -6,8 +6,9 @@ from sqlalchemy import delete, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
+from bot.records import PostState
 from bot.store.judgments import Store
-from bot.store.leases import owner_gone, process_name
+from bot.store.leases import process_name, take_over
 from bot.store.models import DigestPost, DigestSubscription, utcnow
 
 STALE_CLAIM = 600.0  # seconds after which a claim of a process on another host that went quiet is taken over
@@ -63,20 +64,18 @@ def claim_week(store: Store, team_id: str | None, channel_id: str, week: str) ->
     with store.session() as session:
         held = session.exec(select(DigestPost).where(DigestPost.channel_id == channel_id,
                                                      DigestPost.week == week)).first()
-        if held is None or held.state != "posting" or not owner_gone(held.owner, held.claimed_at, utcnow(),
-                                                                     STALE_CLAIM):
+        if held is None or held.state != PostState.POSTING:
             return None
-        taken = session.execute(update(DigestPost).where(DigestPost.id == held.id, DigestPost.owner == held.owner,
-                                                         DigestPost.state == "posting")
-                                .values(owner=process_name(), claimed_at=utcnow()))
+        taken = take_over(session, DigestPost, held, seen="claimed_at", stale_after=STALE_CLAIM, now=utcnow(),
+                          where=(DigestPost.state == PostState.POSTING,))
         session.commit()
-        return held.id if taken.rowcount == 1 else None
+        return held.id if taken else None
 
 
 def release_week(store: Store, claim_id: int) -> None:
     """Give this process's claim up after a failed post, so the digest can be posted by the next try."""
     with store.session() as session:
-        session.execute(delete(DigestPost).where(DigestPost.id == claim_id, DigestPost.state == "posting",
+        session.execute(delete(DigestPost).where(DigestPost.id == claim_id, DigestPost.state == PostState.POSTING,
                                                  DigestPost.owner == process_name()))
         session.commit()
 
@@ -85,7 +84,7 @@ def mark_posted(store: Store, claim_id: int, message_ts: str) -> None:
     """Record that the digest this process claimed is in the channel."""
     with store.session() as session:
         session.execute(update(DigestPost).where(DigestPost.id == claim_id, DigestPost.owner == process_name())
-                        .values(state="posted", posted_at=utcnow(), message_ts=message_ts))
+                        .values(state=PostState.POSTED, posted_at=utcnow(), message_ts=message_ts))
         session.commit()
 
 
@@ -100,6 +99,6 @@ def last_posted(store: Store, channel_id: str) -> DigestPost | None:
     """The channel's latest posted weekly digest, if any."""
     with store.session() as session:
         return session.exec(select(DigestPost).where(DigestPost.channel_id == channel_id,
-                                                     DigestPost.state == "posted")
+                                                     DigestPost.state == PostState.POSTED)
                             .order_by(DigestPost.posted_at.desc()).limit(1)).first()
 

@@ -1,4 +1,7 @@
-"""The listeners of file runs: shared files, and the buttons that pick a rubric, run again, cancel or resume."""
+"""Files shared in a thread, and the buttons of their runs: pick a rubric, run again or not, cancel, resume.
+
+Every button acts only on a file shared in the channel where it was clicked.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +10,13 @@ from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 
-from bot.runs import RunBusy
-from bot.slack import run_cards
-from bot.slack.file_runs import FileRuns
-from bot.slack.judging import Judgebot
+from bot.errors import RunBusy
+from bot.records import RunState, ShareState
+from bot.slack.context import Context
+from bot.slack.flows.file_run import FileRuns
 from bot.slack.text import escape
-from bot.store import process_name
-from bot.store.models import SharedFile
+from bot.slack.views import file_run as view
+from bot.store import SharedFile, Store, process_name
 from bot.store.shares import get_share, move_share, share_of_run
 
 log = logging.getLogger(__name__)
@@ -25,18 +28,15 @@ def _channel(body: dict[str, Any]) -> str | None:
     return (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
 
 
-class FileListeners:
-    """Listeners over the shared `Judgebot` and its `FileRuns`."""
+class FileListener:
+    """The listeners of shared files and their runs, over the bot's context and its file runs."""
 
-    def __init__(self, bot: Judgebot, files: FileRuns) -> None:
-        self.bot, self.files = bot, files
+    def __init__(self, ctx: Context, files: FileRuns) -> None:
+        self.ctx, self.files = ctx, files
 
     async def on_file_share(self, event: dict[str, Any], body: dict[str, Any]) -> None:
         """A message that shares files (Slack has its ack already): each CSV/TSV becomes a run, once."""
         self.files.shared(event, body)
-
-    async def ignore(self) -> None:
-        """Events the app receives but does not act on: answered, so Slack does not send them again."""
 
     # -- before a run ---------------------------------------------------------------------------------------
 
@@ -44,13 +44,13 @@ class FileListeners:
         """A rubric button under a file: start its run with that rubric."""
         await ack()
         share_id, _, name = str(action.get("value") or "").partition(":")
-        rubric = self.bot.rubrics.find(name)
+        rubric = self.ctx.rubrics.find(name)
         share = await self._share(body, share_id)
         if share is None or rubric is None:
-            await self.bot.tell(body.get("response_url"), NOT_HERE if share is None else
+            await self.ctx.say.tell(body.get("response_url"), NOT_HERE if share is None else
                                 f"The rubric `{escape(name)}` is no longer loaded. `/judge rubrics` lists them.")
             return
-        if not await self._answer(share, body, "asking", f"<@{body['user']['id']}> chose *{escape(rubric.title)}* "
+        if not await self._answer(share, body, ShareState.ASKING, f"<@{body['user']['id']}> chose *{escape(rubric.title)}* "
                                                          f"for *{escape(share.file_name)}*.", rubric_name=rubric.name):
             return
         self.files.spawn(self.files.begin(share, rubric_name=rubric.name, confirmed=True),
@@ -61,9 +61,9 @@ class FileListeners:
         await ack()
         share = await self._share(body, action.get("value"))
         if share is None:
-            await self.bot.tell(body.get("response_url"), NOT_HERE)
+            await self.ctx.say.tell(body.get("response_url"), NOT_HERE)
             return
-        if await self._answer(share, body, "confirm", f"Judging *{escape(share.file_name)}* again, as "
+        if await self._answer(share, body, ShareState.CONFIRM, f"Judging *{escape(share.file_name)}* again, as "
                                                       f"<@{body['user']['id']}> asked."):
             self.files.spawn(self.files.begin(share, confirmed=True), f"judging file {share.file_id} again")
 
@@ -72,24 +72,20 @@ class FileListeners:
         await ack()
         share = await self._share(body, action.get("value"))
         if share is None:
-            await self.bot.tell(body.get("response_url"), NOT_HERE)
+            await self.ctx.say.tell(body.get("response_url"), NOT_HERE)
             return
-        await self._answer(share, body, "confirm", f"Not judged again (<@{body['user']['id']}>).", done="skipped")
+        await self._answer(share, body, ShareState.CONFIRM, f"Not judged again (<@{body['user']['id']}>).",
+                           done=ShareState.SKIPPED)
 
-    async def _answer(self, share: SharedFile, body: dict[str, Any], state: str, text: str, *, done: str = "received",
-                      **fields: Any) -> bool:
+    async def _answer(self, share: SharedFile, body: dict[str, Any], state: ShareState, text: str, *,
+                      done: ShareState = ShareState.RECEIVED, **fields: Any) -> bool:
         """Move the share out of the asking `state` (one click wins) and replace the question by `text`."""
-        moved = await self.bot.db(move_share, self.bot.store, share.id, expect=(state,), state=done,
-                                  owner=process_name(), **fields)
+        moved = await self.ctx.db(move_share, share.id, done, expect=(state,), owner=process_name(), **fields)
         if not moved:
-            await self.bot.tell(body.get("response_url"), "This was answered already.")
+            await self.ctx.say.tell(body.get("response_url"), "This was answered already.")
             return False
         if share.question_ts:
-            try:
-                await self.bot.client.chat_update(channel=share.channel_id, ts=share.question_ts,
-                                                  **run_cards.answered(text))
-            except Exception:
-                log.warning("could not replace the question %s in %s", share.question_ts, share.channel_id)
+            await self.ctx.say.edit(share.channel_id, share.question_ts, view.answered(text), what="a question")
         return True
 
     # -- during a run ---------------------------------------------------------------------------------------
@@ -100,24 +96,24 @@ class FileListeners:
         where, user = body.get("response_url"), body["user"]["id"]
         share = await self._run_share(body, action)
         if share is None:
-            await self.bot.tell(where, NOT_HERE)
+            await self.ctx.say.tell(where, NOT_HERE)
             return
-        if self.files.cancel(share.run_id, user):  # type: ignore[arg-type]
-            await self.bot.tell(where, f"Cancelling run #{share.run_id}: the rows graded so far are kept and "
+        if share.run_id is not None and self.files.cancel(share.run_id, user):
+            await self.ctx.say.tell(where, f"Cancelling run #{share.run_id}: the rows graded so far are kept and "
                                        "summarised.")
             return
-        run = await self.bot.db(self.bot.store.get_run, share.run_id)
-        rubric = self.bot.rubric_of(run) if run is not None else None
-        if share.state == "paused" and run is not None and rubric is not None and await self.bot.db(
-                move_share, self.bot.store, share.id, expect=("paused",), state="finishing", owner=process_name()):
+        run = await self.ctx.db(Store.get_run, share.run_id)
+        rubric = self.ctx.rubric_of(run) if run is not None else None
+        if share.state == ShareState.PAUSED and run is not None and rubric is not None and await self.ctx.db(
+                move_share, share.id, ShareState.FINISHING, expect=(ShareState.PAUSED,), owner=process_name()):
             # The share left "paused" first, so a Resume clicked meanwhile cannot start the run again.
-            await self.bot.db(self.bot.store.update_run, run.id, status="cancelled", stop_reason="cancelled")
+            await self.ctx.db(Store.update_run, run.id, status=RunState.CANCELLED, stop_reason="cancelled")
             self.files.spawn(self.files.finish(share, rubric, cancelled_by=user, claimed=True),
                              f"finishing run {run.id}")
-        elif share.state in ("finishing", "done"):
-            await self.bot.tell(where, f"Run #{share.run_id} has finished already.")
+        elif share.state in (ShareState.FINISHING, ShareState.DONE):
+            await self.ctx.say.tell(where, f"Run #{share.run_id} has finished already.")
         else:
-            await self.bot.tell(where, f"Run #{share.run_id} is not being judged by this bot right now (another "
+            await self.ctx.say.tell(where, f"Run #{share.run_id} is not being judged by this bot right now (another "
                                        "process, or a restart); try again in a minute.")
 
     async def on_resume(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
@@ -126,24 +122,24 @@ class FileListeners:
         where = body.get("response_url")
         share = await self._run_share(body, action)
         if share is None:
-            await self.bot.tell(where, NOT_HERE)
+            await self.ctx.say.tell(where, NOT_HERE)
             return
-        run = await self.bot.db(self.bot.store.get_run, share.run_id)
-        rubric = self.bot.rubric_of(run) if run is not None else None
+        run = await self.ctx.db(Store.get_run, share.run_id)
+        rubric = self.ctx.rubric_of(run) if run is not None else None
         if run is None or rubric is None:
-            await self.bot.tell(where, "The rubric of this run changed since it started, so it cannot go on. Share "
+            await self.ctx.say.tell(where, "The rubric of this run changed since it started, so it cannot go on. Share "
                                        "the file again to judge it with the current rubric.")
             return
-        if not await self.bot.db(move_share, self.bot.store, share.id, expect=("paused",), state="running",
+        if not await self.ctx.db(move_share, share.id, ShareState.RUNNING, expect=(ShareState.PAUSED,),
                                  owner=process_name()):
-            await self.bot.tell(where, f"Run #{run.id} is not paused (resumed already?).")
+            await self.ctx.say.tell(where, f"Run #{run.id} is not paused (resumed already?).")
             return
 
         async def resume() -> None:
             try:
                 await self.files.judge(share, run, rubric)
             except RunBusy:
-                await self.bot.tell(where, f"Run #{run.id} is being judged by another judgebot process.")
+                await self.ctx.say.tell(where, f"Run #{run.id} is being judged by another judgebot process.")
 
         self.files.spawn(resume(), f"resuming run {run.id}")
 
@@ -152,7 +148,7 @@ class FileListeners:
     async def _share(self, body: dict[str, Any], value: Any) -> SharedFile | None:
         """The shared file a button names, only if it was shared in the channel of the click."""
         try:
-            share = await self.bot.db(get_share, self.bot.store, int(value))
+            share = await self.ctx.db(get_share, int(value))
         except (TypeError, ValueError):
             share = None
         return share if share is not None and share.channel_id == _channel(body) else None
@@ -160,7 +156,7 @@ class FileListeners:
     async def _run_share(self, body: dict[str, Any], action: dict[str, Any]) -> SharedFile | None:
         """The shared file of the run a button names, only if it was shared in the channel of the click."""
         try:
-            share = await self.bot.db(share_of_run, self.bot.store, int(action.get("value") or 0))
+            share = await self.ctx.db(share_of_run, int(action.get("value") or 0))
         except ValueError:
             share = None
         return share if share is not None and share.channel_id == _channel(body) else None

@@ -1,4 +1,4 @@
-"""Block Kit for everything but a judgment's card: help, the form, history, stats and the App Home tab."""
+"""Block Kit of the answers to `/judge`: help, the rubric list, the form, history and stats."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from typing import Any
 from pydantic import BaseModel
 from slack_sdk.models.blocks import (
     Block,
-    DividerBlock,
-    HeaderBlock,
     InputBlock,
     Option,
     PlainTextInputElement,
@@ -18,20 +16,17 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot.rubric import Rubric, RubricSet
-from bot.slack.blocks import context, listing, message, notice, section, text_sections
 from bot.slack.commands import USAGE
 from bot.slack.text import bidi, clip, date, escape, permalink
+from bot.slack.views.blocks import context, listing, message, notice, section, text_sections
+from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, SELECT_OPTIONS
 from bot.store.history import Figures
 from bot.store.models import Judgment
 
 FORM = "judgebot_form"
 RUBRIC_BLOCK, MODEL_BLOCK = "rubric", "model"
 TEXT_BLOCKS = ("question", "reference", "answer")
-INPUT_LIMIT = 3000  # the most a plain-text input takes
 DESCRIPTION_LIMIT = 300
-SELECT_OPTIONS = 100  # the most a select menu holds
-HOME_JUDGMENTS = 20
-VIEW_BLOCKS = 100  # the most a modal or the Home tab holds
 
 
 class FormContext(BaseModel):
@@ -68,7 +63,7 @@ def rubrics_message(rubrics: RubricSet) -> dict[str, Any]:
 
 
 def _rubric_option(rubric: Rubric) -> Option:
-    return Option(value=rubric.name, label=clip(rubric.title, 75)[0])
+    return Option(value=rubric.name, label=clip(rubric.title, BUTTON_LIMIT)[0])
 
 
 def form_view(rubrics: RubricSet, chosen: Rubric, *, model_name: str | None, context: FormContext) -> View:
@@ -107,7 +102,7 @@ def form_context(view: dict[str, Any]) -> FormContext:
     return FormContext.model_validate(json.loads(view.get("private_metadata") or "{}"))
 
 
-def _entry(judgment: Judgment, team_url: str | None, *, channel: bool) -> str:
+def judgment_entry(judgment: Judgment, team_url: str | None, *, channel: bool) -> str:
     mark = {"scored": "✅" if judgment.passed else "❌", "invalid": ":warning:", "error": ":warning:"}[judgment.status]
     headline = escape(judgment.label or "") if judgment.status == "scored" else f"judge {judgment.status}"
     model = f" · {escape(judgment.model_name)}" if judgment.model_name else ""
@@ -127,7 +122,7 @@ def history_message(judgments: list[Judgment], channel_id: str, team_url: str | 
     if not judgments:
         return notice(f"No judgments in <#{channel_id}> yet. Try `/judge help`.")
     head = [section(f"*Latest {len(judgments)} judgment(s) in <#{channel_id}>*")]
-    entries = [section(_entry(j, team_url, channel=False)) for j in judgments]
+    entries = [section(judgment_entry(j, team_url, channel=False)) for j in judgments]
     return message(listing(head, entries, more="_{n} older not shown: ask for fewer._"),
                    f"Latest judgments in this channel ({len(judgments)})")
 
@@ -159,21 +154,3 @@ def stats_message(figures: list[Figures], channel_id: str, *, days: int | None, 
     entries = [section(_figures_text(f)) for f in figures]
     return message(listing(head, entries, more="_{n} more; name a model to narrow it down._"),
                    f"judgebot stats, {period}")
-
-
-def home_view(rubrics: RubricSet, judgments: list[Judgment], team_url: str | None) -> View:
-    """The App Home tab: the person's recent judgments, the rubrics, and how to use the bot."""
-    blocks: list[Block] = [HeaderBlock(text="judgebot"),
-                           section("Grade your assistant's answers against reference answers, right in Slack.\n"
-                                   + USAGE),
-                           DividerBlock(), section("*Your recent judgments*")]
-    if judgments:
-        blocks += [section(_entry(j, team_url, channel=True)) for j in judgments[:HOME_JUDGMENTS]]
-    else:
-        blocks.append(context("_None yet: type `/judge eth` in a channel with the bot._"))
-    rubric_blocks = text_sections(rubric_lines(rubrics), "*Rubrics*")
-    room = VIEW_BLOCKS - len(blocks) - 2
-    blocks += [DividerBlock(), *rubric_blocks[:room]]
-    if len(rubric_blocks) > room:
-        blocks.append(context("_…and more rubrics: `/judge rubrics` lists them._"))
-    return View(type="home", blocks=blocks)

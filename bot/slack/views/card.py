@@ -21,8 +21,17 @@ from slack_sdk.models.views import View
 
 from bot.rubric import Rubric
 from bot.rubric.fields import FieldSpec
-from bot.slack.blocks import MESSAGE_BLOCKS, MESSAGE_CHARS, context, message, packed, section, size
-from bot.slack.text import FIELD_LIMIT, SECTION_LIMIT, clip, escape, pieces, shown
+from bot.slack.text import clip, escape, pieces, shown
+from bot.slack.views.blocks import context, message, packed, section, size
+from bot.slack.views.limits import (
+    FIELD_LIMIT,
+    HEADER_LIMIT,
+    MESSAGE_BLOCKS,
+    MESSAGE_CHARS,
+    SECTION_FIELDS,
+    SECTION_LIMIT,
+    VIEW_BLOCKS,
+)
 from bot.store.models import Judgment
 
 AGREE, DISAGREE, REJUDGE, DETAILS, RETRY = (
@@ -31,7 +40,6 @@ MIN_TEXT = 300  # the shortest cut of a long text in a card
 TRIPLE_LIMITS = {"question": 600, "reference": 600, "answer": 1200}  # the card stays readable; the thread has all
 CODE_CHUNK = 2_900
 CUT_NOTE = "\n_(cut here: the full text is in the thread)_"
-MODAL_BLOCKS = 100
 
 
 @dataclass
@@ -123,8 +131,8 @@ def _long_value(value: Any) -> str:
 
 
 def _fields_sections(fields: list[str]) -> list[SectionBlock]:
-    return [SectionBlock(fields=[MarkdownTextObject(text=f) for f in fields[i:i + 10]])
-            for i in range(0, len(fields), 10)]
+    return [SectionBlock(fields=[MarkdownTextObject(text=f) for f in fields[i:i + SECTION_FIELDS]])
+            for i in range(0, len(fields), SECTION_FIELDS)]
 
 
 def _text_section(label: str, text: str, limit: int, overflow: list[tuple[str, str]]) -> SectionBlock:
@@ -179,7 +187,7 @@ class _Parts:
         for name, value in (judgment.derived or {}).items():
             short.append(f"*{escape(name.replace('_', ' '))}*\n{value:g}")
         title = rubric.title if rubric else judgment.rubric_name
-        head: list[Block] = [HeaderBlock(text=clip(title, 150)[0]),
+        head: list[Block] = [HeaderBlock(text=clip(title, HEADER_LIMIT)[0]),
                              SectionBlock(text=MarkdownTextObject(text=_headline(judgment)),
                                           fields=[MarkdownTextObject(text=f) for f in _meta(judgment)]),
                              *_fields_sections(short)]
@@ -235,7 +243,7 @@ def error_card(judgment: Judgment, rubric: Rubric | None) -> Card:
     overflow: list[tuple[str, str]] = []
     reason, _ = shown(judgment.error or "no reason was recorded", 1500)
     blocks: list[Block] = [
-        HeaderBlock(text=clip(title, 150)[0]),
+        HeaderBlock(text=clip(title, HEADER_LIMIT)[0]),
         SectionBlock(text=MarkdownTextObject(text=f":warning: *{what}.*\n{reason}\n\n{todo}"),
                      fields=[MarkdownTextObject(text=f) for f in _meta(judgment)]),
         DividerBlock(), *_triple_sections(judgment, overflow),
@@ -278,7 +286,7 @@ def reply_view(judgment: Judgment) -> View:
     intro = section(f"*{escape(judgment.rubric_name)}* {escape(judgment.rubric_version)} · judge "
                      f"`{escape(judgment.judge_model)}` · judgment #{judgment.id} · status *{judgment.status}*")
     parts = pieces(reply.replace("```", "`\u200b`\u200b`"), CODE_CHUNK)  # a fence in the reply must not end ours
-    room = MODAL_BLOCKS - 2
+    room = VIEW_BLOCKS - 2
     blocks: list[Block] = [intro, *(section(f"```{piece}```") for piece in parts[:room])]
     if len(parts) > room:
         blocks.append(context(f"_Cut: the reply is {len(raw):,} characters; the results file has all of it._"))

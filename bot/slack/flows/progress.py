@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
-from slack_sdk.web.async_client import AsyncWebClient
-
 from bot.runs import Progress
-
-log = logging.getLogger(__name__)
+from bot.slack.messenger import Messenger
 
 EDIT_EVERY = 3.0  # seconds between edits of one message: chat.update allows about one a second per channel
 
@@ -20,11 +16,10 @@ EDIT_EVERY = 3.0  # seconds between edits of one message: chat.update allows abo
 class ProgressMessage:
     """Shows the newest Progress in message `ts`; `update` is cheap, the edits follow `every()` seconds apart."""
 
-    def __init__(self, client: AsyncWebClient, channel: str, ts: str, render: Callable[[Progress], dict[str, Any]],
+    def __init__(self, say: Messenger, channel: str, ts: str, render: Callable[[Progress], dict[str, Any]],
                  *, every: Callable[[], float] = lambda: EDIT_EVERY) -> None:
-        self.client, self.channel, self.ts, self.render, self.every = client, channel, ts, render, every
+        self.say, self.channel, self.ts, self.render, self.every = say, channel, ts, render, every
         self.latest: Progress | None = None
-        self.edits = 0
         self._last_edit = 0.0
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -53,18 +48,12 @@ class ProgressMessage:
             await asyncio.sleep(wait)
 
     async def edit(self, shown: dict[str, Any]) -> bool:
-        """Put `shown` into the message now (failures are logged: progress is never worth a run)."""
+        """Put `shown` into the message now (a refusal is logged: progress is never worth a run)."""
         try:
-            await self.client.chat_update(channel=self.channel, ts=self.ts, **shown)
-        except Exception as err:
-            log.warning("could not update the progress message %s in %s: %s", self.ts, self.channel,
-                        type(err).__name__)
-            return False
+            return (await self.say.edit(self.channel, self.ts, shown, what="the progress message")).ok
         finally:
             # Counted from the answer, so that Slack sees the edits at least `every` seconds apart.
             self._last_edit = time.monotonic()
-        self.edits += 1
-        return True
 
     async def close(self, final: dict[str, Any] | None = None) -> None:
         """Stop editing; with `final`, show it as the last edit, still keeping the spacing between edits."""

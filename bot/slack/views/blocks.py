@@ -8,12 +8,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
 
-from bot.slack.text import SECTION_LIMIT
-
-MESSAGE_BLOCKS = 50
-# Slack refuses a message whose blocks add up to much more than 12,000 characters (msg_blocks_too_long),
-# a limit it does not document; every message stays under this.
-MESSAGE_CHARS = 11_500
+from bot.slack.views.limits import MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT
 
 
 def section(markdown: str) -> SectionBlock:

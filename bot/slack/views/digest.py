@@ -9,13 +9,21 @@ from slack_sdk.models.blocks import Block, HeaderBlock
 from bot.digest import Digest, Example, JudgeChange, Line, signed
 from bot.rubric import RubricSet
 from bot.rubric.fields import leaves
-from bot.slack.blocks import context, listing, message, notice, section
+from bot.slack.commands import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
+from bot.slack.views.blocks import context, listing, message, notice, section
+from bot.slack.views.limits import HEADER_LIMIT
+from bot.store import DigestSubscription
 
 QUESTION_ROOM = 120  # characters of a question quoted in a list
 MODEL_ROOM = 80  # characters of a model's name (a CSV column: any length)
 CHANGES_SHOWN = 10  # judge changes listed; a rubric edited all week could otherwise overflow the section
 TAGS_SHOWN = 8  # tag rates on a line (a rubric's tag may be free text)
+
+
+def schedule_text(sub: DigestSubscription) -> str:
+    """Such as "every Monday at 09:00 (Europe/Berlin)"."""
+    return f"every {DAY_NAMES[sub.weekday].title()} at {sub.hour:02d}:{sub.minute:02d} ({sub.timezone})"
 
 
 def tag_values(rubrics: RubricSet, rubric_name: str) -> list[str]:
@@ -110,7 +118,7 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
     rubric_names = {line.now.rubric_name for line in digest.lines}
     error_rate = digest.errors / digest.judged if digest.judged else 0
     head: list[Block] = [
-        HeaderBlock(text=title[:150]),
+        HeaderBlock(text=title[:HEADER_LIMIT]),
         section(f"*{digest.judged:,} judgments* in {channel} · {len(models)} model(s) under test · "
                 f"{len(rubric_names)} rubric(s) · judge errors {error_rate:.1%}\n"
                 "▲ ▼ compare with the 7 days before."),

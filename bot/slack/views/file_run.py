@@ -17,8 +17,9 @@ from slack_sdk.models.blocks import (
 from bot.rubric import Rubric, RubricSet
 from bot.runs import Progress
 from bot.runs.summary import Summary
-from bot.slack.blocks import context, listing, message, section
 from bot.slack.text import clip, escape, shown
+from bot.slack.views.blocks import context, listing, message, section
+from bot.slack.views.limits import BUTTON_LIMIT, BUTTONS_PER_ROW, HEADER_LIMIT, SECTION_FIELDS, SECTION_LIMIT
 from bot.store.models import Run
 
 PICK_RUBRIC, RUN_AGAIN, SKIP_AGAIN, CANCEL_RUN, RESUME_RUN = (
@@ -59,11 +60,11 @@ def _name(file_name: str) -> str:
 
 def rubric_question(share_id: int, file_name: str, rubrics: RubricSet) -> dict[str, Any]:
     """Which rubric should judge this file? One button per rubric."""
-    buttons = [ButtonElement(text=clip(rubric.title, 75)[0], action_id=f"{PICK_RUBRIC}_{rubric.name}",
+    buttons = [ButtonElement(text=clip(rubric.title, BUTTON_LIMIT)[0], action_id=f"{PICK_RUBRIC}_{rubric.name}",
                              value=f"{share_id}:{rubric.name}") for rubric in rubrics]
     text = (f"Which rubric should judge *{_name(file_name)}*? Next time, name it in the message (such as "
             "`eth`), or set the channel's rubric with `/judge default <rubric>`.")
-    rows = [ActionsBlock(elements=buttons[i:i + 25]) for i in range(0, len(buttons), 25)]
+    rows = [ActionsBlock(elements=buttons[i:i + BUTTONS_PER_ROW]) for i in range(0, len(buttons), BUTTONS_PER_ROW)]
     return message([section(text), *rows[:20]], f"Which rubric should judge {file_name}?")
 
 
@@ -191,17 +192,17 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str) 
                                                        else ""))
     means = [f"*{escape(c.replace('_', ' '))}*\n{_number(summary.mean(c))}" for c in summary.criteria]
     head: list[Block] = [
-        HeaderBlock(text=clip(f"Results · {run.source_name or 'file'} · {rubric.title}", 150)[0]),
-        SectionBlock(fields=[MarkdownTextObject(text=f) for f in counts[:10]]),
+        HeaderBlock(text=clip(f"Results · {run.source_name or 'file'} · {rubric.title}", HEADER_LIMIT)[0]),
+        SectionBlock(fields=[MarkdownTextObject(text=f) for f in counts[:SECTION_FIELDS]]),
     ]
     if means:
         head.append(SectionBlock(text=MarkdownTextObject(text="*Mean of each criterion*"),
-                                 fields=[MarkdownTextObject(text=f) for f in means[:10]]))
+                                 fields=[MarkdownTextObject(text=f) for f in means[:SECTION_FIELDS]]))
     for path, tags in summary.tags.items():
         shares = " · ".join(f"{escape(tag)} {n:,} ({n / max(summary.scored, 1):.0%})" for tag, n in tags.most_common())
         head.append(section(f"*{escape(path.replace('_', ' '))}*\n{shares}"))
     if len(summary.models) > 1 or next(iter(summary.models), "(no model)") != "(no model)":
-        head.append(section("*Per model under test*\n" + "\n".join(_models(summary))[:2900]))
+        head.append(section("*Per model under test*\n" + "\n".join(_models(summary))[:SECTION_LIMIT - 100]))
     if summary.worst:
         low = [f"• row {row}: {score:.0f}/100 · {shown(question, 150)[0]}" for score, row, question in summary.worst]
         head.append(section("*Lowest-scoring rows*\n" + "\n".join(low)))

@@ -1,0 +1,141 @@
+"""What every listener and flow shares: the history, the rubrics, the judge, the messenger, and the task supervisor."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.errors import RubricError
+from bot.llm import JudgeClient
+from bot.rubric import Rubric, RubricSet
+from bot.slack.messenger import Messenger
+from bot.store import Judgment, Run, Store
+
+log = logging.getLogger(__name__)
+
+ACK_HEADROOM = 0.03  # seconds between an ack and the start of the work it promised
+SAY_LATER = 5.0  # seconds a message may take while the bot shuts down
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class Supervisor:
+    """Every task the bot runs in the background: started after an ack, drained or interrupted at a stop.
+
+    A failure is logged with what the task was; `on_failure` then tells the person (never a traceback).
+    Interruptible tasks (file runs) are cancelled at a stop, and go on from the history after the restart;
+    the others (a card being judged, a digest being posted) may finish while the bot drains.
+    """
+
+    def __init__(self) -> None:
+        self.tasks: set[asyncio.Task[Any]] = set()  # what a stop waits for
+        self.interruptible: set[asyncio.Task[Any]] = set()  # what a stop cancels
+
+    def __len__(self) -> int:
+        """How many tasks a stop would wait for."""
+        return len(self.tasks)
+
+    def spawn(self, work: Coroutine[Any, Any, Any], what: str, *, interruptible: bool = False,
+              on_failure: Callable[[], Coroutine[Any, Any, Any]] | None = None) -> None:
+        """Run `work` in the background, after the acks of a burst of requests have gone out."""
+        task = asyncio.create_task(self._after_acks(work), name=what)
+        (self.interruptible if interruptible else self.tasks).add(task)
+
+        def finished(done: asyncio.Task[Any]) -> None:
+            self.tasks.discard(done)
+            self.interruptible.discard(done)
+            if done.cancelled() or done.exception() is None:
+                return
+            log.error("%s failed", what, exc_info=done.exception())
+            if on_failure is not None:
+                self.spawn(on_failure(), f"telling about {what}")
+
+        task.add_done_callback(finished)
+
+    @staticmethod
+    async def _after_acks(work: Coroutine[Any, Any, T]) -> T:
+        # bolt sends an ack's HTTP answer up to 10 ms after ack() (it polls); work that starts a little later
+        # leaves the event loop to the acks of a burst of commands first (measured: bench/bench_slack_ack.py).
+        try:
+            await asyncio.sleep(ACK_HEADROOM)
+        except asyncio.CancelledError:
+            work.close()  # stopped before it began
+            raise
+        return await work
+
+    async def interrupt(self) -> None:
+        """Cancel the interruptible tasks now (each says so where it talks), and wait for them a moment."""
+        tasks = set(self.interruptible)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=SAY_LATER * 2)
+
+    async def drain(self, timeout: float) -> None:
+        """Let running work finish for up to `timeout` seconds, then cancel what is left and wait for it."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.tasks:  # work spawned meanwhile (a message about a failure) is waited for too
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                break
+            await asyncio.wait(set(self.tasks), timeout=left)
+        late = set(self.tasks)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late, timeout=SAY_LATER + 1)
+
+
+@dataclass
+class Context:
+    """The bot's shared parts; built once in `serve`, handed to every listener and flow."""
+
+    store: Store
+    rubrics: RubricSet
+    judge: JudgeClient
+    say: Messenger
+    team_url: str | None = None
+    bot_user_id: str | None = None
+    tasks: Supervisor = field(default_factory=Supervisor)
+    _locks: dict[int, tuple[asyncio.Lock, list[int]]] = field(default_factory=dict)
+
+    @property
+    def client(self) -> AsyncWebClient:
+        """The Web API client (for calls that are not messages: files, views, users, history)."""
+        return self.say.client
+
+    async def db(self, function: Callable[Concatenate[Store, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`function(store, ...)` off the event loop, so a busy database never delays an ack.
+
+        Any data function or Store method fits: `await ctx.db(Store.get_run, run_id)`.
+        """
+        return await asyncio.to_thread(function, self.store, *args, **kwargs)
+
+    def rubric_of(self, made: Judgment | Run) -> Rubric | None:
+        """The rubric a judgment or run was made with, if that very version is still loaded."""
+        try:
+            rubric = self.rubrics.get(made.rubric_name)
+        except RubricError:
+            return None
+        return rubric if rubric.content_hash == made.rubric_hash else None
+
+    @asynccontextmanager
+    async def one_at_a_time(self, key: int) -> AsyncIterator[None]:
+        """Serialise work on one thing (the votes on one card), so that what is written last is the newest."""
+        lock, users = self._locks.setdefault(key, (asyncio.Lock(), [0]))
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self._locks[key]
+

@@ -1,0 +1,154 @@
+"""One judgment as a card: the placeholder at once, the card in its place, the full texts in the thread; and after a
+restart, the cards a stopped process left waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from bot.errors import RunBusy
+from bot.records import RESUMABLE, Triple
+from bot.rubric import Rubric
+from bot.runs import STALE_AFTER, Origin, abandon_triple, finish_triple, start_triple
+from bot.slack.context import SAY_LATER, Context
+from bot.slack.messenger import OUR_FAULT, post_problem
+from bot.slack.text import shown
+from bot.slack.views.blocks import notice
+from bot.slack.views.card import Card, full_detail, placeholder, result_card
+from bot.slack.views.limits import SECTION_LIMIT
+from bot.store import Judgment, Run, Store
+
+log = logging.getLogger(__name__)
+
+CARD_SOURCE = "slack"  # the source of runs of one triple shown as a card
+
+
+def echo(triple: Triple, room: int) -> str:
+    """The texts a person typed, within `room` characters, so that a failure does not lose them."""
+    each = (room - 80) // 3
+    parts = [f"*{name}*\n```{shown(value, each)[0]}```" for name, value in
+             (("Question", triple.question), ("Reference", triple.reference), ("Answer", triple.answer))]
+    return "What you sent:\n" + "\n".join(parts)
+
+
+async def show_judgment(
+    ctx: Context, *, rubric: Rubric, triple: Triple, origin: Origin, model_name: str | None,
+    response_url: str | None, fresh: bool = False, replace_ts: str | None = None,
+) -> Judgment | None:
+    """Save the triple, post a placeholder (or reuse message `replace_ts`), judge, and put the card there."""
+    channel, thread = origin.channel_id or "", origin.thread_ts
+    try:
+        run = await start_triple(ctx.store, rubric, triple, ctx.judge.model, model_name=model_name,
+                                 fresh=fresh, origin=origin, message_ts=replace_ts)
+    except Exception:
+        log.exception("saving a judgment for %s in %s failed", origin.user_id, channel)
+        await ctx.say.tell(response_url, f":warning: {OUR_FAULT}\n\n{echo(triple, SECTION_LIMIT - 300)}")
+        return None
+    waiting = placeholder(rubric, origin.user_id, model_name).as_message()
+    if replace_ts:
+        sent = await ctx.say.edit(channel, replace_ts, waiting, what="the placeholder of a card")
+    else:
+        sent = await ctx.say.post(channel, waiting, thread_ts=thread, what="the placeholder of a card")
+        if sent.ts is not None:
+            await ctx.db(Store.set_message, run.id, sent.ts)
+    if sent.ts is None:
+        await ctx.db(Store.update_run, run.id, status="cancelled",
+                     stop_reason=f"the card could not be posted ({sent.refusal})")
+        problem = post_problem(sent.refusal or "", channel)
+        await ctx.say.tell(response_url, f"{problem}\n\n{echo(triple, SECTION_LIMIT - len(problem) - 10)}")
+        return None
+    try:
+        judgment = await finish_triple(ctx.store, run, rubric, ctx.judge)
+    except asyncio.CancelledError:
+        await _stopped(ctx, run, channel, sent.ts)
+        raise
+    except Exception:
+        log.exception("judging for %s in %s failed", origin.user_id, channel)
+        await ctx.say.replace_or_tell(channel, sent.ts, f":warning: {OUR_FAULT} Nothing was scored.", response_url)
+        return None
+    await show_card(ctx, judgment, sent.ts, response_url=response_url)
+    return judgment
+
+
+async def show_card(ctx: Context, judgment: Judgment, ts: str | None, *, response_url: str | None) -> None:
+    """Put the card of `judgment` into message `ts` (or a new message); cut texts follow, uncut, in the thread."""
+    card = result_card(judgment, ctx.rubric_of(judgment))
+    channel = judgment.channel_id or ""
+    if ts:
+        sent = await ctx.say.edit(channel, ts, card.as_message(), what=f"the card of judgment {judgment.id}")
+    else:
+        sent = await ctx.say.post(channel, card.as_message(), thread_ts=judgment.thread_ts,
+                                  what=f"the card of judgment {judgment.id}")
+        if sent.ts is not None:
+            await ctx.db(Store.set_message, judgment.run_id, sent.ts)
+    if sent.ts is None:
+        await ctx.say.tell(response_url, f"Judgment #{judgment.id} is saved (`/judge history` lists it), but Slack "
+                                         f"refused its card (`{sent.refusal}`).")
+        return
+    await _post_full_detail(ctx, card, channel, judgment.thread_ts or sent.ts, response_url)
+
+
+async def _post_full_detail(ctx: Context, card: Card, channel: str, thread: str, response_url: str | None) -> None:
+    for extra in full_detail(card.overflow):
+        sent = await ctx.say.post(channel, extra.as_message(), thread_ts=thread, what="the full texts of a card")
+        if not sent.ok:
+            await ctx.say.tell(response_url, "The card is shown, but its full texts could not be posted in its "
+                                             f"thread (`{sent.refusal}`).")
+            return
+
+
+async def _stopped(ctx: Context, run: Run, channel: str, ts: str) -> None:
+    """The bot is stopping mid-judgment: show the card if the verdict is in, else say it will come."""
+    try:
+        row = await asyncio.wait_for(ctx.db(Store.first_judgment, run.id), SAY_LATER)
+        if row is not None and row.status != "pending":
+            await asyncio.wait_for(show_card(ctx, row, ts, response_url=None), SAY_LATER)
+            return
+        text = (":double_vertical_bar: The bot was stopped before the judge answered. The judgment is saved and "
+                "this card is completed when the bot is back.")
+        await asyncio.wait_for(ctx.say.edit(channel, ts, notice(text), what="an interrupted card"), SAY_LATER)
+    except Exception:
+        log.warning("could not mark message %s in %s as interrupted", ts, channel, exc_info=True)
+
+
+# -- after a restart ----------------------------------------------------------------------------------------------
+
+
+def recover_cards(ctx: Context, runs: list[Run]) -> None:
+    """Complete the cards of `runs`, which a stopped or crashed process left waiting, in the background."""
+    for run in runs:
+        ctx.tasks.spawn(_recover(ctx, run), f"completing the card of run {run.id}")
+
+
+async def _recover(ctx: Context, run: Run) -> None:
+    row = await ctx.db(Store.first_judgment, run.id)
+    if row is None or not row.channel_id:
+        return
+    try:
+        rubric = ctx.rubric_of(run)
+        if rubric is None:
+            judgment = await abandon_triple(ctx.store, run, "the rubric changed before the judge answered; press "
+                                                            "Retry to judge with the current one")
+        else:
+            judgment = await _finish_when_free(ctx, run, rubric)
+    except RunBusy:
+        return
+    except Exception:
+        log.exception("completing the card of run %s failed", run.id)
+        if row.message_ts:
+            await ctx.say.replace_or_tell(row.channel_id, row.message_ts, f":warning: {OUR_FAULT}", None)
+        return
+    if judgment is not None:  # a row without a message (the process died before posting it) gets a new card
+        await show_card(ctx, judgment, row.message_ts, response_url=None)
+
+
+async def _finish_when_free(ctx: Context, run: Run, rubric: Rubric) -> Judgment | None:
+    """Judge a left-over run; one still held by another host is retried once its heartbeat would be stale."""
+    try:
+        return await finish_triple(ctx.store, run, rubric, ctx.judge)
+    except RunBusy:
+        await asyncio.sleep(STALE_AFTER + 5)
+    current = await ctx.db(Store.get_run, run.id)
+    if current is None or current.status not in RESUMABLE:
+        return None  # finished meanwhile by the process that held it
+    return await finish_triple(ctx.store, run, rubric, ctx.judge)

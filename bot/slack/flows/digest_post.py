@@ -1,0 +1,208 @@
+"""Posting a channel's digest with its trend chart: the weekly one once per channel and ISO week, on schedule or from
+the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.config import NO_BOT_TOKEN, Settings
+from bot.digest import Digest, Period, build_digest
+from bot.digest.charts import trend_png
+from bot.digest.schedule import DigestScheduler, next_posting
+from bot.errors import SetupError
+from bot.rubric import RubricSet
+from bot.slack.context import Context
+from bot.slack.files import upload
+from bot.slack.messenger import make_web_client, post_problem, slack_error
+from bot.slack.views.digest import digest_message
+from bot.store import DigestSubscription, Store
+from bot.store.subscriptions import claim_week, mark_posted, release_week, week_taken
+
+log = logging.getLogger(__name__)
+
+DIGEST_EVENT = "judgebot_digest"  # message metadata that marks a posted digest
+HISTORY_PAGES = 10  # pages of 200 messages searched for a digest posted already
+RETRY_SECONDS = (60, 300, 900, 1800)  # waits between tries of a scheduled digest Slack refused; then every 30 min
+# Refusals that waiting does not cure: the digest is not tried again before its next week.
+FOR_GOOD = {"channel_not_found", "not_in_channel", "is_archived", "restricted_action", "invalid_blocks",
+            "msg_too_long", "invalid_auth", "account_inactive", "token_revoked", "missing_scope"}
+
+
+@dataclass(frozen=True)
+class DigestSettings:
+    """The digest's settings: the default timezone, the extra admins, and how late a missed digest is still posted."""
+
+    timezone: str = "UTC"
+    admins: frozenset[str] = frozenset()
+    grace: timedelta = timedelta(hours=12)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DigestSettings:
+        return cls(settings.digest_timezone, settings.digest_admin_ids, timedelta(hours=settings.digest_grace_hours))
+
+
+def chart_label(week: Period) -> str:
+    """An x-axis label: the ISO week for a Monday-to-Sunday period, else the last day."""
+    if week.start.weekday() == 0 and week.start.time() == datetime.min.time():
+        return week.week.split("-")[1]
+    return f"{week.last_day.day} {week.last_day:%b}"
+
+
+@dataclass
+class DigestPoster:
+    """Posts a channel's digest with its trend chart; a weekly one once per channel and ISO week.
+
+    It calls the Web API itself rather than through the messenger: a refusal must reach `post_weekly`, which
+    decides whether to try again, and the caller of a post from the terminal, who is told why.
+    """
+
+    store: Store
+    rubrics: RubricSet
+    client: AsyncWebClient
+    team_url: str | None = None
+
+    async def post_weekly(self, team_id: str | None, channel_id: str, period: Period, *,
+                          until: datetime | None = None) -> str | None:
+        """Post the channel's digest of `period` unless it was posted already (then None); return the message's ts.
+
+        A failed post gives the claim up, so the digest can be posted later; it is tried again until `until`,
+        after which the last error is raised.
+        """
+        attempt = 0
+        while True:
+            claim = await asyncio.to_thread(claim_week, self.store, team_id, channel_id, period.posting_week)
+            if claim is None:
+                log.info("the digest of %s for %s is posted already (or being posted)", channel_id,
+                         period.posting_week)
+                return None
+            if (found := await self.find_posted(channel_id, period)) is not None:
+                log.info("the digest of %s for %s is in the channel already: an earlier post whose answer was lost",
+                         channel_id, period.posting_week)
+                await asyncio.to_thread(mark_posted, self.store, claim, found)
+                return None
+            try:
+                ts = await self.post(channel_id, period, weekly=True)
+            except Exception as err:
+                await asyncio.to_thread(release_week, self.store, claim)
+                wait = RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)]
+                if until is None or slack_error(err) in FOR_GOOD or datetime.now(UTC) + timedelta(seconds=wait) > until:
+                    raise
+                log.warning("the digest of %s for %s failed (%s); trying again in %s s", channel_id, period.week,
+                            slack_error(err), wait)
+                attempt += 1
+                await asyncio.sleep(wait)
+                continue
+            await asyncio.to_thread(mark_posted, self.store, claim, ts)
+            return ts
+
+    async def find_posted(self, channel_id: str, period: Period) -> str | None:
+        """The ts of the channel's weekly digest posted in `period`'s posting week, if Slack has one.
+
+        A post can reach the channel without its answer reaching the bot (a timeout, or a process stopped before
+        it recorded the post); looking first keeps such a digest from being posted twice.
+        """
+        pages = 0
+        try:
+            async for page in await self.client.conversations_history(
+                    channel=channel_id, oldest=f"{period.end.timestamp():.6f}", include_all_metadata=True, limit=200):
+                for message in page.get("messages", []):
+                    metadata = message.get("metadata") or {}
+                    payload = metadata.get("event_payload") or {}
+                    if (metadata.get("event_type") == DIGEST_EVENT and message.get("bot_id") and payload.get("weekly")
+                            and payload.get("posted_in") == period.posting_week):
+                        return str(message["ts"])
+                pages += 1
+                if pages >= HISTORY_PAGES:
+                    break
+        except Exception as err:  # not knowing is no reason to skip the week: post it
+            log.warning("could not look for an earlier digest in %s (%s)", channel_id, slack_error(err))
+        return None
+
+    async def post(self, channel_id: str, period: Period, *, weekly: bool) -> str:
+        """Post the channel's digest of `period` and its trend chart (in the digest's thread); return its ts."""
+        digest: Digest = await asyncio.to_thread(build_digest, self.store, channel_id, period)
+        message = digest_message(digest, self.rubrics, self.team_url, weekly=weekly)
+        posted = await self.client.chat_postMessage(
+            channel=channel_id, unfurl_links=False, unfurl_media=False, **message,
+            metadata={"event_type": DIGEST_EVENT, "event_payload": {"week": period.week, "weekly": weekly,
+                                                                     "posted_in": period.posting_week}})
+        ts = str(posted["ts"])
+        if not digest.quiet:
+            await self._post_chart(digest, channel_id, ts, weekly=weekly)
+        return ts
+
+    async def _post_chart(self, digest: Digest, channel_id: str, ts: str, *, weekly: bool) -> None:
+        title = f"Mean headline per model, the 8 weeks to {digest.period.last_day.day} {digest.period.last_day:%b %Y}"
+        try:
+            png = await asyncio.to_thread(trend_png, title, [chart_label(w) for w in digest.weeks], digest.series())
+            name = f"judgebot-trend-{digest.period.week if weekly else digest.period.last_day.isoformat()}.png"
+            await upload(self.client, channel=channel_id, thread_ts=ts, comment="Trend of the last 8 weeks",
+                         files=[(name, title, png)])
+        except Exception as err:  # the digest itself is posted: that is what counts
+            log.warning("the trend chart of %s could not be posted: %s", channel_id, slack_error(err))
+
+
+def bot_token(settings: Settings) -> str:
+    """The bot token, all a post from the terminal needs; SetupError saying where to find it if it is missing."""
+    token = settings.slack_bot_token.get_secret_value().strip() if settings.slack_bot_token else ""
+    if not token.startswith("xoxb-"):
+        raise SetupError(NO_BOT_TOKEN if not token else "SLACK_BOT_TOKEN does not look right: a bot token starts "
+                         "with xoxb- (the Bot User OAuth Token on the app's OAuth & Permissions page).")
+    return token
+
+
+class WeeklyDigests:
+    """The schedule that posts each subscribed channel's digest, through one poster."""
+
+    def __init__(self, ctx: Context, settings: DigestSettings) -> None:
+        self.ctx, self.settings = ctx, settings
+        self.poster = DigestPoster(ctx.store, ctx.rubrics, ctx.client, ctx.team_url)
+        self.scheduler = DigestScheduler(ctx.store, self.on_due, grace=settings.grace)
+
+    async def start(self) -> None:
+        """Start the schedule of every subscribed channel."""
+        await self.scheduler.start()
+
+    def stop(self) -> None:
+        """Stop the schedule; digests being posted finish while the bot drains."""
+        self.scheduler.stop()
+
+    async def on_due(self, sub: DigestSubscription, due: datetime) -> None:
+        """A channel's digest is due (called by the schedule): post the 7 days before the day it is due."""
+        self.ctx.tasks.spawn(self.poster.post_weekly(sub.team_id, sub.channel_id, Period.before_day_of(due),
+                                                     until=due + self.settings.grace),
+                             f"weekly digest of {sub.channel_id}")
+
+    async def next_digest(self, sub: DigestSubscription) -> datetime:
+        """When the channel's next digest is posted (naive UTC): a week already posted in is skipped."""
+        due = self.scheduler.next_run(sub.team_id, sub.channel_id) or next_posting(sub)
+        if await self.ctx.db(week_taken, sub.channel_id,
+                             Period.before_day_of(due.astimezone(ZoneInfo(sub.timezone))).posting_week):
+            due = next_posting(sub, due + timedelta(days=1))
+        return due.astimezone(UTC).replace(tzinfo=None)
+
+
+async def post_from_terminal(settings: Settings, store: Store, rubrics: RubricSet, channel_id: str, period: Period, *,
+                             team_id: str | None) -> str:
+    """`judgebot digest --post`: post a channel's weekly digest through the bot's token, once per week."""
+    client = make_web_client(bot_token(settings), settings.slack_api_url)
+    try:
+        auth = await client.auth_test()
+    except Exception as err:
+        raise SetupError(f"Slack did not accept SLACK_BOT_TOKEN ({slack_error(err)}); nothing was posted.") from None
+    poster = DigestPoster(store, rubrics, client, auth.get("url"))
+    try:
+        ts = await poster.post_weekly(team_id or auth.get("team_id"), channel_id, period)
+    except SlackApiError as err:
+        raise SetupError(post_problem(slack_error(err), channel_id)) from None
+    if ts is None:
+        return (f"The digest of {channel_id} for {period.week} was not posted: a weekly digest was posted in "
+                f"{period.posting_week} already, and a channel gets one a week.")
+    return f"Posted the digest of {channel_id} for {period.week}."

@@ -1,0 +1,136 @@
+"""The end of a file's run: the summary card, the results file and the chart, each posted once, even across a crash."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bot.digest.charts import score_distribution_png
+from bot.records import ShareState
+from bot.rubric import Rubric
+from bot.runs import BANDS, Summary, export_run
+from bot.slack.context import Context
+from bot.slack.files import upload
+from bot.slack.flows import share_thread
+from bot.slack.flows.progress import ProgressMessage
+from bot.slack.messenger import slack_error
+from bot.slack.text import escape
+from bot.slack.views import file_run as view
+from bot.store import Run, SharedFile, Store, process_name
+from bot.store.shares import get_share, move_share, update_share
+
+log = logging.getLogger(__name__)
+
+SUMMARY_EVENT = "judgebot_run_summary"  # message metadata that marks a run's summary, to find it after a crash
+
+
+def results_name(run: Run) -> str:
+    """The results file's name: the shared file's, with the run."""
+    return f"{Path(run.source_name or 'file').stem or 'file'}-results-run{run.id}.csv"
+
+
+def chart_name(run: Run) -> str:
+    """The score chart's name."""
+    return f"{Path(run.source_name or 'file').stem or 'file'}-scores-run{run.id}.png"
+
+
+async def finish(ctx: Context, share: SharedFile, rubric: Rubric, *, seconds: float | None = None,
+                 cancelled_by: str | None = None, claimed: bool = False, recovering: bool = False,
+                 shown: ProgressMessage | None = None) -> None:
+    """Post the summary card once, upload results and chart once, and show the end in the progress message.
+
+    `claimed`: the caller moved the share to "finishing" already; `recovering`: an earlier process may
+    have posted part of it, so the thread is looked at first.
+    """
+    if not claimed and not await ctx.db(move_share, share.id, ShareState.FINISHING,
+                                        expect=(ShareState.RUNNING, ShareState.PAUSED), owner=process_name()):
+        return  # finished already, or by another process
+    try:
+        await _finish(ctx, share, rubric, seconds, cancelled_by, recovering, shown)
+    except asyncio.CancelledError:
+        await share_thread.let_go(ctx, share)
+        raise
+    except Exception as err:
+        log.exception("finishing the run of shared file %s failed", share.id)
+        await ctx.db(move_share, share.id, ShareState.FAILED, owner=None, note=str(err))
+        await share_thread.say(ctx, share, f":warning: Every row of *{escape(share.file_name)}* is judged and saved, but "
+                               f"the summary could not be posted. `judgebot resume {share.run_id}` writes the "
+                               "results file; `/judge stats` has the figures.")
+
+
+async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: float | None,
+                  cancelled_by: str | None, recovering: bool, shown: ProgressMessage | None) -> None:
+    found = await ctx.db(get_share, share.id)
+    assert found is not None and found.run_id is not None, "a finishing share has a run"
+    share = found
+    run = await ctx.db(Store.get_run, found.run_id)
+    assert run is not None, "a share's run is never deleted"
+    with tempfile.TemporaryDirectory(prefix="judgebot-") as folder:
+        results = Path(folder) / results_name(run)
+        summary = await asyncio.to_thread(export_run, ctx.store, run, rubric, results)
+        if share.summary_ts is None:
+            ts = await _posted_summary(ctx, share, run) if recovering else None
+            if ts is None:
+                ts = (await share_thread.post(ctx, share, view.summary_card(run, rubric, summary, results.name),
+                                       what="the summary", metadata={"event_type": SUMMARY_EVENT,
+                                                                     "event_payload": {"run_id": run.id}})).ts
+            if ts is None:
+                raise RuntimeError("Slack refused the summary card")
+            await ctx.db(update_share, share.id, summary_ts=ts)
+        if not share.results_posted:
+            if not (recovering and await _posted_files(ctx, share, results.name)):
+                await _upload(ctx, share, run, rubric, summary, results)
+            await ctx.db(update_share, share.id, results_posted=True)
+    if share.progress_ts:
+        end = view.finished(run, rubric.title, summary, seconds, cancelled_by)
+        if shown is not None:
+            await shown.close(end)  # the same message: the spacing of its edits holds for the last one too
+        else:
+            await ctx.say.edit(share.channel_id, share.progress_ts, end, what="a progress message")
+    await ctx.db(move_share, share.id, ShareState.DONE, owner=None)
+
+
+async def _upload(ctx: Context, share: SharedFile, run: Run, rubric: Rubric, summary: Summary,
+                  results: Path) -> None:
+    uploads = [(results.name, f"Results of {run.source_name} ({rubric.name})", results.read_bytes())]
+    if summary.scored:
+        title = f"{rubric.name} · {run.source_name} · {summary.scored:,} scored rows"
+        chart = await asyncio.to_thread(
+            score_distribution_png, title, BANDS,
+            {name: (figures.bands, figures.errors) for name, figures in summary.models.items()})
+        uploads.append((chart_name(run), "Score distribution per model", chart))
+    try:
+        await upload(ctx.client, channel=share.channel_id, thread_ts=share.thread_ts,
+                     comment=f"Every row of *{run.source_name}* with its verdict, and the scores per model.",
+                     files=uploads)
+    except Exception as err:
+        log.warning("could not upload the results of run %s: %s", run.id, slack_error(err))
+        await share_thread.say(ctx, share, f":warning: The results file could not be uploaded (`{slack_error(err)}`). Every "
+                               f"verdict is saved: `judgebot resume {run.id}` writes them to a file.")
+
+
+async def _thread(ctx: Context, share: SharedFile) -> list[dict[str, Any]]:
+    """The messages of the share's thread (for finding what an earlier, interrupted life posted)."""
+    found: list[dict[str, Any]] = []
+    try:
+        async for page in await ctx.client.conversations_replies(
+                channel=share.channel_id, ts=share.thread_ts, include_all_metadata=True, limit=200):
+            found.extend(page.get("messages") or [])
+    except Exception as err:
+        log.warning("could not read the thread %s in %s: %s", share.thread_ts, share.channel_id, slack_error(err))
+    return found
+
+
+async def _posted_summary(ctx: Context, share: SharedFile, run: Run) -> str | None:
+    for item in await _thread(ctx, share):
+        meta = item.get("metadata") or {}
+        if meta.get("event_type") == SUMMARY_EVENT and (meta.get("event_payload") or {}).get("run_id") == run.id:
+            return str(item["ts"])
+    return None
+
+
+async def _posted_files(ctx: Context, share: SharedFile, name: str) -> bool:
+    return any(f.get("name") == name for item in await _thread(ctx, share) for f in item.get("files") or [])

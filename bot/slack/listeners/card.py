@@ -1,0 +1,186 @@
+"""The form of `/judge <rubric>` and the buttons on a card: Agree, Disagree, Re-judge, Retry and Details.
+
+Every button acts only on a judgment made in the channel, and the workspace, where it was clicked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from slack_bolt.context.ack.async_ack import AsyncAck
+
+from bot.errors import RubricError
+from bot.records import Triple
+from bot.runs import Origin
+from bot.slack.context import Context
+from bot.slack.flows.card import CARD_SOURCE, show_judgment
+from bot.slack.messenger import OUR_FAULT
+from bot.slack.text import escape
+from bot.slack.views.card import AGREE, reply_view, result_card
+from bot.slack.views.commands import form_context, form_values
+from bot.slack.views.limits import ERROR_LIMIT
+from bot.store import Judgment, Store
+from bot.store.feedback import feedback_tally, record_feedback
+from bot.store.history import newest_on_message
+from bot.store.preferences import remember_model
+
+log = logging.getLogger(__name__)
+
+QUICK_READ = 1.5  # seconds a database read may take before a trigger_id (valid ~3 s) must be used
+NOT_HERE = "I cannot find this judgment in this channel's history."
+
+
+def clicked_in(body: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(channel, team) of a click."""
+    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+    return channel, (body.get("team") or {}).get("id")
+
+
+def _message_ts(body: dict[str, Any], judgment: Judgment) -> str:
+    return (body.get("container") or {}).get("message_ts") or (body.get("message") or {}).get("ts") or \
+        judgment.message_ts or ""
+
+
+class CardListener:
+    """The form and the card buttons, over the bot's context."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.rejudging: set[int] = set()  # judgments being judged again right now
+
+    def _spawn(self, work: Any, what: str, where: str | None) -> None:
+        self.ctx.tasks.spawn(work, what, on_failure=lambda: self.ctx.say.tell(where, f":warning: {OUR_FAULT}"))
+
+    # -- the form -------------------------------------------------------------------------------------------
+
+    async def on_form(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
+        """The form was submitted: point at empty fields, else close it and judge."""
+        values = form_values(view)
+        missing = {name: "Please fill this in." for name in ("question", "reference", "answer") if not values[name]}
+        try:
+            rubric = self.ctx.rubrics.get(values["rubric"])
+        except RubricError as err:
+            missing["rubric"] = str(err)[:ERROR_LIMIT]
+        if missing:
+            await ack(response_action="errors", errors=missing)
+            return
+        await ack()
+        context = form_context(view)
+        user, team = body["user"]["id"], body["user"].get("team_id") or body["team"]["id"]
+        origin = Origin(source=CARD_SOURCE, team_id=team, channel_id=context.channel_id, user_id=user)
+        triple = Triple(question=values["question"], reference=values["reference"], answer=values["answer"])
+        model = values["model"] or None
+
+        async def remember_and_judge() -> None:
+            try:  # remembering is a convenience: it never stands in the way of the judgment
+                await self.ctx.db(remember_model, team, user, model)
+            except Exception:
+                log.warning("could not remember the model of %s", user, exc_info=True)
+            await show_judgment(self.ctx, rubric=rubric, triple=triple, origin=origin, model_name=model,
+                                response_url=context.response_url)
+
+        self._spawn(remember_and_judge(), "form judgment", context.response_url)
+
+    # -- buttons on a card ----------------------------------------------------------------------------------
+
+    async def on_vote(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Agree / Disagree: keep the person's vote (a new click replaces it) and show the tally on the card."""
+        await ack()
+        self._spawn(self._vote(body, action), "vote", body.get("response_url"))
+
+    async def _vote(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        judgment = await self._card_judgment(body, action)
+        if judgment is None:
+            return
+        agree, where = action["action_id"] == AGREE, body.get("response_url")
+        async with self.ctx.one_at_a_time(judgment.id):
+            before = await self.ctx.db(record_feedback, judgment.id, body["user"]["id"], agree=agree)
+            votes = await self.ctx.db(feedback_tally, judgment.id)
+            card = result_card(judgment, self.ctx.rubric_of(judgment), votes=votes)
+            await self.ctx.say.edit(judgment.channel_id or "", _message_ts(body, judgment), card.as_message(),
+                                    what=f"the tally of judgment {judgment.id}")
+        verb = "agree" if agree else "disagree"
+        if before is None:
+            text = f"Thanks: you {verb} with the judge on #{judgment.id}."
+        elif before == agree:
+            text = f"You already {verb} with the judge on #{judgment.id}."
+        else:
+            text = f"Changed: you now {verb} with the judge on #{judgment.id}."
+        await self.ctx.say.tell(where, text)
+
+    async def on_rejudge(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Re-judge: a fresh judgment of the same texts (the cache is skipped), as a new card in the thread."""
+        await ack()
+        self._spawn(self._again(body, action, fresh=True), "re-judge", body.get("response_url"))
+
+    async def on_retry(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Retry on an error card: judge the same texts again, in place of the error."""
+        await ack()
+        self._spawn(self._again(body, action, fresh=False), "retry", body.get("response_url"))
+
+    async def _again(self, body: dict[str, Any], action: dict[str, Any], *, fresh: bool) -> None:
+        judgment = await self._card_judgment(body, action)
+        if judgment is None:
+            return
+        where = body.get("response_url")
+        try:
+            rubric = self.ctx.rubrics.get(judgment.rubric_name)
+        except RubricError:
+            await self.ctx.say.tell(where, f"The rubric `{escape(judgment.rubric_name)}` is no longer loaded, so I "
+                                           "cannot judge this again. `/judge rubrics` lists the ones I have.")
+            return
+        if judgment.id in self.rejudging:
+            await self.ctx.say.tell(where, f"#{judgment.id} is being judged again already; its card follows shortly.")
+            return
+        self.rejudging.add(judgment.id)
+        try:
+            card_ts = _message_ts(body, judgment)
+            if not fresh:  # a late second Retry must not replace the card the first one put here
+                newest = await self.ctx.db(newest_on_message, judgment.channel_id or "", card_ts)
+                if newest is not None and newest.id != judgment.id:
+                    await self.ctx.say.tell(where, f"This card was judged again already (#{newest.id}).")
+                    return
+            thread = (judgment.thread_ts or card_ts) if fresh else judgment.thread_ts  # a new card: in the thread
+            origin = Origin(source=CARD_SOURCE, team_id=judgment.team_id, channel_id=judgment.channel_id,
+                            thread_ts=thread, user_id=body["user"]["id"])
+            triple = Triple(question=judgment.question, reference=judgment.reference, answer=judgment.answer)
+            await show_judgment(self.ctx, rubric=rubric, triple=triple, origin=origin, model_name=judgment.model_name,
+                                response_url=where, fresh=fresh, replace_ts=None if fresh else card_ts)
+        finally:
+            self.rejudging.discard(judgment.id)
+
+    async def on_details(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Details: the judge's full reply in a modal, opened while the trigger is fresh."""
+        await ack()
+        try:
+            judgment = await asyncio.wait_for(self._lookup(body, action), QUICK_READ)
+        except TimeoutError:
+            await self.ctx.say.tell(body.get("response_url"), "The history is busy right now; please click "
+                                                              "*Details* again.")
+            return
+        if judgment is None:
+            await self.ctx.say.tell(body.get("response_url"), NOT_HERE)
+            return
+        await self.ctx.client.views_open(trigger_id=body["trigger_id"], view=reply_view(judgment))
+
+    async def _card_judgment(self, body: dict[str, Any], action: dict[str, Any]) -> Judgment | None:
+        """The judgment a button belongs to, if it was made where the button was clicked; else the person is told."""
+        judgment = await self._lookup(body, action)
+        if judgment is None:
+            await self.ctx.say.tell(body.get("response_url"), NOT_HERE)
+        return judgment
+
+    async def _lookup(self, body: dict[str, Any], action: dict[str, Any]) -> Judgment | None:
+        """The judgment a button belongs to, only if it was made in the channel (and workspace) of the click."""
+        channel, team = clicked_in(body)
+        try:
+            judgment = await self.ctx.db(Store.get_judgment, int(action.get("value") or 0))
+        except ValueError:
+            judgment = None
+        if judgment is None or judgment.channel_id != channel or (judgment.team_id and team != judgment.team_id):
+            log.warning("button %s for judgment %r refused in channel %s", action.get("action_id"),
+                        action.get("value"), channel)
+            return None
+        return judgment

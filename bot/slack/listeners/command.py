@@ -1,0 +1,126 @@
+"""`/judge ...`: parsed, acknowledged at once, and answered by the handler of its kind in a task of its own.
+
+A new subcommand is a dataclass and a few lines of parsing in slack/commands.py, and one handler here (or in the
+listener of its own area, registered through `handlers()`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from datetime import timedelta
+from typing import Any
+
+from slack_bolt.context.ack.async_ack import AsyncAck
+
+from bot.errors import CommandError
+from bot.runs import Origin
+from bot.slack import commands
+from bot.slack.commands import parse_command
+from bot.slack.context import Context
+from bot.slack.flows.card import CARD_SOURCE, show_judgment
+from bot.slack.messenger import OUR_FAULT, slack_error
+from bot.slack.text import escape
+from bot.slack.views.blocks import notice
+from bot.slack.views.commands import FormContext, form_view, help_message, history_message, rubrics_message, stats_message
+from bot.store import utcnow
+from bot.store.history import channel_stats, recent_in_channel
+from bot.store.preferences import default_rubric, remembered_model, set_default_rubric
+
+log = logging.getLogger(__name__)
+
+QUICK_READ = 1.5  # seconds a database read may take before a trigger_id (valid ~3 s) must be used
+
+Handler = Callable[[Any, dict[str, Any]], Coroutine[Any, Any, None]]
+
+
+class CommandListener:
+    """`/judge`: help and the rubric list in the ack itself, the form right after it, everything else in a task."""
+
+    def __init__(self, ctx: Context, *more: dict[type, Handler]) -> None:
+        self.ctx = ctx
+        self.handlers: dict[type, Handler] = {
+            commands.Inline: self._inline, commands.History: self._history, commands.Stats: self._stats,
+            commands.ShowDefault: self._show_default, commands.SetDefault: self._set_default,
+        }
+        for handlers in more:
+            self.handlers.update(handlers)
+
+    async def on_command(self, ack: AsyncAck, command: dict[str, Any]) -> None:
+        """`/judge ...`: answer help at once; open the form; or do the work after the ack."""
+        try:
+            parsed = parse_command(command.get("text") or "", self.ctx.rubrics)
+        except CommandError as err:
+            await ack(response_type="ephemeral", text=str(err))
+            return
+        if isinstance(parsed, commands.Help):
+            await ack(response_type="ephemeral", **help_message(self.ctx.rubrics))
+        elif isinstance(parsed, commands.ListRubrics):
+            await ack(response_type="ephemeral", **rubrics_message(self.ctx.rubrics))
+        elif isinstance(parsed, commands.OpenForm):
+            await ack()
+            await self._open_form(parsed, command)
+        else:
+            await ack()
+            where = command.get("response_url")
+            self.ctx.tasks.spawn(self.handlers[type(parsed)](parsed, command), f"/judge {type(parsed).__name__.lower()}",
+                                 on_failure=lambda: self.ctx.say.tell(where, f":warning: {OUR_FAULT}"))
+
+    async def remembered_model(self, team: str, user: str, *, within: float | None = None) -> str | None:
+        """The model under test this person named last; None when the history cannot say (in time)."""
+        try:
+            return await asyncio.wait_for(self.ctx.db(remembered_model, team, user), within)
+        except Exception:
+            log.warning("could not read the remembered model of %s", user, exc_info=True)
+            return None
+
+    async def _open_form(self, parsed: commands.OpenForm, command: dict[str, Any]) -> None:
+        model = await self.remembered_model(command["team_id"], command["user_id"], within=QUICK_READ)
+        context = FormContext(channel_id=command["channel_id"], response_url=command.get("response_url"))
+        view = form_view(self.ctx.rubrics, parsed.rubric, model_name=model, context=context)
+        try:
+            await self.ctx.client.views_open(trigger_id=command["trigger_id"], view=view)
+        except Exception as err:
+            log.warning("views.open failed: %s", slack_error(err))
+            await self.ctx.say.tell(command.get("response_url"), f"I could not open the form (`{slack_error(err)}`). "
+                                    f"Please try again, or judge at once: `/judge {parsed.rubric.name} question || "
+                                    "reference || answer`.")
+
+    async def _inline(self, parsed: commands.Inline, command: dict[str, Any]) -> None:
+        model = await self.remembered_model(command["team_id"], command["user_id"])
+        origin = Origin(source=CARD_SOURCE, team_id=command["team_id"], channel_id=command["channel_id"],
+                        user_id=command["user_id"])
+        await show_judgment(self.ctx, rubric=parsed.rubric, triple=parsed.triple, origin=origin, model_name=model,
+                            response_url=command.get("response_url"))
+
+    async def _history(self, parsed: commands.History, command: dict[str, Any]) -> None:
+        rows = await self.ctx.db(recent_in_channel, command["channel_id"], limit=parsed.limit)
+        await self.ctx.say.reply(command.get("response_url"),
+                                 history_message(rows, command["channel_id"], self.ctx.team_url))
+
+    async def _stats(self, parsed: commands.Stats, command: dict[str, Any]) -> None:
+        since = utcnow() - timedelta(days=parsed.days) if parsed.days else None
+        figures = await self.ctx.db(channel_stats, command["channel_id"], since=since, model=parsed.model)
+        await self.ctx.say.reply(command.get("response_url"),
+                                 stats_message(figures, command["channel_id"], days=parsed.days, model=parsed.model))
+
+    async def _show_default(self, parsed: commands.ShowDefault, command: dict[str, Any]) -> None:
+        name = await self.ctx.db(default_rubric, command["team_id"], command["channel_id"])
+        rubric = self.ctx.rubrics.find(name) if name else None
+        if rubric is not None:
+            text = (f"CSV files shared in <#{command['channel_id']}> are judged with *{escape(rubric.title)}* "
+                    f"(`{rubric.name}`) unless their message names another rubric. `/judge default none` clears it.")
+        else:
+            text = (f"<#{command['channel_id']}> has no default rubric: a CSV shared here is judged with the rubric "
+                    "its message names (such as `eth`), or I ask. `/judge default <rubric>` sets one.")
+        await self.ctx.say.tell(command.get("response_url"), text)
+
+    async def _set_default(self, parsed: commands.SetDefault, command: dict[str, Any]) -> None:
+        name = parsed.rubric.name if parsed.rubric else None
+        await self.ctx.db(set_default_rubric, command["team_id"], command["channel_id"], name, command["user_id"])
+        who = f"<@{command['user_id']}>"
+        text = (f"{who} set the default rubric of this channel to *{escape(parsed.rubric.title)}* (`{name}`): CSV "
+                "files shared here are judged with it unless their message names another." if parsed.rubric else
+                f"{who} cleared the default rubric of this channel.")
+        await self.ctx.say.reply(command.get("response_url"), {**notice(text), "response_type": "in_channel"})

@@ -1,0 +1,24 @@
+"""The App Home tab: the person's recent judgments, the rubrics, and how to use the bot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.slack.context import Context
+from bot.slack.views.home import HOME_JUDGMENTS, home_view
+from bot.store.history import recent_by_user
+
+
+class HomeListener:
+    """Publishes the Home tab whenever a person opens it."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    async def on_home_opened(self, event: dict[str, Any], body: dict[str, Any]) -> None:
+        """The App Home tab was opened: show this person's recent judgments (only theirs, in this workspace)."""
+        if event.get("tab") != "home":
+            return
+        user, team = event["user"], body.get("team_id") or ""
+        judgments = await self.ctx.db(recent_by_user, team, user, limit=HOME_JUDGMENTS)
+        await self.ctx.client.views_publish(user_id=user, view=home_view(self.ctx.rubrics, judgments, self.ctx.team_url))

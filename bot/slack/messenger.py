@@ -1,0 +1,119 @@
+"""The Web API client, and every message the bot sends with it: posted, edited, or said to one person.
+
+A refusal by Slack never escapes as an exception from here: it becomes one log line saying what was being sent
+where, and the caller gets a `Sent` that says so (with Slack's error code, to tell the person what to do).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+from bot.slack.views.blocks import notice
+
+log = logging.getLogger(__name__)
+
+POST_PROBLEMS = {
+    "not_in_channel": "I am not a member of <#{channel}>. Invite me with `/invite @judgebot`, then try again.",
+    "channel_not_found": ("I cannot see this conversation (a private channel or a direct message I am not part of). "
+                          "Invite me with `/invite @judgebot`, or use a channel I am in."),
+    "is_archived": "<#{channel}> is archived, so I cannot post there.",
+    "restricted_action": "This workspace does not let me post in <#{channel}>; ask an admin.",
+}
+OUR_FAULT = ("Something went wrong on my side and it did not work. Please try again; if it keeps happening, tell "
+             "the bot's admin.")
+
+
+def make_web_client(token: str, api_url: str) -> AsyncWebClient:
+    """A Web API client that waits out rate limits (Retry-After) and retries server errors and dropped connections."""
+    return AsyncWebClient(
+        token=token, base_url=api_url, timeout=30,
+        retry_handlers=[AsyncConnectionErrorRetryHandler(max_retry_count=2),
+                        AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+                        AsyncServerErrorRetryHandler(max_retry_count=2)],
+    )
+
+
+def slack_error(err: Exception) -> str:
+    """The error code Slack gave, or the kind of failure."""
+    if isinstance(err, SlackApiError) and err.response is not None:
+        return str(err.response.get("error", "unknown_error"))
+    return type(err).__name__
+
+
+def post_problem(code: str, channel: str) -> str:
+    """What to tell a person when Slack refused a message of ours with `code`, and what they can do about it."""
+    known = POST_PROBLEMS.get(code)
+    return known.format(channel=channel) if known else f"Slack refused my message (`{code}`). Please try again."
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What became of a message: its ts, or Slack's reason for refusing it."""
+
+    ts: str | None = None
+    refusal: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Slack took the message."""
+        return self.ts is not None
+
+
+class Messenger:
+    """Posts, edits and replies through one Web API client."""
+
+    def __init__(self, client: AsyncWebClient) -> None:
+        self.client = client
+
+    async def post(self, channel: str, message: dict[str, Any], *, what: str, thread_ts: str | None = None,
+                   **extra: Any) -> Sent:
+        """Post `message` (in a thread when `thread_ts` is given); `what` names it in the log if Slack refuses."""
+        try:
+            sent = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message, **extra)
+        except Exception as err:
+            log.warning("could not post %s in %s: %s", what, channel, slack_error(err))
+            return Sent(refusal=slack_error(err))
+        return Sent(ts=str(sent["ts"]))
+
+    async def edit(self, channel: str, ts: str, message: dict[str, Any], *, what: str) -> Sent:
+        """Put `message` in the place of message `ts`; `what` names it in the log if Slack refuses."""
+        try:
+            await self.client.chat_update(channel=channel, ts=ts, **message)
+        except Exception as err:
+            log.warning("could not update %s (%s) in %s: %s", what, ts, channel, slack_error(err))
+            return Sent(refusal=slack_error(err))
+        return Sent(ts=ts)
+
+    async def reply(self, response_url: str | None, message: dict[str, Any]) -> None:
+        """Send `message` to one person only, through the response_url Slack gave; failures are logged."""
+        if not response_url:
+            log.warning("no response_url to send a reply to: %s", message.get("text"))
+            return
+        webhook = AsyncWebhookClient(response_url, timeout=10, retry_handlers=self.client.retry_handlers)
+        try:
+            sent = await webhook.send_dict({"response_type": "ephemeral", "replace_original": False, **message})
+        except Exception as err:
+            log.warning("could not reply to a person: %s", slack_error(err))
+            return
+        if sent.status_code != 200:
+            log.warning("Slack refused a reply to a person: %s %s", sent.status_code, sent.body)
+
+    async def tell(self, response_url: str | None, text: str) -> None:
+        """Say one paragraph (already escaped) to one person only."""
+        await self.reply(response_url, notice(text))
+
+    async def replace_or_tell(self, channel: str, ts: str, text: str, response_url: str | None) -> None:
+        """Replace message `ts` by `text`; if Slack refuses, tell the person instead."""
+        if not (await self.edit(channel, ts, notice(text), what="a message")).ok:
+            await self.tell(response_url, text)

@@ -1,0 +1,16 @@
+"""Slack's size limits, in one place: every view keeps within them (slack_sdk's models check most on to_dict())."""
+
+MESSAGE_BLOCKS = 50  # blocks in one message
+VIEW_BLOCKS = 100  # blocks in a modal or the Home tab
+# Slack refuses a message whose blocks add up to much more than 12,000 characters (msg_blocks_too_long), a limit
+# it does not document; every message stays under this.
+MESSAGE_CHARS = 11_500
+SECTION_LIMIT = 3000  # characters of one section's text
+FIELD_LIMIT = 2000  # characters of one section field
+SECTION_FIELDS = 10  # fields in one section
+HEADER_LIMIT = 150  # characters of a header
+BUTTON_LIMIT = 75  # characters of a button's or an option's label
+BUTTONS_PER_ROW = 25  # elements in one actions block
+INPUT_LIMIT = 3000  # characters a plain-text input takes
+SELECT_OPTIONS = 100  # options in a select menu
+ERROR_LIMIT = 150  # characters of an error shown under a form's input
