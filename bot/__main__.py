@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationError
@@ -23,19 +24,16 @@ from rich.markup import escape
 
 from bot import terminal
 from bot.config import Settings
-from bot.csvio import open_csv
-from bot.digest import Period, build_digest, iso_week
 from bot.errors import JudgebotError, RunStopped, UsageError, WeekError
-from bot.llm import JudgeClient, judge_client_from
-from bot.records import Triple, Verdict
-from bot.rubric import Rubric, RubricSet, load_rubrics
-from bot.runs import Origin, execute_run, start_csv_run, start_single_run
-from bot.runs.goldens import check_goldens
-from bot.runs.summary import export_run
-from bot.store import Store
-from bot.store.history import channel_stats, recent_in_channel
-from bot.store.models import Run, utcnow
-from bot.store.subscriptions import all_subscriptions
+from bot.records import REJUDGEABLE, RowState
+
+# Each command imports what it uses when it runs: `judgebot --help` must not wait for the judge's client, the
+# database layer or the digest to load (see "Measured figures" in the README).
+if TYPE_CHECKING:
+    from bot.llm import JudgeClient
+    from bot.rubric import Rubric, RubricSet
+    from bot.runs import Origin
+    from bot.store import Run, Store
 
 NO_ENDPOINT = (
     "judgebot needs a judge to talk to. Set OPENAI_API_KEY to use OpenAI, or OPENAI_BASE_URL to use any "
@@ -135,13 +133,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 async def dispatch(args: argparse.Namespace, settings: Settings, console: Console) -> int:
     """Run one subcommand."""
+    from bot.rubric import load_rubrics
+
     if args.command == "serve":
         return await serve_command(settings, console)
-    if args.command == "runs":
-        terminal.show_runs(console, Store.open(settings.db_url).recent_runs())
-        return EXIT_OK
-    if args.command in ("history", "stats"):
-        return history_command(args, Store.open(settings.db_url), console)
+    if args.command in ("runs", "history", "stats"):
+        from bot.store import Store
+
+        store = Store.open(settings.db_url)
+        if args.command == "runs":
+            terminal.show_runs(console, store.recent_runs())
+            return EXIT_OK
+        return history_command(args, store, console)
     if args.command == "digest":
         return await digest_command(args, settings, console)
     rubrics = load_rubrics(settings.rubrics_dir)
@@ -182,6 +185,11 @@ async def serve_command(settings: Settings, console: Console) -> int:
 
 async def digest_command(args: argparse.Namespace, settings: Settings, console: Console) -> int:
     """`digest`: a channel's digest of one ISO week in the terminal, and with --post in the channel, once."""
+    from bot.digest import Period, build_digest, iso_week
+    from bot.rubric import load_rubrics
+    from bot.store import Store
+    from bot.store.subscriptions import all_subscriptions
+
     store = Store.open(settings.db_url)
     sub = next((s for s in all_subscriptions(store) if s.channel_id == args.channel), None)
     try:
@@ -212,6 +220,9 @@ async def digest_command(args: argparse.Namespace, settings: Settings, console: 
 
 def history_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """`history` and `stats`: what the history holds for one channel, read through the same queries as Slack's."""
+    from bot.store import utcnow
+    from bot.store.history import channel_stats, recent_in_channel
+
     if args.command == "history":
         if args.limit < 1:
             raise UsageError("-n/--limit must be at least 1")
@@ -247,6 +258,8 @@ def writable(path: Path, not_over: Path | None = None) -> Path:
 
 def terminal_origin() -> Origin:
     """Who runs judgebot in this terminal, for the history."""
+    from bot.runs import Origin
+
     try:
         user = getpass.getuser()[:32]
     except (KeyError, OSError):  # no name for this uid, as in some containers
@@ -256,6 +269,8 @@ def terminal_origin() -> Origin:
 
 def judge_client(settings: Settings, concurrency: int | None = None, model: str | None = None) -> JudgeClient:
     """The judge client the settings describe; UsageError when they name no endpoint."""
+    from bot.llm import judge_client_from
+
     if not settings.has_judge_endpoint():
         raise UsageError(NO_ENDPOINT)
     return judge_client_from(settings, model=model, concurrency=concurrency)
@@ -263,6 +278,11 @@ def judge_client(settings: Settings, concurrency: int | None = None, model: str 
 
 async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
     """`judgebot judge`: a file, or one triple given with -q -r -a."""
+    from bot.csvio import open_csv
+    from bot.records import Triple, Verdict
+    from bot.runs import execute_run, start_csv_run, start_single_run
+    from bot.store import Store
+
     rubric = rubrics.get(args.rubric)
     single = [args.question, args.reference, args.answer]
     if args.file is None:
@@ -297,6 +317,8 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
 
 async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
     """`judgebot resume`: judge what a run left pending, then write its results and summary."""
+    from bot.store import Store
+
     store = Store.open(settings.db_url)
     run = store.get_run(args.run_id) if args.run_id else store.latest_unfinished_run()
     if run is None:
@@ -305,21 +327,23 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
     rubric = rubrics.get(run.rubric_name)
     out = writable(args.out or Path(f"run-{run.id}.results.csv"))
     client = judge_client(settings, args.concurrency, model=run.judge_model)
-    retry = ("error", "invalid") if args.retry_errors else ()
+    rejudge = REJUDGEABLE if args.retry_errors else ()
     console.print(f"Resuming run {run.id} ({escape(run.source_name or run.source)}, rubric {run.rubric_name}).")
     return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency,
-                            retry=retry)
+                            rejudge=rejudge)
 
 
 async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient, console: Console, out: Path,
-                     concurrency: int, retry: tuple[str, ...] = ()) -> int:
+                     concurrency: int, rejudge: tuple[RowState, ...] = ()) -> int:
     """Judge the pending rows of a run with a progress bar, then write the results and show the summary."""
+    from bot.runs import execute_run, export_run
+
     async with client:
         with terminal.ProgressBar(console, f"{rubric.name} · run {run.id}") as bar:
             outcome = await execute_run(store, run, rubric, client, concurrency=concurrency, on_progress=bar.update,
-                                        retry=retry)
-    if retry:
-        console.print(f"{outcome.retried} rows with a judge error or an invalid reply were judged again.")
+                                        rejudge=rejudge)
+    if rejudge:
+        console.print(f"{outcome.rejudged} rows with a judge error or an invalid reply were judged again.")
     run = store.get_run(run.id)  # type: ignore[arg-type, assignment]
     try:
         summary = export_run(store, run, rubric, out)
@@ -340,6 +364,8 @@ async def rubrics_command(args: argparse.Namespace, settings: Settings, rubrics:
     if args.action == "list":
         terminal.show_rubrics(console, chosen)
         return EXIT_OK
+    from bot.runs import check_goldens
+
     for rubric in chosen:
         console.print(f"[green]valid[/] {rubric.source or rubric.name} ({len(rubric.goldens)} goldens)")
     failed = 0

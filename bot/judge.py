@@ -53,6 +53,17 @@ def prompt_hash(rubric: Rubric, triple: Triple, judge_model: str) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
+def provenance(rubric: Rubric, judge_model: str, triple: Triple) -> dict[str, str]:
+    """The fields of a verdict that say what judged it: the rubric's name, version and hash, the judge, the prompt."""
+    return {"rubric_name": rubric.name, "rubric_version": rubric.version, "rubric_hash": rubric.content_hash,
+            "judge_model": judge_model, "prompt_hash": prompt_hash(rubric, triple, judge_model)}
+
+
+def failure_verdict(rubric: Rubric, judge_model: str, triple: Triple, message: str) -> Verdict:
+    """A judge error for `triple`: what went wrong, and no score."""
+    return Verdict(status="error", error=message, **provenance(rubric, judge_model, triple))
+
+
 def extract_json(text: str) -> Any:
     """The JSON object in a reply: bare, in a code fence, or with prose around it; ValueError if none."""
     stripped = text.strip()
@@ -103,11 +114,7 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient) -> Verdict:
     Returns a Verdict whatever the judge says; raises RunStopped when no request can succeed.
     """
     record: dict[str, Any] = {
-        "rubric_name": rubric.name,
-        "rubric_version": rubric.version,
-        "rubric_hash": rubric.content_hash,
-        "judge_model": client.model,
-        "prompt_hash": prompt_hash(rubric, triple, client.model),
+        **provenance(rubric, client.model, triple),
         "flags": ["possible prompt injection in the answer"] if INJECTION.search(triple.answer) else [],
     }
     messages = build_messages(rubric, triple, f"DATA-{secrets.token_hex(8)}")

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from bot.digest import Digest, signed
-from bot.records import Verdict
-from bot.rubric import Rubric
-from bot.runs import Progress as RunProgress
-from bot.runs.goldens import GoldenResult
-from bot.runs.summary import Summary
-from bot.store.history import Figures
-from bot.store.models import Judgment, Run
+from bot.figures import duration, number, percent
+
+if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
+    from bot.digest import Digest
+    from bot.records import Verdict
+    from bot.rubric import Rubric
+    from bot.runs import GoldenResult, Summary
+    from bot.runs import Progress as RunProgress
+    from bot.store import Judgment, Run
+    from bot.store.history import Figures
 
 
 class ProgressBar:
@@ -46,20 +48,10 @@ class ProgressBar:
 
     def update(self, event: RunProgress) -> None:
         """Show one progress event."""
-        eta = "-" if event.eta is None else _duration(event.eta)
+        eta = "-" if event.eta is None else duration(event.eta)
         errors = f"{event.errors} errors" if event.errors else ""
         self._bar.update(self._task, completed=event.done, total=event.total, rate=f"{event.rate:.1f} rows/s",
                          eta=eta, errors=errors)
-
-
-def _duration(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds + 0.5), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-def _number(value: float | None, digits: int = 2) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
 
 
 def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, out: Any) -> None:
@@ -78,7 +70,7 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     rate = summary.pass_rate
     table.add_row("pass rate", "-" if rate is None else f"{rate:.0%} ({summary.passed}/{summary.scored})")
     for criterion in summary.criteria:
-        table.add_row(escape(f"mean {criterion}"), _number(summary.mean(criterion)))
+        table.add_row(escape(f"mean {criterion}"), number(summary.mean(criterion)))
     for path, counts in summary.tags.items():
         table.add_row(escape(path), escape(" · ".join(f"{tag} {n}" for tag, n in counts.most_common())))
     if summary.cached:
@@ -93,8 +85,8 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     if len(summary.models) > 1:
         models = Table("model under test", "rows", "scored", "pass rate", "mean headline", title_justify="left")
         for name, figures in sorted(summary.models.items(), key=lambda item: -(item[1].mean_headline or 0)):
-            rate = "-" if figures.pass_rate is None else f"{figures.pass_rate:.0%}"
-            models.add_row(escape(name), str(figures.rows), str(figures.scored), rate, _number(figures.mean_headline, 1))
+            rate = percent(figures.pass_rate)
+            models.add_row(escape(name), str(figures.rows), str(figures.scored), rate, number(figures.mean_headline, 1))
         console.print(models)
     unscored = summary.rows - summary.scored
     for row, status, reason in summary.problems[:10]:
@@ -172,14 +164,16 @@ def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None
     for f in figures:
         tags = ", ".join(f"{tag} {n}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
         agree = "-" if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
-        cells = (f.model_name or "-", f.rubric_name, str(f.judged), _number(f.mean_headline, 1),
-                 "-" if f.pass_rate is None else f"{f.pass_rate:.0%}", tags or "-", str(f.errors), agree)
+        cells = (f.model_name or "-", f.rubric_name, str(f.judged), number(f.mean_headline, 1),
+                 percent(f.pass_rate), tags or "-", str(f.errors), agree)
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)
 
 
 def show_digest(console: Console, digest: Digest, title: str) -> None:
     """A channel's digest: per model and rubric figures against the week before, regressions, worst, judge changes."""
+    from bot.digest import signed
+
     if digest.quiet:
         console.print(f"{escape(title)}: no judgments over these 7 days.")
         return
@@ -190,8 +184,8 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
         tags = ", ".join(f"{tag} {n / f.scored:.0%}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
         agree = "-" if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
         errors = "-" if line.error_rate is None else f"{line.error_rate:.0%} ({f.errors})"
-        cells = (f.model_name or "-", f.rubric_name, str(f.judged), _number(f.mean_headline, 1), signed(line.change) or "new",
-                 "-" if f.pass_rate is None else f"{f.pass_rate:.0%}", signed(line.pass_change, " pts") or "new",
+        cells = (f.model_name or "-", f.rubric_name, str(f.judged), number(f.mean_headline, 1), signed(line.change) or "new",
+                 percent(f.pass_rate), signed(line.pass_change, " pts") or "new",
                  tags or "-", errors, agree)
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)

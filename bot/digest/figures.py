@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func
-from sqlmodel import select
+from sqlalchemy import case, func, select
+from sqlmodel import col
 
 from bot.digest.week import Period
 from bot.store import Judgment, Store
@@ -154,35 +154,36 @@ def _example(row: Any) -> Example:
                    row.message_ts, row.thread_ts, row.row_number)
 
 
-EXAMPLE_COLUMNS = (Judgment.id, Judgment.model_name, Judgment.rubric_name, Judgment.headline, Judgment.question,
-                   Judgment.channel_id, Judgment.message_ts, Judgment.thread_ts, Judgment.row_number)
+EXAMPLE_COLUMNS = (col(Judgment.id), col(Judgment.model_name), col(Judgment.rubric_name), col(Judgment.headline),
+                   col(Judgment.question), col(Judgment.channel_id), col(Judgment.message_ts), col(Judgment.thread_ts),
+                   col(Judgment.row_number))
 
 
 def _worst(session: Any, channel_id: str | None, period: Period) -> list[Example]:
     statement = (select(*EXAMPLE_COLUMNS)
-                 .where(*in_channel(channel_id, *period.utc), Judgment.status == "scored")
-                 .order_by(Judgment.headline, Judgment.id.desc()).limit(WORST_SHOWN))
+                 .where(*in_channel(channel_id, *period.utc), col(Judgment.status) == "scored")
+                 .order_by(col(Judgment.headline), col(Judgment.id).desc()).limit(WORST_SHOWN))
     return [_example(row) for row in session.execute(statement)]
 
 
 def _regressions(session: Any, channel_id: str | None, period: Period) -> list[Regression]:
     """Questions a model scored lower on this week than last week, by their mean headline, biggest drop first."""
     start = period.utc[0]
-    earlier = Judgment.judged_at < start
+    earlier = col(Judgment.judged_at) < start
     before = func.avg(case((earlier, Judgment.headline)))
     now = func.avg(case((earlier, None), else_=Judgment.headline))
-    drops = (select(Judgment.question_key, before, now)
-             .where(*in_channel(channel_id, period.previous().utc[0], period.utc[1]), Judgment.status == "scored",
-                    Judgment.question_key.is_not(None))
-             .group_by(Judgment.question_key)
+    drops = (select(col(Judgment.question_key), before, now)
+             .where(*in_channel(channel_id, period.previous().utc[0], period.utc[1]), col(Judgment.status) == "scored",
+                    col(Judgment.question_key).is_not(None))
+             .group_by(col(Judgment.question_key))
              .having(before - now >= REGRESSION_POINTS)
-             .order_by((before - now).desc(), Judgment.question_key).limit(REGRESSIONS_SHOWN))
+             .order_by((before - now).desc(), col(Judgment.question_key)).limit(REGRESSIONS_SHOWN))
     drops = session.execute(drops).all()
     examples = session.execute(  # each question's lowest judgment this week, to link to
-        select(*EXAMPLE_COLUMNS, Judgment.question_key)
-        .where(*in_channel(channel_id, *period.utc), Judgment.status == "scored",
-               Judgment.question_key.in_([key for key, _, _ in drops]))
-        .order_by(Judgment.headline.desc(), Judgment.id)).all()
+        select(*EXAMPLE_COLUMNS, col(Judgment.question_key))
+        .where(*in_channel(channel_id, *period.utc), col(Judgment.status) == "scored",
+               col(Judgment.question_key).in_([key for key, _, _ in drops]))
+        .order_by(col(Judgment.headline).desc(), col(Judgment.id))).all()
     lowest = {row.question_key: row for row in examples}
     return [Regression(_example(lowest[key]), float(before), float(now)) for key, before, now in drops]
 

@@ -1,13 +1,100 @@
-"""A rubric's output schema: field specs, and the pydantic model and strict JSON schema built from them."""
+"""A rubric's output fields: the kinds a field can be (one table), and the pydantic model and strict JSON schema built
+from a rubric's fields.
+
+A new kind of field is one entry in KINDS: how a reply's value is validated, its JSON schema, a sample value, how
+summaries treat it, and how a card shows it.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
-FieldType = Literal["integer", "number", "string", "boolean", "enum", "list", "object"]
+Summary = Literal["mean", "count", "none"]  # averaged in summaries, counted (as tags), or left out
+Shown = Literal["field", "section", "children"]  # on a card: a short field, a section of text, or its own fields
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What one type of output field means everywhere it is used."""
+
+    annotation: Callable[[str, FieldSpec], Any]  # the pydantic type a reply's value must have
+    schema: Callable[[FieldSpec], dict[str, Any]]  # its JSON schema for structured output
+    sample: Callable[[FieldSpec], Any]  # a value that fits, to try formulas before any judge replied
+    summary: Summary
+    shown: Shown
+    options: frozenset[str] = frozenset()  # the keys of a field spec this kind takes besides the common ones
+    required: frozenset[str] = frozenset()  # the ones it needs
+
+    @property
+    def numeric(self) -> bool:
+        """A number: it takes a range, and weighted means and summaries can use it."""
+        return RANGE <= self.options
+
+
+def _plain_number(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def _number_schema(spec: FieldSpec) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": spec.type}
+    if spec.min is not None:
+        schema["minimum"] = _plain_number(spec.min)
+    if spec.max is not None:
+        schema["maximum"] = _plain_number(spec.max)
+    return schema
+
+
+def _number_sample(spec: FieldSpec) -> Any:
+    value = spec.max if spec.max is not None else spec.min if spec.min is not None else 1
+    return int(value) if spec.type == "integer" else float(value)
+
+
+def _list_annotation(name: str, spec: FieldSpec) -> Any:
+    assert spec.items is not None  # required for lists
+    return list[annotation_of(f"{name}_item", spec.items)]  # type: ignore[misc]  # a type built at run time
+
+
+def _list_schema(spec: FieldSpec) -> dict[str, Any]:
+    assert spec.items is not None  # required for lists
+    schema: dict[str, Any] = {"type": "array", "items": field_schema(spec.items)}
+    if spec.min_items is not None:
+        schema["minItems"] = spec.min_items
+    if spec.max_items is not None:
+        schema["maxItems"] = spec.max_items
+    return schema
+
+
+def _list_sample(spec: FieldSpec) -> Any:
+    assert spec.items is not None  # required for lists
+    return [sample_of(spec.items)] * (spec.min_items or 0)
+
+
+RANGE = frozenset({"min", "max"})
+KINDS: dict[str, Kind] = {
+    "integer": Kind(lambda _, spec: int, _number_schema, _number_sample, "mean", "field", RANGE),
+    "number": Kind(lambda _, spec: float, _number_schema, _number_sample, "mean", "field", RANGE),
+    "string": Kind(lambda _, spec: str, lambda spec: {"type": "string"}, lambda spec: "sample", "none", "section"),
+    "boolean": Kind(lambda _, spec: bool, lambda spec: {"type": "boolean"}, lambda spec: False, "none", "field"),
+    "enum": Kind(lambda _, spec: Literal[tuple(spec.values or ())],  # type: ignore[misc]  # values known at run time
+                 lambda spec: {"type": "string", "enum": list(spec.values or [])},
+                 lambda spec: (spec.values or [""])[0], "count", "field", frozenset({"values"}), frozenset({"values"})),
+    "list": Kind(_list_annotation, _list_schema, _list_sample, "none", "section",
+                 frozenset({"items", "min_items", "max_items"}), frozenset({"items"})),
+    "object": Kind(lambda name, spec: build_model(name, spec.fields or {}), lambda spec: json_schema(spec.fields or {}),
+                   lambda spec: sample_reply(spec.fields or {}), "none", "children", frozenset({"fields"}),
+                   frozenset({"fields"})),
+}
+OPTIONS = ("min", "max", "values", "items", "fields", "min_items", "max_items")
+
+
+def _a(word: str) -> str:
+    return f"an {word}" if word[0] in "aeiou" else f"a {word}"
 
 
 class FieldSpec(BaseModel):
@@ -15,7 +102,7 @@ class FieldSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: FieldType
+    type: str = Field(description=f"One of {', '.join(KINDS)}.")
     description: str | None = None
     nullable: bool = False
     min: float | None = None
@@ -27,21 +114,31 @@ class FieldSpec(BaseModel):
     max_items: int | None = Field(None, ge=0)
     summary: bool = Field(True, description="Whether summaries average (numbers) or count (enums) this field.")
 
+    @field_validator("type")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        if value not in KINDS:  # worded as pydantic words an unknown choice
+            *first, last = (repr(kind) for kind in KINDS)
+            raise PydanticCustomError("literal_error", "Input should be {expected}",
+                                      {"expected": f"{', '.join(first)} or {last}"})
+        return value
+
+    @property
+    def kind(self) -> Kind:
+        """What this field's type means."""
+        return KINDS[self.type]
+
     @model_validator(mode="after")
-    def _fits_its_type(self) -> FieldSpec:
-        numeric = self.type in ("integer", "number")
-        if not numeric and (self.min is not None or self.max is not None):
-            raise ValueError(f"'min'/'max' apply to integer and number fields, not {self.type}")
+    def _fits_its_kind(self) -> FieldSpec:
+        given = {name for name in OPTIONS if getattr(self, name) not in (None, [], {})}
+        for name in sorted(given - self.kind.options):
+            takers = [kind for kind, spec in KINDS.items() if name in spec.options]
+            shown = "'min'/'max'" if name in RANGE else repr(name)
+            raise ValueError(f"{shown} apply to {' and '.join(takers)} fields, not {self.type}")
+        for name in sorted(self.kind.required - given):
+            raise ValueError(f"{_a(self.type)} field needs a non-empty {name!r}")
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"'min' ({self.min}) is above 'max' ({self.max})")
-        if (self.type == "enum") != bool(self.values):
-            raise ValueError("an enum field needs a non-empty 'values' list, and only enums take 'values'")
-        if (self.type == "list") != (self.items is not None):
-            raise ValueError("a list field needs 'items', and only lists take 'items'")
-        if self.type != "list" and (self.min_items is not None or self.max_items is not None):
-            raise ValueError("'min_items'/'max_items' apply to list fields only")
-        if (self.type == "object") != bool(self.fields):
-            raise ValueError("an object field needs a non-empty 'fields' mapping, and only objects take 'fields'")
         return self
 
 
@@ -52,34 +149,18 @@ def build_model(name: str, fields: dict[str, FieldSpec]) -> type[BaseModel]:
         # Keys such as "Factual Accuracy" are not identifiers: the attribute gets a safe name, the alias keeps the key.
         attribute = re.sub(r"\W", "_", key.lower()) or "field"
         attribute = f"f{index}_{attribute}"
-        definitions[attribute] = (_annotation(f"{name}_{attribute}", spec), Field(alias=key))
-    return create_model(  # type: ignore[call-overload]
-        name, __config__=ConfigDict(extra="forbid", populate_by_name=True), **definitions
-    )
+        definitions[attribute] = (annotation_of(f"{name}_{attribute}", spec), Field(alias=key))
+    model: type[BaseModel] = create_model(name, __config__=ConfigDict(extra="forbid", populate_by_name=True),
+                                          **definitions)
+    return model
 
 
-def _annotation(name: str, spec: FieldSpec) -> Any:
-    constraints: dict[str, Any] = {}
-    if spec.type == "integer":
-        base: Any = int
-    elif spec.type == "number":
-        base = float
-    elif spec.type == "string":
-        base = str
-    elif spec.type == "boolean":
-        base = bool
-    elif spec.type == "enum":
-        base = Literal[tuple(spec.values or ())]  # type: ignore[misc]
-    elif spec.type == "list":
-        base = list[_annotation(f"{name}_item", spec.items)]  # type: ignore[arg-type, misc]
-        constraints = {"min_length": spec.min_items, "max_length": spec.max_items}
-    else:
-        base = build_model(name, spec.fields or {})
-    if spec.min is not None:
-        constraints["ge"] = spec.min
-    if spec.max is not None:
-        constraints["le"] = spec.max
-    constraints = {k: v for k, v in constraints.items() if v is not None}
+def annotation_of(name: str, spec: FieldSpec) -> Any:
+    """The pydantic type of a field: its kind's, with the spec's range, length and nullability."""
+    constraints: dict[str, Any] = {"ge": spec.min, "le": spec.max, "min_length": spec.min_items,
+                                   "max_length": spec.max_items}
+    constraints = {key: value for key, value in constraints.items() if value is not None}
+    base = spec.kind.annotation(name, spec)
     annotated = Annotated[base, Field(**constraints)] if constraints else base
     return annotated | None if spec.nullable else annotated
 
@@ -88,29 +169,15 @@ def json_schema(fields: dict[str, FieldSpec]) -> dict[str, Any]:
     """The strict JSON schema for structured output: every property required, no extra properties."""
     return {
         "type": "object",
-        "properties": {key: _field_schema(spec) for key, spec in fields.items()},
+        "properties": {key: field_schema(spec) for key, spec in fields.items()},
         "required": list(fields),
         "additionalProperties": False,
     }
 
 
-def _field_schema(spec: FieldSpec) -> dict[str, Any]:
-    if spec.type == "object":
-        schema = json_schema(spec.fields or {})
-    elif spec.type == "list":
-        schema = {"type": "array", "items": _field_schema(spec.items)}  # type: ignore[arg-type]
-        if spec.min_items is not None:
-            schema["minItems"] = spec.min_items
-        if spec.max_items is not None:
-            schema["maxItems"] = spec.max_items
-    elif spec.type == "enum":
-        schema = {"type": "string", "enum": list(spec.values or [])}
-    else:
-        schema = {"type": spec.type}
-        if spec.min is not None:
-            schema["minimum"] = _plain_number(spec.min)
-        if spec.max is not None:
-            schema["maximum"] = _plain_number(spec.max)
+def field_schema(spec: FieldSpec) -> dict[str, Any]:
+    """The JSON schema of one field: its kind's, with the description and nullability."""
+    schema = spec.kind.schema(spec)
     if spec.description:
         schema["description"] = spec.description
     if spec.nullable:
@@ -122,16 +189,22 @@ def _field_schema(spec: FieldSpec) -> dict[str, Any]:
     return schema
 
 
-def _plain_number(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else value
+def sample_of(spec: FieldSpec) -> Any:
+    """A value that fits `spec`."""
+    return spec.kind.sample(spec)
+
+
+def sample_reply(fields: dict[str, FieldSpec]) -> dict[str, Any]:
+    """A reply that fits `fields`, so formulas can be tried before any judge has replied."""
+    return {key: sample_of(spec) for key, spec in fields.items()}
 
 
 def leaves(fields: dict[str, FieldSpec], prefix: str = "", *, in_nullable: bool = False) -> list[tuple[str, FieldSpec]]:
-    """Every non-object field as (dotted path, spec), in declaration order; inside a nullable object, nullable."""
+    """Every field with no fields of its own as (dotted path, spec), in order; inside a nullable object, nullable."""
     found: list[tuple[str, FieldSpec]] = []
     for key, spec in fields.items():
         path = f"{prefix}{key}"
-        if spec.type == "object":
+        if spec.kind.shown == "children":
             found.extend(leaves(spec.fields or {}, f"{path}.", in_nullable=in_nullable or spec.nullable))
         else:
             found.append((path, spec.model_copy(update={"nullable": True}) if in_nullable else spec))

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from bot.errors import FormulaError, RubricError
-from bot.rubric.fields import FieldSpec, build_model, json_schema, leaves
+from bot.rubric.fields import FieldSpec, build_model, json_schema, leaves, sample_reply
 from bot.rubric.formulas import check_syntax, evaluate
 from bot.rubric.goldens import Golden
 
@@ -164,12 +164,12 @@ class Rubric(BaseModel):
 
     def criteria(self) -> list[str]:
         """Numeric paths a summary averages: reply fields, then derived values."""
-        numeric = [path for path, spec in leaves(self.output) if spec.summary and spec.type in ("integer", "number")]
+        numeric = [path for path, spec in leaves(self.output) if spec.summary and spec.kind.summary == "mean"]
         return numeric + list(self.derived)
 
     def tags(self) -> list[str]:
         """Enum paths a summary counts."""
-        return [path for path, spec in leaves(self.output) if spec.summary and spec.type == "enum"]
+        return [path for path, spec in leaves(self.output) if spec.summary and spec.kind.summary == "count"]
 
     def validate_reply(self, data: Any) -> tuple[dict[str, Any] | None, list[str]]:
         """Check a parsed reply against the schema and the rules; return (output, problems)."""
@@ -224,13 +224,13 @@ class Rubric(BaseModel):
         paths = dict(leaves(self.output))
         for key, spec in self.derived.items():
             for path in spec.weights or {}:
-                if paths.get(path) is None or paths[path].type not in ("integer", "number"):
+                if paths.get(path) is None or not paths[path].kind.numeric:
                     raise RubricError(f"derived.{key}.weights: {path!r} is not a number field of the output")
                 if paths[path].nullable:
                     raise RubricError(f"derived.{key}.weights: {path!r} is nullable; a weighted mean needs a value")
         if self.headline.tag and self.headline.tag not in paths:
             raise RubricError(f"headline.tag: no field {self.headline.tag!r} in the output")
-        sample = _sample(self.output)
+        sample = sample_reply(self.output)
         output, problems = self.validate_reply(sample)
         broken = [p for p in problems if p.startswith("rule could not be checked")]
         if output is None or broken:
@@ -260,23 +260,5 @@ def _lookup(values: dict[str, Any], path: str) -> Any:
             raise FormulaError(f"no field {path!r} in the reply")
         current = current[part]
     return current
-
-
-def _sample(fields: dict[str, FieldSpec]) -> dict[str, Any]:
-    return {key: _sample_value(spec) for key, spec in fields.items()}
-
-
-def _sample_value(spec: FieldSpec) -> Any:
-    """A value that fits `spec`, so formulas can be tried before any judge has replied."""
-    if spec.type == "object":
-        return _sample(spec.fields or {})
-    if spec.type == "list":
-        return [_sample_value(spec.items)] * (spec.min_items or 0)  # type: ignore[arg-type]
-    if spec.type == "enum":
-        return (spec.values or [""])[0]
-    if spec.type in ("integer", "number"):
-        value = spec.max if spec.max is not None else spec.min if spec.min is not None else 1
-        return int(value) if spec.type == "integer" else float(value)
-    return False if spec.type == "boolean" else "sample"
 
 

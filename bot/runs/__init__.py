@@ -2,7 +2,7 @@
 triple end to end, summarise and export the results, and check a rubric's goldens."""
 
 from bot.errors import RubricChanged, RunBusy, RunNotResumable
-from bot.runs.execute import HEARTBEAT_SECONDS, STALE_AFTER, Progress, RunOutcome, execute_run, failure_verdict
+from bot.runs.execute import HEARTBEAT_SECONDS, STALE_AFTER, Progress, RunOutcome, execute_run
 from bot.runs.goldens import GoldenResult, check_goldens
 from bot.runs.single import abandon_triple, finish_triple, start_triple
 from bot.runs.start import Origin, start_csv_run, start_run, start_single_run
@@ -10,5 +10,5 @@ from bot.runs.summary import BANDS, Summary, export_run, price_of
 
 __all__ = ["BANDS", "HEARTBEAT_SECONDS", "STALE_AFTER", "GoldenResult", "Origin", "Progress", "RubricChanged",
            "RunBusy", "RunNotResumable", "RunOutcome", "Summary", "abandon_triple", "check_goldens", "execute_run",
-           "export_run", "failure_verdict", "finish_triple", "price_of", "start_csv_run", "start_run",
+           "export_run", "finish_triple", "price_of", "start_csv_run", "start_run",
            "start_single_run", "start_triple"]

@@ -12,9 +12,9 @@ from functools import partial
 from typing import Any
 
 from bot.errors import RubricChanged, RunBusy, RunNotResumable, RunStopped
-from bot.judge import cache_key, judge, prompt_hash
+from bot.judge import cache_key, failure_verdict, judge, provenance
 from bot.llm import JudgeClient
-from bot.records import CLAIMABLE, UNSCORED, Triple, Verdict
+from bot.records import CLAIMABLE, JUDGED_FIELDS, UNSCORED, RowState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.store import Judgment, Run, Store, process_name, utcnow
 
@@ -55,7 +55,7 @@ class RunOutcome:
     status: str
     stop_reason: str | None
     counts: dict[str, int]
-    retried: int = 0
+    rejudged: int = 0  # rows made pending again to be judged anew
 
     @property
     def all_scored(self) -> bool:
@@ -64,20 +64,9 @@ class RunOutcome:
 
 
 def _reuse(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:
-    return Verdict(
-        status="scored", output=cached.output, derived=cached.derived or {}, headline=cached.headline,
-        passed=cached.passed, label=cached.label, tag=cached.tag, raw_reply=cached.raw_reply, flags=cached.flags or [],
-        rubric_name=rubric.name, rubric_version=rubric.version, rubric_hash=rubric.content_hash,
-        judge_model=judge_model, prompt_hash=prompt_hash(rubric, triple, judge_model),
-    )
-
-
-def failure_verdict(rubric: Rubric, judge_model: str, triple: Triple, message: str) -> Verdict:
-    """A judge error for `triple`: what went wrong, and no score."""
-    return Verdict(
-        status="error", error=message, rubric_name=rubric.name, rubric_version=rubric.version,
-        rubric_hash=rubric.content_hash, judge_model=judge_model, prompt_hash=prompt_hash(rubric, triple, judge_model),
-    )
+    """An earlier verdict on the same texts, as this row's: what it found, at no cost, under today's provenance."""
+    found = {name: getattr(cached, name) for name in JUDGED_FIELDS if getattr(cached, name) is not None}
+    return Verdict(status=RowState.SCORED, **found, **provenance(rubric, judge_model, triple))
 
 
 async def execute_run(
@@ -89,12 +78,12 @@ async def execute_run(
     concurrency: int,
     on_progress: Callable[[Progress], None] | None = None,
     cancel: asyncio.Event | None = None,
-    retry: tuple[str, ...] = (),
+    rejudge: tuple[RowState, ...] = (),
     statuses: tuple[str, ...] = CLAIMABLE,
 ) -> RunOutcome:
     """Judge every pending row of `run`; stop early on a quota or key problem, leaving the rest pending.
 
-    Rows in the statuses of `retry` (such as "error", "invalid") are made pending again first.
+    Rows in the states of `rejudge` (REJUDGEABLE: judge errors and invalid replies) are made pending again first.
     Each verdict is committed as soon as it arrives, so a crash loses at most the rows in flight,
     which stay pending and are judged on resume; a row already saved is never judged again.
     Setting `cancel` stops at once: requests in flight are dropped and their rows stay pending.
@@ -118,11 +107,11 @@ async def execute_run(
             f"process (a run whose process died can be resumed at once on the same machine, or "
             f"{STALE_AFTER:.0f} s after its last sign of life from another)"
         )
-    retried = await asyncio.to_thread(store.reset_rows, run.id, retry) if retry else 0  # type: ignore[arg-type]
+    rejudged = await asyncio.to_thread(store.reset_rows, run.id, rejudge) if rejudge else 0
     counts = await asyncio.to_thread(store.status_counts, run.id)  # type: ignore[arg-type]
     execution = _Execution(store, run, rubric, client, concurrency, on_progress, cancel or asyncio.Event(), owner,
                            counts)
-    return await execution.run(retried)
+    return await execution.run(rejudged)
 
 
 class _Execution:
@@ -159,7 +148,7 @@ class _Execution:
             self.on_progress(Progress(self.run_id, self.done, self.total, self.errors, self.cached, self.judged_now,
                                       time.monotonic() - self.started))
 
-    async def run(self, retried: int) -> RunOutcome:
+    async def run(self, rejudged: int) -> RunOutcome:
         self.report()
         watcher = asyncio.create_task(self.watch())
         try:
@@ -173,12 +162,12 @@ class _Execution:
         finally:
             watcher.cancel()
             try:
-                outcome = await asyncio.shield(self.in_db(self.finish, retried))
+                outcome = await asyncio.shield(self.in_db(self.finish, rejudged))
             finally:
                 self.db_thread.shutdown(wait=False)
         return outcome
 
-    def finish(self, retried: int) -> RunOutcome:
+    def finish(self, rejudged: int) -> RunOutcome:
         counts = self.store.status_counts(self.run_id)
         if self.stop_reason:
             status, reason = "paused", self.stop_reason
@@ -191,7 +180,7 @@ class _Execution:
         # Only while this process still holds the run: one that took it over owns its status now.
         self.store.update_run(self.run_id, held_by=self.owner, status=status, stop_reason=reason,
                               finished_at=utcnow(), owner=None)
-        return RunOutcome(self.run_id, status, reason, counts, retried)
+        return RunOutcome(self.run_id, status, reason, counts, rejudged)
 
     async def watch(self) -> None:
         """Beat the heartbeat, and drop everything in flight when asked to cancel or when the run is taken over."""

@@ -6,10 +6,11 @@ import asyncio
 from typing import Any
 
 from bot.errors import RunBusy
+from bot.judge import failure_verdict
 from bot.llm import JudgeClient
 from bot.records import RESUMABLE, Triple, Verdict
 from bot.rubric import Rubric
-from bot.runs.execute import STALE_AFTER, execute_run, failure_verdict
+from bot.runs.execute import STALE_AFTER, execute_run
 from bot.runs.start import start_single_run
 from bot.store import Judgment, Run, Store, process_name
 

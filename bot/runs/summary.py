@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.csvio import ResultsWriter, flatten
+from bot.figures import ratio
 from bot.rubric import Rubric
 from bot.rubric.fields import leaves
 from bot.store import Store
@@ -51,12 +52,12 @@ class ModelFigures:
     @property
     def mean_headline(self) -> float | None:
         """Mean 0-100 headline of its scored rows."""
-        return self.headline_total / self.scored if self.scored else None
+        return ratio(self.headline_total, self.scored)
 
     @property
     def pass_rate(self) -> float | None:
         """Share of its scored rows that passed."""
-        return self.passed / self.scored if self.scored else None
+        return ratio(self.passed, self.scored)
 
 
 def price_of(judge_model: str) -> tuple[float, float] | None:
@@ -101,7 +102,7 @@ class Summary:
     @property
     def pass_rate(self) -> float | None:
         """Share of scored rows that passed."""
-        return self.passed / self.scored if self.scored else None
+        return ratio(self.passed, self.scored)
 
     @property
     def cost(self) -> float | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import func
-from sqlmodel import select
+from sqlmodel import col, select
 
 from bot.store.judgments import Store
 from bot.store.models import Feedback, utcnow
@@ -20,6 +20,6 @@ def feedback_tally(store: Store, judgment_id: int) -> tuple[int, int]:
     """(agree, disagree) votes on a judgment."""
     with store.session() as session:
         rows = session.execute(select(Feedback.agree, func.count()).where(Feedback.judgment_id == judgment_id)
-                               .group_by(Feedback.agree))
+                               .group_by(col(Feedback.agree)))
         votes = {agree: count for agree, count in rows}
     return votes.get(True, 0), votes.get(False, 0)

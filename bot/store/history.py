@@ -6,18 +6,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy import case, func
-from sqlmodel import select
+from sqlmodel import col, select
 
+from bot.figures import ratio
 from bot.records import JUDGED
 from bot.store.judgments import Store
-from bot.store.models import Feedback, Judgment, JudgmentTally
+from bot.store.models import Feedback, Judgment, JudgmentTally, table_of
 from bot.store.tallies import KEY_LENGTH, counted, key_of
 
 
 def _in_channel(channel_id: str | None) -> Any:
     """Rows of one Slack channel; with None, rows judged outside Slack (in a terminal)."""
-    return Judgment.channel_id.is_(None) if channel_id is None else Judgment.channel_id == channel_id
+    return col(Judgment.channel_id).is_(None) if channel_id is None else col(Judgment.channel_id) == channel_id
 
 
 def recent_in_channel(store: Store, channel_id: str | None, *, limit: int = 10) -> list[Judgment]:
@@ -25,8 +27,8 @@ def recent_in_channel(store: Store, channel_id: str | None, *, limit: int = 10) 
     with store.session() as session:
         statement = (
             select(Judgment)
-            .where(_in_channel(channel_id), Judgment.status.in_(JUDGED))
-            .order_by(Judgment.id.desc())
+            .where(_in_channel(channel_id), col(Judgment.status).in_(JUDGED))
+            .order_by(col(Judgment.id).desc())
             .limit(limit)
         )
         return list(session.exec(statement))
@@ -37,8 +39,8 @@ def recent_by_user(store: Store, team_id: str, user_id: str, *, limit: int = 10)
     with store.session() as session:
         statement = (
             select(Judgment)
-            .where(Judgment.team_id == team_id, Judgment.user_id == user_id, Judgment.status.in_(JUDGED))
-            .order_by(Judgment.id.desc())
+            .where(Judgment.team_id == team_id, Judgment.user_id == user_id, col(Judgment.status).in_(JUDGED))
+            .order_by(col(Judgment.id).desc())
             .limit(limit)
         )
         return list(session.exec(statement))
@@ -48,7 +50,7 @@ def newest_on_message(store: Store, channel_id: str, message_ts: str) -> Judgmen
     """The latest judgment shown in one message (a Retry puts a new one where an error was)."""
     with store.session() as session:
         statement = (select(Judgment).where(Judgment.channel_id == channel_id, Judgment.message_ts == message_ts)
-                     .order_by(Judgment.id.desc()).limit(1))
+                     .order_by(col(Judgment.id).desc()).limit(1))
         return session.exec(statement).first()
 
 
@@ -70,29 +72,28 @@ class Figures:
     @property
     def pass_rate(self) -> float | None:
         """Share of scored rows that passed."""
-        return self.passed / self.scored if self.scored else None
+        return ratio(self.passed, self.scored)
 
     @property
     def agreement(self) -> float | None:
         """Share of human votes that agreed with the judge."""
-        return self.agreeing / self.votes if self.votes else None
+        return ratio(self.agreeing, self.votes)
 
 
 def in_channel(channel_id: str | None, since: datetime | None = None, until: datetime | None = None) -> list[Any]:
     """Conditions for the judged rows of one channel (None: the terminal's), judged in [since, until)."""
-    scope = [_in_channel(channel_id), Judgment.status.in_(JUDGED)]
+    scope = [_in_channel(channel_id), col(Judgment.status).in_(JUDGED)]
     if since is not None:
-        scope.append(Judgment.judged_at >= since)
+        scope.append(col(Judgment.judged_at) >= since)
     if until is not None:
-        scope.append(Judgment.judged_at < until)
+        scope.append(col(Judgment.judged_at) < until)
     return scope
 
 
 def counted_in_channel(channel_id: str | None, since: datetime | None = None, until: datetime | None = None,
                        cuts: tuple[datetime, ...] = ()) -> Any:
     """The judged rows of one channel in [since, until), as tally counts exact on either side of `cuts`."""
-    return counted(Judgment.__table__, JudgmentTally.__table__, channel_id, since, until,  # type: ignore[arg-type]
-                   cuts)
+    return counted(table_of(Judgment), table_of(JudgmentTally), channel_id, since, until, cuts)
 
 
 def model_of(key: str) -> str | None:
@@ -110,18 +111,18 @@ def channel_stats(
     group = (rows.c.model_key, rows.c.rubric_name)
     scored = rows.c.status == "scored"
     totals = (
-        select(*group, func.sum(rows.c.rows), func.sum(case((scored, rows.c.rows), else_=0)),
+        sa.select(*group, func.sum(rows.c.rows), func.sum(case((scored, rows.c.rows), else_=0)),
                func.sum(rows.c.headline_total), func.sum(rows.c.headlines), func.sum(rows.c.passed),
                func.sum(case((scored, 0), else_=rows.c.rows)))
         .where(*chosen).group_by(*group)
     )
-    tags = (select(*group, rows.c.tag_key, func.sum(rows.c.rows))
+    tags = (sa.select(*group, rows.c.tag_key, func.sum(rows.c.rows))
             .where(*chosen, scored, rows.c.tag_key != "").group_by(*group, rows.c.tag_key))
     model_key = key_of(Judgment.model_name)
     votes = (
-        select(model_key, Judgment.rubric_name, func.count(Feedback.id),
-               func.sum(case((Feedback.agree.is_(True), 1), else_=0)))
-        .select_from(Feedback).join(Judgment, Feedback.judgment_id == Judgment.id)
+        select(model_key, Judgment.rubric_name, func.count(col(Feedback.id)),
+               func.sum(case((col(Feedback.agree).is_(True), 1), else_=0)))
+        .select_from(Feedback).join(Judgment, col(Feedback.judgment_id) == Judgment.id)
         .where(*in_channel(channel_id, since, until), Judgment.status == "scored",
                *([] if model is None else [func.lower(model_key) == model.lower()]))
         .group_by(model_key, Judgment.rubric_name)

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import bindparam, func, insert, update
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import CursorResult, Engine, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlmodel import Session, SQLModel, select
+from sqlmodel import Session, SQLModel, col, select
 
 from bot.errors import StoreUnavailable
 from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, RunState, Verdict
 from bot.store.engine import make_engine
 from bot.store.leases import take_over
 from bot.store.migrations import migrate
-from bot.store.models import Judgment, JudgmentTally, Run, utcnow
+from bot.store.models import Judgment, JudgmentTally, Run, table_of, utcnow
 from bot.store.tallies import add_judgments, question_key
 
 VERDICT_COLUMNS = [*VERDICT_FIELDS, "cache_key", "cached_from", "judged_at"]
@@ -31,15 +31,15 @@ class Store:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        table = Judgment.__table__
+        table = table_of(Judgment)
         # The two statements of the hot path are built once; Core rather than the ORM keeps them cheap.
         self._save = (
-            table.update()  # type: ignore[attr-defined]
+            table.update()
             .where(table.c.id == bindparam("judgment_id"), table.c.status == "pending")
             .values({name: bindparam(name) for name in VERDICT_COLUMNS})
         )
         self._cached = (
-            select(table)
+            table.select()
             .where(table.c.cache_key == bindparam("cache_key"), table.c.status == "scored")
             .order_by(table.c.id)
             .limit(1)
@@ -79,27 +79,27 @@ class Store:
     def latest_unfinished_run(self, *, source: str = "cli") -> Run | None:
         """The newest run from `source` that still has work to do (paused, interrupted, or cut off by a crash)."""
         with self.session() as session:
-            statement = select(Run).where(Run.status.in_(RESUMABLE), Run.source == source).order_by(Run.id.desc())
+            statement = select(Run).where(col(Run.status).in_(RESUMABLE), Run.source == source).order_by(col(Run.id).desc())
             return session.exec(statement.limit(1)).first()
 
     def unfinished_runs(self, *, source: str) -> list[Run]:
         """Every run from `source` that still has work to do, oldest first."""
         with self.session() as session:
-            return list(session.exec(select(Run).where(Run.status.in_(RESUMABLE), Run.source == source)
-                                     .order_by(Run.id)))
+            return list(session.exec(select(Run).where(col(Run.status).in_(RESUMABLE), Run.source == source)
+                                     .order_by(col(Run.id))))
 
     def recent_runs(self, limit: int = 20) -> list[Run]:
         """The newest runs first."""
         with self.session() as session:
-            return list(session.exec(select(Run).order_by(Run.id.desc()).limit(limit)))
+            return list(session.exec(select(Run).order_by(col(Run.id).desc()).limit(limit)))
 
     def update_run(self, run_id: int, *, held_by: str | None = None, **fields: Any) -> bool:
         """Set fields of a run (only while process `held_by` still holds it, when given); False if none was set."""
-        statement = update(Run).where(Run.id == run_id)
+        statement = update(Run).where(col(Run.id) == run_id)
         if held_by is not None:
-            statement = statement.where(Run.owner == held_by)
+            statement = statement.where(col(Run.owner) == held_by)
         with self.session() as session:
-            result = session.execute(statement.values(**fields))
+            result = cast(CursorResult[Any], session.execute(statement.values(**fields)))
             session.commit()
             return result.rowcount == 1
 
@@ -125,10 +125,10 @@ class Store:
     def reset_rows(self, run_id: int, statuses: tuple[str, ...]) -> int:
         """Make rows of these statuses pending again, to be judged anew; return how many."""
         cleared = dict.fromkeys([*JUDGED_FIELDS, "judged_at", "cached_from"])
-        chosen = (Judgment.run_id == run_id) & Judgment.status.in_(statuses)
+        chosen = (col(Judgment.run_id) == run_id) & col(Judgment.status).in_(statuses)
         with self.engine.begin() as conn:
             conn.execute(select(Judgment.id).where(chosen).with_for_update())  # no verdict lands in between
-            add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, chosen, sign=-1)  # type: ignore[arg-type]
+            add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), chosen, sign=-1)
             result = conn.execute(update(Judgment).where(chosen).values(
                 status="pending", tokens_in=0, tokens_out=0, latency_ms=0, attempts=0, **cleared))
             return result.rowcount
@@ -161,14 +161,14 @@ class Store:
             statement = (
                 select(Judgment)
                 .where(Judgment.run_id == run_id, Judgment.status == "pending", Judgment.id > after_id)
-                .order_by(Judgment.id)
+                .order_by(col(Judgment.id))
                 .limit(limit)
             )
             return list(session.exec(statement))
 
     def find_cached(self, cache_key: str, *, run_id: int | None = None) -> Judgment | None:
         """An earlier successful judgment under `cache_key` (within one run when given), to reuse instead of billing."""
-        statement = self._cached if run_id is None else self._cached.where(Judgment.__table__.c.run_id == run_id)
+        statement = self._cached if run_id is None else self._cached.where(table_of(Judgment).c.run_id == run_id)
         with self.engine.connect() as conn:
             row = conn.execute(statement, {"cache_key": cache_key}).mappings().first()
         return Judgment.model_construct(**row) if row is not None else None
@@ -179,8 +179,7 @@ class Store:
         with self.engine.begin() as conn:
             if conn.execute(self._save, {"judgment_id": judgment_id, **values}).rowcount != 1:
                 return False
-            add_judgments(conn, Judgment.__table__, JudgmentTally.__table__,  # type: ignore[arg-type]
-                          Judgment.__table__.c.id == judgment_id)  # type: ignore[attr-defined]
+            add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), table_of(Judgment).c.id == judgment_id)
         return True
 
     def status_counts(self, run_id: int) -> dict[str, int]:
@@ -195,13 +194,13 @@ class Store:
         while True:
             with self.session() as session:
                 statement = (
-                    select(Judgment).where(Judgment.run_id == run_id, Judgment.id > after).order_by(Judgment.id).limit(page)
+                    select(Judgment).where(Judgment.run_id == run_id, Judgment.id > after).order_by(col(Judgment.id)).limit(page)
                 )
                 rows = list(session.exec(statement))
             if not rows:
                 return
             yield from rows
-            after = rows[-1].id  # type: ignore[assignment]
+            after = rows[-1].id
 
     def get_judgment(self, judgment_id: int) -> Judgment | None:
         """The judgment with `judgment_id`, if any."""
@@ -211,12 +210,12 @@ class Store:
     def first_judgment(self, run_id: int) -> Judgment | None:
         """The first row of a run (the only one, for a run of one triple)."""
         with self.session() as session:
-            return session.exec(select(Judgment).where(Judgment.run_id == run_id).order_by(Judgment.id)).first()
+            return session.exec(select(Judgment).where(Judgment.run_id == run_id).order_by(col(Judgment.id))).first()
 
     def set_message(self, run_id: int, message_ts: str) -> None:
         """Remember the chat message that shows the judgments of a run, so lists can link to it."""
         with self.session() as session:
-            session.execute(update(Judgment).where(Judgment.run_id == run_id).values(message_ts=message_ts))
+            session.execute(update(Judgment).where(col(Judgment.run_id) == run_id).values(message_ts=message_ts))
             session.commit()
 
     def upsert(self, table: type[SQLModel], keys: dict[str, Any], values: dict[str, Any]) -> Any:

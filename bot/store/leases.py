@@ -11,10 +11,13 @@ import os
 import socket
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import update
-from sqlmodel import Session, SQLModel
+from sqlalchemy.engine import CursorResult
+from sqlmodel import Session, col
+
+from bot.store.models import DigestPost, Run, SharedFile
 
 
 @functools.cache
@@ -47,8 +50,8 @@ def owner_gone(owner: str | None, last_seen: Any, now: Any, stale_after: float) 
     return last_seen is None or (now - last_seen).total_seconds() > stale_after
 
 
-def take_over(session: Session, table: type[SQLModel], row: Any, *, seen: str, stale_after: float, now: datetime,
-              owner: str | None = None, held: bool = True, where: tuple[Any, ...] = (), **values: Any) -> bool:
+def take_over(session: Session, table: type[Run | SharedFile | DigestPost], row: Any, *, seen: str, stale_after: float,
+              now: datetime, owner: str | None = None, held: bool = True, where: tuple[Any, ...] = (), **values: Any) -> bool:
     """Make `owner` (this process) the owner of `row` as read just before, unless a live process holds it.
 
     `seen` names the column that tells when the owner last showed life (a heartbeat, a claim, an update);
@@ -58,8 +61,8 @@ def take_over(session: Session, table: type[SQLModel], row: Any, *, seen: str, s
     """
     if held and row.owner and not owner_gone(row.owner, getattr(row, seen), now, stale_after):
         return False
-    column = table.owner
-    result = session.execute(update(table)
-                             .where(table.id == row.id, column.is_not_distinct_from(row.owner), *where)
-                             .values(owner=owner or process_name(), **{seen: now}, **values))
-    return bool(result.rowcount == 1)  # type: ignore[attr-defined]  # CursorResult of an UPDATE has rowcount
+    column = col(table.owner)
+    statement = (update(table).where(col(table.id) == row.id, column.is_not_distinct_from(row.owner), *where)
+                 .values(owner=owner or process_name(), **{seen: now}, **values))
+    result = cast(CursorResult[Any], session.execute(statement))
+    return result.rowcount == 1

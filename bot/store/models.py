@@ -4,16 +4,21 @@ settings, files shared in Slack, weekly digest subscriptions and the digests pos
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from pydantic import NaiveDatetime
-from sqlalchemy import JSON, BigInteger, Column, Index, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, Table, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
 def utcnow() -> datetime:
     """Now in UTC, without tzinfo: SQLite and PostgreSQL then store and return the same value."""
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """The Core table a table model is mapped to."""
+    return cast(Table, model.__table__)  # type: ignore[attr-defined]  # SQLModel sets __table__ at class creation
 
 
 class Run(SQLModel, table=True):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import or_, update
+from sqlalchemy import ColumnElement, or_, update
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import select
+from sqlmodel import col, select
 
 from bot.errors import IllegalMove
 from bot.records import ShareState
@@ -76,8 +77,9 @@ def move_share(store: Store, share_id: int, to: ShareState, *, expect: tuple[Sha
     allowed = sources(to)
     chosen = [state for state in allowed if expect is None or state in expect]
     with store.session() as session:
-        result = session.execute(update(SharedFile).where(SharedFile.id == share_id, SharedFile.state.in_(chosen))
-                                 .values(state=to, updated_at=utcnow(), **fields))
+        statement = (update(SharedFile).where(col(SharedFile.id) == share_id, col(SharedFile.state).in_(chosen))
+                     .values(state=to, updated_at=utcnow(), **fields))
+        result = cast(CursorResult[Any], session.execute(statement))
         session.commit()
         if result.rowcount == 1 or expect is not None:
             return result.rowcount == 1
@@ -92,28 +94,28 @@ def update_share(store: Store, share_id: int, **fields: Any) -> None:
     if "state" in fields:
         raise IllegalMove("a shared file's state changes through move_share")
     with store.session() as session:
-        session.execute(update(SharedFile).where(SharedFile.id == share_id).values(updated_at=utcnow(), **fields))
+        session.execute(update(SharedFile).where(col(SharedFile.id) == share_id).values(updated_at=utcnow(), **fields))
         session.commit()
 
 
 def unfinished_shares(store: Store) -> list[SharedFile]:
     """Shared files whose run a stopped process left half way, oldest first."""
     with store.session() as session:
-        return list(session.exec(select(SharedFile).where(SharedFile.state.in_(UNFINISHED)).order_by(SharedFile.id)))
+        return list(session.exec(select(SharedFile).where(col(SharedFile.state).in_(UNFINISHED)).order_by(col(SharedFile.id))))
 
 
 def earlier_share(store: Store, share: SharedFile) -> SharedFile | None:
     """An earlier share of the same file (same id, or same bytes) in the same thread, judged or on its way."""
-    same = SharedFile.file_id == share.file_id
+    same: ColumnElement[bool] = col(SharedFile.file_id) == share.file_id
     if share.sha256:
-        same = or_(same, SharedFile.sha256 == share.sha256)
+        same = or_(same, col(SharedFile.sha256) == share.sha256)
     with store.session() as session:
         statement = (
             select(SharedFile)
             .where(SharedFile.team_id == share.team_id, SharedFile.channel_id == share.channel_id,
                    SharedFile.thread_ts == share.thread_ts, SharedFile.id < share.id,
-                   SharedFile.state.not_in(SETTLED), same)
-            .order_by(SharedFile.id.desc())
+                   col(SharedFile.state).not_in(SETTLED), same)
+            .order_by(col(SharedFile.id).desc())
         )
         return session.exec(statement.limit(1)).first()
 
@@ -124,13 +126,13 @@ def thread_rubric(store: Store, channel_id: str, thread_ts: str) -> str | None:
         card = session.exec(
             select(Judgment.rubric_name)
             .where(Judgment.channel_id == channel_id, Judgment.message_ts == thread_ts)
-            .order_by(Judgment.id.desc()).limit(1)
+            .order_by(col(Judgment.id).desc()).limit(1)
         ).first()
         if card is not None:
             return card
         return session.exec(
             select(Run.rubric_name).where(Run.channel_id == channel_id, Run.thread_ts == thread_ts)
-            .order_by(Run.id.desc()).limit(1)
+            .order_by(col(Run.id).desc()).limit(1)
         ).first()
 
 

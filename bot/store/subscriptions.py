@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from sqlalchemy import delete, update
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import select
+from sqlmodel import col, select
 
 from bot.records import PostState
 from bot.store.judgments import Store
@@ -28,8 +31,9 @@ def subscribe(store: Store, team_id: str, channel_id: str, *, weekday: int, hour
 def unsubscribe(store: Store, team_id: str, channel_id: str) -> bool:
     """Turn a channel's digest off; False if it was not on."""
     with store.session() as session:
-        result = session.execute(delete(DigestSubscription).where(DigestSubscription.team_id == team_id,
-                                                                  DigestSubscription.channel_id == channel_id))
+        statement = delete(DigestSubscription).where(col(DigestSubscription.team_id) == team_id,
+                                                     col(DigestSubscription.channel_id) == channel_id)
+        result = cast(CursorResult[Any], session.execute(statement))
         session.commit()
         return result.rowcount > 0
 
@@ -44,7 +48,7 @@ def subscription(store: Store, team_id: str, channel_id: str) -> DigestSubscript
 def all_subscriptions(store: Store) -> list[DigestSubscription]:
     """Every channel's subscription."""
     with store.session() as session:
-        return list(session.exec(select(DigestSubscription).order_by(DigestSubscription.id)))
+        return list(session.exec(select(DigestSubscription).order_by(col(DigestSubscription.id))))
 
 
 def claim_week(store: Store, team_id: str | None, channel_id: str, week: str) -> int | None:
@@ -75,15 +79,15 @@ def claim_week(store: Store, team_id: str | None, channel_id: str, week: str) ->
 def release_week(store: Store, claim_id: int) -> None:
     """Give this process's claim up after a failed post, so the digest can be posted by the next try."""
     with store.session() as session:
-        session.execute(delete(DigestPost).where(DigestPost.id == claim_id, DigestPost.state == PostState.POSTING,
-                                                 DigestPost.owner == process_name()))
+        session.execute(delete(DigestPost).where(col(DigestPost.id) == claim_id, col(DigestPost.state) == PostState.POSTING,
+                                                 col(DigestPost.owner) == process_name()))
         session.commit()
 
 
 def mark_posted(store: Store, claim_id: int, message_ts: str) -> None:
     """Record that the digest this process claimed is in the channel."""
     with store.session() as session:
-        session.execute(update(DigestPost).where(DigestPost.id == claim_id, DigestPost.owner == process_name())
+        session.execute(update(DigestPost).where(col(DigestPost.id) == claim_id, col(DigestPost.owner) == process_name())
                         .values(state=PostState.POSTED, posted_at=utcnow(), message_ts=message_ts))
         session.commit()
 
@@ -100,5 +104,5 @@ def last_posted(store: Store, channel_id: str) -> DigestPost | None:
     with store.session() as session:
         return session.exec(select(DigestPost).where(DigestPost.channel_id == channel_id,
                                                      DigestPost.state == PostState.POSTED)
-                            .order_by(DigestPost.posted_at.desc()).limit(1)).first()
+                            .order_by(col(DigestPost.posted_at).desc()).limit(1)).first()
 

@@ -6,7 +6,7 @@ import hashlib
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import DateTime, Table, case, func, literal, select, union_all
+from sqlalchemy import DateTime, Table, TableClause, case, func, literal, select, union_all
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -47,21 +47,21 @@ def _hour_sql(column: Any, dialect: str) -> Any:
     return func.strftime("%Y-%m-%d %H:00:00.000000", column, type_=DateTime)
 
 
-def _keys(judgment: Table, at: Any) -> list[Any]:
+def _keys(judgment: TableClause, at: Any) -> list[Any]:
     """A judgment row's tally key, as labelled SQL expressions, with `at` as its time."""
     c = judgment.c
     return [func.coalesce(c.channel_id, "").label("channel_key"), at.label("hour"), key_of(c.model_name).label("model_key"),
             c.rubric_name, c.rubric_version, c.rubric_hash, c.judge_model, c.status, key_of(c.tag).label("tag_key")]
 
 
-def _counts(judgment: Table, sign: int) -> list[Any]:
+def _counts(judgment: TableClause, sign: int) -> list[Any]:
     c = judgment.c
     return [(sign * func.count()).label("rows"), (sign * func.count(c.headline)).label("headlines"),
             (sign * func.coalesce(func.sum(c.headline), 0.0)).label("headline_total"),
             (sign * func.sum(case((c.passed.is_(True), 1), else_=0))).label("passed")]
 
 
-def add_judgments(conn: Connection, judgment: Table, tally: Table, where: Any, *, sign: int = 1) -> None:
+def add_judgments(conn: Connection, judgment: TableClause, tally: Table, where: Any, *, sign: int = 1) -> None:
     """Count the judged rows of `judgment` matching `where` into `tally` (with sign -1: count them out).
 
     One statement serves a saved verdict, rows made pending again, and filling the tally from an existing history.

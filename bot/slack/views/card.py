@@ -107,7 +107,7 @@ def _is_short(value: Any, spec: FieldSpec | None) -> bool:
         return True
     if spec is None:  # the rubric is gone or changed: a short one-line text is shown as a tag would be
         return isinstance(value, str) and len(value) <= 40 and "\n" not in value
-    return spec.type == "enum"
+    return spec.kind.shown == "field"
 
 
 def _short_value(value: Any, spec: FieldSpec | None) -> str:

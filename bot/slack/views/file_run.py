@@ -14,6 +14,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.figures import duration, number, percent
 from bot.rubric import Rubric, RubricSet
 from bot.runs import Progress
 from bot.runs.summary import Summary
@@ -30,25 +31,6 @@ PROBLEMS_SHOWN = 10
 ACCEPTS = ("I judge CSV and TSV files with a header row naming the columns `question`, `reference` and `answer` "
            "(and optionally `model`). Share one here with the rubric in the message, such as `eth`, or set the "
            "channel's rubric with `/judge default <rubric>`.")
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(int(seconds), 0)
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
-
-
-def _percent(part: float | None) -> str:
-    return "–" if part is None else f"{part:.0%}"
-
-
-def _number(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
 
 
 def _name(file_name: str) -> str:
@@ -114,7 +96,7 @@ def progress(run: Run, rubric_title: str, event: Progress | None, who: str | Non
         if event.rate > 0:
             parts.append(f"{event.rate:.1f} rows/s")
         if event.eta is not None and done < total:
-            parts.append(f"about {_duration(event.eta)} left")
+            parts.append(f"about {duration(event.eta)} left")
     started = f" for <@{who}>" if who else ""
     cancel = ButtonElement(
         text="Cancel", action_id=CANCEL_RUN, value=str(run.id), style="danger",
@@ -153,7 +135,7 @@ def finished(run: Run, rubric_title: str, summary: Summary, seconds: float | Non
     """The progress message at the end: done (or cancelled), how long it took, where the summary is."""
     done = summary.rows - summary.counts["malformed"] - summary.counts["pending"]
     total = summary.rows - summary.counts["malformed"]
-    took = f" in {_duration(seconds)}" if seconds is not None else ""
+    took = f" in {duration(seconds)}" if seconds is not None else ""
     if run.status == "cancelled":
         who = f" by <@{cancelled_by}>" if cancelled_by else ""
         head = (f":no_entry_sign: Cancelled{who} at {done:,} / {total:,} rows: {_title(run, rubric_title)}. The "
@@ -175,8 +157,8 @@ def failed(file_name: str, problem: str) -> dict[str, Any]:
 def _models(summary: Summary) -> list[str]:
     lines = []
     for name, figures in sorted(summary.models.items(), key=lambda item: -(item[1].mean_headline or 0)):
-        lines.append(f"• *{shown(name, 80)[0]}*: {figures.rows:,} rows · mean {_number(figures.mean_headline, 1)} · "
-                     f"pass {_percent(figures.pass_rate)}" + (f" · {figures.errors:,} errors" if figures.errors else ""))
+        lines.append(f"• *{shown(name, 80)[0]}*: {figures.rows:,} rows · mean {number(figures.mean_headline, 1)} · "
+                     f"pass {percent(figures.pass_rate)}" + (f" · {figures.errors:,} errors" if figures.errors else ""))
     return lines
 
 
@@ -188,9 +170,9 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str) 
     if pending:
         counts.append(f"*Not judged*\n{pending:,}")
     rate = summary.pass_rate
-    counts.append(f"*Pass rate*\n{_percent(rate)}" + (f" ({summary.passed:,}/{summary.scored:,})" if rate is not None
+    counts.append(f"*Pass rate*\n{percent(rate)}" + (f" ({summary.passed:,}/{summary.scored:,})" if rate is not None
                                                        else ""))
-    means = [f"*{escape(c.replace('_', ' '))}*\n{_number(summary.mean(c))}" for c in summary.criteria]
+    means = [f"*{escape(c.replace('_', ' '))}*\n{number(summary.mean(c))}" for c in summary.criteria]
     head: list[Block] = [
         HeaderBlock(text=clip(f"Results · {run.source_name or 'file'} · {rubric.title}", HEADER_LIMIT)[0]),
         SectionBlock(fields=[MarkdownTextObject(text=f) for f in counts[:SECTION_FIELDS]]),
@@ -222,5 +204,5 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str) 
                               "of the results file"))
     blocks.append(footer)
     fallback = (f"Results of {run.source_name}: {summary.scored} of {summary.rows} rows scored, pass rate "
-                f"{_percent(rate)}")
+                f"{percent(rate)}")
     return message(blocks, fallback)

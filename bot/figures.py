@@ -1,0 +1,33 @@
+"""Figures read the same everywhere: a ratio is None when there is nothing to divide by, and numbers, shares and
+durations are written one way in the terminal and in Slack."""
+
+from __future__ import annotations
+
+MISSING = "–"  # what a figure that cannot be computed shows
+
+
+def ratio(part: float, whole: float) -> float | None:
+    """`part / whole`, or None when `whole` is zero (a pass rate of no scored rows is not 0 %)."""
+    return part / whole if whole else None
+
+
+def number(value: float | None, digits: int = 2) -> str:
+    """A number with `digits` decimals, or the dash."""
+    return MISSING if value is None else f"{value:.{digits}f}"
+
+
+def percent(part: float | None) -> str:
+    """A share as a whole percentage, or the dash."""
+    return MISSING if part is None else f"{part:.0%}"
+
+
+def duration(seconds: float) -> str:
+    """Such as 42 s, 3 min 05 s, 1 h 02 min."""
+    seconds = max(int(seconds + 0.5), 0)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
