@@ -83,12 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("runs", help="list recent runs")
 
-    where = {"help": "a Slack channel id such as C0123456789 (default: the judgments made in a terminal)"}
+    where = "a Slack channel id such as C0123456789 (default: the judgments made in a terminal)"
     history_cmd = commands.add_parser("history", help="the latest judgments of a Slack channel or of the terminal")
-    history_cmd.add_argument("--channel", **where)
+    history_cmd.add_argument("--channel", help=where)
     history_cmd.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
     stats_cmd = commands.add_parser("stats", help="per model and rubric figures of a Slack channel or the terminal")
-    stats_cmd.add_argument("--channel", **where)
+    stats_cmd.add_argument("--channel", help=where)
     stats_cmd.add_argument("--days", type=int, default=30, help="the last N days (default 30; 0: all time)")
     stats_cmd.add_argument("--model", help="only this model under test")
     digest_cmd = commands.add_parser("digest", help="a Slack channel's weekly digest as a table; --post posts it")
@@ -297,7 +297,7 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
             outcome = await execute_run(store, run, rubric, client, concurrency=1)
         if outcome.stop_reason and outcome.status == "paused":
             raise UsageError(outcome.stop_reason)
-        judgment = next(store.iter_judgments(run.id))  # type: ignore[arg-type]
+        judgment = next(store.iter_judgments(run.id))
         terminal.show_verdict(console, rubric, Verdict.model_validate(judgment, from_attributes=True))
         return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
     if any(value is not None for value in single):
@@ -344,7 +344,7 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient
                                         rejudge=rejudge)
     if rejudge:
         console.print(f"{outcome.rejudged} rows with a judge error or an invalid reply were judged again.")
-    run = store.get_run(run.id)  # type: ignore[arg-type, assignment]
+    run = store.get_run(run.id) or run  # with the status the run ended in
     try:
         summary = export_run(store, run, rubric, out)
     except OSError as err:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
+from typing import TextIO
 
 from bot.errors import CsvError
 
@@ -202,7 +203,7 @@ def _decode_problem(path: Path, encoding: str) -> str | None:
             newlines += chunk.count(b"\n")
 
 
-def _start(f) -> tuple[str, int, Iterator[list[str]]] | None:
+def _start(f: TextIO) -> tuple[str, int, Iterator[list[str]]] | None:
     """Skip a `sep=` line and blank lines; return (delimiter, header row number, reader at the header).
 
     Returns None when the file holds nothing but blank lines.

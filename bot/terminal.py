@@ -85,8 +85,8 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     if len(summary.models) > 1:
         models = Table("model under test", "rows", "scored", "pass rate", "mean headline", title_justify="left")
         for name, figures in sorted(summary.models.items(), key=lambda item: -(item[1].mean_headline or 0)):
-            rate = percent(figures.pass_rate)
-            models.add_row(escape(name), str(figures.rows), str(figures.scored), rate, number(figures.mean_headline, 1))
+            models.add_row(escape(name), str(figures.rows), str(figures.scored), percent(figures.pass_rate),
+                           number(figures.mean_headline, 1))
         console.print(models)
     unscored = summary.rows - summary.scored
     for row, status, reason in summary.problems[:10]:

@@ -127,3 +127,8 @@ async def http_bot(bot_settings: Settings):
 def slack(http_bot: RunningBot, slack_server: FakeSlackServer) -> SlackSide:
     """Slack's side of the HTTP-mode bot: signed requests to its events URL."""
     return SlackSide(slack_server, url=f"http://127.0.0.1:{http_bot.port}/slack/events", secret=SIGNING_SECRET)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first: handed out to the workers at the start, they end before the quick ones do."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

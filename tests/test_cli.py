@@ -378,6 +378,7 @@ def test_a_judge_that_never_returns_json_leaves_rows_invalid_with_the_reason(tmp
     assert len(judge_server.bodies()) == 4  # one request and one repair per row
 
 
+@pytest.mark.slow
 def test_quota_mid_run_says_how_to_resume_and_resume_finishes_without_double_billing(tmp_path, judge_server):
     billing = Billing(quota_after=2)
     judge_server.responder = billing
@@ -408,6 +409,7 @@ def test_quota_mid_run_says_how_to_resume_and_resume_finishes_without_double_bil
     assert history(tmp_path, "SELECT status, stop_reason FROM run") == [("done", None)]
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_and_scores_every_row_once(tmp_path, judge_server):
     rows_total, concurrency = 40, 2
     billing = Billing()
@@ -610,6 +612,7 @@ def judgebot_each(tmp_path: Path, commands: list[tuple[list[str], dict[str, str 
     return results
 
 
+@pytest.mark.slow
 def test_problems_found_before_any_request_and_settings(tmp_path, judge_server):
     judge_server.responder = eth_responder
     write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], RETRY_ROWS[2:])
@@ -671,6 +674,7 @@ def test_per_model_table_shows_names_with_markup_literally(tmp_path, judge_serve
     assert re.search(r"\[bold red\]x 2 2 100% 100\.0 \[/\] 2 2 50% 62\.5 plain-bot 1 1 0% 25\.0", table), table
 
 
+@pytest.mark.slow
 def test_resume_of_a_run_another_live_process_is_judging_exits_2(tmp_path, judge_server):
     def quota_after_the_first_error(body: dict) -> Reply:
         return garbage_then_healthy(body) if "FAIL400" in triple_of(body)[2] else Reply.quota()
@@ -745,6 +749,7 @@ def rewrite_history(tmp_path: Path, statement: str) -> None:
     engine.dispose()
 
 
+@pytest.mark.slow
 def test_history_and_stats_of_the_terminal_and_of_a_slack_channel(tmp_path, judge_server):
     judge_server.responder = eth_responder
     shutil.copy(EXAMPLE, tmp_path / "answers.csv")
@@ -769,6 +774,7 @@ def test_history_and_stats_of_the_terminal_and_of_a_slack_channel(tmp_path, judg
     assert judgebot(tmp_path, "history", "-n", "0")[0] == 2
 
 
+@pytest.mark.slow
 def test_digest_of_a_channel_in_the_terminal_and_posted_once(tmp_path, judge_server, slack_server):
     judge_server.responder = eth_responder
     shutil.copy(EXAMPLE, tmp_path / "answers.csv")

@@ -8,9 +8,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_every_module_and_rubric(tmp_path):
     # From a clean copy: a build/ folder left by an earlier build would hide a package missing from pyproject.
     source = tmp_path / "src"

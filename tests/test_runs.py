@@ -493,6 +493,7 @@ async def test_interrupting_a_run_with_identical_rows_in_flight_leaves_them_pend
     assert store.status_counts(run.id) == {"pending": 4}
 
 
+@pytest.mark.slow
 async def test_a_run_taken_over_by_another_process_stops_and_leaves_its_status_alone(store, eth, judge_server,
                                                                                    make_client):
     judge_server.responder = eth_responder

@@ -109,6 +109,7 @@ async def test_a_shared_csv_is_judged_with_progress_summary_results_and_chart(sl
     assert len(downloads) == 1 and downloads[0].headers["Authorization"] == f"Bearer {slack_server.bot_token}"
 
 
+@pytest.mark.slow
 async def test_progress_is_edited_at_most_every_three_seconds_with_a_cancel_button(slack, slack_server, judge_server):
     from tests.servers.openai_server import Reply
 
@@ -396,6 +397,7 @@ async def test_cancel_keeps_the_graded_rows_and_says_so(slack, slack_server, jud
     assert len(rows) == 200 and sum(r["status"] == "scored" for r in rows) == counts["scored"]
 
 
+@pytest.mark.slow
 async def test_a_run_out_of_quota_pauses_with_resume_and_finishes_every_row_once(slack, slack_server, judge_server,
                                                                                 bot_settings):
     from tests.servers.openai_server import Reply
@@ -472,6 +474,7 @@ async def test_malformed_rows_are_counted_and_listed_in_the_summary(slack, slack
     assert len(judge_server.bodies()) == 2
 
 
+@pytest.mark.slow
 async def test_runs_in_two_channels_move_at_once_and_commands_are_still_answered(slack, slack_server, judge_server):
     from tests.servers.openai_server import Reply
     from tests.test_slack_bot import INLINE, card_of
@@ -515,6 +518,7 @@ async def test_socket_mode_retries_of_a_share_start_one_run(bot_settings, slack_
         await running.stop()
 
 
+@pytest.mark.slow
 async def test_a_run_stopped_with_the_bot_goes_on_in_the_same_message_after_a_restart(bot_settings, slack_server,
                                                                                        judge_server):
     from bot.slack.server import start_bot

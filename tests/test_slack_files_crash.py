@@ -210,6 +210,7 @@ def share_of(store: Store, message_ts: str) -> SharedFile | None:
                                                      SharedFile.message_ts == message_ts)).first()
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_rows_then_restart_scores_every_row_once_with_one_summary(
         bot_settings, slack_server: HoldingSlack, judge_server, tmp_path):
     seed = int(os.environ.get("JUDGEBOT_CRASH_SEED") or random.SystemRandom().randrange(2**32))
@@ -311,6 +312,7 @@ def check_cycle(store: Store, slack_server: FakeSlackServer, judge_server, cycle
 
 
 
+@pytest.mark.slow
 def test_a_process_dying_after_the_last_verdict_before_the_finishing_step_is_finished_by_the_next(
         bot_settings, slack_server: HoldingSlack, judge_server, tmp_path, rubrics):
     """The window between the run's end (execute_run marks it done) and the finishing step (share "finishing").

@@ -167,6 +167,19 @@ def test_manifest_declares_what_the_app_listens_to():
     assert set(EVENTS) == set(manifest["settings"]["event_subscriptions"]["bot_events"])
 
 
+def test_the_manifest_usage_hint_names_every_subcommand():
+    from pathlib import Path
+
+    import yaml
+
+    manifest = yaml.safe_load((Path(__file__).parent.parent / "manifest.yml").read_text())
+    [command] = manifest["features"]["slash_commands"]
+    hint = command["usage_hint"]
+    assert len(hint) <= 1000  # Slack's bound for a usage hint
+    for subcommand in ("help", "history", "stats", "default", "digest", "question || reference || answer"):
+        assert subcommand in hint, subcommand
+
+
 async def test_a_stop_mid_judgment_marks_the_card_and_the_next_start_completes_it(bot_settings, slack_server,
                                                                                     judge_server):
     judge_server.enqueue(Reply(content=eth_reply("Correct").content, delay=3.0), eth_reply("Generic"))
@@ -193,6 +206,7 @@ async def test_a_stop_mid_judgment_marks_the_card_and_the_next_start_completes_i
     assert [r.status for r in rows] == ["scored"] and store.get_run(run.id).status == "done"
 
 
+@pytest.mark.slow
 def test_kill_9_mid_judgment_then_restart_completes_the_same_card(bot_settings, slack_server, judge_server,
                                                                   tmp_path):
     judge_server.enqueue(Reply(content=eth_reply("Correct").content, delay=10.0), eth_reply("Refusal"))

@@ -490,6 +490,7 @@ WRITERS = 6
 ROUNDS = 22  # x 7 write transactions (two of them read first) = 154 per process
 
 
+@pytest.mark.slow
 def test_concurrent_writers_never_see_database_is_locked(db_url: str) -> None:
     Store.open(db_url).engine.dispose()
     reports, seconds = run_processes([["write", db_url, str(ROUNDS), str(w)] for w in range(WRITERS)])
@@ -518,6 +519,7 @@ def test_concurrent_writers_never_see_database_is_locked(db_url: str) -> None:
         store.engine.dispose()
 
 
+@pytest.mark.slow
 def test_control_deferred_begin_does_hit_database_is_locked(tmp_path: Path) -> None:
     """The same load over an engine that differs from make_engine only in a deferred BEGIN fails: so the test above
     can fail, and BEGIN IMMEDIATE is what makes it pass. (Measured: ~100 of the 132 rounds fail, every time.)"""
@@ -567,6 +569,7 @@ def test_read_then_write_transactions_deterministically(tmp_path: Path) -> None:
         store.engine.dispose()
 
 
+@pytest.mark.slow
 def test_concurrent_migrations_apply_each_version_once(db_url: str) -> None:
     reports, _ = run_processes([["migrate", db_url] for _ in range(4)])
     assert reports == [{"version": LATEST, "error": None}] * 4

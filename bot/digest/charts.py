@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 WIDTH_INCHES, DPI = 8.0, 150  # 1,200 pixels wide: sharp on a phone, small to upload
 MODELS_SHOWN = 12
@@ -15,7 +15,7 @@ def _short(name: str, room: int = 22) -> str:
     return name if len(name) <= room else name[: room - 1] + "…"
 
 
-def score_distribution_png(title: str, bands: Sequence[str], models: dict[str, tuple[Sequence[int], int]]) -> bytes:
+def score_distribution_png(title: str, bands: Sequence[str], models: Mapping[str, tuple[Sequence[int], int]]) -> bytes:
     """A bar per model under test: the share of its rows in each score band, judge errors last, as a PNG.
 
     `models` maps a model's name to (rows per band, judge errors); the models with most rows are shown.
@@ -56,7 +56,7 @@ TREND_HEIGHT_INCHES = 4.5  # with the width: 1,200 x 675 pixels
 TREND_SERIES_SHOWN = 8
 
 
-def trend_png(title: str, weeks: Sequence[str], series: dict[str, Sequence[float | None]]) -> bytes:
+def trend_png(title: str, weeks: Sequence[str], series: Mapping[str, Sequence[float | None]]) -> bytes:
     """A line per series (a model under test on a rubric): mean headline in each week, gaps where none, as a PNG.
 
     The series with most weeks of data come first; at most TREND_SERIES_SHOWN are drawn.

@@ -81,7 +81,7 @@ KINDS: dict[str, Kind] = {
     "number": Kind(lambda _, spec: float, _number_schema, _number_sample, "mean", "field", RANGE),
     "string": Kind(lambda _, spec: str, lambda spec: {"type": "string"}, lambda spec: "sample", "none", "section"),
     "boolean": Kind(lambda _, spec: bool, lambda spec: {"type": "boolean"}, lambda spec: False, "none", "field"),
-    "enum": Kind(lambda _, spec: Literal[tuple(spec.values or ())],  # type: ignore[misc]  # values known at run time
+    "enum": Kind(lambda _, spec: Literal[tuple(spec.values or ())],  # the values are known at run time only
                  lambda spec: {"type": "string", "enum": list(spec.values or [])},
                  lambda spec: (spec.values or [""])[0], "count", "field", frozenset({"values"}), frozenset({"values"})),
     "list": Kind(_list_annotation, _list_schema, _list_sample, "none", "section",

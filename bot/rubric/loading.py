@@ -86,7 +86,7 @@ def builtin_dir() -> Path:
 
 def load_rubrics(extra_dir: Path | None = None) -> RubricSet:
     """Load the built-in rubrics and, when given, a team's directory; every file must be valid."""
-    rubrics = []
+    rubrics: list[Rubric] = []
     for directory in [builtin_dir(), *([extra_dir] if extra_dir else [])]:
         if not directory.is_dir():
             raise RubricError(f"{directory}: the rubric directory does not exist")

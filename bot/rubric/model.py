@@ -177,7 +177,7 @@ class Rubric(BaseModel):
             output = self._model.model_validate(data).model_dump(by_alias=True)
         except ValidationError as err:
             return None, [describe(error) for error in err.errors(include_url=False)]
-        problems = []
+        problems: list[str] = []
         for rule in self.rules:
             try:
                 ok = evaluate(rule.check, output)

@@ -90,7 +90,7 @@ async def execute_run(
     Only a run in one of `statuses` is taken (by default any that can be judged again).
     """
     # Every database call runs off the event loop: a bot judging here must keep answering Slack meanwhile.
-    current = await asyncio.to_thread(store.get_run, run.id)  # type: ignore[arg-type]
+    current = await asyncio.to_thread(store.get_run, run.id)
     if current is None or current.status in ("loading", "failed"):
         reason = "it does not exist" if current is None else current.stop_reason or "its rows were never all loaded"
         raise RunNotResumable(f"run {run.id} cannot be judged ({reason}); start a new run from the file")
@@ -100,7 +100,7 @@ async def execute_run(
             f"loaded rubric is {rubric.version} ({rubric.content_hash}). Restore that file, or start a new run."
         )
     owner = process_name()
-    if not await asyncio.to_thread(store.claim_run, run.id, owner=owner,  # type: ignore[arg-type]
+    if not await asyncio.to_thread(store.claim_run, run.id, owner=owner,
                                    stale_after=STALE_AFTER, statuses=statuses):
         raise RunBusy(
             f"run {run.id} is being judged by another judgebot process right now; let it finish, or stop that "
@@ -108,7 +108,7 @@ async def execute_run(
             f"{STALE_AFTER:.0f} s after its last sign of life from another)"
         )
     rejudged = await asyncio.to_thread(store.reset_rows, run.id, rejudge) if rejudge else 0
-    counts = await asyncio.to_thread(store.status_counts, run.id)  # type: ignore[arg-type]
+    counts = await asyncio.to_thread(store.status_counts, run.id)
     execution = _Execution(store, run, rubric, client, concurrency, on_progress, cancel or asyncio.Event(), owner,
                            counts)
     return await execution.run(rejudged)
@@ -121,7 +121,7 @@ class _Execution:
                  on_progress: Callable[[Progress], None] | None, cancel: asyncio.Event, owner: str,
                  counts: dict[str, int]) -> None:
         self.store, self.run_, self.rubric, self.client = store, run, rubric, client
-        self.run_id: int = run.id  # type: ignore[assignment]
+        self.run_id: int = run.id
         self.concurrency = concurrency
         self.on_progress = on_progress
         self.cancel = cancel

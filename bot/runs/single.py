@@ -39,7 +39,7 @@ async def abandon_triple(store: Store, run: Run, reason: str) -> Judgment:
     owner = process_name()
 
     def claim_and_settle() -> Judgment:
-        if not store.claim_run(run.id, owner=owner, stale_after=STALE_AFTER, statuses=RESUMABLE):  # type: ignore[arg-type]
+        if not store.claim_run(run.id, owner=owner, stale_after=STALE_AFTER, statuses=RESUMABLE):
             raise RunBusy(f"run {run.id} is finished or held by another judgebot process")
         return _settle(store, run, None, reason, owner, holding=True)
 
@@ -49,9 +49,9 @@ async def abandon_triple(store: Store, run: Run, reason: str) -> Judgment:
 def _settle(store: Store, run: Run, rubric: Rubric | None, stop_reason: str | None, owner: str, *,
             holding: bool = False) -> Judgment:
     """Read the row back; one still pending becomes an error with the reason, unless another process took it."""
-    row = store.first_judgment(run.id)  # type: ignore[arg-type]
+    row = store.first_judgment(run.id)
     assert row is not None and row.id is not None, "a run of one triple has one row"
-    current = store.get_run(run.id)  # type: ignore[arg-type]
+    current = store.get_run(run.id)
     taken = current is not None and current.owner not in (None, owner)
     if row.status != "pending" or taken:
         return row
@@ -63,7 +63,7 @@ def _settle(store: Store, run: Run, rubric: Rubric | None, stop_reason: str | No
         verdict = Verdict(status="error", error=reason, rubric_name=run.rubric_name, rubric_version=run.rubric_version,
                           rubric_hash=run.rubric_hash, judge_model=run.judge_model, prompt_hash="")
     store.save_verdict(row.id, verdict, cache_key="")
-    store.update_run(run.id, held_by=owner if holding else None, status="done",  # type: ignore[arg-type]
+    store.update_run(run.id, held_by=owner if holding else None, status="done",
                      stop_reason=reason, owner=None)
     saved = store.get_judgment(row.id)
     assert saved is not None

@@ -164,7 +164,7 @@ def export_run(
     original = set(run.columns or [])
     writer = ResultsWriter(out, fieldnames) if out else None
     try:
-        for row in store.iter_judgments(run.id):  # type: ignore[arg-type]
+        for row in store.iter_judgments(run.id):
             values = {**flatten(row.output or {}), **(row.derived or {}), "headline": row.headline}
             summary.add(row, values, tag_paths)
             if writer is None:

@@ -213,7 +213,8 @@ def parse_share_text(text: str, rubrics: RubricSet) -> ShareText:
 def _digest(rest: str) -> DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview:
     action, _, options = rest.partition(" ")
     action = action.lower()
-    simple = {"": DigestShow, "show": DigestShow, "off": DigestOff, "now": DigestNow, "preview": DigestPreview}
+    simple: dict[str, type[DigestShow | DigestOff | DigestNow | DigestPreview]] = {
+        "": DigestShow, "show": DigestShow, "off": DigestOff, "now": DigestNow, "preview": DigestPreview}
     if action in simple:
         if options.strip():
             raise CommandError(f"`/judge digest {action}` takes nothing more. {DIGEST_USAGE}.")
@@ -221,20 +222,24 @@ def _digest(rest: str) -> DigestShow | DigestOn | DigestOff | DigestNow | Digest
     if action != "on":
         raise CommandError(f"`/judge digest` knows `on`, `off`, `now` and `preview`, not `{escape(action)}`. "
                            f"{DIGEST_USAGE}.")
-    found: dict[str, object] = {}
+    weekday: int | None = None
+    clock: tuple[int, int] | None = None
+    timezone: str | None = None
     for word in options.split():
-        for kind, value in (("weekday", _weekday(word)), ("clock", _clock(word))):
-            if value is not None:
-                if kind in found:
-                    raise CommandError(f"Give one {'day' if kind == 'weekday' else 'time'} only. {DIGEST_USAGE}.")
-                found[kind] = value
-                break
+        if (day := _weekday(word)) is not None:
+            if weekday is not None:
+                raise CommandError(f"Give one day only. {DIGEST_USAGE}.")
+            weekday = day
+        elif (time := _clock(word)) is not None:
+            if clock is not None:
+                raise CommandError(f"Give one time only. {DIGEST_USAGE}.")
+            clock = time
         else:
-            if "timezone" in found:
+            if timezone is not None:
                 raise CommandError(f"I do not understand `{escape(word)}`. {DIGEST_USAGE}.")
-            found["timezone"] = timezone_named(word)
-    hour, minute = found.get("clock", (9, 0))  # type: ignore[misc]
-    return DigestOn(int(found.get("weekday", 0)), hour, minute, found.get("timezone"))  # type: ignore[call-overload]
+            timezone = timezone_named(word)
+    hour, minute = clock or (9, 0)
+    return DigestOn(weekday or 0, hour, minute, timezone)
 
 
 def _weekday(word: str) -> int | None:

@@ -49,7 +49,8 @@ BAD_APP_TOKEN = (
 
 async def _slack_call(call: Callable[[], Awaitable[AsyncSlackResponse]], template: str, api_url: str) -> dict[str, Any]:
     try:
-        return dict((await call()).data)
+        answer = (await call()).data
+        return answer if isinstance(answer, dict) else {}
     except SlackApiError as err:
         code = err.response.get("error", "unknown error")
         if code in TOKEN_ERRORS:

@@ -124,6 +124,7 @@ async def _recover(ctx: Context, run: Run) -> None:
     row = await ctx.db(Store.first_judgment, run.id)
     if row is None or not row.channel_id:
         return
+    judgment: Judgment | None
     try:
         rubric = ctx.rubric_of(run)
         if rubric is None:

@@ -183,13 +183,12 @@ class FileRuns:
         """The rubric the message names, else the thread's (its card or earlier run), else the channel's default."""
         if named is not None:
             return named
-        for lookup, args in ((thread_rubric, (share.channel_id, share.thread_ts)),
-                             (default_rubric, (share.team_id, share.channel_id))):
-            name = await self.ctx.db(lookup, *args)
+        name = await self.ctx.db(thread_rubric, share.channel_id, share.thread_ts)
+        rubric = self.ctx.rubrics.find(name) if name else None
+        if rubric is None:
+            name = await self.ctx.db(default_rubric, share.team_id, share.channel_id)
             rubric = self.ctx.rubrics.find(name) if name else None
-            if rubric is not None:
-                return rubric
-        return None
+        return rubric
 
     async def _start(self, share: SharedFile, rubric: Rubric, source: CsvSource, rows: int, model: str | None) -> None:
         """Post the progress message, save every row as pending, then judge."""

@@ -94,15 +94,16 @@ class FileListener:
         """Cancel (or Finish here on a paused run): stop, keep the graded rows, and summarise them."""
         await ack()
         where, user = body.get("response_url"), body["user"]["id"]
-        share = await self._run_share(body, action)
-        if share is None:
+        found = await self._run_share(body, action)
+        if found is None:
             await self.ctx.say.tell(where, NOT_HERE)
             return
-        if share.run_id is not None and self.files.cancel(share.run_id, user):
+        share, run_id = found
+        if self.files.cancel(run_id, user):
             await self.ctx.say.tell(where, f"Cancelling run #{share.run_id}: the rows graded so far are kept and "
                                        "summarised.")
             return
-        run = await self.ctx.db(Store.get_run, share.run_id)
+        run = await self.ctx.db(Store.get_run, run_id)
         rubric = self.ctx.rubric_of(run) if run is not None else None
         if share.state == ShareState.PAUSED and run is not None and rubric is not None and await self.ctx.db(
                 move_share, share.id, ShareState.FINISHING, expect=(ShareState.PAUSED,), owner=process_name()):
@@ -120,11 +121,12 @@ class FileListener:
         """Resume a paused run (after its quota or key problem is fixed), in the same progress message."""
         await ack()
         where = body.get("response_url")
-        share = await self._run_share(body, action)
-        if share is None:
+        found = await self._run_share(body, action)
+        if found is None:
             await self.ctx.say.tell(where, NOT_HERE)
             return
-        run = await self.ctx.db(Store.get_run, share.run_id)
+        share, run_id = found
+        run = await self.ctx.db(Store.get_run, run_id)
         rubric = self.ctx.rubric_of(run) if run is not None else None
         if run is None or rubric is None:
             await self.ctx.say.tell(where, "The rubric of this run changed since it started, so it cannot go on. Share "
@@ -153,10 +155,11 @@ class FileListener:
             share = None
         return share if share is not None and share.channel_id == _channel(body) else None
 
-    async def _run_share(self, body: dict[str, Any], action: dict[str, Any]) -> SharedFile | None:
-        """The shared file of the run a button names, only if it was shared in the channel of the click."""
+    async def _run_share(self, body: dict[str, Any], action: dict[str, Any]) -> tuple[SharedFile, int] | None:
+        """The shared file of the run a button names, and the run's id, only if it was shared where it was clicked."""
         try:
-            share = await self.ctx.db(share_of_run, int(action.get("value") or 0))
+            run_id = int(action.get("value") or 0)
         except ValueError:
-            share = None
-        return share if share is not None and share.channel_id == _channel(body) else None
+            return None
+        share = await self.ctx.db(share_of_run, run_id)
+        return (share, run_id) if share is not None and share.channel_id == _channel(body) else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
@@ -36,7 +36,7 @@ def notice(text: str) -> dict[str, Any]:
     return message([section(text)], text)
 
 
-def listing(head: list[Block], entries: list[Block], *, more: str) -> list[Block]:
+def listing(head: Sequence[Block], entries: Sequence[Block], *, more: str) -> list[Block]:
     """`head` then as many `entries` as one message holds; `more` (with {n}) says how many were left out."""
     blocks, used = list(head), size(head)
     for shown, entry in enumerate(entries):
