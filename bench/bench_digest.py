@@ -116,7 +116,7 @@ def main() -> None:
         for _ in range(args.repeats):
             store = Store.open(f"sqlite:///{path}")  # a fresh connection each time: no statement cache carried over
             began = time.perf_counter()
-            digest = build_digest(store, CHANNEL, period)
+            digest = build_digest(store, channel_id=CHANNEL, period=period)
             times.append(time.perf_counter() - began)
             store.engine.dispose()
         print(f"digest of {period.label} ({period.week}): {digest.judged:,} judgments this week, "

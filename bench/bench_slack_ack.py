@@ -56,7 +56,7 @@ async def run_bot(rows: int, concurrency: int) -> None:
     triples = (CsvRow(line=i + 2, question=f"Question {i}: how do I register for exams at ETH?",
                       reference="Exam registration is done in myStudies (ETHIS).", answer=f"Answer {i}: myStudies.",
                       model=f"bot-v{i % 3}", cells={}) for i in range(rows))
-    run = await asyncio.to_thread(start_run, bot.store, rubric, triples, judge_model=bot.judge.model,
+    run = await asyncio.to_thread(start_run, bot.store, rubric=rubric, rows=triples, judge_model=bot.judge.model,
                                   columns=["question", "reference", "answer", "model"],
                                   origin=Origin(source="bench", channel_id="C0GENERAL"))
     done = {"rows": 0}

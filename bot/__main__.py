@@ -25,7 +25,7 @@ from rich.markup import escape
 from bot import terminal
 from bot.config import Settings
 from bot.errors import JudgebotError, RunStopped, UsageError, WeekError
-from bot.records import REJUDGEABLE, RowState
+from bot.records import REJUDGEABLE, RowState, RunState
 
 # Each command imports what it uses when it runs: `judgebot --help` must not wait for the judge's client, the
 # database layer or the digest to load (see "Measured figures" in the README).
@@ -187,8 +187,7 @@ async def digest_command(args: argparse.Namespace, settings: Settings, console: 
     """`digest`: a channel's digest of one ISO week in the terminal, and with --post in the channel, once."""
     from bot.digest import Period, build_digest, iso_week
     from bot.rubric import load_rubrics
-    from bot.store import Store
-    from bot.store.subscriptions import all_subscriptions
+    from bot.store import Store, all_subscriptions
 
     store = Store.open(settings.db_url)
     sub = next((s for s in all_subscriptions(store) if s.channel_id == args.channel), None)
@@ -208,7 +207,7 @@ async def digest_command(args: argparse.Namespace, settings: Settings, console: 
                              "is posted once the week is complete. Leave out --post to see it so far.")
         bot_token(settings)  # before the table: a missing token is said at once
     title = f"Digest of {args.channel}, {period.label} ({period.week}, {zone.key})"
-    terminal.show_digest(console, build_digest(store, args.channel, period), title)
+    terminal.show_digest(console, build_digest(store, channel_id=args.channel, period=period), title)
     if not args.post:
         return EXIT_OK
 
@@ -220,20 +219,19 @@ async def digest_command(args: argparse.Namespace, settings: Settings, console: 
 
 def history_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """`history` and `stats`: what the history holds for one channel, read through the same queries as Slack's."""
-    from bot.store import utcnow
-    from bot.store.history import channel_stats, recent_in_channel
+    from bot.store import channel_stats, recent_in_channel, utcnow
 
     if args.command == "history":
         if args.limit < 1:
             raise UsageError("-n/--limit must be at least 1")
-        terminal.show_history(console, recent_in_channel(store, args.channel, limit=args.limit))
+        terminal.show_history(console, recent_in_channel(store, channel_id=args.channel, limit=args.limit))
         return EXIT_OK
     if args.days < 0:
         raise UsageError("--days must be 0 (all time) or more")
     since = utcnow() - timedelta(days=args.days) if args.days else None
     where = f"channel {args.channel}" if args.channel else "the terminal"
     period = f"last {args.days} days" if args.days else "all time"
-    terminal.show_stats(console, channel_stats(store, args.channel, since=since, model=args.model),
+    terminal.show_stats(console, channel_stats(store, channel_id=args.channel, since=since, model=args.model),
                         f"{where}, {period}" + (f", model {args.model}" if args.model else ""))
     return EXIT_OK
 
@@ -292,10 +290,10 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
         store = Store.open(settings.db_url)
         triple = Triple(question=args.question, reference=args.reference, answer=args.answer)
         async with client:
-            run = start_single_run(store, rubric, triple, judge_model=client.model, model_name=args.model_name,
+            run = start_single_run(store, rubric=rubric, triple=triple, judge_model=client.model, model_name=args.model_name,
                                    fresh=args.fresh, origin=terminal_origin())
             outcome = await execute_run(store, run, rubric, client, concurrency=1)
-        if outcome.stop_reason and outcome.status == "paused":
+        if outcome.stop_reason and outcome.status == RunState.PAUSED:
             raise UsageError(outcome.stop_reason)
         judgment = next(store.iter_judgments(run.id))
         terminal.show_verdict(console, rubric, Verdict.model_validate(judgment, from_attributes=True))
@@ -307,10 +305,10 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
     out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"), not_over=args.file)
     client = judge_client(settings, args.concurrency)
     store = Store.open(settings.db_url)
-    run = start_csv_run(store, rubric, source, judge_model=client.model, model_name=args.model_name, fresh=args.fresh,
-                        origin=terminal_origin())
+    run = start_csv_run(store, rubric=rubric, source=source, judge_model=client.model, model_name=args.model_name,
+                        fresh=args.fresh, origin=terminal_origin())
     if run.total_rows == 0:
-        store.update_run(run.id, status="failed", stop_reason="no data rows")
+        store.update_run(run.id, status=RunState.FAILED, stop_reason="no data rows")
         raise UsageError(f"{args.file} has a header but no data rows")
     return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency)
 
@@ -346,12 +344,12 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient
         console.print(f"{outcome.rejudged} rows with a judge error or an invalid reply were judged again.")
     run = store.get_run(run.id) or run  # with the status the run ended in
     try:
-        summary = export_run(store, run, rubric, out)
+        summary = export_run(store, run=run, rubric=rubric, out=out)
     except OSError as err:
         raise UsageError(f"cannot write {out}: {err.strerror or err}. Every verdict is saved: "
                          f"`judgebot resume {run.id} --out PATH` writes the results elsewhere.") from None
     terminal.show_summary(console, run, rubric, summary, out)
-    if outcome.status == "paused":
+    if outcome.status == RunState.PAUSED:
         console.print(f"[red]Run {run.id} stopped[/]: {escape(outcome.stop_reason or '')}. "
                       f"{outcome.counts.get('pending', 0)} rows are still pending; "
                       f"`judgebot resume {run.id}` finishes them.", highlight=False)

@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.errors import FormulaError, JudgeCallError, RunStopped
 from bot.llm import Completion, JudgeClient
-from bot.records import Outcome, Triple, Verdict
+from bot.records import Outcome, RowState, Triple, Verdict
 from bot.rubric import Rubric
 
 # Text in an answer that tries to talk to the judge. It is still graded; the verdict carries a flag.
@@ -61,7 +61,7 @@ def provenance(rubric: Rubric, judge_model: str, triple: Triple) -> dict[str, st
 
 def failure_verdict(rubric: Rubric, judge_model: str, triple: Triple, message: str) -> Verdict:
     """A judge error for `triple`: what went wrong, and no score."""
-    return Verdict(status="error", error=message, **provenance(rubric, judge_model, triple))
+    return Verdict(status=RowState.ERROR, error=message, **provenance(rubric, judge_model, triple))
 
 
 def extract_json(text: str) -> Any:
@@ -134,14 +134,14 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient) -> Verdict:
         except RunStopped:
             raise
         except JudgeCallError as err:
-            return finish("error", error=str(err), raw_reply=completion.text if completion else None)
+            return finish(RowState.ERROR, error=str(err), raw_reply=completion.text if completion else None)
         attempts += 1
         tokens_in += completion.tokens_in
         tokens_out += completion.tokens_out
         latency_ms += completion.latency_ms
         if completion.finish_reason == "length":
             return finish(
-                "error", raw_reply=completion.text,
+                RowState.ERROR, raw_reply=completion.text,
                 error="the judge's reply was cut off at its token limit (finish_reason=length); "
                 "raise the judge's max tokens or shorten the inputs",
             )
@@ -150,9 +150,9 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient) -> Verdict:
             try:
                 scoring = rubric.score(output)
             except FormulaError as err:
-                return finish("error", raw_reply=completion.text, output=output, error=f"rubric formula: {err}")
+                return finish(RowState.ERROR, raw_reply=completion.text, output=output, error=f"rubric formula: {err}")
             return finish(
-                "scored", raw_reply=completion.text, output=output, derived=scoring.derived,
+                RowState.SCORED, raw_reply=completion.text, output=output, derived=scoring.derived,
                 headline=scoring.headline, passed=scoring.passed, label=scoring.label, tag=scoring.tag,
             )
         messages = [
@@ -161,6 +161,6 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient) -> Verdict:
             {"role": "user", "content": _repair_request(problems)},
         ]
     return finish(
-        "invalid", raw_reply=completion.text if completion else None,
+        RowState.INVALID, raw_reply=completion.text if completion else None,
         error="the judge's reply broke the rubric after one repair: " + "; ".join(problems),
     )

@@ -59,7 +59,7 @@ JUDGED = (RowState.SCORED, RowState.INVALID, RowState.ERROR)  # rows a judge loo
 UNSCORED = (RowState.INVALID, RowState.ERROR, RowState.MALFORMED)  # rows without a score, for good
 REJUDGEABLE = (RowState.ERROR, RowState.INVALID)  # what `resume --retry-errors` and Retry judge again
 
-Outcome = Literal["scored", "invalid", "error"]  # a verdict's status: the RowStates a judgment can end in
+Outcome = Literal[RowState.SCORED, RowState.INVALID, RowState.ERROR]  # the states a judgment can end in
 
 
 class Triple(BaseModel):

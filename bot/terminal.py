@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from bot.figures import duration, number, percent
+from bot.records import RowState
 
 if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
     from bot.digest import Digest
@@ -19,8 +20,7 @@ if TYPE_CHECKING:  # only types: the terminal must not load the judge or the dat
     from bot.rubric import Rubric
     from bot.runs import GoldenResult, Summary
     from bot.runs import Progress as RunProgress
-    from bot.store import Judgment, Run
-    from bot.store.history import Figures
+    from bot.store import Figures, Judgment, Run
 
 
 class ProgressBar:
@@ -63,10 +63,10 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     table.add_row("rows", str(summary.rows))
     table.add_row("scored", str(summary.scored))
     table.add_row("judge errors", str(summary.errors))
-    if summary.counts["malformed"]:
-        table.add_row("malformed rows", str(summary.counts["malformed"]))
-    if summary.counts["pending"]:
-        table.add_row("still pending", str(summary.counts["pending"]))
+    if summary.counts[RowState.MALFORMED]:
+        table.add_row("malformed rows", str(summary.counts[RowState.MALFORMED]))
+    if summary.counts[RowState.PENDING]:
+        table.add_row("still pending", str(summary.counts[RowState.PENDING]))
     rate = summary.pass_rate
     table.add_row("pass rate", "-" if rate is None else f"{rate:.0%} ({summary.passed}/{summary.scored})")
     for criterion in summary.criteria:
@@ -97,7 +97,7 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
 
 def show_verdict(console: Console, rubric: Rubric, verdict: Verdict) -> None:
     """One judgment in full."""
-    if verdict.status != "scored":
+    if verdict.status != RowState.SCORED:
         console.print(f"[red bold]{verdict.status}[/]: {escape(verdict.error or '')}", highlight=False)
         if verdict.raw_reply:
             console.print(f"judge reply: {verdict.raw_reply[:2000]}", markup=False, highlight=False)
@@ -128,7 +128,7 @@ def show_goldens(console: Console, rubric: Rubric, results: list[GoldenResult]) 
     for result in results:
         verdict = result.verdict
         state = "[green]ok[/]" if result.ok else "[red]MISS[/]"
-        detail = verdict.label if verdict.status == "scored" else f"{verdict.status}: {verdict.error}"
+        detail = verdict.label if verdict.status == RowState.SCORED else f"{verdict.status}: {verdict.error}"
         console.print(f"{state} {escape(f'{rubric.name}/{result.golden.name}: {detail}')}", highlight=False)
         for miss in result.misses:
             console.print(f"     {escape(miss)}", highlight=False)
@@ -149,8 +149,8 @@ def show_history(console: Console, judgments: Iterable[Judgment]) -> None:
     """The latest judgments of a channel, newest first."""
     table = Table("#", "when (UTC)", "rubric", "model under test", "headline", "asked by", "question")
     for row in judgments:
-        headline = row.label or "" if row.status == "scored" else f"judge {row.status}"
-        mark = "" if row.status != "scored" else ("pass · " if row.passed else "fail · ")
+        headline = row.label or "" if row.status == RowState.SCORED else f"judge {row.status}"
+        mark = "" if row.status != RowState.SCORED else ("pass · " if row.passed else "fail · ")
         cells = (str(row.id), f"{row.created_at:%Y-%m-%d %H:%M}", row.rubric_name, row.model_name or "-",
                  mark + headline, row.user_id or "-", " ".join(row.question.split())[:60])
         table.add_row(*(escape(cell) for cell in cells))

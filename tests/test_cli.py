@@ -28,6 +28,7 @@ from sqlalchemy import true
 from bot.store import make_engine
 from bot.store.models import Judgment, JudgmentTally
 from bot.store.tallies import add_judgments
+from tests import forkserver
 from tests.replies import VERDICTS, eth_reply, triple_of
 from tests.servers.openai_server import Reply
 
@@ -95,12 +96,12 @@ def base_env(tmp_path: Path, server=None, **extra: str | None) -> dict[str, str]
 
 
 def judgebot(tmp_path: Path, *args: str, server=None, timeout: float = 60, **extra: str | None):
-    """Run `python -m bot ARGS`; return (exit code, stdout + stderr)."""
-    proc = subprocess.run([sys.executable, "-m", "bot", *map(str, args)], cwd=tmp_path,
-                          env=base_env(tmp_path, server, **extra), capture_output=True, timeout=timeout)
-    out = proc.stdout.decode("utf-8") + proc.stderr.decode("utf-8")
+    """Run `python -m bot ARGS` in a process of its own (see tests/forkserver.py); (exit code, stdout + stderr)."""
+    code, stdout, stderr = forkserver.run([str(arg) for arg in args], cwd=tmp_path,
+                                          env=base_env(tmp_path, server, **extra), timeout=timeout)
+    out = stdout + stderr
     assert "Traceback" not in out, out
-    return proc.returncode, out
+    return code, out
 
 
 def judgebot_many(tmp_path: Path, commands: list[list[str]], server=None, **extra: str | None):

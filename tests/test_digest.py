@@ -119,7 +119,7 @@ def figures_of(line: Line) -> tuple:
 
 def test_figures_and_changes_match_a_hand_computed_week(store, history):
     busy_week(history)
-    digest = build_digest(store, "C1", WEEK)
+    digest = build_digest(store, channel_id="C1", period=WEEK)
     assert not digest.quiet
     assert [figures_of(line) for line in digest.lines] == [
         ("m1", "academic", 2, 1, 1, 1, {}, 0, 0),  # 80 scored + 1 error
@@ -173,7 +173,7 @@ def test_other_channels_and_the_terminal_never_leak_into_a_digest(store, history
         h.add(at(-20), 10, False, "Generic", channel=channel)  # three weeks ago, for the trend
         h.vote(lowest, "U1", False)
 
-    digest = build_digest(store, "C1", WEEK)
+    digest = build_digest(store, channel_id="C1", period=WEEK)
     assert [figures_of(line) for line in digest.lines] == [("m1", "eth", 2, 2, 2, 0, {"Correct": 2}, 0, 0)]
     line = digest.lines[0]
     assert line.now.mean_headline == pytest.approx(80.0)  # (100 + 60) / 2: the row at the end is next week's
@@ -186,12 +186,12 @@ def test_other_channels_and_the_terminal_never_leak_into_a_digest(store, history
     assert digest.trend == {("m1", "eth"): [None] * 6 + [20.0, 80.0]}
 
     # The rows left out are really in those channels and in this period: their own digests show them.
-    private = build_digest(store, "G0PRIVATE", WEEK)
+    private = build_digest(store, channel_id="G0PRIVATE", period=WEEK)
     assert [(line.now.model_name, line.now.rubric_name) for line in private.lines] == [
         ("m1", "eth"), ("m9", "academic")]
     assert [(r.before, r.after) for r in private.regressions] == [(100.0, 0.0)]
     assert {c.what for c in private.changes} == {"rubric eth", "judge model"}
-    terminal = build_digest(store, None, WEEK)
+    terminal = build_digest(store, channel_id=None, period=WEEK)
     assert {e.channel_id for e in terminal.worst} == {None}
     assert terminal.trend[("m1", "eth")] == [None, None, None, None, 10.0, None, 100.0, 0.0]
 
@@ -199,14 +199,14 @@ def test_other_channels_and_the_terminal_never_leak_into_a_digest(store, history
 # 3. A quiet week
 
 def test_a_week_without_judgments_is_one_short_line(store, history, rubrics):
-    digest = build_digest(store, "C1", WEEK)
+    digest = build_digest(store, channel_id="C1", period=WEEK)
     assert digest.quiet and digest.lines == [] and digest.judged == 0
     message = digest_message(digest, rubrics, TEAM_URL)
     assert len(message["blocks"]) == 1 and message["blocks"][0]["type"] == "section"
     text = message["blocks"][0]["text"]["text"]
     assert text == "*Weekly digest · 16–22 Nov 2026 (2026-W47)*: no judgments in <#C1> over these 7 days."
     assert message["text"] == text
-    terminal = digest_message(build_digest(store, None, WEEK), rubrics, None, weekly=False)
+    terminal = digest_message(build_digest(store, channel_id=None, period=WEEK), rubrics, None, weekly=False)
     assert terminal["blocks"][0]["text"]["text"] == (
         "*Digest of the last 7 days · 16–22 Nov 2026*: no judgments in the terminal over these 7 days.")
 
@@ -218,10 +218,10 @@ def test_a_channel_judged_only_in_older_weeks_or_never_judged_this_week_is_quiet
     history.add(at(3), status="pending")
     history.add(at(4), status="malformed")
     history.add(at(7), 100, True, "Correct")  # next Monday
-    digest = build_digest(store, "C1", WEEK)
+    digest = build_digest(store, channel_id="C1", period=WEEK)
     assert digest.quiet
     assert (digest.lines, digest.worst, digest.regressions, digest.changes, digest.trend) == ([], [], [], [], {})
-    assert not build_digest(store, "C1", WEEK.previous()).quiet  # the same rows do make last week's digest
+    assert not build_digest(store, channel_id="C1", period=WEEK.previous()).quiet  # the same rows do make last week's digest
 
 
 # 4. Periods
@@ -311,7 +311,7 @@ def test_regressions_and_worst_examples_with_their_links(store, history):
     h.add(at(5), status="error", question="Q-small")  # no score: never among the worst
     h.add(at(5), 90, True, "Correct", question="Q-new")  # nothing to compare with
 
-    digest = build_digest(store, "C1", WEEK)
+    digest = build_digest(store, channel_id="C1", period=WEEK)
     assert [(r.example.question, r.example.model_name, r.before, r.after) for r in digest.regressions] == [
         ("Q-drop", "m1", 100.0, 25.0),  # 75 points down
         ("Q-mean", "m1", 100.0, 85.0),  # mean of 100 and 70 against 100: 15 down, shown by its lowest judgment
@@ -351,7 +351,7 @@ def test_a_new_rubric_version_during_the_week_is_one_change(store, history):
     h.add(at(2, 15), status="error", version="2")
     h.add(at(4), 25, False, "Generic", version="2")
     h.add(at(3), 80, True, rubric="academic")  # a rubric first used this week: nothing to compare with
-    digest = build_digest(store, "C1", WEEK)
+    digest = build_digest(store, channel_id="C1", period=WEEK)
     assert digest.changes == [JudgeChange("rubric eth", "version 1", "version 2", since=at(2, 10))]
     assert digest.changes[0].since == datetime(2026, 11, 18, 9, 0)  # 10:00 in Berlin
 
@@ -362,7 +362,8 @@ def test_a_new_judge_model_during_the_week_is_one_change(store, history):
     h.add(at(1), 50, False, "Generic")
     h.add(at(3, 9, 30), status="invalid", judge_model="judge-b")
     h.add(at(5), 75, True, "Correct", judge_model="judge-b")
-    assert build_digest(store, "C1", WEEK).changes == [JudgeChange("judge model", "judge-a", "judge-b", at(3, 9, 30))]
+    assert build_digest(store, channel_id="C1", period=WEEK).changes == [
+        JudgeChange("judge model", "judge-a", "judge-b", at(3, 9, 30))]
 
 
 def test_a_judge_changed_and_changed_back_is_two_changes(store, history):
@@ -373,7 +374,7 @@ def test_a_judge_changed_and_changed_back_is_two_changes(store, history):
     h.add(at(1, 10, 40), 70, True, "Correct", judge_model="judge-b")
     h.add(at(1, 10, 50), 70, True, "Correct", judge_model="judge-b")
     h.add(at(4, 8), 50, False, "Generic")  # back to judge-a
-    assert build_digest(store, "C1", WEEK).changes == [
+    assert build_digest(store, channel_id="C1", period=WEEK).changes == [
         JudgeChange("judge model", "judge-a", "judge-b", at(1, 10, 20)),
         JudgeChange("judge model", "judge-b", "judge-a", at(4, 8))]
 
@@ -383,20 +384,20 @@ def test_two_judges_in_one_hour_before_the_week_then_one_of_them_is_no_change(st
     h.add(at(-1, 10, 5), 50, False, "Generic", judge_model="judge-z")
     h.add(at(-1, 10, 30), 50, False, "Generic")  # judge-a, the one that goes on
     h.add(at(2), 70, True, "Correct")
-    assert build_digest(store, "C1", WEEK).changes == []
+    assert build_digest(store, channel_id="C1", period=WEEK).changes == []
 
 
 def test_the_same_text_under_the_same_version_is_no_change_but_a_new_text_is(store, history):
     h = history
     for day in (-6, -1, 0, 3, 6):  # the same version and judge all along
         h.add(at(day), 50, False, "Generic")
-    assert build_digest(store, "C1", WEEK).changes == []
+    assert build_digest(store, channel_id="C1", period=WEEK).changes == []
     for day in (-6, -1, 0, 3):  # a switch last week is not a change of this week
         h.add(at(day), 50, False, "Generic", channel="C4", version="2" if day >= -1 else "1")
-    assert build_digest(store, "C4", WEEK).changes == []
+    assert build_digest(store, channel_id="C4", period=WEEK).changes == []
     h.add(at(-2), 50, False, "Generic", channel="C5", rubric_hash="aaaaaaaaaa")
     h.add(at(2), 50, False, "Generic", channel="C5", rubric_hash="bbbbbbbbbb")  # edited without a new version
-    assert build_digest(store, "C5", WEEK).changes == [
+    assert build_digest(store, channel_id="C5", period=WEEK).changes == [
         JudgeChange("rubric eth", "version 1 (aaaaaaa)", "version 1 (bbbbbbb)", at(2))]
 
 
@@ -415,7 +416,7 @@ def test_trend_has_eight_weeks_with_gaps_and_the_right_means(store, history):
     h.add(at(-22, 23, 30), 10, False, "Generic", model="m4")
     h.add(at(-21, 0, 30), 90, True, "Correct", model="m4")
     h.add(at(-10), status="error", model="m5")  # only a judge error: no line in the chart
-    digest = build_digest(store, "C1", WEEK)
+    digest = build_digest(store, channel_id="C1", period=WEEK)
     assert digest.weeks == WEEK.weeks(8)
     assert digest.trend == {
         ("m3", "eth"): [50.0, None, 90.0, None, None, None, None, 35.0],  # (40 + 60) / 2, 90, (30 + 35 + 40) / 3
@@ -425,7 +426,7 @@ def test_trend_has_eight_weeks_with_gaps_and_the_right_means(store, history):
 
     h.add(at(-30), 80, True, model="m3", rubric="academic")
     h.add(at(1), 20, False, "Generic", model=None)
-    series = build_digest(store, "C1", WEEK).series()
+    series = build_digest(store, channel_id="C1", period=WEEK).series()
     assert series == {
         "m3 · eth": [50.0, None, 90.0, None, None, None, None, 35.0],
         "m4 · eth": [None, None, None, 10.0, 90.0, None, None, None],
@@ -457,7 +458,7 @@ def test_trend_chart_is_a_1200_by_675_png():
 
 def test_digest_message_shows_the_week_the_changes_and_every_tag(store, history, rubrics):
     busy_week(history)
-    digest = build_digest(store, "C1", WEEK)
+    digest = build_digest(store, channel_id="C1", period=WEEK)
     message = digest_message(digest, rubrics, TEAM_URL)
     blocks = message["blocks"]
     assert (blocks[0]["type"], blocks[0]["text"]["text"]) == ("header", "Weekly digest · 16–22 Nov 2026 (2026-W47)")
@@ -488,7 +489,7 @@ def test_untrusted_names_and_questions_are_escaped(store, history, rubrics):
         h.add(at(-3), 100, True, "Correct", model=model, question=question)
         h.add(at(2), 0, False, "Refusal", model=model, question=question, version="<!everyone>",
               judge_model="<!channel>")
-    digest = build_digest(store, "C1", WEEK)
+    digest = build_digest(store, channel_id="C1", period=WEEK)
     assert len(digest.regressions) == 2 and len(digest.changes) == 2
     rendered = json.dumps(digest_message(digest, rubrics, TEAM_URL), ensure_ascii=False)
     for raw in ("<!channel>", "<@U1>", "<!here>", "<!everyone>", "<b>"):
@@ -537,7 +538,7 @@ def test_a_long_model_name_from_a_csv_still_gives_a_postable_digest(store, histo
     name = "campus-bot-v2-" * 50  # 700 characters, as a CSV's model column may hold
     for day in range(5):
         history.add(at(day), 10 * day, False, "Generic", model=name, question=f"Question {day}?")
-    message = digest_message(build_digest(store, "C1", WEEK), rubrics, TEAM_URL)
+    message = digest_message(build_digest(store, channel_id="C1", period=WEEK), rubrics, TEAM_URL)
     assert all(len(block["text"]["text"]) <= 3000 for block in message["blocks"] if block["type"] == "section")
 
 
@@ -545,7 +546,7 @@ def test_a_rubric_edited_all_week_lists_ten_changes_and_a_count(store, history, 
     history.add(at(-3), 50, False, "Generic")
     for n in range(40):  # a team tuning its rubric's text forty times in one week
         history.add(at(0) + timedelta(minutes=10 * n), 50, False, "Generic", rubric_hash=f"{n:07d}" + "x" * 25)
-    digest = build_digest(store, "C1", WEEK)
+    digest = build_digest(store, channel_id="C1", period=WEEK)
     assert len(digest.changes) == 40
     text = json.dumps(digest_message(digest, rubrics, TEAM_URL)["blocks"], ensure_ascii=False)
     assert "…and 30 more changes" in text and text.count("• rubric eth:") == 10

@@ -51,7 +51,7 @@ def at(zone: ZoneInfo, *fields: int) -> datetime:
 def set_digest(store: Store, weekday: int, hour: int, minute: int, zone: ZoneInfo,
                channel: str = CHANNEL) -> DigestSubscription:
     """Subscribe `channel` (stamped with the travelled now), as `/judge digest on` or another process would."""
-    return subscribe(store, TEAM, channel, weekday=weekday, hour=hour, minute=minute, timezone=str(zone),
+    return subscribe(store, team_id=TEAM, channel_id=channel, weekday=weekday, hour=hour, minute=minute, timezone=str(zone),
                      user_id="U0ADMIN")
 
 
@@ -74,11 +74,11 @@ class ClaimingPosts(Posts):
 
     async def __call__(self, sub: DigestSubscription, due: datetime) -> None:
         week = Period.before_day_of(due).posting_week
-        claim = await asyncio.to_thread(claim_week, self.store, sub.team_id, sub.channel_id, week)
+        claim = await asyncio.to_thread(claim_week, self.store, team_id=sub.team_id, channel_id=sub.channel_id, week=week)
         if claim is None:
             self.refused += 1
         else:
-            await asyncio.to_thread(mark_posted, self.store, claim, f"ts-{week}")
+            await asyncio.to_thread(mark_posted, self.store, claim_id=claim, message_ts=f"ts-{week}")
             await super().__call__(sub, due)
 
 
@@ -293,7 +293,7 @@ async def test_sync_follows_changes_made_by_another_process(store: Store) -> Non
             assert scheduler.next_run(TEAM, CHANNEL) == datetime(2026, 11, 18, 16, 0, tzinfo=UTC)
             assert scheduler.next_run(TEAM, "C0OTHER") == datetime(2026, 11, 20, 7, 0, tzinfo=UTC)
 
-            assert unsubscribe(store, TEAM, CHANNEL)
+            assert unsubscribe(store, team_id=TEAM, channel_id=CHANNEL)
             await scheduler.sync()
             assert scheduler.next_run(TEAM, CHANNEL) is None
             assert scheduler.next_run(TEAM, "C0OTHER") == datetime(2026, 11, 20, 7, 0, tzinfo=UTC)
@@ -308,7 +308,7 @@ async def test_the_old_job_does_not_post_at_the_old_time_after_a_change_in_the_d
         async with scheduler_of(store, posts, sync_seconds=30 * 86400) as scheduler:
             traveller.move_to(at(BERLIN, 2026, 11, 16, 8, 0))
             set_digest(store, MON, 10, 0, BERLIN)  # another process moves it to 10:00
-            assert unsubscribe(store, TEAM, "C0OTHER")  # and turns the other channel off
+            assert unsubscribe(store, team_id=TEAM, channel_id="C0OTHER")  # and turns the other channel off
 
             await wake_at(traveller, at(BERLIN, 2026, 11, 16, 9, 0, 1), scheduler)
             await until(lambda: scheduler.next_run(TEAM, CHANNEL) == datetime(2026, 11, 16, 9, 0, tzinfo=UTC),
@@ -318,7 +318,7 @@ async def test_the_old_job_does_not_post_at_the_old_time_after_a_change_in_the_d
 
             await wake_at(traveller, at(BERLIN, 2026, 11, 16, 10, 0, 1), scheduler)
             assert await fired(posts, 1) == [(CHANNEL, at(BERLIN, 2026, 11, 16, 10, 0))]
-            assert subscription(store, TEAM, CHANNEL).hour == 10
+            assert subscription(store, team_id=TEAM, channel_id=CHANNEL).hour == 10
 
 
 # -- 5. and 6. real bots: one post per channel and week -------------------------------------------------------
@@ -441,13 +441,13 @@ async def test_a_refusal_that_waiting_cannot_cure_is_not_retried(bot_settings: S
 
 
 def test_only_the_process_that_claimed_a_week_releases_or_completes_it(store: Store) -> None:
-    claim = claim_week(store, TEAM, CHANNEL, "2026-W47")
-    assert claim is not None and claim_week(store, TEAM, CHANNEL, "2026-W47") is None
+    claim = claim_week(store, team_id=TEAM, channel_id=CHANNEL, week="2026-W47")
+    assert claim is not None and claim_week(store, team_id=TEAM, channel_id=CHANNEL, week="2026-W47") is None
     with store.session() as session:  # as if a process on another host had taken the claim over
         session.execute(update(DigestPost).where(DigestPost.id == claim).values(owner="elsewhere:1:abc"))
         session.commit()
-    release_week(store, claim)
-    mark_posted(store, claim, "1.2")
+    release_week(store, claim_id=claim)
+    mark_posted(store, claim_id=claim, message_ts="1.2")
     [held] = posted_weeks(store, CHANNEL)
     assert (held.owner, held.state, held.message_ts) == ("elsewhere:1:abc", "posting", None)
 

@@ -57,7 +57,7 @@ def add(store: Store, rubric: Rubric, rows: list[Row], *, channel: str, user: st
             items.append(CsvRow(line=line, question=f"Q {text}", reference=f"R {text}", answer=f"A {text}",
                                 model=row.model, cells={"question": f"Q {text}"}))
     origin = Origin(source="slack", team_id=team, channel_id=channel, user_id=user)
-    run = start_run(store, rubric, items, judge_model="judge-test", columns=COLUMNS, origin=origin)
+    run = start_run(store, rubric=rubric, rows=items, judge_model="judge-test", columns=COLUMNS, origin=origin)
     ids = [judgment.id for judgment in store.iter_judgments(run.id)]
     assert len(ids) == len(rows)
     for judgment_id, row in zip(ids, rows):
@@ -112,13 +112,13 @@ def history(store: Store, rubrics: RubricSet) -> dict[str, Any]:
                            team="T2")
 
     c1_eth = ids["c1_eth_u1"]
-    assert record_feedback(store, c1_eth[0], "U1", agree=True) is None
-    assert record_feedback(store, c1_eth[0], "U2", agree=False) is None
-    assert record_feedback(store, c1_eth[0], "U2", agree=True) is False  # changed: counts once, as agreeing
-    assert record_feedback(store, c1_eth[1], "U1", agree=False) is None
-    assert record_feedback(store, ids["c1_bench_u1"][0], "U3", agree=False) is None
-    assert record_feedback(store, ids["c2_eth_u1"][0], "U1", agree=True) is None  # C2: not in C1's figures
-    assert record_feedback(store, ids["c2_eth_u1"][0], "U2", agree=True) is None
+    assert record_feedback(store, judgment_id=c1_eth[0], user_id="U1", agree=True) is None
+    assert record_feedback(store, judgment_id=c1_eth[0], user_id="U2", agree=False) is None
+    assert record_feedback(store, judgment_id=c1_eth[0], user_id="U2", agree=True) is False  # changed: counts once, as agreeing
+    assert record_feedback(store, judgment_id=c1_eth[1], user_id="U1", agree=False) is None
+    assert record_feedback(store, judgment_id=ids["c1_bench_u1"][0], user_id="U3", agree=False) is None
+    assert record_feedback(store, judgment_id=ids["c2_eth_u1"][0], user_id="U1", agree=True) is None  # C2: not in C1's figures
+    assert record_feedback(store, judgment_id=ids["c2_eth_u1"][0], user_id="U2", agree=True) is None
     return ids
 
 
@@ -135,7 +135,7 @@ C1_FIGURES = [
 
 
 def test_channel_stats_per_model_and_rubric(store, history):
-    figures = channel_stats(store, "C1")
+    figures = channel_stats(store, channel_id="C1")
     same(figures, C1_FIGURES)
     m1_eth = figures[2]
     assert m1_eth.pass_rate == pytest.approx(1 / 3)
@@ -145,102 +145,102 @@ def test_channel_stats_per_model_and_rubric(store, history):
 
 
 def test_channel_stats_keep_to_their_channel(store, history):
-    same(channel_stats(store, "C2"), [
+    same(channel_stats(store, channel_id="C2"), [
         Figures("m1", "eth", judged=2, scored=1, mean_headline=50.0, passed=1, errors=1, tags={"Hallucination": 1},
                 votes=2, agreeing=2),
         Figures("m2", "eth", judged=1, scored=1, mean_headline=10.0, passed=0, errors=0, tags={"Generic": 1}),
     ])
-    assert all("Hallucination" not in f.tags for f in channel_stats(store, "C1"))
-    assert channel_stats(store, "C0EMPTY") == []
+    assert all("Hallucination" not in f.tags for f in channel_stats(store, channel_id="C1"))
+    assert channel_stats(store, channel_id="C0EMPTY") == []
 
 
 def test_channel_stats_of_only_unjudged_rows_is_empty(store, rubrics):
     add(store, rubrics.get("eth"), [Row("m1", "pending"), Row("m1", "malformed")], channel="C3", user="U1")
-    assert channel_stats(store, "C3") == []
-    assert recent_in_channel(store, "C3") == []
+    assert channel_stats(store, channel_id="C3") == []
+    assert recent_in_channel(store, channel_id="C3") == []
 
 
 def test_since_leaves_out_older_rows(store, history):
     since = utcnow() - timedelta(days=30)
-    same(channel_stats(store, "C1", since=since), [
+    same(channel_stats(store, channel_id="C1", since=since), [
         C1_FIGURES[0],
         C1_FIGURES[1],
         Figures("m1", "eth", judged=4, scored=2, mean_headline=62.5, passed=1, errors=2,
                 tags={"Correct": 1, "Generic": 1}, votes=3, agreeing=2),
     ])
-    same(channel_stats(store, "C1"), C1_FIGURES)  # all time still has them
-    same(channel_stats(store, "C1", since=utcnow() - timedelta(days=60)), C1_FIGURES)
-    assert channel_stats(store, "C1", since=utcnow() + timedelta(days=1)) == []
+    same(channel_stats(store, channel_id="C1"), C1_FIGURES)  # all time still has them
+    same(channel_stats(store, channel_id="C1", since=utcnow() - timedelta(days=60)), C1_FIGURES)
+    assert channel_stats(store, channel_id="C1", since=utcnow() + timedelta(days=1)) == []
 
 
 def test_model_filter_ignores_case(store, history):
-    same(channel_stats(store, "C1", model="M1"), C1_FIGURES[1:3])
-    same(channel_stats(store, "C1", model="m2"), C1_FIGURES[3:])
-    assert channel_stats(store, "C1", model="m3") == []
+    same(channel_stats(store, channel_id="C1", model="M1"), C1_FIGURES[1:3])
+    same(channel_stats(store, channel_id="C1", model="m2"), C1_FIGURES[3:])
+    assert channel_stats(store, channel_id="C1", model="m3") == []
     since = utcnow() - timedelta(days=30)
-    assert channel_stats(store, "C1", model="M2", since=since) == []
+    assert channel_stats(store, channel_id="C1", model="M2", since=since) == []
 
 
 def test_recent_in_channel_newest_first(store, history):
     c1_judged = [*history["c1_eth_u1"][:5], history["c1_eth_u1"][7], *history["c1_eth_u2"],
                  history["c1_bench_u1"][0], history["c1_bench_u1"][1]]
     newest_first = sorted(c1_judged, reverse=True)
-    assert [j.id for j in recent_in_channel(store, "C1", limit=40)] == newest_first
-    assert [j.id for j in recent_in_channel(store, "C1")] == newest_first  # 10 judged rows, the default limit
-    assert [j.id for j in recent_in_channel(store, "C1", limit=3)] == newest_first[:3]
-    found = recent_in_channel(store, "C1", limit=40)
+    assert [j.id for j in recent_in_channel(store, channel_id="C1", limit=40)] == newest_first
+    assert [j.id for j in recent_in_channel(store, channel_id="C1")] == newest_first  # 10 judged rows, the default limit
+    assert [j.id for j in recent_in_channel(store, channel_id="C1", limit=3)] == newest_first[:3]
+    found = recent_in_channel(store, channel_id="C1", limit=40)
     assert {j.channel_id for j in found} == {"C1"}
     assert {j.status for j in found} == {"scored", "error", "invalid"}
     assert found[0].rubric_name == "benchmark" and found[0].status == "error"
-    assert [j.id for j in recent_in_channel(store, "C2")] == sorted(history["c2_eth_u1"], reverse=True)
+    assert [j.id for j in recent_in_channel(store, channel_id="C2")] == sorted(history["c2_eth_u1"], reverse=True)
 
 
 def test_recent_in_channel_default_limit_is_ten(store, rubrics):
     ids = add(store, rubrics.get("eth"), [Row("m1", "scored", 50, True, "Correct")] * 12, channel="C4", user="U1")
-    assert [j.id for j in recent_in_channel(store, "C4")] == sorted(ids, reverse=True)[:10]
+    assert [j.id for j in recent_in_channel(store, channel_id="C4")] == sorted(ids, reverse=True)[:10]
 
 
 def test_recent_by_user_keeps_to_the_person_and_their_workspace(store, history):
     mine = [*history["c1_eth_u1"][:5], history["c1_eth_u1"][7], history["c2_eth_u1"][0], history["c2_eth_u1"][1],
             history["c2_eth_u1"][2], history["c1_bench_u1"][0], history["c1_bench_u1"][1]]
-    found = recent_by_user(store, "T1", "U1", limit=40)
+    found = recent_by_user(store, team_id="T1", user_id="U1", limit=40)
     assert [j.id for j in found] == sorted(mine, reverse=True)
     assert {j.user_id for j in found} == {"U1"} and {j.team_id for j in found} == {"T1"}
     assert {j.channel_id for j in found} == {"C1", "C2"}
-    assert [j.id for j in recent_by_user(store, "T1", "U1", limit=2)] == sorted(mine, reverse=True)[:2]
-    assert [j.id for j in recent_by_user(store, "T1", "U2")] == sorted(history["c1_eth_u2"], reverse=True)
-    assert [j.id for j in recent_by_user(store, "T2", "U1")] == history["t2_eth_u1"]
-    assert recent_by_user(store, "T2", "U2") == []
+    assert [j.id for j in recent_by_user(store, team_id="T1", user_id="U1", limit=2)] == sorted(mine, reverse=True)[:2]
+    assert [j.id for j in recent_by_user(store, team_id="T1", user_id="U2")] == sorted(history["c1_eth_u2"], reverse=True)
+    assert [j.id for j in recent_by_user(store, team_id="T2", user_id="U1")] == history["t2_eth_u1"]
+    assert recent_by_user(store, team_id="T2", user_id="U2") == []
 
 
 def test_feedback_returns_the_earlier_vote_and_counts_one_per_person(store, history):
     judgment = history["c1_eth_u1"][0]
-    assert feedback_tally(store, judgment) == (2, 0)  # U2's disagree was replaced by an agree
-    assert record_feedback(store, judgment, "U2", agree=True) is True
-    assert record_feedback(store, judgment, "U1", agree=False) is True
-    assert feedback_tally(store, judgment) == (1, 1)
-    assert record_feedback(store, judgment, "U1", agree=False) is False
-    assert feedback_tally(store, judgment) == (1, 1)
-    assert feedback_tally(store, history["c1_eth_u1"][1]) == (0, 1)
-    assert feedback_tally(store, history["c1_eth_u1"][3]) == (0, 0)
-    same(channel_stats(store, "C1", model="m1")[1:], [
+    assert feedback_tally(store, judgment_id=judgment) == (2, 0)  # U2's disagree was replaced by an agree
+    assert record_feedback(store, judgment_id=judgment, user_id="U2", agree=True) is True
+    assert record_feedback(store, judgment_id=judgment, user_id="U1", agree=False) is True
+    assert feedback_tally(store, judgment_id=judgment) == (1, 1)
+    assert record_feedback(store, judgment_id=judgment, user_id="U1", agree=False) is False
+    assert feedback_tally(store, judgment_id=judgment) == (1, 1)
+    assert feedback_tally(store, judgment_id=history["c1_eth_u1"][1]) == (0, 1)
+    assert feedback_tally(store, judgment_id=history["c1_eth_u1"][3]) == (0, 0)
+    same(channel_stats(store, channel_id="C1", model="m1")[1:], [
         Figures("m1", "eth", judged=5, scored=3, mean_headline=125 / 3, passed=1, errors=2,
                 tags={"Correct": 1, "Generic": 1, "Refusal": 1}, votes=3, agreeing=1)])
 
 
 def test_remembered_model_round_trips_per_team_and_user(store):
-    assert remembered_model(store, "T1", "U1") is None
-    remember_model(store, "T1", "U1", "campus-bot-v2")
-    assert remembered_model(store, "T1", "U1") == "campus-bot-v2"
-    remember_model(store, "T1", "U1", "gpt-4o mini")
-    assert remembered_model(store, "T1", "U1") == "gpt-4o mini"
-    assert remembered_model(store, "T1", "U2") is None
-    assert remembered_model(store, "T2", "U1") is None
-    remember_model(store, "T2", "U1", "other-bot")
-    remember_model(store, "T1", "U2", "ما هو النموذج")
-    assert remembered_model(store, "T1", "U1") == "gpt-4o mini"
-    assert remembered_model(store, "T2", "U1") == "other-bot"
-    assert remembered_model(store, "T1", "U2") == "ما هو النموذج"
-    remember_model(store, "T1", "U1", None)
-    assert remembered_model(store, "T1", "U1") is None
-    assert remembered_model(store, "T2", "U1") == "other-bot"
+    assert remembered_model(store, team_id="T1", user_id="U1") is None
+    remember_model(store, team_id="T1", user_id="U1", model_name="campus-bot-v2")
+    assert remembered_model(store, team_id="T1", user_id="U1") == "campus-bot-v2"
+    remember_model(store, team_id="T1", user_id="U1", model_name="gpt-4o mini")
+    assert remembered_model(store, team_id="T1", user_id="U1") == "gpt-4o mini"
+    assert remembered_model(store, team_id="T1", user_id="U2") is None
+    assert remembered_model(store, team_id="T2", user_id="U1") is None
+    remember_model(store, team_id="T2", user_id="U1", model_name="other-bot")
+    remember_model(store, team_id="T1", user_id="U2", model_name="ما هو النموذج")
+    assert remembered_model(store, team_id="T1", user_id="U1") == "gpt-4o mini"
+    assert remembered_model(store, team_id="T2", user_id="U1") == "other-bot"
+    assert remembered_model(store, team_id="T1", user_id="U2") == "ما هو النموذج"
+    remember_model(store, team_id="T1", user_id="U1", model_name=None)
+    assert remembered_model(store, team_id="T1", user_id="U1") is None
+    assert remembered_model(store, team_id="T2", user_id="U1") == "other-bot"

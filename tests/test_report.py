@@ -36,10 +36,10 @@ async def test_summary_gives_criteria_tags_and_each_model(tmp_path, store, rubri
     rows = [row(2, "Register in myStudies.", "bot-v2"), row(3, "Register in myStudies now.", "bot-v2"),
             row(4, "Ask the secretary.", "bot-v1"), row(5, "Register in myStudies.", "bot-v1"),
             row(6, "Check the calendar.", None)]
-    run = start_run(store, eth, rows, judge_model="judge-test", columns=["question", "reference", "answer", "model"])
+    run = start_run(store, rubric=eth, rows=rows, judge_model="judge-test", columns=["question", "reference", "answer", "model"])
     await execute_run(store, run, eth, make_client(), concurrency=4)
 
-    summary = export_run(store, store.get_run(run.id), eth, tmp_path / "out.csv")
+    summary = export_run(store, run=store.get_run(run.id), rubric=eth, out=tmp_path / "out.csv")
 
     assert summary.scored == 5 and summary.passed == 3 and summary.pass_rate == pytest.approx(0.6)
     # Correct is 2/2 (headline 100), Generic 0/1 (headline 25)
@@ -68,10 +68,10 @@ async def test_problems_kept_are_capped_but_counted(tmp_path, store, rubrics, ju
     judge_server.responder = lambda body: Reply(content="not json at all")
     eth = rubrics.get("eth")
     rows = [row(n, f"answer {n}", None) for n in range(2, 2 + PROBLEMS_KEPT + 5)]
-    run = start_run(store, eth, rows, judge_model="judge-test", columns=["question", "reference", "answer", "model"])
+    run = start_run(store, rubric=eth, rows=rows, judge_model="judge-test", columns=["question", "reference", "answer", "model"])
     await execute_run(store, run, eth, make_client(), concurrency=8)
 
-    summary = export_run(store, store.get_run(run.id), eth, None)
+    summary = export_run(store, run=store.get_run(run.id), rubric=eth, out=None)
 
     assert summary.errors == PROBLEMS_KEPT + 5 and summary.scored == 0 and summary.pass_rate is None
     assert len(summary.problems) == PROBLEMS_KEPT

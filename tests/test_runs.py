@@ -89,7 +89,7 @@ async def test_every_row_is_scored_or_reported_with_a_reason(tmp_path, store, et
         encoding="utf-8",
     )
     source = open_csv(path)
-    run = start_csv_run(store, eth, source, judge_model="judge-test")
+    run = start_csv_run(store, rubric=eth, source=source, judge_model="judge-test")
     # persisted before anything is judged: judgeable rows pending, the others malformed with their reason
     assert store.status_counts(run.id) == {"pending": 5, "malformed": 3}
     assert run.total_rows == 8 and store.get_run(run.id).total_rows == 8
@@ -127,7 +127,7 @@ async def test_every_row_is_scored_or_reported_with_a_reason(tmp_path, store, et
     assert [e.elapsed for e in events] == sorted(e.elapsed for e in events)
     assert events[-1].done == events[-1].total and events[-1].judged_now == 5 and events[-1].cached == 0
 
-    summary = export_run(store, store.get_run(run.id), eth, tmp_path / "out.csv")
+    summary = export_run(store, run=store.get_run(run.id), rubric=eth, out=tmp_path / "out.csv")
     assert summary.rows == 8 and summary.scored == 3 and summary.errors == 2 and summary.counts["malformed"] == 3
     assert sorted((row, status) for row, status, reason in summary.problems if reason) == [
         (4, "invalid"), (5, "error"), (6, "malformed"), (7, "malformed"), (8, "malformed")]
@@ -153,7 +153,7 @@ async def test_requests_in_flight_never_exceed_the_bound(store, eth, judge_serve
     judge_server.responder = responder
     judge_server.latency = latency
     client = make_client(concurrency=client_limit)
-    run = start_run(store, eth, rows_of(*(f"answer number {i}" for i in range(8))), judge_model=client.model,
+    run = start_run(store, rubric=eth, rows=rows_of(*(f"answer number {i}" for i in range(8))), judge_model=client.model,
                     columns=COLUMNS)
     outcome = await execute_run(store, run, eth, client, concurrency=run_limit)
 
@@ -174,14 +174,14 @@ async def test_a_second_run_reuses_verdicts_and_fresh_judges_again(store, eth, j
     answers = ["Use myStudies.", "I don't know.", "Web Print it is.", "GARBLE"]
     client = make_client()
 
-    first = start_run(store, eth, rows_of(*answers), judge_model=client.model, columns=COLUMNS)
+    first = start_run(store, rubric=eth, rows=rows_of(*answers), judge_model=client.model, columns=COLUMNS)
     await execute_run(store, first, eth, client, concurrency=4)
     assert len(judge_server.bodies()) == 5  # GARBLE was asked twice (request + repair)
     originals = {j.row_number: j for j in store.iter_judgments(first.id)}
     assert all(j.cached_from is None for j in originals.values())
 
     events: list[Progress] = []
-    second = start_run(store, eth, rows_of(*answers), judge_model=client.model, columns=COLUMNS)
+    second = start_run(store, rubric=eth, rows=rows_of(*answers), judge_model=client.model, columns=COLUMNS)
     outcome = await execute_run(store, second, eth, client, concurrency=4, on_progress=events.append)
     reused = by_row(store, second.id)
     # only the row that was not scored is asked again: an invalid verdict is never reused
@@ -196,11 +196,11 @@ async def test_a_second_run_reuses_verdicts_and_fresh_judges_again(store, eth, j
     assert reused[5].cached_from is None and reused[5].status == "invalid"
     assert events[-1].cached == 3 and events[-1].done == 4
 
-    summary = export_run(store, store.get_run(second.id), eth, None)
+    summary = export_run(store, run=store.get_run(second.id), rubric=eth, out=None)
     assert summary.cached == 3
 
     before = len(judge_server.bodies())
-    fresh = start_run(store, eth, rows_of(*answers), judge_model=client.model, columns=COLUMNS, fresh=True)
+    fresh = start_run(store, rubric=eth, rows=rows_of(*answers), judge_model=client.model, columns=COLUMNS, fresh=True)
     await execute_run(store, fresh, eth, client, concurrency=4)
     assert len(judge_server.bodies()) - before == 5
     assert all(j.cached_from is None for j in store.iter_judgments(fresh.id))
@@ -208,7 +208,7 @@ async def test_a_second_run_reuses_verdicts_and_fresh_judges_again(store, eth, j
     # another judge model is another cache key
     other = make_client(model="judge-other")
     before = len(judge_server.bodies())
-    third = start_run(store, eth, rows_of(*answers[:3]), judge_model=other.model, columns=COLUMNS)
+    third = start_run(store, rubric=eth, rows=rows_of(*answers[:3]), judge_model=other.model, columns=COLUMNS)
     await execute_run(store, third, eth, other, concurrency=4)
     assert len(judge_server.bodies()) - before == 3
     assert {b["model"] for b in judge_server.bodies()[before:]} == {"judge-other"}
@@ -221,7 +221,7 @@ async def test_identical_rows_in_one_run_are_judged_once(store, eth, judge_serve
     rows = [CsvRow(line=i + 2, question="q", reference="r", answer=a, model=None,
                    cells={"question": "q", "reference": "r", "answer": a}) for i, a in enumerate(answers)]
     client = make_client()
-    run = start_run(store, eth, rows, judge_model=client.model, columns=COLUMNS)
+    run = start_run(store, rubric=eth, rows=rows, judge_model=client.model, columns=COLUMNS)
     outcome = await execute_run(store, run, eth, client, concurrency=4)
 
     assert outcome.all_scored and outcome.counts == {"scored": 8}
@@ -260,7 +260,7 @@ async def test_quota_pauses_the_run_and_resume_finishes_only_the_pending_rows(st
     judge_server.latency = 0.05
     answers = [f"answer {i}" for i in range(12)]
     client = make_client()
-    run = start_run(store, eth, rows_of(*answers), judge_model=client.model, columns=COLUMNS)
+    run = start_run(store, rubric=eth, rows=rows_of(*answers), judge_model=client.model, columns=COLUMNS)
     events: list[Progress] = []
     outcome = await execute_run(store, run, eth, client, concurrency=3, on_progress=events.append)
 
@@ -297,7 +297,7 @@ async def test_quota_pauses_the_run_and_resume_finishes_only_the_pending_rows(st
 async def test_a_changed_rubric_refuses_to_resume(tmp_path, store, eth, judge_server, make_client):
     judge_server.responder = eth_responder
     client = make_client()
-    run = start_run(store, eth, rows_of("a", "b"), judge_model=client.model, columns=COLUMNS)
+    run = start_run(store, rubric=eth, rows=rows_of("a", "b"), judge_model=client.model, columns=COLUMNS)
 
     # the rubric file edited after the run started, loaded the way the CLI loads it
     text = eth.source.read_text(encoding="utf-8")
@@ -333,7 +333,7 @@ async def test_a_formula_error_on_one_row_is_an_error_row_and_the_run_goes_on(tm
     judge_server.responder = lambda body: Reply.json(
         {"x": None if "NULL" in answer_of(body) else 5, "why": "graded"})
     client = make_client()
-    run = start_run(store, rubric, rows_of("first", "NULL please", "third", "NULL again", "fifth"),
+    run = start_run(store, rubric=rubric, rows=rows_of("first", "NULL please", "third", "NULL again", "fifth"),
                     judge_model=client.model, columns=COLUMNS)
     outcome = await execute_run(store, run, rubric, client, concurrency=2)
 
@@ -357,7 +357,7 @@ async def test_cancel_drops_the_requests_in_flight_and_leaves_every_row_pending(
     judge_server.responder = eth_responder
     judge_server.latency = 2.0
     client = make_client()
-    run = start_run(store, eth, rows_of(*(f"answer {i}" for i in range(6))), judge_model=client.model,
+    run = start_run(store, rubric=eth, rows=rows_of(*(f"answer {i}" for i in range(6))), judge_model=client.model,
                     columns=COLUMNS)
     cancel = asyncio.Event()
     asyncio.get_running_loop().call_later(0.3, cancel.set)
@@ -381,14 +381,14 @@ async def test_a_fresh_run_judges_identical_rows_once_and_reuses_only_its_own_ve
                                                                                       make_client):
     judge_server.responder = eth_responder
     client = make_client()
-    earlier = start_run(store, eth, rows_of("Use myStudies."), judge_model=client.model, columns=COLUMNS)
+    earlier = start_run(store, rubric=eth, rows=rows_of("Use myStudies."), judge_model=client.model, columns=COLUMNS)
     await execute_run(store, earlier, eth, client, concurrency=1)
     [old] = store.iter_judgments(earlier.id)
     assert old.status == "scored" and len(judge_server.bodies()) == 1
 
     rows = [CsvRow(line=n, question="question 0", reference="reference 0", answer="Use myStudies.", model=None,
                    cells={}) for n in range(2, 6)]
-    run = start_run(store, eth, rows, judge_model=client.model, columns=COLUMNS, fresh=True)
+    run = start_run(store, rubric=eth, rows=rows, judge_model=client.model, columns=COLUMNS, fresh=True)
     assert store.get_run(run.id).fresh is True
     events: list[Progress] = []
     outcome = await execute_run(store, run, eth, client, concurrency=4, on_progress=events.append)
@@ -422,7 +422,7 @@ def _dead_pid() -> int:
 async def test_a_run_judged_by_another_live_process_is_busy(store, eth, judge_server, make_client, owner, age, busy):
     judge_server.responder = eth_responder
     client = make_client()
-    run = start_run(store, eth, rows_of("a", "b"), judge_model=client.model, columns=COLUMNS)
+    run = start_run(store, rubric=eth, rows=rows_of("a", "b"), judge_model=client.model, columns=COLUMNS)
     owner = {"dead-pid": f"{socket.gethostname()}:{_dead_pid()}",
              "own-pid": f"{socket.gethostname()}:{os.getppid()}"}.get(owner, owner)
     store.update_run(run.id, status="running", owner=owner, heartbeat_at=utcnow() - age)
@@ -446,7 +446,7 @@ async def test_two_executions_of_one_run_at_once_judge_each_row_once(store, eth,
     judge_server.responder = eth_responder
     judge_server.latency = 0.2
     client = make_client()
-    run = start_run(store, eth, rows_of(*(f"answer {i}" for i in range(4))), judge_model=client.model,
+    run = start_run(store, rubric=eth, rows=rows_of(*(f"answer {i}" for i in range(4))), judge_model=client.model,
                     columns=COLUMNS)
     first = asyncio.create_task(execute_run(store, run, eth, client, concurrency=2))
     await asyncio.sleep(0.1)
@@ -463,7 +463,7 @@ async def test_rows_that_fail_to_load_leave_a_failed_run_that_is_never_resumed(s
         raise RuntimeError("the disk went away")
 
     with pytest.raises(RuntimeError, match="the disk went away"):
-        start_run(store, eth, rows(), judge_model="judge-test", columns=COLUMNS)
+        start_run(store, rubric=eth, rows=rows(), judge_model="judge-test", columns=COLUMNS)
     [run] = store.recent_runs()
     assert run.status == "failed"
     assert "loading" in run.stop_reason and "the disk went away" in run.stop_reason
@@ -481,7 +481,7 @@ async def test_interrupting_a_run_with_identical_rows_in_flight_leaves_them_pend
     judge_server.responder = eth_responder
     judge_server.latency = 2.0
     client = make_client()
-    run = start_run(store, eth, rows_of("same answer", "same answer", "same answer", "other"),
+    run = start_run(store, rubric=eth, rows=rows_of("same answer", "same answer", "same answer", "other"),
                     judge_model=client.model, columns=COLUMNS, fresh=True)
     task = asyncio.create_task(execute_run(store, run, eth, client, concurrency=4))
     await asyncio.sleep(0.5)
@@ -499,7 +499,7 @@ async def test_a_run_taken_over_by_another_process_stops_and_leaves_its_status_a
     judge_server.responder = eth_responder
     judge_server.latency = 0.5
     client = make_client()
-    run = start_run(store, eth, rows_of(*(f"answer {i}" for i in range(40))), judge_model=client.model,
+    run = start_run(store, rubric=eth, rows=rows_of(*(f"answer {i}" for i in range(40))), judge_model=client.model,
                     columns=COLUMNS)
     task = asyncio.create_task(execute_run(store, run, eth, client, concurrency=2))
     await asyncio.sleep(1.0)
@@ -519,7 +519,7 @@ async def test_a_dropped_connection_costs_its_row_not_the_run(store, eth, judge_
 
     judge_server.responder = responder
     client = make_client(max_retries=1)
-    run = start_run(store, eth, rows_of("answer one", "DROP", "answer three"), judge_model=client.model,
+    run = start_run(store, rubric=eth, rows=rows_of("answer one", "DROP", "answer three"), judge_model=client.model,
                     columns=COLUMNS)
 
     outcome = await execute_run(store, run, eth, client, concurrency=3)

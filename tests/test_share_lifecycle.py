@@ -89,13 +89,13 @@ def placed(store: Store, state: ShareState, **fields: Any) -> SharedFile:
     """A share walked from RECEIVED to `state` by allowed moves, then backdated; read back from the store."""
     share = claim(store, **fields)
     for step in path_to(state):
-        assert move_share(store, share.id, step)
+        assert move_share(store, share_id=share.id, to=step)
     backdate(store, share.id)
     return row(store, share.id)
 
 
 def row(store: Store, share_id: int) -> SharedFile:
-    found = get_share(store, share_id)
+    found = get_share(store, share_id=share_id)
     assert found is not None
     return found
 
@@ -153,7 +153,7 @@ def test_nothing_moves_back_to_received_but_the_questions():
 def test_an_allowed_move_sets_the_state_the_fields_and_updated_at(store, state, to):
     share = placed(store, state)
     assert share.state == state and share.updated_at == PAST
-    assert move_share(store, share.id, to, note=f"{state} to {to}", owner="host:1:x", question_ts="7.5") is True
+    assert move_share(store, share_id=share.id, to=to, note=f"{state} to {to}", owner="host:1:x", question_ts="7.5") is True
     after = row(store, share.id)
     assert after.state == to
     assert (after.note, after.owner, after.question_ts) == (f"{state} to {to}", "host:1:x", "7.5")
@@ -169,7 +169,7 @@ def test_a_move_the_table_does_not_list_raises_and_leaves_the_row_alone(store, s
     assert refused
     for to in refused:
         with pytest.raises(IllegalMove, match=f"cannot move from {state} to {to}"):
-            move_share(store, share.id, to, note="after", owner="host:2:y")
+            move_share(store, share_id=share.id, to=to, note="after", owner="host:2:y")
         assert snapshot(store, share.id) == before
 
 
@@ -179,9 +179,9 @@ def test_with_expect_a_share_moves_only_from_the_expected_states(store, to):
         share = placed(store, state)
         before = snapshot(store, share.id)
         others = tuple(s for s in S if s != state)
-        assert move_share(store, share.id, to, expect=others, note="wrong") is False
+        assert move_share(store, share_id=share.id, to=to, expect=others, note="wrong") is False
         assert snapshot(store, share.id) == before
-        assert move_share(store, share.id, to, expect=(state,), note="right") is True
+        assert move_share(store, share_id=share.id, to=to, expect=(state,), note="right") is True
         assert (row(store, share.id).state, row(store, share.id).note) == (to, "right")
 
 
@@ -191,7 +191,7 @@ def test_expect_cannot_widen_the_table(store, state):
     before = snapshot(store, share.id)
     for to in S:
         if to not in MOVES[state]:
-            assert move_share(store, share.id, to, expect=(state,)) is False
+            assert move_share(store, share_id=share.id, to=to, expect=(state,)) is False
             assert snapshot(store, share.id) == before
 
 
@@ -199,9 +199,9 @@ def test_expect_cannot_widen_the_table(store, state):
                                            (S.PAUSED, S.RUNNING), (S.PAUSED, S.FINISHING)])
 def test_the_second_of_two_identical_clicks_loses_quietly(store, state, to):
     share = placed(store, state)
-    assert move_share(store, share.id, to, expect=(state,), owner="host:1:first") is True
+    assert move_share(store, share_id=share.id, to=to, expect=(state,), owner="host:1:first") is True
     won = snapshot(store, share.id)
-    assert move_share(store, share.id, to, expect=(state,), owner="host:2:second", note="loser") is False
+    assert move_share(store, share_id=share.id, to=to, expect=(state,), owner="host:2:second", note="loser") is False
     assert snapshot(store, share.id) == won
     assert won["owner"] == "host:1:first"
 
@@ -210,9 +210,9 @@ def test_the_second_of_two_identical_clicks_loses_quietly(store, state, to):
 def test_resume_and_finish_here_on_a_paused_share_the_first_click_wins(store, first):
     second = S.FINISHING if first == S.RUNNING else S.RUNNING
     share = placed(store, S.PAUSED)
-    assert move_share(store, share.id, first, expect=(S.PAUSED,), owner="host:1:first") is True
+    assert move_share(store, share_id=share.id, to=first, expect=(S.PAUSED,), owner="host:1:first") is True
     won = snapshot(store, share.id)
-    assert move_share(store, share.id, second, expect=(S.PAUSED,), owner="host:2:second") is False
+    assert move_share(store, share_id=share.id, to=second, expect=(S.PAUSED,), owner="host:2:second") is False
     assert snapshot(store, share.id) == won
     assert (won["state"], won["owner"]) == (first, "host:1:first")
 
@@ -226,7 +226,7 @@ def test_resume_and_finish_here_clicked_at_once_exactly_one_wins(store):
         def click(to: ShareState, share_id: int = share.id, start: threading.Barrier = start,
                   results: dict[ShareState, bool] = results) -> None:
             start.wait()
-            results[to] = move_share(store, share_id, to, expect=(S.PAUSED,), owner=f"host:1:{to}")
+            results[to] = move_share(store, share_id=share_id, to=to, expect=(S.PAUSED,), owner=f"host:1:{to}")
 
         threads = [threading.Thread(target=click, args=(to,)) for to in (S.RUNNING, S.FINISHING)]
         for thread in threads:
@@ -245,22 +245,22 @@ def test_update_share_refuses_to_set_the_state(store):
     share = placed(store, S.RUNNING)
     before = snapshot(store, share.id)
     with pytest.raises(IllegalMove):
-        update_share(store, share.id, state=S.DONE, note="sneaked")
+        update_share(store, share_id=share.id, state=S.DONE, note="sneaked")
     assert snapshot(store, share.id) == before
 
 
 def test_update_share_writes_other_fields_and_keeps_the_state(store):
     share = placed(store, S.FINISHING)
-    update_share(store, share.id, summary_ts="9.1", results_posted=True, owner=None)
+    update_share(store, share_id=share.id, summary_ts="9.1", results_posted=True, owner=None)
     after = row(store, share.id)
     assert (after.state, after.summary_ts, after.results_posted, after.owner) == (S.FINISHING, "9.1", True, None)
     assert after.updated_at > PAST
 
 
 def test_moving_a_missing_share_returns_false(store):
-    assert move_share(store, 424242, S.LOADING) is False
-    assert move_share(store, 424242, S.RUNNING, expect=(S.PAUSED,)) is False
-    assert move_share(store, 424242, S.DONE) is False  # a target only FINISHING may reach: still no IllegalMove
+    assert move_share(store, share_id=424242, to=S.LOADING) is False
+    assert move_share(store, share_id=424242, to=S.RUNNING, expect=(S.PAUSED,)) is False
+    assert move_share(store, share_id=424242, to=S.DONE) is False  # a target only FINISHING may reach: still no IllegalMove
 
 
 # --- claims, unfinished and earlier shares ---------------------------------------------------------------------
@@ -287,7 +287,7 @@ def test_unfinished_shares_are_the_received_loading_running_and_finishing_ones_o
 def test_earlier_share_ignores_only_refused_and_skipped_shares(store, state):
     earlier = placed(store, state, file_id="FX", message_ts="1.0")
     later = claim(store, file_id="FX", message_ts="2.0")
-    found = earlier_share(store, later)
+    found = earlier_share(store, share=later)
     if state in (S.REFUSED, S.SKIPPED):
         assert found is None
     else:
@@ -299,9 +299,9 @@ def test_earlier_share_finds_the_same_bytes_past_a_settled_one(store):
     placed(store, S.REFUSED, file_id="FB", sha256="s" * 64)
     placed(store, S.SKIPPED, file_id="FC", sha256="s" * 64)
     later = claim(store, file_id="FD", sha256="s" * 64)
-    found = earlier_share(store, later)
+    found = earlier_share(store, share=later)
     assert found is not None and found.id == kept.id
-    assert earlier_share(store, claim(store, file_id="FE", sha256="t" * 64)) is None
+    assert earlier_share(store, share=claim(store, file_id="FE", sha256="t" * 64)) is None
 
 
 # --- taking a share over ---------------------------------------------------------------------------------------
@@ -309,13 +309,13 @@ def test_earlier_share_finds_the_same_bytes_past_a_settled_one(store):
 
 def test_a_share_held_by_this_very_process_is_not_taken(store):
     share = placed(store, S.RUNNING, owner=process_name())
-    assert take_share(store, share, stale_after=0.0) is False
+    assert take_share(store, share=share, stale_after=0.0) is False
     assert snapshot(store, share.id) == share.model_dump()
 
 
 def test_a_share_held_by_a_dead_pid_on_this_host_is_taken(store):
     share = placed(store, S.LOADING, owner=DEAD_OWNER)
-    assert take_share(store, share, stale_after=3600.0) is True
+    assert take_share(store, share=share, stale_after=3600.0) is True
     after = row(store, share.id)
     assert (after.owner, after.state) == (process_name(), S.LOADING)
     assert after.updated_at > PAST
@@ -323,29 +323,29 @@ def test_a_share_held_by_a_dead_pid_on_this_host_is_taken(store):
 
 def test_a_let_go_share_is_taken(store):
     share = placed(store, S.FINISHING, owner=None)
-    assert take_share(store, share, stale_after=3600.0) is True
+    assert take_share(store, share=share, stale_after=3600.0) is True
     assert row(store, share.id).owner == process_name()
 
 
 def test_a_share_on_another_host_is_taken_only_once_it_went_quiet(store):
     quiet = placed(store, S.RUNNING, owner="elsewhere.invalid:1:abc")  # updated_at long ago
-    assert take_share(store, quiet, stale_after=60.0) is True
+    assert take_share(store, share=quiet, stale_after=60.0) is True
     busy = claim(store, owner="elsewhere.invalid:1:abc")  # updated just now
-    assert take_share(store, busy, stale_after=3600.0) is False
+    assert take_share(store, share=busy, stale_after=3600.0) is False
     assert row(store, busy.id).owner == "elsewhere.invalid:1:abc"
 
 
 def test_of_two_takes_from_the_same_stale_read_one_wins(store):
     share = placed(store, S.RECEIVED, owner=DEAD_OWNER)
-    assert take_share(store, share, stale_after=3600.0) is True
+    assert take_share(store, share=share, stale_after=3600.0) is True
     won = snapshot(store, share.id)
-    assert take_share(store, share, stale_after=3600.0) is False
+    assert take_share(store, share=share, stale_after=3600.0) is False
     assert snapshot(store, share.id) == won
 
 
 def test_a_share_moved_since_it_was_read_is_not_taken(store):
     share = placed(store, S.RUNNING, owner=DEAD_OWNER)
-    assert move_share(store, share.id, S.PAUSED)  # the owner stays: only state and updated_at tell the change
+    assert move_share(store, share_id=share.id, to=S.PAUSED)  # the owner stays: only state and updated_at tell the change
     moved = snapshot(store, share.id)
-    assert take_share(store, share, stale_after=3600.0) is False
+    assert take_share(store, share=share, stale_after=3600.0) is False
     assert snapshot(store, share.id) == moved

@@ -142,7 +142,7 @@ async def test_agree_disagree_are_stored_and_replace_the_vote(slack, slack_serve
     await slack.click(AGREE, value, channel="C0GENERAL", message_ts=card["ts"], user="U0ADMIN")
     await slack_server.await_for("response_url", lambda c: "Thanks: you agree" in c.params.get("text", ""), count=2)
     store = store_of(bot_settings)
-    assert feedback_tally(store, int(value)) == (1, 1)  # U0USER changed to disagree, U0ADMIN agrees
+    assert feedback_tally(store, judgment_id=int(value)) == (1, 1)  # U0USER changed to disagree, U0ADMIN agrees
     await slack_server.await_for("chat.update", lambda c: ":+1: 1 agree" in json.dumps(c.params.get("blocks")))
     assert ":-1: 1 disagree" in blocks_text(slack_server.messages[("C0GENERAL", card["ts"])])
 

@@ -34,7 +34,7 @@ def channel_messages(slack_server: FakeSlackServer, channel: str) -> list[dict]:
 
 
 def sub_of(bot: RunningBot, channel: str = "C0GENERAL") -> DigestSubscription | None:
-    return subscription(bot.context.store, "T0TEST", channel)
+    return subscription(bot.context.store, team_id="T0TEST", channel_id=channel)
 
 
 async def test_digest_shows_that_none_is_set(slack: SlackSide, slack_server: FakeSlackServer) -> None:
@@ -198,7 +198,8 @@ async def test_digest_now_where_the_bot_is_not_says_so(slack: SlackSide, slack_s
 
 async def test_the_schedule_starts_with_the_bot(bot_settings, slack_server: FakeSlackServer) -> None:
     store = Store.open(bot_settings.db_url)
-    subscribe(store, "T0TEST", "C0OTHER", weekday=2, hour=6, minute=45, timezone="Asia/Tokyo", user_id="U0ADMIN")
+    subscribe(store, team_id="T0TEST", channel_id="C0OTHER", weekday=2, hour=6, minute=45, timezone="Asia/Tokyo",
+              user_id="U0ADMIN")
     store.engine.dispose()
     running = await start_bot(bot_settings, host="127.0.0.1")
     try:
@@ -217,7 +218,8 @@ async def test_the_next_digest_shown_skips_a_week_posted_in_already(slack: Slack
     await slack_server.await_for("chat.postMessage")
     first = http_bot.digests.scheduler.next_run("T0TEST", "C0GENERAL")
     # this week's digest went out already (say on Monday, before the day was changed)
-    assert claim_week(http_bot.context.store, "T0TEST", "C0GENERAL", Period.before_day_of(first).posting_week)
+    assert claim_week(http_bot.context.store, team_id="T0TEST", channel_id="C0GENERAL",
+                      week=Period.before_day_of(first).posting_week)
     await slack.command("digest")
     shown = await said(slack_server)
     assert f"<!date^{int((first + WEEK).timestamp())}^" in shown

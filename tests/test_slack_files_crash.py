@@ -14,8 +14,6 @@ import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +27,7 @@ from sqlmodel import select
 from bot.slack.flows.file_summary import SUMMARY_EVENT
 from bot.store import Store
 from bot.store.models import Judgment, Run, SharedFile
+from tests import forkserver
 from tests.conftest import SIGNING_SECRET
 from tests.replies import triple_of
 from tests.servers.openai_server import Reply
@@ -146,14 +145,12 @@ class Bot:
         self.env, self.folder, self.port = env, folder, port
         self.url = f"http://127.0.0.1:{port}"
         self.lives = 0
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: forkserver.Forked | None = None
 
     def start(self) -> None:
         self.lives += 1
         log = self.folder / f"bot-{self.lives}.log"
-        with log.open("wb") as out:
-            self.process = subprocess.Popen([sys.executable, "-m", "bot", "serve"], cwd=self.folder, env=self.env,
-                                            stdout=out, stderr=subprocess.STDOUT)
+        self.process = forkserver.start(["serve"], cwd=self.folder, env=self.env, out=log)
         try:
             asyncio.run(wait_healthy(self.url))
         except AssertionError as err:

@@ -8,8 +8,6 @@ import logging
 import os
 import signal
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from urllib.parse import urlencode
@@ -23,6 +21,7 @@ from bot.slack.server import start_bot
 from bot.slack.views.card import AGREE
 from bot.store import Store
 from bot.store.feedback import feedback_tally
+from tests import forkserver
 from tests.conftest import SIGNING_SECRET
 from tests.replies import eth_reply
 from tests.servers.openai_server import Reply
@@ -57,7 +56,7 @@ async def test_socket_mode_end_to_end(socket_settings, slack_server, judge_serve
         assert opened and all(c.headers["Authorization"] == f"Bearer {slack_server.app_token}" for c in opened)
     finally:
         await running.stop()
-    assert feedback_tally(Store.open(socket_settings.db_url), int(buttons(card)[AGREE])) == (1, 0)
+    assert feedback_tally(Store.open(socket_settings.db_url), judgment_id=int(buttons(card)[AGREE])) == (1, 0)
 
 
 async def test_socket_mode_reconnects_after_a_dropped_connection(socket_settings, slack_server, judge_server):
@@ -103,16 +102,17 @@ def serve_env(bot_settings: Settings, **extra: str) -> dict[str, str]:
 
 def test_serve_exits_2_with_a_paragraph_on_a_bad_token(bot_settings, tmp_path):
     for token, words in (("", "SLACK_BOT_TOKEN is not set"), ("xoxb-revoked", "does not accept SLACK_BOT_TOKEN")):
-        done = subprocess.run([sys.executable, "-m", "bot", "serve"], cwd=tmp_path, capture_output=True, text=True,
-                              env=serve_env(bot_settings, SLACK_BOT_TOKEN=token), timeout=60)
-        assert done.returncode == 2, done.stderr
-        assert words in " ".join(done.stderr.split()) and "Traceback" not in done.stderr
+        code, _, stderr = forkserver.run(["serve"], cwd=tmp_path, env=serve_env(bot_settings, SLACK_BOT_TOKEN=token),
+                                         timeout=60)
+        assert code == 2, stderr
+        assert words in " ".join(stderr.split()) and "Traceback" not in stderr
 
 
 def test_serve_in_http_mode_answers_and_stops_on_sigterm(bot_settings, slack_server, judge_server, tmp_path):
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "bot", "serve"], cwd=tmp_path, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=serve_env(bot_settings, PORT=str(port)))
+    stdout, stderr = tmp_path / "stdout", tmp_path / "stderr"
+    process = forkserver.start(["serve"], cwd=tmp_path, env=serve_env(bot_settings, PORT=str(port)), out=stdout,
+                               err=stderr)
     try:
         url = f"http://127.0.0.1:{port}"
 
@@ -126,7 +126,8 @@ def test_serve_in_http_mode_answers_and_stops_on_sigterm(bot_settings, slack_ser
         assert "/judge stats" in asyncio.run(talk())
     finally:
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=30)
+        process.wait(timeout=30)
+    out, err = stdout.read_text(), stderr.read_text()
     assert process.returncode == 0, err
     assert f"HTTP mode on port {port}" in out and "judgebot stopped." in out
 
@@ -211,9 +212,8 @@ def test_kill_9_mid_judgment_then_restart_completes_the_same_card(bot_settings, 
                                                                   tmp_path):
     judge_server.enqueue(Reply(content=eth_reply("Correct").content, delay=10.0), eth_reply("Refusal"))
     port = free_port()
-    command = [sys.executable, "-m", "bot", "serve"]
     env = serve_env(bot_settings, PORT=str(port))
-    first = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    first = forkserver.start(["serve"], cwd=tmp_path, env=env)
     try:
         url = f"http://127.0.0.1:{port}"
         asyncio.run(wait_healthy(url))
@@ -227,7 +227,7 @@ def test_kill_9_mid_judgment_then_restart_completes_the_same_card(bot_settings, 
     finally:
         first.kill()
         first.wait(10)
-    second = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    second = forkserver.start(["serve"], cwd=tmp_path, env=env)
     try:
         update = slack_server.wait_for("chat.update", lambda c: "Refusal" in json.dumps(c.params.get("blocks")),
                                        timeout=20)[0]
@@ -293,7 +293,7 @@ def left_over(settings: Settings, slack_server, rubrics, *, message: bool = True
         ts = slack_server.messages.setdefault(("C0GENERAL", "1600000000.000100"), {
             "channel": "C0GENERAL", "ts": "1600000000.000100", "text": "Judging…", "blocks": [], "edits": 0,
             "thread_ts": None, "user": "U0BOT"})["ts"]
-    run = start_single_run(store, rubrics.get("eth"), Triple(question="Left Q?", reference="R", answer="A"),
+    run = start_single_run(store, rubric=rubrics.get("eth"), triple=Triple(question="Left Q?", reference="R", answer="A"),
                            judge_model="judge-test", origin=Origin(source="slack", team_id="T0TEST",
                                                                    channel_id="C0GENERAL", user_id="U0USER"),
                            message_ts=ts)

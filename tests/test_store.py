@@ -200,12 +200,12 @@ def test_upgrade_from_version_1_keeps_old_rows(db_url: str) -> None:
         assert [j.id for j in store.pending(run_id)] == [pending.id]
         # the upgrade tallied the row judged before it, and keyed its question
         assert scored.question_key == question_key(None, "correctness", ARABIC)
-        [old_figures] = channel_stats(store, None)
+        [old_figures] = channel_stats(store, channel_id=None)
         assert (old_figures.judged, old_figures.scored, old_figures.mean_headline) == (1, 1, 1.0)
-        assert channel_stats(store, None, since=judged, until=judged + timedelta(seconds=1))[0].judged == 1
+        assert channel_stats(store, channel_id=None, since=judged, until=judged + timedelta(seconds=1))[0].judged == 1
         assert store.save_verdict(pending.id, make_verdict(flags=["injection"]), cache_key="k-new")
         assert reload(db_url, pending.id).flags == ["injection"]
-        [both] = channel_stats(store, None)
+        [both] = channel_stats(store, channel_id=None)
         assert (both.judged, both.scored, both.mean_headline) == (2, 2, pytest.approx(0.9))
         new_run = store.create_run(**COMMON)
         assert new_run.id > run_id  # the id sequence survived the upgrade

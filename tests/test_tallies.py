@@ -126,18 +126,18 @@ def test_figures_are_exact_across_a_midnight_half_past_a_utc_hour(store: Store) 
     judged.add(at(7, 0, 0, 0), "scored", 10.0, model="late")  # the week after, in the same UTC hour as the one before
 
     figures = {f.model_name: (f.judged, f.scored, f.mean_headline, f.errors)
-               for f in channel_stats(store, "C1", since=start, until=end)}
+               for f in channel_stats(store, channel_id="C1", since=start, until=end)}
     assert figures == {"first": (3, 2, 75.0, 1), "last": (1, 1, 80.0, 0)}
-    digest = build_digest(store, "C1", week)
+    digest = build_digest(store, channel_id="C1", period=week)
     assert {line.now.model_name for line in digest.lines} == {"first", "last"}
     assert digest.trend[("early", "eth")][-2:] == [0.0, None]
     assert digest.trend[("first", "eth")][-2:] == [None, 75.0]
     assert ("late", "eth") not in digest.trend
     # A span inside one hour, and spans open at one end.
-    inside = channel_stats(store, "C1", since=at(0, 0, 10), until=at(0, 0, 25))
+    inside = channel_stats(store, channel_id="C1", since=at(0, 0, 10), until=at(0, 0, 25))
     assert [(f.model_name, f.judged, f.errors) for f in inside] == [("first", 1, 1)]
-    assert {f.model_name for f in channel_stats(store, "C1", since=start)} == {"first", "last", "late"}
-    assert {f.model_name for f in channel_stats(store, "C1", until=start)} == {"early"}
+    assert {f.model_name for f in channel_stats(store, channel_id="C1", since=start)} == {"first", "last", "late"}
+    assert {f.model_name for f in channel_stats(store, channel_id="C1", until=start)} == {"early"}
 
 
 def test_a_row_counts_in_the_week_it_was_judged_not_the_week_it_was_added(store: Store) -> None:
@@ -147,8 +147,8 @@ def test_a_row_counts_in_the_week_it_was_judged_not_the_week_it_was_added(store:
     added_then = judged.add(before.utc[0] + timedelta(days=2), "pending")  # a run stopped, resumed a week later
     with time_machine.travel(week.start + timedelta(days=1), tick=False):
         assert judged.judge(added_then, "scored", 40.0, tag="Generic")
-    assert build_digest(store, "C1", before).quiet
-    [line] = build_digest(store, "C1", week).lines
+    assert build_digest(store, channel_id="C1", period=before).quiet
+    [line] = build_digest(store, channel_id="C1", period=week).lines
     assert (line.now.judged, line.now.mean_headline, line.now.tags) == (1, 40.0, {"Generic": 1})
 
 
@@ -157,12 +157,12 @@ def test_an_error_judged_again_leaves_its_old_week(store: Store, retried_status:
     judged = Judged(store)
     week = Period.of_week("2026-W47", ZoneInfo("Europe/Berlin"))
     failed = judged.add(week.previous().utc[0] + timedelta(days=1), retried_status)
-    [old] = channel_stats(store, "C1", since=week.previous().utc[0], until=week.utc[0])
+    [old] = channel_stats(store, channel_id="C1", since=week.previous().utc[0], until=week.utc[0])
     assert (old.judged, old.errors) == (1, 1)
     assert store.reset_rows(judged.run_id, (retried_status,)) == 1
-    assert channel_stats(store, "C1") == []
+    assert channel_stats(store, channel_id="C1") == []
     with time_machine.travel(week.start + timedelta(hours=30), tick=False):
         assert judged.judge(failed, "scored", 60.0)
-    assert channel_stats(store, "C1", since=week.previous().utc[0], until=week.utc[0]) == []
-    [now] = channel_stats(store, "C1", since=week.utc[0], until=week.utc[1])
+    assert channel_stats(store, channel_id="C1", since=week.previous().utc[0], until=week.utc[0]) == []
+    [now] = channel_stats(store, channel_id="C1", since=week.utc[0], until=week.utc[1])
     assert (now.judged, now.scored, now.errors, now.mean_headline) == (1, 1, 0, 60.0)

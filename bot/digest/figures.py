@@ -10,9 +10,8 @@ from sqlalchemy import case, func, select
 from sqlmodel import col
 
 from bot.digest.week import Period
-from bot.store import Judgment, Store
-from bot.store.history import Figures, channel_stats, counted_in_channel, in_channel, model_of
-from bot.store.tallies import HOUR, hour_of
+from bot.records import RowState
+from bot.store import HOUR, Figures, Judgment, Store, channel_stats, counted_in_channel, hour_of, in_channel, model_of
 
 WEEKS_CHARTED = 8
 WORST_SHOWN = 5
@@ -127,15 +126,15 @@ class Digest:
                 for (model, rubric), values in self.trend.items()}
 
 
-def build_digest(store: Store, channel_id: str | None, period: Period, *, weeks: int = WEEKS_CHARTED) -> Digest:
+def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks: int = WEEKS_CHARTED) -> Digest:
     """The digest of one channel (None: the terminal's judgments) over `period`, from that channel's rows only."""
     start, end = period.utc
     previous = period.previous()
-    now = channel_stats(store, channel_id, since=start, until=end)
+    now = channel_stats(store, channel_id=channel_id, since=start, until=end)
     if not now:
         return Digest(channel_id, period, [])
     before = {(f.model_name, f.rubric_name): f for f in
-              channel_stats(store, channel_id, since=previous.utc[0], until=start)}
+              channel_stats(store, channel_id=channel_id, since=previous.utc[0], until=start)}
     lines = [Line(figures, before.get((figures.model_name, figures.rubric_name))) for figures in now]
     charted = period.weeks(weeks)
     with store.session() as session:
@@ -161,7 +160,7 @@ EXAMPLE_COLUMNS = (col(Judgment.id), col(Judgment.model_name), col(Judgment.rubr
 
 def _worst(session: Any, channel_id: str | None, period: Period) -> list[Example]:
     statement = (select(*EXAMPLE_COLUMNS)
-                 .where(*in_channel(channel_id, *period.utc), col(Judgment.status) == "scored")
+                 .where(*in_channel(channel_id, *period.utc), col(Judgment.status) == RowState.SCORED)
                  .order_by(col(Judgment.headline), col(Judgment.id).desc()).limit(WORST_SHOWN))
     return [_example(row) for row in session.execute(statement)]
 
@@ -173,7 +172,7 @@ def _regressions(session: Any, channel_id: str | None, period: Period) -> list[R
     before = func.avg(case((earlier, Judgment.headline)))
     now = func.avg(case((earlier, None), else_=Judgment.headline))
     drops = (select(col(Judgment.question_key), before, now)
-             .where(*in_channel(channel_id, period.previous().utc[0], period.utc[1]), col(Judgment.status) == "scored",
+             .where(*in_channel(channel_id, period.previous().utc[0], period.utc[1]), col(Judgment.status) == RowState.SCORED,
                     col(Judgment.question_key).is_not(None))
              .group_by(col(Judgment.question_key))
              .having(before - now >= REGRESSION_POINTS)
@@ -181,7 +180,7 @@ def _regressions(session: Any, channel_id: str | None, period: Period) -> list[R
     drops = session.execute(drops).all()
     examples = session.execute(  # each question's lowest judgment this week, to link to
         select(*EXAMPLE_COLUMNS, col(Judgment.question_key))
-        .where(*in_channel(channel_id, *period.utc), col(Judgment.status) == "scored",
+        .where(*in_channel(channel_id, *period.utc), col(Judgment.status) == RowState.SCORED,
                col(Judgment.question_key).in_([key for key, _, _ in drops]))
         .order_by(col(Judgment.headline).desc(), col(Judgment.id))).all()
     lowest = {row.question_key: row for row in examples}
@@ -253,7 +252,7 @@ def _trend(session: Any, channel_id: str | None, weeks: list[Period]) -> dict[tu
     bucket = case(*[(rows.c.at < week.utc[1], index) for index, week in enumerate(weeks)])
     statement = (select(bucket, rows.c.model_key, rows.c.rubric_name, func.sum(rows.c.headline_total),
                         func.sum(rows.c.headlines))
-                 .where(rows.c.status == "scored").group_by(bucket, rows.c.model_key, rows.c.rubric_name))
+                 .where(rows.c.status == RowState.SCORED).group_by(bucket, rows.c.model_key, rows.c.rubric_name))
     trend: dict[tuple[str | None, str], list[float | None]] = {}
     for index, key, rubric, total, headlines in session.execute(statement):
         mean = float(total) / int(headlines) if headlines else None

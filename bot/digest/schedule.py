@@ -13,9 +13,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.store import Store
-from bot.store.models import DigestSubscription
-from bot.store.subscriptions import all_subscriptions, subscription
+from bot.store import DigestSubscription, Store, all_subscriptions, subscription
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +131,7 @@ class DigestScheduler:
 
     async def _fire(self, team_id: str, channel_id: str) -> None:
         """A digest is due: read the subscription as it is now, and post if it is still due."""
-        sub = await asyncio.to_thread(subscription, self.store, team_id, channel_id)
+        sub = await asyncio.to_thread(subscription, self.store, team_id=team_id, channel_id=channel_id)
         if sub is None:  # turned off by another process
             self.unschedule(team_id, channel_id)
             return

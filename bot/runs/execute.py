@@ -14,7 +14,7 @@ from typing import Any
 from bot.errors import RubricChanged, RunBusy, RunNotResumable, RunStopped
 from bot.judge import cache_key, failure_verdict, judge, provenance
 from bot.llm import JudgeClient
-from bot.records import CLAIMABLE, JUDGED_FIELDS, UNSCORED, RowState, Triple, Verdict
+from bot.records import CLAIMABLE, JUDGED_FIELDS, UNSCORED, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.store import Judgment, Run, Store, process_name, utcnow
 
@@ -52,7 +52,7 @@ class RunOutcome:
     """How a run ended: done, paused (resumable) or cancelled, with its row counts by status."""
 
     run_id: int
-    status: str
+    status: RunState
     stop_reason: str | None
     counts: dict[str, int]
     rejudged: int = 0  # rows made pending again to be judged anew
@@ -60,7 +60,7 @@ class RunOutcome:
     @property
     def all_scored(self) -> bool:
         """True when every row of the run got a score."""
-        return self.status == "done" and not any(self.counts.get(s) for s in (*UNSCORED, "pending"))
+        return self.status == RunState.DONE and not any(self.counts.get(s) for s in (*UNSCORED, RowState.PENDING))
 
 
 def _reuse(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:
@@ -91,7 +91,7 @@ async def execute_run(
     """
     # Every database call runs off the event loop: a bot judging here must keep answering Slack meanwhile.
     current = await asyncio.to_thread(store.get_run, run.id)
-    if current is None or current.status in ("loading", "failed"):
+    if current is None or current.status in (RunState.LOADING, RunState.FAILED):
         reason = "it does not exist" if current is None else current.stop_reason or "its rows were never all loaded"
         raise RunNotResumable(f"run {run.id} cannot be judged ({reason}); start a new run from the file")
     if run.rubric_hash != rubric.content_hash:
@@ -131,9 +131,9 @@ class _Execution:
         self.inflight: dict[str, asyncio.Event] = {}  # cache key -> set when the row judging it is done
         self.queue: asyncio.Queue[Judgment | None] = asyncio.Queue(maxsize=concurrency * 2)
         self.tasks: list[asyncio.Task[None]] = []
-        self.total = sum(n for status, n in counts.items() if status != "malformed")
-        self.done = self.total - counts.get("pending", 0)
-        self.errors = counts.get("invalid", 0) + counts.get("error", 0)
+        self.total = sum(n for status, n in counts.items() if status != RowState.MALFORMED)
+        self.done = self.total - counts.get(RowState.PENDING, 0)
+        self.errors = counts.get(RowState.INVALID, 0) + counts.get(RowState.ERROR, 0)
         self.cached = self.judged_now = 0
         self.started = time.monotonic()
         # Database calls of the hot path run on one thread of their own: the event loop never waits on
@@ -170,13 +170,13 @@ class _Execution:
     def finish(self, rejudged: int) -> RunOutcome:
         counts = self.store.status_counts(self.run_id)
         if self.stop_reason:
-            status, reason = "paused", self.stop_reason
+            status, reason = RunState.PAUSED, self.stop_reason
         elif self.cancel.is_set():
-            status, reason = "cancelled", "cancelled"
-        elif counts.get("pending"):
-            status, reason = "paused", "interrupted"
+            status, reason = RunState.CANCELLED, "cancelled"
+        elif counts.get(RowState.PENDING):
+            status, reason = RunState.PAUSED, "interrupted"
         else:
-            status, reason = "done", None
+            status, reason = RunState.DONE, None
         # Only while this process still holds the run: one that took it over owns its status now.
         self.store.update_run(self.run_id, held_by=self.owner, status=status, stop_reason=reason,
                               finished_at=utcnow(), owner=None)
@@ -261,6 +261,6 @@ class _Execution:
         await self.in_db(self.store.save_verdict, item.id, verdict, cache_key=key, cached_from=cached_from)
         self.done += 1
         self.judged_now += 1
-        self.errors += verdict.status != "scored"
+        self.errors += verdict.status != RowState.SCORED
         self.cached += cached_from is not None
         self.report()

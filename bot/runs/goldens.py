@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from bot.csvio import flatten
 from bot.judge import judge
 from bot.llm import JudgeClient
-from bot.records import Triple, Verdict
+from bot.records import RowState, Triple, Verdict
 from bot.rubric import Golden, Rubric, misses
 
 
@@ -22,7 +22,7 @@ class GoldenResult:
     @property
     def ok(self) -> bool:
         """Scored, with every expectation met."""
-        return self.verdict.status == "scored" and not self.misses
+        return self.verdict.status == RowState.SCORED and not self.misses
 
 
 async def check_goldens(rubric: Rubric, client: JudgeClient) -> list[GoldenResult]:

@@ -8,19 +8,19 @@ from typing import Any
 from bot.errors import RunBusy
 from bot.judge import failure_verdict
 from bot.llm import JudgeClient
-from bot.records import RESUMABLE, Triple, Verdict
+from bot.records import RESUMABLE, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.execute import STALE_AFTER, execute_run
 from bot.runs.start import start_single_run
 from bot.store import Judgment, Run, Store, process_name
 
 
-async def start_triple(store: Store, rubric: Rubric, triple: Triple, judge_model: str, **kwargs: Any) -> Run:
+async def start_triple(store: Store, *, rubric: Rubric, triple: Triple, judge_model: str, **kwargs: Any) -> Run:
     """Save a run of one triple, its row pending, before anything is shown or judged."""
-    return await asyncio.to_thread(start_single_run, store, rubric, triple, judge_model=judge_model, **kwargs)
+    return await asyncio.to_thread(start_single_run, store, rubric=rubric, triple=triple, judge_model=judge_model, **kwargs)
 
 
-async def finish_triple(store: Store, run: Run, rubric: Rubric, client: JudgeClient) -> Judgment:
+async def finish_triple(store: Store, *, run: Run, rubric: Rubric, client: JudgeClient) -> Judgment:
     """Judge the pending row of a run of one triple (unless another live process holds it) and return it.
 
     A judge that cannot be used right now (quota, key, unreachable) would pause a file's run; one
@@ -31,7 +31,7 @@ async def finish_triple(store: Store, run: Run, rubric: Rubric, client: JudgeCli
     return await asyncio.to_thread(_settle, store, run, rubric, outcome.stop_reason, process_name())
 
 
-async def abandon_triple(store: Store, run: Run, reason: str) -> Judgment:
+async def abandon_triple(store: Store, *, run: Run, reason: str) -> Judgment:
     """End the pending row of a run of one triple as an error with `reason`, without asking the judge.
 
     RunBusy when the run is finished already or held by another live process.
@@ -53,17 +53,17 @@ def _settle(store: Store, run: Run, rubric: Rubric | None, stop_reason: str | No
     assert row is not None and row.id is not None, "a run of one triple has one row"
     current = store.get_run(run.id)
     taken = current is not None and current.owner not in (None, owner)
-    if row.status != "pending" or taken:
+    if row.status != RowState.PENDING or taken:
         return row
     reason = stop_reason or "the judge did not answer"
     if rubric is not None:
         triple = Triple(question=row.question, reference=row.reference, answer=row.answer)
         verdict = failure_verdict(rubric, run.judge_model, triple, reason)
     else:  # the rubric is gone or changed: the row keeps the one it was started with
-        verdict = Verdict(status="error", error=reason, rubric_name=run.rubric_name, rubric_version=run.rubric_version,
+        verdict = Verdict(status=RowState.ERROR, error=reason, rubric_name=run.rubric_name, rubric_version=run.rubric_version,
                           rubric_hash=run.rubric_hash, judge_model=run.judge_model, prompt_hash="")
     store.save_verdict(row.id, verdict, cache_key="")
-    store.update_run(run.id, held_by=owner if holding else None, status="done",
+    store.update_run(run.id, held_by=owner if holding else None, status=RunState.DONE,
                      stop_reason=reason, owner=None)
     saved = store.get_judgment(row.id)
     assert saved is not None

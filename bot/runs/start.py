@@ -8,10 +8,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot.csvio import CsvRow, CsvSource, MalformedRow
-from bot.records import Triple
+from bot.records import RowState, RunState, Triple
 from bot.rubric import Rubric
-from bot.store import Store
-from bot.store.models import Run
+from bot.store import Run, Store
 
 
 class Origin(BaseModel):
@@ -33,9 +32,9 @@ def _run_fields(rubric: Rubric, judge_model: str, origin: Origin) -> dict[str, A
 
 def start_run(
     store: Store,
+    *,
     rubric: Rubric,
     rows: Iterable[CsvRow | MalformedRow],
-    *,
     judge_model: str,
     columns: list[str],
     source_name: str | None = None,
@@ -51,7 +50,7 @@ def start_run(
     origin = origin or Origin()
     common = _run_fields(rubric, judge_model, origin)
     run = store.create_run(
-        **common, status="loading", source=origin.source, source_name=source_name, columns=columns,
+        **common, status=RunState.LOADING, source=origin.source, source_name=source_name, columns=columns,
         model_name=model_name, fresh=fresh,
     )
 
@@ -60,31 +59,31 @@ def start_run(
     def judgment_rows() -> Iterable[dict[str, Any]]:
         for row in rows:
             if isinstance(row, MalformedRow):
-                yield {**fields, "run_id": run.id, "row_number": row.line, "status": "malformed", "error": row.reason,
+                yield {**fields, "run_id": run.id, "row_number": row.line, "status": RowState.MALFORMED, "error": row.reason,
                        "question": "", "reference": "", "answer": "", "model_name": model_name,
                        "cells": dict(zip(columns, row.cells))}
             else:
-                yield {**fields, "run_id": run.id, "row_number": row.line, "status": "pending",
+                yield {**fields, "run_id": run.id, "row_number": row.line, "status": RowState.PENDING,
                        "question": row.question, "reference": row.reference, "answer": row.answer,
                        "model_name": row.model or model_name, "cells": row.cells}
 
     try:
         total = store.add_rows(judgment_rows())
     except BaseException as err:  # a half-loaded run must never look resumable
-        store.update_run(run.id, status="failed", stop_reason=f"loading the rows failed: {err}")
+        store.update_run(run.id, status=RunState.FAILED, stop_reason=f"loading the rows failed: {err}")
         raise
-    store.update_run(run.id, status="pending", total_rows=total)
-    run.status, run.total_rows = "pending", total
+    store.update_run(run.id, status=RunState.PENDING, total_rows=total)
+    run.status, run.total_rows = RunState.PENDING, total
     return run
 
 
-def start_csv_run(store: Store, rubric: Rubric, source: CsvSource, **kwargs: Any) -> Run:
+def start_csv_run(store: Store, *, rubric: Rubric, source: CsvSource, **kwargs: Any) -> Run:
     """Start a run over every row of an opened CSV file."""
-    return start_run(store, rubric, source, columns=source.headers, source_name=source.path.name, **kwargs)
+    return start_run(store, rubric=rubric, rows=source, columns=source.headers, source_name=source.path.name, **kwargs)
 
 
-def start_single_run(store: Store, rubric: Rubric, triple: Triple, **kwargs: Any) -> Run:
+def start_single_run(store: Store, *, rubric: Rubric, triple: Triple, **kwargs: Any) -> Run:
     """Start a run of one triple (a command rather than a file)."""
     row = CsvRow(line=1, question=triple.question, reference=triple.reference, answer=triple.answer, model=None,
                  cells={"question": triple.question, "reference": triple.reference, "answer": triple.answer})
-    return start_run(store, rubric, [row], columns=["question", "reference", "answer"], **kwargs)
+    return start_run(store, rubric=rubric, rows=[row], columns=["question", "reference", "answer"], **kwargs)

@@ -9,10 +9,9 @@ from typing import Any
 
 from bot.csvio import ResultsWriter, flatten
 from bot.figures import ratio
-from bot.rubric import Rubric
-from bot.rubric.fields import leaves
-from bot.store import Store
-from bot.store.models import Judgment, Run
+from bot.records import REJUDGEABLE, RowState
+from bot.rubric import Rubric, leaves
+from bot.store import Judgment, Run, Store
 
 # USD per million tokens (input, output) of judge models whose price is public; the longest matching prefix wins.
 PRICES: dict[str, tuple[float, float]] = {
@@ -92,12 +91,12 @@ class Summary:
     @property
     def scored(self) -> int:
         """Rows with a score."""
-        return self.counts["scored"]
+        return self.counts[RowState.SCORED]
 
     @property
     def errors(self) -> int:
         """Rows the judge could not score (transport errors and replies that broke the rubric)."""
-        return self.counts["error"] + self.counts["invalid"]
+        return self.counts[RowState.ERROR] + self.counts[RowState.INVALID]
 
     @property
     def pass_rate(self) -> float | None:
@@ -123,9 +122,9 @@ class Summary:
         self.cached += row.cached_from is not None
         model = self.models.setdefault(row.model_name or "(no model)", ModelFigures())
         model.rows += 1
-        if row.status != "scored":
-            model.errors += row.status in ("error", "invalid")
-            if row.status != "pending" and len(self.problems) < PROBLEMS_KEPT:
+        if row.status != RowState.SCORED:
+            model.errors += row.status in REJUDGEABLE
+            if row.status != RowState.PENDING and len(self.problems) < PROBLEMS_KEPT:
                 self.problems.append((row.row_number, row.status, row.error or ""))
             return
         self.passed += bool(row.passed)
@@ -155,7 +154,7 @@ def result_fieldnames(run: Run, rubric: Rubric) -> list[str]:
 
 
 def export_run(
-    store: Store, run: Run, rubric: Rubric, out: Path | None, *, price: tuple[float, float] | None = None
+    store: Store, *, run: Run, rubric: Rubric, out: Path | None, price: tuple[float, float] | None = None
 ) -> Summary:
     """Stream a run's rows once: write the results CSV to `out` (when given) and return the summary."""
     summary = Summary(criteria=[*rubric.criteria(), "headline"], price=price or price_of(run.judge_model))

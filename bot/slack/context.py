@@ -114,7 +114,8 @@ class Context:
     async def db(self, function: Callable[Concatenate[Store, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """`function(store, ...)` off the event loop, so a busy database never delays an ack.
 
-        Any data function or Store method fits: `await ctx.db(Store.get_run, run_id)`.
+        Any data function (its arguments by name) or Store method fits: `await ctx.db(get_share, share_id=share_id)`,
+        `await ctx.db(Store.get_run, run_id)`.
         """
         return await asyncio.to_thread(function, self.store, *args, **kwargs)
 

@@ -26,8 +26,7 @@ from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
 from bot.slack.flows.file_recovery import recover_files
 from bot.slack.flows.file_run import FileLimits, FileRuns
 from bot.slack.messenger import Messenger, make_web_client
-from bot.store import Store
-from bot.store.shares import unfinished_shares
+from bot.store import Store, unfinished_shares
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from sqlalchemy import case, func
 from sqlmodel import col, select
 
 from bot.figures import ratio
-from bot.records import JUDGED
+from bot.records import JUDGED, RowState
 from bot.store.judgments import Store
 from bot.store.models import Feedback, Judgment, JudgmentTally, table_of
 from bot.store.tallies import KEY_LENGTH, counted, key_of
@@ -22,7 +22,7 @@ def _in_channel(channel_id: str | None) -> Any:
     return col(Judgment.channel_id).is_(None) if channel_id is None else col(Judgment.channel_id) == channel_id
 
 
-def recent_in_channel(store: Store, channel_id: str | None, *, limit: int = 10) -> list[Judgment]:
+def recent_in_channel(store: Store, *, channel_id: str | None, limit: int = 10) -> list[Judgment]:
     """The newest judgments made in one channel (None: in a terminal), newest first."""
     with store.session() as session:
         statement = (
@@ -34,7 +34,7 @@ def recent_in_channel(store: Store, channel_id: str | None, *, limit: int = 10) 
         return list(session.exec(statement))
 
 
-def recent_by_user(store: Store, team_id: str, user_id: str, *, limit: int = 10) -> list[Judgment]:
+def recent_by_user(store: Store, *, team_id: str, user_id: str, limit: int = 10) -> list[Judgment]:
     """The newest judgments one person asked for, in any channel of their workspace, newest first."""
     with store.session() as session:
         statement = (
@@ -46,7 +46,7 @@ def recent_by_user(store: Store, team_id: str, user_id: str, *, limit: int = 10)
         return list(session.exec(statement))
 
 
-def newest_on_message(store: Store, channel_id: str, message_ts: str) -> Judgment | None:
+def newest_on_message(store: Store, *, channel_id: str, message_ts: str) -> Judgment | None:
     """The latest judgment shown in one message (a Retry puts a new one where an error was)."""
     with store.session() as session:
         statement = (select(Judgment).where(Judgment.channel_id == channel_id, Judgment.message_ts == message_ts)
@@ -102,14 +102,14 @@ def model_of(key: str) -> str | None:
 
 
 def channel_stats(
-    store: Store, channel_id: str | None, *, since: datetime | None = None, until: datetime | None = None,
+    store: Store, *, channel_id: str | None, since: datetime | None = None, until: datetime | None = None,
     model: str | None = None,
 ) -> list[Figures]:
     """Per model and rubric figures of one channel (None: the terminal's), added up from the hourly tallies."""
     rows = counted_in_channel(channel_id, since, until)
     chosen = [] if model is None else [func.lower(rows.c.model_key) == model.lower()[:KEY_LENGTH]]
     group = (rows.c.model_key, rows.c.rubric_name)
-    scored = rows.c.status == "scored"
+    scored = rows.c.status == RowState.SCORED
     totals = (
         sa.select(*group, func.sum(rows.c.rows), func.sum(case((scored, rows.c.rows), else_=0)),
                func.sum(rows.c.headline_total), func.sum(rows.c.headlines), func.sum(rows.c.passed),
@@ -123,7 +123,7 @@ def channel_stats(
         select(model_key, Judgment.rubric_name, func.count(col(Feedback.id)),
                func.sum(case((col(Feedback.agree).is_(True), 1), else_=0)))
         .select_from(Feedback).join(Judgment, col(Feedback.judgment_id) == Judgment.id)
-        .where(*in_channel(channel_id, since, until), Judgment.status == "scored",
+        .where(*in_channel(channel_id, since, until), Judgment.status == RowState.SCORED,
                *([] if model is None else [func.lower(model_key) == model.lower()]))
         .group_by(model_key, Judgment.rubric_name)
     )

@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, select
 
 from bot.errors import StoreUnavailable
-from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, RunState, Verdict
+from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, RowState, RunState, Verdict
 from bot.store.engine import make_engine
 from bot.store.leases import take_over
 from bot.store.migrations import migrate
@@ -35,12 +35,12 @@ class Store:
         # The two statements of the hot path are built once; Core rather than the ORM keeps them cheap.
         self._save = (
             table.update()
-            .where(table.c.id == bindparam("judgment_id"), table.c.status == "pending")
+            .where(table.c.id == bindparam("judgment_id"), table.c.status == RowState.PENDING)
             .values({name: bindparam(name) for name in VERDICT_COLUMNS})
         )
         self._cached = (
             table.select()
-            .where(table.c.cache_key == bindparam("cache_key"), table.c.status == "scored")
+            .where(table.c.cache_key == bindparam("cache_key"), table.c.status == RowState.SCORED)
             .order_by(table.c.id)
             .limit(1)
         )
@@ -130,7 +130,7 @@ class Store:
             conn.execute(select(Judgment.id).where(chosen).with_for_update())  # no verdict lands in between
             add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), chosen, sign=-1)
             result = conn.execute(update(Judgment).where(chosen).values(
-                status="pending", tokens_in=0, tokens_out=0, latency_ms=0, attempts=0, **cleared))
+                status=RowState.PENDING, tokens_in=0, tokens_out=0, latency_ms=0, attempts=0, **cleared))
             return result.rowcount
 
     def add_rows(self, rows: Iterable[dict[str, Any]]) -> int:
@@ -160,7 +160,7 @@ class Store:
         with self.session() as session:
             statement = (
                 select(Judgment)
-                .where(Judgment.run_id == run_id, Judgment.status == "pending", Judgment.id > after_id)
+                .where(Judgment.run_id == run_id, Judgment.status == RowState.PENDING, Judgment.id > after_id)
                 .order_by(col(Judgment.id))
                 .limit(limit)
             )

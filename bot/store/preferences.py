@@ -8,7 +8,7 @@ from bot.store.judgments import Store
 from bot.store.models import ChannelSetting, UserSetting, utcnow
 
 
-def remembered_model(store: Store, team_id: str, user_id: str) -> str | None:
+def remembered_model(store: Store, *, team_id: str, user_id: str) -> str | None:
     """The model under test this person named last."""
     with store.session() as session:
         setting = session.exec(select(UserSetting).where(
@@ -16,20 +16,20 @@ def remembered_model(store: Store, team_id: str, user_id: str) -> str | None:
         return setting.model_name if setting else None
 
 
-def remember_model(store: Store, team_id: str, user_id: str, model_name: str | None) -> None:
+def remember_model(store: Store, *, team_id: str, user_id: str, model_name: str | None) -> None:
     """Keep the model under test this person named, for the next time."""
     store.upsert(UserSetting, {"team_id": team_id, "user_id": user_id},
                  {"model_name": model_name, "updated_at": utcnow()})
 
 
-def default_rubric(store: Store, team_id: str, channel_id: str) -> str | None:
+def default_rubric(store: Store, *, team_id: str, channel_id: str) -> str | None:
     """The rubric a channel judges shared files with when nothing else names one."""
     with store.session() as session:
         return session.exec(select(ChannelSetting.default_rubric).where(
             ChannelSetting.team_id == team_id, ChannelSetting.channel_id == channel_id)).first()
 
 
-def set_default_rubric(store: Store, team_id: str, channel_id: str, rubric_name: str | None, user_id: str) -> None:
+def set_default_rubric(store: Store, *, team_id: str, channel_id: str, rubric_name: str | None, user_id: str) -> None:
     """Set (or, with None, clear) the channel's default rubric."""
     store.upsert(ChannelSetting, {"team_id": team_id, "channel_id": channel_id},
                  {"default_rubric": rubric_name, "updated_by": user_id, "updated_at": utcnow()})

@@ -54,19 +54,19 @@ def claim_share(store: Store, **fields: Any) -> SharedFile | None:
         return None
 
 
-def get_share(store: Store, share_id: int) -> SharedFile | None:
+def get_share(store: Store, *, share_id: int) -> SharedFile | None:
     """The shared file with `share_id`, if any."""
     with store.session() as session:
         return session.get(SharedFile, share_id)
 
 
-def share_of_run(store: Store, run_id: int) -> SharedFile | None:
+def share_of_run(store: Store, *, run_id: int) -> SharedFile | None:
     """The shared file a run was started from, if any."""
     with store.session() as session:
         return session.exec(select(SharedFile).where(SharedFile.run_id == run_id)).first()
 
 
-def move_share(store: Store, share_id: int, to: ShareState, *, expect: tuple[ShareState, ...] | None = None,
+def move_share(store: Store, *, share_id: int, to: ShareState, expect: tuple[ShareState, ...] | None = None,
                **fields: Any) -> bool:
     """Move a shared file to state `to` (setting `fields` too), as the lifecycle allows.
 
@@ -89,7 +89,7 @@ def move_share(store: Store, share_id: int, to: ShareState, *, expect: tuple[Sha
     raise IllegalMove(f"shared file {share_id} cannot move from {current.state} to {to}")
 
 
-def update_share(store: Store, share_id: int, **fields: Any) -> None:
+def update_share(store: Store, *, share_id: int, **fields: Any) -> None:
     """Set fields of a shared file other than its state (which only `move_share` changes)."""
     if "state" in fields:
         raise IllegalMove("a shared file's state changes through move_share")
@@ -104,7 +104,7 @@ def unfinished_shares(store: Store) -> list[SharedFile]:
         return list(session.exec(select(SharedFile).where(col(SharedFile.state).in_(UNFINISHED)).order_by(col(SharedFile.id))))
 
 
-def earlier_share(store: Store, share: SharedFile) -> SharedFile | None:
+def earlier_share(store: Store, *, share: SharedFile) -> SharedFile | None:
     """An earlier share of the same file (same id, or same bytes) in the same thread, judged or on its way."""
     same: ColumnElement[bool] = col(SharedFile.file_id) == share.file_id
     if share.sha256:
@@ -120,7 +120,7 @@ def earlier_share(store: Store, share: SharedFile) -> SharedFile | None:
         return session.exec(statement.limit(1)).first()
 
 
-def thread_rubric(store: Store, channel_id: str, thread_ts: str) -> str | None:
+def thread_rubric(store: Store, *, channel_id: str, thread_ts: str) -> str | None:
     """The rubric of the thread: that of the card it hangs under, else of the latest run started in it."""
     with store.session() as session:
         card = session.exec(
@@ -136,7 +136,7 @@ def thread_rubric(store: Store, channel_id: str, thread_ts: str) -> str | None:
         ).first()
 
 
-def take_share(store: Store, share: SharedFile, *, stale_after: float) -> bool:
+def take_share(store: Store, *, share: SharedFile, stale_after: float) -> bool:
     """Make this process the one handling `share`, unless a live process handles it.
 
     Succeeds only if the share is unchanged since it was read, so of two processes taking it one wins.

@@ -73,6 +73,7 @@ class FakeJudgeServer(ThreadedServer):
         self.reject_json_schema = False
         self.reject_response_format = False
         self.requests: list[dict[str, Any]] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each request, in order
         self._queue: collections.deque[Reply] = collections.deque()
         self._lock = threading.Lock()
 
@@ -92,9 +93,15 @@ class FakeJudgeServer(ThreadedServer):
         """The chat completions endpoint."""
         app.router.add_post("/v1/chat/completions", self._complete)
 
+    def gap(self) -> float:
+        """Seconds between the first request and the last: what a client waited between them, and the last send."""
+        with self._lock:
+            return self.arrivals[-1] - self.arrivals[0]
+
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            self.arrivals.append(time.monotonic())
             if self._queue:
                 return self._queue.popleft()
         if self.responder is None:
@@ -107,6 +114,7 @@ class FakeJudgeServer(ThreadedServer):
         if (self.reject_json_schema and fmt == "json_schema") or (self.reject_response_format and fmt):
             with self._lock:
                 self.requests.append(body)
+                self.arrivals.append(time.monotonic())
             error = {"message": f"response_format type '{fmt}' is not supported", "type": "invalid_request_error",
                      "param": "response_format", "code": None}
             return web.json_response({"error": error}, status=400)

@@ -7,7 +7,7 @@ import asyncio
 import logging
 
 from bot.errors import RunBusy
-from bot.records import RESUMABLE, Triple
+from bot.records import RESUMABLE, RowState, RunState, Triple
 from bot.rubric import Rubric
 from bot.runs import STALE_AFTER, Origin, abandon_triple, finish_triple, start_triple
 from bot.slack.context import SAY_LATER, Context
@@ -38,7 +38,7 @@ async def show_judgment(
     """Save the triple, post a placeholder (or reuse message `replace_ts`), judge, and put the card there."""
     channel, thread = origin.channel_id or "", origin.thread_ts
     try:
-        run = await start_triple(ctx.store, rubric, triple, ctx.judge.model, model_name=model_name,
+        run = await start_triple(ctx.store, rubric=rubric, triple=triple, judge_model=ctx.judge.model, model_name=model_name,
                                  fresh=fresh, origin=origin, message_ts=replace_ts)
     except Exception:
         log.exception("saving a judgment for %s in %s failed", origin.user_id, channel)
@@ -52,13 +52,13 @@ async def show_judgment(
         if sent.ts is not None:
             await ctx.db(Store.set_message, run.id, sent.ts)
     if sent.ts is None:
-        await ctx.db(Store.update_run, run.id, status="cancelled",
+        await ctx.db(Store.update_run, run.id, status=RunState.CANCELLED,
                      stop_reason=f"the card could not be posted ({sent.refusal})")
         problem = post_problem(sent.refusal or "", channel)
         await ctx.say.tell(response_url, f"{problem}\n\n{echo(triple, SECTION_LIMIT - len(problem) - 10)}")
         return None
     try:
-        judgment = await finish_triple(ctx.store, run, rubric, ctx.judge)
+        judgment = await finish_triple(ctx.store, run=run, rubric=rubric, client=ctx.judge)
     except asyncio.CancelledError:
         await _stopped(ctx, run, channel, sent.ts)
         raise
@@ -101,7 +101,7 @@ async def _stopped(ctx: Context, run: Run, channel: str, ts: str) -> None:
     """The bot is stopping mid-judgment: show the card if the verdict is in, else say it will come."""
     try:
         row = await asyncio.wait_for(ctx.db(Store.first_judgment, run.id), SAY_LATER)
-        if row is not None and row.status != "pending":
+        if row is not None and row.status != RowState.PENDING:
             await asyncio.wait_for(show_card(ctx, row, ts, response_url=None), SAY_LATER)
             return
         text = (":double_vertical_bar: The bot was stopped before the judge answered. The judgment is saved and "
@@ -128,8 +128,8 @@ async def _recover(ctx: Context, run: Run) -> None:
     try:
         rubric = ctx.rubric_of(run)
         if rubric is None:
-            judgment = await abandon_triple(ctx.store, run, "the rubric changed before the judge answered; press "
-                                                            "Retry to judge with the current one")
+            judgment = await abandon_triple(ctx.store, run=run, reason="the rubric changed before the judge answered; "
+                                                                       "press Retry to judge with the current one")
         else:
             judgment = await _finish_when_free(ctx, run, rubric)
     except RunBusy:
@@ -146,10 +146,10 @@ async def _recover(ctx: Context, run: Run) -> None:
 async def _finish_when_free(ctx: Context, run: Run, rubric: Rubric) -> Judgment | None:
     """Judge a left-over run; one still held by another host is retried once its heartbeat would be stale."""
     try:
-        return await finish_triple(ctx.store, run, rubric, ctx.judge)
+        return await finish_triple(ctx.store, run=run, rubric=rubric, client=ctx.judge)
     except RunBusy:
         await asyncio.sleep(STALE_AFTER + 5)
     current = await ctx.db(Store.get_run, run.id)
     if current is None or current.status not in RESUMABLE:
         return None  # finished meanwhile by the process that held it
-    return await finish_triple(ctx.store, run, rubric, ctx.judge)
+    return await finish_triple(ctx.store, run=run, rubric=rubric, client=ctx.judge)

@@ -13,17 +13,14 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import NO_BOT_TOKEN, Settings
-from bot.digest import Digest, Period, build_digest
-from bot.digest.charts import trend_png
-from bot.digest.schedule import DigestScheduler, next_posting
+from bot.digest import Digest, DigestScheduler, Period, build_digest, next_posting, trend_png
 from bot.errors import SetupError
 from bot.rubric import RubricSet
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.messenger import make_web_client, post_problem, slack_error
 from bot.slack.views.digest import digest_message
-from bot.store import DigestSubscription, Store
-from bot.store.subscriptions import claim_week, mark_posted, release_week, week_taken
+from bot.store import DigestSubscription, Store, claim_week, mark_posted, release_week, week_taken
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +74,8 @@ class DigestPoster:
         """
         attempt = 0
         while True:
-            claim = await asyncio.to_thread(claim_week, self.store, team_id, channel_id, period.posting_week)
+            claim = await asyncio.to_thread(claim_week, self.store, team_id=team_id, channel_id=channel_id,
+                                            week=period.posting_week)
             if claim is None:
                 log.info("the digest of %s for %s is posted already (or being posted)", channel_id,
                          period.posting_week)
@@ -85,12 +83,12 @@ class DigestPoster:
             if (found := await self.find_posted(channel_id, period)) is not None:
                 log.info("the digest of %s for %s is in the channel already: an earlier post whose answer was lost",
                          channel_id, period.posting_week)
-                await asyncio.to_thread(mark_posted, self.store, claim, found)
+                await asyncio.to_thread(mark_posted, self.store, claim_id=claim, message_ts=found)
                 return None
             try:
                 ts = await self.post(channel_id, period, weekly=True)
             except Exception as err:
-                await asyncio.to_thread(release_week, self.store, claim)
+                await asyncio.to_thread(release_week, self.store, claim_id=claim)
                 wait = RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)]
                 if until is None or slack_error(err) in FOR_GOOD or datetime.now(UTC) + timedelta(seconds=wait) > until:
                     raise
@@ -99,7 +97,7 @@ class DigestPoster:
                 attempt += 1
                 await asyncio.sleep(wait)
                 continue
-            await asyncio.to_thread(mark_posted, self.store, claim, ts)
+            await asyncio.to_thread(mark_posted, self.store, claim_id=claim, message_ts=ts)
             return ts
 
     async def find_posted(self, channel_id: str, period: Period) -> str | None:
@@ -127,7 +125,7 @@ class DigestPoster:
 
     async def post(self, channel_id: str, period: Period, *, weekly: bool) -> str:
         """Post the channel's digest of `period` and its trend chart (in the digest's thread); return its ts."""
-        digest: Digest = await asyncio.to_thread(build_digest, self.store, channel_id, period)
+        digest: Digest = await asyncio.to_thread(build_digest, self.store, channel_id=channel_id, period=period)
         message = digest_message(digest, self.rubrics, self.team_url, weekly=weekly)
         posted = await self.client.chat_postMessage(
             channel=channel_id, unfurl_links=False, unfurl_media=False, **message,
@@ -183,8 +181,8 @@ class WeeklyDigests:
     async def next_digest(self, sub: DigestSubscription) -> datetime:
         """When the channel's next digest is posted (naive UTC): a week already posted in is skipped."""
         due = self.scheduler.next_run(sub.team_id, sub.channel_id) or next_posting(sub)
-        if await self.ctx.db(week_taken, sub.channel_id,
-                             Period.before_day_of(due.astimezone(ZoneInfo(sub.timezone))).posting_week):
+        if await self.ctx.db(week_taken, channel_id=sub.channel_id,
+                             week=Period.before_day_of(due.astimezone(ZoneInfo(sub.timezone))).posting_week):
             due = next_posting(sub, due + timedelta(days=1))
         return due.astimezone(UTC).replace(tzinfo=None)
 

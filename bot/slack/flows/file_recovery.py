@@ -9,8 +9,7 @@ from bot.errors import RunBusy
 from bot.records import RESUMABLE, RunState, ShareState
 from bot.runs import STALE_AFTER
 from bot.slack.flows.file_run import FileRuns
-from bot.store import SharedFile, Store, process_name
-from bot.store.shares import move_share, take_share, unfinished_shares
+from bot.store import SharedFile, Store, move_share, process_name, take_share, unfinished_shares
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +39,7 @@ async def _watch(files: FileRuns) -> None:
 
 async def _recover(files: FileRuns, share: SharedFile) -> None:
     ctx = files.ctx
-    if not await ctx.db(take_share, share, stale_after=STALE_AFTER):
+    if not await ctx.db(take_share, share=share, stale_after=STALE_AFTER):
         return
     if share.state in (ShareState.RECEIVED, ShareState.LOADING):
         await files.begin(share, rubric_name=share.rubric_name, confirmed=share.state == ShareState.LOADING)
@@ -52,7 +51,7 @@ async def _recover(files: FileRuns, share: SharedFile) -> None:
                                   "with the current rubric.")
         return
     if share.state == ShareState.FINISHING or run.status in (RunState.DONE, RunState.CANCELLED):
-        await ctx.db(move_share, share.id, ShareState.FINISHING)  # judged: only the end is missing
+        await ctx.db(move_share, share_id=share.id, to=ShareState.FINISHING)  # judged: only the end is missing
         await files.finish(share, rubric, claimed=True, recovering=True)
         return
     for attempt in range(2):

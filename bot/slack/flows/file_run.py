@@ -14,7 +14,7 @@ from typing import Any
 from bot.config import Settings
 from bot.csvio import CsvSource, open_csv
 from bot.errors import CommandError, CsvError, FileProblem, RubricChanged, RunBusy, RunNotResumable
-from bot.records import RESUMABLE, RowState, ShareState
+from bot.records import RESUMABLE, RowState, RunState, ShareState
 from bot.rubric import Rubric
 from bot.runs import Origin, execute_run, start_csv_run
 from bot.slack.commands import parse_share_text
@@ -24,9 +24,18 @@ from bot.slack.flows import file_summary, share_thread
 from bot.slack.flows.progress import EDIT_EVERY, ProgressMessage
 from bot.slack.messenger import OUR_FAULT, slack_error
 from bot.slack.views import file_run as view
-from bot.store import Run, SharedFile, Store, process_name
-from bot.store.preferences import default_rubric
-from bot.store.shares import claim_share, earlier_share, move_share, thread_rubric, update_share
+from bot.store import (
+    Run,
+    SharedFile,
+    Store,
+    claim_share,
+    default_rubric,
+    earlier_share,
+    move_share,
+    process_name,
+    thread_rubric,
+    update_share,
+)
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +118,7 @@ class FileRuns:
             return
         if not table:
             await share_thread.say(self.ctx, share, view.ACCEPTS)
-            await self.ctx.db(move_share, share.id, ShareState.SKIPPED, note="not a CSV or TSV")
+            await self.ctx.db(move_share, share_id=share.id, to=ShareState.SKIPPED, note="not a CSV or TSV")
             return
         await self.begin(share)
 
@@ -121,14 +130,14 @@ class FileRuns:
             try:
                 fetched = await self._fetch(share, Path(folder))
                 source, rows = await asyncio.to_thread(self._open, fetched.path, share.file_name)
-                await self.ctx.db(update_share, share.id, sha256=fetched.sha256)
+                await self.ctx.db(update_share, share_id=share.id, sha256=fetched.sha256)
                 share.sha256 = fetched.sha256
                 wanted = parse_share_text(share.text, self.ctx.rubrics)
             except (FileProblem, CommandError) as problem:
                 await self.refuse(share, str(problem))
                 return
             if not confirmed:
-                earlier = await self.ctx.db(earlier_share, share)
+                earlier = await self.ctx.db(earlier_share, share=share)
                 if earlier is not None:
                     await self._ask(share, ShareState.CONFIRM,
                                     view.again_question(share.id, share.file_name, earlier.run_id))
@@ -183,10 +192,10 @@ class FileRuns:
         """The rubric the message names, else the thread's (its card or earlier run), else the channel's default."""
         if named is not None:
             return named
-        name = await self.ctx.db(thread_rubric, share.channel_id, share.thread_ts)
+        name = await self.ctx.db(thread_rubric, channel_id=share.channel_id, thread_ts=share.thread_ts)
         rubric = self.ctx.rubrics.find(name) if name else None
         if rubric is None:
-            name = await self.ctx.db(default_rubric, share.team_id, share.channel_id)
+            name = await self.ctx.db(default_rubric, team_id=share.team_id, channel_id=share.channel_id)
             rubric = self.ctx.rubrics.find(name) if name else None
         return rubric
 
@@ -198,16 +207,16 @@ class FileRuns:
         else:
             share.progress_ts = (await share_thread.post(self.ctx, share, shown, what="a progress message")).ts
             if share.progress_ts is None:  # Slack refused the thread: nothing can be shown, so nothing is judged
-                await self.ctx.db(move_share, share.id, ShareState.REFUSED, owner=None,
+                await self.ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, owner=None,
                                   note="the progress message could not be posted")
                 return
-        await self.ctx.db(move_share, share.id, ShareState.LOADING, progress_ts=share.progress_ts,
+        await self.ctx.db(move_share, share_id=share.id, to=ShareState.LOADING, progress_ts=share.progress_ts,
                           rubric_name=rubric.name, model_name=model)
         origin = Origin(source=FILE_SOURCE, team_id=share.team_id, channel_id=share.channel_id,
                         thread_ts=share.thread_ts, user_id=share.user_id)
-        run = await asyncio.to_thread(start_csv_run, self.ctx.store, rubric, source, judge_model=self.ctx.judge.model,
-                                      model_name=model, origin=origin)
-        await self.ctx.db(move_share, share.id, ShareState.RUNNING, run_id=run.id)
+        run = await asyncio.to_thread(start_csv_run, self.ctx.store, rubric=rubric, source=source,
+                                      judge_model=self.ctx.judge.model, model_name=model, origin=origin)
+        await self.ctx.db(move_share, share_id=share.id, to=ShareState.RUNNING, run_id=run.id)
         share.run_id, share.state = run.id, ShareState.RUNNING
         await self.judge(share, run, rubric)
 
@@ -233,7 +242,7 @@ class FileRuns:
             raise
         except (RubricChanged, RunNotResumable) as err:
             await shown.close(view.failed(share.file_name, str(err)))
-            await self.ctx.db(move_share, share.id, ShareState.REFUSED, owner=None, note=str(err))
+            await self.ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, owner=None, note=str(err))
             return
         except asyncio.CancelledError:
             await self._interrupted(share, run, rubric, shown)
@@ -249,7 +258,7 @@ class FileRuns:
             if current is not None and current.owner not in (None, process_name()):
                 await shown.close()  # another process took the run over; it goes on there
                 return
-            if outcome.status == "paused":
+            if outcome.status == RunState.PAUSED:
                 await self._pause(share, run, rubric, shown, outcome.stop_reason or "stopped")
                 return
             await shown.close()
@@ -266,7 +275,7 @@ class FileRuns:
     async def _pause(self, share: SharedFile, run: Run, rubric: Rubric, shown: ProgressMessage, reason: str) -> None:
         counts = await self.ctx.db(Store.status_counts, run.id)
         total = sum(n for status, n in counts.items() if status != RowState.MALFORMED)
-        await self.ctx.db(move_share, share.id, ShareState.PAUSED, owner=None, note=reason)
+        await self.ctx.db(move_share, share_id=share.id, to=ShareState.PAUSED, owner=None, note=reason)
         await shown.close(view.paused(run, rubric.title, total - counts.get(RowState.PENDING, 0), total, reason))
 
     async def _interrupted(self, share: SharedFile, run: Run, rubric: Rubric, shown: ProgressMessage) -> None:
@@ -296,10 +305,10 @@ class FileRuns:
     async def _ask(self, share: SharedFile, state: ShareState, question: dict[str, Any]) -> None:
         sent = await share_thread.post(self.ctx, share, question, what="a question")
         if sent.ts is None:
-            await self.ctx.db(move_share, share.id, ShareState.REFUSED, owner=None,
+            await self.ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, owner=None,
                               note="the question could not be posted")
             return
-        await self.ctx.db(move_share, share.id, state, question_ts=sent.ts, owner=None)
+        await self.ctx.db(move_share, share_id=share.id, to=state, question_ts=sent.ts, owner=None)
 
     async def refuse(self, share: SharedFile, problem: str) -> None:
         """The file cannot be judged: say why where its progress shows (or in the thread), and settle it."""
@@ -308,4 +317,4 @@ class FileRuns:
             await self.ctx.say.edit(share.channel_id, share.progress_ts, shown, what="a progress message")
         else:
             await share_thread.post(self.ctx, share, shown, what="a refusal")
-        await self.ctx.db(move_share, share.id, ShareState.REFUSED, owner=None, note=problem)
+        await self.ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, owner=None, note=problem)

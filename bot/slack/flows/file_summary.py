@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bot.digest.charts import score_distribution_png
+from bot.digest import score_distribution_png
 from bot.records import ShareState
 from bot.rubric import Rubric
 from bot.runs import BANDS, Summary, export_run
@@ -19,8 +19,7 @@ from bot.slack.flows.progress import ProgressMessage
 from bot.slack.messenger import slack_error
 from bot.slack.text import escape
 from bot.slack.views import file_run as view
-from bot.store import Run, SharedFile, Store, process_name
-from bot.store.shares import get_share, move_share, update_share
+from bot.store import Run, SharedFile, Store, get_share, move_share, process_name, update_share
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +44,7 @@ async def finish(ctx: Context, share: SharedFile, rubric: Rubric, *, seconds: fl
     `claimed`: the caller moved the share to "finishing" already; `recovering`: an earlier process may
     have posted part of it, so the thread is looked at first.
     """
-    if not claimed and not await ctx.db(move_share, share.id, ShareState.FINISHING,
+    if not claimed and not await ctx.db(move_share, share_id=share.id, to=ShareState.FINISHING,
                                         expect=(ShareState.RUNNING, ShareState.PAUSED), owner=process_name()):
         return  # finished already, or by another process
     try:
@@ -55,7 +54,7 @@ async def finish(ctx: Context, share: SharedFile, rubric: Rubric, *, seconds: fl
         raise
     except Exception as err:
         log.exception("finishing the run of shared file %s failed", share.id)
-        await ctx.db(move_share, share.id, ShareState.FAILED, owner=None, note=str(err))
+        await ctx.db(move_share, share_id=share.id, to=ShareState.FAILED, owner=None, note=str(err))
         await share_thread.say(ctx, share, f":warning: Every row of *{escape(share.file_name)}* is judged and saved, but "
                                f"the summary could not be posted. `judgebot resume {share.run_id}` writes the "
                                "results file; `/judge stats` has the figures.")
@@ -63,14 +62,14 @@ async def finish(ctx: Context, share: SharedFile, rubric: Rubric, *, seconds: fl
 
 async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: float | None,
                   cancelled_by: str | None, recovering: bool, shown: ProgressMessage | None) -> None:
-    found = await ctx.db(get_share, share.id)
+    found = await ctx.db(get_share, share_id=share.id)
     assert found is not None and found.run_id is not None, "a finishing share has a run"
     share = found
     run = await ctx.db(Store.get_run, found.run_id)
     assert run is not None, "a share's run is never deleted"
     with tempfile.TemporaryDirectory(prefix="judgebot-") as folder:
         results = Path(folder) / results_name(run)
-        summary = await asyncio.to_thread(export_run, ctx.store, run, rubric, results)
+        summary = await asyncio.to_thread(export_run, ctx.store, run=run, rubric=rubric, out=results)
         if share.summary_ts is None:
             ts = await _posted_summary(ctx, share, run) if recovering else None
             if ts is None:
@@ -79,18 +78,18 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
                                                                      "event_payload": {"run_id": run.id}})).ts
             if ts is None:
                 raise RuntimeError("Slack refused the summary card")
-            await ctx.db(update_share, share.id, summary_ts=ts)
+            await ctx.db(update_share, share_id=share.id, summary_ts=ts)
         if not share.results_posted:
             if not (recovering and await _posted_files(ctx, share, results.name)):
                 await _upload(ctx, share, run, rubric, summary, results)
-            await ctx.db(update_share, share.id, results_posted=True)
+            await ctx.db(update_share, share_id=share.id, results_posted=True)
     if share.progress_ts:
         end = view.finished(run, rubric.title, summary, seconds, cancelled_by)
         if shown is not None:
             await shown.close(end)  # the same message: the spacing of its edits holds for the last one too
         else:
             await ctx.say.edit(share.channel_id, share.progress_ts, end, what="a progress message")
-    await ctx.db(move_share, share.id, ShareState.DONE, owner=None)
+    await ctx.db(move_share, share_id=share.id, to=ShareState.DONE, owner=None)
 
 
 async def _upload(ctx: Context, share: SharedFile, run: Run, rubric: Rubric, summary: Summary,

@@ -9,8 +9,7 @@ from typing import Any
 from bot.slack.context import SAY_LATER, Context
 from bot.slack.messenger import Sent
 from bot.slack.views import file_run as view
-from bot.store import SharedFile
-from bot.store.shares import update_share
+from bot.store import SharedFile, update_share
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +28,6 @@ async def say(ctx: Context, share: SharedFile, text: str) -> None:
 async def let_go(ctx: Context, share: SharedFile) -> None:
     """Let go of a file at a stop, so that the next start (of this very process, too) takes it up."""
     try:
-        await asyncio.wait_for(ctx.db(update_share, share.id, owner=None), SAY_LATER)
+        await asyncio.wait_for(ctx.db(update_share, share_id=share.id, owner=None), SAY_LATER)
     except Exception:
         log.warning("could not let go of shared file %s", share.id)

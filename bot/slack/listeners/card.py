@@ -21,10 +21,7 @@ from bot.slack.text import escape
 from bot.slack.views.card import AGREE, reply_view, result_card
 from bot.slack.views.commands import form_context, form_values
 from bot.slack.views.limits import ERROR_LIMIT
-from bot.store import Judgment, Store
-from bot.store.feedback import feedback_tally, record_feedback
-from bot.store.history import newest_on_message
-from bot.store.preferences import remember_model
+from bot.store import Judgment, Store, feedback_tally, newest_on_message, record_feedback, remember_model
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +72,7 @@ class CardListener:
 
         async def remember_and_judge() -> None:
             try:  # remembering is a convenience: it never stands in the way of the judgment
-                await self.ctx.db(remember_model, team, user, model)
+                await self.ctx.db(remember_model, team_id=team, user_id=user, model_name=model)
             except Exception:
                 log.warning("could not remember the model of %s", user, exc_info=True)
             await show_judgment(self.ctx, rubric=rubric, triple=triple, origin=origin, model_name=model,
@@ -96,8 +93,8 @@ class CardListener:
             return
         agree, where = action["action_id"] == AGREE, body.get("response_url")
         async with self.ctx.one_at_a_time(judgment.id):
-            before = await self.ctx.db(record_feedback, judgment.id, body["user"]["id"], agree=agree)
-            votes = await self.ctx.db(feedback_tally, judgment.id)
+            before = await self.ctx.db(record_feedback, judgment_id=judgment.id, user_id=body["user"]["id"], agree=agree)
+            votes = await self.ctx.db(feedback_tally, judgment_id=judgment.id)
             card = result_card(judgment, self.ctx.rubric_of(judgment), votes=votes)
             await self.ctx.say.edit(judgment.channel_id or "", _message_ts(body, judgment), card.as_message(),
                                     what=f"the tally of judgment {judgment.id}")
@@ -138,7 +135,7 @@ class CardListener:
         try:
             card_ts = _message_ts(body, judgment)
             if not fresh:  # a late second Retry must not replace the card the first one put here
-                newest = await self.ctx.db(newest_on_message, judgment.channel_id or "", card_ts)
+                newest = await self.ctx.db(newest_on_message, channel_id=judgment.channel_id or "", message_ts=card_ts)
                 if newest is not None and newest.id != judgment.id:
                     await self.ctx.say.tell(where, f"This card was judged again already (#{newest.id}).")
                     return

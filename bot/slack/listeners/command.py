@@ -24,9 +24,7 @@ from bot.slack.messenger import OUR_FAULT, slack_error
 from bot.slack.text import escape
 from bot.slack.views.blocks import notice
 from bot.slack.views.commands import FormContext, form_view, help_message, history_message, rubrics_message, stats_message
-from bot.store import utcnow
-from bot.store.history import channel_stats, recent_in_channel
-from bot.store.preferences import default_rubric, remembered_model, set_default_rubric
+from bot.store import channel_stats, default_rubric, recent_in_channel, remembered_model, set_default_rubric, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +68,7 @@ class CommandListener:
     async def remembered_model(self, team: str, user: str, *, within: float | None = None) -> str | None:
         """The model under test this person named last; None when the history cannot say (in time)."""
         try:
-            return await asyncio.wait_for(self.ctx.db(remembered_model, team, user), within)
+            return await asyncio.wait_for(self.ctx.db(remembered_model, team_id=team, user_id=user), within)
         except Exception:
             log.warning("could not read the remembered model of %s", user, exc_info=True)
             return None
@@ -95,18 +93,18 @@ class CommandListener:
                             response_url=command.get("response_url"))
 
     async def _history(self, parsed: commands.History, command: dict[str, Any]) -> None:
-        rows = await self.ctx.db(recent_in_channel, command["channel_id"], limit=parsed.limit)
+        rows = await self.ctx.db(recent_in_channel, channel_id=command["channel_id"], limit=parsed.limit)
         await self.ctx.say.reply(command.get("response_url"),
                                  history_message(rows, command["channel_id"], self.ctx.team_url))
 
     async def _stats(self, parsed: commands.Stats, command: dict[str, Any]) -> None:
         since = utcnow() - timedelta(days=parsed.days) if parsed.days else None
-        figures = await self.ctx.db(channel_stats, command["channel_id"], since=since, model=parsed.model)
+        figures = await self.ctx.db(channel_stats, channel_id=command["channel_id"], since=since, model=parsed.model)
         await self.ctx.say.reply(command.get("response_url"),
                                  stats_message(figures, command["channel_id"], days=parsed.days, model=parsed.model))
 
     async def _show_default(self, parsed: commands.ShowDefault, command: dict[str, Any]) -> None:
-        name = await self.ctx.db(default_rubric, command["team_id"], command["channel_id"])
+        name = await self.ctx.db(default_rubric, team_id=command["team_id"], channel_id=command["channel_id"])
         rubric = self.ctx.rubrics.find(name) if name else None
         if rubric is not None:
             text = (f"CSV files shared in <#{command['channel_id']}> are judged with *{escape(rubric.title)}* "
@@ -118,7 +116,8 @@ class CommandListener:
 
     async def _set_default(self, parsed: commands.SetDefault, command: dict[str, Any]) -> None:
         name = parsed.rubric.name if parsed.rubric else None
-        await self.ctx.db(set_default_rubric, command["team_id"], command["channel_id"], name, command["user_id"])
+        await self.ctx.db(set_default_rubric, team_id=command["team_id"], channel_id=command["channel_id"], rubric_name=name,
+                          user_id=command["user_id"])
         who = f"<@{command['user_id']}>"
         text = (f"{who} set the default rubric of this channel to *{escape(parsed.rubric.title)}* (`{name}`): CSV "
                 "files shared here are judged with it unless their message names another." if parsed.rubric else

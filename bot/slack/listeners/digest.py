@@ -17,8 +17,7 @@ from bot.slack.messenger import post_problem, slack_error
 from bot.slack.text import date
 from bot.slack.views.blocks import notice
 from bot.slack.views.digest import digest_message, schedule_text
-from bot.store import DigestSubscription
-from bot.store.subscriptions import last_posted, subscribe, subscription, unsubscribe
+from bot.store import DigestSubscription, last_posted, subscribe, subscription, unsubscribe
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +48,7 @@ class DigestCommands:
     async def show(self, parsed: commands.DigestShow, command: dict[str, Any]) -> None:
         """`/judge digest`: the channel's subscription, when it posts next, and when it last posted."""
         team, channel = command["team_id"], command["channel_id"]
-        sub = await self.ctx.db(subscription, team, channel)
+        sub = await self.ctx.db(subscription, team_id=team, channel_id=channel)
         if sub is None:
             await self.ctx.say.tell(command.get("response_url"),
                                 f"<#{channel}> gets no weekly digest. An admin turns it on with "
@@ -57,7 +56,7 @@ class DigestCommands:
             return
         text = (f"<#{channel}> gets its weekly digest {schedule_text(sub)}: the next one on "
                 f"{date(await self.digests.next_digest(sub))}.")
-        last = await self.ctx.db(last_posted, channel)
+        last = await self.ctx.db(last_posted, channel_id=channel)
         if last is not None and last.posted_at is not None:
             text += f" The last one was posted {date(last.posted_at)}."
         await self.ctx.say.tell(command.get("response_url"), text + " `/judge digest off` stops it (admins).")
@@ -69,8 +68,8 @@ class DigestCommands:
         if (refusal := await self._refusal(user, team)) is not None:
             await self.ctx.say.tell(where, refusal)
             return
-        before = await self.ctx.db(subscription, team, channel)
-        sub = await self.ctx.db(subscribe, team, channel, weekday=parsed.weekday, hour=parsed.hour,
+        before = await self.ctx.db(subscription, team_id=team, channel_id=channel)
+        sub = await self.ctx.db(subscribe, team_id=team, channel_id=channel, weekday=parsed.weekday, hour=parsed.hour,
                                 minute=parsed.minute, timezone=parsed.timezone or self.settings.timezone,
                                 user_id=user)
         self.digests.scheduler.schedule(sub)
@@ -85,10 +84,10 @@ class DigestCommands:
 
     async def _restore(self, team: str, channel: str, before: DigestSubscription | None) -> None:
         if before is None:
-            await self.ctx.db(unsubscribe, team, channel)
+            await self.ctx.db(unsubscribe, team_id=team, channel_id=channel)
             self.digests.scheduler.unschedule(team, channel)
             return
-        sub = await self.ctx.db(subscribe, team, channel, weekday=before.weekday, hour=before.hour,
+        sub = await self.ctx.db(subscribe, team_id=team, channel_id=channel, weekday=before.weekday, hour=before.hour,
                                 minute=before.minute, timezone=before.timezone, user_id=before.updated_by)
         self.digests.scheduler.schedule(sub)
 
@@ -99,7 +98,7 @@ class DigestCommands:
         if (refusal := await self._refusal(user, team)) is not None:
             await self.ctx.say.tell(where, refusal)
             return
-        removed = await self.ctx.db(unsubscribe, team, channel)
+        removed = await self.ctx.db(unsubscribe, team_id=team, channel_id=channel)
         self.digests.scheduler.unschedule(team, channel)
         if not removed:
             await self.ctx.say.tell(where, f"<#{channel}> gets no weekly digest, so there is nothing to turn off.")
@@ -119,12 +118,12 @@ class DigestCommands:
     async def preview(self, parsed: commands.DigestPreview, command: dict[str, Any]) -> None:
         """`/judge digest preview`: the digest of the last 7 days, to the caller only (without the chart)."""
         period = await self._last_days(command)
-        digest = await self.ctx.db(build_digest, command["channel_id"], period)
+        digest = await self.ctx.db(build_digest, channel_id=command["channel_id"], period=period)
         message = digest_message(digest, self.ctx.rubrics, self.ctx.team_url, weekly=False, chart=False)
         await self.ctx.say.reply(command.get("response_url"), message)
 
     async def _last_days(self, command: dict[str, Any]) -> Period:
-        sub = await self.ctx.db(subscription, command["team_id"], command["channel_id"])
+        sub = await self.ctx.db(subscription, team_id=command["team_id"], channel_id=command["channel_id"])
         return Period.ending(datetime.now(self._zone(sub)))
 
     async def _refusal(self, user: str, team: str) -> str | None:

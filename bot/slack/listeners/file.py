@@ -16,8 +16,7 @@ from bot.slack.context import Context
 from bot.slack.flows.file_run import FileRuns
 from bot.slack.text import escape
 from bot.slack.views import file_run as view
-from bot.store import SharedFile, Store, process_name
-from bot.store.shares import get_share, move_share, share_of_run
+from bot.store import SharedFile, Store, get_share, move_share, process_name, share_of_run
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +79,7 @@ class FileListener:
     async def _answer(self, share: SharedFile, body: dict[str, Any], state: ShareState, text: str, *,
                       done: ShareState = ShareState.RECEIVED, **fields: Any) -> bool:
         """Move the share out of the asking `state` (one click wins) and replace the question by `text`."""
-        moved = await self.ctx.db(move_share, share.id, done, expect=(state,), owner=process_name(), **fields)
+        moved = await self.ctx.db(move_share, share_id=share.id, to=done, expect=(state,), owner=process_name(), **fields)
         if not moved:
             await self.ctx.say.tell(body.get("response_url"), "This was answered already.")
             return False
@@ -106,7 +105,7 @@ class FileListener:
         run = await self.ctx.db(Store.get_run, run_id)
         rubric = self.ctx.rubric_of(run) if run is not None else None
         if share.state == ShareState.PAUSED and run is not None and rubric is not None and await self.ctx.db(
-                move_share, share.id, ShareState.FINISHING, expect=(ShareState.PAUSED,), owner=process_name()):
+                move_share, share_id=share.id, to=ShareState.FINISHING, expect=(ShareState.PAUSED,), owner=process_name()):
             # The share left "paused" first, so a Resume clicked meanwhile cannot start the run again.
             await self.ctx.db(Store.update_run, run.id, status=RunState.CANCELLED, stop_reason="cancelled")
             self.files.spawn(self.files.finish(share, rubric, cancelled_by=user, claimed=True),
@@ -132,7 +131,7 @@ class FileListener:
             await self.ctx.say.tell(where, "The rubric of this run changed since it started, so it cannot go on. Share "
                                        "the file again to judge it with the current rubric.")
             return
-        if not await self.ctx.db(move_share, share.id, ShareState.RUNNING, expect=(ShareState.PAUSED,),
+        if not await self.ctx.db(move_share, share_id=share.id, to=ShareState.RUNNING, expect=(ShareState.PAUSED,),
                                  owner=process_name()):
             await self.ctx.say.tell(where, f"Run #{run.id} is not paused (resumed already?).")
             return
@@ -150,7 +149,7 @@ class FileListener:
     async def _share(self, body: dict[str, Any], value: Any) -> SharedFile | None:
         """The shared file a button names, only if it was shared in the channel of the click."""
         try:
-            share = await self.ctx.db(get_share, int(value))
+            share = await self.ctx.db(get_share, share_id=int(value))
         except (TypeError, ValueError):
             share = None
         return share if share is not None and share.channel_id == _channel(body) else None
@@ -161,5 +160,5 @@ class FileListener:
             run_id = int(action.get("value") or 0)
         except ValueError:
             return None
-        share = await self.ctx.db(share_of_run, run_id)
+        share = await self.ctx.db(share_of_run, run_id=run_id)
         return (share, run_id) if share is not None and share.channel_id == _channel(body) else None

@@ -6,7 +6,7 @@ from typing import Any
 
 from bot.slack.context import Context
 from bot.slack.views.home import HOME_JUDGMENTS, home_view
-from bot.store.history import recent_by_user
+from bot.store import recent_by_user
 
 
 class HomeListener:
@@ -20,5 +20,5 @@ class HomeListener:
         if event.get("tab") != "home":
             return
         user, team = event["user"], body.get("team_id") or ""
-        judgments = await self.ctx.db(recent_by_user, team, user, limit=HOME_JUDGMENTS)
+        judgments = await self.ctx.db(recent_by_user, team_id=team, user_id=user, limit=HOME_JUDGMENTS)
         await self.ctx.client.views_publish(user_id=user, view=home_view(self.ctx.rubrics, judgments, self.ctx.team_url))

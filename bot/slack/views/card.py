@@ -19,8 +19,8 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from bot.rubric import Rubric
-from bot.rubric.fields import FieldSpec
+from bot.records import RowState
+from bot.rubric import FieldSpec, Rubric
 from bot.slack.text import clip, escape, pieces, shown
 from bot.slack.views.blocks import context, message, packed, section, size
 from bot.slack.views.limits import (
@@ -32,7 +32,7 @@ from bot.slack.views.limits import (
     SECTION_LIMIT,
     VIEW_BLOCKS,
 )
-from bot.store.models import Judgment
+from bot.store import Judgment
 
 AGREE, DISAGREE, REJUDGE, DETAILS, RETRY = (
     "judgebot_agree", "judgebot_disagree", "judgebot_rejudge", "judgebot_details", "judgebot_retry")
@@ -154,7 +154,7 @@ def result_card(judgment: Judgment, rubric: Rubric | None, *, votes: tuple[int, 
 
     Long texts get shorter cuts until the whole card fits in one message; what is cut goes to the thread.
     """
-    if judgment.status != "scored":
+    if judgment.status != RowState.SCORED:
         return error_card(judgment, rubric)
     limit = SECTION_LIMIT
     while True:
@@ -233,7 +233,7 @@ class _Parts:
 def error_card(judgment: Judgment, rubric: Rubric | None) -> Card:
     """A judgment that got no score: what went wrong and what to do, with a Retry button. Never a score."""
     title = rubric.title if rubric else judgment.rubric_name
-    if judgment.status == "invalid":
+    if judgment.status == RowState.INVALID:
         what = "The judge's reply broke the rubric's rules, so it was not scored"
         todo = "Judges are noisy: *Retry* asks again. *Details* shows the reply."
     else:

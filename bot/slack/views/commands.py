@@ -15,13 +15,13 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.records import RowState
 from bot.rubric import Rubric, RubricSet
 from bot.slack.commands import USAGE
 from bot.slack.text import bidi, clip, date, escape, permalink
 from bot.slack.views.blocks import context, listing, message, notice, section, text_sections
 from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, SELECT_OPTIONS
-from bot.store.history import Figures
-from bot.store.models import Judgment
+from bot.store import Figures, Judgment
 
 FORM = "judgebot_form"
 RUBRIC_BLOCK, MODEL_BLOCK = "rubric", "model"
@@ -104,7 +104,7 @@ def form_context(view: dict[str, Any]) -> FormContext:
 
 def judgment_entry(judgment: Judgment, team_url: str | None, *, channel: bool) -> str:
     mark = {"scored": "✅" if judgment.passed else "❌", "invalid": ":warning:", "error": ":warning:"}[judgment.status]
-    headline = escape(judgment.label or "") if judgment.status == "scored" else f"judge {judgment.status}"
+    headline = escape(judgment.label or "") if judgment.status == RowState.SCORED else f"judge {judgment.status}"
     model = f" · {escape(judgment.model_name)}" if judgment.model_name else ""
     link = None
     if judgment.message_ts and judgment.channel_id:

@@ -7,8 +7,7 @@ from typing import Any
 from slack_sdk.models.blocks import Block, HeaderBlock
 
 from bot.digest import Digest, Example, JudgeChange, Line, signed
-from bot.rubric import RubricSet
-from bot.rubric.fields import leaves
+from bot.rubric import RubricSet, leaves
 from bot.slack.commands import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
 from bot.slack.views.blocks import context, listing, message, notice, section

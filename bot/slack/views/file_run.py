@@ -15,13 +15,13 @@ from slack_sdk.models.blocks import (
 )
 
 from bot.figures import duration, number, percent
+from bot.records import RowState, RunState
 from bot.rubric import Rubric, RubricSet
-from bot.runs import Progress
-from bot.runs.summary import Summary
+from bot.runs import Progress, Summary
 from bot.slack.text import clip, escape, shown
 from bot.slack.views.blocks import context, listing, message, section
 from bot.slack.views.limits import BUTTON_LIMIT, BUTTONS_PER_ROW, HEADER_LIMIT, SECTION_FIELDS, SECTION_LIMIT
-from bot.store.models import Run
+from bot.store import Run
 
 PICK_RUBRIC, RUN_AGAIN, SKIP_AGAIN, CANCEL_RUN, RESUME_RUN = (
     "judgebot_file_rubric", "judgebot_file_again", "judgebot_file_skip", "judgebot_run_cancel",
@@ -133,10 +133,10 @@ def interrupted(run: Run, rubric_title: str, done: int, total: int) -> dict[str,
 def finished(run: Run, rubric_title: str, summary: Summary, seconds: float | None, cancelled_by: str | None
              ) -> dict[str, Any]:
     """The progress message at the end: done (or cancelled), how long it took, where the summary is."""
-    done = summary.rows - summary.counts["malformed"] - summary.counts["pending"]
-    total = summary.rows - summary.counts["malformed"]
+    done = summary.rows - summary.counts[RowState.MALFORMED] - summary.counts[RowState.PENDING]
+    total = summary.rows - summary.counts[RowState.MALFORMED]
     took = f" in {duration(seconds)}" if seconds is not None else ""
-    if run.status == "cancelled":
+    if run.status == RunState.CANCELLED:
         who = f" by <@{cancelled_by}>" if cancelled_by else ""
         head = (f":no_entry_sign: Cancelled{who} at {done:,} / {total:,} rows: {_title(run, rubric_title)}. The "
                 f"{summary.scored:,} graded rows are kept and summarised below.")
@@ -164,7 +164,7 @@ def _models(summary: Summary) -> list[str]:
 
 def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str) -> dict[str, Any]:
     """The end of a run: counts, pass rate, criteria, tags, models, lowest rows, problems, tokens and cost."""
-    malformed, pending = summary.counts["malformed"], summary.counts["pending"]
+    malformed, pending = summary.counts[RowState.MALFORMED], summary.counts[RowState.PENDING]
     counts = [f"*Rows*\n{summary.rows:,}", f"*Scored*\n{summary.scored:,}", f"*Judge errors*\n{summary.errors:,}",
               f"*Malformed*\n{malformed:,}"]
     if pending:
