@@ -351,7 +351,7 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient
     terminal.show_summary(console, run, rubric, summary, out)
     if outcome.status == RunState.PAUSED:
         console.print(f"[red]Run {run.id} stopped[/]: {escape(outcome.stop_reason or '')}. "
-                      f"{outcome.counts.get('pending', 0)} rows are still pending; "
+                      f"{outcome.counts.get(RowState.PENDING, 0)} rows are still pending; "
                       f"`judgebot resume {run.id}` finishes them.", highlight=False)
     return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
 

@@ -1,7 +1,7 @@
 """Every error judgebot raises on purpose, under one root: the errors a person can fix, whose text says how.
 
-The CLI and the Slack layer catch `JudgebotError` and show its text; anything else is a bug, logged with its
-traceback and shown as a sentence. Errors that end up inside a verdict (a judge request that failed for good,
+The CLI and the Slack layer catch `JudgebotError` and show its text (the Slack layer escaped); anything else is a
+bug, logged with its traceback and shown as a sentence. Errors that end up inside a verdict (a judge request that failed for good,
 a formula that failed on one reply) are here too, so that one `except JudgebotError` never misses a known case.
 """
 

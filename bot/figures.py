@@ -11,19 +11,19 @@ def ratio(part: float, whole: float) -> float | None:
     return part / whole if whole else None
 
 
-def number(value: float | None, digits: int = 2) -> str:
-    """A number with `digits` decimals, or the dash."""
-    return MISSING if value is None else f"{value:.{digits}f}"
+def number(value: float | None, digits: int = 2, *, missing: str = MISSING) -> str:
+    """A number with `digits` decimals, or `missing`."""
+    return missing if value is None else f"{value:.{digits}f}"
 
 
-def percent(part: float | None) -> str:
-    """A share as a whole percentage, or the dash."""
-    return MISSING if part is None else f"{part:.0%}"
+def percent(part: float | None, *, missing: str = MISSING) -> str:
+    """A share as a whole percentage, or `missing`."""
+    return missing if part is None else f"{part:.0%}"
 
 
 def duration(seconds: float) -> str:
     """Such as 42 s, 3 min 05 s, 1 h 02 min."""
-    seconds = max(int(seconds + 0.5), 0)
+    seconds = max(int(seconds), 0)
     if seconds < 60:
         return f"{seconds} s"
     minutes, seconds = divmod(seconds, 60)

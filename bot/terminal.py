@@ -14,6 +14,8 @@ from rich.table import Table
 from bot.figures import duration, number, percent
 from bot.records import RowState
 
+DASH = "-"  # what a figure that cannot be computed shows in a terminal table
+
 if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
     from bot.digest import Digest
     from bot.records import Verdict
@@ -37,7 +39,7 @@ class ProgressBar:
             console=console,
             transient=False,
         )
-        self._task = self._bar.add_task(description, total=None, rate="", eta="-", errors="")
+        self._task = self._bar.add_task(description, total=None, rate="", eta=DASH, errors="")
 
     def __enter__(self) -> ProgressBar:
         self._bar.start()
@@ -48,7 +50,7 @@ class ProgressBar:
 
     def update(self, event: RunProgress) -> None:
         """Show one progress event."""
-        eta = "-" if event.eta is None else duration(event.eta)
+        eta = DASH if event.eta is None else duration(event.eta)
         errors = f"{event.errors} errors" if event.errors else ""
         self._bar.update(self._task, completed=event.done, total=event.total, rate=f"{event.rate:.1f} rows/s",
                          eta=eta, errors=errors)
@@ -68,9 +70,9 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     if summary.counts[RowState.PENDING]:
         table.add_row("still pending", str(summary.counts[RowState.PENDING]))
     rate = summary.pass_rate
-    table.add_row("pass rate", "-" if rate is None else f"{rate:.0%} ({summary.passed}/{summary.scored})")
+    table.add_row("pass rate", DASH if rate is None else f"{rate:.0%} ({summary.passed}/{summary.scored})")
     for criterion in summary.criteria:
-        table.add_row(escape(f"mean {criterion}"), number(summary.mean(criterion)))
+        table.add_row(escape(f"mean {criterion}"), number(summary.mean(criterion), missing=DASH))
     for path, counts in summary.tags.items():
         table.add_row(escape(path), escape(" · ".join(f"{tag} {n}" for tag, n in counts.most_common())))
     if summary.cached:
@@ -85,8 +87,8 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     if len(summary.models) > 1:
         models = Table("model under test", "rows", "scored", "pass rate", "mean headline", title_justify="left")
         for name, figures in sorted(summary.models.items(), key=lambda item: -(item[1].mean_headline or 0)):
-            models.add_row(escape(name), str(figures.rows), str(figures.scored), percent(figures.pass_rate),
-                           number(figures.mean_headline, 1))
+            models.add_row(escape(name), str(figures.rows), str(figures.scored), percent(figures.pass_rate, missing=DASH),
+                           number(figures.mean_headline, 1, missing=DASH))
         console.print(models)
     unscored = summary.rows - summary.scored
     for row, status, reason in summary.problems[:10]:
@@ -151,8 +153,8 @@ def show_history(console: Console, judgments: Iterable[Judgment]) -> None:
     for row in judgments:
         headline = row.label or "" if row.status == RowState.SCORED else f"judge {row.status}"
         mark = "" if row.status != RowState.SCORED else ("pass · " if row.passed else "fail · ")
-        cells = (str(row.id), f"{row.created_at:%Y-%m-%d %H:%M}", row.rubric_name, row.model_name or "-",
-                 mark + headline, row.user_id or "-", " ".join(row.question.split())[:60])
+        cells = (str(row.id), f"{row.created_at:%Y-%m-%d %H:%M}", row.rubric_name, row.model_name or DASH,
+                 mark + headline, row.user_id or DASH, " ".join(row.question.split())[:60])
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)
 
@@ -163,9 +165,9 @@ def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None
                   "people agree", title=escape(title))
     for f in figures:
         tags = ", ".join(f"{tag} {n}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
-        agree = "-" if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
-        cells = (f.model_name or "-", f.rubric_name, str(f.judged), number(f.mean_headline, 1),
-                 percent(f.pass_rate), tags or "-", str(f.errors), agree)
+        agree = DASH if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
+        cells = (f.model_name or DASH, f.rubric_name, str(f.judged), number(f.mean_headline, 1, missing=DASH),
+                 percent(f.pass_rate, missing=DASH), tags or DASH, str(f.errors), agree)
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)
 
@@ -182,11 +184,11 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
     for line in digest.lines:
         f = line.now
         tags = ", ".join(f"{tag} {n / f.scored:.0%}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
-        agree = "-" if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
-        errors = "-" if line.error_rate is None else f"{line.error_rate:.0%} ({f.errors})"
-        cells = (f.model_name or "-", f.rubric_name, str(f.judged), number(f.mean_headline, 1), signed(line.change) or "new",
-                 percent(f.pass_rate), signed(line.pass_change, " pts") or "new",
-                 tags or "-", errors, agree)
+        agree = DASH if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
+        errors = DASH if line.error_rate is None else f"{line.error_rate:.0%} ({f.errors})"
+        cells = (f.model_name or DASH, f.rubric_name, str(f.judged), number(f.mean_headline, 1, missing=DASH),
+                 signed(line.change) or "new", percent(f.pass_rate, missing=DASH), signed(line.pass_change, " pts") or "new",
+                 tags or DASH, errors, agree)
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)
     for change in digest.changes:
@@ -196,12 +198,12 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
         table = Table("#", "model under test", "rubric", "before", "after", "question", title="Biggest regressions")
         for r in digest.regressions:
             e = r.example
-            table.add_row(str(e.judgment_id), escape(e.model_name or "-"), escape(e.rubric_name), f"{r.before:.0f}",
+            table.add_row(str(e.judgment_id), escape(e.model_name or DASH), escape(e.rubric_name), f"{r.before:.0f}",
                           f"{r.after:.0f}", escape(" ".join(e.question.split())[:60]))
         console.print(table)
     if digest.worst:
         table = Table("#", "headline", "model under test", "rubric", "row", "question", title="Lowest scores")
         for e in digest.worst:
-            table.add_row(str(e.judgment_id), f"{e.headline:.0f}", escape(e.model_name or "-"), escape(e.rubric_name),
-                          "-" if e.row_number is None else str(e.row_number), escape(" ".join(e.question.split())[:60]))
+            table.add_row(str(e.judgment_id), f"{e.headline:.0f}", escape(e.model_name or DASH), escape(e.rubric_name),
+                          DASH if e.row_number is None else str(e.row_number), escape(" ".join(e.question.split())[:60]))
         console.print(table)

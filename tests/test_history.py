@@ -1,4 +1,4 @@
-"""Tests for bot.history, feedback and remembered models on a hand-computed history (SQLite and PostgreSQL)."""
+"""Tests for bot.store.history, feedback and preferences on a hand-computed history (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for bot.rubrics: loading and validating rubric files, the seed rubrics' rules, scores and schemas."""
+"""Tests for bot.rubric: loading and validating rubric files, the seed rubrics' rules, scores and schemas."""
 
 from __future__ import annotations
 

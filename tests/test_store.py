@@ -1,4 +1,4 @@
-"""Tests for bot.store and bot.migrations: the same code on SQLite and PostgreSQL (the `db_url` fixture).
+"""Tests for bot.store (judgments, engine, migrations, leases): the same code on SQLite and PostgreSQL (the `db_url` fixture).
 
 The concurrency tests start real processes (`python -m tests.store_writer ...`) against one database.
 """

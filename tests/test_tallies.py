@@ -1,4 +1,4 @@
-"""Tests for bot.tallies: the hourly tally kept as verdicts are saved, and figures read from it (SQLite and PostgreSQL)."""
+"""Tests for bot.store.tallies: the hourly tally kept as verdicts are saved, and figures read from it (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 

@@ -12,13 +12,14 @@ from slack_bolt.logger.messages import warning_client_prioritized_and_token_skip
 
 from bot.slack.context import Context
 from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
+from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_run import FileRuns
 from bot.slack.listeners.card import CardListener
 from bot.slack.listeners.command import CommandListener
 from bot.slack.listeners.digest import DigestCommands
 from bot.slack.listeners.file import FileListener
 from bot.slack.listeners.home import HomeListener
-from bot.slack.messenger import OUR_FAULT
+from bot.slack.messenger import failure_text
 from bot.slack.views.card import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.slack.views.commands import FORM
 from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
@@ -43,6 +44,7 @@ class _NoTokenNotice(logging.Filter):
 class Parts:
     """What the app is made of besides the context: the file runs and the weekly digests (started by the server)."""
 
+    intake: FileIntake
     files: FileRuns
     digests: WeeklyDigests
 
@@ -60,7 +62,7 @@ def on_error(ctx: Context) -> Any:
         user = body.get("user_id") or (body.get("user") or {}).get("id") or event.get("user")
         kind = body.get("command") or body.get("type") or event.get("type")
         log.error("%s failed for user %s in %s", kind, user, where, exc_info=error)
-        await ctx.say.tell(body.get("response_url"), f":warning: {OUR_FAULT}")
+        await ctx.say.tell(body.get("response_url"), failure_text(error))
 
     return failed
 
@@ -82,7 +84,7 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     app.action(RETRY)(cards.on_retry)
     app.action(DETAILS)(cards.on_details)
     app.event(HOME_OPENED)(HomeListener(ctx).on_home_opened)
-    files = FileListener(ctx, parts.files)
+    files = FileListener(ctx, parts.intake, parts.files)
     app.event({"type": "message", "subtype": "file_share"})(files.on_file_share)
     app.event("message")(ignore)  # every other message: answered, or bolt says 404 and Slack retries
     app.event("file_shared")(ignore)  # the file_share message carries everything needed

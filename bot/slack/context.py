@@ -29,7 +29,7 @@ T = TypeVar("T")
 class Supervisor:
     """Every task the bot runs in the background: started after an ack, drained or interrupted at a stop.
 
-    A failure is logged with what the task was; `on_failure` then tells the person (never a traceback).
+    A failure is logged with what the task was; `on_failure(error)` then tells the person (never a traceback).
     Interruptible tasks (file runs) are cancelled at a stop, and go on from the history after the restart;
     the others (a card being judged, a digest being posted) may finish while the bot drains.
     """
@@ -43,7 +43,7 @@ class Supervisor:
         return len(self.tasks)
 
     def spawn(self, work: Coroutine[Any, Any, Any], what: str, *, interruptible: bool = False,
-              on_failure: Callable[[], Coroutine[Any, Any, Any]] | None = None) -> None:
+              on_failure: Callable[[BaseException], Coroutine[Any, Any, Any]] | None = None) -> None:
         """Run `work` in the background, after the acks of a burst of requests have gone out."""
         task = asyncio.create_task(self._after_acks(work), name=what)
         (self.interruptible if interruptible else self.tasks).add(task)
@@ -53,9 +53,10 @@ class Supervisor:
             self.interruptible.discard(done)
             if done.cancelled() or done.exception() is None:
                 return
-            log.error("%s failed", what, exc_info=done.exception())
-            if on_failure is not None:
-                self.spawn(on_failure(), f"telling about {what}")
+            failure = done.exception()
+            log.error("%s failed", what, exc_info=failure)
+            if on_failure is not None and failure is not None:
+                self.spawn(on_failure(failure), f"telling about {what}")
 
         task.add_done_callback(finished)
 

@@ -19,6 +19,8 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.errors import JudgebotError
+from bot.slack.text import escape
 from bot.slack.views.blocks import notice
 
 log = logging.getLogger(__name__)
@@ -32,6 +34,13 @@ POST_PROBLEMS = {
 }
 OUR_FAULT = ("Something went wrong on my side and it did not work. Please try again; if it keeps happening, tell "
              "the bot's admin.")
+
+
+def failure_text(err: BaseException) -> str:
+    """What a person is told when their request failed: what to do for an error they can fix, else our apology."""
+    if isinstance(err, JudgebotError):
+        return f":warning: {escape(str(err))}"
+    return f":warning: {OUR_FAULT}"
 
 
 def make_web_client(token: str, api_url: str) -> AsyncWebClient:

@@ -23,6 +23,7 @@ from bot.slack.app import Parts, build_app
 from bot.slack.context import Context
 from bot.slack.flows.card import CARD_SOURCE, recover_cards
 from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
+from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_recovery import recover_files
 from bot.slack.flows.file_run import FileLimits, FileRuns
 from bot.slack.messenger import Messenger, make_web_client
@@ -101,7 +102,9 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     left_over = await ctx.db(Store.unfinished_runs, source=CARD_SOURCE)
     left_files = await ctx.db(unfinished_shares)
     digest_settings = DigestSettings.from_settings(settings)
-    parts = Parts(FileRuns(ctx, FileLimits.from_settings(settings)), WeeklyDigests(ctx, digest_settings))
+    limits = FileLimits.from_settings(settings)
+    files = FileRuns(ctx, limits)
+    parts = Parts(FileIntake(ctx, limits, files), files, WeeklyDigests(ctx, digest_settings))
     app = build_app(ctx, parts, signing_secret=secret, digest_settings=digest_settings)
     if app_token:
         socket = AsyncSocketModeHandler(app, app_token)
@@ -122,7 +125,7 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
         running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), ctx, parts.files, parts.digests,
                              _runner=runner)
     recover_cards(ctx, left_over)
-    recover_files(parts.files, left_files)
+    recover_files(parts.intake, left_files)
     await parts.digests.start()
     return running
 

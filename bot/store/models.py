@@ -10,6 +10,8 @@ from pydantic import NaiveDatetime
 from sqlalchemy import JSON, BigInteger, Column, Index, Table, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from bot.records import PostState, RowState, RunState, ShareState
+
 
 def utcnow() -> datetime:
     """Now in UTC, without tzinfo: SQLite and PostgreSQL then store and return the same value."""
@@ -30,7 +32,7 @@ class Run(SQLModel, table=True):
     finished_at: NaiveDatetime | None = None
     heartbeat_at: NaiveDatetime | None = None
     owner: str | None = Field(default=None, max_length=128, description="host:pid of the process judging it")
-    status: str = Field(default="pending", max_length=16, description="loading, pending, running, paused, done, "
+    status: str = Field(default=RunState.PENDING, max_length=16, description="loading, pending, running, paused, done, "
                         "cancelled or failed")
     stop_reason: str | None = Field(default=None, sa_column=Column(Text))
     rubric_name: str = Field(max_length=64)
@@ -65,7 +67,7 @@ class Judgment(SQLModel, table=True):
     row_number: int | None = None
     created_at: NaiveDatetime = Field(default_factory=utcnow)
     judged_at: NaiveDatetime | None = None
-    status: str = Field(default="pending", max_length=16, description="pending, scored, invalid, error or malformed")
+    status: str = Field(default=RowState.PENDING, max_length=16, description="pending, scored, invalid, error or malformed")
     team_id: str | None = Field(default=None, max_length=32)
     channel_id: str | None = Field(default=None, max_length=32)
     thread_ts: str | None = Field(default=None, max_length=32)
@@ -192,7 +194,7 @@ class SharedFile(SQLModel, table=True):
     file_name: str = Field(default="", sa_column=Column(Text, nullable=False))
     text: str = Field(default="", sa_column=Column(Text, nullable=False))
     sha256: str | None = Field(default=None, max_length=64)
-    state: str = Field(default="received", max_length=16, description="received, asking, confirm, loading, "
+    state: str = Field(default=ShareState.RECEIVED, max_length=16, description="received, asking, confirm, loading, "
                        "running, paused, finishing, done, failed, refused or skipped")
     owner: str | None = Field(default=None, max_length=128, description="host:pid:incarnation handling it")
     note: str | None = Field(default=None, sa_column=Column(Text))
@@ -232,7 +234,7 @@ class DigestPost(SQLModel, table=True):
     team_id: str | None = Field(default=None, max_length=32)
     channel_id: str = Field(max_length=32)
     week: str = Field(max_length=10, description="ISO week such as 2026-W47")
-    state: str = Field(default="posting", max_length=16, description="posting or posted")
+    state: str = Field(default=PostState.POSTING, max_length=16, description="posting or posted")
     owner: str | None = Field(default=None, max_length=128)
     claimed_at: NaiveDatetime = Field(default_factory=utcnow)
     posted_at: NaiveDatetime | None = None

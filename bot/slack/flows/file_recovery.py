@@ -8,23 +8,25 @@ import logging
 from bot.errors import RunBusy
 from bot.records import RESUMABLE, RunState, ShareState
 from bot.runs import STALE_AFTER
-from bot.slack.flows.file_run import FileRuns
-from bot.store import SharedFile, Store, move_share, process_name, take_share, unfinished_shares
+from bot.slack.flows import share_thread
+from bot.slack.flows.file_intake import FileIntake
+from bot.store import SharedFile, Store, get_share, move_share, process_name, take_share, unfinished_shares
 
 log = logging.getLogger(__name__)
 
 WATCH_EVERY = 60.0  # seconds between looks for files whose process went away
 
 
-def recover_files(files: FileRuns, shares: list[SharedFile]) -> None:
+def recover_files(intake: FileIntake, shares: list[SharedFile]) -> None:
     """Take up the files a stopped or crashed process left half way, in the background, then keep watching."""
     for share in shares:
-        files.spawn(_recover(files, share), f"taking up shared file {share.id}")
-    files.spawn(_watch(files), "watching for left-over shared files")
+        intake.runs.spawn(_recover(intake, share), f"taking up shared file {share.id}")
+    intake.runs.spawn(_watch(intake), "watching for left-over shared files")
 
 
-async def _watch(files: FileRuns) -> None:
+async def _watch(intake: FileIntake) -> None:
     """Now and then, take up files whose process went away meanwhile (another bot process that stopped)."""
+    files = intake.runs
     while True:
         await asyncio.sleep(WATCH_EVERY)
         try:
@@ -34,20 +36,20 @@ async def _watch(files: FileRuns) -> None:
             continue
         for share in shares:
             if share.run_id not in files.active and share.owner != process_name():
-                files.spawn(_recover(files, share), f"taking up shared file {share.id}")
+                files.spawn(_recover(intake, share), f"taking up shared file {share.id}")
 
 
-async def _recover(files: FileRuns, share: SharedFile) -> None:
-    ctx = files.ctx
+async def _recover(intake: FileIntake, share: SharedFile) -> None:
+    ctx, files = intake.ctx, intake.runs
     if not await ctx.db(take_share, share=share, stale_after=STALE_AFTER):
         return
     if share.state in (ShareState.RECEIVED, ShareState.LOADING):
-        await files.begin(share, rubric_name=share.rubric_name, confirmed=share.state == ShareState.LOADING)
+        await intake.begin(share, rubric_name=share.rubric_name, confirmed=share.state == ShareState.LOADING)
         return
     run = await ctx.db(Store.get_run, share.run_id) if share.run_id is not None else None
     rubric = ctx.rubric_of(run) if run is not None else None
     if run is None or rubric is None:
-        await files.refuse(share, "its rubric changed while the bot was stopped. Share the file again to judge it "
+        await share_thread.refuse(ctx, share, "its rubric changed while the bot was stopped. Share the file again to judge it "
                                   "with the current rubric.")
         return
     if share.state == ShareState.FINISHING or run.status in (RunState.DONE, RunState.CANCELLED):
@@ -62,5 +64,8 @@ async def _recover(files: FileRuns, share: SharedFile) -> None:
             if attempt == 0:
                 await asyncio.sleep(STALE_AFTER + 5)  # held by another host: take it once it has gone quiet
             current = await ctx.db(Store.get_run, run.id)
-            if current is None or current.status not in RESUMABLE:
+            again = await ctx.db(get_share, share_id=share.id)
+            # Only a run still being judged is taken over: one the other host paused waits for its Resume.
+            if current is None or current.status not in RESUMABLE or again is None or again.state != ShareState.RUNNING:
                 return
+            share = again

@@ -26,14 +26,19 @@ log = logging.getLogger(__name__)
 SUMMARY_EVENT = "judgebot_run_summary"  # message metadata that marks a run's summary, to find it after a crash
 
 
+def _named(run: Run, what: str, suffix: str) -> str:
+    """A file posted for a run: the shared file's name, what it is, and the run, such as answers-results-run7.csv."""
+    return f"{Path(run.source_name or 'file').stem or 'file'}-{what}-run{run.id}{suffix}"
+
+
 def results_name(run: Run) -> str:
-    """The results file's name: the shared file's, with the run."""
-    return f"{Path(run.source_name or 'file').stem or 'file'}-results-run{run.id}.csv"
+    """The results file's name."""
+    return _named(run, "results", ".csv")
 
 
 def chart_name(run: Run) -> str:
     """The score chart's name."""
-    return f"{Path(run.source_name or 'file').stem or 'file'}-scores-run{run.id}.png"
+    return _named(run, "scores", ".png")
 
 
 async def finish(ctx: Context, share: SharedFile, rubric: Rubric, *, seconds: float | None = None,

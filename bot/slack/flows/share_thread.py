@@ -1,4 +1,4 @@
-"""A shared file's thread: what the bot says there, and letting go of the file at a stop."""
+"""A shared file's thread: what the bot says there, a refusal, and letting go of the file at a stop."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import asyncio
 import logging
 from typing import Any
 
+from bot.records import ShareState
 from bot.slack.context import SAY_LATER, Context
 from bot.slack.messenger import Sent
 from bot.slack.views import file_run as view
-from bot.store import SharedFile, update_share
+from bot.store import SharedFile, move_share, update_share
 
 log = logging.getLogger(__name__)
 
@@ -31,3 +32,13 @@ async def let_go(ctx: Context, share: SharedFile) -> None:
         await asyncio.wait_for(ctx.db(update_share, share_id=share.id, owner=None), SAY_LATER)
     except Exception:
         log.warning("could not let go of shared file %s", share.id)
+
+
+async def refuse(ctx: Context, share: SharedFile, problem: str) -> None:
+    """The file cannot be judged: say why where its progress shows (or in the thread), and settle it."""
+    shown = view.failed(share.file_name, problem)
+    if share.progress_ts:
+        await ctx.say.edit(share.channel_id, share.progress_ts, shown, what="a progress message")
+    else:
+        await post(ctx, share, shown, what="a refusal")
+    await ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, owner=None, note=problem)

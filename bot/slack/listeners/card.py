@@ -16,7 +16,8 @@ from bot.records import Triple
 from bot.runs import Origin
 from bot.slack.context import Context
 from bot.slack.flows.card import CARD_SOURCE, show_judgment
-from bot.slack.messenger import OUR_FAULT
+from bot.slack.listeners.clicks import QUICK_READ, made_here
+from bot.slack.messenger import failure_text
 from bot.slack.text import escape
 from bot.slack.views.card import AGREE, reply_view, result_card
 from bot.slack.views.commands import form_context, form_values
@@ -25,14 +26,7 @@ from bot.store import Judgment, Store, feedback_tally, newest_on_message, record
 
 log = logging.getLogger(__name__)
 
-QUICK_READ = 1.5  # seconds a database read may take before a trigger_id (valid ~3 s) must be used
 NOT_HERE = "I cannot find this judgment in this channel's history."
-
-
-def clicked_in(body: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(channel, team) of a click."""
-    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
-    return channel, (body.get("team") or {}).get("id")
 
 
 def _message_ts(body: dict[str, Any], judgment: Judgment) -> str:
@@ -48,7 +42,7 @@ class CardListener:
         self.rejudging: set[int] = set()  # judgments being judged again right now
 
     def _spawn(self, work: Any, what: str, where: str | None) -> None:
-        self.ctx.tasks.spawn(work, what, on_failure=lambda: self.ctx.say.tell(where, f":warning: {OUR_FAULT}"))
+        self.ctx.tasks.spawn(work, what, on_failure=lambda err: self.ctx.say.tell(where, failure_text(err)))
 
     # -- the form -------------------------------------------------------------------------------------------
 
@@ -171,13 +165,10 @@ class CardListener:
 
     async def _lookup(self, body: dict[str, Any], action: dict[str, Any]) -> Judgment | None:
         """The judgment a button belongs to, only if it was made in the channel (and workspace) of the click."""
-        channel, team = clicked_in(body)
         try:
             judgment = await self.ctx.db(Store.get_judgment, int(action.get("value") or 0))
         except ValueError:
             judgment = None
-        if judgment is None or judgment.channel_id != channel or (judgment.team_id and team != judgment.team_id):
-            log.warning("button %s for judgment %r refused in channel %s", action.get("action_id"),
-                        action.get("value"), channel)
+        if judgment is None or not made_here(body, action, judgment.channel_id, judgment.team_id):
             return None
         return judgment

@@ -20,7 +20,8 @@ from bot.slack import commands
 from bot.slack.commands import parse_command
 from bot.slack.context import Context
 from bot.slack.flows.card import CARD_SOURCE, show_judgment
-from bot.slack.messenger import OUR_FAULT, slack_error
+from bot.slack.listeners.clicks import QUICK_READ
+from bot.slack.messenger import failure_text, slack_error
 from bot.slack.text import escape
 from bot.slack.views.blocks import notice
 from bot.slack.views.commands import FormContext, form_view, help_message, history_message, rubrics_message, stats_message
@@ -28,7 +29,6 @@ from bot.store import channel_stats, default_rubric, recent_in_channel, remember
 
 log = logging.getLogger(__name__)
 
-QUICK_READ = 1.5  # seconds a database read may take before a trigger_id (valid ~3 s) must be used
 
 Handler = Callable[[Any, dict[str, Any]], Coroutine[Any, Any, None]]
 
@@ -63,7 +63,7 @@ class CommandListener:
             await ack()
             where = command.get("response_url")
             self.ctx.tasks.spawn(self.handlers[type(parsed)](parsed, command), f"/judge {type(parsed).__name__.lower()}",
-                                 on_failure=lambda: self.ctx.say.tell(where, f":warning: {OUR_FAULT}"))
+                                 on_failure=lambda err: self.ctx.say.tell(where, failure_text(err)))
 
     async def remembered_model(self, team: str, user: str, *, within: float | None = None) -> str | None:
         """The model under test this person named last; None when the history cannot say (in time)."""

@@ -13,7 +13,9 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from bot.errors import RunBusy
 from bot.records import RunState, ShareState
 from bot.slack.context import Context
+from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_run import FileRuns
+from bot.slack.listeners.clicks import made_here
 from bot.slack.text import escape
 from bot.slack.views import file_run as view
 from bot.store import SharedFile, Store, get_share, move_share, process_name, share_of_run
@@ -23,19 +25,15 @@ log = logging.getLogger(__name__)
 NOT_HERE = "I cannot find this file's run in this channel."
 
 
-def _channel(body: dict[str, Any]) -> str | None:
-    return (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
-
-
 class FileListener:
     """The listeners of shared files and their runs, over the bot's context and its file runs."""
 
-    def __init__(self, ctx: Context, files: FileRuns) -> None:
-        self.ctx, self.files = ctx, files
+    def __init__(self, ctx: Context, intake: FileIntake, files: FileRuns) -> None:
+        self.ctx, self.intake, self.files = ctx, intake, files
 
     async def on_file_share(self, event: dict[str, Any], body: dict[str, Any]) -> None:
         """A message that shares files (Slack has its ack already): each CSV/TSV becomes a run, once."""
-        self.files.shared(event, body)
+        self.intake.shared(event, body)
 
     # -- before a run ---------------------------------------------------------------------------------------
 
@@ -52,7 +50,7 @@ class FileListener:
         if not await self._answer(share, body, ShareState.ASKING, f"<@{body['user']['id']}> chose *{escape(rubric.title)}* "
                                                          f"for *{escape(share.file_name)}*.", rubric_name=rubric.name):
             return
-        self.files.spawn(self.files.begin(share, rubric_name=rubric.name, confirmed=True),
+        self.files.spawn(self.intake.begin(share, rubric_name=rubric.name, confirmed=True),
                          f"judging file {share.file_id}")
 
     async def on_again(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
@@ -64,7 +62,7 @@ class FileListener:
             return
         if await self._answer(share, body, ShareState.CONFIRM, f"Judging *{escape(share.file_name)}* again, as "
                                                       f"<@{body['user']['id']}> asked."):
-            self.files.spawn(self.files.begin(share, confirmed=True), f"judging file {share.file_id} again")
+            self.files.spawn(self.intake.begin(share, confirmed=True), f"judging file {share.file_id} again")
 
     async def on_skip(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         """Don't: the file shared again is left alone."""
@@ -147,12 +145,12 @@ class FileListener:
     # -- lookups --------------------------------------------------------------------------------------------
 
     async def _share(self, body: dict[str, Any], value: Any) -> SharedFile | None:
-        """The shared file a button names, only if it was shared in the channel of the click."""
+        """The shared file a button names, only if it was shared in the channel (and workspace) of the click."""
         try:
             share = await self.ctx.db(get_share, share_id=int(value))
         except (TypeError, ValueError):
             share = None
-        return share if share is not None and share.channel_id == _channel(body) else None
+        return share if share is not None and made_here(body, {"value": value}, share.channel_id, share.team_id) else None
 
     async def _run_share(self, body: dict[str, Any], action: dict[str, Any]) -> tuple[SharedFile, int] | None:
         """The shared file of the run a button names, and the run's id, only if it was shared where it was clicked."""
@@ -161,4 +159,4 @@ class FileListener:
         except ValueError:
             return None
         share = await self.ctx.db(share_of_run, run_id=run_id)
-        return (share, run_id) if share is not None and share.channel_id == _channel(body) else None
+        return (share, run_id) if share is not None and made_here(body, action, share.channel_id, share.team_id) else None

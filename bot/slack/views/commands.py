@@ -103,7 +103,7 @@ def form_context(view: dict[str, Any]) -> FormContext:
 
 
 def judgment_entry(judgment: Judgment, team_url: str | None, *, channel: bool) -> str:
-    mark = {"scored": "✅" if judgment.passed else "❌", "invalid": ":warning:", "error": ":warning:"}[judgment.status]
+    mark = ("✅" if judgment.passed else "❌") if judgment.status == RowState.SCORED else ":warning:"
     headline = escape(judgment.label or "") if judgment.status == RowState.SCORED else f"judge {judgment.status}"
     model = f" · {escape(judgment.model_name)}" if judgment.model_name else ""
     link = None

@@ -1,0 +1,171 @@
+"""A CSV shared in Slack, from the share to the start of its run: claimed once, fetched safely, checked, and asked
+about (which rubric? run it again?) when the message does not say."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bot.csvio import CsvSource, open_csv
+from bot.errors import CommandError, CsvError, FileProblem
+from bot.records import ShareState
+from bot.rubric import Rubric
+from bot.slack.commands import parse_share_text
+from bot.slack.context import Context
+from bot.slack.files import Downloaded, download, is_table, megabytes, safe_name
+from bot.slack.flows import share_thread
+from bot.slack.flows.file_run import FileLimits, FileRuns
+from bot.slack.messenger import slack_error
+from bot.slack.text import escape
+from bot.slack.views import file_run as view
+from bot.store import (
+    SharedFile,
+    claim_share,
+    default_rubric,
+    earlier_share,
+    move_share,
+    process_name,
+    thread_rubric,
+    update_share,
+)
+
+log = logging.getLogger(__name__)
+
+
+class FileIntake:
+    """Takes files shared in Slack up to the start of their run, which `runs` then judges."""
+
+    def __init__(self, ctx: Context, limits: FileLimits, runs: FileRuns) -> None:
+        self.ctx, self.limits, self.runs = ctx, limits, runs
+
+    # -- a file is shared -----------------------------------------------------------------------------------
+
+    def shared(self, event: dict[str, Any], body: dict[str, Any]) -> None:
+        """A `file_share` message: claim each CSV/TSV once and judge it; explain if the bot was asked about others."""
+        bot_user = self.ctx.bot_user_id
+        if event.get("bot_id") or (bot_user and event.get("user") == bot_user):
+            return  # the bot's own uploads (results files) are never judged
+        files = [f for f in event.get("files") or [] if f.get("id")]
+        # Files from another organisation (Slack Connect) come without a name or type: files.info tells.
+        unknown = [f for f in files if f.get("file_access") == "check_file_info"]
+        tables = [f for f in files if is_table(f) or f in unknown]
+        mentioned = bool(bot_user) and f"<@{bot_user}>" in (event.get("text") or "")
+        chosen = tables or (files[:1] if mentioned else [])
+        for file in chosen:
+            fields = {
+                "team_id": body.get("team_id") or event.get("team") or "", "channel_id": event["channel"],
+                "thread_ts": event.get("thread_ts") or event["ts"], "message_ts": event["ts"], "file_id": file["id"],
+                "event_id": body.get("event_id"), "user_id": event.get("user"),
+                "file_name": str(file.get("name") or file["id"]), "text": event.get("text") or "",
+                "owner": process_name(),
+            }
+            table = None if file in unknown else file in tables
+            self.runs.spawn(self._receive(fields, table=table, mentioned=mentioned), f"file {file['id']} shared")
+
+    async def _receive(self, fields: dict[str, Any], *, table: bool | None, mentioned: bool) -> None:
+        if table is None:  # find out what it is before anything is recorded
+            try:
+                info = (await self.ctx.client.files_info(file=fields["file_id"]))["file"]
+            except Exception as err:
+                log.warning("files.info of %s failed: %s", fields["file_id"], slack_error(err))
+                info = {}
+            table, fields["file_name"] = is_table(info), str(info.get("name") or fields["file_name"])
+            if not table and not mentioned:
+                return
+        share = await self.ctx.db(claim_share, **fields)
+        if share is None:
+            log.info("file %s of message %s was claimed already", fields["file_id"], fields["message_ts"])
+            return
+        if not table:
+            await share_thread.say(self.ctx, share, view.ACCEPTS)
+            await self.ctx.db(move_share, share_id=share.id, to=ShareState.SKIPPED, note="not a CSV or TSV")
+            return
+        await self.begin(share)
+
+    # -- from the file to a run -----------------------------------------------------------------------------
+
+    async def begin(self, share: SharedFile, *, rubric_name: str | None = None, confirmed: bool = False) -> None:
+        """Fetch and check the file, ask what is missing (run again? which rubric?), else start the run."""
+        with tempfile.TemporaryDirectory(prefix="judgebot-") as folder:
+            try:
+                fetched = await self._fetch(share, Path(folder))
+                source, rows = await asyncio.to_thread(self._open, fetched.path, share.file_name)
+                await self.ctx.db(update_share, share_id=share.id, sha256=fetched.sha256)
+                share.sha256 = fetched.sha256
+                wanted = parse_share_text(share.text, self.ctx.rubrics)
+            except (FileProblem, CommandError) as problem:
+                await share_thread.refuse(self.ctx, share, str(problem))
+                return
+            if not confirmed:
+                earlier = await self.ctx.db(earlier_share, share=share)
+                if earlier is not None:
+                    await self._ask(share, ShareState.CONFIRM,
+                                    view.again_question(share.id, share.file_name, earlier.run_id))
+                    return
+            rubric = self.ctx.rubrics.find(rubric_name) if rubric_name else await self._rubric_for(share, wanted.rubric)
+            if rubric is None:
+                await self._ask(share, ShareState.ASKING,
+                                view.rubric_question(share.id, share.file_name, self.ctx.rubrics))
+                return
+            await self.runs.start(share, rubric, source, wanted.model)
+
+    async def _fetch(self, share: SharedFile, folder: Path) -> Downloaded:
+        try:
+            info = (await self.ctx.client.files_info(file=share.file_id))["file"]
+        except Exception as err:
+            code = slack_error(err)
+            if code in ("missing_scope", "not_allowed_token_type", "no_permission"):
+                raise FileProblem("the app is missing the `files:read` permission. An admin adds that scope on the "
+                                  "app's OAuth & Permissions page and reinstalls the app; then share the file "
+                                  "again.") from None
+            if code in ("file_not_found", "file_deleted"):
+                raise FileProblem("the file is gone from Slack (deleted?). Share it again.") from None
+            raise FileProblem(f"Slack did not give me the file (`{code}`). Please share it again.") from None
+        declared = int(info.get("size") or 0)
+        if declared > self.limits.max_bytes:
+            raise FileProblem(f"it has {megabytes(declared)}, more than the limit of "
+                              f"{megabytes(self.limits.max_bytes)}. Split it into smaller files and share them "
+                              "one by one.")
+        url = info.get("url_private_download") or ""
+        if not url:
+            raise FileProblem("Slack gave no download address for it (an external file?). Upload the file itself.")
+        return await download(url, self.ctx.client.token or "", folder / safe_name(share.file_name),
+                              max_bytes=self.limits.max_bytes, extra=self.limits.origin)
+
+    def _open(self, path: Path, name: str) -> tuple[CsvSource, int]:
+        """Open the CSV and count its rows (malformed ones too), within the row limit."""
+        try:
+            source = open_csv(path)
+            rows = 0
+            for _ in source:
+                rows += 1
+                if rows > self.limits.max_rows:
+                    raise FileProblem(f"it has more than {self.limits.max_rows:,} rows, the limit. Split it into "
+                                      "smaller files and share them one by one.")
+        except CsvError as err:
+            raise FileProblem(escape(str(err).replace(str(path), name))) from None  # it quotes the file's headers
+        if rows == 0:
+            raise FileProblem("it has a header but no data rows.")
+        return source, rows
+
+    async def _rubric_for(self, share: SharedFile, named: Rubric | None) -> Rubric | None:
+        """The rubric the message names, else the thread's (its card or earlier run), else the channel's default."""
+        if named is not None:
+            return named
+        name = await self.ctx.db(thread_rubric, channel_id=share.channel_id, thread_ts=share.thread_ts)
+        rubric = self.ctx.rubrics.find(name) if name else None
+        if rubric is None:
+            name = await self.ctx.db(default_rubric, team_id=share.team_id, channel_id=share.channel_id)
+            rubric = self.ctx.rubrics.find(name) if name else None
+        return rubric
+
+    async def _ask(self, share: SharedFile, state: ShareState, question: dict[str, Any]) -> None:
+        sent = await share_thread.post(self.ctx, share, question, what="a question")
+        if sent.ts is None:
+            await self.ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, owner=None,
+                              note="the question could not be posted")
+            return
+        await self.ctx.db(move_share, share_id=share.id, to=state, question_ts=sent.ts, owner=None)
