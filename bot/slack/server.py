@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -148,6 +149,7 @@ def _health(store: Store) -> Callable[[web.Request], Awaitable[web.Response]]:
 async def serve(settings: Settings, stop: asyncio.Event, announce: Callable[[RunningBot], None]) -> None:
     """Run the bot until `stop` is set; `announce` says where it listens once it does."""
     running = await start_bot(settings)
+    gc.freeze()  # everything loaded so far lives as long as the bot: keep it out of the collector's full passes
     try:
         announce(running)
         await stop.wait()
