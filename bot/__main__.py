@@ -291,6 +291,10 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
     if args.file is None:
         if not all(value is not None for value in single):
             raise UsageError("give a CSV file, or all three of -q QUESTION -r REFERENCE -a ANSWER")
+        # The rule of a CSV row: a question and a reference to grade against (an empty answer is graded).
+        if empty := [flag for flag, value in (("-q", args.question), ("-r", args.reference)) if not value.strip()]:
+            raise UsageError(f"{' and '.join(empty)} cannot be empty: a judgment needs a question and a reference "
+                             "answer to grade against")
         client = judge_client(settings)
         store = Store.open(settings.db_url)
         triple = Triple(question=args.question, reference=args.reference, answer=args.answer)

@@ -326,6 +326,16 @@ def test_usage_errors_exit_2_with_a_clear_message(tmp_path, judge_server):
     assert not (tmp_path / "h.db").exists() or history(tmp_path, "SELECT count(*) FROM run") == [(0,)]
 
 
+def test_an_empty_question_or_reference_is_refused_like_in_a_csv(tmp_path, judge_server):
+    code, out = judgebot(tmp_path, "judge", "--rubric", "eth", "-q", "", "-r", " ", "-a", "", server=judge_server)
+    assert code == 2, out
+    assert "-q and -r cannot be empty" in flat(out)
+    code, out = judgebot(tmp_path, "judge", "--rubric", "eth", "-q", "Where?", "-r", "", "-a", "Here", server=judge_server)
+    assert code == 2 and "-r cannot be empty" in flat(out), out
+    assert judge_server.bodies() == []
+    assert not (tmp_path / "h.db").exists() or history(tmp_path, "SELECT count(*) FROM run") == [(0,)]
+
+
 def test_no_judge_endpoint_exits_2_naming_both_settings(tmp_path):
     shutil.copy(EXAMPLE, tmp_path / "answers.csv")
     code, out = judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", OPENAI_API_KEY=None,

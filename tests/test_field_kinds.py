@@ -86,3 +86,24 @@ def test_an_unknown_kind_lists_the_kinds():
     with pytest.raises(ValueError, match="Input should be 'integer', 'number', 'string', 'boolean', 'enum', 'list' or "
                                          "'object'"):
         FieldSpec.model_validate({"type": "integr"})
+
+
+@pytest.mark.parametrize(("kind", "value"), [("integer", True), ("integer", "2"), ("integer", 2.0), ("number", True),
+                                             ("number", "2.5"), ("boolean", "true"), ("boolean", 1), ("string", 5)])
+def test_a_value_of_another_json_type_is_never_coerced(kind, value):
+    model = build_model("Reply", {"field": FieldSpec.model_validate({"type": kind})})
+    with pytest.raises(ValueError):
+        model.model_validate({"field": value})
+
+
+def test_a_number_field_takes_a_whole_number():
+    model = build_model("Reply", {"field": FieldSpec.model_validate({"type": "number"})})
+    assert model.model_validate({"field": 4}).model_dump(by_alias=True) == {"field": 4.0}
+
+
+def test_a_boolean_is_never_a_score_of_the_eth_rubric(rubrics):
+    reply = {"correctness": 2, "completeness": True, "result_tag": "Correct", "reasoning": "Names the portal."}
+    output, problems = rubrics.get("eth").validate_reply(reply)
+    assert output is None and problems and "completeness" in problems[0]
+    output, problems = rubrics.get("eth").validate_reply({**reply, "completeness": 1})
+    assert output is not None and problems == []

@@ -360,10 +360,18 @@ async def test_cancel_drops_the_requests_in_flight_and_leaves_every_row_pending(
     run = start_run(store, rubric=eth, rows=rows_of(*(f"answer {i}" for i in range(6))), judge_model=client.model,
                     columns=COLUMNS)
     cancel = asyncio.Event()
-    asyncio.get_running_loop().call_later(0.3, cancel.set)
-    started = time.monotonic()
+    cancelled_at: list[float] = []
+
+    async def cancel_once_three_are_in_flight() -> None:
+        while len(judge_server.bodies()) < 3:
+            await asyncio.sleep(0.01)
+        cancelled_at.append(time.monotonic())
+        cancel.set()
+
+    canceller = asyncio.create_task(cancel_once_three_are_in_flight())
     outcome = await execute_run(store, run, eth, client, concurrency=3, cancel=cancel)
-    elapsed = time.monotonic() - started
+    elapsed = time.monotonic() - cancelled_at[0]
+    await canceller
 
     assert elapsed < 1.5, elapsed  # not the 2 s the judge would have taken
     assert outcome.status == "cancelled" and outcome.stop_reason == "cancelled"

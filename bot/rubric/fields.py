@@ -12,7 +12,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 Summary = Literal["mean", "count", "none"]  # averaged in summaries, counted (as tags), or left out
@@ -77,10 +88,12 @@ def _list_sample(spec: FieldSpec) -> Any:
 
 RANGE = frozenset({"min", "max"})
 KINDS: dict[str, Kind] = {
-    "integer": Kind(lambda _, spec: int, _number_schema, _number_sample, "mean", "field", RANGE),
-    "number": Kind(lambda _, spec: float, _number_schema, _number_sample, "mean", "field", RANGE),
-    "string": Kind(lambda _, spec: str, lambda spec: {"type": "string"}, lambda spec: "sample", "none", "section"),
-    "boolean": Kind(lambda _, spec: bool, lambda spec: {"type": "boolean"}, lambda spec: False, "none", "field"),
+    # Strict: a boolean is never a score, and "2", 2.0 or "true" are not what the schema asked for (the reply is
+    # invalid and gets the repair request, rather than a coerced value).
+    "integer": Kind(lambda _, spec: StrictInt, _number_schema, _number_sample, "mean", "field", RANGE),
+    "number": Kind(lambda _, spec: Annotated[float, Strict()], _number_schema, _number_sample, "mean", "field", RANGE),
+    "string": Kind(lambda _, spec: StrictStr, lambda spec: {"type": "string"}, lambda spec: "sample", "none", "section"),
+    "boolean": Kind(lambda _, spec: StrictBool, lambda spec: {"type": "boolean"}, lambda spec: False, "none", "field"),
     "enum": Kind(lambda _, spec: Literal[tuple(spec.values or ())],  # the values are known at run time only
                  lambda spec: {"type": "string", "enum": list(spec.values or [])},
                  lambda spec: (spec.values or [""])[0], "count", "field", frozenset({"values"}), frozenset({"values"})),
