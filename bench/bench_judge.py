@@ -1,7 +1,9 @@
 """Benchmark `judgebot judge`: N rows against a local judge answering after L seconds, concurrency C.
 
 Prints wall time, rows/s, the ideal C/L rows/s and the ratio, CPU time per row and peak RSS of the
-judgebot process. Run by hand, e.g.:
+judgebot process, and the same figures of a plain AsyncOpenAI loop over the same rows in the same run (one
+process, a semaphore of C, json.loads of each reply; no history, no validation): the yardstick, since this
+machine's speed drifts from day to day. Run by hand, e.g.:
 
     python bench/bench_judge.py --rows 2000 --latency 0.2 --concurrency 32
     python bench/bench_judge.py --rows 100000 --latency 0 --concurrency 32
@@ -43,7 +45,46 @@ def write_csv(path: Path, rows: int) -> None:
             ])
 
 
+async def plain_loop(data: Path, base_url: str, concurrency: int) -> int:
+    """What judging costs with nothing around it: each row's request through AsyncOpenAI, C at a time."""
+    import asyncio
+
+    from openai import AsyncOpenAI, DefaultAioHttpClient
+
+    client = AsyncOpenAI(api_key="bench", base_url=base_url, max_retries=0, http_client=DefaultAioHttpClient())
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(row: dict[str, str]) -> bool:
+        async with gate:
+            reply = await client.chat.completions.create(model="bench-judge", messages=[
+                {"role": "system", "content": "Grade the answer against the reference; reply in JSON."},
+                {"role": "user", "content": f"{row['question']}\n{row['reference']}\n{row['answer']}"}])
+        return "result_tag" in json.loads(reply.choices[0].message.content or "{}")
+
+    with data.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    results = await asyncio.gather(*(one(row) for row in rows))
+    await client.close()
+    return sum(results)
+
+
+def measured(command: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float, float, float]:
+    """Run `command`; (its result, wall seconds, CPU seconds, peak RSS in MB)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    finished = subprocess.run(command, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return finished, wall, cpu, after.ru_maxrss / 1024
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["plain"]:  # the yardstick, in a process of its own: plain DATA BASE_URL CONCURRENCY
+        import asyncio
+
+        print(asyncio.run(plain_loop(Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]))))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the judge takes per reply")
@@ -58,12 +99,10 @@ def main() -> None:
                "JUDGEBOT_DB": str(Path(tmp) / "bench.db"), "JUDGE_MODEL": "bench-judge"}
         command = [sys.executable, "-m", "bot", "judge", str(data), "--rubric", "eth",
                    "--concurrency", str(args.concurrency), "--out", str(Path(tmp) / "results.csv")]
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        plain, plain_wall, plain_cpu, _ = measured(
+            [sys.executable, __file__, "plain", str(data), server.base_url, str(args.concurrency)], env)
         server_before = resource.getrusage(resource.RUSAGE_SELF)
-        started = time.perf_counter()
-        finished = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        wall = time.perf_counter() - started
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        finished, wall, cpu, rss = measured(command, env)
         server_after = resource.getrusage(resource.RUSAGE_SELF)
         with (Path(tmp) / "results.csv").open(encoding="utf-8-sig") as f:
             scored = sum(1 for row in csv.DictReader(f) if row["status"] == "scored")
@@ -72,7 +111,6 @@ def main() -> None:
         judging = (datetime.fromisoformat(finished_at) - datetime.fromisoformat(started_at)).total_seconds()
     server.stop()
 
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     rate = args.rows / wall
     ideal = args.concurrency / args.latency if args.latency > 0 else float("inf")
     print(f"rows            {args.rows} (scored {scored}, exit code {finished.returncode})")
@@ -86,7 +124,12 @@ def main() -> None:
     print(f"CPU per row     {cpu / args.rows * 1000:.2f} ms (judgebot process)")
     server_cpu = (server_after.ru_utime - server_before.ru_utime) + (server_after.ru_stime - server_before.ru_stime)
     print(f"server CPU/row  {server_cpu / args.rows * 1000:.2f} ms (the local judge server, same machine)")
-    print(f"peak RSS        {after.ru_maxrss / 1024:.1f} MB (judgebot process)")
+    print(f"peak RSS        {rss:.1f} MB (judgebot process)")
+    print(f"plain loop      {plain_wall:.2f} s wall, {args.rows / plain_wall:.1f} rows/s"
+          + (f" ({args.rows / plain_wall / ideal:.1%} of ideal)" if args.latency > 0 else "")
+          + f", CPU per row {plain_cpu / args.rows * 1000:.2f} ms, {plain.stdout.strip()} replies parsed"
+          + (f"\n{plain.stderr[-1000:]}" if plain.returncode else ""))
+    print(f"judgebot/plain  {wall / plain_wall:.2f}x the wall time, {cpu / plain_cpu:.2f}x the CPU")
     if finished.returncode != 0:
         print(finished.stderr[-2000:])
 
