@@ -16,8 +16,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    Strict,
     StrictBool,
+    StrictFloat,
     StrictInt,
     StrictStr,
     create_model,
@@ -91,7 +91,7 @@ KINDS: dict[str, Kind] = {
     # Strict: a boolean is never a score, and "2", 2.0 or "true" are not what the schema asked for (the reply is
     # invalid and gets the repair request, rather than a coerced value).
     "integer": Kind(lambda _, spec: StrictInt, _number_schema, _number_sample, "mean", "field", RANGE),
-    "number": Kind(lambda _, spec: Annotated[float, Strict()], _number_schema, _number_sample, "mean", "field", RANGE),
+    "number": Kind(lambda _, spec: StrictFloat, _number_schema, _number_sample, "mean", "field", RANGE),
     "string": Kind(lambda _, spec: StrictStr, lambda spec: {"type": "string"}, lambda spec: "sample", "none", "section"),
     "boolean": Kind(lambda _, spec: StrictBool, lambda spec: {"type": "boolean"}, lambda spec: False, "none", "field"),
     "enum": Kind(lambda _, spec: Literal[tuple(spec.values or ())],  # the values are known at run time only

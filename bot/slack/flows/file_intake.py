@@ -92,7 +92,7 @@ class FileIntake:
         with tempfile.TemporaryDirectory(prefix="judgebot-") as folder:
             try:
                 fetched = await self._fetch(share, Path(folder))
-                source, rows = await asyncio.to_thread(self._open, fetched.path, share.file_name)
+                source = await asyncio.to_thread(self._open, fetched.path, share.file_name)
                 await self.ctx.db(update_share, share_id=share.id, sha256=fetched.sha256)
                 share.sha256 = fetched.sha256
                 wanted = parse_share_text(share.text, self.ctx.rubrics)
@@ -135,7 +135,7 @@ class FileIntake:
         return await download(url, self.ctx.client.token or "", folder / safe_name(share.file_name),
                               max_bytes=self.limits.max_bytes, extra=self.limits.origin)
 
-    def _open(self, path: Path, name: str) -> tuple[CsvSource, int]:
+    def _open(self, path: Path, name: str) -> CsvSource:
         """Open the CSV and count its rows (malformed ones too), within the row limit."""
         try:
             source = open_csv(path)
@@ -149,7 +149,7 @@ class FileIntake:
             raise FileProblem(escape(str(err).replace(str(path), name))) from None  # it quotes the file's headers
         if rows == 0:
             raise FileProblem("it has a header but no data rows.")
-        return source, rows
+        return source
 
     async def _rubric_for(self, share: SharedFile, named: Rubric | None) -> Rubric | None:
         """The rubric the message names, else the thread's (its card or earlier run), else the channel's default."""

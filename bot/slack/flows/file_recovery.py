@@ -8,7 +8,7 @@ import logging
 from bot.errors import RunBusy
 from bot.records import RESUMABLE, RunState, ShareState
 from bot.runs import STALE_AFTER
-from bot.slack.flows import share_thread
+from bot.slack.flows import file_summary, share_thread
 from bot.slack.flows.file_intake import FileIntake
 from bot.store import SharedFile, Store, get_share, move_share, process_name, take_share, unfinished_shares
 
@@ -54,7 +54,7 @@ async def _recover(intake: FileIntake, share: SharedFile) -> None:
         return
     if share.state == ShareState.FINISHING or run.status in (RunState.DONE, RunState.CANCELLED):
         await ctx.db(move_share, share_id=share.id, to=ShareState.FINISHING)  # judged: only the end is missing
-        await files.finish(share, rubric, claimed=True, recovering=True)
+        await file_summary.finish(ctx, share, rubric, claimed=True, recovering=True)
         return
     for attempt in range(2):
         try:

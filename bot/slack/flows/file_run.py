@@ -168,7 +168,4 @@ class FileRuns:
         active.cancel.set()
         return True
 
-    async def finish(self, share: SharedFile, rubric: Rubric, **options: Any) -> None:
-        """The end of the run: summary, results and chart, once (see file_summary.finish)."""
-        await file_summary.finish(self.ctx, share, rubric, **options)
 

@@ -13,6 +13,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from bot.errors import RunBusy
 from bot.records import RunState, ShareState
 from bot.slack.context import Context
+from bot.slack.flows import file_summary
 from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_run import FileRuns
 from bot.slack.listeners.clicks import made_here
@@ -42,7 +43,7 @@ class FileListener:
         await ack()
         share_id, _, name = str(action.get("value") or "").partition(":")
         rubric = self.ctx.rubrics.find(name)
-        share = await self._share(body, share_id)
+        share = await self._share(body, action, share_id)
         if share is None or rubric is None:
             await self.ctx.say.tell(body.get("response_url"), NOT_HERE if share is None else
                                 f"The rubric `{escape(name)}` is no longer loaded. `/judge rubrics` lists them.")
@@ -56,7 +57,7 @@ class FileListener:
     async def on_again(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         """Run again: the same file, shared again in its thread, is judged again (earlier verdicts are reused)."""
         await ack()
-        share = await self._share(body, action.get("value"))
+        share = await self._share(body, action, action.get("value"))
         if share is None:
             await self.ctx.say.tell(body.get("response_url"), NOT_HERE)
             return
@@ -67,7 +68,7 @@ class FileListener:
     async def on_skip(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         """Don't: the file shared again is left alone."""
         await ack()
-        share = await self._share(body, action.get("value"))
+        share = await self._share(body, action, action.get("value"))
         if share is None:
             await self.ctx.say.tell(body.get("response_url"), NOT_HERE)
             return
@@ -106,7 +107,7 @@ class FileListener:
                 move_share, share_id=share.id, to=ShareState.FINISHING, expect=(ShareState.PAUSED,), owner=process_name()):
             # The share left "paused" first, so a Resume clicked meanwhile cannot start the run again.
             await self.ctx.db(Store.update_run, run.id, status=RunState.CANCELLED, stop_reason="cancelled")
-            self.files.spawn(self.files.finish(share, rubric, cancelled_by=user, claimed=True),
+            self.files.spawn(file_summary.finish(self.ctx, share, rubric, cancelled_by=user, claimed=True),
                              f"finishing run {run.id}")
         elif share.state in (ShareState.FINISHING, ShareState.DONE):
             await self.ctx.say.tell(where, f"Run #{share.run_id} has finished already.")
@@ -144,13 +145,13 @@ class FileListener:
 
     # -- lookups --------------------------------------------------------------------------------------------
 
-    async def _share(self, body: dict[str, Any], value: Any) -> SharedFile | None:
+    async def _share(self, body: dict[str, Any], action: dict[str, Any], share_id: Any) -> SharedFile | None:
         """The shared file a button names, only if it was shared in the channel (and workspace) of the click."""
         try:
-            share = await self.ctx.db(get_share, share_id=int(value))
+            share = await self.ctx.db(get_share, share_id=int(share_id))
         except (TypeError, ValueError):
             share = None
-        return share if share is not None and made_here(body, {"value": value}, share.channel_id, share.team_id) else None
+        return share if share is not None and made_here(body, action, share.channel_id, share.team_id) else None
 
     async def _run_share(self, body: dict[str, Any], action: dict[str, Any]) -> tuple[SharedFile, int] | None:
         """The shared file of the run a button names, and the run's id, only if it was shared where it was clicked."""
