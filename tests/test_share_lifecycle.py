@@ -21,6 +21,7 @@ from bot.store.shares import (
     MOVES,
     claim_share,
     earlier_share,
+    earlier_unread,
     get_share,
     move_share,
     sources,
@@ -349,3 +350,16 @@ def test_a_share_moved_since_it_was_read_is_not_taken(store):
     moved = snapshot(store, share.id)
     assert take_share(store, share=share, stale_after=3600.0) is False
     assert snapshot(store, share.id) == moved
+
+
+def test_a_share_waits_only_for_an_earlier_one_in_its_thread_whose_bytes_are_unknown(store):
+    first = claim(store)
+    second = claim(store)
+    assert earlier_unread(store, share=second) and not earlier_unread(store, share=first)  # first: nothing before
+    update_share(store, share_id=first.id, sha256="a" * 64)
+    assert not earlier_unread(store, share=second)  # its bytes are known: earlier_share decides
+    elsewhere = claim(store, thread_ts="2.0")
+    third = claim(store)
+    assert not earlier_unread(store, share=elsewhere)  # another thread
+    move_share(store, share_id=second.id, to=ShareState.REFUSED)
+    assert not earlier_unread(store, share=third)  # a refused one is never fetched

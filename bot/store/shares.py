@@ -120,6 +120,18 @@ def earlier_share(store: Store, *, share: SharedFile) -> SharedFile | None:
         return session.exec(statement.limit(1)).first()
 
 
+def earlier_unread(store: Store, *, share: SharedFile) -> bool:
+    """Whether an earlier share in the same thread is still being fetched: its bytes, maybe the same, are unknown."""
+    with store.session() as session:
+        statement = (
+            select(SharedFile.id)
+            .where(SharedFile.team_id == share.team_id, SharedFile.channel_id == share.channel_id,
+                   SharedFile.thread_ts == share.thread_ts, SharedFile.id < share.id,
+                   SharedFile.state == ShareState.RECEIVED, col(SharedFile.sha256).is_(None))
+        )
+        return session.exec(statement.limit(1)).first() is not None
+
+
 def thread_rubric(store: Store, *, channel_id: str, thread_ts: str) -> str | None:
     """The rubric of the thread: that of the card it hangs under, else of the latest run started in it."""
     with store.session() as session:

@@ -26,6 +26,7 @@ from bot.store import (
     claim_share,
     default_rubric,
     earlier_share,
+    earlier_unread,
     move_share,
     process_name,
     thread_rubric,
@@ -33,6 +34,8 @@ from bot.store import (
 )
 
 log = logging.getLogger(__name__)
+
+EARLIER_FETCH_WAIT = 10.0  # seconds a share waits for an earlier one in its thread to be fetched
 
 
 class FileIntake:
@@ -100,7 +103,7 @@ class FileIntake:
                 await share_thread.refuse(self.ctx, share, str(problem))
                 return
             if not confirmed:
-                earlier = await self.ctx.db(earlier_share, share=share)
+                earlier = await self._earlier(share)
                 if earlier is not None:
                     await self._ask(share, ShareState.CONFIRM,
                                     view.again_question(share.id, share.file_name, earlier.run_id))
@@ -111,6 +114,16 @@ class FileIntake:
                                 view.rubric_question(share.id, share.file_name, self.ctx.rubrics))
                 return
             await self.runs.start(share, rubric, source, wanted.model)
+
+    async def _earlier(self, share: SharedFile) -> SharedFile | None:
+        """An earlier share of the same file in the thread. One shared at the same moment may still be fetching
+        its bytes: it is waited for (a few seconds at most), so that the same file shared twice is judged once."""
+        deadline = asyncio.get_running_loop().time() + EARLIER_FETCH_WAIT
+        while (earlier := await self.ctx.db(earlier_share, share=share)) is None:
+            if asyncio.get_running_loop().time() > deadline or not await self.ctx.db(earlier_unread, share=share):
+                return None
+            await asyncio.sleep(0.1)
+        return earlier
 
     async def _fetch(self, share: SharedFile, folder: Path) -> Downloaded:
         try:
