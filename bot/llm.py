@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import random
 import socket
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import aiohttp
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from bot.config import Settings
 from bot.errors import JudgeCallError, RunStopped
@@ -44,7 +48,37 @@ class _Retry:
 
     delay: float
     failure: str
+    gist: str  # the failure in a few words, for a progress bar
     run_wide: bool = False  # every other request would fail alike: when retries run out, pause the run
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """A judge request about to be sent again: why, in a few words, and which attempt of how many comes next."""
+
+    gist: str
+    attempt: int
+    attempts: int
+
+    def __str__(self) -> str:
+        return f"{self.gist}, retrying ({self.attempt}/{self.attempts})"
+
+
+class NotACompletion(Exception):
+    """A 200 whose body is not a chat completion (an HTML page, plain text, an error object); retried like a 5xx."""
+
+
+_retry_observer: ContextVar[Callable[[Retrying], None] | None] = ContextVar("judge_retry_observer", default=None)
+
+
+@contextmanager
+def observing_retries(observer: Callable[[Retrying], None]) -> Iterator[None]:
+    """Tell `observer` of every retry of the judge requests made inside this block (and the tasks it starts)."""
+    token = _retry_observer.set(observer)
+    try:
+        yield
+    finally:
+        _retry_observer.reset(token)
 
 
 class Throttle:
@@ -174,6 +208,12 @@ class JudgeClient:
         self.max_retries = max_retries
         self.throttle = throttle or Throttle(16)
         self.mode: OutputMode = "json_schema"
+        self.reached = False  # the endpoint has answered once: a refused connection now is a blip, not a wrong URL
+
+    @property
+    def endpoint(self) -> str:
+        """The judge endpoint's base URL, as a person would write it."""
+        return str(self.client.base_url).rstrip("/")
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
@@ -199,11 +239,18 @@ class JudgeClient:
                     response = await self.client.post(
                         "/chat/completions", cast_to=ChatCompletion, body=self._body(messages, schema_name, schema)
                     )
+                    completion = _completion(response, int((time.monotonic() - started) * 1000))
                 except openai.APIError as err:
                     retry = self._after(err, attempt, sent_mode, sent_temperature)
+                except (NotACompletion, json.JSONDecodeError) as err:
+                    self.reached = True
+                    retry = _Retry(backoff(attempt), str(err) if isinstance(err, NotACompletion) else
+                                   f"the judge endpoint answered 200 with a body that is not valid JSON ({err})",
+                                   "the judge sent no completion")
                 else:
+                    self.reached = True
                     self.throttle.succeeded()
-                    return _completion(response, int((time.monotonic() - started) * 1000))
+                    return completion
             if retry is None:  # the request changed (format, temperature): send it again at once
                 continue
             attempt += 1
@@ -213,11 +260,15 @@ class JudgeClient:
                                      "limits and the network, then resume the run")
                 raise JudgeCallError(f"{retry.failure}; gave up after {attempt} attempts")
             log.info("judge request failed (%s); retrying in %.1fs", retry.failure, retry.delay)
+            if (observer := _retry_observer.get()) is not None:
+                observer(Retrying(retry.gist, attempt + 1, self.max_retries + 1))
             await asyncio.sleep(retry.delay)
 
     def _after(self, err: openai.APIError, attempt: int, sent_mode: OutputMode,
                sent_temperature: float | None) -> _Retry | None:
         """What a failed request calls for: a changed request (None), a retry, or an exception."""
+        if isinstance(err, openai.APIStatusError):
+            self.reached = True
         if isinstance(err, (openai.BadRequestError, openai.UnprocessableEntityError)):
             # Requests in flight share the mode: only the first refusal of a mode steps it down.
             if sent_mode != "text" and _rejects_format(err):
@@ -238,7 +289,7 @@ class JudgeClient:
             self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
             # The throttle holds every request, this one included, until the wait is over; a saturated
             # endpoint fails every row alike, so running out of retries pauses the run.
-            return _Retry(0.0, f"rate limited (429) {attempt + 1} times", run_wide=True)
+            return _Retry(0.0, f"rate limited (429) {attempt + 1} times", "the judge is rate limiting", run_wide=True)
         if isinstance(err, (openai.AuthenticationError, openai.PermissionDeniedError)):
             raise RunStopped(f"the judge endpoint rejected the key: {_message(err)}") from None
         if isinstance(err, openai.NotFoundError):
@@ -247,15 +298,22 @@ class JudgeClient:
             failure = f"the judge endpoint answered {err.status_code}: {_message(err)}"
             if err.status_code < 500 and err.status_code not in (408, 409):
                 raise JudgeCallError(failure) from None
-            return _Retry(_wait(retry_after(err.response.headers), attempt), failure)
+            return _Retry(_wait(retry_after(err.response.headers), attempt), failure,
+                          f"the judge answered {err.status_code}")
         # No HTTP answer. Refused, unknown host, connect timeout: no request gets through, so pause the run.
+        if not self.reached and (wrong := _wrong_address(err, self.client.base_url.host)):
+            raise RunStopped(f"cannot reach the judge endpoint {self.endpoint}: {wrong}. Check OPENAI_BASE_URL "
+                             "(host and port), that the server there is running and that this machine can reach "
+                             "it, then resume the run") from None
         if _caused_by(err, ConnectionRefusedError, socket.gaierror, aiohttp.ClientConnectorError,
                       aiohttp.ConnectionTimeoutError):
-            return _Retry(backoff(attempt), f"cannot reach the judge endpoint {self.client.base_url}: "
-                          f"{err.__cause__ or err}", run_wide=True)
+            return _Retry(backoff(attempt), f"cannot reach the judge endpoint {self.endpoint}: "
+                          f"{err.__cause__ or err}", "cannot reach the judge", run_wide=True)
         if isinstance(err, openai.APITimeoutError) and _caused_by(err, TimeoutError):
-            return _Retry(backoff(attempt), "the judge did not answer within the request timeout")
-        return _Retry(backoff(attempt), f"the connection to the judge endpoint broke: {err.__cause__ or err}")
+            return _Retry(backoff(attempt), "the judge did not answer within the request timeout",
+                          "the judge did not answer in time")
+        return _Retry(backoff(attempt), f"the connection to the judge endpoint broke: {err.__cause__ or err}",
+                      "the connection to the judge broke")
 
     def _body(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any]) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": messages, **self._format(schema_name, schema)}
@@ -276,6 +334,15 @@ class JudgeClient:
         log.warning("judge endpoint refused response_format %s (%s); using %s", previous, _message(err), self.mode)
 
 
+def _wrong_address(err: BaseException, host: str) -> str | None:
+    """What a request that no server could have answered ran into (a refused connection, an unknown host), if that."""
+    if _caused_by(err, socket.gaierror):
+        return f"the host name {host!r} does not resolve (DNS)"
+    if _caused_by(err, ConnectionRefusedError):
+        return "the connection was refused (nothing listens on that port)"
+    return None
+
+
 def _rejects_format(err: openai.APIStatusError) -> bool:
     text = f"{_message(err)} {getattr(err, 'param', '') or ''}".lower()
     return any(word in text for word in ("response_format", "json_schema", "json_object", "structured", "schema"))
@@ -288,10 +355,27 @@ def _message(err: openai.APIStatusError) -> str:
     return str(message or err.message)
 
 
+def _gist(body: Any, limit: int = 120) -> str:
+    """A body as one short printable line, quoted: enough to recognise it in a message, never a page of it."""
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, default=str)
+    line = "".join(char for char in " ".join(text[: limit * 4].split()) if char.isprintable())
+    return repr(line[:limit] + ("…" if len(line) > limit else ""))
+
+
 def _completion(response: Any, latency_ms: int) -> Completion:
-    if not response.choices:
+    """The Completion in a parsed 200 body; NotACompletion when it holds something else."""
+    if not isinstance(response, ChatCompletion):  # the SDK hands back a body it could not read as JSON as it came
+        raise NotACompletion(f"the judge endpoint answered 200 with a body that is not a chat completion: {_gist(response)}")
+    if (error := (response.model_extra or {}).get("error")) is not None:
+        message = error.get("message") if isinstance(error, dict) else None
+        raise NotACompletion(f"the judge endpoint answered 200 with an error: {_gist(message or error, 300)}")
+    if response.choices == []:
         raise JudgeCallError("the judge endpoint returned no choices")
-    choice = response.choices[0]
+    choice = response.choices[0] if isinstance(response.choices, list) else None
+    message = getattr(choice, "message", None)
+    if not isinstance(message, ChatCompletionMessage) or not isinstance(message.content, str | None):
+        raise NotACompletion("the judge endpoint answered 200 with a body that is not a chat completion: "
+                             f"{_gist(f'choices: {response.choices!r}')}")
     usage = response.usage
     return Completion(
         text=choice.message.content or "",

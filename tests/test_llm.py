@@ -17,7 +17,7 @@ import pytest
 
 from bot.errors import JudgeCallError, RunStopped
 from bot.judge import extract_json, judge
-from bot.llm import MAX_BACKOFF, Completion, Throttle, backoff, retry_after
+from bot.llm import MAX_BACKOFF, Completion, Retrying, Throttle, backoff, observing_retries, retry_after
 from bot.records import Triple
 from tests.servers.openai_server import Reply
 
@@ -650,3 +650,106 @@ async def test_an_unreachable_endpoint_stops_the_run_instead_of_failing_every_ro
     triple = Triple(question="Where do I print?", reference="Web Print.", answer="Use Web Print.")
     with pytest.raises(RunStopped, match=rf"cannot reach the judge endpoint http://127.0.0.1:{port}/v1.*resume"):
         await judge(rubrics.get("eth"), triple, client)
+
+
+# --- a 200 that is not a chat completion --------------------------------------------------------
+
+
+NOT_COMPLETIONS = {
+    "html": (Reply.html(), "not a chat completion: '<html><head><title>502 Bad Gateway"),
+    "plain-text": (Reply.plain_text(), "not a chat completion: 'upstream connect error"),
+    "error-object": (Reply.error_object("Upstream provider overloaded"), "with an error: 'Upstream provider overloaded'"),
+    "not-json": (Reply(body='{"choices": [oops'), "not valid JSON"),
+    "a-list": (Reply(body="[1, 2]"), "not a chat completion: '[1, 2]'"),
+    "choices-not-a-list": (Reply(body='{"choices": "none"}'), "not a chat completion: \"choices: 'none'\""),
+    "no-message": (Reply(body='{"choices": [{"index": 0}]}'), "not a chat completion"),
+}
+
+
+@pytest.mark.parametrize("reply", [reply for reply, _ in NOT_COMPLETIONS.values()], ids=list(NOT_COMPLETIONS))
+async def test_a_200_that_is_not_a_completion_is_retried_like_a_5xx(judge_server, make_client, rubrics, reply):
+    judge_server.enqueue(reply, Reply.json(ETH_OK))
+    verdict = await judge(rubrics.get("eth"), TRIPLE, make_client())
+    assert verdict.status == "scored" and verdict.headline == 100.0
+    assert len(judge_server.bodies()) == 2
+
+
+@pytest.mark.parametrize(("reply", "reason"), list(NOT_COMPLETIONS.values()), ids=list(NOT_COMPLETIONS))
+async def test_a_200_that_is_never_a_completion_is_a_judge_error_saying_what_came(judge_server, make_client, rubrics,
+                                                                                   reply, reason):
+    judge_server.responder = lambda body: reply
+    verdict = await judge(rubrics.get("eth"), TRIPLE, make_client(max_retries=1))
+    assert verdict.status == "error"
+    assert reason in verdict.error and verdict.error.endswith("gave up after 2 attempts")
+    assert "AttributeError" not in verdict.error
+    assert len(judge_server.bodies()) == 2
+
+
+async def test_a_long_page_is_cut_short_and_kept_on_one_printable_line(judge_server, make_client):
+    page = "<html>\n<body>\x00\x1b[31m" + "Gateway says no. " * 2_000 + "</body></html>"
+    judge_server.responder = lambda body: Reply(body=page, content_type="text/html")
+    with pytest.raises(JudgeCallError) as caught:
+        await make_client(max_retries=0).complete(MESSAGES, schema_name="x", schema=SCHEMA)
+    message = str(caught.value)
+    assert len(message) < 300
+    assert "'<html> <body>[31mGateway says no. Gateway says no." in message and "…'" in message
+    assert message.isprintable()
+
+
+# --- an endpoint that cannot be reached ----------------------------------------------------------
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:  # a port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def test_a_refused_first_request_stops_at_once_naming_the_endpoint(rubrics, make_client):
+    port = _closed_port()
+    client = make_client(base_url=f"http://127.0.0.1:{port}/v1", max_retries=6)
+    notices: list[str] = []
+    started = time.monotonic()
+    with observing_retries(lambda retrying: notices.append(str(retrying))), pytest.raises(RunStopped) as caught:
+        await judge(rubrics.get("eth"), TRIPLE, client)
+    assert time.monotonic() - started < 1.0  # not six backoffs (about 30 s)
+    message = str(caught.value)
+    assert f"cannot reach the judge endpoint http://127.0.0.1:{port}/v1: the connection was refused" in message
+    assert "Check OPENAI_BASE_URL" in message and "resume the run" in message
+    assert notices == []
+
+
+async def test_an_unknown_host_stops_at_once_saying_it_does_not_resolve(rubrics, make_client):
+    client = make_client(base_url="http://judge.invalid/v1", max_retries=6)
+    started = time.monotonic()
+    with pytest.raises(RunStopped, match=r"cannot reach the judge endpoint http://judge.invalid/v1: the host name "
+                                         r"'judge.invalid' does not resolve \(DNS\)\. Check OPENAI_BASE_URL"):
+        await judge(rubrics.get("eth"), TRIPLE, client)
+    assert time.monotonic() - started < 5.0
+
+
+async def test_an_endpoint_lost_after_answering_is_retried_and_each_retry_is_told(judge_server, make_client, rubrics):
+    judge_server.enqueue(Reply.json(ETH_OK))
+    client = make_client(max_retries=2)
+    assert (await judge(rubrics.get("eth"), TRIPLE, client)).status == "scored"
+    judge_server.stop()
+    notices: list[Retrying] = []
+    with observing_retries(notices.append), pytest.raises(RunStopped, match="gave up after 3 attempts.*resume"):
+        await judge(rubrics.get("eth"), TRIPLE, client)
+    # The first retry may find the pooled connection closed; the next finds the port closed.
+    assert [notice.attempt for notice in notices] == [2, 3]
+    assert str(notices[-1]) == "cannot reach the judge, retrying (3/3)"
+
+
+async def test_each_kind_of_retry_is_told_in_a_few_words(judge_server, make_client, rubrics):
+    judge_server.enqueue(Reply.rate_limited(retry_after_ms=10), Reply.server_error(503), Reply.html(), Reply.json(ETH_OK))
+    notices: list[str] = []
+    with observing_retries(lambda retrying: notices.append(str(retrying))):
+        verdict = await judge(rubrics.get("eth"), TRIPLE, make_client(max_retries=3))
+    assert verdict.status == "scored"
+    assert notices == ["the judge is rate limiting, retrying (2/4)", "the judge answered 503, retrying (3/4)",
+                       "the judge sent no completion, retrying (4/4)"]
+    notices.clear()
+    judge_server.enqueue(Reply.server_error(500), Reply.json(ETH_OK))
+    await judge(rubrics.get("eth"), TRIPLE, make_client())
+    assert notices == []  # outside the block, nobody is told

@@ -29,6 +29,8 @@ class Reply:
     tokens_in: int = 50
     tokens_out: int = 20
     drop: bool = False  # close the connection without answering
+    body: str | None = None  # sent as is with `content_type` instead of a chat completion
+    content_type: str = "application/json"
 
     @classmethod
     def json(cls, obj: Any, **kw: Any) -> Reply:
@@ -52,6 +54,22 @@ class Reply:
     @classmethod
     def server_error(cls, status: int = 500) -> Reply:
         return cls(status=status, error={"message": "The server had an error", "type": "server_error", "code": None})
+
+    @classmethod
+    def html(cls) -> Reply:
+        """A 200 with a proxy's HTML page, as a captive portal or a misrouted gateway sends."""
+        return cls(body="<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>",
+                   content_type="text/html")
+
+    @classmethod
+    def plain_text(cls) -> Reply:
+        """A 200 with a plain-text body."""
+        return cls(body="upstream connect error or disconnect/reset before headers", content_type="text/plain")
+
+    @classmethod
+    def error_object(cls, message: str = "Provider returned error") -> Reply:
+        """A 200 whose JSON body is an error object, as OpenRouter sends when the provider behind it fails."""
+        return cls(body=json.dumps({"error": {"message": message, "code": 502}}))
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -124,6 +142,8 @@ class FakeJudgeServer(ThreadedServer):
         if reply.drop:
             request.transport.abort()  # type: ignore[union-attr]
             raise ConnectionResetError("dropped on purpose")
+        if reply.body is not None:
+            return web.Response(text=reply.body, status=reply.status, content_type=reply.content_type)
         if reply.status != 200:
             return web.json_response({"error": reply.error}, status=reply.status, headers=reply.headers)
         return web.json_response(
