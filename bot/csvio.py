@@ -5,7 +5,8 @@ from __future__ import annotations
 import codecs
 import csv
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -20,6 +21,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "answer": ("answer", "generated answer", "model response", "model answer", "response", "output"),
     "model": ("model", "model name"),
 }
+CHOOSE = "{role}={column}"  # how a person names the column of a role, unless the caller words it otherwise
 
 _HEAD = 8192  # bytes inspected for magic numbers and NULs
 _CHUNK = 1 << 20  # bytes per step of the UTF-8 pre-scan
@@ -27,6 +29,11 @@ _FIELD_LIMIT = 2**31 - 1  # fits a C long on every platform; csv's default is 13
 _EXCEL_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")  # xlsx (zip), xls (OLE2)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _RESAVE = "open it in your spreadsheet and save it again as 'CSV UTF-8'"
+_STRAY = re.compile("[\udc80-\udcff]")  # a byte that is not UTF-8, as the surrogateescape handler decodes it
+_MULTIBYTE = re.compile("[^\x00-\x7f\udc80-\udcff]")  # a character UTF-8 encodes in several bytes
+_END = "\ud800"  # fed to the reader after the last line: strict decoding never yields a lone surrogate
+_EMPTY_ROW = ',;\t" \r\n\f\v'  # what a row of empty cells above the header is made of
+_PAIR = re.compile(r",(?=[^,=]*=)")  # the comma between two role=column pairs (a column name may hold one)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,24 +61,72 @@ def _normalise(header: str) -> str:
     return " ".join(header.lower().replace("_", " ").replace("-", " ").split())
 
 
-class CsvSource:
-    """An opened CSV: detected encoding/delimiter, resolved columns, rows streamed on iteration."""
+def _clean(cells: list[str]) -> list[str]:
+    """The cells without NUL characters, which no database text column or Slack message takes."""
+    return [cell.replace("\x00", "") for cell in cells]
 
-    def __init__(self, path: Path, encoding: str, delimiter: str, headers: list[str]) -> None:
+
+def parse_columns(texts: Iterable[str]) -> dict[str, str]:
+    """{role: column} from `answer=model_response` texts, each holding one pair or several separated by commas.
+
+    Raises:
+        CsvError: A text is not role=column, names no role, or gives a role twice.
+    """
+    pairs = []
+    for text in texts:
+        for pair in _PAIR.split(text):
+            role, equals, column = pair.partition("=")
+            if not equals or not column.strip():
+                raise CsvError(f"cannot read the column choice {pair.strip()!r}: write role=column, such as "
+                               "answer=model_response")
+            pairs.append((role, column))
+    return choose_columns(pairs)
+
+
+def choose_columns(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """{role: column} from (role, column) pairs, spaces around each stripped; CsvError for an unknown role or one
+    given twice."""
+    chosen: dict[str, str] = {}
+    for role, column in pairs:
+        role, column = role.strip().lower(), column.strip()
+        if role not in ALIASES:
+            raise CsvError(f"{role or '(nothing)'} is not a role of a column: the roles are {', '.join(ALIASES)}")
+        if role in chosen:
+            raise CsvError(f'the {role} column is given twice ("{chosen[role]}" and "{column}"); give one')
+        chosen[role] = column
+    return chosen
+
+
+def _unique(headers: list[str]) -> list[str]:
+    """The header names with each repeat renamed `name.2`, `name.3`, ... (a number no header uses)."""
+    taken, seen, names = set(headers), set(), []
+    for name in headers:
+        if name in seen:
+            number = 2
+            while f"{name}.{number}" in taken:
+                number += 1
+            name = f"{name}.{number}"
+            taken.add(name)
+        seen.add(name)
+        names.append(name)
+    return names
+
+
+class CsvSource:
+    """An opened CSV: detected encoding/delimiter, unique header names, resolved columns, rows streamed on iteration.
+
+    `columns` maps each role found to its header; `chosen` holds the roles a person named the column of.
+    """
+
+    def __init__(self, path: Path, encoding: str, delimiter: str, headers: list[str], index: dict[str, int],
+                 chosen: Iterable[str] = ()) -> None:
         self.path = path
         self.encoding = encoding
         self.delimiter = delimiter
         self.headers = headers
-        self.columns: dict[str, str] = {}
-        self._index: dict[str, int] = {}  # role -> column position
-        for i, header in enumerate(headers):
-            name = _normalise(header)
-            for role, names in ALIASES.items():
-                if name in names and role not in self._index:
-                    self._index[role] = i
-                    self.columns[role] = header
-        # a header text that appears twice keeps its first column in CsvRow.cells
-        self._first = [i for i, h in enumerate(headers) if headers.index(h) == i]
+        self.columns = {role: headers[i] for role, i in index.items()}
+        self.chosen = frozenset(chosen)
+        self._index = index  # role -> column position
 
     def __iter__(self) -> Iterator[CsvRow | MalformedRow]:
         csv.field_size_limit(max(csv.field_size_limit(), _FIELD_LIMIT))
@@ -84,8 +139,15 @@ class CsvSource:
                 _, row, reader = started
                 next(reader)  # the header
                 for cells in reader:
+                    if cells == [_END]:
+                        return
                     row += 1
-                    item = self._make(row, cells)
+                    if cells and cells[-1].endswith(_END):  # the reader reached the end of the file inside a quoted cell
+                        yield MalformedRow(row, f'row {row} opens a quote (") that is never closed, so it runs to the '
+                                                "end of the file; close the quote or remove it",
+                                           _clean([*cells[:-1], cells[-1][: -len(_END)]]))
+                        return
+                    item = self._make(row, _clean(cells))
                     if item is not None:
                         yield item
         except UnicodeDecodeError as err:
@@ -102,9 +164,12 @@ class CsvSource:
         # [] is an empty line; a row of empty cells (",,,") is what spreadsheets leave below the data
         if not any(cell.strip() for cell in cells):
             return None
-        if len(cells) != len(self.headers):
+        width = len(self.headers)
+        if len(cells) > width and not any(cell.strip() for cell in cells[width:]):
+            cells = cells[:width]  # a delimiter at the end of each row: the extra cells are empty
+        if len(cells) != width:
             count = f"{len(cells)} cell" + ("" if len(cells) == 1 else "s")
-            return MalformedRow(line, f"row {line} has {count} but the header has {len(self.headers)}", cells)
+            return MalformedRow(line, f"row {line} has {count} but the header has {width}", cells)
         value = {role: cells[i] for role, i in self._index.items()}
         empty = [role for role in ("question", "reference") if not value[role].strip()]
         if empty:
@@ -112,17 +177,22 @@ class CsvSource:
             return MalformedRow(line, f"row {line}: the {what} empty", cells)
         model = value.get("model")
         model = model if model and model.strip() else None
-        cells_by_header = {self.headers[i]: cells[i] for i in self._first}
-        return CsvRow(line, value["question"], value["reference"], value["answer"], model, cells_by_header)
+        return CsvRow(line, value["question"], value["reference"], value["answer"], model,
+                      dict(zip(self.headers, cells)))
 
 
-def open_csv(path: str | Path) -> CsvSource:
+def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how: str = CHOOSE,
+             model_or_name: bool = False) -> CsvSource:
     """Detect encoding and delimiter, read the header, resolve columns.
 
+    `columns` names the column of some roles ({"answer": "model_response"}); the others are found by their header
+    names. `how` tells a person how to name one (formatted with role and column) when two columns fit one role. With
+    `model_or_name`, a model that names no column is left out (the caller takes it for the model's name).
     Iterate the returned CsvSource to stream the rows.
 
     Raises:
-        CsvError: The file is missing, empty, binary, undecodable or lacks a required column.
+        CsvError: The file is missing, empty, binary, undecodable or lacks a required column; two columns fit one
+            role; a column named in `columns` is not in the file.
     """
     path = Path(path)
     try:
@@ -142,51 +212,110 @@ def open_csv(path: str | Path) -> CsvSource:
         raise CsvError(f"{path}: the header is not valid {encoding}; {_RESAVE}") from err
     except csv.Error as err:
         raise CsvError(f"{path}: the header row cannot be read: {err}") from err
+    if raw[-1].endswith(_END):
+        raise CsvError(f'{path}: the header row opens a quote (") that is never closed; close the quote or remove it')
 
-    headers = [h.strip().lstrip("\ufeff").strip() for h in raw]
-    source = CsvSource(path, encoding, delimiter, headers)
-    missing = [role for role in REQUIRED if role not in source.columns]
+    raw = [h.strip().lstrip("\ufeff").strip() for h in _clean(raw)]
+    headers = _unique(raw)
+    chosen = dict(columns or {})
+    if model_or_name and "model" in chosen and _position(headers, chosen["model"]) is None:
+        del chosen["model"]
+    index = _resolve(path, raw, headers, chosen, how)
+    missing = [role for role in REQUIRED if role not in index]
     if missing:
         found = ", ".join(f'"{h}"' for h in headers) or "none"
         accepted = "; ".join(f"{role}: {', '.join(ALIASES[role])}" for role in missing)
         raise CsvError(
             f"{path}: no {' or '.join(missing)} column. Headers found: {found}. "
             f"Accepted header names (any case; spaces, _ and - count alike) - {accepted}. "
-            "Rename the header cells and try again."
+            f"Rename the header cells and try again, or name the column: "
+            f"{how.format(role=missing[0], column='COLUMN')}."
         )
-    return source
+    return CsvSource(path, encoding, delimiter, headers, index, chosen)
+
+
+def _position(headers: list[str], column: str) -> int | None:
+    """Where the column a person named is: its exact name, else the one name equal to it in any case and spacing."""
+    if column in headers:
+        return headers.index(column)
+    alike = [i for i, header in enumerate(headers) if _normalise(header) == _normalise(column)]
+    return alike[0] if len(alike) == 1 else None
+
+
+def _resolve(path: Path, raw: list[str], headers: list[str], chosen: Mapping[str, str], how: str) -> dict[str, int]:
+    """The column position of each role: the one a person named, else the one column whose header fits the role."""
+    index: dict[str, int] = {}
+    for role, column in chosen.items():
+        position = _position(headers, column)
+        if position is None:
+            found = ", ".join(f'"{h}"' for h in headers)
+            raise CsvError(f'{path}: there is no column "{column}" for the {role}; the columns are {found}')
+        index[role] = position
+    taken = set(index.values())
+    for role, names in ALIASES.items():
+        fits = [i for i, header in enumerate(raw) if i not in taken and _normalise(header) in names]
+        if role in index or not fits:
+            continue
+        if len(fits) > 1:
+            first, second = headers[fits[0]], headers[fits[1]]
+            raise CsvError(f'{path}: both "{first}" and "{second}" could be the {role} column. Say which one to '
+                           f"grade, such as {how.format(role=role, column=second)}, or rename the other")
+        index[role] = fits[0]
+    return index
 
 
 def _detect_encoding(path: Path, head: bytes) -> str:
-    """Pick the codec from the byte-order mark, else UTF-8 if the whole file decodes, else cp1252."""
+    """Pick the codec from the byte-order mark, else UTF-8 if the whole file decodes, else cp1252 for a file with no
+    UTF-8 character at all; a UTF-8 file with a stray byte is refused (decoding it all as cp1252 garbles good rows)."""
     if head.startswith(_EXCEL_MAGIC):
         raise CsvError(f"{path} looks like an Excel workbook, not a CSV; {_RESAVE}")
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        encoding, name = "utf-16", "UTF-16"
-    elif b"\x00" in head:
+        problem = _decode_problem(path, "utf-16")
+        if problem is not None:
+            raise CsvError(f"{path} starts with a UTF-16 marker but is not valid UTF-16 ({problem}); {_RESAVE}")
+        return "utf-16"
+    if b"\x00" in head:
         raise CsvError(f"{path} is not a text CSV (it contains binary data); {_RESAVE}")
-    elif head.startswith(codecs.BOM_UTF8):
-        encoding, name = "utf-8-sig", "UTF-8"
-    else:
-        encoding, name = "utf-8", "UTF-8"
-    problem = _decode_problem(path, encoding)
-    if problem is None:
-        return encoding
-    if encoding != "utf-8":
-        raise CsvError(f"{path} starts with a {name} marker but is not valid {name} ({problem}); {_RESAVE}")
+    marked = head.startswith(codecs.BOM_UTF8)
+    stray, utf8 = _utf8_scan(path, len(codecs.BOM_UTF8) if marked else 0)
+    if stray is None:
+        return "utf-8-sig" if marked else "utf-8"
+    if marked or utf8:
+        line, byte = stray
+        raise CsvError(f"{path}: line {line} has byte 0x{byte:02x}, which is not UTF-8 (the rest of the file is "
+                       f"UTF-8); {_RESAVE}, or retype the character at that place")
     problem = _decode_problem(path, "cp1252")
     if problem is None:
         return "cp1252"
     raise CsvError(f"{path} is neither UTF-8 nor Windows-1252 text ({problem}); {_RESAVE}")
 
 
-def _decode_problem(path: Path, encoding: str) -> str | None:
-    """Strictly decode the whole file in chunks (constant memory); describe the first bad byte, if any."""
-    skip = len(codecs.BOM_UTF8) if encoding == "utf-8-sig" else 0  # so error offsets count from the data
-    decoder = codecs.getincrementaldecoder("utf-8" if skip else encoding)("strict")
+def _utf8_scan(path: Path, skip: int) -> tuple[tuple[int, int] | None, bool]:
+    """(line, byte) of the first byte that is not UTF-8, if any, and whether any character is UTF-8 encoded in
+    several bytes; in chunks (constant memory), stopping once both are known."""
+    decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+    stray: tuple[int, int] | None = None
+    multibyte = False
     newlines = 0
     with path.open("rb") as f:
         f.seek(skip)
+        while True:
+            chunk = f.read(_CHUNK)
+            text = decoder.decode(chunk, final=not chunk)
+            if not text.isascii():
+                if stray is None and (bad := _STRAY.search(text)):
+                    stray = (newlines + text.count("\n", 0, bad.start()) + 1, ord(bad.group()) - 0xDC00)
+                multibyte = multibyte or _MULTIBYTE.search(text) is not None
+            if not chunk or (stray and multibyte):
+                return stray, multibyte
+            newlines += text.count("\n")
+
+
+def _decode_problem(path: Path, encoding: str) -> str | None:
+    """Strictly decode the whole file in chunks (constant memory); describe the first bad byte, if any."""
+    decoder = codecs.getincrementaldecoder(encoding)("strict")
+    newlines = 0
+    with path.open("rb") as f:
         while True:
             chunk = f.read(_CHUNK)
             pending = len(decoder.getstate()[0])  # bytes of a character split across chunks
@@ -204,7 +333,8 @@ def _decode_problem(path: Path, encoding: str) -> str | None:
 
 
 def _start(f: TextIO) -> tuple[str, int, Iterator[list[str]]] | None:
-    """Skip a `sep=` line and blank lines; return (delimiter, header row number, reader at the header).
+    """Skip a `sep=` line, blank lines and rows of empty cells; return (delimiter, header row number, reader at the
+    header). The reader ends with a row [_END], or with _END at the end of a quoted cell never closed.
 
     Returns None when the file holds nothing but blank lines.
     """
@@ -214,13 +344,13 @@ def _start(f: TextIO) -> tuple[str, int, Iterator[list[str]]] | None:
     if len(text) == 5 and text[:4].lower() == "sep=":  # Excel's delimiter hint, not a row
         sep, line = text[4], f.readline()
     skipped = 0
-    while line and not line.strip():
+    while line and not line.strip(_EMPTY_ROW + (sep or "")):
         skipped += 1  # a blank line is still a row in a spreadsheet
         line = f.readline()
     if not line:
         return None
     delimiter = sep or _guess_delimiter(line)
-    return delimiter, skipped + 1, csv.reader(chain([line], f), delimiter=delimiter)
+    return delimiter, skipped + 1, csv.reader(chain([line], f, [_END]), delimiter=delimiter)
 
 
 def _guess_delimiter(line: str) -> str:

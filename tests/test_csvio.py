@@ -21,6 +21,7 @@ from bot.csvio import (
     flatten,
     neutralise,
     open_csv,
+    parse_columns,
 )
 
 ARABIC = "ما هي عاصمة مصر؟"
@@ -211,11 +212,13 @@ def test_more_aliases(tmp_path, header):
     assert set(open_csv(put(tmp_path, header.encode() + b"\n")).columns) == set(REQUIRED)
 
 
-def test_first_header_for_a_role_wins(tmp_path):
-    src = open_csv(put(tmp_path, b"prompt,question,reference,answer,output\np,q,r,a,o\n"))
-    assert src.columns == {"question": "prompt", "reference": "reference", "answer": "answer"}
+def test_the_columns_named_win_over_other_fitting_headers(tmp_path):
+    path = put(tmp_path, b"prompt,question,reference,answer,output\np,q,r,a,o\n")
+    src = open_csv(path, {"question": "prompt", "answer": "output"})
+    assert src.columns == {"question": "prompt", "reference": "reference", "answer": "output"}
+    assert src.chosen == {"question", "answer"}
     [row] = list(src)
-    assert (row.question, row.answer) == ("p", "a")
+    assert (row.question, row.answer) == ("p", "o")
 
 
 def test_aliases_are_normalised():
@@ -356,3 +359,179 @@ def test_non_latin_text_round_trips_through_read_and_write(tmp_path):
     assert out.read_bytes() == source.read_bytes().replace(b"\n", b"\r\n")
     [back] = rows(out)
     assert (back.question, back.reference, back.answer) == (ARABIC, HEBREW, MIXED)
+
+
+# --- hardening: no silent wrong reads -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("good", ["Zürich", ARABIC])
+def test_utf8_with_one_stray_cp1252_byte_is_refused_naming_the_line_and_byte(tmp_path, good):
+    data = f"question,reference,answer\n{good},r,a\n".encode() + b"q,r \x96 dash,a\n"
+    with pytest.raises(CsvError, match="line 3 has byte 0x96, which is not UTF-8.*CSV UTF-8"):
+        open_csv(put(tmp_path, data))
+
+
+def test_a_stray_byte_before_the_first_utf8_character_is_refused_too(tmp_path):
+    body = b"q,r,a\n" * 200_000  # the UTF-8 text is in a later pre-scan chunk than the stray byte
+    data = b"question,reference,answer\nq,r\x96,a\n" + body + "Zürich,r,a\n".encode()
+    with pytest.raises(CsvError, match="line 2 has byte 0x96, which is not UTF-8"):
+        open_csv(put(tmp_path, data))
+
+
+def test_utf8_marked_file_with_a_stray_byte_names_the_line_and_byte(tmp_path):
+    data = codecs.BOM_UTF8 + "question,reference,answer\nZürich,r,a\n\n".encode() + b"q,\x93r,a\n"
+    with pytest.raises(CsvError, match="line 4 has byte 0x93, which is not UTF-8"):
+        open_csv(put(tmp_path, data))
+
+
+def test_a_wholly_cp1252_file_is_still_read(tmp_path):
+    src = open_csv(put(tmp_path, "question,reference,answer\nZürich?,“Zürich”,a – b\n".encode("cp1252")))
+    assert src.encoding == "cp1252"
+    assert [(r.question, r.reference, r.answer) for r in src] == [("Zürich?", "“Zürich”", "a – b")]
+
+
+def test_zurich_and_arabic_survive_a_utf8_file(tmp_path):
+    [row] = rows(put(tmp_path, f"question,reference,answer\nZürich,{ARABIC},a\n".encode()))
+    assert (row.question, row.reference) == ("Zürich", ARABIC)
+
+
+def lone_surrogates(items) -> list[str]:
+    texts = [t for item in items for t in (item.cells.values() if isinstance(item, CsvRow) else item.cells)]
+    return [t for t in texts if any("\ud800" <= ch <= "\udfff" for ch in t)]
+
+
+@pytest.mark.parametrize("data", [
+    "question,reference,answer\nZürich,r,a\n".encode() + b"q,\xed\xa0\x80,a\n",  # an encoded surrogate in UTF-8
+    codecs.BOM_UTF16_LE + "question\treference\tanswer\r\nq\t".encode("utf-16-le") + b"\x00\xd8"
+    + "r\ta\r\n".encode("utf-16-le"),  # a lone high surrogate in UTF-16
+])
+def test_no_lone_surrogate_comes_out_of_decoding(tmp_path, data):
+    with pytest.raises(CsvError, match="not valid|not UTF-8"):
+        open_csv(put(tmp_path, data))
+
+
+def test_an_encoded_surrogate_in_a_file_without_utf8_is_read_as_cp1252_text(tmp_path):
+    got = rows(put(tmp_path, b"question,reference,answer\nq,\xed\xa0\x80,a\n"))
+    assert got[0].reference == "í\xa0€" and lone_surrogates(got) == []
+
+
+def test_nul_bytes_past_the_binary_check_are_stripped_from_cells(tmp_path):
+    pad = b"q,r,a\n" * 2000  # past the first 8 KB that are checked for binary data
+    data = b"question,reference,answer\n" + pad + b"q\x00x,r,a\x00\x00\nq,\x00,a\n"
+    got = rows(put(tmp_path, data))
+    assert got[-2].question == "qx" and got[-2].answer == "a" and got[-2].cells["question"] == "qx"
+    assert got[-1].reason == f"row {len(got) + 1}: the reference cell is empty"
+    assert not any("\x00" in text for item in got[-2:] for text in (item.cells.values() if isinstance(
+        item, CsvRow) else item.cells))
+
+
+def test_nul_characters_of_a_utf16_file_are_stripped_from_cells_and_headers(tmp_path):
+    text = "question\treference\tan\x00swer\r\nq\x00\tr\ta\r\n"
+    src = open_csv(put(tmp_path, codecs.BOM_UTF16_LE + text.encode("utf-16-le")))
+    assert src.headers == ["question", "reference", "answer"]
+    assert [(r.question, r.cells["answer"]) for r in src] == [("q", "a")]
+
+
+@pytest.mark.parametrize(("header", "first", "second"), [
+    ("question,reference,answer,model_response", "answer", "model_response"),
+    ("prompt,reference,question,answer", "prompt", "question"),
+    ("question,reference,answer,model,Model Name", "model", "Model Name"),
+    ("question,reference,answer,answer", "answer", "answer.2"),
+])
+def test_two_columns_for_one_role_are_refused_naming_both(tmp_path, header, first, second):
+    with pytest.raises(CsvError) as err:
+        open_csv(put(tmp_path, header.encode() + b"\nq,r,a,b\n"))
+    message = str(err.value)
+    assert f'"{first}"' in message and f'"{second}"' in message
+    assert f"={second}" in message  # how to choose
+
+
+def test_the_way_to_choose_a_column_is_worded_by_the_caller(tmp_path):
+    path = put(tmp_path, b"question,reference,answer,output\nq,r,a,o\n")
+    with pytest.raises(CsvError, match="a line `answer: output`"):
+        open_csv(path, how="a line `{role}: {column}` in the message")
+
+
+@pytest.mark.parametrize(("columns", "expected"), [
+    ({"answer": "model_response"}, ("q", "mr")),
+    ({"answer": "answer"}, ("q", "a")),
+    ({"answer": "Model Response", "question": "question"}, ("q", "mr")),  # any case; spaces, _ and - alike
+    ({"answer": "notes"}, ("q", "n")),  # any column, not only the known names
+])
+def test_an_explicit_mapping_chooses_the_column(tmp_path, columns, expected):
+    src = open_csv(put(tmp_path, b"question,reference,answer,model_response,notes\nq,r,a,mr,n\n"), columns)
+    [row] = list(src)
+    assert (row.question, row.answer) == expected
+    assert src.columns["answer"] == {"a": "answer", "mr": "model_response", "n": "notes"}[expected[1]]
+    assert row.cells == {"question": "q", "reference": "r", "answer": "a", "model_response": "mr", "notes": "n"}
+
+
+def test_a_column_mapped_to_a_role_is_not_taken_for_another(tmp_path):
+    src = open_csv(put(tmp_path, b"question,reference,answer,output\nq,r,a,o\n"), {"reference": "answer"})
+    assert src.columns == {"question": "question", "reference": "answer", "answer": "output"}
+
+
+def test_a_mapping_naming_no_column_is_a_clear_error(tmp_path):
+    with pytest.raises(CsvError, match='no column "model_reply" for the answer.*"question", "reference", "answer"'):
+        open_csv(put(tmp_path, b"question,reference,answer\nq,r,a\n"), {"answer": "model_reply"})
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("answer=model_response", {"answer": "model_response"}),
+    ("answer=model_response,question=prompt", {"answer": "model_response", "question": "prompt"}),
+    (" Answer = a, b , question= prompt ", {"answer": "a, b", "question": "prompt"}),  # a comma inside a name
+])
+def test_parse_columns(text, expected):
+    assert parse_columns([text]) == expected
+
+
+@pytest.mark.parametrize(("texts", "problem"), [
+    (["answers=x"], "answers is not a role"),
+    (["answer"], "role=column"),
+    (["answer="], "role=column"),
+    (["answer=a", "answer=b"], "answer column is given twice"),
+])
+def test_parse_columns_refuses_what_it_cannot_use(texts, problem):
+    with pytest.raises(CsvError, match=problem):
+        parse_columns(texts)
+
+
+def test_duplicate_header_names_keep_every_column(tmp_path):
+    src = open_csv(put(tmp_path, b"question,reference,answer,notes,notes,notes.2,notes\nq,r,a,1,2,3,4\n"))
+    assert src.headers == ["question", "reference", "answer", "notes", "notes.3", "notes.2", "notes.4"]
+    [row] = list(src)
+    assert row.cells == {"question": "q", "reference": "r", "answer": "a", "notes": "1", "notes.3": "2",
+                         "notes.2": "3", "notes.4": "4"}
+
+
+def test_a_trailing_delimiter_on_each_row_is_accepted_but_extra_text_is_not(tmp_path):
+    data = b"question;reference;answer\nq1;r1;a1;\nq2;r2;a2;; \nq3;r3;a3;x\n"
+    got = rows(put(tmp_path, data))
+    assert [(type(r).__name__, r.line) for r in got] == [("CsvRow", 2), ("CsvRow", 3), ("MalformedRow", 4)]
+    assert got[1].cells == {"question": "q2", "reference": "r2", "answer": "a2"}
+
+
+@pytest.mark.parametrize("tail", ['q2,"r2,a2\nq3,r3,a3\n', 'q2,r2,"a2', 'q2,r2,"a2\n\n'])
+def test_a_quote_never_closed_makes_its_row_malformed(tmp_path, tail):
+    got = rows(put(tmp_path, ("question,reference,answer\nq1,r1,a1\n" + tail).encode()))
+    assert isinstance(got[0], CsvRow) and len(got) == 2
+    assert isinstance(got[1], MalformedRow) and got[1].line == 3
+    assert "quote" in got[1].reason and "never closed" in got[1].reason and "row 3" in got[1].reason
+    assert lone_surrogates(got) == []
+
+
+def test_a_quote_never_closed_in_the_header_is_refused(tmp_path):
+    with pytest.raises(CsvError, match="header.*quote.*never closed"):
+        open_csv(put(tmp_path, b'question,reference,"answer\nq,r,a\n'))
+
+
+def test_closed_quotes_at_the_end_of_the_file_are_fine(tmp_path):
+    got = rows(put(tmp_path, b'question,reference,answer\nq,r,"a ""b"""'))
+    assert [r.answer for r in got] == ['a "b"']
+
+
+@pytest.mark.parametrize("above", [b",,,\n", b";;;\r\n\r\n", b'"","",""\n', b",\t, \n"])
+def test_a_row_of_delimiters_above_the_header_is_skipped_like_a_blank_line(tmp_path, above):
+    src = open_csv(put(tmp_path, above + b"question;reference;answer\nq;r;a\n"))
+    assert (src.delimiter, src.headers) == (";", ["question", "reference", "answer"])
+    assert [r.line for r in src] == [above.count(b"\n") + 2]
