@@ -160,9 +160,10 @@ def show_history(console: Console, judgments: Iterable[Judgment]) -> None:
 
 
 def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None:
-    """Per model and rubric figures: count, mean headline, pass rate, tags, judge errors, agreement."""
-    table = Table("model under test", "rubric", "judged", "mean headline", "pass rate", "tags", "judge errors",
-                  "people agree", title=escape(title))
+    """Per model and rubric figures: new judgments, reused verdicts, mean headline, pass rate, tags, judge errors,
+    agreement."""
+    table = Table("model under test", "rubric", "judged", "reused", "mean headline", "pass rate", "tags",
+                  "judge errors", "people agree", title=escape(title))
     for f in figures:
         tags = ", ".join(f"{tag} {n}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
         agree = DASH if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"

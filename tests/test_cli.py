@@ -772,17 +772,33 @@ def test_history_and_stats_of_the_terminal_and_of_a_slack_channel(tmp_path, judg
     assert code == 0, out
     text = flat(out)
     assert "the terminal, last 30 days" in text
-    assert "campus-bot-v2 eth 3 100.0 100% Correct 3 0 -" in text  # its first row went to the channel
-    assert "campus-bot-v1 eth 4 12.5 0% Generic 2, Hallucination 1, Refusal 1 0 -" in text
+    assert "campus-bot-v2 eth 3 0 100.0 100% Correct 3 0 -" in text  # its first row went to the channel
+    assert "campus-bot-v1 eth 4 0 12.5 0% Generic 2, Hallucination 1, Refusal 1 0 -" in text
 
     code, out = judgebot(tmp_path, "stats", "--channel", "C0SLACK", "--days", "0", "--model", "CAMPUS-BOT-V2")
     text = flat(out)
-    assert code == 0 and "campus-bot-v2 eth 1 100.0 100% Correct 1 0 -" in text and "campus-bot-v1" not in text, out
+    assert code == 0 and "campus-bot-v2 eth 1 0 100.0 100% Correct 1 0 -" in text and "campus-bot-v1" not in text, out
     code, out = judgebot(tmp_path, "history", "--channel", "C0SLACK")
     assert code == 0 and flat(out).count(" eth campus-bot-") == 1, out
     code, out = judgebot(tmp_path, "history", "-n", "3")
     assert code == 0 and flat(out).count(" eth campus-bot-") == 3, out
     assert judgebot(tmp_path, "history", "-n", "0")[0] == 2
+
+
+def test_stats_count_verdicts_reused_from_the_cache_apart_from_new_judgments(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    rows = [[f"How do I register for exam {i}?", "In myStudies.", f"Use myStudies, step {i}."] for i in range(4)]
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], rows)
+    for _ in range(3):  # the same file judged three times: billed once
+        assert judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", "--model-name", "bot-a",
+                        server=judge_server)[0] == 0
+    assert len(judge_server.bodies()) == 4
+
+    code, out = judgebot(tmp_path, "stats")
+
+    assert code == 0, out
+    assert "model under test rubric judged reused mean headline" in flat(out)
+    assert "bot-a eth 4 8 100.0 100% Correct 12 0 -" in flat(out), out
 
 
 @pytest.mark.slow

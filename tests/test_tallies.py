@@ -166,3 +166,29 @@ def test_an_error_judged_again_leaves_its_old_week(store: Store, retried_status:
     assert channel_stats(store, channel_id="C1", since=week.previous().utc[0], until=week.utc[0]) == []
     [now] = channel_stats(store, channel_id="C1", since=week.utc[0], until=week.utc[1])
     assert (now.judged, now.scored, now.errors, now.mean_headline) == (1, 1, 0, 60.0)
+
+
+def test_a_verdict_reused_from_the_cache_is_counted_apart_not_as_a_new_judgment(store: Store) -> None:
+    judged = Judged(store)
+    base = datetime(2026, 11, 16, 9, 0)
+    first = judged.add(base, "scored", 80.0, tag="Correct")
+    verdict = Verdict(status="scored", headline=80.0, passed=True, tag="Correct", rubric_name="eth", rubric_version="1",
+                      rubric_hash="h1", judge_model="judge-a", prompt_hash="p")
+    for minute in (10, 20):  # the same file judged twice more: both verdicts come from the cache, at no cost
+        reuse = judged.add(base + timedelta(minutes=minute), "pending")
+        with time_machine.travel(base.replace(minute=minute, tzinfo=UTC), tick=False):
+            assert store.save_verdict(reuse, verdict, cache_key="k", cached_from=first)
+
+    [figures] = channel_stats(store, channel_id="C1")
+    assert (figures.judged, figures.reused, figures.scored, figures.mean_headline, figures.tags) == (
+        1, 2, 3, 80.0, {"Correct": 3})
+    # read row by row in an hour cut by the bounds, the count is the same
+    [inside] = channel_stats(store, channel_id="C1", since=base + timedelta(minutes=5), until=base + timedelta(minutes=30))
+    assert (inside.judged, inside.reused) == (0, 2)
+    with store.engine.connect() as conn:
+        transaction = conn.begin()
+        assert conn.execute(select(func.sum(JudgmentTally.reused))).scalar() == 2
+        conn.execute(JudgmentTally.__table__.delete())
+        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true())
+        assert conn.execute(select(func.sum(JudgmentTally.reused))).scalar() == 2  # an upgrade counts them the same
+        transaction.rollback()

@@ -60,7 +60,7 @@ class Figures:
 
     model_name: str | None
     rubric_name: str
-    judged: int = 0
+    judged: int = 0  # new judgments: a verdict reused from an earlier identical judgment is counted in `reused`
     scored: int = 0
     mean_headline: float | None = None
     passed: int = 0
@@ -68,6 +68,7 @@ class Figures:
     tags: dict[str, int] = field(default_factory=dict)
     votes: int = 0
     agreeing: int = 0
+    reused: int = 0
 
     @property
     def pass_rate(self) -> float | None:
@@ -105,7 +106,11 @@ def channel_stats(
     store: Store, *, channel_id: str | None, since: datetime | None = None, until: datetime | None = None,
     model: str | None = None,
 ) -> list[Figures]:
-    """Per model and rubric figures of one channel (None: the terminal's), added up from the hourly tallies."""
+    """Per model and rubric figures of one channel (None: the terminal's), added up from the hourly tallies.
+
+    `judged` counts new judgments only; verdicts reused from the cache (not billed) are counted in `reused`. The
+    mean, pass rate and tags are over every judged row, reused or not.
+    """
     rows = counted_in_channel(channel_id, since, until)
     chosen = [] if model is None else [func.lower(rows.c.model_key) == model.lower()[:KEY_LENGTH]]
     group = (rows.c.model_key, rows.c.rubric_name)
@@ -113,7 +118,7 @@ def channel_stats(
     totals = (
         sa.select(*group, func.sum(rows.c.rows), func.sum(case((scored, rows.c.rows), else_=0)),
                func.sum(rows.c.headline_total), func.sum(rows.c.headlines), func.sum(rows.c.passed),
-               func.sum(case((scored, 0), else_=rows.c.rows)))
+               func.sum(case((scored, 0), else_=rows.c.rows)), func.sum(rows.c.reused))
         .where(*chosen).group_by(*group)
     )
     tags = (sa.select(*group, rows.c.tag_key, func.sum(rows.c.rows))
@@ -129,10 +134,11 @@ def channel_stats(
     )
     figures: dict[tuple[str, str], Figures] = {}
     with store.session() as session:
-        for key, rubric, judged, n_scored, total, headlines, passed, errors in session.execute(totals):
+        for key, rubric, judged, n_scored, total, headlines, passed, errors, reused in session.execute(totals):
             figures[(key, rubric)] = Figures(
-                model_of(key), rubric, int(judged), int(n_scored or 0),
-                float(total) / int(headlines) if headlines else None, int(passed or 0), int(errors or 0))
+                model_of(key), rubric, int(judged) - int(reused or 0), int(n_scored or 0),
+                float(total) / int(headlines) if headlines else None, int(passed or 0), int(errors or 0),
+                reused=int(reused or 0))
         for key, rubric, tag, count in session.execute(tags):
             figures[(key, rubric)].tags[tag] = int(count)
         for key, rubric, count, agreeing in session.execute(votes):

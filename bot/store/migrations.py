@@ -14,7 +14,7 @@ from alembic.operations import Operations
 from sqlalchemy.engine import Connection, Engine
 
 from bot.errors import SchemaTooNew
-from bot.store.tallies import add_judgments, question_key
+from bot.store.tallies import COUNTS, KEY, add_judgments, question_key
 
 LOCK_ID = 7_311_924  # a PostgreSQL advisory lock that serialises migrating processes
 
@@ -236,9 +236,21 @@ def _fill_question_keys(conn: Connection, batch: int = 10_000) -> None:
         after = rows[-1].id
 
 
+def _v7_results_path_and_reuses(op: Operations) -> None:
+    op.add_column("run", sa.Column("results_path", sa.Text))
+    op.add_column("judgment_tally", sa.Column("reused", sa.Integer, nullable=False, server_default=sa.text("0")))
+    # Count again from the judgments, now telling a verdict reused from the cache from a new one.
+    tally = sa.table("judgment_tally", *[sa.column(name) for name in (*KEY, *COUNTS)])
+    judgment = sa.table("judgment", *[sa.column(name) for name in (
+        "channel_id", "model_name", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status", "tag",
+        "headline", "passed", "cached_from")], sa.column("judged_at", sa.DateTime))
+    op.execute(tally.delete())
+    add_judgments(op.get_bind(), judgment, tally, sa.true())
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
-    _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies,
+    _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies, _v7_results_path_and_reuses,
 ]
 LATEST = len(MIGRATIONS)
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from pydantic import NaiveDatetime
-from sqlalchemy import JSON, BigInteger, Column, Index, Table, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, Table, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 from bot.records import PostState, RowState, RunState, ShareState
@@ -49,6 +49,8 @@ class Run(SQLModel, table=True):
     channel_id: str | None = Field(default=None, max_length=32, index=True)
     thread_ts: str | None = Field(default=None, max_length=32)
     user_id: str | None = Field(default=None, max_length=32)
+    results_path: str | None = Field(default=None, sa_column=Column(Text),
+                                     description="where the terminal writes its results CSV (absolute)")
 
 
 class Judgment(SQLModel, table=True):
@@ -129,6 +131,8 @@ class JudgmentTally(SQLModel, table=True):
     headlines: int = Field(default=0, description="rows with a headline score")
     headline_total: float = 0.0
     passed: int = 0
+    reused: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
+                        description="rows whose verdict was reused from an earlier identical judgment (not billed)")
 
 
 class Feedback(SQLModel, table=True):

@@ -16,7 +16,7 @@ HOUR = timedelta(hours=1)
 KEY_LENGTH = 200  # a model or tag longer than this is counted under its first 200 characters
 KEY = ("channel_key", "hour", "model_key", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status",
        "tag_key")
-COUNTS = ("rows", "headlines", "headline_total", "passed")
+COUNTS = ("rows", "headlines", "headline_total", "passed", "reused")
 
 
 def question_key(model_name: str | None, rubric_name: str, question: str) -> int:
@@ -54,27 +54,35 @@ def _keys(judgment: TableClause, at: Any) -> list[Any]:
             c.rubric_name, c.rubric_version, c.rubric_hash, c.judge_model, c.status, key_of(c.tag).label("tag_key")]
 
 
-def _counts(judgment: TableClause, sign: int) -> list[Any]:
+def _counts(judgment: TableClause, sign: int, names: tuple[str, ...] = COUNTS) -> list[Any]:
+    """The counts of `names` over a group of judgment rows; a verdict reused from the cache is counted apart."""
     c = judgment.c
-    return [(sign * func.count()).label("rows"), (sign * func.count(c.headline)).label("headlines"),
-            (sign * func.coalesce(func.sum(c.headline), 0.0)).label("headline_total"),
-            (sign * func.sum(case((c.passed.is_(True), 1), else_=0))).label("passed")]
+    counts = {
+        "rows": lambda: func.count(),
+        "headlines": lambda: func.count(c.headline),
+        "headline_total": lambda: func.coalesce(func.sum(c.headline), 0.0),
+        "passed": lambda: func.sum(case((c.passed.is_(True), 1), else_=0)),
+        "reused": lambda: func.count(c.cached_from),
+    }
+    return [(sign * counts[name]()).label(name) for name in names]
 
 
-def add_judgments(conn: Connection, judgment: TableClause, tally: Table, where: Any, *, sign: int = 1) -> None:
+def add_judgments(conn: Connection, judgment: TableClause, tally: TableClause, where: Any, *, sign: int = 1) -> None:
     """Count the judged rows of `judgment` matching `where` into `tally` (with sign -1: count them out).
 
-    One statement serves a saved verdict, rows made pending again, and filling the tally from an existing history.
+    One statement serves a saved verdict, rows made pending again, and filling the tally from an existing history
+    (whose tally may predate some counts: only the counts it has are filled).
     """
+    names = tuple(name for name in COUNTS if name in tally.c)
     keys = _keys(judgment, _hour_sql(judgment.c.judged_at, conn.dialect.name))
-    rows = (select(*keys, *_counts(judgment, sign))
+    rows = (select(*keys, *_counts(judgment, sign, names))
             .where(where, judgment.c.status.in_(JUDGED), judgment.c.judged_at.is_not(None))
             .group_by(*keys))
     insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    statement = insert(tally).from_select([*KEY, *COUNTS], rows)
+    statement = insert(tally).from_select([*KEY, *names], rows)
     statement = statement.on_conflict_do_update(
         index_elements=[tally.c[name] for name in KEY],
-        set_={name: tally.c[name] + statement.excluded[name] for name in COUNTS},
+        set_={name: tally.c[name] + statement.excluded[name] for name in names},
     )
     conn.execute(statement)
     if sign < 0:
@@ -103,6 +111,7 @@ def counted(judgment: Table, tally: Table, channel_id: str | None, since: dateti
         parts.append(select(*keys, c.judged_at.label("at"), literal(1).label("rows"),
                             case((c.headline.is_(None), 0), else_=1).label("headlines"),
                             func.coalesce(c.headline, 0.0).label("headline_total"),
-                            case((c.passed.is_(True), 1), else_=0).label("passed"))
+                            case((c.passed.is_(True), 1), else_=0).label("passed"),
+                            case((c.cached_from.is_(None), 0), else_=1).label("reused"))
                      .where(*scope, c.judged_at >= start, c.judged_at < end))
     return (parts[0] if len(parts) == 1 else union_all(*parts)).subquery("counted")

@@ -129,7 +129,7 @@ def history_message(judgments: list[Judgment], channel_id: str, team_url: str | 
 
 def _figures_text(figures: Figures) -> str:
     model = escape(figures.model_name) if figures.model_name else "_model not named_"
-    parts = [f"{figures.judged} judged"]
+    parts = [f"{figures.judged} judged"] + ([f"{figures.reused} reused from the cache"] if figures.reused else [])
     if figures.mean_headline is not None:
         parts.append(f"mean {figures.mean_headline:.0f}/100")
     if figures.pass_rate is not None:
