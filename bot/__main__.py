@@ -282,6 +282,7 @@ def judge_client(settings: Settings, concurrency: int | None = None, model: str 
 async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
     """`judgebot judge`: a file, or one triple given with -q -r -a."""
     from bot.csvio import open_csv
+    from bot.llm import observing_retries
     from bot.records import Triple, Verdict
     from bot.runs import execute_run, start_csv_run, start_single_run
     from bot.store import Store
@@ -301,9 +302,11 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
         async with client:
             run = start_single_run(store, rubric=rubric, triple=triple, judge_model=client.model, model_name=args.model_name,
                                    fresh=args.fresh, origin=terminal_origin())
-            outcome = await execute_run(store, run, rubric, client, concurrency=1)
+            with observing_retries(lambda notice: console.print(f"[yellow]{escape(str(notice))}[/]")):
+                outcome = await execute_run(store, run, rubric, client, concurrency=1)
         if outcome.stop_reason and outcome.status == RunState.PAUSED:
-            raise UsageError(outcome.stop_reason)
+            raise UsageError(f"{outcome.stop_reason.rstrip('.')}.\nRun {run.id} keeps this triple, not yet judged: "
+                             f"`judgebot resume {run.id}` judges it.")
         judgment = next(store.iter_judgments(run.id))
         terminal.show_verdict(console, rubric, Verdict.model_validate(judgment, from_attributes=True))
         return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
@@ -343,11 +346,12 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
 async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient, console: Console, out: Path,
                      concurrency: int, rejudge: tuple[RowState, ...] = ()) -> int:
     """Judge the pending rows of a run with a progress bar, then write the results and show the summary."""
+    from bot.llm import observing_retries
     from bot.runs import execute_run, export_run
 
     settled()
     async with client:
-        with terminal.ProgressBar(console, f"{rubric.name} · run {run.id}") as bar:
+        with terminal.ProgressBar(console, f"{rubric.name} · run {run.id}") as bar, observing_retries(bar.retrying):
             outcome = await execute_run(store, run, rubric, client, concurrency=concurrency, on_progress=bar.update,
                                         rejudge=rejudge)
     if rejudge:

@@ -18,6 +18,7 @@ DASH = "-"  # what a figure that cannot be computed shows in a terminal table
 
 if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
     from bot.digest import Digest
+    from bot.llm import Retrying
     from bot.records import Verdict
     from bot.rubric import Rubric
     from bot.runs import GoldenResult, Summary
@@ -36,10 +37,13 @@ class ProgressBar:
             TextColumn("{task.fields[rate]}"),
             TextColumn("ETA {task.fields[eta]}"),
             TextColumn("[red]{task.fields[errors]}"),
+            TextColumn("[yellow]{task.fields[notice]}"),
             console=console,
             transient=False,
         )
-        self._task = self._bar.add_task(description, total=None, rate="", eta=DASH, errors="")
+        self._task = self._bar.add_task(description, total=None, rate="", eta=DASH, errors="", notice="")
+        self._done = 0
+        self._notice = ""
 
     def __enter__(self) -> ProgressBar:
         self._bar.start()
@@ -52,8 +56,18 @@ class ProgressBar:
         """Show one progress event."""
         eta = DASH if event.eta is None else duration(event.eta)
         errors = f"{event.errors} errors" if event.errors else ""
+        # A row that got through means the judge answers again: the last retry notice no longer holds.
+        if event.done > self._done:
+            self._notice = ""
+        self._done = event.done
         self._bar.update(self._task, completed=event.done, total=event.total, rate=f"{event.rate:.1f} rows/s",
-                         eta=eta, errors=errors)
+                         eta=eta, errors=errors, notice=self._notice)
+
+    def retrying(self, notice: Retrying) -> None:
+        """Show at once that a judge request is being sent again, and why ("cannot reach the judge, retrying (2/7)")."""
+        self._notice = escape(str(notice))
+        self._bar.update(self._task, notice=self._notice)
+        self._bar.refresh()
 
 
 def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, out: Any) -> None:
