@@ -371,15 +371,18 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient
 
 
 async def rubrics_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
-    """`judgebot rubrics [list|check [NAME]]`: every file was validated on load; `check` also runs the goldens."""
+    """`judgebot rubrics [list|check [NAME]]`: every file was validated on load; `check` also runs the goldens, and
+    fails while a file is broken."""
     chosen = [rubrics.get(args.name)] if args.name else list(rubrics)
     if args.action == "list":
         terminal.show_rubrics(console, chosen)
+        show_broken(console, rubrics)
         return EXIT_OK
     from bot.runs import check_goldens
 
     for rubric in chosen:
         console.print(f"[green]valid[/] {rubric.source or rubric.name} ({len(rubric.goldens)} goldens)")
+    show_broken(console, rubrics)
     failed = 0
     async with judge_client(settings) as client:
         for rubric in chosen:
@@ -390,7 +393,17 @@ async def rubrics_command(args: argparse.Namespace, settings: Settings, rubrics:
             terminal.show_goldens(console, rubric, results)
             failed += sum(not result.ok for result in results)
     console.print(f"{failed} golden(s) missed." if failed else "Every golden came out as expected.")
+    if rubrics.broken:
+        return EXIT_USAGE
     return EXIT_UNSCORED if failed else EXIT_OK
+
+
+def show_broken(console: Console, rubrics: RubricSet) -> None:
+    """The rubric files left out, each with what is wrong with it."""
+    for broken in rubrics.broken:
+        console.print(f"[red]broken[/] {escape(str(broken.path))}: {escape(broken.problem)}")
+    if rubrics.broken:
+        console.print(f"{len(rubrics.broken)} rubric file(s) left out until fixed; the other rubrics can be used.")
 
 
 if __name__ == "__main__":

@@ -534,7 +534,7 @@ def test_a_team_rubric_directory_adds_rubrics(tmp_path, judge_server):
     assert "Team copy of the auditor;" in flat(out)
 
 
-def test_a_broken_team_rubric_makes_every_command_exit_2_naming_file_and_field(tmp_path, judge_server):
+def test_a_broken_team_rubric_is_left_out_and_named_with_its_field_by_every_command(tmp_path, judge_server):
     team = tmp_path / "team"
     team.mkdir()
     text = _team_rubric((ROOT / "rubrics" / "eth.yaml").read_text("utf-8"), "broken")
@@ -543,15 +543,17 @@ def test_a_broken_team_rubric_makes_every_command_exit_2_naming_file_and_field(t
                                       encoding="utf-8")
     shutil.copy(EXAMPLE, tmp_path / "answers.csv")
     commands = [
-        ["judge", "answers.csv", "--rubric", "eth"],
-        ["resume"],
+        ["judge", "answers.csv", "--rubric", "broken"],
         ["rubrics"],
     ]
-    for (code, out), command in zip(judgebot_many(tmp_path, commands, server=judge_server, RUBRICS_DIR=str(team)),
-                                    commands):
-        assert code == 2, (command, out)
-        message = flat(out)
-        assert "error: broken.yaml: output.correctness.type: Input should be 'integer'" in message, (command, out)
+    (judged, judge_out), (listed, list_out) = judgebot_many(tmp_path, commands, server=judge_server,
+                                                           RUBRICS_DIR=str(team))
+    assert judged == 2, judge_out
+    assert ("error: The rubric 'broken' cannot be used until its file is fixed: broken.yaml: output.correctness.type: "
+            "Input should be 'integer'") in flat(judge_out)
+    assert listed == 0, list_out
+    assert re.findall(r"^│ ([\w-]+)\s+│", list_out, re.MULTILINE) == ["academic", "benchmark", "eth"]
+    assert f"broken {team / 'broken.yaml'}: output.correctness.type: Input should be 'integer'" in flat(list_out)
     assert judge_server.bodies() == []
 
 

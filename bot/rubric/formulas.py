@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import difflib
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from simpleeval import EvalWithCompoundTypes
+from simpleeval import AttributeDoesNotExist, EvalWithCompoundTypes, FunctionNotDefined, NameNotDefined
 
 from bot.errors import FormulaError
 
@@ -31,7 +33,37 @@ def evaluate(expression: str, values: dict[str, Any]) -> Any:
     try:
         return evaluator.eval(expression, previously_parsed=_parsed(expression))
     except Exception as err:  # simpleeval raises many types; all mean the same here
-        raise FormulaError(f"{expression!r} failed: {err}") from None
+        problem = f"{expression!r} failed: {err}"
+        if hint := _hint(err, values):
+            problem = f"{problem.rstrip('.')}.{hint}"
+        raise FormulaError(problem) from None
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """" Did you mean 'x'?" when one of `choices` is close to `word`, else nothing."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def _hint(err: Exception, values: dict[str, Any]) -> str:
+    if isinstance(err, NameNotDefined):
+        return did_you_mean(err.name, values)
+    if isinstance(err, FunctionNotDefined):
+        return did_you_mean(err.func_name, FUNCTIONS)
+    if isinstance(err, AttributeDoesNotExist):
+        return did_you_mean(err.attr, _nested_keys(values))
+    if isinstance(err, KeyError) and err.args and isinstance(err.args[0], str):  # out["Factual Acuracy"]
+        return did_you_mean(err.args[0], values)
+    return ""
+
+
+def _nested_keys(values: dict[str, Any]) -> set[str]:
+    found: set[str] = set()
+    for key, value in values.items():
+        found.add(key)
+        if isinstance(value, dict):
+            found |= _nested_keys(value)
+    return found
 
 
 @lru_cache(maxsize=1024)

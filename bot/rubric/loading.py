@@ -3,55 +3,142 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+import types
+import typing
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from bot.errors import RubricError
+from bot.rubric.formulas import did_you_mean
 from bot.rubric.model import Rubric, describe
 
 RUBRIC_SUFFIXES = (".yaml", ".yml")
+# Words that /judge, the message with a shared file and the judgebot command take as their own, with those planned
+# for samples, juries, labels, calibration, budgets and batches: a rubric called so could never be reached.
+RESERVED_WORDS = frozenset({
+    "help", "rubrics", "history", "stats", "default", "digest", "none", "off", "clear",  # /judge, /judge default
+    "rubric", "model",  # `rubric: NAME` and `model: NAME` with a shared file
+    "serve", "judge", "resume", "runs", "list", "check",  # judgebot COMMAND, judgebot rubrics list|check
+    "samples", "judges", "label", "labels", "correct", "calibration", "budget", "batch",  # planned
+})
+# The judge is sent the reply's schema as "<name>_verdict", and OpenAI takes schema names of 64 characters at most.
+NAME_LIMIT = 64 - len("_verdict")
+
+
+@dataclass(frozen=True)
+class BrokenFile:
+    """A rubric file left out of the set, and why."""
+
+    path: Path
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.path.name}: {self.problem}"
 
 
 def load_rubric(path: Path) -> Rubric:
     """Read and validate one rubric file; errors name the file and the field."""
     try:
+        return _read(path)
+    except RubricError as err:
+        raise RubricError(f"{path.name}: {err}") from None
+
+
+def _read(path: Path) -> Rubric:
+    try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise RubricError(f"{path.name}: cannot read the file: {err}") from None
+        raise RubricError(f"cannot read the file: {err}") from None
     if not isinstance(data, dict):
-        raise RubricError(f"{path.name}: expected a mapping of rubric fields at the top level")
+        raise RubricError("expected a mapping of rubric fields at the top level")
     try:
         rubric = Rubric.model_validate(data)
     except ValidationError as err:
-        details = "; ".join(describe(e) for e in err.errors(include_url=False))
-        raise RubricError(f"{path.name}: {details}") from None
+        raise RubricError("; ".join(_explain(e) for e in err.errors(include_url=False))) from None
     if path.stem != rubric.name:
-        raise RubricError(f"{path.name}: name {rubric.name!r} must match the file name {path.stem!r}")
-    try:
-        rubric.self_check()
-    except RubricError as err:
-        raise RubricError(f"{path.name}: {err}") from None
+        raise RubricError(f"name {rubric.name!r} must match the file name {path.stem!r}")
+    _check_names(rubric)
+    rubric.self_check()
     rubric.loaded_from(path)
     return rubric
 
 
-class RubricSet:
-    """The rubrics in force: built-in ones, then a team's directory (same name overrides)."""
+def _explain(error: Any) -> str:
+    """A validation error of a rubric file; an unknown key comes with the closest known one."""
+    if error["type"] != "extra_forbidden":
+        return describe(error)
+    *parent, key = error["loc"]
+    return f"{describe(error)}.{did_you_mean(str(key), _keys_at(Rubric, parent))}"
 
-    def __init__(self, rubrics: list[Rubric]) -> None:
-        self._by_name: dict[str, Rubric] = {}
+
+def _keys_at(annotation: Any, loc: Sequence[int | str]) -> list[str]:
+    """The keys a rubric file may hold at `loc` (following models, dicts and lists), as the file spells them."""
+    for part in loc:
+        annotation = _model_in(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            fields = {field.alias or name: field for name, field in annotation.model_fields.items()}
+            if part not in fields:
+                return []
+            annotation = fields[str(part)].annotation
+        elif typing.get_origin(annotation) in (dict, list):  # one step down to X of dict[str, X] or list[X]
+            annotation = typing.get_args(annotation)[-1]
+        else:
+            return []
+    annotation = _model_in(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [field.alias or name for name, field in annotation.model_fields.items()]
+    return []
+
+
+def _model_in(annotation: Any) -> Any:
+    """X of `X | None`."""
+    if typing.get_origin(annotation) not in (typing.Union, types.UnionType):
+        return annotation
+    args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    return args[0] if len(args) == 1 else annotation
+
+
+def _check_names(rubric: Rubric) -> None:
+    """Refuse a name or alias people could not type after /judge or `judgebot judge --rubric`."""
+    if len(rubric.name) > NAME_LIMIT:
+        raise RubricError(f"name: {rubric.name!r} is {len(rubric.name)} characters long; a rubric name has at most "
+                          f"{NAME_LIMIT} (the judge's schema name is limited to 64). Shorten the name and the file name")
+    if rubric.name in RESERVED_WORDS:
+        raise RubricError(f"name: {rubric.name!r} is a word judgebot keeps for a command (`/judge {rubric.name}`), "
+                          "so this rubric could never be chosen. Rename the rubric and its file")
+    for index, alias in enumerate(rubric.aliases):
+        if alias.strip().lower() in RESERVED_WORDS:
+            raise RubricError(f"aliases.{index}: {alias!r} is a word judgebot keeps for a command "
+                              f"(`/judge {alias.strip().lower()}`), so it could never name this rubric. Choose "
+                              "another alias")
+        if not alias.strip() or len(alias.split()) > 1:
+            raise RubricError(f"aliases.{index}: {alias!r} is not one word; people type an alias after /judge, "
+                              "so it has no spaces")
+
+
+class RubricSet:
+    """The rubrics in force, and the files left out: broken, or sharing a name or an alias with another file."""
+
+    def __init__(self, rubrics: Iterable[Rubric], broken: Iterable[BrokenFile] = ()) -> None:
+        users: dict[str, list[Rubric]] = {}
         for rubric in rubrics:
-            self._by_name[rubric.name] = rubric
-        self._by_key: dict[str, Rubric] = {}
-        for rubric in self._by_name.values():
-            for key in (rubric.name, *rubric.aliases):
-                other = self._by_key.get(key.lower())
-                if other is not None and other is not rubric:
-                    raise RubricError(f"{_file(rubric)}: name or alias {key!r} is also used by {_file(other)}")
-                self._by_key[key.lower()] = rubric
+            for key in {rubric.name, *(alias.strip().lower() for alias in rubric.aliases)}:
+                users.setdefault(key, []).append(rubric)
+        left_out: dict[str, BrokenFile] = {}
+        for key, sharing in users.items():
+            for rubric in sharing if len(sharing) > 1 else ():  # none of them wins
+                others = " and ".join(_path(other).name for other in sharing if other is not rubric)
+                left_out.setdefault(rubric.name, BrokenFile(_path(rubric), f"name or alias {key!r} is also used by "
+                                                            f"{others}; neither is used until one is renamed"))
+        self._by_key = {key: sharing[0] for key, sharing in users.items()
+                        if len(sharing) == 1 and sharing[0].name not in left_out}
+        self._by_name = {rubric.name: rubric for rubric in self._by_key.values()}
+        self._broken = sorted([*broken, *left_out.values()], key=lambda found: found.path.name)
 
     def __iter__(self) -> Iterator[Rubric]:
         return iter(sorted(self._by_name.values(), key=lambda r: r.name))
@@ -59,22 +146,30 @@ class RubricSet:
     def __len__(self) -> int:
         return len(self._by_name)
 
+    @property
+    def broken(self) -> list[BrokenFile]:
+        """The files left out, by file name."""
+        return self._broken
+
     def find(self, name: str) -> Rubric | None:
         """The rubric called `name` or one of its aliases (any case), if there is one."""
         return self._by_key.get(name.strip().lower())
 
     def get(self, name: str) -> Rubric:
         """The rubric called `name` or one of its aliases; RubricError with a suggestion otherwise."""
-        found = self._by_key.get(name.strip().lower())
+        key = name.strip().lower()
+        found = self._by_key.get(key)
         if found is not None:
             return found
-        close = difflib.get_close_matches(name.strip().lower(), list(self._by_key), n=1, cutoff=0.5)
+        if broken := [b for b in self._broken if b.path.stem == key]:
+            raise RubricError(f"The rubric {key!r} cannot be used until its file is fixed: {broken[0]}")
+        close = difflib.get_close_matches(key, list(self._by_key), n=1, cutoff=0.5)
         hint = f" Did you mean {self._by_key[close[0]].name!r}?" if close else ""
         raise RubricError(f"No rubric named {name!r}.{hint} Available: {', '.join(r.name for r in self)}.")
 
 
-def _file(rubric: Rubric) -> str:
-    return rubric.source.name if rubric.source else rubric.name
+def _path(rubric: Rubric) -> Path:
+    return rubric.source or Path(f"{rubric.name}.yaml")
 
 
 def builtin_dir() -> Path:
@@ -85,11 +180,27 @@ def builtin_dir() -> Path:
 
 
 def load_rubrics(extra_dir: Path | None = None) -> RubricSet:
-    """Load the built-in rubrics and, when given, a team's directory; every file must be valid."""
-    rubrics: list[Rubric] = []
+    """The built-in rubrics and, when given, a team's directory (a file there replaces the built-in of its name).
+
+    A broken file is left out and reported with the set, so that it does not stop every other rubric.
+    """
+    files: dict[str, list[Path]] = {}
     for directory in [builtin_dir(), *([extra_dir] if extra_dir else [])]:
         if not directory.is_dir():
             raise RubricError(f"{directory}: the rubric directory does not exist")
-        files = sorted(p for p in directory.iterdir() if p.suffix in RUBRIC_SUFFIXES)
-        rubrics.extend(load_rubric(path) for path in files)
-    return RubricSet(rubrics)
+        here: dict[str, list[Path]] = {}
+        for path in sorted(p for p in directory.iterdir() if p.suffix in RUBRIC_SUFFIXES):
+            here.setdefault(path.stem, []).append(path)
+        files.update(here)
+    rubrics: list[Rubric] = []
+    broken: list[BrokenFile] = []
+    for paths in files.values():
+        if len(paths) > 1:  # name.yaml and name.yml
+            broken.extend(BrokenFile(path, f"{' and '.join(p.name for p in paths if p != path)} defines the rubric "
+                                           f"{path.stem!r} too; keep one of the files") for path in paths)
+            continue
+        try:
+            rubrics.append(_read(paths[0]))
+        except RubricError as err:
+            broken.append(BrokenFile(paths[0], str(err)))
+    return RubricSet(rubrics, broken)

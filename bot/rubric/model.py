@@ -23,7 +23,7 @@ from pydantic import (
 
 from bot.errors import FormulaError, RubricError
 from bot.rubric.fields import FieldSpec, build_model, json_schema, leaves, sample_reply
-from bot.rubric.formulas import check_syntax, evaluate
+from bot.rubric.formulas import check_syntax, did_you_mean, evaluate
 from bot.rubric.goldens import Golden
 
 TEMPLATE_NAMES = {"question", "reference", "answer"}
@@ -213,11 +213,16 @@ class Rubric(BaseModel):
         try:
             label = self.headline.label.format_map(values)
         except (KeyError, IndexError, ValueError, AttributeError, TypeError) as err:
+            hint = did_you_mean(str(err.args[0]), values) if isinstance(err, KeyError) and err.args else ""
             raise FormulaError(
-                f"label {self.headline.label!r}: {type(err).__name__}: {err} (nested keys are written {{a[b]}})"
+                f"label {self.headline.label!r}: {type(err).__name__}: {err} (nested keys are written {{a[b]}}).{hint}"
             ) from None
         tag = _lookup(output, self.headline.tag) if self.headline.tag else None
-        return Scoring(derived, round(headline, 2), bool(evaluate(self.headline.passed, values)), label, tag)
+        passed = evaluate(self.headline.passed, values)
+        if not isinstance(passed, bool):
+            raise FormulaError(f"pass {self.headline.passed!r} gave {passed!r}, not true or false: write a comparison "
+                               "such as `score >= 3`")
+        return Scoring(derived, round(headline, 2), passed, label, tag)
 
     def self_check(self) -> None:
         """Evaluate every formula on a sample reply, so a typo in a name fails at load, not mid-run."""
@@ -225,11 +230,16 @@ class Rubric(BaseModel):
         for key, spec in self.derived.items():
             for path in spec.weights or {}:
                 if paths.get(path) is None or not paths[path].kind.numeric:
-                    raise RubricError(f"derived.{key}.weights: {path!r} is not a number field of the output")
+                    raise RubricError(f"derived.{key}.weights: {path!r} is not a number field of the output."
+                                      f"{did_you_mean(path, paths)}")
                 if paths[path].nullable:
                     raise RubricError(f"derived.{key}.weights: {path!r} is nullable; a weighted mean needs a value")
         if self.headline.tag and self.headline.tag not in paths:
-            raise RubricError(f"headline.tag: no field {self.headline.tag!r} in the output")
+            raise RubricError(f"headline.tag: no field {self.headline.tag!r} in the output."
+                              f"{did_you_mean(self.headline.tag, paths)}")
+        if self.headline.tag and paths[self.headline.tag].type != "enum":
+            raise RubricError(f"headline.tag: {self.headline.tag!r} is of type {paths[self.headline.tag].type}; the "
+                              "tag must be an enum field (one of a few values, counted in summaries)")
         sample = sample_reply(self.output)
         output, problems = self.validate_reply(sample)
         broken = [p for p in problems if p.startswith("rule could not be checked")]
@@ -242,7 +252,8 @@ class Rubric(BaseModel):
         for golden in self.goldens:
             for path in golden.expect:
                 if path not in {"headline", "passed", *self.derived} and path not in paths:
-                    raise RubricError(f"goldens.{golden.name}.expect: no field {path!r}")
+                    raise RubricError(f"goldens.{golden.name}.expect: no field {path!r}."
+                                      f"{did_you_mean(path, [*paths, 'headline', 'passed', *self.derived])}")
 
 
 def describe(error: Any) -> str:

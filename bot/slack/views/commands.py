@@ -18,7 +18,7 @@ from slack_sdk.models.views import View
 from bot.records import RowState
 from bot.rubric import Rubric, RubricSet
 from bot.slack.commands import USAGE
-from bot.slack.text import bidi, clip, date, escape, permalink
+from bot.slack.text import bidi, clip, date, escape, permalink, shown
 from bot.slack.views.blocks import context, listing, message, notice, section, text_sections
 from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, SELECT_OPTIONS
 from bot.store import Figures, Judgment
@@ -55,9 +55,16 @@ def help_message(rubrics: RubricSet) -> dict[str, Any]:
     return message(blocks, "judgebot: how to use /judge")
 
 
+def broken_lines(rubrics: RubricSet) -> list[str]:
+    """One line per rubric file left out: the file and what is wrong with it (both untrusted)."""
+    return [f"• {shown(broken.path.name, 200)[0]}: {shown(broken.problem, DESCRIPTION_LIMIT * 2)[0]}"
+            for broken in rubrics.broken]
+
+
 def rubrics_message(rubrics: RubricSet) -> dict[str, Any]:
-    """The answer to `/judge rubrics`."""
-    blocks = listing([], text_sections(rubric_lines(rubrics), "*Rubrics*"),
+    """The answer to `/judge rubrics`: the rubrics, then the files left out until they are fixed."""
+    broken = text_sections(broken_lines(rubrics), "*Rubric files left out until they are fixed*")
+    blocks = listing([], [*text_sections(rubric_lines(rubrics), "*Rubrics*"), *broken],
                      more="_{n} more section(s) of rubrics do not fit in one message._")
     return message(blocks, "The rubrics judgebot knows")
 
