@@ -83,3 +83,36 @@ def test_known_judge_prices_match_the_longest_prefix():
     assert price_of("gpt-4o-2024-08-06") == (2.50, 10.00)
     assert price_of("gpt-4.1-mini") == (0.40, 1.60)
     assert price_of("llama3:70b") is None
+
+
+async def test_input_columns_named_like_any_verdict_column_are_never_overwritten(tmp_path, store, rubrics,
+                                                                                 judge_server, make_client):
+    judge_server.responder = grade_by_answer
+    eth = rubrics.get("eth")
+    run = start_run(store, rubric=eth, rows=[row(2, "Register in myStudies.", None)], judge_model="judge-test",
+                    columns=["question", "reference", "answer", "model"])
+    await execute_run(store, run, eth, make_client(), concurrency=1)
+    export_run(store, run=store.get_run(run.id), rubric=eth, out=tmp_path / "plain.csv")
+    with (tmp_path / "plain.csv").open(encoding="utf-8-sig", newline="") as f:
+        verdict_columns = [name for name in next(csv.reader(f)) if name not in ("question", "reference", "answer",
+                                                                                "model")]
+    assert {"row", "status", "headline", "correctness", "result_tag", "cached"} <= set(verdict_columns)
+
+    inputs = [*verdict_columns, *(f"judge_{name}" for name in verdict_columns)]
+    cells = {"question": "Question 2?", "reference": "Use myStudies (ETHIS).", "answer": "Register in myStudies.",
+             **{name: f"input {name}" for name in inputs}}
+    clashing = CsvRow(line=2, question=cells["question"], reference=cells["reference"], answer=cells["answer"],
+                      model=None, cells=cells)
+    run = start_run(store, rubric=eth, rows=[clashing], judge_model="judge-test", columns=list(cells))
+    await execute_run(store, run, eth, make_client(), concurrency=1)
+    export_run(store, run=store.get_run(run.id), rubric=eth, out=tmp_path / "out.csv")
+
+    with (tmp_path / "out.csv").open(encoding="utf-8-sig", newline="") as f:
+        header, written = list(csv.reader(f))
+    assert len(header) == len(set(header)), f"duplicate result columns: {header}"
+    got = dict(zip(header, written))
+    for name in inputs:
+        assert got[name] == f"input {name}", f"the input column {name} was overwritten"
+    verdict = [value for column, value in got.items() if column not in cells]
+    assert len(verdict) == len(verdict_columns)
+    assert "scored" in verdict and "Correct" in verdict and "2" in verdict  # the verdict is kept beside them

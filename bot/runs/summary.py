@@ -147,10 +147,21 @@ class Summary:
 
 def result_fieldnames(run: Run, rubric: Rubric) -> list[str]:
     """Columns of the results CSV: row number, the original columns, the rubric's fields, then the verdict."""
-    original = list(run.columns or [])
-    judged = ["row"] + [path for path, _ in leaves(rubric.output)] + list(rubric.derived) + RESULT_COLUMNS
-    renamed = [f"judge_{name}" if name in original else name for name in judged]
-    return [renamed[0], *original, *renamed[1:]]
+    names = list(verdict_names(run, rubric).values())
+    return [names[0], *(run.columns or []), *names[1:]]
+
+
+def verdict_names(run: Run, rubric: Rubric) -> dict[str, str]:
+    """The results column of each verdict field: `judge_` put before its name until no input column has it."""
+    taken = set(run.columns or [])
+    names: dict[str, str] = {}
+    for name in ["row", *(path for path, _ in leaves(rubric.output)), *rubric.derived, *RESULT_COLUMNS]:
+        unique = name
+        while unique in taken:
+            unique = f"judge_{unique}"
+        taken.add(unique)
+        names[name] = unique
+    return names
 
 
 def export_run(
@@ -160,7 +171,7 @@ def export_run(
     summary = Summary(criteria=[*rubric.criteria(), "headline"], price=price or price_of(run.judge_model))
     tag_paths = rubric.tags()
     fieldnames = result_fieldnames(run, rubric)
-    original = set(run.columns or [])
+    names = verdict_names(run, rubric)
     writer = ResultsWriter(out, fieldnames) if out else None
     try:
         for row in store.iter_judgments(run.id):
@@ -173,9 +184,12 @@ def export_run(
                 "error": row.error, "flags": row.flags or None, "judge_model": row.judge_model,
                 "rubric_version": row.rubric_version, "cached": row.cached_from is not None,
             }
-            judged = {f"judge_{k}" if k in original else k: v for k, v in {**values, **verdict}.items()}
+            judged = {names[k]: v for k, v in {**values, **verdict}.items() if k in names}
             writer.write({**(row.cells or {}), **judged})
-    finally:
+    except BaseException:
         if writer is not None:
-            writer.close()
+            writer.discard()  # whatever was at `out` stays as it was
+        raise
+    if writer is not None:
+        writer.close()
     return summary
