@@ -318,7 +318,7 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
     client = judge_client(settings, args.concurrency)
     store = Store.open(settings.db_url)
     run = start_csv_run(store, rubric=rubric, source=source, judge_model=client.model, model_name=args.model_name,
-                        fresh=args.fresh, origin=terminal_origin())
+                        fresh=args.fresh, origin=terminal_origin(), results_path=str(out.resolve()))
     if run.total_rows == 0:
         store.update_run(run.id, status=RunState.FAILED, stop_reason="no data rows")
         raise UsageError(f"{args.file} has a header but no data rows")
@@ -335,7 +335,7 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
         raise UsageError(f"no run {args.run_id}" if args.run_id else "no unfinished run to resume")
     check_concurrency(args.concurrency)
     rubric = rubrics.get(run.rubric_name)
-    out = writable(args.out or Path(f"run-{run.id}.results.csv"))
+    out = writable(args.out or Path(run.results_path or f"run-{run.id}.results.csv"))
     client = judge_client(settings, args.concurrency, model=run.judge_model)
     rejudge = REJUDGEABLE if args.retry_errors else ()
     console.print(f"Resuming run {run.id} ({escape(run.source_name or run.source)}, rubric {run.rubric_name}).")
@@ -357,12 +357,19 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient
     if rejudge:
         console.print(f"{outcome.rejudged} rows with a judge error or an invalid reply were judged again.")
     run = store.get_run(run.id) or run  # with the status the run ended in
+    # Results of a run that stopped half-way never replace a file that is there: it may hold good results.
+    kept = out.exists() and bool(outcome.counts.get(RowState.PENDING))
     try:
-        summary = export_run(store, run=run, rubric=rubric, out=out)
+        summary = export_run(store, run=run, rubric=rubric, out=None if kept else out)
     except OSError as err:
         raise UsageError(f"cannot write {out}: {err.strerror or err}. Every verdict is saved: "
                          f"`judgebot resume {run.id} --out PATH` writes the results elsewhere.") from None
-    terminal.show_summary(console, run, rubric, summary, out)
+    if not kept and run.results_path != str(out.resolve()):
+        store.update_run(run.id, results_path=str(out.resolve()))  # where `judgebot resume` writes them next
+    terminal.show_summary(console, run, rubric, summary, None if kept else out)
+    if kept:
+        console.print(f"{escape(str(out))} is left as it was: run {run.id}'s results replace it once its pending "
+                      "rows are judged.", highlight=False)
     if outcome.status == RunState.PAUSED:
         console.print(f"[red]Run {run.id} stopped[/]: {escape(outcome.stop_reason or '')}. "
                       f"{outcome.counts.get(RowState.PENDING, 0)} rows are still pending; "

@@ -5,7 +5,9 @@ from __future__ import annotations
 import codecs
 import csv
 import json
+import os
 import re
+import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
@@ -404,17 +406,20 @@ def _cell(value: object) -> str:
 
 
 class ResultsWriter:
-    """Context manager writing a results CSV, every text cell neutralised.
+    """Context manager writing a results CSV, every text cell neutralised, in place of `path` all at once.
 
     The file is UTF-8 with a BOM (so Excel shows non-Latin text) and comma-separated. It is
-    written from the history after judging, so it can always be written again.
+    written from the history after judging, so it can always be written again. Rows go to a hidden
+    file beside `path`, which replaces `path` only when closed: a crash or an error while writing
+    leaves whatever was at `path` as it was, never an empty or cut file.
     """
 
     def __init__(self, path: str | Path, fieldnames: list[str]) -> None:
-        """Create (or truncate) `path` and write the header row of `fieldnames`."""
+        """Start writing the results for `path`, with the header row of `fieldnames`."""
         self.path = Path(path)
         self.fieldnames = list(fieldnames)
-        self._file = self.path.open("w", encoding="utf-8-sig", newline="")
+        self._partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        self._file = self._partial.open("x", encoding="utf-8-sig", newline="")
         self._writer = csv.writer(self._file)
         self._writer.writerow([neutralise(str(name)) for name in self.fieldnames])
 
@@ -423,11 +428,26 @@ class ResultsWriter:
         self._writer.writerow([_cell(row.get(name)) for name in self.fieldnames])
 
     def close(self) -> None:
-        """Close the file."""
+        """Finish the file and put it in place of `path`."""
+        try:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            os.replace(self._partial, self.path)
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        """Drop what was written; whatever was at `path` stays."""
         self._file.close()
+        self._partial.unlink(missing_ok=True)
 
     def __enter__(self) -> ResultsWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self.discard()

@@ -412,7 +412,7 @@ def test_quota_mid_run_says_how_to_resume_and_resume_finishes_without_double_bil
 
     assert code == 0, out
     assert "Resuming run 1 (in.csv, rubric eth)." in flat(out)
-    _, results = read_results(tmp_path / "run-1.results.csv")
+    _, results = read_results(tmp_path / "in.results.csv")  # where the run began writing them
     assert [[r["question"], r["reference"], r["answer"]] for r in results] == rows
     for result in results:
         assert_scored(result, "Correct")
@@ -469,7 +469,7 @@ def test_a_killed_run_resumes_and_scores_every_row_once(tmp_path, judge_server):
     # every row billed at least once; only the rows in flight at the kill may have been billed twice
     assert set(billing.billed) == {r[2] for r in rows}
     assert rows_total <= sum(billing.billed.values()) <= rows_total + concurrency
-    _, results = read_results(tmp_path / "run-1.results.csv")
+    _, results = read_results(tmp_path / "in.results.csv")
     assert len(results) == rows_total and {r["status"] for r in results} == {"scored"}
     assert history(tmp_path, "SELECT status FROM run") == [("done",)]
 
@@ -594,9 +594,40 @@ def test_resume_retry_errors_judges_the_failed_rows_again(tmp_path, judge_server
     assert "2 rows with a judge error or an invalid reply were judged again." in text
     assert "scored 3" in text and "judge errors 0" in text
     assert sorted(triple_of(b)[2] for b in judge_server.bodies()[before:]) == sorted(r[2] for r in RETRY_ROWS[:2])
-    _, results = read_results(tmp_path / "run-1.results.csv")
+    _, results = read_results(tmp_path / "in.results.csv")
     assert [r["status"] for r in results] == ["scored"] * 3 and [r["error"] for r in results] == [""] * 3
     assert history(tmp_path, "SELECT status, owner FROM run") == [("done", None)]
+
+
+def test_a_good_results_file_survives_a_stopped_run_and_resume_writes_where_the_run_began(tmp_path, judge_server):
+    rows = [[f"question {i}?", f"Reference {i}, see myStudies.", f"Answer {i} via myStudies."] for i in range(4)]
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], rows)
+    judge_server.responder = lambda body: eth_reply("Generic")
+    assert judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", server=judge_server)[0] == 0
+    good = (tmp_path / "in.results.csv").read_bytes()
+
+    billing = Billing(quota_after=1)  # judged again: the quota runs out after one row
+    judge_server.responder = billing
+    code, out = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", "--fresh", server=judge_server)
+
+    assert code == 1, out
+    assert "in.results.csv is left as it was: run 2's results replace it once its pending rows are judged" in flat(out)
+    assert (tmp_path / "in.results.csv").read_bytes() == good
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+    billing.quota_after = None
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code, out = judgebot(elsewhere, "resume", server=judge_server, JUDGEBOT_DB=str(tmp_path / "h.db"))
+
+    assert code == 0, out
+    assert list(elsewhere.iterdir()) == []  # no run-2.results.csv in the working directory
+    _, results = read_results(tmp_path / "in.results.csv")
+    for result in results:
+        assert_scored(result, "Correct")
+    assert sum(billing.billed.values()) == 4
+    assert history(tmp_path, "SELECT id, results_path FROM run") == [(1, str(tmp_path / "in.results.csv")),
+                                                                     (2, str(tmp_path / "in.results.csv"))]
 
 
 def test_resume_of_a_finished_run_writes_its_results_elsewhere(tmp_path, judge_server):

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import csv
+import os
 
 import pytest
 
-from bot.csvio import CsvRow
+from bot.csvio import CsvRow, ResultsWriter
 from bot.runs import execute_run, start_run
 from bot.runs.summary import PROBLEMS_KEPT, export_run, price_of
 from bot.store import Store
@@ -116,3 +117,28 @@ async def test_input_columns_named_like_any_verdict_column_are_never_overwritten
     verdict = [value for column, value in got.items() if column not in cells]
     assert len(verdict) == len(verdict_columns)
     assert "scored" in verdict and "Correct" in verdict and "2" in verdict  # the verdict is kept beside them
+
+
+def test_a_results_file_is_replaced_only_once_complete(tmp_path):
+    out = tmp_path / "in.results.csv"
+    out.write_text("good results\n", encoding="utf-8")
+    fields = ["question", "status"]
+
+    child = os.fork()
+    if child == 0:  # a process killed while it writes: its rows never reach `out`
+        writer = ResultsWriter(out, fields)
+        writer.write({"question": "Q1", "status": "pending"})
+        os._exit(0)
+    assert os.waitpid(child, 0)[1] == 0
+    assert out.read_text(encoding="utf-8") == "good results\n"
+
+    with pytest.raises(RuntimeError), ResultsWriter(out, fields) as writer:  # an error while writing
+        writer.write({"question": "Q1", "status": "pending"})
+        raise RuntimeError("the history went away")
+    assert out.read_text(encoding="utf-8") == "good results\n"
+    assert len(list(tmp_path.iterdir())) == 2  # the killed writer's hidden file, nothing from the failed one
+
+    with ResultsWriter(out, fields) as writer:
+        writer.write({"question": "Q1", "status": "scored"})
+    assert out.read_text(encoding="utf-8-sig").splitlines() == ["question,status", "Q1,scored"]
+    assert sorted(path.name for path in tmp_path.iterdir() if not path.name.startswith(".")) == ["in.results.csv"]

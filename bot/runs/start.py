@@ -42,16 +42,18 @@ def start_run(
     fresh: bool = False,
     origin: Origin | None = None,
     message_ts: str | None = None,
+    results_path: str | None = None,
 ) -> Run:
     """Persist a run and every row (pending, or malformed with its reason) before anything is judged.
 
-    `message_ts` is the chat message that will show the rows' verdicts (a card waiting for its one judgment).
+    `message_ts` is the chat message that will show the rows' verdicts (a card waiting for its one judgment);
+    `results_path` is where the terminal writes its results CSV, kept so that `judgebot resume` writes there too.
     """
     origin = origin or Origin()
     common = _run_fields(rubric, judge_model, origin)
     run = store.create_run(
         **common, status=RunState.LOADING, source=origin.source, source_name=source_name, columns=columns,
-        model_name=model_name, fresh=fresh,
+        model_name=model_name, fresh=fresh, results_path=results_path,
     )
 
     fields = {**common, "message_ts": message_ts}
