@@ -107,3 +107,71 @@ def test_a_boolean_is_never_a_score_of_the_eth_rubric(rubrics):
     assert output is None and problems and "completeness" in problems[0]
     output, problems = rubrics.get("eth").validate_reply({**reply, "completeness": 1})
     assert output is not None and problems == []
+
+
+# --- a rubric's opt-in: lenient_numbers ---------------------------------------------------------------------------
+
+
+def lenient_rubric(tmp_path: Path, lenient: bool | None):
+    from bot.rubric import load_rubric
+    from tests.test_rubrics import mini, write
+
+    data = mini(lenient_numbers=lenient)
+    data["output"]["parts"] = {"type": "list", "items": {"type": "object", "fields": {"n": {"type": "integer"}}}}
+    return load_rubric(write(tmp_path, data))
+
+
+REPLY = {"score": 2, "verdict": "good", "why": "ok", "parts": [{"n": 1}]}
+
+
+@pytest.mark.parametrize(("value", "taken"), [("2", 2), (2.0, 2), (" 1 ", 1), ("2.0", 2), ("1e0", 1)])
+def test_a_lenient_rubric_takes_a_string_or_float_that_is_exactly_an_integer(tmp_path, value, taken):
+    rubric = lenient_rubric(tmp_path, True)
+    verdict = "good" if taken == 2 else "bad"  # the rubric's rule: score 2 exactly when good
+    output, problems = rubric.validate_reply({**REPLY, "score": value, "verdict": verdict, "parts": [{"n": value}]})
+    assert problems == [] and output is not None
+    assert output["score"] == taken and type(output["score"]) is int
+    assert output["parts"] == [{"n": taken}] and type(output["parts"][0]["n"]) is int
+
+
+@pytest.mark.parametrize("value", [True, False, "true", 1.5, "1.5", "two", "", "nan", "inf", "3", 3.0, None])
+def test_a_lenient_rubric_still_refuses_a_boolean_a_fraction_or_a_value_out_of_range(tmp_path, value):
+    rubric = lenient_rubric(tmp_path, True)
+    output, problems = rubric.validate_reply({**REPLY, "score": value})
+    assert output is None and problems and problems[0].startswith("score:"), problems
+
+
+@pytest.mark.parametrize("lenient", [None, False])
+@pytest.mark.parametrize("value", ["2", 2.0])
+def test_without_the_opt_in_a_string_or_float_integer_makes_the_reply_invalid(tmp_path, lenient, value):
+    rubric = lenient_rubric(tmp_path, lenient)
+    assert rubric.validate_reply(REPLY) == ({**REPLY}, [])
+    output, problems = rubric.validate_reply({**REPLY, "score": value})
+    assert output is None and problems[0].startswith("score:")
+    output, problems = rubric.validate_reply({**REPLY, "parts": [{"n": value}]})
+    assert output is None and problems[0].startswith("parts.0.n:")
+
+
+def test_the_opt_in_is_part_of_the_rubric_hash_only_when_on(tmp_path, rubrics):
+    # Rubrics written before the setting existed keep their hash, so their cached verdicts and digests stay valid.
+    assert {r.name: r.content_hash for r in rubrics} == {
+        "academic": "c5829e6e6eed287c", "benchmark": "1877c60a3472178e", "eth": "6985750996d05d8c"}
+    off, unset = lenient_rubric(tmp_path, False).content_hash, lenient_rubric(tmp_path, None).content_hash
+    assert off == unset != lenient_rubric(tmp_path, True).content_hash
+
+
+async def test_a_lenient_rubric_scores_a_judges_string_integer_without_a_repair_request(tmp_path, judge_server,
+                                                                                      make_client):
+    import json
+
+    from bot.judge import judge
+    from bot.records import Triple
+    from tests.servers.openai_server import Reply
+
+    triple = Triple(question="Q?", reference="R", answer="A")
+    judge_server.responder = lambda body: Reply(content=json.dumps({**REPLY, "score": "2", "parts": [{"n": 1.0}]}))
+    verdict = await judge(lenient_rubric(tmp_path, True), triple, make_client())
+    assert (verdict.status, len(judge_server.bodies())) == ("scored", 1), verdict
+    assert verdict.output == REPLY and verdict.headline == 100.0
+    verdict = await judge(lenient_rubric(tmp_path, False), triple, make_client())
+    assert (verdict.status, len(judge_server.bodies())) == ("invalid", 3), verdict  # the one repair request

@@ -14,12 +14,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
+    ValidationInfo,
     create_model,
     field_validator,
     model_validator,
@@ -46,6 +48,32 @@ class Kind:
     def numeric(self) -> bool:
         """A number: it takes a range, and weighted means and summaries can use it."""
         return RANGE <= self.options
+
+
+LENIENT_NUMBERS = "lenient_numbers"  # the rubric setting, passed to validation as context
+
+
+def _whole_number(value: Any, info: ValidationInfo) -> Any:
+    """"2" or 2.0 as 2 when the rubric takes lenient numbers; anything else (a boolean always) is left to StrictInt."""
+    if not (info.context or {}).get(LENIENT_NUMBERS) or isinstance(value, bool):
+        return value
+    exact = _exact_integer(value)
+    return value if exact is None else exact
+
+
+def _exact_integer(value: Any) -> int | None:
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+        try:
+            return _exact_integer(float(value))
+        except ValueError:
+            return None
+    return None
 
 
 def _plain_number(value: float) -> int | float:
@@ -89,8 +117,9 @@ def _list_sample(spec: FieldSpec) -> Any:
 RANGE = frozenset({"min", "max"})
 KINDS: dict[str, Kind] = {
     # Strict: a boolean is never a score, and "2", 2.0 or "true" are not what the schema asked for (the reply is
-    # invalid and gets the repair request, rather than a coerced value).
-    "integer": Kind(lambda _, spec: StrictInt, _number_schema, _number_sample, "mean", "field", RANGE),
+    # invalid and gets the repair request, rather than a coerced value); a rubric may take "2" and 2.0 as 2.
+    "integer": Kind(lambda _, spec: Annotated[StrictInt, BeforeValidator(_whole_number)], _number_schema,
+                    _number_sample, "mean", "field", RANGE),
     "number": Kind(lambda _, spec: StrictFloat, _number_schema, _number_sample, "mean", "field", RANGE),
     "string": Kind(lambda _, spec: StrictStr, lambda spec: {"type": "string"}, lambda spec: "sample", "none", "section"),
     "boolean": Kind(lambda _, spec: StrictBool, lambda spec: {"type": "boolean"}, lambda spec: False, "none", "field"),

@@ -8,7 +8,7 @@ import math
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from bot.errors import FormulaError, RubricError
-from bot.rubric.fields import FieldSpec, build_model, json_schema, leaves, sample_reply
+from bot.rubric.fields import LENIENT_NUMBERS, FieldSpec, build_model, json_schema, leaves, sample_reply
 from bot.rubric.formulas import check_syntax, did_you_mean, evaluate
 from bot.rubric.goldens import Golden
 
@@ -99,8 +99,12 @@ class Rubric(BaseModel):
     output: dict[str, FieldSpec]
     derived: dict[str, Derived] = {}
     rules: list[Rule] = []
+    lenient_numbers: bool = Field(False, description='Take "2" and 2.0 as 2 in integer fields (a boolean never).')
     headline: Headline
     goldens: list[Golden] = []
+    bare_answers: Literal["judge", "malformed"] = Field(
+        "judge", description='An empty answer or only an opener (":", "Answer:"): judged with a flag, or malformed '
+        "(not sent to the judge).")
 
     _source: Path | None = PrivateAttr(None)
     _model: type[BaseModel] = PrivateAttr()
@@ -131,7 +135,10 @@ class Rubric(BaseModel):
     def model_post_init(self, _context: Any) -> None:
         self._model = build_model(f"{self.name.title().replace('-', '_')}Reply", self.output)
         self._schema = json_schema(self.output)
-        content = self.model_dump(mode="json", exclude={"goldens", "title", "description", "aliases"})
+        # Left out while off, so that the hash of a rubric written before the setting existed stays the same.
+        unset = set() if self.lenient_numbers else {LENIENT_NUMBERS}
+        unset |= {"bare_answers"} if self.bare_answers == "judge" else set()
+        content = self.model_dump(mode="json", exclude={"goldens", "title", "description", "aliases", *unset})
         schema_text = json.dumps(self._schema, ensure_ascii=False, separators=(",", ":"))
         self._system_prompt = (
             f"{self.system.rstrip()}\n\nYour reply is one JSON object that follows this JSON schema exactly:\n{schema_text}"
@@ -174,7 +181,8 @@ class Rubric(BaseModel):
     def validate_reply(self, data: Any) -> tuple[dict[str, Any] | None, list[str]]:
         """Check a parsed reply against the schema and the rules; return (output, problems)."""
         try:
-            output = self._model.model_validate(data).model_dump(by_alias=True)
+            output = self._model.model_validate(data, context={LENIENT_NUMBERS: self.lenient_numbers}).model_dump(
+                by_alias=True)
         except ValidationError as err:
             return None, [describe(error) for error in err.errors(include_url=False)]
         problems: list[str] = []
