@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 import secrets
 import string
+import unicodedata
+from collections.abc import Collection
 from typing import Any
 
 from bot.errors import FormulaError, JudgeCallError, RunStopped
@@ -14,13 +17,75 @@ from bot.llm import Completion, JudgeClient
 from bot.records import Outcome, RowState, Triple, Verdict
 from bot.rubric import Rubric
 
-# Text in an answer that tries to talk to the judge. It is still graded; the verdict carries a flag.
+# Text that tries to talk to the judge, matched on the folded text (see `folded`). The row is still graded, by the
+# same request; its verdict carries a flag naming the text, and a flag never changes a score.
 INJECTION = re.compile(
-    r"ignore (all |any |the |your |previous |above |prior )*(instructions|rubric|rules)"
-    r"|(give|assign|award) (it|this|me|the answer)( a)? (score of )?(5|10|100|full marks|2/2)"
-    r"|<\|im_(start|end)\|>|^\s*(system|assistant)\s*:|\[/?INST\]|</?DATA-[0-9a-f]*>",
+    r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|every|the|your|my|of|previous|above|prior|"
+    r"earlier|preceding|former|those|these|system|grading|scoring)\s+)*"
+    r"(?:instructions?|rubrics?|rules|guidelines|prompts?|directions|criteria)\b"
+    r"|\byou\s+are\s+now\b|\bnew\s+instructions?\s*:"
+    r"|\b(?:grade|score|rate|mark|evaluate|judge|classify)\s+(?:this|it|me|my|the|that)"
+    r"(?:\s+(?:answer|response|reply|one))?\s+as\b"
+    r"|\b(?:give|assign|award|grant)\s+(?:(?:it|this|me|the|my|that|answer|response|reply)\s+)*(?:a\s+|the\s+)?"
+    r"(?:full\s+(?:marks|points|score|credit)|(?:perfect|maximum|max|top|highest)\s+(?:score|marks|grade|rating)"
+    r"|(?:score|grade|rating)\s+of\s+\d+|\d+\s*/\s*\d+|\d+\s+out\s+of\s+\d+"
+    r"|(?:5|10|100)(?=\s*(?:[.!,;)]|$|points?\b|marks\b|stars?\b)))"
+    r"|\bscore\s+(?:of\s+)?(?:5|10|100)\b"
+    r"|\bsystem\s+prompt\b|\b(?:note|message|instructions?)\s+(?:to|for)\s+the\s+(?:judge|grader|evaluator|reviewer)\b"
+    r"|<\|im_(?:start|end)\|>|<\|(?:system|endoftext|eot_id|start_header_id)\|>|^\s*(?:system|assistant)\s*:"
+    r"|\[/?INST\]|</?DATA-[0-9a-f]*>",
     re.IGNORECASE | re.MULTILINE,
 )
+# Characters that show nothing (zero-width, direction marks, tags, variation selectors) and hide a word from a pattern.
+INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                       "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]")
+# Cyrillic and Greek letters drawn like Latin ones ("іgnоrе"), folded to them before matching.
+LOOK_ALIKES = str.maketrans("АВЕКМНОРСТХУІЈЅаеорсухіјѕԁһӏԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοριυνκτχ",
+                            "ABEKMHOPCTXYIJSaeopcyxijsdhlqwABEZHIKMNOPTYXaopiuvktx")
+# An answer that is empty or only an opener: judges are known to grade such answers as correct (arXiv 2507.08794).
+BARE_ANSWER = re.compile(
+    r"[\W_]*(?:(?:(?:the|my|final|short)\s+)*(?:answer|solution|response|reasoning|explanation|thought\s+process"
+    r"|thoughts|thinking|analysis|step\s+1)|let['’]?s\s+(?:think|solve\s+(?:this|it)(?:\s+problem)?|work\s+it\s+out)"
+    r"\s+step\s+by\s+step|let\s+us\s+think\s+step\s+by\s+step|here\s+is\s+(?:the|my)\s+(?:answer|solution)"
+    r"|sure|okay|ok|解|解答|答案|かいせつ|respuesta|soluci[oó]n|r[ée]ponse|antwort|l[oö]sung)?[\W_]*",
+    re.IGNORECASE,
+)
+BARE_FLAG = "the answer is empty or only an opener (such as \"Answer:\"), which judges often grade as correct"
+VERDICT_WORDS = ("score", "scores", "verdict", "grade", "rating", "pass", "passed", "result", "label")
+
+
+def folded(text: str) -> str:
+    """`text` as a pattern should see it: NFKC (full-width and styled letters made plain), invisible characters
+    dropped, Cyrillic and Greek look-alikes made Latin. Plain ASCII, the usual case, costs one check."""
+    if text.isascii():
+        return text
+    return INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).translate(LOOK_ALIKES)
+
+
+def is_bare(answer: str) -> bool:
+    """Whether an answer is empty or only an opener (":", "Answer:", "Let's think step by step")."""
+    return len(answer) <= 80 and BARE_ANSWER.fullmatch(folded(answer)) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _verdict_shape(fields: tuple[str, ...]) -> re.Pattern[str]:
+    """A JSON key that a verdict of a rubric with these output fields would hold."""
+    names = "|".join(re.escape(name) for name in sorted({*fields, *VERDICT_WORDS}, key=len, reverse=True))
+    return re.compile(rf'[{{,]\s*"(?:{names})"\s*:', re.IGNORECASE)
+
+
+def screen(rubric: Rubric, triple: Triple) -> list[str]:
+    """Warnings about a triple's texts for its verdict: a bare answer, and in any of the three texts words aimed at
+    the judge or JSON shaped like a verdict. They never change a score."""
+    flags = [BARE_FLAG] if is_bare(triple.answer) else []
+    shape = _verdict_shape(tuple(rubric.output))
+    for name in ("answer", "question", "reference"):
+        text = folded(getattr(triple, name))
+        if INJECTION.search(text):
+            flags.append(f"possible prompt injection in the {name}")
+        if shape.search(text):
+            flags.append(f"JSON shaped like a verdict in the {name}")
+    return flags
 
 
 def cache_key(rubric: Rubric, judge_model: str, triple: Triple) -> str:
@@ -64,8 +129,29 @@ def failure_verdict(rubric: Rubric, judge_model: str, triple: Triple, message: s
     return Verdict(status=RowState.ERROR, error=message, **provenance(rubric, judge_model, triple))
 
 
-def extract_json(text: str) -> Any:
-    """The JSON object in a reply: bare, in a code fence, or with prose around it; ValueError if none."""
+def _objects(text: str) -> list[dict[str, Any]]:
+    """Every outermost JSON object in `text`, in order: bare, in code fences or among prose."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    position = 0
+    while (start := text.find("{", position)) != -1:
+        try:
+            value, position = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            position = start + 1
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def extract_json(text: str, fields: Collection[str] = ()) -> Any:
+    """The judge's own JSON object in a reply; ValueError if there is none, or more than one verdict to choose from.
+
+    A reply that is one object is taken whole. Otherwise the verdict is the object holding one of `fields` (the
+    rubric's output keys); a judge that quotes the answer's verdict-shaped JSON beside its own, different, verdict has
+    its reply refused rather than the answer's JSON taken. With no such object, the first object is the reply.
+    """
     stripped = text.strip()
     if not stripped:
         raise ValueError("the reply is empty")
@@ -76,24 +162,21 @@ def extract_json(text: str) -> Any:
     else:
         if isinstance(value, dict):
             return value
-    decoder = json.JSONDecoder()
-    fenced = re.findall(r"```(?:json|JSON)?\s*\n?(.*?)```", stripped, re.DOTALL)
-    for candidate in [*fenced, stripped]:
-        for match in re.finditer(r"\{", candidate):
-            try:
-                value, _ = decoder.raw_decode(candidate, match.start())
-            except json.JSONDecodeError:
-                continue
-            if isinstance(value, dict):
-                return value
-    raise ValueError("no JSON object found in the reply")
+    objects = _objects(stripped)
+    if not objects:
+        raise ValueError("no JSON object found in the reply")
+    verdicts = [found for found in objects if not found.keys().isdisjoint(fields)]
+    if any(verdict != verdicts[-1] for verdict in verdicts):
+        raise ValueError(f"the reply holds {len(verdicts)} different verdict objects (one may be quoted from the "
+                         "answer); reply with your own verdict only")
+    return verdicts[-1] if verdicts else objects[0]
 
 
 def _problems(rubric: Rubric, completion: Completion) -> tuple[dict[str, Any] | None, list[str]]:
     if completion.refusal:
         return None, [f"the judge refused: {completion.refusal}"]
     try:
-        data = extract_json(completion.text)
+        data = extract_json(completion.text, rubric.output.keys())
     except ValueError as err:
         return None, [str(err)]
     return rubric.validate_reply(data)
@@ -111,12 +194,13 @@ def _repair_request(problems: list[str]) -> str:
 async def judge(rubric: Rubric, triple: Triple, client: JudgeClient) -> Verdict:
     """Judge one triple, with one repair request when the reply is invalid or breaks a rule.
 
-    Returns a Verdict whatever the judge says; raises RunStopped when no request can succeed.
+    Returns a Verdict whatever the judge says; raises RunStopped when no request can succeed. A bare answer is not
+    sent at all when the rubric says such answers are malformed.
     """
-    record: dict[str, Any] = {
-        **provenance(rubric, client.model, triple),
-        "flags": ["possible prompt injection in the answer"] if INJECTION.search(triple.answer) else [],
-    }
+    record: dict[str, Any] = {**provenance(rubric, client.model, triple), "flags": screen(rubric, triple)}
+    if rubric.bare_answers == "malformed" and BARE_FLAG in record["flags"]:
+        return Verdict(status=RowState.MALFORMED, error="the answer is empty or only an opener; not sent to the judge "
+                       "(the rubric sets bare_answers: malformed)", **record)
     messages = build_messages(rubric, triple, f"DATA-{secrets.token_hex(8)}")
     tokens_in = tokens_out = attempts = latency_ms = 0
 

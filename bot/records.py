@@ -59,7 +59,8 @@ JUDGED = (RowState.SCORED, RowState.INVALID, RowState.ERROR)  # rows a judge loo
 UNSCORED = (RowState.INVALID, RowState.ERROR, RowState.MALFORMED)  # rows without a score, for good
 REJUDGEABLE = (RowState.ERROR, RowState.INVALID)  # what `resume --retry-errors` and Retry judge again
 
-Outcome = Literal[RowState.SCORED, RowState.INVALID, RowState.ERROR]  # the states a judgment can end in
+# The states a judgment can end in (malformed: a bare answer that its rubric does not send to the judge).
+Outcome = Literal[RowState.SCORED, RowState.INVALID, RowState.ERROR, RowState.MALFORMED]
 
 
 class Triple(BaseModel):
