@@ -131,7 +131,9 @@ class RubricSet:
                 users.setdefault(key, []).append(rubric)
         left_out: dict[str, BrokenFile] = {}
         for key, sharing in users.items():
-            for rubric in sharing if len(sharing) > 1 else ():  # none of them wins
+            if len(sharing) == 1:
+                continue
+            for rubric in sharing:  # none of them wins
                 others = " and ".join(_path(other).name for other in sharing if other is not rubric)
                 left_out.setdefault(rubric.name, BrokenFile(_path(rubric), f"name or alias {key!r} is also used by "
                                                             f"{others}; neither is used until one is renamed"))
