@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     judge_cmd.add_argument("--rubric", required=True, help="rubric name or alias (see `judgebot rubrics`)")
     judge_cmd.add_argument("--out", type=Path, help="results CSV (default: FILE.results.csv beside the input)")
     judge_cmd.add_argument("--model-name", help="the model under test, when the CSV has no model column")
+    judge_cmd.add_argument("--columns", action="append", metavar="ROLE=COLUMN",
+                           help="the column of a role (question, reference, answer, model) when its header does not "
+                                "say it or two headers could: answer=model_response (repeat, or separate with commas)")
     judge_cmd.add_argument("--concurrency", type=int, help="judge requests in flight (default: CONCURRENCY)")
     judge_cmd.add_argument("--fresh", action="store_true", help="judge again even when a cached verdict exists")
     judge_cmd.add_argument("-q", "--question", help="one question (with -r and -a instead of a file)")
@@ -281,7 +284,7 @@ def judge_client(settings: Settings, concurrency: int | None = None, model: str 
 
 async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
     """`judgebot judge`: a file, or one triple given with -q -r -a."""
-    from bot.csvio import open_csv
+    from bot.csvio import open_csv, parse_columns
     from bot.llm import observing_retries
     from bot.records import Triple, Verdict
     from bot.runs import execute_run, start_csv_run, start_single_run
@@ -313,15 +316,12 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
     if any(value is not None for value in single):
         raise UsageError("give either a CSV file or -q/-r/-a, not both")
     check_concurrency(args.concurrency)
-    source = open_csv(args.file)
+    source = open_csv(args.file, parse_columns(args.columns or []), how="--columns {role}={column}")
     out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"), not_over=args.file)
     client = judge_client(settings, args.concurrency)
     store = Store.open(settings.db_url)
     run = start_csv_run(store, rubric=rubric, source=source, judge_model=client.model, model_name=args.model_name,
                         fresh=args.fresh, origin=terminal_origin(), results_path=str(out.resolve()))
-    if run.total_rows == 0:
-        store.update_run(run.id, status=RunState.FAILED, stop_reason="no data rows")
-        raise UsageError(f"{args.file} has a header but no data rows")
     return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency)
 
 

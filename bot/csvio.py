@@ -32,7 +32,6 @@ _EXCEL_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")  # xlsx (zip
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _RESAVE = "open it in your spreadsheet and save it again as 'CSV UTF-8'"
 _STRAY = re.compile("[\udc80-\udcff]")  # a byte that is not UTF-8, as the surrogateescape handler decodes it
-_MULTIBYTE = re.compile("[^\x00-\x7f\udc80-\udcff]")  # a character UTF-8 encodes in several bytes
 _END = "\ud800"  # fed to the reader after the last line: strict decoding never yields a lone surrogate
 _EMPTY_ROW = ',;\t" \r\n\f\v'  # what a row of empty cells above the header is made of
 _PAIR = re.compile(r",(?=[^,=]*=)")  # the comma between two role=column pairs (a column name may hold one)
@@ -126,7 +125,7 @@ class CsvSource:
         self.encoding = encoding
         self.delimiter = delimiter
         self.headers = headers
-        self.columns = {role: headers[i] for role, i in index.items()}
+        self.columns = {role: headers[index[role]] for role in ALIASES if role in index}
         self.chosen = frozenset(chosen)
         self._index = index  # role -> column position
 
@@ -267,8 +266,9 @@ def _resolve(path: Path, raw: list[str], headers: list[str], chosen: Mapping[str
 
 
 def _detect_encoding(path: Path, head: bytes) -> str:
-    """Pick the codec from the byte-order mark, else UTF-8 if the whole file decodes, else cp1252 for a file with no
-    UTF-8 character at all; a UTF-8 file with a stray byte is refused (decoding it all as cp1252 garbles good rows)."""
+    """Pick the codec from the byte-order mark, else UTF-8 if the whole file decodes, else cp1252 when bytes that are
+    not UTF-8 outnumber the UTF-8 characters; a UTF-8 file with stray bytes is refused (read as cp1252, its good rows
+    would be garbled)."""
     if head.startswith(_EXCEL_MAGIC):
         raise CsvError(f"{path} looks like an Excel workbook, not a CSV; {_RESAVE}")
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
@@ -279,37 +279,40 @@ def _detect_encoding(path: Path, head: bytes) -> str:
     if b"\x00" in head:
         raise CsvError(f"{path} is not a text CSV (it contains binary data); {_RESAVE}")
     marked = head.startswith(codecs.BOM_UTF8)
-    stray, utf8 = _utf8_scan(path, len(codecs.BOM_UTF8) if marked else 0)
-    if stray is None:
+    first, strays, multibyte = _utf8_scan(path, len(codecs.BOM_UTF8) if marked else 0)
+    if first is None:
         return "utf-8-sig" if marked else "utf-8"
-    if marked or utf8:
-        line, byte = stray
+    if marked or multibyte >= strays:  # UTF-8 text with a byte pasted in; cp1252 makes a pair UTF-8 only by chance
+        line, byte = first
+        more = f", and {strays - 1} more bytes like it" if strays > 1 else ""
         raise CsvError(f"{path}: line {line} has byte 0x{byte:02x}, which is not UTF-8 (the rest of the file is "
-                       f"UTF-8); {_RESAVE}, or retype the character at that place")
+                       f"UTF-8{more}); {_RESAVE}, or retype the character at that place")
     problem = _decode_problem(path, "cp1252")
     if problem is None:
         return "cp1252"
     raise CsvError(f"{path} is neither UTF-8 nor Windows-1252 text ({problem}); {_RESAVE}")
 
 
-def _utf8_scan(path: Path, skip: int) -> tuple[tuple[int, int] | None, bool]:
-    """(line, byte) of the first byte that is not UTF-8, if any, and whether any character is UTF-8 encoded in
-    several bytes; in chunks (constant memory), stopping once both are known."""
+def _utf8_scan(path: Path, skip: int) -> tuple[tuple[int, int] | None, int, int]:
+    """In chunks (constant memory): (line, byte) of the first byte that is not UTF-8, if any, how many such bytes
+    there are, and how many characters are UTF-8 encoded in several bytes."""
     decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
-    stray: tuple[int, int] | None = None
-    multibyte = False
-    newlines = 0
+    first: tuple[int, int] | None = None
+    strays = multibyte = newlines = 0
     with path.open("rb") as f:
         f.seek(skip)
         while True:
             chunk = f.read(_CHUNK)
             text = decoder.decode(chunk, final=not chunk)
             if not text.isascii():
-                if stray is None and (bad := _STRAY.search(text)):
-                    stray = (newlines + text.count("\n", 0, bad.start()) + 1, ord(bad.group()) - 0xDC00)
-                multibyte = multibyte or _MULTIBYTE.search(text) is not None
-            if not chunk or (stray and multibyte):
-                return stray, multibyte
+                found = _STRAY.findall(text)
+                if found and first is None:
+                    at = text.index(found[0])
+                    first = (newlines + text.count("\n", 0, at) + 1, ord(found[0]) - 0xDC00)
+                strays += len(found)
+                multibyte += len(text) - len(text.encode("ascii", "ignore")) - len(found)
+            if not chunk:
+                return first, strays, multibyte
             newlines += text.count("\n")
 
 

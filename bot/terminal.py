@@ -95,6 +95,8 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     table.add_row("cost", "unknown price" if summary.cost is None else f"${summary.cost:.4f}")
     if summary.worst:
         table.add_row("lowest rows", ", ".join(f"row {row} ({score:.0f})" for score, row, _ in summary.worst))
+    if summary.columns:
+        table.add_row("columns", escape(summary.column_text))
     if out is not None:
         table.add_row("results", escape(str(out)))
     console.print(table)

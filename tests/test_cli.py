@@ -303,6 +303,52 @@ def test_input_columns_named_like_result_columns_stay_apart(tmp_path, judge_serv
 
 
 def test_usage_errors_exit_2_with_a_clear_message(tmp_path, judge_server):
+def test_two_answer_columns_are_refused_until_one_is_named_and_the_summary_shows_the_columns(tmp_path,
+                                                                                            judge_server):
+    billing = Billing(quota_after=1)
+    judge_server.responder = billing
+    rows = [["Where do I register?", "In myStudies.", "Ask someone.", f"Use myStudies ({n})."] for n in range(3)]
+    write_rows(tmp_path / "two.csv", ["question", "reference", "answer", "model_response"], rows)
+
+    code, out = judgebot(tmp_path, "judge", "two.csv", "--rubric", "eth", server=judge_server)
+    assert code == 2, out
+    assert 'both "answer" and "model_response" could be the answer column' in flat(out)
+    assert "--columns answer=model_response" in flat(out)
+    code, out = judgebot(tmp_path, "judge", "two.csv", "--rubric", "eth", "--columns", "answer=model_reply",
+                         server=judge_server)
+    assert code == 2 and 'there is no column "model_reply" for the answer' in flat(out), out
+    assert judge_server.bodies() == [] and not (tmp_path / "h.db").exists()
+
+    code, out = judgebot(tmp_path, "judge", "two.csv", "--rubric", "eth", "--columns", "answer=model_response",
+                         server=judge_server)  # the judge runs out of quota after one row: the run pauses
+    assert code == 1, out
+    shown = "columns question=question, reference=reference, answer=model_response"
+    assert shown in flat(out), out
+    code, out = judgebot(tmp_path, "resume", server=judge_server)
+    assert code == 1 and shown in flat(out), out  # still out of quota, the columns kept with the run
+    billing.quota_after = None
+    code, out = judgebot(tmp_path, "resume", server=judge_server)
+    assert code == 0 and shown in flat(out), out
+
+    assert sorted(billing.billed) == sorted(row[3] for row in rows)  # the answers graded are model_response's
+    _, results = read_results(tmp_path / "two.results.csv")
+    assert [(r["answer"], r["model_response"], r["result_tag"]) for r in results] == [
+        (row[2], row[3], "Correct") for row in rows]
+
+
+def test_duplicate_header_names_keep_both_columns_in_the_results(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    write_rows(tmp_path / "dup.csv", ["question", "reference", "answer", "note", "note"],
+               [["Where?", "In myStudies.", "Use myStudies.", "first", "second"]])
+
+    code, out = judgebot(tmp_path, "judge", "dup.csv", "--rubric", "eth", server=judge_server)
+
+    assert code == 0, out
+    fieldnames, [result] = read_results(tmp_path / "dup.results.csv")
+    assert fieldnames[:6] == ["row", "question", "reference", "answer", "note", "note.2"]
+    assert (result["note"], result["note.2"]) == ("first", "second")
+
+
     write_rows(tmp_path / "nocol.csv", ["Question", "Gold", "answer"], [["q", "r", "a"]])
     (tmp_path / "empty.csv").write_bytes(b"")
     (tmp_path / "binary.csv").write_bytes(bytes(range(256)) * 8)
@@ -682,8 +728,8 @@ def test_problems_found_before_any_request_and_settings(tmp_path, judge_server):
     assert codes["header only"] == 2, text
     assert "header.csv has a header but no data rows" in text["header only"]
     db = sqlite3.connect(tmp_path / "header.db")
-    try:  # recorded, but never offered to `resume`
-        assert db.execute("SELECT status, stop_reason FROM run").fetchall() == [("failed", "no data rows")]
+    try:  # no run is made for it
+        assert db.execute("SELECT count(*) FROM run").fetchall() == [(0,)]
     finally:
         db.close()
 

@@ -390,6 +390,18 @@ def test_a_wholly_cp1252_file_is_still_read(tmp_path):
     assert [(r.question, r.reference, r.answer) for r in src] == [("Zürich?", "“Zürich”", "a – b")]
 
 
+def test_a_cp1252_file_where_two_bytes_happen_to_form_utf8_is_still_read_as_cp1252(tmp_path):
+    text = "question,reference,answer\nGröße?,Über 100 Gebäude.,Rund 100; “groß”.\n"  # ß” is the UTF-8 of U+07D4
+    [row] = rows(put(tmp_path, text.encode("cp1252")))
+    assert row.answer == "Rund 100; “groß”."
+
+
+def test_a_utf8_file_with_several_stray_bytes_says_how_many(tmp_path):
+    data = "question,reference,answer\nZürich,Zürich,Zürich\n".encode() + b"q,\x96r\x96,a\n"
+    with pytest.raises(CsvError, match="line 3 has byte 0x96.*and 1 more bytes like it"):
+        open_csv(put(tmp_path, data))
+
+
 def test_zurich_and_arabic_survive_a_utf8_file(tmp_path):
     [row] = rows(put(tmp_path, f"question,reference,answer\nZürich,{ARABIC},a\n".encode()))
     assert (row.question, row.reference) == ("Zürich", ARABIC)
@@ -401,7 +413,7 @@ def lone_surrogates(items) -> list[str]:
 
 
 @pytest.mark.parametrize("data", [
-    "question,reference,answer\nZürich,r,a\n".encode() + b"q,\xed\xa0\x80,a\n",  # an encoded surrogate in UTF-8
+    f"question,reference,answer\n{ARABIC},r,a\n".encode() + b"q,\xed\xa0\x80,a\n",  # an encoded surrogate in UTF-8
     codecs.BOM_UTF16_LE + "question\treference\tanswer\r\nq\t".encode("utf-16-le") + b"\x00\xd8"
     + "r\ta\r\n".encode("utf-16-le"),  # a lone high surrogate in UTF-16
 ])

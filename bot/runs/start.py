@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import chain
 from typing import Any
 
 from pydantic import BaseModel
 
 from bot.csvio import CsvRow, CsvSource, MalformedRow
+from bot.errors import CsvError
 from bot.records import RowState, RunState, Triple
 from bot.rubric import Rubric
 from bot.store import Run, Store
@@ -37,6 +39,7 @@ def start_run(
     rows: Iterable[CsvRow | MalformedRow],
     judge_model: str,
     columns: list[str],
+    column_roles: dict[str, str] | None = None,
     source_name: str | None = None,
     model_name: str | None = None,
     fresh: bool = False,
@@ -46,6 +49,7 @@ def start_run(
 ) -> Run:
     """Persist a run and every row (pending, or malformed with its reason) before anything is judged.
 
+    `column_roles` is the file's column of each role ({"answer": "model_response"}), shown in every summary;
     `message_ts` is the chat message that will show the rows' verdicts (a card waiting for its one judgment);
     `results_path` is where the terminal writes its results CSV, kept so that `judgebot resume` writes there too.
     """
@@ -53,7 +57,7 @@ def start_run(
     common = _run_fields(rubric, judge_model, origin)
     run = store.create_run(
         **common, status=RunState.LOADING, source=origin.source, source_name=source_name, columns=columns,
-        model_name=model_name, fresh=fresh, results_path=results_path,
+        column_roles=column_roles, model_name=model_name, fresh=fresh, results_path=results_path,
     )
 
     fields = {**common, "message_ts": message_ts}
@@ -80,8 +84,17 @@ def start_run(
 
 
 def start_csv_run(store: Store, *, rubric: Rubric, source: CsvSource, **kwargs: Any) -> Run:
-    """Start a run over every row of an opened CSV file."""
-    return start_run(store, rubric=rubric, rows=source, columns=source.headers, source_name=source.path.name, **kwargs)
+    """Start a run over every row of an opened CSV file.
+
+    Raises:
+        CsvError: The file has no data rows (no run is made for it).
+    """
+    rows = iter(source)
+    first = next(rows, None)
+    if first is None:
+        raise CsvError(f"{source.path.name} has a header but no data rows; add the rows below the header")
+    return start_run(store, rubric=rubric, rows=chain([first], rows), columns=source.headers,
+                     column_roles=source.columns, source_name=source.path.name, **kwargs)
 
 
 def start_single_run(store: Store, *, rubric: Rubric, triple: Triple, **kwargs: Any) -> Run:

@@ -67,7 +67,8 @@ def price_of(judge_model: str) -> tuple[float, float] | None:
 
 @dataclass
 class Summary:
-    """Figures of a run: counts by status, mean of each criterion, tag counts, pass rate, tokens, cost."""
+    """Figures of a run: counts by status, mean of each criterion, tag counts, pass rate, tokens, cost, and the
+    column of each role (`columns`, {"answer": "model_response"}) its file was read with."""
 
     criteria: list[str]
     counts: Counter[str] = field(default_factory=Counter)
@@ -82,6 +83,7 @@ class Summary:
     worst: list[tuple[float, int | None, str]] = field(default_factory=list)
     models: dict[str, ModelFigures] = field(default_factory=dict)
     price: tuple[float, float] | None = None
+    columns: dict[str, str] = field(default_factory=dict)
 
     @property
     def rows(self) -> int:
@@ -109,6 +111,11 @@ class Summary:
         if self.price is None:
             return None
         return (self.tokens_in * self.price[0] + self.tokens_out * self.price[1]) / 1_000_000
+
+    @property
+    def column_text(self) -> str:
+        """The column of each role, as `--columns` takes it: "question=Query, ..., answer=model_response"."""
+        return ", ".join(f"{role}={column}" for role, column in self.columns.items())
 
     def mean(self, criterion: str) -> float | None:
         """Mean of one criterion over the scored rows."""
@@ -168,7 +175,8 @@ def export_run(
     store: Store, *, run: Run, rubric: Rubric, out: Path | None, price: tuple[float, float] | None = None
 ) -> Summary:
     """Stream a run's rows once: write the results CSV to `out` (when given) and return the summary."""
-    summary = Summary(criteria=[*rubric.criteria(), "headline"], price=price or price_of(run.judge_model))
+    summary = Summary(criteria=[*rubric.criteria(), "headline"], price=price or price_of(run.judge_model),
+                      columns=run.column_roles or {})
     tag_paths = rubric.tags()
     fieldnames = result_fieldnames(run, rubric)
     names = verdict_names(run, rubric)

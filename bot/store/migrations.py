@@ -248,9 +248,14 @@ def _v7_results_path_and_reuses(op: Operations) -> None:
     add_judgments(op.get_bind(), judgment, tally, sa.true())
 
 
+def _v8_run_column_roles(op: Operations) -> None:
+    op.add_column("run", sa.Column("column_roles", sa.JSON))
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
     _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies, _v7_results_path_and_reuses,
+    _v8_run_column_roles,
 ]
 LATEST = len(MIGRATIONS)
 

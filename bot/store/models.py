@@ -42,6 +42,8 @@ class Run(SQLModel, table=True):
     source: str = Field(default="cli", max_length=16)
     source_name: str | None = Field(default=None, max_length=512)
     columns: list[str] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
+    column_roles: dict[str, str] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)),
+                                                description="the column of each role: {role: header}")
     model_name: str | None = Field(default=None, sa_column=Column(Text))
     fresh: bool = False
     total_rows: int = 0
