@@ -91,33 +91,40 @@ class SlackSide:
         return await self._deliver("slash_commands", self.command_payload(text, channel=channel, user=user))
 
     async def submit(self, view: dict[str, Any], *, rubric: str, model: str = "", question: str = "",
-                     reference: str = "", answer: str = "", user: str = "U0USER") -> Answer:
-        """Fill in and submit the form `view` (as the bot opened it)."""
+                     reference: str = "", answer: str = "", user: str = "U0USER", team: str = TEAM) -> Answer:
+        """Fill in and submit the form `view` (as the bot opened it), as a person of workspace `team`."""
         values = {
             "rubric": {"rubric": {"type": "static_select", "selected_option": {"value": rubric}}},
             "model": {"model": {"type": "plain_text_input", "value": model or None}},
             **{name: {name: {"type": "plain_text_input", "value": value or None}}
                for name, value in (("question", question), ("reference", reference), ("answer", answer))},
         }
-        payload = {"type": "view_submission", "team": {"id": TEAM, "domain": "judgebot-test"},
-                   "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0TEST", "token": "legacy",
+        payload = {"type": "view_submission", "team": {"id": team, "domain": "judgebot-test"},
+                   "user": {"id": user, "team_id": team}, "api_app_id": "A0TEST", "token": "legacy",
                    "trigger_id": f"trigger.{next(_ids)}",
                    "view": {**view, "id": "V0FORM", "state": {"values": values}}}
         return await self._deliver("interactive", payload)
 
-    async def click(self, action_id: str, value: str, *, channel: str, message_ts: str,
-                    user: str = "U0USER") -> Answer:
-        """Click the button `action_id` (with `value`) on the message `message_ts`."""
+    async def click(self, action_id: str, value: str, *, channel: str | None, message_ts: str,
+                    user: str = "U0USER", team: str | None = TEAM, user_team: str | None = TEAM) -> Answer:
+        """Click the button `action_id` (with `value`) on the message `message_ts`, in workspace `team`, as a
+        person of workspace `user_team` (None for any of channel, team or user_team: the payload names none)."""
         n = next(_ids)
-        payload = {"type": "block_actions", "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0TEST",
-                   "token": "legacy", "trigger_id": f"trigger.{n}", "team": {"id": TEAM, "domain": "judgebot-test"},
+        payload = {"type": "block_actions", "user": {"id": user, "team_id": user_team}, "api_app_id": "A0TEST",
+                   "token": "legacy", "trigger_id": f"trigger.{n}", "team": {"id": team, "domain": "judgebot-test"},
                    "container": {"type": "message", "message_ts": message_ts, "channel_id": channel,
                                  "is_ephemeral": False},
-                   "channel": {"id": channel, "name": channel.lower()},
+                   "channel": {"id": channel, "name": (channel or "").lower()},
                    "message": {"ts": message_ts, "type": "message"},
                    "response_url": self.slack.response_url(f"click{n}"),
                    "actions": [{"action_id": action_id, "block_id": "b", "value": value, "type": "button",
                                 "action_ts": str(time.time())}]}
+        if team is None:
+            del payload["team"]
+        if user_team is None:
+            del payload["user"]["team_id"]
+        if channel is None:
+            del payload["channel"], payload["container"]["channel_id"]
         return await self._deliver("interactive", payload)
 
     def event_payload(self, event: dict[str, Any], *, event_id: str | None = None) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from bot.rubric import Rubric
 from bot.slack.commands import USAGE
 from bot.slack.text import (
     ELLIPSIS,
+    FSI,
     PDI,
     RLI,
     bidi,
@@ -39,7 +40,7 @@ from bot.slack.views.card import (
 from bot.slack.views.commands import (
     FORM,
     FormContext,
-    form_context,
+    FormSeal,
     form_values,
     form_view,
     help_message,
@@ -396,13 +397,25 @@ def test_arabic_lines_are_isolated_and_otherwise_unchanged(rubrics):
     assert plain(section_named(message, "Answer").partition("\n")[2]) == answer
 
 
-def test_bidi_wraps_only_right_to_left_lines():
+def test_bidi_isolates_lines_with_right_to_left_text_or_direction_controls():
     assert bidi("hello") == "hello"
     assert bidi("123 456") == "123 456"  # no strong direction
     assert bidi("שלום עולם") == f"{RLI}שלום עולם{PDI}"
     assert bidi("42 طالبا") == f"{RLI}42 طالبا{PDI}"  # digits are weak: the Arabic decides
-    assert bidi("ETH: القاهرة") == "ETH: القاهرة"  # the first strong letter is Latin
+    assert bidi("ETH: القاهرة") == f"{FSI}ETH: القاهرة{PDI}"  # Latin first: left to right, yet held apart
     assert bidi(f"a\n{ARABIC_ANSWER}\n\nb") == f"a\n{RLI}{ARABIC_ANSWER}{PDI}\n\nb"
+
+
+def test_bidi_holds_an_open_override_and_drops_an_isolate_end_that_would_close_its_own():
+    assert bidi("model \u202eevil") == f"{FSI}model \u202eevil{PDI}"  # the isolate's end ends the override too
+    assert bidi(f"x{PDI}\u202ey") == f"{FSI}x\u202ey{PDI}"  # a stray end would let the override out
+    assert bidi(f"x{FSI}y") == f"{FSI}x{FSI}y{PDI}{PDI}"  # one left open is closed before ours
+
+
+def test_escape_neutralises_code_fences_and_drops_nul_and_lone_surrogates():
+    assert escape("a ```b``` ````c") == "a `\u200b`\u200b`b`\u200b`\u200b` `\u200b`\u200b`\u200b`c"
+    assert escape("a`b` ``c``") == "a`b` ``c``"  # inline code stays
+    assert escape("nul\x00 lone\ud800 pair😀") == "nul lone pair😀"
 
 
 # --- long texts -------------------------------------------------------------------------------------------------
@@ -603,10 +616,14 @@ def test_help_lists_every_rubric_and_the_usage(rubrics):
     assert "`/judge history [N]`" in text and "`/judge stats" in text
 
 
+SEAL = FormSeal("test-signing-secret")
+
+
 def test_form_view_preselects_the_rubric_and_the_remembered_model(rubrics):
     eth = rubrics.get("eth")
-    context = FormContext(channel_id="C0GENERAL", response_url="https://hooks.slack.test/commands/T0TEST/1/abc")
-    view = form_view(rubrics, eth, model_name="campus-bot-v2", context=context).to_dict()
+    context = FormContext(team_id="T0TEST", channel_id="C0GENERAL",
+                          response_url="https://hooks.slack.test/commands/T0TEST/1/abc")
+    view = form_view(rubrics, eth, model_name="campus-bot-v2", metadata=SEAL.seal(context)).to_dict()
     assert view["type"] == "modal" and view["callback_id"] == FORM
     blocks = {block["block_id"]: block for block in view["blocks"]}
     assert list(blocks) == ["rubric", "model", "question", "reference", "answer"]
@@ -619,17 +636,18 @@ def test_form_view_preselects_the_rubric_and_the_remembered_model(rubrics):
         element = blocks[name]["element"]
         assert element["multiline"] is True and element["max_length"] == INPUT_LIMIT == 3000
         assert element["action_id"] == name
-    assert form_context(view) == context
+    assert SEAL.open(view["private_metadata"]) == context
 
 
 def test_form_view_without_a_remembered_model(rubrics):
     academic = rubrics.get("academic")
-    view = form_view(rubrics, academic, model_name=None, context=FormContext(channel_id="C1")).to_dict()
+    context = FormContext(team_id="T1", channel_id="C1")
+    view = form_view(rubrics, academic, model_name=None, metadata=SEAL.seal(context)).to_dict()
     blocks = {block["block_id"]: block for block in view["blocks"]}
     assert "initial_value" not in blocks["model"]["element"]
     assert blocks["rubric"]["element"]["initial_option"]["value"] == "academic"
-    assert form_context(view) == FormContext(channel_id="C1")
-    assert json.loads(view["private_metadata"]) == {"channel_id": "C1"}
+    assert SEAL.open(view["private_metadata"]) == context
+    assert json.loads(view["private_metadata"].partition(".")[2]) == {"team_id": "T1", "channel_id": "C1"}
 
 
 def submitted(view: dict[str, Any], *, rubric: str, model: str = "", question: str = "", reference: str = "",
@@ -646,7 +664,8 @@ def submitted(view: dict[str, Any], *, rubric: str, model: str = "", question: s
 
 def test_form_values_reads_a_submission(rubrics):
     eth = rubrics.get("eth")
-    view = form_view(rubrics, eth, model_name=None, context=FormContext(channel_id="C1")).to_dict()
+    view = form_view(rubrics, eth, model_name=None, metadata=SEAL.seal(FormContext(team_id="T1", channel_id="C1")))
+    view = view.to_dict()
     filled = submitted(view, rubric="benchmark", model="  gpt-4o mini ", question=" Q?\n", reference="R",
                        answer=f"  {ARABIC_ANSWER}\nline two  ")
     assert form_values(filled) == {"rubric": "benchmark", "model": "gpt-4o mini", "question": "Q?",

@@ -21,7 +21,7 @@ from bot.slack.listeners.file import FileListener
 from bot.slack.listeners.home import HomeListener
 from bot.slack.messenger import failure_text
 from bot.slack.views.card import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
-from bot.slack.views.commands import FORM
+from bot.slack.views.commands import FORM, FormSeal
 from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
 
 COMMAND = "/judge"
@@ -67,16 +67,21 @@ def on_error(ctx: Context) -> Any:
     return failed
 
 
-def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_settings: DigestSettings) -> AsyncApp:
-    """The bolt app; with a signing secret every HTTP request is verified, without one it serves Socket Mode only."""
+def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_settings: DigestSettings,
+              form_secret: str) -> AsyncApp:
+    """The bolt app; with a signing secret every HTTP request is verified, without one it serves Socket Mode only.
+
+    `form_secret` (the signing secret, or in Socket Mode the app token) signs where each form was opened.
+    """
     logger = logging.getLogger("judgebot.bolt")
     if not any(isinstance(f, _NoTokenNotice) for f in logger.filters):
         logger.addFilter(_NoTokenNotice())
     app = AsyncApp(client=ctx.client, signing_secret=signing_secret or "",
                    request_verification_enabled=bool(signing_secret), logger=logger)
     digest_commands = DigestCommands(ctx, parts.digests, digest_settings)
-    app.command(COMMAND)(CommandListener(ctx, digest_commands.handlers()).on_command)
-    cards = CardListener(ctx)
+    seal = FormSeal(form_secret)
+    app.command(COMMAND)(CommandListener(ctx, seal, digest_commands.handlers()).on_command)
+    cards = CardListener(ctx, seal)
     app.view(FORM)(cards.on_form)
     app.action(AGREE)(cards.on_vote)
     app.action(DISAGREE)(cards.on_vote)

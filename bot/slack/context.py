@@ -104,6 +104,7 @@ class Context:
     say: Messenger
     team_url: str | None = None
     bot_user_id: str | None = None
+    team_id: str | None = None  # the workspace the bot is installed in: the only one it acts for
     tasks: Supervisor = field(default_factory=Supervisor)
     _locks: dict[int, tuple[asyncio.Lock, list[int]]] = field(default_factory=dict)
 

@@ -102,7 +102,8 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     for broken in rubrics.broken:  # the other rubrics work: the bot starts with them
         log.warning("rubric file left out until it is fixed: %s: %s", broken.path, broken.problem)
     ctx = Context(store=store, rubrics=rubrics, judge=judge_client_from(settings),
-                  say=Messenger(client), team_url=auth.get("url"), bot_user_id=auth.get("user_id"))
+                  say=Messenger(client), team_url=auth.get("url"), bot_user_id=auth.get("user_id"),
+                  team_id=auth.get("team_id"))
     # Listed before any request is taken, so a judgment started from now on is never mistaken for a left-over.
     left_over = await ctx.db(Store.unfinished_runs, source=CARD_SOURCE)
     left_files = await ctx.db(unfinished_shares)
@@ -110,7 +111,8 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     limits = FileLimits.from_settings(settings)
     files = FileRuns(ctx, limits)
     parts = Parts(FileIntake(ctx, limits, files), files, WeeklyDigests(ctx, digest_settings))
-    app = build_app(ctx, parts, signing_secret=secret, digest_settings=digest_settings)
+    app = build_app(ctx, parts, signing_secret=secret, digest_settings=digest_settings,
+                    form_secret=secret or app_token or "")
     if app_token:
         socket = AsyncSocketModeHandler(app, app_token)
         await socket.connect_async()

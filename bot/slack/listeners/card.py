@@ -16,11 +16,11 @@ from bot.records import Triple
 from bot.runs import Origin
 from bot.slack.context import Context
 from bot.slack.flows.card import CARD_SOURCE, show_judgment
-from bot.slack.listeners.clicks import QUICK_READ, made_here
+from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, from_team, made_here, named_teams
 from bot.slack.messenger import failure_text
 from bot.slack.text import escape
 from bot.slack.views.card import AGREE, reply_view, result_card
-from bot.slack.views.commands import form_context, form_values
+from bot.slack.views.commands import FORM_UNCHECKED, FormSeal, form_values
 from bot.slack.views.limits import ERROR_LIMIT
 from bot.store import Judgment, Store, feedback_tally, newest_on_message, record_feedback, remember_model
 
@@ -37,8 +37,8 @@ def _message_ts(body: dict[str, Any], judgment: Judgment) -> str:
 class CardListener:
     """The form and the card buttons, over the bot's context."""
 
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
+    def __init__(self, ctx: Context, seal: FormSeal) -> None:
+        self.ctx, self.seal = ctx, seal
         self.rejudging: set[int] = set()  # judgments being judged again right now
 
     def _spawn(self, work: Any, what: str, where: str | None) -> None:
@@ -47,7 +47,16 @@ class CardListener:
     # -- the form -------------------------------------------------------------------------------------------
 
     async def on_form(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
-        """The form was submitted: point at empty fields, else close it and judge."""
+        """The form was submitted: refuse it unless it acts where it was opened, point at empty fields, else judge."""
+        context = self.seal.open(view.get("private_metadata") or "")
+        if context is None or not from_team(body, context.team_id):
+            why = "its private metadata is not signed by this bot" if context is None else \
+                f"it was opened in team {context.team_id}"
+            log.warning("form submission refused for user %s of team(s) %s: %s", (body.get("user") or {}).get("id"),
+                        named_teams(body), why)
+            await ack(response_action="errors", errors={"question": FORM_UNCHECKED if context is None else
+                                                        OTHER_WORKSPACE})
+            return
         values = form_values(view)
         missing = {name: "Please fill this in." for name in ("question", "reference", "answer") if not values[name]}
         try:
@@ -58,8 +67,7 @@ class CardListener:
             await ack(response_action="errors", errors=missing)
             return
         await ack()
-        context = form_context(view)
-        user, team = body["user"]["id"], body["user"].get("team_id") or body["team"]["id"]
+        user, team = body["user"]["id"], context.team_id
         origin = Origin(source=CARD_SOURCE, team_id=team, channel_id=context.channel_id, user_id=user)
         triple = Triple(question=values["question"], reference=values["reference"], answer=values["answer"])
         model = values["model"] or None

@@ -20,11 +20,19 @@ from bot.slack import commands
 from bot.slack.commands import parse_command
 from bot.slack.context import Context
 from bot.slack.flows.card import CARD_SOURCE, show_judgment
-from bot.slack.listeners.clicks import QUICK_READ
+from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, from_team, named_teams
 from bot.slack.messenger import failure_text, slack_error
 from bot.slack.text import escape
 from bot.slack.views.blocks import notice
-from bot.slack.views.commands import FormContext, form_view, help_message, history_message, rubrics_message, stats_message
+from bot.slack.views.commands import (
+    FormContext,
+    FormSeal,
+    form_view,
+    help_message,
+    history_message,
+    rubrics_message,
+    stats_message,
+)
 from bot.store import channel_stats, default_rubric, recent_in_channel, remembered_model, set_default_rubric, utcnow
 
 log = logging.getLogger(__name__)
@@ -36,8 +44,8 @@ Handler = Callable[[Any, dict[str, Any]], Coroutine[Any, Any, None]]
 class CommandListener:
     """`/judge`: help and the rubric list in the ack itself, the form right after it, everything else in a task."""
 
-    def __init__(self, ctx: Context, *more: dict[type, Handler]) -> None:
-        self.ctx = ctx
+    def __init__(self, ctx: Context, seal: FormSeal, *more: dict[type, Handler]) -> None:
+        self.ctx, self.seal = ctx, seal
         self.handlers: dict[type, Handler] = {
             commands.Inline: self._inline, commands.History: self._history, commands.Stats: self._stats,
             commands.ShowDefault: self._show_default, commands.SetDefault: self._set_default,
@@ -47,6 +55,11 @@ class CommandListener:
 
     async def on_command(self, ack: AsyncAck, command: dict[str, Any]) -> None:
         """`/judge ...`: answer help at once; open the form; or do the work after the ack."""
+        if not from_team(command, self.ctx.team_id):  # a person of another organisation, in a shared channel
+            log.warning("/judge refused for user %s in channel %s of team(s) %s", command.get("user_id"),
+                        command.get("channel_id"), named_teams(command))
+            await ack(response_type="ephemeral", text=OTHER_WORKSPACE)
+            return
         try:
             parsed = parse_command(command.get("text") or "", self.ctx.rubrics)
         except CommandError as err:
@@ -75,8 +88,9 @@ class CommandListener:
 
     async def _open_form(self, parsed: commands.OpenForm, command: dict[str, Any]) -> None:
         model = await self.remembered_model(command["team_id"], command["user_id"], within=QUICK_READ)
-        context = FormContext(channel_id=command["channel_id"], response_url=command.get("response_url"))
-        view = form_view(self.ctx.rubrics, parsed.rubric, model_name=model, context=context)
+        context = FormContext(team_id=command["team_id"], channel_id=command["channel_id"],
+                              response_url=command.get("response_url"))
+        view = form_view(self.ctx.rubrics, parsed.rubric, model_name=model, metadata=self.seal.seal(context))
         try:
             await self.ctx.client.views_open(trigger_id=command["trigger_id"], view=view)
         except Exception as err:

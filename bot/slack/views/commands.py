@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
+import hashlib
+import hmac
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from slack_sdk.models.blocks import (
     Block,
     InputBlock,
@@ -29,11 +30,44 @@ TEXT_BLOCKS = ("question", "reference", "answer")
 DESCRIPTION_LIMIT = 300
 
 
+FORM_UNCHECKED = (
+    "I cannot check where this form was opened (it was opened before the bot's settings changed, or it was "
+    "altered), so I cannot judge it. Copy your texts, close the form and open a new one with `/judge <rubric>`."
+)
+
+
 class FormContext(BaseModel):
     """Where the form was opened: the card goes there; problems go to the person through `response_url`."""
 
+    team_id: str
     channel_id: str
     response_url: str | None = None
+
+
+class FormSeal:
+    """A form's context in its private metadata, signed (HMAC-SHA256), so a submission cannot change where it acts."""
+
+    def __init__(self, secret: str) -> None:
+        # A key of its own, derived from the secret, so a form's signature is never valid for anything else.
+        self._key = hmac.new(secret.encode(), b"judgebot form context", hashlib.sha256).digest()
+
+    def _signature(self, context: str) -> str:
+        return hmac.new(self._key, context.encode(), hashlib.sha256).hexdigest()
+
+    def seal(self, context: FormContext) -> str:
+        """The private metadata of a form opened in `context`: its signature, a dot, and the context as JSON."""
+        data = context.model_dump_json(exclude_none=True)
+        return f"{self._signature(data)}.{data}"
+
+    def open(self, metadata: str) -> FormContext | None:
+        """The context a form was opened in, or None unless this bot signed it exactly so."""
+        signature, _, data = metadata.partition(".")
+        if not hmac.compare_digest(signature.encode(), self._signature(data).encode()):
+            return None
+        try:
+            return FormContext.model_validate_json(data)
+        except ValidationError:
+            return None
 
 
 def rubric_lines(rubrics: RubricSet) -> list[str]:
@@ -73,8 +107,9 @@ def _rubric_option(rubric: Rubric) -> Option:
     return Option(value=rubric.name, label=clip(rubric.title, BUTTON_LIMIT)[0])
 
 
-def form_view(rubrics: RubricSet, chosen: Rubric, *, model_name: str | None, context: FormContext) -> View:
-    """The modal of `/judge <rubric>`: rubric, model under test, question, reference answer, answer."""
+def form_view(rubrics: RubricSet, chosen: Rubric, *, model_name: str | None, metadata: str) -> View:
+    """The modal of `/judge <rubric>`: rubric, model under test, question, reference answer, answer; `metadata`
+    (a sealed FormContext) says where it was opened."""
     texts = {"question": ("Question", "What was asked"),
              "reference": ("Reference answer", "The answer known to be right"),
              "answer": ("Answer to grade", "What the model under test replied")}
@@ -91,7 +126,7 @@ def form_view(rubrics: RubricSet, chosen: Rubric, *, model_name: str | None, con
         blocks.append(InputBlock(block_id=name, label=label, element=PlainTextInputElement(
             action_id=name, multiline=True, max_length=INPUT_LIMIT, placeholder=placeholder)))
     return View(type="modal", callback_id=FORM, title="Judge an answer", submit="Judge", close="Cancel",
-                private_metadata=context.model_dump_json(exclude_none=True), blocks=blocks)
+                private_metadata=metadata, blocks=blocks)
 
 
 def form_values(view: dict[str, Any]) -> dict[str, str]:
@@ -102,11 +137,6 @@ def form_values(view: dict[str, Any]) -> dict[str, str]:
     for name in TEXT_BLOCKS:
         values[name] = (state[name][name].get("value") or "").strip()
     return values
-
-
-def form_context(view: dict[str, Any]) -> FormContext:
-    """Where the form was opened, as stored in its private metadata."""
-    return FormContext.model_validate(json.loads(view.get("private_metadata") or "{}"))
 
 
 def judgment_entry(judgment: Judgment, team_url: str | None, *, channel: bool) -> str:
