@@ -614,3 +614,23 @@ def test_download_addresses_off_slacks_file_hosts_are_refused(url):
     check_url("http://127.0.0.1:5000/a.csv", ("http", "127.0.0.1:5000"))
     with pytest.raises(FileProblem, match="not on Slack's file servers"):
         check_url(url, ("http", "127.0.0.1:5000"))
+
+
+async def test_a_header_of_ten_thousand_characters_is_refused_within_slacks_limits(slack, slack_server, judge_server,
+                                                                                   bot_settings):
+    from sqlmodel import select
+
+    from bot.store.models import SharedFile
+
+    header = "q" * 10_000
+    event = await share(slack, slack_server, f"{header},reference,answer\nQ?,R.,A.\n".encode())
+    said = await wait_until(lambda: slack_server.thread("C0GENERAL", event["ts"]), what="the refusal")
+    [refusal] = said
+    text = refusal["blocks"][0]["text"]["text"]
+    assert refusal["text"] == "I cannot judge answers.csv"
+    assert text.startswith(":warning: I cannot judge *answers.csv*:") and "no question column" in text
+    assert len(text) <= 3000 and text.endswith("…")
+    with Store.open(bot_settings.db_url).session() as session:
+        saved = session.exec(select(SharedFile).where(SharedFile.message_ts == event["ts"])).one()
+    assert saved.state == "refused"  # settled: a restart does not take it up again
+    assert judge_server.bodies() == []

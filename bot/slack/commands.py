@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from bot.errors import CommandError, RubricError
 from bot.records import Triple
 from bot.rubric import Rubric, RubricSet
-from bot.slack.text import escape, unescape
+from bot.slack.text import clean, escape, unescape
 
 SEPARATOR = "||"
 HISTORY_DEFAULT, HISTORY_MAX = 10, 40
@@ -122,7 +122,7 @@ USAGE = (
 
 def parse_command(text: str, rubrics: RubricSet) -> Command:
     """Parse the text after `/judge`; CommandError names what is wrong and how to write it."""
-    text = unescape(text).strip()
+    text = clean(unescape(text)).strip()
     word, rest = (text.split(None, 1) + ["", ""])[:2]
     word, rest = word.lower(), rest.strip()
     if word in ("", "help"):

@@ -1,12 +1,20 @@
-"""Text for Slack: mrkdwn escaping, clean cuts within Block Kit's limits, right-to-left lines, links and dates."""
+"""Text for Slack: untrusted text made literal and safe, clean cuts within Block Kit's limits, links and dates."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 ELLIPSIS = "…"
-RLI, PDI = "\u2067", "\u2069"  # right-to-left isolate and its end
+LRI, RLI, FSI, PDI = "\u2066", "\u2067", "\u2068", "\u2069"  # the isolates (left-to-right, right-to-left, first
+# strong) and their end
+# Right-to-left letters and numbers, and the controls that embed, override or isolate a direction.
+BIDI = {"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
+UNSENDABLE = re.compile("[\x00\ud800-\udfff]")  # NUL, and surrogates (in a str, always lone ones)
+FENCE = re.compile("`{3,}")
+ZWSP = "\u200b"
 
 
 def unescape(text: str) -> str:
@@ -14,9 +22,16 @@ def unescape(text: str) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
+def clean(text: str) -> str:
+    """Text without what no database or Slack takes: NUL characters and lone surrogates."""
+    return UNSENDABLE.sub("", text)
+
+
 def escape(text: str) -> str:
-    """Make untrusted text literal in mrkdwn: no links, mentions or @channel pings sneak in."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Make untrusted text literal in mrkdwn: no links, mentions or @channel pings sneak in, no code block opens or
+    closes, and no direction control reorders the bot's own text around it."""
+    text = clean(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return bidi(FENCE.sub(lambda fence: ZWSP.join(fence.group()), text))
 
 
 def _first_strong(line: str) -> str | None:
@@ -27,13 +42,39 @@ def _first_strong(line: str) -> str | None:
     return None
 
 
-def bidi(text: str) -> str:
-    """Wrap each right-to-left line (Arabic, Hebrew, ...) in an isolate so it reads right to left in any client.
+def _balanced(line: str) -> str:
+    """`line` without the isolate ends that close nothing, and with those it leaves open closed."""
+    kept, depth = [], 0
+    for char in line:
+        if char == PDI:
+            if not depth:
+                continue
+            depth -= 1
+        elif char in (LRI, RLI, FSI):
+            depth += 1
+        kept.append(char)
+    return "".join(kept) + PDI * depth
 
-    Slack lays messages out left to right; without the isolate, punctuation and numbers at the
-    ends of an Arabic sentence land on the wrong side. The characters themselves are unchanged.
+
+def _isolated(line: str) -> str:
+    if not {unicodedata.bidirectional(char) for char in line} & BIDI:
+        return line
+    return f"{RLI if _first_strong(line) in ('R', 'AL') else FSI}{_balanced(line)}{PDI}"
+
+
+def bidi(text: str) -> str:
+    """Wrap each line holding right-to-left text or direction controls in an isolate of its own.
+
+    Slack lays messages out left to right; without the isolate, punctuation and numbers at the ends of an Arabic
+    sentence land on the wrong side, and an override (U+202E) left open reverses the bot's text after it. The
+    isolate ends every embedding and override inside it; an end of isolate that would close ours is dropped.
     """
-    return "\n".join(f"{RLI}{line}{PDI}" if _first_strong(line) in ("R", "AL") else line for line in text.split("\n"))
+    return "\n".join(_isolated(line) for line in text.split("\n"))
+
+
+def plain(text: str, limit: int) -> str:
+    """Untrusted text for a plain_text field (never parsed for mentions) of at most `limit` characters."""
+    return _fitted(text, limit, lambda cut: bidi(clean(cut)))[0]
 
 
 def clip(text: str, limit: int) -> tuple[str, bool]:
@@ -47,10 +88,14 @@ def clip(text: str, limit: int) -> tuple[str, bool]:
 
 def shown(text: str, limit: int) -> tuple[str, bool]:
     """Untrusted text as mrkdwn of at most `limit` characters: escaped, cut cleanly, right-to-left safe."""
+    return _fitted(text, limit, escape)
+
+
+def _fitted(text: str, limit: int, render: Callable[[str], str]) -> tuple[str, bool]:
     budget = min(limit, len(text))
     while budget > 0:
         cut, was_cut = clip(text, budget)
-        rendered = bidi(escape(cut))
+        rendered = render(cut)
         if len(rendered) <= limit:
             return rendered, was_cut
         # Escaping and isolates made it longer: shrink the cut in proportion, and by one at least.
@@ -62,7 +107,7 @@ def pieces(text: str, limit: int) -> list[str]:
     """Untrusted text as mrkdwn pieces of at most `limit` characters each, split at line ends where possible."""
     size = max(limit, 1)
     while True:
-        rendered = [bidi(escape(piece)) for piece in chunks(text, size)]
+        rendered = [escape(piece) for piece in chunks(text, size)]
         longest = max(map(len, rendered))
         if longest <= limit or size == 1:
             return rendered

@@ -19,7 +19,7 @@ from bot.slack.files import Downloaded, download, is_table, megabytes, safe_name
 from bot.slack.flows import share_thread
 from bot.slack.flows.file_run import FileLimits, FileRuns
 from bot.slack.messenger import slack_error
-from bot.slack.text import escape
+from bot.slack.text import clean, unescape
 from bot.slack.views import file_run as view
 from bot.store import (
     SharedFile,
@@ -62,7 +62,7 @@ class FileIntake:
                 "team_id": body.get("team_id") or event.get("team") or "", "channel_id": event["channel"],
                 "thread_ts": event.get("thread_ts") or event["ts"], "message_ts": event["ts"], "file_id": file["id"],
                 "event_id": body.get("event_id"), "user_id": event.get("user"),
-                "file_name": str(file.get("name") or file["id"]), "text": event.get("text") or "",
+                "file_name": clean(str(file.get("name") or file["id"])), "text": clean(event.get("text") or ""),
                 "owner": process_name(),
             }
             table = None if file in unknown else file in tables
@@ -75,7 +75,7 @@ class FileIntake:
             except Exception as err:
                 log.warning("files.info of %s failed: %s", fields["file_id"], slack_error(err))
                 info = {}
-            table, fields["file_name"] = is_table(info), str(info.get("name") or fields["file_name"])
+            table, fields["file_name"] = is_table(info), clean(str(info.get("name") or fields["file_name"]))
             if not table and not mentioned:
                 return
         share = await self.ctx.db(claim_share, **fields)
@@ -99,8 +99,11 @@ class FileIntake:
                 await self.ctx.db(update_share, share_id=share.id, sha256=fetched.sha256)
                 share.sha256 = fetched.sha256
                 wanted = parse_share_text(share.text, self.ctx.rubrics)
-            except (FileProblem, CommandError) as problem:
+            except FileProblem as problem:
                 await share_thread.refuse(self.ctx, share, str(problem))
+                return
+            except CommandError as problem:  # its text is mrkdwn already
+                await share_thread.refuse(self.ctx, share, unescape(str(problem)))
                 return
             if not confirmed:
                 earlier = await self._earlier(share)
@@ -159,7 +162,7 @@ class FileIntake:
                     raise FileProblem(f"it has more than {self.limits.max_rows:,} rows, the limit. Split it into "
                                       "smaller files and share them one by one.")
         except CsvError as err:
-            raise FileProblem(escape(str(err).replace(str(path), name))) from None  # it quotes the file's headers
+            raise FileProblem(str(err).replace(str(path), name)) from None
         if rows == 0:
             raise FileProblem("it has a header but no data rows.")
         return source

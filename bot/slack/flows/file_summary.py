@@ -17,7 +17,7 @@ from bot.slack.files import upload
 from bot.slack.flows import share_thread
 from bot.slack.flows.progress import ProgressMessage
 from bot.slack.messenger import slack_error
-from bot.slack.text import escape
+from bot.slack.text import escape, plain, shown
 from bot.slack.views import file_run as view
 from bot.store import Run, SharedFile, Store, get_share, move_share, process_name, update_share
 
@@ -99,16 +99,17 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
 
 async def _upload(ctx: Context, share: SharedFile, run: Run, rubric: Rubric, summary: Summary,
                   results: Path) -> None:
-    uploads = [(results.name, f"Results of {run.source_name} ({rubric.name})", results.read_bytes())]
+    source = run.source_name or "file"
+    uploads = [(results.name, f"Results of {plain(source, 120)} ({rubric.name})", results.read_bytes())]
     if summary.scored:
-        title = f"{rubric.name} · {run.source_name} · {summary.scored:,} scored rows"
+        title = f"{rubric.name} · {source} · {summary.scored:,} scored rows"
         chart = await asyncio.to_thread(
             score_distribution_png, title, BANDS,
             {name: (figures.bands, figures.errors) for name, figures in summary.models.items()})
         uploads.append((chart_name(run), "Score distribution per model", chart))
     try:
         await upload(ctx.client, channel=share.channel_id, thread_ts=share.thread_ts,
-                     comment=f"Every row of *{run.source_name}* with its verdict, and the scores per model.",
+                     comment=f"Every row of *{shown(source, 120)[0]}* with its verdict, and the scores per model.",
                      files=uploads)
     except Exception as err:
         log.warning("could not upload the results of run %s: %s", run.id, slack_error(err))

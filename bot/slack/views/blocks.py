@@ -8,7 +8,8 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
 
-from bot.slack.views.limits import MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT
+from bot.slack.text import clip
+from bot.slack.views.limits import MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, TEXT_LIMIT
 
 
 def section(markdown: str) -> SectionBlock:
@@ -28,7 +29,7 @@ def size(blocks: Iterable[Block]) -> int:
 
 def message(blocks: list[Block], text: str) -> dict[str, Any]:
     """Keyword arguments for a post, an update or an ephemeral reply: blocks as dicts, and the fallback text."""
-    return {"text": text, "blocks": [block.to_dict() for block in blocks]}
+    return {"text": clip(text, TEXT_LIMIT)[0], "blocks": [block.to_dict() for block in blocks]}
 
 
 def notice(text: str) -> dict[str, Any]:

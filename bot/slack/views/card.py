@@ -28,6 +28,7 @@ from bot.slack.views.limits import (
     HEADER_LIMIT,
     MESSAGE_BLOCKS,
     MESSAGE_CHARS,
+    MODEL_ROOM,
     SECTION_FIELDS,
     SECTION_LIMIT,
     VIEW_BLOCKS,
@@ -40,6 +41,7 @@ MIN_TEXT = 300  # the shortest cut of a long text in a card
 TRIPLE_LIMITS = {"question": 600, "reference": 600, "answer": 1200}  # the card stays readable; the thread has all
 CODE_CHUNK = 2_900
 CUT_NOTE = "\n_(cut here: the full text is in the thread)_"
+LABEL_ROOM = 300  # characters of a verdict's label (the rubric builds it from what the judge returned)
 
 
 @dataclass
@@ -62,20 +64,24 @@ def _label(path: tuple[str, ...]) -> str:
 def placeholder(rubric: Rubric, user_id: str | None, model_name: str | None) -> Card:
     """What the channel sees at once, before the judge answers."""
     who = f" for <@{user_id}>" if user_id else ""
-    model = f" · model under test *{escape(model_name)}*" if model_name else ""
+    model = f" · model under test *{_model(model_name)}*" if model_name else ""
     text = f":hourglass_flowing_sand: Judging with *{escape(rubric.title)}*{who}{model}…"
     return Card(text=escape(f"Judging with {rubric.title}…"), blocks=[section(text)])
 
 
+def _model(name: str) -> str:
+    return shown(name, MODEL_ROOM)[0]
+
+
 def _headline(judgment: Judgment) -> str:
     mark = "✅" if judgment.passed else "❌"
-    label = escape(judgment.label or "")
+    label = shown(judgment.label or "", LABEL_ROOM)[0]
     score = f"{judgment.headline:.0f}/100" if judgment.headline is not None else "no score"
     return f"{mark} *{label}*\n{score} · {'passed' if judgment.passed else 'did not pass'}"
 
 
 def _meta(judgment: Judgment) -> list[str]:
-    model = escape(judgment.model_name) if judgment.model_name else "_not named_"
+    model = _model(judgment.model_name) if judgment.model_name else "_not named_"
     who = f"<@{judgment.user_id}>" if judgment.user_id else "—"
     return [f"*Model under test*\n{model}", f"*Asked by*\n{who}"]
 
@@ -213,8 +219,8 @@ class _Parts:
     def card(self, judgment: Judgment, rubric: Rubric | None) -> Card:
         """The card; if even the shortest cuts do not fit, fields give way (last first) to a note and the thread."""
         title = rubric.title if rubric else judgment.rubric_name
-        fallback = escape(f"{title}: {judgment.label}" + (f" (model {judgment.model_name})" if judgment.model_name
-                                                          else ""))
+        fallback = f"{escape(title)}: {shown(judgment.label or '', LABEL_ROOM)[0]}" + (
+            f" (model {_model(judgment.model_name)})" if judgment.model_name else "")
         cut = [entry for _, entry in self.long if entry]
         if self.fits():
             return Card(text=fallback, blocks=self.blocks(), overflow=[*cut, *self.overflow])
@@ -285,7 +291,7 @@ def reply_view(judgment: Judgment) -> View:
         reply = raw
     intro = section(f"*{escape(judgment.rubric_name)}* {escape(judgment.rubric_version)} · judge "
                      f"`{escape(judgment.judge_model)}` · judgment #{judgment.id} · status *{judgment.status}*")
-    parts = pieces(reply.replace("```", "`\u200b`\u200b`"), CODE_CHUNK)  # a fence in the reply must not end ours
+    parts = pieces(reply, CODE_CHUNK)  # escaped: a fence in the reply cannot end ours
     room = VIEW_BLOCKS - 2
     blocks: list[Block] = [intro, *(section(f"```{piece}```") for piece in parts[:room])]
     if len(parts) > room:

@@ -11,11 +11,10 @@ from bot.rubric import RubricSet, leaves
 from bot.slack.commands import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
 from bot.slack.views.blocks import context, listing, message, notice, section
-from bot.slack.views.limits import HEADER_LIMIT
+from bot.slack.views.limits import HEADER_LIMIT, MODEL_ROOM
 from bot.store import DigestSubscription
 
 QUESTION_ROOM = 120  # characters of a question quoted in a list
-MODEL_ROOM = 80  # characters of a model's name (a CSV column: any length)
 CHANGES_SHOWN = 10  # judge changes listed; a rubric edited all week could otherwise overflow the section
 TAGS_SHOWN = 8  # tag rates on a line (a rubric's tag may be free text)
 

@@ -18,7 +18,7 @@ from bot.figures import duration, number, percent
 from bot.records import RowState, RunState
 from bot.rubric import Rubric, RubricSet
 from bot.runs import Progress, Summary
-from bot.slack.text import clip, escape, shown
+from bot.slack.text import clip, escape, plain, shown
 from bot.slack.views.blocks import context, listing, message, section
 from bot.slack.views.limits import BUTTON_LIMIT, BUTTONS_PER_ROW, HEADER_LIMIT, SECTION_FIELDS, SECTION_LIMIT
 from bot.store import Run
@@ -33,8 +33,13 @@ ACCEPTS = ("I judge CSV and TSV files with a header row naming the columns `ques
            "channel's rubric with `/judge default <rubric>`.")
 
 
+NAME_ROOM = 120  # characters of a file's name (Slack allows long ones)
+PROBLEM_ROOM = SECTION_LIMIT - NAME_ROOM - 100  # characters of why a file cannot be judged (it may quote the file)
+REASON_ROOM = 1200  # characters of why a run paused (the judge endpoint's words)
+
+
 def _name(file_name: str) -> str:
-    return shown(file_name, 120)[0]
+    return shown(file_name, NAME_ROOM)[0]
 
 
 # -- before the run ------------------------------------------------------------------------------------------
@@ -47,7 +52,7 @@ def rubric_question(share_id: int, file_name: str, rubrics: RubricSet) -> dict[s
     text = (f"Which rubric should judge *{_name(file_name)}*? Next time, name it in the message (such as "
             "`eth`), or set the channel's rubric with `/judge default <rubric>`.")
     rows = [ActionsBlock(elements=buttons[i:i + BUTTONS_PER_ROW]) for i in range(0, len(buttons), BUTTONS_PER_ROW)]
-    return message([section(text), *rows[:20]], f"Which rubric should judge {file_name}?")
+    return message([section(text), *rows[:20]], f"Which rubric should judge {_name(file_name)}?")
 
 
 def again_question(share_id: int, file_name: str, earlier_run: int | None) -> dict[str, Any]:
@@ -59,7 +64,7 @@ def again_question(share_id: int, file_name: str, earlier_run: int | None) -> di
         ButtonElement(text="Run again", action_id=RUN_AGAIN, value=str(share_id), style="primary"),
         ButtonElement(text="Don't", action_id=SKIP_AGAIN, value=str(share_id)),
     ])
-    return message([section(text), buttons], f"{file_name} was judged in this thread already. Run it again?")
+    return message([section(text), buttons], f"{_name(file_name)} was judged in this thread already. Run it again?")
 
 
 def answered(text: str) -> dict[str, Any]:
@@ -78,13 +83,17 @@ def bar(done: int, total: int) -> str:
 
 
 def _title(run: Run, rubric_title: str) -> str:
-    return f"*{_name(run.source_name or 'file')}* · {escape(rubric_title)} · run #{run.id}"
+    return f"*{_source(run)}* · {escape(rubric_title)} · run #{run.id}"
+
+
+def _source(run: Run) -> str:
+    return _name(run.source_name or "file")
 
 
 def loading(file_name: str, rubric_title: str) -> dict[str, Any]:
     """The progress message before the rows are saved."""
     text = f":inbox_tray: Reading *{_name(file_name)}* to judge with {escape(rubric_title)}…"
-    return message([section(text)], f"Reading {file_name}…")
+    return message([section(text)], f"Reading {_name(file_name)}…")
 
 
 def progress(run: Run, rubric_title: str, event: Progress | None, who: str | None) -> dict[str, Any]:
@@ -106,12 +115,12 @@ def progress(run: Run, rubric_title: str, event: Progress | None, who: str | Non
         section(f":hourglass_flowing_sand: Judging {_title(run, rubric_title)}{started}\n{bar(done, total)}"),
         context(*parts), ActionsBlock(elements=[cancel]),
     ]
-    return message(blocks, f"Judging {run.source_name}: {done} / {total} rows")
+    return message(blocks, f"Judging {_source(run)}: {done} / {total} rows")
 
 
 def paused(run: Run, rubric_title: str, done: int, total: int, reason: str) -> dict[str, Any]:
     """A run stopped by a problem every request would hit (quota, key): Resume once it is fixed, or finish here."""
-    why, _ = shown(reason, 1200)
+    why, _ = shown(reason, REASON_ROOM)
     blocks: list[Block] = [
         section(f":double_vertical_bar: Paused {_title(run, rubric_title)} at {done:,} / {total:,} rows.\n{why}\n\n"
                 "Fix that, then press *Resume*: the rows already graded are kept. *Finish here* summarises them."),
@@ -120,7 +129,7 @@ def paused(run: Run, rubric_title: str, done: int, total: int, reason: str) -> d
             ButtonElement(text="Finish here", action_id=CANCEL_RUN, value=str(run.id)),
         ]),
     ]
-    return message(blocks, f"Paused {run.source_name} at {done} / {total} rows: {reason}")
+    return message(blocks, f"Paused {_source(run)} at {done} / {total} rows: {why}")
 
 
 def interrupted(run: Run, rubric_title: str, done: int, total: int) -> dict[str, Any]:
@@ -142,13 +151,13 @@ def finished(run: Run, rubric_title: str, summary: Summary, seconds: float | Non
                 f"{summary.scored:,} graded rows are kept and summarised below.")
     else:
         head = f":white_check_mark: Judged {_title(run, rubric_title)}: {done:,} rows{took}. The summary is below."
-    return message([section(f"{head}\n{bar(done, total)}")], f"Finished {run.source_name}")
+    return message([section(f"{head}\n{bar(done, total)}")], f"Finished {_source(run)}")
 
 
 def failed(file_name: str, problem: str) -> dict[str, Any]:
-    """A file that cannot be judged: why, and what to do."""
-    text = f":warning: I cannot judge *{_name(file_name)}*: {problem}"
-    return message([section(text)], f"I cannot judge {file_name}")
+    """A file that cannot be judged: why (plain text, which may quote the file), and what to do."""
+    text = f":warning: I cannot judge *{_name(file_name)}*: {shown(problem, PROBLEM_ROOM)[0]}"
+    return message([section(text)], f"I cannot judge {_name(file_name)}")
 
 
 # -- the summary card ----------------------------------------------------------------------------------------
@@ -174,7 +183,7 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str) 
                                                        else ""))
     means = [f"*{escape(c.replace('_', ' '))}*\n{number(summary.mean(c))}" for c in summary.criteria]
     head: list[Block] = [
-        HeaderBlock(text=clip(f"Results · {run.source_name or 'file'} · {rubric.title}", HEADER_LIMIT)[0]),
+        HeaderBlock(text=clip(f"Results · {plain(run.source_name or 'file', 80)} · {rubric.title}", HEADER_LIMIT)[0]),
         SectionBlock(fields=[MarkdownTextObject(text=f) for f in counts[:SECTION_FIELDS]]),
     ]
     if means:
@@ -203,6 +212,6 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str) 
         blocks.append(context(f"{unscored - len(problems):,} more rows not scored: see the status and error columns "
                               "of the results file"))
     blocks.append(footer)
-    fallback = (f"Results of {run.source_name}: {summary.scored} of {summary.rows} rows scored, pass rate "
+    fallback = (f"Results of {_source(run)}: {summary.scored} of {summary.rows} rows scored, pass rate "
                 f"{percent(rate)}")
     return message(blocks, fallback)

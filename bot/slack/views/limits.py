@@ -14,3 +14,5 @@ BUTTONS_PER_ROW = 25  # elements in one actions block
 INPUT_LIMIT = 3000  # characters a plain-text input takes
 SELECT_OPTIONS = 100  # options in a select menu
 ERROR_LIMIT = 150  # characters of an error shown under a form's input
+MODEL_ROOM = 80  # characters of a model's name shown in a message (a CSV column: any length)
+TEXT_LIMIT = 40_000  # characters of a message's fallback text
