@@ -29,6 +29,7 @@ from bot.store import make_engine
 from bot.store.models import Judgment, JudgmentTally
 from bot.store.tallies import add_judgments
 from tests import forkserver
+from tests.read_only import read_only
 from tests.replies import VERDICTS, eth_reply, triple_of
 from tests.servers.openai_server import Reply
 
@@ -741,6 +742,77 @@ def test_problems_found_before_any_request_and_settings(tmp_path, judge_server):
     assert codes["database is a directory"] == 2, broken_db
     assert "cannot open the history database" in broken_db and "Check JUDGEBOT_DB or DATABASE_URL" in broken_db
     assert judge_server.bodies() == []
+
+
+@pytest.mark.parametrize(("url", "said"), [
+    ("not a url", "DATABASE_URL cannot be read as a database URL: write it like postgresql+psycopg://"),
+    ("postgresql://judge:s3cret-pw@db.example:notaport/history", "DATABASE_URL cannot be read as a database URL"),
+    ("nosuchdb://judge:s3cret-pw@db.example/history",
+     "DATABASE_URL nosuchdb://judge:***@db.example/history names a kind of database judgebot does not know (nosuchdb)"),
+    ("postgresql+pg8000://judge:s3cret-pw@db.example/history",
+     "the driver pg8000 that DATABASE_URL postgresql+pg8000://judge:***@db.example/history needs is not installed. "
+     "For PostgreSQL, `pip install 'judgebot[postgres]'` installs psycopg"),
+])
+def test_a_database_url_that_cannot_be_used_is_a_settings_error_without_its_password(tmp_path, url, said):
+    for command in (["runs"], ["judge", "-q", "Q?", "-r", "R", "-a", "A", "--rubric", "eth"]):
+        code, out = judgebot(tmp_path, *command, DATABASE_URL=url, OPENAI_BASE_URL="http://127.0.0.1:9/v1")
+        assert code == 2, out
+        assert said in flat(out), out
+        assert "s3cret-pw" not in out and "unexpected error" not in out
+
+
+def test_a_history_that_fails_names_its_file_and_says_what_to_do(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer"],
+               [["How do I register?", "In myStudies.", "Use myStudies."], ["How do I print?", "Web Print.", "Ask."]])
+    assert judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", server=judge_server)[0] == 0
+    db = tmp_path / "h.db"
+    saved = history(tmp_path, "SELECT id, status, headline FROM judgment ORDER BY id")
+    bodies = len(judge_server.bodies())
+
+    with read_only(db):
+        judged, judge_out = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", "--fresh", server=judge_server)
+        listed, runs_out = judgebot(tmp_path, "runs")
+    assert judged == 2, judge_out
+    assert (f"the history {db} is read-only, so nothing more can be saved in it: make the file and its folder "
+            "writable. Every row saved before is kept") in flat(judge_out)
+    assert "unexpected error" not in judge_out and "[SQL:" not in judge_out
+    assert len(judge_server.bodies()) == bodies  # nothing judged that could not be saved
+    assert listed == 0 and "eth 1.0" in flat(runs_out)  # a read-only history can still be read
+    assert history(tmp_path, "SELECT id, status, headline FROM judgment ORDER BY id") == saved
+
+    history(tmp_path, "PRAGMA wal_checkpoint(TRUNCATE)")
+    damaged = tmp_path / "damaged.db"
+    shutil.copy(db, damaged)
+    with damaged.open("r+b") as file:  # every page after the first overwritten with junk
+        size = file.seek(0, os.SEEK_END)
+        file.seek(4096)
+        file.write(bytes(range(256)) * ((size - 4096) // 256 + 1))
+    for command in (["runs"], ["history"], ["judge", "in.csv", "--rubric", "eth"]):
+        code, out = judgebot(tmp_path, *command, server=judge_server, JUDGEBOT_DB=str(damaged))
+        assert code == 2, (command, out)
+        assert f"the history {damaged} is damaged" in flat(out) and f"sqlite3 {damaged} .recover" in flat(out), out
+        assert "unexpected error" not in out and "[SQL:" not in out
+
+    notes = tmp_path / "notes.db"
+    notes.write_text("my notes, not a history\n", encoding="utf-8")
+    other = tmp_path / "contacts.db"
+    with sqlite3.connect(other) as contacts:
+        contacts.execute("CREATE TABLE contact (name TEXT)")
+    contacts.close()
+    for path, said in [(notes, "it is not an SQLite database"),
+                       (other, "it is an SQLite database of something else (tables contact)")]:
+        before = path.read_bytes()
+        code, out = judgebot(tmp_path, "runs", JUDGEBOT_DB=str(path))
+        assert code == 2 and f"{path} is not a judgebot history: {said}" in flat(out), out
+        assert path.read_bytes() == before
+
+    empty = tmp_path / "empty.db"
+    empty.touch()  # a file made for the history beforehand: truly empty, so it becomes one
+    assert judgebot(tmp_path, "runs", JUDGEBOT_DB=str(empty))[0] == 0
+    with sqlite3.connect(empty) as made:
+        assert ("schema_version",) in made.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    made.close()
 
 
 def test_per_model_table_shows_names_with_markup_literally(tmp_path, judge_server):

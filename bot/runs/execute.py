@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from bot.errors import RubricChanged, RunBusy, RunNotResumable, RunStopped
+from bot.errors import JudgebotError, RubricChanged, RunBusy, RunNotResumable, RunStopped
 from bot.judge import cache_key, failure_verdict, judge, provenance
 from bot.llm import JudgeClient
 from bot.records import CLAIMABLE, JUDGED_FIELDS, UNSCORED, RowState, RunState, Triple, Verdict
@@ -157,8 +157,10 @@ class _Execution:
                 self.tasks = [group.create_task(self.produce())]
                 self.tasks += [group.create_task(self.work()) for _ in range(self.concurrency)]
         except BaseExceptionGroup as failed:
-            log.error("run %s stopped", self.run_id, exc_info=failed)
-            raise failed.exceptions[0] from None
+            first = failed.exceptions[0]
+            if not isinstance(first, JudgebotError):  # a known problem is said in a sentence, without a traceback
+                log.error("run %s stopped", self.run_id, exc_info=failed)
+            raise first from None
         finally:
             watcher.cancel()
             try:

@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import URL, Engine, ExceptionContext, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlmodel import create_engine
 
+from bot.errors import SetupError, StoreUnavailable
+
 BUSY_TIMEOUT_MS = 30_000
+URL_FORM = ("write it like postgresql+psycopg://user:password@host:5432/dbname, or leave DATABASE_URL unset to keep "
+            "the history in the SQLite file JUDGEBOT_DB")
+POSTGRES_DRIVER = "psycopg"  # what the extra judgebot[postgres] installs
+# What is wrong with an SQLite history, by the name of SQLite's error (extended names start with these).
+SQLITE_PROBLEMS = {
+    "SQLITE_READONLY": "is read-only, so nothing more can be saved in it: make the file and its folder writable",
+    "SQLITE_FULL": "cannot grow: the disk is full (or the file reached its size limit); free some space",
+    "SQLITE_IOERR": "could not be read or written ({reason}); check the disk it is on",
+    "SQLITE_CORRUPT": "is damaged ({reason}); restore it from a backup, or recover what it holds with "
+                      "`sqlite3 {name} .recover`, or point JUDGEBOT_DB at a new file",
+    "SQLITE_NOTADB": "is damaged ({reason}); restore it from a backup, or recover what it holds with "
+                     "`sqlite3 {name} .recover`, or point JUDGEBOT_DB at a new file",
+}
+SAVED_ROWS_SAFE = "Every row saved before is kept: `judgebot resume` finishes an unfinished run once this is fixed."
+CANNOT_OPEN = "cannot open the history database {name}: {reason}. Check JUDGEBOT_DB or DATABASE_URL."
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def configure_sqlite(dbapi_connection: Any, _record: Any = None) -> None:
@@ -23,19 +43,111 @@ def configure_sqlite(dbapi_connection: Any, _record: Any = None) -> None:
     cursor.close()
 
 
+def database_url(url: str) -> URL:
+    """`url` parsed, with a dialect and a driver that are installed; SetupError saying what is wrong (never its password).
+
+    A plain postgresql:// (or postgres://) URL gets psycopg, the driver that `judgebot[postgres]` installs.
+    """
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        raise SetupError(f"DATABASE_URL cannot be read as a database URL: {URL_FORM}.") from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername=f"postgresql+{POSTGRES_DRIVER}")
+    shown = parsed.render_as_string(hide_password=True)
+    try:
+        dialect = parsed.get_dialect()
+    except NoSuchModuleError:
+        raise SetupError(f"DATABASE_URL {shown} names a kind of database judgebot does not know "
+                         f"({parsed.drivername}): {URL_FORM}.") from None
+    try:
+        dialect.import_dbapi()
+    except ImportError as err:
+        raise SetupError(f"the driver {err.name or parsed.drivername} that DATABASE_URL {shown} needs is not installed. "
+                         f"For PostgreSQL, `pip install 'judgebot[postgres]'` installs {POSTGRES_DRIVER}; then "
+                         f"{URL_FORM}.") from None
+    return parsed
+
+
+def history_name(engine: Engine) -> str:
+    """How messages name the history: its file, or its URL without the password."""
+    if engine.dialect.name == "sqlite" and engine.url.database:
+        return engine.url.database
+    return engine.url.render_as_string(hide_password=True)
+
+
+def store_problem(engine: Engine, error: BaseException) -> StoreUnavailable | None:
+    """The sentence for a failure of the history itself (read-only, full, damaged, gone), or None for other errors."""
+    name = history_name(engine)
+    original = getattr(error, "orig", None) or error  # the driver's own error, or the error itself
+    reason = str(original).splitlines()[0]
+    errorname = getattr(original, "sqlite_errorname", "")
+    for code, problem in SQLITE_PROBLEMS.items():
+        if errorname.startswith(code):
+            return StoreUnavailable(f"the history {name} {problem.format(name=name, reason=reason)}. {SAVED_ROWS_SAFE}")
+    if errorname.startswith("SQLITE_CANTOPEN"):
+        return StoreUnavailable(CANNOT_OPEN.format(name=name, reason=reason))
+    if isinstance(error, OperationalError):  # the database is gone, full or refuses us: a sentence, not SQL
+        return StoreUnavailable(f"the history database {name} failed: {reason}. Check DATABASE_URL and the database "
+                                f"server. {SAVED_ROWS_SAFE}")
+    return None
+
+
+def check_sqlite_file(engine: Engine) -> None:
+    """Refuse a file at the history's path that is not a judgebot history, before anything is written to it.
+
+    An empty file (or an SQLite database without tables) becomes a new history; a file that is not SQLite, or an
+    SQLite database with tables but no schema version, belongs to something else.
+    """
+    if engine.dialect.name != "sqlite" or not engine.url.database or engine.url.database == ":memory:":
+        return
+    path = Path(engine.url.database).expanduser()
+    if not path.is_file():
+        return
+    with path.open("rb") as file:
+        header = file.read(len(SQLITE_HEADER))
+    if header and header != SQLITE_HEADER:
+        raise StoreUnavailable(f"{path} is not a judgebot history: it is not an SQLite database, and judgebot never "
+                               "writes over it. Point JUDGEBOT_DB at another file, or move that one away.")
+    reader = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        tables = sorted(name for (name,) in reader.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    except sqlite3.Error as err:
+        raise store_problem(engine, err) or StoreUnavailable(CANNOT_OPEN.format(name=path, reason=err)) from None
+    finally:
+        reader.close()
+    if tables and "schema_version" not in tables:
+        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+        raise StoreUnavailable(f"{path} is not a judgebot history: it is an SQLite database of something else (tables "
+                               f"{shown}), and judgebot never writes into it. Point JUDGEBOT_DB at another file.")
+
+
+def _plain_error(context: ExceptionContext) -> None:
+    """Raise a failure of the history itself as a sentence naming the file, instead of SQL and a traceback."""
+    error = context.sqlalchemy_exception or context.original_exception
+    found = store_problem(context.engine, error) if context.engine else None
+    if found is not None:
+        raise found from None
+
+
 def make_engine(url: str) -> Engine:
     """An engine for `url`; SQLite gets WAL, a busy timeout and BEGIN IMMEDIATE on every transaction.
 
     A deferred SQLite transaction that reads and then writes fails at once with "database is
     locked" when another process wrote in between; an immediate one waits for the lock instead.
+    A failure of the database itself (read-only, disk full, damaged) is raised as StoreUnavailable;
+    a URL that cannot be used, as SetupError.
     """
-    parsed = make_url(url)
+    parsed = database_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
+        engine = create_engine(parsed, pool_pre_ping=True)
+        event.listen(engine, "handle_error", _plain_error)
+        return engine
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
+    engine = create_engine(parsed, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
     event.listen(engine, "connect", configure_sqlite)
+    event.listen(engine, "handle_error", _plain_error)
 
     @event.listens_for(engine, "begin")
     def _begin_immediate(connection: Any) -> None:

@@ -6,13 +6,13 @@ from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
 from sqlalchemy import bindparam, func, insert, update
-from sqlalchemy.engine import CursorResult, Engine, make_url
+from sqlalchemy.engine import CursorResult, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, select
 
 from bot.errors import StoreUnavailable
 from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, RowState, RunState, Verdict
-from bot.store.engine import make_engine
+from bot.store.engine import CANNOT_OPEN, check_sqlite_file, history_name, make_engine
 from bot.store.leases import take_over
 from bot.store.migrations import migrate
 from bot.store.models import Judgment, JudgmentTally, Run, table_of, utcnow
@@ -47,16 +47,19 @@ class Store:
 
     @classmethod
     def open(cls, url: str) -> Store:
-        """Connect to `url` and bring its schema up to date; StoreUnavailable when that cannot be done."""
+        """Connect to `url`, check it holds a judgebot history (or nothing) and bring its schema up to date.
+
+        Raises:
+            SetupError: `url` cannot be used (unparsable, an unknown database, its driver not installed).
+            StoreUnavailable: the database cannot be opened, is not a judgebot history, or is damaged.
+        """
+        engine = make_engine(url)
         try:
-            engine = make_engine(url)
+            check_sqlite_file(engine)
             migrate(engine)
         except (SQLAlchemyError, OSError) as err:
-            shown = make_url(url).render_as_string(hide_password=True)
-            reason = getattr(err, "orig", None) or err
-            raise StoreUnavailable(
-                f"cannot open the history database {shown}: {reason}. Check JUDGEBOT_DB or DATABASE_URL."
-            ) from None
+            reason = str(getattr(err, "orig", None) or err).splitlines()[0]
+            raise StoreUnavailable(CANNOT_OPEN.format(name=history_name(engine), reason=reason)) from None
         return cls(engine)
 
     def session(self) -> Session:
