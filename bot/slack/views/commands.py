@@ -19,9 +19,9 @@ from slack_sdk.models.views import View
 from bot.records import RowState
 from bot.rubric import Rubric, RubricSet
 from bot.slack.commands import USAGE
-from bot.slack.text import bidi, clip, date, escape, permalink, shown
+from bot.slack.text import clean, clip, date, escape, permalink, shown
 from bot.slack.views.blocks import context, listing, message, notice, section, text_sections
-from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, SELECT_OPTIONS
+from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, MODEL_ROOM, SELECT_OPTIONS
 from bot.store import Figures, Judgment
 
 FORM = "judgebot_form"
@@ -130,26 +130,27 @@ def form_view(rubrics: RubricSet, chosen: Rubric, *, model_name: str | None, met
 
 
 def form_values(view: dict[str, Any]) -> dict[str, str]:
-    """What was typed into the form: rubric, model, question, reference, answer (empty strings when blank)."""
+    """What was typed into the form: rubric, model, question, reference, answer (empty strings when blank), without
+    what no database takes (NUL characters, lone surrogates)."""
     state = view["state"]["values"]
     rubric = (state[RUBRIC_BLOCK][RUBRIC_BLOCK].get("selected_option") or {}).get("value", "")
-    values = {"rubric": rubric, "model": (state[MODEL_BLOCK][MODEL_BLOCK].get("value") or "").strip()}
+    values = {"rubric": rubric, "model": state[MODEL_BLOCK][MODEL_BLOCK].get("value") or ""}
     for name in TEXT_BLOCKS:
-        values[name] = (state[name][name].get("value") or "").strip()
-    return values
+        values[name] = state[name][name].get("value") or ""
+    return {name: clean(value).strip() for name, value in values.items()}
 
 
 def judgment_entry(judgment: Judgment, team_url: str | None, *, channel: bool) -> str:
     mark = ("✅" if judgment.passed else "❌") if judgment.status == RowState.SCORED else ":warning:"
     headline = escape(judgment.label or "") if judgment.status == RowState.SCORED else f"judge {judgment.status}"
-    model = f" · {escape(judgment.model_name)}" if judgment.model_name else ""
+    model = f" · {shown(judgment.model_name, MODEL_ROOM)[0]}" if judgment.model_name else ""
     link = None
     if judgment.message_ts and judgment.channel_id:
         link = permalink(team_url, judgment.channel_id, judgment.message_ts, judgment.thread_ts)
     where = f" in <#{judgment.channel_id}>" if channel and judgment.channel_id else ""
     card = f" · <{link}|card>" if link else ""
     who = f" · <@{judgment.user_id}>" if judgment.user_id and not channel else ""
-    question = bidi(escape(clip(" ".join(judgment.question.split()), 90)[0]))
+    question, _ = shown(" ".join(judgment.question.split()), 90)
     return (f"{mark} *{escape(judgment.rubric_name)}*{model} · {headline}\n"
             f"_{question}_\n{date(judgment.created_at)}{who}{where}{card}")
 
@@ -165,7 +166,7 @@ def history_message(judgments: list[Judgment], channel_id: str, team_url: str | 
 
 
 def _figures_text(figures: Figures) -> str:
-    model = escape(figures.model_name) if figures.model_name else "_model not named_"
+    model = shown(figures.model_name, MODEL_ROOM)[0] if figures.model_name else "_model not named_"
     parts = [f"{figures.judged} judged"] + ([f"{figures.reused} reused from the cache"] if figures.reused else [])
     if figures.mean_headline is not None:
         parts.append(f"mean {figures.mean_headline:.0f}/100")
@@ -184,7 +185,7 @@ def _figures_text(figures: Figures) -> str:
 def stats_message(figures: list[Figures], channel_id: str, *, days: int | None, model: str | None) -> dict[str, Any]:
     """The answer to `/judge stats`: per model and rubric figures of this channel."""
     period = f"last {days} days" if days else "all time"
-    scope = f" for model *{escape(model)}*" if model else ""
+    scope = f" for model *{shown(model, MODEL_ROOM)[0]}*" if model else ""
     if not figures:
         return notice(f"No judgments in <#{channel_id}>{scope} over the {period}.")
     head = [section(f"*Stats in <#{channel_id}>{scope}, {period}*")]
