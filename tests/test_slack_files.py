@@ -634,3 +634,40 @@ async def test_a_header_of_ten_thousand_characters_is_refused_within_slacks_limi
         saved = session.exec(select(SharedFile).where(SharedFile.message_ts == event["ts"])).one()
     assert saved.state == "refused"  # settled: a restart does not take it up again
     assert judge_server.bodies() == []
+
+
+# -- which column is which --------------------------------------------------------------------------------------
+
+TWO_ANSWERS = (b"question,reference,answer,model_response,engine\n"
+               b"Q1?,R,Ask someone.,Use myStudies.,bot-a\nQ2?,R,Ask around.,Use myStudies too.,bot-b\n")
+
+
+async def test_two_answer_columns_are_refused_until_the_message_names_one(slack, slack_server, judge_server):
+    judge_server.responder = grade_by_answer
+    event = await share(slack, slack_server, TWO_ANSWERS, text="eth")
+    refusal = await reply_to(slack_server, event)
+    assert 'both \\"answer\\" and \\"model_response\\" could be the answer column' in refusal
+    assert "a line `answer: model_response` in the message you share the file with" in refusal
+    event = await share(slack, slack_server, TWO_ANSWERS, text="eth\nanswer: model_reply")
+    assert 'there is no column \\"model_reply\\" for the answer' in await reply_to(slack_server, event)
+    assert judge_server.bodies() == []
+
+    event = await share(slack, slack_server, TWO_ANSWERS, text="eth\nanswer: `model_response`\nmodel: engine")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+
+    assert sorted(triple_of(body)[2] for body in judge_server.bodies()) == ["Use myStudies too.", "Use myStudies."]
+    card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    assert "columns question=question, reference=reference, answer=model_response, model=engine" in card
+    assert "*bot-a*" in card and "*bot-b*" in card
+    results = results_rows(slack_server.uploads("C0GENERAL", event["ts"])[0])
+    assert [(r["answer"], r["model_response"], r["status"]) for r in results] == [
+        ("Ask someone.", "Use myStudies.", "scored"), ("Ask around.", "Use myStudies too.", "scored")]
+
+
+async def test_a_model_line_naming_no_column_names_the_model_under_test(slack, slack_server, judge_server):
+    judge_server.responder = grade_by_answer
+    content = b"question,reference,answer\nQ1?,R,Use myStudies.\n"
+    event = await share(slack, slack_server, content, text="eth\nmodel: bot-v2")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    assert "*bot-v2*" in card and "columns question=question, reference=reference, answer=answer" in card

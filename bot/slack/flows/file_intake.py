@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from bot.csvio import CsvSource, open_csv
+from bot.csvio import CsvSource, choose_columns, open_csv
 from bot.errors import CommandError, CsvError, FileProblem
 from bot.records import ShareState
 from bot.rubric import Rubric
@@ -36,6 +37,8 @@ from bot.store import (
 log = logging.getLogger(__name__)
 
 EARLIER_FETCH_WAIT = 10.0  # seconds a share waits for an earlier one in its thread to be fetched
+COLUMN_LINE = re.compile(r"^\s*(question|reference|answer|model)\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+CHOOSE_IN_MESSAGE = "a line `{role}: {column}` in the message you share the file with (share it again)"
 
 
 class FileIntake:
@@ -95,7 +98,7 @@ class FileIntake:
         with tempfile.TemporaryDirectory(prefix="judgebot-") as folder:
             try:
                 fetched = await self._fetch(share, Path(folder))
-                source = await asyncio.to_thread(self._open, fetched.path, share.file_name)
+                source = await asyncio.to_thread(self._open, fetched.path, share.file_name, share.text)
                 await self.ctx.db(update_share, share_id=share.id, sha256=fetched.sha256)
                 share.sha256 = fetched.sha256
                 wanted = parse_share_text(share.text, self.ctx.rubrics)
@@ -116,7 +119,7 @@ class FileIntake:
                 await self._ask(share, ShareState.ASKING,
                                 view.rubric_question(share.id, share.file_name, self.ctx.rubrics))
                 return
-            await self.runs.start(share, rubric, source, wanted.model)
+            await self.runs.start(share, rubric, source, None if "model" in source.chosen else wanted.model)
 
     async def _earlier(self, share: SharedFile) -> SharedFile | None:
         """An earlier share of the same file in the thread. One shared at the same moment may still be fetching
@@ -151,10 +154,11 @@ class FileIntake:
         return await download(url, self.ctx.client.token or "", folder / safe_name(share.file_name),
                               max_bytes=self.limits.max_bytes, extra=self.limits.origin)
 
-    def _open(self, path: Path, name: str) -> CsvSource:
-        """Open the CSV and count its rows (malformed ones too), within the row limit."""
+    def _open(self, path: Path, name: str, text: str) -> CsvSource:
+        """Open the CSV with the columns the message names, and count its rows (malformed ones too), within the row
+        limit."""
         try:
-            source = open_csv(path)
+            source = open_csv(path, message_columns(text), how=CHOOSE_IN_MESSAGE, model_or_name=True)
             rows = 0
             for _ in source:
                 rows += 1
@@ -185,3 +189,10 @@ class FileIntake:
                               note="the question could not be posted")
             return
         await self.ctx.db(move_share, share_id=share.id, to=state, question_ts=sent.ts, owner=None)
+
+
+def message_columns(text: str) -> dict[str, str]:
+    """The column of each role a line such as `answer: model_response` of the message names; a `model:` line may
+    name the model under test instead (open_csv tells them apart)."""
+    pairs = COLUMN_LINE.findall(unescape(text or ""))
+    return choose_columns((role, column.strip("`*\"“”'")) for role, column in pairs)

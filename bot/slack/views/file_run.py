@@ -201,7 +201,8 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str) 
     reused = f"{summary.cached:,} rows reused from the history (not billed)" if summary.cached else ""
     footer = context(f"{summary.tokens_in + summary.tokens_out:,} tokens ({summary.tokens_in:,} in · "
                      f"{summary.tokens_out:,} out)", cost, reused, f"judge `{escape(run.judge_model)}`",
-                     f"{escape(rubric.name)} {escape(rubric.version)}", f"every row is in {escape(results_name)}")
+                     f"{escape(rubric.name)} {escape(rubric.version)}", f"every row is in {escape(results_name)}",
+                     f"columns {shown(summary.column_text, 500)[0]}" if summary.columns else "")
     problems = [section(f"• row {row} ({status}): {shown(reason, 400)[0]}")
                 for row, status, reason in summary.problems[:PROBLEMS_SHOWN]]
     unscored = summary.rows - summary.scored - pending
