@@ -4,17 +4,20 @@ be there, and never scores a row from a bad reply nor bills one twice."""
 from __future__ import annotations
 
 import io
+import json
 import socket
 import time
 
+import pytest
 from rich.console import Console
 
 from bot import terminal
 from bot.llm import observing_retries
-from bot.runs import execute_run, start_run
+from bot.rubric import load_rubric
+from bot.runs import execute_run, export_run, start_run
 from bot.store import Store
-from tests.replies import eth_reply
-from tests.servers.openai_server import Reply
+from tests.replies import VERDICTS, eth_reply, triple_of
+from tests.servers.openai_server import FAULTS, FaultyJudge, Reply
 from tests.test_cli import flat, judgebot, write_rows
 from tests.test_runs import rows_of
 
@@ -86,3 +89,85 @@ async def test_the_progress_bar_says_at_once_why_the_run_waits(tmp_path, rubrics
     assert "the judge answered 503, retrying (2/3)" in frames
     assert "the judge answered 503, retrying (3/3)" in frames
     assert "retrying" not in frames.rsplit("\r", 1)[-1]  # once rows get through again, the notice goes
+
+
+# --- a few hundred rows through a judge that fails a third of the time --------------------------------------------
+
+ROWS = 240
+# Why a row may end unscored: a reply cut off, a reply that broke the rubric twice, retries used up. Never a bug.
+KNOWN_REASONS = ("cut off at its token limit", "broke the rubric after one repair", "gave up after")
+TAGS = list(VERDICTS)
+RETRIES = 4
+
+
+def row_of(body: dict) -> str:
+    return triple_of(body)[2]
+
+
+def good_reply(body: dict) -> Reply:
+    """The row's own verdict: its tag follows its number, so a verdict saved on the wrong row or from a bad reply shows."""
+    return eth_reply(TAGS[int(row_of(body).rsplit(" ", 1)[1]) % len(TAGS)])
+
+
+@pytest.mark.slow
+async def test_a_failing_judge_never_has_a_row_scored_from_a_bad_reply_nor_billed_twice(tmp_path, rubrics, judge_server,
+                                                                                        make_client):
+    faulty = FaultyJudge(good_reply, row_of, rate=0.25, hang=2.0)
+    judge_server.responder = faulty
+    store = Store.open(f"sqlite:///{tmp_path / 'history.db'}")
+    eth = rubrics.get("eth")
+    run = start_run(store, rubric=eth, rows=rows_of(*[f"answer of row {i}" for i in range(ROWS)]),
+                    judge_model="judge-test", columns=["question", "reference", "answer"])
+    client = make_client(timeout=1.0, max_retries=RETRIES, concurrency=32)
+    started = time.monotonic()
+    outcome = await execute_run(store, run, eth, client, concurrency=32)
+    elapsed = time.monotonic() - started
+
+    assert outcome.status == "done" and sum(outcome.counts.values()) == ROWS
+    assert set(faulty.faults) == {*FAULTS, "none"}, faulty.faults  # every kind of fault was met
+    judgments = list(store.iter_judgments(run.id))
+    for row in judgments:
+        assert row.status in ("scored", "invalid", "error"), row
+        if row.status == "scored":
+            assert row.output == json.loads(good_reply({"messages": [{"role": "user", "content": _wrapped(row)}]}).content)
+        else:
+            assert any(reason in row.error for reason in KNOWN_REASONS), row.error
+            assert row.headline is None and row.passed is None
+        # What the row says it cost is what the endpoint billed for it: every billed reply counted, none twice.
+        assert (row.tokens_in, row.tokens_out) == (faulty.billed_in[row.answer], faulty.billed_out[row.answer])
+        assert faulty.requests[row.answer] <= 2 * (RETRIES + 1)  # a first request and one repair, each retried
+    assert sum(row.status == "scored" for row in judgments) > ROWS * 0.7
+    assert elapsed < 60  # about 12 s on two busy cores: retries wait, but never for long
+
+    sent = sum(faulty.requests.values())
+    again = await execute_run(store, run, eth, client, concurrency=32)  # a resume finds nothing left to pay for
+    assert sum(faulty.requests.values()) == sent and again.counts == outcome.counts
+
+
+def _wrapped(row) -> str:
+    """A user message holding the row's texts between boundary markers, as the judge receives them."""
+    return "".join(f"<DATA-0>\n{text}\n</DATA-0>" for text in (row.question, row.reference, row.answer))
+
+
+# --- a bare answer in a run whose rubric calls it malformed ------------------------------------------------------
+
+
+async def test_a_bare_answer_is_kept_as_a_malformed_row_with_its_reason_when_the_rubric_says_so(tmp_path, rubrics,
+                                                                                              judge_server, make_client):
+    source = rubrics.get("eth").source.read_text(encoding="utf-8")
+    path = tmp_path / "eth.yaml"
+    path.write_text(source + "bare_answers: malformed\n", encoding="utf-8")
+    strict = load_rubric(path)
+    store = Store.open(f"sqlite:///{tmp_path / 'history.db'}")
+    run = start_run(store, rubric=strict, rows=rows_of("Thought process:", "Use myStudies."), judge_model="judge-test",
+                    columns=["question", "reference", "answer"])
+    judge_server.responder = lambda body: eth_reply("Correct")
+    outcome = await execute_run(store, run, strict, make_client(), concurrency=2)
+    assert outcome.status == "done" and not outcome.all_scored
+    assert outcome.counts == {"malformed": 1, "scored": 1}
+    bare, judged = store.iter_judgments(run.id)
+    assert (bare.answer, bare.status, bare.headline) == ("Thought process:", "malformed", None)
+    assert "empty or only an opener; not sent to the judge" in bare.error
+    assert [row_of(body) for body in judge_server.bodies()] == ["Use myStudies."]
+    summary = export_run(store, run=run, rubric=strict, out=tmp_path / "results.csv")
+    assert summary.counts["malformed"] == 1 and summary.scored == 1

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import json
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -73,6 +75,60 @@ class Reply:
 
 
 Responder = Callable[[dict[str, Any]], Reply]
+
+# What a real judge endpoint does now and then, besides answering.
+FAULTS = ("429", "429-retry-after", "500", "503", "drop", "hang", "html", "plain-text", "error-object", "malformed-json",
+          "schema-violation", "truncated")
+# A verdict that no good reply gives: a row scored with it was scored from a bad reply.
+BAIT = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "bait"}
+
+
+class FaultyJudge:
+    """A responder that answers `good(body)`, or with probability `rate` one of FAULTS, chosen from a seeded random.
+
+    It keeps, per `key(body)` (a row, say): the requests, and the tokens of the completions it sent (what a
+    provider bills). Only a 200 completion is billed; a hang answers 504 after `hang` seconds, never a late success.
+    """
+
+    def __init__(self, good: Responder, key: Callable[[dict[str, Any]], str], *, rate: float = 0.3, hang: float = 1.0,
+                 seed: int = 13) -> None:
+        self.good, self.key, self.rate, self.hang = good, key, rate, hang
+        self._random = random.Random(seed)
+        self._lock = threading.Lock()
+        self.requests: collections.Counter[str] = collections.Counter()
+        self.billed_in: collections.Counter[str] = collections.Counter()
+        self.billed_out: collections.Counter[str] = collections.Counter()
+        self.faults: collections.Counter[str] = collections.Counter()
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        key = self.key(body)
+        with self._lock:
+            fault = self._random.choice(FAULTS) if self._random.random() < self.rate else None
+            reply = self.good(body) if fault is None else self.fault(fault)
+            self.requests[key] += 1
+            self.faults[fault or "none"] += 1
+            if reply.status == 200 and reply.body is None and not reply.drop and not reply.delay:
+                self.billed_in[key] += reply.tokens_in
+                self.billed_out[key] += reply.tokens_out
+        return reply
+
+    def fault(self, kind: str) -> Reply:
+        """One reply of the kind named in FAULTS."""
+        bait = json.dumps(BAIT)
+        return {
+            "429": lambda: Reply.rate_limited(),
+            "429-retry-after": lambda: Reply.rate_limited(retry_after_ms=20),
+            "500": lambda: Reply.server_error(500),
+            "503": lambda: Reply.server_error(503),
+            "drop": lambda: Reply(drop=True),
+            "hang": lambda: dataclasses.replace(Reply.server_error(504), delay=self.hang),
+            "html": Reply.html,
+            "plain-text": Reply.plain_text,
+            "error-object": Reply.error_object,
+            "malformed-json": lambda: Reply(content=bait[: len(bait) // 2], tokens_out=7),
+            "schema-violation": lambda: Reply.json({**BAIT, "correctness": 7, "result_tag": "Perfect"}, tokens_out=9),
+            "truncated": lambda: Reply(content=bait, finish_reason="length", tokens_out=11),
+        }[kind]()
 
 
 class FakeJudgeServer(ThreadedServer):
