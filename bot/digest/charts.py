@@ -12,7 +12,12 @@ ERROR_COLOUR = "#95a5a6"
 
 
 def _short(name: str, room: int = 22) -> str:
-    return name if len(name) <= room else name[: room - 1] + "…"
+    return _literal(name if len(name) <= room else name[: room - 1] + "…")
+
+
+def _literal(text: str) -> str:
+    """`text` drawn as it is: a pair of $ would make matplotlib render (or fail on) TeX mathematics."""
+    return text.replace("$", r"\$")
 
 
 def score_distribution_png(title: str, bands: Sequence[str], models: Mapping[str, tuple[Sequence[int], int]]) -> bytes:
@@ -45,7 +50,7 @@ def score_distribution_png(title: str, bands: Sequence[str], models: Mapping[str
     axes.tick_params(axis="y", labelsize=13)
     axes.tick_params(axis="x", labelsize=11)
     axes.spines[["top", "right"]].set_visible(False)
-    axes.set_title(title, fontsize=14, loc="left")
+    axes.set_title(_literal(title), fontsize=14, loc="left")
     figure.legend(loc="outside lower center", ncols=len(labels), fontsize=10, frameon=False)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI)
