@@ -195,3 +195,41 @@ def test_the_seal_binds_every_field_of_the_context():
     assert seal.open(metadata.replace("hooks.slack.test", "evil.test")) is None
     assert seal.open(metadata.replace("T0TEST", "T0OTHER")) is None
     assert FormSeal("other").open(metadata) is None and seal.open("") is None
+
+
+# -- events ---------------------------------------------------------------------------------------------------
+
+
+async def test_a_file_shared_by_a_person_of_another_workspace_is_not_judged(slack, slack_server, judge_server,
+                                                                             bot_settings, caplog):
+    file = slack_server.add_file(b"question,reference,answer\nQ?,R,A\n", "answers.csv")
+    event = slack_server.file_share_event(file, text="eth") | {"team": PARTNER, "user_team": PARTNER}
+    assert (await slack.event(event)).status == 200
+    [note] = await slack_server.await_for("chat.postMessage")
+    assert note.params["thread_ts"] == event["ts"] and OTHER_WORKSPACE in json.dumps(note.params)
+    await asyncio.sleep(0.3)
+    assert get_share(Store.open(bot_settings.db_url), share_id=1) is None
+    assert slack_server.calls_to("files.info") == [] and judge_server.bodies() == []
+    assert any("refused" in r.getMessage() and PARTNER in r.getMessage() for r in caplog.records)
+
+
+async def test_a_file_shared_by_a_person_of_this_workspace_is_taken(slack, slack_server, judge_server, bot_settings):
+    judge_server.responder = lambda body: eth_reply("Correct")
+    file = slack_server.add_file(b"question,reference,answer\nQ?,R,A\n", "answers.csv")
+    event = slack_server.file_share_event(file, text="eth") | {"team": "T0TEST", "user_team": "T0TEST"}
+    assert (await slack.event(event)).status == 200
+    await slack_server.await_for("chat.postMessage")
+    store = Store.open(bot_settings.db_url)
+    for _ in range(100):
+        if get_share(store, share_id=1) is not None:
+            break
+        await asyncio.sleep(0.02)
+    assert get_share(store, share_id=1) is not None
+
+
+async def test_app_home_is_not_shown_to_another_workspace(slack, slack_server, caplog):
+    event = {"type": "app_home_opened", "user": "U0GUEST", "channel": "D0HOME", "tab": "home"}
+    assert (await slack.send_event(slack.event_payload(event) | {"team_id": PARTNER})).status == 200
+    await asyncio.sleep(0.3)
+    assert slack_server.calls_to("views.publish") == []
+    assert any("refused" in r.getMessage() and PARTNER in r.getMessage() for r in caplog.records)

@@ -13,12 +13,14 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from bot.errors import RunBusy
 from bot.records import RunState, ShareState
 from bot.slack.context import Context
+from bot.slack.files import is_table
 from bot.slack.flows import file_summary
 from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_run import FileRuns
-from bot.slack.listeners.clicks import made_here
+from bot.slack.listeners.clicks import OTHER_WORKSPACE, made_here
 from bot.slack.text import escape
 from bot.slack.views import file_run as view
+from bot.slack.views.blocks import notice
 from bot.store import SharedFile, Store, get_share, move_share, process_name, share_of_run
 
 log = logging.getLogger(__name__)
@@ -33,7 +35,19 @@ class FileListener:
         self.ctx, self.intake, self.files = ctx, intake, files
 
     async def on_file_share(self, event: dict[str, Any], body: dict[str, Any]) -> None:
-        """A message that shares files (Slack has its ack already): each CSV/TSV becomes a run, once."""
+        """A message that shares files (Slack has its ack already): each CSV/TSV becomes a run, once.
+
+        Files shared by a person of another workspace (a channel shared with another organisation) are not judged:
+        their rows would become this workspace's history.
+        """
+        teams = {event.get(key) for key in ("team", "user_team", "source_team")} - {None, ""}
+        if teams - {self.ctx.team_id}:
+            log.warning("file share by user %s of team(s) %s refused in channel %s", event.get("user"),
+                        ", ".join(sorted(map(str, teams))), event.get("channel"))
+            if any(is_table(file) for file in event.get("files") or []):
+                await self.ctx.say.post(event["channel"], notice(OTHER_WORKSPACE), what="a file from elsewhere",
+                                        thread_ts=event.get("thread_ts") or event["ts"])
+            return
         self.intake.shared(event, body)
 
     # -- before a run ---------------------------------------------------------------------------------------
