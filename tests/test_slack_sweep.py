@@ -21,6 +21,7 @@ from tests.test_slack_files import finished_thread, share, wait_until
 LIVE = ("<!channel>", "<!everyone>", "<!here>", "<@U0VICTIM>", "<#C0SECRET>", "<!subteam^S0TEAM>",
         "<https://evil.example")
 HOSTILE = " ".join((*LIVE[:-1], "<https://evil.example|https://good.example>", "```fenced", "\u202eevil"))
+LONG = " and so on" * 600  # a cell of some 6,000 characters: every message must still fit Slack's limits
 TEX = "$\\bad{$"  # what a chart would try to render as mathematics, and fail on
 TYPED = HOSTILE + " \x00nul"  # what a person types may hold a NUL
 JSON_TYPED = TYPED + " \ud800lone"  # and, in a JSON payload, a lone surrogate
@@ -57,7 +58,7 @@ def table(*rows: tuple[str, ...], header: tuple[str, ...] = ("question", "refere
 
 
 def row(answer: str) -> tuple[str, ...]:
-    return f"Q {HOSTILE}", f"R {HOSTILE}", f"{answer} {HOSTILE}", f"{TEX} model {HOSTILE}"
+    return f"Q {HOSTILE}" + LONG, f"R {HOSTILE}", f"{answer} {HOSTILE}", f"{TEX} model {HOSTILE}" + LONG
 
 
 def strings(value: Any, *, plain: bool = True) -> Iterator[str]:
