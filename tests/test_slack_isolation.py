@@ -8,17 +8,20 @@ import logging
 from urllib.parse import urlencode
 
 import pytest
+from pydantic import SecretStr
 
 from bot.records import RunState, ShareState, Triple
 from bot.runs import Origin, start_single_run
 from bot.slack.listeners.card import NOT_HERE as JUDGMENT_NOT_HERE
 from bot.slack.listeners.clicks import OTHER_WORKSPACE
 from bot.slack.listeners.file import NOT_HERE as FILE_NOT_HERE
+from bot.slack.server import start_bot
 from bot.slack.views.card import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.slack.views.commands import FORM_UNCHECKED, FormContext, FormSeal
 from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
 from bot.store import Store, claim_share, feedback_tally, get_share
 from tests.replies import eth_reply
+from tests.slack_side import SlackSide
 from tests.test_slack_bot import INLINE, card_of
 
 PARTNER = "T0PARTNER"  # the other organisation of a Slack Connect channel
@@ -185,6 +188,26 @@ async def test_a_form_submitted_from_another_workspace_is_refused(slack, slack_s
     assert answer.body["response_action"] == "errors" and answer.body["errors"]["question"] == OTHER_WORKSPACE
     await asyncio.sleep(0.3)
     assert judge_server.bodies() == [] and slack_server.calls_to("chat.postMessage") == []
+
+
+async def test_in_socket_mode_forms_are_sealed_with_the_app_token(bot_settings, slack_server, judge_server):
+    settings = bot_settings.model_copy(update={"slack_app_token": SecretStr(slack_server.app_token),
+                                               "slack_signing_secret": None})
+    running = await start_bot(settings)
+    try:
+        await asyncio.to_thread(slack_server.connected.wait, 5)
+        slack = SlackSide(slack_server)
+        view = await opened_form(slack, slack_server)
+        assert FormSeal(slack_server.app_token).open(view["private_metadata"]) is not None
+        refused = await slack.submit({**view, "private_metadata": forged(view["private_metadata"], "channel changed")},
+                                     rubric="eth", question="Q?", reference="R", answer="A")
+        assert refused.body == {"response_action": "errors", "errors": {"question": FORM_UNCHECKED}}
+        judge_server.enqueue(eth_reply("Correct"))
+        await slack.submit(view, rubric="eth", question="Q?", reference="R", answer="A")
+        card = await card_of(slack_server)
+        assert card["channel"] == "C0GENERAL" and len(judge_server.bodies()) == 1
+    finally:
+        await running.stop()
 
 
 def test_the_seal_binds_every_field_of_the_context():
