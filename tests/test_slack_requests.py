@@ -12,8 +12,9 @@ import aiohttp
 import pytest
 
 from bot.slack.http_mode import RETENTION, Replays
+from bot.slack.views.card import AGREE
 from tests.replies import eth_reply
-from tests.test_slack_bot import INLINE, card_of
+from tests.test_slack_bot import INLINE, buttons, card_of
 
 FORM = "application/x-www-form-urlencoded"
 
@@ -103,3 +104,20 @@ def test_replays_are_forgotten_once_their_signature_has_expired():
     assert len(replays) == 1  # the two older ones are gone: memory holds the last window only
     assert not replays.first_time("1300", "v0=c")
 
+
+
+async def test_a_replayed_click_runs_once(slack, slack_server, judge_server):
+    judge_server.enqueue(eth_reply("Correct"))
+    await slack.command(INLINE)
+    card = await card_of(slack_server)
+    payload = {"type": "block_actions", "user": {"id": "U0USER", "team_id": "T0TEST"}, "team": {"id": "T0TEST"},
+               "channel": {"id": "C0GENERAL"}, "container": {"channel_id": "C0GENERAL", "message_ts": card["ts"]},
+               "response_url": slack_server.response_url("vote"), "trigger_id": "trigger.vote",
+               "actions": [{"action_id": AGREE, "value": buttons(card)[AGREE], "type": "button"}]}
+    body, stamp = urlencode({"payload": json.dumps(payload)}), int(time.time())
+    assert (await slack.post(body, FORM, timestamp=stamp)).status == 200
+    assert (await slack.post(body, FORM, timestamp=stamp)).status == 200
+    await slack_server.await_for("response_url")
+    await asyncio.sleep(0.3)
+    assert [c.params["text"] for c in slack_server.calls_to("response_url")] == [
+        f"Thanks: you agree with the judge on #{buttons(card)[AGREE]}."]
