@@ -34,6 +34,13 @@ def escape(text: str) -> str:
     return bidi(FENCE.sub(lambda fence: ZWSP.join(fence.group()), text))
 
 
+def code_block(mrkdwn: str) -> str:
+    """Escaped text as a code block: a backtick at either end of it cannot lengthen (and so undo) a fence."""
+    before = ZWSP if mrkdwn.startswith("`") else ""
+    after = ZWSP if mrkdwn.endswith("`") else ""
+    return f"```{before}{mrkdwn}{after}```"
+
+
 def _first_strong(line: str) -> str | None:
     for char in line:
         kind = unicodedata.bidirectional(char)

@@ -12,7 +12,7 @@ from bot.rubric import Rubric
 from bot.runs import STALE_AFTER, Origin, abandon_triple, finish_triple, start_triple
 from bot.slack.context import SAY_LATER, Context
 from bot.slack.messenger import OUR_FAULT, post_problem
-from bot.slack.text import shown
+from bot.slack.text import code_block, shown
 from bot.slack.views.blocks import notice
 from bot.slack.views.card import Card, full_detail, placeholder, result_card
 from bot.slack.views.limits import SECTION_LIMIT
@@ -26,7 +26,7 @@ CARD_SOURCE = "slack"  # the source of runs of one triple shown as a card
 def echo(triple: Triple, room: int) -> str:
     """The texts a person typed, within `room` characters, so that a failure does not lose them."""
     each = (room - 80) // 3
-    parts = [f"*{name}*\n```{shown(value, each)[0]}```" for name, value in
+    parts = [f"*{name}*\n{code_block(shown(value, each)[0])}" for name, value in
              (("Question", triple.question), ("Reference", triple.reference), ("Answer", triple.answer))]
     return "What you sent:\n" + "\n".join(parts)
 

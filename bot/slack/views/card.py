@@ -21,7 +21,7 @@ from slack_sdk.models.views import View
 
 from bot.records import RowState
 from bot.rubric import FieldSpec, Rubric
-from bot.slack.text import clip, escape, pieces, shown
+from bot.slack.text import clip, code_block, escape, pieces, shown
 from bot.slack.views.blocks import context, message, packed, section, size
 from bot.slack.views.limits import (
     FIELD_LIMIT,
@@ -293,7 +293,7 @@ def reply_view(judgment: Judgment) -> View:
                      f"`{escape(judgment.judge_model)}` · judgment #{judgment.id} · status *{judgment.status}*")
     parts = pieces(reply, CODE_CHUNK)  # escaped: a fence in the reply cannot end ours
     room = VIEW_BLOCKS - 2
-    blocks: list[Block] = [intro, *(section(f"```{piece}```") for piece in parts[:room])]
+    blocks: list[Block] = [intro, *(section(code_block(piece)) for piece in parts[:room])]
     if len(parts) > room:
         blocks.append(context(f"_Cut: the reply is {len(raw):,} characters; the results file has all of it._"))
     return View(type="modal", title="Judge's reply", close="Close", blocks=blocks)
