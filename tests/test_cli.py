@@ -897,7 +897,50 @@ def test_a_run_whose_loading_never_finished_says_to_start_again(tmp_path, judge_
                    "'cli', 0, 0)")
     code, out = judgebot(tmp_path, "resume", "1", server=judge_server)
     assert code == 2
-    assert "run 1 cannot be judged (its rows were never all loaded); start a new run from the file" in flat(out)
+    assert ("run 1 cannot be judged (its process stopped while its rows were loading); start a new run from the "
+            "file") in flat(out)
+    assert judge_server.bodies() == []
+
+
+@pytest.mark.slow
+def test_a_run_killed_while_its_rows_load_is_failed_when_the_history_is_next_opened(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    padding = "lorem ipsum dolor sit amet " * 8
+    write_rows(tmp_path / "big.csv", ["question", "reference", "answer"],
+               [[f"question {i} {padding}", f"reference {i} {padding}", f"answer {i} {padding}"] for i in range(40_000)])
+    loading = forkserver.start(["judge", "big.csv", "--rubric", "eth"], cwd=tmp_path,
+                               env=base_env(tmp_path, judge_server), out=tmp_path / "out.log")
+    try:
+        deadline, loaded = time.monotonic() + 60, 0
+        while loaded == 0:  # some rows are in, not all: the run is half-loaded
+            assert loading.poll() is None, (tmp_path / "out.log").read_text()
+            assert time.monotonic() < deadline, "the rows never started loading"
+            time.sleep(0.02)
+            if not (tmp_path / "h.db").exists():
+                continue
+            try:
+                found = history(tmp_path, "SELECT status, (SELECT count(*) FROM judgment) FROM run")
+            except sqlite3.Error:  # the history is being created
+                continue
+            if found:
+                [(status, loaded)] = found
+                assert status == "loading", (status, loaded)
+        loading.kill()
+        loading.wait(10)
+    finally:
+        if loading.poll() is None:
+            loading.kill()
+            loading.wait(10)
+    assert history(tmp_path, "SELECT status FROM run") == [("loading",)]  # killed: nothing could mark it
+
+    code, out = judgebot(tmp_path, "runs")
+
+    assert code == 0, out
+    assert "failed (its process stopped while its rows were loading)" in flat(out)
+    assert history(tmp_path, "SELECT status, owner FROM run") == [("failed", None)]
+    assert history(tmp_path, "SELECT count(*) FROM judgment") == [(0,)]  # the half-loaded rows are not kept
+    code, out = judgebot(tmp_path, "resume", server=judge_server)
+    assert code == 2 and "no unfinished run to resume" in flat(out), out
     assert judge_server.bodies() == []
 
 

@@ -804,3 +804,44 @@ def test_claim_run_can_be_limited_to_unfinished_runs(store: Store) -> None:
     store.update_run(run.id, status="done")
     assert store.claim_run(run.id, owner=process_name(), stale_after=30, statuses=RESUMABLE) is False
     assert store.get_run(run.id).status == "done"
+
+
+def test_a_run_left_loading_by_a_process_that_is_gone_is_failed_when_the_history_is_opened(db_url: str) -> None:
+    import os
+    import socket
+
+    from bot.store import process_name
+    from bot.store.models import utcnow
+
+    first = Store.open(db_url)
+    dead_pid = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    owners = {
+        "dead here": (f"{socket.gethostname()}:{dead_pid}:a1b2c3d4", utcnow()),
+        "alive here": (process_name(), utcnow() - timedelta(hours=1)),
+        "elsewhere, loading": ("otherhost:42:a1b2c3d4", utcnow() - timedelta(seconds=30)),
+        "elsewhere, silent": ("otherhost:43:a1b2c3d4", utcnow() - timedelta(minutes=10)),
+        "no owner, old": (None, None),
+    }
+    runs = {}
+    for name, (owner, heartbeat) in owners.items():
+        run = first.create_run(**COMMON, status="loading", created_at=utcnow() - timedelta(hours=2))
+        loaded_at = utcnow()
+        first.add_rows([row(run.id, 1), row(run.id, 2)])
+        assert first.get_run(run.id).heartbeat_at >= loaded_at  # each batch loaded shows the loader is alive
+        first.update_run(run.id, owner=owner, heartbeat_at=heartbeat)
+        runs[name] = run.id
+    first.engine.dispose()
+    assert os.getpid() != int(dead_pid)
+
+    second = Store.open(db_url)
+    try:
+        states = {name: (second.get_run(run_id).status, second.status_counts(run_id)) for name, run_id in runs.items()}
+        for name in ("dead here", "elsewhere, silent", "no owner, old"):
+            assert states[name] == ("failed", {}), name
+            assert second.get_run(runs[name]).stop_reason == "its process stopped while its rows were loading"
+        for name in ("alive here", "elsewhere, loading"):
+            assert states[name] == ("loading", {"pending": 2}), name
+        assert second.fail_abandoned_loads() == []  # once only
+    finally:
+        second.engine.dispose()

@@ -12,7 +12,7 @@ from bot.csvio import CsvRow, CsvSource, MalformedRow
 from bot.errors import CsvError
 from bot.records import RowState, RunState, Triple
 from bot.rubric import Rubric
-from bot.store import Run, Store
+from bot.store import Run, Store, process_name, utcnow
 
 
 class Origin(BaseModel):
@@ -55,9 +55,11 @@ def start_run(
     """
     origin = origin or Origin()
     common = _run_fields(rubric, judge_model, origin)
+    owner = process_name()  # a run left loading by a process that is gone is failed when the history is next opened
     run = store.create_run(
-        **common, status=RunState.LOADING, source=origin.source, source_name=source_name, columns=columns,
-        column_roles=column_roles, model_name=model_name, fresh=fresh, results_path=results_path,
+        **common, status=RunState.LOADING, owner=owner, heartbeat_at=utcnow(), source=origin.source,
+        source_name=source_name, columns=columns, column_roles=column_roles, model_name=model_name, fresh=fresh,
+        results_path=results_path,
     )
 
     fields = {**common, "message_ts": message_ts}
@@ -76,10 +78,10 @@ def start_run(
     try:
         total = store.add_rows(judgment_rows())
     except BaseException as err:  # a half-loaded run must never look resumable
-        store.update_run(run.id, status=RunState.FAILED, stop_reason=f"loading the rows failed: {err}")
+        store.update_run(run.id, status=RunState.FAILED, stop_reason=f"loading the rows failed: {err}", owner=None)
         raise
-    store.update_run(run.id, status=RunState.PENDING, total_rows=total)
-    run.status, run.total_rows = RunState.PENDING, total
+    store.update_run(run.id, held_by=owner, status=RunState.PENDING, total_rows=total, owner=None)
+    run.status, run.total_rows, run.owner = RunState.PENDING, total, None
     return run
 
 

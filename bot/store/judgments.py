@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
-from sqlalchemy import bindparam, func, insert, update
+from sqlalchemy import bindparam, delete, func, insert, update
 from sqlalchemy.engine import CursorResult, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, select
@@ -13,13 +13,15 @@ from sqlmodel import Session, SQLModel, col, select
 from bot.errors import StoreUnavailable
 from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, RowState, RunState, Verdict
 from bot.store.engine import CANNOT_OPEN, check_sqlite_file, history_name, make_engine
-from bot.store.leases import take_over
+from bot.store.leases import owner_gone, take_over
 from bot.store.migrations import migrate
 from bot.store.models import Judgment, JudgmentTally, Run, table_of, utcnow
 from bot.store.tallies import add_judgments, question_key
 
 VERDICT_COLUMNS = [*VERDICT_FIELDS, "cache_key", "cached_from", "judged_at"]
 INSERT_BATCH = 1_000
+LOADING_STALE_AFTER = 120.0  # seconds without a batch of rows after which another host's loading run is abandoned
+ABANDONED_LOAD = "its process stopped while its rows were loading"
 
 
 class Store:
@@ -60,7 +62,30 @@ class Store:
         except (SQLAlchemyError, OSError) as err:
             reason = str(getattr(err, "orig", None) or err).splitlines()[0]
             raise StoreUnavailable(CANNOT_OPEN.format(name=history_name(engine), reason=reason)) from None
-        return cls(engine)
+        store = cls(engine)
+        store.fail_abandoned_loads()
+        return store
+
+    def fail_abandoned_loads(self) -> list[int]:
+        """Mark failed each run left loading by a process that is gone, dropping its half-loaded rows; their ids.
+
+        Such a run can never be judged (its file was not read to the end), so its rows, all without a verdict,
+        are not kept as if it could. A live process loading a run beats its heartbeat at every batch of rows.
+        """
+        now, failed = utcnow(), []
+        with self.session() as session:
+            for run in session.exec(select(Run).where(Run.status == RunState.LOADING)).all():
+                if not owner_gone(run.owner, run.heartbeat_at or run.created_at, now, LOADING_STALE_AFTER):
+                    continue
+                unchanged = (col(Run.id) == run.id, col(Run.status) == RunState.LOADING,
+                             col(Run.owner).is_not_distinct_from(run.owner))
+                result = cast(CursorResult[Any], session.execute(update(Run).where(*unchanged).values(
+                    status=RunState.FAILED, owner=None, finished_at=now, stop_reason=ABANDONED_LOAD)))
+                if result.rowcount == 1:
+                    session.execute(delete(Judgment).where(col(Judgment.run_id) == run.id))
+                    failed.append(run.id)
+            session.commit()
+        return failed
 
     def session(self) -> Session:
         """A new session; use it as a context manager."""
@@ -151,10 +176,14 @@ class Store:
 
     def _insert(self, batch: list[dict[str, Any]]) -> int:
         now = utcnow()
+        loading = {row["run_id"] for row in batch}
         with self.session() as session:
             session.execute(insert(Judgment), [
                 {"created_at": now, "question_key": question_key(row.get("model_name"), row["rubric_name"],
                                                                  row["question"]), **row} for row in batch])
+            # The process loading the run shows it is alive, so another host never takes it for abandoned.
+            session.execute(update(Run).where(col(Run.id).in_(loading), col(Run.status) == RunState.LOADING)
+                            .values(heartbeat_at=now))
             session.commit()
         return len(batch)
 
