@@ -1,10 +1,4 @@
-"""Where a request came from: the workspace and channel of a command, button or form, checked against what it acts on.
-
-The rule, one for all: a request acts only on what was made in its channel and in its workspace, and only when
-every workspace it names is that one. In a channel shared with another organisation (Slack Connect), a click or
-command by a person of the other organisation names their workspace: it is refused, so nothing of this
-workspace's history is shown to them or changed by them.
-"""
+"""Where a request came from: the workspace and channel of a command, button or form, checked against what it acts on."""
 
 from __future__ import annotations
 
@@ -34,7 +28,12 @@ def named_teams(body: dict[str, Any]) -> str:
 
 
 def from_team(body: dict[str, Any], team_id: str | None) -> bool:
-    """Whether a request comes from workspace `team_id` only: it names a workspace, and none but that one."""
+    """Whether a request comes from workspace `team_id` only: it names a workspace, and none but that one.
+
+    The rule for every command, button and form: it acts only on what was made in its workspace (and channel). In a
+    channel shared with another organisation (Slack Connect), a person of that organisation names their own
+    workspace: refused, so nothing of this workspace's history is shown to them or changed by them.
+    """
     return bool(team_id) and teams_of(body) == {team_id}
 
 
