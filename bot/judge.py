@@ -17,25 +17,35 @@ from bot.llm import Completion, JudgeClient
 from bot.records import Outcome, RowState, Triple, Verdict
 from bot.rubric import Rubric
 
-# Text that tries to talk to the judge, matched on the folded text (see `folded`). The row is still graded, by the
-# same request; its verdict carries a flag naming the text, and a flag never changes a score.
-INJECTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|every|the|your|my|of|previous|above|prior|"
-    r"earlier|preceding|former|those|these|system|grading|scoring)\s+)*"
-    r"(?:instructions?|rubrics?|rules|guidelines|prompts?|directions|criteria)\b"
-    r"|\byou\s+are\s+now\b|\bnew\s+instructions?\s*:"
-    r"|\b(?:grade|score|rate|mark|evaluate|judge|classify)\s+(?:this|it|me|my|the|that)"
-    r"(?:\s+(?:answer|response|reply|one))?\s+as\b"
-    r"|\b(?:give|assign|award|grant)\s+(?:(?:it|this|me|the|my|that|answer|response|reply)\s+)*(?:a\s+|the\s+)?"
-    r"(?:full\s+(?:marks|points|score|credit)|(?:perfect|maximum|max|top|highest)\s+(?:score|marks|grade|rating)"
-    r"|(?:score|grade|rating)\s+of\s+\d+|\d+\s*/\s*\d+|\d+\s+out\s+of\s+\d+"
-    r"|(?:5|10|100)(?=\s*(?:[.!,;)]|$|points?\b|marks\b|stars?\b)))"
-    r"|\bscore\s+(?:of\s+)?(?:5|10|100)\b"
-    r"|\bsystem\s+prompt\b|\b(?:note|message|instructions?)\s+(?:to|for)\s+the\s+(?:judge|grader|evaluator|reviewer)\b"
-    r"|<\|im_(?:start|end)\|>|<\|(?:system|endoftext|eot_id|start_header_id)\|>|^\s*(?:system|assistant)\s*:"
-    r"|\[/?INST\]|</?DATA-[0-9a-f]*>",
-    re.IGNORECASE | re.MULTILINE,
-)
+
+def _words(words: str, rest: str) -> str:
+    """One branch per word, each opening with the word itself, whole: a pattern whose every branch opens with a
+    literal lets the regex engine skip ahead fast (a leading \\b or group makes it try every branch everywhere)."""
+    return "|".join(rf"{word}(?<![a-z]{word}){rest}" for word in words.split())
+
+
+# Text that tries to talk to the judge, matched on the folded text in lower case after a newline (see
+# `aimed_at_judge`). The row is still graded, by the same request; its verdict carries a flag naming the text, and a
+# flag never changes a score.
+INJECTION = re.compile("|".join([
+    _words("ignore disregard forget override bypass",
+           r"\s+(?:(?:all|any|every|the|your|my|of|previous|above|prior|earlier|preceding|former|those|these|system"
+           r"|grading|scoring)\s+)*(?:instructions?|rubrics?|rules|guidelines|prompts?|directions|criteria)\b"),
+    _words("you", r"\s+are\s+now\b"),
+    _words("new", r"\s+instructions?\s*:"),
+    _words("grade score rate mark evaluate judge classify",
+           r"\s+(?:this|it|me|my|the|that)(?:\s+(?:answer|response|reply|one))?\s+as\b"),
+    _words("give assign award grant",
+           r"\s+(?:(?:it|this|me|the|my|that|answer|response|reply)\s+)*(?:a\s+|the\s+)?"
+           r"(?:full\s+(?:marks|points|score|credit)|(?:perfect|maximum|max|top|highest)\s+(?:score|marks|grade|rating)"
+           r"|(?:score|grade|rating)\s+of\s+\d+|\d+\s*/\s*\d+|\d+\s+out\s+of\s+\d+"
+           r"|(?:5|10|100)(?=\s*(?:[.!,;)]|$|points?\b|marks\b|stars?\b)))"),
+    _words("score", r"\s+(?:of\s+)?(?:5|10|100)\b"),
+    _words("system", r"\s+prompt\b"),
+    _words("note message instruction", r"s?\s+(?:to|for)\s+the\s+(?:judge|grader|evaluator|reviewer)\b"),
+    r"\n\s*(?:system|assistant)\s*:",  # a role marker opening a line
+    r"<\|im_(?:start|end)\|>|<\|(?:system|endoftext|eot_id|start_header_id)\|>|\[/?inst\]|</?data-[0-9a-f]*>",
+]))
 # Characters that show nothing (zero-width, direction marks, tags, variation selectors) and hide a word from a pattern.
 INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
                        "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]")
@@ -67,6 +77,11 @@ def is_bare(answer: str) -> bool:
     return len(answer) <= 80 and BARE_ANSWER.fullmatch(folded(answer)) is not None
 
 
+def aimed_at_judge(text: str) -> bool:
+    """Whether a (folded) text holds words aimed at the judge: an order, a score asked for, a role marker."""
+    return INJECTION.search("\n" + text.lower()) is not None
+
+
 @functools.lru_cache(maxsize=64)
 def _verdict_shape(fields: tuple[str, ...]) -> re.Pattern[str]:
     """A JSON key that a verdict of a rubric with these output fields would hold."""
@@ -81,7 +96,7 @@ def screen(rubric: Rubric, triple: Triple) -> list[str]:
     shape = _verdict_shape(tuple(rubric.output))
     for name in ("answer", "question", "reference"):
         text = folded(getattr(triple, name))
-        if INJECTION.search(text):
+        if aimed_at_judge(text):
             flags.append(f"possible prompt injection in the {name}")
         if shape.search(text):
             flags.append(f"JSON shaped like a verdict in the {name}")

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from bot.judge import BARE_FLAG, INJECTION, build_messages, cache_key, is_bare, judge, prompt_hash, screen
+from bot.judge import BARE_FLAG, aimed_at_judge, build_messages, cache_key, is_bare, judge, prompt_hash, screen
 from bot.records import Triple
 from bot.rubric import load_rubric
 from tests.replies import NULLABLE_RUBRIC
@@ -498,7 +498,7 @@ async def test_injection_is_flagged_and_still_graded(judge_server, make_client, 
     ],
 )
 async def test_injection_variants_are_flagged(judge_server, make_client, rubrics, answer):
-    assert INJECTION.search(answer)
+    assert aimed_at_judge(answer)
     judge_server.enqueue(Reply.json({**ETH_OK, "correctness": 0, "result_tag": "Generic"}))
     verdict = await judge(rubrics.get("eth"), ETH_TRIPLE.model_copy(update={"answer": answer}), make_client())
     assert verdict.flags[0] == "possible prompt injection in the answer"
