@@ -16,6 +16,7 @@ from datetime import timedelta
 import pytest
 
 from bot.csvio import CsvRow, open_csv
+from bot.errors import CsvError
 from bot.rubric import load_rubric
 from bot.runs import (
     HEARTBEAT_SECONDS,
@@ -536,3 +537,37 @@ async def test_a_dropped_connection_costs_its_row_not_the_run(store, eth, judge_
     dropped = by_row(store, run.id)[3]
     assert dropped.status == "error" and "connection to the judge endpoint broke" in dropped.error
     assert "gave up after 2 attempts" in dropped.error
+
+
+# --- what a CSV file brings -------------------------------------------------------------------------
+
+
+def test_nul_bytes_deep_in_a_csv_never_reach_the_history(tmp_path, store, eth):
+    path = tmp_path / "nul.csv"
+    pad = b"question,reference,answer,model,notes\n" + b"q,r,a,m,n\n" * 2000  # past the binary check's 8 KB
+    path.write_bytes(pad + b"Wh\x00ere?,In my\x00Studies.,Use\x00 it.,bot\x00-a,n\x00\nshort\x00,row\n")
+    run = start_csv_run(store, rubric=eth, source=open_csv(path), judge_model="judge-test")
+    saved = list(store.iter_judgments(run.id))
+    assert len(saved) == 2002 and store.status_counts(run.id) == {"pending": 2001, "malformed": 1}
+    good, bad = saved[-2], saved[-1]
+    assert (good.question, good.reference, good.answer, good.model_name) == ("Where?", "In myStudies.", "Use it.",
+                                                                               "bot-a")
+    assert good.cells["notes"] == "n" and bad.cells == {"question": "short", "reference": "row"}
+
+
+def test_a_header_only_csv_makes_no_run(tmp_path, store, eth):
+    path = tmp_path / "header.csv"
+    path.write_text("question,reference,answer\n,,\n\n", encoding="utf-8")
+    with pytest.raises(CsvError, match="header.csv has a header but no data rows"):
+        start_csv_run(store, rubric=eth, source=open_csv(path), judge_model="judge-test")
+    assert store.recent_runs() == []
+
+
+def test_the_columns_of_each_role_are_kept_with_the_run(tmp_path, store, eth):
+    path = tmp_path / "two.csv"
+    path.write_text("Query,reference,answer,model_response\nq,r,a,mr\n", encoding="utf-8")
+    run = start_csv_run(store, rubric=eth, source=open_csv(path, {"answer": "model_response"}),
+                        judge_model="judge-test")
+    assert store.get_run(run.id).column_roles == {"question": "Query", "reference": "reference",
+                                                  "answer": "model_response"}
+    assert next(store.iter_judgments(run.id)).answer == "mr"
