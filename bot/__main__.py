@@ -295,6 +295,8 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
     if args.file is None:
         if not all(value is not None for value in single):
             raise UsageError("give a CSV file, or all three of -q QUESTION -r REFERENCE -a ANSWER")
+        if args.columns:
+            raise UsageError("--columns names the columns of a CSV file; -q, -r and -a need none")
         # The rule of a CSV row: a question and a reference to grade against (an empty answer is graded).
         if empty := [flag for flag, value in (("-q", args.question), ("-r", args.reference)) if not value.strip()]:
             raise UsageError(f"{' and '.join(empty)} cannot be empty: a judgment needs a question and a reference "

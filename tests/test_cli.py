@@ -303,7 +303,6 @@ def test_input_columns_named_like_result_columns_stay_apart(tmp_path, judge_serv
     assert columns["correctness"] == ("0", "1") and columns["judge_correctness"] == ("2", "0")
 
 
-def test_usage_errors_exit_2_with_a_clear_message(tmp_path, judge_server):
 def test_two_answer_columns_are_refused_until_one_is_named_and_the_summary_shows_the_columns(tmp_path,
                                                                                             judge_server):
     billing = Billing(quota_after=1)
@@ -350,6 +349,7 @@ def test_duplicate_header_names_keep_both_columns_in_the_results(tmp_path, judge
     assert (result["note"], result["note.2"]) == ("first", "second")
 
 
+def test_usage_errors_exit_2_with_a_clear_message(tmp_path, judge_server):
     write_rows(tmp_path / "nocol.csv", ["Question", "Gold", "answer"], [["q", "r", "a"]])
     (tmp_path / "empty.csv").write_bytes(b"")
     (tmp_path / "binary.csv").write_bytes(bytes(range(256)) * 8)
@@ -359,6 +359,8 @@ def test_duplicate_header_names_keep_both_columns_in_the_results(tmp_path, judge
         "empty": ["judge", "empty.csv", "--rubric", "eth"],
         "binary": ["judge", "binary.csv", "--rubric", "eth"],
         "unknown rubric": ["judge", "answers.csv", "--rubric", "eht"],
+        "unknown role": ["judge", "answers.csv", "--rubric", "eth", "--columns", "answer=answer,answers=model"],
+        "columns of a triple": ["judge", "--rubric", "eth", "-q", "q", "-r", "r", "-a", "a", "--columns", "answer=a"],
     }
     outcome = dict(zip(commands, judgebot_many(tmp_path, list(commands.values()), server=judge_server)))
 
@@ -369,6 +371,9 @@ def test_duplicate_header_names_keep_both_columns_in_the_results(tmp_path, judge
     assert "the file is empty" in message["empty"]
     assert "is not a text CSV (it contains binary data)" in message["binary"]
     assert "No rubric named 'eht'. Did you mean 'eth'?" in message["unknown rubric"]
+    assert "answers is not a role of a column: the roles are question, reference, answer, model" in message[
+        "unknown role"]
+    assert "--columns names the columns of a CSV file" in message["columns of a triple"]
     assert judge_server.bodies() == []
     assert not (tmp_path / "h.db").exists() or history(tmp_path, "SELECT count(*) FROM run") == [(0,)]
 
