@@ -570,6 +570,13 @@ def test_shown_never_exceeds_the_limit(limit):
         assert was_cut == (rendered != escape(text))
 
 
+def test_a_section_and_a_fallback_text_are_cut_to_slacks_limits_should_a_caller_not_have():
+    from bot.slack.views.blocks import message, section
+
+    built = message([section("word " * 1000)], "word " * 10_000)
+    assert len(built["blocks"][0]["text"]["text"]) <= SECTION_LIMIT and len(built["text"]) <= 40_000
+
+
 def test_shown_leaves_short_text_whole_and_escaped():
     assert shown(UNTRUSTED, 100) == (escape(UNTRUSTED), False)
     assert shown(ARABIC_ANSWER, 100) == (f"{RLI}{ARABIC_ANSWER}{PDI}", False)

@@ -13,8 +13,8 @@ from bot.slack.views.limits import MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT,
 
 
 def section(markdown: str) -> SectionBlock:
-    """A section of mrkdwn text (already escaped)."""
-    return SectionBlock(text=MarkdownTextObject(text=markdown))
+    """A section of mrkdwn text (already escaped), cut to the section limit should a caller not have."""
+    return SectionBlock(text=MarkdownTextObject(text=clip(markdown, SECTION_LIMIT)[0]))
 
 
 def context(*parts: str) -> ContextBlock:
