@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -15,6 +17,7 @@ from bot.figures import duration, number, percent
 from bot.records import RowState
 
 DASH = "-"  # what a figure that cannot be computed shows in a terminal table
+SHRUNK = 12  # the narrowest a column of free text (a question, tags) is made before less important columns go
 
 if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
     from bot.digest import Digest
@@ -70,6 +73,50 @@ class ProgressBar:
         self._bar.refresh()
 
 
+@dataclass(frozen=True)
+class Column:
+    """A column of a terminal table: its header, how soon it goes when the terminal is narrow, and whether it wraps."""
+
+    header: str
+    drop: int = 0  # 0: always shown (the model under test); the highest number goes first
+    free_text: bool = False  # a question or tags: wrapped to SHRUNK characters before any column goes
+
+
+def fitted_table(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]], **options: Any) -> Table:
+    """A table of plain-text `rows` that fits the console, never cutting a cell short with "…".
+
+    Every kept column is as wide as its longest cell (free text: up to SHRUNK); while that is wider than the
+    terminal, the least important column goes, and then those gone that fit after all come back, the most
+    important first. What still does not fit wraps, character by character.
+    """
+    def widths(header_width: Callable[[str], int]) -> list[int]:
+        widest = [max([header_width(column.header)] + [cell_len(row[i]) for row in rows]) for i, column in
+                  enumerate(columns)]
+        return [min(width, SHRUNK) if column.free_text else width for column, width in zip(columns, widest)]
+
+    def fits(chosen: list[int]) -> bool:
+        return sum(need[i] + 3 for i in chosen) + 1 <= console.width  # a cell's padding and border: 3
+
+    need = widths(cell_len)  # headers on one line when there is room, else a word per line
+    if not fits(list(range(len(columns)))):
+        need = widths(lambda header: max(cell_len(word) for word in header.split()))
+    kept, gone = list(range(len(columns))), []
+    while not fits(kept) and (droppable := [i for i in kept if columns[i].drop]):
+        gone.append(max(droppable, key=lambda i: (columns[i].drop, i)))
+        kept.remove(gone[-1])
+    for i in reversed(gone):
+        kept += [i] if fits([*kept, i]) else []
+    kept.sort()
+    table = Table(**options)
+    for i in kept:  # free text may grow into room left; other cells keep their width, so nothing is cut
+        free = columns[i].free_text
+        table.add_column(escape(columns[i].header), min_width=need[i] if free else None, width=None if free else need[i],
+                         overflow="fold")
+    for row in rows:
+        table.add_row(*(escape(row[i]) for i in kept))
+    return table
+
+
 def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, out: Any) -> None:
     """The end-of-run table: counts, pass rate, mean of each criterion, tags, tokens, cost, worst rows."""
     table = Table(title=escape(f"Run {run.id} · {rubric.title} ({rubric.name} {rubric.version}) · judge {run.judge_model}"),
@@ -101,11 +148,12 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
         table.add_row("results", escape(str(out)))
     console.print(table)
     if len(summary.models) > 1:
-        models = Table("model under test", "rows", "scored", "pass rate", "mean headline", title_justify="left")
-        for name, figures in sorted(summary.models.items(), key=lambda item: -(item[1].mean_headline or 0)):
-            models.add_row(escape(name), str(figures.rows), str(figures.scored), percent(figures.pass_rate, missing=DASH),
-                           number(figures.mean_headline, 1, missing=DASH))
-        console.print(models)
+        columns = [Column("model under test"), Column("rows", 1), Column("scored", 2), Column("pass rate", 1),
+                   Column("mean headline", 1)]
+        rows = [(name, str(figures.rows), str(figures.scored), percent(figures.pass_rate, missing=DASH),
+                 number(figures.mean_headline, 1, missing=DASH))
+                for name, figures in sorted(summary.models.items(), key=lambda item: -(item[1].mean_headline or 0))]
+        console.print(fitted_table(console, columns, rows, title_justify="left"))
     unscored = summary.rows - summary.scored
     for row, status, reason in summary.problems[:10]:
         console.print(f"[red]row {row}[/] {status}: {escape(reason)}", highlight=False)
@@ -154,39 +202,41 @@ def show_goldens(console: Console, rubric: Rubric, results: list[GoldenResult]) 
 
 def show_runs(console: Console, runs: Iterable[Run]) -> None:
     """Recent runs."""
-    table = Table("run", "created (UTC)", "status", "rubric", "rows", "source", "judge")
-    for run in runs:
-        status = run.status + (f" ({run.stop_reason})" if run.stop_reason else "")
-        cells = (str(run.id), f"{run.created_at:%Y-%m-%d %H:%M}", status, f"{run.rubric_name} {run.rubric_version}",
-                 str(run.total_rows), run.source_name or run.source, run.judge_model)
-        table.add_row(*(escape(cell) for cell in cells))
-    console.print(table)
+    columns = [Column("run"), Column("created (UTC)", 2), Column("status", free_text=True), Column("rubric", 1),
+               Column("rows", 1), Column("source", 3, free_text=True), Column("judge", 4)]
+    rows = [(str(run.id), f"{run.created_at:%Y-%m-%d %H:%M}", run.status + (f" ({run.stop_reason})" if run.stop_reason
+             else ""), f"{run.rubric_name} {run.rubric_version}", str(run.total_rows), run.source_name or run.source,
+             run.judge_model) for run in runs]
+    console.print(fitted_table(console, columns, rows))
 
 
 def show_history(console: Console, judgments: Iterable[Judgment]) -> None:
     """The latest judgments of a channel, newest first."""
-    table = Table("#", "when (UTC)", "rubric", "model under test", "headline", "asked by", "question")
+    columns = [Column("#", 4), Column("when (UTC)", 3), Column("rubric", 2), Column("model under test"),
+               Column("headline", 1, free_text=True), Column("asked by", 5), Column("question", 2, free_text=True)]
+    rows = []
     for row in judgments:
         headline = row.label or "" if row.status == RowState.SCORED else f"judge {row.status}"
         mark = "" if row.status != RowState.SCORED else ("pass · " if row.passed else "fail · ")
-        cells = (str(row.id), f"{row.created_at:%Y-%m-%d %H:%M}", row.rubric_name, row.model_name or DASH,
-                 mark + headline, row.user_id or DASH, " ".join(row.question.split())[:60])
-        table.add_row(*(escape(cell) for cell in cells))
-    console.print(table)
+        rows.append((str(row.id), f"{row.created_at:%Y-%m-%d %H:%M}", row.rubric_name, row.model_name or DASH,
+                     mark + headline, row.user_id or DASH, " ".join(row.question.split())[:60]))
+    console.print(fitted_table(console, columns, rows))
 
 
 def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None:
     """Per model and rubric figures: new judgments, reused verdicts, mean headline, pass rate, tags, judge errors,
     agreement."""
-    table = Table("model under test", "rubric", "judged", "reused", "mean headline", "pass rate", "tags",
-                  "judge errors", "people agree", title=escape(title))
+    columns = [Column("model under test"), Column("rubric", 1), Column("judged", 2), Column("reused", 4),
+               Column("mean headline", 1), Column("pass rate", 2), Column("tags", 5, free_text=True),
+               Column("judge errors", 3), Column("people agree", 4)]
+    rows = []
     for f in figures:
         tags = ", ".join(f"{tag} {n}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
         agree = DASH if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
-        cells = (f.model_name or DASH, f.rubric_name, str(f.judged), number(f.mean_headline, 1, missing=DASH),
-                 percent(f.pass_rate, missing=DASH), tags or DASH, str(f.errors), agree)
-        table.add_row(*(escape(cell) for cell in cells))
-    console.print(table)
+        rows.append((f.model_name or DASH, f.rubric_name, str(f.judged), str(f.reused),
+                     number(f.mean_headline, 1, missing=DASH), percent(f.pass_rate, missing=DASH), tags or DASH,
+                     str(f.errors), agree))
+    console.print(fitted_table(console, columns, rows, title=escape(title)))
 
 
 def show_digest(console: Console, digest: Digest, title: str) -> None:
@@ -196,31 +246,32 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
     if digest.quiet:
         console.print(f"{escape(title)}: no judgments over these 7 days.")
         return
-    table = Table("model under test", "rubric", "judged", "mean headline", "change", "pass rate", "change",
-                  "tags", "judge errors", "people agree", title=escape(title))
+    columns = [Column("model under test"), Column("rubric", 1), Column("judged", 1), Column("mean headline", 1),
+               Column("change", 1), Column("pass rate", 2), Column("change", 2), Column("tags", 5, free_text=True),
+               Column("judge errors", 3), Column("people agree", 4)]
+    rows = []
     for line in digest.lines:
         f = line.now
         tags = ", ".join(f"{tag} {n / f.scored:.0%}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
         agree = DASH if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
         errors = DASH if line.error_rate is None else f"{line.error_rate:.0%} ({f.errors})"
-        cells = (f.model_name or DASH, f.rubric_name, str(f.judged), number(f.mean_headline, 1, missing=DASH),
-                 signed(line.change) or "new", percent(f.pass_rate, missing=DASH), signed(line.pass_change, " pts") or "new",
-                 tags or DASH, errors, agree)
-        table.add_row(*(escape(cell) for cell in cells))
-    console.print(table)
+        rows.append((f.model_name or DASH, f.rubric_name, str(f.judged), number(f.mean_headline, 1, missing=DASH),
+                     signed(line.change) or "new", percent(f.pass_rate, missing=DASH),
+                     signed(line.pass_change, " pts") or "new", tags or DASH, errors, agree))
+    console.print(fitted_table(console, columns, rows, title=escape(title)))
     for change in digest.changes:
         console.print(f"[yellow]the judge changed[/]: {escape(change.what)} {escape(change.before)} -> "
                       f"{escape(change.after)} from {change.since:%Y-%m-%d %H:%M} UTC")
     if digest.regressions:
-        table = Table("#", "model under test", "rubric", "before", "after", "question", title="Biggest regressions")
-        for r in digest.regressions:
-            e = r.example
-            table.add_row(str(e.judgment_id), escape(e.model_name or DASH), escape(e.rubric_name), f"{r.before:.0f}",
-                          f"{r.after:.0f}", escape(" ".join(e.question.split())[:60]))
-        console.print(table)
+        columns = [Column("#", 3), Column("model under test"), Column("rubric", 1), Column("before", 1),
+                   Column("after", 1), Column("question", 2, free_text=True)]
+        regressions = [(str(r.example.judgment_id), r.example.model_name or DASH, r.example.rubric_name, f"{r.before:.0f}",
+                 f"{r.after:.0f}", " ".join(r.example.question.split())[:60]) for r in digest.regressions]
+        console.print(fitted_table(console, columns, regressions, title="Biggest regressions"))
     if digest.worst:
-        table = Table("#", "headline", "model under test", "rubric", "row", "question", title="Lowest scores")
-        for e in digest.worst:
-            table.add_row(str(e.judgment_id), f"{e.headline:.0f}", escape(e.model_name or DASH), escape(e.rubric_name),
-                          DASH if e.row_number is None else str(e.row_number), escape(" ".join(e.question.split())[:60]))
-        console.print(table)
+        columns = [Column("#", 3), Column("headline", 1), Column("model under test"), Column("rubric", 1),
+                   Column("row", 4), Column("question", 2, free_text=True)]
+        worst = [(str(e.judgment_id), f"{e.headline:.0f}", e.model_name or DASH, e.rubric_name,
+                 DASH if e.row_number is None else str(e.row_number), " ".join(e.question.split())[:60])
+                for e in digest.worst]
+        console.print(fitted_table(console, columns, worst, title="Lowest scores"))

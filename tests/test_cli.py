@@ -984,6 +984,31 @@ def test_history_and_stats_of_the_terminal_and_of_a_slack_channel(tmp_path, judg
     assert judgebot(tmp_path, "history", "-n", "0")[0] == 2
 
 
+@pytest.mark.parametrize("columns", ["80", "60"])
+def test_narrow_terminals_never_cut_the_model_under_test(tmp_path, judge_server, columns):
+    judge_server.responder = eth_responder
+    models = ["campus-bot-v2-2026-11-preview", "campus-bot-v1-2025-baseline"]
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer", "model"], [
+        ["How do I register for my exams this semester?", "In myStudies.", "Use myStudies.", models[0]],
+        ["How do I print on campus?", "Web Print.", "Ask someone.", models[1]]])
+    narrow = {"COLUMNS": columns}
+    code, judged = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", server=judge_server, **narrow)
+    assert code == 0, judged
+    outputs = {"judge": judged}
+    for command in (["stats"], ["history"], ["runs"]):
+        code, outputs[command[0]] = judgebot(tmp_path, *command, **narrow)
+        assert code == 0, outputs[command[0]]
+
+    for command, out in outputs.items():
+        assert "…" not in out, (command, out)
+        assert max(len(line) for line in out.splitlines()) <= int(columns), (command, out)
+        if command != "runs":  # runs name the judge, not the model under test
+            for model in models:
+                assert re.search(rf"│ {model} +│", out), (command, model, out)
+    assert re.search(r"│ campus-bot-v2-2026-11-preview +│ eth +│", outputs["stats"])  # the rubric is kept beside it
+    assert "100.0" in outputs["stats"]  # and the mean headline
+
+
 def test_stats_count_verdicts_reused_from_the_cache_apart_from_new_judgments(tmp_path, judge_server):
     judge_server.responder = eth_responder
     rows = [[f"How do I register for exam {i}?", "In myStudies.", f"Use myStudies, step {i}."] for i in range(4)]
