@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 OutputMode = Literal["json_schema", "json_object", "text"]
 MAX_BACKOFF = 30.0
 MAX_RETRY_AFTER = 120.0  # a server that asks for a longer wait is not coming back within this run
+CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the judge
 
 
 @dataclass(frozen=True)
@@ -389,12 +390,15 @@ def _completion(response: Any, latency_ms: int) -> Completion:
 
 def make_judge_client(
     *, api_key: str | None, base_url: str | None, model: str, timeout: float, temperature: float = 0.0,
-    max_retries: int = 6, concurrency: int = 16,
+    max_retries: int = 6, concurrency: int = 16, connect_timeout: float = CONNECT_TIMEOUT,
 ) -> JudgeClient:
     """A JudgeClient over a new AsyncOpenAI client; a local server without a key gets a placeholder key."""
+    # A judge may take minutes to answer, but a host that does not take the connection within seconds is not
+    # there: the run says so (and retries) then, not after the whole request timeout.
+    limits = openai.Timeout(timeout, connect=min(timeout, connect_timeout))
     # aiohttp as the transport, as the SDK recommends for concurrency: its C parser halves the CPU per request.
-    client = AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, timeout=timeout, max_retries=0,
-                         http_client=DefaultAioHttpClient(timeout=timeout))
+    client = AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, timeout=limits, max_retries=0,
+                         http_client=DefaultAioHttpClient(timeout=limits))
     return JudgeClient(client, model=model, temperature=temperature, max_retries=max_retries,
                        throttle=Throttle(concurrency))
 

@@ -7,6 +7,7 @@ that stop a run, and the helpers (extract_json, retry_after, backoff, Throttle) 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import socket
 import time
@@ -753,3 +754,28 @@ async def test_each_kind_of_retry_is_told_in_a_few_words(judge_server, make_clie
     judge_server.enqueue(Reply.server_error(500), Reply.json(ETH_OK))
     await judge(rubrics.get("eth"), TRIPLE, make_client())
     assert notices == []  # outside the block, nobody is told
+
+
+async def test_a_host_that_never_takes_the_connection_is_told_after_the_connect_timeout(rubrics, make_client):
+    with socket.socket() as listener:  # a full backlog: the connection is neither taken nor refused
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        waiting = []
+        for _ in range(4):
+            filler = socket.socket()
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", port))
+            waiting.append(filler)
+        client = make_client(base_url=f"http://127.0.0.1:{port}/v1", timeout=30.0, connect_timeout=0.3, max_retries=1)
+        notices: list[tuple[float, str]] = []
+        started = time.monotonic()
+        with observing_retries(lambda notice: notices.append((time.monotonic() - started, str(notice)))), \
+                pytest.raises(RunStopped, match=f"cannot reach the judge endpoint http://127.0.0.1:{port}/v1.*resume"):
+            await judge(rubrics.get("eth"), TRIPLE, client)
+        for filler in waiting:
+            filler.close()
+    [(when, notice)] = notices
+    assert notice == "cannot reach the judge, retrying (2/2)"
+    assert when < 2.0  # the connect timeout, not the 30 s request timeout
