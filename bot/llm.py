@@ -232,22 +232,13 @@ class JudgeClient:
         while True:
             async with self.throttle:
                 sent_mode, sent_temperature = self.mode, self.temperature
-                started = time.monotonic()
                 try:
-                    # The SDK's plain `post` (its documented way to send a body as is) rather than
-                    # `chat.completions.create`, which re-walks every message and the schema against its
-                    # typed params on each call: ~2 ms of CPU per row, a third of a run's CPU time.
-                    response = await self.client.post(
-                        "/chat/completions", cast_to=ChatCompletion, body=self._body(messages, schema_name, schema)
-                    )
-                    completion = _completion(response, int((time.monotonic() - started) * 1000))
+                    completion = await self._send(self._body(messages, schema_name, schema))
                 except openai.APIError as err:
                     retry = self._after(err, attempt, sent_mode, sent_temperature)
-                except (NotACompletion, json.JSONDecodeError) as err:
+                except NotACompletion as err:
                     self.reached = True
-                    retry = _Retry(backoff(attempt), str(err) if isinstance(err, NotACompletion) else
-                                   f"the judge endpoint answered 200 with a body that is not valid JSON ({err})",
-                                   "the judge sent no completion")
+                    retry = _Retry(backoff(attempt), str(err), "the judge sent no completion")
                 else:
                     self.reached = True
                     self.throttle.succeeded()
@@ -264,6 +255,18 @@ class JudgeClient:
             if (observer := _retry_observer.get()) is not None:
                 observer(Retrying(retry.gist, attempt + 1, self.max_retries + 1))
             await asyncio.sleep(retry.delay)
+
+    async def _send(self, body: dict[str, Any]) -> Completion:
+        """One request and its Completion; NotACompletion when a 200 holds something else."""
+        started = time.monotonic()
+        try:
+            # The SDK's plain `post` (its documented way to send a body as is) rather than
+            # `chat.completions.create`, which re-walks every message and the schema against its
+            # typed params on each call: ~2 ms of CPU per row, a third of a run's CPU time.
+            response = await self.client.post("/chat/completions", cast_to=ChatCompletion, body=body)
+        except json.JSONDecodeError as err:  # the body said it was JSON
+            raise NotACompletion(f"the judge endpoint answered 200 with a body that is not valid JSON ({err})") from None
+        return _completion(response, int((time.monotonic() - started) * 1000))
 
     def _after(self, err: openai.APIError, attempt: int, sent_mode: OutputMode,
                sent_temperature: float | None) -> _Retry | None:
