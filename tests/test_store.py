@@ -845,3 +845,29 @@ def test_a_run_left_loading_by_a_process_that_is_gone_is_failed_when_the_history
         assert second.fail_abandoned_loads() == []  # once only
     finally:
         second.engine.dispose()
+
+
+def test_upgrade_to_version_7_counts_reused_verdicts_apart_and_keeps_runs(db_url: str) -> None:
+    engine = make_engine(db_url)
+    assert migrate(engine, target=6) == 6
+    judged = datetime(2026, 11, 16, 9, 30)
+    with engine.begin() as conn:  # a file judged twice by judgebot at schema version 6: the second time from the cache
+        run_id = conn.execute(sa.text(
+            "INSERT INTO run (created_at, status, rubric_name, rubric_version, rubric_hash, judge_model, source, fresh, "
+            "total_rows) VALUES (:t, 'done', 'eth', '1', 'h', 'j', 'cli', false, 2) RETURNING id"), {"t": judged}).scalar_one()
+        insert = sa.text(
+            "INSERT INTO judgment (run_id, row_number, created_at, judged_at, status, rubric_name, rubric_version, "
+            "rubric_hash, judge_model, question, reference, answer, headline, passed, cached_from, tokens_in, "
+            "tokens_out, latency_ms, attempts) VALUES (:run, 1, :t, :t, 'scored', 'eth', '1', 'h', 'j', 'Q', 'R', 'A', "
+            "80.0, true, :source, 0, 0, 0, 0) RETURNING id")
+        first = conn.execute(insert, {"run": run_id, "t": judged, "source": None}).scalar_one()
+        conn.execute(insert, {"run": run_id, "t": judged, "source": first})
+    engine.dispose()
+
+    store = Store.open(db_url)
+    try:
+        [figures] = channel_stats(store, channel_id=None)
+        assert (figures.judged, figures.reused, figures.scored, figures.mean_headline) == (1, 1, 2, 80.0)
+        assert store.get_run(run_id).results_path is None
+    finally:
+        store.engine.dispose()
