@@ -1,4 +1,5 @@
-"""The database engine: SQLite with WAL, a busy timeout and immediate write transactions; any other URL as given."""
+"""The database engine: SQLite with WAL, a busy timeout and immediate write transactions, any other URL as given;
+a URL that cannot be used and a database that fails are told in a sentence."""
 
 from __future__ import annotations
 
@@ -17,17 +18,19 @@ BUSY_TIMEOUT_MS = 30_000
 URL_FORM = ("write it like postgresql+psycopg://user:password@host:5432/dbname, or leave DATABASE_URL unset to keep "
             "the history in the SQLite file JUDGEBOT_DB")
 POSTGRES_DRIVER = "psycopg"  # what the extra judgebot[postgres] installs
+SAVED_ROWS_SAFE = "Every row saved before is kept: `judgebot resume` finishes an unfinished run once this is fixed."
+DAMAGED = ("is damaged ({reason}), so judgebot writes nothing more to it. Restore it from a backup, recover what it "
+           "holds with `sqlite3 {name} .recover`, or point JUDGEBOT_DB at a new file.")
 # What is wrong with an SQLite history, by the name of SQLite's error (extended names start with these).
 SQLITE_PROBLEMS = {
-    "SQLITE_READONLY": "is read-only, so nothing more can be saved in it: make the file and its folder writable",
-    "SQLITE_FULL": "cannot grow: the disk is full (or the file reached its size limit); free some space",
-    "SQLITE_IOERR": "could not be read or written ({reason}); check the disk it is on",
-    "SQLITE_CORRUPT": "is damaged ({reason}); restore it from a backup, or recover what it holds with "
-                      "`sqlite3 {name} .recover`, or point JUDGEBOT_DB at a new file",
-    "SQLITE_NOTADB": "is damaged ({reason}); restore it from a backup, or recover what it holds with "
-                     "`sqlite3 {name} .recover`, or point JUDGEBOT_DB at a new file",
+    "SQLITE_READONLY": "is read-only, so nothing more can be saved in it: make the file and its folder writable. "
+                       + SAVED_ROWS_SAFE,
+    "SQLITE_FULL": "cannot grow: the disk is full (or the file reached its size limit); free some space. "
+                   + SAVED_ROWS_SAFE,
+    "SQLITE_IOERR": "could not be read or written ({reason}); check the disk it is on. " + SAVED_ROWS_SAFE,
+    "SQLITE_CORRUPT": DAMAGED,
+    "SQLITE_NOTADB": DAMAGED,
 }
-SAVED_ROWS_SAFE = "Every row saved before is kept: `judgebot resume` finishes an unfinished run once this is fixed."
 CANNOT_OPEN = "cannot open the history database {name}: {reason}. Check JUDGEBOT_DB or DATABASE_URL."
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -84,7 +87,7 @@ def store_problem(engine: Engine, error: BaseException) -> StoreUnavailable | No
     errorname = getattr(original, "sqlite_errorname", "")
     for code, problem in SQLITE_PROBLEMS.items():
         if errorname.startswith(code):
-            return StoreUnavailable(f"the history {name} {problem.format(name=name, reason=reason)}. {SAVED_ROWS_SAFE}")
+            return StoreUnavailable(f"the history {name} {problem.format(name=name, reason=reason)}")
     if errorname.startswith("SQLITE_CANTOPEN"):
         return StoreUnavailable(CANNOT_OPEN.format(name=name, reason=reason))
     if isinstance(error, OperationalError):  # the database is gone, full or refuses us: a sentence, not SQL
