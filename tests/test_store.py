@@ -871,3 +871,15 @@ def test_upgrade_to_version_7_counts_reused_verdicts_apart_and_keeps_runs(db_url
         assert store.get_run(run_id).results_path is None
     finally:
         store.engine.dispose()
+
+
+def test_a_plain_postgresql_url_uses_the_driver_of_the_postgres_extra(db_url: str) -> None:
+    if not db_url.startswith("postgresql+psycopg://"):
+        pytest.skip("a PostgreSQL URL")
+    for plain in ("postgresql://", "postgres://"):
+        store = Store.open(db_url.replace("postgresql+psycopg://", plain))
+        try:
+            assert store.engine.url.drivername == "postgresql+psycopg"
+            assert store.get_run(store.create_run(**COMMON).id) is not None
+        finally:
+            store.engine.dispose()
