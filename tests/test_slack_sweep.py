@@ -130,28 +130,25 @@ async def test_no_hostile_text_is_live_or_breaks_a_message_anywhere(slack, slack
     acks.append((await slack.command(f"eth Q {TYPED} || R {TYPED} || REFUSE {TYPED}")).body)
     await card_of(slack_server, count=3)
 
-    # A file judged to its summary, shared again (Don't), one asking for its rubric, one refused, one paused.
-    name = f"{HOSTILE}.csv"
+    # Files, side by side: one judged to its summary and shared again (Don't), one asking for its rubric, one
+    # refused, one paused.
+    name, thread = f"{HOSTILE}.csv", lambda event: slack_server.thread("C0GENERAL", event["ts"])
     first = await share(slack, slack_server, table(row("A"), row("REFUSE"), row("B")), name=name,
                         text=f"eth {JSON_TYPED}")
-    await finished_thread(slack_server, "C0GENERAL", first["ts"])
+    asking = await share(slack, slack_server, table(row("C")), name=name, text="")
+    refused = await share(slack, slack_server, table(row("A"), header=(f"question {HOSTILE}", "answer")), name=name)
+    paused = await share(slack, slack_server, table(row("PAUSE")), name=name)
     await share(slack, slack_server, table(row("A"), row("REFUSE"), row("B")), name=name, text="eth",
                 thread_ts=first["ts"])
-    again = await wait_until(lambda: [m for m in slack_server.thread("C0GENERAL", first["ts"])
-                                      if SKIP_AGAIN in buttons(m)], what="the run-again question")
+    again = await wait_until(lambda: [m for m in thread(first) if SKIP_AGAIN in buttons(m)], what="run again?")
     await slack.click(SKIP_AGAIN, buttons(again[0])[SKIP_AGAIN], channel="C0GENERAL", message_ts=again[0]["ts"])
-    asking = await share(slack, slack_server, table(row("C")), name=name, text="")
-    question = await wait_until(lambda: [m for m in slack_server.thread("C0GENERAL", asking["ts"]) if buttons(m)],
-                                what="the rubric question")
+    question = await wait_until(lambda: [m for m in thread(asking) if buttons(m)], what="the rubric question")
     pick = f"{PICK_RUBRIC}_eth"
     await slack.click(pick, buttons(question[0])[pick], channel="C0GENERAL", message_ts=question[0]["ts"])
+    await wait_until(lambda: any("I cannot judge" in m["text"] for m in thread(refused)), what="the refusal")
+    await wait_until(lambda: any(RESUME_RUN in buttons(m) for m in thread(paused)), what="the paused run")
+    await finished_thread(slack_server, "C0GENERAL", first["ts"])
     await finished_thread(slack_server, "C0GENERAL", asking["ts"])
-    refused = await share(slack, slack_server, table(row("A"), header=(f"question {HOSTILE}", "answer")), name=name)
-    await wait_until(lambda: any("I cannot judge" in m["text"]
-                                 for m in slack_server.thread("C0GENERAL", refused["ts"])), what="the refusal")
-    paused = await share(slack, slack_server, table(row("PAUSE")), name=name)
-    await wait_until(lambda: any(RESUME_RUN in buttons(m) for m in slack_server.thread("C0GENERAL", paused["ts"])),
-                     what="the paused run")
 
     # What the history shows: history, stats, App Home, digests; and commands refused with hostile words.
     for text in ("history 40", "stats all", f"stats all model {TYPED}", f"history {TYPED}", f"{TYPED}",
