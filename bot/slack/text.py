@@ -8,8 +8,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 ELLIPSIS = "…"
-LRI, RLI, FSI, PDI = "\u2066", "\u2067", "\u2068", "\u2069"  # the isolates (left-to-right, right-to-left, first
-# strong) and their end
+# The isolates (left to right, right to left, first strong) and their end.
+LRI, RLI, FSI, PDI = "\u2066", "\u2067", "\u2068", "\u2069"
 # Right-to-left letters and numbers, and the controls that embed, override or isolate a direction.
 BIDI = {"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
 UNSENDABLE = re.compile("[\x00\ud800-\udfff]")  # NUL, and surrogates (in a str, always lone ones)
