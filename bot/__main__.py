@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     resume_cmd = commands.add_parser("resume", help="finish the pending rows of a paused or interrupted run")
     resume_cmd.add_argument("run_id", nargs="?", type=int, help="run id (default: the newest unfinished run)")
-    resume_cmd.add_argument("--out", type=Path, help="results CSV (default: run-ID.results.csv)")
+    resume_cmd.add_argument("--out", type=Path, help="results CSV (default: the run's own, where `judge` wrote it; "
+                            "else run-ID.results.csv)")
     resume_cmd.add_argument("--concurrency", type=int)
     resume_cmd.add_argument("--retry-errors", action="store_true",
                             help="judge again the rows that ended in a judge error or an invalid reply")
