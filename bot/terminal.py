@@ -92,7 +92,10 @@ def fitted_table(console: Console, columns: Sequence[Column], rows: Sequence[Seq
     def widths(header_width: Callable[[str], int]) -> list[int]:
         widest = [max([header_width(column.header)] + [cell_len(row[i]) for row in rows]) for i, column in
                   enumerate(columns)]
-        return [min(width, SHRUNK) if column.free_text else width for column, width in zip(columns, widest)]
+        # A name longer than two thirds of the terminal wraps, so that a few figures still fit beside it.
+        room = [SHRUNK if column.free_text else console.width * 2 // 3 if not column.drop else width
+                for column, width in zip(columns, widest)]
+        return [min(width, most) for width, most in zip(widest, room)]
 
     def fits(chosen: list[int]) -> bool:
         return sum(need[i] + 3 for i in chosen) + 1 <= console.width  # a cell's padding and border: 3

@@ -1,0 +1,46 @@
+"""Terminal tables at narrow widths: the model under test is never cut, less important columns go first."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from bot.terminal import Column, fitted_table
+
+COLUMNS = [Column("model under test"), Column("rubric", 1), Column("mean headline", 1), Column("tags", 3, True),
+           Column("people agree", 2)]
+
+
+def drawn(width: int, rows: list[tuple[str, ...]]) -> list[str]:
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(fitted_table(console, COLUMNS, rows))
+    return console.export_text().splitlines()
+
+
+def cells(lines: list[str], column: int) -> str:
+    """The text of one column over every body line, joined (a folded cell comes back whole)."""
+    body = [line for line in lines if line.startswith("│")]
+    return "".join(line.split("│")[1:-1][column].strip() for line in body)
+
+
+def test_a_model_name_longer_than_the_terminal_wraps_whole_and_the_rubric_stays() -> None:
+    name = "campus-bot-" + "x" * 90
+    lines = drawn(60, [(name, "eth", "100.0", "Correct 12, Generic 3", "-")])
+    assert max(len(line) for line in lines) <= 60 and "…" not in "".join(lines)
+    assert cells(lines, 0) == name
+    assert cells(lines, 1) == "eth"
+
+
+def test_columns_go_least_important_first_and_a_narrow_one_comes_back_when_it_fits() -> None:
+    rows = [("campus-bot-v2", "eth", "100.0", "Correct 12, Generic 3", "75% (3/4)")]
+    assert "tags" in drawn(120, rows)[1] and "people agree" in drawn(120, rows)[1]
+    narrow = " ".join(drawn(40, rows)[:4])
+    assert "model" in narrow and "rubric" in narrow and "mean" in narrow
+    assert "tags" not in narrow and "people" not in narrow
+
+    columns = [Column("model"), Column("rubric", 1), Column("long notes", 2), Column("n", 3)]
+    console = Console(width=30, record=True, file=io.StringIO())
+    console.print(fitted_table(console, columns, [("bot-a", "eth", "x" * 30, "7")]))
+    header = console.export_text().splitlines()[1]
+    assert [cell.strip() for cell in header.split("┃")[1:-1]] == ["model", "rubric", "n"]  # "n" fits once notes go
