@@ -1,5 +1,4 @@
-"""The database engine: SQLite with WAL, a busy timeout and immediate write transactions, any other URL as given;
-a URL that cannot be used and a database that fails are told in a sentence."""
+"""The database engine (SQLite with WAL and immediate write transactions), its URL checked, its failures as sentences."""
 
 from __future__ import annotations
 
