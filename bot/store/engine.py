@@ -111,7 +111,7 @@ def check_sqlite_file(engine: Engine) -> None:
     if header and header != SQLITE_HEADER:
         raise StoreUnavailable(f"{path} is not a judgebot history: it is not an SQLite database, and judgebot never "
                                "writes over it. Point JUDGEBOT_DB at another file, or move that one away.")
-    reader = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    reader = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
     try:
         tables = sorted(name for (name,) in reader.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
     except sqlite3.Error as err:

@@ -148,6 +148,8 @@ class FakeJudgeServer(ThreadedServer):
         self.reject_response_format = False
         self.requests: list[dict[str, Any]] = []
         self.arrivals: list[float] = []  # time.monotonic() of each request, in order
+        self.in_flight = 0
+        self.peak_in_flight = 0  # the most requests this server held open at once
         self._queue: collections.deque[Reply] = collections.deque()
         self._lock = threading.Lock()
 
@@ -182,6 +184,17 @@ class FakeJudgeServer(ThreadedServer):
             return Reply(status=500, error={"message": "no scripted reply", "type": "test", "code": None})
         return self.responder(body)
 
+    async def _hold(self, seconds: float) -> None:
+        """Keep a request open for `seconds`, counting how many are open at once."""
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
     async def _complete(self, request: web.Request) -> web.Response:
         body = await request.json()
         fmt = (body.get("response_format") or {}).get("type")
@@ -194,7 +207,7 @@ class FakeJudgeServer(ThreadedServer):
             return web.json_response({"error": error}, status=400)
         reply = self._next_reply(body)
         if self.latency or reply.delay:
-            await asyncio.sleep(self.latency + reply.delay)
+            await self._hold(self.latency + reply.delay)
         if reply.drop:
             request.transport.abort()  # type: ignore[union-attr]
             raise ConnectionResetError("dropped on purpose")
