@@ -353,17 +353,22 @@ def _rejects_format(err: openai.APIStatusError) -> bool:
 
 
 def _message(err: openai.APIStatusError) -> str:
+    """The provider's own message, as one printable line of at most 300 characters (it is shown and saved)."""
     body = err.body if isinstance(err.body, dict) else {}
     inner = body.get("error", body)
     message = inner.get("message") if isinstance(inner, dict) else None
-    return str(message or err.message)
+    return _one_line(str(message or err.message), 300)
+
+
+def _one_line(text: str, limit: int) -> str:
+    """`text` with its whitespace runs as single spaces and no control characters (NULs included), cut to `limit`."""
+    line = "".join(char for char in " ".join(text[: limit * 4].split()) if char.isprintable())
+    return line[:limit] + ("…" if len(line) > limit else "")
 
 
 def _gist(body: Any, limit: int = 120) -> str:
     """A body as one short printable line, quoted: enough to recognise it in a message, never a page of it."""
-    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, default=str)
-    line = "".join(char for char in " ".join(text[: limit * 4].split()) if char.isprintable())
-    return repr(line[:limit] + ("…" if len(line) > limit else ""))
+    return repr(_one_line(body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, default=str), limit))
 
 
 def _completion(response: Any, latency_ms: int) -> Completion:

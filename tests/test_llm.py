@@ -421,6 +421,16 @@ async def test_auth_and_unknown_model_stop_the_run(judge_server, make_client, ru
     assert len(judge_server.bodies()) == 1
 
 
+async def test_an_endpoints_message_is_kept_as_one_printable_line_of_bounded_length(judge_server, make_client, rubrics):
+    # the stop reason is saved with the run (a NUL does not fit a PostgreSQL text column) and shown in Slack
+    judge_server.enqueue(error_reply(401, "bad key\x00\x1b[31m\n" + "x" * 5000))
+    with pytest.raises(RunStopped) as caught:
+        await judge(rubrics.get("eth"), TRIPLE, make_client())
+    text = str(caught.value)
+    assert "bad key" in text and text.isprintable()
+    assert len(text) < 500
+
+
 async def test_rejected_json_schema_downgrades_to_json_object(judge_server, make_client, rubrics):
     judge_server.reject_json_schema = True
     judge_server.enqueue(Reply.json(ETH_OK), Reply.json(ETH_OK))
