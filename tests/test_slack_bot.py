@@ -191,6 +191,7 @@ async def test_quota_is_an_error_with_the_reason_never_a_score(slack, slack_serv
     card = await card_of(slack_server)
     text = blocks_text(card)
     assert "quota" in text.lower() and "/100" not in text
+    assert "resume" not in text and "try again" in text  # a card has Retry, not a run to resume
     store = store_of(bot_settings)
     [run] = store.recent_runs()
     assert run.status == "done" and store.latest_unfinished_run(source="slack") is None

@@ -55,7 +55,8 @@ def _settle(store: Store, run: Run, rubric: Rubric | None, stop_reason: str | No
     taken = current is not None and current.owner not in (None, owner)
     if row.status != RowState.PENDING or taken:
         return row
-    reason = stop_reason or "the judge did not answer"
+    # a stop reason says to resume the run; this row ends here, and judging it again is a retry
+    reason = (stop_reason or "the judge did not answer").replace("resume the run", "try again")
     if rubric is not None:
         triple = Triple(question=row.question, reference=row.reference, answer=row.answer)
         verdict = failure_verdict(rubric, run.judge_model, triple, reason)
