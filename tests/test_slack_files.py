@@ -207,6 +207,21 @@ async def test_a_file_without_a_rubric_asks_with_buttons_and_starts_on_a_click(s
     assert len(judge_server.bodies()) == 3
 
 
+async def test_a_rubric_clicked_before_slack_has_answered_the_question_post_starts_the_run(slack, slack_server,
+                                                                                           judge_server, bot_settings):
+    # The question is in the thread (and clickable) the moment Slack has it, before the bot hears back.
+    judge_server.responder = by_rubric
+    slack_server.answer_late("chat.postMessage", 1.0)
+    event = await share(slack, slack_server, eth_csv(2), text="")
+    question = (await wait_until(lambda: slack_server.thread("C0GENERAL", event["ts"]), what="the question"))[0]
+    buttons = {e["action_id"]: e["value"] for b in question["blocks"] if b["type"] == "actions" for e in b["elements"]}
+    await slack.click("judgebot_file_rubric_eth", buttons["judgebot_file_rubric_eth"], channel="C0GENERAL",
+                      message_ts=question["ts"])
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    assert rubric_of_run(bot_settings, event["ts"]) == "eth"
+    assert "chose *ETH institutional knowledge audit*" in slack_server.messages[("C0GENERAL", question["ts"])]["text"]
+
+
 async def test_an_unknown_rubric_in_the_message_gets_did_you_mean(slack, slack_server, judge_server):
     event = await share(slack, slack_server, eth_csv(2), text="rubric: etj")
     reply = (await wait_until(lambda: slack_server.thread("C0GENERAL", event["ts"]), what="a reply"))[0]

@@ -183,12 +183,14 @@ class FileIntake:
         return rubric
 
     async def _ask(self, share: SharedFile, state: ShareState, question: dict[str, Any]) -> None:
+        # Asking before the question is posted: a click on its buttons, however quick, finds the share waiting for it.
+        await self.ctx.db(move_share, share_id=share.id, to=state, owner=None)
         sent = await share_thread.post(self.ctx, share, question, what="a question")
         if sent.ts is None:
-            await self.ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, owner=None,
+            await self.ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, expect=(state,), owner=None,
                               note="the question could not be posted")
             return
-        await self.ctx.db(move_share, share_id=share.id, to=state, question_ts=sent.ts, owner=None)
+        await self.ctx.db(update_share, share_id=share.id, question_ts=sent.ts)
 
 
 def message_columns(text: str) -> dict[str, str]:

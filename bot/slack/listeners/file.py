@@ -96,8 +96,9 @@ class FileListener:
         if not moved:
             await self.ctx.say.tell(body.get("response_url"), "This was answered already.")
             return False
-        if share.question_ts:
-            await self.ctx.say.edit(share.channel_id, share.question_ts, view.answered(text), what="a question")
+        question_ts = (body.get("container") or {}).get("message_ts") or share.question_ts  # the message clicked
+        if question_ts:
+            await self.ctx.say.edit(share.channel_id, question_ts, view.answered(text), what="a question")
         return True
 
     # -- during a run ---------------------------------------------------------------------------------------
