@@ -236,6 +236,21 @@ async def test_a_file_shared_by_a_person_of_another_workspace_is_not_judged(slac
     assert any("refused" in r.getMessage() and PARTNER in r.getMessage() for r in caplog.records)
 
 
+async def test_a_file_shared_by_an_event_naming_no_workspace_is_not_judged(slack, slack_server, judge_server,
+                                                                             bot_settings):
+    file = slack_server.add_file(b"question,reference,answer\nQ?,R,A\n", "answers.csv")
+    event = {key: value for key, value in slack_server.file_share_event(file, text="eth").items()
+             if key not in ("team", "user_team", "source_team")}
+    payload = slack.event_payload(event)
+    del payload["team_id"]
+    assert (await slack.send_event(payload)).status == 200
+    [note] = await slack_server.await_for("chat.postMessage")
+    assert OTHER_WORKSPACE in json.dumps(note.params)
+    await asyncio.sleep(0.3)
+    assert get_share(Store.open(bot_settings.db_url), share_id=1) is None
+    assert slack_server.calls_to("files.info") == [] and judge_server.bodies() == []
+
+
 async def test_a_file_shared_by_a_person_of_this_workspace_is_taken(slack, slack_server, judge_server, bot_settings):
     judge_server.responder = lambda body: eth_reply("Correct")
     file = slack_server.add_file(b"question,reference,answer\nQ?,R,A\n", "answers.csv")

@@ -40,8 +40,9 @@ class FileListener:
         Files shared by a person of another workspace (a channel shared with another organisation) are not judged:
         their rows would become this workspace's history.
         """
-        teams = {event.get(key) for key in ("team", "user_team", "source_team")} - {None, ""}
-        if teams - {self.ctx.team_id}:
+        named = [event.get(key) for key in ("team", "user_team", "source_team")] + [body.get("team_id")]
+        teams = set(named) - {None, ""}
+        if not self.ctx.team_id or teams != {self.ctx.team_id}:  # the rule of clicks.from_team, for an event
             log.warning("file share by user %s of team(s) %s refused in channel %s", event.get("user"),
                         ", ".join(sorted(map(str, teams))), event.get("channel"))
             if any(is_table(file) for file in event.get("files") or []):
