@@ -49,8 +49,10 @@ async def test_malformed_unsigned_requests_get_401_without_a_traceback(slack, ju
     assert tracebacks(caplog) == []
 
 
-async def test_junk_signed_with_the_secret_is_refused_without_a_traceback(slack, caplog):
-    answer = await slack.post("payload=%7Bnot+json", FORM)
+@pytest.mark.parametrize("body", ["payload=%7Bnot+json", "payload=%5B1%2C2%5D", 'payload="text"', "[1, 2]", '"text"'],
+                         ids=["bad-json", "payload-list", "payload-string", "json-list", "json-string"])
+async def test_junk_signed_with_the_secret_is_refused_without_a_traceback(slack, caplog, body):
+    answer = await slack.post(body, FORM if body.startswith("payload=") else "application/json")
     assert answer.status == 400
     await asyncio.sleep(0.05)
     assert tracebacks(caplog) == []

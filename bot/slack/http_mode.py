@@ -71,7 +71,7 @@ def events_handler(app: AsyncApp, signing_secret: str) -> Handler:
         try:
             bolt_request = AsyncBoltRequest(body=body.decode(), query=request.query_string,
                                             headers=dict(request.headers))
-        except ValueError:
+        except (ValueError, AttributeError, TypeError):  # not UTF-8, not JSON, or JSON that is not an object
             log.warning("refused a signed request whose body is not in Slack's format")
             return web.json_response(REFUSED, status=400)
         return await to_aiohttp_response(await app.async_dispatch(bolt_request))
