@@ -18,7 +18,7 @@ import pytest
 from bot.config import Settings
 from bot.errors import SetupError
 from bot.slack.server import start_bot
-from bot.slack.views.card import AGREE
+from bot.slack.views.card import AGREE, RETRY
 from bot.store import Store
 from bot.store.feedback import feedback_tally
 from tests import forkserver
@@ -278,6 +278,26 @@ async def test_help_and_home_with_many_rubrics_stay_within_slacks_limits(bot_set
         await slack.event({"type": "app_home_opened", "user": "U0USER", "channel": "D0HOME", "tab": "home"})
         home = (await slack_server.await_for("views.publish"))[0].params["view"]
         assert len(home["blocks"]) <= 100 and "team-000" in json.dumps(home)
+    finally:
+        await running.stop()
+
+
+async def test_a_bare_answer_under_a_strict_rubric_gets_a_card_saying_so_without_retry(bot_settings, slack_server,
+                                                                                          judge_server, tmp_path, rubrics):
+    folder = tmp_path / "rubrics"
+    folder.mkdir()
+    eth = Path(rubrics.get("eth").source).read_text(encoding="utf-8")
+    (folder / "terse.yaml").write_text(eth.replace("name: eth\n", "name: terse\nbare_answers: malformed\n")
+                                        .replace("aliases: [eth-audit, auditor, strict]", "aliases: []"), encoding="utf-8")
+    running = await start_bot(bot_settings.model_copy(update={"rubrics_dir": folder}), host="127.0.0.1")
+    try:
+        slack = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
+        await slack.command("terse Where do I register? || In myStudies. || Answer:")
+        card = (await slack_server.await_for("chat.update"))[0].params
+        text = json.dumps(card["blocks"], ensure_ascii=False)
+        assert "not sent to the judge" in text and "bare_answers" in text
+        assert RETRY not in text and "/100" not in text
+        assert judge_server.bodies() == []
     finally:
         await running.stop()
 

@@ -239,7 +239,11 @@ class _Parts:
 def error_card(judgment: Judgment, rubric: Rubric | None) -> Card:
     """A judgment that got no score: what went wrong and what to do, with a Retry button. Never a score."""
     title = rubric.title if rubric else judgment.rubric_name
-    if judgment.status == RowState.INVALID:
+    if judgment.status == RowState.MALFORMED:  # the answer itself: asking again gives the same
+        what = "This answer was not sent to the judge"
+        todo = ("The rubric does not grade an empty answer, or one that is only an opener such as \"Answer:\" "
+                "(`bare_answers: malformed`). Judge the model's whole answer.")
+    elif judgment.status == RowState.INVALID:
         what = "The judge's reply broke the rubric's rules, so it was not scored"
         todo = "Judges are noisy: *Retry* asks again. *Details* shows the reply."
     else:
@@ -253,7 +257,7 @@ def error_card(judgment: Judgment, rubric: Rubric | None) -> Card:
         SectionBlock(text=MarkdownTextObject(text=f":warning: *{what}.*\n{reason}\n\n{todo}"),
                      fields=[MarkdownTextObject(text=f) for f in _meta(judgment)]),
         DividerBlock(), *_triple_sections(judgment, overflow),
-        _buttons(judgment, scored=False), _footer(judgment),
+        *([_buttons(judgment, scored=False)] if judgment.status != RowState.MALFORMED else []), _footer(judgment),
     ]
     return Card(text=escape(f"{title}: {what.lower()}"), blocks=blocks, overflow=overflow)
 
