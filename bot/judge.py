@@ -53,11 +53,13 @@ INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f
 LOOK_ALIKES = str.maketrans("АВЕКМНОРСТХУІЈЅаеорсухіјѕԁһӏԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοριυνκτχ",
                             "ABEKMHOPCTXYIJSaeopcyxijsdhlqwABEZHIKMNOPTYXaopiuvktx")
 # An answer that is empty or only an opener: judges are known to grade such answers as correct (arXiv 2507.08794).
+# "OK", "Okay." and "Sure" are real short answers (a yes to a yes/no question), so they are openers only with a colon
+# ("Sure:"). Punctuation alone, a lone "-" included, stays bare: many exports write "-" for an empty cell.
 BARE_ANSWER = re.compile(
     r"[\W_]*(?:(?:(?:the|my|final|short)\s+)*(?:answer|solution|response|reasoning|explanation|thought\s+process"
     r"|thoughts|thinking|analysis|step\s+1)|let['’]?s\s+(?:think|solve\s+(?:this|it)(?:\s+problem)?|work\s+it\s+out)"
     r"\s+step\s+by\s+step|let\s+us\s+think\s+step\s+by\s+step|here\s+is\s+(?:the|my)\s+(?:answer|solution)"
-    r"|sure|okay|ok|解|解答|答案|かいせつ|respuesta|soluci[oó]n|r[ée]ponse|antwort|l[oö]sung)?[\W_]*",
+    r"|(?:sure|okay|ok)\s*:|解|解答|答案|かいせつ|respuesta|soluci[oó]n|r[ée]ponse|antwort|l[oö]sung)?[\W_]*",
     re.IGNORECASE,
 )
 BARE_FLAG = "the answer is empty or only an opener (such as \"Answer:\"), which judges often grade as correct"

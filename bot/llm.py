@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 OutputMode = Literal["json_schema", "json_object", "text"]
 MAX_BACKOFF = 30.0
+RESUME = "resume the run"  # what every RunStopped that a resume cures advises (a single judgment rewrites it)
 MAX_RETRY_AFTER = 120.0  # a server that asks for a longer wait is not coming back within this run
 CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the judge
 
@@ -178,7 +179,7 @@ def _wait(hint: float | None, attempt: int) -> float:
     if hint is None:
         return backoff(attempt)
     if hint > MAX_RETRY_AFTER:
-        raise RunStopped(f"the judge endpoint asks to wait {hint:.0f} s before the next request; resume the run later")
+        raise RunStopped(f"the judge endpoint asks to wait {hint:.0f} s before the next request; {RESUME} later")
     return hint
 
 
@@ -213,8 +214,12 @@ class JudgeClient:
 
     @property
     def endpoint(self) -> str:
-        """The judge endpoint's base URL, as a person would write it."""
-        return str(self.client.base_url).rstrip("/")
+        """The judge endpoint's scheme, host, port and path: never a key in its user part or query (it is saved and
+        posted in stop reasons)."""
+        url = self.client.base_url
+        host = f"[{url.host}]" if ":" in url.host else url.host
+        port = f":{url.port}" if url.port is not None else ""
+        return f"{url.scheme}://{host}{port}{url.path}".rstrip("/")
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
@@ -249,7 +254,7 @@ class JudgeClient:
             if attempt > self.max_retries:
                 if retry.run_wide:  # every other row would fail the same way: keep them pending for a resume
                     raise RunStopped(f"{retry.failure} (gave up after {attempt} attempts); check the endpoint, its "
-                                     "limits and the network, then resume the run")
+                                     f"limits and the network, then {RESUME}")
                 raise JudgeCallError(f"{retry.failure}; gave up after {attempt} attempts")
             log.info("judge request failed (%s); retrying in %.1fs", retry.failure, retry.delay)
             if (observer := _retry_observer.get()) is not None:
@@ -288,7 +293,7 @@ class JudgeClient:
         if isinstance(err, openai.RateLimitError):
             if _is_quota(err):
                 raise RunStopped("the judge account has no quota left (insufficient_quota): add credit or raise "
-                                 "the limit, then resume the run") from None
+                                 f"the limit, then {RESUME}") from None
             wait = _wait(retry_after(err.response.headers), attempt)
             self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
             # The throttle holds every request, this one included, until the wait is over; a saturated
@@ -308,7 +313,7 @@ class JudgeClient:
         if not self.reached and (wrong := _wrong_address(err, self.client.base_url.host)):
             raise RunStopped(f"cannot reach the judge endpoint {self.endpoint}: {wrong}. Check OPENAI_BASE_URL "
                              "(host and port), that the server there is running and that this machine can reach "
-                             "it, then resume the run") from None
+                             f"it, then {RESUME}") from None
         if _caused_by(err, ConnectionRefusedError, socket.gaierror, aiohttp.ClientConnectorError,
                       aiohttp.ConnectionTimeoutError):
             return _Retry(backoff(attempt), f"cannot reach the judge endpoint {self.endpoint}: "

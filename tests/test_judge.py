@@ -667,8 +667,9 @@ async def test_flags_never_change_the_request_or_the_score(judge_server, make_cl
 # --- bare answers: empty, or only an opener ----------------------------------------------------------------------
 
 BARE = ["", "   ", ":", "Thought process:", "Solution", "Answer:", "**Final answer:**", "Let's think step by step.",
-        "Let\u2019s solve this problem step by step.", "解", "Respuesta:", "\u200b"]
-NOT_BARE = ["Yes.", "ETHIS", "Answer: use myStudies.", "Solution: register in myStudies during week 2.", "42"]
+        "Let\u2019s solve this problem step by step.", "解", "Respuesta:", "\u200b", "Sure:", "OK :", "-"]
+NOT_BARE = ["Yes.", "ETHIS", "Answer: use myStudies.", "Solution: register in myStudies during week 2.", "42", "OK",
+            "Okay.", "Sure", "sure!", "ok"]
 
 
 @pytest.mark.parametrize("answer", BARE)
@@ -716,3 +717,11 @@ def test_the_setting_changes_a_rubrics_hash_only_when_it_is_not_the_default(tmp_
     unchanged = tmp_path / "eth.yaml"
     unchanged.write_text(rubrics.get("eth").source.read_text(encoding="utf-8") + "bare_answers: judge\n", encoding="utf-8")
     assert load_rubric(unchanged).content_hash == rubrics.get("eth").content_hash
+
+
+async def test_a_short_real_answer_is_judged_even_when_bare_answers_are_malformed(tmp_path, judge_server, make_client,
+                                                                                 rubrics):
+    judge_server.responder = lambda body: Reply.json(OWN)
+    verdict = await judge(strict_rubric(tmp_path, rubrics), ETH_TRIPLE.model_copy(update={"answer": "Okay."}),
+                          make_client())
+    assert verdict.status == "scored" and BARE_FLAG not in verdict.flags and len(judge_server.bodies()) == 1

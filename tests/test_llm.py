@@ -18,7 +18,7 @@ import pytest
 
 from bot.errors import JudgeCallError, RunStopped
 from bot.judge import extract_json, judge
-from bot.llm import MAX_BACKOFF, Completion, Retrying, Throttle, backoff, observing_retries, retry_after
+from bot.llm import MAX_BACKOFF, RESUME, Completion, Retrying, Throttle, backoff, observing_retries, retry_after
 from bot.records import Triple
 from tests.servers.openai_server import Reply
 
@@ -787,3 +787,16 @@ async def test_a_host_that_never_takes_the_connection_is_told_after_the_connect_
     [(when, notice)] = notices
     assert notice == "cannot reach the judge, retrying (2/2)"
     assert when < 2.0  # the connect timeout, not the 30 s request timeout
+
+
+async def test_a_stop_reason_names_the_endpoint_without_the_key_in_its_user_part_or_query(rubrics, make_client):
+    port = _closed_port()
+    client = make_client(base_url=f"http://127.0.0.1:{port}/v1?api-key=sk-secret2&x=1", max_retries=6)
+    with pytest.raises(RunStopped) as caught:
+        await judge(rubrics.get("eth"), TRIPLE, client)
+    message = str(caught.value)
+    assert f"cannot reach the judge endpoint http://127.0.0.1:{port}/v1: the connection was refused" in message
+    assert "secret" not in message and "api-key" not in message
+    assert RESUME in message  # the one phrase a single judgment rewrites to "try again"
+    with_user = make_client(base_url="https://judge-user:sk-secret1@[::1]:8443/openai/v1/?api-key=sk-secret2#frag")
+    assert with_user.endpoint == "https://[::1]:8443/openai/v1"

@@ -956,3 +956,9 @@ async def test_the_bot_starts_with_the_good_rubrics_and_reports_the_broken_files
         assert "<@U0BOSS>" not in refused.text()
     finally:
         await running.stop()
+
+
+def test_an_unknown_name_is_matched_as_closely_as_any_other_suggestion(rubrics):
+    with pytest.raises(RubricError) as caught:  # 'strict' (an alias) is half like 'strxxx': too far for a suggestion
+        rubrics.get("strxxx")
+    assert "Did you mean" not in str(caught.value)

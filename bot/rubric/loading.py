@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from collections.abc import Iterable, Iterator, Sequence
@@ -165,8 +164,9 @@ class RubricSet:
             return found
         if broken := [b for b in self._broken if b.path.stem == key]:
             raise RubricError(f"The rubric {key!r} cannot be used until its file is fixed: {broken[0]}")
-        close = difflib.get_close_matches(key, list(self._by_key), n=1, cutoff=0.5)
-        hint = f" Did you mean {self._by_key[close[0]].name!r}?" if close else ""
+        hint = did_you_mean(key, self._by_key)
+        for alias, rubric in self._by_key.items():  # the closest key may be an alias: name its rubric
+            hint = hint.replace(repr(alias), repr(rubric.name))
         raise RubricError(f"No rubric named {name!r}.{hint} Available: {', '.join(r.name for r in self)}.")
 
 

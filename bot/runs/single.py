@@ -7,7 +7,7 @@ from typing import Any
 
 from bot.errors import RunBusy
 from bot.judge import failure_verdict
-from bot.llm import JudgeClient
+from bot.llm import RESUME, JudgeClient
 from bot.records import RESUMABLE, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.execute import STALE_AFTER, execute_run
@@ -56,7 +56,7 @@ def _settle(store: Store, run: Run, rubric: Rubric | None, stop_reason: str | No
     if row.status != RowState.PENDING or taken:
         return row
     # a stop reason says to resume the run; this row ends here, and judging it again is a retry
-    reason = (stop_reason or "the judge did not answer").replace("resume the run", "try again")
+    reason = (stop_reason or "the judge did not answer").replace(RESUME, "try again")
     if rubric is not None:
         triple = Triple(question=row.question, reference=row.reference, answer=row.answer)
         verdict = failure_verdict(rubric, run.judge_model, triple, reason)
