@@ -679,6 +679,16 @@ async def test_two_answer_columns_are_refused_until_the_message_names_one(slack,
         ("Ask someone.", "Use myStudies.", "scored"), ("Ask around.", "Use myStudies too.", "scored")]
 
 
+async def test_a_sentence_starting_like_a_column_line_is_read_as_a_sentence(slack, slack_server, judge_server):
+    judge_server.responder = grade_by_answer
+    content = b"question,reference,answer\nQ1?,R,Use myStudies.\n"
+    event = await share(slack, slack_server, content,
+                        text="eth\nQuestion: can you check these answers?\nAnswer: the new bot wrote them, please have a look.")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    assert "columns question=question, reference=reference, answer=answer" in card
+
+
 async def test_a_model_line_naming_no_column_names_the_model_under_test(slack, slack_server, judge_server):
     judge_server.responder = grade_by_answer
     content = b"question,reference,answer\nQ1?,R,Use myStudies.\n"

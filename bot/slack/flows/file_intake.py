@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 EARLIER_FETCH_WAIT = 10.0  # seconds a share waits for an earlier one in its thread to be fetched
 COLUMN_LINE = re.compile(r"^\s*(question|reference|answer|model)\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+PROSE_WORDS = 4  # a column's name has at most this many words; a longer value is a sentence of the message
 CHOOSE_IN_MESSAGE = "a line `{role}: {column}` in the message you share the file with (share it again)"
 
 
@@ -196,5 +197,10 @@ class FileIntake:
 def message_columns(text: str) -> dict[str, str]:
     """The column of each role a line such as `answer: model_response` of the message names; a `model:` line may
     name the model under test instead (open_csv tells them apart)."""
-    pairs = COLUMN_LINE.findall(unescape(text or ""))
-    return choose_columns((role, column.strip("`*\"“”'")) for role, column in pairs)
+    pairs = [(role, column.strip("`*\"“”'")) for role, column in COLUMN_LINE.findall(unescape(text or ""))]
+    return choose_columns((role, column) for role, column in pairs if names_a_column(column))
+
+
+def names_a_column(value: str) -> bool:
+    """Whether the value of a `role: value` line reads as a column's name, not a sentence ("Question: is this right?")."""
+    return len(value.split()) <= PROSE_WORDS and not value.endswith(("?", "!", "."))
