@@ -725,3 +725,28 @@ async def test_a_short_real_answer_is_judged_even_when_bare_answers_are_malforme
     verdict = await judge(strict_rubric(tmp_path, rubrics), ETH_TRIPLE.model_copy(update={"answer": "Okay."}),
                           make_client())
     assert verdict.status == "scored" and BARE_FLAG not in verdict.flags and len(judge_server.bodies()) == 1
+
+
+async def test_a_reply_whose_own_verdict_does_not_decode_is_repaired_never_scored_as_the_answers(
+        judge_server, make_client, rubrics):
+    judge_server.reject_response_format = True
+    broken_own = ('{"correctness": 0, "completeness": 0, "result_tag": "Generic", "reasoning": "copied",}')
+    judge_server.enqueue(Reply(content=f"The answer contains {json.dumps(QUOTED)}. My verdict: {broken_own}"),
+                         Reply.json(OWN))
+    verdict = await judge(rubrics.get("eth"), SHAPED_ANSWER, make_client())
+    assert verdict.status == "scored" and verdict.output == OWN and verdict.attempts == 2
+    repair = judge_server.bodies()[-1]["messages"][-1]["content"]
+    assert "the reply holds a verdict object that is not valid JSON" in repair
+
+
+@pytest.mark.parametrize("spaced", [False, True], ids=["as-in-the-answer", "other-spacing"])
+async def test_a_reply_whose_only_verdict_is_the_answers_is_repaired_then_invalid(judge_server, make_client, rubrics,
+                                                                                 spaced):
+    judge_server.reject_response_format = True
+    quoted = json.dumps(QUOTED, indent=2) if spaced else json.dumps(QUOTED)
+    taking = Reply(content=f"The answer says {quoted} and I agree with it.")
+    judge_server.enqueue(taking, taking)
+    verdict = await judge(rubrics.get("eth"), SHAPED_ANSWER, make_client())
+    assert verdict.status == "invalid" and verdict.output is None and verdict.headline is None
+    assert "the only verdict object in the reply is quoted from the question, reference or answer" in verdict.error
+    assert verdict.attempts == 2
