@@ -49,7 +49,8 @@ class History:
 
     def add(self, when: datetime, headline: float | None = None, passed: bool | None = None, tag: str | None = None,
             *, status: str = "scored", model: str | None = "m1", rubric: str = "eth", channel: str | None = "C1",
-            question: str = "Q", version: str = "1", judge_model: str = "judge-a", **more) -> int:
+            question: str = "Q", version: str = "1", judge_model: str = "judge-a", cached_from: int | None = None,
+            **more) -> int:
         """One judgment judged at `when` (naive UTC), scored unless `status` says otherwise; its id."""
         judge = {"rubric_name": rubric, "rubric_version": version, "judge_model": judge_model,
                  "rubric_hash": more.pop("rubric_hash", f"hash-of-{version}")}
@@ -63,7 +64,7 @@ class History:
             verdict = Verdict(status=status, headline=headline, passed=passed, tag=tag, prompt_hash="p", **judge,
                               error=None if status == "scored" else f"the judge's reply was {status}")
             with time_machine.travel(when.replace(tzinfo=UTC), tick=False):
-                assert self.store.save_verdict(row.id, verdict, cache_key="k")
+                assert self.store.save_verdict(row.id, verdict, cache_key="k", cached_from=cached_from)
         return row.id
 
     def vote(self, judgment_id: int, user: str, agree: bool) -> None:
@@ -194,6 +195,16 @@ def test_other_channels_and_the_terminal_never_leak_into_a_digest(store, history
     terminal = build_digest(store, channel_id=None, period=WEEK)
     assert {e.channel_id for e in terminal.worst} == {None}
     assert terminal.trend[("m1", "eth")] == [None, None, None, None, 10.0, None, 100.0, 0.0]
+
+
+def test_verdicts_reused_from_the_cache_are_shown_apart_from_new_judgments(store, history, rubrics):
+    first = history.add(at(1), 100, True, "Correct")
+    history.add(at(2), 100, True, "Correct", cached_from=first)
+    history.add(at(2), 100, True, "Correct", cached_from=first)
+    digest = build_digest(store, channel_id="C1", period=WEEK)
+    assert (digest.judged, digest.reused) == (1, 2)
+    text = json.dumps(digest_message(digest, rubrics, TEAM_URL)["blocks"], ensure_ascii=False)
+    assert "*1 judgments* (+2 reused)" in text and "1 judged (+2 reused)" in text
 
 
 # 3. A quiet week

@@ -116,6 +116,11 @@ class Digest:
         return sum(line.now.judged for line in self.lines)
 
     @property
+    def reused(self) -> int:
+        """Verdicts taken from the cache (not new judgments, not billed), counted apart from `judged`."""
+        return sum(line.now.reused for line in self.lines)
+
+    @property
     def errors(self) -> int:
         return sum(line.now.errors for line in self.lines)
 

@@ -37,10 +37,15 @@ def model_of(name: str | None) -> str:
     return f"*{shown(name, MODEL_ROOM)[0]}*" if name else "_model not named_"
 
 
+def reused_text(reused: int) -> str:
+    """Verdicts reused from the cache, shown beside the new judgments (the figures count both)."""
+    return f" (+{reused:,} reused)" if reused else ""
+
+
 def line_text(line: Line, rubrics: RubricSet) -> str:
     """One model on one rubric: count, mean, pass rate, their change, tag rates, judge errors, human agreement."""
     now = line.now
-    head = f"{model_of(now.model_name)} · `{escape(now.rubric_name)}` · {now.judged:,} judged"
+    head = f"{model_of(now.model_name)} · `{escape(now.rubric_name)}` · {now.judged:,} judged{reused_text(now.reused)}"
     if line.before is None:
         head += " · _new this week_"
     figures = []
@@ -117,7 +122,7 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
     error_rate = digest.errors / digest.judged if digest.judged else 0
     head: list[Block] = [
         HeaderBlock(text=title[:HEADER_LIMIT]),
-        section(f"*{digest.judged:,} judgments* in {channel} · {len(models)} model(s) under test · "
+        section(f"*{digest.judged:,} judgments*{reused_text(digest.reused)} in {channel} · {len(models)} model(s) under test · "
                 f"{len(rubric_names)} rubric(s) · judge errors {error_rate:.1%}\n"
                 "▲ ▼ compare with the 7 days before."),
     ]
