@@ -120,8 +120,9 @@ class CsvSource:
     """
 
     def __init__(self, path: Path, encoding: str, delimiter: str, headers: list[str], index: dict[str, int],
-                 chosen: Iterable[str] = ()) -> None:
+                 chosen: Iterable[str] = (), *, named: int | None = None) -> None:
         self.path = path
+        self.named = len(headers) if named is None else named  # columns up to the last with a header name
         self.encoding = encoding
         self.delimiter = delimiter
         self.headers = headers
@@ -168,6 +169,8 @@ class CsvSource:
         width = len(self.headers)
         if len(cells) > width and not any(cell.strip() for cell in cells[width:]):
             cells = cells[:width]  # a delimiter at the end of each row: the extra cells are empty
+        elif self.named <= len(cells) < width:
+            cells = cells + [""] * (width - len(cells))  # a delimiter at the end of the header only: unnamed columns
         if len(cells) != width:
             count = f"{len(cells)} cell" + ("" if len(cells) == 1 else "s")
             return MalformedRow(line, f"row {line} has {count} but the header has {width}", cells)
@@ -232,7 +235,8 @@ def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how:
             f"Rename the header cells and try again, or name the column: "
             f"{how.format(role=missing[0], column='COLUMN')}."
         )
-    return CsvSource(path, encoding, delimiter, headers, index, chosen)
+    named = next((i + 1 for i in range(len(raw) - 1, -1, -1) if raw[i]), 0)
+    return CsvSource(path, encoding, delimiter, headers, index, chosen, named=named)
 
 
 def _position(headers: list[str], column: str) -> int | None:

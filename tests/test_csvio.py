@@ -523,6 +523,13 @@ def test_a_trailing_delimiter_on_each_row_is_accepted_but_extra_text_is_not(tmp_
     assert got[1].cells == {"question": "q2", "reference": "r2", "answer": "a2"}
 
 
+def test_a_trailing_delimiter_on_the_header_only_is_accepted_but_a_missing_named_cell_is_not(tmp_path):
+    data = b"question,reference,answer,,\nq1,r1,a1\nq2,r2,a2,\nq3,r3,a3,,\nq4,r4\n"
+    got = rows(put(tmp_path, data))
+    assert [(type(r).__name__, r.line) for r in got] == [("CsvRow", 2), ("CsvRow", 3), ("CsvRow", 4), ("MalformedRow", 5)]
+    assert got[0].answer == "a1" and got[0].cells["answer"] == "a1"
+
+
 @pytest.mark.parametrize("tail", ['q2,"r2,a2\nq3,r3,a3\n', 'q2,r2,"a2', 'q2,r2,"a2\n\n'])
 def test_a_quote_never_closed_makes_its_row_malformed(tmp_path, tail):
     got = rows(put(tmp_path, ("question,reference,answer\nq1,r1,a1\n" + tail).encode()))
