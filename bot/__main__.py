@@ -20,7 +20,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
 
 from bot import terminal
 from bot.config import Settings
@@ -115,11 +114,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=settings.judgebot_log_level, format="%(levelname)s %(name)s: %(message)s")
         return asyncio.run(dispatch(args, settings, console))
     except JudgebotError as err:  # a problem the person can fix: its text says how
-        errors.print(f"[red]error[/]: {escape(str(err))}")
+        errors.print(f"[red]error[/]: {terminal.shown(str(err))}")
         return EXIT_USAGE
     except ValidationError as err:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in err.errors())
-        errors.print(f"[red]error[/]: a setting is invalid: {escape(problems)}")
+        errors.print(f"[red]error[/]: a setting is invalid: {terminal.shown(problems)}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         errors.print("Interrupted. Rows not yet judged stay pending: `judgebot resume` finishes them.")
@@ -127,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:  # the last line of defence: a person sees a sentence, not a traceback
         if os.environ.get("JUDGEBOT_DEBUG"):
             raise
-        errors.print(f"[red]judgebot hit an unexpected error[/]: {escape(f'{type(err).__name__}: {err}')}\n"
+        errors.print(f"[red]judgebot hit an unexpected error[/]: {terminal.shown(f'{type(err).__name__}: {err}')}\n"
                      "Rows already judged are saved. Set JUDGEBOT_DEBUG=1 to see the details.")
         return EXIT_INTERNAL
 
@@ -185,7 +184,7 @@ async def serve_command(settings: Settings, console: Console) -> int:
 
     def announce(running: RunningBot) -> None:
         where = "Socket Mode" if running.mode == "socket" else f"HTTP mode on port {running.port} ({EVENTS_PATH})"
-        console.print(f"judgebot is up for {escape(running.team)} in {where}. Ctrl-C stops it.")
+        console.print(f"judgebot is up for {terminal.shown(running.team)} in {where}. Ctrl-C stops it.")
 
     await serve(settings, stop, announce)
     console.print("judgebot stopped.")
@@ -222,7 +221,7 @@ async def digest_command(args: argparse.Namespace, settings: Settings, console: 
 
     outcome = await post_from_terminal(settings, store, load_rubrics(settings.rubrics_dir), args.channel, period,
                                        team_id=sub.team_id if sub else None)
-    console.print(outcome)
+    console.print(terminal.shown(outcome))
     return EXIT_OK
 
 
@@ -308,7 +307,7 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
         async with client:
             run = start_single_run(store, rubric=rubric, triple=triple, judge_model=client.model, model_name=args.model_name,
                                    fresh=args.fresh, origin=terminal_origin())
-            with observing_retries(lambda notice: console.print(f"[yellow]{escape(str(notice))}[/]")):
+            with observing_retries(lambda notice: console.print(f"[yellow]{terminal.shown(str(notice))}[/]")):
                 outcome = await execute_run(store, run, rubric, client, concurrency=1)
         if outcome.stop_reason and outcome.status == RunState.PAUSED:
             raise UsageError(f"{outcome.stop_reason.rstrip('.')}.\nRun {run.id} keeps this triple, not yet judged: "
@@ -341,7 +340,8 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
     out = writable(args.out or Path(run.results_path or f"run-{run.id}.results.csv"))
     client = judge_client(settings, args.concurrency, model=run.judge_model)
     rejudge = REJUDGEABLE if args.retry_errors else ()
-    console.print(f"Resuming run {run.id} ({escape(run.source_name or run.source)}, rubric {run.rubric_name}).")
+    console.print(f"Resuming run {run.id} ({terminal.shown(run.source_name or run.source)}, "
+                  f"rubric {terminal.shown(run.rubric_name)}).")
     return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency,
                             rejudge=rejudge)
 
@@ -371,10 +371,10 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient
         store.update_run(run.id, results_path=str(out.resolve()))  # where `judgebot resume` writes them next
     terminal.show_summary(console, run, rubric, summary, None if kept else out)
     if kept:
-        console.print(f"{escape(str(out))} is left as it was: run {run.id}'s results replace it once its pending "
+        console.print(f"{terminal.shown(str(out))} is left as it was: run {run.id}'s results replace it once its pending "
                       "rows are judged.", highlight=False)
     if outcome.status == RunState.PAUSED:
-        console.print(f"[red]Run {run.id} stopped[/]: {escape(outcome.stop_reason or '')}. "
+        console.print(f"[red]Run {run.id} stopped[/]: {terminal.shown(outcome.stop_reason or '')}. "
                       f"{outcome.counts.get(RowState.PENDING, 0)} rows are still pending; "
                       f"`judgebot resume {run.id}` finishes them.", highlight=False)
     return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
@@ -391,7 +391,7 @@ async def rubrics_command(args: argparse.Namespace, settings: Settings, rubrics:
     from bot.runs import check_goldens
 
     for rubric in chosen:
-        console.print(f"[green]valid[/] {rubric.source or rubric.name} ({len(rubric.goldens)} goldens)")
+        console.print(f"[green]valid[/] {terminal.shown(str(rubric.source or rubric.name))} ({len(rubric.goldens)} goldens)")
     show_broken(console, rubrics)
     failed = 0
     async with judge_client(settings) as client:
@@ -411,7 +411,7 @@ async def rubrics_command(args: argparse.Namespace, settings: Settings, rubrics:
 def show_broken(console: Console, rubrics: RubricSet) -> None:
     """The rubric files left out, each with what is wrong with it."""
     for broken in rubrics.broken:
-        console.print(f"[red]broken[/] {escape(str(broken.path))}: {escape(broken.problem)}")
+        console.print(f"[red]broken[/] {terminal.shown(str(broken.path))}: {terminal.shown(broken.problem)}")
     if rubrics.broken:
         console.print(f"{len(rubrics.broken)} rubric file(s) left out until fixed; the other rubrics can be used.")
 

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as escape_markup
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from bot.figures import duration, number, percent
 from bot.records import RowState
 
+# C0 and C1 control characters but newline and tab: ESC and CSI start terminal escape sequences (a title, a cleared
+# screen, a hyperlink), and stored texts (model names, questions, file names, stop reasons) come from CSVs and Slack.
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 DASH = "-"  # what a figure that cannot be computed shows in a terminal table
 SHRUNK = 12  # the narrowest a column of free text (a question, tags) is made before less important columns go
 
@@ -27,6 +31,16 @@ if TYPE_CHECKING:  # only types: the terminal must not load the judge or the dat
     from bot.runs import GoldenResult, Summary
     from bot.runs import Progress as RunProgress
     from bot.store import Figures, Judgment, Run
+
+
+def printable(text: str) -> str:
+    """`text` without control characters (newline and tab kept): nothing in it can drive the terminal."""
+    return CONTROL.sub("", text)
+
+
+def shown(text: str) -> str:
+    """Stored or untrusted `text` made safe to print with markup on: no control characters, rich markup escaped."""
+    return escape_markup(printable(text))
 
 
 class ProgressBar:
@@ -44,7 +58,7 @@ class ProgressBar:
             console=console,
             transient=False,
         )
-        self._task = self._bar.add_task(description, total=None, rate="", eta=DASH, errors="", notice="")
+        self._task = self._bar.add_task(shown(description), total=None, rate="", eta=DASH, errors="", notice="")
         self._done = 0
         self._notice = ""
 
@@ -68,7 +82,7 @@ class ProgressBar:
 
     def retrying(self, notice: Retrying) -> None:
         """Show at once that a judge request is being sent again, and why ("cannot reach the judge, retrying (2/7)")."""
-        self._notice = escape(str(notice))
+        self._notice = shown(str(notice))
         self._bar.update(self._task, notice=self._notice)
         self._bar.refresh()
 
@@ -89,6 +103,8 @@ def fitted_table(console: Console, columns: Sequence[Column], rows: Sequence[Seq
     terminal, the least important column goes, and then those gone that fit after all come back, the most
     important first. What still does not fit wraps, character by character.
     """
+    rows = [[printable(cell) for cell in row] for row in rows]  # measured as they are printed
+
     def widths(header_width: Callable[[str], int]) -> list[int]:
         widest = [max([header_width(column.header)] + [cell_len(row[i]) for row in rows]) for i, column in
                   enumerate(columns)]
@@ -113,16 +129,16 @@ def fitted_table(console: Console, columns: Sequence[Column], rows: Sequence[Seq
     table = Table(**options)
     for i in kept:  # free text may grow into room left; other cells keep their width, so nothing is cut
         free = columns[i].free_text
-        table.add_column(escape(columns[i].header), min_width=need[i] if free else None, width=None if free else need[i],
+        table.add_column(shown(columns[i].header), min_width=need[i] if free else None, width=None if free else need[i],
                          overflow="fold")
     for row in rows:
-        table.add_row(*(escape(row[i]) for i in kept))
+        table.add_row(*(shown(row[i]) for i in kept))
     return table
 
 
 def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, out: Any) -> None:
     """The end-of-run table: counts, pass rate, mean of each criterion, tags, tokens, cost, worst rows."""
-    table = Table(title=escape(f"Run {run.id} · {rubric.title} ({rubric.name} {rubric.version}) · judge {run.judge_model}"),
+    table = Table(title=shown(f"Run {run.id} · {rubric.title} ({rubric.name} {rubric.version}) · judge {run.judge_model}"),
                   show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column()
@@ -136,9 +152,9 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     rate = summary.pass_rate
     table.add_row("pass rate", DASH if rate is None else f"{rate:.0%} ({summary.passed}/{summary.scored})")
     for criterion in summary.criteria:
-        table.add_row(escape(f"mean {criterion}"), number(summary.mean(criterion), missing=DASH))
+        table.add_row(shown(f"mean {criterion}"), number(summary.mean(criterion), missing=DASH))
     for path, counts in summary.tags.items():
-        table.add_row(escape(path), escape(" · ".join(f"{tag} {n}" for tag, n in counts.most_common())))
+        table.add_row(shown(path), shown(" · ".join(f"{tag} {n}" for tag, n in counts.most_common())))
     if summary.cached:
         table.add_row("reused from cache", str(summary.cached))
     table.add_row("tokens", f"{summary.tokens_in:,} in · {summary.tokens_out:,} out")
@@ -146,9 +162,9 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     if summary.worst:
         table.add_row("lowest rows", ", ".join(f"row {row} ({score:.0f})" for score, row, _ in summary.worst))
     if summary.columns:
-        table.add_row("columns", escape(summary.column_text))
+        table.add_row("columns", shown(summary.column_text))
     if out is not None:
-        table.add_row("results", escape(str(out)))
+        table.add_row("results", shown(str(out)))
     console.print(table)
     if len(summary.models) > 1:
         columns = [Column("model under test"), Column("rows", 1), Column("scored", 2), Column("pass rate", 1),
@@ -159,7 +175,7 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
         console.print(fitted_table(console, columns, rows, title_justify="left"))
     unscored = summary.rows - summary.scored
     for row, status, reason in summary.problems[:10]:
-        console.print(f"[red]row {row}[/] {status}: {escape(reason)}", highlight=False)
+        console.print(f"[red]row {row}[/] {status}: {shown(reason)}", highlight=False)
     if unscored > 10 and summary.problems:
         console.print(f"... {unscored} rows not scored in all; see the status and error columns of the results.")
 
@@ -167,18 +183,18 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
 def show_verdict(console: Console, rubric: Rubric, verdict: Verdict) -> None:
     """One judgment in full."""
     if verdict.status != RowState.SCORED:
-        console.print(f"[red bold]{verdict.status}[/]: {escape(verdict.error or '')}", highlight=False)
+        console.print(f"[red bold]{verdict.status}[/]: {shown(verdict.error or '')}", highlight=False)
         if verdict.raw_reply:
-            console.print(f"judge reply: {verdict.raw_reply[:2000]}", markup=False, highlight=False)
+            console.print(f"judge reply: {printable(verdict.raw_reply[:2000])}", markup=False, highlight=False)
         return
     mark = "PASS" if verdict.passed else "FAIL"
-    console.print(f"[bold]{escape(rubric.title)}[/]: {escape(verdict.label or '')}  "
+    console.print(f"[bold]{shown(rubric.title)}[/]: {shown(verdict.label or '')}  "
                   f"(headline {verdict.headline:.0f}/100, {mark})")
-    console.print(json.dumps({**(verdict.output or {}), **verdict.derived}, ensure_ascii=False, indent=2),
+    console.print(printable(json.dumps({**(verdict.output or {}), **verdict.derived}, ensure_ascii=False, indent=2)),
                   markup=False, highlight=False)
     for flag in verdict.flags:
-        console.print(f"[yellow]warning[/]: {escape(flag)}")
-    console.print("[dim]" + escape(f"judge {verdict.judge_model} · rubric {verdict.rubric_name} "
+        console.print(f"[yellow]warning[/]: {shown(flag)}")
+    console.print("[dim]" + shown(f"judge {verdict.judge_model} · rubric {verdict.rubric_name} "
                                    f"{verdict.rubric_version} · {verdict.tokens_in} + {verdict.tokens_out} tokens · "
                                    f"{verdict.latency_ms} ms") + "[/]")
 
@@ -187,7 +203,7 @@ def show_rubrics(console: Console, rubrics: Iterable[Rubric]) -> None:
     """The rubric list."""
     table = Table("name", "aliases", "version", "description")
     for rubric in rubrics:
-        table.add_row(*(escape(text) for text in (rubric.name, ", ".join(rubric.aliases), rubric.version,
+        table.add_row(*(shown(text) for text in (rubric.name, ", ".join(rubric.aliases), rubric.version,
                                                    rubric.description)))
     console.print(table)
 
@@ -198,9 +214,9 @@ def show_goldens(console: Console, rubric: Rubric, results: list[GoldenResult]) 
         verdict = result.verdict
         state = "[green]ok[/]" if result.ok else "[red]MISS[/]"
         detail = verdict.label if verdict.status == RowState.SCORED else f"{verdict.status}: {verdict.error}"
-        console.print(f"{state} {escape(f'{rubric.name}/{result.golden.name}: {detail}')}", highlight=False)
+        console.print(f"{state} {shown(f'{rubric.name}/{result.golden.name}: {detail}')}", highlight=False)
         for miss in result.misses:
-            console.print(f"     {escape(miss)}", highlight=False)
+            console.print(f"     {shown(miss)}", highlight=False)
 
 
 def show_runs(console: Console, runs: Iterable[Run]) -> None:
@@ -239,7 +255,7 @@ def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None
         rows.append((f.model_name or DASH, f.rubric_name, str(f.judged), str(f.reused),
                      number(f.mean_headline, 1, missing=DASH), percent(f.pass_rate, missing=DASH), tags or DASH,
                      str(f.errors), agree))
-    console.print(fitted_table(console, columns, rows, title=escape(title)))
+    console.print(fitted_table(console, columns, rows, title=shown(title)))
 
 
 def show_digest(console: Console, digest: Digest, title: str) -> None:
@@ -247,7 +263,7 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
     from bot.digest import signed
 
     if digest.quiet:
-        console.print(f"{escape(title)}: no judgments over these 7 days.")
+        console.print(f"{shown(title)}: no judgments over these 7 days.")
         return
     columns = [Column("model under test"), Column("rubric", 1), Column("judged", 1), Column("mean headline", 1),
                Column("change", 1), Column("pass rate", 2), Column("change", 2), Column("tags", 5, free_text=True),
@@ -261,10 +277,10 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
         rows.append((f.model_name or DASH, f.rubric_name, str(f.judged), number(f.mean_headline, 1, missing=DASH),
                      signed(line.change) or "new", percent(f.pass_rate, missing=DASH),
                      signed(line.pass_change, " pts") or "new", tags or DASH, errors, agree))
-    console.print(fitted_table(console, columns, rows, title=escape(title)))
+    console.print(fitted_table(console, columns, rows, title=shown(title)))
     for change in digest.changes:
-        console.print(f"[yellow]the judge changed[/]: {escape(change.what)} {escape(change.before)} -> "
-                      f"{escape(change.after)} from {change.since:%Y-%m-%d %H:%M} UTC")
+        console.print(f"[yellow]the judge changed[/]: {shown(change.what)} {shown(change.before)} -> "
+                      f"{shown(change.after)} from {change.since:%Y-%m-%d %H:%M} UTC")
     if digest.regressions:
         columns = [Column("#", 3), Column("model under test"), Column("rubric", 1), Column("before", 1),
                    Column("after", 1), Column("question", 2, free_text=True)]
