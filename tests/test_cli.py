@@ -25,10 +25,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import true
 
-from bot.store import make_engine
+from bot.store import Store, make_engine
 from bot.store.models import Judgment, JudgmentTally
 from bot.store.tallies import add_judgments
 from tests import forkserver
+from tests.conftest import SIGNING_SECRET
 from tests.read_only import read_only
 from tests.replies import VERDICTS, eth_reply, triple_of
 from tests.servers.openai_server import Reply
@@ -1060,3 +1061,83 @@ def test_digest_of_a_channel_in_the_terminal_and_posted_once(tmp_path, judge_ser
     this_week = "{}-W{:02d}".format(*datetime.now(UTC).isocalendar())
     code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", this_week, "--post", **slack)
     assert code == 2 and "is not over yet" in out and len(slack_server.calls_to("chat.postMessage")) == 2
+
+
+def test_a_history_folder_that_cannot_be_made_is_named_and_exits_2(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("a regular file where a folder should be\n", encoding="utf-8")
+    db = blocker / "sub" / "h.db"
+    code, out = judgebot(tmp_path, "runs", JUDGEBOT_DB=str(db))
+    assert code == 2, out
+    assert f"cannot open the history database {db}: its folder {db.parent} cannot be made" in flat(out), out
+    assert "unexpected error" not in out
+    assert blocker.read_text(encoding="utf-8") == "a regular file where a folder should be\n"
+
+
+def test_an_empty_file_at_the_history_path_becomes_a_history_with_a_warning_on_stderr(tmp_path):
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    code, stdout, stderr = forkserver.run(["runs"], cwd=tmp_path, env=base_env(tmp_path, JUDGEBOT_DB=str(empty)))
+    assert code == 0, stdout + stderr
+    assert f"{empty} was an empty file; it is now a new judgebot history" in stderr, stderr
+    with sqlite3.connect(empty) as made:
+        assert ("schema_version",) in made.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    made.close()
+    code, stdout, stderr = forkserver.run(["runs"], cwd=tmp_path, env=base_env(tmp_path, JUDGEBOT_DB=str(empty)))
+    assert code == 0 and "was an empty file" not in stderr, stdout + stderr  # said once: it is a history now
+
+
+def _history_damaged_in_the_middle(path: Path) -> None:
+    """A history of 3,000 rows with one page in the middle of its rows overwritten: its header and schema are sound."""
+    store = Store.open(f"sqlite:///{path}")
+    fields = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 32, "judge_model": JUDGE_MODEL}
+    run = store.create_run(**fields)
+    padding = "lorem ipsum dolor sit amet " * 20
+    store.add_rows({**fields, "run_id": run.id, "row_number": n, "status": "pending", "question": f"q{n} {padding}",
+                    "reference": "r", "answer": "a", "cells": {"n": n}} for n in range(1, 3_001))
+    store.update_run(run.id, status="pending", total_rows=3_000)
+    store.engine.dispose()
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    with path.open("r+b") as file:
+        pages = file.seek(0, os.SEEK_END) // page_size
+        file.seek(page_size * (pages // 2))
+        file.write(bytes(range(256)) * (page_size // 256))
+
+
+def test_serve_refuses_a_history_that_fails_its_quick_check(tmp_path, slack_server, judge_server):
+    damaged = tmp_path / "damaged.db"
+    _history_damaged_in_the_middle(damaged)
+    code, out = judgebot(tmp_path, "runs", JUDGEBOT_DB=str(damaged))
+    assert code == 0, out  # the header and schema checks of every command do not see the damage
+
+    env = base_env(tmp_path, judge_server, JUDGEBOT_DB=str(damaged), SLACK_BOT_TOKEN=slack_server.bot_token,
+                   SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=slack_server.api_url, PORT="0",
+                   SLACK_APP_TOKEN=None)
+    code, stdout, stderr = forkserver.run(["serve"], cwd=tmp_path, env=env, timeout=60)
+    said = flat(stdout + stderr)
+    assert code == 2, said
+    assert f"the history {damaged} is damaged (" in said and f"sqlite3 {damaged} .recover" in said, said
+    assert "Traceback" not in said and "unexpected error" not in said
+
+
+def test_texts_from_a_csv_never_reach_the_terminal_as_escape_sequences(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    evil = "\x1b]0;pwned\x07\x1b[2J\x9b31mevil-bot"
+    name = "in\x1b[2J.csv"
+    write_rows(tmp_path / name, ["question", "reference", "answer", "model"], [
+        ["How do I register?\x1b[31m", "In myStudies.", "Use myStudies.", evil],
+        ["How do I print?", "Web Print.", "Print it somehow.", "plain-bot"],
+    ])
+    code, out = judgebot(tmp_path, "judge", name, "--rubric", "eth", server=judge_server)
+    assert code == 0, out
+    outputs = {"judge": out}
+    for command in (["stats"], ["history"], ["runs"]):
+        code, outputs[command[0]] = judgebot(tmp_path, *command)
+        assert code == 0, outputs[command[0]]
+    for command, text in outputs.items():
+        assert not any(char in text for char in "\x1b\x07\x9b"), (command, text)
+    assert "]0;pwned[2J31mevil-bot" in flat(outputs["stats"]) and "]0;pwned[2J31mevil-bot" in flat(outputs["history"])
+    assert "in[2J.csv" in flat(outputs["runs"]) and "How do I register?[31m" in flat(outputs["history"])

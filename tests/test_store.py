@@ -22,9 +22,13 @@ from alembic.migration import MigrationContext
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import SQLModel
 
-from bot.errors import SchemaTooNew
+from bot.csvio import CsvRow
+from bot.errors import RunBusy, SchemaTooNew, StoreUnavailable
 from bot.records import Verdict
+from bot.rubric import RubricSet
+from bot.runs.start import start_run
 from bot.store import BUSY_TIMEOUT_MS, INSERT_BATCH, Store, make_engine
+from bot.store.engine import store_problem
 from bot.store.history import channel_stats
 from bot.store.migrations import LATEST, current_version, migrate
 from bot.store.models import Feedback, Judgment
@@ -883,3 +887,98 @@ def test_a_plain_postgresql_url_uses_the_driver_of_the_postgres_extra(db_url: st
             assert store.get_run(store.create_run(**COMMON).id) is not None
         finally:
             store.engine.dispose()
+
+
+def test_store_problem_of_a_locked_sqlite_history_says_to_try_again_not_to_check_a_server(tmp_path: Path) -> None:
+    path = tmp_path / "history.db"
+    engine = make_engine(f"sqlite:///{path}")
+    holder = sqlite3.connect(path, isolation_level=None)
+    waiter = sqlite3.connect(path, timeout=0.1)
+    try:
+        holder.execute("CREATE TABLE t (x)")
+        holder.execute("BEGIN EXCLUSIVE")  # another process holding the write lock past the busy wait
+        with pytest.raises(sqlite3.OperationalError) as caught:
+            waiter.execute("INSERT INTO t VALUES (1)")
+        holder.execute("ROLLBACK")
+    finally:
+        waiter.close()
+        holder.close()
+    assert caught.value.sqlite_errorname == "SQLITE_BUSY"
+    said = str(store_problem(engine, OperationalError("INSERT INTO t VALUES (1)", {}, caught.value)))
+    assert said.startswith(f"the history {path} is locked: another process has held its write lock for longer "
+                           "than 30 s. Every row saved before is kept; try again"), said
+    assert "DATABASE_URL" not in said and "server" not in said
+    engine.dispose()
+
+
+def test_store_problem_of_an_error_without_a_message_names_its_type(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'history.db'}")
+    blank = sqlite3.OperationalError()
+    assert str(blank) == ""
+    said = str(store_problem(engine, OperationalError("SELECT 1", {}, blank)))
+    assert f"the history database {tmp_path / 'history.db'} failed: OperationalError." in said, said
+    assert store_problem(engine, RuntimeError("")) is None
+    engine.dispose()
+
+
+def test_check_integrity_refuses_a_history_damaged_in_the_middle_of_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "history.db"
+    store = Store.open(f"sqlite:///{path}")
+    run = store.create_run(**COMMON)
+    padding = "lorem ipsum dolor sit amet " * 20
+    store.add_rows(row(run.id, n, question=f"question {n} {padding}") for n in range(1, 3_001))
+    store.check_integrity()  # a sound history passes
+    store.engine.dispose()
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    with path.open("r+b") as file:  # one page in the middle of the rows overwritten with junk; the header is intact
+        pages = file.seek(0, 2) // page_size
+        file.seek(page_size * (pages // 2))
+        file.write(bytes(range(256)) * (page_size // 256))
+
+    damaged = Store.open(f"sqlite:///{path}")  # the header and schema checks at open do not see it
+    try:
+        with pytest.raises(StoreUnavailable) as caught:
+            damaged.check_integrity()
+    finally:
+        damaged.engine.dispose()
+    said = str(caught.value)
+    assert said.startswith(f"the history {path} is damaged ("), said
+    assert f"sqlite3 {path} .recover" in said
+
+
+def _loading_rows(path: Path, count: int, fail_at: int):
+    """`count` rows of a file; when row `fail_at` is reached another process fails the run and drops its rows."""
+    for n in range(1, count + 2):
+        if n == fail_at:
+            other = sqlite3.connect(path, timeout=10)
+            with other:
+                other.execute("UPDATE run SET status = 'failed', owner = NULL, "
+                              "stop_reason = 'its process stopped while its rows were loading'")
+                other.execute("DELETE FROM judgment")
+            other.close()
+        if n > count:
+            return
+        yield CsvRow(line=n, question=f"q{n}", reference="r", answer="a", model=None,
+                     cells={"question": f"q{n}", "reference": "r", "answer": "a"})
+
+
+@pytest.mark.parametrize(("count", "fail_at"), [(INSERT_BATCH + 10, INSERT_BATCH + 5), (3, 4)],
+                         ids=["between-batches", "after-the-last-batch"])
+def test_a_run_failed_by_another_process_while_loading_stops_its_loader(tmp_path: Path, rubrics: RubricSet,
+                                                                       count: int, fail_at: int) -> None:
+    path = tmp_path / "history.db"
+    store = Store.open(f"sqlite:///{path}")
+    try:
+        with pytest.raises(RunBusy, match=r"^run 1 was marked failed by another process while its rows were "
+                                          r"loading; start it again$"):
+            start_run(store, rubric=rubrics.get("eth"), rows=_loading_rows(path, count, fail_at),
+                      judge_model="judge-m", columns=["question", "reference", "answer"])
+        got = store.get_run(1)
+        assert (got.status, got.owner, got.stop_reason) == (
+            "failed", None, "its process stopped while its rows were loading")
+        assert store.status_counts(1) == {}  # no row of the failed run inserted after it was failed
+    finally:
+        store.engine.dispose()

@@ -9,10 +9,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot.csvio import CsvRow, CsvSource, MalformedRow
-from bot.errors import CsvError
+from bot.errors import CsvError, RunBusy
 from bot.records import RowState, RunState, Triple
 from bot.rubric import Rubric
 from bot.store import Run, Store, process_name, utcnow
+from bot.store.judgments import LOAD_LOST
 
 
 class Origin(BaseModel):
@@ -77,10 +78,13 @@ def start_run(
 
     try:
         total = store.add_rows(judgment_rows())
+    except RunBusy:  # another process failed the run and dropped its rows: nothing more of it is ours to change
+        raise
     except BaseException as err:  # a half-loaded run must never look resumable
         store.update_run(run.id, status=RunState.FAILED, stop_reason=f"loading the rows failed: {err}", owner=None)
         raise
-    store.update_run(run.id, held_by=owner, status=RunState.PENDING, total_rows=total, owner=None)
+    if not store.update_run(run.id, held_by=owner, status=RunState.PENDING, total_rows=total, owner=None):
+        raise RunBusy(LOAD_LOST.format(run_id=run.id))
     run.status, run.total_rows, run.owner = RunState.PENDING, total, None
     return run
 

@@ -98,6 +98,7 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
         await _slack_call(lambda: client.apps_connections_open(app_token=app_token), BAD_APP_TOKEN,
                           settings.slack_api_url)
     store = await asyncio.to_thread(Store.open, settings.db_url)
+    await asyncio.to_thread(store.check_integrity)  # a damaged history refuses the bot before it takes any request
     rubrics = load_rubrics(settings.rubrics_dir)
     for broken in rubrics.broken:  # the other rubrics work: the bot starts with them
         log.warning("rubric file left out until it is fixed: %s: %s", broken.path, broken.problem)

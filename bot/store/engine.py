@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,8 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlmodel import create_engine
 
 from bot.errors import SetupError, StoreUnavailable
+
+log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 30_000
 URL_FORM = ("write it like postgresql+psycopg://user:password@host:5432/dbname, or leave DATABASE_URL unset to keep "
@@ -27,11 +30,21 @@ SQLITE_PROBLEMS = {
     "SQLITE_FULL": "cannot grow: the disk is full (or the file reached its size limit); free some space. "
                    + SAVED_ROWS_SAFE,
     "SQLITE_IOERR": "could not be read or written ({reason}); check the disk it is on. " + SAVED_ROWS_SAFE,
+    "SQLITE_BUSY": f"is locked: another process has held its write lock for longer than {BUSY_TIMEOUT_MS // 1000} s. "
+                   "Every row saved before is kept; try again once that process is done.",
     "SQLITE_CORRUPT": DAMAGED,
     "SQLITE_NOTADB": DAMAGED,
 }
 CANNOT_OPEN = "cannot open the history database {name}: {reason}. Check JUDGEBOT_DB or DATABASE_URL."
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def first_line(error: BaseException) -> str:
+    """The first non-blank line of an error's message, or the error's type name when the message is empty."""
+    for line in str(error).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(error).__name__
 
 
 def configure_sqlite(dbapi_connection: Any, _record: Any = None) -> None:
@@ -82,7 +95,7 @@ def store_problem(engine: Engine, error: BaseException) -> StoreUnavailable | No
     """The sentence for a failure of the history itself (read-only, full, damaged, gone), or None for other errors."""
     name = history_name(engine)
     original = getattr(error, "orig", None) or error  # the driver's own error, or the error itself
-    reason = str(original).splitlines()[0]
+    reason = first_line(original)
     errorname = getattr(original, "sqlite_errorname", "")
     for code, problem in SQLITE_PROBLEMS.items():
         if errorname.startswith(code):
@@ -106,6 +119,9 @@ def check_sqlite_file(engine: Engine) -> None:
     path = Path(engine.url.database).expanduser()
     if not path.is_file():
         return
+    if path.stat().st_size == 0:  # made beforehand, or by another process starting at the same moment: taken
+        log.warning("%s was an empty file; it is now a new judgebot history", path)
+        return
     with path.open("rb") as file:
         header = file.read(len(SQLITE_HEADER))
     if header and header != SQLITE_HEADER:
@@ -122,6 +138,17 @@ def check_sqlite_file(engine: Engine) -> None:
         shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
         raise StoreUnavailable(f"{path} is not a judgebot history: it is an SQLite database of something else (tables "
                                f"{shown}), and judgebot never writes into it. Point JUDGEBOT_DB at another file.")
+
+
+def quick_check(engine: Engine) -> None:
+    """Run SQLite's `PRAGMA quick_check` on an SQLite history; StoreUnavailable naming the first problem if damaged."""
+    if engine.dialect.name != "sqlite" or not engine.url.database or engine.url.database == ":memory:":
+        return
+    name = history_name(engine)
+    with engine.connect() as conn:
+        found = [str(line) for (line,) in conn.exec_driver_sql("PRAGMA quick_check").fetchall()]
+    if found and found != ["ok"]:
+        raise StoreUnavailable(f"the history {name} {DAMAGED.format(name=name, reason=found[0])}")
 
 
 def _plain_error(context: ExceptionContext) -> None:
@@ -146,7 +173,12 @@ def make_engine(url: str) -> Engine:
         event.listen(engine, "handle_error", _plain_error)
         return engine
     if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(parsed.database).expanduser().parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            reason = f"its folder {folder} cannot be made ({err.strerror or first_line(err)})"
+            raise StoreUnavailable(CANNOT_OPEN.format(name=parsed.database, reason=reason)) from None
     engine = create_engine(parsed, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
     event.listen(engine, "connect", configure_sqlite)
     event.listen(engine, "handle_error", _plain_error)

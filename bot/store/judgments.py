@@ -10,9 +10,9 @@ from sqlalchemy.engine import CursorResult, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, select
 
-from bot.errors import StoreUnavailable
+from bot.errors import RunBusy, StoreUnavailable
 from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, RowState, RunState, Verdict
-from bot.store.engine import CANNOT_OPEN, check_sqlite_file, history_name, make_engine
+from bot.store.engine import CANNOT_OPEN, check_sqlite_file, first_line, history_name, make_engine, quick_check
 from bot.store.leases import owner_gone, take_over
 from bot.store.migrations import migrate
 from bot.store.models import Judgment, JudgmentTally, Run, table_of, utcnow
@@ -22,6 +22,7 @@ VERDICT_COLUMNS = [*VERDICT_FIELDS, "cache_key", "cached_from", "judged_at"]
 INSERT_BATCH = 1_000
 LOADING_STALE_AFTER = 120.0  # seconds without a batch of rows after which another host's loading run is abandoned
 ABANDONED_LOAD = "its process stopped while its rows were loading"
+LOAD_LOST = "run {run_id} was marked failed by another process while its rows were loading; start it again"
 
 
 class Store:
@@ -60,11 +61,19 @@ class Store:
             check_sqlite_file(engine)
             migrate(engine)
         except (SQLAlchemyError, OSError) as err:
-            reason = str(getattr(err, "orig", None) or err).splitlines()[0]
+            reason = first_line(getattr(err, "orig", None) or err)
             raise StoreUnavailable(CANNOT_OPEN.format(name=history_name(engine), reason=reason)) from None
         store = cls(engine)
         store.fail_abandoned_loads()
         return store
+
+    def check_integrity(self) -> None:
+        """Run SQLite's quick check over the whole history (a no-op elsewhere).
+
+        Raises:
+            StoreUnavailable: the history is damaged; the message names the first problem and how to recover.
+        """
+        quick_check(self.engine)
 
     def fail_abandoned_loads(self) -> list[int]:
         """Mark failed each run left loading by a process that is gone, dropping its half-loaded rows; their ids.
@@ -184,6 +193,10 @@ class Store:
             # The process loading the run shows it is alive, so another host never takes it for abandoned.
             session.execute(update(Run).where(col(Run.id).in_(loading), col(Run.status) == RunState.LOADING)
                             .values(heartbeat_at=now))
+            failed = session.exec(select(Run.id).where(col(Run.id).in_(loading), Run.status == RunState.FAILED)).all()
+            if failed:  # another process gave the run up meanwhile and dropped its rows: these are not kept either
+                session.rollback()
+                raise RunBusy(LOAD_LOST.format(run_id=", ".join(map(str, sorted(failed)))))
             session.commit()
         return len(batch)
 
