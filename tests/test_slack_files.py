@@ -645,9 +645,14 @@ async def test_a_header_of_ten_thousand_characters_is_refused_within_slacks_limi
     assert refusal["text"] == "I cannot judge answers.csv"
     assert text.startswith(":warning: I cannot judge *answers.csv*:") and "no question column" in text
     assert len(text) <= 3000 and text.endswith("…")
-    with Store.open(bot_settings.db_url).session() as session:
-        saved = session.exec(select(SharedFile).where(SharedFile.message_ts == event["ts"])).one()
-    assert saved.state == "refused"  # settled: a restart does not take it up again
+    store = Store.open(bot_settings.db_url)
+
+    def state() -> str:
+        with store.session() as session:
+            return session.exec(select(SharedFile).where(SharedFile.message_ts == event["ts"])).one().state
+
+    # settled once the refusal is posted: a restart does not take it up again
+    await wait_until(lambda: state() == "refused", what="the share marked refused")
     assert judge_server.bodies() == []
 
 
