@@ -60,6 +60,8 @@ class Settings(BaseSettings):
     port: int = Field(3000, ge=0, le=65535, description="HTTP mode: the port Slack's requests come to (0: any free one).")
     csv_max_mb: float = Field(20.0, gt=0, description="Largest CSV file a Slack run accepts, in MB.")
     csv_max_rows: int = Field(20_000, ge=1, description="Most data rows a CSV shared in Slack may have.")
+    progress_edit_seconds: float = Field(3.0, ge=0.1, le=60, description="Seconds between two edits of a run's progress "
+                                         "message in Slack (chat.update allows about one a second per channel).")
     digest_timezone: str = Field("UTC", description="Timezone of weekly digests unless `/judge digest on` names one.")
     digest_admins: str = Field("", description="Comma-separated Slack user ids who may turn digests on and off "
                                "(besides the workspace's admins and owners).")

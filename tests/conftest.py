@@ -111,7 +111,7 @@ def bot_settings(tmp_path, slack_server: FakeSlackServer, judge_server: FakeJudg
         _env_file=None, slack_bot_token=slack_server.bot_token, slack_signing_secret=SIGNING_SECRET,
         slack_api_url=slack_server.api_url, openai_base_url=judge_server.base_url, openai_api_key="test-key",
         judge_model="judge-test", judge_timeout=10, judge_max_retries=1, judgebot_db=tmp_path / "history.db",
-        port=0,
+        port=0, progress_edit_seconds=0.2,  # Slack's spacing (3 s) is tested on its own; the rest need not wait it
     )
 
 

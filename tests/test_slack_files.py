@@ -110,12 +110,21 @@ async def test_a_shared_csv_is_judged_with_progress_summary_results_and_chart(sl
 
 
 @pytest.mark.slow
-async def test_progress_is_edited_at_most_every_three_seconds_with_a_cancel_button(slack, slack_server, judge_server):
+async def test_progress_is_edited_at_most_every_three_seconds_with_a_cancel_button(bot_settings, slack_server,
+                                                                                   judge_server):
+    from bot.slack.server import start_bot
+    from tests.conftest import SIGNING_SECRET
     from tests.servers.openai_server import Reply
+    from tests.slack_side import SlackSide
 
     judge_server.responder = lambda body: Reply(content=grade_by_answer(body).content, delay=0.6)
-    event = await share(slack, slack_server, eth_csv(160), text="eth")  # 10 rounds of 16
-    await finished_thread(slack_server, "C0GENERAL", event["ts"], timeout=60)
+    running = await start_bot(bot_settings.model_copy(update={"progress_edit_seconds": 3.0}), host="127.0.0.1")
+    try:
+        slack = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
+        event = await share(slack, slack_server, eth_csv(160), text="eth")  # 10 rounds of 16
+        await finished_thread(slack_server, "C0GENERAL", event["ts"], timeout=60)
+    finally:
+        await running.stop()
     progress_ts = slack_server.thread("C0GENERAL", event["ts"])[0]["ts"]
     edits = [c for c in slack_server.calls_to("chat.update") if c.params.get("ts") == progress_ts]
     assert len(edits) >= 3

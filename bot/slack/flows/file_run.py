@@ -43,12 +43,14 @@ class FileLimits:
     max_rows: int
     concurrency: int
     origin: tuple[str, str] | None = None
+    edit_every: float = EDIT_EVERY  # seconds between edits of one progress message, at the least
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FileLimits:
         """The limits the settings give."""
         return cls(max_bytes=int(settings.csv_max_mb * 1_000_000), max_rows=settings.csv_max_rows,
-                   concurrency=settings.concurrency, origin=file_origin(settings.slack_api_url))
+                   concurrency=settings.concurrency, origin=file_origin(settings.slack_api_url),
+                   edit_every=settings.progress_edit_seconds)
 
 
 @dataclass
@@ -142,7 +144,7 @@ class FileRuns:
 
     def edit_every(self) -> float:
         """Seconds between edits of one progress message: Slack allows about 50 edits a minute per workspace."""
-        return max(EDIT_EVERY, len(self.active) * 60 / EDITS_PER_MINUTE)
+        return max(self.limits.edit_every, len(self.active) * 60 / EDITS_PER_MINUTE)
 
     async def _pause(self, share: SharedFile, run: Run, rubric: Rubric, shown: ProgressMessage, reason: str) -> None:
         counts = await self.ctx.db(Store.status_counts, run.id)
