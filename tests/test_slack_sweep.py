@@ -140,9 +140,10 @@ async def test_no_hostile_text_is_live_or_breaks_a_message_anywhere(slack, slack
     paused = await share(slack, slack_server, table(row("PAUSE")), name=name)
     await share(slack, slack_server, table(row("A"), row("REFUSE"), row("B")), name=name, text="eth",
                 thread_ts=first["ts"])
-    again = await wait_until(lambda: [m for m in thread(first) if SKIP_AGAIN in buttons(m)], what="run again?")
+    again = await wait_until(lambda: [m for m in thread(first) if SKIP_AGAIN in buttons(m)], timeout=45, what="run again?")
     await slack.click(SKIP_AGAIN, buttons(again[0])[SKIP_AGAIN], channel="C0GENERAL", message_ts=again[0]["ts"])
-    question = await wait_until(lambda: [m for m in thread(asking) if buttons(m)], what="the rubric question")
+    question = await wait_until(lambda: [m for m in thread(asking) if buttons(m)], timeout=45,
+                              what="the rubric question")
     pick = f"{PICK_RUBRIC}_eth"
     await slack.click(pick, buttons(question[0])[pick], channel="C0GENERAL", message_ts=question[0]["ts"])
     await wait_until(lambda: any("I cannot judge" in m["text"] for m in thread(refused)), what="the refusal")
