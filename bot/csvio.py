@@ -1,13 +1,10 @@
-"""Read the CSVs people export from spreadsheets; write formula-safe results."""
+"""Read the CSVs people export from spreadsheets: encoding, delimiter, columns, rows."""
 
 from __future__ import annotations
 
 import codecs
 import csv
-import json
-import os
 import re
-import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
@@ -29,7 +26,6 @@ _HEAD = 8192  # bytes inspected for magic numbers and NULs
 _CHUNK = 1 << 20  # bytes per step of the UTF-8 pre-scan
 _FIELD_LIMIT = 2**31 - 1  # fits a C long on every platform; csv's default is 131,072
 _EXCEL_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")  # xlsx (zip), xls (OLE2)
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _RESAVE = "open it in your spreadsheet and save it again as 'CSV UTF-8'"
 _STRAY = re.compile("[\udc80-\udcff]")  # a byte that is not UTF-8, as the surrogateescape handler decodes it
 _END = "\ud800"  # fed to the reader after the last line: strict decoding never yields a lone surrogate
@@ -374,87 +370,3 @@ def _guess_delimiter(line: str) -> str:
     best = max(counts.values())
     winners = [d for d, n in counts.items() if n == best]
     return winners[0] if best and len(winners) == 1 else ","
-
-
-def neutralise(value: str) -> str:
-    """Prefix a cell that a spreadsheet would run as a formula with a single quote.
-
-    Formulas start with = + - @ tab or CR; text such as "-5" is prefixed too, the accepted price.
-    """
-    return "'" + value if value.startswith(_FORMULA_START) else value
-
-
-def flatten(obj: dict, prefix: str = "") -> dict[str, object]:
-    """Flatten nested dicts to dotted keys; lists and empty dicts stay as values.
-
-    {"evaluation": {"coverage": {"score": 5}}} -> {"evaluation.coverage.score": 5};
-    a `prefix` is put, with a dot, before every key.
-    """
-    flat: dict[str, object] = {}
-    for key, value in obj.items():
-        name = f"{prefix}.{key}" if prefix else str(key)
-        if isinstance(value, dict) and value:
-            flat.update(flatten(value, name))
-        else:
-            flat[name] = value
-    return flat
-
-
-def _cell(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)  # str() of a number cannot hold a formula; "-1" must stay numeric
-    if isinstance(value, (list, tuple, dict)):
-        value = json.dumps(value, ensure_ascii=False, default=str)
-    return neutralise(str(value))
-
-
-class ResultsWriter:
-    """Context manager writing a results CSV, every text cell neutralised, in place of `path` all at once.
-
-    The file is UTF-8 with a BOM (so Excel shows non-Latin text) and comma-separated. It is
-    written from the history after judging, so it can always be written again. Rows go to a hidden
-    file beside `path`, which replaces `path` only when closed: a crash or an error while writing
-    leaves whatever was at `path` as it was, never an empty or cut file.
-    """
-
-    def __init__(self, path: str | Path, fieldnames: list[str]) -> None:
-        """Start writing the results for `path`, with the header row of `fieldnames`."""
-        self.path = Path(path)
-        self.fieldnames = list(fieldnames)
-        self._partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        self._file = self._partial.open("x", encoding="utf-8-sig", newline="")
-        self._writer = csv.writer(self._file)
-        self._writer.writerow([neutralise(str(name)) for name in self.fieldnames])
-
-    def write(self, row: dict[str, object]) -> None:
-        """Write one row; missing keys and None give empty cells, keys outside fieldnames are ignored."""
-        self._writer.writerow([_cell(row.get(name)) for name in self.fieldnames])
-
-    def close(self) -> None:
-        """Finish the file and put it in place of `path`."""
-        try:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-            os.replace(self._partial, self.path)
-        except BaseException:
-            self.discard()
-            raise
-
-    def discard(self) -> None:
-        """Drop what was written; whatever was at `path` stays."""
-        self._file.close()
-        self._partial.unlink(missing_ok=True)
-
-    def __enter__(self) -> ResultsWriter:
-        return self
-
-    def __exit__(self, kind: object, *exc: object) -> None:
-        if kind is None:
-            self.close()
-        else:
-            self.discard()

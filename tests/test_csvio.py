@@ -16,13 +16,11 @@ from bot.csvio import (
     CsvError,
     CsvRow,
     MalformedRow,
-    ResultsWriter,
     _guess_delimiter,
-    flatten,
-    neutralise,
     open_csv,
     parse_columns,
 )
+from bot.results_csv import ResultsWriter, flatten, neutralise
 
 ARABIC = "ما هي عاصمة مصر؟"
 HEBREW = "מה הבירה של ישראל?"

@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from bot.csvio import CsvRow, ResultsWriter
+from bot.csvio import CsvRow
+from bot.results_csv import ResultsWriter
 from bot.runs import execute_run, start_run
 from bot.runs.summary import PROBLEMS_KEPT, export_run, price_of
 from bot.store import Store

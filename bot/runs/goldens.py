@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.csvio import flatten
 from bot.judge import judge
 from bot.llm import JudgeClient
 from bot.records import RowState, Triple, Verdict
+from bot.results_csv import flatten
 from bot.rubric import Golden, Rubric, misses
 
 

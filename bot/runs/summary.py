@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.csvio import ResultsWriter, flatten
 from bot.figures import ratio
 from bot.records import REJUDGEABLE, RowState
+from bot.results_csv import ResultsWriter, flatten
 from bot.rubric import Rubric, leaves
 from bot.store import Judgment, Run, Store
 

@@ -1,0 +1,95 @@
+"""Write the results CSV: every input column beside the verdict's, formula-safe, written atomically."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import secrets
+from pathlib import Path
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value: str) -> str:
+    """Prefix a cell that a spreadsheet would run as a formula with a single quote.
+
+    Formulas start with = + - @ tab or CR; text such as "-5" is prefixed too, the accepted price.
+    """
+    return "'" + value if value.startswith(_FORMULA_START) else value
+
+
+def flatten(obj: dict, prefix: str = "") -> dict[str, object]:
+    """Flatten nested dicts to dotted keys; lists and empty dicts stay as values.
+
+    {"evaluation": {"coverage": {"score": 5}}} -> {"evaluation.coverage.score": 5};
+    a `prefix` is put, with a dot, before every key.
+    """
+    flat: dict[str, object] = {}
+    for key, value in obj.items():
+        name = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, name))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)  # str() of a number cannot hold a formula; "-1" must stay numeric
+    if isinstance(value, (list, tuple, dict)):
+        value = json.dumps(value, ensure_ascii=False, default=str)
+    return neutralise(str(value))
+
+
+class ResultsWriter:
+    """Context manager writing a results CSV, every text cell neutralised, in place of `path` all at once.
+
+    The file is UTF-8 with a BOM (so Excel shows non-Latin text) and comma-separated. It is
+    written from the history after judging, so it can always be written again. Rows go to a hidden
+    file beside `path`, which replaces `path` only when closed: a crash or an error while writing
+    leaves whatever was at `path` as it was, never an empty or cut file.
+    """
+
+    def __init__(self, path: str | Path, fieldnames: list[str]) -> None:
+        """Start writing the results for `path`, with the header row of `fieldnames`."""
+        self.path = Path(path)
+        self.fieldnames = list(fieldnames)
+        self._partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        self._file = self._partial.open("x", encoding="utf-8-sig", newline="")
+        self._writer = csv.writer(self._file)
+        self._writer.writerow([neutralise(str(name)) for name in self.fieldnames])
+
+    def write(self, row: dict[str, object]) -> None:
+        """Write one row; missing keys and None give empty cells, keys outside fieldnames are ignored."""
+        self._writer.writerow([_cell(row.get(name)) for name in self.fieldnames])
+
+    def close(self) -> None:
+        """Finish the file and put it in place of `path`."""
+        try:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            os.replace(self._partial, self.path)
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        """Drop what was written; whatever was at `path` stays."""
+        self._file.close()
+        self._partial.unlink(missing_ok=True)
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self.discard()
