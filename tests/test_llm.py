@@ -18,7 +18,8 @@ import pytest
 
 from bot.errors import JudgeCallError, RunStopped
 from bot.judge import extract_json, judge
-from bot.llm import MAX_BACKOFF, RESUME, Completion, Retrying, Throttle, backoff, observing_retries, retry_after
+from bot.llm import RESUME, Completion, Retrying, observing_retries
+from bot.pacing import MAX_BACKOFF, Throttle, backoff, retry_after
 from bot.records import Triple
 from tests.servers.openai_server import Reply
 
