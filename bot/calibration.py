@@ -1,0 +1,260 @@
+"""How far the judge agrees with people: agreement, kappa, a confusion matrix and score gaps, from labeled verdicts."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+Z95 = 1.959963984540054  # the standard normal quantile of 0.975
+NAME_WIDTH = 13  # as wide as the corner "judge \ human"; longer class names are cut
+TABLE_WIDTH = 60  # four classes fit this, so the table reads in a narrow Slack message
+GAP = "  "
+CORNER = "judge \\ human"
+TOTAL = "total"
+KAPPA_BANDS = ((0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial"))  # Landis & Koch
+
+
+def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """The Wilson score interval of `successes` out of `n` (95 % by default), or None when n == 0."""
+    if n == 0:
+        return None
+    p = successes / n
+    spread = z * z / n
+    centre = (p + spread / 2) / (1 + spread)
+    half = z * math.sqrt(p * (1 - p) / n + spread / (4 * n)) / (1 + spread)
+    # At 0 or n the bound is exactly 0 or 1; rounding would leave it a hair off.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
+
+
+def cohen_kappa(pairs: Sequence[tuple[Hashable, Hashable]]) -> float | None:
+    """Cohen's kappa of (judge, human) pairs over the classes either used; may be negative.
+
+    None when there are no pairs, or when both raters used one and the same class only: the expected agreement is
+    then 1 and kappa is undefined. Perfect agreement over two or more classes is 1.0.
+    """
+    n = len(pairs)
+    if n == 0:
+        return None
+    judge = Counter(first for first, _ in pairs)
+    human = Counter(second for _, second in pairs)
+    agreed = sum(first == second for first, second in pairs)
+    # In whole numbers times n², so that "expected agreement is 1" is an exact test and not a float comparison.
+    expected = sum(count * human[label] for label, count in judge.items())
+    if expected == n * n:
+        return None
+    return (n * agreed - expected) / (n * n - expected)
+
+
+def mean_abs_diff(pairs: Sequence[tuple[float, float]]) -> float | None:
+    """The mean absolute difference of (judge, human) values, or None when there are none."""
+    if not pairs:
+        return None
+    return sum(abs(first - second) for first, second in pairs) / len(pairs)
+
+
+def kappa_text(kappa: float | None, n: int) -> str:
+    """Kappa with its Landis & Koch band, such as "0.62 (substantial)", or why there is none."""
+    if n == 0:
+        return "n/a (no labels)"
+    if kappa is None:
+        return "n/a (one class only)"
+    shown = round(kappa, 2) + 0.0  # the band follows the digits shown; + 0.0 turns -0.0 into 0.0
+    return f"{shown:.2f} ({_band(shown)})"
+
+
+def _band(kappa: float) -> str:
+    if kappa < 0:
+        return "poor"
+    return next((name for top, name in KAPPA_BANDS if kappa <= top), "almost perfect")
+
+
+def _cut(name: str, width: int) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+class Confusion(BaseModel):
+    """Counts of (judge class, human class): rows are the judge's classes, columns the human's, in `classes` order."""
+
+    model_config = ConfigDict(frozen=True)
+    classes: list[str]
+    counts: list[list[int]]
+
+    @model_validator(mode="after")
+    def _square(self) -> Confusion:
+        size = len(self.classes)
+        if len(self.counts) != size or any(len(row) != size for row in self.counts):
+            raise ValueError(f"counts must be {size} rows of {size}")
+        return self
+
+    @classmethod
+    def build(cls, pairs: Iterable[tuple[str, str]], order: Sequence[str] = ()) -> Confusion:
+        """The matrix of (judge, human) pairs: the classes of `order` first, then any others seen, sorted."""
+        counted = list(pairs)
+        seen = {label for pair in counted for label in pair}
+        classes = list(dict.fromkeys(order)) + sorted(seen - set(order))
+        index = {label: position for position, label in enumerate(classes)}
+        counts = [[0] * len(classes) for _ in classes]
+        for judge, human in counted:
+            counts[index[judge]][index[human]] += 1
+        return cls(classes=classes, counts=counts)
+
+    @property
+    def total(self) -> int:
+        """Every pair counted."""
+        return sum(map(sum, self.counts))
+
+    @property
+    def diagonal(self) -> int:
+        """Pairs where the judge and the person gave the same class."""
+        return sum(self.counts[i][i] for i in range(len(self.classes)))
+
+    def row_totals(self) -> list[int]:
+        """Pairs per judge class."""
+        return [sum(row) for row in self.counts]
+
+    def column_totals(self) -> list[int]:
+        """Pairs per human class."""
+        return [sum(column) for column in zip(*self.counts)]
+
+    def table(self) -> list[str]:
+        """The matrix as lines of monospace text, with row and column totals."""
+        total_width = max(len(TOTAL), len(str(self.total)))
+        widths = self._column_widths(total_width)
+        header = [_cut(name, width).rjust(width) for name, width in zip(self.classes, widths)]
+        lines = [self._line(CORNER, header, TOTAL.rjust(total_width))]
+        for name, row, row_total in zip(self.classes, self.counts, self.row_totals()):
+            cells = [str(count).rjust(width) for count, width in zip(row, widths)]
+            lines.append(self._line(_cut(name, NAME_WIDTH), cells, str(row_total).rjust(total_width)))
+        cells = [str(count).rjust(width) for count, width in zip(self.column_totals(), widths)]
+        lines.append(self._line(TOTAL, cells, str(self.total).rjust(total_width)))
+        return lines
+
+    def _column_widths(self, total_width: int) -> list[int]:
+        # Headers share what the row names and the total column leave of the line; a count never gets cut.
+        room = TABLE_WIDTH - NAME_WIDTH - len(GAP) - total_width
+        cap = max(3, min(NAME_WIDTH, room // max(1, len(self.classes)) - len(GAP)))
+        return [max(min(len(name), cap), *(len(str(count)) for count in column))
+                for name, column in zip(self.classes, zip(*self.counts))]
+
+    @staticmethod
+    def _line(name: str, cells: list[str], total: str) -> str:
+        return GAP.join([name.ljust(NAME_WIDTH), *cells, total])
+
+
+class LabeledVerdict(BaseModel):
+    """What calibration needs of one labeled verdict: the judge's side, the person's side, and when and by what.
+
+    A side's missing value (None, or a path absent from its values) leaves that label out of that figure only.
+    """
+
+    judge_passed: bool | None = None
+    judge_tag: str | None = None
+    judge_values: dict[str, float] = {}
+    human_passed: bool | None = None
+    human_tag: str | None = None
+    human_values: dict[str, float] = {}
+    labeled_at: datetime
+    judge_model: str
+    rubric_hash: str
+
+
+class Calibration(BaseModel):
+    """The calibration figures of a set of labels (see `calibrate`)."""
+
+    n: int
+    pass_n: int
+    pass_agree: int
+    agreement: float | None
+    interval: tuple[float, float] | None
+    kappa_pass: float | None
+    tag_n: int
+    kappa_tag: float | None
+    confusion: Confusion | None
+    mad: dict[str, tuple[int, float]]
+    by_week: list[tuple[str, int, float | None]]
+    judge_models: dict[str, int]
+    rubric_hashes: dict[str, int]
+
+
+def calibrate(
+    labels: Iterable[LabeledVerdict], *, tags: Sequence[str] = (), criteria: Sequence[str] = ()
+) -> Calibration:
+    """The calibration figures of `labels`.
+
+    `tags` is the rubric's tag order (empty: the rubric has no tag, and there is no tag kappa or matrix). `mad` holds
+    each of `criteria` that some label has on both sides. Weeks are the ISO weeks of `labeled_at` in its own time
+    zone. Judge models and rubric hashes come most labels first.
+    """
+    given = list(labels)
+    passes = _pass_pairs(given)
+    agreed = sum(judge == human for judge, human in passes)
+    tag_pairs = _tag_pairs(given) if tags else []
+    return Calibration(
+        n=len(given),
+        pass_n=len(passes),
+        pass_agree=agreed,
+        agreement=agreed / len(passes) if passes else None,
+        interval=wilson(agreed, len(passes)),
+        kappa_pass=cohen_kappa(passes),
+        tag_n=len(tag_pairs),
+        kappa_tag=cohen_kappa(tag_pairs),
+        confusion=Confusion.build(tag_pairs, order=tags) if tag_pairs else None,
+        mad=_mad(given, criteria),
+        by_week=_by_week(given),
+        judge_models=_most_first(label.judge_model for label in given),
+        rubric_hashes=_most_first(label.rubric_hash for label in given),
+    )
+
+
+def _pass_pairs(labels: Sequence[LabeledVerdict]) -> list[tuple[bool, bool]]:
+    return [(label.judge_passed, label.human_passed) for label in labels
+            if label.judge_passed is not None and label.human_passed is not None]
+
+
+def _tag_pairs(labels: Sequence[LabeledVerdict]) -> list[tuple[str, str]]:
+    return [(label.judge_tag, label.human_tag) for label in labels
+            if label.judge_tag is not None and label.human_tag is not None]
+
+
+def _mad(labels: Sequence[LabeledVerdict], criteria: Sequence[str]) -> dict[str, tuple[int, float]]:
+    figures: dict[str, tuple[int, float]] = {}
+    for path in criteria:
+        pairs = [(label.judge_values[path], label.human_values[path]) for label in labels
+                 if path in label.judge_values and path in label.human_values]
+        if (gap := mean_abs_diff(pairs)) is not None:
+            figures[path] = (len(pairs), gap)
+    return figures
+
+
+def iso_week(moment: datetime) -> str:
+    """The ISO week of a moment, such as "2026-W47" (1 January 2027 is in 2026-W53)."""
+    year, week, _ = moment.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def _by_week(labels: Sequence[LabeledVerdict]) -> list[tuple[str, int, float | None]]:
+    weeks: dict[str, list[LabeledVerdict]] = {}
+    for label in labels:
+        weeks.setdefault(iso_week(label.labeled_at), []).append(label)
+    rows: list[tuple[str, int, float | None]] = []
+    for week in sorted(weeks):  # "YYYY-Www" sorts in time order
+        passes = _pass_pairs(weeks[week])
+        agreed = sum(judge == human for judge, human in passes)
+        rows.append((week, len(weeks[week]), agreed / len(passes) if passes else None))
+    return rows
+
+
+def _most_first(names: Iterable[str]) -> dict[str, int]:
+    counts: Counter[str] = Counter(names)
+    return dict(sorted(counts.items(), key=_by_count_then_name))
+
+
+def _by_count_then_name(item: tuple[str, int]) -> tuple[int, str]:
+    return -item[1], item[0]
+
