@@ -44,6 +44,13 @@ class Settings(BaseSettings):
     )
     judge_model: str = Field("gpt-4o-mini", description="Model that does the judging.")
     judge_temperature: float = Field(0.0, description="Sampling temperature of the judge.")
+    sample_temperature: float = Field(0.7, ge=0, le=2, description="Sampling temperature when each row is judged "
+                                      "several times (samples).")
+    judges: str = Field("", description="Comma-separated judge models of a jury on the configured endpoint.")
+    judges_file: Path | None = Field(None, description="YAML file of a jury across endpoints: per judge a model, "
+                                     "a base_url and the key_env naming the variable that holds its key.")
+    unsure_spread: float = Field(25.0, gt=0, le=100, description="Headline points between a row's highest and "
+                                 "lowest sample from which the row is marked unsure.")
     judge_timeout: float = Field(120.0, gt=0, description="Seconds one judge request may take.")
     judge_max_retries: int = Field(6, ge=0, description="Retries of one request on 429, 5xx, timeouts.")
     concurrency: int = Field(16, ge=1, le=512, description="Judge requests in flight at once.")

@@ -111,6 +111,12 @@ def cache_key(rubric: Rubric, judge_model: str, triple: Triple) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
+def sample_key(rubric: Rubric, judge_model: str, triple: Triple, sample: int, temperature: float | None) -> str:
+    """The key under which one sample of a judge (its number, at its temperature) can be reused."""
+    return hashlib.sha256(f"{cache_key(rubric, judge_model, triple)}\x1fsample {sample} at {temperature}".encode()
+                          ).hexdigest()
+
+
 def build_messages(rubric: Rubric, triple: Triple, boundary: str) -> list[dict[str, str]]:
     """The system message holds the rubric; the untrusted texts sit in the user message inside `boundary` markers."""
     # The answer under test is written by the model being graded and may contain instructions,

@@ -91,6 +91,10 @@ class Verdict(BaseModel):
     tokens_out: int = 0
     latency_ms: int = 0  # time the judge took to answer, summed over the requests that got an answer
     attempts: int = 0
+    samples: int | None = None  # the rest is set when several judgments (samples, a jury) make this one
+    agreement: float | None = None
+    spread: float | None = None
+    unsure: bool | None = None
     rubric_name: str
     rubric_version: str
     rubric_hash: str
@@ -99,5 +103,6 @@ class Verdict(BaseModel):
 
 
 VERDICT_FIELDS = tuple(Verdict.model_fields)
-JUDGED_FIELDS = ("output", "derived", "headline", "passed", "label", "tag", "raw_reply", "error", "flags")
+JUDGED_FIELDS = ("output", "derived", "headline", "passed", "label", "tag", "raw_reply", "error", "flags", "samples",
+                 "agreement", "spread", "unsure")
 """What a judgment adds to a row (cleared when the row is judged again); the rest says who judged and at what cost."""

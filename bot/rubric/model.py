@@ -102,6 +102,8 @@ class Rubric(BaseModel):
     lenient_numbers: bool = Field(False, description='Take "2" and 2.0 as 2 in integer fields (a boolean never).')
     headline: Headline
     goldens: list[Golden] = []
+    samples: int = Field(1, ge=1, le=9, description="How many times the judge judges each row unless a run says: "
+                         "its samples agree or split, and the row's verdict is the one closest to the others.")
     bare_answers: Literal["judge", "malformed"] = Field(
         "judge", description='An empty answer or only an opener (":", "Answer:"): judged with a flag, or malformed '
         "(not sent to the judge).")
@@ -138,7 +140,9 @@ class Rubric(BaseModel):
         # Left out while off, so that the hash of a rubric written before the setting existed stays the same.
         unset = set() if self.lenient_numbers else {LENIENT_NUMBERS}
         unset |= {"bare_answers"} if self.bare_answers == "judge" else set()
-        content = self.model_dump(mode="json", exclude={"goldens", "title", "description", "aliases", *unset})
+        # How many samples a run takes changes no single judgment: like the wording of the title, not hashed.
+        shown_only = {"goldens", "title", "description", "aliases", "samples"}
+        content = self.model_dump(mode="json", exclude={*shown_only, *unset})
         schema_text = json.dumps(self._schema, ensure_ascii=False, separators=(",", ":"))
         self._system_prompt = (
             f"{self.system.rstrip()}\n\nYour reply is one JSON object that follows this JSON schema exactly:\n{schema_text}"

@@ -12,11 +12,14 @@ from functools import partial
 from typing import Any
 
 from bot.errors import JudgebotError, RubricChanged, RunBusy, RunNotResumable, RunStopped
-from bot.judge import cache_key, failure_verdict, judge, provenance
+from bot.judge import cache_key, failure_verdict, is_bare, judge, provenance, sample_key
+from bot.jury import Panel
 from bot.llm import JudgeClient
 from bot.records import CLAIMABLE, JUDGED_FIELDS, UNSCORED, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
-from bot.store import Judgment, Run, Store, process_name, utcnow
+from bot.samples import UNSURE_SPREAD, Sampled, combine
+from bot.store import Judgment, JudgmentSample, Run, Store, process_name, utcnow
+from bot.store.samples import SAMPLE_FIELDS, find_cached_sample, samples_of, save_sample
 
 log = logging.getLogger(__name__)
 
@@ -69,17 +72,26 @@ def _reuse(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -
     return Verdict(status=RowState.SCORED, **found, **provenance(rubric, judge_model, triple))
 
 
+def _sampled(saved: JudgmentSample, rubric: Rubric, triple: Triple, *, reused: bool = False) -> Verdict:
+    """A saved sample as a verdict: as it was, or (reused from another row) at no cost under today's provenance."""
+    found = {name: getattr(saved, name) for name in SAMPLE_FIELDS if getattr(saved, name) is not None}
+    if reused:
+        found.update(tokens_in=0, tokens_out=0, latency_ms=0, attempts=0)
+    return Verdict(**{**provenance(rubric, saved.judge_model, triple), **found})
+
+
 async def execute_run(
     store: Store,
     run: Run,
     rubric: Rubric,
-    client: JudgeClient,
+    client: JudgeClient | Panel,
     *,
     concurrency: int,
     on_progress: Callable[[Progress], None] | None = None,
     cancel: asyncio.Event | None = None,
     rejudge: tuple[RowState, ...] = (),
     statuses: tuple[str, ...] = CLAIMABLE,
+    unsure_spread: float = UNSURE_SPREAD,
 ) -> RunOutcome:
     """Judge every pending row of `run`; stop early on a quota or key problem, leaving the rest pending.
 
@@ -88,7 +100,10 @@ async def execute_run(
     which stay pending and are judged on resume; a row already saved is never judged again.
     Setting `cancel` stops at once: requests in flight are dropped and their rows stay pending.
     Only a run in one of `statuses` is taken (by default any that can be judged again).
+    A panel of several judges or samples judges each row with every one, keeping each sample as it arrives; the
+    row's verdict is the one closest to the others (see `bot.samples.combine`), unsure from `unsure_spread` points.
     """
+    panel = client if isinstance(client, Panel) else Panel.solo(client)
     # Every database call runs off the event loop: a bot judging here must keep answering Slack meanwhile.
     current = await asyncio.to_thread(store.get_run, run.id)
     if current is None or current.status in (RunState.LOADING, RunState.FAILED):
@@ -109,20 +124,25 @@ async def execute_run(
         )
     rejudged = await asyncio.to_thread(store.reset_rows, run.id, rejudge) if rejudge else 0
     counts = await asyncio.to_thread(store.status_counts, run.id)
-    execution = _Execution(store, run, rubric, client, concurrency, on_progress, cancel or asyncio.Event(), owner,
-                           counts)
+    execution = _Execution(store, run, rubric, panel, concurrency, on_progress, cancel or asyncio.Event(), owner,
+                           counts, unsure_spread)
     return await execution.run(rejudged)
 
 
 class _Execution:
     """The state of one `execute_run`: a producer feeding pending rows to `concurrency` workers."""
 
-    def __init__(self, store: Store, run: Run, rubric: Rubric, client: JudgeClient, concurrency: int,
+    def __init__(self, store: Store, run: Run, rubric: Rubric, panel: Panel, concurrency: int,
                  on_progress: Callable[[Progress], None] | None, cancel: asyncio.Event, owner: str,
-                 counts: dict[str, int]) -> None:
-        self.store, self.run_, self.rubric, self.client = store, run, rubric, client
+                 counts: dict[str, int], unsure_spread: float) -> None:
+        self.store, self.run_, self.rubric, self.panel = store, run, rubric, panel
+        self.client = panel.clients[0]
+        self.judge_model = panel.name
+        self.temperature = panel.temperature  # as asked: a judge that refuses it still keys its samples by it
+        self.unsure_spread = unsure_spread
         self.run_id: int = run.id
-        self.concurrency = concurrency
+        # A row asks each judge `samples` times at once: fewer rows in flight keep each judge at `concurrency`.
+        self.concurrency = max(1, -(-concurrency // panel.samples))
         self.on_progress = on_progress
         self.cancel = cancel
         self.owner = owner
@@ -227,7 +247,10 @@ class _Execution:
 
     async def grade(self, item: Judgment) -> None:
         triple = Triple(question=item.question, reference=item.reference, answer=item.answer)
-        key = cache_key(self.rubric, self.client.model, triple)
+        if self.panel.single:
+            key = cache_key(self.rubric, self.client.model, triple)
+        else:
+            key = cache_key(self.rubric, f"{self.judge_model}\x1f{self.panel.samples} at {self.temperature}", triple)
         while key in self.inflight:  # the same triple is being judged for another row: wait, rather than pay twice
             await self.inflight[key].wait()
             if self.stop.is_set():
@@ -236,8 +259,10 @@ class _Execution:
         try:
             # A fresh run reuses nothing from the history, only what it judged itself (identical rows).
             scope = self.run_id if self.run_.fresh else None
-            cached = await self.in_db(self.store.find_cached, key, run_id=scope)
-            if cached is not None:
+            cached = await self.in_db(self.store.find_cached, key, run_id=scope) if self.panel.single else None
+            if not self.panel.single:
+                verdict, source = await self.judge_panel(item, triple, scope)
+            elif cached is not None:
                 verdict, source = _reuse(cached, self.rubric, self.client.model, triple), cached.id
             else:
                 verdict, source = await self.judge(triple), None
@@ -250,14 +275,47 @@ class _Execution:
                 del self.inflight[key]
             done.set()
 
-    async def judge(self, triple: Triple) -> Verdict:
+    async def judge(self, triple: Triple, client: JudgeClient | None = None) -> Verdict:
+        client = client or self.client
         try:
-            return await judge(self.rubric, triple, self.client)
+            return await judge(self.rubric, triple, client)
         except RunStopped:
             raise
         except Exception as err:  # a bug must cost one row, not the run; the row says what happened
             log.exception("judging a row failed")
-            return failure_verdict(self.rubric, self.client.model, triple, f"internal error: {type(err).__name__}: {err}")
+            return failure_verdict(self.rubric, client.model, triple, f"internal error: {type(err).__name__}: {err}")
+
+    async def judge_panel(self, item: Judgment, triple: Triple, scope: int | None) -> tuple[Verdict, int | None]:
+        """Every judge's samples of a row (those saved before a stop are kept, not asked again), made one verdict.
+
+        Each sample is saved as it arrives. When a judge cannot be used (RunStopped), the other samples in flight
+        still land and are saved, then the row stays pending.
+        """
+        if self.rubric.bare_answers == "malformed" and is_bare(triple.answer):  # not sent to any judge
+            return (await self.judge(triple)).model_copy(update={"judge_model": self.judge_model}), None
+        saved = {(row.judge_model, row.sample): row for row in await self.in_db(samples_of, self.store, item.id)}
+
+        async def slot(client: JudgeClient, number: int) -> Sampled:
+            if (found := saved.get((client.model, number))) is not None:
+                return Sampled(client.model, number, _sampled(found, self.rubric, triple), None)
+            key = sample_key(self.rubric, client.model, triple, number, self.temperature)
+            cached = await self.in_db(find_cached_sample, self.store, key, run_id=scope)
+            verdict = (_sampled(cached, self.rubric, triple, reused=True) if cached is not None
+                       else await self.judge(triple, client))
+            await self.in_db(save_sample, self.store, judgment_id=item.id, run_id=self.run_id,
+                             judge_model=client.model, sample=number, verdict=verdict, cache_key=key,
+                             cached_from=cached.id if cached is not None else None)
+            return Sampled(client.model, number, verdict, cached.judgment_id if cached is not None else None)
+
+        results = await asyncio.gather(*(slot(client, number) for client, number in self.panel.slots),
+                                       return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        sampled = [result for result in results if isinstance(result, Sampled)]
+        verdict = combine(sampled, judge_model=self.judge_model, unsure_spread=self.unsure_spread)
+        reused = {item.reused_from for item in sampled}
+        return verdict, (reused.pop() if len(reused) == 1 and None not in reused else None)
 
     async def record(self, item: Judgment, verdict: Verdict, key: str, cached_from: int | None) -> None:
         await self.in_db(self.store.save_verdict, item.id, verdict, cache_key=key, cached_from=cached_from)

@@ -15,7 +15,7 @@ from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, Row
 from bot.store.engine import CANNOT_OPEN, check_sqlite_file, first_line, history_name, make_engine, quick_check
 from bot.store.leases import owner_gone, take_over
 from bot.store.migrations import migrate
-from bot.store.models import Judgment, JudgmentTally, Run, table_of, utcnow
+from bot.store.models import Judgment, JudgmentSample, JudgmentTally, Run, table_of, utcnow
 from bot.store.tallies import add_judgments, question_key
 
 VERDICT_COLUMNS = [*VERDICT_FIELDS, "cache_key", "cached_from", "judged_at"]
@@ -168,6 +168,10 @@ class Store:
             add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), chosen, sign=-1)
             result = conn.execute(update(Judgment).where(chosen).values(
                 status=RowState.PENDING, tokens_in=0, tokens_out=0, latency_ms=0, attempts=0, **cleared))
+            # Their samples that failed are asked again; those that scored were paid for and stay.
+            rows = select(Judgment.id).where(col(Judgment.run_id) == run_id, col(Judgment.status) == RowState.PENDING)
+            conn.execute(delete(JudgmentSample).where(col(JudgmentSample.judgment_id).in_(rows),
+                                                      col(JudgmentSample.status) != RowState.SCORED))
             return result.rowcount
 
     def add_rows(self, rows: Iterable[dict[str, Any]]) -> int:

@@ -14,7 +14,7 @@ from alembic.operations import Operations
 from sqlalchemy.engine import Connection, Engine
 
 from bot.errors import SchemaTooNew
-from bot.store.tallies import COUNTS, KEY, add_judgments, question_key
+from bot.store.tallies import KEY, add_judgments, question_key
 
 LOCK_ID = 7_311_924  # a PostgreSQL advisory lock that serialises migrating processes
 
@@ -240,7 +240,8 @@ def _v7_results_path_and_reuses(op: Operations) -> None:
     op.add_column("run", sa.Column("results_path", sa.Text))
     op.add_column("judgment_tally", sa.Column("reused", sa.Integer, nullable=False, server_default=sa.text("0")))
     # Count again from the judgments, now telling a verdict reused from the cache from a new one.
-    tally = sa.table("judgment_tally", *[sa.column(name) for name in (*KEY, *COUNTS)])
+    counts = ("rows", "headlines", "headline_total", "passed", "reused")  # the tally's counts at this version
+    tally = sa.table("judgment_tally", *[sa.column(name) for name in (*KEY, *counts)])
     judgment = sa.table("judgment", *[sa.column(name) for name in (
         "channel_id", "model_name", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status", "tag",
         "headline", "passed", "cached_from")], sa.column("judged_at", sa.DateTime))
@@ -252,10 +253,70 @@ def _v8_run_column_roles(op: Operations) -> None:
     op.add_column("run", sa.Column("column_roles", sa.JSON))
 
 
+def _v9_samples_juries_and_labels(op: Operations) -> None:
+    op.add_column("run", sa.Column("samples", sa.Integer, nullable=False, server_default=sa.text("1")))
+    op.add_column("run", sa.Column("judges", sa.JSON))
+    op.add_column("run", sa.Column("temperature", sa.Float))
+    for name, kind in (("samples", sa.Integer), ("agreement", sa.Float), ("spread", sa.Float), ("unsure", sa.Boolean)):
+        op.add_column("judgment", sa.Column(name, kind))
+    op.add_column("judgment_tally", sa.Column("unsure", sa.Integer, nullable=False, server_default=sa.text("0")))
+    op.add_column("channel_setting", sa.Column("default_samples", sa.Integer))
+    op.create_table(
+        "judgment_sample",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("judgment_id", sa.Integer, sa.ForeignKey("judgment.id"), nullable=False),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("run.id"), nullable=False),
+        sa.Column("judge_model", sa.String(128), nullable=False),
+        sa.Column("sample", sa.Integer, nullable=False),
+        sa.Column("judged_at", sa.DateTime, nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("prompt_hash", sa.String(32)),
+        sa.Column("cache_key", sa.String(64)),
+        sa.Column("cached_from", sa.Integer),
+        sa.Column("output", sa.JSON),
+        sa.Column("derived", sa.JSON),
+        sa.Column("headline", sa.Float),
+        sa.Column("passed", sa.Boolean),
+        sa.Column("label", sa.Text),
+        sa.Column("tag", sa.Text),
+        sa.Column("raw_reply", sa.Text),
+        sa.Column("error", sa.Text),
+        sa.Column("tokens_in", sa.Integer, nullable=False),
+        sa.Column("tokens_out", sa.Integer, nullable=False),
+        sa.Column("latency_ms", sa.Integer, nullable=False),
+        sa.Column("attempts", sa.Integer, nullable=False),
+        sa.UniqueConstraint("judgment_id", "judge_model", "sample", name="uq_judgment_sample_slot"),
+    )
+    op.create_index("ix_judgment_sample_run_id", "judgment_sample", ["run_id"])
+    op.create_index("ix_judgment_sample_cache", "judgment_sample", ["cache_key", "status"])
+    op.create_table(
+        "label",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("judgment_id", sa.Integer, sa.ForeignKey("judgment.id"), nullable=False),
+        sa.Column("team_id", sa.String(32)),
+        sa.Column("channel_id", sa.String(32)),
+        sa.Column("user_id", sa.String(32), nullable=False),
+        sa.Column("source", sa.String(16), nullable=False),
+        sa.Column("rubric_name", sa.String(64), nullable=False),
+        sa.Column("rubric_hash", sa.String(32), nullable=False),
+        sa.Column("judge_model", sa.String(128), nullable=False),
+        sa.Column("values", sa.JSON, nullable=False),
+        sa.Column("passed", sa.Boolean),
+        sa.Column("tag", sa.Text),
+        sa.Column("headline", sa.Float),
+        sa.Column("note", sa.Text),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("updated_at", sa.DateTime, nullable=False),
+        sa.UniqueConstraint("judgment_id", "user_id", name="uq_label_judgment_user"),
+    )
+    op.create_index("ix_label_rubric_judge", "label", ["rubric_name", "judge_model"])
+    op.create_index("ix_label_channel", "label", ["channel_id", "rubric_name"])
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
     _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies, _v7_results_path_and_reuses,
-    _v8_run_column_roles,
+    _v8_run_column_roles, _v9_samples_juries_and_labels,
 ]
 LATEST = len(MIGRATIONS)
 

@@ -1,5 +1,5 @@
-"""The history tables: runs, judgments and their hourly tallies, human feedback, per-user and per-channel
-settings, files shared in Slack, weekly digest subscriptions and the digests posted."""
+"""The history tables: runs, judgments with their samples and hourly tallies, human feedback and labels, per-user and
+per-channel settings, files shared in Slack, weekly digest subscriptions and the digests posted."""
 
 from __future__ import annotations
 
@@ -53,6 +53,12 @@ class Run(SQLModel, table=True):
     user_id: str | None = Field(default=None, max_length=32)
     results_path: str | None = Field(default=None, sa_column=Column(Text),
                                      description="where the terminal writes its results CSV (absolute)")
+    samples: int = Field(default=1, sa_column_kwargs={"server_default": text("1")},
+                         description="how many times each judge judges each row")
+    judges: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)),
+                                                description="the jury: [{model, base_url, key_env}], or None for "
+                                                "the configured judge")
+    temperature: float | None = Field(default=None, description="the judges' sampling temperature, when sampled")
 
 
 class Judgment(SQLModel, table=True):
@@ -104,6 +110,43 @@ class Judgment(SQLModel, table=True):
     tokens_out: int = 0
     latency_ms: int = 0
     attempts: int = 0
+    samples: int | None = Field(default=None, description="samples behind the verdict, when more than one judgment")
+    agreement: float | None = Field(default=None, description="share of scored samples agreeing with the verdict")
+    spread: float | None = Field(default=None, description="highest less lowest headline of the scored samples")
+    unsure: bool | None = Field(default=None, description="samples split on pass/fail or tag, or spread too wide")
+
+
+class JudgmentSample(SQLModel, table=True):
+    """One judge's judgment of one row, one of several (samples of one judge, or a jury's members)."""
+
+    __tablename__ = "judgment_sample"
+    __table_args__ = (
+        UniqueConstraint("judgment_id", "judge_model", "sample", name="uq_judgment_sample_slot"),
+        Index("ix_judgment_sample_cache", "cache_key", "status"),
+    )
+
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
+    judgment_id: int = Field(foreign_key="judgment.id")
+    run_id: int = Field(foreign_key="run.id", index=True)
+    judge_model: str = Field(max_length=128)
+    sample: int = Field(description="1 for a judge's first sample, 2 for its second...")
+    judged_at: NaiveDatetime = Field(default_factory=utcnow)
+    status: str = Field(max_length=16, description="scored, invalid or error")
+    prompt_hash: str | None = Field(default=None, max_length=32)
+    cache_key: str | None = Field(default=None, max_length=64)
+    cached_from: int | None = Field(default=None, description="the sample this one's verdict was reused from")
+    output: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
+    derived: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
+    headline: float | None = None
+    passed: bool | None = None
+    label: str | None = Field(default=None, sa_column=Column(Text))
+    tag: str | None = Field(default=None, sa_column=Column(Text))
+    raw_reply: str | None = Field(default=None, sa_column=Column(Text))
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: int = 0
+    attempts: int = 0
 
 
 class JudgmentTally(SQLModel, table=True):
@@ -135,6 +178,8 @@ class JudgmentTally(SQLModel, table=True):
     passed: int = 0
     reused: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
                         description="rows whose verdict was reused from an earlier identical judgment (not billed)")
+    unsure: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
+                        description="rows whose samples split on pass/fail or tag, or spread too wide")
 
 
 class Feedback(SQLModel, table=True):
@@ -146,6 +191,34 @@ class Feedback(SQLModel, table=True):
     judgment_id: int = Field(foreign_key="judgment.id")
     user_id: str = Field(max_length=32)
     agree: bool
+    created_at: NaiveDatetime = Field(default_factory=utcnow)
+    updated_at: NaiveDatetime = Field(default_factory=utcnow)
+
+
+class Label(SQLModel, table=True):
+    """What a person says a judgment should have been (or a CSV's human_ columns said); one per person and judgment."""
+
+    __table_args__ = (
+        UniqueConstraint("judgment_id", "user_id", name="uq_label_judgment_user"),
+        Index("ix_label_rubric_judge", "rubric_name", "judge_model"),
+        Index("ix_label_channel", "channel_id", "rubric_name"),
+    )
+
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
+    judgment_id: int = Field(foreign_key="judgment.id")
+    team_id: str | None = Field(default=None, max_length=32)
+    channel_id: str | None = Field(default=None, max_length=32)
+    user_id: str = Field(max_length=32, description='who gave it; "file" for a label read from a CSV')
+    source: str = Field(max_length=16, description="correction (the Correct it form) or file (human_ columns)")
+    rubric_name: str = Field(max_length=64)
+    rubric_hash: str = Field(max_length=32)
+    judge_model: str = Field(max_length=128)
+    values: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False),
+                                   description="the person's value of each field they set, by dotted path")
+    passed: bool | None = Field(default=None, description="pass/fail by the person's values, or as they gave it")
+    tag: str | None = Field(default=None, sa_column=Column(Text))
+    headline: float | None = None
+    note: str | None = Field(default=None, sa_column=Column(Text))
     created_at: NaiveDatetime = Field(default_factory=utcnow)
     updated_at: NaiveDatetime = Field(default_factory=utcnow)
 
@@ -173,6 +246,7 @@ class ChannelSetting(SQLModel, table=True):
     team_id: str = Field(max_length=32)
     channel_id: str = Field(max_length=32)
     default_rubric: str | None = Field(default=None, max_length=64)
+    default_samples: int | None = Field(default=None, description="samples per row for files judged here")
     updated_by: str | None = Field(default=None, max_length=32)
     updated_at: NaiveDatetime = Field(default_factory=utcnow)
 

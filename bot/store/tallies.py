@@ -16,7 +16,7 @@ HOUR = timedelta(hours=1)
 KEY_LENGTH = 200  # a model or tag longer than this is counted under its first 200 characters
 KEY = ("channel_key", "hour", "model_key", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status",
        "tag_key")
-COUNTS = ("rows", "headlines", "headline_total", "passed", "reused")
+COUNTS = ("rows", "headlines", "headline_total", "passed", "reused", "unsure")
 
 
 def question_key(model_name: str | None, rubric_name: str, question: str) -> int:
@@ -63,6 +63,7 @@ def _counts(judgment: TableClause, sign: int, names: tuple[str, ...] = COUNTS) -
         "headline_total": lambda: func.coalesce(func.sum(c.headline), 0.0),
         "passed": lambda: func.sum(case((c.passed.is_(True), 1), else_=0)),
         "reused": lambda: func.count(c.cached_from),
+        "unsure": lambda: func.sum(case((c.unsure.is_(True), 1), else_=0)),
     }
     return [(sign * counts[name]()).label(name) for name in names]
 
@@ -112,6 +113,7 @@ def counted(judgment: Table, tally: Table, channel_id: str | None, since: dateti
                             case((c.headline.is_(None), 0), else_=1).label("headlines"),
                             func.coalesce(c.headline, 0.0).label("headline_total"),
                             case((c.passed.is_(True), 1), else_=0).label("passed"),
-                            case((c.cached_from.is_(None), 0), else_=1).label("reused"))
+                            case((c.cached_from.is_(None), 0), else_=1).label("reused"),
+                            case((c.unsure.is_(True), 1), else_=0).label("unsure"))
                      .where(*scope, c.judged_at >= start, c.judged_at < end))
     return (parts[0] if len(parts) == 1 else union_all(*parts)).subquery("counted")

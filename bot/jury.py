@@ -1,0 +1,168 @@
+"""The judges of a run: one judge model or a jury of them, each asked one or several times per row."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.config import Settings
+from bot.errors import SetupError
+from bot.llm import JudgeClient, make_judge_client
+
+MAX_SAMPLES = 9
+MAX_JUDGES = 9
+NAME_LENGTH = 128  # the history's judge_model column
+
+
+class JudgeSpec(BaseModel):
+    """One member of a jury: its model, and where it lives when that is not the configured endpoint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=1, max_length=NAME_LENGTH)
+    base_url: str | None = Field(None, description="its OpenAI-compatible endpoint; default OPENAI_BASE_URL")
+    key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+                                description="the environment variable holding its key; without it a judge at its "
+                                "own base_url gets no key, one at the configured endpoint OPENAI_API_KEY")
+
+
+def judges_from_names(names: str) -> list[JudgeSpec]:
+    """A jury of judge models on the configured endpoint, from "m1,m2,m3"."""
+    models = [name.strip() for name in names.split(",") if name.strip()]
+    try:
+        return check_jury([JudgeSpec(model=model) for model in models])
+    except ValidationError as err:
+        raise SetupError(f"judges {names!r}: {err.errors()[0]['msg']}") from None
+
+
+def read_judges(path: Path) -> list[JudgeSpec]:
+    """The jury a YAML file describes: a list of {model, base_url, key_env}, or the same under `judges:`."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise SetupError(f"cannot read the judges file {path}: {err}") from None
+    entries = data.get("judges") if isinstance(data, dict) else data
+    if not isinstance(entries, list):
+        raise SetupError(f"the judges file {path} must be a list of judges, each with a model (and optionally a "
+                         "base_url and the key_env naming the environment variable that holds its key)")
+    specs = []
+    for number, entry in enumerate(entries, start=1):
+        try:
+            specs.append(JudgeSpec.model_validate(entry))
+        except ValidationError as err:
+            problem = err.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"]) or "entry"
+            raise SetupError(f"the judges file {path}, judge {number}: {where}: {problem['msg']}") from None
+    return check_jury(specs, f"the judges file {path}")
+
+
+def check_jury(specs: list[JudgeSpec], where: str = "the jury") -> list[JudgeSpec]:
+    """`specs`, if they make a jury: one to MAX_JUDGES judges, each a different model."""
+    if not specs:
+        raise SetupError(f"{where} names no judge")
+    if len(specs) > MAX_JUDGES:
+        raise SetupError(f"{where} has {len(specs)} judges; at most {MAX_JUDGES}")
+    models = [spec.model for spec in specs]
+    if repeated := sorted({model for model in models if models.count(model) > 1}):
+        raise SetupError(f"{where} names {', '.join(repeated)} more than once; to ask a judge several times, use "
+                         "samples")
+    return specs
+
+
+def check_samples(samples: int) -> int:
+    """`samples` if it is a number of samples judgebot takes (1 to MAX_SAMPLES)."""
+    if not 1 <= samples <= MAX_SAMPLES:
+        raise SetupError(f"samples must be from 1 to {MAX_SAMPLES}, not {samples}")
+    return samples
+
+
+def panel_name(models: list[str]) -> str:
+    """How the history names a judge or jury: the model, or the jury's models joined by "+" (cut with a hash)."""
+    name = "+".join(models)
+    if len(name) <= NAME_LENGTH:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    return f"{name[:NAME_LENGTH - 14]}…+{digest}"
+
+
+@dataclass
+class Panel:
+    """The judges of one run, each judging every row `samples` times."""
+
+    clients: list[JudgeClient]
+    samples: int = 1
+    specs: list[JudgeSpec] | None = None  # as saved with the run; None for the configured judge alone
+
+    @classmethod
+    def solo(cls, client: JudgeClient) -> Panel:
+        """One judge, once per row."""
+        return cls([client])
+
+    @property
+    def single(self) -> bool:
+        """One judgment per row: the plain path, with no samples kept apart."""
+        return len(self.clients) == 1 and self.samples == 1
+
+    @property
+    def name(self) -> str:
+        """The judge model a row's verdict is recorded under."""
+        return panel_name([client.model for client in self.clients])
+
+    @property
+    def temperature(self) -> float | None:
+        """The judges' sampling temperature."""
+        return self.clients[0].temperature
+
+    @property
+    def slots(self) -> list[tuple[JudgeClient, int]]:
+        """Every judgment a row gets: each judge, each sample number from 1."""
+        return [(client, number) for client in self.clients for number in range(1, self.samples + 1)]
+
+    def run_fields(self) -> dict[str, Any]:
+        """What a run keeps so that a resume asks the same judges the same way."""
+        specs = [spec.model_dump(exclude_none=True) for spec in self.specs] if self.specs else None
+        return {"judge_model": self.name, "samples": self.samples, "judges": specs,
+                "temperature": self.temperature if not self.single else None}
+
+    async def aclose(self) -> None:
+        """Close every judge's HTTP connections."""
+        for client in self.clients:
+            await client.aclose()
+
+    async def __aenter__(self) -> Panel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def open_panel(settings: Settings, *, specs: list[JudgeSpec] | None = None, samples: int = 1,
+               concurrency: int | None = None, temperature: float | None = None) -> Panel:
+    """The judges `specs` name (by default the configured judge), each asked `samples` times per row.
+
+    Several samples use the sampling temperature (SAMPLE_TEMPERATURE) unless `temperature` is given.
+    SetupError when a judge's key variable is not set.
+    """
+    check_samples(samples)
+    if temperature is None:
+        temperature = settings.sample_temperature if samples > 1 else settings.judge_temperature
+    chosen = specs or [JudgeSpec(model=settings.judge_model)]
+    clients = []
+    for spec in chosen:
+        if spec.key_env is not None and not os.environ.get(spec.key_env):
+            raise SetupError(f"judge {spec.model}: the environment variable {spec.key_env} that should hold its key "
+                             "is not set")
+        # A judge elsewhere is never sent the configured endpoint's key: only the one its key_env names.
+        configured = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        key = os.environ[spec.key_env] if spec.key_env else None if spec.base_url else configured
+        clients.append(make_judge_client(
+            api_key=key, base_url=spec.base_url or settings.openai_base_url, model=spec.model,
+            timeout=settings.judge_timeout, temperature=temperature, max_retries=settings.judge_max_retries,
+            concurrency=concurrency or settings.concurrency))
+    return Panel(clients, samples, specs)
