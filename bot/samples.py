@@ -6,10 +6,22 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from bot.records import RowState, Verdict
 
 UNSURE_SPREAD = 25.0  # headline points between the highest and lowest sample from which a row is unsure
+
+
+class Graded(Protocol):
+    """What agreement looks at in a verdict or a saved sample."""
+
+    @property
+    def headline(self) -> float | None: ...
+    @property
+    def passed(self) -> bool | None: ...
+    @property
+    def tag(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -22,25 +34,25 @@ class Sampled:
     reused_from: int | None = None  # the judgment whose sample this verdict was reused from, if it was
 
 
-def outcome(verdict: Verdict) -> tuple[bool | None, str | None]:
+def outcome(verdict: Graded) -> tuple[bool | None, str | None]:
     """What two samples must share to agree: pass/fail and the tag."""
     return verdict.passed, verdict.tag
 
 
-def _distance(one: Verdict, other: Verdict) -> float:
+def _distance(one: Graded, other: Graded) -> float:
     """How far apart two scored samples are: headline points as a share of the 0-100 scale, plus one for a different
     pass/fail and one for a different tag."""
     gap = abs(one.headline - other.headline) / 100 if one.headline is not None and other.headline is not None else 0.0
     return gap + (one.passed != other.passed) + (one.tag != other.tag)
 
 
-def medoid(verdicts: Sequence[Verdict]) -> int:
+def medoid(verdicts: Sequence[Graded]) -> int:
     """The index of the verdict closest to all the others (the first of equals): an actual sample, so the rubric's
     rules hold on it, unlike an average."""
     return min(range(len(verdicts)), key=lambda i: (sum(_distance(verdicts[i], other) for other in verdicts), i))
 
 
-def outcome_names(verdicts: Sequence[Verdict]) -> dict[tuple[bool | None, str | None], str]:
+def outcome_names(verdicts: Sequence[Graded]) -> dict[tuple[bool | None, str | None], str]:
     """A short name for each outcome among `verdicts`: its tag, its pass/fail when there is no tag, and both when
     samples with one tag differ on pass/fail."""
     outcomes = {outcome(verdict) for verdict in verdicts}
@@ -55,14 +67,14 @@ def outcome_names(verdicts: Sequence[Verdict]) -> dict[tuple[bool | None, str | 
     return {(passed, tag): name(passed, tag) for passed, tag in outcomes}
 
 
-def split(verdicts: Sequence[Verdict]) -> list[tuple[str, int]]:
+def split(verdicts: Sequence[Graded]) -> list[tuple[str, int]]:
     """The outcomes of scored samples with how many gave each, most first (one entry when they all agree)."""
     names = outcome_names(verdicts)
     counts = Counter(names[outcome(verdict)] for verdict in verdicts)
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
-def split_text(verdicts: Sequence[Verdict]) -> str:
+def split_text(verdicts: Sequence[Graded]) -> str:
     """"2/1: Correct, Generic" for samples that split, "" when they agree."""
     parts = split(verdicts)
     if len(parts) < 2:
