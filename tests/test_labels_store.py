@@ -1,0 +1,147 @@
+"""Tests for people's labels in the history: saving and replacing them, and joining them and votes to judgments."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlmodel import col, update
+
+from bot.records import Verdict
+from bot.store import Judgment, Store, record_feedback, utcnow
+from bot.store.labels import labeled_verdicts, labels_of, save_label
+from bot.store.models import Feedback, Label
+
+COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
+NUMERIC = ("correctness", "completeness")
+
+
+def verdict(**overrides: Any) -> Verdict:
+    """A scored eth verdict, built by hand: Correct, correctness 2, completeness 1, passed."""
+    fields: dict[str, Any] = {
+        "status": "scored", "output": {"correctness": 2, "completeness": 1, "result_tag": "Correct", "reasoning": "r"},
+        "headline": 75.0, "passed": True, "label": "Correct", "tag": "Correct", "raw_reply": "{}",
+        **COMMON, "prompt_hash": "p" * 32,
+    }
+    return Verdict(**{**fields, **overrides})
+
+
+def judged(store: Store, *, channel_id: str | None = "C1", team_id: str | None = "T1", status: str = "scored",
+           **overrides: Any) -> Judgment:
+    """A row of a new run in `channel_id` (None: the terminal), given a verdict of `status`."""
+    run = store.create_run(**COMMON, channel_id=channel_id, team_id=team_id)
+    store.add_rows([{**COMMON, "run_id": run.id, "row_number": 1, "status": "pending", "question": "q",
+                     "reference": "r", "answer": "a", "channel_id": channel_id, "team_id": team_id}])
+    row = store.first_judgment(run.id)
+    assert row is not None
+    chosen = verdict(**overrides) if status == "scored" else verdict(status=status, output=None, headline=None,
+                                                                     passed=None, label=None, tag=None, error="x")
+    assert store.save_verdict(row.id, chosen, cache_key=f"k{row.id}")
+    judgment = store.get_judgment(row.id)
+    assert judgment is not None
+    return judgment
+
+
+def label(store: Store, judgment: Judgment, user: str = "U1", **overrides: Any) -> Label | None:
+    fields: dict[str, Any] = {"source": "correction", "values": {"correctness": 0, "completeness": 1,
+                                                                  "result_tag": "Generic"},
+                              "passed": False, "tag": "Generic", "headline": 25.0, "note": "names no tool"}
+    return save_label(store, judgment=judgment, user_id=user, **{**fields, **overrides})
+
+
+def test_a_label_copies_the_judgment_and_a_second_one_replaces_the_first(store: Store) -> None:
+    judgment = judged(store)
+    assert label(store, judgment) is None
+    [saved] = labels_of(store, judgment.id)
+    assert (saved.team_id, saved.channel_id, saved.rubric_name, saved.rubric_hash, saved.judge_model) == (
+        "T1", "C1", "eth", "h" * 16, "judge-m")
+    assert (saved.values, saved.passed, saved.tag, saved.headline, saved.note) == (
+        {"correctness": 0, "completeness": 1, "result_tag": "Generic"}, False, "Generic", 25.0, "names no tool")
+    replaced = label(store, judgment, values={"correctness": 1}, passed=None, tag=None, headline=None, note=None)
+    assert replaced is not None and replaced.tag == "Generic" and replaced.values["correctness"] == 0
+    [again] = labels_of(store, judgment.id)
+    assert again.id == saved.id and again.created_at == saved.created_at and again.updated_at >= saved.updated_at
+    assert (again.values, again.passed, again.tag, again.note) == ({"correctness": 1}, None, None, None)
+
+
+def test_labels_of_lists_every_persons_label_of_one_judgment_only(store: Store) -> None:
+    first, other = judged(store), judged(store)
+    label(store, first, "U1")
+    label(store, first, "U2", tag="Refusal")
+    label(store, other, "U1")
+    assert [(found.user_id, found.tag) for found in labels_of(store, first.id)] == [("U1", "Generic"), ("U2", "Refusal")]
+    assert labels_of(store, 10**9) == []
+
+
+def test_labels_and_votes_become_labeled_verdicts(store: Store) -> None:
+    corrected, agreed, disagreed = judged(store), judged(store), judged(store)
+    label(store, corrected)
+    record_feedback(store, judgment_id=agreed.id, user_id="U2", agree=True)
+    record_feedback(store, judgment_id=disagreed.id, user_id="U3", agree=False)
+    found = labeled_verdicts(store, rubric_name="eth", channel_id="C1", numeric=NUMERIC)
+    assert len(found) == 3
+    by_tag = {verdict.human_tag: verdict for verdict in found}
+    fixed, agree = by_tag["Generic"], by_tag["Correct"]
+    assert (fixed.judge_passed, fixed.judge_tag, fixed.judge_values) == (True, "Correct", {"correctness": 2.0,
+                                                                                           "completeness": 1.0})
+    assert (fixed.human_passed, fixed.human_values) == (False, {"correctness": 0.0, "completeness": 1.0})
+    assert (fixed.judge_model, fixed.rubric_hash) == ("judge-m", "h" * 16)
+    assert (agree.human_passed, agree.human_values) == (True, agree.judge_values)
+    disagree = by_tag[None]
+    assert (disagree.judge_passed, disagree.human_passed, disagree.human_values) == (True, False, {})
+
+
+def test_a_persons_label_wins_over_their_own_vote_but_not_over_anothers(store: Store) -> None:
+    judgment = judged(store)
+    record_feedback(store, judgment_id=judgment.id, user_id="U1", agree=True)
+    record_feedback(store, judgment_id=judgment.id, user_id="U2", agree=False)
+    label(store, judgment, "U1")
+    found = labeled_verdicts(store, rubric_name="eth", channel_id="C1", numeric=NUMERIC)
+    assert sorted((verdict.human_tag or "", verdict.human_passed) for verdict in found) == [("", False),
+                                                                                            ("Generic", False)]
+
+
+def test_only_scored_judgments_of_the_rubric_judge_and_scope_count(store: Store) -> None:
+    label(store, judged(store))
+    label(store, judged(store, status="error"))
+    label(store, judged(store, channel_id="C2"))
+    label(store, judged(store, team_id="T2"))
+    label(store, judged(store, channel_id=None, team_id=None))
+    label(store, judged(store, judge_model="other-judge"))
+    label(store, judged(store, rubric_name="academic"))
+
+    def count(**scope: Any) -> int:
+        return len(labeled_verdicts(store, rubric_name="eth", numeric=NUMERIC, **scope))
+
+    assert count(channel_id="C1") == 3  # T1 and T2, and the other judge
+    assert count(channel_id="C1", team_id="T1") == 2
+    assert count(channel_id="C1", judge_model="judge-m") == 2
+    assert count(channel_id="C2") == 1
+    assert count() == 1  # the terminal's
+    assert count(everywhere=True) == 5
+    assert count(everywhere=True, team_id="T2") == 1
+    assert len(labeled_verdicts(store, rubric_name="academic", channel_id="C1")) == 1
+
+
+def test_since_leaves_out_older_labels_and_votes_and_the_oldest_comes_first(store: Store) -> None:
+    old, new, voted = judged(store), judged(store), judged(store)
+    label(store, old, tag="Refusal")
+    label(store, new, tag="Hallucination")
+    record_feedback(store, judgment_id=voted.id, user_id="U9", agree=True)
+    week_ago = utcnow() - timedelta(days=7)
+    with store.session() as session:
+        session.execute(update(Label).where(col(Label.judgment_id) == old.id).values(updated_at=week_ago))
+        session.execute(update(Feedback).values(updated_at=week_ago - timedelta(days=1)))
+        session.commit()
+    every = labeled_verdicts(store, rubric_name="eth", channel_id="C1")
+    assert [verdict.human_tag for verdict in every] == ["Correct", "Refusal", "Hallucination"]
+    recent = labeled_verdicts(store, rubric_name="eth", channel_id="C1", since=utcnow() - timedelta(days=1))
+    assert [verdict.human_tag for verdict in recent] == ["Hallucination"]
+
+
+def test_missing_or_non_numeric_values_are_left_out_of_the_values(store: Store) -> None:
+    judgment = judged(store)
+    label(store, judgment, values={"correctness": "two", "result_tag": "Generic"})
+    [found] = labeled_verdicts(store, rubric_name="eth", channel_id="C1", numeric=(*NUMERIC, "nowhere.at_all"))
+    assert found.judge_values == {"correctness": 2.0, "completeness": 1.0}
+    assert found.human_values == {}
