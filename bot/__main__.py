@@ -65,6 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
                            help="the column of a role (question, reference, answer, model) when its header does not "
                                 "say it or two headers could: answer=model_response (repeat, or separate with commas)")
     judge_cmd.add_argument("--concurrency", type=int, help="judge requests in flight (default: CONCURRENCY)")
+    judge_cmd.add_argument("--samples", type=int, metavar="N",
+                           help="judge each row N times (1-9; default: the rubric's own, else 1); the verdict is the "
+                           "one closest to the others, and rows whose samples split are marked unsure")
+    judge_cmd.add_argument("--judges", metavar="M1,M2", help="a jury of judge models on the configured endpoint "
+                           "(default: JUDGES, else JUDGE_MODEL alone)")
+    judge_cmd.add_argument("--judges-file", type=Path, metavar="YAML", help="a jury across endpoints: per judge a model, "
+                           "a base_url and the key_env naming the variable with its key (default: JUDGES_FILE)")
     judge_cmd.add_argument("--fresh", action="store_true", help="judge again even when a cached verdict exists")
     judge_cmd.add_argument("-q", "--question", help="one question (with -r and -a instead of a file)")
     judge_cmd.add_argument("-r", "--reference", help="its reference answer")

@@ -166,3 +166,13 @@ def open_panel(settings: Settings, *, specs: list[JudgeSpec] | None = None, samp
             timeout=settings.judge_timeout, temperature=temperature, max_retries=settings.judge_max_retries,
             concurrency=concurrency or settings.concurrency))
     return Panel(clients, samples, specs)
+
+
+def reopen_panel(settings: Settings, *, judge_model: str, samples: int, judges: list[dict[str, Any]] | None,
+                 temperature: float | None, concurrency: int | None = None) -> Panel:
+    """The panel a run was started with (its saved judges, samples and temperature), to resume it the same way."""
+    try:
+        specs = [JudgeSpec.model_validate(judge) for judge in judges] if judges else [JudgeSpec(model=judge_model)]
+    except ValidationError as err:
+        raise SetupError(f"the run's saved judges cannot be read: {err.errors()[0]['msg']}") from None
+    return open_panel(settings, specs=specs, samples=samples, concurrency=concurrency, temperature=temperature)

@@ -18,6 +18,7 @@ from bot.errors import UsageError
 from bot.records import REJUDGEABLE, RowState, RunState
 
 if TYPE_CHECKING:
+    from bot.jury import JudgeSpec, Panel
     from bot.llm import JudgeClient
     from bot.rubric import Rubric, RubricSet
     from bot.runs import Origin
@@ -79,6 +80,38 @@ def judge_client(settings: Settings, concurrency: int | None = None, model: str 
     return judge_client_from(settings, model=model, concurrency=concurrency)
 
 
+def judge_panel(settings: Settings, args: argparse.Namespace, rubric: Rubric, concurrency: int | None = None) -> Panel:
+    """The judges a `judge` command asks: --judges-file, --judges, JUDGES_FILE or JUDGES (else the configured judge),
+    each --samples times (else the rubric's own number)."""
+    from bot.jury import judges_from_names, open_panel, read_judges
+
+    if args.judges and args.judges_file:
+        raise UsageError("give --judges (models on the configured endpoint) or --judges-file, not both")
+    specs: list[JudgeSpec] | None
+    if args.judges_file:
+        specs = read_judges(args.judges_file)
+    elif args.judges:
+        specs = judges_from_names(args.judges)
+    elif settings.judges_file:
+        specs = read_judges(settings.judges_file)
+    else:
+        specs = judges_from_names(settings.judges) if settings.judges.strip() else None
+    if (specs is None or any(spec.base_url is None for spec in specs)) and not settings.has_judge_endpoint():
+        raise UsageError(NO_ENDPOINT)
+    samples = args.samples if args.samples is not None else rubric.samples
+    return open_panel(settings, specs=specs, samples=samples, concurrency=concurrency)
+
+
+def run_panel(settings: Settings, run: Run, concurrency: int | None = None) -> Panel:
+    """The judges a run was started with, asked the same way again."""
+    from bot.jury import reopen_panel
+
+    if not run.judges and not settings.has_judge_endpoint():
+        raise UsageError(NO_ENDPOINT)
+    return reopen_panel(settings, judge_model=run.judge_model, samples=run.samples, judges=run.judges,
+                        temperature=run.temperature, concurrency=concurrency)
+
+
 async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
     """`judgebot judge`: a file, or one triple given with -q -r -a."""
     from bot.csvio import open_csv, parse_columns
@@ -86,6 +119,7 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
     from bot.records import Triple, Verdict
     from bot.runs import execute_run, start_csv_run, start_single_run
     from bot.store import Store
+    from bot.store.samples import samples_of
 
     rubric = rubrics.get(args.rubric)
     single = [args.question, args.reference, args.answer]
@@ -98,30 +132,34 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
         if empty := [flag for flag, value in (("-q", args.question), ("-r", args.reference)) if not value.strip()]:
             raise UsageError(f"{' and '.join(empty)} cannot be empty: a judgment needs a question and a reference "
                              "answer to grade against")
-        client = judge_client(settings)
+        panel = judge_panel(settings, args, rubric)
         store = Store.open(settings.db_url)
         triple = Triple(question=args.question, reference=args.reference, answer=args.answer)
-        async with client:
-            run = start_single_run(store, rubric=rubric, triple=triple, judge_model=client.model, model_name=args.model_name,
+        async with panel:
+            run = start_single_run(store, rubric=rubric, triple=triple, **panel.run_fields(), model_name=args.model_name,
                                    fresh=args.fresh, origin=terminal_origin())
             with observing_retries(lambda notice: console.print(f"[yellow]{terminal.shown(str(notice))}[/]")):
-                outcome = await execute_run(store, run, rubric, client, concurrency=1)
+                outcome = await execute_run(store, run, rubric, panel, concurrency=1,
+                                            unsure_spread=settings.unsure_spread)
         if outcome.stop_reason and outcome.status == RunState.PAUSED:
             raise UsageError(f"{outcome.stop_reason.rstrip('.')}.\nRun {run.id} keeps this triple, not yet judged: "
                              f"`judgebot resume {run.id}` judges it.")
         judgment = next(store.iter_judgments(run.id))
         terminal.show_verdict(console, rubric, Verdict.model_validate(judgment, from_attributes=True))
+        if not panel.single:
+            terminal.show_samples(console, samples_of(store, judgment.id))
         return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
     if any(value is not None for value in single):
         raise UsageError("give either a CSV file or -q/-r/-a, not both")
     check_concurrency(args.concurrency)
     source = open_csv(args.file, parse_columns(args.columns or []), how="--columns {role}={column}")
     out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"), not_over=args.file)
-    client = judge_client(settings, args.concurrency)
+    panel = judge_panel(settings, args, rubric, args.concurrency)
     store = Store.open(settings.db_url)
-    run = start_csv_run(store, rubric=rubric, source=source, judge_model=client.model, model_name=args.model_name,
+    run = start_csv_run(store, rubric=rubric, source=source, **panel.run_fields(), model_name=args.model_name,
                         fresh=args.fresh, origin=terminal_origin(), results_path=str(out.resolve()))
-    return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency)
+    return await finish_run(store, run, rubric, panel, console, out, args.concurrency or settings.concurrency,
+                            settings.unsure_spread)
 
 
 async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
@@ -135,25 +173,25 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
     check_concurrency(args.concurrency)
     rubric = rubrics.get(run.rubric_name)
     out = writable(args.out or Path(run.results_path or f"run-{run.id}.results.csv"))
-    client = judge_client(settings, args.concurrency, model=run.judge_model)
+    panel = run_panel(settings, run, args.concurrency)
     rejudge = REJUDGEABLE if args.retry_errors else ()
     console.print(f"Resuming run {run.id} ({terminal.shown(run.source_name or run.source)}, "
                   f"rubric {terminal.shown(run.rubric_name)}).")
-    return await finish_run(store, run, rubric, client, console, out, args.concurrency or settings.concurrency,
-                            rejudge=rejudge)
+    return await finish_run(store, run, rubric, panel, console, out, args.concurrency or settings.concurrency,
+                            settings.unsure_spread, rejudge=rejudge)
 
 
-async def finish_run(store: Store, run: Run, rubric: Rubric, client: JudgeClient, console: Console, out: Path,
-                     concurrency: int, rejudge: tuple[RowState, ...] = ()) -> int:
+async def finish_run(store: Store, run: Run, rubric: Rubric, panel: Panel, console: Console, out: Path,
+                     concurrency: int, unsure_spread: float, rejudge: tuple[RowState, ...] = ()) -> int:
     """Judge the pending rows of a run with a progress bar, then write the results and show the summary."""
     from bot.llm import observing_retries
     from bot.runs import execute_run, export_run
 
     settled()
-    async with client:
+    async with panel:
         with terminal.ProgressBar(console, f"{rubric.name} · run {run.id}") as bar, observing_retries(bar.retrying):
-            outcome = await execute_run(store, run, rubric, client, concurrency=concurrency, on_progress=bar.update,
-                                        rejudge=rejudge)
+            outcome = await execute_run(store, run, rubric, panel, concurrency=concurrency, on_progress=bar.update,
+                                        rejudge=rejudge, unsure_spread=unsure_spread)
     if rejudge:
         console.print(f"{outcome.rejudged} rows with a judge error or an invalid reply were judged again.")
     run = store.get_run(run.id) or run  # with the status the run ended in

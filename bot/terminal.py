@@ -16,6 +16,7 @@ from rich.table import Table
 
 from bot.figures import duration, number, percent
 from bot.records import RowState
+from bot.samples import split_text
 
 # C0 and C1 control characters but newline and tab: ESC and CSI start terminal escape sequences (a title, a cleared
 # screen, a hyperlink), and stored texts (model names, questions, file names, stop reasons) come from CSVs and Slack.
@@ -30,7 +31,7 @@ if TYPE_CHECKING:  # only types: the terminal must not load the judge or the dat
     from bot.rubric import Rubric
     from bot.runs import GoldenResult, Summary
     from bot.runs import Progress as RunProgress
-    from bot.store import Figures, Judgment, Run
+    from bot.store import Figures, Judgment, JudgmentSample, Run
 
 
 def printable(text: str) -> str:
@@ -155,6 +156,12 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
         table.add_row(shown(f"mean {criterion}"), number(summary.mean(criterion), missing=DASH))
     for path, counts in summary.tags.items():
         table.add_row(shown(path), shown(" · ".join(f"{tag} {n}" for tag, n in counts.most_common())))
+    if summary.samples:
+        failed = f" ({summary.failed_samples} could not be scored)" if summary.failed_samples else ""
+        table.add_row("samples", f"{sum(summary.samples.values()):,}{failed}")
+        listed = ", ".join(str(row) for row in summary.unsure_rows)
+        more = f", ... ({summary.unsure - len(summary.unsure_rows)} more)" if summary.unsure > len(summary.unsure_rows) else ""
+        table.add_row("unsure rows", f"{summary.unsure}" + (f": rows {listed}{more}" if summary.unsure else ""))
     if summary.cached:
         table.add_row("reused from cache", str(summary.cached))
     table.add_row("tokens", f"{summary.tokens_in:,} in · {summary.tokens_out:,} out")
@@ -178,6 +185,22 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
         console.print(f"[red]row {row}[/] {status}: {shown(reason)}", highlight=False)
     if unscored > 10 and summary.problems:
         console.print(f"... {unscored} rows not scored in all; see the status and error columns of the results.")
+
+
+def show_samples(console: Console, samples: Sequence[JudgmentSample]) -> None:
+    """Each judge's judgment behind a verdict: how far they agree, and one line per sample."""
+    scored = [sample for sample in samples if sample.status == RowState.SCORED]
+    split = split_text(scored)
+    agree = f"split {split}" if split else f"{len(scored)}/{len(scored)} agree"
+    failed = f" · {len(samples) - len(scored)} not scored" if len(scored) < len(samples) else ""
+    console.print(shown(f"{len(samples)} samples · {agree}{failed}"), style="yellow" if split else None)
+    for sample in samples:
+        if sample.status == RowState.SCORED:
+            mark = "pass" if sample.passed else "fail"
+            what = f"{sample.headline:.0f}/100 {mark}" + (f" {sample.tag}" if sample.tag else "")
+        else:
+            what = f"{sample.status}: {sample.error or ''}"
+        console.print("  " + shown(f"{sample.judge_model} #{sample.sample}: {what}"), highlight=False)
 
 
 def show_verdict(console: Console, rubric: Rubric, verdict: Verdict) -> None:

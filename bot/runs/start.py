@@ -47,12 +47,17 @@ def start_run(
     origin: Origin | None = None,
     message_ts: str | None = None,
     results_path: str | None = None,
+    samples: int = 1,
+    judges: list[dict[str, Any]] | None = None,
+    temperature: float | None = None,
 ) -> Run:
     """Persist a run and every row (pending, or malformed with its reason) before anything is judged.
 
     `column_roles` is the file's column of each role ({"answer": "model_response"}), shown in every summary;
     `message_ts` is the chat message that will show the rows' verdicts (a card waiting for its one judgment);
     `results_path` is where the terminal writes its results CSV, kept so that `judgebot resume` writes there too.
+    `samples`, `judges` and `temperature` say how a panel judges the rows (`Panel.run_fields()`), so a resume asks
+    the same judges the same way.
     """
     origin = origin or Origin()
     common = _run_fields(rubric, judge_model, origin)
@@ -60,7 +65,7 @@ def start_run(
     run = store.create_run(
         **common, status=RunState.LOADING, owner=owner, heartbeat_at=utcnow(), source=origin.source,
         source_name=source_name, columns=columns, column_roles=column_roles, model_name=model_name, fresh=fresh,
-        results_path=results_path,
+        results_path=results_path, samples=samples, judges=judges, temperature=temperature,
     )
 
     fields = {**common, "message_ts": message_ts}

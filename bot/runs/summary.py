@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,8 @@ from bot.figures import ratio
 from bot.records import REJUDGEABLE, RowState
 from bot.results_csv import ResultsWriter, flatten
 from bot.rubric import Rubric, leaves
-from bot.store import Judgment, Run, Store
+from bot.store import Judgment, JudgmentSample, Run, Store
+from bot.store.samples import samples_by_judgment
 
 # USD per million tokens (input, output) of judge models whose price is public; the longest matching prefix wins.
 PRICES: dict[str, tuple[float, float]] = {
@@ -30,6 +32,8 @@ WORST_KEPT = 3
 PROBLEMS_KEPT = 20
 BANDS = ("0-19", "20-39", "40-59", "60-79", "80-100")  # headline bands of the score distribution
 QUESTION_KEPT = 200  # characters of a lowest row's question kept for the summary
+UNSURE_KEPT = 50  # row numbers of unsure rows kept for the summary
+PANEL_COLUMNS = ["samples", "agreement", "spread", "unsure"]
 
 
 def band_of(headline: float) -> int:
@@ -84,6 +88,15 @@ class Summary:
     models: dict[str, ModelFigures] = field(default_factory=dict)
     price: tuple[float, float] | None = None
     columns: dict[str, str] = field(default_factory=dict)
+    unsure: int = 0
+    unsure_rows: list[int | None] = field(default_factory=list)
+    samples: Counter[str] = field(default_factory=Counter)  # samples by status, when rows are judged several times
+    judge_tokens: dict[str, list[int]] = field(default_factory=dict)  # [in, out] per judge model of a jury
+
+    @property
+    def failed_samples(self) -> int:
+        """Samples the judges could not score (the rows they belong to may still be scored by the others)."""
+        return self.samples[RowState.ERROR] + self.samples[RowState.INVALID]
 
     @property
     def rows(self) -> int:
@@ -107,7 +120,14 @@ class Summary:
 
     @property
     def cost(self) -> float | None:
-        """Dollars spent on the judge, when its price is known."""
+        """Dollars spent on the judges, when every one's price is known."""
+        if len(self.judge_tokens) > 1:
+            total = 0.0
+            for model, (tokens_in, tokens_out) in self.judge_tokens.items():
+                if (price := price_of(model)) is None:
+                    return None
+                total += tokens_in * price[0] + tokens_out * price[1]
+            return total / 1_000_000
         if self.price is None:
             return None
         return (self.tokens_in * self.price[0] + self.tokens_out * self.price[1]) / 1_000_000
@@ -120,6 +140,14 @@ class Summary:
     def mean(self, criterion: str) -> float | None:
         """Mean of one criterion over the scored rows."""
         return self.totals[criterion] / self.seen[criterion] if self.seen[criterion] else None
+
+    def add_samples(self, samples: Sequence[JudgmentSample]) -> None:
+        """Count the samples behind one row, and each judge's tokens."""
+        for sample in samples:
+            self.samples[sample.status] += 1
+            tokens = self.judge_tokens.setdefault(sample.judge_model, [0, 0])
+            tokens[0] += sample.tokens_in
+            tokens[1] += sample.tokens_out
 
     def add(self, row: Judgment, values: dict[str, Any], tag_paths: list[str]) -> None:
         """Count one row."""
@@ -134,6 +162,10 @@ class Summary:
             if row.status != RowState.PENDING and len(self.problems) < PROBLEMS_KEPT:
                 self.problems.append((row.row_number, row.status, row.error or ""))
             return
+        if row.unsure:
+            self.unsure += 1
+            if len(self.unsure_rows) < UNSURE_KEPT:
+                self.unsure_rows.append(row.row_number)
         self.passed += bool(row.passed)
         model.scored += 1
         model.passed += bool(row.passed)
@@ -158,11 +190,40 @@ def result_fieldnames(run: Run, rubric: Rubric) -> list[str]:
     return [names[0], *(run.columns or []), *names[1:]]
 
 
+def jury_of(run: Run) -> list[str]:
+    """The judge models of a run's jury (empty for one judge, however many samples it takes)."""
+    models = [str(judge.get("model")) for judge in run.judges or []]
+    return models if len(models) > 1 else []
+
+
+def panel_columns(run: Run, rubric: Rubric) -> list[str]:
+    """The verdict columns of a run judged several times per row: agreement, then each jury member's verdict."""
+    if run.samples <= 1 and not jury_of(run):
+        return []
+    members = [f"{model} {part}" for model in jury_of(run) for part in ("headline", *(("tag",) if rubric.headline.tag
+                                                                                      else ()))]
+    return [*PANEL_COLUMNS, *members]
+
+
+def member_verdicts(samples: Sequence[JudgmentSample]) -> dict[str, Any]:
+    """Each jury member's verdict on a row: the mean headline and the most common tag of its scored samples."""
+    values: dict[str, Any] = {}
+    for model in dict.fromkeys(sample.judge_model for sample in samples):
+        scored = [s for s in samples if s.judge_model == model and s.status == RowState.SCORED]
+        headlines = [s.headline for s in scored if s.headline is not None]
+        tags = Counter(s.tag for s in scored if s.tag is not None)
+        values[f"{model} headline"] = round(sum(headlines) / len(headlines), 2) if headlines else None
+        values[f"{model} tag"] = tags.most_common(1)[0][0] if tags else None
+    return values
+
+
 def verdict_names(run: Run, rubric: Rubric) -> dict[str, str]:
     """The results column of each verdict field: `judge_` put before its name until no input column has it."""
     taken = set(run.columns or [])
     names: dict[str, str] = {}
-    for name in ["row", *(path for path, _ in leaves(rubric.output)), *rubric.derived, *RESULT_COLUMNS]:
+    fields = ["row", *(path for path, _ in leaves(rubric.output)), *rubric.derived, *RESULT_COLUMNS,
+              *panel_columns(run, rubric)]
+    for name in fields:
         unique = name
         while unique in taken:
             unique = f"judge_{unique}"
@@ -181,16 +242,20 @@ def export_run(
     fieldnames = result_fieldnames(run, rubric)
     names = verdict_names(run, rubric)
     writer = ResultsWriter(out, fieldnames) if out else None
+    paneled = bool(panel_columns(run, rubric))
     try:
-        for row in store.iter_judgments(run.id):
+        for row, samples in _rows(store, run.id, paneled):
             values = {**flatten(row.output or {}), **(row.derived or {}), "headline": row.headline}
             summary.add(row, values, tag_paths)
+            summary.add_samples(samples)
             if writer is None:
                 continue
             verdict = {
                 "row": row.row_number, "headline": row.headline, "passed": row.passed, "label": row.label, "status": row.status,
                 "error": row.error, "flags": row.flags or None, "judge_model": row.judge_model,
                 "rubric_version": row.rubric_version, "cached": row.cached_from is not None,
+                "samples": row.samples, "agreement": row.agreement, "spread": row.spread, "unsure": row.unsure,
+                **member_verdicts(samples),
             }
             judged = {names[k]: v for k, v in {**values, **verdict}.items() if k in names}
             writer.write({**(row.cells or {}), **judged})
@@ -201,3 +266,20 @@ def export_run(
     if writer is not None:
         writer.close()
     return summary
+
+
+def _rows(store: Store, run_id: int, paneled: bool, page: int = 500) -> Iterator[tuple[Judgment, list[JudgmentSample]]]:
+    """Every row of a run in order, each with its samples (read a page of rows at a time) when it has any."""
+    batch: list[Judgment] = []
+    for row in store.iter_judgments(run_id):
+        batch.append(row)
+        if len(batch) == page:
+            yield from _with_samples(store, batch, paneled)
+            batch = []
+    yield from _with_samples(store, batch, paneled)
+
+
+def _with_samples(store: Store, rows: list[Judgment], paneled: bool) -> Iterator[tuple[Judgment, list[JudgmentSample]]]:
+    found = samples_by_judgment(store, [row.id for row in rows]) if paneled and rows else {}
+    for row in rows:
+        yield row, found.get(row.id, [])
