@@ -1,0 +1,138 @@
+"""People's labels written in a CSV: `human_pass` and `human_<field>` columns read as what a verdict should have been."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from bot.errors import FormulaError
+from bot.rubric import FieldSpec, Rubric, leaves
+
+PREFIX = "human_"
+PASS = "pass"  # the column human_pass: the person's pass/fail, whatever the fields say
+TRUE_WORDS = frozenset({"true", "yes", "y", "1", "pass", "passed"})
+FALSE_WORDS = frozenset({"false", "no", "n", "0", "fail", "failed"})
+LABELED_KINDS = ("enum", "integer", "number", "boolean")  # what a person can say of a verdict in a cell
+
+
+class HumanValues(BaseModel):
+    """What a row's label columns say: the person's value of each field they filled in, and their pass/fail."""
+
+    values: dict[str, Any] = {}
+    passed: bool | None = None
+
+    @property
+    def empty(self) -> bool:
+        """Whether the row says nothing."""
+        return not self.values and self.passed is None
+
+
+class Completed(BaseModel):
+    """A label made whole against the judge's verdict: the fields, and what the rubric makes of them."""
+
+    values: dict[str, Any]
+    passed: bool | None
+    tag: str | None
+    headline: float | None
+
+
+def labelable(rubric: Rubric) -> dict[str, FieldSpec]:
+    """The fields of a rubric a person can label, by dotted path: enums, numbers and booleans."""
+    return {path: spec for path, spec in leaves(rubric.output) if spec.type in LABELED_KINDS}
+
+
+def label_columns(headers: list[str], rubric: Rubric) -> tuple[dict[str, str], list[str]]:
+    """The label columns among `headers` ({header: field path, or "pass"}), and the `human_` headers that name no
+    field of the rubric (to be reported, not guessed at)."""
+    fields = labelable(rubric)
+    columns: dict[str, str] = {}
+    unknown: list[str] = []
+    for header in headers:
+        if not header.lower().startswith(PREFIX):
+            continue
+        name = header[len(PREFIX):].strip()
+        if name.lower() == PASS:
+            columns[header] = PASS
+        elif name in fields:
+            columns[header] = name
+        else:
+            unknown.append(header)
+    return columns, unknown
+
+
+def _cell(value: str, spec: FieldSpec, header: str) -> Any:
+    """One label cell as its field's value; ValueError naming the column and what it takes."""
+    text = value.strip()
+    if spec.type == "enum":
+        known = {option.lower(): option for option in spec.values or []}
+        if text.lower() not in known:
+            raise ValueError(f"{header} {text!r} is not one of {', '.join(spec.values or [])}")
+        return known[text.lower()]
+    if spec.type == "boolean":
+        return _yes_no(text, header)
+    try:
+        number = float(text)
+    except ValueError:
+        raise ValueError(f"{header} {text!r} is not a number") from None
+    if spec.type == "integer":
+        if not number.is_integer():
+            raise ValueError(f"{header} {text!r} is not a whole number")
+        number = int(number)
+    if (spec.min is not None and number < spec.min) or (spec.max is not None and number > spec.max):
+        raise ValueError(f"{header} {text!r} is outside {spec.min:g}..{spec.max:g}" if spec.min is not None
+                         and spec.max is not None else f"{header} {text!r} is out of range")
+    return number
+
+
+def _yes_no(text: str, header: str) -> bool:
+    if text.lower() in TRUE_WORDS:
+        return True
+    if text.lower() in FALSE_WORDS:
+        return False
+    raise ValueError(f"{header} {text!r} is not true or false (or yes/no, pass/fail, 1/0)")
+
+
+def read_label(cells: dict[str, Any], columns: dict[str, str], rubric: Rubric) -> HumanValues:
+    """The label one row's cells hold (empty cells say nothing); ValueError for a cell that cannot be a value."""
+    fields = labelable(rubric)
+    label = HumanValues()
+    for header, path in columns.items():
+        cell = cells.get(header)
+        if cell is None or not str(cell).strip():
+            continue
+        if path == PASS:
+            label.passed = _yes_no(str(cell).strip(), header)
+        else:
+            label.values[path] = _cell(str(cell), fields[path], header)
+    return label
+
+
+def _put(output: dict[str, Any], path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    for part in parents:
+        child = output.get(part)
+        output[part] = child = dict(child) if isinstance(child, dict) else {}
+        output = child
+    output[last] = value
+
+
+def complete(label: HumanValues, judge_output: dict[str, Any] | None, rubric: Rubric) -> Completed:
+    """The label against the judge's reply: the person's values put in it, scored by the rubric.
+
+    The person's own pass/fail wins over the one the rubric computes; the tag is theirs only when they gave it (a
+    label without one says nothing of the tag). A rubric formula that fails on the mixed values leaves the figures it
+    gives unknown.
+    """
+    merged = dict(judge_output or {})
+    for path, value in label.values.items():
+        _put(merged, path, value)
+    tag_path = rubric.headline.tag
+    tag = label.values.get(tag_path) if tag_path else None
+    try:
+        scoring = rubric.score(merged) if judge_output is not None else None
+    except FormulaError:
+        scoring = None
+    passed = label.passed if label.passed is not None else scoring.passed if scoring else None
+    return Completed(values=label.values, passed=passed, tag=None if tag is None else str(tag),
+                     headline=scoring.headline if scoring else None)
