@@ -42,6 +42,11 @@ def labelable(rubric: Rubric) -> dict[str, FieldSpec]:
     return {path: spec for path, spec in leaves(rubric.output) if spec.type in LABELED_KINDS}
 
 
+def numeric_paths(rubric: Rubric) -> list[str]:
+    """The numeric fields a person can label, whose differences calibration measures."""
+    return [path for path, spec in labelable(rubric).items() if spec.type in ("integer", "number")]
+
+
 def label_columns(headers: list[str], rubric: Rubric) -> tuple[dict[str, str], list[str]]:
     """The label columns among `headers` ({header: field path, or "pass"}), and the `human_` headers that name no
     field of the rubric (to be reported, not guessed at)."""

@@ -186,6 +186,7 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, panel: Panel, conso
     """Judge the pending rows of a run with a progress bar, then write the results and show the summary."""
     from bot.llm import observing_retries
     from bot.runs import execute_run, export_run
+    from bot.runs.file_labels import save_file_labels
 
     settled()
     async with panel:
@@ -195,6 +196,7 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, panel: Panel, conso
     if rejudge:
         console.print(f"{outcome.rejudged} rows with a judge error or an invalid reply were judged again.")
     run = store.get_run(run.id) or run  # with the status the run ended in
+    labels = save_file_labels(store, run, rubric)
     # Results of a run that stopped half-way never replace a file that is there: it may hold good results.
     kept = out.exists() and bool(outcome.counts.get(RowState.PENDING))
     try:
@@ -205,6 +207,8 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, panel: Panel, conso
     if not kept and run.results_path != str(out.resolve()):
         store.update_run(run.id, results_path=str(out.resolve()))  # where `judgebot resume` writes them next
     terminal.show_summary(console, run, rubric, summary, None if kept else out)
+    if labels.any:
+        terminal.show_file_labels(console, labels)
     if kept:
         console.print(f"{terminal.shown(str(out))} is left as it was: run {run.id}'s results replace it once its pending "
                       "rows are judged.", highlight=False)
