@@ -27,6 +27,7 @@ from bot.slack.text import (
 )
 from bot.slack.views.card import (
     AGREE,
+    CORRECT,
     DETAILS,
     DISAGREE,
     REJUDGE,
@@ -244,7 +245,7 @@ def test_academic_card_shows_nested_scores_lists_and_the_revision(rubrics):
 def test_scored_card_buttons_carry_the_judgment_id(rubrics):
     eth = rubrics.get("eth")
     message = message_of(result_card(scored(eth, ETH_CORRECT), eth))
-    assert buttons(message) == {AGREE: "42", DISAGREE: "42", REJUDGE: "42", DETAILS: "42"}
+    assert buttons(message) == {AGREE: "42", DISAGREE: "42", CORRECT: "42", REJUDGE: "42", DETAILS: "42"}
     assert (AGREE, DISAGREE, REJUDGE, DETAILS) == (
         "judgebot_agree", "judgebot_disagree", "judgebot_rejudge", "judgebot_details")
 
@@ -252,7 +253,7 @@ def test_scored_card_buttons_carry_the_judgment_id(rubrics):
 def test_no_details_button_without_a_raw_reply(rubrics):
     eth = rubrics.get("eth")
     message = message_of(result_card(scored(eth, ETH_CORRECT, raw_reply=None), eth))
-    assert set(buttons(message)) == {AGREE, DISAGREE, REJUDGE}
+    assert set(buttons(message)) == {AGREE, DISAGREE, CORRECT, REJUDGE}
 
 
 def test_votes_are_shown_when_there_are_any(rubrics):
@@ -276,7 +277,7 @@ def test_a_card_without_its_rubric_still_renders(rubrics):
     assert "*correctness*\n2" in fields  # no maximum known without the rubric
     assert "*result tag*\nCorrect" in fields  # a short one-line text is shown as a tag would be
     assert section_named(message, "reasoning").startswith("*reasoning*\n")
-    assert set(buttons(message)) == {AGREE, DISAGREE, REJUDGE, DETAILS}
+    assert set(buttons(message)) == {AGREE, DISAGREE, CORRECT, REJUDGE, DETAILS}
 
 
 def test_a_card_with_more_fields_than_a_message_holds_sends_the_rest_to_the_thread(rubrics):
@@ -289,7 +290,7 @@ def test_a_card_with_more_fields_than_a_message_holds_sends_the_rest_to_the_thre
     assert len(json.dumps(message["blocks"], ensure_ascii=False)) <= MESSAGE_CHARS
     assert "More than a message can hold" in dumped(message)
     assert message["blocks"][-1]["elements"][0]["text"].startswith("People:")  # the tail is kept
-    assert set(buttons(message)) == {AGREE, DISAGREE, REJUDGE, DETAILS}
+    assert set(buttons(message)) == {AGREE, DISAGREE, CORRECT, REJUDGE, DETAILS}
     label, text = card.overflow[-1]
     assert label == "Everything the judge returned"
     assert json.loads(text) == output
@@ -804,7 +805,7 @@ def test_when_even_short_cuts_do_not_fit_fields_give_way_but_title_headline_text
     assert len(json.dumps(message["blocks"], ensure_ascii=False)) <= MESSAGE_CHARS
     texts = sections(message)
     assert texts[0].startswith("✅ *Correct") and any(t.startswith("*Question*") for t in texts)
-    assert set(buttons(message)) == {AGREE, DISAGREE, REJUDGE, DETAILS}
+    assert set(buttons(message)) == {AGREE, DISAGREE, CORRECT, REJUDGE, DETAILS}
     assert "More than a message can hold" in dumped(message)
     [(label, text)] = card.overflow
     assert label == "Everything the judge returned" and json.loads(text) == output

@@ -20,7 +20,7 @@ from bot.slack.listeners.digest import DigestCommands
 from bot.slack.listeners.file import FileListener
 from bot.slack.listeners.home import HomeListener
 from bot.slack.messenger import failure_text
-from bot.slack.views.card import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
+from bot.slack.views.card import AGREE, CORRECT, CORRECTION, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.slack.views.commands import FORM, FormSeal
 from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
 
@@ -88,6 +88,8 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     app.action(REJUDGE)(cards.on_rejudge)
     app.action(RETRY)(cards.on_retry)
     app.action(DETAILS)(cards.on_details)
+    app.action(CORRECT)(cards.on_correct)
+    app.view(CORRECTION)(cards.on_correction)
     app.event(HOME_OPENED)(HomeListener(ctx).on_home_opened)
     files = FileListener(ctx, parts.intake, parts.files)
     app.event({"type": "message", "subtype": "file_share"})(files.on_file_share)

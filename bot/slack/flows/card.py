@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
-from bot.errors import RunBusy
+from bot.errors import FormulaError, RunBusy
 from bot.records import RESUMABLE, RowState, RunState, Triple
 from bot.rubric import Rubric
 from bot.runs import STALE_AFTER, Origin, abandon_triple, finish_triple, start_triple
@@ -14,9 +15,11 @@ from bot.slack.context import SAY_LATER, Context
 from bot.slack.messenger import OUR_FAULT, post_problem
 from bot.slack.text import code_block, shown
 from bot.slack.views.blocks import notice
-from bot.slack.views.card import Card, full_detail, placeholder, result_card
+from bot.slack.views.card import Card, corrected_output, full_detail, placeholder, result_card, sampled
 from bot.slack.views.limits import SECTION_LIMIT
-from bot.store import Judgment, Run, Store
+from bot.store import Judgment, JudgmentSample, Label, Run, Store, feedback_tally
+from bot.store.labels import labels_of, save_label
+from bot.store.samples import samples_of
 
 log = logging.getLogger(__name__)
 
@@ -70,9 +73,40 @@ async def show_judgment(
     return judgment
 
 
+def _card_state(store: Store, *, judgment: Judgment) -> tuple[tuple[int, int], list[JudgmentSample], list[Label]]:
+    samples = samples_of(store, judgment.id) if sampled(judgment) else []
+    return feedback_tally(store, judgment_id=judgment.id), samples, labels_of(store, judgment.id)
+
+
+async def current_card(ctx: Context, judgment: Judgment) -> Card:
+    """The card of `judgment` as it stands: with people's votes and corrections, and how its samples went."""
+    votes, samples, labels = await ctx.db(_card_state, judgment=judgment)
+    return result_card(judgment, ctx.rubric_of(judgment), votes=votes, samples=samples, labels=labels)
+
+
+async def record_correction(ctx: Context, judgment: Judgment, rubric: Rubric, *, user_id: str, values: dict[str, Any],
+                            note: str | None, response_url: str | None) -> None:
+    """Keep a person's correction of a judgment (replacing their earlier one) and show it on the card."""
+    try:
+        scoring = rubric.score(corrected_output(judgment.output, values))
+        passed, tag, headline = scoring.passed, scoring.tag, scoring.headline
+    except FormulaError:  # the person's values are kept even when the rubric's formulas cannot read them
+        log.warning("the correction of judgment %s by %s does not score", judgment.id, user_id, exc_info=True)
+        passed, tag, headline = None, None, None
+    async with ctx.one_at_a_time(judgment.id):
+        before = await ctx.db(save_label, judgment=judgment, user_id=user_id, source="correction", values=values,
+                              passed=passed, tag=tag, headline=headline, note=note)
+        card = await current_card(ctx, judgment)
+        edited = await ctx.say.edit(judgment.channel_id or "", judgment.message_ts or "", card.as_message(),
+                                   what=f"the corrections of judgment {judgment.id}")
+    verb = "Replaced your earlier correction" if before is not None else "Saved your correction"
+    where = "" if edited.ok else f" (the card could not be updated: `{edited.refusal}`)"
+    await ctx.say.tell(response_url, f"{verb} of #{judgment.id}{where}.")
+
+
 async def show_card(ctx: Context, judgment: Judgment, ts: str | None, *, response_url: str | None) -> None:
     """Put the card of `judgment` into message `ts` (or a new message); cut texts follow, uncut, in the thread."""
-    card = result_card(judgment, ctx.rubric_of(judgment))
+    card = await current_card(ctx, judgment)
     channel = judgment.channel_id or ""
     if ts:
         sent = await ctx.say.edit(channel, ts, card.as_message(), what=f"the card of judgment {judgment.id}")

@@ -1,4 +1,5 @@
-"""The form of `/judge <rubric>` and the buttons on a card: Agree, Disagree, Re-judge, Retry and Details.
+"""The form of `/judge <rubric>` and the buttons on a card: Agree, Disagree, Correct it (and its form), Re-judge,
+Retry and Details.
 
 Every button acts only on a judgment made in the channel, and the workspace, where it was clicked.
 """
@@ -12,21 +13,38 @@ from typing import Any
 from slack_bolt.context.ack.async_ack import AsyncAck
 
 from bot.errors import RubricError
-from bot.records import Triple
+from bot.records import RowState, Triple
 from bot.runs import Origin
 from bot.slack.context import Context
-from bot.slack.flows.card import CARD_SOURCE, show_judgment
+from bot.slack.flows.card import CARD_SOURCE, current_card, record_correction, show_judgment
 from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, from_team, made_here, named_teams
 from bot.slack.messenger import failure_text
 from bot.slack.text import escape
-from bot.slack.views.card import AGREE, reply_view, result_card
+from bot.slack.views.card import (
+    AGREE,
+    NOTE_BLOCK,
+    CorrectionContext,
+    correction_values,
+    correction_view,
+    open_correction,
+    reply_view,
+    sampled,
+)
 from bot.slack.views.commands import FORM_UNCHECKED, FormSeal, form_values
 from bot.slack.views.limits import ERROR_LIMIT
-from bot.store import Judgment, Store, feedback_tally, newest_on_message, record_feedback, remember_model
+from bot.store import Judgment, Store, newest_on_message, record_feedback, remember_model
+from bot.store.samples import samples_of
 
 log = logging.getLogger(__name__)
 
 NOT_HERE = "I cannot find this judgment in this channel's history."
+BUSY = "The history is busy right now; please click *{button}* again."
+CORRECTION_UNCHECKED = "I cannot check where this form was opened. Close it and press Correct it on the card again."
+CORRECTION_ELSEWHERE = "This form was opened in another workspace, so I cannot save it here."
+CORRECTION_NOT_HERE = "This judgment was not made in the channel this form was opened in, so it is not corrected."
+CORRECTION_BUSY = "The history is busy right now; please press Save again."
+NOT_CORRECTABLE = ("#{id} cannot be corrected: it has no score, or its rubric changed since (corrections are read "
+                   "with the rubric it was judged with).")
 
 
 def _message_ts(body: dict[str, Any], judgment: Judgment) -> str:
@@ -96,8 +114,7 @@ class CardListener:
         agree, where = action["action_id"] == AGREE, body.get("response_url")
         async with self.ctx.one_at_a_time(judgment.id):
             before = await self.ctx.db(record_feedback, judgment_id=judgment.id, user_id=body["user"]["id"], agree=agree)
-            votes = await self.ctx.db(feedback_tally, judgment_id=judgment.id)
-            card = result_card(judgment, self.ctx.rubric_of(judgment), votes=votes)
+            card = await current_card(self.ctx, judgment)
             await self.ctx.say.edit(judgment.channel_id or "", _message_ts(body, judgment), card.as_message(),
                                     what=f"the tally of judgment {judgment.id}")
         verb = "agree" if agree else "disagree"
@@ -151,18 +168,83 @@ class CardListener:
             self.rejudging.discard(judgment.id)
 
     async def on_details(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
-        """Details: the judge's full reply in a modal, opened while the trigger is fresh."""
+        """Details: every sample behind the verdict and the judge's full reply in a modal, opened while the trigger
+        is fresh."""
         await ack()
+        judgment = await self._quick_lookup(body, action, "Details")
+        if judgment is None:
+            return
+        try:
+            samples = await asyncio.wait_for(self.ctx.db(samples_of, judgment.id), QUICK_READ) \
+                if sampled(judgment) else []
+        except TimeoutError:
+            await self.ctx.say.tell(body.get("response_url"), BUSY.format(button="Details"))
+            return
+        await self.ctx.client.views_open(trigger_id=body["trigger_id"], view=reply_view(judgment, samples))
+
+    async def _quick_lookup(self, body: dict[str, Any], action: dict[str, Any], button: str) -> Judgment | None:
+        """The judgment of a button that opens a modal, read while its trigger is fresh; else the person is told."""
         try:
             judgment = await asyncio.wait_for(self._lookup(body, action), QUICK_READ)
         except TimeoutError:
-            await self.ctx.say.tell(body.get("response_url"), "The history is busy right now; please click "
-                                                              "*Details* again.")
-            return
+            await self.ctx.say.tell(body.get("response_url"), BUSY.format(button=button))
+            return None
         if judgment is None:
             await self.ctx.say.tell(body.get("response_url"), NOT_HERE)
+        return judgment
+
+    # -- Correct it -------------------------------------------------------------------------------------------
+
+    async def on_correct(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Correct it: a form holding the judge's values for the person to change, opened while the trigger is fresh.
+
+        Only for a judgment made where the button was clicked: the form shows its values.
+        """
+        await ack()
+        judgment = await self._quick_lookup(body, action, "Correct it")
+        if judgment is None:
             return
-        await self.ctx.client.views_open(trigger_id=body["trigger_id"], view=reply_view(judgment))
+        rubric = self.ctx.rubric_of(judgment)
+        if rubric is None or judgment.status != RowState.SCORED:
+            await self.ctx.say.tell(body.get("response_url"), NOT_CORRECTABLE.format(id=judgment.id))
+            return
+        # The card's channel and workspace, which the click was checked against, go sealed into the form.
+        context = CorrectionContext(team_id=judgment.team_id or "", channel_id=judgment.channel_id or "",
+                                    response_url=body.get("response_url"), judgment_id=judgment.id)
+        view = correction_view(judgment, rubric, metadata=self.seal.seal(context))
+        await self.ctx.client.views_open(trigger_id=body["trigger_id"], view=view)
+
+    async def on_correction(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
+        """The Correct it form was submitted: refuse it unless its judgment was made where it was opened, by a person
+        of that workspace; point at values out of range; else save the correction and show it on the card."""
+        context = open_correction(self.seal, view.get("private_metadata") or "")
+        refusal = CORRECTION_UNCHECKED if context is None else \
+            None if from_team(body, context.team_id) else CORRECTION_ELSEWHERE
+        judgment: Judgment | None = None
+        if context is not None and refusal is None:
+            try:
+                judgment = await asyncio.wait_for(self.ctx.db(Store.get_judgment, context.judgment_id), QUICK_READ)
+            except TimeoutError:
+                await ack(response_action="errors", errors={NOTE_BLOCK: CORRECTION_BUSY})
+                return
+            if judgment is None or (judgment.team_id, judgment.channel_id) != (context.team_id, context.channel_id):
+                refusal = CORRECTION_NOT_HERE
+        if refusal is not None or context is None or judgment is None:
+            log.warning("correction refused for user %s of team(s) %s: %s", (body.get("user") or {}).get("id"),
+                        named_teams(body), refusal)
+            await ack(response_action="errors", errors={NOTE_BLOCK: (refusal or CORRECTION_UNCHECKED)[:ERROR_LIMIT]})
+            return
+        rubric = self.ctx.rubric_of(judgment)
+        if rubric is None or judgment.status != RowState.SCORED:
+            await ack(response_action="errors", errors={NOTE_BLOCK: NOT_CORRECTABLE.format(id=judgment.id)[:ERROR_LIMIT]})
+            return
+        values, note, errors = correction_values(view, judgment, rubric)
+        if errors:
+            await ack(response_action="errors", errors=errors)
+            return
+        await ack()
+        self._spawn(record_correction(self.ctx, judgment, rubric, user_id=body["user"]["id"], values=values, note=note,
+                                      response_url=context.response_url), "correction", context.response_url)
 
     async def _card_judgment(self, body: dict[str, Any], action: dict[str, Any]) -> Judgment | None:
         """The judgment a button belongs to, if it was made where the button was clicked; else the person is told."""
