@@ -98,6 +98,7 @@ class Panel:
     clients: list[JudgeClient]
     samples: int = 1
     specs: list[JudgeSpec] | None = None  # as saved with the run; None for the configured judge alone
+    owned: bool = True  # its clients' connections are its own, closed with it (not a bot's shared ones)
 
     @classmethod
     def solo(cls, client: JudgeClient) -> Panel:
@@ -131,15 +132,72 @@ class Panel:
                 "temperature": self.temperature if not self.single else None}
 
     async def aclose(self) -> None:
-        """Close every judge's HTTP connections."""
-        for client in self.clients:
-            await client.aclose()
+        """Close every judge's HTTP connections, when they are its own."""
+        if self.owned:
+            for client in self.clients:
+                await client.aclose()
 
     async def __aenter__(self) -> Panel:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def sibling(client: JudgeClient, *, model: str | None = None, temperature: float | None = None) -> JudgeClient:
+    """A client for another model or temperature that asks through `client`'s connections and shares its throttle."""
+    return JudgeClient(client.client, model=model or client.model, temperature=temperature,
+                       max_retries=client.max_retries, throttle=client.throttle)
+
+
+@dataclass
+class Bench:
+    """The judges a long-running bot can ask, built once: its judge, and the jury of JUDGES or JUDGES_FILE."""
+
+    judge: JudgeClient
+    jury: list[JudgeClient]
+    specs: list[JudgeSpec] | None
+    sample_temperature: float
+    unsure_spread: float
+
+    def panel(self, samples: int) -> Panel:
+        """The jury (else the judge), each asked `samples` times per row, over the bot's own connections."""
+        members = self.jury or [self.judge]
+        if samples > 1:
+            members = [sibling(member, temperature=self.sample_temperature) for member in members]
+        return Panel(members, check_samples(samples), self.specs if self.jury else None, owned=False)
+
+    def panel_for(self, *, judge_model: str, samples: int, judges: list[dict[str, Any]] | None,
+                  temperature: float | None) -> Panel:
+        """The panel a run was started with; SetupError when one of its judges lives at an endpoint this bot does
+        not know any more."""
+        known = {client.model: client for client in [self.judge, *self.jury]}
+        members = []
+        for judge in judges or [{"model": judge_model}]:
+            model = str(judge.get("model"))
+            base = known.get(model)
+            if base is None:
+                if judge.get("base_url"):
+                    raise SetupError(f"the run was judged with {model} at {judge['base_url']}, which this bot is not "
+                                     "configured with any more (JUDGES_FILE); configure it again, or share the file "
+                                     "again to judge it with today's judges")
+                base = sibling(self.judge, model=model, temperature=self.judge.temperature)
+            members.append(base if temperature is None else sibling(base, temperature=temperature))
+        return Panel(members, check_samples(samples), None, owned=False)
+
+    async def aclose(self) -> None:
+        """Close every judge's HTTP connections."""
+        for client in [self.judge, *self.jury]:
+            await client.aclose()
+
+
+def open_bench(settings: Settings) -> Bench:
+    """The bot's judges: JUDGE_MODEL, and the jury JUDGES_FILE or JUDGES names (SetupError when it cannot be read)."""
+    specs = read_judges(settings.judges_file) if settings.judges_file else (
+        judges_from_names(settings.judges) if settings.judges.strip() else None)
+    judge = open_panel(settings).clients[0]
+    jury = open_panel(settings, specs=specs).clients if specs else []
+    return Bench(judge, jury, specs, settings.sample_temperature, settings.unsure_spread)
 
 
 def open_panel(settings: Settings, *, specs: list[JudgeSpec] | None = None, samples: int = 1,

@@ -8,6 +8,7 @@ import zoneinfo
 from dataclasses import dataclass
 
 from bot.errors import CommandError, RubricError
+from bot.jury import MAX_SAMPLES
 from bot.records import Triple
 from bot.rubric import Rubric, RubricSet
 from bot.slack.text import clean, escape, unescape
@@ -56,6 +57,13 @@ class SetDefault:
 
 
 @dataclass(frozen=True)
+class SetSamples:
+    """Set how many times files shared and triples judged in this channel are judged per row (1: once)."""
+
+    samples: int
+
+
+@dataclass(frozen=True)
 class OpenForm:
     """A modal to fill in, with `rubric` chosen."""
 
@@ -64,10 +72,11 @@ class OpenForm:
 
 @dataclass(frozen=True)
 class Inline:
-    """A triple typed on the command line, judged at once."""
+    """A triple typed on the command line, judged at once (`samples` times when it says)."""
 
     rubric: Rubric
     triple: Triple
+    samples: int | None = None
 
 
 @dataclass(frozen=True)
@@ -100,18 +109,20 @@ class DigestPreview:
     """Show the digest of the last 7 days to the caller only."""
 
 
-Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | OpenForm | Inline | DigestShow | DigestOn
-           | DigestOff | DigestNow | DigestPreview)
+Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | SetSamples | OpenForm | Inline
+           | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview)
 DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(am|pm)?$", re.IGNORECASE)
 DIGEST_USAGE = "`/judge digest on [day] [HH:MM] [timezone]`, for example `/judge digest on monday 09:00 Europe/Berlin`"
 
 USAGE = (
     "`/judge <rubric>` opens a form for one question, reference answer and answer\n"
-    "`/judge <rubric> <question> || <reference> || <answer>` judges at once\n"
+    "`/judge <rubric> [samples=N] <question> || <reference> || <answer>` judges at once (N times: see how far the "
+    "judge agrees with itself)\n"
     "`/judge history [N]` the latest judgments in this channel\n"
     f"`/judge stats [7d|30d|all] [model]` figures per model and rubric in this channel (default {STATS_DEFAULT_DAYS}d)\n"
-    "`/judge default [<rubric>|none]` the rubric CSV files shared in this channel are judged with\n"
+    "`/judge default [<rubric>|none]` the rubric CSV files shared in this channel are judged with; "
+    f"`/judge default samples N` how many times each row is judged here (1-{MAX_SAMPLES})\n"
     "`/judge digest [on [day] [HH:MM] [timezone] | off | now | preview]` this channel's weekly digest (on and off: "
     "admins)\n"
     "Share a CSV or TSV (columns question, reference, answer, optionally model) with the rubric in the message, "
@@ -143,7 +154,10 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
         raise CommandError(f"{escape(str(err))} `/judge help` shows the usage.") from None
     if not rest:
         return OpenForm(rubric)
-    return Inline(rubric, _triple(rest, rubric))
+    samples = None
+    if found := LEADING_SAMPLES.match(rest):  # only in front: a question may well hold "samples=3"
+        samples, rest = samples_count(found.group(1)), rest[found.end():]
+    return Inline(rubric, _triple(rest, rubric), samples)
 
 
 def _history(rest: str) -> History:
@@ -164,9 +178,20 @@ def _stats(rest: str) -> Stats:
     return Stats(model=rest or None)
 
 
-def _default(rest: str, rubrics: RubricSet) -> ShowDefault | SetDefault:
+def samples_count(word: str) -> int:
+    """A number of samples written in a command or message; CommandError when it is not 1 to MAX_SAMPLES."""
+    word = word.strip("`*_,.;")
+    if not (word.isascii() and word.isdigit()) or not 1 <= int(word) <= MAX_SAMPLES:
+        raise CommandError(f"samples takes a number from 1 to {MAX_SAMPLES}, not `{escape(word)}`.")
+    return int(word)
+
+
+def _default(rest: str, rubrics: RubricSet) -> ShowDefault | SetDefault | SetSamples:
     if not rest:
         return ShowDefault()
+    first, _, value = rest.replace("=", " ").replace(":", " ").partition(" ")
+    if first.lower() == "samples":
+        return SetSamples(samples_count(value.strip()))
     if rest.lower() in ("none", "off", "clear"):
         return SetDefault(None)
     try:
@@ -175,39 +200,42 @@ def _default(rest: str, rubrics: RubricSet) -> ShowDefault | SetDefault:
         raise CommandError(f"{escape(str(err))} `/judge rubrics` lists them.") from None
 
 
-SHARE_FIELD = re.compile(r"\b(rubric|model)\s*[:=]\s*(\S+)", re.IGNORECASE)
+SHARE_FIELD = re.compile(r"\b(rubric|model|samples)\s*[:=]\s*(\S+)", re.IGNORECASE)
+LEADING_SAMPLES = re.compile(r"samples\s*[:=]\s*(\S+)\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class ShareText:
-    """What the message that came with a file asks for: a rubric and a model under test, each if named."""
+    """What the message that came with a file asks for: a rubric, a model under test and samples, each if named."""
 
     rubric: Rubric | None = None
     model: str | None = None
+    samples: int | None = None
 
 
 def parse_share_text(text: str, rubrics: RubricSet) -> ShareText:
     """What the words with a file name; CommandError for an unknown rubric after `rubric:`.
 
-    `rubric: <name or alias>` and `model: <name>` anywhere; a message of one word, a rubric's name or
-    alias; in longer text, a word that is a rubric's name (aliases such as "five" are common words).
+    `rubric: <name or alias>`, `model: <name>` and `samples: N` anywhere; a message of one word, a rubric's name
+    or alias; in longer text, a word that is a rubric's name (aliases such as "five" are common words).
     """
     text = unescape(re.sub(r"<[@#!][^>]*>", " ", text or ""))
     named = {key.lower(): value.strip("`*_,.;") for key, value in SHARE_FIELD.findall(text)}
     model = named.get("model") or None
+    samples = samples_count(named["samples"]) if "samples" in named else None
     if "rubric" in named:
         try:
-            return ShareText(rubrics.get(named["rubric"]), model)
+            return ShareText(rubrics.get(named["rubric"]), model, samples)
         except RubricError as err:
             raise CommandError(escape(str(err))) from None
     words = [word.strip("-.") for word in re.findall(r"[\w\-.]+", SHARE_FIELD.sub(" ", text))]
     if len(words) == 1:
-        return ShareText(rubrics.find(words[0]), model)
+        return ShareText(rubrics.find(words[0]), model, samples)
     for word in words:
         found = rubrics.find(word)
         if found is not None and found.name == word.lower():
-            return ShareText(found, model)
-    return ShareText(None, model)
+            return ShareText(found, model, samples)
+    return ShareText(None, model, samples)
 
 
 def _digest(rest: str) -> DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview:

@@ -12,6 +12,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import RubricError
+from bot.jury import Bench
 from bot.llm import JudgeClient
 from bot.rubric import Rubric, RubricSet
 from bot.slack.messenger import Messenger
@@ -100,13 +101,18 @@ class Context:
 
     store: Store
     rubrics: RubricSet
-    judge: JudgeClient
+    bench: Bench  # the judge, and the jury of JUDGES or JUDGES_FILE
     say: Messenger
     team_url: str | None = None
     bot_user_id: str | None = None
     team_id: str | None = None  # the workspace the bot is installed in: the only one it acts for
     tasks: Supervisor = field(default_factory=Supervisor)
     _locks: dict[int, tuple[asyncio.Lock, list[int]]] = field(default_factory=dict)
+
+    @property
+    def judge(self) -> JudgeClient:
+        """The configured judge (JUDGE_MODEL), for one judgment at a time."""
+        return self.bench.judge
 
     @property
     def client(self) -> AsyncWebClient:

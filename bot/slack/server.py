@@ -18,7 +18,7 @@ from sqlalchemy import text
 
 from bot.config import Settings
 from bot.errors import SetupError
-from bot.llm import judge_client_from
+from bot.jury import open_bench
 from bot.rubric import load_rubrics
 from bot.slack.app import Parts, build_app
 from bot.slack.context import Context
@@ -102,7 +102,7 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     rubrics = load_rubrics(settings.rubrics_dir)
     for broken in rubrics.broken:  # the other rubrics work: the bot starts with them
         log.warning("rubric file left out until it is fixed: %s: %s", broken.path, broken.problem)
-    ctx = Context(store=store, rubrics=rubrics, judge=judge_client_from(settings),
+    ctx = Context(store=store, rubrics=rubrics, bench=open_bench(settings),
                   say=Messenger(client), team_url=auth.get("url"), bot_user_id=auth.get("user_id"),
                   team_id=auth.get("team_id"))
     # Listed before any request is taken, so a judgment started from now on is never mistaken for a left-over.
@@ -128,7 +128,7 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
             await web.TCPSite(runner, host, settings.port).start()
         except OSError as err:
             await runner.cleanup()
-            await ctx.judge.aclose()
+            await ctx.bench.aclose()
             raise SetupError(f"Cannot listen on port {settings.port} ({err.strerror or err}). Set PORT to a free "
                              "port, or stop what uses it.") from None
         running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), ctx, parts.files, parts.digests,

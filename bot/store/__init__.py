@@ -29,7 +29,14 @@ from bot.store.models import (
     UserSetting,
     utcnow,
 )
-from bot.store.preferences import default_rubric, remember_model, remembered_model, set_default_rubric
+from bot.store.preferences import (
+    default_rubric,
+    default_samples,
+    remember_model,
+    remembered_model,
+    set_default_rubric,
+    set_default_samples,
+)
 from bot.store.shares import (
     claim_share,
     earlier_share,
@@ -81,6 +88,7 @@ __all__ = [
     "configure_sqlite",
     "counted_in_channel",
     "default_rubric",
+    "default_samples",
     "earlier_share",
     "earlier_unread",
     "feedback_tally",
@@ -102,6 +110,7 @@ __all__ = [
     "remember_model",
     "remembered_model",
     "set_default_rubric",
+    "set_default_samples",
     "share_of_run",
     "subscribe",
     "subscription",

@@ -1,4 +1,5 @@
-"""What the bot remembers between requests: the model under test each person named last, each channel's rubric."""
+"""What the bot remembers between requests: the model under test each person named last, each channel's rubric and
+samples."""
 
 from __future__ import annotations
 
@@ -33,3 +34,16 @@ def set_default_rubric(store: Store, *, team_id: str, channel_id: str, rubric_na
     """Set (or, with None, clear) the channel's default rubric."""
     store.upsert(ChannelSetting, {"team_id": team_id, "channel_id": channel_id},
                  {"default_rubric": rubric_name, "updated_by": user_id, "updated_at": utcnow()})
+
+
+def default_samples(store: Store, *, team_id: str, channel_id: str) -> int | None:
+    """How many times a row judged in a channel is judged, when the channel says."""
+    with store.session() as session:
+        return session.exec(select(ChannelSetting.default_samples).where(
+            ChannelSetting.team_id == team_id, ChannelSetting.channel_id == channel_id)).first()
+
+
+def set_default_samples(store: Store, *, team_id: str, channel_id: str, samples: int | None, user_id: str) -> None:
+    """Set (or, with None, clear) how many times a row judged in the channel is judged."""
+    store.upsert(ChannelSetting, {"team_id": team_id, "channel_id": channel_id},
+                 {"default_samples": samples, "updated_by": user_id, "updated_at": utcnow()})

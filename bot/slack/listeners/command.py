@@ -33,7 +33,16 @@ from bot.slack.views.commands import (
     rubrics_message,
     stats_message,
 )
-from bot.store import channel_stats, default_rubric, recent_in_channel, remembered_model, set_default_rubric, utcnow
+from bot.store import (
+    channel_stats,
+    default_rubric,
+    default_samples,
+    recent_in_channel,
+    remembered_model,
+    set_default_rubric,
+    set_default_samples,
+    utcnow,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +58,7 @@ class CommandListener:
         self.handlers: dict[type, Handler] = {
             commands.Inline: self._inline, commands.History: self._history, commands.Stats: self._stats,
             commands.ShowDefault: self._show_default, commands.SetDefault: self._set_default,
+            commands.SetSamples: self._set_samples,
         }
         for handlers in more:
             self.handlers.update(handlers)
@@ -126,7 +136,20 @@ class CommandListener:
         else:
             text = (f"<#{command['channel_id']}> has no default rubric: a CSV shared here is judged with the rubric "
                     "its message names (such as `eth`), or I ask. `/judge default <rubric>` sets one.")
+        samples = await self.ctx.db(default_samples, team_id=command["team_id"], channel_id=command["channel_id"])
+        if samples and samples > 1:
+            text += (f"\nEach row judged here is judged {samples} times (`/judge default samples 1`: once), unless a "
+                     "message or command says `samples=N`.")
         await self.ctx.say.tell(command.get("response_url"), text)
+
+    async def _set_samples(self, parsed: commands.SetSamples, command: dict[str, Any]) -> None:
+        await self.ctx.db(set_default_samples, team_id=command["team_id"], channel_id=command["channel_id"],
+                          samples=None if parsed.samples == 1 else parsed.samples, user_id=command["user_id"])
+        who = f"<@{command['user_id']}>"
+        text = (f"{who} set this channel to judge each row {parsed.samples} times: each verdict shows how far the "
+                "samples agree, and rows where they split are marked unsure. More samples cost more." if parsed.samples > 1
+                else f"{who} set this channel to judge each row once (unless its rubric asks for more).")
+        await self.ctx.say.reply(command.get("response_url"), {**notice(text), "response_type": "in_channel"})
 
     async def _set_default(self, parsed: commands.SetDefault, command: dict[str, Any]) -> None:
         name = parsed.rubric.name if parsed.rubric else None
