@@ -74,6 +74,10 @@ class Settings(BaseSettings):
                                "(besides the workspace's admins and owners).")
     digest_grace_hours: float = Field(12.0, gt=0, le=72, description="Hours after its time a digest missed while "
                                       "the bot was down is still posted.")
+    calibration_min_agreement: float = Field(0.75, ge=0, le=1, description="Agreement with people's labels on "
+                                             "pass/fail below which `/judge calibration` and the digest warn.")
+    calibration_min_labels: int = Field(20, ge=1, description="Labels needed before low agreement is warned of "
+                                        "(fewer say too little).")
     judgebot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level.")
 
     @field_validator("judgebot_log_level", mode="before")
