@@ -19,7 +19,7 @@ from bot.slack.context import Context
 from bot.slack.flows.card import CARD_SOURCE, current_card, record_correction, show_judgment
 from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, from_team, made_here, named_teams
 from bot.slack.messenger import failure_text
-from bot.slack.text import escape
+from bot.slack.text import clip, escape
 from bot.slack.views.card import (
     AGREE,
     NOTE_BLOCK,
@@ -218,25 +218,20 @@ class CardListener:
         """The Correct it form was submitted: refuse it unless its judgment was made where it was opened, by a person
         of that workspace; point at values out of range; else save the correction and show it on the card."""
         context = open_correction(self.seal, view.get("private_metadata") or "")
-        refusal = CORRECTION_UNCHECKED if context is None else \
-            None if from_team(body, context.team_id) else CORRECTION_ELSEWHERE
-        judgment: Judgment | None = None
-        if context is not None and refusal is None:
-            try:
-                judgment = await asyncio.wait_for(self.ctx.db(Store.get_judgment, context.judgment_id), QUICK_READ)
-            except TimeoutError:
-                await ack(response_action="errors", errors={NOTE_BLOCK: CORRECTION_BUSY})
-                return
-            if judgment is None or (judgment.team_id, judgment.channel_id) != (context.team_id, context.channel_id):
-                refusal = CORRECTION_NOT_HERE
-        if refusal is not None or context is None or judgment is None:
+        try:
+            judgment, refusal = await asyncio.wait_for(self._correction_target(body, context), QUICK_READ)
+        except TimeoutError:
+            await ack(response_action="errors", errors={NOTE_BLOCK: CORRECTION_BUSY})
+            return
+        if judgment is None or context is None:
             log.warning("correction refused for user %s of team(s) %s: %s", (body.get("user") or {}).get("id"),
                         named_teams(body), refusal)
-            await ack(response_action="errors", errors={NOTE_BLOCK: (refusal or CORRECTION_UNCHECKED)[:ERROR_LIMIT]})
+            await ack(response_action="errors", errors={NOTE_BLOCK: clip(refusal, ERROR_LIMIT)[0]})
             return
         rubric = self.ctx.rubric_of(judgment)
         if rubric is None or judgment.status != RowState.SCORED:
-            await ack(response_action="errors", errors={NOTE_BLOCK: NOT_CORRECTABLE.format(id=judgment.id)[:ERROR_LIMIT]})
+            await ack(response_action="errors", errors={NOTE_BLOCK: clip(NOT_CORRECTABLE.format(id=judgment.id),
+                                                                         ERROR_LIMIT)[0]})
             return
         values, note, errors = correction_values(view, judgment, rubric)
         if errors:
@@ -245,6 +240,19 @@ class CardListener:
         await ack()
         self._spawn(record_correction(self.ctx, judgment, rubric, user_id=body["user"]["id"], values=values, note=note,
                                       response_url=context.response_url), "correction", context.response_url)
+
+    async def _correction_target(self, body: dict[str, Any],
+                                 context: CorrectionContext | None) -> tuple[Judgment | None, str]:
+        """The judgment a submitted form corrects, only if the form is ours, sent by a person of the workspace it was
+        opened in, and the judgment was made in that channel; else None and why."""
+        if context is None:
+            return None, CORRECTION_UNCHECKED
+        if not from_team(body, context.team_id):
+            return None, CORRECTION_ELSEWHERE
+        judgment = await self.ctx.db(Store.get_judgment, context.judgment_id)
+        if judgment is None or (judgment.team_id, judgment.channel_id) != (context.team_id, context.channel_id):
+            return None, CORRECTION_NOT_HERE
+        return judgment, ""
 
     async def _card_judgment(self, body: dict[str, Any], action: dict[str, Any]) -> Judgment | None:
         """The judgment a button belongs to, if it was made where the button was clicked; else the person is told."""
