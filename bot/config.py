@@ -78,6 +78,8 @@ class Settings(BaseSettings):
                                              "pass/fail below which `/judge calibration` and the digest warn.")
     calibration_min_labels: int = Field(20, ge=1, description="Labels needed before low agreement is warned of "
                                         "(fewer say too little).")
+    calibration_confirm_rows: int = Field(200, ge=0, description="Rows above which `judgebot calibration check` asks "
+                                          "before judging them (unless --yes).")
     judgebot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level.")
 
     @field_validator("judgebot_log_level", mode="before")
