@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bot.slack.views.card import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
+from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.store import Store
 from bot.store.feedback import feedback_tally
 from tests.replies import eth_reply, triple_of
@@ -81,7 +81,7 @@ async def test_inline_judging_posts_a_placeholder_then_the_card(slack, slack_ser
                                                     "Use myStudies.")
     [row] = [j for j in store_of(bot_settings).iter_judgments(1)]
     assert (row.status, row.channel_id, row.user_id, row.message_ts) == ("scored", "C0GENERAL", "U0USER", card["ts"])
-    assert set(buttons(card)) == {AGREE, DISAGREE, REJUDGE, DETAILS}
+    assert set(buttons(card)) == {AGREE, DISAGREE, CORRECT, REJUDGE, DETAILS}
 
 
 async def test_ack_comes_before_the_judge_answers(slack, slack_server, judge_server):

@@ -16,7 +16,7 @@ from bot.slack.listeners.card import NOT_HERE as JUDGMENT_NOT_HERE
 from bot.slack.listeners.clicks import OTHER_WORKSPACE
 from bot.slack.listeners.file import NOT_HERE as FILE_NOT_HERE
 from bot.slack.server import start_bot
-from bot.slack.views.card import AGREE, DETAILS, DISAGREE, REJUDGE, RETRY
+from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.slack.views.commands import FORM_UNCHECKED, FormContext, FormSeal
 from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
 from bot.store import Store, claim_share, feedback_tally, get_share
@@ -94,7 +94,7 @@ def judgment_in(store: Store, rubrics, *, team: str | None, channel: str | None)
     return judgment.id
 
 
-CARD_BUTTONS = (AGREE, DISAGREE, REJUDGE, RETRY, DETAILS)
+CARD_BUTTONS = (AGREE, DISAGREE, CORRECT, REJUDGE, RETRY, DETAILS)
 
 
 async def refused_everywhere(slack, slack_server, judge_server, judgment: int, **where) -> None:

@@ -26,6 +26,7 @@ from bot.store import (
     SharedFile,
     claim_share,
     default_rubric,
+    default_samples,
     earlier_share,
     earlier_unread,
     move_share,
@@ -120,7 +121,9 @@ class FileIntake:
                 await self._ask(share, ShareState.ASKING,
                                 view.rubric_question(share.id, share.file_name, self.ctx.rubrics))
                 return
-            await self.runs.start(share, rubric, source, None if "model" in source.chosen else wanted.model)
+            samples = wanted.samples or await self.ctx.db(default_samples, team_id=share.team_id,
+                                                          channel_id=share.channel_id) or rubric.samples
+            await self.runs.start(share, rubric, source, None if "model" in source.chosen else wanted.model, samples)
 
     async def _earlier(self, share: SharedFile) -> SharedFile | None:
         """An earlier share of the same file in the thread. One shared at the same moment may still be fetching

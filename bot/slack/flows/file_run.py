@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.config import Settings
 from bot.csvio import CsvSource
-from bot.errors import RubricChanged, RunBusy, RunNotResumable
+from bot.errors import RubricChanged, RunBusy, RunNotResumable, SetupError
 from bot.records import RESUMABLE, RowState, RunState, ShareState
 from bot.rubric import Rubric
 from bot.runs import Origin, execute_run, start_csv_run
@@ -73,8 +73,9 @@ class FileRuns:
         """Run file work in the background: interrupted at a stop, and taken up again after the restart."""
         self.ctx.tasks.spawn(work, what, interruptible=True)
 
-    async def start(self, share: SharedFile, rubric: Rubric, source: CsvSource, model: str | None) -> None:
-        """Post the progress message, save every row as pending, then judge."""
+    async def start(self, share: SharedFile, rubric: Rubric, source: CsvSource, model: str | None,
+                    samples: int = 1) -> None:
+        """Post the progress message, save every row as pending, then judge (each row `samples` times)."""
         shown = view.loading(share.file_name, rubric.title)
         if share.progress_ts:
             await self.ctx.say.edit(share.channel_id, share.progress_ts, shown, what="a progress message")
@@ -88,8 +89,9 @@ class FileRuns:
                           rubric_name=rubric.name, model_name=model)
         origin = Origin(source=FILE_SOURCE, team_id=share.team_id, channel_id=share.channel_id,
                         thread_ts=share.thread_ts, user_id=share.user_id)
+        panel = self.ctx.bench.panel(samples)
         run = await asyncio.to_thread(start_csv_run, self.ctx.store, rubric=rubric, source=source,
-                                      judge_model=self.ctx.judge.model, model_name=model, origin=origin)
+                                      **panel.run_fields(), model_name=model, origin=origin)
         await self.ctx.db(move_share, share_id=share.id, to=ShareState.RUNNING, run_id=run.id)
         share.run_id, share.state = run.id, ShareState.RUNNING
         await self.judge(share, run, rubric)
@@ -108,13 +110,15 @@ class FileRuns:
         shown.start()
         started = time.monotonic()
         try:
-            outcome = await execute_run(self.ctx.store, run, rubric, self.ctx.judge,
-                                        concurrency=self.limits.concurrency, on_progress=shown.update,
-                                        cancel=active.cancel, statuses=RESUMABLE)
+            panel = self.ctx.bench.panel_for(judge_model=run.judge_model, samples=run.samples, judges=run.judges,
+                                             temperature=run.temperature)
+            outcome = await execute_run(self.ctx.store, run, rubric, panel, concurrency=self.limits.concurrency,
+                                        on_progress=shown.update, cancel=active.cancel, statuses=RESUMABLE,
+                                        unsure_spread=self.ctx.bench.unsure_spread)
         except RunBusy:
             await shown.close()
             raise
-        except (RubricChanged, RunNotResumable) as err:
+        except (RubricChanged, RunNotResumable, SetupError) as err:
             await shown.close(view.failed(share.file_name, str(err)))
             await self.ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, owner=None, note=str(err))
             return

@@ -12,6 +12,7 @@ from bot.digest import score_distribution_png
 from bot.records import ShareState
 from bot.rubric import Rubric
 from bot.runs import BANDS, Summary, export_run
+from bot.runs.file_labels import save_file_labels
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.flows import share_thread
@@ -74,11 +75,12 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
     assert run is not None, "a share's run is never deleted"
     with tempfile.TemporaryDirectory(prefix="judgebot-") as folder:
         results = Path(folder) / results_name(run)
+        labels = await asyncio.to_thread(save_file_labels, ctx.store, run, rubric)
         summary = await asyncio.to_thread(export_run, ctx.store, run=run, rubric=rubric, out=results)
         if share.summary_ts is None:
             ts = await _posted_summary(ctx, share, run) if recovering else None
             if ts is None:
-                ts = (await share_thread.post(ctx, share, view.summary_card(run, rubric, summary, results.name),
+                ts = (await share_thread.post(ctx, share, view.summary_card(run, rubric, summary, results.name, labels),
                                        what="the summary", metadata={"event_type": SUMMARY_EVENT,
                                                                      "event_payload": {"run_id": run.id}})).ts
             if ts is None:

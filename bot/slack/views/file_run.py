@@ -14,11 +14,13 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.calibration import kappa_text
 from bot.figures import duration, number, percent
 from bot.records import RowState, RunState
 from bot.rubric import Rubric, RubricSet
 from bot.runs import Progress, Summary
-from bot.slack.text import clip, escape, plain, shown
+from bot.runs.file_labels import FileLabels
+from bot.slack.text import clip, code_block, escape, plain, shown
 from bot.slack.views.blocks import context, listing, message, section
 from bot.slack.views.limits import BUTTON_LIMIT, BUTTONS_PER_ROW, HEADER_LIMIT, SECTION_FIELDS, SECTION_LIMIT
 from bot.store import Run
@@ -171,8 +173,43 @@ def _models(summary: Summary) -> list[str]:
     return lines
 
 
-def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str) -> dict[str, Any]:
-    """The end of a run: counts, pass rate, criteria, tags, models, lowest rows, problems, tokens and cost."""
+def _samples(summary: Summary) -> str:
+    """How far the samples of each row agreed: how many were taken, how many failed, the rows they split on."""
+    failed = f" ({summary.failed_samples:,} not scored)" if summary.failed_samples else ""
+    text = f"*Samples* {sum(summary.samples.values()):,}{failed} · *Unsure rows* {summary.unsure:,}"
+    if summary.unsure:
+        rows = ", ".join(str(row) for row in summary.unsure_rows)
+        more = f" and {summary.unsure - len(summary.unsure_rows):,} more" if summary.unsure > len(summary.unsure_rows) else ""
+        text += f" (the samples split or spread widely): rows {rows}{more}; the unsure column of the results marks them"
+    return text
+
+
+def _labels(labels: FileLabels) -> list[Block]:
+    """The judge against the labels the file's human_ columns hold."""
+    blocks: list[Block] = []
+    figures = labels.calibration
+    if figures is not None and figures.n:
+        agreement = "—" if figures.agreement is None else f"{figures.agreement:.0%} ({figures.pass_agree}/{figures.pass_n})"
+        parts = [f"{figures.n:,} labels", f"agreement on pass/fail {agreement}",
+                 f"kappa {kappa_text(figures.kappa_pass, figures.pass_n)}"]
+        if figures.tag_n:
+            parts.append(f"kappa on the tag {kappa_text(figures.kappa_tag, figures.tag_n)}")
+        text = "*The judge against the file's labels*\n" + " · ".join(parts)
+        if figures.confusion is not None:
+            table = "\n".join(figures.confusion.table())
+            text += "\n" + code_block(escape(table))
+        blocks.append(section(clip(text, SECTION_LIMIT)[0]))
+    notes = [f"column {escape(header)} names no field of this rubric that can be labeled" for header in labels.unknown]
+    notes += [f"row {row}: label not read: {shown(problem, 200)[0]}" for row, problem in labels.problems[:5]]
+    if notes:
+        blocks.append(context(*notes))
+    return blocks
+
+
+def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
+                 labels: FileLabels | None = None) -> dict[str, Any]:
+    """The end of a run: counts, pass rate, criteria, tags, models, samples and unsure rows, the judge against the
+    file's labels, lowest rows, problems, tokens and cost."""
     malformed, pending = summary.counts[RowState.MALFORMED], summary.counts[RowState.PENDING]
     counts = [f"*Rows*\n{summary.rows:,}", f"*Scored*\n{summary.scored:,}", f"*Judge errors*\n{summary.errors:,}",
               f"*Malformed*\n{malformed:,}"]
@@ -194,6 +231,10 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str) 
         head.append(section(f"*{escape(path.replace('_', ' '))}*\n{shares}"))
     if len(summary.models) > 1 or next(iter(summary.models), "(no model)") != "(no model)":
         head.append(section("*Per model under test*\n" + "\n".join(_models(summary))[:SECTION_LIMIT - 100]))
+    if summary.samples:
+        head.append(section(_samples(summary)))
+    if labels is not None and labels.any:
+        head.extend(_labels(labels))
     if summary.worst:
         low = [f"• row {row}: {score:.0f}/100 · {shown(question, 150)[0]}" for score, row, question in summary.worst]
         head.append(section("*Lowest-scoring rows*\n" + "\n".join(low)))
