@@ -7,6 +7,7 @@ import json
 import sqlite3
 
 from tests.test_samples import Script
+from tests.test_slack_bot import card_of
 from tests.test_slack_files import blocks_text, finished_thread, results_rows, share, summaries
 
 TORN = "Use myStudies, or maybe ask around."
@@ -76,3 +77,15 @@ async def test_a_files_human_columns_are_labels_measured_in_the_summary(slack, s
                                                                                       ("file", "Generic")]
     finally:
         db.close()
+
+
+async def test_an_inline_judgment_with_samples_shows_how_they_split(slack, slack_server, judge_server, bot_settings):
+    judge_server.responder = judge_script()
+    answer = await slack.command(f"eth samples=3 Exams? || Register in myStudies. || {TORN}")
+    assert answer.status == 200
+    card = await card_of(slack_server)
+    assert "⚠ split 2/1: Generic, Correct" in blocks_text(card)
+    assert len(judge_server.bodies()) == 3
+
+    refused = await slack.command("eth samples=0 a || b || c")
+    assert "from 1 to 9" in refused.text() and len(judge_server.bodies()) == 3

@@ -7,6 +7,7 @@ from typing import Any
 
 from bot.errors import RunBusy
 from bot.judge import failure_verdict
+from bot.jury import Panel
 from bot.llm import RESUME, JudgeClient
 from bot.records import RESUMABLE, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
@@ -20,7 +21,7 @@ async def start_triple(store: Store, *, rubric: Rubric, triple: Triple, judge_mo
     return await asyncio.to_thread(start_single_run, store, rubric=rubric, triple=triple, judge_model=judge_model, **kwargs)
 
 
-async def finish_triple(store: Store, *, run: Run, rubric: Rubric, client: JudgeClient) -> Judgment:
+async def finish_triple(store: Store, *, run: Run, rubric: Rubric, client: JudgeClient | Panel) -> Judgment:
     """Judge the pending row of a run of one triple (unless another live process holds it) and return it.
 
     A judge that cannot be used right now (quota, key, unreachable) would pause a file's run; one

@@ -12,7 +12,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import RubricError
-from bot.jury import Bench
+from bot.jury import Bench, Panel
 from bot.llm import JudgeClient
 from bot.rubric import Rubric, RubricSet
 from bot.slack.messenger import Messenger
@@ -113,6 +113,11 @@ class Context:
     def judge(self) -> JudgeClient:
         """The configured judge (JUDGE_MODEL), for one judgment at a time."""
         return self.bench.judge
+
+    def panel_of(self, run: Run) -> Panel:
+        """The judges a run was started with, over the bot's connections (SetupError: one is not configured now)."""
+        return self.bench.panel_for(judge_model=run.judge_model, samples=run.samples, judges=run.judges,
+                                    temperature=run.temperature)
 
     @property
     def client(self) -> AsyncWebClient:

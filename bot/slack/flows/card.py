@@ -17,7 +17,7 @@ from bot.slack.text import code_block, shown
 from bot.slack.views.blocks import notice
 from bot.slack.views.card import Card, corrected_output, full_detail, placeholder, result_card, sampled
 from bot.slack.views.limits import SECTION_LIMIT
-from bot.store import Judgment, JudgmentSample, Label, Run, Store, feedback_tally
+from bot.store import Judgment, JudgmentSample, Label, Run, Store, default_samples, feedback_tally
 from bot.store.labels import labels_of, save_label
 from bot.store.samples import samples_of
 
@@ -36,13 +36,18 @@ def echo(triple: Triple, room: int) -> str:
 
 async def show_judgment(
     ctx: Context, *, rubric: Rubric, triple: Triple, origin: Origin, model_name: str | None,
-    response_url: str | None, fresh: bool = False, replace_ts: str | None = None,
+    response_url: str | None, fresh: bool = False, replace_ts: str | None = None, samples: int | None = None,
 ) -> Judgment | None:
-    """Save the triple, post a placeholder (or reuse message `replace_ts`), judge, and put the card there."""
+    """Save the triple, post a placeholder (or reuse message `replace_ts`), judge, and put the card there.
+
+    The triple is judged `samples` times, else as many as the channel's default or the rubric's own say.
+    """
     channel, thread = origin.channel_id or "", origin.thread_ts
     try:
-        run = await start_triple(ctx.store, rubric=rubric, triple=triple, judge_model=ctx.judge.model, model_name=model_name,
-                                 fresh=fresh, origin=origin, message_ts=replace_ts)
+        if samples is None:
+            samples = await ctx.db(default_samples, team_id=origin.team_id or "", channel_id=channel) or rubric.samples
+        run = await start_triple(ctx.store, rubric=rubric, triple=triple, **ctx.bench.panel(samples).run_fields(),
+                                 model_name=model_name, fresh=fresh, origin=origin, message_ts=replace_ts)
     except Exception:
         log.exception("saving a judgment for %s in %s failed", origin.user_id, channel)
         await ctx.say.tell(response_url, f":warning: {OUR_FAULT}\n\n{echo(triple, SECTION_LIMIT - 300)}")
@@ -61,7 +66,7 @@ async def show_judgment(
         await ctx.say.tell(response_url, f"{problem}\n\n{echo(triple, SECTION_LIMIT - len(problem) - 10)}")
         return None
     try:
-        judgment = await finish_triple(ctx.store, run=run, rubric=rubric, client=ctx.judge)
+        judgment = await finish_triple(ctx.store, run=run, rubric=rubric, client=ctx.panel_of(run))
     except asyncio.CancelledError:
         await _stopped(ctx, run, channel, sent.ts)
         raise
@@ -180,10 +185,10 @@ async def _recover(ctx: Context, run: Run) -> None:
 async def _finish_when_free(ctx: Context, run: Run, rubric: Rubric) -> Judgment | None:
     """Judge a left-over run; one still held by another host is retried once its heartbeat would be stale."""
     try:
-        return await finish_triple(ctx.store, run=run, rubric=rubric, client=ctx.judge)
+        return await finish_triple(ctx.store, run=run, rubric=rubric, client=ctx.panel_of(run))
     except RunBusy:
         await asyncio.sleep(STALE_AFTER + 5)
     current = await ctx.db(Store.get_run, run.id)
     if current is None or current.status not in RESUMABLE:
         return None  # finished meanwhile by the process that held it
-    return await finish_triple(ctx.store, run=run, rubric=rubric, client=ctx.judge)
+    return await finish_triple(ctx.store, run=run, rubric=rubric, client=ctx.panel_of(run))

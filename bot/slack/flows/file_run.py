@@ -110,9 +110,7 @@ class FileRuns:
         shown.start()
         started = time.monotonic()
         try:
-            panel = self.ctx.bench.panel_for(judge_model=run.judge_model, samples=run.samples, judges=run.judges,
-                                             temperature=run.temperature)
-            outcome = await execute_run(self.ctx.store, run, rubric, panel, concurrency=self.limits.concurrency,
+            outcome = await execute_run(self.ctx.store, run, rubric, self.ctx.panel_of(run), concurrency=self.limits.concurrency,
                                         on_progress=shown.update, cancel=active.cancel, statuses=RESUMABLE,
                                         unsure_spread=self.ctx.bench.unsure_spread)
         except RunBusy:

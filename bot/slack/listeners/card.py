@@ -163,7 +163,8 @@ class CardListener:
                             thread_ts=thread, user_id=body["user"]["id"])
             triple = Triple(question=judgment.question, reference=judgment.reference, answer=judgment.answer)
             await show_judgment(self.ctx, rubric=rubric, triple=triple, origin=origin, model_name=judgment.model_name,
-                                response_url=where, fresh=fresh, replace_ts=None if fresh else card_ts)
+                                response_url=where, fresh=fresh, replace_ts=None if fresh else card_ts,
+                                samples=judgment.samples or 1)
         finally:
             self.rejudging.discard(judgment.id)
 

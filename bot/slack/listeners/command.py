@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 
+from bot.digest.trust import RubricTrust, TrustBar, labeled_rubrics, rubric_trust
 from bot.errors import CommandError
 from bot.runs import Origin
 from bot.slack import commands
@@ -24,6 +25,7 @@ from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, from_team, n
 from bot.slack.messenger import failure_text, slack_error
 from bot.slack.text import escape
 from bot.slack.views.blocks import notice
+from bot.slack.views.calibration import calibration_message
 from bot.slack.views.commands import (
     FormContext,
     FormSeal,
@@ -53,11 +55,13 @@ Handler = Callable[[Any, dict[str, Any]], Coroutine[Any, Any, None]]
 class CommandListener:
     """`/judge`: help and the rubric list in the ack itself, the form right after it, everything else in a task."""
 
-    def __init__(self, ctx: Context, seal: FormSeal, *more: dict[type, Handler]) -> None:
+    def __init__(self, ctx: Context, seal: FormSeal, *more: dict[type, Handler], trust: TrustBar | None = None) -> None:
         self.ctx, self.seal = ctx, seal
+        self.trust = trust or TrustBar()
         self.handlers: dict[type, Handler] = {
             commands.Inline: self._inline, commands.History: self._history, commands.Stats: self._stats,
             commands.ShowDefault: self._show_default, commands.SetDefault: self._set_default,
+            commands.CalibrationCheck: self._calibration,
             commands.SetSamples: self._set_samples,
         }
         for handlers in more:
@@ -114,7 +118,7 @@ class CommandListener:
         origin = Origin(source=CARD_SOURCE, team_id=command["team_id"], channel_id=command["channel_id"],
                         user_id=command["user_id"])
         await show_judgment(self.ctx, rubric=parsed.rubric, triple=parsed.triple, origin=origin, model_name=model,
-                            response_url=command.get("response_url"))
+                            response_url=command.get("response_url"), samples=parsed.samples)
 
     async def _history(self, parsed: commands.History, command: dict[str, Any]) -> None:
         rows = await self.ctx.db(recent_in_channel, channel_id=command["channel_id"], limit=parsed.limit)
@@ -126,6 +130,28 @@ class CommandListener:
         figures = await self.ctx.db(channel_stats, channel_id=command["channel_id"], since=since, model=parsed.model)
         await self.ctx.say.reply(command.get("response_url"),
                                  stats_message(figures, command["channel_id"], days=parsed.days, model=parsed.model))
+
+    async def _calibration(self, parsed: commands.CalibrationCheck, command: dict[str, Any]) -> None:
+        team, channel = command["team_id"], command["channel_id"]
+        since = utcnow() - timedelta(days=parsed.days) if parsed.days else None
+        names = await self._rubrics_to_calibrate(parsed, team, channel, since)
+        reports: list[RubricTrust] = []
+        for name in names:
+            reports.append(await self.ctx.db(rubric_trust, rubric_name=name, rubric=self.ctx.rubrics.find(name),
+                                             channel_id=channel, team_id=team, since=since, bar=self.trust))
+        only = names[0] if len(names) == 1 else None
+        await self.ctx.say.reply(command.get("response_url"),
+                                 calibration_message(reports, self.ctx.rubrics, channel, days=parsed.days, rubric_name=only))
+
+    async def _rubrics_to_calibrate(self, parsed: commands.CalibrationCheck, team: str, channel: str,
+                                    since: datetime | None) -> list[str]:
+        """The rubric named; else the channel's default rubric; else every rubric with labels in the channel."""
+        if parsed.rubric is not None:
+            return [parsed.rubric.name]
+        name = await self.ctx.db(default_rubric, team_id=team, channel_id=channel)
+        if name and (rubric := self.ctx.rubrics.find(name)) is not None:
+            return [rubric.name]
+        return await self.ctx.db(labeled_rubrics, channel_id=channel, team_id=team, since=since)
 
     async def _show_default(self, parsed: commands.ShowDefault, command: dict[str, Any]) -> None:
         name = await self.ctx.db(default_rubric, team_id=command["team_id"], channel_id=command["channel_id"])
