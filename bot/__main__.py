@@ -106,7 +106,33 @@ def build_parser() -> argparse.ArgumentParser:
                             "timezone, else DIGEST_TIMEZONE)")
     digest_cmd.add_argument("--post", action="store_true", help="post it in the channel too (needs SLACK_BOT_TOKEN; "
                             "a week is posted once, whoever posts it)")
+    add_calibration_commands(commands)
     return parser
+
+
+def add_calibration_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`calibration [check]` and `labels export`: how far to trust the judge, from people's labels."""
+    calibration_cmd = commands.add_parser("calibration", help="how far the judge agrees with people's labels; "
+                                          "`calibration check` judges the labeled rows again with today's judge")
+    calibration_cmd.add_argument("action", nargs="?", choices=["check"], help="judge the labeled rows again")
+    calibration_cmd.add_argument("--rubric", required=True, help="rubric name or alias")
+    calibration_cmd.add_argument("--channel", help="only the labels of this Slack channel (default: every channel "
+                                 "and the terminal); with check, judge this channel's labeled judgments")
+    calibration_cmd.add_argument("--since", help="7d, 30d, all or a date such as 2026-11-01 (default: all)")
+    calibration_cmd.add_argument("--judge-model", help="only labels of this judge's verdicts; with check, the judge "
+                                 "to measure (default: JUDGE_MODEL)")
+    calibration_cmd.add_argument("--labels", type=Path, metavar="FILE", help="check: a CSV with human_ columns, such "
+                                 "as `judgebot labels export` writes")
+    calibration_cmd.add_argument("--min-agreement", type=float, metavar="SHARE",
+                                 help="check: exit 1 when agreement on pass/fail is below this (default 0.8)")
+    calibration_cmd.add_argument("--yes", action="store_true", help="check: judge without asking, however many rows")
+    calibration_cmd.add_argument("--fresh", action="store_true", help="check: judge again even when a cached "
+                                 "verdict of the same judge exists")
+    labels_cmd = commands.add_parser("labels", help="people's labels; `labels export` writes them as a CSV")
+    labels_cmd.add_argument("action", choices=["export"])
+    labels_cmd.add_argument("--rubric", required=True, help="rubric name or alias")
+    labels_cmd.add_argument("--channel", help="only the labels of this Slack channel (default: all)")
+    labels_cmd.add_argument("--out", type=Path, help="the CSV file to write (default: standard output)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -157,6 +183,11 @@ async def dispatch(args: argparse.Namespace, settings: Settings, console: Consol
         return await rubrics_command(args, settings, rubrics, console)
     if args.command == "resume":
         return await resume_command(args, settings, rubrics, console)
+    if args.command in ("calibration", "labels"):
+        from bot.calibration_commands import calibration_command, labels_command
+
+        command = calibration_command if args.command == "calibration" else labels_command
+        return await command(args, settings, rubrics, console)
     return await judge_command(args, settings, rubrics, console)
 
 

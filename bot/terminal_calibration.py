@@ -1,0 +1,110 @@
+"""What the CLI shows of calibration: the judge against people's labels, a check of today's judge, and its cost."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+
+from bot.figures import number, percent
+
+if TYPE_CHECKING:  # only types: drawing the figures must not load the database or the judge
+    from bot.calibration import Calibration
+
+# Every text these functions take from outside judgebot (model names, tags, criteria, file names) has been made safe
+# by the caller (terminal.shown): this module prints with markup on and strips nothing itself.
+KEY_WIDTH = 24
+HOW_TO_LABEL = (
+    "Labels come from people: the Correct it button on a result card in Slack, the Agree / Disagree buttons, or "
+    "human_pass and human_<field> columns in a CSV judged with `judgebot judge`."
+)
+
+
+def _line(console: Console, key: str, value: str) -> None:
+    console.print(f"{key:<{KEY_WIDTH}}{value}", highlight=False)
+
+
+def agreement_text(figures: Calibration) -> str:
+    """Agreement on pass/fail with its 95 % Wilson interval, such as "82% (41/50), 95% CI 69%-90%"."""
+    if figures.agreement is None:
+        return "- (no label says pass or fail)"
+    text = f"{percent(figures.agreement)} ({figures.pass_agree}/{figures.pass_n})"
+    if figures.interval is not None:
+        low, high = figures.interval
+        text += f", 95% CI {percent(low)}-{percent(high)}"
+    return text
+
+
+def kappa_lines(console: Console, figures: Calibration) -> None:
+    """Cohen's kappa on pass/fail and, when the rubric has a tag, on the tag."""
+    from bot.calibration import kappa_text
+
+    _line(console, "kappa on pass/fail", kappa_text(figures.kappa_pass, figures.pass_n))
+    if figures.tag_n:
+        _line(console, "kappa on the tag", f"{kappa_text(figures.kappa_tag, figures.tag_n)} over {figures.tag_n} labels")
+
+
+def show_calibration(console: Console, title: str, figures: Calibration) -> None:
+    """Every figure of the judge against the labels: agreement, kappa, the confusion matrix, gaps, weeks."""
+    console.print(f"[bold]{title}[/]", highlight=False)
+    _line(console, "labels", str(figures.n))
+    _line(console, "agreement on pass/fail", agreement_text(figures))
+    kappa_lines(console, figures)
+    if figures.confusion is not None:
+        console.print("tags, judge (rows) against people (columns):", highlight=False)
+        for row in figures.confusion.table():
+            console.print("  " + row, highlight=False)
+    if figures.mad:
+        console.print("mean absolute difference, judge against people:", highlight=False)
+        for criterion, (count, gap) in figures.mad.items():
+            console.print(f"  {criterion:<{KEY_WIDTH - 2}}{number(gap)} over {count} labels", highlight=False)
+    console.print("labels per week:", highlight=False)
+    for week, count, agreement in figures.by_week:
+        console.print(f"  {week}  {count:>5} labels  agreement {percent(agreement)}", highlight=False)
+    _line(console, "judge models", _counts(figures.judge_models))
+    _line(console, "rubric versions", _counts(figures.rubric_hashes))
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return " · ".join(f"{name} ({count})" for name, count in counts.items())
+
+
+def show_no_labels(console: Console, where: str) -> None:
+    """No labels yet: where none were found, and how people give some."""
+    console.print(f"No labels found ({where}), so there is nothing to measure the judge against yet.",
+                  highlight=False)
+    console.print(HOW_TO_LABEL, highlight=False)
+
+
+def show_warnings(console: Console, warnings: Sequence[str]) -> None:
+    """Each warning on a line of its own."""
+    for warning in warnings:
+        console.print(f"[yellow]warning[/]: {warning}", highlight=False)
+
+
+def show_estimate(console: Console, rows: int, judge: str, tokens: tuple[int, int], cost: float | None) -> None:
+    """What judging the labeled rows again is likely to cost, before it starts."""
+    priced = "price unknown" if cost is None else f"about ${cost:.4f}"
+    console.print(f"Judging {rows} labeled rows again with {judge}: about {tokens[0]:,} tokens in and {tokens[1]:,} "
+                  f"out, {priced}.", highlight=False)
+
+
+def show_check(console: Console, current: tuple[str, Calibration], original: tuple[str, Calibration] | None,
+               minimum: float) -> None:
+    """Today's judge against the labels beside the judges that gave the labeled verdicts, and the verdict."""
+    judges = [current, *([original] if original is not None else [])]
+    for name, figures in judges:
+        console.print(f"[bold]{name}[/]", highlight=False)
+        _line(console, "labels", str(figures.n))
+        _line(console, "agreement on pass/fail", agreement_text(figures))
+        kappa_lines(console, figures)
+    if original is None:
+        console.print("The labels do not say what the original judge gave (no judge_pass or judge_tag column).",
+                      highlight=False)
+    agreement = current[1].agreement
+    if agreement is not None and agreement >= minimum:
+        console.print(f"[green]ok[/]: agreement {percent(agreement)} is at least {percent(minimum)}.", highlight=False)
+    else:
+        console.print(f"[red]below[/]: agreement {percent(agreement)} is under the {percent(minimum)} asked for "
+                      "(--min-agreement).", highlight=False)
