@@ -304,15 +304,24 @@ def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None
     for f in figures:
         tags = ", ".join(f"{tag} {n}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
         agree = DASH if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
+        unsure = "" if f.unsure_rate is None else f" · unsure {f.unsure_rate:.0%}"
         rows.append((f.model_name or DASH, f.rubric_name, str(f.judged), str(f.reused),
-                     number(f.mean_headline, 1, missing=DASH), percent(f.pass_rate, missing=DASH), tags or DASH,
+                     number(f.mean_headline, 1, missing=DASH), percent(f.pass_rate, missing=DASH) + unsure, tags or DASH,
                      str(f.errors), agree))
     console.print(fitted_table(console, columns, rows, title=shown(title)))
 
 
 def show_digest(console: Console, digest: Digest, title: str) -> None:
-    """A channel's digest: per model and rubric figures against the week before, regressions, worst, judge changes."""
+    """A channel's digest: per model and rubric figures against the week before, regressions, worst, judge changes,
+    and how far people's labels say the judge can be trusted."""
+    from bot.calibration import Calibration, kappa_text
     from bot.digest import signed
+
+    def labels(figures: Calibration) -> str:
+        if not figures.n:
+            return "no labels"
+        agreement = "n/a" if figures.agreement is None else f"{figures.agreement:.0%}"
+        return f"agreement {agreement} · kappa {kappa_text(figures.kappa_pass, figures.pass_n)} · n {figures.n}"
 
     if digest.quiet:
         console.print(f"{shown(title)}: no judgments over these 7 days.")
@@ -326,13 +335,21 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
         tags = ", ".join(f"{tag} {n / f.scored:.0%}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
         agree = DASH if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
         errors = DASH if line.error_rate is None else f"{line.error_rate:.0%} ({f.errors})"
+        unsure = "" if f.unsure_rate is None else f" · unsure {f.unsure_rate:.0%}"
         rows.append((f.model_name or DASH, f.rubric_name, str(f.judged), number(f.mean_headline, 1, missing=DASH),
-                     signed(line.change) or "new", percent(f.pass_rate, missing=DASH),
+                     signed(line.change) or "new", percent(f.pass_rate, missing=DASH) + unsure,
                      signed(line.pass_change, " pts") or "new", tags or DASH, errors, agree))
     console.print(fitted_table(console, columns, rows, title=shown(title)))
     for change in digest.changes:
         console.print(f"[yellow]the judge changed[/]: {shown(change.what)} {shown(change.before)} -> "
                       f"{shown(change.after)} from {change.since:%Y-%m-%d %H:%M} UTC")
+    if digest.trust:
+        console.print("How far to trust the judge this week (people's labels of these judgments):", highlight=False)
+    for found in digest.trust:
+        console.print(shown(f"  {found.rubric_name}: this week {labels(found.week)}; the 4 weeks before "
+                            f"{labels(found.before)}"), highlight=False)
+        for doubt in found.doubts:
+            console.print(f"  [yellow]warning[/]: {shown(doubt)}", highlight=False)
     if digest.regressions:
         columns = [Column("#", 3), Column("model under test"), Column("rubric", 1), Column("before", 1),
                    Column("after", 1), Column("question", 2, free_text=True)]

@@ -3,8 +3,10 @@
 from bot.digest.charts import score_distribution_png, trend_png
 from bot.digest.figures import Digest, Example, JudgeChange, Line, Regression, build_digest, signed
 from bot.digest.schedule import DigestScheduler, next_posting
+from bot.digest.trust import JudgeInUse, RubricTrust, TrustBar, WeekTrust
 from bot.digest.week import WEEK, Period, iso_week
 from bot.errors import WeekError
 
-__all__ = ["WEEK", "Digest", "DigestScheduler", "Example", "JudgeChange", "Line", "Period", "Regression", "WeekError",
-           "build_digest", "iso_week", "next_posting", "score_distribution_png", "signed", "trend_png"]
+__all__ = ["WEEK", "Digest", "DigestScheduler", "Example", "JudgeChange", "JudgeInUse", "Line", "Period", "Regression",
+           "RubricTrust", "TrustBar", "WeekError", "WeekTrust", "build_digest", "iso_week", "next_posting",
+           "score_distribution_png", "signed", "trend_png"]

@@ -9,8 +9,10 @@ from typing import Any
 from sqlalchemy import case, func, select
 from sqlmodel import col
 
+from bot.digest.trust import TrustBar, WeekTrust, week_trust
 from bot.digest.week import Period
 from bot.records import RowState
+from bot.rubric import RubricSet
 from bot.store import HOUR, Figures, Judgment, Store, channel_stats, counted_in_channel, hour_of, in_channel, model_of
 
 WEEKS_CHARTED = 8
@@ -105,6 +107,7 @@ class Digest:
     changes: list[JudgeChange] = field(default_factory=list)
     weeks: list[Period] = field(default_factory=list)
     trend: dict[tuple[str | None, str], list[float | None]] = field(default_factory=dict)
+    trust: list[WeekTrust] = field(default_factory=list)
 
     @property
     def quiet(self) -> bool:
@@ -131,8 +134,13 @@ class Digest:
                 for (model, rubric), values in self.trend.items()}
 
 
-def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks: int = WEEKS_CHARTED) -> Digest:
-    """The digest of one channel (None: the terminal's judgments) over `period`, from that channel's rows only."""
+def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks: int = WEEKS_CHARTED,
+                 team_id: str | None = None, rubrics: RubricSet | None = None, bar: TrustBar | None = None) -> Digest:
+    """The digest of one channel (None: the terminal's judgments) over `period`, from that channel's rows only.
+
+    `team_id` narrows the labels to the workspace's; `rubrics` gives the tag order labels are compared in; `bar`
+    says when agreement with people earns a warning.
+    """
     start, end = period.utc
     previous = period.previous()
     now = channel_stats(store, channel_id=channel_id, since=start, until=end)
@@ -142,6 +150,7 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
               channel_stats(store, channel_id=channel_id, since=previous.utc[0], until=start)}
     lines = [Line(figures, before.get((figures.model_name, figures.rubric_name))) for figures in now]
     charted = period.weeks(weeks)
+    trust = week_trust(store, rubrics, channel_id=channel_id, team_id=team_id, period=period, bar=bar or TrustBar())
     with store.session() as session:
         return Digest(
             channel_id, period, lines,
@@ -150,6 +159,7 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
             changes=_changes(session, channel_id, period),
             weeks=charted,
             trend=_trend(session, channel_id, charted),
+            trust=trust,
         )
 
 

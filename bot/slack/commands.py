@@ -109,8 +109,17 @@ class DigestPreview:
     """Show the digest of the last 7 days to the caller only."""
 
 
+@dataclass(frozen=True)
+class CalibrationCheck:
+    """How far the judge agrees with people's labels in this channel: one rubric (None: the default, else each
+    labeled one) over the last `days` (None: all time)."""
+
+    rubric: Rubric | None = None
+    days: int | None = None
+
+
 Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | SetSamples | OpenForm | Inline
-           | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview)
+           | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview | CalibrationCheck)
 DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(am|pm)?$", re.IGNORECASE)
 DIGEST_USAGE = "`/judge digest on [day] [HH:MM] [timezone]`, for example `/judge digest on monday 09:00 Europe/Berlin`"
@@ -125,6 +134,7 @@ USAGE = (
     f"`/judge default samples N` how many times each row is judged here (1-{MAX_SAMPLES})\n"
     "`/judge digest [on [day] [HH:MM] [timezone] | off | now | preview]` this channel's weekly digest (on and off: "
     "admins)\n"
+    "`/judge calibration [rubric] [7d|30d|all]` how far the judge agrees with people's labels in this channel\n"
     "Share a CSV or TSV (columns question, reference, answer, optionally model) with the rubric in the message, "
     "such as `eth`: every row is judged in its thread\n"
     "`/judge rubrics` the rubrics · `/judge help` this help"
@@ -148,6 +158,8 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
         return _default(rest, rubrics)
     if word == "digest":
         return _digest(rest)
+    if word == "calibration":
+        return _calibration(rest, rubrics)
     try:
         rubric = rubrics.get(word)
     except RubricError as err:
@@ -236,6 +248,25 @@ def parse_share_text(text: str, rubrics: RubricSet) -> ShareText:
         if found is not None and found.name == word.lower():
             return ShareText(found, model, samples)
     return ShareText(None, model, samples)
+
+
+def _calibration(rest: str, rubrics: RubricSet) -> CalibrationCheck:
+    rubric: Rubric | None = None
+    days: int | None = None
+    for word in rest.split():
+        if match := WINDOW.match(word):
+            days = int(match.group(1)) if match.group(1) else None
+            if days == 0:
+                raise CommandError("A period of 0 days holds nothing: try `7d`, `30d` or `all`.")
+        elif rubric is None:
+            try:
+                rubric = rubrics.get(word)
+            except RubricError as err:
+                raise CommandError(f"{escape(str(err))} `/judge calibration [rubric] [7d|30d|all]`.") from None
+        else:
+            raise CommandError(f"`/judge calibration` takes one rubric and one period, such as "
+                               f"`/judge calibration {escape(rubric.name)} 30d`; `{escape(word)}` is one too many.")
+    return CalibrationCheck(rubric, days)
 
 
 def _digest(rest: str) -> DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview:

@@ -69,6 +69,7 @@ class Figures:
     votes: int = 0
     agreeing: int = 0
     reused: int = 0
+    unsure: int = 0  # scored rows whose several judgments (samples, a jury) disagreed
 
     @property
     def pass_rate(self) -> float | None:
@@ -79,6 +80,11 @@ class Figures:
     def agreement(self) -> float | None:
         """Share of human votes that agreed with the judge."""
         return ratio(self.agreeing, self.votes)
+
+    @property
+    def unsure_rate(self) -> float | None:
+        """Share of scored rows left unsure; None when none was, as rows judged once never are."""
+        return ratio(self.unsure, self.scored) if self.unsure else None
 
 
 def in_channel(channel_id: str | None, since: datetime | None = None, until: datetime | None = None) -> list[Any]:
@@ -118,7 +124,8 @@ def channel_stats(
     totals = (
         sa.select(*group, func.sum(rows.c.rows), func.sum(case((scored, rows.c.rows), else_=0)),
                func.sum(rows.c.headline_total), func.sum(rows.c.headlines), func.sum(rows.c.passed),
-               func.sum(case((scored, 0), else_=rows.c.rows)), func.sum(rows.c.reused))
+               func.sum(case((scored, 0), else_=rows.c.rows)), func.sum(rows.c.reused),
+               func.sum(case((scored, rows.c.unsure), else_=0)))
         .where(*chosen).group_by(*group)
     )
     tags = (sa.select(*group, rows.c.tag_key, func.sum(rows.c.rows))
@@ -134,11 +141,11 @@ def channel_stats(
     )
     figures: dict[tuple[str, str], Figures] = {}
     with store.session() as session:
-        for key, rubric, judged, n_scored, total, headlines, passed, errors, reused in session.execute(totals):
+        for key, rubric, judged, n_scored, total, headlines, passed, errors, reused, unsure in session.execute(totals):
             figures[(key, rubric)] = Figures(
                 model_of(key), rubric, int(judged) - int(reused or 0), int(n_scored or 0),
                 float(total) / int(headlines) if headlines else None, int(passed or 0), int(errors or 0),
-                reused=int(reused or 0))
+                reused=int(reused or 0), unsure=int(unsure or 0))
         for key, rubric, tag, count in session.execute(tags):
             figures[(key, rubric)].tags[tag] = int(count)
         for key, rubric, count, agreeing in session.execute(votes):

@@ -13,7 +13,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import NO_BOT_TOKEN, Settings
-from bot.digest import Digest, DigestScheduler, Period, build_digest, next_posting, trend_png
+from bot.digest import Digest, DigestScheduler, Period, TrustBar, build_digest, next_posting, trend_png
 from bot.errors import SetupError
 from bot.rubric import RubricSet
 from bot.slack.context import Context
@@ -34,15 +34,18 @@ FOR_GOOD = {"channel_not_found", "not_in_channel", "is_archived", "restricted_ac
 
 @dataclass(frozen=True)
 class DigestSettings:
-    """The digest's settings: the default timezone, the extra admins, and how late a missed digest is still posted."""
+    """The digest's settings: the default timezone, the extra admins, how late a missed digest is still posted, and
+    when agreement with people's labels earns a warning."""
 
     timezone: str = "UTC"
     admins: frozenset[str] = frozenset()
     grace: timedelta = timedelta(hours=12)
+    trust: TrustBar = TrustBar()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DigestSettings:
-        return cls(settings.digest_timezone, settings.digest_admin_ids, timedelta(hours=settings.digest_grace_hours))
+        return cls(settings.digest_timezone, settings.digest_admin_ids, timedelta(hours=settings.digest_grace_hours),
+                   TrustBar.from_settings(settings))
 
 
 def chart_label(week: Period) -> str:
@@ -64,6 +67,8 @@ class DigestPoster:
     rubrics: RubricSet
     client: AsyncWebClient
     team_url: str | None = None
+    team_id: str | None = None  # the workspace whose labels the digest counts (None: any)
+    trust: TrustBar = TrustBar()
 
     async def post_weekly(self, team_id: str | None, channel_id: str, period: Period, *,
                           until: datetime | None = None) -> str | None:
@@ -125,7 +130,8 @@ class DigestPoster:
 
     async def post(self, channel_id: str, period: Period, *, weekly: bool) -> str:
         """Post the channel's digest of `period` and its trend chart (in the digest's thread); return its ts."""
-        digest: Digest = await asyncio.to_thread(build_digest, self.store, channel_id=channel_id, period=period)
+        digest: Digest = await asyncio.to_thread(build_digest, self.store, channel_id=channel_id, period=period,
+                                                 team_id=self.team_id, rubrics=self.rubrics, bar=self.trust)
         message = digest_message(digest, self.rubrics, self.team_url, weekly=weekly)
         posted = await self.client.chat_postMessage(
             channel=channel_id, unfurl_links=False, unfurl_media=False, **message,
@@ -161,7 +167,7 @@ class WeeklyDigests:
 
     def __init__(self, ctx: Context, settings: DigestSettings) -> None:
         self.ctx, self.settings = ctx, settings
-        self.poster = DigestPoster(ctx.store, ctx.rubrics, ctx.client, ctx.team_url)
+        self.poster = DigestPoster(ctx.store, ctx.rubrics, ctx.client, ctx.team_url, ctx.team_id, settings.trust)
         self.scheduler = DigestScheduler(ctx.store, self.on_due, grace=settings.grace)
 
     async def start(self) -> None:
@@ -195,7 +201,8 @@ async def post_from_terminal(settings: Settings, store: Store, rubrics: RubricSe
         auth = await client.auth_test()
     except Exception as err:
         raise SetupError(f"Slack did not accept SLACK_BOT_TOKEN ({slack_error(err)}); nothing was posted.") from None
-    poster = DigestPoster(store, rubrics, client, auth.get("url"))
+    poster = DigestPoster(store, rubrics, client, auth.get("url"), team_id or auth.get("team_id"),
+                          TrustBar.from_settings(settings))
     try:
         ts = await poster.post_weekly(team_id or auth.get("team_id"), channel_id, period)
     except SlackApiError as err:

@@ -172,6 +172,8 @@ def _figures_text(figures: Figures) -> str:
         parts.append(f"mean {figures.mean_headline:.0f}/100")
     if figures.pass_rate is not None:
         parts.append(f"pass {figures.pass_rate:.0%}")
+    if figures.unsure_rate is not None:
+        parts.append(f"unsure {figures.unsure_rate:.0%}")
     parts.append(f"{figures.errors} judge error(s)")
     lines = [f"*{model}* · `{escape(figures.rubric_name)}`", " · ".join(parts)]
     if figures.tags:

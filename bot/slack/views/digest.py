@@ -6,17 +6,20 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, HeaderBlock
 
-from bot.digest import Digest, Example, JudgeChange, Line, signed
+from bot.calibration import Calibration, kappa_text
+from bot.digest import Digest, Example, JudgeChange, Line, WeekTrust, signed
 from bot.rubric import RubricSet, leaves
 from bot.slack.commands import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
-from bot.slack.views.blocks import context, listing, message, notice, section
+from bot.slack.views.blocks import context, listing, message, notice, section, text_sections
 from bot.slack.views.limits import HEADER_LIMIT, MODEL_ROOM
 from bot.store import DigestSubscription
 
 QUESTION_ROOM = 120  # characters of a question quoted in a list
 CHANGES_SHOWN = 10  # judge changes listed; a rubric edited all week could otherwise overflow the section
 TAGS_SHOWN = 8  # tag rates on a line (a rubric's tag may be free text)
+TRUST_SHOWN = 10  # rubrics in the section on how far to trust the judge
+TRUST_HEADING = "*How far to trust the judge this week* (people's labels of the judgments made here)"
 
 
 def schedule_text(sub: DigestSubscription) -> str:
@@ -53,6 +56,8 @@ def line_text(line: Line, rubrics: RubricSet) -> str:
         figures.append(f"mean *{now.mean_headline:.1f}*/100 {signed(line.change)}".rstrip())
     if now.pass_rate is not None:
         figures.append(f"pass *{now.pass_rate:.0%}* {signed(line.pass_change, ' pts')}".rstrip())
+    if now.unsure_rate is not None:
+        figures.append(f"unsure {now.unsure_rate:.0%}")
     if line.error_rate is not None:
         figures.append(f"judge errors {line.error_rate:.0%}" + (f" ({now.errors})" if now.errors else ""))
     lines = [head, " · ".join(figures)]
@@ -105,6 +110,26 @@ def changes_text(changes: list[JudgeChange]) -> str:
             "not from the models:\n" + "\n".join(rows))
 
 
+def labels_text(figures: Calibration) -> str:
+    """Agreement and kappa on pass/fail with n, such as "agreement 83% · kappa 0.62 (substantial) · n 12"."""
+    if not figures.n:
+        return "no labels"
+    agreement = f"agreement *{figures.agreement:.0%}*" if figures.agreement is not None else "agreement n/a"
+    return f"{agreement} · kappa {kappa_text(figures.kappa_pass, figures.pass_n)} · n {figures.n}"
+
+
+def trust_lines(trust: list[WeekTrust]) -> list[str]:
+    """Per rubric: this week's labels against the 4 weeks before, and the warnings they earn."""
+    lines = []
+    for found in trust[:TRUST_SHOWN]:
+        lines.append(f"• `{escape(found.rubric_name)}` · this week: {labels_text(found.week)} · the 4 weeks before: "
+                     f"{labels_text(found.before)}")
+        lines += [f"   :warning: {escape(doubt)}" for doubt in found.doubts]
+    if len(trust) > TRUST_SHOWN:
+        lines.append(f"• …and {len(trust) - TRUST_SHOWN} more rubrics: `/judge calibration <rubric>` shows each")
+    return lines
+
+
 def title_of(digest: Digest, *, weekly: bool) -> str:
     return (f"Weekly digest · {digest.period.label} ({digest.period.week})" if weekly
             else f"Digest of the last 7 days · {digest.period.label}")
@@ -129,6 +154,8 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
     tail: list[Block] = []
     if digest.changes:
         tail.append(section(changes_text(digest.changes)))
+    if digest.trust:
+        tail.extend(text_sections(trust_lines(digest.trust), TRUST_HEADING))
     if digest.regressions:
         tail.append(section(regressions_text(digest, team_url)))
     if digest.worst:

@@ -1,0 +1,168 @@
+"""How far to trust the judge in a channel: people's labels of its judgments, per rubric, against the judge in use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlmodel import col, select
+
+from bot.calibration import Calibration, LabeledVerdict, calibrate
+from bot.config import Settings
+from bot.digest.week import Period
+from bot.human_labels import labelable, numeric_paths
+from bot.records import RowState
+from bot.rubric import Rubric, RubricSet
+from bot.store import Judgment, Store
+from bot.store.labels import labeled_verdicts
+from bot.store.models import Feedback, Label
+
+WEEKS_BEFORE = 4  # the digest sets a week's labels against the labels of this many weeks before it together
+HASH_SHOWN = 7  # characters of a rubric's hash shown to tell two texts of it apart
+
+
+@dataclass(frozen=True)
+class TrustBar:
+    """When the figures earn a warning: agreement below `min_agreement` over at least `min_labels` labels."""
+
+    min_agreement: float = 0.75
+    min_labels: int = 20
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> TrustBar:
+        """The bar the settings CALIBRATION_MIN_AGREEMENT and CALIBRATION_MIN_LABELS set."""
+        return cls(settings.calibration_min_agreement, settings.calibration_min_labels)
+
+
+@dataclass(frozen=True)
+class JudgeInUse:
+    """What judges a rubric in a channel now: the judge model and rubric text of its newest scored judgment."""
+
+    judge_model: str
+    rubric_hash: str
+    rubric_version: str
+
+
+@dataclass
+class RubricTrust:
+    """One rubric's labels in a channel over a period: the figures, the judge in use, and what to doubt."""
+
+    rubric_name: str
+    figures: Calibration
+    now: JudgeInUse | None
+    doubts: list[str]
+
+
+@dataclass
+class WeekTrust:
+    """One rubric's labels of a digest's week against the weeks before it, and what to doubt."""
+
+    rubric_name: str
+    week: Calibration
+    before: Calibration
+    now: JudgeInUse | None
+    doubts: list[str]
+
+
+def axes(rubric: Rubric | None, labels: list[LabeledVerdict]) -> tuple[list[str], list[str]]:
+    """The tag classes (in the rubric's order) and numeric criteria a rubric's labels are compared on.
+
+    A rubric no longer loaded is compared on the tags its labels hold, and on no criteria.
+    """
+    if rubric is None:
+        seen = {tag for label in labels for tag in (label.judge_tag, label.human_tag) if tag is not None}
+        return sorted(seen), []
+    spec = labelable(rubric).get(rubric.headline.tag or "")
+    return (list(spec.values or []) if spec is not None else []), numeric_paths(rubric)
+
+
+def labeled_rubrics(store: Store, *, channel_id: str | None, team_id: str | None,
+                    since: datetime | None = None) -> list[str]:
+    """The rubrics whose scored judgments in the channel (None: the terminal) have labels or votes, by name."""
+    scope = [col(Judgment.status) == RowState.SCORED,
+             col(Judgment.channel_id).is_(None) if channel_id is None else col(Judgment.channel_id) == channel_id]
+    if team_id is not None:
+        scope.append(col(Judgment.team_id) == team_id)
+    labels = (select(col(Judgment.rubric_name)).join(Label, col(Label.judgment_id) == col(Judgment.id))
+              .where(*scope, *([col(Label.updated_at) >= since] if since else [])))
+    votes = (select(col(Judgment.rubric_name)).join(Feedback, col(Feedback.judgment_id) == col(Judgment.id))
+             .where(*scope, *([col(Feedback.updated_at) >= since] if since else [])))
+    with store.session() as session:
+        return sorted({name for (name,) in session.execute(sa.union(labels, votes))})
+
+
+def judge_in_use(store: Store, *, rubric_name: str, channel_id: str | None, team_id: str | None,
+                 until: datetime | None = None) -> JudgeInUse | None:
+    """The judge of the rubric's newest scored judgment in the channel (before `until`), or None if it has none."""
+    where = [col(Judgment.status) == RowState.SCORED, col(Judgment.rubric_name) == rubric_name,
+             col(Judgment.channel_id).is_(None) if channel_id is None else col(Judgment.channel_id) == channel_id]
+    if team_id is not None:
+        where.append(col(Judgment.team_id) == team_id)
+    if until is not None:
+        where.append(col(Judgment.judged_at) < until)
+    statement = (select(col(Judgment.judge_model), col(Judgment.rubric_hash), col(Judgment.rubric_version))
+                 .where(*where).order_by(col(Judgment.judged_at).desc(), col(Judgment.id).desc()).limit(1))
+    with store.session() as session:
+        found = session.execute(statement).first()
+    return JudgeInUse(*found) if found else None
+
+
+def doubts(figures: Calibration, now: JudgeInUse | None, bar: TrustBar, *,
+           given_on: Calibration | None = None) -> list[str]:
+    """Plain-text warnings: agreement under the bar, and a judge that is not the one most labels were given on.
+
+    `given_on` holds the labels whose judge is compared with the one in use (by default those of `figures`).
+    """
+    found = []
+    if figures.agreement is not None and figures.pass_n >= bar.min_labels and figures.agreement < bar.min_agreement:
+        found.append(f"The judge agrees with people on pass/fail in {figures.agreement:.0%} of {figures.pass_n} "
+                     f"labels, below the {bar.min_agreement:.0%} expected: read its verdicts with care, and look at "
+                     "where people disagree with it.")
+    source = given_on or figures
+    if now is None or not source.n:
+        return found
+    model, model_n = next(iter(source.judge_models.items()))
+    if model != now.judge_model:
+        found.append(f"Most labels ({model_n} of {source.n}) were given on judge model {model}; the judge now is "
+                     f"{now.judge_model}: these figures may not hold for it.")
+    text, text_n = next(iter(source.rubric_hashes.items()))
+    if text != now.rubric_hash:
+        found.append(f"Most labels ({text_n} of {source.n}) were given on another text of the rubric "
+                     f"({text[:HASH_SHOWN]}); it is now version {now.rubric_version} ({now.rubric_hash[:HASH_SHOWN]}): "
+                     "these figures may not hold for it.")
+    return found
+
+
+def rubric_trust(store: Store, *, rubric_name: str, rubric: Rubric | None, channel_id: str | None,
+                 team_id: str | None, since: datetime | None, bar: TrustBar) -> RubricTrust:
+    """The calibration of one rubric's labels in a channel since `since` (None: all time), with its doubts."""
+    numeric = numeric_paths(rubric) if rubric is not None else []
+    labels = labeled_verdicts(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id, since=since,
+                              numeric=numeric)
+    tags, criteria = axes(rubric, labels)
+    figures = calibrate(labels, tags=tags, criteria=criteria)
+    now = judge_in_use(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id)
+    return RubricTrust(rubric_name, figures, now, doubts(figures, now, bar))
+
+
+def week_trust(store: Store, rubrics: RubricSet | None, *, channel_id: str | None, team_id: str | None,
+               period: Period, bar: TrustBar) -> list[WeekTrust]:
+    """Per rubric with labels in the period or the weeks before it: the week's figures against theirs."""
+    start, end = period.utc
+    earliest = period.weeks(WEEKS_BEFORE + 1)[0].utc[0]
+    found = []
+    for name in labeled_rubrics(store, channel_id=channel_id, team_id=team_id, since=earliest):
+        rubric = rubrics.find(name) if rubrics is not None else None
+        numeric = numeric_paths(rubric) if rubric is not None else []
+        labels = [label for label in labeled_verdicts(store, rubric_name=name, channel_id=channel_id, team_id=team_id,
+                                                      since=earliest, numeric=numeric) if label.labeled_at < end]
+        if not labels:
+            continue
+        tags, criteria = axes(rubric, labels)
+        week = calibrate([label for label in labels if label.labeled_at >= start], tags=tags, criteria=criteria)
+        before = calibrate([label for label in labels if label.labeled_at < start], tags=tags, criteria=criteria)
+        now = judge_in_use(store, rubric_name=name, channel_id=channel_id, team_id=team_id, until=end)
+        given_on = calibrate(labels)
+        found.append(WeekTrust(name, week, before, now, doubts(week, now, bar, given_on=given_on)))
+    return found

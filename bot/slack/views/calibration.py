@@ -1,0 +1,121 @@
+"""Block Kit of `/judge calibration`: how far the judge agrees with people's labels, per rubric, in one channel."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from slack_sdk.models.blocks import Block
+
+from bot.calibration import Calibration, Confusion, kappa_text
+from bot.digest.trust import RubricTrust
+from bot.rubric import RubricSet
+from bot.slack.text import code_block, escape
+from bot.slack.views.blocks import listing, message, notice, section
+from bot.slack.views.limits import SECTION_LIMIT
+
+WEEKS_SHOWN = 8
+TABLE_ROOM = SECTION_LIMIT - 300  # the table's code block, leaving room for its heading and a note of rows left out
+# A backtick in a class name could end the table's code block early; a look-alike cannot. Line ends and tabs
+# would break the table's rows and columns.
+BACKTICK, LOOK_ALIKE = "`", "\u02cb"
+LAYOUT = re.compile(r"[\t\r\n\v\f\u2028\u2029]")
+
+HOW_TO_LABEL = (
+    "The judge is measured against what people say of its verdicts here: *Correct it* on a judgment's card says "
+    "what the verdict should have been, *Agree* and *Disagree* say whether it was right, and a CSV shared with "
+    "`human_pass` or `human_<field>` columns (such as `human_correctness`) labels its rows."
+)
+
+
+def period_text(days: int | None) -> str:
+    """Such as "the last 30 days" or "all time"."""
+    return f"the last {days} days" if days else "all time"
+
+
+def empty_message(channel_id: str, rubric_name: str | None, days: int | None) -> dict[str, Any]:
+    """No labels to measure the judge against: how to get some."""
+    scope = f" of `{escape(rubric_name)}`" if rubric_name else ""
+    return notice(f"No labels{scope} in <#{channel_id}> over {period_text(days)}. {HOW_TO_LABEL}")
+
+
+def safe_class(name: str) -> str:
+    """A class name that can sit inside a code block without ending it or breaking the table's lines."""
+    return LAYOUT.sub(" ", name.replace(BACKTICK, LOOK_ALIKE))
+
+
+def confusion_text(confusion: Confusion) -> str:
+    """The judge's tag against people's as a monospace table in a code block, cut to fit one section."""
+    safe = Confusion(classes=[safe_class(name) for name in confusion.classes], counts=confusion.counts)
+    lines = [escape(line) for line in safe.table()]
+    kept: list[str] = []
+    for line in lines:
+        if sum(len(shown) + 1 for shown in kept) + len(line) > TABLE_ROOM:
+            break
+        kept.append(line)
+    note = f"\n_{len(lines) - len(kept)} more row(s) of the table do not fit._" if len(kept) < len(lines) else ""
+    return "*The judge's tag (rows) against people's (columns)*\n" + code_block("\n".join(kept)) + note
+
+
+def figures_text(report: RubricTrust, rubrics: RubricSet) -> str:
+    """The headline figures of one rubric: labels, agreement with its interval, kappas, and what to doubt."""
+    figures = report.figures
+    rubric = rubrics.find(report.rubric_name)
+    title = f" · {escape(rubric.title)}" if rubric is not None else ""
+    lines = [f"*`{escape(report.rubric_name)}`*{title} · *{figures.n} label(s)*", agreement_text(figures),
+             kappas_text(figures)]
+    lines += [f":warning: {escape(doubt)}" for doubt in report.doubts]
+    return "\n".join(lines)
+
+
+def agreement_text(figures: Calibration) -> str:
+    """Agreement on pass/fail with its 95 % Wilson interval, or why there is none."""
+    if figures.agreement is None or figures.interval is None:
+        return "agreement on pass/fail: n/a (no label says pass or fail)"
+    low, high = figures.interval
+    return (f"agreement on pass/fail *{figures.agreement:.0%}* ({figures.pass_agree} of {figures.pass_n}) · "
+            f"95% interval {low:.0%}–{high:.0%}")
+
+
+def kappas_text(figures: Calibration) -> str:
+    """Cohen's kappa on pass/fail, and on the tag when labels give one."""
+    text = f"Cohen's kappa on pass/fail {kappa_text(figures.kappa_pass, figures.pass_n)}"
+    if figures.tag_n:
+        text += f" · on the tag {kappa_text(figures.kappa_tag, figures.tag_n)} ({figures.tag_n} labels)"
+    return text
+
+
+def details_text(figures: Calibration) -> str:
+    """Mean absolute difference per numeric criterion, and labels per week (the last few)."""
+    lines = []
+    if figures.mad:
+        gaps = [f"`{escape(name)}` {gap:.2f} ({n} labels)" for name, (n, gap) in figures.mad.items()]
+        lines.append("mean absolute difference: " + " · ".join(gaps))
+    weeks = [f"{week} {n}" + (f" ({agreement:.0%})" if agreement is not None else "")
+             for week, n, agreement in figures.by_week[-WEEKS_SHOWN:]]
+    if weeks:
+        lines.append("labels per week (agreement): " + " · ".join(weeks))
+    return "\n".join(lines)
+
+
+def rubric_blocks(report: RubricTrust, rubrics: RubricSet) -> list[Block]:
+    """One rubric's section: figures, the confusion matrix, differences and weeks."""
+    blocks: list[Block] = [section(figures_text(report, rubrics))]
+    if report.figures.confusion is not None:
+        blocks.append(section(confusion_text(report.figures.confusion)))
+    if details := details_text(report.figures):
+        blocks.append(section(details))
+    return blocks
+
+
+def calibration_message(reports: list[RubricTrust], rubrics: RubricSet, channel_id: str, *, days: int | None,
+                        rubric_name: str | None = None) -> dict[str, Any]:
+    """The answer to `/judge calibration`: per rubric with labels, the judge against people in this channel."""
+    labeled = [report for report in reports if report.figures.n]
+    if not labeled:
+        return empty_message(channel_id, rubric_name, days)
+    head = [section(f"*How far the judge agrees with people in <#{channel_id}>, {period_text(days)}*")]
+    entries = [block for report in labeled for block in rubric_blocks(report, rubrics)]
+    names = ", ".join(escape(report.rubric_name) for report in labeled)
+    return message(listing(head, entries, more="_{n} more section(s); name one rubric to see it whole._"),
+                   f"judgebot calibration, {period_text(days)}: {names}")
