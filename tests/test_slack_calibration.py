@@ -3,24 +3,27 @@ bolt app and the history."""
 
 from __future__ import annotations
 
+import io
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from rich.console import Console
 from sqlmodel import col, update
 
 from bot.calibration import iso_week
-from bot.digest import Period, TrustBar
+from bot.digest import Period, TrustBar, build_digest
 from bot.digest.trust import judge_in_use, labeled_rubrics, week_trust
 from bot.errors import CommandError
 from bot.records import Verdict
 from bot.slack.commands import CalibrationCheck, parse_command
 from bot.slack.server import start_bot
-from bot.store import Judgment, Store, record_feedback, utcnow
+from bot.store import Judgment, Store, channel_stats, record_feedback, utcnow
 from bot.store.labels import save_label
 from bot.store.models import Feedback, Label
 from bot.store.preferences import set_default_rubric
+from bot.terminal import show_digest, show_stats
 from tests.conftest import SIGNING_SECRET
 from tests.servers.slack_server import FakeSlackServer
 from tests.slack_side import TEAM, SlackSide
@@ -237,6 +240,9 @@ async def test_the_digest_says_how_far_to_trust_the_judge(bot_settings, slack_se
     running = await start_bot(settings, host="127.0.0.1")
     try:
         labeled_weeks(running.context.store)
+        for unsure in (True, False):  # rows judged several times, one of the two left unsure: 50%
+            judged(running.context.store, passed=True, tag="Correct", judge_model="judge-b", model="sampled-bot",
+                   unsure=unsure)
         side = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
         await side.command("digest now")
         post = (await slack_server.await_for("chat.postMessage"))[-1].params
@@ -251,6 +257,26 @@ async def test_the_digest_says_how_far_to_trust_the_judge(bot_settings, slack_se
             "*100%* · kappa 1.00 (almost perfect) · n 2") in trust
     assert ":warning: The judge agrees with people on pass/fail in 75% of 4 labels, below the 80% expected" in trust
     assert "Most labels (6 of 6) were given on judge model judge-a; the judge now is judge-b" in trust
+    [sampled] = [block["text"]["text"] for block in blocks
+                 if block["type"] == "section" and block["text"]["text"].startswith("*sampled-bot*")]
+    assert "pass *100%* · unsure 50%" in sampled
+
+
+def test_the_terminal_digest_and_stats_show_the_same(store: Store, rubrics) -> None:
+    labeled_weeks(store)
+    judged(store, passed=False, tag="Generic", judge_model="judge-b", model="sampled-bot", unsure=True)
+    period = Period.ending(datetime.now(UTC) + timedelta(seconds=1))
+    digest = build_digest(store, channel_id="C0GENERAL", period=period, team_id=TEAM, rubrics=rubrics,
+                          bar=TrustBar(min_agreement=0.8, min_labels=4))
+    console = Console(width=250, record=True, file=io.StringIO())
+    show_digest(console, digest, "digest")
+    show_stats(console, channel_stats(store, channel_id="C0GENERAL"), "stats")
+    printed = console.export_text()
+    assert ("eth: this week agreement 75% · kappa 0.50 (moderate) · n 4; the 4 weeks before agreement 100% · "
+            "kappa 1.00 (almost perfect) · n 2") in printed
+    assert "warning: The judge agrees with people on pass/fail in 75% of 4 labels, below the 80% expected" in printed
+    assert "the judge now is judge-b" in printed
+    assert printed.count("0% · unsure 100%") == 2  # sampled-bot: 0 of 1 passed, 1 of 1 unsure; in both tables
 
 
 def test_week_trust_counts_one_channel_and_its_weeks(store: Store, rubrics) -> None:
