@@ -7,6 +7,10 @@ machine's speed drifts from day to day. Run by hand, e.g.:
 
     python bench/bench_judge.py --rows 2000 --latency 0.2 --concurrency 32
     python bench/bench_judge.py --rows 100000 --latency 0 --concurrency 32
+    python bench/bench_judge.py --rows 640 --latency 0.2 --concurrency 32 --samples 3
+
+With --samples N each row is judged N times (and the plain loop sends each row N times): the ideal is then N times
+the single-sample one, and CPU is given per judgment (per request that got a verdict) as well as per row.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ def write_csv(path: Path, rows: int) -> None:
             ])
 
 
-async def plain_loop(data: Path, base_url: str, concurrency: int) -> int:
+async def plain_loop(data: Path, base_url: str, concurrency: int, samples: int = 1) -> int:
     """What judging costs with nothing around it: each row's request through AsyncOpenAI, C at a time."""
     import asyncio
 
@@ -63,7 +67,7 @@ async def plain_loop(data: Path, base_url: str, concurrency: int) -> int:
 
     with data.open(encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
-    results = await asyncio.gather(*(one(row) for row in rows))
+    results = await asyncio.gather(*(one(row) for row in rows for _ in range(samples)))
     await client.close()
     return sum(results)
 
@@ -80,16 +84,18 @@ def measured(command: list[str], env: dict[str, str]) -> tuple[subprocess.Comple
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["plain"]:  # the yardstick, in a process of its own: plain DATA BASE_URL CONCURRENCY
+    if sys.argv[1:2] == ["plain"]:  # the yardstick, in a process of its own: plain DATA BASE_URL CONCURRENCY SAMPLES
         import asyncio
 
-        print(asyncio.run(plain_loop(Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]))))
+        print(asyncio.run(plain_loop(Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the judge takes per reply")
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--samples", type=int, default=1, help="judgments per row")
     args = parser.parse_args()
+    judgments = args.rows * args.samples
 
     server = FakeJudgeServer(lambda body: Reply(content=VERDICT), latency=args.latency).start()
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,9 +104,11 @@ def main() -> None:
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench",
                "JUDGEBOT_DB": str(Path(tmp) / "bench.db"), "JUDGE_MODEL": "bench-judge"}
         command = [sys.executable, "-m", "bot", "judge", str(data), "--rubric", "eth",
-                   "--concurrency", str(args.concurrency), "--out", str(Path(tmp) / "results.csv")]
+                   "--concurrency", str(args.concurrency), "--out", str(Path(tmp) / "results.csv"),
+                   "--samples", str(args.samples)]
         plain, plain_wall, plain_cpu, _ = measured(
-            [sys.executable, __file__, "plain", str(data), server.base_url, str(args.concurrency)], env)
+            [sys.executable, __file__, "plain", str(data), server.base_url, str(args.concurrency), str(args.samples)],
+            env)
         server_before = resource.getrusage(resource.RUSAGE_SELF)
         finished, wall, cpu, rss = measured(command, env)
         server_after = resource.getrusage(resource.RUSAGE_SELF)
@@ -111,23 +119,25 @@ def main() -> None:
         judging = (datetime.fromisoformat(finished_at) - datetime.fromisoformat(started_at)).total_seconds()
     server.stop()
 
-    rate = args.rows / wall
+    rate = judgments / wall
     ideal = args.concurrency / args.latency if args.latency > 0 else float("inf")
-    print(f"rows            {args.rows} (scored {scored}, exit code {finished.returncode})")
+    print(f"rows            {args.rows} (scored {scored}, exit code {finished.returncode}), {args.samples} sample(s) "
+          f"each: {judgments} judgments")
     print(f"latency         {args.latency * 1000:.0f} ms, concurrency {args.concurrency}")
     print(f"wall time       {wall:.2f} s (includes start-up, loading the CSV and writing the results)")
-    print(f"rows/s          {rate:.1f}")
-    print(f"judging phase   {judging:.2f} s, {args.rows / judging:.1f} rows/s (first request to last verdict)")
+    print(f"judgments/s     {rate:.1f}")
+    print(f"judging phase   {judging:.2f} s, {judgments / judging:.1f} judgments/s (first request to last verdict)")
     if args.latency > 0:
-        print(f"ideal C/L       {ideal:.1f} rows/s")
-        print(f"ratio           {rate / ideal:.1%} end to end, {args.rows / judging / ideal:.1%} judging phase")
-    print(f"CPU per row     {cpu / args.rows * 1000:.2f} ms (judgebot process)")
+        print(f"ideal C/L       {ideal:.1f} judgments/s (all the judgments in {judgments / ideal:.2f} s)")
+        print(f"ratio           {rate / ideal:.1%} end to end, {judgments / judging / ideal:.1%} judging phase")
+    print(f"CPU per row     {cpu / args.rows * 1000:.2f} ms, per judgment {cpu / judgments * 1000:.2f} ms "
+          "(judgebot process)")
     server_cpu = (server_after.ru_utime - server_before.ru_utime) + (server_after.ru_stime - server_before.ru_stime)
-    print(f"server CPU/row  {server_cpu / args.rows * 1000:.2f} ms (the local judge server, same machine)")
+    print(f"server CPU/req  {server_cpu / judgments * 1000:.2f} ms (the local judge server, same machine)")
     print(f"peak RSS        {rss:.1f} MB (judgebot process)")
-    print(f"plain loop      {plain_wall:.2f} s wall, {args.rows / plain_wall:.1f} rows/s"
-          + (f" ({args.rows / plain_wall / ideal:.1%} of ideal)" if args.latency > 0 else "")
-          + f", CPU per row {plain_cpu / args.rows * 1000:.2f} ms, {plain.stdout.strip()} replies parsed"
+    print(f"plain loop      {plain_wall:.2f} s wall, {judgments / plain_wall:.1f} judgments/s"
+          + (f" ({judgments / plain_wall / ideal:.1%} of ideal)" if args.latency > 0 else "")
+          + f", CPU per judgment {plain_cpu / judgments * 1000:.2f} ms, {plain.stdout.strip()} replies parsed"
           + (f"\n{plain.stderr[-1000:]}" if plain.returncode else ""))
     print(f"judgebot/plain  {wall / plain_wall:.2f}x the wall time, {cpu / plain_cpu:.2f}x the CPU")
     if finished.returncode != 0:

@@ -19,7 +19,7 @@ from bot.records import CLAIMABLE, JUDGED_FIELDS, UNSCORED, RowState, RunState, 
 from bot.rubric import Rubric
 from bot.samples import UNSURE_SPREAD, Sampled, combine
 from bot.store import Judgment, JudgmentSample, Run, Store, process_name, utcnow
-from bot.store.samples import SAMPLE_FIELDS, find_cached_sample, samples_of, save_sample
+from bot.store.samples import SAMPLE_FIELDS, known_samples, save_sample
 
 log = logging.getLogger(__name__)
 
@@ -293,19 +293,22 @@ class _Execution:
         """
         if self.rubric.bare_answers == "malformed" and is_bare(triple.answer):  # not sent to any judge
             return (await self.judge(triple)).model_copy(update={"judge_model": self.judge_model}), None
-        saved = {(row.judge_model, row.sample): row for row in await self.in_db(samples_of, self.store, item.id)}
+        keys = {(client.model, number): sample_key(self.rubric, client.model, triple, number, self.temperature)
+                for client, number in self.panel.slots}
+        rows, cached = await self.in_db(known_samples, self.store, item.id, keys.values(), run_id=scope)
+        saved = {(row.judge_model, row.sample): row for row in rows}
 
         async def slot(client: JudgeClient, number: int) -> Sampled:
             if (found := saved.get((client.model, number))) is not None:
                 return Sampled(client.model, number, _sampled(found, self.rubric, triple), None)
-            key = sample_key(self.rubric, client.model, triple, number, self.temperature)
-            cached = await self.in_db(find_cached_sample, self.store, key, run_id=scope)
-            verdict = (_sampled(cached, self.rubric, triple, reused=True) if cached is not None
+            key = keys[(client.model, number)]
+            reused = cached.get(key)
+            verdict = (_sampled(reused, self.rubric, triple, reused=True) if reused is not None
                        else await self.judge(triple, client))
             await self.in_db(save_sample, self.store, judgment_id=item.id, run_id=self.run_id,
                              judge_model=client.model, sample=number, verdict=verdict, cache_key=key,
-                             cached_from=cached.id if cached is not None else None)
-            return Sampled(client.model, number, verdict, cached.judgment_id if cached is not None else None)
+                             cached_from=reused.id if reused is not None else None)
+            return Sampled(client.model, number, verdict, reused.judgment_id if reused is not None else None)
 
         results = await asyncio.gather(*(slot(client, number) for client, number in self.panel.slots),
                                        return_exceptions=True)

@@ -5,34 +5,31 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
+from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import col, select
 
 from bot.records import RowState, Verdict
 from bot.store.judgments import Store
-from bot.store.models import JudgmentSample, utcnow
+from bot.store.models import JudgmentSample, table_of, utcnow
 
+SAMPLE_TABLE = table_of(JudgmentSample)
 SAMPLE_FIELDS = ("status", "prompt_hash", "output", "derived", "headline", "passed", "label", "tag", "raw_reply",
                  "error", "tokens_in", "tokens_out", "latency_ms", "attempts")
 
 
 def save_sample(store: Store, *, judgment_id: int, run_id: int, judge_model: str, sample: int, verdict: Verdict,
-                cache_key: str, cached_from: int | None = None) -> JudgmentSample:
-    """Keep one judge's verdict on a row; the one saved first when the same sample is saved twice."""
-    fields = {name: getattr(verdict, name) for name in SAMPLE_FIELDS}
-    row = JudgmentSample(judgment_id=judgment_id, run_id=run_id, judge_model=judge_model, sample=sample,
-                         cache_key=cache_key, cached_from=cached_from, judged_at=utcnow(), **fields)
+                cache_key: str, cached_from: int | None = None) -> bool:
+    """Keep one judge's verdict on a row; False when that sample was saved already (the first one stands)."""
+    values = {name: getattr(verdict, name) for name in SAMPLE_FIELDS}
+    # Core rather than the ORM: this runs once per sample on the judging path.
     try:
-        with store.session() as session:
-            session.add(row)
-            session.commit()
-            return row
+        with store.engine.begin() as conn:
+            conn.execute(insert(SAMPLE_TABLE), {**values, "judgment_id": judgment_id, "run_id": run_id,
+                                                "judge_model": judge_model, "sample": sample, "cache_key": cache_key,
+                                                "cached_from": cached_from, "judged_at": utcnow()})
     except IntegrityError:  # saved already (a verdict that landed as the run was stopped): that one stands
-        with store.session() as session:
-            found = session.exec(select(JudgmentSample).where(
-                JudgmentSample.judgment_id == judgment_id, JudgmentSample.judge_model == judge_model,
-                JudgmentSample.sample == sample)).one()
-            return found
+        return False
+    return True
 
 
 def samples_of(store: Store, judgment_id: int) -> list[JudgmentSample]:
@@ -46,18 +43,26 @@ def samples_by_judgment(store: Store, judgment_ids: Iterable[int]) -> dict[int, 
     found: dict[int, list[JudgmentSample]] = defaultdict(list)
     if not ids:
         return found
-    with store.session() as session:
-        for row in session.exec(select(JudgmentSample).where(col(JudgmentSample.judgment_id).in_(ids))
-                                .order_by(col(JudgmentSample.id))):
-            found[row.judgment_id].append(row)
+    table = SAMPLE_TABLE
+    with store.engine.connect() as conn:
+        for row in conn.execute(table.select().where(table.c.judgment_id.in_(ids)).order_by(table.c.id)).mappings():
+            found[row["judgment_id"]].append(JudgmentSample.model_construct(**row))
     return found
 
 
-def find_cached_sample(store: Store, cache_key: str, *, run_id: int | None = None) -> JudgmentSample | None:
-    """An earlier scored sample under `cache_key` (within one run when given), to reuse instead of billing."""
-    statement = select(JudgmentSample).where(JudgmentSample.cache_key == cache_key,
-                                             JudgmentSample.status == RowState.SCORED)
+def known_samples(store: Store, judgment_id: int, cache_keys: Iterable[str], *, run_id: int | None = None
+                  ) -> tuple[list[JudgmentSample], dict[str, JudgmentSample]]:
+    """A row's samples saved so far, and an earlier scored sample under each of `cache_keys` (within one run when
+    given): what a row about to be judged need not ask again, read in one go."""
+    table = SAMPLE_TABLE
+    keys = list(cache_keys)
+    cached = table.select().where(table.c.cache_key.in_(keys), table.c.status == RowState.SCORED)
     if run_id is not None:
-        statement = statement.where(JudgmentSample.run_id == run_id)
-    with store.session() as session:
-        return session.exec(statement.order_by(col(JudgmentSample.id)).limit(1)).first()
+        cached = cached.where(table.c.run_id == run_id)
+    with store.engine.connect() as conn:
+        saved = [JudgmentSample.model_construct(**row) for row in conn.execute(
+            table.select().where(table.c.judgment_id == judgment_id).order_by(table.c.id)).mappings()]
+        found: dict[str, JudgmentSample] = {}
+        for row in conn.execute(cached.order_by(table.c.id)).mappings():
+            found.setdefault(row["cache_key"], JudgmentSample.model_construct(**row))
+    return saved, found
