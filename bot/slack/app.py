@@ -20,8 +20,9 @@ from bot.slack.listeners.digest import DigestCommands
 from bot.slack.listeners.file import FileListener
 from bot.slack.listeners.home import HomeListener
 from bot.slack.messenger import failure_text
-from bot.slack.views.card import AGREE, CORRECT, CORRECTION, DETAILS, DISAGREE, REJUDGE, RETRY
+from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.slack.views.commands import FORM, FormSeal
+from bot.slack.views.correction import CORRECTION
 from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
 
 COMMAND = "/judge"

@@ -7,7 +7,8 @@ import asyncio
 import logging
 from typing import Any
 
-from bot.errors import FormulaError, RunBusy
+from bot.errors import RunBusy
+from bot.human_labels import HumanValues, complete
 from bot.records import RESUMABLE, RowState, RunState, Triple
 from bot.rubric import Rubric
 from bot.runs import STALE_AFTER, Origin, abandon_triple, finish_triple, start_triple
@@ -15,7 +16,7 @@ from bot.slack.context import SAY_LATER, Context
 from bot.slack.messenger import OUR_FAULT, post_problem
 from bot.slack.text import code_block, shown
 from bot.slack.views.blocks import notice
-from bot.slack.views.card import Card, corrected_output, full_detail, placeholder, result_card, sampled
+from bot.slack.views.card import Card, full_detail, placeholder, result_card, sampled
 from bot.slack.views.limits import SECTION_LIMIT
 from bot.store import Judgment, JudgmentSample, Label, Run, Store, default_samples, feedback_tally
 from bot.store.labels import labels_of, save_label
@@ -92,15 +93,11 @@ async def current_card(ctx: Context, judgment: Judgment) -> Card:
 async def record_correction(ctx: Context, judgment: Judgment, rubric: Rubric, *, user_id: str, values: dict[str, Any],
                             note: str | None, response_url: str | None) -> None:
     """Keep a person's correction of a judgment (replacing their earlier one) and show it on the card."""
-    try:
-        scoring = rubric.score(corrected_output(judgment.output, values))
-        passed, tag, headline = scoring.passed, scoring.tag, scoring.headline
-    except FormulaError:  # the person's values are kept even when the rubric's formulas cannot read them
-        log.warning("the correction of judgment %s by %s does not score", judgment.id, user_id, exc_info=True)
-        passed, tag, headline = None, None, None
+    # The person's values are kept even when the rubric's formulas cannot read them (the figures are then unknown).
+    label = complete(HumanValues(values=values), judgment.output, rubric)
     async with ctx.one_at_a_time(judgment.id):
         before = await ctx.db(save_label, judgment=judgment, user_id=user_id, source="correction", values=values,
-                              passed=passed, tag=tag, headline=headline, note=note)
+                              passed=label.passed, tag=label.tag, headline=label.headline, note=note)
         card = await current_card(ctx, judgment)
         edited = await ctx.say.edit(judgment.channel_id or "", judgment.message_ts or "", card.as_message(),
                                    what=f"the corrections of judgment {judgment.id}")

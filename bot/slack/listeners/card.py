@@ -20,17 +20,15 @@ from bot.slack.flows.card import CARD_SOURCE, current_card, record_correction, s
 from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, from_team, made_here, named_teams
 from bot.slack.messenger import failure_text
 from bot.slack.text import clip, escape
-from bot.slack.views.card import (
-    AGREE,
+from bot.slack.views.card import AGREE, reply_view, sampled
+from bot.slack.views.commands import FORM_UNCHECKED, FormSeal, form_values
+from bot.slack.views.correction import (
     NOTE_BLOCK,
     CorrectionContext,
     correction_values,
     correction_view,
     open_correction,
-    reply_view,
-    sampled,
 )
-from bot.slack.views.commands import FORM_UNCHECKED, FormSeal, form_values
 from bot.slack.views.limits import ERROR_LIMIT
 from bot.store import Judgment, Store, newest_on_message, record_feedback, remember_model
 from bot.store.samples import samples_of
