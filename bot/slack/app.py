@@ -81,7 +81,7 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
                    request_verification_enabled=bool(signing_secret), logger=logger)
     digest_commands = DigestCommands(ctx, parts.digests, digest_settings)
     seal = FormSeal(form_secret)
-    app.command(COMMAND)(CommandListener(ctx, seal, digest_commands.handlers()).on_command)
+    app.command(COMMAND)(CommandListener(ctx, seal, digest_commands.handlers(), trust=digest_settings.trust).on_command)
     cards = CardListener(ctx, seal)
     app.view(FORM)(cards.on_form)
     app.action(AGREE)(cards.on_vote)
