@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import getpass
 import math
 import re
 import sys
@@ -19,6 +18,7 @@ from rich.console import Console
 from bot import terminal, terminal_calibration
 from bot.config import Settings
 from bot.errors import UsageError
+from bot.run_commands import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, NO_ENDPOINT, terminal_origin
 
 if TYPE_CHECKING:
     from bot.calibration import Calibration, LabeledVerdict
@@ -28,15 +28,12 @@ if TYPE_CHECKING:
     from bot.rubric import Rubric, RubricSet
     from bot.store import Judgment, Store
 
-EXIT_OK, EXIT_BELOW, EXIT_USAGE = 0, 1, 2  # as the judging commands: 2 is also what a UsageError ends in
+EXIT_BELOW = EXIT_UNSCORED  # a check below --min-agreement fails like a run with rows left unscored
 DAYS = re.compile(r"^(\d+)d$")
 CHARS_PER_TOKEN = 4  # the usual rough figure for English text; an estimate, not a bill
 TOKENS_OUT_PER_ROW = 300
 TEXT_COLUMNS = ["question", "reference", "answer", "model"]
 JUDGE_COLUMNS = ["judge_pass", "judge_tag", "judge_model", "rubric_version", "labeled_by", "labeled_at", "judgment_id"]
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what the results CSV prefixes with a quote (results_csv.neutralise)
-NO_ENDPOINT = ("judgebot needs a judge to talk to: set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible "
-               "server, and JUDGE_MODEL (see `judgebot judge --help`)")
 
 
 @dataclass
@@ -128,14 +125,8 @@ def numeric_criteria(rubric: Rubric) -> list[str]:
 
 
 def shown_figures(figures: Calibration) -> Calibration:
-    """The figures with every name from outside (judge models, tags, criteria) made safe to print."""
-    from bot.calibration import Confusion
-
-    confusion = figures.confusion
-    if confusion is not None:
-        confusion = Confusion(classes=[terminal.shown(name) for name in confusion.classes], counts=confusion.counts)
-    return figures.model_copy(update={
-        "confusion": confusion,
+    """The figures with every name from outside (judge models, criteria) made safe to print with markup on."""
+    return figures.model_copy(update={  # the confusion table is printed with markup off, as it is
         "mad": {terminal.shown(path): gap for path, gap in figures.mad.items()},
         "judge_models": {terminal.shown(name): count for name, count in figures.judge_models.items()},
         "rubric_hashes": {terminal.shown(name): count for name, count in figures.rubric_hashes.items()},
@@ -320,15 +311,11 @@ def check_cases(args: argparse.Namespace, store: Store, rubric: Rubric, console:
     return cases
 
 
-def restored(cell: str) -> str:
-    """A cell as it was before the results CSV kept a spreadsheet from running it (results_csv.neutralise)."""
-    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
-
-
 def cases_from_file(path: Path, rubric: Rubric, console: Console) -> list[CheckCase]:
     """The labeled rows of a CSV with human_ columns; rows without a label, or with an unreadable one, are skipped."""
     from bot.csvio import CsvRow, MalformedRow, open_csv
     from bot.human_labels import label_columns, read_label
+    from bot.results_csv import restore as restored
 
     source = open_csv(path)
     columns, unknown = label_columns(source.headers, rubric)
@@ -390,14 +377,6 @@ def confirmed(rows: int, limit: int, yes: bool, console: Console) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def operator() -> str | None:
-    """Who runs judgebot in this terminal, for the history."""
-    try:
-        return getpass.getuser()[:32]
-    except (KeyError, OSError):  # no name for this uid, as in some containers
-        return None
-
-
 def check_panel(settings: Settings, judge_model: str) -> Panel:
     """Today's judge, or the one --judge-model names, asked once per row."""
     from bot.jury import open_panel
@@ -411,12 +390,12 @@ async def judge_again(store: Store, rubric: Rubric, cases: list[CheckCase], sett
     from bot.errors import RunStopped
     from bot.llm import observing_retries
     from bot.records import RunState
-    from bot.runs import Origin, execute_run, start_run
+    from bot.runs import execute_run, start_run
 
     panel = check_panel(settings, judge_model)
     # Only the texts go in the run: its rows must not be read as labels again if it is ever resumed and summarised.
     run = start_run(store, rubric=rubric, rows=[case.row for case in cases], columns=TEXT_COLUMNS,
-                    source_name=source_name, fresh=fresh, origin=Origin(source="check", user_id=operator()),
+                    source_name=source_name, fresh=fresh, origin=terminal_origin().model_copy(update={"source": "check"}),
                     **panel.run_fields())
     async with panel:
         with terminal.ProgressBar(console, f"{rubric.name} · check run {run.id}") as bar, \

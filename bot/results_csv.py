@@ -19,6 +19,11 @@ def neutralise(value: str) -> str:
     return "'" + value if value.startswith(_FORMULA_START) else value
 
 
+def restore(cell: str) -> str:
+    """A cell as it was before `neutralise` kept a spreadsheet from running it."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(_FORMULA_START) else cell
+
+
 def flatten(obj: dict, prefix: str = "") -> dict[str, object]:
     """Flatten nested dicts to dotted keys; lists and empty dicts stay as values.
 

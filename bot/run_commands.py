@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from bot import terminal
+from bot import terminal, terminal_calibration
 from bot.config import Settings
 from bot.errors import UsageError
 from bot.records import REJUDGEABLE, RowState, RunState
@@ -208,7 +208,7 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, panel: Panel, conso
         store.update_run(run.id, results_path=str(out.resolve()))  # where `judgebot resume` writes them next
     terminal.show_summary(console, run, rubric, summary, None if kept else out)
     if labels.any:
-        terminal.show_file_labels(console, labels)
+        terminal_calibration.show_file_labels(console, labels)
     if kept:
         console.print(f"{terminal.shown(str(out))} is left as it was: run {run.id}'s results replace it once its pending "
                       "rows are judged.", highlight=False)

@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # only types: the terminal must not load the judge or the dat
     from bot.rubric import Rubric
     from bot.runs import GoldenResult, Summary
     from bot.runs import Progress as RunProgress
-    from bot.runs.file_labels import FileLabels
     from bot.store import Figures, Judgment, JudgmentSample, Run
 
 
@@ -186,34 +185,6 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
         console.print(f"[red]row {row}[/] {status}: {shown(reason)}", highlight=False)
     if unscored > 10 and summary.problems:
         console.print(f"... {unscored} rows not scored in all; see the status and error columns of the results.")
-
-
-def show_file_labels(console: Console, labels: FileLabels) -> None:
-    """The judge against the labels a file's human_ columns hold: agreement, kappa, the confusion matrix."""
-    from bot.calibration import kappa_text
-
-    for header in labels.unknown:
-        console.print(f"[yellow]warning[/]: column {shown(header)} names no field of this rubric that can be labeled; "
-                      "it was not read as a label", highlight=False)
-    for row, problem in labels.problems:
-        console.print(f"[yellow]row {row}[/] label not read: {shown(problem)}", highlight=False)
-    figures = labels.calibration
-    if figures is None:
-        return
-    if not figures.n:
-        console.print("The file's label columns are empty for every scored row.")
-        return
-    agreement = DASH if figures.agreement is None else f"{figures.agreement:.0%} ({figures.pass_agree}/{figures.pass_n})"
-    parts = [f"{figures.n} labels", f"agreement on pass/fail {agreement}",
-             f"kappa {kappa_text(figures.kappa_pass, figures.pass_n)}"]
-    if figures.tag_n:
-        parts.append(f"kappa on the tag {kappa_text(figures.kappa_tag, figures.tag_n)}")
-    console.print(shown("Judge against the file's labels: " + " · ".join(parts)), highlight=False)
-    if figures.confusion is not None:
-        for line in figures.confusion.table():
-            console.print("  " + shown(line), highlight=False)
-    for criterion, (count, difference) in figures.mad.items():
-        console.print(shown(f"  mean difference in {criterion}: {difference:.2f} over {count} labels"), highlight=False)
 
 
 def show_samples(console: Console, samples: Sequence[JudgmentSample]) -> None:

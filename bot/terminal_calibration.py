@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from bot.figures import number, percent
+from bot.terminal import printable, shown
 
 if TYPE_CHECKING:  # only types: drawing the figures must not load the database or the judge
     from bot.calibration import Calibration
+    from bot.runs.file_labels import FileLabels
 
-# Every text these functions take from outside judgebot (model names, tags, criteria, file names) has been made safe
-# by the caller (terminal.shown): this module prints with markup on and strips nothing itself.
+# The figures' names from outside judgebot (model names, criteria) are made safe by the caller (terminal.shown); the
+# confusion table is printed with markup off, from its raw names, so that its columns line up.
 KEY_WIDTH = 24
 HOW_TO_LABEL = (
     "Labels come from people: the Correct it button on a result card in Slack, the Agree / Disagree buttons, or "
@@ -53,8 +55,7 @@ def show_calibration(console: Console, title: str, figures: Calibration) -> None
     kappa_lines(console, figures)
     if figures.confusion is not None:
         console.print("tags, judge (rows) against people (columns):", highlight=False)
-        for row in figures.confusion.table():
-            console.print("  " + row, highlight=False)
+        confusion_lines(console, figures)
     if figures.mad:
         console.print("mean absolute difference, judge against people:", highlight=False)
         for criterion, (count, gap) in figures.mad.items():
@@ -64,6 +65,35 @@ def show_calibration(console: Console, title: str, figures: Calibration) -> None
         console.print(f"  {week}  {count:>5} labels  agreement {percent(agreement)}", highlight=False)
     _line(console, "judge models", _counts(figures.judge_models))
     _line(console, "rubric versions", _counts(figures.rubric_hashes))
+
+
+def confusion_lines(console: Console, figures: Calibration) -> None:
+    """The judge's tags against people's, as a table: printed as it is (markup off) so its columns line up."""
+    if figures.confusion is None:
+        return
+    for row in figures.confusion.table():
+        console.print("  " + printable(row), markup=False, highlight=False)
+
+
+def show_file_labels(console: Console, labels: FileLabels) -> None:
+    """The judge against the labels a file's human_ columns hold: agreement, kappa, the confusion matrix."""
+    for header in labels.unknown:
+        console.print(f"[yellow]warning[/]: column {shown(header)} names no field of this rubric that can be labeled; "
+                      "it was not read as a label", highlight=False)
+    for row, problem in labels.problems:
+        console.print(f"[yellow]row {row}[/] label not read: {shown(problem)}", highlight=False)
+    figures = labels.calibration
+    if figures is None:
+        return
+    if not figures.n:
+        console.print("The file's label columns are empty for every scored row.")
+        return
+    console.print(f"[bold]The judge against the file's labels[/] ({figures.n} labels)", highlight=False)
+    _line(console, "agreement on pass/fail", agreement_text(figures))
+    kappa_lines(console, figures)
+    confusion_lines(console, figures)
+    for criterion, (count, gap) in figures.mad.items():
+        _line(console, shown(f"mean difference {criterion}"), f"{number(gap)} over {count} labels")
 
 
 def _counts(counts: dict[str, int]) -> str:
