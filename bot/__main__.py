@@ -222,6 +222,7 @@ async def serve_command(settings: Settings, console: Console) -> int:
 async def digest_command(args: argparse.Namespace, settings: Settings, console: Console) -> int:
     """`digest`: a channel's digest of one ISO week in the terminal, and with --post in the channel, once."""
     from bot.digest import Period, build_digest, iso_week
+    from bot.digest.trust import TrustBar
     from bot.rubric import load_rubrics
     from bot.store import Store, all_subscriptions
 
@@ -243,7 +244,9 @@ async def digest_command(args: argparse.Namespace, settings: Settings, console: 
                              "is posted once the week is complete. Leave out --post to see it so far.")
         bot_token(settings)  # before the table: a missing token is said at once
     title = f"Digest of {args.channel}, {period.label} ({period.week}, {zone.key})"
-    terminal.show_digest(console, build_digest(store, channel_id=args.channel, period=period), title)
+    digest = build_digest(store, channel_id=args.channel, period=period, team_id=sub.team_id if sub else None,
+                          rubrics=load_rubrics(settings.rubrics_dir), bar=TrustBar.from_settings(settings))
+    terminal.show_digest(console, digest, title)
     if not args.post:
         return EXIT_OK
 

@@ -189,21 +189,10 @@ def labeled_cases(store: Store, rubric: Rubric, channel_id: str | None) -> list[
     A person's label of a judgment stands in for their vote on it, as in calibration's figures: an Agree says the
     judge's values were right, a Disagree only that pass/fail should have been the other way.
     """
-    from sqlalchemy import and_, exists
-    from sqlmodel import col, select
+    from bot.store.labels import labeled_judgments
 
-    from bot.records import RowState
-    from bot.store import Feedback, Judgment, Label
-
-    where = [col(Judgment.status) == RowState.SCORED, col(Judgment.rubric_name) == rubric.name]
-    if channel_id is not None:
-        where.append(col(Judgment.channel_id) == channel_id)
-    labeled = and_(col(Label.judgment_id) == col(Feedback.judgment_id), col(Label.user_id) == col(Feedback.user_id))
-    with store.session() as session:
-        labels = session.exec(select(Label, Judgment).join(Judgment, col(Judgment.id) == col(Label.judgment_id))
-                              .where(*where)).all()
-        votes = session.exec(select(Feedback, Judgment).join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
-                             .where(*where, ~exists().where(labeled))).all()
+    labels, votes = labeled_judgments(store, rubric_name=rubric.name, channel_id=channel_id,
+                                      everywhere=channel_id is None)
     cases = [LabeledCase(judgment, label.user_id, label.updated_at, label_values(label.values, label.passed, rubric))
              for label, judgment in labels]
     cases += [LabeledCase(judgment, vote.user_id, vote.updated_at, vote_values(vote.agree, judgment, rubric))

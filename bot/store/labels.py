@@ -67,6 +67,26 @@ def _scope(rubric_name: str, judge_model: str | None, channel_id: str | None, te
     return where
 
 
+def labels_and_votes(store: Store, where: Sequence[ColumnElement[bool]], since: datetime | None = None
+                     ) -> tuple[Sequence[tuple[Label, Judgment]], Sequence[tuple[Feedback, Judgment]]]:
+    """The labels, and the votes of people who gave no label of the same judgment, on the judgments `where` picks."""
+    labeled = and_(col(Label.judgment_id) == col(Feedback.judgment_id), col(Label.user_id) == col(Feedback.user_id))
+    with store.session() as session:
+        label_rows = session.exec(select(Label, Judgment).join(Judgment, col(Judgment.id) == col(Label.judgment_id))
+                                  .where(*where, *([col(Label.updated_at) >= since] if since else []))).all()
+        vote_rows = session.exec(select(Feedback, Judgment).join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
+                                 .where(*where, ~exists().where(labeled),
+                                        *([col(Feedback.updated_at) >= since] if since else []))).all()
+    return label_rows, vote_rows
+
+
+def labeled_judgments(store: Store, *, rubric_name: str, channel_id: str | None = None, everywhere: bool = False
+                      ) -> tuple[Sequence[tuple[Label, Judgment]], Sequence[tuple[Feedback, Judgment]]]:
+    """The labels and votes (as `labels_and_votes`) on scored judgments of a rubric: in one channel, the terminal's,
+    or everywhere."""
+    return labels_and_votes(store, _scope(rubric_name, None, channel_id, None, everywhere))
+
+
 def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None = None, channel_id: str | None = None,
                      team_id: str | None = None, since: datetime | None = None, numeric: Sequence[str] = (),
                      everywhere: bool = False) -> list[LabeledVerdict]:
@@ -77,13 +97,7 @@ def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None 
     pass/fail should have been the other way. `numeric` names the dotted paths whose values are compared.
     """
     where = _scope(rubric_name, judge_model, channel_id, team_id, everywhere)
-    labeled = and_(col(Label.judgment_id) == col(Feedback.judgment_id), col(Label.user_id) == col(Feedback.user_id))
-    with store.session() as session:
-        label_rows = session.exec(select(Label, Judgment).join(Judgment, col(Judgment.id) == col(Label.judgment_id))
-                                  .where(*where, *([col(Label.updated_at) >= since] if since else []))).all()
-        vote_rows = session.exec(select(Feedback, Judgment).join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
-                                 .where(*where, ~exists().where(labeled),
-                                        *([col(Feedback.updated_at) >= since] if since else []))).all()
+    label_rows, vote_rows = labels_and_votes(store, where, since)
     found = [_from_label(label, judgment, numeric) for label, judgment in label_rows]
     found += [_from_vote(vote, judgment, numeric) for vote, judgment in vote_rows]
     return sorted(found, key=lambda verdict: verdict.labeled_at)
