@@ -290,3 +290,59 @@ def test_cli_refuses_bad_sample_counts_and_two_kinds_of_jury(tmp_path: Path, jud
                          server=judge_server)
     assert code == 2 and "not both" in out
     assert judge_server.bodies() == []
+
+
+@pytest.mark.slow
+def test_a_run_killed_between_the_samples_of_a_row_bills_none_of_them_twice(tmp_path: Path, judge_server) -> None:
+    import random
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    from tests.test_cli import Billing, base_env
+
+    billing, delays = Billing(), random.Random(7)
+
+    def slow_and_uneven(body: dict) -> Reply:  # a row's samples land at different times
+        reply = billing(body)
+        return Reply(content=reply.content, delay=delays.uniform(0.05, 0.4))
+
+    judge_server.responder = slow_and_uneven
+    rows = [[f"question {i}?", "See myStudies.", f"Answer {i}: myStudies."] for i in range(12)]
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], rows)
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "judge", "in.csv", "--rubric", "eth", "--samples", "3",
+                             "--concurrency", "3"], cwd=tmp_path, env=base_env(tmp_path, judge_server),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        deadline, saved = time.monotonic() + 30, 0
+        while not (saved >= 4 and saved % 3):  # killed with a row that has some of its samples, not all
+            assert proc.poll() is None and time.monotonic() < deadline, f"{saved} samples saved"
+            time.sleep(0.01)
+            try:
+                [(saved,)] = history(tmp_path, "SELECT COUNT(*) FROM judgment_sample")
+            except sqlite3.Error:  # not created yet
+                saved = 0
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    partial = history(tmp_path, "SELECT judgment_id, COUNT(*) FROM judgment_sample GROUP BY judgment_id "
+                                "HAVING COUNT(*) < 3")
+    assert partial, "the kill was meant to land between the samples of a row"
+    billed_at_kill = sum(billing.billed.values())
+
+    judge_server.responder = billing
+    code, out = judgebot(tmp_path, "resume", server=judge_server)
+
+    assert code == 0, out
+    assert history(tmp_path, "SELECT COUNT(*), MIN(samples), MAX(samples) FROM judgment WHERE status = 'scored'") == [
+        (12, 3, 3)]
+    assert history(tmp_path, "SELECT COUNT(*) FROM judgment_sample") == [(36,)]
+    # every sample saved before the kill stood; the resume asked only for the missing ones, so at most the
+    # requests in flight at the kill (one row's three samples) were billed and then asked again
+    assert all(billing.billed[row[2]] >= 3 for row in rows)
+    assert 36 <= sum(billing.billed.values()) <= 36 + 3, (billed_at_kill, billing.billed)
