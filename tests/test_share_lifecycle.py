@@ -150,7 +150,10 @@ def test_nothing_moves_back_to_received_but_the_questions():
 # --- allowed and refused moves ---------------------------------------------------------------------------------
 
 
+# The tests below try every state and move: the same conditional UPDATE on either database, so they run on SQLite;
+# the races (two clicks at once, a share claimed twice) run on PostgreSQL too.
 @pytest.mark.parametrize(("state", "to"), ALLOWED, ids=[f"{a}-{b}" for a, b in ALLOWED])
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # every move: one database is enough (see above)
 def test_an_allowed_move_sets_the_state_the_fields_and_updated_at(store, state, to):
     share = placed(store, state)
     assert share.state == state and share.updated_at == PAST
@@ -163,6 +166,7 @@ def test_an_allowed_move_sets_the_state_the_fields_and_updated_at(store, state, 
 
 
 @pytest.mark.parametrize("state", list(ShareState))
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # every move: one database is enough (see above)
 def test_a_move_the_table_does_not_list_raises_and_leaves_the_row_alone(store, state):
     share = placed(store, state, note="before", owner=DEAD_OWNER)
     before = snapshot(store, share.id)
@@ -175,6 +179,7 @@ def test_a_move_the_table_does_not_list_raises_and_leaves_the_row_alone(store, s
 
 
 @pytest.mark.parametrize("to", list(ShareState))
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # every move: one database is enough (see above)
 def test_with_expect_a_share_moves_only_from_the_expected_states(store, to):
     for state in sources(to):
         share = placed(store, state)
@@ -187,6 +192,7 @@ def test_with_expect_a_share_moves_only_from_the_expected_states(store, to):
 
 
 @pytest.mark.parametrize("state", list(ShareState))
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # every move: one database is enough (see above)
 def test_expect_cannot_widen_the_table(store, state):
     share = placed(store, state)
     before = snapshot(store, share.id)
@@ -285,6 +291,7 @@ def test_unfinished_shares_are_the_received_loading_running_and_finishing_ones_o
 
 
 @pytest.mark.parametrize("state", list(ShareState))
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # every move: one database is enough (see above)
 def test_earlier_share_ignores_only_refused_and_skipped_shares(store, state):
     earlier = placed(store, state, file_id="FX", message_ts="1.0")
     later = claim(store, file_id="FX", message_ts="2.0")
