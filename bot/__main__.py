@@ -183,6 +183,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings, console: Consol
         return await rubrics_command(args, settings, rubrics, console)
     if args.command == "resume":
         return await resume_command(args, settings, rubrics, console)
+    if args.command == "calibration" and args.action == "check":
+        from bot.calibration_check import check_command
+
+        return await check_command(args, settings, rubrics, console)
     if args.command in ("calibration", "labels"):
         from bot.calibration_commands import calibration_command, labels_command
 
