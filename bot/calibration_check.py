@@ -195,9 +195,8 @@ def check_figures(cases: list[CheckCase], judged: dict[int, Judgment],
                   rubric: Rubric) -> tuple[Calibration, Calibration | None]:
     """Today's judge against the labels, and the original judges against the same labels when the cases say."""
     from bot.calibration import calibrate
-    from bot.human_labels import complete
+    from bot.human_labels import complete, tag_order
     from bot.records import RowState
-    from bot.runs.file_labels import tag_order
     from bot.store import utcnow
 
     now = utcnow()

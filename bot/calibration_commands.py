@@ -46,13 +46,13 @@ async def calibration_command(args: argparse.Namespace, settings: Settings, rubr
     if args.labels or args.yes or args.fresh or args.min_agreement is not None:
         raise UsageError("--labels, --min-agreement, --yes and --fresh belong to `judgebot calibration check`")
     from bot.calibration import calibrate
-    from bot.runs.file_labels import tag_order
+    from bot.human_labels import numeric_paths, tag_order
     from bot.store import Store
     from bot.store.labels import labeled_verdicts
 
     rubric = rubrics.get(args.rubric)
     since = since_of(args.since)
-    numeric = numeric_criteria(rubric)
+    numeric = numeric_paths(rubric)  # the numbers a person can label, as Slack and the digest compare them
     labels = labeled_verdicts(Store.open(settings.db_url), rubric_name=rubric.name, judge_model=args.judge_model,
                               channel_id=args.channel, since=since, numeric=numeric, everywhere=args.channel is None)
     where = scope_text(rubric, args.channel, args.judge_model)
@@ -95,14 +95,6 @@ def scope_text(rubric: Rubric, channel: str | None, judge_model: str | None) -> 
     where = f"channel {channel}" if channel else "all channels and the terminal"
     judge = f", judge {judge_model}" if judge_model else ""
     return terminal.shown(f"{rubric.name} ({rubric.title}), {where}{judge}")
-
-
-def numeric_criteria(rubric: Rubric) -> list[str]:
-    """The rubric's numeric reply fields a summary averages (derived values are the rubric's, not a person's)."""
-    from bot.rubric import leaves
-
-    replied = {path for path, _ in leaves(rubric.output)}
-    return [path for path in rubric.criteria() if path in replied]
 
 
 def shown_figures(figures: Calibration) -> Calibration:

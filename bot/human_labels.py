@@ -42,6 +42,12 @@ def labelable(rubric: Rubric) -> dict[str, FieldSpec]:
     return {path: spec for path, spec in leaves(rubric.output) if spec.type in LABELED_KINDS}
 
 
+def tag_order(rubric: Rubric) -> list[str]:
+    """The rubric's tag values in its own order (empty when it has no tag)."""
+    spec = labelable(rubric).get(rubric.headline.tag or "")
+    return list(spec.values or []) if spec is not None else []
+
+
 def numeric_paths(rubric: Rubric) -> list[str]:
     """The numeric fields a person can label, whose differences calibration measures."""
     return [path for path, spec in labelable(rubric).items() if spec.type in ("integer", "number")]

@@ -11,7 +11,7 @@ from sqlmodel import col, select
 from bot.calibration import Calibration, LabeledVerdict, calibrate
 from bot.config import Settings
 from bot.digest.week import Period
-from bot.human_labels import labelable, numeric_paths
+from bot.human_labels import numeric_paths, tag_order
 from bot.records import RowState
 from bot.rubric import Rubric, RubricSet
 from bot.store import Judgment, Store
@@ -73,8 +73,7 @@ def axes(rubric: Rubric | None, labels: list[LabeledVerdict]) -> tuple[list[str]
     if rubric is None:
         seen = {tag for label in labels for tag in (label.judge_tag, label.human_tag) if tag is not None}
         return sorted(seen), []
-    spec = labelable(rubric).get(rubric.headline.tag or "")
-    return (list(spec.values or []) if spec is not None else []), numeric_paths(rubric)
+    return tag_order(rubric), numeric_paths(rubric)
 
 
 def labeled_rubrics(store: Store, *, channel_id: str | None, team_id: str | None,

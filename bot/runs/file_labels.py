@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bot.calibration import Calibration, LabeledVerdict, calibrate
-from bot.human_labels import complete, label_columns, labelable, numeric_paths, read_label
+from bot.human_labels import complete, label_columns, numeric_paths, read_label, tag_order
 from bot.records import RowState
 from bot.rubric import Rubric
 from bot.store import Run, Store
@@ -60,9 +60,3 @@ def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
             labeled_at=row.judged_at or row.created_at, judge_model=row.judge_model, rubric_hash=row.rubric_hash))
     found.calibration = calibrate(labeled, tags=tag_order(rubric), criteria=numeric)
     return found
-
-
-def tag_order(rubric: Rubric) -> list[str]:
-    """The rubric's tag values in its own order (empty when it has no tag)."""
-    spec = labelable(rubric).get(rubric.headline.tag or "")
-    return list(spec.values or []) if spec is not None else []
