@@ -65,13 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help="the column of a role (question, reference, answer, model) when its header does not "
                                 "say it or two headers could: answer=model_response (repeat, or separate with commas)")
     judge_cmd.add_argument("--concurrency", type=int, help="judge requests in flight (default: CONCURRENCY)")
-    judge_cmd.add_argument("--samples", type=int, metavar="N",
-                           help="judge each row N times (1-9; default: the rubric's own, else 1); the verdict is the "
-                           "one closest to the others, and rows whose samples split are marked unsure")
-    judge_cmd.add_argument("--judges", metavar="M1,M2", help="a jury of judge models on the configured endpoint "
-                           "(default: JUDGES, else JUDGE_MODEL alone)")
-    judge_cmd.add_argument("--judges-file", type=Path, metavar="YAML", help="a jury across endpoints: per judge a model, "
-                           "a base_url and the key_env naming the variable with its key (default: JUDGES_FILE)")
+    add_panel_options(judge_cmd)
     judge_cmd.add_argument("--fresh", action="store_true", help="judge again even when a cached verdict exists")
     judge_cmd.add_argument("-q", "--question", help="one question (with -r and -a instead of a file)")
     judge_cmd.add_argument("-r", "--reference", help="its reference answer")
@@ -110,6 +104,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_panel_options(command: argparse.ArgumentParser, scope: str = "") -> None:
+    """--samples, --judges and --judges-file: who judges each row, and how many times."""
+    command.add_argument("--samples", type=int, metavar="N",
+                         help=f"{scope}judge each row N times (1-9; default: the rubric's own, else 1); the verdict is "
+                         "the one closest to the others, and rows whose samples split are marked unsure")
+    command.add_argument("--judges", metavar="M1,M2", help=f"{scope}a jury of judge models on the configured endpoint "
+                         "(default: JUDGES, else JUDGE_MODEL alone)")
+    command.add_argument("--judges-file", type=Path, metavar="YAML", help=f"{scope}a jury across endpoints: per judge a "
+                         "model, a base_url and the key_env naming the variable with its key (default: JUDGES_FILE)")
+
+
 def add_calibration_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`calibration [check]` and `labels export`: how far to trust the judge, from people's labels."""
     calibration_cmd = commands.add_parser("calibration", help="how far the judge agrees with people's labels; "
@@ -119,8 +124,9 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
     calibration_cmd.add_argument("--channel", help="only the labels of this Slack channel (default: every channel "
                                  "and the terminal); with check, judge this channel's labeled judgments")
     calibration_cmd.add_argument("--since", help="7d, 30d, all or a date such as 2026-11-01 (default: all)")
-    calibration_cmd.add_argument("--judge-model", help="only labels of this judge's verdicts; with check, the judge "
-                                 "to measure (default: JUDGE_MODEL)")
+    calibration_cmd.add_argument("--judge-model", help="only labels of this judge's verdicts; with check, the one "
+                                 "judge to measure (default: the configured jury, else JUDGE_MODEL)")
+    add_panel_options(calibration_cmd, "check: ")
     calibration_cmd.add_argument("--labels", type=Path, metavar="FILE", help="check: a CSV with human_ columns, such "
                                  "as `judgebot labels export` writes")
     calibration_cmd.add_argument("--min-agreement", type=float, metavar="SHARE",

@@ -17,7 +17,7 @@ from bot import terminal, terminal_calibration
 from bot.calibration_commands import TEXT_COLUMNS, labeled_cases
 from bot.config import Settings
 from bot.errors import UsageError
-from bot.run_commands import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, NO_ENDPOINT, terminal_origin
+from bot.run_commands import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, terminal_origin
 
 if TYPE_CHECKING:
     from bot.calibration import Calibration, LabeledVerdict
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from bot.human_labels import HumanValues
     from bot.jury import Panel
     from bot.rubric import Rubric, RubricSet
+    from bot.runs import Origin
     from bot.store import Judgment, Store
 
 EXIT_BELOW = EXIT_UNSCORED  # a check below --min-agreement fails like a run with rows left unscored
@@ -53,25 +54,23 @@ async def check_command(args: argparse.Namespace, settings: Settings, rubrics: R
     if not 0 <= minimum <= 1:
         raise UsageError("--min-agreement is a share from 0 to 1, such as 0.8")
     rubric = rubrics.get(args.rubric)
-    judge_model = args.judge_model or settings.judge_model
-    if not settings.has_judge_endpoint():
-        raise UsageError(NO_ENDPOINT)
     store = Store.open(settings.db_url)
     cases = check_cases(args, store, rubric, console)
     if not cases:
         raise UsageError(f"no labeled rows of {rubric.name} to check. {terminal_calibration.HOW_TO_LABEL}")
-    tokens, cost = estimate(rubric, cases, judge_model)
-    terminal_calibration.show_estimate(console, len(cases), terminal.shown(judge_model), tokens, cost)
-    if not confirmed(len(cases), settings.calibration_confirm_rows, args.yes, console):
-        console.print("Nothing judged.")
-        return EXIT_USAGE
-    judged = await judge_again(store, rubric, cases, settings, judge_model, args.fresh, console,
-                               source_name=args.labels.name if args.labels else f"channel {args.channel}")
+    async with check_panel(settings, args, rubric) as panel:
+        tokens, cost = estimate(rubric, cases, panel)
+        terminal_calibration.show_estimate(console, len(cases), terminal.shown(judges_of(panel)), tokens, cost)
+        if not confirmed(len(cases), settings.calibration_confirm_rows, args.yes, console):
+            console.print("Nothing judged.")
+            return EXIT_USAGE
+        judged = await judge_again(store, rubric, cases, panel, settings, args.fresh, console,
+                                   source_name=args.labels.name if args.labels else f"channel {args.channel}")
     current, original = check_figures(cases, judged, rubric)
     unscored = len(cases) - current.n
     if unscored:
         console.print(f"[yellow]{unscored} rows got no verdict[/] (a judge error or an invalid reply) and are left out.")
-    today = terminal.shown(f"Today's judge: {judge_model}, {rubric.name} {rubric.version}")
+    today = terminal.shown(f"Today's judge: {judges_of(panel)}, {rubric.name} {rubric.version}")
     before = None if original is None else (
         terminal.shown(f"The labeled verdicts' judges: {', '.join(original.judge_models)}"), original)
     terminal_calibration.show_check(console, (today, current), before, minimum)
@@ -136,16 +135,24 @@ def original_of(cells: dict[str, str]) -> tuple[bool | None, str | None, str]:
     return passed, (cells.get("judge_tag") or "").strip() or None, (cells.get("judge_model") or "").strip()
 
 
-def estimate(rubric: Rubric, cases: list[CheckCase], judge_model: str) -> tuple[tuple[int, int], float | None]:
-    """((tokens in, tokens out), USD or None) of judging every case once: the texts and system prompt over four."""
+def estimate(rubric: Rubric, cases: list[CheckCase], panel: Panel) -> tuple[tuple[int, int], float | None]:
+    """((tokens in, tokens out), USD or None) of judging every case by every judge and sample of the panel: the texts
+    and system prompt over four in, a fixed reply out; None when a judge's price is unknown."""
     from bot.runs import price_of
 
     chars = sum(len(rubric.system_prompt) + len(case.row.question) + len(case.row.reference) + len(case.row.answer)
                 for case in cases)
-    tokens = (math.ceil(chars / CHARS_PER_TOKEN), TOKENS_OUT_PER_ROW * len(cases))
-    price = price_of(judge_model)
-    cost = None if price is None else (tokens[0] * price[0] + tokens[1] * price[1]) / 1_000_000
-    return tokens, cost
+    each = (math.ceil(chars / CHARS_PER_TOKEN), TOKENS_OUT_PER_ROW * len(cases))
+    prices = [price_of(client.model) for client, _ in panel.slots]
+    tokens = (each[0] * len(prices), each[1] * len(prices))
+    if any(price is None for price in prices):
+        return tokens, None
+    return tokens, sum((each[0] * price[0] + each[1] * price[1]) / 1_000_000 for price in prices if price is not None)
+
+
+def judges_of(panel: Panel) -> str:
+    """The panel as a check names it: its judges, and how many samples each gives a row."""
+    return panel.name if panel.samples == 1 else f"{panel.name}, {panel.samples} samples each"
 
 
 def confirmed(rows: int, limit: int, yes: bool, console: Console) -> bool:
@@ -159,14 +166,26 @@ def confirmed(rows: int, limit: int, yes: bool, console: Console) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def check_panel(settings: Settings, judge_model: str) -> Panel:
-    """Today's judge, or the one --judge-model names, asked once per row."""
-    from bot.jury import open_panel
+def check_origin() -> Origin:
+    """A check run's origin: the terminal's person, under a channel key of its own so nothing is counted twice."""
+    from bot.runs import CHECK_CHANNEL
 
-    return open_panel(settings.model_copy(update={"judge_model": judge_model}))
+    return terminal_origin().model_copy(update={"source": "check", "channel_id": CHECK_CHANNEL})
 
 
-async def judge_again(store: Store, rubric: Rubric, cases: list[CheckCase], settings: Settings, judge_model: str,
+def check_panel(settings: Settings, args: argparse.Namespace, rubric: Rubric) -> Panel:
+    """Today's judges as `judgebot judge` would ask them (--judges, --judges-file, the configured jury, else
+    JUDGE_MODEL; --samples), or the one judge --judge-model names."""
+    from bot.run_commands import judge_panel
+
+    if args.judge_model:
+        if args.judges or args.judges_file:
+            raise UsageError("give --judge-model (one judge) or --judges / --judges-file (a jury), not both")
+        settings = settings.model_copy(update={"judge_model": args.judge_model, "judges": "", "judges_file": None})
+    return judge_panel(settings, args, rubric)
+
+
+async def judge_again(store: Store, rubric: Rubric, cases: list[CheckCase], panel: Panel, settings: Settings,
                       fresh: bool, console: Console, *, source_name: str) -> dict[int, Judgment]:
     """Judge the cases as a run of its own (source "check"), with a progress bar; the judgments by row number."""
     from bot.errors import RunStopped
@@ -174,16 +193,13 @@ async def judge_again(store: Store, rubric: Rubric, cases: list[CheckCase], sett
     from bot.records import RunState
     from bot.runs import execute_run, start_run
 
-    panel = check_panel(settings, judge_model)
     # Only the texts go in the run: its rows must not be read as labels again if it is ever resumed and summarised.
     run = start_run(store, rubric=rubric, rows=[case.row for case in cases], columns=TEXT_COLUMNS,
-                    source_name=source_name, fresh=fresh, origin=terminal_origin().model_copy(update={"source": "check"}),
+                    source_name=source_name, fresh=fresh, origin=check_origin(),
                     **panel.run_fields())
-    async with panel:
-        with terminal.ProgressBar(console, f"{rubric.name} · check run {run.id}") as bar, \
-                observing_retries(bar.retrying):
-            outcome = await execute_run(store, run, rubric, panel, concurrency=settings.concurrency,
-                                        on_progress=bar.update, unsure_spread=settings.unsure_spread)
+    with terminal.ProgressBar(console, f"{rubric.name} · check run {run.id}") as bar, observing_retries(bar.retrying):
+        outcome = await execute_run(store, run, rubric, panel, concurrency=settings.concurrency,
+                                    on_progress=bar.update, unsure_spread=settings.unsure_spread)
     if outcome.status == RunState.PAUSED:
         raise RunStopped(f"{(outcome.stop_reason or 'the judge stopped').rstrip('.')}. The check is incomplete: "
                          "run it again once the judge answers")

@@ -83,7 +83,18 @@ def judge_client(settings: Settings, concurrency: int | None = None, model: str 
 def judge_panel(settings: Settings, args: argparse.Namespace, rubric: Rubric, concurrency: int | None = None) -> Panel:
     """The judges a `judge` command asks: --judges-file, --judges, JUDGES_FILE or JUDGES (else the configured judge),
     each --samples times (else the rubric's own number)."""
-    from bot.jury import judges_from_names, open_panel, read_judges
+    from bot.jury import open_panel
+
+    specs = judge_specs(settings, args)
+    if (specs is None or any(spec.base_url is None for spec in specs)) and not settings.has_judge_endpoint():
+        raise UsageError(NO_ENDPOINT)
+    samples = args.samples if args.samples is not None else rubric.samples
+    return open_panel(settings, specs=specs, samples=samples, concurrency=concurrency)
+
+
+def judge_specs(settings: Settings, args: argparse.Namespace) -> list[JudgeSpec] | None:
+    """The jury --judges-file, --judges, JUDGES_FILE or JUDGES names; None for the configured judge alone."""
+    from bot.jury import judges_from_names, read_judges
 
     if args.judges and args.judges_file:
         raise UsageError("give --judges (models on the configured endpoint) or --judges-file, not both")
@@ -96,10 +107,7 @@ def judge_panel(settings: Settings, args: argparse.Namespace, rubric: Rubric, co
         specs = read_judges(settings.judges_file)
     else:
         specs = judges_from_names(settings.judges) if settings.judges.strip() else None
-    if (specs is None or any(spec.base_url is None for spec in specs)) and not settings.has_judge_endpoint():
-        raise UsageError(NO_ENDPOINT)
-    samples = args.samples if args.samples is not None else rubric.samples
-    return open_panel(settings, specs=specs, samples=samples, concurrency=concurrency)
+    return specs
 
 
 def run_panel(settings: Settings, run: Run, concurrency: int | None = None) -> Panel:

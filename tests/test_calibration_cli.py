@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -222,6 +223,11 @@ def test_exported_labels_are_checked_again_by_an_agreeing_judge(tmp_path: Path, 
     assert history(tmp_path, "SELECT source, total_rows, status, source_name FROM run WHERE id = 2") == [
         ("check", 8, "done", "labels.csv")]
     assert history(tmp_path, "SELECT count(*) FROM label") == [(5,)]  # a check saves no labels of its own
+    # its 8 verdicts are kept apart: the terminal's tallies, stats and history still count the 8 rows judged once
+    assert history(tmp_path, "SELECT channel_key, sum(rows) FROM judgment_tally GROUP BY channel_key ORDER BY 1") == [
+        ("", 8), ("#calibration-check", 8)]
+    code, out = judgebot(tmp_path, "history", "--limit", "50")
+    assert code == 0 and flat(out).count("bot-v1") == 8, out
 
 
 def test_a_channel_check_asks_before_many_rows_and_fails_below_the_bar(tmp_path: Path, judge_server: FakeJudgeServer,
@@ -270,3 +276,30 @@ def test_a_channel_check_asks_before_many_rows_and_fails_below_the_bar(tmp_path:
 
     code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", server=judge_server)
     assert code == 2 and "give --labels FILE" in flat(out)
+    code, out = judgebot(tmp_path, *check, "--judges", "a,b", server=judge_server)
+    assert code == 2 and "give --judge-model (one judge) or --judges / --judges-file (a jury), not both" in flat(out)
+
+
+def test_a_check_asks_the_configured_jury_every_sample(tmp_path: Path, judge_server: FakeJudgeServer,
+                                                       rubrics: RubricSet) -> None:
+    labeled_history(tmp_path, judge_server)
+    code, out = judgebot(tmp_path, "labels", "export", "--rubric", "eth", "--out", "labels.csv")
+    assert code == 0, out
+    judge_server.responder = tag_reply({answer: tag or "Generic" for answer, tag in PEOPLE.items()})
+    asked_before = len(judge_server.bodies())
+
+    code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", "--labels", "labels.csv", "--samples", "2",
+                         "--yes", server=judge_server, JUDGES="gpt-4o-mini,judge-cli")
+
+    text, lines = flat(out), lines_of(out)
+    assert code == 0, out
+    # JUDGES is today's jury: 2 judges x 2 samples x 8 rows, and one judge of unknown price makes the whole unknown
+    chars = sum(len(rubrics.get("eth").system_prompt) + len(q) + len(r) + len(a) for q, r, a, _ in ROWS)
+    assert (f"Judging 8 labeled rows again with gpt-4o-mini+judge-cli, 2 samples each: about "
+            f"{4 * math.ceil(chars / 4):,} tokens in and 9,600 out, price unknown.") in text
+    bodies = judge_server.bodies()[asked_before:]
+    assert sorted(Counter(body["model"] for body in bodies).items()) == [("gpt-4o-mini", 16), ("judge-cli", 16)]
+    assert "Today's judge: gpt-4o-mini+judge-cli, 2 samples each, eth 1.0" in text
+    assert "agreement on pass/fail 100% (8/8), 95% CI 68%-100%" in lines
+    assert history(tmp_path, "SELECT judge_model, samples FROM run WHERE source = 'check'") == [
+        ("gpt-4o-mini+judge-cli", 2)]

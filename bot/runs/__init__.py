@@ -5,10 +5,10 @@ from bot.errors import RubricChanged, RunBusy, RunNotResumable
 from bot.runs.execute import HEARTBEAT_SECONDS, STALE_AFTER, Progress, RunOutcome, execute_run
 from bot.runs.goldens import GoldenResult, check_goldens
 from bot.runs.single import abandon_triple, finish_triple, start_triple
-from bot.runs.start import Origin, start_csv_run, start_run, start_single_run
+from bot.runs.start import CHECK_CHANNEL, Origin, start_csv_run, start_run, start_single_run
 from bot.runs.summary import BANDS, Summary, export_run, price_of
 
-__all__ = ["BANDS", "HEARTBEAT_SECONDS", "STALE_AFTER", "GoldenResult", "Origin", "Progress", "RubricChanged",
+__all__ = ["BANDS", "CHECK_CHANNEL", "HEARTBEAT_SECONDS", "STALE_AFTER", "GoldenResult", "Origin", "Progress", "RubricChanged",
            "RunBusy", "RunNotResumable", "RunOutcome", "Summary", "abandon_triple", "check_goldens", "execute_run",
            "export_run", "finish_triple", "price_of", "start_csv_run", "start_run",
            "start_single_run", "start_triple"]

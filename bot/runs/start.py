@@ -15,6 +15,10 @@ from bot.rubric import Rubric
 from bot.store import Run, Store, process_name, utcnow
 from bot.store.judgments import LOAD_LOST
 
+CHECK_CHANNEL = "#calibration-check"
+"""The channel key of `judgebot calibration check` runs: no Slack channel id has a "#", so their judgments stay out of
+every channel's and the terminal's stats, history, tallies and digest (they judge labeled rows a second time)."""
+
 
 class Origin(BaseModel):
     """Who asked for a run and where its results belong (Slack fields stay empty in a terminal)."""
