@@ -12,8 +12,8 @@ import pytest
 from bot.config import Settings
 from bot.errors import SetupError
 from bot.jury import Panel, check_samples, judges_from_names, open_panel, panel_name, read_judges
-from bot.records import RowState, Verdict
-from bot.runs import execute_run, start_run
+from bot.records import RowState, RunState, Verdict
+from bot.runs import Progress, execute_run, start_run
 from bot.samples import Sampled, combine, medoid, split_text
 from bot.store import Store
 from bot.store.samples import samples_of
@@ -146,9 +146,11 @@ async def test_three_samples_are_kept_and_a_rerun_bills_none_again(store: Store,
     run = start_run(store, rubric=rubric, rows=rows_of("steady", "torn"), columns=["answer"], **panel.run_fields())
     assert (run.samples, run.judges, run.temperature) == (3, None, 0.7)
 
-    outcome = await execute_run(store, run, rubric, panel, concurrency=4)
+    events: list[Progress] = []
+    outcome = await execute_run(store, run, rubric, panel, concurrency=4, on_progress=events.append)
 
     assert outcome.all_scored and len(judge_server.bodies()) == 6
+    assert [(event.done, event.unsure) for event in events][-1] == (2, 1)  # progress counts the split row
     assert {body["temperature"] for body in judge_server.bodies()} == {0.7}
     steady, torn = list(store.iter_judgments(run.id))
     assert (steady.tag, steady.samples, steady.agreement, steady.unsure) == ("Correct", 3, 1.0, False)
@@ -159,6 +161,9 @@ async def test_three_samples_are_kept_and_a_rerun_bills_none_again(store: Store,
 
     again = start_run(store, rubric=rubric, rows=rows_of("steady", "torn"), columns=["answer"], **panel.run_fields())
     await execute_run(store, again, rubric, panel, concurrency=4)
+    resumed: list[Progress] = []
+    await execute_run(store, run, rubric, panel, concurrency=4, on_progress=resumed.append, statuses=(RunState.DONE,))
+    assert (resumed[0].done, resumed[0].unsure) == (2, 1)  # a run taken up again starts from its saved split rows
     assert len(judge_server.bodies()) == 6  # each sample reused: nothing billed twice
     reused = list(store.iter_judgments(again.id))
     assert [row.tag for row in reused] == ["Correct", "Generic"] and all(row.cached_from for row in reused)

@@ -89,3 +89,19 @@ async def test_an_inline_judgment_with_samples_shows_how_they_split(slack, slack
 
     refused = await slack.command("eth samples=0 a || b || c")
     assert "from 1 to 9" in refused.text() and len(judge_server.bodies()) == 3
+
+
+def test_the_progress_message_counts_split_rows_only_when_rows_are_sampled() -> None:
+    from bot.runs import Progress
+    from bot.slack.views.file_run import progress
+    from bot.store import Run
+
+    event = Progress(run_id=7, done=40, total=100, errors=2, cached=0, judged_now=40, elapsed=10.0, unsure=3)
+    sampled = Run(id=7, rubric_name="eth", rubric_version="1", rubric_hash="h", judge_model="judge-test", samples=3,
+                  total_rows=100)
+    shown = json.dumps(progress(sampled, "ETH audit", event, None)["blocks"])
+    assert "40 / 100 rows" in shown and "2 errors" in shown and "3 unsure (samples split)" in shown
+    jury = sampled.model_copy(update={"samples": 1, "judges": [{"model": "a"}, {"model": "b"}]})
+    assert "3 unsure" in json.dumps(progress(jury, "ETH audit", event, None)["blocks"])
+    single = sampled.model_copy(update={"samples": 1})
+    assert "unsure" not in json.dumps(progress(single, "ETH audit", event, None)["blocks"])

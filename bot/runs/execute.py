@@ -38,6 +38,7 @@ class Progress:
     cached: int
     judged_now: int
     elapsed: float
+    unsure: int = 0  # rows whose samples split (with several samples or judges)
 
     @property
     def rate(self) -> float:
@@ -124,8 +125,9 @@ async def execute_run(
         )
     rejudged = await asyncio.to_thread(store.reset_rows, run.id, rejudge) if rejudge else 0
     counts = await asyncio.to_thread(store.status_counts, run.id)
+    unsure = 0 if panel.single else await asyncio.to_thread(store.unsure_count, run.id)
     execution = _Execution(store, run, rubric, panel, concurrency, on_progress, cancel or asyncio.Event(), owner,
-                           counts, unsure_spread)
+                           counts, unsure_spread, unsure)
     return await execution.run(rejudged)
 
 
@@ -134,7 +136,7 @@ class _Execution:
 
     def __init__(self, store: Store, run: Run, rubric: Rubric, panel: Panel, concurrency: int,
                  on_progress: Callable[[Progress], None] | None, cancel: asyncio.Event, owner: str,
-                 counts: dict[str, int], unsure_spread: float) -> None:
+                 counts: dict[str, int], unsure_spread: float, unsure: int) -> None:
         self.store, self.run_, self.rubric, self.panel = store, run, rubric, panel
         self.client = panel.clients[0]
         self.judge_model = panel.name
@@ -155,6 +157,7 @@ class _Execution:
         self.done = self.total - counts.get(RowState.PENDING, 0)
         self.errors = counts.get(RowState.INVALID, 0) + counts.get(RowState.ERROR, 0)
         self.cached = self.judged_now = 0
+        self.unsure = unsure
         self.started = time.monotonic()
         # Database calls of the hot path run on one thread of their own: the event loop never waits on
         # the database, and a single writer never contends with itself for SQLite's lock.
@@ -166,7 +169,7 @@ class _Execution:
     def report(self) -> None:
         if self.on_progress is not None:
             self.on_progress(Progress(self.run_id, self.done, self.total, self.errors, self.cached, self.judged_now,
-                                      time.monotonic() - self.started))
+                                      time.monotonic() - self.started, self.unsure))
 
     async def run(self, rejudged: int) -> RunOutcome:
         self.report()
@@ -326,4 +329,5 @@ class _Execution:
         self.judged_now += 1
         self.errors += verdict.status != RowState.SCORED
         self.cached += cached_from is not None
+        self.unsure += bool(verdict.unsure)
         self.report()

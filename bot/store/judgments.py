@@ -231,6 +231,12 @@ class Store:
             add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), table_of(Judgment).c.id == judgment_id)
         return True
 
+    def unsure_count(self, run_id: int) -> int:
+        """How many rows of a run have a verdict whose samples split."""
+        with self.session() as session:
+            statement = select(func.count()).where(Judgment.run_id == run_id, col(Judgment.unsure).is_(True))
+            return int(session.execute(statement).scalar_one())
+
     def status_counts(self, run_id: int) -> dict[str, int]:
         """How many rows of a run are in each status."""
         with self.session() as session:

@@ -104,6 +104,8 @@ def progress(run: Run, rubric_title: str, event: Progress | None, who: str | Non
     parts = [f"{done:,} / {total:,} rows"]
     if event is not None:
         parts.append(f"{event.errors:,} error{'s' if event.errors != 1 else ''}")
+        if run.samples > 1 or len(run.judges or []) > 1:
+            parts.append(f":warning: {event.unsure:,} unsure (samples split)")
         if event.rate > 0:
             parts.append(f"{event.rate:.1f} rows/s")
         if event.eta is not None and done < total:
