@@ -51,6 +51,16 @@ class Settings(BaseSettings):
                                      "a base_url and the key_env naming the variable that holds its key.")
     unsure_spread: float = Field(25.0, gt=0, le=100, description="Headline points between a row's highest and "
                                  "lowest sample from which the row is marked unsure.")
+    judge_reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
+        None, description="reasoning_effort sent to a reasoning judge model (o-series, gpt-5); unset: not sent.")
+    judge_max_completion_tokens: int | None = Field(
+        None, ge=1, description="max_completion_tokens of each judge reply (reasoning tokens included); unset: not sent.")
+    judge_prices: Path | None = Field(None, description="YAML file adding or overriding judge prices: per model, "
+                                      "input, cached_input and output in USD per million tokens.")
+    confirm_above_usd: float = Field(5.0, ge=0, description="Estimated cost in USD above which a run asks before it "
+                                     "starts (the terminal unless --yes; Slack with Start / Cancel buttons).")
+    judge_monthly_budget: float | None = Field(None, gt=0, description="USD the terminal's runs may spend a calendar "
+                                               "month; a run that would go over asks, one that reaches it pauses.")
     judge_timeout: float = Field(120.0, gt=0, description="Seconds one judge request may take.")
     judge_max_retries: int = Field(6, ge=0, description="Retries of one request on 429, 5xx, timeouts.")
     concurrency: int = Field(16, ge=1, le=512, description="Judge requests in flight at once.")
