@@ -206,7 +206,7 @@ BROKEN = {
     ),
     "bad-name": (
         lambda d: d.update(name="Mini Rubric"),
-        ["name", "pattern"],
+        ["name: 'Mini Rubric' is not a rubric name: use lowercase letters a-z, digits"],
     ),
     "golden-missing-answer": (
         lambda d: d.update(goldens=[{"name": "g", "question": "q", "reference": "r", "expect": {}}]),
@@ -860,6 +860,26 @@ def test_a_name_longer_than_the_schema_name_allows_is_refused(tmp_path):
         load_rubric(write(tmp_path, mini(longest + "s")))
     assert str(caught.value) == (f"{longest}s.yaml: name: '{longest}s' is 57 characters long; a rubric name has at "
                                  "most 56 (the judge's schema name is limited to 64). Shorten the name and the file name")
+
+
+@pytest.mark.parametrize("name", ["Mini", "café", "mini.v2", "mini rubric", "2nd", "mini/2"])
+def test_a_name_the_schema_name_rule_refuses_is_refused_saying_what_a_name_holds(tmp_path, name):
+    with pytest.raises(RubricError) as caught:
+        load_rubric(write(tmp_path, mini(name), name="mini"))
+    assert str(caught.value) == (
+        f"mini.yaml: name: {name!r} is not a rubric name: use lowercase letters a-z, digits, \"-\" and \"_\", starting "
+        "with a letter (it is typed after /judge and names the schema the judge is sent)")
+
+
+async def test_the_longest_name_gives_a_schema_name_that_openai_accepts(tmp_path, judge_server, make_client):
+    from bot.judge import judge
+    from bot.records import Triple
+
+    longest = "r-" * 28  # 56 characters, every kind of character a name may hold but digits and "_"
+    rubric = load_rubric(write(tmp_path, mini(longest)))
+    await judge(rubric, Triple(question="Q", reference="R", answer="A"), make_client(max_retries=0))
+    sent = judge_server.bodies()[0]["response_format"]["json_schema"]["name"]
+    assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", sent) and len(sent) == 64, sent
 
 
 def readme_example() -> str:

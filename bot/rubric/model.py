@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from bot.errors import FormulaError, RubricError
 from bot.rubric.fields import LENIENT_NUMBERS, FieldSpec, build_model, json_schema, leaves, sample_reply
@@ -27,6 +29,7 @@ from bot.rubric.formulas import check_syntax, did_you_mean, evaluate
 from bot.rubric.goldens import Golden
 
 TEMPLATE_NAMES = {"question", "reference", "answer"}
+NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]*")
 
 
 def _parsed(expression: str) -> str:
@@ -89,7 +92,7 @@ class Rubric(BaseModel):
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
-    name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    name: str
     aliases: list[str] = []
     version: str
     title: str
@@ -113,6 +116,17 @@ class Rubric(BaseModel):
     _schema: dict[str, Any] = PrivateAttr()
     _hash: str = PrivateAttr()
     _system_prompt: str = PrivateAttr()
+
+    @field_validator("name")
+    @classmethod
+    def _name_fits(cls, value: str) -> str:
+        # The name is typed after /judge, and the judge is sent the reply's schema as "<name>_verdict": OpenAI takes
+        # schema names of letters, digits, "_" and "-" only (the length is checked with the file name).
+        if not NAME_PATTERN.fullmatch(value):
+            raise PydanticCustomError("name_pattern", "{name} is not a rubric name: use lowercase letters a-z, digits, "
+                                      '"-" and "_", starting with a letter (it is typed after /judge and names the '
+                                      "schema the judge is sent)", {"name": repr(value)})
+        return value
 
     @field_validator("description")
     @classmethod
