@@ -185,6 +185,40 @@ async def test_benchmark_weighted_overall_exact_value(judge_server, make_client,
     assert verdict.label == "Overall 4.2 / 5 (judge 4.5)"
 
 
+# Ollama and llama.cpp enforce ranges on integers but not on decimals, and Anthropic's endpoint ignores the schema
+# altogether: a decimal out of range reaches judgebot, whose own validation and repair request must catch it.
+BENCH_OUT_OF_RANGE = {"Factual Accuracy": 0.5, "Relevance": 4, "Clarity": 4, "Language Consistency": 5,
+                      "Conciseness": 3, "Overall": 7.5}
+
+
+async def test_benchmark_decimals_out_of_range_get_a_repair_then_are_invalid_never_clamped(judge_server, make_client,
+                                                                                          rubrics):
+    still_out = {**BENCH_OUT_OF_RANGE, "Factual Accuracy": 1.5, "Overall": 5.5}
+    judge_server.enqueue(Reply.json(BENCH_OUT_OF_RANGE), Reply.json(still_out))
+    verdict = await judge(rubrics.get("benchmark"), BENCH_TRIPLE, make_client())
+    first, repair = judge_server.bodies()
+    sent = first["response_format"]["json_schema"]["schema"]["properties"]
+    assert (sent["Overall"]["minimum"], sent["Overall"]["maximum"]) == (1, 5)  # asked for, but not enforced
+    fix = repair["messages"][3]["content"]
+    assert "- Factual Accuracy: Input should be greater than or equal to 1" in fix
+    assert "- Overall: Input should be less than or equal to 5" in fix
+    assert verdict.status == "invalid" and verdict.attempts == 2
+    assert verdict.error == ("the judge's reply broke the rubric after one repair: "
+                             "Overall: Input should be less than or equal to 5")
+    assert (verdict.output, verdict.headline, verdict.passed, verdict.label, verdict.derived) == (None, None, None,
+                                                                                                 None, {})
+    assert verdict.raw_reply == json.dumps(still_out, ensure_ascii=False)
+
+
+async def test_benchmark_decimals_out_of_range_are_scored_as_repaired_never_clamped(judge_server, make_client, rubrics):
+    repaired = {**BENCH_OUT_OF_RANGE, "Factual Accuracy": 1.5, "Overall": 2.5}
+    judge_server.enqueue(Reply.json(BENCH_OUT_OF_RANGE), Reply.json(repaired))
+    verdict = await judge(rubrics.get("benchmark"), BENCH_TRIPLE, make_client())
+    assert (verdict.status, verdict.attempts) == ("scored", 2)
+    assert verdict.output == {key: float(value) for key, value in repaired.items()}
+    assert verdict.derived == {"overall_weighted": pytest.approx(0.4 * 1.5 + 0.15 * 16, abs=0.005)}
+
+
 # --- the request ---------------------------------------------------------------------------------
 
 
