@@ -8,7 +8,7 @@ summaries treat it, and how a card shows it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -215,6 +215,29 @@ def json_schema(fields: dict[str, FieldSpec]) -> dict[str, Any]:
         "required": list(fields),
         "additionalProperties": False,
     }
+
+
+def generation_ordered(fields: dict[str, FieldSpec], first: Sequence[str], prefix: str = "") -> dict[str, FieldSpec]:
+    """`fields` with those named in `first` (dotted paths) put before their siblings, in that order, at every depth."""
+    here = [path.removeprefix(prefix) for path in first if path.startswith(prefix)]
+    named = [key for key in here if key in fields]
+    ordered: dict[str, FieldSpec] = {}
+    for key in [*named, *(key for key in fields if key not in named)]:
+        spec = fields[key]
+        if spec.kind.shown == "children":
+            spec = spec.model_copy(update={"fields": generation_ordered(spec.fields or {}, first, f"{prefix}{key}.")})
+        ordered[key] = spec
+    return ordered
+
+
+def field_paths(fields: dict[str, FieldSpec], prefix: str = "") -> list[str]:
+    """Every field as a dotted path, objects and the fields inside them alike."""
+    found: list[str] = []
+    for key, spec in fields.items():
+        found.append(f"{prefix}{key}")
+        if spec.kind.shown == "children":
+            found.extend(field_paths(spec.fields or {}, f"{prefix}{key}."))
+    return found
 
 
 def field_schema(spec: FieldSpec) -> dict[str, Any]:

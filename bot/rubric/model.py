@@ -24,7 +24,16 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from bot.errors import FormulaError, RubricError
-from bot.rubric.fields import LENIENT_NUMBERS, FieldSpec, build_model, json_schema, leaves, sample_reply
+from bot.rubric.fields import (
+    LENIENT_NUMBERS,
+    FieldSpec,
+    build_model,
+    field_paths,
+    generation_ordered,
+    json_schema,
+    leaves,
+    sample_reply,
+)
 from bot.rubric.formulas import check_syntax, did_you_mean, evaluate
 from bot.rubric.goldens import Golden
 
@@ -107,6 +116,9 @@ class Rubric(BaseModel):
     goldens: list[Golden] = []
     samples: int = Field(1, ge=1, le=9, description="How many times the judge judges each row unless a run says: "
                          "its samples agree or split, and the row's verdict is the one closest to the others.")
+    generation_order: list[str] | None = Field(
+        None, description="Output fields (dotted paths) the judge writes before their siblings, in this order: the "
+        "schema it is sent lists them first. Replies, results and cards keep the order of `output`.")
     bare_answers: Literal["judge", "malformed"] = Field(
         "judge", description='An empty answer or only an opener (":", "Answer:"): judged with a flag, or malformed '
         "(not sent to the judge).")
@@ -150,10 +162,11 @@ class Rubric(BaseModel):
 
     def model_post_init(self, _context: Any) -> None:
         self._model = build_model(f"{self.name.title().replace('-', '_')}Reply", self.output)
-        self._schema = json_schema(self.output)
+        self._schema = json_schema(generation_ordered(self.output, self.generation_order or []))
         # Left out while off, so that the hash of a rubric written before the setting existed stays the same.
         unset = set() if self.lenient_numbers else {LENIENT_NUMBERS}
         unset |= {"bare_answers"} if self.bare_answers == "judge" else set()
+        unset |= {"generation_order"} if self.generation_order is None else set()
         # How many samples a run takes changes no single judgment: like the wording of the title, not hashed.
         shown_only = {"goldens", "title", "description", "aliases", "samples"}
         content = self.model_dump(mode="json", exclude={*shown_only, *unset})
@@ -260,6 +273,7 @@ class Rubric(BaseModel):
                                       f"{did_you_mean(path, paths)}")
                 if paths[path].nullable:
                     raise RubricError(f"derived.{key}.weights: {path!r} is nullable; a weighted mean needs a value")
+        self._check_generation_order()
         if self.headline.tag and self.headline.tag not in paths:
             raise RubricError(f"headline.tag: no field {self.headline.tag!r} in the output."
                               f"{did_you_mean(self.headline.tag, paths)}")
@@ -280,6 +294,16 @@ class Rubric(BaseModel):
                 if path not in {"headline", "passed", *self.derived} and path not in paths:
                     raise RubricError(f"goldens.{golden.name}.expect: no field {path!r}."
                                       f"{did_you_mean(path, [*paths, 'headline', 'passed', *self.derived])}")
+
+    def _check_generation_order(self) -> None:
+        """Refuse a path of `generation_order` that names no output field, or one named twice."""
+        known = field_paths(self.output)
+        for index, path in enumerate(self.generation_order or []):
+            if path not in known:
+                raise RubricError(f"generation_order.{index}: no field {path!r} in the output (nested fields are "
+                                  f"written a.b).{did_you_mean(path, known)}")
+            if path in (self.generation_order or [])[:index]:
+                raise RubricError(f"generation_order.{index}: {path!r} is listed twice")
 
 
 def describe(error: Any) -> str:
