@@ -20,6 +20,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "answer": ("answer", "generated answer", "model response", "model answer", "response", "output"),
     "model": ("model", "model name"),
 }
+MODEL_NAME_LIMIT = 200  # characters: history, stats and cards show a model's name whole, as a short label
 CHOOSE = "{role}={column}"  # how a person names the column of a role, unless the caller words it otherwise
 
 _HEAD = 8192  # bytes inspected for magic numbers and NULs
@@ -177,6 +178,9 @@ class CsvSource:
             return MalformedRow(line, f"row {line}: the {what} empty", cells)
         model = value.get("model")
         model = model if model and model.strip() else None
+        if model is not None and len(model) > MODEL_NAME_LIMIT:
+            return MalformedRow(line, f"row {line}: the model name is over {MODEL_NAME_LIMIT} characters "
+                                      f"({len(model):,}); a model's name is a short label", cells)
         return CsvRow(line, value["question"], value["reference"], value["answer"], model,
                       dict(zip(self.headers, cells)))
 
