@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+from urllib.request import proxy_bypass
 
 import aiohttp
+from slack_sdk.proxy_env_variable_loader import load_http_proxy_from_env
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import FileProblem
@@ -22,10 +24,12 @@ TABLE_SUFFIXES = (".csv", ".tsv")
 CHUNK = 1 << 16
 HEAD_BYTES = 1024
 HTML_START = re.compile(rb"^\s*(<!doctype html|<html)", re.IGNORECASE)
-MISSING_FILES_READ = (
-    "Slack answered with a sign-in page instead of the file: the app is missing the `files:read` permission. "
-    "An admin adds the `files:read` scope on the app's OAuth & Permissions page and reinstalls the app; then "
-    "share the file again."
+SIGN_IN_PAGE = (
+    "Slack answered with a sign-in page instead of the file. Most often the app is missing the `files:read` "
+    "permission: an admin adds the `files:read` scope on the app's OAuth & Permissions page and reinstalls the app. "
+    "It also happens when the app is not a member of the channel the file was shared in (invite it with `/invite`), "
+    "and with a file from another workspace (a Slack Connect channel) or an external file (Google Drive, Dropbox): "
+    "upload the CSV itself to this workspace. Then share the file again."
 )
 
 
@@ -75,6 +79,14 @@ def check_url(url: str, extra: tuple[str, str] | None) -> None:
                       "so I did not fetch it. Upload the file to Slack itself and share it again.")
 
 
+def proxy_for(url: str) -> str | None:
+    """The proxy a download goes through: the one slack_sdk's own client takes from HTTPS_PROXY (or HTTP_PROXY),
+    unless NO_PROXY names the file's host."""
+    if proxy_bypass(urlsplit(url).hostname or ""):
+        return None
+    return load_http_proxy_from_env()
+
+
 def megabytes(size: int) -> str:
     """A size for people: MB with one decimal, or kB below a megabyte."""
     return f"{size / 1_000_000:.1f} MB" if size >= 1_000_000 else f"{size / 1000:.0f} kB"
@@ -87,7 +99,7 @@ async def download(url: str, token: str, dest: Path, *, max_bytes: int, extra: t
     digest, size = hashlib.sha256(), 0
     try:
         async with aiohttp.ClientSession(timeout=timeout) as session, session.get(
-            url, headers={"Authorization": f"Bearer {token}"}, allow_redirects=False,
+            url, headers={"Authorization": f"Bearer {token}"}, allow_redirects=False, proxy=proxy_for(url),
         ) as response:
             _check_response(response, max_bytes)
             head = b""  # the first bytes, to tell a sign-in page from a file whatever the content type said
@@ -109,7 +121,7 @@ async def download(url: str, token: str, dest: Path, *, max_bytes: int, extra: t
 
 def _check_head(head: bytes) -> None:
     if HTML_START.match(head.removeprefix(b"\xef\xbb\xbf")):
-        raise FileProblem(MISSING_FILES_READ)
+        raise FileProblem(SIGN_IN_PAGE)
 
 
 def _check_response(response: aiohttp.ClientResponse, max_bytes: int) -> None:
@@ -119,13 +131,13 @@ def _check_response(response: aiohttp.ClientResponse, max_bytes: int) -> None:
                           "This usually means the app lacks the `files:read` permission: an admin adds that scope "
                           "on the app's OAuth & Permissions page and reinstalls the app.")
     if response.status in (401, 403):
-        raise FileProblem(MISSING_FILES_READ)
+        raise FileProblem(SIGN_IN_PAGE)
     if response.status == 404:
         raise FileProblem("it is gone from Slack (deleted?). Share it again.")
     if response.status != 200:
         raise FileProblem(f"Slack answered {response.status} to the download. Please share the file again.")
     if response.content_type == "text/html":
-        raise FileProblem(MISSING_FILES_READ)
+        raise FileProblem(SIGN_IN_PAGE)
     if response.content_length is not None and response.content_length > max_bytes:
         raise FileProblem(f"it has {megabytes(response.content_length)}, more than the limit of {megabytes(max_bytes)}. "
                           "Split it into smaller files and share them one by one.")

@@ -1,0 +1,95 @@
+"""Slack's edges: downloads behind a corporate proxy, a sign-in page's causes, the Details modal within Slack's limits."""
+
+from __future__ import annotations
+
+import threading
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from tests.servers.threaded import ThreadedServer
+from tests.test_slack_files import eth_csv, finished_thread, grade_by_answer, reply_to, share
+
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY",
+                   "all_proxy")
+
+
+class ForwardingProxy(ThreadedServer):
+    """A plain HTTP proxy: takes each request in absolute form, records its target and passes it on."""
+
+    thread_name = "forwarding-proxy"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.targets: list[str] = []
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        """The proxy's address, as HTTPS_PROXY names it."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def routes(self, app: web.Application) -> None:
+        """Every method and target."""
+        app.router.add_route("*", "/{path:.*}", self._forward)
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        target = request.raw_path  # absolute form: http://host:port/path
+        with self._lock:
+            self.targets.append(target)
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in ("host", "proxy-connection")}
+        async with aiohttp.ClientSession() as session, session.request(
+                request.method, target, headers=headers, data=await request.read(), allow_redirects=False) as answer:
+            body = await answer.read()
+            return web.Response(status=answer.status, body=body,
+                                headers={"Content-Type": answer.headers.get("Content-Type", "application/octet-stream")})
+
+
+@pytest.fixture
+def proxy(monkeypatch):
+    """A local forwarding proxy, with every proxy variable of the environment cleared for the test to set."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    server = ForwardingProxy().start()
+    yield server
+    server.stop()
+
+
+# --- downloads behind a proxy -----------------------------------------------------------------------------------
+
+
+async def test_the_download_goes_through_the_proxy_that_https_proxy_names(slack, slack_server, judge_server, proxy,
+                                                                         monkeypatch):
+    judge_server.responder = grade_by_answer
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+    event = await share(slack, slack_server, eth_csv(2), text="eth")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    [download] = slack_server.calls_to("file_download")
+    # slack_sdk's own clients (the bot's Web API calls) take the same proxy: auth.test and the rest pass there too
+    assert f"{slack_server.base_url}{download.path}" in proxy.targets
+    assert download.headers["Authorization"] == f"Bearer {slack_server.bot_token}"
+    assert len(judge_server.bodies()) == 2
+
+
+async def test_a_host_that_no_proxy_names_is_fetched_directly(slack, slack_server, judge_server, proxy, monkeypatch):
+    judge_server.responder = grade_by_answer
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    event = await share(slack, slack_server, eth_csv(2), text="eth")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    assert len(slack_server.calls_to("file_download")) == 1
+    assert proxy.targets and not [target for target in proxy.targets if "/files-pri/" in target]  # the API calls
+    # still pass the proxy: slack_sdk's client reads HTTPS_PROXY alone, the download NO_PROXY as well
+
+
+# --- a sign-in page instead of the file -------------------------------------------------------------------------
+
+
+async def test_a_sign_in_page_names_every_cause_not_only_the_permission(slack, slack_server, judge_server):
+    event = await share(slack, slack_server, eth_csv(2), text="eth", serve="html")
+    text = await reply_to(slack_server, event)
+    assert "`files:read`" in text and "reinstalls the app" in text
+    assert "not a member of the channel" in text and "`/invite`" in text
+    assert "another workspace (a Slack Connect channel)" in text and "an external file" in text
+    assert judge_server.bodies() == []
