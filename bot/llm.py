@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import http
 import json
 import logging
 import random
+import re
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import aiohttp
 import openai
@@ -20,15 +24,30 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from bot.config import Settings
-from bot.errors import JudgeCallError, RunStopped
-from bot.pacing import Throttle, backoff, retry_after
+from bot.errors import JudgeCallError, RunStopped, SetupError
+from bot.pacing import Throttle, backoff, rate_limit_wait, retry_after
 
 log = logging.getLogger(__name__)
 
-OutputMode = Literal["json_schema", "json_object", "text"]
+# The strict schema, the same schema without the range keywords some endpoints refuse, any JSON object, plain text.
+OutputMode = Literal["json_schema", "portable_schema", "json_object", "text"]
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+RetryKind = Literal["row", "unreachable", "rate_limit", "outage"]
 RESUME = "resume the run"  # what every RunStopped that a resume cures advises (a single judgment rewrites it)
 MAX_RETRY_AFTER = 120.0  # a server that asks for a longer wait is not coming back within this run
 CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the judge
+RATE_LIMIT_BUDGET = 120.0  # seconds one request may wait out 429s before the run pauses
+OUTAGE_BUDGET = 120.0  # seconds the endpoint may fail (502-504, 529) with no success before the run pauses
+MIN_RATE_LIMIT_CHARGE = 0.25  # each 429 counts at least this against the budget, whatever wait the server asks
+OUTAGE_STATUSES = frozenset({502, 503, 504, 529})  # the endpoint or the provider behind it is down or overloaded
+# Keywords Azure OpenAI, OpenAI's fine-tuned models and SGLang's outlines backend refuse in a strict schema.
+RANGE_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "minLength",
+                  "maxLength")
+BILLING_CODES = frozenset({"insufficient_quota", "insufficient_credits", "billing_hard_limit_reached",
+                           "billing_not_active"})
+BILLING_WORDS = ("credit balance is too low", "insufficient credits", "insufficient balance", "more credits")
+AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -41,16 +60,31 @@ class Completion:
     tokens_out: int
     latency_ms: int = 0
     refusal: str | None = None
+    cached_tokens: int = 0  # of tokens_in, those the provider read from its prompt cache
 
 
 @dataclass(frozen=True)
 class _Retry:
-    """A failed request worth sending again after `delay` seconds."""
+    """A failed request worth sending again after `delay` seconds, and which budget its retries count against."""
 
     delay: float
     failure: str
     gist: str  # the failure in a few words, for a progress bar
-    run_wide: bool = False  # every other request would fail alike: when retries run out, pause the run
+    # row: JUDGE_MAX_RETRIES, then the row is an error; unreachable: the same, then the run pauses; rate_limit: the
+    # request's 429 time budget, then the run pauses; outage: the endpoint's time budget, then the run pauses.
+    kind: RetryKind = "row"
+    waited: float = 0.0  # seconds the throttle holds every request for (a 429)
+    status: str = ""  # for an outage: what the endpoint answers ("503 Service Unavailable")
+    detail: str = ""  # for an outage: the provider's own message
+
+
+@dataclass
+class _Tries:
+    """One request's retries so far: how many, the 429 waits, and when its outage began."""
+
+    attempt: int = 0
+    rate_limited_for: float = 0.0
+    outage_since: float | None = None
 
 
 @dataclass(frozen=True)
@@ -62,11 +96,21 @@ class Retrying:
     attempts: int
 
     def __str__(self) -> str:
+        if self.attempt > self.attempts:  # waiting out 429s or an outage: bounded by time, not by attempts
+            return f"{self.gist}, retrying (attempt {self.attempt})"
         return f"{self.gist}, retrying ({self.attempt}/{self.attempts})"
 
 
 class NotACompletion(Exception):
-    """A 200 whose body is not a chat completion (an HTML page, plain text, an error object); retried like a 5xx."""
+    """A 200 whose body is not a chat completion (an HTML page, plain text, an error object); retried like a 5xx.
+
+    `outage` marks a provider's error object: the endpoint is failing, as with a 503; `detail` is its message.
+    """
+
+    def __init__(self, message: str, *, outage: bool = False, detail: str = "") -> None:
+        super().__init__(message)
+        self.outage = outage
+        self.detail = detail
 
 
 _retry_observer: ContextVar[Callable[[Retrying], None] | None] = ContextVar("judge_retry_observer", default=None)
@@ -115,6 +159,8 @@ class JudgeClient:
 
     The openai SDK's own retries are off (`max_retries=0`): it would retry an
     `insufficient_quota` 429 and could not tell the run's throttle to slow down.
+    The output mode is kept per schema (its name and content, and the model): one rubric the endpoint refuses
+    steps down alone.
     """
 
     def __init__(
@@ -125,14 +171,31 @@ class JudgeClient:
         temperature: float | None = 0.0,
         max_retries: int = 6,
         throttle: Throttle | None = None,
+        reasoning_effort: ReasoningEffort | None = None,
+        max_completion_tokens: int | None = None,
+        rate_limit_budget: float = RATE_LIMIT_BUDGET,
+        outage_budget: float = OUTAGE_BUDGET,
     ) -> None:
         self.client = client
         self.model = model
         self.temperature = temperature
         self.max_retries = max_retries
         self.throttle = throttle or Throttle(16)
-        self.mode: OutputMode = "json_schema"
+        self.reasoning_effort = reasoning_effort
+        self.max_completion_tokens = max_completion_tokens
+        self.rate_limit_budget = rate_limit_budget
+        self.outage_budget = outage_budget
+        self.modes: dict[tuple[str, str, str], OutputMode] = {}
+        self._portable: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.reached = False  # the endpoint has answered once: a refused connection now is a blip, not a wrong URL
+
+    def sibling(self, *, model: str | None = None, temperature: float | None = None) -> JudgeClient:
+        """A client for another model or temperature that asks through these connections, shares this throttle and
+        sends the same settings."""
+        return JudgeClient(self.client, model=model or self.model, temperature=temperature,
+                           max_retries=self.max_retries, throttle=self.throttle,
+                           reasoning_effort=self.reasoning_effort, max_completion_tokens=self.max_completion_tokens,
+                           rate_limit_budget=self.rate_limit_budget, outage_budget=self.outage_budget)
 
     @property
     def endpoint(self) -> str:
@@ -142,6 +205,10 @@ class JudgeClient:
         host = f"[{url.host}]" if ":" in url.host else url.host
         port = f":{url.port}" if url.port is not None else ""
         return f"{url.scheme}://{host}{port}{url.path}".rstrip("/")
+
+    def mode_for(self, schema_name: str, schema: dict[str, Any]) -> OutputMode:
+        """The output mode requests with this schema are sent with now."""
+        return self.modes.get(self._key(schema_name, schema), "json_schema")
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
@@ -155,33 +222,56 @@ class JudgeClient:
 
     async def complete(self, messages: list[dict[str, str]], *, schema_name: str, schema: dict[str, Any]) -> Completion:
         """One completion, retried on 429, 5xx and timeouts; RunStopped or JudgeCallError when it cannot succeed."""
-        attempt = 0
+        key = self._key(schema_name, schema)
+        tries = _Tries()
         while True:
             async with self.throttle:
-                sent_mode, sent_temperature = self.mode, self.temperature
+                sent_mode, sent_temperature = self.modes.get(key, "json_schema"), self.temperature
                 try:
-                    completion = await self._send(self._body(messages, schema_name, schema))
+                    completion = await self._send(self._body(messages, schema_name, schema, key, sent_mode))
                 except openai.APIError as err:
-                    retry = self._after(err, attempt, sent_mode, sent_temperature)
+                    retry = self._after(err, tries.attempt, key, sent_mode, sent_temperature)
                 except NotACompletion as err:
                     self.reached = True
-                    retry = _Retry(backoff(attempt), str(err), "the judge sent no completion")
+                    retry = _Retry(backoff(tries.attempt), str(err), "the judge sent no completion",
+                                   kind="outage" if err.outage else "row", status="errors in its 200 replies",
+                                   detail=err.detail)
                 else:
                     self.reached = True
                     self.throttle.succeeded()
                     return completion
             if retry is None:  # the request changed (format, temperature): send it again at once
                 continue
-            attempt += 1
-            if attempt > self.max_retries:
-                if retry.run_wide:  # every other row would fail the same way: keep them pending for a resume
-                    raise RunStopped(f"{retry.failure} (gave up after {attempt} attempts); check the endpoint, its "
-                                     f"limits and the network, then {RESUME}")
-                raise JudgeCallError(f"{retry.failure}; gave up after {attempt} attempts")
+            tries.attempt += 1
+            self._give_up_unless_worth_it(retry, tries)
             log.info("judge request failed (%s); retrying in %.1fs", retry.failure, retry.delay)
             if (observer := _retry_observer.get()) is not None:
-                observer(Retrying(retry.gist, attempt + 1, self.max_retries + 1))
+                observer(Retrying(retry.gist, tries.attempt + 1, self.max_retries + 1))
             await asyncio.sleep(retry.delay)
+
+    def _give_up_unless_worth_it(self, retry: _Retry, tries: _Tries) -> None:
+        """Raise when `retry` has used up its budget: RunStopped when every row would fail alike, else JudgeCallError."""
+        if retry.kind == "rate_limit":
+            tries.rate_limited_for += max(retry.waited, MIN_RATE_LIMIT_CHARGE)
+            if tries.rate_limited_for > self.rate_limit_budget:
+                raise RunStopped(f"{retry.failure}, {_span(tries.rate_limited_for)} of waiting for one request; check "
+                                 f"the endpoint's limits (or lower CONCURRENCY), then {RESUME}")
+            return
+        if retry.kind == "outage":
+            failing_for = self.throttle.failed()
+            if failing_for >= self.outage_budget:
+                raise RunStopped(f"the judge endpoint has been failing with {retry.status} for {_span(failing_for)}: "
+                                 f"{retry.detail or retry.failure}; {RESUME} once it answers")
+            if tries.outage_since is None:
+                tries.outage_since = self.throttle.failing_since
+            # No success anywhere since this request began failing: the endpoint is down, wait it out (bounded above).
+            if self.throttle.failing_since == tries.outage_since:
+                return
+        if tries.attempt > self.max_retries:
+            if retry.kind == "unreachable":  # every other row would fail the same way: keep them pending for a resume
+                raise RunStopped(f"{retry.failure} (gave up after {tries.attempt} attempts); check the endpoint, its "
+                                 f"limits and the network, then {RESUME}")
+            raise JudgeCallError(f"{retry.failure}; gave up after {tries.attempt} attempts")
 
     async def _send(self, body: dict[str, Any]) -> Completion:
         """One request and its Completion; NotACompletion when a 200 holds something else."""
@@ -195,42 +285,35 @@ class JudgeClient:
             raise NotACompletion(f"the judge endpoint answered 200 with a body that is not valid JSON ({err})") from None
         return _completion(response, int((time.monotonic() - started) * 1000))
 
-    def _after(self, err: openai.APIError, attempt: int, sent_mode: OutputMode,
+    def _after(self, err: openai.APIError, attempt: int, key: tuple[str, str, str], sent_mode: OutputMode,
                sent_temperature: float | None) -> _Retry | None:
         """What a failed request calls for: a changed request (None), a retry, or an exception."""
         if isinstance(err, openai.APIStatusError):
             self.reached = True
+            if (billing := _billing_refusal(err)) is not None:
+                raise RunStopped(billing) from None
         if isinstance(err, (openai.BadRequestError, openai.UnprocessableEntityError)):
-            # Requests in flight share the mode: only the first refusal of a mode steps it down.
-            if sent_mode != "text" and _rejects_format(err):
-                if self.mode == sent_mode:
-                    self._downgrade(err)
-                return None
-            if sent_temperature is not None and "temperature" in _message(err).lower():
-                if self.temperature is not None:  # reasoning models accept only their default temperature
-                    log.warning("judge model refuses temperature %s; using its default", self.temperature)
-                self.temperature = None
-                return None
-            raise JudgeCallError(f"the judge endpoint refused the request: {_message(err)}") from None
+            self._refused(err, key, sent_mode, sent_temperature)
+            return None
         if isinstance(err, openai.RateLimitError):
-            if _is_quota(err):
-                raise RunStopped("the judge account has no quota left (insufficient_quota): add credit or raise "
-                                 f"the limit, then {RESUME}") from None
-            wait = _wait(retry_after(err.response.headers), attempt)
+            wait = _wait(rate_limit_wait(err.response.headers, _raw_message(err)), attempt)
             self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
             # The throttle holds every request, this one included, until the wait is over; a saturated
-            # endpoint fails every row alike, so running out of retries pauses the run.
-            return _Retry(0.0, f"rate limited (429) {attempt + 1} times", "the judge is rate limiting", run_wide=True)
+            # endpoint fails every row alike, so running out of the time budget pauses the run.
+            return _Retry(0.0, f"rate limited (429) {attempt + 1} times", "the judge is rate limiting",
+                          kind="rate_limit", waited=wait)
         if isinstance(err, (openai.AuthenticationError, openai.PermissionDeniedError)):
             raise RunStopped(f"the judge endpoint rejected the key: {_message(err)}") from None
         if isinstance(err, openai.NotFoundError):
-            raise RunStopped(f"the judge endpoint does not know model {self.model!r}: {_message(err)}") from None
+            raise RunStopped(self._not_found(err)) from None
         if isinstance(err, openai.APIStatusError):
             failure = f"the judge endpoint answered {err.status_code}: {_message(err)}"
             if err.status_code < 500 and err.status_code not in (408, 409):
                 raise JudgeCallError(failure) from None
+            outage = err.status_code in OUTAGE_STATUSES
             return _Retry(_wait(retry_after(err.response.headers), attempt), failure,
-                          f"the judge answered {err.status_code}")
+                          f"the judge answered {err.status_code}", kind="outage" if outage else "row",
+                          status=_status_text(err.status_code), detail=_message(err))
         # No HTTP answer. Refused, unknown host, connect timeout: no request gets through, so pause the run.
         if not self.reached and (wrong := _wrong_address(err, self.client.base_url.host)):
             raise RunStopped(f"cannot reach the judge endpoint {self.endpoint}: {wrong}. Check OPENAI_BASE_URL "
@@ -239,30 +322,76 @@ class JudgeClient:
         if _caused_by(err, ConnectionRefusedError, socket.gaierror, aiohttp.ClientConnectorError,
                       aiohttp.ConnectionTimeoutError):
             return _Retry(backoff(attempt), f"cannot reach the judge endpoint {self.endpoint}: "
-                          f"{err.__cause__ or err}", "cannot reach the judge", run_wide=True)
+                          f"{err.__cause__ or err}", "cannot reach the judge", kind="unreachable")
         if isinstance(err, openai.APITimeoutError) and _caused_by(err, TimeoutError):
             return _Retry(backoff(attempt), "the judge did not answer within the request timeout",
                           "the judge did not answer in time")
         return _Retry(backoff(attempt), f"the connection to the judge endpoint broke: {err.__cause__ or err}",
                       "the connection to the judge broke")
 
-    def _body(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any]) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": messages, **self._format(schema_name, schema)}
+    def _refused(self, err: openai.APIStatusError, key: tuple[str, str, str], sent_mode: OutputMode,
+                 sent_temperature: float | None) -> None:
+        """A 400 or 422: step the output format down or drop the temperature (then send again), else raise."""
+        text = f"{_raw_message(err)} {getattr(err, 'param', '') or ''}"
+        for name, value, setting in (("reasoning_effort", self.reasoning_effort, "JUDGE_REASONING_EFFORT"),
+                                     ("max_completion_tokens", self.max_completion_tokens, "JUDGE_MAX_COMPLETION_TOKENS")):
+            if value is not None and name in text:  # every request carries it: no row can succeed
+                raise RunStopped(f"the judge endpoint refuses {name} {value} for model {self.model!r} ({setting}): "
+                                 f"{_message(err)}; change or unset {setting}, then {RESUME}") from None
+        # Requests in flight share the mode: only the first refusal of a mode steps it down.
+        if sent_mode != "text" and _rejects_format(err):
+            if self.modes.get(key, "json_schema") == sent_mode:
+                self._downgrade(key, sent_mode, err)
+            return
+        if sent_temperature is not None and "temperature" in text.lower():
+            if self.temperature is not None:  # reasoning models accept only their default temperature
+                log.warning("judge model refuses temperature %s; using its default", self.temperature)
+            self.temperature = None
+            return
+        raise JudgeCallError(f"the judge endpoint refused the request: {_message(err)}") from None
+
+    def _not_found(self, err: openai.APIStatusError) -> str:
+        """Why a 404 stops the run: an Azure deployment URL where the /openai/v1/ one belongs, or an unknown model."""
+        if (better := azure_v1_url(str(self.client.base_url))) is not None:
+            return (f"the judge endpoint {self.endpoint} is an Azure OpenAI URL of the deployment form, which answers "
+                    f"404 ({_message(err)}): set OPENAI_BASE_URL to {better} and JUDGE_MODEL to the deployment name, "
+                    f"then {RESUME}")
+        return f"the judge endpoint does not know model {self.model!r}: {_message(err)}"
+
+    def _key(self, schema_name: str, schema: dict[str, Any]) -> tuple[str, str, str]:
+        """What an output mode is kept under: the model, the schema's name and a hash of its content."""
+        digest = hashlib.sha256(json.dumps(schema, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        return self.model, schema_name, digest
+
+    def _body(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any],
+              key: tuple[str, str, str], mode: OutputMode) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages,
+                                **self._format(schema_name, schema, key, mode)}
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if self.reasoning_effort is not None:
+            body["reasoning_effort"] = self.reasoning_effort
+        if self.max_completion_tokens is not None:
+            body["max_completion_tokens"] = self.max_completion_tokens
         return body
 
-    def _format(self, schema_name: str, schema: dict[str, Any]) -> dict[str, Any]:
-        if self.mode == "json_schema":
+    def _format(self, schema_name: str, schema: dict[str, Any], key: tuple[str, str, str],
+                mode: OutputMode) -> dict[str, Any]:
+        if mode in ("json_schema", "portable_schema"):
+            if mode == "portable_schema":
+                schema = self._portable.setdefault(key, portable_schema(schema))
             spec = {"name": schema_name, "schema": schema, "strict": True}
             return {"response_format": {"type": "json_schema", "json_schema": spec}}
-        if self.mode == "json_object":
+        if mode == "json_object":
             return {"response_format": {"type": "json_object"}}
         return {}
 
-    def _downgrade(self, err: openai.APIStatusError) -> None:
-        previous, self.mode = self.mode, ("json_object" if self.mode == "json_schema" else "text")
-        log.warning("judge endpoint refused response_format %s (%s); using %s", previous, _message(err), self.mode)
+    def _downgrade(self, key: tuple[str, str, str], mode: OutputMode, err: openai.APIStatusError) -> None:
+        following: OutputMode = ("portable_schema" if mode == "json_schema" and _names_range_keyword(err)
+                                 else "json_object" if mode in ("json_schema", "portable_schema") else "text")
+        self.modes[key] = following
+        log.warning("judge endpoint refused response_format %s for %s (%s); using %s", mode, key[1], _message(err),
+                    following)
 
 
 def _wrong_address(err: BaseException, host: str) -> str | None:
@@ -279,12 +408,59 @@ def _rejects_format(err: openai.APIStatusError) -> bool:
     return any(word in text for word in ("response_format", "json_schema", "json_object", "structured", "schema"))
 
 
-def _message(err: openai.APIStatusError) -> str:
-    """The provider's own message, as one printable line of at most 300 characters (it is shown and saved)."""
+def _names_range_keyword(err: openai.APIStatusError) -> bool:
+    """Whether a refused schema was refused for a keyword the portable schema leaves out ("'minimum' is not
+    permitted")."""
+    text = _raw_message(err)
+    return any(f"'{keyword}'" in text or f"`{keyword}`" in text or f'"{keyword}"' in text or f" {keyword} " in text
+               for keyword in RANGE_KEYWORDS)
+
+
+def _billing_refusal(err: openai.APIStatusError) -> str | None:
+    """The stop reason when the account has no credit or quota left (OpenAI's insufficient_quota 429, OpenRouter's 402,
+    Anthropic's "credit balance is too low" 400), else None."""
+    codes = {str(getattr(err, "code", None)), str(getattr(err, "type", None))}
+    text = _raw_message(err).lower()
+    if err.status_code != 402 and not codes & BILLING_CODES and not any(words in text for words in BILLING_WORDS):
+        return None
+    what = "quota" if "insufficient_quota" in codes else "credit"
+    label = "insufficient_quota" if what == "quota" else str(err.status_code)
+    return (f"the judge account has no {what} left ({label}): {_message(err).rstrip('. ')}; add credit or raise the "
+            f"limit, then {RESUME}")
+
+
+def _raw_message(err: openai.APIStatusError) -> str:
+    """The provider's own message as it came (for matching; `_message` is the one to show); of an HTML page (a
+    proxy's 503), its title."""
+    if isinstance(err.body, str) and err.body.strip():
+        title = _HTML_TITLE.search(err.body)
+        return title.group(1) if title else err.body
     body = err.body if isinstance(err.body, dict) else {}
     inner = body.get("error", body)
     message = inner.get("message") if isinstance(inner, dict) else None
-    return _one_line(str(message or err.message), 300)
+    return str(message or err.message)
+
+
+def _message(err: openai.APIStatusError) -> str:
+    """The provider's own message, as one printable line of at most 300 characters (it is shown and saved)."""
+    return _one_line(_raw_message(err), 300)
+
+
+def _status_text(status: int) -> str:
+    """An HTTP status with its phrase: "503 Service Unavailable", "529 Overloaded"."""
+    try:
+        return f"{status} {http.HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"{status} Overloaded" if status == 529 else str(status)
+
+
+def _span(seconds: float) -> str:
+    """A wait in words: "2 minutes", "45 s", "0.3 s"."""
+    if seconds >= 90:
+        return f"{seconds / 60:.0f} minutes"
+    if seconds >= 60:
+        return "1 minute"
+    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -303,31 +479,101 @@ def _completion(response: Any, latency_ms: int) -> Completion:
     if not isinstance(response, ChatCompletion):  # the SDK hands back a body it could not read as JSON as it came
         raise NotACompletion(f"the judge endpoint answered 200 with a body that is not a chat completion: {_gist(response)}")
     if (error := (response.model_extra or {}).get("error")) is not None:
-        message = error.get("message") if isinstance(error, dict) else None
-        raise NotACompletion(f"the judge endpoint answered 200 with an error: {_gist(message or error, 300)}")
+        raise _error_object(error)
     if response.choices == []:
         raise JudgeCallError("the judge endpoint returned no choices")
     choice = response.choices[0] if isinstance(response.choices, list) else None
+    if (error := (getattr(choice, "model_extra", None) or {}).get("error")) is not None:
+        raise _error_object(error)  # OpenRouter: the provider behind it failed after the 200 began
     message = getattr(choice, "message", None)
     if not isinstance(message, ChatCompletionMessage) or not isinstance(message.content, str | None):
         raise NotACompletion("the judge endpoint answered 200 with a body that is not a chat completion: "
                              f"{_gist(f'choices: {response.choices!r}')}")
     usage = response.usage
+    details = getattr(usage, "prompt_tokens_details", None)
     return Completion(
-        text=choice.message.content or "",
-        finish_reason=choice.finish_reason,
+        text=message.content or "",
+        finish_reason=choice.finish_reason if choice is not None else None,
         tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
         tokens_out=getattr(usage, "completion_tokens", 0) or 0,
         latency_ms=latency_ms,
-        refusal=getattr(choice.message, "refusal", None),
+        refusal=getattr(message, "refusal", None),
+        cached_tokens=getattr(details, "cached_tokens", 0) or 0,
     )
+
+
+def _error_object(error: Any) -> NotACompletion:
+    """A 200 that carries a provider's error object: its message kept, retried and counted like a 503."""
+    message = error.get("message") if isinstance(error, dict) else None
+    quoted = _gist(message or error, 300)
+    return NotACompletion(f"the judge endpoint answered 200 with an error: {quoted}", outage=True, detail=quoted)
+
+
+def portable_schema(schema: Any) -> Any:
+    """`schema` without the range keywords some strict decoders refuse, each range said in its property's description
+    instead ("an integer from 0 to 2"). Replies are still validated against the rubric's full schema."""
+    if isinstance(schema, list):
+        return [portable_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kept = {key: portable_schema(value) for key, value in schema.items() if key not in RANGE_KEYWORDS}
+    if (said := _range_in_words(schema)) is not None:
+        kept["description"] = f"{schema['description']} ({said})" if schema.get("description") else said
+    return kept
+
+
+def _range_in_words(schema: dict[str, Any]) -> str | None:
+    """The range keywords of one schema node in words ("an integer from 0 to 2"), or None when it has none."""
+    kind, unit = {"integer": ("an integer", ""), "number": ("a number", ""), "array": ("a list", " items"),
+                  "string": ("a text", " characters")}.get(str(schema.get("type")), ("a value", ""))
+    low = next((schema[key] for key in ("minimum", "minItems", "minLength") if key in schema), None)
+    high = next((schema[key] for key in ("maximum", "maxItems", "maxLength") if key in schema), None)
+    words = []
+    if low is not None and high is not None:
+        words.append(f"from {low} to {high}{unit}")
+    elif low is not None:
+        words.append(f"at least {low}{unit}")
+    elif high is not None:
+        words.append(f"at most {high}{unit}")
+    if "exclusiveMinimum" in schema:
+        words.append(f"greater than {schema['exclusiveMinimum']}")
+    if "exclusiveMaximum" in schema:
+        words.append(f"less than {schema['exclusiveMaximum']}")
+    return f"{kind} {', '.join(words)}" if words else None
+
+
+def azure_v1_url(base_url: str | None) -> str | None:
+    """The `/openai/v1/` base URL to use when `base_url` is an Azure OpenAI URL of another form (a deployment URL, or
+    the resource's host alone), else None."""
+    if not base_url:
+        return None
+    url = urlsplit(base_url)
+    path = url.path.rstrip("/") + "/"
+    if path.startswith("/openai/v1/") or not (_on_azure(base_url) or "/openai/deployments/" in path):
+        return None
+    port = f":{url.port}" if url.port is not None else ""
+    return f"{url.scheme}://{(url.hostname or '').lower()}{port}/openai/v1/"
+
+
+def _on_azure(base_url: str | None) -> bool:
+    """Whether `base_url` is on an Azure OpenAI resource's host."""
+    host = urlsplit(base_url).hostname if base_url else None
+    return host is not None and host.lower().endswith(AZURE_HOSTS)
 
 
 def make_judge_client(
     *, api_key: str | None, base_url: str | None, model: str, timeout: float, temperature: float = 0.0,
     max_retries: int = 6, concurrency: int = 16, connect_timeout: float = CONNECT_TIMEOUT,
+    reasoning_effort: ReasoningEffort | None = None, max_completion_tokens: int | None = None,
+    rate_limit_budget: float = RATE_LIMIT_BUDGET, outage_budget: float = OUTAGE_BUDGET,
 ) -> JudgeClient:
-    """A JudgeClient over a new AsyncOpenAI client; a local server without a key gets a placeholder key."""
+    """A JudgeClient over a new AsyncOpenAI client; a local server without a key gets a placeholder key.
+
+    SetupError for an Azure OpenAI URL of the deployment form: only the `/openai/v1/` one answers this client.
+    """
+    if _on_azure(base_url) and (better := azure_v1_url(base_url)) is not None:
+        raise SetupError(f"OPENAI_BASE_URL is an Azure OpenAI URL of the deployment form, which answers 404 to this "
+                         f"client: set it to {better} and JUDGE_MODEL to the deployment name")
     # A judge may take minutes to answer, but a host that does not take the connection within seconds is not
     # there: the run says so (and retries) then, not after the whole request timeout.
     limits = openai.Timeout(timeout, connect=min(timeout, connect_timeout))
@@ -335,7 +581,9 @@ def make_judge_client(
     client = AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, timeout=limits, max_retries=0,
                          http_client=DefaultAioHttpClient(timeout=limits))
     return JudgeClient(client, model=model, temperature=temperature, max_retries=max_retries,
-                       throttle=Throttle(concurrency))
+                       throttle=Throttle(concurrency), reasoning_effort=reasoning_effort,
+                       max_completion_tokens=max_completion_tokens, rate_limit_budget=rate_limit_budget,
+                       outage_budget=outage_budget)
 
 
 def judge_client_from(settings: Settings, *, model: str | None = None, concurrency: int | None = None) -> JudgeClient:
@@ -345,4 +593,5 @@ def judge_client_from(settings: Settings, *, model: str | None = None, concurren
         api_key=key, base_url=settings.openai_base_url, model=model or settings.judge_model,
         timeout=settings.judge_timeout, temperature=settings.judge_temperature,
         max_retries=settings.judge_max_retries, concurrency=concurrency or settings.concurrency,
+        reasoning_effort=settings.judge_reasoning_effort, max_completion_tokens=settings.judge_max_completion_tokens,
     )

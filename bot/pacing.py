@@ -1,14 +1,19 @@
-"""How fast a run may ask the judge: the shared throttle, the server's Retry-After, and jittered backoff."""
+"""How fast a run may ask the judge: the shared throttle, the server's Retry-After and rate-limit hints, and jittered
+backoff."""
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
 import random
+import re
 import time
 from typing import Any
 
 MAX_BACKOFF = 30.0
+_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
+_TRY_AGAIN = re.compile(r"try again in ((?:\d+(?:\.\d+)?(?:ms|us|µs|ns|h|m|s))+)", re.IGNORECASE)
 
 
 class Throttle:
@@ -23,8 +28,10 @@ class Throttle:
         self.limit = limit
         self.active = 0
         self.rate_limited_count = 0
+        self.failing_since: float | None = None  # monotonic time of the first failure with no success since
         self._resume_at = 0.0
         self._successes = 0
+        self._failures = 0
         self._condition = asyncio.Condition()
 
     async def __aenter__(self) -> Throttle:
@@ -56,8 +63,26 @@ class Throttle:
         self._successes = 0
         self._resume_at = max(self._resume_at, now + delay)
 
+    def failed(self) -> float:
+        """Count a request the endpoint failed (an outage: 502-504, 529) and return how long it has failed, in seconds.
+
+        After `limit` such failures in a row the limit halves, so an endpoint that keeps failing is asked less and
+        less; a single failure between successes changes nothing.
+        """
+        now = time.monotonic()
+        if self.failing_since is None:
+            self.failing_since = now
+        self._successes = 0
+        self._failures += 1
+        if self._failures >= self.limit > 1:
+            self.limit //= 2
+            self._failures = 0
+        return now - self.failing_since
+
     def succeeded(self) -> None:
-        """Count a success; after `limit` of them in a row, allow one more request in flight."""
+        """Count a success (the endpoint works: any outage is over); after `limit` in a row, allow one more request."""
+        self.failing_since = None
+        self._failures = 0
         self._successes += 1
         if self.limit < self.max_limit and self._successes >= self.limit:
             self.limit += 1
@@ -81,6 +106,31 @@ def retry_after(headers: Any) -> float | None:
             if parsed is not None:
                 return max(0.0, email.utils.mktime_tz(parsed) - time.time())
     return None
+
+
+def duration(text: str) -> float | None:
+    """Seconds in a duration as OpenAI writes them (`450ms`, `1.2s`, `6m0s`, `1m30.5s`); None when it is not one."""
+    text = text.strip()
+    parts = _DURATION_PART.findall(text)
+    if not parts or "".join(number + unit for number, unit in parts) != text:
+        return None
+    return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
+
+
+def rate_limit_wait(headers: Any, message: str) -> float | None:
+    """Seconds a 429 asks to wait: its Retry-After; else the message's "try again in 450ms"; else the
+    `x-ratelimit-reset-*` header of the limit the message names (tokens or requests), or the longer of the two."""
+    if (hint := retry_after(headers)) is not None:
+        return hint
+    if (match := _TRY_AGAIN.search(message)) is not None:
+        return duration(match.group(1))
+    resets = {kind: duration(headers.get(f"x-ratelimit-reset-{kind}") or "") if headers is not None else None
+              for kind in ("requests", "tokens")}
+    named = [kind for kind in resets if f"{kind} per" in message.lower()]
+    if len(named) == 1 and resets[named[0]] is not None:
+        return resets[named[0]]
+    known = [seconds for seconds in resets.values() if seconds is not None]
+    return max(known) if known else None
 
 
 def backoff(attempt: int) -> float:

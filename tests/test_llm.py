@@ -40,6 +40,11 @@ SCHEMA = {
 FASTER_THAN_BACKOFF = 0.24
 
 
+def eth_mode(client, rubrics) -> str:
+    """The output mode the client sends the eth rubric's requests with now."""
+    return client.mode_for("eth_verdict", rubrics.get("eth").reply_schema)
+
+
 def server_error(status: int = 500, retry_after_ms: int | None = None) -> Reply:
     reply = Reply.server_error(status)
     if retry_after_ms is not None:
@@ -310,8 +315,8 @@ async def test_rate_limited_without_a_hint_backs_off(judge_server, make_client, 
 async def test_rate_limited_every_time_pauses_the_run(judge_server, make_client, rubrics):
     """A saturated endpoint would fail every row alike: the run stops with its rows pending, none is failed."""
     judge_server.enqueue(*[Reply.rate_limited(retry_after_ms=10) for _ in range(3)])
-    client = make_client(max_retries=2)
-    with pytest.raises(RunStopped, match=r"rate limited \(429\) 3 times \(gave up after 3 attempts\).*resume"):
+    client = make_client(max_retries=2, rate_limit_budget=0.6)  # each 429 counts at least 0.25 s
+    with pytest.raises(RunStopped, match=r"rate limited \(429\) 3 times, 0.8 s of waiting for one request.*resume"):
         await judge(rubrics.get("eth"), TRIPLE, client)
     assert len(judge_server.bodies()) == 3
     assert client.throttle.rate_limited_count == 3
@@ -372,7 +377,7 @@ async def test_client_error_is_not_retried(judge_server, make_client, rubrics):
         await client.complete(MESSAGES, schema_name="x", schema=SCHEMA)
     assert not isinstance(caught.value, RunStopped)
     assert len(judge_server.bodies()) == 1
-    assert client.mode == "json_schema"  # not mistaken for a response_format rejection
+    assert client.mode_for("x", SCHEMA) == "json_schema"  # not mistaken for a response_format rejection
 
 
 async def test_slow_reply_beyond_the_timeout(judge_server, make_client, rubrics):
@@ -439,7 +444,7 @@ async def test_rejected_json_schema_downgrades_to_json_object(judge_server, make
     rubric = rubrics.get("eth")
     verdict = await judge(rubric, TRIPLE, client)
     assert verdict.status == "scored"
-    assert client.mode == "json_object"
+    assert eth_mode(client, rubrics) == "json_object"
     bodies = judge_server.bodies()
     assert [b["response_format"]["type"] for b in bodies] == ["json_schema", "json_object"]
     assert bodies[1]["response_format"] == {"type": "json_object"}
@@ -458,7 +463,7 @@ async def test_rejected_response_format_downgrades_to_text(judge_server, make_cl
     verdict = await judge(rubric, TRIPLE, client)
     assert verdict.status == "scored"
     assert verdict.output == ETH_OK
-    assert client.mode == "text"
+    assert eth_mode(client, rubrics) == "text"
     bodies = judge_server.bodies()
     assert len(bodies) == 3
     assert [(b.get("response_format") or {}).get("type") for b in bodies] == ["json_schema", "json_object", None]
@@ -471,11 +476,10 @@ async def test_text_mode_does_not_downgrade_further(judge_server, make_client):
     judge_server.reject_response_format = True
     judge_server.enqueue(error_reply(400, "Invalid schema for function 'x'."))
     client = make_client()
-    client.mode = "text"
     with pytest.raises(JudgeCallError, match="refused the request"):
         await client.complete(MESSAGES, schema_name="x", schema=SCHEMA)
-    assert len(judge_server.bodies()) == 1
-    assert client.mode == "text"
+    assert len(judge_server.bodies()) == 3  # json_schema and json_object refused, then plain text refused for good
+    assert client.mode_for("x", SCHEMA) == "text"
 
 
 async def test_unprocessable_response_format_downgrades(judge_server, make_client):
@@ -485,7 +489,7 @@ async def test_unprocessable_response_format_downgrades(judge_server, make_clien
     client = make_client()
     completion = await client.complete(MESSAGES, schema_name="x", schema=SCHEMA)
     assert completion.text == '{"score": 1}'
-    assert client.mode == "json_object"
+    assert client.mode_for("x", SCHEMA) == "json_object"
     assert len(judge_server.bodies()) == 2
 
 
@@ -521,7 +525,7 @@ async def test_refused_temperature_is_dropped_and_remembered(judge_server, make_
     verdict = await judge(rubric, TRIPLE, client)
     assert verdict.status == "scored"
     assert client.temperature is None
-    assert client.mode == "json_schema"  # not mistaken for a response_format rejection
+    assert eth_mode(client, rubrics) == "json_schema"  # not mistaken for a response_format rejection
     first, second = judge_server.bodies()
     assert first["temperature"] == 0
     assert "temperature" not in second
@@ -558,7 +562,7 @@ async def test_concurrent_json_schema_refusals_step_down_once(judge_server, make
     client = make_client(concurrency=8)
     verdicts = await asyncio.gather(*(judge(rubrics.get("eth"), triple, client) for triple in _triples(8)))
     assert [v.status for v in verdicts] == ["scored"] * 8, [v.error for v in verdicts]
-    assert client.mode == "json_object"
+    assert eth_mode(client, rubrics) == "json_object"
     formats = [_format_of(b) for b in judge_server.bodies()]
     assert None not in formats  # nothing ever went out without a response_format
     assert formats.count("json_object") == 8
@@ -571,7 +575,7 @@ async def test_concurrent_response_format_refusals_step_down_to_text(judge_serve
     verdicts = await asyncio.gather(*(judge(rubrics.get("eth"), triple, client) for triple in _triples(8)))
     assert [v.status for v in verdicts] == ["scored"] * 8, [v.error for v in verdicts]
     assert [v.output for v in verdicts] == [ETH_OK] * 8
-    assert client.mode == "text"
+    assert eth_mode(client, rubrics) == "text"
     assert [_format_of(b) for b in judge_server.bodies()].count(None) == 8  # one accepted request per triple
 
 
@@ -590,7 +594,7 @@ async def test_eight_refusals_in_flight_of_one_mode_step_down_only_once(judge_se
     client = make_client(concurrency=8)
     verdicts = await asyncio.gather(*(judge(rubrics.get("eth"), triple, client) for triple in _triples(8)))
     assert [v.status for v in verdicts] == ["scored"] * 8
-    assert client.mode == "json_object"
+    assert eth_mode(client, rubrics) == "json_object"
     formats = [_format_of(b) for b in judge_server.bodies()]
     assert formats == ["json_schema"] * 8 + ["json_object"] * 8
 
@@ -607,7 +611,7 @@ async def test_concurrent_temperature_refusals_all_fall_back_to_the_default(judg
     verdicts = await asyncio.gather(*(judge(rubrics.get("eth"), triple, client) for triple in _triples(8)))
     assert [v.status for v in verdicts] == ["scored"] * 8, [v.error for v in verdicts]
     assert client.temperature is None
-    assert client.mode == "json_schema"  # a temperature refusal is not a response_format refusal
+    assert eth_mode(client, rubrics) == "json_schema"  # a temperature refusal is not a response_format refusal
     bodies = judge_server.bodies()
     assert len(bodies) == 16
     assert all("temperature" in b for b in bodies[:8]) and not any("temperature" in b for b in bodies[8:])
@@ -684,7 +688,11 @@ async def test_a_200_that_is_not_a_completion_is_retried_like_a_5xx(judge_server
     assert len(judge_server.bodies()) == 2
 
 
-@pytest.mark.parametrize(("reply", "reason"), list(NOT_COMPLETIONS.values()), ids=list(NOT_COMPLETIONS))
+# An error object counts as an outage instead: tests/test_providers.py.
+NEVER_COMPLETIONS = {name: case for name, case in NOT_COMPLETIONS.items() if name != "error-object"}
+
+
+@pytest.mark.parametrize(("reply", "reason"), list(NEVER_COMPLETIONS.values()), ids=list(NEVER_COMPLETIONS))
 async def test_a_200_that_is_never_a_completion_is_a_judge_error_saying_what_came(judge_server, make_client, rubrics,
                                                                                    reply, reason):
     judge_server.responder = lambda body: reply

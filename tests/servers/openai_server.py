@@ -30,6 +30,7 @@ class Reply:
     delay: float = 0.0
     tokens_in: int = 50
     tokens_out: int = 20
+    cached_tokens: int | None = None  # sent as usage.prompt_tokens_details.cached_tokens when set
     drop: bool = False  # close the connection without answering
     body: str | None = None  # sent as is with `content_type` instead of a chat completion
     content_type: str = "application/json"
@@ -72,6 +73,70 @@ class Reply:
     def error_object(cls, message: str = "Provider returned error") -> Reply:
         """A 200 whose JSON body is an error object, as OpenRouter sends when the provider behind it fails."""
         return cls(body=json.dumps({"error": {"message": message, "code": 502}}))
+
+    # --- what real providers answer, as quoted in their docs and public issues ---------------------------------
+
+    @classmethod
+    def openrouter_error_object(cls) -> Reply:
+        """OpenRouter's 200 carrying the upstream provider's failure, with its metadata, instead of a completion."""
+        error = {"message": "Provider returned error", "code": 502,
+                 "metadata": {"raw": "upstream connect error", "provider_name": "DeepInfra"}}
+        return cls(body=json.dumps({"error": error, "user_id": "user_2abc"}))
+
+    @classmethod
+    def openrouter_no_credit(cls) -> Reply:
+        """OpenRouter's 402 when the account's credit is used up."""
+        error = {"message": "Insufficient credits. Add more using https://openrouter.ai/settings/credits", "code": 402}
+        return cls(status=402, body=json.dumps({"error": error}))
+
+    @classmethod
+    def openrouter_no_provider(cls) -> Reply:
+        """OpenRouter's 503 when no provider behind it can serve the model right now."""
+        error = {"code": 503, "message": "There is no available model provider that meets your routing requirements"}
+        return cls(status=503, body=json.dumps({"error": error}))
+
+    @classmethod
+    def anthropic_no_credit(cls) -> Reply:
+        """Anthropic's 400 (its OpenAI-compatible endpoint included) when the credit balance is used up."""
+        error = {"type": "invalid_request_error", "message": "Your credit balance is too low to access the Anthropic "
+                 "API. Please go to Plans & Billing to upgrade or purchase credits."}
+        return cls(status=400, body=json.dumps({"type": "error", "error": error, "request_id": "req_011CbrFTcXhtiMzr"}))
+
+    @classmethod
+    def anthropic_overloaded(cls) -> Reply:
+        """Anthropic's 529 when its API is overloaded."""
+        error = {"type": "overloaded_error", "message": "Overloaded"}
+        return cls(status=529, body=json.dumps({"type": "error", "error": error}), headers={"x-should-retry": "true"})
+
+    @classmethod
+    def proxy_unavailable(cls) -> Reply:
+        """A reverse proxy's HTML 503 page while the server behind it is down."""
+        page = ("<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n<center>"
+                "<h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>")
+        return cls(status=503, body=page, content_type="text/html")
+
+    @classmethod
+    def openai_rate_limited(cls, *, limit: str = "tokens", try_again: str | None = "450ms",
+                            reset_requests: str = "1s", reset_tokens: str = "6m0s") -> Reply:
+        """OpenAI's 429: no Retry-After, the reset of each limit as a duration, and a "try again in" hint."""
+        name = "tokens per min (TPM): Limit 200000, Used 199550, Requested 1210" if limit == "tokens" else \
+            "requests per min (RPM): Limit 500, Used 500, Requested 1"
+        hint = f" Please try again in {try_again}." if try_again else ""
+        message = (f"Rate limit reached for gpt-4o-mini in organization org-judgebot on {name}.{hint} Visit "
+                   "https://platform.openai.com/account/rate-limits to learn more.")
+        headers = {"x-ratelimit-limit-requests": "500", "x-ratelimit-limit-tokens": "200000",
+                   "x-ratelimit-remaining-requests": "499", "x-ratelimit-remaining-tokens": "0",
+                   "x-ratelimit-reset-requests": reset_requests, "x-ratelimit-reset-tokens": reset_tokens}
+        error = {"message": message, "type": limit, "param": None, "code": "rate_limit_exceeded"}
+        return cls(status=429, error=error, headers=headers)
+
+    @classmethod
+    def schema_keyword_refused(cls, schema_name: str, keyword: str = "minimum") -> Reply:
+        """Azure OpenAI's (and a fine-tuned OpenAI model's) 400 for a keyword its strict schemas do not allow."""
+        error = {"message": f"Invalid schema for response_format '{schema_name}': In context=('properties', "
+                            f"'correctness'), '{keyword}' is not permitted.",
+                 "type": "invalid_request_error", "param": "response_format", "code": None}
+        return cls(status=400, error=error)
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -212,7 +277,8 @@ class FakeJudgeServer(ThreadedServer):
             request.transport.abort()  # type: ignore[union-attr]
             raise ConnectionResetError("dropped on purpose")
         if reply.body is not None:
-            return web.Response(text=reply.body, status=reply.status, content_type=reply.content_type)
+            return web.Response(text=reply.body, status=reply.status, content_type=reply.content_type,
+                                headers=reply.headers)
         if reply.status != 200:
             return web.json_response({"error": reply.error}, status=reply.status, headers=reply.headers)
         return web.json_response(
@@ -232,6 +298,8 @@ class FakeJudgeServer(ThreadedServer):
                     "prompt_tokens": reply.tokens_in,
                     "completion_tokens": reply.tokens_out,
                     "total_tokens": reply.tokens_in + reply.tokens_out,
+                    **({"prompt_tokens_details": {"cached_tokens": reply.cached_tokens, "audio_tokens": 0}}
+                       if reply.cached_tokens is not None else {}),
                 },
             },
             headers=reply.headers,
