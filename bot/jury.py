@@ -222,7 +222,8 @@ def open_panel(settings: Settings, *, specs: list[JudgeSpec] | None = None, samp
         clients.append(make_judge_client(
             api_key=key, base_url=spec.base_url or settings.openai_base_url, model=spec.model,
             timeout=settings.judge_timeout, temperature=temperature, max_retries=settings.judge_max_retries,
-            concurrency=concurrency or settings.concurrency))
+            concurrency=concurrency or settings.concurrency, reasoning_effort=settings.judge_reasoning_effort,
+            max_completion_tokens=settings.judge_max_completion_tokens))
     return Panel(clients, samples, specs)
 
 

@@ -17,6 +17,7 @@ import pytest
 from bot.config import Settings
 from bot.errors import JudgeCallError, RunStopped, SetupError
 from bot.judge import judge
+from bot.jury import open_panel
 from bot.llm import RANGE_KEYWORDS, RESUME, judge_client_from, make_judge_client, observing_retries, portable_schema
 from bot.pacing import duration, rate_limit_wait
 from bot.records import RunState
@@ -317,12 +318,14 @@ async def test_reasoning_settings_are_sent_only_when_set(judge_server, make_clie
     assert reasoning["reasoning_effort"] == "high" and reasoning["max_completion_tokens"] == 4000
 
 
-async def test_the_settings_reach_the_client(judge_server):
+async def test_the_settings_reach_every_client(judge_server):
     settings = Settings(_env_file=None, openai_base_url=judge_server.base_url, openai_api_key="test-key",
                         judge_reasoning_effort="low", judge_max_completion_tokens=900)
     async with judge_client_from(settings) as client:
         assert (client.reasoning_effort, client.max_completion_tokens) == ("low", 900)
         assert client.sibling(temperature=0.7).max_completion_tokens == 900
+    async with open_panel(settings) as panel:
+        assert [(c.reasoning_effort, c.max_completion_tokens) for c in panel.clients] == [("low", 900)]
 
 
 @pytest.mark.parametrize(
@@ -397,6 +400,7 @@ async def test_a_404_at_a_deployment_path_says_which_url_to_use(judge_server, ma
     assert "an Azure OpenAI URL of the deployment form" in message
     assert f"set OPENAI_BASE_URL to http://{host}/openai/v1/ and JUDGE_MODEL to the deployment name" in message
     assert "does not know model" not in message
+
 
 
 # --- 9. cached prompt tokens --------------------------------------------------------------------------------------
