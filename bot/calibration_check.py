@@ -4,8 +4,6 @@ that of the judges that made the labeled verdicts, and an exit code a CI job can
 from __future__ import annotations
 
 import argparse
-import math
-import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -26,11 +24,10 @@ if TYPE_CHECKING:
     from bot.jury import Panel
     from bot.rubric import Rubric, RubricSet
     from bot.runs import Origin
+    from bot.runs.estimate import Estimate
     from bot.store import Judgment, Store
 
 EXIT_BELOW = EXIT_UNSCORED  # a check below --min-agreement fails like a run with rows left unscored
-CHARS_PER_TOKEN = 4  # the usual rough figure for English text; an estimate, not a bill
-TOKENS_OUT_PER_ROW = 300
 
 
 @dataclass
@@ -59,8 +56,7 @@ async def check_command(args: argparse.Namespace, settings: Settings, rubrics: R
     if not cases:
         raise UsageError(f"no labeled rows of {rubric.name} to check. {terminal_calibration.HOW_TO_LABEL}")
     async with check_panel(settings, args, rubric) as panel:
-        tokens, cost = estimate(rubric, cases, panel)
-        terminal_calibration.show_estimate(console, len(cases), terminal.shown(judges_of(panel)), tokens, cost)
+        terminal.show_estimate(console, "Judging the labeled rows again", estimate(rubric, cases, panel, store))
         if not confirmed(len(cases), settings.calibration_confirm_rows, args.yes, console):
             console.print("Nothing judged.")
             return EXIT_USAGE
@@ -135,19 +131,15 @@ def original_of(cells: dict[str, str]) -> tuple[bool | None, str | None, str]:
     return passed, (cells.get("judge_tag") or "").strip() or None, (cells.get("judge_model") or "").strip()
 
 
-def estimate(rubric: Rubric, cases: list[CheckCase], panel: Panel) -> tuple[tuple[int, int], float | None]:
-    """((tokens in, tokens out), USD or None) of judging every case by every judge and sample of the panel: the texts
-    and system prompt over four in, a fixed reply out; None when a judge's price is unknown."""
-    from bot.runs import price_of
+def estimate(rubric: Rubric, cases: list[CheckCase], panel: Panel, store: Store) -> Estimate:
+    """What judging every case by every judge and sample of the panel is likely to cost."""
+    from bot.records import Triple
+    from bot.runs.estimate import estimate_rows
 
-    chars = sum(len(rubric.system_prompt) + len(case.row.question) + len(case.row.reference) + len(case.row.answer)
-                for case in cases)
-    each = (math.ceil(chars / CHARS_PER_TOKEN), TOKENS_OUT_PER_ROW * len(cases))
-    prices = [price_of(client.model) for client, _ in panel.slots]
-    tokens = (each[0] * len(prices), each[1] * len(prices))
-    if any(price is None for price in prices):
-        return tokens, None
-    return tokens, sum((each[0] * price[0] + each[1] * price[1]) / 1_000_000 for price in prices if price is not None)
+    triples = (Triple(question=case.row.question, reference=case.row.reference, answer=case.row.answer)
+               for case in cases)
+    return estimate_rows(rubric, triples, judges=[client.model for client in panel.clients], samples=panel.samples,
+                         prices=panel.prices, store=store)
 
 
 def judges_of(panel: Panel) -> str:
@@ -157,13 +149,11 @@ def judges_of(panel: Panel) -> str:
 
 def confirmed(rows: int, limit: int, yes: bool, console: Console) -> bool:
     """Whether to judge `rows`: at once up to `limit` or with --yes, else when the person at the terminal says so."""
-    if rows <= limit or yes:
-        return True
-    if not sys.stdin.isatty():
-        raise UsageError(f"{rows} rows is more than CALIBRATION_CONFIRM_ROWS ({limit}) and there is no terminal to "
-                         "ask; pass --yes to judge them")
-    answer = console.input(f"{rows} rows is more than CALIBRATION_CONFIRM_ROWS ({limit}). Judge them? [y/N] ")
-    return answer.strip().lower() in ("y", "yes")
+    from bot.terminal_cost import agreed
+
+    over = f"{rows} rows is more than CALIBRATION_CONFIRM_ROWS ({limit})"
+    return rows <= limit or agreed(f"{over}. Judge them?", f"{over} and there is no terminal to ask; pass --yes to "
+                                   "judge them", yes=yes, console=console)
 
 
 def check_origin() -> Origin:

@@ -31,3 +31,10 @@ def duration(seconds: float) -> str:
         return f"{minutes} min {seconds:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
+
+
+def money(usd: float | None, *, missing: str = "price unknown") -> str:
+    """US dollars as a person reads them: cents from a dollar up, four decimals below (a row costs fractions of a cent)."""
+    if usd is None:
+        return missing
+    return f"${usd:,.2f}" if usd >= 0.995 else f"${usd:.4f}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.config import Settings
 from bot.errors import SetupError
 from bot.llm import JudgeClient, make_judge_client
+from bot.prices import PriceTable, builtin_prices, load_prices
 
 MAX_SAMPLES = 9
 MAX_JUDGES = 9
@@ -99,6 +100,7 @@ class Panel:
     samples: int = 1
     specs: list[JudgeSpec] | None = None  # as saved with the run; None for the configured judge alone
     owned: bool = True  # its clients' connections are its own, closed with it (not a bot's shared ones)
+    prices: PriceTable = field(default_factory=builtin_prices)  # what each judgment costs, recorded with it
 
     @classmethod
     def solo(cls, client: JudgeClient) -> Panel:
@@ -159,13 +161,15 @@ class Bench:
     specs: list[JudgeSpec] | None
     sample_temperature: float
     unsure_spread: float
+    prices: PriceTable = field(default_factory=builtin_prices)
 
     def panel(self, samples: int) -> Panel:
         """The jury (else the judge), each asked `samples` times per row, over the bot's own connections."""
         members = self.jury or [self.judge]
         if samples > 1:
             members = [sibling(member, temperature=self.sample_temperature) for member in members]
-        return Panel(members, check_samples(samples), self.specs if self.jury else None, owned=False)
+        return Panel(members, check_samples(samples), self.specs if self.jury else None, owned=False,
+                     prices=self.prices)
 
     def panel_for(self, *, judge_model: str, samples: int, judges: list[dict[str, Any]] | None,
                   temperature: float | None) -> Panel:
@@ -183,7 +187,7 @@ class Bench:
                                      "again to judge it with today's judges")
                 base = sibling(self.judge, model=model, temperature=self.judge.temperature)
             members.append(base if temperature is None else sibling(base, temperature=temperature))
-        return Panel(members, check_samples(samples), None, owned=False)
+        return Panel(members, check_samples(samples), None, owned=False, prices=self.prices)
 
     async def aclose(self) -> None:
         """Close every judge's HTTP connections."""
@@ -197,7 +201,8 @@ def open_bench(settings: Settings) -> Bench:
         judges_from_names(settings.judges) if settings.judges.strip() else None)
     judge = open_panel(settings).clients[0]
     jury = open_panel(settings, specs=specs).clients if specs else []
-    return Bench(judge, jury, specs, settings.sample_temperature, settings.unsure_spread)
+    return Bench(judge, jury, specs, settings.sample_temperature, settings.unsure_spread,
+                 load_prices(settings.judge_prices))
 
 
 def open_panel(settings: Settings, *, specs: list[JudgeSpec] | None = None, samples: int = 1,
@@ -224,7 +229,7 @@ def open_panel(settings: Settings, *, specs: list[JudgeSpec] | None = None, samp
             timeout=settings.judge_timeout, temperature=temperature, max_retries=settings.judge_max_retries,
             concurrency=concurrency or settings.concurrency, reasoning_effort=settings.judge_reasoning_effort,
             max_completion_tokens=settings.judge_max_completion_tokens))
-    return Panel(clients, samples, specs)
+    return Panel(clients, samples, specs, prices=load_prices(settings.judge_prices))
 
 
 def reopen_panel(settings: Settings, *, judge_model: str, samples: int, judges: list[dict[str, Any]] | None,

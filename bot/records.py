@@ -89,6 +89,8 @@ class Verdict(BaseModel):
     flags: list[str] = []
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_cached: int = 0  # input tokens the provider served from its prompt cache
+    cost_usd: float | None = None  # what the tokens cost; None when the judge's price is unknown
     latency_ms: int = 0  # time the judge took to answer, summed over the requests that got an answer
     attempts: int = 0
     samples: int | None = None  # the rest is set when several judgments (samples, a jury) make this one

@@ -16,12 +16,13 @@ from bot import terminal, terminal_calibration
 from bot.config import Settings
 from bot.errors import UsageError
 from bot.records import REJUDGEABLE, RowState, RunState
+from bot.terminal_cost import approve_cost, estimate_of
 
 if TYPE_CHECKING:
     from bot.jury import JudgeSpec, Panel
     from bot.llm import JudgeClient
     from bot.rubric import Rubric, RubricSet
-    from bot.runs import Origin
+    from bot.runs import Budget, Origin
     from bot.store import Run, Store
 
 NO_ENDPOINT = (
@@ -166,8 +167,11 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
     store = Store.open(settings.db_url)
     run = start_csv_run(store, rubric=rubric, source=source, **panel.run_fields(), model_name=args.model_name,
                         fresh=args.fresh, origin=terminal_origin(), results_path=str(out.resolve()))
+    go, budget = await cost_agreed(store, run, rubric, panel, settings, args.yes, console, new=True)
+    if not go:
+        return EXIT_USAGE
     return await finish_run(store, run, rubric, panel, console, out, args.concurrency or settings.concurrency,
-                            settings.unsure_spread)
+                            settings.unsure_spread, budget=budget)
 
 
 async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
@@ -185,12 +189,33 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
     rejudge = REJUDGEABLE if args.retry_errors else ()
     console.print(f"Resuming run {run.id} ({terminal.shown(run.source_name or run.source)}, "
                   f"rubric {terminal.shown(run.rubric_name)}).")
+    go, budget = await cost_agreed(store, run, rubric, panel, settings, args.yes, console, new=False)
+    if not go:
+        return EXIT_USAGE
     return await finish_run(store, run, rubric, panel, console, out, args.concurrency or settings.concurrency,
-                            settings.unsure_spread, rejudge=rejudge)
+                            settings.unsure_spread, rejudge=rejudge, budget=budget)
+
+
+async def cost_agreed(store: Store, run: Run, rubric: Rubric, panel: Panel, settings: Settings, yes: bool,
+                      console: Console, *, new: bool) -> tuple[bool, Budget | None]:
+    """The run's estimate shown and agreed to (see `approve_cost`); when it is not, nothing is judged: a `new` run is
+    cancelled, a resumed one keeps its pending rows."""
+    go, budget = False, None
+    try:  # refused without a terminal to ask (UsageError) or at the question: the same end
+        go, budget = approve_cost(store, estimate_of(store, run, rubric, panel), settings, yes=yes, console=console)
+    finally:
+        if not go:
+            await panel.aclose()
+            if new:
+                store.update_run(run.id, status=RunState.CANCELLED, stop_reason="not started: its cost was not agreed to")
+    if not go:
+        console.print("Nothing judged." if new else f"Nothing judged: run {run.id} keeps its pending rows.")
+    return go, budget
 
 
 async def finish_run(store: Store, run: Run, rubric: Rubric, panel: Panel, console: Console, out: Path,
-                     concurrency: int, unsure_spread: float, rejudge: tuple[RowState, ...] = ()) -> int:
+                     concurrency: int, unsure_spread: float, rejudge: tuple[RowState, ...] = (),
+                     budget: Budget | None = None) -> int:
     """Judge the pending rows of a run with a progress bar, then write the results and show the summary."""
     from bot.llm import observing_retries
     from bot.runs import execute_run, export_run
@@ -200,7 +225,7 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, panel: Panel, conso
     async with panel:
         with terminal.ProgressBar(console, f"{rubric.name} · run {run.id}") as bar, observing_retries(bar.retrying):
             outcome = await execute_run(store, run, rubric, panel, concurrency=concurrency, on_progress=bar.update,
-                                        rejudge=rejudge, unsure_spread=unsure_spread)
+                                        rejudge=rejudge, unsure_spread=unsure_spread, budget=budget)
     if rejudge:
         console.print(f"{outcome.rejudged} rows with a judge error or an invalid reply were judged again.")
     run = store.get_run(run.id) or run  # with the status the run ended in

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.records import RowState, Verdict
 
@@ -94,8 +94,10 @@ def combine(sampled: Sequence[Sampled], *, judge_model: str, unsure_spread: floa
         raise ValueError("a row needs at least one sample")
     verdicts = [item.verdict for item in sampled]
     scored = [verdict for verdict in verdicts if verdict.status == RowState.SCORED]
-    costs = {name: sum(getattr(verdict, name) for verdict in verdicts)
-             for name in ("tokens_in", "tokens_out", "latency_ms", "attempts")}
+    costs: dict[str, Any] = {name: sum(getattr(verdict, name) for verdict in verdicts)
+                             for name in ("tokens_in", "tokens_out", "tokens_cached", "latency_ms", "attempts")}
+    priced = [verdict.cost_usd for verdict in verdicts]
+    costs["cost_usd"] = None if None in priced else sum(cost for cost in priced if cost is not None)
     flags = list(dict.fromkeys(flag for verdict in verdicts for flag in verdict.flags))
     common = {"judge_model": judge_model, "samples": len(verdicts), "flags": flags, **costs}
     if 2 * len(scored) <= len(verdicts):

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # only types: the terminal must not load the judge or the dat
     from bot.rubric import Rubric
     from bot.runs import GoldenResult, Summary
     from bot.runs import Progress as RunProgress
+    from bot.runs.estimate import Estimate
     from bot.store import Figures, Judgment, JudgmentSample, Run
 
 
@@ -138,6 +139,12 @@ def fitted_table(console: Console, columns: Sequence[Column], rows: Sequence[Seq
     return table
 
 
+def show_estimate(console: Console, lead: str, estimate: Estimate) -> None:
+    """What a run is likely to cost, before it starts, and what the expected reply size rests on."""
+    console.print(shown(f"{lead}: {estimate.text()}; replies sized from {estimate.reply_basis}, prompts without "
+                        "the provider's cache discount."), highlight=False)
+
+
 def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, out: Any) -> None:
     """The end-of-run table: counts, pass rate, mean of each criterion, tags, tokens, cost, worst rows."""
     table = Table(title=shown(f"Run {run.id} · {rubric.title} ({rubric.name} {rubric.version}) · judge {run.judge_model}"),
@@ -165,8 +172,11 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
         table.add_row("unsure rows", f"{summary.unsure}" + (f": rows {listed}{more}" if summary.unsure else ""))
     if summary.cached:
         table.add_row("reused from cache", str(summary.cached))
-    table.add_row("tokens", f"{summary.tokens_in:,} in · {summary.tokens_out:,} out")
-    table.add_row("cost", "unknown price" if summary.cost is None else f"${summary.cost:.4f}")
+    cached = f" ({summary.tokens_cached:,} of them cached)" if summary.tokens_cached else ""
+    table.add_row("tokens", f"{summary.tokens_in:,} in{cached} · {summary.tokens_out:,} out")
+    table.add_row("cost", summary.cost_text())
+    if (guess := summary.estimate_text()) is not None:
+        table.add_row("estimate", guess)
     if summary.worst:
         table.add_row("lowest rows", ", ".join(f"row {row} ({score:.0f})" for score, row, _ in summary.worst))
     if summary.columns:

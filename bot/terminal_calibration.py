@@ -113,13 +113,6 @@ def show_warnings(console: Console, warnings: Sequence[str]) -> None:
         console.print(f"[yellow]warning[/]: {warning}", highlight=False)
 
 
-def show_estimate(console: Console, rows: int, judge: str, tokens: tuple[int, int], cost: float | None) -> None:
-    """What judging the labeled rows again is likely to cost, before it starts."""
-    priced = "price unknown" if cost is None else f"about ${cost:.4f}"
-    console.print(f"Judging {rows} labeled rows again with {judge}: about {tokens[0]:,} tokens in and {tokens[1]:,} "
-                  f"out, {priced}.", highlight=False)
-
-
 def show_check(console: Console, current: tuple[str, Calibration], original: tuple[str, Calibration] | None,
                minimum: float) -> None:
     """Today's judge against the labels beside the judges that gave the labeled verdicts, and the verdict."""

@@ -16,7 +16,6 @@ A Correct verdict passes (completeness 2), every other tag fails.
 from __future__ import annotations
 
 import csv
-import math
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -27,7 +26,10 @@ from sqlalchemy import update
 from sqlmodel import col
 
 from bot.calibration import iso_week
+from bot.prices import builtin_prices
+from bot.records import Triple
 from bot.rubric import RubricSet
+from bot.runs.estimate import Estimate, estimate_rows
 from bot.store import Judgment, Label, Store, record_feedback, utcnow
 from bot.store.labels import save_label
 from tests.replies import eth_reply, triple_of
@@ -70,6 +72,12 @@ def tag_reply(tags: dict[str, str]) -> Callable[[dict[str, Any]], Reply]:
     def reply(body: dict[str, Any]) -> Reply:
         return eth_reply(tags[triple_of(body)[2]])
     return reply
+
+
+def estimate_of_rows(rubrics: RubricSet, store: Store, judges: list[str], samples: int) -> Estimate:
+    """The estimate of judging the eight rows again."""
+    triples = [Triple(question=question, reference=reference, answer=answer) for question, reference, answer, _ in ROWS]
+    return estimate_rows(rubrics.get("eth"), triples, judges=judges, samples=samples, prices=builtin_prices(), store=store)
 
 
 def labeled_history(tmp_path: Path, judge_server: FakeJudgeServer) -> Store:
@@ -204,10 +212,10 @@ def test_exported_labels_are_checked_again_by_an_agreeing_judge(tmp_path: Path, 
 
     text, lines = flat(out), lines_of(out)
     assert code == 0, out
-    # (8 system prompts + every text) / 4 tokens in, rounded up; 300 out a row; judge-cli has no known price
-    chars = sum(len(rubrics.get("eth").system_prompt) + len(q) + len(r) + len(a) for q, r, a, _ in ROWS)
-    assert (f"Judging 8 labeled rows again with judge-cli: about {math.ceil(chars / 4):,} tokens in and 2,400 out, "
-            "price unknown.") in text
+    # the estimate of the 8 rows (tests/test_estimate.py holds it against real token counts); judge-cli has no price
+    expected = estimate_of_rows(rubrics, store, ["judge-cli"], 1)
+    assert f"Judging the labeled rows again: {expected.text()}; replies sized from the last 8 replies of eth" in text
+    assert expected.text().endswith("out): price unknown for judge-cli (JUDGE_PRICES can add it)")
     assert len(judge_server.bodies()) == asked_before + 8
     # the judge read the answer as it was, without the quote the export put before its "-"
     assert ANSWERS[1] in [triple_of(body)[2] for body in judge_server.bodies()[asked_before:]]
@@ -247,11 +255,10 @@ def test_a_channel_check_asks_before_many_rows_and_fails_below_the_bar(tmp_path:
     text = flat(out)
     assert code == 2, out
     # gpt-4o-mini: $0.15 in and $0.60 out per million tokens
-    chars = sum(len(rubrics.get("eth").system_prompt) + len(q) + len(r) + len(a) for q, r, a, _ in ROWS)
-    tokens_in = math.ceil(chars / 4)
-    cost = (tokens_in * 0.15 + 2_400 * 0.60) / 1_000_000
-    assert (f"Judging 8 labeled rows again with gpt-4o-mini: about {tokens_in:,} tokens in and 2,400 out, "
-            f"about ${cost:.4f}.") in text
+    expected = estimate_of_rows(rubrics, store, ["gpt-4o-mini"], 1)
+    cost = (expected.tokens_in * 0.15 + expected.tokens_out * 0.60) / 1_000_000
+    assert f"Judging the labeled rows again: about ${cost:.4f} for 8 rows with gpt-4o-mini (" in text
+    assert f"Judging the labeled rows again: {expected.text()};" in text
     assert "8 rows is more than CALIBRATION_CONFIRM_ROWS (1) and there is no terminal to ask; pass --yes" in text
     assert len(judge_server.bodies()) == asked_before  # nothing judged, nothing billed
 
@@ -282,7 +289,7 @@ def test_a_channel_check_asks_before_many_rows_and_fails_below_the_bar(tmp_path:
 
 def test_a_check_asks_the_configured_jury_every_sample(tmp_path: Path, judge_server: FakeJudgeServer,
                                                        rubrics: RubricSet) -> None:
-    labeled_history(tmp_path, judge_server)
+    store = labeled_history(tmp_path, judge_server)
     code, out = judgebot(tmp_path, "labels", "export", "--rubric", "eth", "--out", "labels.csv")
     assert code == 0, out
     judge_server.responder = tag_reply({answer: tag or "Generic" for answer, tag in PEOPLE.items()})
@@ -294,9 +301,11 @@ def test_a_check_asks_the_configured_jury_every_sample(tmp_path: Path, judge_ser
     text, lines = flat(out), lines_of(out)
     assert code == 0, out
     # JUDGES is today's jury: 2 judges x 2 samples x 8 rows, and one judge of unknown price makes the whole unknown
-    chars = sum(len(rubrics.get("eth").system_prompt) + len(q) + len(r) + len(a) for q, r, a, _ in ROWS)
-    assert (f"Judging 8 labeled rows again with gpt-4o-mini+judge-cli, 2 samples each: about "
-            f"{4 * math.ceil(chars / 4):,} tokens in and 9,600 out, price unknown.") in text
+    expected = estimate_of_rows(rubrics, store, ["gpt-4o-mini", "judge-cli"], 2)
+    once = estimate_of_rows(rubrics, store, ["gpt-4o-mini"], 1)
+    assert (expected.tokens_in, expected.tokens_out) == (4 * once.tokens_in, 4 * once.tokens_out)
+    assert (f"Judging the labeled rows again: 8 rows x 2 samples with gpt-4o-mini + judge-cli ({expected.tokens_in:,} "
+            f"tokens in, {expected.tokens_out:,} out): price unknown for judge-cli") in text
     bodies = judge_server.bodies()[asked_before:]
     assert sorted(Counter(body["model"] for body in bodies).items()) == [("gpt-4o-mini", 16), ("judge-cli", 16)]
     assert "Today's judge: gpt-4o-mini+judge-cli, 2 samples each, eth 1.0" in text

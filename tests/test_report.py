@@ -10,7 +10,7 @@ import pytest
 from bot.csvio import CsvRow
 from bot.results_csv import ResultsWriter
 from bot.runs import execute_run, start_run
-from bot.runs.summary import PROBLEMS_KEPT, export_run, price_of
+from bot.runs.summary import PROBLEMS_KEPT, export_run
 from bot.store import Store
 from tests.replies import eth_reply, triple_of
 from tests.servers.openai_server import Reply
@@ -78,13 +78,6 @@ async def test_problems_kept_are_capped_but_counted(tmp_path, store, rubrics, ju
     assert summary.errors == PROBLEMS_KEPT + 5 and summary.scored == 0 and summary.pass_rate is None
     assert len(summary.problems) == PROBLEMS_KEPT
     assert all(status == "invalid" and "no JSON object" in reason for _, status, reason in summary.problems)
-
-
-def test_known_judge_prices_match_the_longest_prefix():
-    assert price_of("gpt-4o-mini-2024-07-18") == (0.15, 0.60)
-    assert price_of("gpt-4o-2024-08-06") == (2.50, 10.00)
-    assert price_of("gpt-4.1-mini") == (0.40, 1.60)
-    assert price_of("llama3:70b") is None
 
 
 async def test_input_columns_named_like_any_verdict_column_are_never_overwritten(tmp_path, store, rubrics,

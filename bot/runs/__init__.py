@@ -2,13 +2,13 @@
 triple end to end, summarise and export the results, and check a rubric's goldens."""
 
 from bot.errors import RubricChanged, RunBusy, RunNotResumable
-from bot.runs.execute import HEARTBEAT_SECONDS, STALE_AFTER, Progress, RunOutcome, execute_run
+from bot.runs.execute import HEARTBEAT_SECONDS, STALE_AFTER, Budget, Progress, RunOutcome, execute_run
 from bot.runs.goldens import GoldenResult, check_goldens
 from bot.runs.single import abandon_triple, finish_triple, start_triple
 from bot.runs.start import CHECK_CHANNEL, Origin, start_csv_run, start_run, start_single_run
-from bot.runs.summary import BANDS, Summary, export_run, price_of
+from bot.runs.summary import BANDS, Summary, export_run
 
-__all__ = ["BANDS", "CHECK_CHANNEL", "HEARTBEAT_SECONDS", "STALE_AFTER", "GoldenResult", "Origin", "Progress", "RubricChanged",
-           "RunBusy", "RunNotResumable", "RunOutcome", "Summary", "abandon_triple", "check_goldens", "execute_run",
-           "export_run", "finish_triple", "price_of", "start_csv_run", "start_run",
-           "start_single_run", "start_triple"]
+__all__ = ["BANDS", "CHECK_CHANNEL", "HEARTBEAT_SECONDS", "STALE_AFTER", "Budget", "GoldenResult", "Origin", "Progress",
+           "RubricChanged", "RunBusy", "RunNotResumable", "RunOutcome", "Summary", "abandon_triple", "check_goldens",
+           "execute_run", "export_run", "finish_triple", "start_csv_run", "start_run", "start_single_run",
+           "start_triple"]

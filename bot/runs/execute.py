@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from bot.errors import JudgebotError, RubricChanged, RunBusy, RunNotResumable, RunStopped
+from bot.figures import money
 from bot.judge import cache_key, failure_verdict, is_bare, judge, provenance, sample_key
 from bot.jury import Panel
 from bot.llm import JudgeClient
@@ -52,6 +53,14 @@ class Progress:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """What a run may still spend before it pauses (what is left of a monthly budget), and how to give it more."""
+
+    left: float
+    how_to_raise: str
+
+
+@dataclass(frozen=True)
 class RunOutcome:
     """How a run ended: done, paused (resumable) or cancelled, with its row counts by status."""
 
@@ -70,14 +79,14 @@ class RunOutcome:
 def _reuse(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:
     """An earlier verdict on the same texts, as this row's: what it found, at no cost, under today's provenance."""
     found = {name: getattr(cached, name) for name in JUDGED_FIELDS if getattr(cached, name) is not None}
-    return Verdict(status=RowState.SCORED, **found, **provenance(rubric, judge_model, triple))
+    return Verdict(status=RowState.SCORED, **found, cost_usd=0.0, **provenance(rubric, judge_model, triple))
 
 
 def _sampled(saved: JudgmentSample, rubric: Rubric, triple: Triple, *, reused: bool = False) -> Verdict:
     """A saved sample as a verdict: as it was, or (reused from another row) at no cost under today's provenance."""
     found = {name: getattr(saved, name) for name in SAMPLE_FIELDS if getattr(saved, name) is not None}
     if reused:
-        found.update(tokens_in=0, tokens_out=0, latency_ms=0, attempts=0)
+        found.update(tokens_in=0, tokens_out=0, tokens_cached=0, cost_usd=0.0, latency_ms=0, attempts=0)
     return Verdict(**{**provenance(rubric, saved.judge_model, triple), **found})
 
 
@@ -93,6 +102,7 @@ async def execute_run(
     rejudge: tuple[RowState, ...] = (),
     statuses: tuple[str, ...] = CLAIMABLE,
     unsure_spread: float = UNSURE_SPREAD,
+    budget: Budget | None = None,
 ) -> RunOutcome:
     """Judge every pending row of `run`; stop early on a quota or key problem, leaving the rest pending.
 
@@ -103,6 +113,7 @@ async def execute_run(
     Only a run in one of `statuses` is taken (by default any that can be judged again).
     A panel of several judges or samples judges each row with every one, keeping each sample as it arrives; the
     row's verdict is the one closest to the others (see `bot.samples.combine`), unsure from `unsure_spread` points.
+    With a `budget`, the run pauses once its verdicts have cost what is left of it (the requests in flight still land).
     """
     panel = client if isinstance(client, Panel) else Panel.solo(client)
     # Every database call runs off the event loop: a bot judging here must keep answering Slack meanwhile.
@@ -127,7 +138,7 @@ async def execute_run(
     counts = await asyncio.to_thread(store.status_counts, run.id)
     unsure = 0 if panel.single else await asyncio.to_thread(store.unsure_count, run.id)
     execution = _Execution(store, run, rubric, panel, concurrency, on_progress, cancel or asyncio.Event(), owner,
-                           counts, unsure_spread, unsure)
+                           counts, unsure_spread, unsure, budget)
     return await execution.run(rejudged)
 
 
@@ -136,7 +147,7 @@ class _Execution:
 
     def __init__(self, store: Store, run: Run, rubric: Rubric, panel: Panel, concurrency: int,
                  on_progress: Callable[[Progress], None] | None, cancel: asyncio.Event, owner: str,
-                 counts: dict[str, int], unsure_spread: float, unsure: int) -> None:
+                 counts: dict[str, int], unsure_spread: float, unsure: int, budget: Budget | None) -> None:
         self.store, self.run_, self.rubric, self.panel = store, run, rubric, panel
         self.client = panel.clients[0]
         self.judge_model = panel.name
@@ -158,6 +169,8 @@ class _Execution:
         self.errors = counts.get(RowState.INVALID, 0) + counts.get(RowState.ERROR, 0)
         self.cached = self.judged_now = 0
         self.unsure = unsure
+        self.budget = budget
+        self.spent = 0.0  # USD of this session's verdicts
         self.started = time.monotonic()
         # Database calls of the hot path run on one thread of their own: the event loop never waits on
         # the database, and a single writer never contends with itself for SQLite's lock.
@@ -281,7 +294,10 @@ class _Execution:
     async def judge(self, triple: Triple, client: JudgeClient | None = None) -> Verdict:
         client = client or self.client
         try:
-            return await judge(self.rubric, triple, client)
+            verdict = await judge(self.rubric, triple, client)
+            verdict.cost_usd = self.panel.prices.cost(client.model, verdict.tokens_in, verdict.tokens_out,
+                                                      verdict.tokens_cached)
+            return verdict
         except RunStopped:
             raise
         except Exception as err:  # a bug must cost one row, not the run; the row says what happened
@@ -330,4 +346,10 @@ class _Execution:
         self.errors += verdict.status != RowState.SCORED
         self.cached += cached_from is not None
         self.unsure += bool(verdict.unsure)
+        self.spent += verdict.cost_usd or 0.0
+        if self.budget is not None and self.spent >= self.budget.left and not self.stop.is_set():
+            self.stop_reason = self.stop_reason or (
+                f"the monthly budget is reached: this run spent {money(self.spent)} of the {money(self.budget.left)} "
+                f"left this month. {self.budget.how_to_raise}, then resume")
+            self.stop.set()
         self.report()

@@ -8,25 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.figures import ratio
+from bot.figures import money, percent, ratio
 from bot.records import REJUDGEABLE, RowState
 from bot.results_csv import ResultsWriter, flatten
 from bot.rubric import Rubric, leaves
 from bot.store import Judgment, JudgmentSample, Run, Store
 from bot.store.samples import samples_by_judgment
 
-# USD per million tokens (input, output) of judge models whose price is public; the longest matching prefix wins.
-PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4.1-nano": (0.10, 0.40),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-5-nano": (0.05, 0.40),
-    "gpt-5-mini": (0.25, 2.00),
-    "gpt-5": (1.25, 10.00),
-    "o4-mini": (1.10, 4.40),
-}
 RESULT_COLUMNS = ["headline", "passed", "label", "status", "error", "flags", "judge_model", "rubric_version", "cached"]
 WORST_KEPT = 3
 PROBLEMS_KEPT = 20
@@ -63,12 +51,6 @@ class ModelFigures:
         return ratio(self.passed, self.scored)
 
 
-def price_of(judge_model: str) -> tuple[float, float] | None:
-    """The (input, output) price per million tokens of a known judge model."""
-    matches = [name for name in PRICES if judge_model.lower().startswith(name)]
-    return PRICES[max(matches, key=len)] if matches else None
-
-
 @dataclass
 class Summary:
     """Figures of a run: counts by status, mean of each criterion, tag counts, pass rate, tokens, cost, and the
@@ -86,12 +68,14 @@ class Summary:
     problems: list[tuple[int | None, str, str]] = field(default_factory=list)
     worst: list[tuple[float, int | None, str]] = field(default_factory=list)
     models: dict[str, ModelFigures] = field(default_factory=dict)
-    price: tuple[float, float] | None = None
+    tokens_cached: int = 0
+    spent: float = 0.0  # USD recorded with the rows whose judge's price is known
+    unpriced: int = 0  # rows that used tokens of a judge whose price is unknown
+    estimate: dict[str, Any] | None = None  # what the run was estimated to cost before it started
     columns: dict[str, str] = field(default_factory=dict)
     unsure: int = 0
     unsure_rows: list[int | None] = field(default_factory=list)
     samples: Counter[str] = field(default_factory=Counter)  # samples by status, when rows are judged several times
-    judge_tokens: dict[str, list[int]] = field(default_factory=dict)  # [in, out] per judge model of a jury
 
     @property
     def failed_samples(self) -> int:
@@ -120,17 +104,25 @@ class Summary:
 
     @property
     def cost(self) -> float | None:
-        """Dollars spent on the judges, when every one's price is known."""
-        if len(self.judge_tokens) > 1:
-            total = 0.0
-            for model, (tokens_in, tokens_out) in self.judge_tokens.items():
-                if (price := price_of(model)) is None:
-                    return None
-                total += tokens_in * price[0] + tokens_out * price[1]
-            return total / 1_000_000
-        if self.price is None:
+        """Dollars spent on the judges, at the prices recorded with each row; None when a judge's price is unknown."""
+        return None if self.unpriced else self.spent
+
+    def cost_text(self) -> str:
+        """What the run cost: "$0.0123", with the rows a judge of unknown price scored when there are any."""
+        if not self.unpriced:
+            return money(self.spent)
+        known = f"{money(self.spent)} for the rows of known price; " if self.spent else ""
+        return f"{known}{self.unpriced:,} rows by a judge of unknown price (JUDGE_PRICES can add it)"
+
+    def estimate_text(self) -> str | None:
+        """The estimate made before the run beside what it took, so its accuracy shows; None without one."""
+        if not self.estimate:
             return None
-        return (self.tokens_in * self.price[0] + self.tokens_out * self.price[1]) / 1_000_000
+        guess = self.estimate
+        cost = money(guess.get("cost_usd"))
+        took = (percent(ratio(self.tokens_in, guess["tokens_in"])), percent(ratio(self.tokens_out, guess["tokens_out"])))
+        return (f"estimated {cost} ({guess['tokens_in']:,} tokens in, {guess['tokens_out']:,} out; the run took "
+                f"{took[0]} and {took[1]} of that)")
 
     @property
     def column_text(self) -> str:
@@ -142,18 +134,18 @@ class Summary:
         return self.totals[criterion] / self.seen[criterion] if self.seen[criterion] else None
 
     def add_samples(self, samples: Sequence[JudgmentSample]) -> None:
-        """Count the samples behind one row, and each judge's tokens."""
+        """Count the samples behind one row by status."""
         for sample in samples:
             self.samples[sample.status] += 1
-            tokens = self.judge_tokens.setdefault(sample.judge_model, [0, 0])
-            tokens[0] += sample.tokens_in
-            tokens[1] += sample.tokens_out
 
     def add(self, row: Judgment, values: dict[str, Any], tag_paths: list[str]) -> None:
         """Count one row."""
         self.counts[row.status] += 1
         self.tokens_in += row.tokens_in
         self.tokens_out += row.tokens_out
+        self.tokens_cached += row.tokens_cached
+        self.spent += row.cost_usd or 0.0
+        self.unpriced += row.cost_usd is None and row.tokens_in + row.tokens_out > 0
         self.cached += row.cached_from is not None
         model = self.models.setdefault(row.model_name or "(no model)", ModelFigures())
         model.rows += 1
@@ -232,12 +224,9 @@ def verdict_names(run: Run, rubric: Rubric) -> dict[str, str]:
     return names
 
 
-def export_run(
-    store: Store, *, run: Run, rubric: Rubric, out: Path | None, price: tuple[float, float] | None = None
-) -> Summary:
+def export_run(store: Store, *, run: Run, rubric: Rubric, out: Path | None) -> Summary:
     """Stream a run's rows once: write the results CSV to `out` (when given) and return the summary."""
-    summary = Summary(criteria=[*rubric.criteria(), "headline"], price=price or price_of(run.judge_model),
-                      columns=run.column_roles or {})
+    summary = Summary(criteria=[*rubric.criteria(), "headline"], columns=run.column_roles or {}, estimate=run.estimate)
     tag_paths = rubric.tags()
     fieldnames = result_fieldnames(run, rubric)
     names = verdict_names(run, rubric)

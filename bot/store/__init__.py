@@ -5,13 +5,16 @@ from bot.store.engine import BUSY_TIMEOUT_MS, configure_sqlite, make_engine
 from bot.store.feedback import feedback_tally, record_feedback
 from bot.store.history import (
     Figures,
+    Spend,
     channel_stats,
     counted_in_channel,
     in_channel,
     model_of,
+    month_start,
     newest_on_message,
     recent_by_user,
     recent_in_channel,
+    spend,
 )
 from bot.store.judgments import INSERT_BATCH, Store
 from bot.store.leases import owner_gone, process_name
@@ -78,6 +81,7 @@ __all__ = [
     "Run",
     "SchemaTooNew",
     "SharedFile",
+    "Spend",
     "Store",
     "StoreUnavailable",
     "UserSetting",
@@ -99,12 +103,14 @@ __all__ = [
     "make_engine",
     "mark_posted",
     "model_of",
+    "month_start",
     "move_share",
     "newest_on_message",
     "owner_gone",
     "process_name",
     "recent_by_user",
     "recent_in_channel",
+    "spend",
     "record_feedback",
     "release_week",
     "remember_model",

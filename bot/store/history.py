@@ -108,6 +108,41 @@ def model_of(key: str) -> str | None:
     return key or None
 
 
+@dataclass(frozen=True)
+class Spend:
+    """What one channel's judgments cost over a time, per rubric and judge: USD at the prices recorded with them, and
+    the rows of a judge whose price is unknown."""
+
+    by_judge: list[tuple[str, str, float, int]]  # (rubric, judge model, USD, rows of unknown price), dearest first
+
+    @property
+    def usd(self) -> float:
+        """USD over every rubric and judge."""
+        return sum(usd for _, _, usd, _ in self.by_judge)
+
+    @property
+    def unpriced(self) -> int:
+        """Rows whose judge's price is unknown."""
+        return sum(rows for _, _, _, rows in self.by_judge)
+
+
+def spend(store: Store, *, channel_id: str | None, since: datetime, until: datetime | None = None) -> Spend:
+    """What the judgments of one channel (None: the terminal's) cost in [since, until), from the hourly tallies."""
+    rows = counted_in_channel(channel_id, since, until)
+    statement = (sa.select(rows.c.rubric_name, rows.c.judge_model, func.sum(rows.c.cost), func.sum(rows.c.unpriced))
+                 .group_by(rows.c.rubric_name, rows.c.judge_model))
+    with store.engine.connect() as conn:
+        found = [(rubric, judge, float(usd or 0.0), int(unpriced or 0))
+                 for rubric, judge, usd, unpriced in conn.execute(statement)]
+    found = [entry for entry in found if entry[2] > 0 or entry[3] > 0]
+    return Spend(sorted(found, key=lambda entry: (-entry[2], -entry[3], entry[0], entry[1])))
+
+
+def month_start(moment: datetime) -> datetime:
+    """The first instant of the calendar month (UTC) `moment` is in: budgets count from there."""
+    return moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
 def channel_stats(
     store: Store, *, channel_id: str | None, since: datetime | None = None, until: datetime | None = None,
     model: str | None = None,

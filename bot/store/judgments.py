@@ -167,7 +167,8 @@ class Store:
             conn.execute(select(Judgment.id).where(chosen).with_for_update())  # no verdict lands in between
             add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), chosen, sign=-1)
             result = conn.execute(update(Judgment).where(chosen).values(
-                status=RowState.PENDING, tokens_in=0, tokens_out=0, latency_ms=0, attempts=0, **cleared))
+                status=RowState.PENDING, tokens_in=0, tokens_out=0, tokens_cached=0, cost_usd=None, latency_ms=0,
+                attempts=0, **cleared))
             # Their samples that failed are asked again; those that scored were paid for and stay.
             rows = select(Judgment.id).where(col(Judgment.run_id) == run_id, col(Judgment.status) == RowState.PENDING)
             conn.execute(delete(JudgmentSample).where(col(JudgmentSample.judgment_id).in_(rows),

@@ -313,10 +313,29 @@ def _v9_samples_juries_and_labels(op: Operations) -> None:
     op.create_index("ix_label_channel", "label", ["channel_id", "rubric_name"])
 
 
+def _v10_costs_estimates_and_budgets(op: Operations) -> None:
+    for table in ("judgment", "judgment_sample"):
+        op.add_column(table, sa.Column("tokens_cached", sa.Integer, nullable=False, server_default=sa.text("0")))
+        op.add_column(table, sa.Column("cost_usd", sa.Float))
+    op.add_column("judgment_tally", sa.Column("cost", sa.Float, nullable=False, server_default=sa.text("0")))
+    op.add_column("judgment_tally", sa.Column("unpriced", sa.Integer, nullable=False, server_default=sa.text("0")))
+    op.add_column("run", sa.Column("estimate", sa.JSON))
+    op.add_column("channel_setting", sa.Column("monthly_budget", sa.Float))
+    # Judgments saved before have no recorded cost: counted again, those that used tokens are unpriced.
+    counts = ("rows", "headlines", "headline_total", "passed", "reused", "unsure", "cost", "unpriced")
+    tally = sa.table("judgment_tally", *[sa.column(name) for name in (*KEY, *counts)])
+    judgment = sa.table("judgment", *[sa.column(name) for name in (
+        "channel_id", "model_name", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status", "tag",
+        "headline", "passed", "cached_from", "unsure", "tokens_in", "tokens_out", "cost_usd")],
+        sa.column("judged_at", sa.DateTime))
+    op.execute(tally.delete())
+    add_judgments(op.get_bind(), judgment, tally, sa.true())
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
     _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies, _v7_results_path_and_reuses,
-    _v8_run_column_roles, _v9_samples_juries_and_labels,
+    _v8_run_column_roles, _v9_samples_juries_and_labels, _v10_costs_estimates_and_budgets,
 ]
 LATEST = len(MIGRATIONS)
 

@@ -59,6 +59,8 @@ class Run(SQLModel, table=True):
                                                 description="the jury: [{model, base_url, key_env}], or None for "
                                                 "the configured judge")
     temperature: float | None = Field(default=None, description="the judges' sampling temperature, when sampled")
+    estimate: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)),
+                                            description="the cost estimated before it started (bot.estimate.Estimate)")
 
 
 class Judgment(SQLModel, table=True):
@@ -114,6 +116,10 @@ class Judgment(SQLModel, table=True):
     agreement: float | None = Field(default=None, description="share of scored samples agreeing with the verdict")
     spread: float | None = Field(default=None, description="highest less lowest headline of the scored samples")
     unsure: bool | None = Field(default=None, description="samples split on pass/fail or tag, or spread too wide")
+    tokens_cached: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
+                               description="input tokens the provider served from its prompt cache")
+    cost_usd: float | None = Field(default=None, description="what its tokens cost at the prices then in force; None "
+                                   "when the judge's price is unknown")
 
 
 class JudgmentSample(SQLModel, table=True):
@@ -147,6 +153,8 @@ class JudgmentSample(SQLModel, table=True):
     tokens_out: int = 0
     latency_ms: int = 0
     attempts: int = 0
+    tokens_cached: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+    cost_usd: float | None = None
 
 
 class JudgmentTally(SQLModel, table=True):
@@ -180,6 +188,10 @@ class JudgmentTally(SQLModel, table=True):
                         description="rows whose verdict was reused from an earlier identical judgment (not billed)")
     unsure: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
                         description="rows whose samples split on pass/fail or tag, or spread too wide")
+    cost: float = Field(default=0.0, sa_column_kwargs={"server_default": text("0")},
+                        description="USD the rows cost, over those whose judge's price is known")
+    unpriced: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
+                          description="rows that used tokens of a judge whose price is unknown")
 
 
 class Feedback(SQLModel, table=True):
@@ -247,6 +259,7 @@ class ChannelSetting(SQLModel, table=True):
     channel_id: str = Field(max_length=32)
     default_rubric: str | None = Field(default=None, max_length=64)
     default_samples: int | None = Field(default=None, description="samples per row for files judged here")
+    monthly_budget: float | None = Field(default=None, description="USD the channel's runs may spend a calendar month")
     updated_by: str | None = Field(default=None, max_length=32)
     updated_at: NaiveDatetime = Field(default_factory=utcnow)
 

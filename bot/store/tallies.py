@@ -16,7 +16,7 @@ HOUR = timedelta(hours=1)
 KEY_LENGTH = 200  # a model or tag longer than this is counted under its first 200 characters
 KEY = ("channel_key", "hour", "model_key", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status",
        "tag_key")
-COUNTS = ("rows", "headlines", "headline_total", "passed", "reused", "unsure")
+COUNTS = ("rows", "headlines", "headline_total", "passed", "reused", "unsure", "cost", "unpriced")
 
 
 def question_key(model_name: str | None, rubric_name: str, question: str) -> int:
@@ -64,8 +64,15 @@ def _counts(judgment: TableClause, sign: int, names: tuple[str, ...] = COUNTS) -
         "passed": lambda: func.sum(case((c.passed.is_(True), 1), else_=0)),
         "reused": lambda: func.count(c.cached_from),
         "unsure": lambda: func.sum(case((c.unsure.is_(True), 1), else_=0)),
+        "cost": lambda: func.coalesce(func.sum(c.cost_usd), 0.0),
+        "unpriced": lambda: func.sum(_unpriced(c)),
     }
     return [(sign * counts[name]()).label(name) for name in names]
+
+
+def _unpriced(c: Any) -> Any:
+    """1 for a judgment that used tokens of a judge whose price is unknown, else 0."""
+    return case((c.cost_usd.is_(None) & ((c.tokens_in + c.tokens_out) > 0), 1), else_=0)
 
 
 def add_judgments(conn: Connection, judgment: TableClause, tally: TableClause, where: Any, *, sign: int = 1) -> None:
@@ -114,6 +121,7 @@ def counted(judgment: Table, tally: Table, channel_id: str | None, since: dateti
                             func.coalesce(c.headline, 0.0).label("headline_total"),
                             case((c.passed.is_(True), 1), else_=0).label("passed"),
                             case((c.cached_from.is_(None), 0), else_=1).label("reused"),
-                            case((c.unsure.is_(True), 1), else_=0).label("unsure"))
+                            case((c.unsure.is_(True), 1), else_=0).label("unsure"),
+                            func.coalesce(c.cost_usd, 0.0).label("cost"), _unpriced(c).label("unpriced"))
                      .where(*scope, c.judged_at >= start, c.judged_at < end))
     return (parts[0] if len(parts) == 1 else union_all(*parts)).subquery("counted")

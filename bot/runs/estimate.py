@@ -1,0 +1,180 @@
+"""What a run will cost before it starts: tokens in from the rubric's prompt and each row's texts, tokens out from
+the reply the rubric asks for (refined by this rubric's recent replies in the history), times samples and judges,
+at each judge's price."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import func, select
+from sqlmodel import col
+
+from bot.figures import money
+from bot.judge import build_messages
+from bot.prices import PriceTable
+from bot.records import RowState, Triple
+from bot.rubric import Rubric, leaves
+from bot.store import Judgment, Store
+
+# Pieces of text as a byte-pair tokenizer (OpenAI's o200k) first splits them: words, numbers, punctuation, line breaks.
+PIECES = re.compile(r"[^\W\d_]+|\d{1,3}|[^\w\s]+|\n+")
+WORD_LETTERS = 10  # letters of a Latin-script word that still make one token
+WIDE_LETTERS_PER_TOKEN = 1.5  # Chinese, Japanese, Korean
+CYRILLIC_LETTERS_PER_TOKEN = 5.0  # Cyrillic and Greek
+SCRIPT_LETTERS_PER_TOKEN = 3.5  # Arabic, Hebrew and the rest
+INDIC_LETTERS_PER_TOKEN = 2.0  # Devanagari and the other Brahmic scripts
+PUNCTUATION_PER_TOKEN = 2.0  # "{", ": and the like often pair up
+MESSAGE_TOKENS = 4  # each chat message's role and separators
+REQUEST_TOKENS = 3  # the reply's priming
+BOUNDARY = "DATA-0123456789abcdef"  # as long as the random boundary the judge's texts are wrapped in
+STRING_REPLY_TOKENS = 60  # a reasoning or explanation field, before any reply of the rubric is known
+LIST_ITEMS = 3
+LIST_ITEM_TOKENS = 20
+RECENT_REPLIES = 200  # replies of the rubric in the history that refine the expected reply size
+FROM_SCHEMA = "the rubric's reply schema"
+
+
+def text_tokens(text: str) -> float:
+    """About how many tokens a text costs, piece by piece: a Latin word is one token (long ones more), other scripts
+    a few letters a token, CJK about a character and a half."""
+    total = 0.0
+    for piece in PIECES.findall(text):
+        first = piece[0]
+        if first.isalpha():
+            total += _word_tokens(piece)
+        elif first == "\n" or first.isdigit():
+            total += 1
+        else:
+            total += math.ceil(len(piece) / PUNCTUATION_PER_TOKEN)
+    return total
+
+
+def _word_tokens(word: str) -> float:
+    """The tokens of one run of letters, by its script."""
+    if word.isascii():
+        return 1 + len(word) // (WORD_LETTERS + 1)
+    first = word[0]
+    if "\u2e80" <= first <= "\u9fff" or "\uac00" <= first <= "\ud7af" or "\uf900" <= first <= "\ufaff":
+        return len(word) / WIDE_LETTERS_PER_TOKEN
+    if "\u0900" <= first <= "\u0dff":
+        return len(word) / INDIC_LETTERS_PER_TOKEN
+    if first <= "\u024f":  # accented Latin: a word, a little more when long
+        return 1 + len(word) / (2 * WORD_LETTERS)
+    if first <= "\u04ff":
+        return max(1.0, len(word) / CYRILLIC_LETTERS_PER_TOKEN)
+    return max(1.0, len(word) / SCRIPT_LETTERS_PER_TOKEN)
+
+
+def prompt_tokens(rubric: Rubric) -> float:
+    """The tokens every request of the rubric sends whatever the row: its messages around empty texts, and the reply
+    schema in the request's response_format."""
+    messages = build_messages(rubric, Triple(question="", reference="", answer=""), BOUNDARY)
+    schema = json.dumps(rubric.reply_schema, ensure_ascii=False)
+    return (sum(text_tokens(message["content"]) + MESSAGE_TOKENS for message in messages)
+            + text_tokens(schema) + REQUEST_TOKENS)
+
+
+def schema_reply_tokens(rubric: Rubric) -> int:
+    """The tokens of a reply as the rubric's schema shapes it: each key, a short value for numbers, booleans and
+    enums, a few sentences for free text."""
+    total = 5.0
+    for path, spec in leaves(rubric.output):
+        total += text_tokens(path.rsplit(".", 1)[-1]) + 3
+        kind = spec.type
+        if kind == "string":
+            total += STRING_REPLY_TOKENS
+        elif kind == "enum":
+            total += max((text_tokens(value) for value in spec.values or [""]), default=1) + 1
+        elif kind == "list":
+            item = STRING_REPLY_TOKENS / 3 if spec.items is not None and spec.items.type == "string" else 2
+            total += (spec.min_items or LIST_ITEMS) * max(item, LIST_ITEM_TOKENS / 4)
+        else:
+            total += 2
+    return math.ceil(total)
+
+
+def recent_reply_tokens(store: Store, rubric_name: str) -> tuple[float, int] | None:
+    """(mean tokens out of one judgment, how many) over the rubric's newest replies that were billed; None when the
+    history holds none."""
+    per_judgment = col(Judgment.tokens_out) / func.coalesce(col(Judgment.samples), 1)
+    newest = (select(per_judgment.label("tokens"))
+              .where(col(Judgment.rubric_name) == rubric_name, col(Judgment.status) == RowState.SCORED,
+                     col(Judgment.cached_from).is_(None), col(Judgment.tokens_out) > 0)
+              .order_by(col(Judgment.id).desc()).limit(RECENT_REPLIES).subquery())
+    with store.session() as session:
+        mean, count = session.execute(select(func.avg(newest.c.tokens), func.count())).one()
+    return (float(mean), int(count)) if count else None
+
+
+class Estimate(BaseModel):
+    """A run's expected tokens and cost, and what they rest on."""
+
+    rows: int
+    samples: int
+    judges: list[str]
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None  # None when a judge's price is unknown
+    unpriced: list[str] = []  # the judges whose price is unknown
+    reply_basis: str = FROM_SCHEMA  # where the expected reply size comes from
+    batch: bool = False  # at the Batch API's price
+
+    @property
+    def judgments(self) -> int:
+        """Requests the run makes, repairs aside: every row, by every judge, every sample."""
+        return self.rows * self.samples * len(self.judges)
+
+    def cost_text(self) -> str:
+        """"about $4.20", or which judges have no known price."""
+        if self.cost_usd is None:
+            return f"price unknown for {', '.join(self.unpriced)} (JUDGE_PRICES can add it)"
+        return f"about {money(self.cost_usd)}"
+
+    def text(self) -> str:
+        """One line: "about $4.20 for 2,000 rows x 3 samples with gpt-4o (1,234,000 tokens in, 300,000 out)"."""
+        times = f" x {self.samples} samples" if self.samples > 1 else ""
+        batch = " through the Batch API" if self.batch else ""
+        what = (f"{self.rows:,} rows{times} with {' + '.join(self.judges)}{batch} ({self.tokens_in:,} tokens in, "
+                f"{self.tokens_out:,} out)")
+        return f"{self.cost_text()} for {what}" if self.cost_usd is not None else f"{what}: {self.cost_text()}"
+
+
+def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence[str], samples: int,
+                  prices: PriceTable, store: Store | None = None, batch: bool = False) -> Estimate:
+    """The estimate of judging `triples` with the rubric, by each judge `samples` times."""
+    fixed = prompt_tokens(rubric)
+    rows = 0
+    texts = 0.0
+    for triple in triples:
+        rows += 1
+        texts += text_tokens(triple.question) + text_tokens(triple.reference) + text_tokens(triple.answer)
+    recent = recent_reply_tokens(store, rubric.name) if store is not None else None
+    reply, basis = (recent[0], f"the last {recent[1]:,} replies of {rubric.name}") if recent else (
+        schema_reply_tokens(rubric), FROM_SCHEMA)
+    asked = samples * len(judges)
+    tokens_in = math.ceil((fixed * rows + texts) * asked)
+    tokens_out = math.ceil(reply * rows * asked)
+    each_in, each_out = math.ceil((fixed * rows + texts) * samples), math.ceil(reply * rows * samples)
+    costs = {judge: prices.cost(judge, each_in, each_out, batch=batch) for judge in judges}
+    unpriced = [judge for judge, cost in costs.items() if cost is None]
+    cost = None if unpriced else sum(cost for cost in costs.values() if cost is not None)
+    return Estimate(rows=rows, samples=samples, judges=list(judges), tokens_in=tokens_in, tokens_out=tokens_out,
+                    cost_usd=cost, unpriced=unpriced, reply_basis=basis, batch=batch)
+
+
+def estimate_run(store: Store, run_id: int, rubric: Rubric, *, judges: Sequence[str], samples: int,
+                 prices: PriceTable, batch: bool = False) -> Estimate:
+    """The estimate of judging a run's pending rows (a verdict cached in the history may still make some free)."""
+    pending = (Triple(question=row.question, reference=row.reference, answer=row.answer)
+               for row in store.iter_judgments(run_id) if row.status == RowState.PENDING)
+    return estimate_rows(rubric, pending, judges=judges, samples=samples, prices=prices, store=store, batch=batch)
+
+
+def as_saved(estimate: Estimate) -> dict[str, Any]:
+    """What a run keeps of its estimate, to show beside what it cost."""
+    return estimate.model_dump(include={"rows", "samples", "tokens_in", "tokens_out", "cost_usd", "batch"})

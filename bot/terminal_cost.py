@@ -1,0 +1,73 @@
+"""The terminal's questions about money: a run's estimate shown before it starts, a question above CONFIRM_ABOVE_USD,
+and JUDGE_MONTHLY_BUDGET (a run that would go over asks; one that reaches it pauses)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+
+from bot import terminal
+from bot.config import Settings
+from bot.errors import UsageError
+from bot.figures import money
+
+if TYPE_CHECKING:
+    from bot.jury import Panel
+    from bot.rubric import Rubric
+    from bot.runs import Budget
+    from bot.runs.estimate import Estimate
+    from bot.store import Run, Store
+
+RAISE_BUDGET = "Raise JUDGE_MONTHLY_BUDGET"
+
+
+def agreed(question: str, refusal: str, *, yes: bool, console: Console) -> bool:
+    """Whether to go on: at once with --yes, else when the person at the terminal says so; without a terminal to ask,
+    UsageError with `refusal` (which names the flag to pass)."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        raise UsageError(refusal)
+    return console.input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+
+def estimate_of(store: Store, run: Run, rubric: Rubric, panel: Panel) -> Estimate:
+    """The estimate of a run's pending rows, kept with the run the first time (to be shown beside what it cost)."""
+    from bot.runs.estimate import as_saved, estimate_run
+
+    estimate = estimate_run(store, run.id, rubric, judges=[client.model for client in panel.clients],
+                            samples=panel.samples, prices=panel.prices)
+    if run.estimate is None:
+        store.update_run(run.id, estimate=as_saved(estimate))
+    return estimate
+
+
+def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: bool,
+                 console: Console) -> tuple[bool, Budget | None]:
+    """(whether to judge, what the run may spend before it pauses): shows the estimate, asks above CONFIRM_ABOVE_USD,
+    and asks when the run would take this month over JUDGE_MONTHLY_BUDGET (--yes answers both)."""
+    from bot.runs import Budget
+    from bot.store import month_start, spend, utcnow
+
+    terminal.show_estimate(console, "Estimate", estimate)
+    cost, threshold = estimate.cost_usd, settings.confirm_above_usd
+    if cost is not None and cost > threshold:
+        over = f"{estimate.cost_text()} is more than CONFIRM_ABOVE_USD ({money(threshold)})"
+        if not agreed(f"{over[0].upper()}{over[1:]}. Judge it?", f"the estimate, {over}, and there is no terminal "
+                      "to ask; pass --yes to judge it anyway (or raise CONFIRM_ABOVE_USD)", yes=yes, console=console):
+            return False, None
+    limit = settings.judge_monthly_budget
+    if limit is None:
+        return True, None
+    spent = spend(store, channel_id=None, since=month_start(utcnow())).usd
+    left = limit - spent
+    if left > 0 and (cost is None or cost <= left):
+        return True, Budget(left, RAISE_BUDGET)  # an unknown price cannot be weighed: the run pauses at the budget
+    state = f"this month's spend is {money(spent)} of JUDGE_MONTHLY_BUDGET ({money(limit)})"
+    if agreed(f"This run ({estimate.cost_text()}) would go over the budget: {state}. Judge it anyway?",
+              f"this run ({estimate.cost_text()}) would go over the budget: {state}, and there is no terminal to ask; "
+              f"pass --yes to judge it anyway (or raise JUDGE_MONTHLY_BUDGET)", yes=yes, console=console):
+        return True, None  # going over was agreed to: no pause at the budget
+    return False, None
