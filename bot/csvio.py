@@ -178,11 +178,15 @@ class CsvSource:
             return MalformedRow(line, f"row {line}: the {what} empty", cells)
         model = value.get("model")
         model = model if model and model.strip() else None
-        if model is not None and len(model) > MODEL_NAME_LIMIT:
-            return MalformedRow(line, f"row {line}: the model name is over {MODEL_NAME_LIMIT} characters "
-                                      f"({len(model):,}); a model's name is a short label", cells)
-        return CsvRow(line, value["question"], value["reference"], value["answer"], model,
+        return CsvRow(line, value["question"], value["reference"], value["answer"], capped_model_name(model),
                       dict(zip(self.headers, cells)))
+
+
+def capped_model_name(name: str | None) -> str | None:
+    """A model's name cut to MODEL_NAME_LIMIT characters, with a visible "…" when it was longer."""
+    if name is None or len(name) <= MODEL_NAME_LIMIT:
+        return name
+    return name[: MODEL_NAME_LIMIT - 1] + "…"
 
 
 def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how: str = CHOOSE,

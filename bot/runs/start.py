@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.csvio import MODEL_NAME_LIMIT, CsvRow, CsvSource, MalformedRow
+from bot.csvio import CsvRow, CsvSource, MalformedRow, capped_model_name
 from bot.errors import CsvError, RunBusy
 from bot.records import RowState, RunState, Triple
 from bot.rubric import Rubric
@@ -35,13 +35,6 @@ def _run_fields(rubric: Rubric, judge_model: str, origin: Origin) -> dict[str, A
         "rubric_name": rubric.name, "rubric_version": rubric.version, "rubric_hash": rubric.content_hash,
         "judge_model": judge_model, **origin.model_dump(exclude={"source"}),
     }
-
-
-def capped_model_name(name: str | None) -> str | None:
-    """A model name typed once for a whole run, cut to MODEL_NAME_LIMIT characters with a visible "…" when longer."""
-    if name is None or len(name) <= MODEL_NAME_LIMIT:
-        return name
-    return name[: MODEL_NAME_LIMIT - 1] + "…"
 
 
 def start_run(
@@ -71,7 +64,7 @@ def start_run(
     the same judges the same way.
     """
     origin = origin or Origin()
-    model_name = capped_model_name(model_name)
+    model_name = capped_model_name(model_name)  # typed once for the whole run: --model-name, a shared file's message
     common = _run_fields(rubric, judge_model, origin)
     owner = process_name()  # a run left loading by a process that is gone is failed when the history is next opened
     run = store.create_run(
