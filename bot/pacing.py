@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 MAX_BACKOFF = 30.0
+OUTAGE_GAP = 90.0  # a failure this long after the previous one starts a new outage (the run paused, or went quiet)
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
 _TRY_AGAIN = re.compile(r"try again in ((?:\d+(?:\.\d+)?(?:ms|us|µs|ns|h|m|s))+)", re.IGNORECASE)
@@ -23,8 +24,9 @@ class Throttle:
     multiplicative decrease), so a run slows down while 429s keep coming.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, *, outage_gap: float = OUTAGE_GAP) -> None:
         self.max_limit = limit
+        self.outage_gap = outage_gap
         self.limit = limit
         self.active = 0
         self.rate_limited_count = 0
@@ -32,6 +34,7 @@ class Throttle:
         self._resume_at = 0.0
         self._successes = 0
         self._failures = 0
+        self._last_failure = 0.0
         self._condition = asyncio.Condition()
 
     async def __aenter__(self) -> Throttle:
@@ -70,8 +73,9 @@ class Throttle:
         less; a single failure between successes changes nothing.
         """
         now = time.monotonic()
-        if self.failing_since is None:
+        if self.failing_since is None or now - self._last_failure > self.outage_gap:
             self.failing_since = now
+        self._last_failure = now
         self._successes = 0
         self._failures += 1
         if self._failures >= self.limit > 1:

@@ -19,7 +19,7 @@ from bot.errors import JudgeCallError, RunStopped, SetupError
 from bot.judge import judge
 from bot.jury import open_panel
 from bot.llm import RANGE_KEYWORDS, RESUME, judge_client_from, make_judge_client, observing_retries, portable_schema
-from bot.pacing import duration, rate_limit_wait
+from bot.pacing import Throttle, duration, rate_limit_wait
 from bot.records import RunState
 from bot.runs import execute_run, start_run
 from bot.store import Store
@@ -120,6 +120,17 @@ async def test_an_outage_slows_the_shared_throttle_down(judge_server, make_clien
     assert [v.status for v in verdicts] == ["scored"] * 8
     assert client.throttle.limit == 5  # 8 failures in a row halved it to 4; 4 successes at 4 grew it by one
     assert client.throttle.failing_since is None  # the outage is over
+
+
+async def test_an_outage_clock_counts_failures_in_a_row_not_the_quiet_between_them():
+    throttle = Throttle(8, outage_gap=0.05)
+    assert throttle.failed() == 0.0
+    await asyncio.sleep(0.02)
+    assert 0.02 <= throttle.failed() < 0.05  # the same outage
+    await asyncio.sleep(0.08)
+    assert throttle.failed() == 0.0  # a run resumed after a pause starts a new one
+    throttle.succeeded()
+    assert throttle.failing_since is None
 
 
 async def test_a_single_503_is_retried_and_changes_nothing(judge_server, make_client, rubrics):
