@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import aiohttp
@@ -93,3 +94,54 @@ async def test_a_sign_in_page_names_every_cause_not_only_the_permission(slack, s
     assert "not a member of the channel" in text and "`/invite`" in text
     assert "another workspace (a Slack Connect channel)" in text and "an external file" in text
     assert judge_server.bodies() == []
+
+
+# --- the Details modal within Slack's limits --------------------------------------------------------------------
+
+# A judge that rambles in Arabic without ever giving JSON: the reply is kept whole, and in UTF-8 each letter takes two
+# bytes, so the modal's cut must count bytes, not characters.
+RAMBLING = "لا أستطيع أن أقيّم هذه الإجابة دون مزيد من السياق. " * 6_000  # 306,000 characters, 546 kB
+
+
+async def test_details_of_a_huge_reply_with_samples_fits_slacks_limits_and_says_where_the_rest_is(
+        slack, slack_server, judge_server):
+    from tests.servers.openai_server import Reply
+    from tests.servers.slack_server import VIEW_BYTES, view_problems
+    from tests.test_slack_bot import buttons, card_of
+
+    judge_server.responder = lambda body: Reply(content=RAMBLING)
+    await slack.command("eth samples=3 Where do I print? || Web Print. || " + "Ask IT. " * 400)
+    card = await card_of(slack_server, timeout=30)
+    await slack.click("judgebot_details", buttons(card)["judgebot_details"], channel="C0GENERAL",
+                      message_ts=card["ts"])
+    view = (await slack_server.await_for("views.open"))[0].params["view"]
+    assert view_problems(view) == []  # what Slack would refuse with invalid_arguments
+    size = len(json.dumps(view, ensure_ascii=False).encode("utf-8"))
+    assert size <= VIEW_BYTES and len(view["blocks"]) <= 100
+    texts = [block["text"]["text"] for block in view["blocks"] if block["type"] == "section"]
+    assert texts[1].startswith("*3 samples*") and texts[1].count("• `judge-test` #") == 3
+    shown = "".join(text.strip("`").strip("\u2067\u2069") for text in texts[2:])  # each piece isolated right to left
+    assert len(shown) > 100_000 and RAMBLING.startswith(shown)
+    note = view["blocks"][-1]["elements"][0]["text"]
+    assert note.startswith("_… Cut here: the reply is 306,000 characters, more than a Slack modal holds.")
+    assert "history keeps the reply whole (judgment #" in note
+
+
+def test_details_with_more_samples_than_a_modal_holds_keeps_room_for_the_reply(rubrics):
+    from bot.slack.views.card import reply_view
+    from bot.store import JudgmentSample
+    from tests.servers.slack_server import VIEW_BYTES, view_problems
+    from tests.test_slack_cards import ETH_CORRECT, scored
+
+    eth = rubrics.get("eth")
+    output = {**ETH_CORRECT, "reasoning": RAMBLING}
+    samples = [JudgmentSample(judgment_id=42, judge_model=f"judge-{n % 7}", sample=n, status="error",
+                              error="مهلة " * 200) for n in range(1, 2_001)]
+    view = reply_view(scored(eth, output, raw_reply=json.dumps(output, ensure_ascii=False)), samples).to_dict()
+    assert view_problems(view) == [] and len(json.dumps(view, ensure_ascii=False).encode("utf-8")) <= VIEW_BYTES
+    notes = [block["elements"][0]["text"] for block in view["blocks"] if block["type"] == "context"]
+    assert notes[0] == "_… Cut here: more samples than a Slack modal holds; the card counts them all._"
+    assert notes[1].startswith("_… Cut here: the reply is ")
+    assert "The card and its thread show every field the judge returned; the history keeps the reply whole" in notes[1]
+    codes = [block for block in view["blocks"] if block["type"] == "section" and "```" in block["text"]["text"]]
+    assert len(codes) >= 10  # the samples took at most half the room

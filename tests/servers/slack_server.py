@@ -22,6 +22,9 @@ JSON_FIELDS = ("blocks", "view", "attachments", "metadata", "files")
 BOT_USER_ID = "U0BOT"
 BOT_ID = "B0BOT"
 SERVE_MODES = ("file", "html", "redirect")
+# What Slack refuses in a modal or Home tab (views.open, push, update, publish) with invalid_arguments: more than 100
+# blocks, a section text over 3,000 characters, a view much above 250 kB.
+VIEW_BLOCKS, VIEW_SECTION_TEXT, VIEW_BYTES = 100, 3000, 250_000
 # extension: (filetype, mimetype, pretty_type), as Slack reports them
 FILE_TYPES = {
     "csv": ("csv", "text/csv", "CSV"),
@@ -81,6 +84,22 @@ def _file_type(name: str) -> tuple[str, str, str]:
 
 def _pretty_type(filetype: str) -> str:
     return next((pretty for kind, _, pretty in FILE_TYPES.values() if kind == filetype), filetype.upper())
+
+
+def view_problems(view: dict) -> list[str]:
+    """Slack's words for each limit a view breaks."""
+    blocks = view.get("blocks") or []
+    problems = [] if len(blocks) <= VIEW_BLOCKS else [
+        f"[ERROR] no more than {VIEW_BLOCKS} items allowed [json-pointer:/view/blocks]"]
+    for index, block in enumerate(blocks):
+        text = (block.get("text") or {}).get("text", "") if block.get("type") == "section" else ""
+        if len(text) > VIEW_SECTION_TEXT:
+            problems.append(f"[ERROR] must be less than {VIEW_SECTION_TEXT + 1} characters "
+                            f"[json-pointer:/view/blocks/{index}/text/text]")
+    size = len(json.dumps(view, ensure_ascii=False).encode("utf-8"))
+    if size > VIEW_BYTES:
+        problems.append(f"[ERROR] view is too large ({size:,} bytes) [json-pointer:/view]")
+    return problems
 
 
 def _truthy(value: Any) -> bool:
@@ -405,6 +424,8 @@ class FakeSlackServer(ThreadedServer):
         view = params.get("view")
         if not isinstance(view, dict):
             return {"ok": False, "error": "invalid_arguments"}
+        if problems := view_problems(view):
+            return {"ok": False, "error": "invalid_arguments", "response_metadata": {"messages": problems}}
         n = self._next_view_id()
         return {"ok": True, "view": {**view, "id": f"V{n}", "hash": f"h{n}"}}
 

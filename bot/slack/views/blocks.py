@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
@@ -25,6 +26,11 @@ def context(*parts: str) -> ContextBlock:
 def size(blocks: Iterable[Block]) -> int:
     """Characters the blocks take in a message, as Slack counts them (roughly: their JSON)."""
     return len(json.dumps([block.to_dict() for block in blocks], ensure_ascii=False))
+
+
+def encoded_size(blocks: Iterable[Block]) -> int:
+    """Bytes the blocks take in a view's JSON (UTF-8: an Arabic letter takes two)."""
+    return len(json.dumps([block.to_dict() for block in blocks], ensure_ascii=False).encode("utf-8"))
 
 
 def message(blocks: list[Block], text: str) -> dict[str, Any]:
@@ -69,3 +75,26 @@ def text_sections(lines: list[str], heading: str) -> list[SectionBlock]:
             current = ""
         current = f"{current}\n{line}" if current else line
     return [*sections, section(current)] if current else sections
+
+
+@dataclass
+class Room:
+    """What is left of a modal: blocks and bytes."""
+
+    blocks: int
+    size: int
+
+    def take(self, entries: Iterable[Block], share: float = 1.0) -> list[Block]:
+        """The first `entries` that fit in `share` of the room left; the room shrinks by what they take."""
+        limit_blocks, limit_size = int(self.blocks * share), int(self.size * share)
+        taken: list[Block] = []
+        used = 0
+        for entry in entries:
+            cost = encoded_size([entry]) + 1  # and a comma
+            if len(taken) + 1 > limit_blocks or used + cost > limit_size:
+                break
+            taken.append(entry)
+            used += cost
+        self.blocks -= len(taken)
+        self.size -= used
+        return taken

@@ -24,7 +24,7 @@ from bot.records import RowState
 from bot.rubric import FieldSpec, Rubric
 from bot.samples import split_text
 from bot.slack.text import clip, code_block, escape, pieces, shown
-from bot.slack.views.blocks import context, message, packed, section, size, text_sections
+from bot.slack.views.blocks import Room, context, encoded_size, message, packed, section, size, text_sections
 from bot.slack.views.limits import (
     FIELD_LIMIT,
     HEADER_LIMIT,
@@ -34,6 +34,7 @@ from bot.slack.views.limits import (
     SECTION_FIELDS,
     SECTION_LIMIT,
     VIEW_BLOCKS,
+    VIEW_BYTES,
 )
 from bot.store import Judgment, JudgmentSample, Label
 from bot.store.labels import value_at
@@ -46,6 +47,7 @@ SAMPLE_ERROR_ROOM = 300  # characters of a failed sample's error in the Details 
 MIN_TEXT = 300  # the shortest cut of a long text in a card
 TRIPLE_LIMITS = {"question": 600, "reference": 600, "answer": 1200}  # the card stays readable; the thread has all
 CODE_CHUNK = 2_900
+VIEW_MARGIN = 1_000  # bytes of a modal besides its blocks (type, title, close) and the notes of what was cut
 CUT_NOTE = "\n_(cut here: the full text is in the thread)_"
 LABEL_ROOM = 300  # characters of a verdict's label (the rubric builds it from what the judge returned)
 
@@ -358,20 +360,33 @@ def sample_lines(samples: Sequence[JudgmentSample]) -> list[str]:
 
 def reply_view(judgment: Judgment, samples: Sequence[JudgmentSample] = ()) -> View:
     """A modal showing every sample behind the verdict, then the judge's reply exactly as returned (pretty-printed
-    when it is JSON)."""
+    when it is JSON), both cut to what a modal holds with a note saying so."""
     raw = judgment.raw_reply or ""
     try:
         reply = json.dumps(json.loads(raw), ensure_ascii=False, indent=2)
     except ValueError:
         reply = raw
     intro = section(f"*{escape(judgment.rubric_name)}* {escape(judgment.rubric_version)} · judge "
-                     f"`{escape(judgment.judge_model)}` · judgment #{judgment.id} · status *{judgment.status}*")
-    listed: list[Block] = []
+                    f"`{escape(judgment.judge_model)}` · judgment #{judgment.id} · status *{judgment.status}*")
+    blocks: list[Block] = [intro]
+    room = Room(VIEW_BLOCKS - 3, VIEW_BYTES - VIEW_MARGIN - encoded_size(blocks))  # 3: the two notes and a spare
     if samples:
-        listed.extend(text_sections(sample_lines(samples), f"*{len(samples)} samples*")[:VIEW_BLOCKS // 2])
+        listed = text_sections(sample_lines(samples), f"*{len(samples)} samples*")
+        shown_samples = room.take(listed, share=0.5)
+        blocks.extend(shown_samples)
+        if len(shown_samples) < len(listed):
+            blocks.append(context("_… Cut here: more samples than a Slack modal holds; the card counts them all._"))
     parts = pieces(reply, CODE_CHUNK)  # escaped: a fence in the reply cannot end ours
-    room = VIEW_BLOCKS - 2 - len(listed)
-    blocks: list[Block] = [intro, *listed, *(section(code_block(piece)) for piece in parts[:room])]
-    if len(parts) > room:
-        blocks.append(context(f"_Cut: the reply is {len(raw):,} characters; the results file has all of it._"))
+    shown_parts = room.take(section(code_block(piece)) for piece in parts)
+    blocks.extend(shown_parts)
+    if len(shown_parts) < len(parts):
+        blocks.append(context(_reply_cut(judgment, len(raw))))
     return View(type="modal", title="Judge's reply", close="Close", blocks=blocks)
+
+
+def _reply_cut(judgment: Judgment, length: int) -> str:
+    """The note under a reply cut to fit the modal: where the rest is."""
+    where = "The card and its thread show every field the judge returned; the" if judgment.status == RowState.SCORED \
+        else "The"
+    return (f"_… Cut here: the reply is {length:,} characters, more than a Slack modal holds. {where} history keeps "
+            f"the reply whole (judgment #{judgment.id})._")

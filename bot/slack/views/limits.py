@@ -2,6 +2,7 @@
 
 MESSAGE_BLOCKS = 50  # blocks in one message
 VIEW_BLOCKS = 100  # blocks in a modal or the Home tab
+VIEW_BYTES = 240_000  # bytes of a modal's JSON: Slack refuses one much above 250 kB (views.open: invalid_arguments)
 # Slack refuses a message whose blocks add up to much more than 12,000 characters (msg_blocks_too_long), a limit
 # it does not document; every message stays under this.
 MESSAGE_CHARS = 11_500
