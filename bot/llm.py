@@ -149,11 +149,6 @@ def _wait(hint: float | None, attempt: int) -> float:
     return hint
 
 
-def _is_quota(err: openai.APIStatusError) -> bool:
-    # The SDK lifts `code` and `type` out of the error body; OpenAI sets both to insufficient_quota.
-    return "insufficient_quota" in (getattr(err, "code", None), getattr(err, "type", None))
-
-
 class JudgeClient:
     """Sends chat completions to the judge model and returns Completion objects.
 
@@ -379,7 +374,9 @@ class JudgeClient:
                 mode: OutputMode) -> dict[str, Any]:
         if mode in ("json_schema", "portable_schema"):
             if mode == "portable_schema":
-                schema = self._portable.setdefault(key, portable_schema(schema))
+                if key not in self._portable:
+                    self._portable[key] = portable_schema(schema)
+                schema = self._portable[key]
             spec = {"name": schema_name, "schema": schema, "strict": True}
             return {"response_format": {"type": "json_schema", "json_schema": spec}}
         if mode == "json_object":
@@ -412,16 +409,17 @@ def _names_range_keyword(err: openai.APIStatusError) -> bool:
     """Whether a refused schema was refused for a keyword the portable schema leaves out ("'minimum' is not
     permitted")."""
     text = _raw_message(err)
-    return any(f"'{keyword}'" in text or f"`{keyword}`" in text or f'"{keyword}"' in text or f" {keyword} " in text
-               for keyword in RANGE_KEYWORDS)
+    return any(f"{quote}{keyword}{quote}" in text for keyword in RANGE_KEYWORDS for quote in ("'", '"', "`"))
 
 
 def _billing_refusal(err: openai.APIStatusError) -> str | None:
     """The stop reason when the account has no credit or quota left (OpenAI's insufficient_quota 429, OpenRouter's 402,
     Anthropic's "credit balance is too low" 400), else None."""
+    # The SDK lifts `code` and `type` out of the error body; OpenAI sets both to insufficient_quota.
     codes = {str(getattr(err, "code", None)), str(getattr(err, "type", None))}
     text = _raw_message(err).lower()
-    if err.status_code != 402 and not codes & BILLING_CODES and not any(words in text for words in BILLING_WORDS):
+    if err.status_code >= 500 or (err.status_code != 402 and not codes & BILLING_CODES
+                                  and not any(words in text for words in BILLING_WORDS)):
         return None
     what = "quota" if "insufficient_quota" in codes else "credit"
     label = "insufficient_quota" if what == "quota" else str(err.status_code)
