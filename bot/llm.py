@@ -46,6 +46,7 @@ RANGE_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", 
 BILLING_CODES = frozenset({"insufficient_quota", "insufficient_credits", "billing_hard_limit_reached",
                            "billing_not_active"})
 BILLING_WORDS = ("credit balance is too low", "insufficient credits", "insufficient balance", "more credits")
+NAMED_SCHEMAS = ("properties", "patternProperties", "$defs", "definitions")  # objects whose keys are names
 AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 
@@ -514,25 +515,31 @@ def portable_schema(schema: Any) -> Any:
         return [portable_schema(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    kept = {key: portable_schema(value) for key, value in schema.items() if key not in RANGE_KEYWORDS}
+    kept: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in NAMED_SCHEMAS and isinstance(value, dict):  # a field may be named "minimum": keep every name
+            kept[key] = {name: portable_schema(inner) for name, inner in value.items()}
+        elif key not in RANGE_KEYWORDS:
+            kept[key] = portable_schema(value)
     if (said := _range_in_words(schema)) is not None:
         kept["description"] = f"{schema['description']} ({said})" if schema.get("description") else said
     return kept
 
 
 def _range_in_words(schema: dict[str, Any]) -> str | None:
-    """The range keywords of one schema node in words ("an integer from 0 to 2"), or None when it has none."""
+    """The range keywords of one schema node in words ("an integer from 0 to 2", "a list of 1 to 3 items"), or None
+    when it has none."""
     kind, unit = {"integer": ("an integer", ""), "number": ("a number", ""), "array": ("a list", " items"),
                   "string": ("a text", " characters")}.get(str(schema.get("type")), ("a value", ""))
     low = next((schema[key] for key in ("minimum", "minItems", "minLength") if key in schema), None)
     high = next((schema[key] for key in ("maximum", "maxItems", "maxLength") if key in schema), None)
     words = []
     if low is not None and high is not None:
-        words.append(f"from {low} to {high}{unit}")
+        words.append(f"of {low} to {high}{unit}" if unit else f"from {low} to {high}")
     elif low is not None:
-        words.append(f"at least {low}{unit}")
+        words.append(f"of at least {low}{unit}")
     elif high is not None:
-        words.append(f"at most {high}{unit}")
+        words.append(f"of at most {high}{unit}")
     if "exclusiveMinimum" in schema:
         words.append(f"greater than {schema['exclusiveMinimum']}")
     if "exclusiveMaximum" in schema:

@@ -288,8 +288,11 @@ def test_the_portable_schema_says_each_range_in_words_and_leaves_the_rubrics_sch
     assert portable["properties"]["Overall"]["description"] == "The judge's own overall rating (a number from 1 to 5)"
     listed = portable_schema({"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 1,
                               "maxItems": 3})
-    assert listed == {"type": "array", "items": {"type": "integer", "description": "an integer at least 0"},
-                      "description": "a list from 1 to 3 items"}
+    assert listed == {"type": "array", "items": {"type": "integer", "description": "an integer of at least 0"},
+                      "description": "a list of 1 to 3 items"}
+    named = portable_schema({"type": "object", "properties": {"minimum": {"type": "string", "maxLength": 80}},
+                             "required": ["minimum"], "additionalProperties": False})
+    assert named["properties"] == {"minimum": {"type": "string", "description": "a text of at most 80 characters"}}
 
 
 # --- 6. the output mode is kept per schema -----------------------------------------------------------------------
