@@ -38,3 +38,9 @@ def money(usd: float | None, *, missing: str = "price unknown") -> str:
     if usd is None:
         return missing
     return f"${usd:,.2f}" if usd >= 0.995 else f"${usd:.4f}"
+
+
+def spend_parts(by_judge: list[tuple[str, str, float, int]]) -> list[str]:
+    """Each (rubric, judge, USD, rows of unknown price) as "eth · gpt-4o $10.00 (3 rows of unknown price)"."""
+    return [f"{rubric} · {judge} {money(usd)}" + (f" ({rows:,} rows of unknown price)" if rows else "")
+            for rubric, judge, usd, rows in by_judge]

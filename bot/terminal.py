@@ -14,7 +14,7 @@ from rich.markup import escape as escape_markup
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from bot.figures import duration, number, percent
+from bot.figures import duration, money, number, percent, spend_parts
 from bot.records import RowState
 from bot.samples import split_text
 
@@ -322,6 +322,9 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
                      signed(line.change) or "new", percent(f.pass_rate, missing=DASH) + unsure,
                      signed(line.pass_change, " pts") or "new", tags or DASH, errors, agree))
     console.print(fitted_table(console, columns, rows, title=shown(title)))
+    if digest.spend is not None and digest.spend.by_judge:
+        console.print(shown(f"Spent on judging: {money(digest.spend.usd)} ({', '.join(spend_parts(digest.spend.by_judge))})"),
+                      highlight=False)
     for change in digest.changes:
         console.print(f"[yellow]the judge changed[/]: {shown(change.what)} {shown(change.before)} -> "
                       f"{shown(change.after)} from {change.since:%Y-%m-%d %H:%M} UTC")

@@ -13,7 +13,19 @@ from bot.digest.trust import TrustBar, WeekTrust, week_trust
 from bot.digest.week import Period
 from bot.records import RowState
 from bot.rubric import RubricSet
-from bot.store import HOUR, Figures, Judgment, Store, channel_stats, counted_in_channel, hour_of, in_channel, model_of
+from bot.store import (
+    HOUR,
+    Figures,
+    Judgment,
+    Spend,
+    Store,
+    channel_stats,
+    counted_in_channel,
+    hour_of,
+    in_channel,
+    model_of,
+    spend,
+)
 
 WEEKS_CHARTED = 8
 WORST_SHOWN = 5
@@ -108,6 +120,7 @@ class Digest:
     weeks: list[Period] = field(default_factory=list)
     trend: dict[tuple[str | None, str], list[float | None]] = field(default_factory=dict)
     trust: list[WeekTrust] = field(default_factory=list)
+    spend: Spend | None = None  # what the period's judgments cost, per rubric and judge
 
     @property
     def quiet(self) -> bool:
@@ -151,6 +164,7 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
     lines = [Line(figures, before.get((figures.model_name, figures.rubric_name))) for figures in now]
     charted = period.weeks(weeks)
     trust = week_trust(store, rubrics, channel_id=channel_id, team_id=team_id, period=period, bar=bar or TrustBar())
+    spent = spend(store, channel_id=channel_id, since=start, until=end)
     with store.session() as session:
         return Digest(
             channel_id, period, lines,
@@ -160,6 +174,7 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
             weeks=charted,
             trend=_trend(session, channel_id, charted),
             trust=trust,
+            spend=spent,
         )
 
 

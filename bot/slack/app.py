@@ -14,6 +14,7 @@ from bot.slack.context import Context
 from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
 from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_run import FileRuns
+from bot.slack.listeners.budget import BudgetCommands
 from bot.slack.listeners.card import CardListener
 from bot.slack.listeners.command import CommandListener
 from bot.slack.listeners.digest import DigestCommands
@@ -81,7 +82,9 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
                    request_verification_enabled=bool(signing_secret), logger=logger)
     digest_commands = DigestCommands(ctx, parts.digests, digest_settings)
     seal = FormSeal(form_secret)
-    app.command(COMMAND)(CommandListener(ctx, seal, digest_commands.handlers(), trust=digest_settings.trust).on_command)
+    budget_commands = BudgetCommands(ctx, digest_settings.admins, parts.files.limits.confirm_above)
+    app.command(COMMAND)(CommandListener(ctx, seal, digest_commands.handlers(), budget_commands.handlers(),
+                                         trust=digest_settings.trust).on_command)
     cards = CardListener(ctx, seal)
     app.view(FORM)(cards.on_form)
     app.action(AGREE)(cards.on_vote)

@@ -6,6 +6,7 @@ import difflib
 import re
 import zoneinfo
 from dataclasses import dataclass
+from typing import Literal
 
 from bot.errors import CommandError, RubricError
 from bot.jury import MAX_SAMPLES
@@ -118,8 +119,21 @@ class CalibrationCheck:
     days: int | None = None
 
 
+@dataclass(frozen=True)
+class BudgetShow:
+    """What the channel spent this month, its monthly budget and the estimate above which a file asks first."""
+
+
+@dataclass(frozen=True)
+class BudgetSet:
+    """Set (or with None, clear) the channel's monthly budget or its confirmation threshold, in USD."""
+
+    limit: Literal["monthly_budget", "confirm_above"]
+    amount: float | None
+
+
 Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | SetSamples | OpenForm | Inline
-           | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview | CalibrationCheck)
+           | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview | CalibrationCheck | BudgetShow | BudgetSet)
 DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(am|pm)?$", re.IGNORECASE)
 DIGEST_USAGE = "`/judge digest on [day] [HH:MM] [timezone]`, for example `/judge digest on monday 09:00 Europe/Berlin`"
@@ -135,6 +149,8 @@ USAGE = (
     "`/judge digest [on [day] [HH:MM] [timezone] | off | now | preview]` this channel's weekly digest (on and off: "
     "admins)\n"
     "`/judge calibration [rubric] [7d|30d|all]` how far the judge agrees with people's labels in this channel\n"
+    "`/judge budget [USD a month | off]` what this channel spent this month and its budget; `/judge budget ask USD` "
+    "the estimate above which a shared file asks before it is judged (setting them: admins)\n"
     "Share a CSV or TSV (columns question, reference, answer, optionally model) with the rubric in the message, "
     "such as `eth`: every row is judged in its thread\n"
     "`/judge rubrics` the rubrics · `/judge help` this help"
@@ -160,6 +176,8 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
         return _digest(rest)
     if word == "calibration":
         return _calibration(rest, rubrics)
+    if word == "budget":
+        return _budget(rest)
     try:
         rubric = rubrics.get(word)
     except RubricError as err:
@@ -188,6 +206,36 @@ def _stats(rest: str) -> Stats:
             raise CommandError("A period of 0 days holds nothing: try `7d`, `30d` or `all`.")
         return Stats(days, model.strip() or None)
     return Stats(model=rest or None)
+
+
+BUDGET_USAGE = "`/judge budget [USD a month | off]` or `/judge budget ask [USD | off]`, for example `/judge budget 200`"
+MAX_USD = 1_000_000
+
+
+def _budget(rest: str) -> BudgetShow | BudgetSet:
+    words = rest.lower().split()
+    if not words:
+        return BudgetShow()
+    limit: Literal["monthly_budget", "confirm_above"] = "monthly_budget"
+    if words[0] == "ask":
+        limit, words = "confirm_above", words[1:]
+    if len(words) != 1:
+        raise CommandError(f"{BUDGET_USAGE}.")
+    if words[0] in ("off", "none", "clear"):
+        return BudgetSet(limit, None)
+    return BudgetSet(limit, usd(words[0]))
+
+
+def usd(word: str) -> float:
+    """An amount of dollars written in a command ("200", "$12.50", "1,000"); CommandError when it is not one."""
+    cleaned = word.strip("`*_").removeprefix("$").removesuffix("usd").replace(",", "")
+    try:
+        amount = float(cleaned)
+    except ValueError:
+        raise CommandError(f"`{escape(word)}` is not an amount of dollars: {BUDGET_USAGE}.") from None
+    if not 0.01 <= amount <= MAX_USD:  # NaN fails too
+        raise CommandError(f"An amount from $0.01 to ${MAX_USD:,}, not `{escape(word)}`: {BUDGET_USAGE}.")
+    return round(amount, 2)
 
 
 def samples_count(word: str) -> int:

@@ -33,10 +33,13 @@ from bot.store.models import (
     utcnow,
 )
 from bot.store.preferences import (
+    CostLimits,
+    cost_limits,
     default_rubric,
     default_samples,
     remember_model,
     remembered_model,
+    set_cost_limits,
     set_default_rubric,
     set_default_samples,
 )
@@ -70,6 +73,7 @@ __all__ = [
     "HOUR",
     "INSERT_BATCH",
     "ChannelSetting",
+    "CostLimits",
     "DigestPost",
     "DigestSubscription",
     "Feedback",
@@ -91,6 +95,7 @@ __all__ = [
     "claim_week",
     "configure_sqlite",
     "counted_in_channel",
+    "cost_limits",
     "default_rubric",
     "default_samples",
     "earlier_share",
@@ -115,6 +120,7 @@ __all__ = [
     "release_week",
     "remember_model",
     "remembered_model",
+    "set_cost_limits",
     "set_default_rubric",
     "set_default_samples",
     "share_of_run",

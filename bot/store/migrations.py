@@ -321,6 +321,7 @@ def _v10_costs_estimates_and_budgets(op: Operations) -> None:
     op.add_column("judgment_tally", sa.Column("unpriced", sa.Integer, nullable=False, server_default=sa.text("0")))
     op.add_column("run", sa.Column("estimate", sa.JSON))
     op.add_column("channel_setting", sa.Column("monthly_budget", sa.Float))
+    op.add_column("channel_setting", sa.Column("confirm_above", sa.Float))
     # Judgments saved before have no recorded cost: counted again, those that used tokens are unpriced.
     counts = ("rows", "headlines", "headline_total", "passed", "reused", "unsure", "cost", "unpriced")
     tally = sa.table("judgment_tally", *[sa.column(name) for name in (*KEY, *counts)])

@@ -260,6 +260,8 @@ class ChannelSetting(SQLModel, table=True):
     default_rubric: str | None = Field(default=None, max_length=64)
     default_samples: int | None = Field(default=None, description="samples per row for files judged here")
     monthly_budget: float | None = Field(default=None, description="USD the channel's runs may spend a calendar month")
+    confirm_above: float | None = Field(default=None, description="USD above which a file's estimate asks before "
+                                        "it is judged (None: CONFIRM_ABOVE_USD)")
     updated_by: str | None = Field(default=None, max_length=32)
     updated_at: NaiveDatetime = Field(default_factory=utcnow)
 

@@ -3,6 +3,7 @@ samples."""
 
 from __future__ import annotations
 
+from pydantic import BaseModel
 from sqlmodel import select
 
 from bot.store.judgments import Store
@@ -47,3 +48,28 @@ def set_default_samples(store: Store, *, team_id: str, channel_id: str, samples:
     """Set (or, with None, clear) how many times a row judged in the channel is judged."""
     store.upsert(ChannelSetting, {"team_id": team_id, "channel_id": channel_id},
                  {"default_samples": samples, "updated_by": user_id, "updated_at": utcnow()})
+
+
+class CostLimits(BaseModel):
+    """What a channel may spend: a monthly budget, and the estimate above which a shared file asks before it starts
+    (None: the bot's CONFIRM_ABOVE_USD)."""
+
+    monthly_budget: float | None = None
+    confirm_above: float | None = None
+
+
+def cost_limits(store: Store, *, team_id: str, channel_id: str) -> CostLimits:
+    """The channel's budget and confirmation threshold, as set with `/judge budget`."""
+    with store.session() as session:
+        found = session.exec(select(ChannelSetting.monthly_budget, ChannelSetting.confirm_above).where(
+            ChannelSetting.team_id == team_id, ChannelSetting.channel_id == channel_id)).first()
+    return CostLimits(monthly_budget=found[0], confirm_above=found[1]) if found else CostLimits()
+
+
+def set_cost_limits(store: Store, *, team_id: str, channel_id: str, user_id: str, **changes: float | None) -> None:
+    """Set the channel's `monthly_budget` and/or `confirm_above` (None clears one)."""
+    unknown = set(changes) - set(CostLimits.model_fields)
+    if unknown:
+        raise ValueError(f"not a cost limit: {', '.join(sorted(unknown))}")
+    store.upsert(ChannelSetting, {"team_id": team_id, "channel_id": channel_id},
+                 {**changes, "updated_by": user_id, "updated_at": utcnow()})

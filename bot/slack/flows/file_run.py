@@ -12,26 +12,38 @@ from typing import Any
 from bot.config import Settings
 from bot.csvio import CsvSource
 from bot.errors import RubricChanged, RunBusy, RunNotResumable, SetupError
+from bot.figures import money
 from bot.records import RESUMABLE, RowState, RunState, ShareState
 from bot.rubric import Rubric
-from bot.runs import Origin, execute_run, start_csv_run
+from bot.runs import Budget, Origin, execute_run, start_csv_run
+from bot.runs.estimate import Estimate, as_saved, estimate_run
+from bot.slack.admins import admin_refusal
 from bot.slack.context import SAY_LATER, Context
 from bot.slack.files import file_origin
 from bot.slack.flows import file_summary, share_thread
 from bot.slack.flows.progress import EDIT_EVERY, ProgressMessage
 from bot.slack.messenger import OUR_FAULT
+from bot.slack.views import budget as budget_view
 from bot.slack.views import file_run as view
 from bot.store import (
     Run,
     SharedFile,
     Store,
+    cost_limits,
+    month_start,
     move_share,
     process_name,
+    spend,
+    utcnow,
 )
 
 log = logging.getLogger(__name__)
 
 FILE_SOURCE = "slack-file"  # the source of runs over a file shared in Slack
+RAISE_BUDGET = "An admin can raise it with `/judge budget USD`"
+OVER_BUDGET = ("This run would take the channel over its monthly budget ({over}): only the workspace's admins, and "
+               "the people DIGEST_ADMINS names, can start it now. An admin can also raise the budget with "
+               "`/judge budget USD`.")
 EDITS_PER_MINUTE = 40  # progress edits of all runs together: under Slack's ~50 chat.update calls a minute
 
 
@@ -44,13 +56,16 @@ class FileLimits:
     concurrency: int
     origin: tuple[str, str] | None = None
     edit_every: float = EDIT_EVERY  # seconds between edits of one progress message, at the least
+    confirm_above: float = 5.0  # USD of estimate above which a file asks before it is judged (CONFIRM_ABOVE_USD)
+    admins: frozenset[str] = frozenset()  # besides the workspace's admins, who may start a run over the budget
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FileLimits:
         """The limits the settings give."""
         return cls(max_bytes=int(settings.csv_max_mb * 1_000_000), max_rows=settings.csv_max_rows,
                    concurrency=settings.concurrency, origin=file_origin(settings.slack_api_url),
-                   edit_every=settings.progress_edit_seconds)
+                   edit_every=settings.progress_edit_seconds, confirm_above=settings.confirm_above_usd,
+                   admins=settings.digest_admin_ids)
 
 
 @dataclass
@@ -68,6 +83,7 @@ class FileRuns:
     def __init__(self, ctx: Context, limits: FileLimits) -> None:
         self.ctx, self.limits = ctx, limits
         self.active: dict[int, _Active] = {}
+        self.past_budget: set[int] = set()  # runs an admin started over the channel's monthly budget
 
     def spawn(self, work: Any, what: str) -> None:
         """Run file work in the background: interrupted at a stop, and taken up again after the restart."""
@@ -94,7 +110,72 @@ class FileRuns:
                                       **panel.run_fields(), model_name=model, origin=origin)
         await self.ctx.db(move_share, share_id=share.id, to=ShareState.RUNNING, run_id=run.id)
         share.run_id, share.state = run.id, ShareState.RUNNING
+        estimate = await self.ctx.db(estimate_run, run.id, rubric, judges=[client.model for client in panel.clients],
+                                     samples=panel.samples, prices=panel.prices)
+        await self.ctx.db(Store.update_run, run.id, estimate=as_saved(estimate))
+        if await self._ask_first(share, run, rubric, estimate):
+            return
         await self.judge(share, run, rubric)
+
+    # -- cost -----------------------------------------------------------------------------------------------
+
+    async def _ask_first(self, share: SharedFile, run: Run, rubric: Rubric, estimate: Estimate) -> bool:
+        """Show the estimate with Start and Cancel, and wait for a click, when it is above the channel's threshold or
+        would take the channel over its monthly budget; False when the file may be judged at once."""
+        limits = await self.ctx.db(cost_limits, team_id=share.team_id, channel_id=share.channel_id)
+        ask_above = limits.confirm_above if limits.confirm_above is not None else self.limits.confirm_above
+        over = await self.over_budget(share, estimate.cost_usd, limits.monthly_budget)
+        if over is None and (estimate.cost_usd is None or estimate.cost_usd <= ask_above):
+            return False
+        assert share.progress_ts is not None
+        await self.ctx.db(move_share, share_id=share.id, to=ShareState.PAUSED, owner=None,
+                          note="waiting for Start: " + (over or f"estimate {estimate.cost_text()}"))
+        await self.ctx.say.edit(share.channel_id, share.progress_ts,
+                                budget_view.cost_question(run, rubric.title, estimate, over_budget=over),
+                                what="a cost question")
+        return True
+
+    async def over_budget(self, share: SharedFile, cost: float | None, budget: float | None) -> str | None:
+        """How judging at `cost` would take the channel over its monthly `budget` ("$180.00 of $200.00 spent this
+        month"); None when it would not, or when there is no budget or no known cost."""
+        if budget is None:
+            return None
+        spent = (await self.ctx.db(spend, channel_id=share.channel_id, since=month_start(utcnow()))).usd
+        if spent + (cost or 0.0) <= budget and spent < budget:
+            return None
+        return f"{money(spent)} of {money(budget)} spent this month"
+
+    async def may_start(self, share: SharedFile, run: Run, rubric: Rubric, user: str) -> str | None:
+        """Why `user` may not start or resume the run now: its rows left would take the channel over its monthly
+        budget, and only an admin may do that. None when they may (an admin's run then judges past the budget)."""
+        limits = await self.ctx.db(cost_limits, team_id=share.team_id, channel_id=share.channel_id)
+        if limits.monthly_budget is None:
+            return None
+        try:
+            panel = self.ctx.panel_of(run)
+        except SetupError:
+            return None  # judging says what is wrong with the judges
+        left = await self.ctx.db(estimate_run, run.id, rubric, judges=[client.model for client in panel.clients],
+                                 samples=panel.samples, prices=panel.prices)
+        over = await self.over_budget(share, left.cost_usd, limits.monthly_budget)
+        if over is None:
+            return None
+        refusal = await admin_refusal(self.ctx.client, self.limits.admins, user=user, team=share.team_id,
+                                      not_admin=OVER_BUDGET.format(over=over))
+        if refusal is None:
+            self.past_budget.add(run.id)
+        return refusal
+
+    async def budget_of(self, share: SharedFile, run: Run) -> Budget | None:
+        """What a run may spend before it pauses: what is left of the channel's monthly budget, unless an admin
+        started it past the budget."""
+        if run.id in self.past_budget:
+            return None
+        limits = await self.ctx.db(cost_limits, team_id=share.team_id, channel_id=share.channel_id)
+        if limits.monthly_budget is None:
+            return None
+        spent = (await self.ctx.db(spend, channel_id=share.channel_id, since=month_start(utcnow()))).usd
+        return Budget(limits.monthly_budget - spent, RAISE_BUDGET)
 
     # -- judging --------------------------------------------------------------------------------------------
 
@@ -112,7 +193,8 @@ class FileRuns:
         try:
             outcome = await execute_run(self.ctx.store, run, rubric, self.ctx.panel_of(run), concurrency=self.limits.concurrency,
                                         on_progress=shown.update, cancel=active.cancel, statuses=RESUMABLE,
-                                        unsure_spread=self.ctx.bench.unsure_spread)
+                                        unsure_spread=self.ctx.bench.unsure_spread,
+                                        budget=await self.budget_of(share, run))
         except RunBusy:
             await shown.close()
             raise

@@ -11,6 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.digest import Period, build_digest
 from bot.slack import commands
+from bot.slack.admins import admin_refusal
 from bot.slack.context import Context
 from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
 from bot.slack.messenger import post_problem, slack_error
@@ -24,10 +25,6 @@ log = logging.getLogger(__name__)
 NOT_ADMIN = (
     "Only the workspace's admins and owners, and the people the bot's DIGEST_ADMINS setting names, can turn the "
     "weekly digest on or off. Ask one of them; `/judge digest preview` shows you what it says."
-)
-CANNOT_CHECK = (
-    "I could not check whether you are a workspace admin (`{error}`): the app needs the users:read scope for that. "
-    "Ask whoever runs the bot to reinstall it with that scope, or to add your user id to DIGEST_ADMINS."
 )
 
 
@@ -128,19 +125,5 @@ class DigestCommands:
         return Period.ending(datetime.now(self._zone(sub)))
 
     async def _refusal(self, user: str, team: str) -> str | None:
-        """Why `user` may not turn digests on or off in workspace `team`, or None if they may.
-
-        In a channel shared with another organisation (Slack Connect), its admins are admins of their own
-        workspace, not of this one: they are refused like anyone else.
-        """
-        if user in self.settings.admins:
-            return None
-        try:
-            found = (await self.ctx.client.users_info(user=user)).get("user") or {}
-        except Exception as err:
-            log.warning("users.info of %s failed: %s", user, slack_error(err))
-            return CANNOT_CHECK.format(error=slack_error(err))
-        ours = found.get("team_id") in (None, team) or team in (found.get("enterprise_user") or {}).get("teams", [])
-        if ours and (found.get("is_admin") or found.get("is_owner") or found.get("is_primary_owner")):
-            return None
-        return NOT_ADMIN
+        """Why `user` may not turn digests on or off in workspace `team`, or None if they may."""
+        return await admin_refusal(self.ctx.client, self.settings.admins, user=user, team=team, not_admin=NOT_ADMIN)

@@ -146,6 +146,10 @@ class FileListener:
             await self.ctx.say.tell(where, "The rubric of this run changed since it started, so it cannot go on. Share "
                                        "the file again to judge it with the current rubric.")
             return
+        if share.state == ShareState.PAUSED and (refusal := await self.files.may_start(share, run, rubric,
+                                                                                      body["user"]["id"])):
+            await self.ctx.say.tell(where, refusal)
+            return
         if not await self.ctx.db(move_share, share_id=share.id, to=ShareState.RUNNING, expect=(ShareState.PAUSED,),
                                  owner=process_name()):
             await self.ctx.say.tell(where, f"Run #{run.id} is not paused (resumed already?).")

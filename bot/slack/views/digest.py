@@ -12,6 +12,7 @@ from bot.rubric import RubricSet, leaves
 from bot.slack.commands import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
 from bot.slack.views.blocks import context, listing, message, notice, section, text_sections
+from bot.slack.views.budget import spend_text
 from bot.slack.views.limits import HEADER_LIMIT, MODEL_ROOM
 from bot.store import DigestSubscription
 
@@ -152,6 +153,8 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
                 "▲ ▼ compare with the 7 days before."),
     ]
     tail: list[Block] = []
+    if digest.spend is not None and digest.spend.by_judge:
+        tail.append(section(f"*Spent on judging these 7 days* {spend_text(digest.spend)}"))
     if digest.changes:
         tail.append(section(changes_text(digest.changes)))
     if digest.trust:

@@ -240,10 +240,11 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
     if summary.worst:
         low = [f"• row {row}: {score:.0f}/100 · {shown(question, 150)[0]}" for score, row, question in summary.worst]
         head.append(section("*Lowest-scoring rows*\n" + "\n".join(low)))
-    cost = "price unknown" if summary.cost is None else f"${summary.cost:.4f}"
     reused = f"{summary.cached:,} rows reused from the history (not billed)" if summary.cached else ""
+    guess = summary.estimate_text()
     footer = context(f"{summary.tokens_in + summary.tokens_out:,} tokens ({summary.tokens_in:,} in · "
-                     f"{summary.tokens_out:,} out)", cost, reused, f"judge `{escape(run.judge_model)}`",
+                     f"{summary.tokens_out:,} out)", escape(summary.cost_text()), escape(guess) if guess else "",
+                     reused, f"judge `{escape(run.judge_model)}`",
                      f"{escape(rubric.name)} {escape(rubric.version)}", f"every row is in {escape(results_name)}",
                      f"columns {shown(summary.column_text, 500)[0]}" if summary.columns else "")
     problems = [section(f"• row {row} ({status}): {shown(reason, 400)[0]}")

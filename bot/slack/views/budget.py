@@ -1,0 +1,56 @@
+"""What a channel spends: `/judge budget`, and the question a shared file asks when its estimate is above the
+channel's threshold or would take it over its monthly budget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, ConfirmObject
+
+from bot.figures import money, spend_parts
+from bot.runs.estimate import Estimate
+from bot.slack.text import escape
+from bot.slack.views.blocks import context, message, section
+from bot.slack.views.file_run import CANCEL_RUN, RESUME_RUN
+from bot.store import CostLimits, Run, Spend
+
+SPEND_LISTED = 8  # rubric and judge pairs listed before "and N more"
+
+
+def spend_text(spend: Spend) -> str:
+    """"$12.34: eth · gpt-4o $10.00, academic · gpt-4o-mini $2.34", with the rows of unknown price."""
+    if not spend.by_judge:
+        return "$0.00"
+    parts = [escape(part) for part in spend_parts(spend.by_judge[:SPEND_LISTED])]
+    more = len(spend.by_judge) - SPEND_LISTED
+    return f"{money(spend.usd)}: {', '.join(parts)}" + (f" and {more} more" if more > 0 else "")
+
+
+def budget_text(channel: str, month: str, spend: Spend, limits: CostLimits, default_ask: float) -> str:
+    """The answer to `/judge budget`: this month's spend, the budget, and when a shared file asks first."""
+    if limits.monthly_budget is None:
+        budget = "No monthly budget (an admin sets one with `/judge budget USD`)."
+    else:
+        share = spend.usd / limits.monthly_budget
+        budget = f"Monthly budget {money(limits.monthly_budget)}: {share:.0%} used."
+    ask = limits.confirm_above if limits.confirm_above is not None else default_ask
+    source = "" if limits.confirm_above is not None else " (the bot's CONFIRM_ABOVE_USD)"
+    return (f"*Spent in <#{channel}> in {month} (UTC)*: {spend_text(spend)}.\n{budget}\nA shared file asks before it is "
+            f"judged when its estimate is above {money(ask)}{source}; `/judge budget ask USD` changes that.")
+
+
+def cost_question(run: Run, title: str, estimate: Estimate, *, over_budget: str | None) -> dict[str, Any]:
+    """The estimate of a shared file, with Start and Cancel: asked when it is above the channel's threshold, or
+    (`over_budget` says how) when it would take the channel over its monthly budget, when only an admin may start it."""
+    name = escape(run.source_name or "the file")
+    lead = f":moneybag: {escape(estimate.text()[0].upper() + estimate.text()[1:])} to judge *{name}* ({escape(title)})."
+    why = (f"It would take this channel over its monthly budget: {over_budget}. An admin can start it anyway."
+           if over_budget else "That is more than this channel judges without asking.")
+    start = ButtonElement(text="Start", action_id=RESUME_RUN, value=str(run.id), style="primary")
+    cancel = ButtonElement(text="Cancel", action_id=CANCEL_RUN, value=str(run.id),
+                           confirm=ConfirmObject(title="Cancel this file?", text="Nothing is judged or billed.",
+                                                 confirm="Cancel it", deny="Keep it"))
+    blocks: list[Block] = [section(f"{lead}\n{why}"), context(f"Replies sized from {escape(estimate.reply_basis)}; "
+                                                               "prompts without the provider's cache discount."),
+                           ActionsBlock(elements=[start, cancel])]
+    return message(blocks, f"{escape(estimate.cost_text())} to judge {name}: Start or Cancel")
