@@ -247,12 +247,12 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient) -> Verdict:
         return Verdict(status=RowState.MALFORMED, error="the answer is empty or only an opener; not sent to the judge "
                        "(the rubric sets bare_answers: malformed)", **record)
     messages = build_messages(rubric, triple, f"DATA-{secrets.token_hex(8)}")
-    tokens_in = tokens_out = attempts = latency_ms = 0
+    tokens_in = tokens_out = tokens_cached = attempts = latency_ms = 0
 
     def finish(status: Outcome, **fields: Any) -> Verdict:
         return Verdict(
-            status=status, tokens_in=tokens_in, tokens_out=tokens_out, latency_ms=latency_ms,
-            attempts=attempts, **record, **fields,
+            status=status, tokens_in=tokens_in, tokens_out=tokens_out, tokens_cached=tokens_cached,
+            latency_ms=latency_ms, attempts=attempts, **record, **fields,
         )
 
     problems: list[str] = []
@@ -267,12 +267,13 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient) -> Verdict:
         attempts += 1
         tokens_in += completion.tokens_in
         tokens_out += completion.tokens_out
+        tokens_cached += completion.cached_tokens
         latency_ms += completion.latency_ms
         if completion.finish_reason == "length":
             return finish(
                 RowState.ERROR, raw_reply=completion.text,
                 error="the judge's reply was cut off at its token limit (finish_reason=length); "
-                "raise the judge's max tokens or shorten the inputs",
+                "raise JUDGE_MAX_COMPLETION_TOKENS (a reasoning model spends part of it thinking) or shorten the inputs",
             )
         output, problems = _problems(rubric, triple, completion)
         if output is not None and not problems:

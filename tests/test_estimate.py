@@ -200,3 +200,31 @@ def test_the_monthly_budget_asks_before_going_over_and_pauses_a_run_that_reaches
     assert code == 2 and "would go over the budget" in flat(out), out
     code, out = judgebot(tmp_path, "resume", "3", "--yes", server=judge_server, **money)
     assert code == 0 and len(judge_server.bodies()) == 4 + 5, out
+
+
+def test_cached_prompt_tokens_are_recorded_and_billed_at_the_cached_rate(tmp_path, judge_server) -> None:
+    # the provider served 1,536 of 2,000 prompt tokens from its cache: gpt-4o bills them at $1.25, not $2.50
+    judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, tokens_in=2_000, tokens_out=100,
+                                                cached_tokens=1_536)
+    write_rows(tmp_path / "rows.csv", ["question", "reference", "answer"], [["Exams?", "myStudies.", "a"],
+                                                                            ["Exams?", "myStudies.", "b"]])
+
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", server=judge_server, JUDGE_MODEL="gpt-4o")
+
+    assert code == 0, out
+    each = (464 * 2.50 + 1_536 * 1.25 + 100 * 10.00) / 1_000_000
+    assert history(tmp_path, "SELECT tokens_in, tokens_cached, round(cost_usd, 8) FROM judgment ORDER BY id") == [
+        (2_000, 1_536, round(each, 8))] * 2
+    text = flat(out)
+    assert "4,000 in (3,072 of them cached) · 200 out" in text and f"cost ${2 * each:.4f}" in text
+
+
+def test_a_reply_cut_off_at_its_token_limit_names_the_setting_to_raise(tmp_path, judge_server) -> None:
+    judge_server.responder = lambda body: Reply(content='{"correctness": 2, "compl', finish_reason="length")
+    write_rows(tmp_path / "rows.csv", ["question", "reference", "answer"], [["Exams?", "myStudies.", "a"]])
+
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", server=judge_server)
+
+    assert code == 1, out
+    (error,), = history(tmp_path, "SELECT error FROM judgment")
+    assert "cut off at its token limit" in error and "raise JUDGE_MAX_COMPLETION_TOKENS" in error
