@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     judge_cmd.add_argument("--concurrency", type=int, help="judge requests in flight (default: CONCURRENCY)")
     add_panel_options(judge_cmd)
     judge_cmd.add_argument("--fresh", action="store_true", help="judge again even when a cached verdict exists")
+    judge_cmd.add_argument("--batch", action="store_true", help="judge through the Batch API: half the price, "
+                           "results within 24 h; stop any time, `judgebot resume` goes on waiting")
     judge_cmd.add_argument("--yes", action="store_true", help="judge without asking, even when the estimate is above "
                            "CONFIRM_ABOVE_USD or over JUDGE_MONTHLY_BUDGET")
     judge_cmd.add_argument("-q", "--question", help="one question (with -r and -a instead of a file)")
@@ -79,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "else run-ID.results.csv)")
     resume_cmd.add_argument("--concurrency", type=int)
     resume_cmd.add_argument("--yes", action="store_true", help="judge without asking, whatever the estimate")
+    resume_cmd.add_argument("--batch", action="store_true", help="send the pending rows as a new batch (the Batch API, "
+                            "half price, within 24 h) rather than live")
     resume_cmd.add_argument("--retry-errors", action="store_true",
                             help="judge again the rows that ended in a judge error or an invalid reply")
 

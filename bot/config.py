@@ -61,6 +61,8 @@ class Settings(BaseSettings):
                                      "starts (the terminal unless --yes; Slack with Start / Cancel buttons).")
     judge_monthly_budget: float | None = Field(None, gt=0, description="USD the terminal's runs may spend a calendar "
                                                "month; a run that would go over asks, one that reaches it pauses.")
+    batch_poll_seconds: float = Field(30.0, gt=0, le=3600, description="Seconds between two looks at a run's "
+                                      "batches (--batch, the Batch API).")
     judge_timeout: float = Field(120.0, gt=0, description="Seconds one judge request may take.")
     judge_max_retries: int = Field(6, ge=0, description="Retries of one request on 429, 5xx, timeouts.")
     concurrency: int = Field(16, ge=1, le=512, description="Judge requests in flight at once.")

@@ -117,6 +117,16 @@ def sample_key(rubric: Rubric, judge_model: str, triple: Triple, sample: int, te
                           ).hexdigest()
 
 
+def new_boundary() -> str:
+    """A marker the texts under test cannot guess, to fence them in the judge's messages."""
+    return f"DATA-{secrets.token_hex(8)}"
+
+
+def schema_name(rubric: Rubric) -> str:
+    """The name the reply schema is sent under."""
+    return f"{rubric.name}_verdict"
+
+
 def build_messages(rubric: Rubric, triple: Triple, boundary: str) -> list[dict[str, str]]:
     """The system message holds the rubric; the untrusted texts sit in the user message inside `boundary` markers."""
     # The answer under test is written by the model being graded and may contain instructions,
@@ -236,17 +246,19 @@ def _repair_request(problems: list[str]) -> str:
     )
 
 
-async def judge(rubric: Rubric, triple: Triple, client: JudgeClient) -> Verdict:
+async def judge(rubric: Rubric, triple: Triple, client: JudgeClient, *, boundary: str | None = None,
+                first: Completion | None = None) -> Verdict:
     """Judge one triple, with one repair request when the reply is invalid or breaks a rule.
 
     Returns a Verdict whatever the judge says; raises RunStopped when no request can succeed. A bare answer is not
-    sent at all when the rubric says such answers are malformed.
+    sent at all when the rubric says such answers are malformed. With `first` (a reply that came another way, such as
+    a batch, to the messages with `boundary`), only the repair, when one is needed, is asked here.
     """
     record: dict[str, Any] = {**provenance(rubric, client.model, triple), "flags": screen(rubric, triple)}
     if rubric.bare_answers == "malformed" and BARE_FLAG in record["flags"]:
         return Verdict(status=RowState.MALFORMED, error="the answer is empty or only an opener; not sent to the judge "
                        "(the rubric sets bare_answers: malformed)", **record)
-    messages = build_messages(rubric, triple, f"DATA-{secrets.token_hex(8)}")
+    messages = build_messages(rubric, triple, boundary or new_boundary())
     tokens_in = tokens_out = tokens_cached = attempts = latency_ms = 0
 
     def finish(status: Outcome, **fields: Any) -> Verdict:
@@ -257,9 +269,10 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient) -> Verdict:
 
     problems: list[str] = []
     completion: Completion | None = None
-    for _ in range(2):  # the first request, then one repair
+    for attempt in range(2):  # the first request, then one repair
         try:
-            completion = await client.complete(messages, schema_name=f"{rubric.name}_verdict", schema=rubric.reply_schema)
+            completion = first if attempt == 0 and first is not None else await client.complete(
+                messages, schema_name=schema_name(rubric), schema=rubric.reply_schema)
         except RunStopped:
             raise
         except JudgeCallError as err:

@@ -216,6 +216,11 @@ class JudgeClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    def request_body(self, messages: list[dict[str, str]], *, schema_name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """The body `complete` would send for these messages now (as a line of a batch file sends it)."""
+        key = self._key(schema_name, schema)
+        return self._body(messages, schema_name, schema, key, self.modes.get(key, "json_schema"))
+
     async def complete(self, messages: list[dict[str, str]], *, schema_name: str, schema: dict[str, Any]) -> Completion:
         """One completion, retried on 429, 5xx and timeouts; RunStopped or JudgeCallError when it cannot succeed."""
         key = self._key(schema_name, schema)
@@ -471,6 +476,15 @@ def _one_line(text: str, limit: int) -> str:
 def _gist(body: Any, limit: int = 120) -> str:
     """A body as one short printable line, quoted: enough to recognise it in a message, never a page of it."""
     return repr(_one_line(body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, default=str), limit))
+
+
+def completion_from(body: dict[str, Any]) -> Completion:
+    """The Completion in a chat completion body that came another way (a line of a batch's output file)."""
+    try:
+        response = ChatCompletion.model_validate(body)
+    except ValueError as err:
+        raise NotACompletion(f"a batch reply is not a chat completion: {_gist(str(err))}") from None
+    return _completion(response, 0)
 
 
 def _completion(response: Any, latency_ms: int) -> Completion:

@@ -4,6 +4,7 @@ results file and the summary."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import getpass
 import os
@@ -137,6 +138,8 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
             raise UsageError("give a CSV file, or all three of -q QUESTION -r REFERENCE -a ANSWER")
         if args.columns:
             raise UsageError("--columns names the columns of a CSV file; -q, -r and -a need none")
+        if args.batch:
+            raise UsageError("--batch sends the rows of a CSV file; one triple is judged live at once")
         # The rule of a CSV row: a question and a reference to grade against (an empty answer is graded).
         if empty := [flag for flag, value in (("-q", args.question), ("-r", args.reference)) if not value.strip()]:
             raise UsageError(f"{' and '.join(empty)} cannot be empty: a judgment needs a question and a reference "
@@ -164,14 +167,15 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
     source = open_csv(args.file, parse_columns(args.columns or []), how="--columns {role}={column}")
     out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"), not_over=args.file)
     panel = judge_panel(settings, args, rubric, args.concurrency)
+    check_batch(args.batch, panel)
     store = Store.open(settings.db_url)
     run = start_csv_run(store, rubric=rubric, source=source, **panel.run_fields(), model_name=args.model_name,
                         fresh=args.fresh, origin=terminal_origin(), results_path=str(out.resolve()))
-    go, budget = await cost_agreed(store, run, rubric, panel, settings, args.yes, console, new=True)
+    go, budget = await cost_agreed(store, run, rubric, panel, settings, args.yes, console, new=True, batch=args.batch)
     if not go:
         return EXIT_USAGE
     return await finish_run(store, run, rubric, panel, console, out, args.concurrency or settings.concurrency,
-                            settings.unsure_spread, budget=budget)
+                            settings.unsure_spread, budget=budget, batch=settings.batch_poll_seconds if args.batch else None)
 
 
 async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
@@ -179,6 +183,8 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
     from bot.store import Store
 
     store = Store.open(settings.db_url)
+    from bot.store.batches import open_parts
+
     run = store.get_run(args.run_id) if args.run_id else store.latest_unfinished_run()
     if run is None:
         raise UsageError(f"no run {args.run_id}" if args.run_id else "no unfinished run to resume")
@@ -186,23 +192,39 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
     rubric = rubrics.get(run.rubric_name)
     out = writable(args.out or Path(run.results_path or f"run-{run.id}.results.csv"))
     panel = run_panel(settings, run, args.concurrency)
+    waiting = bool(open_parts(store, run.id))  # batches sent before a stop: wait for them, never send them again
+    batch = args.batch or waiting
+    check_batch(batch, panel)
     rejudge = REJUDGEABLE if args.retry_errors else ()
     console.print(f"Resuming run {run.id} ({terminal.shown(run.source_name or run.source)}, "
                   f"rubric {terminal.shown(run.rubric_name)}).")
-    go, budget = await cost_agreed(store, run, rubric, panel, settings, args.yes, console, new=False)
+    if waiting and not args.batch:
+        console.print(f"Run {run.id} has batches sent before: waiting for them (rows no batch holds stay pending).")
+        go, budget = True, None
+    else:
+        go, budget = await cost_agreed(store, run, rubric, panel, settings, args.yes, console, new=False, batch=batch)
     if not go:
         return EXIT_USAGE
     return await finish_run(store, run, rubric, panel, console, out, args.concurrency or settings.concurrency,
-                            settings.unsure_spread, rejudge=rejudge, budget=budget)
+                            settings.unsure_spread, rejudge=rejudge, budget=budget,
+                            batch=settings.batch_poll_seconds if batch else None, new_parts=args.batch)
+
+
+def check_batch(batch: bool, panel: Panel) -> None:
+    """--batch judges each row once with one judge: UsageError for samples or a jury."""
+    if batch and not panel.single:
+        raise UsageError("--batch judges each row once with one judge: drop --samples and --judges (and JUDGES), or "
+                         "judge live")
 
 
 async def cost_agreed(store: Store, run: Run, rubric: Rubric, panel: Panel, settings: Settings, yes: bool,
-                      console: Console, *, new: bool) -> tuple[bool, Budget | None]:
+                      console: Console, *, new: bool, batch: bool = False) -> tuple[bool, Budget | None]:
     """The run's estimate shown and agreed to (see `approve_cost`); when it is not, nothing is judged: a `new` run is
     cancelled, a resumed one keeps its pending rows."""
     go, budget = False, None
     try:  # refused without a terminal to ask (UsageError) or at the question: the same end
-        go, budget = approve_cost(store, estimate_of(store, run, rubric, panel), settings, yes=yes, console=console)
+        go, budget = approve_cost(store, estimate_of(store, run, rubric, panel, batch=batch), settings, yes=yes,
+                                  console=console)
     finally:
         if not go:
             await panel.aclose()
@@ -215,17 +237,24 @@ async def cost_agreed(store: Store, run: Run, rubric: Rubric, panel: Panel, sett
 
 async def finish_run(store: Store, run: Run, rubric: Rubric, panel: Panel, console: Console, out: Path,
                      concurrency: int, unsure_spread: float, rejudge: tuple[RowState, ...] = (),
-                     budget: Budget | None = None) -> int:
+                     budget: Budget | None = None, batch: float | None = None, new_parts: bool = True) -> int:
     """Judge the pending rows of a run with a progress bar, then write the results and show the summary."""
     from bot.llm import observing_retries
     from bot.runs import execute_run, export_run
+    from bot.runs.batch import judge_by_batch
     from bot.runs.file_labels import save_file_labels
 
     settled()
     async with panel:
         with terminal.ProgressBar(console, f"{rubric.name} · run {run.id}") as bar, observing_retries(bar.retrying):
-            outcome = await execute_run(store, run, rubric, panel, concurrency=concurrency, on_progress=bar.update,
-                                        rejudge=rejudge, unsure_spread=unsure_spread, budget=budget)
+            if batch is not None:  # the seconds between two looks at the batches
+                if rejudge:
+                    await asyncio.to_thread(store.reset_rows, run.id, rejudge)
+                outcome = await judge_by_batch(store, run, rubric, panel.clients[0], prices=panel.prices,
+                                               poll_seconds=batch, on_progress=bar.update, new_parts=new_parts)
+            else:
+                outcome = await execute_run(store, run, rubric, panel, concurrency=concurrency, on_progress=bar.update,
+                                            rejudge=rejudge, unsure_spread=unsure_spread, budget=budget)
     if rejudge:
         console.print(f"{outcome.rejudged} rows with a judge error or an invalid reply were judged again.")
     run = store.get_run(run.id) or run  # with the status the run ended in

@@ -33,12 +33,13 @@ def agreed(question: str, refusal: str, *, yes: bool, console: Console) -> bool:
     return console.input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
 
 
-def estimate_of(store: Store, run: Run, rubric: Rubric, panel: Panel) -> Estimate:
-    """The estimate of a run's pending rows, kept with the run the first time (to be shown beside what it cost)."""
+def estimate_of(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch: bool = False) -> Estimate:
+    """The estimate of a run's pending rows (at the Batch API's price with `batch`), kept with the run the first time
+    (to be shown beside what it cost)."""
     from bot.runs.estimate import as_saved, estimate_run
 
     estimate = estimate_run(store, run.id, rubric, judges=[client.model for client in panel.clients],
-                            samples=panel.samples, prices=panel.prices)
+                            samples=panel.samples, prices=panel.prices, batch=batch)
     if run.estimate is None:
         store.update_run(run.id, estimate=as_saved(estimate))
     return estimate

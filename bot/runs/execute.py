@@ -76,7 +76,7 @@ class RunOutcome:
         return self.status == RunState.DONE and not any(self.counts.get(s) for s in (*UNSCORED, RowState.PENDING))
 
 
-def _reuse(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:
+def reused_verdict(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:
     """An earlier verdict on the same texts, as this row's: what it found, at no cost, under today's provenance."""
     found = {name: getattr(cached, name) for name in JUDGED_FIELDS if getattr(cached, name) is not None}
     return Verdict(status=RowState.SCORED, **found, cost_usd=0.0, **provenance(rubric, judge_model, triple))
@@ -279,7 +279,7 @@ class _Execution:
             if not self.panel.single:
                 verdict, source = await self.judge_panel(item, triple, scope)
             elif cached is not None:
-                verdict, source = _reuse(cached, self.rubric, self.client.model, triple), cached.id
+                verdict, source = reused_verdict(cached, self.rubric, self.client.model, triple), cached.id
             else:
                 verdict, source = await self.judge(triple), None
             await self.record(item, verdict, key, source)

@@ -333,10 +333,30 @@ def _v10_costs_estimates_and_budgets(op: Operations) -> None:
     add_judgments(op.get_bind(), judgment, tally, sa.true())
 
 
+def _v11_batches(op: Operations) -> None:
+    op.create_table(
+        "run_batch",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("run.id"), nullable=False),
+        sa.Column("state", sa.String(16), nullable=False),
+        sa.Column("judgment_ids", sa.JSON, nullable=False),
+        sa.Column("input_file_id", sa.String(128)),
+        sa.Column("batch_id", sa.String(128)),
+        sa.Column("status", sa.String(32)),
+        sa.Column("done", sa.Integer, nullable=False, server_default=sa.text("0")),
+        sa.Column("failed", sa.Integer, nullable=False, server_default=sa.text("0")),
+        sa.Column("error", sa.Text),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("ended_at", sa.DateTime),
+    )
+    op.create_index("ix_run_batch_run_id", "run_batch", ["run_id"])
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
     _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies, _v7_results_path_and_reuses,
     _v8_run_column_roles, _v9_samples_juries_and_labels, _v10_costs_estimates_and_budgets,
+    _v11_batches,
 ]
 LATEST = len(MIGRATIONS)
 

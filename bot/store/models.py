@@ -157,6 +157,27 @@ class JudgmentSample(SQLModel, table=True):
     cost_usd: float | None = None
 
 
+class RunBatch(SQLModel, table=True):
+    """One part of a run sent through the Batch API: saved before its file is uploaded, then its file and batch ids
+    as soon as they exist, so a stop never loses a batch nor sends its rows twice."""
+
+    __tablename__ = "run_batch"
+
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
+    run_id: int = Field(foreign_key="run.id", index=True)
+    state: str = Field(max_length=16, description="uploading (saved, maybe not sent), sent, or ended")
+    judgment_ids: list[int] = Field(sa_column=Column(JSON, nullable=False), description="the rows it asks for")
+    input_file_id: str | None = Field(default=None, max_length=128)
+    batch_id: str | None = Field(default=None, max_length=128)
+    status: str | None = Field(default=None, max_length=32, description="the provider's: in_progress, completed...")
+    done: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
+                      description="requests the provider answered (from its request counts)")
+    failed: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+    error: str | None = Field(default=None, sa_column=Column(Text), description="why rows of it were not judged")
+    created_at: NaiveDatetime = Field(default_factory=utcnow)
+    ended_at: NaiveDatetime | None = None
+
+
 class JudgmentTally(SQLModel, table=True):
     """How many rows of one channel were judged in one hour, with one model, rubric version, judge, status and tag.
 

@@ -1,0 +1,142 @@
+"""`judgebot judge FILE --batch` against a local server that speaks the Batch API: half price, replies validated
+like live ones, an expired batch's rows left pending then judged live, a kill -9 while waiting that neither loses
+nor repeats a batch, and an endpoint without the Batch API."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.prices import builtin_prices
+from tests.replies import eth_reply, triple_of
+from tests.servers.batch_server import BatchJudgeServer
+from tests.servers.openai_server import Reply
+from tests.test_cli import base_env, flat, history, judgebot, read_results, write_rows
+
+FAST = {"BATCH_POLL_SECONDS": "0.05", "JUDGE_MODEL": "gpt-4o"}
+ROWS = 10
+
+
+@pytest.fixture
+def batch_server():
+    server = BatchJudgeServer().start()
+    server.responder = lambda body: Reply(content=eth_reply("Correct").content, tokens_in=1_000, tokens_out=100)
+    yield server
+    server.stop()
+
+
+def rows_file(tmp_path: Path, count: int = ROWS) -> Path:
+    return write_rows(tmp_path / "rows.csv", ["question", "reference", "answer"],
+                      [[f"Exams {n}?", "Register in myStudies.", f"Use myStudies ({n})."] for n in range(count)])
+
+
+def test_a_file_judged_by_batch_costs_half_and_repairs_an_invalid_reply_live(tmp_path, batch_server) -> None:
+    def answer(body: dict) -> Reply:
+        if triple_of(body)[2] == "Use myStudies (3)." and len(body["messages"]) == 2:
+            return Reply(content='{"correctness": 7}', tokens_in=1_000, tokens_out=10)  # breaks the rubric
+        return Reply(content=eth_reply("Correct").content, tokens_in=1_000, tokens_out=100)
+
+    batch_server.responder = answer
+    rows_file(tmp_path)
+
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", server=batch_server, **FAST)
+
+    text = flat(out)
+    assert code == 0, out
+    assert "through the Batch API" in text  # the estimate at the batch price
+    lines = batch_server.batch_requests()
+    assert len(lines) == ROWS and len(batch_server.created) == 1
+    assert {line["url"] for line in lines} == {"/v1/chat/completions"}
+    assert lines[0]["body"]["response_format"]["type"] == "json_schema" and lines[0]["body"]["model"] == "gpt-4o"
+    # one live request: the repair of row 3, sent with the batch's own messages and the reply it gave
+    live = [body for body in batch_server.bodies() if len(body["messages"]) == 4]
+    assert len(live) == 1 and triple_of(live[0])[2] == "Use myStudies (3)."
+    _, results = read_results(tmp_path / "rows.results.csv")
+    assert {row["status"] for row in results} == {"scored"}
+    prices = builtin_prices()
+    half = prices.cost("gpt-4o", 1_000, 100, batch=True) or 0
+    repaired = (prices.cost("gpt-4o", 1_000, 10, batch=True) or 0) + (prices.cost("gpt-4o", 1_000, 100) or 0)
+    assert history(tmp_path, "SELECT round(sum(cost_usd), 8) FROM judgment") == [(round(9 * half + repaired, 8),)]
+    assert history(tmp_path, "SELECT state, status, done FROM run_batch") == [("ended", "completed", ROWS)]
+
+
+def test_an_expired_batch_leaves_its_rows_pending_and_they_are_judged_live(tmp_path, batch_server) -> None:
+    batch_server.plan, batch_server.partial = ["in_progress", "expired"], 3
+    rows_file(tmp_path)
+
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", server=batch_server, **FAST)
+
+    text = flat(out)
+    assert code == 1, out
+    assert "batch batch_1 expired with 7 of its 10 rows not judged: resume the run live, or with --batch" in text
+    assert history(tmp_path, "SELECT status, count(*) FROM judgment GROUP BY status ORDER BY 1") == [
+        ("pending", 7), ("scored", 3)]
+
+    code, out = judgebot(tmp_path, "resume", "1", "--yes", server=batch_server, **FAST)
+
+    assert code == 0, out
+    assert len(batch_server.created) == 1  # judged live, not sent again as a batch
+    assert history(tmp_path, "SELECT status, count(*) FROM judgment GROUP BY status") == [("scored", ROWS)]
+
+
+@pytest.mark.slow
+def test_a_kill_while_waiting_for_a_batch_neither_loses_nor_repeats_it(tmp_path, batch_server) -> None:
+    batch_server.plan = ["in_progress"]  # never ends until the test says so
+    rows_file(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "judge", "rows.csv", "--rubric", "eth", "--batch"],
+                            cwd=tmp_path, env=base_env(tmp_path, batch_server, **FAST), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not history_ready(tmp_path):
+            assert proc.poll() is None and time.monotonic() < deadline, "the batch was never saved"
+            time.sleep(0.02)
+        time.sleep(0.2)  # a few looks at the batch
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert history(tmp_path, "SELECT state, batch_id FROM run_batch") == [("sent", "batch_1")]
+    batch_server.batches["batch_1"].steps = ["completed"]
+
+    code, out = judgebot(tmp_path, "resume", server=batch_server, **FAST)
+
+    assert code == 0, out
+    assert "has batches sent before: waiting for them" in flat(out)
+    assert batch_server.created == ["batch_1"] and len(batch_server.batch_requests()) == ROWS  # nothing sent twice
+    assert history(tmp_path, "SELECT status, count(*) FROM judgment GROUP BY status") == [("scored", ROWS)]
+
+
+def history_ready(tmp_path: Path) -> bool:
+    """Whether the run's batch has been created and its id saved."""
+    import sqlite3
+
+    try:
+        return bool(history(tmp_path, "SELECT 1 FROM run_batch WHERE batch_id IS NOT NULL"))
+    except sqlite3.Error:
+        return False
+
+
+def test_an_endpoint_without_the_batch_api_says_so_and_the_run_goes_on_live(tmp_path, batch_server) -> None:
+    batch_server.batch_api = False
+    rows_file(tmp_path, 3)
+
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", server=batch_server, **FAST)
+
+    text = flat(out)
+    assert code == 1, out
+    assert "the judge endpoint has no Batch API (404 on /v1/files)" in text and "`judgebot resume 1`" in text
+    code, out = judgebot(tmp_path, "resume", "1", server=batch_server, **FAST)
+    assert code == 0, out
+    assert history(tmp_path, "SELECT status, count(*) FROM judgment GROUP BY status") == [("scored", 3)]
+
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", "--samples", "3",
+                         server=batch_server, **FAST)
+    assert code == 2 and "--batch judges each row once with one judge" in flat(out)
