@@ -146,12 +146,6 @@ class Panel:
         await self.aclose()
 
 
-def sibling(client: JudgeClient, *, model: str | None = None, temperature: float | None = None) -> JudgeClient:
-    """A client for another model or temperature that asks through `client`'s connections and shares its throttle."""
-    return JudgeClient(client.client, model=model or client.model, temperature=temperature,
-                       max_retries=client.max_retries, throttle=client.throttle)
-
-
 @dataclass
 class Bench:
     """The judges a long-running bot can ask, built once: its judge, and the jury of JUDGES or JUDGES_FILE."""
@@ -167,7 +161,7 @@ class Bench:
         """The jury (else the judge), each asked `samples` times per row, over the bot's own connections."""
         members = self.jury or [self.judge]
         if samples > 1:
-            members = [sibling(member, temperature=self.sample_temperature) for member in members]
+            members = [member.sibling(temperature=self.sample_temperature) for member in members]
         return Panel(members, check_samples(samples), self.specs if self.jury else None, owned=False,
                      prices=self.prices)
 
@@ -185,8 +179,8 @@ class Bench:
                     raise SetupError(f"the run was judged with {model} at {judge['base_url']}, which this bot is not "
                                      "configured with any more (JUDGES_FILE); configure it again, or share the file "
                                      "again to judge it with today's judges")
-                base = sibling(self.judge, model=model, temperature=self.judge.temperature)
-            members.append(base if temperature is None else sibling(base, temperature=temperature))
+                base = self.judge.sibling(model=model, temperature=self.judge.temperature)
+            members.append(base if temperature is None else base.sibling(temperature=temperature))
         return Panel(members, check_samples(samples), None, owned=False, prices=self.prices)
 
     async def aclose(self) -> None:

@@ -17,7 +17,7 @@ import pytest
 from bot.config import Settings
 from bot.errors import JudgeCallError, RunStopped, SetupError
 from bot.judge import judge
-from bot.jury import open_panel
+from bot.jury import open_bench, open_panel
 from bot.llm import RANGE_KEYWORDS, RESUME, judge_client_from, make_judge_client, observing_retries, portable_schema
 from bot.pacing import Throttle, duration, rate_limit_wait
 from bot.records import RunState
@@ -340,6 +340,13 @@ async def test_the_settings_reach_every_client(judge_server):
         assert client.sibling(temperature=0.7).max_completion_tokens == 900
     async with open_panel(settings) as panel:
         assert [(c.reasoning_effort, c.max_completion_tokens) for c in panel.clients] == [("low", 900)]
+    bench = open_bench(settings.model_copy(update={"judges": "a,b"}))  # the bot's samples and juries keep them too
+    try:
+        sampled = bench.panel(3).clients + bench.panel_for(judge_model="c", samples=2, judges=None,
+                                                           temperature=0.7).clients
+        assert {(c.reasoning_effort, c.max_completion_tokens) for c in sampled} == {("low", 900)} and len(sampled) == 3
+    finally:
+        await bench.aclose()
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bot.prices import builtin_prices
 from bot.slack.server import start_bot
-from bot.slack.views.file_run import CANCEL_RUN, RESUME_RUN
+from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, RESUME_RUN
 from tests.conftest import SIGNING_SECRET
 from tests.replies import eth_reply
 from tests.servers.openai_server import Reply
@@ -53,7 +55,7 @@ async def test_a_file_above_the_threshold_asks_then_starts_or_is_cancelled(bot_s
         cost = saved.estimate["cost_usd"]
         assert f"About ${cost:.4f} for 12 rows with gpt-4o" in text and "answers.csv" in text
         assert "That is more than this channel judges without asking." in text
-        assert set(buttons(asked)) == {RESUME_RUN, CANCEL_RUN} and judge_server.bodies() == []
+        assert set(buttons(asked)) == {RESUME_RUN, BATCH_RUN, CANCEL_RUN} and judge_server.bodies() == []
 
         await slack.click(RESUME_RUN, buttons(asked)[RESUME_RUN], channel="C0GENERAL", message_ts=asked["ts"])
         await finished_thread(slack_server, "C0GENERAL", event["ts"])
@@ -121,3 +123,33 @@ async def test_the_budget_is_set_by_admins_asks_an_admin_and_pauses_a_run_that_r
             [c.params for c in await slack_server.await_for("response_url", count=4)], ensure_ascii=False)
     finally:
         await running.stop()
+
+
+async def test_half_price_via_batch_waits_through_a_restart_and_summarises(bot_settings, slack_server) -> None:
+    from tests.servers.batch_server import BatchJudgeServer
+
+    server = BatchJudgeServer().start()
+    server.responder = billed
+    server.plan = ["in_progress"]  # waits until the test ends it
+    settings = {"openai_base_url": server.base_url, "confirm_above_usd": 0.01, "batch_poll_seconds": 0.05}
+    running, slack = await priced_bot(bot_settings, slack_server, **settings)
+    try:
+        event = await share(slack, slack_server, rows(12, "f"), text="eth")
+        asked = await wait_until(lambda: question_of(slack_server, event), what="the cost question")
+        live = (running.context.store.get_run(int(buttons(asked)[BATCH_RUN])) or pytest.fail()).estimate or {}
+        assert f"Through the Batch API: about ${live['cost_usd'] / 2:.4f}, results within 24 hours." in blocks_text(asked)
+        await slack.click(BATCH_RUN, buttons(asked)[BATCH_RUN], channel="C0GENERAL", message_ts=asked["ts"])
+        await wait_until(lambda: server.created, what="the batch")
+        await wait_until(lambda: "through the Batch API at half price" in json.dumps(
+            slack_server.thread("C0GENERAL", event["ts"])[0]), what="the batch progress")
+        await running.stop()  # the bot restarts while the batch runs
+        server.batches["batch_1"].steps = ["completed"]
+        running, slack = await priced_bot(bot_settings, slack_server, **settings)
+        await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    finally:
+        await running.stop()
+        server.stop()
+    assert server.created == ["batch_1"] and len(server.batch_requests()) == 12  # sent once, through the restart
+    assert not [body for body in server.bodies() if len(body["messages"]) != 2]  # nothing asked live
+    summary = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    assert f"${12 * ROW_COST / 2:.4f}" in summary  # billed at half price

@@ -60,9 +60,14 @@ def _parse_custom_id(custom_id: str) -> tuple[int, str] | None:
 
 async def judge_by_batch(store: Store, run: Run, rubric: Rubric, client: JudgeClient, *, prices: PriceTable,
                          poll_seconds: float, on_progress: Callable[[Progress], None] | None = None,
-                         new_parts: bool = True) -> RunOutcome:
+                         new_parts: bool = True, cancel: asyncio.Event | None = None) -> RunOutcome:
     """Send the run's pending rows as batches (unless `new_parts` is False: only wait for those sent before), wait
-    for every batch to end, and save the verdicts; the rows no batch answered stay pending with the reason."""
+    for every batch to end, and save the verdicts; the rows no batch answered stay pending with the reason.
+
+    Setting `cancel` asks the provider to cancel the batches; what they answered before is still collected.
+    """
+    cancel = cancel or asyncio.Event()
+    cancelled = False
     owner = process_name()
     if not await asyncio.to_thread(store.claim_run, run.id, owner=owner, stale_after=STALE_AFTER):
         raise RunBusy(f"run {run.id} is being judged by another judgebot process right now")
@@ -83,17 +88,36 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, client: JudgeCl
             if on_progress is not None:
                 on_progress(await asyncio.to_thread(_progress, store, run.id, started))
             if await asyncio.to_thread(open_parts, store, run.id):
-                await asyncio.sleep(poll_seconds)
+                try:
+                    await asyncio.wait_for(cancel.wait(), poll_seconds)
+                except TimeoutError:
+                    pass
+            if cancel.is_set() and not cancelled:
+                cancelled = True
+                await _cancel(store, run.id, client)
     except BatchUnavailable as err:
         reasons.append(str(err))
     finally:
         counts = await asyncio.to_thread(store.status_counts, run.id)
         pending = counts.get(RowState.PENDING, 0)
-        status = RunState.PAUSED if pending else RunState.DONE
-        reason = "; ".join(reasons) if pending and reasons else ("interrupted" if pending else None)
+        status = RunState.CANCELLED if cancelled else RunState.PAUSED if pending else RunState.DONE
+        reason = "cancelled" if cancelled else "; ".join(reasons) if pending and reasons else (
+            "interrupted" if pending else None)
         await asyncio.to_thread(store.update_run, run.id, held_by=owner, status=status, stop_reason=reason,
                                 finished_at=utcnow(), owner=None)
     return RunOutcome(run.id, status, reason, counts)
+
+
+async def _cancel(store: Store, run_id: int, client: JudgeClient) -> None:
+    """Ask the provider to cancel every batch of the run still running (a part never sent just ends)."""
+    for part in await asyncio.to_thread(open_parts, store, run_id):
+        if part.batch_id is None:
+            await asyncio.to_thread(update_part, store, part.id, state=ENDED, error="cancelled before it was sent")
+            continue
+        try:
+            await client.client.batches.cancel(part.batch_id)
+        except openai.APIError as err:  # ended meanwhile, or the endpoint refuses: the next look says which
+            log.warning("cancelling batch %s failed: %s", part.batch_id, err)
 
 
 def _progress(store: Store, run_id: int, started: float) -> Progress:

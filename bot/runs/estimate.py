@@ -129,6 +129,11 @@ class Estimate(BaseModel):
         """Requests the run makes, repairs aside: every row, by every judge, every sample."""
         return self.rows * self.samples * len(self.judges)
 
+    def through_batch(self, share: float) -> Estimate:
+        """The same rows through the Batch API, at `share` of the live price."""
+        cost = None if self.cost_usd is None else self.cost_usd * share
+        return self.model_copy(update={"batch": True, "cost_usd": cost})
+
     def cost_text(self) -> str:
         """"about $4.20", or which judges have no known price."""
         if self.cost_usd is None:

@@ -24,7 +24,7 @@ from bot.slack.messenger import failure_text
 from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.slack.views.commands import FORM, FormSeal
 from bot.slack.views.correction import CORRECTION
-from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
+from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
 
 COMMAND = "/judge"
 HOME_OPENED = "app_home_opened"
@@ -104,5 +104,6 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     app.action(SKIP_AGAIN)(files.on_skip)
     app.action(CANCEL_RUN)(files.on_cancel)
     app.action(RESUME_RUN)(files.on_resume)
+    app.action(BATCH_RUN)(files.on_batch)
     app.error(on_error(ctx))
     return app

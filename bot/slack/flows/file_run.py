@@ -16,6 +16,7 @@ from bot.figures import money
 from bot.records import RESUMABLE, RowState, RunState, ShareState
 from bot.rubric import Rubric
 from bot.runs import Budget, Origin, execute_run, start_csv_run
+from bot.runs.batch import judge_by_batch
 from bot.runs.estimate import Estimate, as_saved, estimate_run
 from bot.slack.admins import admin_refusal
 from bot.slack.context import SAY_LATER, Context
@@ -36,6 +37,7 @@ from bot.store import (
     spend,
     utcnow,
 )
+from bot.store.batches import open_parts
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,7 @@ class FileLimits:
     edit_every: float = EDIT_EVERY  # seconds between edits of one progress message, at the least
     confirm_above: float = 5.0  # USD of estimate above which a file asks before it is judged (CONFIRM_ABOVE_USD)
     admins: frozenset[str] = frozenset()  # besides the workspace's admins, who may start a run over the budget
+    batch_poll: float = 30.0  # seconds between two looks at a run's batches (BATCH_POLL_SECONDS)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FileLimits:
@@ -65,7 +68,7 @@ class FileLimits:
         return cls(max_bytes=int(settings.csv_max_mb * 1_000_000), max_rows=settings.csv_max_rows,
                    concurrency=settings.concurrency, origin=file_origin(settings.slack_api_url),
                    edit_every=settings.progress_edit_seconds, confirm_above=settings.confirm_above_usd,
-                   admins=settings.digest_admin_ids)
+                   admins=settings.digest_admin_ids, batch_poll=settings.batch_poll_seconds)
 
 
 @dataclass
@@ -130,8 +133,11 @@ class FileRuns:
         assert share.progress_ts is not None
         await self.ctx.db(move_share, share_id=share.id, to=ShareState.PAUSED, owner=None,
                           note="waiting for Start: " + (over or f"estimate {estimate.cost_text()}"))
+        # The Batch API judges each row once with one judge (see bot.runs.batch)
+        single = len(estimate.judges) == 1 and estimate.samples == 1
+        batch = estimate.through_batch(self.ctx.bench.prices.batch_share) if single else None
         await self.ctx.say.edit(share.channel_id, share.progress_ts,
-                                budget_view.cost_question(run, rubric.title, estimate, over_budget=over),
+                                budget_view.cost_question(run, rubric.title, estimate, over_budget=over, batch=batch),
                                 what="a cost question")
         return True
 
@@ -179,22 +185,34 @@ class FileRuns:
 
     # -- judging --------------------------------------------------------------------------------------------
 
-    async def judge(self, share: SharedFile, run: Run, rubric: Rubric) -> None:
-        """Judge the run's pending rows with a moving progress message; then pause, or summarise."""
+    async def judge(self, share: SharedFile, run: Run, rubric: Rubric, *, batch: bool = False) -> None:
+        """Judge the run's pending rows with a moving progress message; then pause, or summarise.
+
+        With `batch` the rows go through the Batch API; a run with batches sent before waits for them (after a
+        restart too) rather than judge their rows again.
+        """
         if run.id in self.active:
             return  # this process judges it already
         active = self.active[run.id] = _Active()
         assert share.progress_ts is not None
+        waiting = bool(await self.ctx.db(open_parts, run.id))
+        by_batch = batch or waiting
         shown = ProgressMessage(self.ctx.say, share.channel_id, share.progress_ts,
-                                lambda event: view.progress(run, rubric.title, event, share.user_id),
+                                lambda event: view.progress(run, rubric.title, event, share.user_id, batch=by_batch),
                                 every=self.edit_every)
         shown.start()
         started = time.monotonic()
         try:
-            outcome = await execute_run(self.ctx.store, run, rubric, self.ctx.panel_of(run), concurrency=self.limits.concurrency,
-                                        on_progress=shown.update, cancel=active.cancel, statuses=RESUMABLE,
-                                        unsure_spread=self.ctx.bench.unsure_spread,
-                                        budget=await self.budget_of(share, run))
+            panel = self.ctx.panel_of(run)
+            if by_batch:
+                outcome = await judge_by_batch(self.ctx.store, run, rubric, panel.clients[0], prices=panel.prices,
+                                               poll_seconds=self.limits.batch_poll, on_progress=shown.update,
+                                               new_parts=batch, cancel=active.cancel)
+            else:
+                outcome = await execute_run(self.ctx.store, run, rubric, panel, concurrency=self.limits.concurrency,
+                                            on_progress=shown.update, cancel=active.cancel, statuses=RESUMABLE,
+                                            unsure_spread=self.ctx.bench.unsure_spread,
+                                            budget=await self.budget_of(share, run))
         except RunBusy:
             await shown.close()
             raise

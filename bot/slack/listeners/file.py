@@ -132,8 +132,18 @@ class FileListener:
                                        "process, or a restart); try again in a minute.")
 
     async def on_resume(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
-        """Resume a paused run (after its quota or key problem is fixed), in the same progress message."""
+        """Resume a paused run (after its quota or key problem is fixed, or Start under its estimate), in the same
+        progress message."""
         await ack()
+        await self._go_on(body, action, batch=False)
+
+    async def on_batch(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Half price via Batch under a file's estimate: its rows sent through the Batch API, waited for."""
+        await ack()
+        await self._go_on(body, action, batch=True)
+
+    async def _go_on(self, body: dict[str, Any], action: dict[str, Any], *, batch: bool) -> None:
+        """Judge a paused run again, live or through the Batch API, once the click is known to be allowed."""
         where = body.get("response_url")
         found = await self._run_share(body, action)
         if found is None:
@@ -157,7 +167,7 @@ class FileListener:
 
         async def resume() -> None:
             try:
-                await self.files.judge(share, run, rubric)
+                await self.files.judge(share, run, rubric, batch=batch)
             except RunBusy:
                 await self.ctx.say.tell(where, f"Run #{run.id} is being judged by another judgebot process.")
 

@@ -11,7 +11,7 @@ from bot.figures import money, spend_parts
 from bot.runs.estimate import Estimate
 from bot.slack.text import escape
 from bot.slack.views.blocks import context, message, section
-from bot.slack.views.file_run import CANCEL_RUN, RESUME_RUN
+from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, RESUME_RUN
 from bot.store import CostLimits, Run, Spend
 
 SPEND_LISTED = 8  # rubric and judge pairs listed before "and N more"
@@ -39,9 +39,11 @@ def budget_text(channel: str, month: str, spend: Spend, limits: CostLimits, defa
             f"judged when its estimate is above {money(ask)}{source}; `/judge budget ask USD` changes that.")
 
 
-def cost_question(run: Run, title: str, estimate: Estimate, *, over_budget: str | None) -> dict[str, Any]:
-    """The estimate of a shared file, with Start and Cancel: asked when it is above the channel's threshold, or
-    (`over_budget` says how) when it would take the channel over its monthly budget, when only an admin may start it."""
+def cost_question(run: Run, title: str, estimate: Estimate, *, over_budget: str | None,
+                  batch: Estimate | None = None) -> dict[str, Any]:
+    """The estimate of a shared file, with Start, Half price via Batch (with the `batch` estimate, when the judge
+    can) and Cancel: asked when it is above the channel's threshold, or (`over_budget` says how) when it would take
+    the channel over its monthly budget, when only an admin may start it."""
     name = escape(run.source_name or "the file")
     lead = f":moneybag: {escape(estimate.text()[0].upper() + estimate.text()[1:])} to judge *{name}* ({escape(title)})."
     why = (f"It would take this channel over its monthly budget: {over_budget}. An admin can start it anyway."
@@ -50,7 +52,12 @@ def cost_question(run: Run, title: str, estimate: Estimate, *, over_budget: str 
     cancel = ButtonElement(text="Cancel", action_id=CANCEL_RUN, value=str(run.id),
                            confirm=ConfirmObject(title="Cancel this file?", text="Nothing is judged or billed.",
                                                  confirm="Cancel it", deny="Keep it"))
+    choices = [start, cancel]
+    if batch is not None:
+        choices.insert(1, ButtonElement(text="Half price via Batch (results within 24 h)", action_id=BATCH_RUN,
+                                        value=str(run.id)))
+        why += f" Through the Batch API: {escape(batch.cost_text())}, results within 24 hours."
     blocks: list[Block] = [section(f"{lead}\n{why}"), context(f"Replies sized from {escape(estimate.reply_basis)}; "
                                                                "prompts without the provider's cache discount."),
-                           ActionsBlock(elements=[start, cancel])]
+                           ActionsBlock(elements=choices)]
     return message(blocks, f"{escape(estimate.cost_text())} to judge {name}: Start or Cancel")

@@ -98,11 +98,16 @@ def loading(file_name: str, rubric_title: str) -> dict[str, Any]:
     return message([section(text)], f"Reading {_name(file_name)}…")
 
 
-def progress(run: Run, rubric_title: str, event: Progress | None, who: str | None) -> dict[str, Any]:
-    """The moving progress message: bar, rows done, errors, speed, time left, and Cancel."""
+def progress(run: Run, rubric_title: str, event: Progress | None, who: str | None, *,
+             batch: bool = False) -> dict[str, Any]:
+    """The moving progress message: bar, rows done, errors, speed, time left, and Cancel (through the Batch API:
+    the rows its batches answered so far, and when the results come)."""
     done, total = (event.done, event.total) if event else (0, run.total_rows)
     parts = [f"{done:,} / {total:,} rows"]
-    if event is not None:
+    if batch:
+        parts.append("through the Batch API at half price: results within 24 h; the bot keeps waiting through "
+                     "restarts")
+    elif event is not None:
         parts.append(f"{event.errors:,} error{'s' if event.errors != 1 else ''}")
         if run.samples > 1 or len(run.judges or []) > 1:
             parts.append(f":warning: {event.unsure:,} unsure (samples split)")
@@ -120,6 +125,9 @@ def progress(run: Run, rubric_title: str, event: Progress | None, who: str | Non
         context(*parts), ActionsBlock(elements=[cancel]),
     ]
     return message(blocks, f"Judging {_source(run)}: {done} / {total} rows")
+
+
+BATCH_RUN = "judgebot_run_batch"
 
 
 def paused(run: Run, rubric_title: str, done: int, total: int, reason: str) -> dict[str, Any]:
