@@ -16,7 +16,7 @@ from bot.store.engine import CANNOT_OPEN, check_sqlite_file, first_line, history
 from bot.store.leases import owner_gone, take_over
 from bot.store.migrations import migrate
 from bot.store.models import Judgment, JudgmentSample, JudgmentTally, Run, table_of, utcnow
-from bot.store.tallies import add_judgments, question_key
+from bot.store.tallies import add_judgments, question_key, tally_upsert
 
 VERDICT_COLUMNS = [*VERDICT_FIELDS, "cache_key", "cached_from", "judged_at"]
 INSERT_BATCH = 1_000
@@ -47,6 +47,8 @@ class Store:
             .order_by(table.c.id)
             .limit(1)
         )
+        self._count = tally_upsert(engine.dialect.name, table, table_of(JudgmentTally),
+                                   table.c.id == bindparam("judgment_id"))
 
     @classmethod
     def open(cls, url: str) -> Store:
@@ -229,7 +231,7 @@ class Store:
         with self.engine.begin() as conn:
             if conn.execute(self._save, {"judgment_id": judgment_id, **values}).rowcount != 1:
                 return False
-            add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), table_of(Judgment).c.id == judgment_id)
+            conn.execute(self._count, {"judgment_id": judgment_id})
         return True
 
     def unsure_count(self, run_id: int) -> int:

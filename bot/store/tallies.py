@@ -81,20 +81,25 @@ def add_judgments(conn: Connection, judgment: TableClause, tally: TableClause, w
     One statement serves a saved verdict, rows made pending again, and filling the tally from an existing history
     (whose tally may predate some counts: only the counts it has are filled).
     """
+    conn.execute(tally_upsert(conn.dialect.name, judgment, tally, where, sign=sign))
+    if sign < 0:
+        conn.execute(tally.delete().where(tally.c.rows <= 0))
+
+
+def tally_upsert(dialect: str, judgment: TableClause, tally: TableClause, where: Any, *, sign: int = 1) -> Any:
+    """The statement that counts the judged rows of `judgment` matching `where` into `tally`; built once, with a
+    bound parameter in `where`, it serves every saved verdict."""
     names = tuple(name for name in COUNTS if name in tally.c)
-    keys = _keys(judgment, _hour_sql(judgment.c.judged_at, conn.dialect.name))
+    keys = _keys(judgment, _hour_sql(judgment.c.judged_at, dialect))
     rows = (select(*keys, *_counts(judgment, sign, names))
             .where(where, judgment.c.status.in_(JUDGED), judgment.c.judged_at.is_not(None))
             .group_by(*keys))
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     statement = insert(tally).from_select([*KEY, *names], rows)
-    statement = statement.on_conflict_do_update(
+    return statement.on_conflict_do_update(
         index_elements=[tally.c[name] for name in KEY],
         set_={name: tally.c[name] + statement.excluded[name] for name in names},
     )
-    conn.execute(statement)
-    if sign < 0:
-        conn.execute(tally.delete().where(tally.c.rows <= 0))
 
 
 def counted(judgment: Table, tally: Table, channel_id: str | None, since: datetime | None,
