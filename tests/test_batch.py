@@ -140,3 +140,25 @@ def test_an_endpoint_without_the_batch_api_says_so_and_the_run_goes_on_live(tmp_
     code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", "--samples", "3",
                          server=batch_server, **FAST)
     assert code == 2 and "--batch judges each row once with one judge" in flat(out)
+
+
+async def test_progress_comes_from_the_batchs_request_counts(tmp_path, batch_server, store, rubrics) -> None:
+    from bot.csvio import CsvRow
+    from bot.llm import make_judge_client
+    from bot.runs import Progress, start_run
+    from bot.runs.batch import judge_by_batch
+
+    batch_server.plan = ["in_progress", "in_progress", "completed"]
+    eth = rubrics.get("eth")
+    rows = [CsvRow(line=n + 2, question=f"Exams {n}?", reference="Register in myStudies.", answer=f"Use myStudies ({n}).",
+                   model=None, cells={}) for n in range(ROWS)]
+    run = start_run(store, rubric=eth, rows=rows, columns=["question"], judge_model="gpt-4o")
+    seen: list[Progress] = []
+    async with make_judge_client(api_key="k", base_url=batch_server.base_url, model="gpt-4o", timeout=10,
+                                 max_retries=0, concurrency=4) as client:
+        outcome = await judge_by_batch(store, run, eth, client, prices=builtin_prices(), poll_seconds=0.01,
+                                       on_progress=seen.append)
+    assert outcome.status == "done"
+    # half answered while the batch ran (none saved yet), then every row saved
+    assert [(event.done, event.total) for event in seen][:2] == [(ROWS // 2, ROWS), (ROWS // 2, ROWS)]
+    assert (seen[-1].done, seen[-1].total) == (ROWS, ROWS)

@@ -121,9 +121,11 @@ async def _cancel(store: Store, run_id: int, client: JudgeClient) -> None:
 
 
 def _progress(store: Store, run_id: int, started: float) -> Progress:
+    """Rows saved, and the requests the batches still running report answered (from their request counts)."""
     counts = store.status_counts(run_id)
     total = sum(n for status, n in counts.items() if status != RowState.MALFORMED)
-    done = total - counts.get(RowState.PENDING, 0)
+    answered = sum(part.done + part.failed for part in open_parts(store, run_id))
+    done = min(total, total - counts.get(RowState.PENDING, 0) + answered)
     errors = counts.get(RowState.INVALID, 0) + counts.get(RowState.ERROR, 0)
     return Progress(run_id, done, total, errors, 0, done, time.monotonic() - started)
 

@@ -136,6 +136,8 @@ class BatchJudgeServer(FakeJudgeServer):
         if batch.status in ("completed", "expired", "failed", "cancelled"):
             return
         batch.status = status
+        if status == "in_progress":
+            batch.done = batch.total // 2  # half its requests answered so far, as the request counts then say
         if status == "failed":
             batch.errors = [{"code": "invalid_json_line", "message": "This line is not parseable as valid JSON.",
                              "param": None, "line": 1}]
