@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -482,30 +481,11 @@ def test_a_killed_run_resumes_and_scores_every_row_once(tmp_path, judge_server):
     rows = [[f"question {i}?", "See myStudies.", f"Answer {i}: myStudies."] for i in range(rows_total)]
     write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], rows)
 
-    log = (tmp_path / "first.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "bot", "judge", "in.csv", "--rubric", "eth", "--concurrency",
-                             str(concurrency)], cwd=tmp_path, env=base_env(tmp_path, judge_server), stdout=log,
-                            stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        scored = 0
-        while scored < 5:
-            assert proc.poll() is None, (tmp_path / "first.log").read_text()
-            assert time.monotonic() < deadline, "no row was saved in time"
-            time.sleep(0.05)
-            if not (tmp_path / "h.db").exists():
-                continue
-            try:
-                [(scored,)] = history(tmp_path, "SELECT count(*) FROM judgment WHERE status = 'scored'")
-            except sqlite3.Error:  # not created yet
-                scored = 0
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        log.close()
+    from tests.kills import count, kill_when
+
+    kill_when(tmp_path, ["judge", "in.csv", "--rubric", "eth", "--concurrency", str(concurrency)],
+              lambda: count(tmp_path, "SELECT count(*) FROM judgment WHERE status = 'scored'") >= 5,
+              server=judge_server, what="5 rows scored")
     [(status,)] = history(tmp_path, "SELECT status FROM run")
     assert status == "running"  # killed: nothing could mark it
     [(left,)] = history(tmp_path, "SELECT count(*) FROM judgment WHERE status = 'pending'")

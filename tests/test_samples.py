@@ -300,13 +300,9 @@ def test_cli_refuses_bad_sample_counts_and_two_kinds_of_jury(tmp_path: Path, jud
 @pytest.mark.slow
 def test_a_run_killed_between_the_samples_of_a_row_bills_none_of_them_twice(tmp_path: Path, judge_server) -> None:
     import random
-    import signal
-    import sqlite3
-    import subprocess
-    import sys
-    import time
 
-    from tests.test_cli import Billing, base_env
+    from tests.kills import count, kill_when
+    from tests.test_cli import Billing
 
     billing, delays = Billing(), random.Random(7)
 
@@ -317,24 +313,12 @@ def test_a_run_killed_between_the_samples_of_a_row_bills_none_of_them_twice(tmp_
     judge_server.responder = slow_and_uneven
     rows = [[f"question {i}?", "See myStudies.", f"Answer {i}: myStudies."] for i in range(12)]
     write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], rows)
-    proc = subprocess.Popen([sys.executable, "-m", "bot", "judge", "in.csv", "--rubric", "eth", "--samples", "3",
-                             "--concurrency", "3"], cwd=tmp_path, env=base_env(tmp_path, judge_server),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
-        deadline, saved = time.monotonic() + 30, 0
-        while not (saved >= 4 and saved % 3):  # killed with a row that has some of its samples, not all
-            assert proc.poll() is None and time.monotonic() < deadline, f"{saved} samples saved"
-            time.sleep(0.01)
-            try:
-                [(saved,)] = history(tmp_path, "SELECT COUNT(*) FROM judgment_sample")
-            except sqlite3.Error:  # not created yet
-                saved = 0
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
+    def between_samples() -> bool:  # a row has some of its samples saved, not all
+        saved = count(tmp_path, "SELECT COUNT(*) FROM judgment_sample")
+        return saved >= 4 and saved % 3 != 0
+
+    kill_when(tmp_path, ["judge", "in.csv", "--rubric", "eth", "--samples", "3", "--concurrency", "3"],
+              between_samples, server=judge_server, what="a row with some of its samples")
     partial = history(tmp_path, "SELECT judgment_id, COUNT(*) FROM judgment_sample GROUP BY judgment_id "
                                 "HAVING COUNT(*) < 3")
     assert partial, "the kill was meant to land between the samples of a row"
