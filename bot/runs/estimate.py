@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -20,15 +19,8 @@ from bot.prices import PriceTable
 from bot.records import RowState, Triple
 from bot.rubric import Rubric, leaves
 from bot.store import Judgment, Store
+from bot.tokens import text_tokens
 
-# Pieces of text as a byte-pair tokenizer (OpenAI's o200k) first splits them: words, numbers, punctuation, line breaks.
-PIECES = re.compile(r"[^\W\d_]+|\d{1,3}|[^\w\s]+|\n+")
-WORD_LETTERS = 10  # letters of a Latin-script word that still make one token
-WIDE_LETTERS_PER_TOKEN = 1.5  # Chinese, Japanese, Korean
-CYRILLIC_LETTERS_PER_TOKEN = 5.0  # Cyrillic and Greek
-SCRIPT_LETTERS_PER_TOKEN = 3.5  # Arabic, Hebrew and the rest
-INDIC_LETTERS_PER_TOKEN = 2.0  # Devanagari and the other Brahmic scripts
-PUNCTUATION_PER_TOKEN = 2.0  # "{", ": and the like often pair up
 MESSAGE_TOKENS = 4  # each chat message's role and separators
 REQUEST_TOKENS = 3  # the reply's priming
 BOUNDARY = "DATA-0123456789abcdef"  # as long as the random boundary the judge's texts are wrapped in
@@ -37,37 +29,6 @@ LIST_ITEMS = 3
 LIST_ITEM_TOKENS = 20
 RECENT_REPLIES = 200  # replies of the rubric in the history that refine the expected reply size
 FROM_SCHEMA = "the rubric's reply schema"
-
-
-def text_tokens(text: str) -> float:
-    """About how many tokens a text costs, piece by piece: a Latin word is one token (long ones more), other scripts
-    a few letters a token, CJK about a character and a half."""
-    total = 0.0
-    for piece in PIECES.findall(text):
-        first = piece[0]
-        if first.isalpha():
-            total += _word_tokens(piece)
-        elif first == "\n" or first.isdigit():
-            total += 1
-        else:
-            total += math.ceil(len(piece) / PUNCTUATION_PER_TOKEN)
-    return total
-
-
-def _word_tokens(word: str) -> float:
-    """The tokens of one run of letters, by its script."""
-    if word.isascii():
-        return 1 + len(word) // (WORD_LETTERS + 1)
-    first = word[0]
-    if "\u2e80" <= first <= "\u9fff" or "\uac00" <= first <= "\ud7af" or "\uf900" <= first <= "\ufaff":
-        return len(word) / WIDE_LETTERS_PER_TOKEN
-    if "\u0900" <= first <= "\u0dff":
-        return len(word) / INDIC_LETTERS_PER_TOKEN
-    if first <= "\u024f":  # accented Latin: a word, a little more when long
-        return 1 + len(word) / (2 * WORD_LETTERS)
-    if first <= "\u04ff":
-        return max(1.0, len(word) / CYRILLIC_LETTERS_PER_TOKEN)
-    return max(1.0, len(word) / SCRIPT_LETTERS_PER_TOKEN)
 
 
 def prompt_tokens(rubric: Rubric) -> float:

@@ -1,0 +1,49 @@
+"""About how many tokens a text costs, without a tokenizer: for estimates of cost and of a prompt's size."""
+
+from __future__ import annotations
+
+import math
+import re
+
+# Pieces of text as a byte-pair tokenizer (OpenAI's o200k) first splits them: words, numbers, punctuation, line breaks.
+PIECES = re.compile(r"[^\W\d_]+|\d{1,3}|[^\w\s]+|\n+")
+WORD_LETTERS = 10  # letters of a Latin-script word that still make one token
+WIDE_LETTERS_PER_TOKEN = 1.5  # Chinese, Japanese, Korean
+CYRILLIC_LETTERS_PER_TOKEN = 5.0  # Cyrillic and Greek
+SCRIPT_LETTERS_PER_TOKEN = 3.5  # Arabic, Hebrew and the rest
+INDIC_LETTERS_PER_TOKEN = 2.0  # Devanagari and the other Brahmic scripts
+PUNCTUATION_PER_TOKEN = 2.0  # "{", ": and the like often pair up
+# The most tokens `text_tokens` gives one character (a one-letter accented word): a text of n characters costs at most
+# n times this, a bound that needs no counting.
+MAX_TOKENS_PER_CHAR = 1 + 1 / (2 * WORD_LETTERS)
+
+
+def text_tokens(text: str) -> float:
+    """About how many tokens a text costs, piece by piece: a Latin word is one token (long ones more), other scripts
+    a few letters a token, CJK about a character and a half."""
+    total = 0.0
+    for piece in PIECES.findall(text):
+        first = piece[0]
+        if first.isalpha():
+            total += _word_tokens(piece)
+        elif first == "\n" or first.isdigit():
+            total += 1
+        else:
+            total += math.ceil(len(piece) / PUNCTUATION_PER_TOKEN)
+    return total
+
+
+def _word_tokens(word: str) -> float:
+    """The tokens of one run of letters, by its script."""
+    if word.isascii():
+        return 1 + len(word) // (WORD_LETTERS + 1)
+    first = word[0]
+    if "\u2e80" <= first <= "\u9fff" or "\uac00" <= first <= "\ud7af" or "\uf900" <= first <= "\ufaff":
+        return len(word) / WIDE_LETTERS_PER_TOKEN
+    if "\u0900" <= first <= "\u0dff":
+        return len(word) / INDIC_LETTERS_PER_TOKEN
+    if first <= "\u024f":  # accented Latin: a word, a little more when long
+        return 1 + len(word) / (2 * WORD_LETTERS)
+    if first <= "\u04ff":
+        return max(1.0, len(word) / CYRILLIC_LETTERS_PER_TOKEN)
+    return max(1.0, len(word) / SCRIPT_LETTERS_PER_TOKEN)
