@@ -124,7 +124,24 @@ async def test_details_of_a_huge_reply_with_samples_fits_slacks_limits_and_says_
     assert len(shown) > 100_000 and RAMBLING.startswith(shown)
     note = view["blocks"][-1]["elements"][0]["text"]
     assert note.startswith("_… Cut here: the reply is 306,000 characters, more than a Slack modal holds.")
-    assert "history keeps the reply whole (judgment #" in note
+    assert "The whole reply is in the card's thread as `judgment-" in note and "-details.txt`" in note
+    # the rest goes to the card's thread once: every sample and the whole reply, as a file
+    posted = await wait_for_upload(slack_server, card["ts"])
+    assert posted["name"].endswith("-details.txt") and posted["name"] in note
+    text = posted["content"].decode("utf-8")
+    assert RAMBLING in text and text.count("sample judge-test #") == 3
+    await slack.click("judgebot_details", buttons(card)["judgebot_details"], channel="C0GENERAL",
+                      message_ts=card["ts"])
+    await slack_server.await_for("views.open", count=2)
+    assert len(slack_server.uploads("C0GENERAL", card["ts"])) == 1  # a second look posts nothing again
+
+
+async def wait_for_upload(slack_server, thread_ts: str) -> dict:
+    """The first file uploaded into a thread of #general, once it is there."""
+    from tests.test_slack_files import wait_until
+
+    found = await wait_until(lambda: slack_server.uploads("C0GENERAL", thread_ts), what="the details file")
+    return found[0]
 
 
 def test_details_with_more_samples_than_a_modal_holds_keeps_room_for_the_reply(rubrics):
@@ -140,8 +157,9 @@ def test_details_with_more_samples_than_a_modal_holds_keeps_room_for_the_reply(r
     view = reply_view(scored(eth, output, raw_reply=json.dumps(output, ensure_ascii=False)), samples).to_dict()
     assert view_problems(view) == [] and len(json.dumps(view, ensure_ascii=False).encode("utf-8")) <= VIEW_BYTES
     notes = [block["elements"][0]["text"] for block in view["blocks"] if block["type"] == "context"]
-    assert notes[0] == "_… Cut here: more samples than a Slack modal holds; the card counts them all._"
+    assert notes[0] == ("_… Cut here: more samples than a Slack modal holds; the card counts them all, and the card's "
+                        "thread lists every one in `judgment-42-details.txt`._")
     assert notes[1].startswith("_… Cut here: the reply is ")
-    assert "The card and its thread show every field the judge returned; the history keeps the reply whole" in notes[1]
+    assert "The whole reply is in the card's thread as `judgment-42-details.txt`" in notes[1]
     codes = [block for block in view["blocks"] if block["type"] == "section" and "```" in block["text"]["text"]]
     assert len(codes) >= 10  # the samples took at most half the room

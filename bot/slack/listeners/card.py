@@ -16,11 +16,12 @@ from bot.errors import RubricError
 from bot.records import RowState, Triple
 from bot.runs import Origin
 from bot.slack.context import Context
+from bot.slack.files import upload
 from bot.slack.flows.card import CARD_SOURCE, current_card, record_correction, show_judgment
 from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, from_team, made_here, named_teams
 from bot.slack.messenger import failure_text
 from bot.slack.text import clip, escape
-from bot.slack.views.card import AGREE, reply_view, sampled
+from bot.slack.views.card import AGREE, details_file, details_text, details_view, sampled
 from bot.slack.views.commands import FORM_UNCHECKED, FormSeal, form_values
 from bot.slack.views.correction import (
     NOTE_BLOCK,
@@ -56,6 +57,7 @@ class CardListener:
     def __init__(self, ctx: Context, seal: FormSeal) -> None:
         self.ctx, self.seal = ctx, seal
         self.rejudging: set[int] = set()  # judgments being judged again right now
+        self.details_posted: set[int] = set()  # judgments whose cut Details went to the card's thread
 
     def _spawn(self, work: Any, what: str, where: str | None) -> None:
         self.ctx.tasks.spawn(work, what, on_failure=lambda err: self.ctx.say.tell(where, failure_text(err)))
@@ -179,7 +181,16 @@ class CardListener:
         except TimeoutError:
             await self.ctx.say.tell(body.get("response_url"), BUSY.format(button="Details"))
             return
-        await self.ctx.client.views_open(trigger_id=body["trigger_id"], view=reply_view(judgment, samples))
+        view, cut = details_view(judgment, samples)
+        await self.ctx.client.views_open(trigger_id=body["trigger_id"], view=view)
+        if cut and judgment.id not in self.details_posted and judgment.channel_id and judgment.message_ts:
+            self.details_posted.add(judgment.id)  # once per judgment and process: a second click finds it there
+            await upload(self.ctx.client, channel=judgment.channel_id,
+                         thread_ts=judgment.thread_ts or judgment.message_ts,
+                         comment=f"What the Details of judgment #{judgment.id} could not hold: every sample and the "
+                                 "judge's whole reply.",
+                         files=[(details_file(judgment), f"Details of judgment #{judgment.id}",
+                                 details_text(judgment, samples).encode("utf-8"))])
 
     async def _quick_lookup(self, body: dict[str, Any], action: dict[str, Any], button: str) -> Judgment | None:
         """The judgment of a button that opens a modal, read while its trigger is fresh; else the person is told."""

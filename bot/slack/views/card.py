@@ -361,6 +361,28 @@ def sample_lines(samples: Sequence[JudgmentSample]) -> list[str]:
 def reply_view(judgment: Judgment, samples: Sequence[JudgmentSample] = ()) -> View:
     """A modal showing every sample behind the verdict, then the judge's reply exactly as returned (pretty-printed
     when it is JSON), both cut to what a modal holds with a note saying so."""
+    return details_view(judgment, samples)[0]
+
+
+def details_file(judgment: Judgment) -> str:
+    """The name of the file in the card's thread that holds what the Details modal could not."""
+    return f"judgment-{judgment.id}-details.txt"
+
+
+def details_text(judgment: Judgment, samples: Sequence[JudgmentSample]) -> str:
+    """Every sample and the whole reply as plain text, for the card's thread when the modal cuts them."""
+    lines = [f"Judgment #{judgment.id}: {judgment.rubric_name} {judgment.rubric_version}, judge {judgment.judge_model}, "
+             f"status {judgment.status}"]
+    for sample in samples:
+        verdict = (f"{sample.headline:.0f}/100 {'pass' if sample.passed else 'fail'} {sample.tag or ''}"
+                   if sample.status == RowState.SCORED else sample.error or "")
+        lines.append(f"sample {sample.judge_model} #{sample.sample}: {sample.status} {verdict}".rstrip())
+    return "\n".join([*lines, "", "The judge's reply:", judgment.raw_reply or ""])
+
+
+def details_view(judgment: Judgment, samples: Sequence[JudgmentSample] = ()) -> tuple[View, bool]:
+    """The Details modal, and whether it had to cut the samples or the reply (their whole text then goes to the
+    card's thread as `details_file`)."""
     raw = judgment.raw_reply or ""
     try:
         reply = json.dumps(json.loads(raw), ensure_ascii=False, indent=2)
@@ -375,18 +397,18 @@ def reply_view(judgment: Judgment, samples: Sequence[JudgmentSample] = ()) -> Vi
         shown_samples = room.take(listed, share=0.5)
         blocks.extend(shown_samples)
         if len(shown_samples) < len(listed):
-            blocks.append(context("_… Cut here: more samples than a Slack modal holds; the card counts them all._"))
+            blocks.append(context("_… Cut here: more samples than a Slack modal holds; the card counts them all, and "
+                                  f"the card's thread lists every one in `{details_file(judgment)}`._"))
     parts = pieces(reply, CODE_CHUNK)  # escaped: a fence in the reply cannot end ours
     shown_parts = room.take(section(code_block(piece)) for piece in parts)
     blocks.extend(shown_parts)
+    cut = len(shown_parts) < len(parts) or (bool(samples) and len(shown_samples) < len(listed))
     if len(shown_parts) < len(parts):
         blocks.append(context(_reply_cut(judgment, len(raw))))
-    return View(type="modal", title="Judge's reply", close="Close", blocks=blocks)
+    return View(type="modal", title="Judge's reply", close="Close", blocks=blocks), cut
 
 
 def _reply_cut(judgment: Judgment, length: int) -> str:
     """The note under a reply cut to fit the modal: where the rest is."""
-    where = "The card and its thread show every field the judge returned; the" if judgment.status == RowState.SCORED \
-        else "The"
-    return (f"_… Cut here: the reply is {length:,} characters, more than a Slack modal holds. {where} history keeps "
-            f"the reply whole (judgment #{judgment.id})._")
+    return (f"_… Cut here: the reply is {length:,} characters, more than a Slack modal holds. The whole reply is in "
+            f"the card's thread as `{details_file(judgment)}`, and the history keeps it (judgment #{judgment.id})._")
