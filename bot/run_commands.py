@@ -167,7 +167,6 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
     source = open_csv(args.file, parse_columns(args.columns or []), how="--columns {role}={column}")
     out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"), not_over=args.file)
     panel = judge_panel(settings, args, rubric, args.concurrency)
-    check_batch(args.batch, panel)
     store = Store.open(settings.db_url)
     run = start_csv_run(store, rubric=rubric, source=source, **panel.run_fields(), model_name=args.model_name,
                         fresh=args.fresh, origin=terminal_origin(), results_path=str(out.resolve()))
@@ -194,7 +193,6 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
     panel = run_panel(settings, run, args.concurrency)
     waiting = bool(open_parts(store, run.id))  # batches sent before a stop: wait for them, never send them again
     batch = args.batch or waiting
-    check_batch(batch, panel)
     rejudge = REJUDGEABLE if args.retry_errors else ()
     console.print(f"Resuming run {run.id} ({terminal.shown(run.source_name or run.source)}, "
                   f"rubric {terminal.shown(run.rubric_name)}).")
@@ -208,13 +206,6 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
     return await finish_run(store, run, rubric, panel, console, out, args.concurrency or settings.concurrency,
                             settings.unsure_spread, rejudge=rejudge, budget=budget,
                             batch=settings.batch_poll_seconds if batch else None, new_parts=args.batch)
-
-
-def check_batch(batch: bool, panel: Panel) -> None:
-    """--batch judges each row once with one judge: UsageError for samples or a jury."""
-    if batch and not panel.single:
-        raise UsageError("--batch judges each row once with one judge: drop --samples and --judges (and JUDGES), or "
-                         "judge live")
 
 
 async def cost_agreed(store: Store, run: Run, rubric: Rubric, panel: Panel, settings: Settings, yes: bool,
@@ -250,8 +241,8 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, panel: Panel, conso
             if batch is not None:  # the seconds between two looks at the batches
                 if rejudge:
                     await asyncio.to_thread(store.reset_rows, run.id, rejudge)
-                outcome = await judge_by_batch(store, run, rubric, panel.clients[0], prices=panel.prices,
-                                               poll_seconds=batch, on_progress=bar.update, new_parts=new_parts)
+                outcome = await judge_by_batch(store, run, rubric, panel, prices=panel.prices, poll_seconds=batch,
+                                               on_progress=bar.update, new_parts=new_parts, unsure_spread=unsure_spread)
             else:
                 outcome = await execute_run(store, run, rubric, panel, concurrency=concurrency, on_progress=bar.update,
                                             rejudge=rejudge, unsure_spread=unsure_spread, budget=budget)

@@ -1,13 +1,16 @@
 """`judgebot judge FILE --batch` against a local server that speaks the Batch API: half price, replies validated
 like live ones, an expired batch's rows left pending then judged live, a kill -9 while waiting that neither loses
-nor repeats a batch, and an endpoint without the Batch API."""
+nor repeats a batch, an endpoint without the Batch API, and samples and juries sent as one line per row, judge and
+sample."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from tests.replies import eth_reply, triple_of
 from tests.servers.batch_server import BatchJudgeServer
 from tests.servers.openai_server import Reply
 from tests.test_cli import base_env, flat, history, judgebot, read_results, write_rows
+from tests.test_samples import Script
 
 FAST = {"BATCH_POLL_SECONDS": "0.05", "JUDGE_MODEL": "gpt-4o"}
 ROWS = 10
@@ -132,14 +136,15 @@ def test_an_endpoint_without_the_batch_api_says_so_and_the_run_goes_on_live(tmp_
 
     text = flat(out)
     assert code == 1, out
-    assert "the judge endpoint has no Batch API (404 on /v1/files)" in text and "`judgebot resume 1`" in text
+    assert "the judge endpoint has no Batch API (404 on /v1/batches)" in text and "`judgebot resume 1`" in text
     code, out = judgebot(tmp_path, "resume", "1", server=batch_server, **FAST)
     assert code == 0, out
     assert history(tmp_path, "SELECT status, count(*) FROM judgment GROUP BY status") == [("scored", 3)]
 
     code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", "--samples", "3",
                          server=batch_server, **FAST)
-    assert code == 2 and "--batch judges each row once with one judge" in flat(out)
+    assert code == 1 and "the judge endpoint has no Batch API" in flat(out) and "`judgebot resume 2`" in flat(out)
+    assert batch_server.files == {}  # nothing uploaded
 
 
 async def test_progress_comes_from_the_batchs_request_counts(tmp_path, batch_server, store, rubrics) -> None:
@@ -162,3 +167,103 @@ async def test_progress_comes_from_the_batchs_request_counts(tmp_path, batch_ser
     # half answered while the batch ran (none saved yet), then every row saved
     assert [(event.done, event.total) for event in seen][:2] == [(ROWS // 2, ROWS), (ROWS // 2, ROWS)]
     assert (seen[-1].done, seen[-1].total) == (ROWS, ROWS)
+
+
+# --- samples and juries -----------------------------------------------------------------------------------------
+
+
+def answer_of(line: dict) -> str:
+    """The answer under test a batch line asks about."""
+    return triple_of(line["body"])[2]
+
+
+def test_three_samples_by_batch_are_three_lines_a_row_combined_like_live(tmp_path, batch_server) -> None:
+    plan = {f"Use myStudies ({n}).": ["Correct"] for n in range(ROWS)}
+    plan["Use myStudies (4)."] = ["Correct", "Generic", "Generic"]  # the samples of row 4 split
+    script = Script({"gpt-4o": plan})
+    batch_server.responder = priced(script)
+    rows_file(tmp_path)
+
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", "--samples", "3",
+                         server=batch_server, **FAST)
+
+    assert code == 0, out
+    assert "x 3 samples with gpt-4o through the Batch API" in flat(out)
+    lines = batch_server.batch_requests()
+    assert len(lines) == 3 * ROWS and len(batch_server.created) == 1
+    assert Counter(answer_of(line) for line in lines) == {f"Use myStudies ({n}).": 3 for n in range(ROWS)}
+    assert {line["body"]["temperature"] for line in lines} == {0.7} and {line["body"]["model"] for line in lines} == {
+        "gpt-4o"}
+    assert sorted(tuple(line["custom_id"].split("-")[1:3]) for line in lines if answer_of(line) == "Use myStudies (0).") \
+        == [("k0", "s1"), ("k0", "s2"), ("k0", "s3")]
+    assert [body for body in batch_server.bodies() if len(body["messages"]) != 2] == []  # nothing asked live
+    _, results = read_results(tmp_path / "rows.results.csv")
+    assert {(row["status"], row["samples"]) for row in results} == {("scored", "3")}
+    assert [(row["result_tag"], row["unsure"], row["agreement"]) for row in results if row["unsure"] == "true"] == [
+        ("Generic", "true", "0.6667")]
+    assert "unsure rows 1: rows 6" in flat(out)  # row 4 of the data is line 6 of the file
+    half = builtin_prices().cost("gpt-4o", 1_000, 100, batch=True) or 0
+    assert history(tmp_path, "SELECT round(sum(cost_usd), 8) FROM judgment") == [(round(3 * ROWS * half, 8),)]
+    assert history(tmp_path, "SELECT count(*), round(sum(cost_usd), 8) FROM judgment_sample") == [
+        (3 * ROWS, round(3 * ROWS * half, 8))]
+
+
+def priced(script: Script):
+    """`script`'s replies, each billed 1,000 tokens in and 100 out."""
+    def answer(body: dict) -> Reply:
+        reply = script(body)
+        reply.tokens_in, reply.tokens_out = 1_000, 100
+        return reply
+
+    return answer
+
+
+def test_a_jury_of_two_models_on_one_endpoint_sends_a_batch_file_per_model(tmp_path, batch_server) -> None:
+    rows_file(tmp_path, 4)
+
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", "--judges",
+                         "gpt-4o,gpt-4o-mini", server=batch_server, **FAST)
+
+    assert code == 0, out
+    assert len(batch_server.created) == 2  # a batch file holds the requests of one model
+    files = [[json.loads(line) for line in content.decode().splitlines()]
+             for purpose, content in batch_server.files.values() if purpose == "batch"]
+    assert sorted({line["body"]["model"] for line in lines} == {model} for lines, model in
+                  zip(files, ("gpt-4o", "gpt-4o-mini"), strict=True)) == [True, True]
+    assert sorted(len(lines) for lines in files) == [4, 4]
+    assert {line["custom_id"].split("-")[1] for line in files[1]} == {"k1"}
+    assert history(tmp_path, "SELECT DISTINCT judge_model, status, samples, unsure FROM judgment") == [
+        ("gpt-4o+gpt-4o-mini", "scored", 2, 0)]
+    assert history(tmp_path, "SELECT judge_model, count(*) FROM judgment_sample GROUP BY 1 ORDER BY 1") == [
+        ("gpt-4o", 4), ("gpt-4o-mini", 4)]
+    prices = builtin_prices()
+    each = (prices.cost("gpt-4o", 1_000, 100, batch=True) or 0) + (prices.cost("gpt-4o-mini", 1_000, 100, batch=True)
+                                                                   or 0)
+    assert history(tmp_path, "SELECT round(sum(cost_usd), 8) FROM judgment") == [(round(4 * each, 8),)]
+
+
+def test_an_expired_batch_keeps_the_samples_it_answered_and_a_live_resume_asks_only_the_rest(tmp_path,
+                                                                                              batch_server) -> None:
+    batch_server.plan, batch_server.partial = ["in_progress", "expired"], 4  # row 0: 3 of 3 samples; row 1: 1 of 3
+    rows_file(tmp_path, 2)
+
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", "--samples", "3",
+                         server=batch_server, **FAST)
+
+    assert code == 1, out
+    assert "batch batch_1 expired with 2 of its 6 requests not judged" in flat(out)
+    assert history(tmp_path, "SELECT answer, status FROM judgment ORDER BY id") == [
+        ("Use myStudies (0).", "scored"), ("Use myStudies (1).", "pending")]
+    assert history(tmp_path, "SELECT j.answer, s.sample FROM judgment_sample s JOIN judgment j ON j.id = s.judgment_id "
+                             "WHERE j.answer = 'Use myStudies (1).'") == [("Use myStudies (1).", 1)]
+    asked = len(batch_server.bodies())
+
+    code, out = judgebot(tmp_path, "resume", "1", "--yes", server=batch_server, **FAST)
+
+    assert code == 0, out
+    live = batch_server.bodies()[asked:]
+    assert [triple_of(body)[2] for body in live] == ["Use myStudies (1).", "Use myStudies (1)."]  # the 2 missing
+    assert {body["temperature"] for body in live} == {0.7} and len(batch_server.created) == 1
+    assert history(tmp_path, "SELECT status, samples FROM judgment") == [("scored", 3), ("scored", 3)]
+    assert history(tmp_path, "SELECT sample FROM judgment_sample s JOIN judgment j ON j.id = s.judgment_id "
+                             "WHERE j.answer = 'Use myStudies (1).' ORDER BY sample") == [(1,), (2,), (3,)]

@@ -133,9 +133,7 @@ class FileRuns:
         assert share.progress_ts is not None
         await self.ctx.db(move_share, share_id=share.id, to=ShareState.PAUSED, owner=None,
                           note="waiting for Start: " + (over or f"estimate {estimate.cost_text()}"))
-        # The Batch API judges each row once with one judge (see bot.runs.batch)
-        single = len(estimate.judges) == 1 and estimate.samples == 1
-        batch = estimate.through_batch(self.ctx.bench.prices.batch_share) if single else None
+        batch = estimate.through_batch(self.ctx.bench.prices.batch_share)
         await self.ctx.say.edit(share.channel_id, share.progress_ts,
                                 budget_view.cost_question(run, rubric.title, estimate, over_budget=over, batch=batch),
                                 what="a cost question")
@@ -205,9 +203,10 @@ class FileRuns:
         try:
             panel = self.ctx.panel_of(run)
             if by_batch:
-                outcome = await judge_by_batch(self.ctx.store, run, rubric, panel.clients[0], prices=panel.prices,
+                outcome = await judge_by_batch(self.ctx.store, run, rubric, panel, prices=panel.prices,
                                                poll_seconds=self.limits.batch_poll, on_progress=shown.update,
-                                               new_parts=batch, cancel=active.cancel)
+                                               new_parts=batch, cancel=active.cancel,
+                                               unsure_spread=self.ctx.bench.unsure_spread)
             else:
                 outcome = await execute_run(self.ctx.store, run, rubric, panel, concurrency=self.limits.concurrency,
                                             on_progress=shown.update, cancel=active.cancel, statuses=RESUMABLE,

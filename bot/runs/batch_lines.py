@@ -1,0 +1,284 @@
+"""What a run's batch files hold and what their replies become: one line per slot (a row, a judge of the panel, a
+sample), named so that its reply finds its row again; each reply validated like a live one and saved as the row's
+verdict (one judge asked once) or as one of the row's samples, the row's verdict once every slot has one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.errors import JudgebotError
+from bot.judge import build_messages, cache_key, is_bare, judge, new_boundary, provenance, sample_key, schema_name
+from bot.jury import Panel
+from bot.llm import JudgeClient, NotACompletion, completion_from
+from bot.prices import PriceTable
+from bot.records import RowState, Triple, Verdict
+from bot.rubric import Rubric
+from bot.runs.execute import reused_verdict
+from bot.samples import Sampled, combine
+from bot.store import Judgment, JudgmentSample, Run, Store
+from bot.store.samples import SAMPLE_FIELDS, known_samples, samples_by_judgment, save_sample
+
+ENDPOINT = "/v1/chat/completions"
+CUSTOM_ID = re.compile(r"j(\d+)(?:-k(\d+)-s(\d+))?-(.+)")  # lines sent before juries were batched name no judge
+ANSWERS_AT_ONCE = 256  # replies of an output file validated together (a repair, when needed, is asked live)
+
+Slot = tuple[int, int, int]  # a row's id, the index of its judge in the panel, the sample number (from 1)
+
+
+@dataclass
+class Job:
+    """One run judged through the Batch API: where it is kept, its rubric and judges, how its verdicts are made."""
+
+    store: Store
+    run: Run
+    rubric: Rubric
+    panel: Panel
+    prices: PriceTable
+    unsure_spread: float
+    temperature: float | None = field(init=False)  # as asked: it keys the samples, as it does live
+
+    def __post_init__(self) -> None:
+        self.temperature = self.panel.temperature
+
+    @property
+    def single(self) -> bool:
+        """One judge asked once per row: the row's verdict is its one reply, no samples kept apart."""
+        return self.panel.single
+
+    @property
+    def scope(self) -> int | None:
+        """Where cached verdicts and samples may come from: a fresh run reuses only its own."""
+        return self.run.id if self.run.fresh else None
+
+    def client(self, judge_index: int) -> JudgeClient:
+        """The judge at `judge_index` of the panel."""
+        return self.panel.clients[judge_index]
+
+    def row_key(self, triple: Triple) -> str:
+        """The key a row's verdict is saved under, as a live run saves it."""
+        if self.single:
+            return cache_key(self.rubric, self.client(0).model, triple)
+        return cache_key(self.rubric, f"{self.panel.name}\x1f{self.panel.samples} at {self.temperature}", triple)
+
+    def sample_key(self, triple: Triple, judge_index: int, number: int) -> str:
+        """The key one sample is saved under, as a live run saves it."""
+        return sample_key(self.rubric, self.client(judge_index).model, triple, number, self.temperature)
+
+
+@dataclass
+class Line:
+    """One request of a batch file, and the slot it asks for."""
+
+    slot: Slot
+    text: str
+
+
+def triple_of(row: Judgment) -> Triple:
+    """The texts a row is judged on."""
+    return Triple(question=row.question, reference=row.reference, answer=row.answer)
+
+
+def custom_id(slot: Slot, boundary: str) -> str:
+    """The id a batch line carries: its row, judge and sample, and the boundary its texts were fenced with (asked
+    again on repair)."""
+    judgment_id, judge_index, number = slot
+    return f"j{judgment_id}-k{judge_index}-s{number}-{boundary}"
+
+
+def parse_custom_id(text: str) -> tuple[Slot, str] | None:
+    """(slot, boundary) of a batch line's id; None for one not ours."""
+    found = CUSTOM_ID.fullmatch(text)
+    if found is None:
+        return None
+    judgment_id, judge_index, number, boundary = found.groups()
+    return (int(judgment_id), int(judge_index or 0), int(number or 1)), boundary
+
+
+def make_line(job: Job, row: Judgment, judge_index: int, number: int) -> Line:
+    """The batch line asking the judge at `judge_index` for sample `number` of `row`, with that judge's model and
+    temperature."""
+    boundary = new_boundary()
+    body = job.client(judge_index).request_body(build_messages(job.rubric, triple_of(row), boundary),
+                                                schema_name=schema_name(job.rubric), schema=job.rubric.reply_schema)
+    slot = (row.id, judge_index, number)
+    text = json.dumps({"custom_id": custom_id(slot, boundary), "method": "POST", "url": ENDPOINT, "body": body},
+                      ensure_ascii=False)
+    return Line(slot, text)
+
+
+def is_malformed(job: Job, row: Judgment) -> bool:
+    """A bare answer the rubric marks malformed: never sent to a judge."""
+    return job.rubric.bare_answers == "malformed" and is_bare(row.answer)
+
+
+async def save_malformed(job: Job, row: Judgment) -> None:
+    """The verdict of a row never sent (see `is_malformed`), saved as a live run saves it."""
+    client = job.client(0)
+    verdict = await judge(job.rubric, triple_of(row), client)
+    verdict.cost_usd = job.prices.cost(client.model, 0, 0, 0)
+    if not job.single:
+        verdict = verdict.model_copy(update={"judge_model": job.panel.name})
+    await asyncio.to_thread(job.store.save_verdict, row.id, verdict, cache_key=job.row_key(triple_of(row)))
+
+
+def settle(job: Job, rows: list[Judgment], taken: set[Slot]) -> list[Slot]:
+    """The slots of `rows` still to ask, after reusing what the history holds (verdicts, samples) and making a row
+    whose every slot has a sample its verdict. Slots in `taken` are in a batch already."""
+    if job.single:
+        return [(row.id, 0, 1) for row in rows if (row.id, 0, 1) not in taken and not _reuse_verdict(job, row)]
+    missing: list[Slot] = []
+    for row in rows:
+        missing += _reuse_samples(job, row, taken)
+    return missing
+
+
+def _reuse_verdict(job: Job, row: Judgment) -> bool:
+    """Save a cached verdict on the same texts as the row's; False when there is none."""
+    triple = triple_of(row)
+    key = job.row_key(triple)
+    cached = job.store.find_cached(key, run_id=job.scope)
+    if cached is None:
+        return False
+    job.store.save_verdict(row.id, reused_verdict(cached, job.rubric, job.client(0).model, triple), cache_key=key,
+                           cached_from=cached.id)
+    return True
+
+
+def _reuse_samples(job: Job, row: Judgment, taken: set[Slot]) -> list[Slot]:
+    """A row's slots with no sample saved, none to reuse and none in a batch; its verdict saved when none is left."""
+    triple = triple_of(row)
+    keys = {(index, number): job.sample_key(triple, index, number)
+            for index in range(len(job.panel.clients)) for number in range(1, job.panel.samples + 1)}
+    saved, cached = known_samples(job.store, row.id, keys.values(), run_id=job.scope)
+    have = {(sample.judge_model, sample.sample) for sample in saved}
+    reused: dict[tuple[str, int], int] = {}
+    missing: list[Slot] = []
+    in_batch = False
+    for (index, number), key in keys.items():
+        model = job.client(index).model
+        if (model, number) in have:
+            continue
+        if (found := cached.get(key)) is not None:
+            save_sample(job.store, judgment_id=row.id, run_id=job.run.id, judge_model=model, sample=number,
+                        verdict=as_verdict(found, job.rubric, triple, reused=True), cache_key=key,
+                        cached_from=found.id)
+            reused[(model, number)] = found.judgment_id
+        elif (row.id, index, number) in taken:
+            in_batch = True
+        else:
+            missing.append((row.id, index, number))
+    if not missing and not in_batch:
+        finish_rows(job, [row], reused)
+    return missing
+
+
+def as_verdict(saved: JudgmentSample, rubric: Rubric, triple: Triple, *, reused: bool = False) -> Verdict:
+    """A saved sample as a verdict: as it was, or (reused from another row) at no cost under today's provenance."""
+    found = {name: getattr(saved, name) for name in SAMPLE_FIELDS if getattr(saved, name) is not None}
+    if reused:
+        found.update(tokens_in=0, tokens_out=0, tokens_cached=0, cost_usd=0.0, latency_ms=0, attempts=0)
+    return Verdict(**{**provenance(rubric, saved.judge_model, triple), **found})
+
+
+def finish_rows(job: Job, rows: Iterable[Judgment], reused: dict[tuple[str, int], int] | None = None) -> int:
+    """Save the verdict of each row whose every slot has a sample, combined as live; how many were saved.
+
+    `reused` names the judgment each slot reused just now was taken from: a row reused whole from one judgment
+    records it, as live.
+    """
+    rows = list(rows)
+    found = samples_by_judgment(job.store, [row.id for row in rows])
+    saved = 0
+    for row in rows:
+        by_slot = {(sample.judge_model, sample.sample): sample for sample in found.get(row.id, [])}
+        slots = [(client.model, number) for client, number in job.panel.slots]
+        if not all(slot in by_slot for slot in slots):
+            continue
+        triple = triple_of(row)
+        sampled = [Sampled(model, number, as_verdict(by_slot[(model, number)], job.rubric, triple),
+                           (reused or {}).get((model, number))) for model, number in slots]
+        verdict = combine(sampled, judge_model=job.panel.name, unsure_spread=job.unsure_spread)
+        sources = {item.reused_from for item in sampled}
+        source = sources.pop() if len(sources) == 1 and None not in sources else None
+        saved += job.store.save_verdict(row.id, verdict, cache_key=job.row_key(triple), cached_from=source)
+    return saved
+
+
+def pending_rows(store: Store, judgment_ids: Iterable[int]) -> list[Judgment]:
+    """The rows among `judgment_ids` still pending."""
+    from sqlmodel import col, select
+
+    ids = list(set(judgment_ids))
+    found: list[Judgment] = []
+    with store.session() as session:
+        for start in range(0, len(ids), 500):  # under every database's limit of bound parameters
+            found += session.exec(select(Judgment).where(col(Judgment.id).in_(ids[start:start + 500]),
+                                                         Judgment.status == RowState.PENDING))
+    return found
+
+
+async def collect(job: Job, content: str) -> int:
+    """Save what every answered line of a batch's output or error file gives; how many lines were answered."""
+    answers: list[tuple[Slot, str, dict[str, Any]]] = []
+    for raw in content.splitlines():
+        if not raw.strip():
+            continue
+        line = json.loads(raw)
+        found = parse_custom_id(str(line.get("custom_id") or ""))
+        response = line.get("response") or {}
+        if found is None or response.get("status_code") != 200 or found[0][1] >= len(job.panel.clients):
+            continue  # expired or refused: its slot stays to ask
+        answers.append((found[0], found[1], response.get("body") or {}))
+    for start in range(0, len(answers), ANSWERS_AT_ONCE):
+        await _save_answers(job, answers[start:start + ANSWERS_AT_ONCE])
+    return len(answers)
+
+
+async def _save_answers(job: Job, answers: list[tuple[Slot, str, dict[str, Any]]]) -> None:
+    """Validate replies together (repairs asked live meanwhile), save each, then the verdicts of the rows they
+    complete; a problem every request would hit (RunStopped) is raised once the others are saved."""
+    rows = {row.id: row for row in await asyncio.to_thread(pending_rows, job.store, (a[0][0] for a in answers))}
+    asked = [(slot, boundary, body) for slot, boundary, body in answers if slot[0] in rows]
+    results = await asyncio.gather(*(reply_verdict(job, triple_of(rows[slot[0]]), slot[1], boundary, body)
+                                     for slot, boundary, body in asked), return_exceptions=True)
+    verdicts = [(slot, result) for (slot, _, _), result in zip(asked, results, strict=True)
+                if isinstance(result, Verdict)]
+    await asyncio.to_thread(_save_verdicts, job, rows, verdicts)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+
+
+def _save_verdicts(job: Job, rows: dict[int, Judgment], verdicts: list[tuple[Slot, Verdict]]) -> None:
+    """Each reply as its row's verdict (one judge asked once) or as a sample; then the rows every slot answers."""
+    for (judgment_id, judge_index, number), verdict in verdicts:
+        triple = triple_of(rows[judgment_id])
+        if job.single:
+            job.store.save_verdict(judgment_id, verdict, cache_key=job.row_key(triple))
+        else:
+            save_sample(job.store, judgment_id=judgment_id, run_id=job.run.id, judge_model=job.client(judge_index).model,
+                        sample=number, verdict=verdict, cache_key=job.sample_key(triple, judge_index, number))
+    if not job.single:
+        finish_rows(job, [rows[judgment_id] for judgment_id in {slot[0] for slot, _ in verdicts}])
+
+
+async def reply_verdict(job: Job, triple: Triple, judge_index: int, boundary: str, body: dict[str, Any]) -> Verdict:
+    """A batch reply validated like a live one (its repair, when needed, asked live), costed at the batch price for
+    the batch reply and the live price for the repair."""
+    client = job.client(judge_index)
+    try:
+        first = completion_from(body)
+    except (NotACompletion, JudgebotError) as err:
+        return Verdict(status=RowState.ERROR, error=str(err), **provenance(job.rubric, client.model, triple))
+    verdict = await judge(job.rubric, triple, client, boundary=boundary, first=first)
+    prices = job.prices
+    batch_cost = prices.cost(client.model, first.tokens_in, first.tokens_out, first.cached_tokens, batch=True)
+    live_cost = prices.cost(client.model, verdict.tokens_in - first.tokens_in, verdict.tokens_out - first.tokens_out,
+                            verdict.tokens_cached - first.cached_tokens)
+    verdict.cost_usd = None if batch_cost is None or live_cost is None else batch_cost + live_cost
+    return verdict
