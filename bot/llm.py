@@ -24,6 +24,7 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from bot.config import Settings
+from bot.context_window import ContextWindow, discover
 from bot.errors import JudgeCallError, RunStopped, SetupError
 from bot.pacing import Throttle, backoff, rate_limit_wait, retry_after
 
@@ -184,6 +185,9 @@ class JudgeClient:
         self.modes: dict[tuple[str, str, str], OutputMode] = {}
         self._portable: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.reached = False  # the endpoint has answered once: a refused connection now is a blip, not a wrong URL
+        self._window: ContextWindow | None = None
+        self._window_asked = False
+        self._window_lock = asyncio.Lock()
 
     def sibling(self, *, model: str | None = None, temperature: float | None = None) -> JudgeClient:
         """A client for another model or temperature that asks through these connections, shares this throttle and
@@ -201,6 +205,18 @@ class JudgeClient:
         host = f"[{url.host}]" if ":" in url.host else url.host
         port = f":{url.port}" if url.port is not None else ""
         return f"{url.scheme}://{host}{port}{url.path}".rstrip("/")
+
+    async def context_window(self) -> ContextWindow | None:
+        """The judge model's context window, asked of the endpoint at the first call and kept; None when unknown."""
+        if not self._window_asked:
+            async with self._window_lock:
+                if not self._window_asked:
+                    try:
+                        self._window = await discover(self.client, self.model)
+                    except Exception:  # an endpoint that answers discovery oddly is judged as if it had not been asked
+                        log.warning("could not learn the context window of %s", self.model, exc_info=True)
+                    self._window_asked = True
+        return self._window
 
     def mode_for(self, schema_name: str, schema: dict[str, Any]) -> OutputMode:
         """The output mode requests with this schema are sent with now."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from bot.context_window import room_for_row
 from bot.errors import JudgebotError, RubricChanged, RunBusy, RunNotResumable, RunStopped
 from bot.figures import money
 from bot.judge import cache_key, failure_verdict, is_bare, judge, provenance, sample_key
@@ -18,6 +19,7 @@ from bot.jury import Panel
 from bot.llm import JudgeClient
 from bot.records import CLAIMABLE, JUDGED_FIELDS, UNSCORED, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
+from bot.runs.estimate import prompt_tokens, schema_reply_tokens
 from bot.samples import UNSURE_SPREAD, Sampled, combine
 from bot.store import Judgment, JudgmentSample, Run, Store, process_name, utcnow
 from bot.store.samples import SAMPLE_FIELDS, known_samples, save_sample
@@ -172,6 +174,7 @@ class _Execution:
         self.budget = budget
         self.spent = 0.0  # USD of this session's verdicts
         self.started = time.monotonic()
+        self.room: float | None = None  # tokens a row needs besides its texts; counted once a judge's context is known
         # Database calls of the hot path run on one thread of their own: the event loop never waits on
         # the database, and a single writer never contends with itself for SQLite's lock.
         self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgebot-db")
@@ -294,6 +297,12 @@ class _Execution:
     async def judge(self, triple: Triple, client: JudgeClient | None = None) -> Verdict:
         client = client or self.client
         try:
+            if (window := await client.context_window()) is not None:
+                # A local server cuts a prompt longer than its context and answers anyway: refuse the row instead.
+                if self.room is None:
+                    self.room = room_for_row(prompt_tokens(self.rubric), schema_reply_tokens(self.rubric))
+                if (reason := window.overflow(self.room, (triple.question, triple.reference, triple.answer))):
+                    return failure_verdict(self.rubric, client.model, triple, reason)
             verdict = await judge(self.rubric, triple, client)
             verdict.cost_usd = self.panel.prices.cost(client.model, verdict.tokens_in, verdict.tokens_out,
                                                       verdict.tokens_cached)

@@ -212,6 +212,10 @@ class FakeJudgeServer(ThreadedServer):
         self.reject_json_schema = False
         self.reject_response_format = False
         self.requests: list[dict[str, Any]] = []
+        # What the routes that tell a model's context answer, by path ("/v1/models", "/api/show", "/api/ps",
+        # "/props"): a JSON body, or an HTTP status. A path not scripted answers 404, as an endpoint without it does.
+        self.discovery: dict[str, Any] = {}
+        self.discovery_requests: list[tuple[str, Any]] = []  # (path, JSON body or None) of each, in order
         self.arrivals: list[float] = []  # time.monotonic() of each request, in order
         self.in_flight = 0
         self.peak_in_flight = 0  # the most requests this server held open at once
@@ -233,6 +237,19 @@ class FakeJudgeServer(ThreadedServer):
     def routes(self, app: web.Application) -> None:
         """The chat completions endpoint."""
         app.router.add_post("/v1/chat/completions", self._complete)
+        for path in ("/v1/models", "/api/ps", "/props"):  # vLLM and OpenRouter, Ollama, llama.cpp
+            app.router.add_get(path, self._discover)
+        app.router.add_post("/api/show", self._discover)  # Ollama
+
+    async def _discover(self, request: web.Request) -> web.Response:
+        """A discovery route: its scripted JSON, a scripted status, or 404 when not scripted."""
+        body = await request.json() if request.can_read_body else None
+        with self._lock:
+            self.discovery_requests.append((request.path, body))
+            answer = self.discovery.get(request.path, 404)
+        if isinstance(answer, int):
+            return web.json_response({"error": {"message": "Not Found", "type": "not_found"}}, status=answer)
+        return web.json_response(answer)
 
     def gap(self) -> float:
         """Seconds between the first request and the last: what a client waited between them, and the last send."""
