@@ -207,6 +207,16 @@ def test_three_samples_by_batch_are_three_lines_a_row_combined_like_live(tmp_pat
     assert history(tmp_path, "SELECT count(*), round(sum(cost_usd), 8) FROM judgment_sample") == [
         (3 * ROWS, round(3 * ROWS * half, 8))]
 
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", "--samples", "3",
+                         "--out", "again.csv", server=batch_server, **FAST)
+
+    assert code == 0, out
+    assert len(batch_server.created) == 1 and len(batch_server.bodies()) == 3 * ROWS  # every sample reused
+    assert history(tmp_path, "SELECT count(*), sum(cost_usd), count(cached_from) FROM judgment WHERE run_id = 2") == [
+        (ROWS, 0.0, ROWS)]
+    _, again = read_results(tmp_path / "again.csv")
+    assert [row["unsure"] for row in again] == [row["unsure"] for row in results]
+
 
 def priced(script: Script):
     """`script`'s replies, each billed 1,000 tokens in and 100 out."""
@@ -267,3 +277,37 @@ def test_an_expired_batch_keeps_the_samples_it_answered_and_a_live_resume_asks_o
     assert history(tmp_path, "SELECT status, samples FROM judgment") == [("scored", 3), ("scored", 3)]
     assert history(tmp_path, "SELECT sample FROM judgment_sample s JOIN judgment j ON j.id = s.judgment_id "
                              "WHERE j.answer = 'Use myStudies (1).' ORDER BY sample") == [(1,), (2,), (3,)]
+
+
+def test_a_jury_across_endpoints_sends_each_its_own_batch_or_says_which_has_no_batch_api(tmp_path,
+                                                                                          batch_server) -> None:
+    other = BatchJudgeServer().start()
+    try:
+        other.responder = lambda body: Reply(content=eth_reply("Generic").content, tokens_in=1_000, tokens_out=100)
+        jury = tmp_path / "jury.yaml"
+        jury.write_text(f"- model: gpt-4o\n- model: gpt-4o-mini\n  base_url: {other.base_url}\n  key_env: OTHER_KEY\n")
+        rows_file(tmp_path, 3)
+
+        code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", "--judges-file", jury,
+                             server=batch_server, OTHER_KEY="other-secret", **FAST)
+
+        assert code == 0, out
+        assert (batch_server.created, other.created) == (["batch_1"], ["batch_1"])
+        assert {line["body"]["model"] for line in batch_server.batch_requests()} == {"gpt-4o"}
+        assert {line["body"]["model"] for line in other.batch_requests()} == {"gpt-4o-mini"}
+        assert history(tmp_path, "SELECT DISTINCT status, tag, unsure, agreement FROM judgment") == [
+            ("scored", "Correct", 1, 0.5)]
+
+        other.batch_api = False
+        code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", "--judges-file", jury,
+                             "--fresh", server=batch_server, OTHER_KEY="other-secret", **FAST)
+
+        text = flat(out)
+        assert code == 1, out
+        assert f"the judge endpoint {other.base_url.rstrip('/')} (of judge gpt-4o-mini) has no Batch API" in text
+        assert len(batch_server.created) == 1  # said before anything was sent
+        code, out = judgebot(tmp_path, "resume", "2", server=batch_server, OTHER_KEY="other-secret", **FAST)
+        assert code == 0, out
+        assert history(tmp_path, "SELECT status, count(*) FROM judgment WHERE run_id = 2 GROUP BY 1") == [("scored", 3)]
+    finally:
+        other.stop()

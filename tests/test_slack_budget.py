@@ -153,3 +153,27 @@ async def test_half_price_via_batch_waits_through_a_restart_and_summarises(bot_s
     assert not [body for body in server.bodies() if len(body["messages"]) != 2]  # nothing asked live
     summary = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
     assert f"${12 * ROW_COST / 2:.4f}" in summary  # billed at half price
+
+
+async def test_half_price_via_batch_takes_samples_each_a_line_of_the_batch(bot_settings, slack_server) -> None:
+    from tests.servers.batch_server import BatchJudgeServer
+
+    server = BatchJudgeServer().start()
+    server.responder = billed
+    settings = {"openai_base_url": server.base_url, "confirm_above_usd": 0.01, "batch_poll_seconds": 0.05}
+    running, slack = await priced_bot(bot_settings, slack_server, **settings)
+    try:
+        event = await share(slack, slack_server, rows(4, "s"), text="eth samples: 3")
+        asked = await wait_until(lambda: question_of(slack_server, event), what="the cost question")
+        assert set(buttons(asked)) == {RESUME_RUN, BATCH_RUN, CANCEL_RUN}
+        assert "4 rows x 3 samples" in blocks_text(asked)
+        await slack.click(BATCH_RUN, buttons(asked)[BATCH_RUN], channel="C0GENERAL", message_ts=asked["ts"])
+        await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    finally:
+        await running.stop()
+        server.stop()
+    lines = server.batch_requests()
+    assert server.created == ["batch_1"] and len(lines) == 12 and {line["body"]["temperature"] for line in lines} == {0.7}
+    assert not [body for body in server.bodies() if len(body["messages"]) != 2]  # nothing asked live
+    summary = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    assert f"${12 * ROW_COST / 2:.4f}" in summary  # every sample billed at half price
