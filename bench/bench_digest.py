@@ -104,8 +104,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         path = args.db or Path(scratch) / "bench.db"
         store = Store.open(f"sqlite:///{path}")
-        if not store.engine.connect().exec_driver_sql(f"SELECT 1 FROM judgment WHERE channel_id = '{CHANNEL}' "
-                                                      "LIMIT 1").first():
+        with store.engine.connect() as conn:  # closed at once: a connection left open holds SQLite's write lock
+            filled = conn.exec_driver_sql(f"SELECT 1 FROM judgment WHERE channel_id = '{CHANNEL}' LIMIT 1").first()
+        if not filled:
             began = time.perf_counter()
             fill(store, rows=args.rows, weeks=args.weeks, other_rows=args.other_rows,
                  end=period.end.astimezone(UTC))
