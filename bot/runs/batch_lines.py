@@ -242,8 +242,8 @@ async def collect(job: Job, content: str) -> int:
 async def _save_answers(job: Job, answers: list[tuple[Slot, str, dict[str, Any]]]) -> None:
     """Validate replies together (repairs asked live meanwhile), save each, then the verdicts of the rows they
     complete; a problem every request would hit (RunStopped) is raised once the others are saved."""
-    rows = {row.id: row for row in await asyncio.to_thread(pending_rows, job.store, (a[0][0] for a in answers))}
-    asked = [(slot, boundary, body) for slot, boundary, body in answers if slot[0] in rows]
+    rows, done = await asyncio.to_thread(_open_slots, job, [slot for slot, _, _ in answers])
+    asked = [(slot, boundary, body) for slot, boundary, body in answers if slot[0] in rows and slot not in done]
     results = await asyncio.gather(*(reply_verdict(job, triple_of(rows[slot[0]]), slot[1], boundary, body)
                                      for slot, boundary, body in asked), return_exceptions=True)
     verdicts = [(slot, result) for (slot, _, _), result in zip(asked, results, strict=True)
@@ -254,8 +254,21 @@ async def _save_answers(job: Job, answers: list[tuple[Slot, str, dict[str, Any]]
             raise result
 
 
+def _open_slots(job: Job, slots: list[Slot]) -> tuple[dict[int, Judgment], set[Slot]]:
+    """The pending rows of `slots`, and those of the slots with a sample saved already (collected before a stop):
+    their replies are not validated again, so no repair is paid twice."""
+    rows = {row.id: row for row in pending_rows(job.store, (slot[0] for slot in slots))}
+    if job.single:
+        return rows, set()
+    index = {client.model: number for number, client in enumerate(job.panel.clients)}
+    saved = samples_by_judgment(job.store, list(rows))
+    return rows, {(judgment_id, index[sample.judge_model], sample.sample) for judgment_id, found in saved.items()
+                  for sample in found if sample.judge_model in index}
+
+
 def _save_verdicts(job: Job, rows: dict[int, Judgment], verdicts: list[tuple[Slot, Verdict]]) -> None:
-    """Each reply as its row's verdict (one judge asked once) or as a sample; then the rows every slot answers."""
+    """Each reply as its row's verdict (one judge asked once) or as a sample; then the verdicts of the rows whose
+    every slot has a sample."""
     for (judgment_id, judge_index, number), verdict in verdicts:
         triple = triple_of(rows[judgment_id])
         if job.single:
@@ -263,8 +276,8 @@ def _save_verdicts(job: Job, rows: dict[int, Judgment], verdicts: list[tuple[Slo
         else:
             save_sample(job.store, judgment_id=judgment_id, run_id=job.run.id, judge_model=job.client(judge_index).model,
                         sample=number, verdict=verdict, cache_key=job.sample_key(triple, judge_index, number))
-    if not job.single:
-        finish_rows(job, [rows[judgment_id] for judgment_id in {slot[0] for slot, _ in verdicts}])
+    if not job.single:  # every row this file answers: also those whose samples were all saved before a stop
+        finish_rows(job, rows.values())
 
 
 async def reply_verdict(job: Job, triple: Triple, judge_index: int, boundary: str, body: dict[str, Any]) -> Verdict:
