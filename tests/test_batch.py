@@ -311,3 +311,33 @@ def test_a_jury_across_endpoints_sends_each_its_own_batch_or_says_which_has_no_b
         assert history(tmp_path, "SELECT status, count(*) FROM judgment WHERE run_id = 2 GROUP BY 1") == [("scored", 3)]
     finally:
         other.stop()
+
+
+async def test_an_output_collected_again_after_a_stop_asks_no_repair_twice(batch_server, store, rubrics) -> None:
+    from bot.jury import Panel
+    from bot.llm import make_judge_client
+    from bot.runs import start_run
+    from bot.runs.batch_lines import Job, collect, make_line
+    from bot.store.samples import samples_of
+    from tests.test_samples import rows_of
+
+    batch_server.responder = lambda body: eth_reply("Correct")  # the repairs
+    eth = rubrics.get("eth")
+    async with make_judge_client(api_key="k", base_url=batch_server.base_url, model="gpt-4o", timeout=10,
+                                 max_retries=0, concurrency=4, temperature=0.7) as client:
+        panel = Panel([client], samples=3)
+        run = start_run(store, rubric=eth, rows=rows_of("x"), columns=["answer"], **panel.run_fields())
+        job = Job(store, run, eth, panel, builtin_prices(), 25.0)
+        row = next(store.iter_judgments(run.id))
+        lines = [json.loads(make_line(job, row, 0, number).text) for number in (1, 2)]  # sample 3 not answered
+        replies = [Reply(content='{"correctness": 7}'), eth_reply("Correct")]  # sample 1 breaks the rubric
+        content = "".join(json.dumps({"custom_id": line["custom_id"], "response": {
+            "status_code": 200, "body": BatchJudgeServer.completion(line["body"], reply)}}) + "\n"
+            for line, reply in zip(lines, replies, strict=True))
+
+        assert await collect(job, content) == 2
+        assert await collect(job, content) == 2  # as after a stop before the part was marked ended
+
+    assert len(batch_server.bodies()) == 1  # the one repair, asked once
+    assert sorted((s.sample, s.status) for s in samples_of(store, row.id)) == [(1, "scored"), (2, "scored")]
+    assert next(store.iter_judgments(run.id)).status == "pending"  # sample 3 is still to ask
