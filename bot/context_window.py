@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 # Ollama's context when neither the model (num_ctx) nor a loaded instance says otherwise. Recent Ollama versions pick
 # a larger default by VRAM (32k from 24 GiB, 256k from 48 GiB) or take OLLAMA_CONTEXT_LENGTH, which /api/show does not
-# report: the figure is a floor, and a model that is loaded reports its real one in /api/ps.
+# report: the figure is a floor, used only when the server's /api/ps does not tell the context of the loaded model.
 OLLAMA_DEFAULT_CONTEXT = 4096
 DISCOVERY_TIMEOUT = 10.0  # seconds each discovery request may take; the judge requests keep their own
 REPAIR_REQUEST_TOKENS = 150  # the repair request: its fixed text and the problems it quotes
@@ -66,8 +66,8 @@ def ollama_window(show: dict[str, Any], running: int | None = None) -> ContextWi
     architecture = reply.model_info.get("general.architecture")
     trained = reply.model_info.get(f"{architecture}.context_length")
     trained = trained if isinstance(trained, int) and trained > 0 else None
-    advice = ("raise it (`PARAMETER num_ctx {tokens}` in the model's Modelfile, then `ollama create`; judgebot reads "
-              "num_ctx from the model, and OLLAMA_CONTEXT_LENGTH only once the model is loaded)")
+    advice = ("raise it: `PARAMETER num_ctx {tokens}` in the model's Modelfile (then `ollama create`), or "
+              "OLLAMA_CONTEXT_LENGTH={tokens} for `ollama serve` (judgebot sees it where `ollama ps` shows a CONTEXT)")
     if running:
         tokens, source = running, "Ollama's context of the loaded model"
     elif (found := _NUM_CTX.search(reply.parameters)) is not None:
@@ -141,7 +141,8 @@ def llama_cpp_window(props: Any) -> ContextWindow | None:
 async def discover(client: AsyncOpenAI, model: str) -> ContextWindow | None:
     """The judge model's context window as the endpoint tells it, or None when it does not (or cannot be asked).
 
-    Asks the endpoint's /models (vLLM, OpenRouter), then Ollama's /api/show (and /api/ps), then llama.cpp's /props,
+    Asks the endpoint's /models (vLLM, OpenRouter), then Ollama's /api/show (and /api/ps, after loading the model
+    when only a loaded model tells its context), then llama.cpp's /props,
     through the client's own connections. An endpoint that cannot be reached stops the asking at once.
     """
     base = str(client.base_url).rstrip("/")
@@ -152,7 +153,7 @@ async def discover(client: AsyncOpenAI, model: str) -> ContextWindow | None:
     try:
         found = listed_window(await _ask(client, "get", "/models"), model)
         if found is None and (show := await _ask(client, "post", f"{root}/api/show", {"model": model})) is not None:
-            found = ollama_window(show, _running_context(await _ask(client, "get", f"{root}/api/ps"), model))
+            found = ollama_window(show, await _ollama_running(client, root, model, show))
         if found is None:
             found = llama_cpp_window(await _ask(client, "get", f"{root}/props"))
     except (openai.APIConnectionError, openai.APITimeoutError):
@@ -160,6 +161,20 @@ async def discover(client: AsyncOpenAI, model: str) -> ContextWindow | None:
     if found is not None:
         log.info("judge model %s: context window %d tokens (%s)", model, found.tokens, found.source)
     return found
+
+
+async def _ollama_running(client: AsyncOpenAI, root: str, model: str, show: Any) -> int | None:
+    """The context Ollama runs `model` with, from /api/ps; when the model names no num_ctx and is not loaded, it is
+    loaded first (as the first judge request would), since the server's default (OLLAMA_CONTEXT_LENGTH, or a size
+    chosen by VRAM) shows nowhere else."""
+    running = _running_context(await _ask(client, "get", f"{root}/api/ps"), model)
+    parameters = show.get("parameters") if isinstance(show, dict) else None
+    if running is not None or (isinstance(parameters, str) and _NUM_CTX.search(parameters)):
+        return running
+    # An empty prompt only loads the model; loading may take as long as a judge request.
+    if await _ask(client, "post", f"{root}/api/generate", {"model": model}, timeout=client.timeout) is None:
+        return None
+    return _running_context(await _ask(client, "get", f"{root}/api/ps"), model)
 
 
 def _running_context(ps: Any, model: str) -> int | None:
@@ -172,15 +187,15 @@ def _running_context(ps: Any, model: str) -> int | None:
     return None
 
 
-async def _ask(client: AsyncOpenAI, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+async def _ask(client: AsyncOpenAI, method: str, path: str, body: dict[str, Any] | None = None, *,
+               timeout: float | openai.Timeout | None = DISCOVERY_TIMEOUT) -> Any:
     """The JSON an endpoint answers to one discovery request; None for an error status or a body that is not JSON.
 
     A connection that fails raises, so that an endpoint that cannot be reached is not asked three times."""
     try:
         if method == "post":
-            return await client.post(path, cast_to=object, body=body,
-                                     options={"timeout": DISCOVERY_TIMEOUT, "max_retries": 0})
-        return await client.get(path, cast_to=object, options={"timeout": DISCOVERY_TIMEOUT, "max_retries": 0})
+            return await client.post(path, cast_to=object, body=body, options={"timeout": timeout, "max_retries": 0})
+        return await client.get(path, cast_to=object, options={"timeout": timeout, "max_retries": 0})
     except (openai.APIConnectionError, openai.APITimeoutError):
         raise
     except (openai.APIError, ValueError) as err:  # a 404, a 405, a page that is not JSON

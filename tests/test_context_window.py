@@ -108,7 +108,8 @@ async def test_a_long_arabic_row_is_refused_with_the_reason_and_never_sent_while
     assert long.status == RowState.ERROR
     assert long.error is not None and long.error.startswith("not sent to the judge: the prompt is about ")
     assert "tokens with room for the reply and a repair, over the judge's context of 4,096 (Ollama's num_ctx)" in long.error
-    assert "`PARAMETER num_ctx 8192` in the model's Modelfile" in long.error and "or shorten the texts" in long.error
+    assert "`PARAMETER num_ctx 8192` in the model's Modelfile (then `ollama create`), or OLLAMA_CONTEXT_LENGTH=8192" \
+        in long.error and long.error.endswith(", or shorten the texts")
     assert not long.tokens_in and not long.cost_usd and not long.attempts  # never billed
     assert [triple_of(body)[2] for body in judge_server.bodies()] == [ANSWER]  # the long row never reached the judge
     # /models first (Ollama's lists no sizes), then Ollama's own API: once for the client, not once per row.
@@ -129,18 +130,27 @@ async def test_the_repair_turn_counts_a_row_that_fits_only_without_it_is_refused
     assert judge_server.bodies() == []
 
 
-@pytest.mark.parametrize(("routes", "tokens", "source"), [
-    ({"/api/show": ollama_show(num_ctx=16384)}, 16384, "Ollama's num_ctx"),
-    ({"/api/show": ollama_show()}, OLLAMA_DEFAULT_CONTEXT, "Ollama's default context, with no num_ctx in the model"),
-    ({"/api/show": ollama_show(num_ctx=65536, trained=32768)}, 32768, "the model's trained context_length"),
-    ({"/api/show": ollama_show(), "/api/ps": ollama_ps(16384)}, 16384, "Ollama's context of the loaded model"),
-    ({"/v1/models": vllm_models(8192)}, 8192, "vLLM's max_model_len"),
-    ({"/props": llama_cpp_props(4096)}, 4096, "llama.cpp's n_ctx per slot"),
-    ({"/v1/models": openrouter_models(131072)}, 131072, "the endpoint's context_length for the model"),
-], ids=["ollama-num-ctx", "ollama-default", "ollama-trained", "ollama-loaded", "vllm", "llama-cpp", "openrouter"])
+SHOW, PS, GENERATE = "/api/show", "/api/ps", "/api/generate"
+LOADED = {"model": MODEL, "created_at": "2026-11-02T08:10:30Z", "response": "", "done": True, "done_reason": "load"}
+
+
+@pytest.mark.parametrize(("routes", "tokens", "source", "asked"), [
+    ({SHOW: ollama_show(num_ctx=16384)}, 16384, "Ollama's num_ctx", [SHOW, PS]),
+    ({SHOW: ollama_show()}, OLLAMA_DEFAULT_CONTEXT, "Ollama's default context, with no num_ctx in the model",
+     [SHOW, PS, GENERATE]),
+    ({SHOW: ollama_show(num_ctx=65536, trained=32768)}, 32768, "the model's trained context_length", [SHOW, PS]),
+    ({SHOW: ollama_show(), PS: ollama_ps(16384)}, 16384, "Ollama's context of the loaded model", [SHOW, PS]),
+    # Not loaded, no num_ctx: the server's own default (OLLAMA_CONTEXT_LENGTH, or by VRAM) shows once it is loaded.
+    ({SHOW: ollama_show(), PS: [{"models": []}, ollama_ps(32768)], GENERATE: LOADED}, 32768,
+     "Ollama's context of the loaded model", [SHOW, PS, GENERATE, PS]),
+    ({"/v1/models": vllm_models(8192)}, 8192, "vLLM's max_model_len", []),
+    ({"/props": llama_cpp_props(4096)}, 4096, "llama.cpp's n_ctx per slot", [SHOW, "/props"]),
+    ({"/v1/models": openrouter_models(131072)}, 131072, "the endpoint's context_length for the model", []),
+], ids=["ollama-num-ctx", "ollama-default", "ollama-trained", "ollama-loaded", "ollama-loaded-to-ask", "vllm",
+        "llama-cpp", "openrouter"])
 async def test_the_context_is_learned_from_each_servers_own_reply(judge_server: FakeJudgeServer, make_client,
-                                                                  routes: dict[str, Any], tokens: int,
-                                                                  source: str) -> None:
+                                                                  routes: dict[str, Any], tokens: int, source: str,
+                                                                  asked: list[str]) -> None:
     judge_server.discovery.update(routes)
     client = make_client()
 
@@ -148,10 +158,9 @@ async def test_the_context_is_learned_from_each_servers_own_reply(judge_server: 
 
     assert {window.tokens if window else None for window in windows} == {tokens}
     assert windows[0] is not None and windows[0].source == source
-    asked = [path for path, _ in judge_server.discovery_requests]
-    assert len(asked) == len(set(asked)) and asked[0] == "/v1/models"  # each route once, at most
+    assert [path for path, _ in judge_server.discovery_requests] == ["/v1/models", *asked]  # once for all five
     await client.context_window()
-    assert len(judge_server.discovery_requests) == len(asked)  # kept, not asked again
+    assert len(judge_server.discovery_requests) == 1 + len(asked)  # kept, not asked again
 
 
 async def test_an_endpoint_that_answers_404_to_discovery_judges_as_before(

@@ -213,7 +213,8 @@ class FakeJudgeServer(ThreadedServer):
         self.reject_response_format = False
         self.requests: list[dict[str, Any]] = []
         # What the routes that tell a model's context answer, by path ("/v1/models", "/api/show", "/api/ps",
-        # "/props"): a JSON body, or an HTTP status. A path not scripted answers 404, as an endpoint without it does.
+        # "/api/generate", "/props"): a JSON body, an HTTP status, or a list of them answered in turn (the last one
+        # again and again). A path not scripted answers 404, as an endpoint without it does.
         self.discovery: dict[str, Any] = {}
         self.discovery_requests: list[tuple[str, Any]] = []  # (path, JSON body or None) of each, in order
         self.arrivals: list[float] = []  # time.monotonic() of each request, in order
@@ -240,6 +241,7 @@ class FakeJudgeServer(ThreadedServer):
         for path in ("/v1/models", "/api/ps", "/props"):  # vLLM and OpenRouter, Ollama, llama.cpp
             app.router.add_get(path, self._discover)
         app.router.add_post("/api/show", self._discover)  # Ollama
+        app.router.add_post("/api/generate", self._discover)  # Ollama: with no prompt, loads the model
 
     async def _discover(self, request: web.Request) -> web.Response:
         """A discovery route: its scripted JSON, a scripted status, or 404 when not scripted."""
@@ -247,6 +249,8 @@ class FakeJudgeServer(ThreadedServer):
         with self._lock:
             self.discovery_requests.append((request.path, body))
             answer = self.discovery.get(request.path, 404)
+            if isinstance(answer, list):
+                answer = answer.pop(0) if len(answer) > 1 else answer[0]
         if isinstance(answer, int):
             return web.json_response({"error": {"message": "Not Found", "type": "not_found"}}, status=answer)
         return web.json_response(answer)
