@@ -23,7 +23,6 @@ from bot.rubric import Rubric
 from bot.runs.batch_lines import (
     Job,
     Line,
-    Slot,
     collect,
     is_malformed,
     make_line,
@@ -34,7 +33,7 @@ from bot.runs.batch_lines import (
 from bot.runs.execute import STALE_AFTER, Progress, RunOutcome
 from bot.samples import UNSURE_SPREAD
 from bot.store import Run, RunBatch, Store, process_name, utcnow
-from bot.store.batches import ENDED, SENT, UPLOADING, add_part, open_parts, slot_code, slots_of, update_part
+from bot.store.batches import ENDED, SENT, UPLOADING, Slot, add_part, open_parts, slots_of, update_part
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +127,7 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
 
 def _client_of(job: Job, part: RunBatch) -> JudgeClient:
     """The judge a part asks, through whose endpoint its batch goes."""
-    slots = slots_of(part, single=job.single)
+    slots = slots_of(part)
     index = slots[0][1] if slots else 0
     return job.client(index if index < len(job.panel.clients) else 0)
 
@@ -161,7 +160,7 @@ async def _send_pending(job: Job) -> None:
     """Every slot of a pending row not in a batch yet: what the history holds reused at once, the others sent in
     parts, each part one judge's. Every endpoint is asked first whether it has the Batch API."""
     taken = {slot for part in await asyncio.to_thread(open_parts, job.store, job.run.id)
-             for slot in slots_of(part, single=job.single)}
+             for slot in slots_of(part)}
     await _check_endpoints(job)
     files: dict[int, _File] = {}
     after = 0
@@ -200,8 +199,7 @@ def _unavailable(job: Job, client: JudgeClient, err: openai.NotFoundError) -> Ba
 
 async def _send_part(job: Job, lines: list[Line]) -> None:
     """Save a part of one judge's lines, then upload it."""
-    codes = [slot[0] if job.single else slot_code(*slot) for slot in (line.slot for line in lines)]
-    part = await asyncio.to_thread(add_part, job.store, job.run.id, codes)
+    part = await asyncio.to_thread(add_part, job.store, job.run.id, [line.slot for line in lines])
     await _upload(job, part, lines)
 
 
@@ -213,7 +211,7 @@ async def _upload(job: Job, part: RunBatch, lines: list[Line] | None = None) -> 
     try:
         if part.input_file_id is None:
             if lines is None:  # saved before a stop, never uploaded: its requests are made again
-                lines = await asyncio.to_thread(_lines_again, job, slots_of(part, single=job.single))
+                lines = await asyncio.to_thread(_lines_again, job, slots_of(part))
             if not lines:
                 await asyncio.to_thread(update_part, job.store, part.id, state=ENDED)
                 return
@@ -262,7 +260,7 @@ async def _poll(job: Job, part: RunBatch) -> str | None:
     for file_id in (batch.output_file_id, batch.error_file_id):
         if file_id:
             answered += await collect(job, (await api.files.content(file_id)).text)
-    asked = len(part.judgment_ids)
+    asked = len(part.slots)
     left = asked - answered
     reason = None
     if left > 0:

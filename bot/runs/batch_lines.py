@@ -21,13 +21,13 @@ from bot.rubric import Rubric
 from bot.runs.execute import reused_verdict
 from bot.samples import Sampled, combine
 from bot.store import Judgment, JudgmentSample, Run, Store
+from bot.store.batches import Slot
 from bot.store.samples import SAMPLE_FIELDS, known_samples, samples_by_judgment, save_sample
 
 ENDPOINT = "/v1/chat/completions"
 CUSTOM_ID = re.compile(r"j(\d+)(?:-k(\d+)-s(\d+))?-(.+)")  # lines sent before juries were batched name no judge
 ANSWERS_AT_ONCE = 256  # replies of an output file validated together (a repair, when needed, is asked live)
 
-Slot = tuple[int, int, int]  # a row's id, the index of its judge in the panel, the sample number (from 1)
 
 
 @dataclass

@@ -339,7 +339,7 @@ def _v11_batches(op: Operations) -> None:
         sa.Column("id", sa.Integer, primary_key=True),
         sa.Column("run_id", sa.Integer, sa.ForeignKey("run.id"), nullable=False),
         sa.Column("state", sa.String(16), nullable=False),
-        sa.Column("judgment_ids", sa.JSON, nullable=False),
+        sa.Column("slots", sa.JSON, nullable=False),
         sa.Column("input_file_id", sa.String(128)),
         sa.Column("batch_id", sa.String(128)),
         sa.Column("status", sa.String(32)),

@@ -166,7 +166,8 @@ class RunBatch(SQLModel, table=True):
     id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
     run_id: int = Field(foreign_key="run.id", index=True)
     state: str = Field(max_length=16, description="uploading (saved, maybe not sent), sent, or ended")
-    judgment_ids: list[int] = Field(sa_column=Column(JSON, nullable=False), description="the rows it asks for")
+    slots: list[list[int]] = Field(sa_column=Column(JSON, nullable=False),
+                                   description="what it asks for: [row id, judge index, sample number] each")
     input_file_id: str | None = Field(default=None, max_length=128)
     batch_id: str | None = Field(default=None, max_length=128)
     status: str | None = Field(default=None, max_length=32, description="the provider's: in_progress, completed...")
