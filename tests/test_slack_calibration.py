@@ -14,13 +14,13 @@ from sqlmodel import col, update
 
 from bot.calibration import iso_week
 from bot.digest import Period, TrustBar, build_digest
-from bot.digest.trust import judge_in_use, labeled_rubrics, week_trust
+from bot.digest.trust import judge_in_use, week_trust
 from bot.errors import CommandError
 from bot.records import Verdict
 from bot.slack.commands import CalibrationCheck, parse_command
 from bot.slack.server import start_bot
 from bot.store import Judgment, Store, channel_stats, record_feedback, utcnow
-from bot.store.labels import save_label
+from bot.store.labels import labeled_rubric_names, save_label
 from bot.store.models import Feedback, Label
 from bot.store.preferences import set_default_rubric
 from bot.terminal import show_digest, show_stats
@@ -285,8 +285,8 @@ def test_week_trust_counts_one_channel_and_its_weeks(store: Store, rubrics) -> N
     backdate(store, [old.id], 40)  # older than the 4 weeks before: left out
     corrected(store, judged(store, passed=True, tag="Correct", channel="C0OTHER"), passed=False, tag="Generic")
     labeled_weeks(store)
-    assert labeled_rubrics(store, channel_id="C0GENERAL", team_id=TEAM) == ["eth"]
-    assert labeled_rubrics(store, channel_id="C0NONE", team_id=TEAM) == []
+    assert labeled_rubric_names(store, channel_id="C0GENERAL", team_id=TEAM) == ["eth"]
+    assert labeled_rubric_names(store, channel_id="C0NONE", team_id=TEAM) == []
     period = Period.ending(datetime.now(UTC) + timedelta(seconds=1))
     [found] = week_trust(store, rubrics, channel_id="C0GENERAL", team_id=TEAM, period=period, bar=TrustBar())
     assert (found.week.n, found.week.pass_agree, found.before.n, found.before.pass_agree) == (4, 3, 2, 2)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-import sqlalchemy as sa
 from sqlmodel import col, select
 
 from bot.calibration import Calibration, LabeledVerdict, calibrate
@@ -15,8 +14,7 @@ from bot.human_labels import numeric_paths, tag_order
 from bot.records import RowState
 from bot.rubric import Rubric, RubricSet
 from bot.store import Judgment, Store
-from bot.store.labels import labeled_verdicts
-from bot.store.models import Feedback, Label
+from bot.store.labels import labeled_verdicts, labeled_verdicts_by_rubric
 
 WEEKS_BEFORE = 4  # the digest sets a week's labels against the labels of this many weeks before it together
 HASH_SHOWN = 7  # characters of a rubric's hash shown to tell two texts of it apart
@@ -74,21 +72,6 @@ def axes(rubric: Rubric | None, labels: list[LabeledVerdict]) -> tuple[list[str]
         seen = {tag for label in labels for tag in (label.judge_tag, label.human_tag) if tag is not None}
         return sorted(seen), []
     return tag_order(rubric), numeric_paths(rubric)
-
-
-def labeled_rubrics(store: Store, *, channel_id: str | None, team_id: str | None,
-                    since: datetime | None = None) -> list[str]:
-    """The rubrics whose scored judgments in the channel (None: the terminal) have labels or votes, by name."""
-    scope = [col(Judgment.status) == RowState.SCORED,
-             col(Judgment.channel_id).is_(None) if channel_id is None else col(Judgment.channel_id) == channel_id]
-    if team_id is not None:
-        scope.append(col(Judgment.team_id) == team_id)
-    labels = (select(col(Judgment.rubric_name)).join(Label, col(Label.judgment_id) == col(Judgment.id))
-              .where(*scope, *([col(Label.updated_at) >= since] if since else [])))
-    votes = (select(col(Judgment.rubric_name)).join(Feedback, col(Feedback.judgment_id) == col(Judgment.id))
-             .where(*scope, *([col(Feedback.updated_at) >= since] if since else [])))
-    with store.session() as session:
-        return sorted({name for (name,) in session.execute(sa.union(labels, votes))})
 
 
 def judge_in_use(store: Store, *, rubric_name: str, channel_id: str | None, team_id: str | None,
@@ -150,14 +133,19 @@ def week_trust(store: Store, rubrics: RubricSet | None, *, channel_id: str | Non
     """Per rubric with labels in the period or the weeks before it: the week's figures against theirs."""
     start, end = period.utc
     earliest = period.weeks(WEEKS_BEFORE + 1)[0].utc[0]
-    found = []
-    for name in labeled_rubrics(store, channel_id=channel_id, team_id=team_id, since=earliest):
+
+    def numeric(name: str) -> list[str]:
         rubric = rubrics.find(name) if rubrics is not None else None
-        numeric = numeric_paths(rubric) if rubric is not None else []
-        labels = [label for label in labeled_verdicts(store, rubric_name=name, channel_id=channel_id, team_id=team_id,
-                                                      since=earliest, numeric=numeric) if label.labeled_at < end]
+        return numeric_paths(rubric) if rubric is not None else []
+
+    found = []
+    by_rubric = labeled_verdicts_by_rubric(store, channel_id=channel_id, team_id=team_id, since=earliest,
+                                           numeric=numeric)
+    for name, every in by_rubric.items():
+        labels = [label for label in every if label.labeled_at < end]
         if not labels:
             continue
+        rubric = rubrics.find(name) if rubrics is not None else None
         tags, criteria = axes(rubric, labels)
         week = calibrate([label for label in labels if label.labeled_at >= start], tags=tags, criteria=criteria)
         before = calibrate([label for label in labels if label.labeled_at < start], tags=tags, criteria=criteria)

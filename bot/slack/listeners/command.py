@@ -14,7 +14,7 @@ from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 
-from bot.digest.trust import RubricTrust, TrustBar, labeled_rubrics, rubric_trust
+from bot.digest.trust import RubricTrust, TrustBar, rubric_trust
 from bot.errors import CommandError
 from bot.runs import Origin
 from bot.slack import commands
@@ -45,6 +45,7 @@ from bot.store import (
     set_default_samples,
     utcnow,
 )
+from bot.store.labels import labeled_rubric_names
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ class CommandListener:
         name = await self.ctx.db(default_rubric, team_id=team, channel_id=channel)
         if name and (rubric := self.ctx.rubrics.find(name)) is not None:
             return [rubric.name]
-        return await self.ctx.db(labeled_rubrics, channel_id=channel, team_id=team, since=since)
+        return await self.ctx.db(labeled_rubric_names, channel_id=channel, team_id=team, since=since)
 
     async def _show_default(self, parsed: commands.ShowDefault, command: dict[str, Any]) -> None:
         name = await self.ctx.db(default_rubric, team_id=command["team_id"], channel_id=command["channel_id"])
