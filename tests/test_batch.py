@@ -169,6 +169,48 @@ async def test_progress_comes_from_the_batchs_request_counts(tmp_path, batch_ser
     assert (seen[-1].done, seen[-1].total) == (ROWS, ROWS)
 
 
+async def test_a_big_run_is_sent_as_several_batches_under_the_file_limit(batch_server, store, rubrics) -> None:
+    from bot.csvio import CsvRow
+    from bot.llm import make_judge_client
+    from bot.runs import start_run
+    from bot.runs.batch import judge_by_batch
+
+    eth = rubrics.get("eth")
+    rows = [CsvRow(line=n + 2, question=f"Exams {n}?", reference="Register in myStudies.", answer=f"Use myStudies ({n}).",
+                   model=None, cells={}) for n in range(ROWS)]
+    run = start_run(store, rubric=eth, rows=rows, columns=["question"], judge_model="gpt-4o")
+    async with make_judge_client(api_key="k", base_url=batch_server.base_url, model="gpt-4o", timeout=10,
+                                 max_retries=0, concurrency=4) as client:
+        outcome = await judge_by_batch(store, run, eth, client, prices=builtin_prices(), poll_seconds=0.01,
+                                       file_requests=4)
+    assert outcome.status == "done" and outcome.counts == {"scored": ROWS}
+    assert batch_server.created == ["batch_1", "batch_2", "batch_3"]  # 4 + 4 + 2 lines
+    sizes = [batch.total for batch in batch_server.batches.values()]
+    assert sizes == [4, 4, 2] and len(batch_server.batch_requests()) == ROWS
+
+
+def test_a_failed_batch_names_its_error_and_the_run_goes_on_as_a_new_batch(tmp_path, batch_server) -> None:
+    batch_server.plan = ["failed"]
+    rows_file(tmp_path)
+
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", server=batch_server, **FAST)
+
+    text = flat(out)
+    assert code == 1, out
+    assert ("batch batch_1 failed with 10 of its 10 rows not judged (This line is not parseable as valid JSON.): "
+            "resume the run live, or with --batch as a new batch") in text
+    assert history(tmp_path, "SELECT status, count(*) FROM judgment GROUP BY status") == [("pending", ROWS)]
+
+    batch_server.plan = ["completed"]
+    code, out = judgebot(tmp_path, "resume", "1", "--batch", "--yes", server=batch_server, **FAST)
+
+    assert code == 0, out
+    assert batch_server.created == ["batch_1", "batch_2"]  # sent again as a new batch, not live
+    assert not [body for body in batch_server.bodies() if len(body["messages"]) != 2]
+    assert history(tmp_path, "SELECT status, count(*) FROM judgment GROUP BY status") == [("scored", ROWS)]
+    assert history(tmp_path, "SELECT status FROM run_batch ORDER BY id") == [("failed",), ("completed",)]
+
+
 # --- samples and juries -----------------------------------------------------------------------------------------
 
 

@@ -52,12 +52,13 @@ class BatchUnavailable(JudgebotError):
 class _File:
     """The lines of one judge gathered for its next part."""
 
+    most: int = MAX_REQUESTS  # requests a file may hold
     lines: list[Line] = field(default_factory=list)
     size: int = 0
 
     def fits(self, line: Line) -> bool:
         """Whether `line` goes in this file under the Batch API's limits."""
-        return not self.lines or (len(self.lines) < MAX_REQUESTS and self.size + len(line.text) + 1 <= MAX_BYTES)
+        return not self.lines or (len(self.lines) < self.most and self.size + len(line.text) + 1 <= MAX_BYTES)
 
     def add(self, line: Line) -> None:
         self.lines.append(line)
@@ -72,14 +73,15 @@ class _File:
 async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeClient | Panel, *, prices: PriceTable,
                          poll_seconds: float, on_progress: Callable[[Progress], None] | None = None,
                          new_parts: bool = True, cancel: asyncio.Event | None = None,
-                         unsure_spread: float = UNSURE_SPREAD) -> RunOutcome:
+                         unsure_spread: float = UNSURE_SPREAD, file_requests: int = MAX_REQUESTS) -> RunOutcome:
     """Send the run's pending rows as batches (unless `new_parts` is False: only wait for those sent before), wait
     for every batch to end, and save the verdicts; the rows no batch answered stay pending with the reason.
 
     A panel of several judges or samples sends one line per row, judge and sample, each judge's lines in files of
     their own through its own endpoint; each reply is saved as a sample, and a row's verdict is combined as live
     (unsure from `unsure_spread` points) once every one of its samples is in. Setting `cancel` asks the provider to
-    cancel the batches; what they answered before is still collected.
+    cancel the batches; what they answered before is still collected. A file holds at most `file_requests` lines
+    (and 190 MB): a bigger run is sent as several batches.
     """
     panel = judges if isinstance(judges, Panel) else Panel.solo(judges)
     job = Job(store, run, rubric, panel, prices, unsure_spread)
@@ -92,7 +94,7 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
     reasons: list[str] = []
     try:
         if new_parts:
-            await _send_pending(job)
+            await _send_pending(job, file_requests)
         while parts := await asyncio.to_thread(open_parts, store, run.id):
             for part in parts:
                 if part.state == UPLOADING:
@@ -156,7 +158,7 @@ def _progress(job: Job, started: float) -> Progress:
     return Progress(job.run.id, done, total, errors, 0, done, time.monotonic() - started, unsure)
 
 
-async def _send_pending(job: Job) -> None:
+async def _send_pending(job: Job, file_requests: int) -> None:
     """Every slot of a pending row not in a batch yet: what the history holds reused at once, the others sent in
     parts, each part one judge's. Every endpoint is asked first whether it has the Batch API."""
     taken = {slot for part in await asyncio.to_thread(open_parts, job.store, job.run.id)
@@ -171,7 +173,7 @@ async def _send_pending(job: Job) -> None:
         rows = {row.id: row for row in page if not is_malformed(job, row)}
         for judgment_id, judge_index, number in await asyncio.to_thread(settle, job, list(rows.values()), taken):
             line = make_line(job, rows[judgment_id], judge_index, number)
-            gathered = files.setdefault(judge_index, _File())
+            gathered = files.setdefault(judge_index, _File(file_requests))
             if not gathered.fits(line):
                 await _send_part(job, gathered.take())
             gathered.add(line)
