@@ -72,6 +72,7 @@ class Scope:
 
 
 CHUNK = 500  # judgment ids in one IN (...)
+VOTE_COLUMNS = (col(Feedback.judgment_id), col(Feedback.user_id), col(Feedback.agree), col(Feedback.updated_at))
 # What a labeled verdict reads of a judgment, and what tells whether the judgment counts.
 VERDICT_COLUMNS = (col(Judgment.id), col(Judgment.passed), col(Judgment.tag), col(Judgment.output),
                    col(Judgment.judge_model), col(Judgment.rubric_hash), col(Judgment.status), col(Judgment.rubric_name),
@@ -79,9 +80,10 @@ VERDICT_COLUMNS = (col(Judgment.id), col(Judgment.passed), col(Judgment.tag), co
 
 
 def labels_and_votes(store: Store, scope: Scope, since: datetime | None = None, *,
-                     columns: Sequence[Any] | None = None) -> tuple[Sequence[tuple[Label, Any]], Sequence[tuple[Feedback, Any]]]:
+                     columns: Sequence[Any] | None = None) -> tuple[Sequence[tuple[Label, Any]], Sequence[tuple[Any, Any]]]:
     """The labels, and the votes of people who gave no label of the same judgment, on the judgments in `scope`:
-    each with its judgment (only `columns` of it, when given; they include what `Scope.holds` reads).
+    each with its judgment (only `columns` of it, when given; they include what `Scope.holds` reads). A vote is a
+    row of VOTE_COLUMNS.
 
     Read from the labels and votes (people's clicks, few) to the judgments they name by id, a page at a time, the
     scope checked here: a channel of a million judgments costs what its labels cost, and the database never starts
@@ -89,7 +91,7 @@ def labels_and_votes(store: Store, scope: Scope, since: datetime | None = None, 
     """
     with store.session() as session:
         labels = session.exec(select(Label).where(*([col(Label.updated_at) >= since] if since else []))).all()
-        votes = session.exec(select(Feedback).where(*([col(Feedback.updated_at) >= since] if since else []))).all()
+        votes = session.execute(select(*VOTE_COLUMNS).where(*([col(Feedback.updated_at) >= since] if since else []))).all()
         picked = select(Judgment) if columns is None else select(*columns)
         found: dict[int, Any] = {}
         named = {label.judgment_id for label in labels} | {vote.judgment_id for vote in votes}
@@ -112,9 +114,9 @@ def _chunks(ids: list[int]) -> list[list[int]]:
 
 
 def labeled_judgments(store: Store, *, rubric_name: str, channel_id: str | None = None, everywhere: bool = False
-                      ) -> tuple[Sequence[tuple[Label, Judgment]], Sequence[tuple[Feedback, Judgment]]]:
-    """The labels and votes (as `labels_and_votes`) on scored judgments of a rubric: in one channel, the terminal's,
-    or everywhere."""
+                      ) -> tuple[Sequence[tuple[Label, Judgment]], Sequence[tuple[Any, Judgment]]]:
+    """The labels and votes (as `labels_and_votes`: a vote is a row of VOTE_COLUMNS) on scored judgments of a
+    rubric: in one channel, the terminal's, or everywhere."""
     return labels_and_votes(store, Scope(rubric_name, channel_id=channel_id, everywhere=everywhere))
 
 
@@ -145,7 +147,7 @@ def _from_label(label: Label, judgment: Any, numeric: Sequence[str]) -> LabeledV
                           human_values=numbers_at(label.values, numeric, dotted=True), labeled_at=label.updated_at)
 
 
-def _from_vote(vote: Feedback, judgment: Any, numeric: Sequence[str]) -> LabeledVerdict:
+def _from_vote(vote: Any, judgment: Any, numeric: Sequence[str]) -> LabeledVerdict:
     judge = _judge_side(judgment, numeric)
     if vote.agree:
         human = {"human_passed": judgment.passed, "human_tag": judgment.tag, "human_values": judge["judge_values"]}
