@@ -6,20 +6,17 @@ sample."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from bot.prices import builtin_prices
+from tests.kills import count, kill_when
 from tests.replies import eth_reply, triple_of
 from tests.servers.batch_server import BatchJudgeServer
 from tests.servers.openai_server import Reply
-from tests.test_cli import base_env, flat, history, judgebot, read_results, write_rows
+from tests.test_cli import flat, history, judgebot, read_results, write_rows
 from tests.test_samples import Script
 
 FAST = {"BATCH_POLL_SECONDS": "0.05", "JUDGE_MODEL": "gpt-4o"}
@@ -92,21 +89,14 @@ def test_an_expired_batch_leaves_its_rows_pending_and_they_are_judged_live(tmp_p
 def test_a_kill_while_waiting_for_a_batch_neither_loses_nor_repeats_it(tmp_path, batch_server) -> None:
     batch_server.plan = ["in_progress"]  # never ends until the test says so
     rows_file(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "bot", "judge", "rows.csv", "--rubric", "eth", "--batch"],
-                            cwd=tmp_path, env=base_env(tmp_path, batch_server, **FAST), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while not history_ready(tmp_path):
-            assert proc.poll() is None and time.monotonic() < deadline, "the batch was never saved"
-            time.sleep(0.02)
-        time.sleep(0.2)  # a few looks at the batch
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
+    seen_saved: list[bool] = []
+
+    def waited_a_little() -> bool:  # the batch created and its id saved, some 0.2 s ago (a few looks at it)
+        seen_saved.append(count(tmp_path, "SELECT count(*) FROM run_batch WHERE batch_id IS NOT NULL") > 0)
+        return sum(seen_saved) > 20
+
+    kill_when(tmp_path, ["judge", "rows.csv", "--rubric", "eth", "--batch"], waited_a_little, server=batch_server,
+              what="the batch saved", **FAST)
     assert history(tmp_path, "SELECT state, batch_id FROM run_batch") == [("sent", "batch_1")]
     batch_server.batches["batch_1"].steps = ["completed"]
 
@@ -116,16 +106,6 @@ def test_a_kill_while_waiting_for_a_batch_neither_loses_nor_repeats_it(tmp_path,
     assert "has batches sent before: waiting for them" in flat(out)
     assert batch_server.created == ["batch_1"] and len(batch_server.batch_requests()) == ROWS  # nothing sent twice
     assert history(tmp_path, "SELECT status, count(*) FROM judgment GROUP BY status") == [("scored", ROWS)]
-
-
-def history_ready(tmp_path: Path) -> bool:
-    """Whether the run's batch has been created and its id saved."""
-    import sqlite3
-
-    try:
-        return bool(history(tmp_path, "SELECT 1 FROM run_batch WHERE batch_id IS NOT NULL"))
-    except sqlite3.Error:
-        return False
 
 
 def test_an_endpoint_without_the_batch_api_says_so_and_the_run_goes_on_live(tmp_path, batch_server) -> None:
