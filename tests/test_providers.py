@@ -200,9 +200,11 @@ def test_a_429_wait_comes_from_the_hint_the_named_limit_or_the_longer_reset(head
 @pytest.mark.parametrize(
     ("reply", "seconds"),
     [
-        (Reply.openai_rate_limited(try_again="120ms", reset_requests="1s", reset_tokens="6m0s"), 0.12),
-        (Reply.openai_rate_limited(limit="requests", try_again=None, reset_requests="150ms", reset_tokens="6m0s"),
-         0.15),
+        # short hints: with the throttle's jitter (up to a fifth more, then a quarter) they stay well below the
+        # shortest backoff guess, however loaded the machine
+        (Reply.openai_rate_limited(try_again="50ms", reset_requests="1s", reset_tokens="6m0s"), 0.05),
+        (Reply.openai_rate_limited(limit="requests", try_again=None, reset_requests="60ms", reset_tokens="6m0s"),
+         0.06),
     ],
     ids=["try-again-hint", "reset-of-the-named-limit"],
 )
