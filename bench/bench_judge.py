@@ -103,12 +103,20 @@ def main() -> None:
         write_csv(data, args.rows)
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench",
                "JUDGEBOT_DB": str(Path(tmp) / "bench.db"), "JUDGE_MODEL": "bench-judge"}
-        command = [sys.executable, "-m", "bot", "judge", str(data), "--rubric", "eth",
-                   "--concurrency", str(args.concurrency), "--out", str(Path(tmp) / "results.csv"),
-                   "--samples", str(args.samples)]
+        def judging(csv_path: Path, out: Path) -> list[str]:
+            return [sys.executable, "-m", "bot", "judge", str(csv_path), "--rubric", "eth", "--concurrency",
+                    str(args.concurrency), "--out", str(out), "--samples", str(args.samples)]
+
+        command = judging(data, Path(tmp) / "results.csv")
         plain, plain_wall, plain_cpu, _ = measured(
             [sys.executable, __file__, "plain", str(data), server.base_url, str(args.concurrency), str(args.samples)],
             env)
+        # Start-up: the same command over one row of its own (its own history), whose CPU is taken off the run's
+        one = Path(tmp) / "one.csv"
+        write_csv(one, 1)
+        started, _, startup_cpu, _ = measured(judging(one, Path(tmp) / "one.results.csv"),
+                                              {**env, "JUDGEBOT_DB": str(Path(tmp) / "one.db")})
+        assert started.returncode == 0, started.stderr[-2000:]
         server_before = resource.getrusage(resource.RUSAGE_SELF)
         finished, wall, cpu, rss = measured(command, env)
         server_after = resource.getrusage(resource.RUSAGE_SELF)
@@ -132,6 +140,8 @@ def main() -> None:
         print(f"ratio           {rate / ideal:.1%} end to end, {judgments / judging / ideal:.1%} judging phase")
     print(f"CPU per row     {cpu / args.rows * 1000:.2f} ms, per judgment {cpu / judgments * 1000:.2f} ms "
           "(judgebot process)")
+    print(f"  less start-up {(cpu - startup_cpu) / args.rows * 1000:.2f} ms a row (start-up: {startup_cpu:.2f} s of "
+          "CPU, a one-row run)")
     server_cpu = (server_after.ru_utime - server_before.ru_utime) + (server_after.ru_stime - server_before.ru_stime)
     print(f"server CPU/req  {server_cpu / judgments * 1000:.2f} ms (the local judge server, same machine)")
     print(f"peak RSS        {rss:.1f} MB (judgebot process)")
