@@ -7,7 +7,6 @@ A migration never imports the current models: it describes the schema as it was 
 from __future__ import annotations
 
 from collections.abc import Callable
-
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
