@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 import aiohttp
 import openai
@@ -25,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bot.config import Settings
 from bot.context_window import ContextWindow, discover
+from bot.endpoints import RANGE_KEYWORDS, azure_v1_url, on_azure, portable_schema
 from bot.errors import JudgeCallError, RunStopped, SetupError
 from bot.pacing import Throttle, backoff, rate_limit_wait, retry_after
 
@@ -41,14 +41,9 @@ RATE_LIMIT_BUDGET = 120.0  # seconds one request may wait out 429s before the ru
 OUTAGE_BUDGET = 120.0  # seconds the endpoint may fail (502-504, 529) with no success before the run pauses
 MIN_RATE_LIMIT_CHARGE = 0.25  # each 429 counts at least this against the budget, whatever wait the server asks
 OUTAGE_STATUSES = frozenset({502, 503, 504, 529})  # the endpoint or the provider behind it is down or overloaded
-# Keywords Azure OpenAI, OpenAI's fine-tuned models and SGLang's outlines backend refuse in a strict schema.
-RANGE_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "minLength",
-                  "maxLength")
 BILLING_CODES = frozenset({"insufficient_quota", "insufficient_credits", "billing_hard_limit_reached",
                            "billing_not_active"})
 BILLING_WORDS = ("credit balance is too low", "insufficient credits", "insufficient balance", "more credits")
-NAMED_SCHEMAS = ("properties", "patternProperties", "$defs", "definitions")  # objects whose keys are names
-AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 
 
@@ -570,64 +565,6 @@ def _error_object(error: Any) -> NotACompletion:
     return NotACompletion(f"the judge endpoint answered 200 with an error: {quoted}", outage=True, detail=quoted)
 
 
-def portable_schema(schema: Any) -> Any:
-    """`schema` without the range keywords some strict decoders refuse, each range said in its property's description
-    instead ("an integer from 0 to 2"). Replies are still validated against the rubric's full schema."""
-    if isinstance(schema, list):
-        return [portable_schema(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    kept: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in NAMED_SCHEMAS and isinstance(value, dict):  # a field may be named "minimum": keep every name
-            kept[key] = {name: portable_schema(inner) for name, inner in value.items()}
-        elif key not in RANGE_KEYWORDS:
-            kept[key] = portable_schema(value)
-    if (said := _range_in_words(schema)) is not None:
-        kept["description"] = f"{schema['description']} ({said})" if schema.get("description") else said
-    return kept
-
-
-def _range_in_words(schema: dict[str, Any]) -> str | None:
-    """The range keywords of one schema node in words ("an integer from 0 to 2", "a list of 1 to 3 items"), or None
-    when it has none."""
-    kind, unit = {"integer": ("an integer", ""), "number": ("a number", ""), "array": ("a list", " items"),
-                  "string": ("a text", " characters")}.get(str(schema.get("type")), ("a value", ""))
-    low = next((schema[key] for key in ("minimum", "minItems", "minLength") if key in schema), None)
-    high = next((schema[key] for key in ("maximum", "maxItems", "maxLength") if key in schema), None)
-    words = []
-    if low is not None and high is not None:
-        words.append(f"of {low} to {high}{unit}" if unit else f"from {low} to {high}")
-    elif low is not None:
-        words.append(f"of at least {low}{unit}")
-    elif high is not None:
-        words.append(f"of at most {high}{unit}")
-    if "exclusiveMinimum" in schema:
-        words.append(f"greater than {schema['exclusiveMinimum']}")
-    if "exclusiveMaximum" in schema:
-        words.append(f"less than {schema['exclusiveMaximum']}")
-    return f"{kind} {', '.join(words)}" if words else None
-
-
-def azure_v1_url(base_url: str | None) -> str | None:
-    """The `/openai/v1/` base URL to use when `base_url` is an Azure OpenAI URL of another form (a deployment URL, or
-    the resource's host alone), else None."""
-    if not base_url:
-        return None
-    url = urlsplit(base_url)
-    path = url.path.rstrip("/") + "/"
-    if path.startswith("/openai/v1/") or not (_on_azure(base_url) or "/openai/deployments/" in path):
-        return None
-    port = f":{url.port}" if url.port is not None else ""
-    return f"{url.scheme}://{(url.hostname or '').lower()}{port}/openai/v1/"
-
-
-def _on_azure(base_url: str | None) -> bool:
-    """Whether `base_url` is on an Azure OpenAI resource's host."""
-    host = urlsplit(base_url).hostname if base_url else None
-    return host is not None and host.lower().endswith(AZURE_HOSTS)
-
-
 def make_judge_client(
     *, api_key: str | None, base_url: str | None, model: str, timeout: float, temperature: float = 0.0,
     max_retries: int = 6, concurrency: int = 16, connect_timeout: float = CONNECT_TIMEOUT,
@@ -638,7 +575,7 @@ def make_judge_client(
 
     SetupError for an Azure OpenAI URL of the deployment form: only the `/openai/v1/` one answers this client.
     """
-    if _on_azure(base_url) and (better := azure_v1_url(base_url)) is not None:
+    if on_azure(base_url) and (better := azure_v1_url(base_url)) is not None:
         raise SetupError(f"OPENAI_BASE_URL is an Azure OpenAI URL of the deployment form, which answers 404 to this "
                          f"client: set it to {better} and JUDGE_MODEL to the deployment name")
     # A judge may take minutes to answer, but a host that does not take the connection within seconds is not
