@@ -130,8 +130,11 @@ class FileIntake:
         its bytes: it is waited for (a few seconds at most), so that the same file shared twice is judged once."""
         deadline = asyncio.get_running_loop().time() + EARLIER_FETCH_WAIT
         while (earlier := await self.ctx.db(earlier_share, share=share)) is None:
-            if asyncio.get_running_loop().time() > deadline or not await self.ctx.db(earlier_unread, share=share):
+            if asyncio.get_running_loop().time() > deadline:
                 return None
+            if not await self.ctx.db(earlier_unread, share=share):
+                # Read meanwhile: its bytes became known between the two looks, so look once more.
+                return await self.ctx.db(earlier_share, share=share)
             await asyncio.sleep(0.1)
         return earlier
 
