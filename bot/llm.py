@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import http
 import json
 import logging
 import random
-import re
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -20,11 +18,22 @@ from typing import Any, Literal
 import aiohttp
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
-from pydantic import BaseModel, ConfigDict, ValidationError
 
+from bot.answers import (
+    RESUME,
+    Completion,
+    NotACompletion,
+    billing_refusal,
+    completion,
+    message_of,
+    names_range_keyword,
+    raw_message,
+    rejects_format,
+    status_text,
+)
 from bot.config import Settings
 from bot.context_window import ContextWindow, discover
-from bot.endpoints import RANGE_KEYWORDS, azure_v1_url, on_azure, portable_schema
+from bot.endpoints import azure_v1_url, on_azure, portable_schema
 from bot.errors import JudgeCallError, RunStopped, SetupError
 from bot.pacing import Throttle, backoff, rate_limit_wait, retry_after
 
@@ -34,30 +43,12 @@ log = logging.getLogger(__name__)
 OutputMode = Literal["json_schema", "portable_schema", "json_object", "text"]
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 RetryKind = Literal["row", "unreachable", "rate_limit", "outage"]
-RESUME = "resume the run"  # what every RunStopped that a resume cures advises (a single judgment rewrites it)
 MAX_RETRY_AFTER = 120.0  # a server that asks for a longer wait is not coming back within this run
 CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the judge
 RATE_LIMIT_BUDGET = 120.0  # seconds one request may wait out 429s before the run pauses
 OUTAGE_BUDGET = 120.0  # seconds the endpoint may fail (502-504, 529) with no success before the run pauses
 MIN_RATE_LIMIT_CHARGE = 0.25  # each 429 counts at least this against the budget, whatever wait the server asks
 OUTAGE_STATUSES = frozenset({502, 503, 504, 529})  # the endpoint or the provider behind it is down or overloaded
-BILLING_CODES = frozenset({"insufficient_quota", "insufficient_credits", "billing_hard_limit_reached",
-                           "billing_not_active"})
-BILLING_WORDS = ("credit balance is too low", "insufficient credits", "insufficient balance", "more credits")
-_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
-
-
-@dataclass(frozen=True)
-class Completion:
-    """The text of one judge reply and what it cost."""
-
-    text: str
-    finish_reason: str | None
-    tokens_in: int
-    tokens_out: int
-    latency_ms: int = 0
-    refusal: str | None = None
-    cached_tokens: int = 0  # of tokens_in, those the provider read from its prompt cache
 
 
 @dataclass(frozen=True)
@@ -96,18 +87,6 @@ class Retrying:
         if self.attempt > self.attempts:  # waiting out 429s or an outage: bounded by time, not by attempts
             return f"{self.gist}, retrying (attempt {self.attempt})"
         return f"{self.gist}, retrying ({self.attempt}/{self.attempts})"
-
-
-class NotACompletion(Exception):
-    """A 200 whose body is not a chat completion (an HTML page, plain text, an error object); retried like a 5xx.
-
-    `outage` marks a provider's error object: the endpoint is failing, as with a 503; `detail` is its message.
-    """
-
-    def __init__(self, message: str, *, outage: bool = False, detail: str = "") -> None:
-        super().__init__(message)
-        self.outage = outage
-        self.detail = detail
 
 
 _retry_observer: ContextVar[Callable[[Retrying], None] | None] = ContextVar("judge_retry_observer", default=None)
@@ -297,37 +276,37 @@ class JudgeClient:
             response = await self.client.post("/chat/completions", cast_to=object, body=body)
         except json.JSONDecodeError as err:  # the body said it was JSON
             raise NotACompletion(f"the judge endpoint answered 200 with a body that is not valid JSON ({err})") from None
-        return _completion(response, int((time.monotonic() - started) * 1000))
+        return completion(response, int((time.monotonic() - started) * 1000))
 
     def _after(self, err: openai.APIError, attempt: int, key: tuple[str, str, str], sent_mode: OutputMode,
                sent_temperature: float | None) -> _Retry | None:
         """What a failed request calls for: a changed request (None), a retry, or an exception."""
         if isinstance(err, openai.APIStatusError):
             self.reached = True
-            if (billing := _billing_refusal(err)) is not None:
+            if (billing := billing_refusal(err)) is not None:
                 raise RunStopped(billing) from None
         if isinstance(err, (openai.BadRequestError, openai.UnprocessableEntityError)):
             self._refused(err, key, sent_mode, sent_temperature)
             return None
         if isinstance(err, openai.RateLimitError):
-            wait = _wait(rate_limit_wait(err.response.headers, _raw_message(err)), attempt)
+            wait = _wait(rate_limit_wait(err.response.headers, raw_message(err)), attempt)
             self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
             # The throttle holds every request, this one included, until the wait is over; a saturated
             # endpoint fails every row alike, so running out of the time budget pauses the run.
             return _Retry(0.0, f"rate limited (429) {attempt + 1} times", "the judge is rate limiting",
                           kind="rate_limit", waited=wait)
         if isinstance(err, (openai.AuthenticationError, openai.PermissionDeniedError)):
-            raise RunStopped(f"the judge endpoint rejected the key: {_message(err)}") from None
+            raise RunStopped(f"the judge endpoint rejected the key: {message_of(err)}") from None
         if isinstance(err, openai.NotFoundError):
             raise RunStopped(self._not_found(err)) from None
         if isinstance(err, openai.APIStatusError):
-            failure = f"the judge endpoint answered {err.status_code}: {_message(err)}"
+            failure = f"the judge endpoint answered {err.status_code}: {message_of(err)}"
             if err.status_code < 500 and err.status_code not in (408, 409):
                 raise JudgeCallError(failure) from None
             outage = err.status_code in OUTAGE_STATUSES
             return _Retry(_wait(retry_after(err.response.headers), attempt), failure,
                           f"the judge answered {err.status_code}", kind="outage" if outage else "row",
-                          status=_status_text(err.status_code), detail=_message(err))
+                          status=status_text(err.status_code), detail=message_of(err))
         # No HTTP answer. Refused, unknown host, connect timeout: no request gets through, so pause the run.
         if not self.reached and (wrong := _wrong_address(err, self.client.base_url.host)):
             raise RunStopped(f"cannot reach the judge endpoint {self.endpoint}: {wrong}. Check OPENAI_BASE_URL "
@@ -346,14 +325,14 @@ class JudgeClient:
     def _refused(self, err: openai.APIStatusError, key: tuple[str, str, str], sent_mode: OutputMode,
                  sent_temperature: float | None) -> None:
         """A 400 or 422: step the output format down or drop the temperature (then send again), else raise."""
-        text = f"{_raw_message(err)} {getattr(err, 'param', '') or ''}"
+        text = f"{raw_message(err)} {getattr(err, 'param', '') or ''}"
         for name, value, setting in (("reasoning_effort", self.reasoning_effort, "JUDGE_REASONING_EFFORT"),
                                      ("max_completion_tokens", self.max_completion_tokens, "JUDGE_MAX_COMPLETION_TOKENS")):
             if value is not None and name in text:  # every request carries it: no row can succeed
                 raise RunStopped(f"the judge endpoint refuses {name} {value} for model {self.model!r} ({setting}): "
-                                 f"{_message(err)}; change or unset {setting}, then {RESUME}") from None
+                                 f"{message_of(err)}; change or unset {setting}, then {RESUME}") from None
         # Requests in flight share the mode: only the first refusal of a mode steps it down.
-        if sent_mode != "text" and _rejects_format(err):
+        if sent_mode != "text" and rejects_format(err):
             if self.modes.get(key, "json_schema") == sent_mode:
                 self._downgrade(key, sent_mode, err)
             return
@@ -362,15 +341,15 @@ class JudgeClient:
                 log.warning("judge model refuses temperature %s; using its default", self.temperature)
             self.temperature = None
             return
-        raise JudgeCallError(f"the judge endpoint refused the request: {_message(err)}") from None
+        raise JudgeCallError(f"the judge endpoint refused the request: {message_of(err)}") from None
 
     def _not_found(self, err: openai.APIStatusError) -> str:
         """Why a 404 stops the run: an Azure deployment URL where the /openai/v1/ one belongs, or an unknown model."""
         if (better := azure_v1_url(str(self.client.base_url))) is not None:
             return (f"the judge endpoint {self.endpoint} is an Azure OpenAI URL of the deployment form, which answers "
-                    f"404 ({_message(err)}): set OPENAI_BASE_URL to {better} and JUDGE_MODEL to the deployment name, "
+                    f"404 ({message_of(err)}): set OPENAI_BASE_URL to {better} and JUDGE_MODEL to the deployment name, "
                     f"then {RESUME}")
-        return f"the judge endpoint does not know model {self.model!r}: {_message(err)}"
+        return f"the judge endpoint does not know model {self.model!r}: {message_of(err)}"
 
     def _key(self, schema_name: str, schema: dict[str, Any]) -> tuple[str, str, str]:
         """What an output mode is kept under: the model, the schema's name and a hash of its content."""
@@ -403,10 +382,10 @@ class JudgeClient:
         return {}
 
     def _downgrade(self, key: tuple[str, str, str], mode: OutputMode, err: openai.APIStatusError) -> None:
-        following: OutputMode = ("portable_schema" if mode == "json_schema" and _names_range_keyword(err)
+        following: OutputMode = ("portable_schema" if mode == "json_schema" and names_range_keyword(err)
                                  else "json_object" if mode in ("json_schema", "portable_schema") else "text")
         self.modes[key] = following
-        log.warning("judge endpoint refused response_format %s for %s (%s); using %s", mode, key[1], _message(err),
+        log.warning("judge endpoint refused response_format %s for %s (%s); using %s", mode, key[1], message_of(err),
                     following)
 
 
@@ -419,58 +398,6 @@ def _wrong_address(err: BaseException, host: str) -> str | None:
     return None
 
 
-def _rejects_format(err: openai.APIStatusError) -> bool:
-    text = f"{_message(err)} {getattr(err, 'param', '') or ''}".lower()
-    return any(word in text for word in ("response_format", "json_schema", "json_object", "structured", "schema"))
-
-
-def _names_range_keyword(err: openai.APIStatusError) -> bool:
-    """Whether a refused schema was refused for a keyword the portable schema leaves out ("'minimum' is not
-    permitted")."""
-    text = _raw_message(err)
-    return any(f"{quote}{keyword}{quote}" in text for keyword in RANGE_KEYWORDS for quote in ("'", '"', "`"))
-
-
-def _billing_refusal(err: openai.APIStatusError) -> str | None:
-    """The stop reason when the account has no credit or quota left (OpenAI's insufficient_quota 429, OpenRouter's 402,
-    Anthropic's "credit balance is too low" 400), else None."""
-    # The SDK lifts `code` and `type` out of the error body; OpenAI sets both to insufficient_quota.
-    codes = {str(getattr(err, "code", None)), str(getattr(err, "type", None))}
-    text = _raw_message(err).lower()
-    if err.status_code >= 500 or (err.status_code != 402 and not codes & BILLING_CODES
-                                  and not any(words in text for words in BILLING_WORDS)):
-        return None
-    what = "quota" if "insufficient_quota" in codes else "credit"
-    label = "insufficient_quota" if what == "quota" else str(err.status_code)
-    return (f"the judge account has no {what} left ({label}): {_message(err).rstrip('. ')}; add credit or raise the "
-            f"limit, then {RESUME}")
-
-
-def _raw_message(err: openai.APIStatusError) -> str:
-    """The provider's own message as it came (for matching; `_message` is the one to show); of an HTML page (a
-    proxy's 503), its title."""
-    if isinstance(err.body, str) and err.body.strip():
-        title = _HTML_TITLE.search(err.body)
-        return title.group(1) if title else err.body
-    body = err.body if isinstance(err.body, dict) else {}
-    inner = body.get("error", body)
-    message = inner.get("message") if isinstance(inner, dict) else None
-    return str(message or err.message)
-
-
-def _message(err: openai.APIStatusError) -> str:
-    """The provider's own message, as one printable line of at most 300 characters (it is shown and saved)."""
-    return _one_line(_raw_message(err), 300)
-
-
-def _status_text(status: int) -> str:
-    """An HTTP status with its phrase: "503 Service Unavailable", "529 Overloaded"."""
-    try:
-        return f"{status} {http.HTTPStatus(status).phrase}"
-    except ValueError:
-        return f"{status} Overloaded" if status == 529 else str(status)
-
-
 def _span(seconds: float) -> str:
     """A wait in words: "2 minutes", "45 s", "0.3 s"."""
     if seconds >= 90:
@@ -478,91 +405,6 @@ def _span(seconds: float) -> str:
     if seconds >= 60:
         return "1 minute"
     return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
-
-
-def _one_line(text: str, limit: int) -> str:
-    """`text` with its whitespace runs as single spaces and no control characters (NULs included), cut to `limit`."""
-    line = "".join(char for char in " ".join(text[: limit * 4].split()) if char.isprintable())
-    return line[:limit] + ("…" if len(line) > limit else "")
-
-
-def _gist(body: Any, limit: int = 120) -> str:
-    """A body as one short printable line, quoted: enough to recognise it in a message, never a page of it."""
-    return repr(_one_line(body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, default=str), limit))
-
-
-class _Details(BaseModel):
-    cached_tokens: int | None = None
-
-
-class _Usage(BaseModel):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    prompt_tokens_details: _Details | None = None
-
-
-class _Message(BaseModel):
-    content: str | None = None
-    refusal: str | None = None
-
-
-class _Choice(BaseModel):
-    model_config = ConfigDict(extra="allow")  # an `error` here: the provider behind a router failed mid-reply
-
-    message: _Message | None = None
-    finish_reason: str | None = None
-
-
-class _Reply(BaseModel):
-    """The fields of a chat completion judgebot reads; anything else a provider adds is kept aside, not checked."""
-
-    model_config = ConfigDict(extra="allow")
-
-    choices: list[_Choice] | None = None
-    usage: _Usage | None = None
-
-
-def completion_from(body: Any) -> Completion:
-    """The Completion in a chat completion body that came another way (a line of a batch's output file)."""
-    return _completion(body, 0)
-
-
-def _completion(response: Any, latency_ms: int) -> Completion:
-    """The Completion in a 200 body parsed from JSON; NotACompletion when it holds something else."""
-    not_one = "the judge endpoint answered 200 with a body that is not a chat completion: {}"
-    if not isinstance(response, dict):  # the SDK hands back a body that is not JSON as the text it came as
-        raise NotACompletion(not_one.format(_gist(response)))
-    if (error := response.get("error")) is not None:
-        raise _error_object(error)
-    try:
-        reply = _Reply.model_validate(response)
-    except ValidationError as err:  # the field that broke, as it came
-        field = str(err.errors()[0]["loc"][0])
-        raise NotACompletion(not_one.format(_gist(f"{field}: {response.get(field)!r}"))) from None
-    if reply.choices == []:
-        raise JudgeCallError("the judge endpoint returned no choices")
-    choice = reply.choices[0] if reply.choices else None
-    if (error := (getattr(choice, "model_extra", None) or {}).get("error")) is not None:
-        raise _error_object(error)  # OpenRouter: the provider behind it failed after the 200 began
-    if choice is None or choice.message is None:
-        raise NotACompletion(not_one.format(_gist(f"choices: {response.get('choices')!r}")))
-    usage = reply.usage or _Usage()
-    return Completion(
-        text=choice.message.content or "",
-        finish_reason=choice.finish_reason,
-        tokens_in=usage.prompt_tokens or 0,
-        tokens_out=usage.completion_tokens or 0,
-        latency_ms=latency_ms,
-        refusal=choice.message.refusal,
-        cached_tokens=(usage.prompt_tokens_details.cached_tokens or 0) if usage.prompt_tokens_details else 0,
-    )
-
-
-def _error_object(error: Any) -> NotACompletion:
-    """A 200 that carries a provider's error object: its message kept, retried and counted like a 503."""
-    message = error.get("message") if isinstance(error, dict) else None
-    quoted = _gist(message or error, 300)
-    return NotACompletion(f"the judge endpoint answered 200 with an error: {quoted}", outage=True, detail=quoted)
 
 
 def make_judge_client(

@@ -16,9 +16,10 @@ from datetime import UTC, datetime, timedelta
 import httpx2
 import pytest
 
+from bot.answers import RESUME, Completion
 from bot.errors import JudgeCallError, RunStopped
 from bot.judge import extract_json, judge
-from bot.llm import RESUME, Completion, Retrying, observing_retries
+from bot.llm import Retrying, observing_retries
 from bot.pacing import MAX_BACKOFF, Throttle, backoff, retry_after
 from bot.records import Triple
 from tests.servers.openai_server import Reply

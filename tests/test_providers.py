@@ -14,12 +14,13 @@ import json
 import httpx2
 import pytest
 
+from bot.answers import RESUME
 from bot.config import Settings
 from bot.endpoints import RANGE_KEYWORDS, portable_schema
 from bot.errors import JudgeCallError, RunStopped, SetupError
 from bot.judge import judge
 from bot.jury import open_bench, open_panel
-from bot.llm import RESUME, judge_client_from, make_judge_client, observing_retries
+from bot.llm import judge_client_from, make_judge_client, observing_retries
 from bot.pacing import Throttle, duration, rate_limit_wait
 from bot.records import RunState
 from bot.runs import execute_run, start_run

@@ -11,10 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.answers import NotACompletion, completion_from
 from bot.errors import JudgebotError
 from bot.judge import build_messages, cache_key, is_bare, judge, new_boundary, provenance, sample_key, schema_name
 from bot.jury import Panel
-from bot.llm import JudgeClient, NotACompletion, completion_from
+from bot.llm import JudgeClient
 from bot.prices import PriceTable
 from bot.records import RowState, Triple, Verdict
 from bot.rubric import Rubric
