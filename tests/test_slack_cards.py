@@ -36,7 +36,6 @@ from bot.slack.views.card import (
     error_card,
     full_detail,
     placeholder,
-    reply_view,
     result_card,
 )
 from bot.slack.views.commands import (
@@ -49,6 +48,7 @@ from bot.slack.views.commands import (
     history_message,
     stats_message,
 )
+from bot.slack.views.details import reply_view
 from bot.slack.views.home import HOME_JUDGMENTS, home_view
 from bot.slack.views.limits import INPUT_LIMIT, MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, VIEW_BLOCKS
 from bot.store.history import Figures

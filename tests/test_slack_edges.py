@@ -145,7 +145,7 @@ async def wait_for_upload(slack_server, thread_ts: str) -> dict:
 
 
 def test_details_with_more_samples_than_a_modal_holds_keeps_room_for_the_reply(rubrics):
-    from bot.slack.views.card import reply_view
+    from bot.slack.views.details import reply_view
     from bot.store import JudgmentSample
     from tests.servers.slack_server import VIEW_BYTES, view_problems
     from tests.test_slack_cards import ETH_CORRECT, scored

@@ -17,9 +17,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.records import Verdict
 from bot.rubric import Rubric
 from bot.samples import Sampled, combine
-from bot.slack.views.card import CORRECT, DETAILS, reply_view, result_card
+from bot.slack.views.card import CORRECT, DETAILS, result_card
 from bot.slack.views.commands import FormSeal
 from bot.slack.views.correction import CORRECTION, CorrectionContext
+from bot.slack.views.details import reply_view
 from bot.store import Judgment, JudgmentSample, Store
 from bot.store.labels import labels_of
 from bot.store.samples import samples_of, save_sample

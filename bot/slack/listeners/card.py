@@ -21,7 +21,7 @@ from bot.slack.flows.card import CARD_SOURCE, current_card, record_correction, s
 from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, from_team, made_here, named_teams
 from bot.slack.messenger import failure_text
 from bot.slack.text import clip, escape
-from bot.slack.views.card import AGREE, details_file, details_text, details_view, sampled
+from bot.slack.views.card import AGREE, sampled
 from bot.slack.views.commands import FORM_UNCHECKED, FormSeal, form_values
 from bot.slack.views.correction import (
     NOTE_BLOCK,
@@ -30,6 +30,7 @@ from bot.slack.views.correction import (
     correction_view,
     open_correction,
 )
+from bot.slack.views.details import details_file, details_text, details_view
 from bot.slack.views.limits import ERROR_LIMIT
 from bot.store import Judgment, Store, newest_on_message, record_feedback, remember_model
 from bot.store.samples import samples_of
