@@ -13,17 +13,17 @@ from typing import Any
 
 from bot.answers import NotACompletion, completion_from
 from bot.errors import JudgebotError
-from bot.judge import build_messages, cache_key, is_bare, judge, new_boundary, provenance, sample_key, schema_name
+from bot.judge import build_messages, is_bare, judge, new_boundary, provenance, sample_key, schema_name
 from bot.jury import Panel
 from bot.llm import JudgeClient
 from bot.prices import PriceTable
 from bot.records import RowState, Triple, Verdict
 from bot.rubric import Rubric
-from bot.runs.execute import reused_verdict
+from bot.runs.execute import reused_verdict, row_key, sample_verdict
 from bot.samples import Sampled, combine
-from bot.store import Judgment, JudgmentSample, Run, Store
+from bot.store import Judgment, Run, Store
 from bot.store.batches import Slot
-from bot.store.samples import SAMPLE_FIELDS, known_samples, samples_by_judgment, save_sample
+from bot.store.samples import known_samples, samples_by_judgment, save_sample
 
 ENDPOINT = "/v1/chat/completions"
 CUSTOM_ID = re.compile(r"j(\d+)(?:-k(\d+)-s(\d+))?-(.+)")  # lines sent before juries were batched name no judge
@@ -62,9 +62,7 @@ class Job:
 
     def row_key(self, triple: Triple) -> str:
         """The key a row's verdict is saved under, as a live run saves it."""
-        if self.single:
-            return cache_key(self.rubric, self.client(0).model, triple)
-        return cache_key(self.rubric, f"{self.panel.name}\x1f{self.panel.samples} at {self.temperature}", triple)
+        return row_key(self.rubric, self.panel, triple)
 
     def sample_key(self, triple: Triple, judge_index: int, number: int) -> str:
         """The key one sample is saved under, as a live run saves it."""
@@ -166,7 +164,7 @@ def _reuse_samples(job: Job, row: Judgment, taken: set[Slot]) -> list[Slot]:
             continue
         if (found := cached.get(key)) is not None:
             save_sample(job.store, judgment_id=row.id, run_id=job.run.id, judge_model=model, sample=number,
-                        verdict=as_verdict(found, job.rubric, triple, reused=True), cache_key=key,
+                        verdict=sample_verdict(found, job.rubric, triple, reused=True), cache_key=key,
                         cached_from=found.id)
             reused[(model, number)] = found.judgment_id
         elif (row.id, index, number) in taken:
@@ -176,14 +174,6 @@ def _reuse_samples(job: Job, row: Judgment, taken: set[Slot]) -> list[Slot]:
     if not missing and not in_batch:
         finish_rows(job, [row], reused)
     return missing
-
-
-def as_verdict(saved: JudgmentSample, rubric: Rubric, triple: Triple, *, reused: bool = False) -> Verdict:
-    """A saved sample as a verdict: as it was, or (reused from another row) at no cost under today's provenance."""
-    found = {name: getattr(saved, name) for name in SAMPLE_FIELDS if getattr(saved, name) is not None}
-    if reused:
-        found.update(tokens_in=0, tokens_out=0, tokens_cached=0, cost_usd=0.0, latency_ms=0, attempts=0)
-    return Verdict(**{**provenance(rubric, saved.judge_model, triple), **found})
 
 
 def finish_rows(job: Job, rows: Iterable[Judgment], reused: dict[tuple[str, int], int] | None = None) -> int:
@@ -201,7 +191,7 @@ def finish_rows(job: Job, rows: Iterable[Judgment], reused: dict[tuple[str, int]
         if not all(slot in by_slot for slot in slots):
             continue
         triple = triple_of(row)
-        sampled = [Sampled(model, number, as_verdict(by_slot[(model, number)], job.rubric, triple),
+        sampled = [Sampled(model, number, sample_verdict(by_slot[(model, number)], job.rubric, triple),
                            (reused or {}).get((model, number))) for model, number in slots]
         verdict = combine(sampled, judge_model=job.panel.name, unsure_spread=job.unsure_spread)
         sources = {item.reused_from for item in sampled}

@@ -84,12 +84,20 @@ def reused_verdict(cached: Judgment, rubric: Rubric, judge_model: str, triple: T
     return Verdict(status=RowState.SCORED, **found, cost_usd=0.0, **provenance(rubric, judge_model, triple))
 
 
-def _sampled(saved: JudgmentSample, rubric: Rubric, triple: Triple, *, reused: bool = False) -> Verdict:
+def sample_verdict(saved: JudgmentSample, rubric: Rubric, triple: Triple, *, reused: bool = False) -> Verdict:
     """A saved sample as a verdict: as it was, or (reused from another row) at no cost under today's provenance."""
     found = {name: getattr(saved, name) for name in SAMPLE_FIELDS if getattr(saved, name) is not None}
     if reused:
         found.update(tokens_in=0, tokens_out=0, tokens_cached=0, cost_usd=0.0, latency_ms=0, attempts=0)
     return Verdict(**{**provenance(rubric, saved.judge_model, triple), **found})
+
+
+def row_key(rubric: Rubric, panel: Panel, triple: Triple) -> str:
+    """The key a row's verdict is saved and looked up under: its judge's, or for several judgments the panel's (its
+    judges, samples and temperature)."""
+    if panel.single:
+        return cache_key(rubric, panel.clients[0].model, triple)
+    return cache_key(rubric, f"{panel.name}\x1f{panel.samples} at {panel.temperature}", triple)
 
 
 async def execute_run(
@@ -266,10 +274,7 @@ class _Execution:
 
     async def grade(self, item: Judgment) -> None:
         triple = Triple(question=item.question, reference=item.reference, answer=item.answer)
-        if self.panel.single:
-            key = cache_key(self.rubric, self.client.model, triple)
-        else:
-            key = cache_key(self.rubric, f"{self.judge_model}\x1f{self.panel.samples} at {self.temperature}", triple)
+        key = row_key(self.rubric, self.panel, triple)
         while key in self.inflight:  # the same triple is being judged for another row: wait, rather than pay twice
             await self.inflight[key].wait()
             if self.stop.is_set():
@@ -328,10 +333,10 @@ class _Execution:
 
         async def slot(client: JudgeClient, number: int) -> Sampled:
             if (found := saved.get((client.model, number))) is not None:
-                return Sampled(client.model, number, _sampled(found, self.rubric, triple), None)
+                return Sampled(client.model, number, sample_verdict(found, self.rubric, triple), None)
             key = keys[(client.model, number)]
             reused = cached.get(key)
-            verdict = (_sampled(reused, self.rubric, triple, reused=True) if reused is not None
+            verdict = (sample_verdict(reused, self.rubric, triple, reused=True) if reused is not None
                        else await self.judge(triple, client))
             await self.in_db(save_sample, self.store, judgment_id=item.id, run_id=self.run_id,
                              judge_model=client.model, sample=number, verdict=verdict, cache_key=key,
