@@ -81,7 +81,7 @@ def test_the_estimate_is_within_15_percent_of_real_token_counts(rubrics, rubric_
     whole = estimate_rows(rubric, triples, judges=["gpt-4o", "gpt-4o-mini"], samples=2, prices=builtin_prices())
     real = 4 * sum(real_tokens(case) for case in cases)
     assert abs(whole.tokens_in / real - 1) <= TOLERANCE / 2
-    assert whole.judgments == 40 and whole.tokens_out == 40 * schema_reply_tokens(rubric)
+    assert whole.tokens_out == 40 * schema_reply_tokens(rubric)  # 10 rows x 2 judges x 2 samples
     per_judge = (whole.tokens_in / 2, whole.tokens_out / 2)
     expected = sum(builtin_prices().cost(model, math.ceil(per_judge[0]), math.ceil(per_judge[1])) or 0
                    for model in ("gpt-4o", "gpt-4o-mini"))

@@ -85,11 +85,6 @@ class Estimate(BaseModel):
     reply_basis: str = FROM_SCHEMA  # where the expected reply size comes from
     batch: bool = False  # at the Batch API's price
 
-    @property
-    def judgments(self) -> int:
-        """Requests the run makes, repairs aside: every row, by every judge, every sample."""
-        return self.rows * self.samples * len(self.judges)
-
     def through_batch(self, share: float) -> Estimate:
         """The same rows through the Batch API, at `share` of the live price."""
         cost = None if self.cost_usd is None else self.cost_usd * share
