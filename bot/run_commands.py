@@ -17,7 +17,7 @@ from bot import terminal, terminal_calibration
 from bot.config import Settings
 from bot.errors import UsageError
 from bot.records import REJUDGEABLE, RowState, RunState
-from bot.terminal_cost import approve_cost, estimate_of
+from bot.terminal_cost import approve_cost
 
 if TYPE_CHECKING:
     from bot.jury import JudgeSpec, Panel
@@ -214,8 +214,10 @@ async def cost_agreed(store: Store, run: Run, rubric: Rubric, panel: Panel, sett
     cancelled, a resumed one keeps its pending rows."""
     go, budget = False, None
     try:  # refused without a terminal to ask (UsageError) or at the question: the same end
-        go, budget = approve_cost(store, estimate_of(store, run, rubric, panel, batch=batch), settings, yes=yes,
-                                  console=console)
+        from bot.runs.estimate import estimate_run
+
+        go, budget = approve_cost(store, estimate_run(store, run, rubric, panel, batch=batch, keep=True), settings,
+                                  yes=yes, console=console)
     finally:
         if not go:
             await panel.aclose()

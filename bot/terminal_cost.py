@@ -14,11 +14,9 @@ from bot.errors import UsageError
 from bot.figures import money
 
 if TYPE_CHECKING:
-    from bot.jury import Panel
-    from bot.rubric import Rubric
     from bot.runs import Budget
     from bot.runs.estimate import Estimate
-    from bot.store import Run, Store
+    from bot.store import Store
 
 RAISE_BUDGET = "Raise JUDGE_MONTHLY_BUDGET"
 
@@ -31,18 +29,6 @@ def agreed(question: str, refusal: str, *, yes: bool, console: Console) -> bool:
     if not sys.stdin.isatty():
         raise UsageError(refusal)
     return console.input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
-
-
-def estimate_of(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch: bool = False) -> Estimate:
-    """The estimate of a run's pending rows (at the Batch API's price with `batch`), kept with the run the first time
-    (to be shown beside what it cost)."""
-    from bot.runs.estimate import as_saved, estimate_run
-
-    estimate = estimate_run(store, run.id, rubric, judges=[client.model for client in panel.clients],
-                            samples=panel.samples, prices=panel.prices, batch=batch)
-    if run.estimate is None:
-        store.update_run(run.id, estimate=as_saved(estimate))
-    return estimate
 
 
 def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: bool,

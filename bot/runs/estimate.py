@@ -15,10 +15,11 @@ from sqlmodel import col
 
 from bot.figures import money
 from bot.judge import build_messages
+from bot.jury import Panel
 from bot.prices import PriceTable
 from bot.records import RowState, Triple
 from bot.rubric import Rubric, leaves
-from bot.store import Judgment, Store
+from bot.store import Judgment, Run, Store
 from bot.tokens import text_tokens
 
 MESSAGE_TOKENS = 4  # each chat message's role and separators
@@ -128,12 +129,18 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
                     cost_usd=cost, unpriced=unpriced, reply_basis=basis, batch=batch)
 
 
-def estimate_run(store: Store, run_id: int, rubric: Rubric, *, judges: Sequence[str], samples: int,
-                 prices: PriceTable, batch: bool = False) -> Estimate:
-    """The estimate of judging a run's pending rows (a verdict cached in the history may still make some free)."""
+def estimate_run(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch: bool = False,
+                 keep: bool = False) -> Estimate:
+    """The estimate of judging a run's pending rows by every judge and sample of `panel` (a verdict cached in the
+    history may still make some free); with `keep`, saved with the run the first time, to be shown beside what the
+    run cost."""
     pending = (Triple(question=row.question, reference=row.reference, answer=row.answer)
-               for row in store.iter_judgments(run_id) if row.status == RowState.PENDING)
-    return estimate_rows(rubric, pending, judges=judges, samples=samples, prices=prices, store=store, batch=batch)
+               for row in store.iter_judgments(run.id) if row.status == RowState.PENDING)
+    estimate = estimate_rows(rubric, pending, judges=[client.model for client in panel.clients], samples=panel.samples,
+                             prices=panel.prices, store=store, batch=batch)
+    if keep and run.estimate is None:
+        store.update_run(run.id, estimate=as_saved(estimate))
+    return estimate
 
 
 def as_saved(estimate: Estimate) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from bot.records import RESUMABLE, RowState, RunState, ShareState
 from bot.rubric import Rubric
 from bot.runs import Budget, Origin, execute_run, start_csv_run
 from bot.runs.batch import judge_by_batch
-from bot.runs.estimate import Estimate, as_saved, estimate_run
+from bot.runs.estimate import Estimate, estimate_run
 from bot.slack.admins import admin_refusal
 from bot.slack.context import SAY_LATER, Context
 from bot.slack.files import file_origin
@@ -113,9 +113,7 @@ class FileRuns:
                                       **panel.run_fields(), model_name=model, origin=origin)
         await self.ctx.db(move_share, share_id=share.id, to=ShareState.RUNNING, run_id=run.id)
         share.run_id, share.state = run.id, ShareState.RUNNING
-        estimate = await self.ctx.db(estimate_run, run.id, rubric, judges=[client.model for client in panel.clients],
-                                     samples=panel.samples, prices=panel.prices)
-        await self.ctx.db(Store.update_run, run.id, estimate=as_saved(estimate))
+        estimate = await self.ctx.db(estimate_run, run, rubric, panel, keep=True)
         if await self._ask_first(share, run, rubric, estimate):
             return
         await self.judge(share, run, rubric)
@@ -159,8 +157,7 @@ class FileRuns:
             panel = self.ctx.panel_of(run)
         except SetupError:
             return None  # judging says what is wrong with the judges
-        left = await self.ctx.db(estimate_run, run.id, rubric, judges=[client.model for client in panel.clients],
-                                 samples=panel.samples, prices=panel.prices)
+        left = await self.ctx.db(estimate_run, run, rubric, panel)
         over = await self.over_budget(share, left.cost_usd, limits.monthly_budget)
         if over is None:
             return None
