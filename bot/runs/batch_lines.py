@@ -23,6 +23,7 @@ from bot.runs.execute import reused_verdict, row_key, sample_verdict
 from bot.samples import Sampled, combine
 from bot.store import Judgment, Run, Store
 from bot.store.batches import Slot
+from bot.store.judgments import id_chunks
 from bot.store.samples import known_samples, samples_by_judgment, save_sample
 
 ENDPOINT = "/v1/chat/completions"
@@ -204,11 +205,10 @@ def pending_rows(store: Store, judgment_ids: Iterable[int]) -> list[Judgment]:
     """The rows among `judgment_ids` still pending."""
     from sqlmodel import col, select
 
-    ids = list(set(judgment_ids))
     found: list[Judgment] = []
     with store.session() as session:
-        for start in range(0, len(ids), 500):  # under every database's limit of bound parameters
-            found += session.exec(select(Judgment).where(col(Judgment.id).in_(ids[start:start + 500]),
+        for chunk in id_chunks(sorted(set(judgment_ids))):
+            found += session.exec(select(Judgment).where(col(Judgment.id).in_(chunk),
                                                          Judgment.status == RowState.PENDING))
     return found
 

@@ -20,6 +20,12 @@ from bot.store.tallies import add_judgments, question_key, tally_upsert
 
 VERDICT_COLUMNS = [*VERDICT_FIELDS, "cache_key", "cached_from", "judged_at"]
 INSERT_BATCH = 1_000
+ID_CHUNK = 500  # ids in one IN (...): under every database's limit of bound parameters
+
+
+def id_chunks(ids: list[int]) -> list[list[int]]:
+    """`ids` in runs of at most ID_CHUNK, one query each."""
+    return [ids[start:start + ID_CHUNK] for start in range(0, len(ids), ID_CHUNK)]
 LOADING_STALE_AFTER = 120.0  # seconds without a batch of rows after which another host's loading run is abandoned
 ABANDONED_LOAD = "its process stopped while its rows were loading"
 LOAD_LOST = "run {run_id} was marked failed by another process while its rows were loading; start it again"

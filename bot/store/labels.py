@@ -12,7 +12,7 @@ from sqlmodel import col, select
 
 from bot.calibration import LabeledVerdict
 from bot.records import RowState
-from bot.store.judgments import Store
+from bot.store.judgments import Store, id_chunks
 from bot.store.models import Feedback, Judgment, Label, utcnow
 
 
@@ -71,7 +71,6 @@ class Scope:
                 and (self.team_id is None or judgment.team_id == self.team_id))
 
 
-CHUNK = 500  # judgment ids in one IN (...)
 VOTE_COLUMNS = (col(Feedback.judgment_id), col(Feedback.user_id), col(Feedback.agree), col(Feedback.updated_at))
 # What a labeled verdict reads of a judgment, and what tells whether the judgment counts.
 VERDICT_COLUMNS = (col(Judgment.id), col(Judgment.passed), col(Judgment.tag), col(Judgment.output),
@@ -95,22 +94,18 @@ def labels_and_votes(store: Store, scope: Scope, since: datetime | None = None, 
         picked = select(Judgment) if columns is None else select(*columns)
         found: dict[int, Any] = {}
         named = {label.judgment_id for label in labels} | {vote.judgment_id for vote in votes}
-        for chunk in _chunks(sorted(named)):
+        for chunk in id_chunks(sorted(named)):
             statement = picked.where(col(Judgment.id).in_(chunk))
             rows = session.exec(statement).all() if columns is None else session.execute(statement).all()
             found.update((row.id, row) for row in rows if scope.holds(row))
         labeled: set[tuple[int, str]] = set()  # a person's label of a judgment stands in for their vote on it
-        for chunk in _chunks(sorted({vote.judgment_id for vote in votes if vote.judgment_id in found})):
+        for chunk in id_chunks(sorted({vote.judgment_id for vote in votes if vote.judgment_id in found})):
             labeled.update((judgment_id, user) for judgment_id, user in session.execute(
                 select(col(Label.judgment_id), col(Label.user_id)).where(col(Label.judgment_id).in_(chunk))))
     label_rows = [(label, found[label.judgment_id]) for label in labels if label.judgment_id in found]
     vote_rows = [(vote, found[vote.judgment_id]) for vote in votes
                  if vote.judgment_id in found and (vote.judgment_id, vote.user_id) not in labeled]
     return label_rows, vote_rows
-
-
-def _chunks(ids: list[int]) -> list[list[int]]:
-    return [ids[start:start + CHUNK] for start in range(0, len(ids), CHUNK)]
 
 
 def labeled_judgments(store: Store, *, rubric_name: str, channel_id: str | None = None, everywhere: bool = False
