@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # not on POSIX: processes are not kept from setting up a history at the same moment
+    fcntl = None  # type: ignore[assignment]
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine, ExceptionContext, make_url
@@ -106,6 +113,29 @@ def store_problem(engine: Engine, error: BaseException) -> StoreUnavailable | No
         return StoreUnavailable(f"the history database {name} failed: {reason}. Check DATABASE_URL and the database "
                                 f"server. {SAVED_ROWS_SAFE}")
     return None
+
+
+@contextmanager
+def one_at_a_time(engine: Engine) -> Iterator[None]:
+    """For an SQLite file: an exclusive lock on a file beside it (`<history>.lock`) while the history is checked and
+    migrated. Processes that start at once on a new history would otherwise race to create it, and SQLite's switch
+    of a new file to WAL can lock them against each other for the whole busy timeout."""
+    name = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not name or name == ":memory:" or fcntl is None:
+        yield
+        return
+    path = Path(name).expanduser()
+    try:
+        guard = path.with_name(path.name + ".lock").open("a")
+    except OSError:  # a folder that cannot be written: there is nothing to set up there either
+        yield
+        return
+    with guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(guard, fcntl.LOCK_UN)
 
 
 def check_sqlite_file(engine: Engine) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
@@ -12,7 +13,15 @@ from sqlmodel import Session, SQLModel, col, select
 
 from bot.errors import RunBusy, StoreUnavailable
 from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, RowState, RunState, Verdict
-from bot.store.engine import CANNOT_OPEN, check_sqlite_file, first_line, history_name, make_engine, quick_check
+from bot.store.engine import (
+    CANNOT_OPEN,
+    check_sqlite_file,
+    first_line,
+    history_name,
+    make_engine,
+    one_at_a_time,
+    quick_check,
+)
 from bot.store.leases import owner_gone, take_over
 from bot.store.migrations import migrate
 from bot.store.models import Judgment, JudgmentSample, JudgmentTally, Run, table_of, utcnow
@@ -66,9 +75,10 @@ class Store:
         """
         engine = make_engine(url)
         try:
-            check_sqlite_file(engine)
-            migrate(engine)
-        except (SQLAlchemyError, OSError) as err:
+            with one_at_a_time(engine):
+                check_sqlite_file(engine)
+                migrate(engine)
+        except (SQLAlchemyError, OSError, sqlite3.Error) as err:
             reason = first_line(getattr(err, "orig", None) or err)
             raise StoreUnavailable(CANNOT_OPEN.format(name=history_name(engine), reason=reason)) from None
         store = cls(engine)
