@@ -179,8 +179,8 @@ async def judge_again(store: Store, rubric: Rubric, cases: list[CheckCase], pane
                       fresh: bool, console: Console, *, source_name: str) -> dict[int, Judgment]:
     """Judge the cases as a run of its own (source "check"), with a progress bar; the judgments by row number."""
     from bot.errors import RunStopped
-    from bot.llm import observing_retries
     from bot.records import RunState
+    from bot.retries import observing_retries
     from bot.runs import execute_run, start_run
 
     # Only the texts go in the run: its rows must not be read as labels again if it is ever resumed and summarised.

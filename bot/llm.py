@@ -9,10 +9,6 @@ import logging
 import random
 import socket
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import aiohttp
@@ -36,93 +32,27 @@ from bot.context_window import ContextWindow, discover
 from bot.endpoints import azure_v1_url, on_azure, portable_schema
 from bot.errors import JudgeCallError, RunStopped, SetupError
 from bot.pacing import Throttle, backoff, rate_limit_wait, retry_after
+from bot.retries import (
+    Retry,
+    Retrying,
+    Tries,
+    caused_by,
+    retry_wait,
+    span,
+    tell_observer,
+    wrong_address,
+)
 
 log = logging.getLogger(__name__)
 
 # The strict schema, the same schema without the range keywords some endpoints refuse, any JSON object, plain text.
 OutputMode = Literal["json_schema", "portable_schema", "json_object", "text"]
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
-RetryKind = Literal["row", "unreachable", "rate_limit", "outage"]
-MAX_RETRY_AFTER = 120.0  # a server that asks for a longer wait is not coming back within this run
 CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the judge
 RATE_LIMIT_BUDGET = 120.0  # seconds one request may wait out 429s before the run pauses
 OUTAGE_BUDGET = 120.0  # seconds the endpoint may fail (502-504, 529) with no success before the run pauses
 MIN_RATE_LIMIT_CHARGE = 0.25  # each 429 counts at least this against the budget, whatever wait the server asks
 OUTAGE_STATUSES = frozenset({502, 503, 504, 529})  # the endpoint or the provider behind it is down or overloaded
-
-
-@dataclass(frozen=True)
-class _Retry:
-    """A failed request worth sending again after `delay` seconds, and which budget its retries count against."""
-
-    delay: float
-    failure: str
-    gist: str  # the failure in a few words, for a progress bar
-    # row: JUDGE_MAX_RETRIES, then the row is an error; unreachable: the same, then the run pauses; rate_limit: the
-    # request's 429 time budget, then the run pauses; outage: the endpoint's time budget, then the run pauses.
-    kind: RetryKind = "row"
-    waited: float = 0.0  # seconds the throttle holds every request for (a 429)
-    status: str = ""  # for an outage: what the endpoint answers ("503 Service Unavailable")
-    detail: str = ""  # for an outage: the provider's own message
-
-
-@dataclass
-class _Tries:
-    """One request's retries so far: how many, the 429 waits, and when its outage began."""
-
-    attempt: int = 0
-    rate_limited_for: float = 0.0
-    outage_since: float | None = None
-
-
-@dataclass(frozen=True)
-class Retrying:
-    """A judge request about to be sent again: why, in a few words, and which attempt of how many comes next."""
-
-    gist: str
-    attempt: int
-    attempts: int
-
-    def __str__(self) -> str:
-        if self.attempt > self.attempts:  # waiting out 429s or an outage: bounded by time, not by attempts
-            return f"{self.gist}, retrying (attempt {self.attempt})"
-        return f"{self.gist}, retrying ({self.attempt}/{self.attempts})"
-
-
-_retry_observer: ContextVar[Callable[[Retrying], None] | None] = ContextVar("judge_retry_observer", default=None)
-
-
-@contextmanager
-def observing_retries(observer: Callable[[Retrying], None]) -> Iterator[None]:
-    """Tell `observer` of every retry of the judge requests made inside this block (and the tasks it starts)."""
-    token = _retry_observer.set(observer)
-    try:
-        yield
-    finally:
-        _retry_observer.reset(token)
-
-
-def _caused_by(err: BaseException, *types: type[BaseException]) -> bool:
-    """Whether `err` or anything in its cause chain is one of `types`.
-
-    The SDK's aiohttp transport reports a refused connection, a dropped one and a slow reply all as
-    timeouts; the underlying error tells them apart.
-    """
-    seen: BaseException | None = err
-    while seen is not None:
-        if isinstance(seen, types):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-def _wait(hint: float | None, attempt: int) -> float:
-    """The server's Retry-After when it gave one, else our backoff; RunStopped when it asks for too long."""
-    if hint is None:
-        return backoff(attempt)
-    if hint > MAX_RETRY_AFTER:
-        raise RunStopped(f"the judge endpoint asks to wait {hint:.0f} s before the next request; {RESUME} later")
-    return hint
 
 
 class JudgeClient:
@@ -214,7 +144,7 @@ class JudgeClient:
     async def complete(self, messages: list[dict[str, str]], *, schema_name: str, schema: dict[str, Any]) -> Completion:
         """One completion, retried on 429, 5xx and timeouts; RunStopped or JudgeCallError when it cannot succeed."""
         key = self._key(schema_name, schema)
-        tries = _Tries()
+        tries = Tries()
         while True:
             async with self.throttle:
                 sent_mode, sent_temperature = self.modes.get(key, "json_schema"), self.temperature
@@ -224,7 +154,7 @@ class JudgeClient:
                     retry = self._after(err, tries.attempt, key, sent_mode, sent_temperature)
                 except NotACompletion as err:
                     self.reached = True
-                    retry = _Retry(backoff(tries.attempt), str(err), "the judge sent no completion",
+                    retry = Retry(backoff(tries.attempt), str(err), "the judge sent no completion",
                                    kind="outage" if err.outage else "row", status="errors in its 200 replies",
                                    detail=err.detail)
                 else:
@@ -236,22 +166,21 @@ class JudgeClient:
             tries.attempt += 1
             self._give_up_unless_worth_it(retry, tries)
             log.info("judge request failed (%s); retrying in %.1fs", retry.failure, retry.delay)
-            if (observer := _retry_observer.get()) is not None:
-                observer(Retrying(retry.gist, tries.attempt + 1, self.max_retries + 1))
+            tell_observer(Retrying(retry.gist, tries.attempt + 1, self.max_retries + 1))
             await asyncio.sleep(retry.delay)
 
-    def _give_up_unless_worth_it(self, retry: _Retry, tries: _Tries) -> None:
+    def _give_up_unless_worth_it(self, retry: Retry, tries: Tries) -> None:
         """Raise when `retry` has used up its budget: RunStopped when every row would fail alike, else JudgeCallError."""
         if retry.kind == "rate_limit":
             tries.rate_limited_for += max(retry.waited, MIN_RATE_LIMIT_CHARGE)
             if tries.rate_limited_for > self.rate_limit_budget:
-                raise RunStopped(f"{retry.failure}, {_span(tries.rate_limited_for)} of waiting for one request; check "
+                raise RunStopped(f"{retry.failure}, {span(tries.rate_limited_for)} of waiting for one request; check "
                                  f"the endpoint's limits (or lower CONCURRENCY), then {RESUME}")
             return
         if retry.kind == "outage":
             failing_for = self.throttle.failed()
             if failing_for >= self.outage_budget:
-                raise RunStopped(f"the judge endpoint has been failing with {retry.status} for {_span(failing_for)}: "
+                raise RunStopped(f"the judge endpoint has been failing with {retry.status} for {span(failing_for)}: "
                                  f"{retry.detail or retry.failure}; {RESUME} once it answers")
             if tries.outage_since is None:
                 tries.outage_since = self.throttle.failing_since
@@ -279,7 +208,7 @@ class JudgeClient:
         return completion(response, int((time.monotonic() - started) * 1000))
 
     def _after(self, err: openai.APIError, attempt: int, key: tuple[str, str, str], sent_mode: OutputMode,
-               sent_temperature: float | None) -> _Retry | None:
+               sent_temperature: float | None) -> Retry | None:
         """What a failed request calls for: a changed request (None), a retry, or an exception."""
         if isinstance(err, openai.APIStatusError):
             self.reached = True
@@ -289,11 +218,11 @@ class JudgeClient:
             self._refused(err, key, sent_mode, sent_temperature)
             return None
         if isinstance(err, openai.RateLimitError):
-            wait = _wait(rate_limit_wait(err.response.headers, raw_message(err)), attempt)
+            wait = retry_wait(rate_limit_wait(err.response.headers, raw_message(err)), attempt)
             self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
             # The throttle holds every request, this one included, until the wait is over; a saturated
             # endpoint fails every row alike, so running out of the time budget pauses the run.
-            return _Retry(0.0, f"rate limited (429) {attempt + 1} times", "the judge is rate limiting",
+            return Retry(0.0, f"rate limited (429) {attempt + 1} times", "the judge is rate limiting",
                           kind="rate_limit", waited=wait)
         if isinstance(err, (openai.AuthenticationError, openai.PermissionDeniedError)):
             raise RunStopped(f"the judge endpoint rejected the key: {message_of(err)}") from None
@@ -304,22 +233,22 @@ class JudgeClient:
             if err.status_code < 500 and err.status_code not in (408, 409):
                 raise JudgeCallError(failure) from None
             outage = err.status_code in OUTAGE_STATUSES
-            return _Retry(_wait(retry_after(err.response.headers), attempt), failure,
+            return Retry(retry_wait(retry_after(err.response.headers), attempt), failure,
                           f"the judge answered {err.status_code}", kind="outage" if outage else "row",
                           status=status_text(err.status_code), detail=message_of(err))
         # No HTTP answer. Refused, unknown host, connect timeout: no request gets through, so pause the run.
-        if not self.reached and (wrong := _wrong_address(err, self.client.base_url.host)):
+        if not self.reached and (wrong := wrong_address(err, self.client.base_url.host)):
             raise RunStopped(f"cannot reach the judge endpoint {self.endpoint}: {wrong}. Check OPENAI_BASE_URL "
                              "(host and port), that the server there is running and that this machine can reach "
                              f"it, then {RESUME}") from None
-        if _caused_by(err, ConnectionRefusedError, socket.gaierror, aiohttp.ClientConnectorError,
+        if caused_by(err, ConnectionRefusedError, socket.gaierror, aiohttp.ClientConnectorError,
                       aiohttp.ConnectionTimeoutError):
-            return _Retry(backoff(attempt), f"cannot reach the judge endpoint {self.endpoint}: "
+            return Retry(backoff(attempt), f"cannot reach the judge endpoint {self.endpoint}: "
                           f"{err.__cause__ or err}", "cannot reach the judge", kind="unreachable")
-        if isinstance(err, openai.APITimeoutError) and _caused_by(err, TimeoutError):
-            return _Retry(backoff(attempt), "the judge did not answer within the request timeout",
+        if isinstance(err, openai.APITimeoutError) and caused_by(err, TimeoutError):
+            return Retry(backoff(attempt), "the judge did not answer within the request timeout",
                           "the judge did not answer in time")
-        return _Retry(backoff(attempt), f"the connection to the judge endpoint broke: {err.__cause__ or err}",
+        return Retry(backoff(attempt), f"the connection to the judge endpoint broke: {err.__cause__ or err}",
                       "the connection to the judge broke")
 
     def _refused(self, err: openai.APIStatusError, key: tuple[str, str, str], sent_mode: OutputMode,
@@ -387,24 +316,6 @@ class JudgeClient:
         self.modes[key] = following
         log.warning("judge endpoint refused response_format %s for %s (%s); using %s", mode, key[1], message_of(err),
                     following)
-
-
-def _wrong_address(err: BaseException, host: str) -> str | None:
-    """What a request that no server could have answered ran into (a refused connection, an unknown host), if that."""
-    if _caused_by(err, socket.gaierror):
-        return f"the host name {host!r} does not resolve (DNS)"
-    if _caused_by(err, ConnectionRefusedError):
-        return "the connection was refused (nothing listens on that port)"
-    return None
-
-
-def _span(seconds: float) -> str:
-    """A wait in words: "2 minutes", "45 s", "0.3 s"."""
-    if seconds >= 90:
-        return f"{seconds / 60:.0f} minutes"
-    if seconds >= 60:
-        return "1 minute"
-    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
 
 
 def make_judge_client(

@@ -125,8 +125,8 @@ def run_panel(settings: Settings, run: Run, concurrency: int | None = None) -> P
 async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
     """`judgebot judge`: a file, or one triple given with -q -r -a."""
     from bot.csvio import open_csv, parse_columns
-    from bot.llm import observing_retries
     from bot.records import Triple, Verdict
+    from bot.retries import observing_retries
     from bot.runs import execute_run, start_csv_run, start_single_run
     from bot.store import Store
     from bot.store.samples import samples_of
@@ -232,7 +232,7 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, panel: Panel, conso
                      concurrency: int, unsure_spread: float, rejudge: tuple[RowState, ...] = (),
                      budget: Budget | None = None, batch: float | None = None, new_parts: bool = True) -> int:
     """Judge the pending rows of a run with a progress bar, then write the results and show the summary."""
-    from bot.llm import observing_retries
+    from bot.retries import observing_retries
     from bot.runs import execute_run, export_run
     from bot.runs.batch import judge_by_batch
     from bot.runs.file_labels import save_file_labels

@@ -26,8 +26,8 @@ SHRUNK = 12  # the narrowest a column of free text (a question, tags) is made be
 
 if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
     from bot.digest import Digest
-    from bot.llm import Retrying
     from bot.records import Verdict
+    from bot.retries import Retrying
     from bot.rubric import Rubric
     from bot.runs import GoldenResult, Summary
     from bot.runs import Progress as RunProgress

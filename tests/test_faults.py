@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from bot import terminal
-from bot.llm import observing_retries
+from bot.retries import observing_retries
 from bot.rubric import load_rubric
 from bot.runs import execute_run, export_run, start_run
 from bot.store import Store

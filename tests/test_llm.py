@@ -19,9 +19,9 @@ import pytest
 from bot.answers import RESUME, Completion
 from bot.errors import JudgeCallError, RunStopped
 from bot.judge import extract_json, judge
-from bot.llm import Retrying, observing_retries
 from bot.pacing import MAX_BACKOFF, Throttle, backoff, retry_after
 from bot.records import Triple
+from bot.retries import Retrying, observing_retries
 from tests.servers.openai_server import Reply
 
 ETH_OK = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "Names myStudies (ETHIS)."}

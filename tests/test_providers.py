@@ -20,9 +20,10 @@ from bot.endpoints import RANGE_KEYWORDS, portable_schema
 from bot.errors import JudgeCallError, RunStopped, SetupError
 from bot.judge import judge
 from bot.jury import open_bench, open_panel
-from bot.llm import judge_client_from, make_judge_client, observing_retries
+from bot.llm import judge_client_from, make_judge_client
 from bot.pacing import Throttle, duration, rate_limit_wait
 from bot.records import RunState
+from bot.retries import observing_retries
 from bot.runs import execute_run, start_run
 from bot.store import Store
 from tests.servers.openai_server import Reply
