@@ -15,6 +15,7 @@ from bot.config import Settings
 from bot.errors import SetupError
 from bot.llm import JudgeClient, make_judge_client
 from bot.prices import PriceTable, builtin_prices, load_prices
+from bot.yaml_text import load_yaml
 
 MAX_SAMPLES = 9
 MAX_JUDGES = 9
@@ -45,7 +46,7 @@ def judges_from_names(names: str) -> list[JudgeSpec]:
 def read_judges(path: Path) -> list[JudgeSpec]:
     """The jury a YAML file describes: a list of {model, base_url, key_env}, or the same under `judges:`."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
         raise SetupError(f"cannot read the judges file {path}: {err}") from None
     entries = data.get("judges") if isinstance(data, dict) else data

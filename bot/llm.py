@@ -10,6 +10,7 @@ import random
 import socket
 import time
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import aiohttp
 import openai
@@ -335,8 +336,11 @@ def make_judge_client(
     # there: the run says so (and retries) then, not after the whole request timeout.
     limits = openai.Timeout(timeout, connect=min(timeout, connect_timeout))
     # aiohttp as the transport, as the SDK recommends for concurrency: its C parser halves the CPU per request.
+    # An endpoint over plain http has no certificate to check (whoever could redirect it can read it already), so
+    # the CA bundle, a tenth of a second of start-up, is only loaded for https.
+    plain = urlsplit(base_url or "").scheme == "http"
     client = AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, timeout=limits, max_retries=0,
-                         http_client=DefaultAioHttpClient(timeout=limits))
+                         http_client=DefaultAioHttpClient(timeout=limits, verify=not plain))
     return JudgeClient(client, model=model, temperature=temperature, max_retries=max_retries,
                        throttle=Throttle(concurrency), reasoning_effort=reasoning_effort,
                        max_completion_tokens=max_completion_tokens, rate_limit_budget=rate_limit_budget,

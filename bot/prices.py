@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import SetupError
+from bot.yaml_text import load_yaml
 
 # A dated snapshot of a model: gpt-4o-2024-08-06, gpt-4-0613 (a four-digit month and day), claude-haiku-4-5-20251001.
 SNAPSHOT = re.compile(r"^(?P<base>.+?)-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$")
@@ -78,7 +79,7 @@ class PriceFile(BaseModel):
 def builtin_prices() -> PriceTable:
     """The price table shipped with judgebot."""
     text = resources.files("bot").joinpath("prices.yaml").read_text(encoding="utf-8")
-    return PriceTable.model_validate(yaml.safe_load(text))
+    return PriceTable.model_validate(load_yaml(text))
 
 
 @cache
@@ -89,7 +90,7 @@ def load_prices(extra: Path | None = None) -> PriceTable:
     if extra is None:
         return table
     try:
-        added = PriceFile.model_validate(yaml.safe_load(extra.read_text(encoding="utf-8")))
+        added = PriceFile.model_validate(load_yaml(extra.read_text(encoding="utf-8")))
     except OSError as err:
         raise SetupError(f"JUDGE_PRICES: cannot read {extra}: {err.strerror or err}") from None
     except yaml.YAMLError as err:

@@ -14,6 +14,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import event
 
 from bot.csvio import CsvRow, open_csv
 from bot.errors import CsvError
@@ -28,6 +29,7 @@ from bot.runs import (
     start_csv_run,
     start_run,
 )
+from bot.runs.execute import GROUP_ROWS
 from bot.runs.summary import export_run
 from bot.store import Store
 from bot.store.models import utcnow
@@ -165,6 +167,40 @@ async def test_requests_in_flight_never_exceed_the_bound(store, eth, judge_serve
     in_flight = [sum(1 for s in arrivals if t - window < s <= t) for t in arrivals]
     assert max(in_flight) <= bound, in_flight
     assert max(in_flight) == bound, in_flight  # the bound is reached, so the test can see a breach
+
+
+async def test_verdicts_that_arrive_together_are_saved_in_one_transaction(store, eth, judge_server, make_client):
+    """Counted, not timed: the replies of a wave land together, and the verdicts and tallies of those that came while
+    one group was being committed are committed together. One transaction per verdict fails this test."""
+    judge_server.responder = eth_responder
+    judge_server.latency = 0.2  # the first 32 requests go at once, so their replies come back as a wave
+    client = make_client(concurrency=32)
+    rows = 192
+    run = start_run(store, rubric=eth, rows=rows_of(*(f"answer number {i}" for i in range(rows))),
+                    judge_model=client.model, columns=COLUMNS)
+    groups: list[int] = []  # verdicts per saving transaction
+    commits = [0]
+
+    def on_execute(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("UPDATE JUDGMENT SET"):
+            groups.append(len(parameters) if executemany else 1)
+
+    def on_commit(conn):
+        commits[0] += 1
+
+    event.listen(store.engine, "before_cursor_execute", on_execute)
+    event.listen(store.engine, "commit", on_commit)
+    try:
+        outcome = await execute_run(store, run, eth, client, concurrency=32)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", on_execute)
+        event.remove(store.engine, "commit", on_commit)
+
+    assert outcome.all_scored and outcome.counts == {"scored": rows}
+    assert sum(groups) == rows  # every verdict saved once
+    assert max(groups) <= GROUP_ROWS
+    assert len(groups) <= rows // 4, groups  # one transaction per verdict would be 192
+    assert commits[0] <= len(groups) + 10, (commits[0], len(groups))  # and nothing else commits per row
 
 
 # --- the verdict cache ---------------------------------------------------------------------------

@@ -26,8 +26,9 @@ from bot.csvio import CsvRow
 from bot.errors import RunBusy, SchemaTooNew, StoreUnavailable
 from bot.records import Verdict
 from bot.rubric import RubricSet
+from bot.runs.execute import GROUP_ROWS
 from bot.runs.start import start_run
-from bot.store import BUSY_TIMEOUT_MS, INSERT_BATCH, Store, make_engine
+from bot.store import BUSY_TIMEOUT_MS, INSERT_BATCH, RowVerdict, Store, make_engine
 from bot.store.engine import store_problem
 from bot.store.history import channel_stats
 from bot.store.migrations import LATEST, current_version, migrate
@@ -395,6 +396,60 @@ def test_save_verdict_saves_once(store: Store, db_url: str) -> None:
     assert reload(db_url, malformed.id).status == "malformed"
     assert store.save_verdict(10**9, first, cache_key="key-1") is False
     assert store.status_counts(run.id) == {"scored": 1, "malformed": 1}
+
+
+def test_verdicts_saved_together_take_one_transaction_and_each_row_one_verdict(store: Store) -> None:
+    run = store.create_run(**COMMON)
+    store.add_rows([row(run.id, n) for n in range(1, 71)] + [row(run.id, 71, status="malformed", error="bad row")])
+    *rows, malformed = store.iter_judgments(run.id)
+    assert store.save_verdict(rows[0].id, make_verdict(headline=0.1), cache_key="early")
+    group = [RowVerdict(r.id, make_verdict(headline=r.row_number / 100), f"k{r.row_number}") for r in rows[:GROUP_ROWS]]
+    group += [RowVerdict(malformed.id, make_verdict(), "m"), RowVerdict(10**9, make_verdict(), "gone"),
+              RowVerdict(rows[1].id, make_verdict(headline=0.99), "second for row 2")]
+    transactions: list[str] = []
+    statements: list[str] = []
+    listeners = {"begin": lambda conn: transactions.append("begin"),
+                 "before_cursor_execute": lambda conn, cursor, statement, *rest: statements.append(statement)}
+    # (SQLite's BEGIN IMMEDIATE is sent as a statement; it is the transaction, counted apart)
+    for name, listener in listeners.items():
+        sa.event.listen(store.engine, name, listener)
+    try:
+        saved = store.save_verdicts(group)
+    finally:
+        for name, listener in listeners.items():
+            sa.event.remove(store.engine, name, listener)
+
+    assert transactions == ["begin"]  # one transaction for the whole group
+    # which rows are still pending, the verdicts (one executemany), the tally
+    assert len([s for s in statements if not s.startswith("BEGIN")]) == 3
+    # row 1 had its verdict already; the malformed row, a missing row and a second verdict for row 2 take none
+    assert saved == [False] + [True] * (GROUP_ROWS - 1) + [False, False, False]
+    judged = {j.row_number: j for j in store.iter_judgments(run.id)}
+    assert (judged[1].headline, judged[1].cache_key) == (0.1, "early")
+    assert (judged[2].headline, judged[2].cache_key) == (0.02, "k2")
+    assert all(judged[n].status == "scored" for n in range(1, GROUP_ROWS + 1))
+    assert judged[71].status == "malformed"
+    assert store.status_counts(run.id) == {"scored": GROUP_ROWS, "pending": 70 - GROUP_ROWS, "malformed": 1}
+    assert store.save_verdicts([]) == []
+
+
+def test_cached_verdicts_of_many_keys_are_found_in_one_query(store: Store) -> None:
+    first, second = store.create_run(**COMMON), store.create_run(**COMMON)
+    store.add_rows([row(first.id, n) for n in range(1, 4)] + [row(second.id, n) for n in range(1, 4)])
+    a1, a2, a3 = store.iter_judgments(first.id)
+    b1, b2, b3 = store.iter_judgments(second.id)
+    store.save_verdicts([RowVerdict(a1.id, make_verdict(headline=0.1), "K"), RowVerdict(a2.id, make_verdict(), "L"),
+                         RowVerdict(a3.id, make_verdict(status="error", error="boom", output=None), "E"),
+                         RowVerdict(b1.id, make_verdict(headline=0.7), "K"), RowVerdict(b2.id, make_verdict(), "M")])
+    queries: list[str] = []
+    sa.event.listen(store.engine, "before_cursor_execute", lambda conn, cursor, statement, *rest: queries.append(statement))
+    found = store.find_cached_many(["K", "L", "M", "E", "missing"])
+    assert len([q for q in queries if not q.startswith("BEGIN")]) == 1
+    assert {key: j.id for key, j in found.items()} == {"K": a1.id, "L": a2.id, "M": b2.id}  # the earliest; no error
+    assert found["K"].headline == 0.1 and found["K"].output == make_verdict().output
+    in_second = store.find_cached_many(["K", "L", "M"], run_id=second.id)
+    assert {key: j.id for key, j in in_second.items()} == {"K": b1.id, "M": b2.id}
+    assert store.find_cached_many([]) == {}
 
 
 def test_find_cached_returns_only_scored_rows_with_that_key(store: Store) -> None:

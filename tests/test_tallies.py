@@ -13,7 +13,7 @@ from sqlmodel import select
 
 from bot.digest import Period, build_digest
 from bot.records import Verdict
-from bot.store import Store
+from bot.store import RowVerdict, Store
 from bot.store.history import channel_stats
 from bot.store.models import Judgment, JudgmentTally
 from bot.store.tallies import KEY, KEY_LENGTH, add_judgments
@@ -192,3 +192,30 @@ def test_a_verdict_reused_from_the_cache_is_counted_apart_not_as_a_new_judgment(
         add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true())
         assert conn.execute(select(func.sum(JudgmentTally.reused))).scalar() == 2  # an upgrade counts them the same
         transaction.rollback()
+
+
+def test_verdicts_saved_as_one_group_are_tallied_as_if_saved_one_by_one(store: Store) -> None:
+    c1, c2 = Judged(store), Judged(store, channel="C2", rubric="academic")
+    base = datetime(2026, 11, 16, 9, 0)
+    rows = [(c1, c1.add(base, "pending", model=model, question=f"q{n}"), status, tag)
+            for n, (model, status, tag) in enumerate([("m1", "scored", "Correct"), ("m1", "scored", "Correct"),
+                                                      ("m1", "scored", "Generic"), ("m2", "error", None),
+                                                      ("m2", "invalid", None), (None, "scored", "Refusal")])]
+    rows += [(c2, c2.add(base, "pending", question=f"q{n}"), "scored", "Correct") for n in range(3)]
+    first = c1.add(base, "scored", 100.0, tag="Correct", question="first")
+
+    def verdict(judged: Judged, status: str, tag: str | None, n: int) -> Verdict:
+        scored = status == "scored"
+        return Verdict(status=status, headline=25.0 * n if scored else None, passed=n >= 2 if scored else None,
+                       tag=tag, error=None if scored else "the reply was not JSON", cost_usd=0.001 * n,
+                       rubric_name=judged.rubric, rubric_version="1", rubric_hash="h1", judge_model="judge-a",
+                       prompt_hash="p")
+
+    group = [RowVerdict(judgment_id, verdict(judged, status, tag, n), "k", first if n == 0 else None)
+             for n, (judged, judgment_id, status, tag) in enumerate(rows)]
+    with time_machine.travel(datetime(2026, 11, 17, 10, 15, tzinfo=UTC), tick=False):
+        assert store.save_verdicts(group) == [True] * len(group)
+    assert tally(store) == counted_afresh(store)
+    assert sum(row[-4] for row in tally(store)) == len(rows) + 1
+    correct = sorted(row[-4] for row in tally(store) if row[:3:2] == ("C1", "m1") and row[7:9] == ("scored", "Correct"))
+    assert correct == [1, 2]  # the first row in its hour; the two of the group in one key of theirs

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from bot.errors import RubricError
 from bot.rubric.formulas import did_you_mean
 from bot.rubric.model import Rubric, describe
+from bot.yaml_text import load_yaml
 
 RUBRIC_SUFFIXES = (".yaml", ".yml")
 # Words that /judge, the message with a shared file and the judgebot command take as their own, with those planned
@@ -50,7 +51,7 @@ def load_rubric(path: Path) -> Rubric:
 
 def _read(path: Path) -> Rubric:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
         raise RubricError(f"cannot read the file: {err}") from None
     if not isinstance(data, dict):

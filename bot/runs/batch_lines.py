@@ -21,9 +21,9 @@ from bot.records import RowState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.execute import reused_verdict, row_key, sample_verdict
 from bot.samples import Sampled, combine
-from bot.store import Judgment, Run, Store
+from bot.store import Judgment, RowVerdict, Run, Store
 from bot.store.batches import Slot
-from bot.store.judgments import id_chunks
+from bot.store.judgments import ID_CHUNK, id_chunks
 from bot.store.samples import known_samples, samples_by_judgment, save_sample
 
 ENDPOINT = "/v1/chat/completions"
@@ -260,15 +260,17 @@ def _open_slots(job: Job, slots: list[Slot]) -> tuple[dict[int, Judgment], set[S
 def _save_verdicts(job: Job, rows: dict[int, Judgment], verdicts: list[tuple[Slot, Verdict]]) -> None:
     """Each reply as its row's verdict (one judge asked once) or as a sample; then the verdicts of the rows whose
     every slot has a sample."""
+    if job.single:
+        single = [RowVerdict(judgment_id, verdict, job.row_key(triple_of(rows[judgment_id])))
+                  for (judgment_id, _, _), verdict in verdicts]
+        for start in range(0, len(single), ID_CHUNK):  # a transaction for each chunk of rows
+            job.store.save_verdicts(single[start:start + ID_CHUNK])
+        return
     for (judgment_id, judge_index, number), verdict in verdicts:
-        triple = triple_of(rows[judgment_id])
-        if job.single:
-            job.store.save_verdict(judgment_id, verdict, cache_key=job.row_key(triple))
-        else:
-            save_sample(job.store, judgment_id=judgment_id, run_id=job.run.id, judge_model=job.client(judge_index).model,
-                        sample=number, verdict=verdict, cache_key=job.sample_key(triple, judge_index, number))
-    if not job.single:  # every row this file answers: also those whose samples were all saved before a stop
-        finish_rows(job, rows.values())
+        save_sample(job.store, judgment_id=judgment_id, run_id=job.run.id, judge_model=job.client(judge_index).model,
+                    sample=number, verdict=verdict,
+                    cache_key=job.sample_key(triple_of(rows[judgment_id]), judge_index, number))
+    finish_rows(job, rows.values())  # every row this file answers: also those whose samples were all saved before
 
 
 async def reply_verdict(job: Job, triple: Triple, judge_index: int, boundary: str, body: dict[str, Any]) -> Verdict:

@@ -20,14 +20,17 @@ from bot.llm import JudgeClient
 from bot.records import CLAIMABLE, JUDGED_FIELDS, UNSCORED, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.estimate import prompt_tokens, schema_reply_tokens
+from bot.runs.grouped import Grouped
 from bot.samples import UNSURE_SPREAD, Sampled, combine
-from bot.store import Judgment, JudgmentSample, Run, Store, process_name, utcnow
+from bot.store import Judgment, JudgmentSample, RowVerdict, Run, Store, process_name, utcnow
 from bot.store.samples import SAMPLE_FIELDS, known_samples, save_sample
 
 log = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 5.0
 STALE_AFTER = 120.0  # seconds without a heartbeat after which another host's "running" run counts as abandoned
+GROUP_ROWS = 64  # verdicts saved in one transaction at most (and cache lookups made in one query)
+GROUP_SECONDS = 0.05  # how long the first verdict of a group waits for others to be saved with it
 
 
 @dataclass(frozen=True)
@@ -117,8 +120,10 @@ async def execute_run(
     """Judge every pending row of `run`; stop early on a quota or key problem, leaving the rest pending.
 
     Rows in the states of `rejudge` (REJUDGEABLE: judge errors and invalid replies) are made pending again first.
-    Each verdict is committed as soon as it arrives, so a crash loses at most the rows in flight,
-    which stay pending and are judged on resume; a row already saved is never judged again.
+    Verdicts are committed in groups, one transaction for those that arrive within GROUP_SECONDS (at most
+    GROUP_ROWS); a worker goes on to its next row meanwhile, unless GROUP_ROWS verdicts already wait. A crash loses
+    at most the rows in flight and the verdicts not yet committed, which stay pending and are judged on resume; a
+    row already saved is never judged again.
     Setting `cancel` stops at once: requests in flight are dropped and their rows stay pending.
     Only a run in one of `statuses` is taken (by default any that can be judged again).
     A panel of several judges or samples judges each row with every one, keeping each sample as it arrives; the
@@ -186,6 +191,11 @@ class _Execution:
         # Database calls of the hot path run on one thread of their own: the event loop never waits on
         # the database, and a single writer never contends with itself for SQLite's lock.
         self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgebot-db")
+        # Verdicts go to the database in groups, one transaction each; cache lookups asked while one is made go
+        # together in the next query (without waiting: a row's request waits for its lookup).
+        self.saves: Grouped[RowVerdict, bool] = Grouped(partial(self.in_db, store.save_verdicts), limit=GROUP_ROWS,
+                                                        wait=GROUP_SECONDS)
+        self.lookups: Grouped[str, Judgment | None] = Grouped(partial(self.in_db, self.find_cached), limit=GROUP_ROWS)
 
     async def in_db(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.db_thread, partial(function, *args, **kwargs))
@@ -211,10 +221,18 @@ class _Execution:
         finally:
             watcher.cancel()
             try:
+                await asyncio.shield(self.saves.close())  # the verdicts that came back are kept, even on a cancel
                 outcome = await asyncio.shield(self.in_db(self.finish, rejudged))
             finally:
                 self.db_thread.shutdown(wait=False)
+        if self.saves.failure is not None:  # the run stopped because its verdicts could not be saved
+            raise self.saves.failure
         return outcome
+
+    def find_cached(self, keys: list[str]) -> list[Judgment | None]:
+        # A fresh run reuses nothing from the history, only what it judged itself (identical rows).
+        found = self.store.find_cached_many(keys, run_id=self.run_id if self.run_.fresh else None)
+        return [found.get(key) for key in keys]
 
     def finish(self, rejudged: int) -> RunOutcome:
         counts = self.store.status_counts(self.run_id)
@@ -269,6 +287,7 @@ class _Execution:
 
     async def work(self) -> None:
         while (item := await self.queue.get()) is not None:
+            await self.saves.room()  # no more verdicts waiting to be saved than one group
             if not self.stop.is_set():
                 await self.grade(item)
 
@@ -280,24 +299,30 @@ class _Execution:
             if self.stop.is_set():
                 return
         done = self.inflight[key] = asyncio.Event()
+        saved: asyncio.Future[bool] | None = None
         try:
-            # A fresh run reuses nothing from the history, only what it judged itself (identical rows).
-            scope = self.run_id if self.run_.fresh else None
-            cached = await self.in_db(self.store.find_cached, key, run_id=scope) if self.panel.single else None
+            cached = await self.lookups(key) if self.panel.single else None
             if not self.panel.single:
-                verdict, source = await self.judge_panel(item, triple, scope)
+                verdict, source = await self.judge_panel(item, triple, self.run_id if self.run_.fresh else None)
             elif cached is not None:
                 verdict, source = reused_verdict(cached, self.rubric, self.client.model, triple), cached.id
             else:
                 verdict, source = await self.judge(triple), None
-            await self.record(item, verdict, key, source)
+            saved = self.record(item, verdict, key, source)
         except RunStopped as err:
             self.stop_reason = self.stop_reason or str(err)
             self.stop.set()
         finally:
-            if self.inflight.get(key) is done:
-                del self.inflight[key]
-            done.set()
+            # A row with the same texts waits until this verdict is committed, then finds it in the cache.
+            if saved is None:
+                self.release(key, done)
+            else:
+                saved.add_done_callback(lambda _: self.release(key, done))
+
+    def release(self, key: str, done: asyncio.Event) -> None:
+        if self.inflight.get(key) is done:
+            del self.inflight[key]
+        done.set()
 
     async def judge(self, triple: Triple, client: JudgeClient | None = None) -> Verdict:
         client = client or self.client
@@ -353,8 +378,10 @@ class _Execution:
         reused = {item.reused_from for item in sampled}
         return verdict, (reused.pop() if len(reused) == 1 and None not in reused else None)
 
-    async def record(self, item: Judgment, verdict: Verdict, key: str, cached_from: int | None) -> None:
-        await self.in_db(self.store.save_verdict, item.id, verdict, cache_key=key, cached_from=cached_from)
+    def record(self, item: Judgment, verdict: Verdict, key: str, cached_from: int | None) -> asyncio.Future[bool]:
+        """Hand a verdict to the group being saved, count it, and return what says when it is committed."""
+        saved = self.saves.submit(RowVerdict(item.id, verdict, key, cached_from))
+        saved.add_done_callback(self.check_saved)
         self.done += 1
         self.judged_now += 1
         self.errors += verdict.status != RowState.SCORED
@@ -367,3 +394,9 @@ class _Execution:
                 f"left this month. {self.budget.how_to_raise}, then resume")
             self.stop.set()
         self.report()
+        return saved
+
+    def check_saved(self, saved: asyncio.Future[bool]) -> None:
+        """Stop taking rows when verdicts cannot be saved: the run then ends with the database's error."""
+        if not saved.cancelled() and saved.exception() is not None:
+            self.halt(None)

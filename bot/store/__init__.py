@@ -16,7 +16,7 @@ from bot.store.history import (
     recent_in_channel,
     spend,
 )
-from bot.store.judgments import INSERT_BATCH, Store
+from bot.store.judgments import INSERT_BATCH, RowVerdict, Store
 from bot.store.leases import owner_gone, process_name
 from bot.store.models import (
     ChannelSetting,
@@ -83,6 +83,7 @@ __all__ = [
     "JudgmentSample",
     "JudgmentTally",
     "Label",
+    "RowVerdict",
     "Run",
     "RunBatch",
     "SchemaTooNew",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from sqlalchemy import bindparam, delete, func, insert, update
@@ -35,6 +36,18 @@ ID_CHUNK = 500  # ids in one IN (...): under every database's limit of bound par
 def id_chunks(ids: list[int]) -> list[list[int]]:
     """`ids` in runs of at most ID_CHUNK, one query each."""
     return [ids[start:start + ID_CHUNK] for start in range(0, len(ids), ID_CHUNK)]
+
+
+@dataclass(frozen=True)
+class RowVerdict:
+    """A verdict to record on a pending row, with the key it is found under again and the row it was reused from."""
+
+    judgment_id: int
+    verdict: Verdict
+    cache_key: str
+    cached_from: int | None = None
+
+
 LOADING_STALE_AFTER = 120.0  # seconds without a batch of rows after which another host's loading run is abandoned
 ABANDONED_LOAD = "its process stopped while its rows were loading"
 LOAD_LOST = "run {run_id} was marked failed by another process while its rows were loading; start it again"
@@ -50,20 +63,19 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         table = table_of(Judgment)
-        # The two statements of the hot path are built once; Core rather than the ORM keeps them cheap.
+        ids = table.c.id.in_(bindparam("ids", expanding=True))
+        # The statements of the hot path are built once; Core rather than the ORM keeps them cheap.
+        self._still_pending = select(table.c.id).where(ids, table.c.status == RowState.PENDING).with_for_update()
         self._save = (
             table.update()
             .where(table.c.id == bindparam("judgment_id"), table.c.status == RowState.PENDING)
             .values({name: bindparam(name) for name in VERDICT_COLUMNS})
         )
-        self._cached = (
-            table.select()
-            .where(table.c.cache_key == bindparam("cache_key"), table.c.status == RowState.SCORED)
-            .order_by(table.c.id)
-            .limit(1)
-        )
-        self._count = tally_upsert(engine.dialect.name, table, table_of(JudgmentTally),
-                                   table.c.id == bindparam("judgment_id"))
+        self._count = tally_upsert(engine.dialect.name, table, table_of(JudgmentTally), ids)
+        scored = (table.c.cache_key.in_(bindparam("keys", expanding=True)), table.c.status == RowState.SCORED)
+        self._cached = {scoped: table.select().where(table.c.id.in_(
+            select(func.min(table.c.id)).where(*scored, *((table.c.run_id == bindparam("run_id"),) if scoped else ()))
+            .group_by(table.c.cache_key).scalar_subquery())) for scoped in (False, True)}
 
     @classmethod
     def open(cls, url: str) -> Store:
@@ -236,19 +248,41 @@ class Store:
 
     def find_cached(self, cache_key: str, *, run_id: int | None = None) -> Judgment | None:
         """An earlier successful judgment under `cache_key` (within one run when given), to reuse instead of billing."""
-        statement = self._cached if run_id is None else self._cached.where(table_of(Judgment).c.run_id == run_id)
+        return self.find_cached_many([cache_key], run_id=run_id).get(cache_key)
+
+    def find_cached_many(self, cache_keys: Sequence[str], *, run_id: int | None = None) -> dict[str, Judgment]:
+        """The earliest successful judgment under each of `cache_keys` that has one (within one run when given), in
+        one query."""
+        if not cache_keys:
+            return {}
         with self.engine.connect() as conn:
-            row = conn.execute(statement, {"cache_key": cache_key}).mappings().first()
-        return Judgment.model_construct(**row) if row is not None else None
+            rows = conn.execute(self._cached[run_id is not None], {"keys": list(cache_keys), "run_id": run_id})
+            return {row["cache_key"]: Judgment.model_construct(**row) for row in rows.mappings()}
 
     def save_verdict(self, judgment_id: int, verdict: Verdict, *, cache_key: str, cached_from: int | None = None) -> bool:
         """Record a verdict on a pending row and count it; False when the row was no longer pending (never twice)."""
-        values = {**verdict.model_dump(), "cache_key": cache_key, "cached_from": cached_from, "judged_at": utcnow()}
+        return self.save_verdicts([RowVerdict(judgment_id, verdict, cache_key, cached_from)])[0]
+
+    def save_verdicts(self, verdicts: Sequence[RowVerdict]) -> list[bool]:
+        """Record verdicts on pending rows and count them, all in one transaction; for each, False when its row was no
+        longer pending (a verdict is never recorded twice, nor two on one row)."""
+        if not verdicts:
+            return []
+        judged_at = utcnow()
         with self.engine.begin() as conn:
-            if conn.execute(self._save, {"judgment_id": judgment_id, **values}).rowcount != 1:
-                return False
-            conn.execute(self._count, {"judgment_id": judgment_id})
-        return True
+            # Locked until the commit (SQLite's write lock is taken at BEGIN): no other writer lands in between.
+            free = set(conn.execute(self._still_pending, {"ids": [v.judgment_id for v in verdicts]}).scalars())
+            taken = []
+            for item in verdicts:
+                taken.append(item.judgment_id in free)
+                free.discard(item.judgment_id)
+            chosen = [item for item, ok in zip(verdicts, taken, strict=True) if ok]
+            if chosen:
+                conn.execute(self._save, [
+                    {**item.verdict.model_dump(), "cache_key": item.cache_key, "cached_from": item.cached_from,
+                     "judged_at": judged_at, "judgment_id": item.judgment_id} for item in chosen])
+                conn.execute(self._count, {"ids": [item.judgment_id for item in chosen]})
+        return taken
 
     def unsure_count(self, run_id: int) -> int:
         """How many rows of a run have a verdict whose samples split."""

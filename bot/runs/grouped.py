@@ -1,0 +1,90 @@
+"""Calls gathered into groups: items asked for close together are served by one call, up to a size or a wait."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+class Grouped(Generic[Item, Result]):
+    """One function over many items, called once per group of the items asked for meanwhile.
+
+    A group goes once it holds `limit` items or `wait` seconds after its first item came (at once with no wait);
+    the items asked for while a group is being served go in the next. Each caller gets its own item's result, or
+    the group's error (kept in `failure` too). `room` waits while `limit` items or more are not served yet.
+    """
+
+    def __init__(self, serve: Callable[[list[Item]], Awaitable[Sequence[Result]]], *, limit: int,
+                 wait: float = 0.0) -> None:
+        self.serve = serve
+        self.limit = limit
+        self.wait = wait
+        self.waiting: list[tuple[Item, asyncio.Future[Result]]] = []
+        self.unserved = 0  # items asked for and not served yet, those of the group being served included
+        self.full = asyncio.Event()
+        self.not_full = asyncio.Event()
+        self.not_full.set()
+        self.failure: Exception | None = None  # the first error of a group
+        self.task: asyncio.Task[None] | None = None
+
+    def submit(self, item: Item) -> asyncio.Future[Result]:
+        """Ask for `item` to be served; its result (or error) comes in the future returned."""
+        result: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
+        self.waiting.append((item, result))
+        self.unserved += 1
+        if len(self.waiting) >= self.limit:
+            self.full.set()
+        if self.unserved >= self.limit:
+            self.not_full.clear()
+        if self.task is None or self.task.done():
+            self.task = asyncio.create_task(self.drain())
+        return result
+
+    async def __call__(self, item: Item) -> Result:
+        return await self.submit(item)
+
+    async def room(self) -> None:
+        """Return once fewer than `limit` items wait to be served: callers that ask faster than they are served wait."""
+        await self.not_full.wait()
+
+    async def drain(self) -> None:
+        """Serve the items waiting, a group at a time, until none is left."""
+        while self.waiting:
+            if self.wait and len(self.waiting) < self.limit:
+                try:
+                    await asyncio.wait_for(self.full.wait(), self.wait)
+                except TimeoutError:
+                    pass
+            group, self.waiting = self.waiting[:self.limit], self.waiting[self.limit:]
+            if len(self.waiting) < self.limit:
+                self.full.clear()
+            try:
+                results = await self.serve([item for item, _ in group])
+            except asyncio.CancelledError:
+                for _, result in group:
+                    result.cancel()
+                raise
+            except Exception as err:
+                self.failure = self.failure or err
+                for _, result in group:
+                    if not result.done():
+                        result.set_exception(err)
+            else:
+                for (_, result), value in zip(group, results, strict=True):
+                    if not result.done():
+                        result.set_result(value)
+            finally:
+                self.unserved -= len(group)
+                if self.unserved < self.limit:
+                    self.not_full.set()
+
+    async def close(self) -> None:
+        """Serve what is waiting now, without waiting for a group to fill, and return when it is done."""
+        self.wait = 0.0
+        self.full.set()
+        if self.task is not None:
+            await self.task
