@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
@@ -13,9 +14,9 @@ Result = TypeVar("Result")
 class Grouped(Generic[Item, Result]):
     """One function over many items, called once per group of the items asked for meanwhile.
 
-    A group goes once it holds `limit` items or `wait` seconds after its first item came (at once with no wait);
-    the items asked for while a group is being served go in the next. Each caller gets its own item's result, or
-    the group's error (kept in `failure` too). `room` waits while `limit` items or more are not served yet.
+    A group goes once it holds `limit` items, or `wait` seconds after its first item was asked for (at once with no
+    wait); the items asked for while a group is being served go in the next. Each caller gets its own item's
+    result, or the group's error (kept in `failure` too). `room` waits while `limit` items or more are not served.
     """
 
     def __init__(self, serve: Callable[[list[Item]], Awaitable[Sequence[Result]]], *, limit: int,
@@ -23,7 +24,7 @@ class Grouped(Generic[Item, Result]):
         self.serve = serve
         self.limit = limit
         self.wait = wait
-        self.waiting: list[tuple[Item, asyncio.Future[Result]]] = []
+        self.waiting: list[tuple[Item, asyncio.Future[Result], float]] = []  # with when each was asked for
         self.unserved = 0  # items asked for and not served yet, those of the group being served included
         self.full = asyncio.Event()
         self.not_full = asyncio.Event()
@@ -34,7 +35,7 @@ class Grouped(Generic[Item, Result]):
     def submit(self, item: Item) -> asyncio.Future[Result]:
         """Ask for `item` to be served; its result (or error) comes in the future returned."""
         result: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
-        self.waiting.append((item, result))
+        self.waiting.append((item, result, time.monotonic()))
         self.unserved += 1
         if len(self.waiting) >= self.limit:
             self.full.set()
@@ -54,27 +55,28 @@ class Grouped(Generic[Item, Result]):
     async def drain(self) -> None:
         """Serve the items waiting, a group at a time, until none is left."""
         while self.waiting:
-            if self.wait and len(self.waiting) < self.limit:
+            left = self.waiting[0][2] + self.wait - time.monotonic()  # counted from the first item's arrival
+            if left > 0 and len(self.waiting) < self.limit:
                 try:
-                    await asyncio.wait_for(self.full.wait(), self.wait)
+                    await asyncio.wait_for(self.full.wait(), left)
                 except TimeoutError:
                     pass
             group, self.waiting = self.waiting[:self.limit], self.waiting[self.limit:]
             if len(self.waiting) < self.limit:
                 self.full.clear()
             try:
-                results = await self.serve([item for item, _ in group])
+                results = await self.serve([item for item, _, _ in group])
             except asyncio.CancelledError:
-                for _, result in group:
+                for _, result, _ in group:
                     result.cancel()
                 raise
             except Exception as err:
                 self.failure = self.failure or err
-                for _, result in group:
+                for _, result, _ in group:
                     if not result.done():
                         result.set_exception(err)
             else:
-                for (_, result), value in zip(group, results, strict=True):
+                for (_, result, _), value in zip(group, results, strict=True):
                     if not result.done():
                         result.set_result(value)
             finally:
