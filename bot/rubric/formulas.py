@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import threading
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
@@ -13,6 +14,7 @@ from simpleeval import AttributeDoesNotExist, EvalWithCompoundTypes, FunctionNot
 from bot.errors import FormulaError
 
 FUNCTIONS = {"len": len, "min": min, "max": max, "sum": sum, "round": round, "abs": abs, "all": all, "any": any}
+_evaluators = threading.local()  # one evaluator a thread, its names set for each expression: building one is dear
 
 
 def check_syntax(expression: str) -> None:
@@ -29,7 +31,10 @@ def evaluate(expression: str, values: dict[str, Any]) -> Any:
     Top-level keys are names (`correctness`, `evaluation.coverage.score`); keys that are not
     identifiers are reached through `out`, as in `out["Factual Accuracy"]`.
     """
-    evaluator = EvalWithCompoundTypes(names={**values, "out": values}, functions=FUNCTIONS)
+    evaluator = getattr(_evaluators, "one", None)
+    if evaluator is None:
+        evaluator = _evaluators.one = EvalWithCompoundTypes(functions=FUNCTIONS)
+    evaluator.names = {**values, "out": values}
     try:
         return evaluator.eval(expression, previously_parsed=_parsed(expression))
     except Exception as err:  # simpleeval raises many types; all mean the same here
@@ -37,6 +42,8 @@ def evaluate(expression: str, values: dict[str, Any]) -> Any:
         if hint := _hint(err, values):
             problem = f"{problem.rstrip('.')}.{hint}"
         raise FormulaError(problem) from None
+    finally:
+        evaluator.names = {}  # the reply's values are not kept past its evaluation
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
