@@ -111,9 +111,12 @@ def main() -> None:
         plain, plain_wall, plain_cpu, _ = measured(
             [sys.executable, __file__, "plain", str(data), server.base_url, str(args.concurrency), str(args.samples)],
             env)
-        # Start-up: the same command over one row of its own (its own history), whose CPU is taken off the run's
+        # Start-up: the same command over one row of its own (its own history), whose CPU is taken off the run's;
+        # the plain loop's too (its imports), so that both are compared per row
         one = Path(tmp) / "one.csv"
         write_csv(one, 1)
+        _, _, plain_startup_cpu, _ = measured(
+            [sys.executable, __file__, "plain", str(one), server.base_url, str(args.concurrency), "1"], env)
         started, _, startup_cpu, _ = measured(judging(one, Path(tmp) / "one.results.csv"),
                                               {**env, "JUDGEBOT_DB": str(Path(tmp) / "one.db")})
         assert started.returncode == 0, started.stderr[-2000:]
@@ -149,7 +152,11 @@ def main() -> None:
           + (f" ({judgments / plain_wall / ideal:.1%} of ideal)" if args.latency > 0 else "")
           + f", CPU per judgment {plain_cpu / judgments * 1000:.2f} ms, {plain.stdout.strip()} replies parsed"
           + (f"\n{plain.stderr[-1000:]}" if plain.returncode else ""))
-    print(f"judgebot/plain  {wall / plain_wall:.2f}x the wall time, {cpu / plain_cpu:.2f}x the CPU")
+    judgebot_row = (cpu - startup_cpu) / judgments
+    plain_row = (plain_cpu - plain_startup_cpu) / judgments
+    print(f"  less start-up {plain_row * 1000:.2f} ms a judgment (start-up: {plain_startup_cpu:.2f} s of CPU, one row)")
+    print(f"judgebot/plain  {wall / plain_wall:.2f}x the wall time, {cpu / plain_cpu:.2f}x the CPU, "
+          f"{judgebot_row / plain_row:.2f}x the CPU per judgment less start-up")
     if finished.returncode != 0:
         print(finished.stderr[-2000:])
 
