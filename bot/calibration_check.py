@@ -15,7 +15,7 @@ from bot import terminal, terminal_calibration
 from bot.calibration_commands import TEXT_COLUMNS, labeled_cases
 from bot.config import Settings
 from bot.errors import UsageError
-from bot.run_commands import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, terminal_origin
+from bot.run_commands import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, settled, terminal_origin
 
 if TYPE_CHECKING:
     from bot.calibration import Calibration, LabeledVerdict
@@ -183,6 +183,7 @@ async def judge_again(store: Store, rubric: Rubric, cases: list[CheckCase], pane
     from bot.retries import observing_retries
     from bot.runs import execute_run, start_run
 
+    settled()
     # Only the texts go in the run: its rows must not be read as labels again if it is ever resumed and summarised.
     run = start_run(store, rubric=rubric, rows=[case.row for case in cases], columns=TEXT_COLUMNS,
                     source_name=source_name, fresh=fresh, origin=check_origin(),

@@ -15,7 +15,7 @@ from rich.console import Console
 from bot import terminal, terminal_calibration
 from bot.config import Settings
 from bot.errors import UsageError
-from bot.run_commands import EXIT_OK
+from bot.run_commands import EXIT_OK, settled
 
 if TYPE_CHECKING:
     from bot.calibration import Calibration
@@ -50,6 +50,7 @@ async def calibration_command(args: argparse.Namespace, settings: Settings, rubr
     from bot.store import Store
     from bot.store.labels import labeled_verdicts
 
+    settled()
     rubric = rubrics.get(args.rubric)
     since = since_of(args.since)
     numeric = numeric_paths(rubric)  # the numbers a person can label, as Slack and the digest compare them
@@ -137,6 +138,7 @@ async def labels_command(args: argparse.Namespace, settings: Settings, rubrics: 
     from bot.human_labels import labelable
     from bot.store import Store
 
+    settled()
     rubric = rubrics.get(args.rubric)
     cases = labeled_cases(Store.open(settings.db_url), rubric, args.channel)
     paths = list(labelable(rubric))

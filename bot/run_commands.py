@@ -36,11 +36,14 @@ EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3
 
 
 def settled() -> None:
-    """Everything imported so far lives as long as the process: keep it out of the collector's full passes.
+    """Everything imported so far lives as long as the process: keep it out of the collector's full passes, and let
+    the collector run again (`main` holds it off while a command starts).
 
-    They otherwise cost a run about a fifth of its CPU time; a command calls this once it has imported what it uses.
+    Those passes otherwise cost a run about a fifth of its CPU time; a command that works for long calls this once
+    it has imported what it uses.
     """
     gc.freeze()
+    gc.enable()
 
 
 

@@ -158,6 +158,7 @@ async def serve(settings: Settings, stop: asyncio.Event, announce: Callable[[Run
     """Run the bot until `stop` is set; `announce` says where it listens once it does."""
     running = await start_bot(settings)
     gc.freeze()  # everything loaded so far lives as long as the bot: keep it out of the collector's full passes
+    gc.enable()  # (the command line holds the collector off while it starts)
     try:
         announce(running)
         await stop.wait()
