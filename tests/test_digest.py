@@ -18,6 +18,7 @@ from bot.records import Verdict
 from bot.slack.views.digest import digest_message, link_to, tag_values
 from bot.store import Store
 from bot.store.history import Figures
+from bot.store.labels import save_label
 from bot.store.models import Feedback, Judgment
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -348,6 +349,35 @@ def test_regressions_and_worst_examples_with_their_links(store, history):
                                             "?thread_ts=1763300000.000200&cid=C1|card> (#5)")
     thread_only = Example(6, "m1", "eth", 10.0, "Q", "C1", None, "1763300000.000200", None)
     assert link_to(thread_only, TEAM_URL) == "<https://acme.slack.com/archives/C1/p1763300000000200|thread> (#6)"
+
+
+def test_how_far_to_trust_the_judge_counts_the_labels_and_votes_of_its_weeks_only(store, history, rubrics):
+    h = history
+    older, before, agreed, disagreed, late = (h.add(at(day), 100, True, "Correct", question=f"Q{day}")
+                                              for day in (-40, -3, 1, 2, 3))
+    elsewhere = h.add(at(2), 100, True, "Correct", channel="C2", question="Q-elsewhere")
+
+    def vote(judgment_id: int, when: datetime, agree: bool, user: str = "U1") -> None:
+        with time_machine.travel(when.replace(tzinfo=UTC), tick=False):
+            h.vote(judgment_id, user, agree)
+
+    vote(older, at(-30), False)  # before the four weeks before the week: left out
+    vote(before, at(-3), True)
+    vote(agreed, at(1), True)
+    vote(disagreed, at(2), False)
+    vote(late, at(7, 1), False)  # after the week: left out
+    vote(elsewhere, at(2), False)  # another channel's judgment: left out
+    vote(agreed, at(2), True, user="U2")  # U2's label of the same judgment stands in for this vote
+    with store.session() as session:
+        judgment = session.get(Judgment, agreed)
+    with time_machine.travel(at(3).replace(tzinfo=UTC), tick=False):
+        save_label(store, judgment=judgment, user_id="U2", source="slack", values={}, passed=False, tag="Generic",
+                   headline=None, note=None)
+
+    [trust] = build_digest(store, channel_id="C1", period=WEEK, rubrics=rubrics).trust
+    assert (trust.rubric_name, trust.week.n, trust.week.pass_n, trust.week.pass_agree) == ("eth", 3, 3, 1)
+    assert (trust.week.tag_n, trust.before.n, trust.before.pass_agree) == (2, 1, 1)  # a Disagree names no tag
+    assert trust.week.judge_models == {"judge-a": 3} and trust.now is not None and trust.now.judge_model == "judge-a"
 
 
 # 6. Judge changes

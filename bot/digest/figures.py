@@ -189,9 +189,11 @@ EXAMPLE_COLUMNS = (col(Judgment.id), col(Judgment.model_name), col(Judgment.rubr
 
 
 def _worst(session: Any, channel_id: str | None, period: Period) -> list[Example]:
-    statement = (select(*EXAMPLE_COLUMNS)
-                 .where(*in_channel(channel_id, *period.utc), col(Judgment.status) == RowState.SCORED)
-                 .order_by(col(Judgment.headline), col(Judgment.id).desc()).limit(WORST_SHOWN))
+    order = (col(Judgment.headline), col(Judgment.id).desc())
+    # The lowest found in the index of the channel's judgments first: only they are read whole.
+    lowest = (select(col(Judgment.id)).where(*in_channel(channel_id, *period.utc), col(Judgment.status) == RowState.SCORED)
+              .order_by(*order).limit(WORST_SHOWN))
+    statement = select(*EXAMPLE_COLUMNS).where(col(Judgment.id).in_(lowest)).order_by(*order)
     return [_example(row) for row in session.execute(statement)]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -40,6 +42,25 @@ class JudgeInUse:
     judge_model: str
     rubric_hash: str
     rubric_version: str
+
+
+@dataclass(frozen=True)
+class GivenOn:
+    """How many of `n` labels were given on each judge model and on each text of the rubric, most first."""
+
+    n: int
+    judge_models: dict[str, int]
+    rubric_hashes: dict[str, int]
+
+    @classmethod
+    def of(cls, labels: list[LabeledVerdict]) -> GivenOn:
+        """The counts of `labels`, as their calibration counts them."""
+        return cls(len(labels), _most_first(label.judge_model for label in labels),
+                   _most_first(label.rubric_hash for label in labels))
+
+
+def _most_first(names: Iterable[str]) -> dict[str, int]:
+    return dict(sorted(Counter(names).items(), key=lambda item: (-item[1], item[0])))
 
 
 @dataclass
@@ -91,7 +112,7 @@ def judge_in_use(store: Store, *, rubric_name: str, channel_id: str | None, team
 
 
 def doubts(figures: Calibration, now: JudgeInUse | None, bar: TrustBar, *,
-           given_on: Calibration | None = None) -> list[str]:
+           given_on: Calibration | GivenOn | None = None) -> list[str]:
     """Plain-text warnings: agreement under the bar, and a judge that is not the one most labels were given on.
 
     `given_on` holds the labels whose judge is compared with the one in use (by default those of `figures`).
@@ -139,17 +160,13 @@ def week_trust(store: Store, rubrics: RubricSet | None, *, channel_id: str | Non
         return numeric_paths(rubric) if rubric is not None else []
 
     found = []
-    by_rubric = labeled_verdicts_by_rubric(store, channel_id=channel_id, team_id=team_id, since=earliest,
+    by_rubric = labeled_verdicts_by_rubric(store, channel_id=channel_id, team_id=team_id, since=earliest, until=end,
                                            numeric=numeric)
-    for name, every in by_rubric.items():
-        labels = [label for label in every if label.labeled_at < end]
-        if not labels:
-            continue
+    for name, labels in by_rubric.items():
         rubric = rubrics.find(name) if rubrics is not None else None
         tags, criteria = axes(rubric, labels)
         week = calibrate([label for label in labels if label.labeled_at >= start], tags=tags, criteria=criteria)
         before = calibrate([label for label in labels if label.labeled_at < start], tags=tags, criteria=criteria)
         now = judge_in_use(store, rubric_name=name, channel_id=channel_id, team_id=team_id, until=end)
-        given_on = calibrate(labels)
-        found.append(WeekTrust(name, week, before, now, doubts(week, now, bar, given_on=given_on)))
+        found.append(WeekTrust(name, week, before, now, doubts(week, now, bar, given_on=GivenOn.of(labels))))
     return found

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
 from sqlmodel import col, select
 
 from bot.calibration import LabeledVerdict
@@ -65,47 +66,66 @@ class Scope:
 
     def holds(self, judgment: Any) -> bool:
         """Whether a judgment (an entity, or a row holding SCOPE_COLUMNS) counts."""
-        return (judgment.status == RowState.SCORED and self.rubric_name in (None, judgment.rubric_name)
-                and (self.judge_model is None or judgment.judge_model == self.judge_model)
-                and (self.everywhere and self.channel_id is None or judgment.channel_id == self.channel_id)
-                and (self.team_id is None or judgment.team_id == self.team_id))
+        return self.counts(judgment.status, judgment.rubric_name, judgment.judge_model, judgment.channel_id,
+                           judgment.team_id)
+
+    def counts(self, status: str, rubric_name: str, judge_model: str, channel_id: str | None,
+               team_id: str | None) -> bool:
+        """Whether a judgment of these SCOPE_COLUMNS counts."""
+        return (status == RowState.SCORED and self.rubric_name in (None, rubric_name)
+                and (self.judge_model is None or judge_model == self.judge_model)
+                and (self.everywhere and self.channel_id is None or channel_id == self.channel_id)
+                and (self.team_id is None or team_id == self.team_id))
 
 
 VOTE_COLUMNS = (col(Feedback.judgment_id), col(Feedback.user_id), col(Feedback.agree), col(Feedback.updated_at))
-# What a labeled verdict reads of a judgment, and what tells whether the judgment counts.
-VERDICT_COLUMNS = (col(Judgment.id), col(Judgment.passed), col(Judgment.tag), col(Judgment.output),
-                   col(Judgment.judge_model), col(Judgment.rubric_hash), col(Judgment.status), col(Judgment.rubric_name),
-                   col(Judgment.channel_id), col(Judgment.team_id))
+# What tells whether a judgment counts, in the order of `Scope.counts`.
+SCOPE_COLUMNS = (col(Judgment.status), col(Judgment.rubric_name), col(Judgment.judge_model), col(Judgment.channel_id),
+                 col(Judgment.team_id))
+# What a labeled verdict reads of a judgment besides SCOPE_COLUMNS; its output is read apart, where numbers are compared.
+VERDICT_COLUMNS = (col(Judgment.id), col(Judgment.passed), col(Judgment.tag), col(Judgment.rubric_hash))
 
 
-def labels_and_votes(store: Store, scope: Scope, since: datetime | None = None, *,
-                     columns: Sequence[Any] | None = None) -> tuple[Sequence[tuple[Label, Any]], Sequence[tuple[Any, Any]]]:
-    """The labels, and the votes of people who gave no label of the same judgment, on the judgments in `scope`:
-    each with its judgment (only `columns` of it, when given; they include what `Scope.holds` reads). A vote is a
-    row of VOTE_COLUMNS.
+def _joined(store: Store, since: datetime | None, until: datetime | None,
+            named: Sequence[Any]) -> tuple[Sequence[Any], Sequence[Any]]:
+    """The labels given in [since, until), as rows of (Label, *SCOPE_COLUMNS, *named), and the votes, as rows of
+    (*VOTE_COLUMNS, *SCOPE_COLUMNS, *named), of people who gave no label of the same judgment: in the order given.
 
-    Read from the labels and votes (people's clicks, few) to the judgments they name by id, a page at a time, the
-    scope checked here: a channel of a million judgments costs what its labels cost, and the database never starts
-    from the channel's judgments.
+    Read from the labels and votes (people's clicks, few) joined to the judgments they name by id: a channel of a
+    million judgments costs what its labels cost, and the database never starts from the channel's judgments.
     """
+    def given(column: Any) -> list[Any]:
+        return [*([column >= since] if since else []), *([column < until] if until else [])]
+
+    labeled = sa.exists().where(col(Label.judgment_id) == col(Feedback.judgment_id), col(Label.user_id) == col(Feedback.user_id))
     with store.session() as session:
-        labels = session.exec(select(Label).where(*([col(Label.updated_at) >= since] if since else []))).all()
-        votes = session.execute(select(*VOTE_COLUMNS).where(*([col(Feedback.updated_at) >= since] if since else []))).all()
-        picked = select(Judgment) if columns is None else select(*columns)
-        found: dict[int, Any] = {}
-        named = {label.judgment_id for label in labels} | {vote.judgment_id for vote in votes}
-        for chunk in id_chunks(sorted(named)):
-            statement = picked.where(col(Judgment.id).in_(chunk))
-            rows = session.exec(statement).all() if columns is None else session.execute(statement).all()
-            found.update((row.id, row) for row in rows if scope.holds(row))
-        labeled: set[tuple[int, str]] = set()  # a person's label of a judgment stands in for their vote on it
-        for chunk in id_chunks(sorted({vote.judgment_id for vote in votes if vote.judgment_id in found})):
-            labeled.update((judgment_id, user) for judgment_id, user in session.execute(
-                select(col(Label.judgment_id), col(Label.user_id)).where(col(Label.judgment_id).in_(chunk))))
-    label_rows = [(label, found[label.judgment_id]) for label in labels if label.judgment_id in found]
-    vote_rows = [(vote, found[vote.judgment_id]) for vote in votes
-                 if vote.judgment_id in found and (vote.judgment_id, vote.user_id) not in labeled]
-    return label_rows, vote_rows
+        labels = session.execute(
+            sa.select(Label, *SCOPE_COLUMNS, *named).join(Judgment, col(Judgment.id) == col(Label.judgment_id))
+            .where(*given(col(Label.updated_at))).order_by(col(Label.id))).all()
+        # Entities need the ORM; rows of columns only come faster without it.
+        read = session.execute if any(isinstance(item, type) for item in named) else session.connection().execute
+        votes = read(  # a person's label of a judgment stands in for their vote on it
+            sa.select(*VOTE_COLUMNS, *SCOPE_COLUMNS, *named).join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
+            .where(*given(col(Feedback.updated_at)), ~labeled).order_by(col(Feedback.id))).all()
+    return labels, votes
+
+
+SCOPED = slice(1, 1 + len(SCOPE_COLUMNS))  # where SCOPE_COLUMNS are in a label's row; a vote's follow VOTE_COLUMNS
+VOTE_SCOPED = slice(len(VOTE_COLUMNS), len(VOTE_COLUMNS) + len(SCOPE_COLUMNS))
+
+
+def labels_and_votes(store: Store, scope: Scope, since: datetime | None = None, until: datetime | None = None, *,
+                     columns: Sequence[Any] | None = None) -> tuple[Sequence[tuple[Any, Any]], Sequence[tuple[Any, Any]]]:
+    """The labels, and the votes of people who gave no label of the same judgment, given in [since, until) on the
+    judgments in `scope`: each with its judgment (a row holding SCOPE_COLUMNS and `columns`, when given). A vote is a
+    row of VOTE_COLUMNS (with `columns`, the same row holds the judgment's). Read as `_joined` reads them.
+    """
+    labels, votes = _joined(store, since, until, (Judgment,) if columns is None else columns)
+    labels = [row for row in labels if scope.counts(*row[SCOPED])]
+    votes = [row for row in votes if scope.counts(*row[VOTE_SCOPED])]
+    if columns is None:
+        return [(row.Label, row.Judgment) for row in labels], [(row, row.Judgment) for row in votes]
+    return [(row.Label, row) for row in labels], [(row, row) for row in votes]
 
 
 def labeled_judgments(store: Store, *, rubric_name: str, channel_id: str | None = None, everywhere: bool = False
@@ -125,52 +145,59 @@ def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None 
     pass/fail should have been the other way. `numeric` names the dotted paths whose values are compared.
     """
     scope = Scope(rubric_name, judge_model, channel_id, team_id, everywhere)
-    label_rows, vote_rows = labels_and_votes(store, scope, since, columns=VERDICT_COLUMNS)
-    found = [_from_label(label, judgment, numeric) for label, judgment in label_rows]
-    found += [_from_vote(vote, judgment, numeric) for vote, judgment in vote_rows]
-    return sorted(found, key=lambda verdict: verdict.labeled_at)
-
-
-def _judge_side(judgment: Any, numeric: Sequence[str]) -> dict[str, Any]:
-    return {"judge_passed": judgment.passed, "judge_tag": judgment.tag,
-            "judge_values": numbers_at(judgment.output, numeric), "judge_model": judgment.judge_model,
-            "rubric_hash": judgment.rubric_hash}
-
-
-def _from_label(label: Label, judgment: Any, numeric: Sequence[str]) -> LabeledVerdict:
-    return LabeledVerdict(**_judge_side(judgment, numeric), human_passed=label.passed, human_tag=label.tag,
-                          human_values=numbers_at(label.values, numeric, dotted=True), labeled_at=label.updated_at)
-
-
-def _from_vote(vote: Any, judgment: Any, numeric: Sequence[str]) -> LabeledVerdict:
-    judge = _judge_side(judgment, numeric)
-    if vote.agree:
-        human = {"human_passed": judgment.passed, "human_tag": judgment.tag, "human_values": judge["judge_values"]}
-    else:
-        human = {"human_passed": None if judgment.passed is None else not judgment.passed}
-    return LabeledVerdict(**judge, **human, labeled_at=vote.updated_at)
+    return _verdicts(store, scope, since, None, lambda name: numeric).get(rubric_name, [])
 
 
 def labeled_verdicts_by_rubric(store: Store, *, channel_id: str | None, team_id: str | None = None,
-                               since: datetime | None = None,
+                               since: datetime | None = None, until: datetime | None = None,
                                numeric: Callable[[str], Sequence[str]] = lambda name: ()) -> dict[str, list[LabeledVerdict]]:
-    """`labeled_verdicts` of every rubric labeled in the channel (None: the terminal's), read once: by rubric name,
-    each compared on the numeric paths `numeric(name)` gives."""
-    label_rows, vote_rows = labels_and_votes(store, Scope(None, channel_id=channel_id, team_id=team_id), since,
-                                             columns=VERDICT_COLUMNS)
-    paths: dict[str, Sequence[str]] = {}
+    """`labeled_verdicts` of every rubric labeled in the channel (None: the terminal's) in [since, until), read once:
+    by rubric name, each compared on the numeric paths `numeric(name)` gives."""
+    return _verdicts(store, Scope(None, channel_id=channel_id, team_id=team_id), since, until, numeric)
 
-    def paths_of(name: str) -> Sequence[str]:
-        if name not in paths:
-            paths[name] = numeric(name)
-        return paths[name]
 
-    found: dict[str, list[LabeledVerdict]] = {}
-    for label, judgment in label_rows:
-        found.setdefault(judgment.rubric_name, []).append(_from_label(label, judgment, paths_of(judgment.rubric_name)))
-    for vote, judgment in vote_rows:
-        found.setdefault(judgment.rubric_name, []).append(_from_vote(vote, judgment, paths_of(judgment.rubric_name)))
-    return {name: sorted(verdicts, key=lambda verdict: verdict.labeled_at) for name, verdicts in sorted(found.items())}
+def _verdicts(store: Store, scope: Scope, since: datetime | None, until: datetime | None,
+              numeric: Callable[[str], Sequence[str]]) -> dict[str, list[LabeledVerdict]]:
+    """The labeled verdicts in `scope` by rubric name, the oldest first; judgments' outputs are read only for the
+    rubrics that compare numbers. Rows are read by position: a row's attributes cost more than its verdict."""
+    labels, votes = _joined(store, since, until, VERDICT_COLUMNS)
+    labeled = [(label, name, judge_model, number, passed, tag, rubric_hash)
+               for label, status, name, judge_model, channel, team, number, passed, tag, rubric_hash in labels
+               if scope.counts(status, name, judge_model, channel, team)]
+    voted = [(agree, at, name, judge_model, number, passed, tag, rubric_hash)
+             for _, _, agree, at, status, name, judge_model, channel, team, number, passed, tag, rubric_hash in votes
+             if scope.counts(status, name, judge_model, channel, team)]
+    paths = {name: numeric(name) for name in sorted({row[1] for row in labeled} | {row[2] for row in voted})}
+    outputs = _outputs(store, sorted({row[3] for row in labeled if paths[row[1]]}
+                                     | {row[4] for row in voted if paths[row[2]]}))
+    found: dict[str, list[LabeledVerdict]] = {name: [] for name in paths}
+    for label, name, judge_model, number, passed, tag, rubric_hash in labeled:
+        found[name].append(LabeledVerdict(
+            judge_passed=passed, judge_tag=tag, judge_values=numbers_at(outputs.get(number), paths[name]),
+            judge_model=judge_model, rubric_hash=rubric_hash, human_passed=label.passed, human_tag=label.tag,
+            human_values=numbers_at(label.values, paths[name], dotted=True), labeled_at=label.updated_at))
+    for agree, at, name, judge_model, number, passed, tag, rubric_hash in voted:
+        values = numbers_at(outputs.get(number), paths[name]) if paths[name] else {}
+        if agree:  # the judge was right in everything
+            found[name].append(LabeledVerdict(judge_passed=passed, judge_tag=tag, judge_values=values,
+                                              judge_model=judge_model, rubric_hash=rubric_hash, human_passed=passed,
+                                              human_tag=tag, human_values=values, labeled_at=at))
+        else:  # only pass/fail should have been the other way
+            found[name].append(LabeledVerdict(judge_passed=passed, judge_tag=tag, judge_values=values,
+                                              judge_model=judge_model, rubric_hash=rubric_hash,
+                                              human_passed=None if passed is None else not passed, human_values={},
+                                              labeled_at=at))
+    return {name: sorted(verdicts, key=lambda verdict: verdict.labeled_at) for name, verdicts in found.items()}
+
+
+def _outputs(store: Store, ids: list[int]) -> dict[int, Any]:
+    """The outputs of the judgments `ids`, by id."""
+    found: dict[int, Any] = {}
+    with store.session() as session:
+        for chunk in id_chunks(ids):
+            found.update(session.execute(select(col(Judgment.id), col(Judgment.output))
+                                         .where(col(Judgment.id).in_(chunk))).all())
+    return found
 
 
 def labeled_rubric_names(store: Store, *, channel_id: str | None, team_id: str | None,
