@@ -73,14 +73,17 @@ async def plain_loop(data: Path, base_url: str, concurrency: int, samples: int =
 
 
 def measured(command: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float, float, float]:
-    """Run `command`; (its result, wall seconds, CPU seconds, peak RSS in MB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    finished = subprocess.run(command, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return finished, wall, cpu, after.ru_maxrss / 1024
+    """Run `command`; (its result, wall seconds, CPU seconds, peak RSS in MB), the usage of that process alone."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(child.pid, 0)  # not RUSAGE_CHILDREN: its peak is that of the largest child yet
+        wall = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        finished = subprocess.CompletedProcess(command, child.returncode, out.read(), err.read())
+    return finished, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
