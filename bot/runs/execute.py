@@ -221,6 +221,7 @@ class _Execution:
         finally:
             watcher.cancel()
             try:
+                await asyncio.shield(self.lookups.close())  # none left running once the database thread stops
                 await asyncio.shield(self.saves.close())  # the verdicts that came back are kept, even on a cancel
                 outcome = await asyncio.shield(self.in_db(self.finish, rejudged))
             finally:
