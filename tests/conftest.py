@@ -15,7 +15,7 @@ from bot.llm import JudgeClient, make_judge_client
 from bot.rubric import RubricSet, load_rubrics
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store, make_engine
-from bot.store.migrations import migrate
+from bot.store.schema import migrate
 from tests.servers.openai_server import FakeJudgeServer
 from tests.servers.slack_server import FakeSlackServer
 from tests.slack_side import SlackSide

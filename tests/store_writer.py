@@ -113,7 +113,7 @@ def migrate_only(url: str) -> dict[str, Any]:
         store = Store.open(url)
     except Exception as err:
         return {"version": None, "error": repr(err)[:500]}
-    from bot.store.migrations import current_version
+    from bot.store.schema import current_version
 
     with store.engine.connect() as conn:
         version = current_version(conn)

@@ -31,8 +31,9 @@ from bot.runs.start import start_run
 from bot.store import BUSY_TIMEOUT_MS, INSERT_BATCH, RowVerdict, Store, make_engine
 from bot.store.engine import store_problem
 from bot.store.history import channel_stats
-from bot.store.migrations import LATEST, current_version, migrate
+from bot.store.migrations import LATEST
 from bot.store.models import Feedback, Judgment
+from bot.store.schema import current_version, migrate
 from bot.store.tallies import question_key
 from tests import store_writer
 

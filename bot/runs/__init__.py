@@ -2,8 +2,9 @@
 triple end to end, summarise and export the results, and check a rubric's goldens."""
 
 from bot.errors import RubricChanged, RunBusy, RunNotResumable
-from bot.runs.execute import HEARTBEAT_SECONDS, STALE_AFTER, Budget, Progress, RunOutcome, execute_run
+from bot.runs.execute import HEARTBEAT_SECONDS, STALE_AFTER, execute_run
 from bot.runs.goldens import GoldenResult, check_goldens
+from bot.runs.progress import Budget, Progress, RunOutcome
 from bot.runs.single import abandon_triple, finish_triple, start_triple
 from bot.runs.start import CHECK_CHANNEL, Origin, start_csv_run, start_run, start_single_run
 from bot.runs.summary import BANDS, Summary, export_run

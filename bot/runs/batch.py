@@ -30,7 +30,8 @@ from bot.runs.batch_lines import (
     save_malformed,
     settle,
 )
-from bot.runs.execute import STALE_AFTER, Progress, RunOutcome
+from bot.runs.execute import STALE_AFTER
+from bot.runs.progress import Progress, RunOutcome
 from bot.samples import UNSURE_SPREAD
 from bot.store import Run, RunBatch, Store, process_name, utcnow
 from bot.store.batches import ENDED, SENT, UPLOADING, Slot, add_part, open_parts, slots_of, update_part

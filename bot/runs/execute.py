@@ -7,7 +7,6 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -17,10 +16,11 @@ from bot.figures import money
 from bot.judge import cache_key, failure_verdict, is_bare, judge, provenance, sample_key
 from bot.jury import Panel
 from bot.llm import JudgeClient
-from bot.records import CLAIMABLE, JUDGED_FIELDS, UNSCORED, RowState, RunState, Triple, Verdict
+from bot.records import CLAIMABLE, JUDGED_FIELDS, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.estimate import prompt_tokens, schema_reply_tokens
 from bot.runs.grouped import Grouped
+from bot.runs.progress import Budget, Progress, RunOutcome
 from bot.samples import UNSURE_SPREAD, Sampled, combine
 from bot.store import Judgment, JudgmentSample, RowVerdict, Run, Store, process_name, utcnow
 from bot.store.samples import SAMPLE_FIELDS, known_samples, save_sample
@@ -31,54 +31,6 @@ HEARTBEAT_SECONDS = 5.0
 STALE_AFTER = 120.0  # seconds without a heartbeat after which another host's "running" run counts as abandoned
 GROUP_ROWS = 64  # verdicts saved in one transaction at most (and cache lookups made in one query)
 GROUP_SECONDS = 0.05  # how long the first verdict of a group waits for others to be saved with it
-
-
-@dataclass(frozen=True)
-class Progress:
-    """A snapshot of a run in flight, for a terminal bar or a Slack message."""
-
-    run_id: int
-    done: int
-    total: int
-    errors: int
-    cached: int
-    judged_now: int
-    elapsed: float
-    unsure: int = 0  # rows whose samples split (with several samples or judges)
-
-    @property
-    def rate(self) -> float:
-        """Rows finished per second in this session."""
-        return self.judged_now / self.elapsed if self.elapsed > 0 else 0.0
-
-    @property
-    def eta(self) -> float | None:
-        """Seconds until the last row, at the current rate."""
-        return (self.total - self.done) / self.rate if self.rate > 0 else None
-
-
-@dataclass(frozen=True)
-class Budget:
-    """What a run may still spend before it pauses (what is left of a monthly budget), and how to give it more."""
-
-    left: float
-    how_to_raise: str
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """How a run ended: done, paused (resumable) or cancelled, with its row counts by status."""
-
-    run_id: int
-    status: RunState
-    stop_reason: str | None
-    counts: dict[str, int]
-    rejudged: int = 0  # rows made pending again to be judged anew
-
-    @property
-    def all_scored(self) -> bool:
-        """True when every row of the run got a score."""
-        return self.status == RunState.DONE and not any(self.counts.get(s) for s in (*UNSCORED, RowState.PENDING))
 
 
 def reused_verdict(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:

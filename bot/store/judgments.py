@@ -24,8 +24,8 @@ from bot.store.engine import (
     quick_check,
 )
 from bot.store.leases import owner_gone, take_over
-from bot.store.migrations import migrate
 from bot.store.models import Judgment, JudgmentSample, JudgmentTally, Run, table_of, utcnow
+from bot.store.schema import migrate
 from bot.store.tallies import add_judgments, question_key, tally_upsert
 
 VERDICT_COLUMNS = [*VERDICT_FIELDS, "cache_key", "cached_from", "judged_at"]
