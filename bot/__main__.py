@@ -275,7 +275,7 @@ async def digest_command(args: argparse.Namespace, settings: Settings, console: 
         bot_token(settings)  # before the table: a missing token is said at once
     title = f"Digest of {args.channel}, {period.label} ({period.week}, {zone.key})"
     digest = build_digest(store, channel_id=args.channel, period=period, team_id=sub.team_id if sub else None,
-                          rubrics=load_rubrics(settings.rubrics_dir), bar=TrustBar.from_settings(settings))
+                          bar=TrustBar.from_settings(settings))
     terminal.show_digest(console, digest, title)
     if not args.post:
         return EXIT_OK

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -15,6 +16,7 @@ TABLE_WIDTH = 60  # four classes fit this, so the table reads in a narrow Slack 
 GAP = "  "
 CORNER = "judge \\ human"
 TOTAL = "total"
+Class = TypeVar("Class", bound=Hashable)  # what a rater's answers are: pass/fail, or a tag
 KAPPA_BANDS = ((0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial"))  # Landis & Koch
 
 
@@ -32,18 +34,26 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None
     return low, high
 
 
-def cohen_kappa(pairs: Sequence[tuple[Hashable, Hashable]]) -> float | None:
+def cohen_kappa(pairs: Iterable[tuple[Hashable, Hashable]]) -> float | None:
     """Cohen's kappa of (judge, human) pairs over the classes either used; may be negative.
 
     None when there are no pairs, or when both raters used one and the same class only: the expected agreement is
     then 1 and kappa is undefined. Perfect agreement over two or more classes is 1.0.
     """
-    n = len(pairs)
+    return counted_kappa(Counter(pairs))
+
+
+def counted_kappa(counts: Mapping[tuple[Class, Class], int]) -> float | None:
+    """Cohen's kappa (as `cohen_kappa`) of (judge, human) pairs given as how many times each pair occurs."""
+    n = sum(counts.values())
     if n == 0:
         return None
-    judge = Counter(first for first, _ in pairs)
-    human = Counter(second for _, second in pairs)
-    agreed = sum(first == second for first, second in pairs)
+    judge: Counter[Class] = Counter()
+    human: Counter[Class] = Counter()
+    for (first, second), count in counts.items():
+        judge[first] += count
+        human[second] += count
+    agreed = sum(count for (first, second), count in counts.items() if first == second)
     # In whole numbers times n², so that "expected agreement is 1" is an exact test and not a float comparison.
     expected = sum(count * human[label] for label, count in judge.items())
     if expected == n * n:
@@ -164,8 +174,9 @@ class LabeledVerdict(BaseModel):
     rubric_hash: str
 
 
-class Calibration(BaseModel):
-    """The calibration figures of a set of labels (see `calibrate`)."""
+class Agreement(BaseModel):
+    """How far the judge and people agree on pass/fail: over `n` labels, the `pass_n` with pass/fail on both sides,
+    of which `pass_agree` alike."""
 
     n: int
     pass_n: int
@@ -173,6 +184,19 @@ class Calibration(BaseModel):
     agreement: float | None
     interval: tuple[float, float] | None
     kappa_pass: float | None
+
+    @classmethod
+    def counted(cls, n: int, passes: Mapping[tuple[bool, bool], int]) -> Agreement:
+        """The figures of `n` labels, whose (judge, human) pass/fail pairs occur as often as `passes` counts."""
+        pass_n = sum(passes.values())
+        agreed = sum(count for (judge, human), count in passes.items() if judge == human)
+        return cls(n=n, pass_n=pass_n, pass_agree=agreed, agreement=agreed / pass_n if pass_n else None,
+                   interval=wilson(agreed, pass_n), kappa_pass=counted_kappa(passes))
+
+
+class Calibration(Agreement):
+    """The calibration figures of a set of labels (see `calibrate`): pass/fail agreement, and the rest."""
+
     tag_n: int
     kappa_tag: float | None
     confusion: Confusion | None
@@ -192,23 +216,16 @@ def calibrate(
     zone. Judge models and rubric hashes come most labels first.
     """
     given = list(labels)
-    passes = _pass_pairs(given)
-    agreed = sum(judge == human for judge, human in passes)
     tag_pairs = _tag_pairs(given) if tags else []
     return Calibration(
-        n=len(given),
-        pass_n=len(passes),
-        pass_agree=agreed,
-        agreement=agreed / len(passes) if passes else None,
-        interval=wilson(agreed, len(passes)),
-        kappa_pass=cohen_kappa(passes),
+        **dict(Agreement.counted(len(given), Counter(_pass_pairs(given)))),
         tag_n=len(tag_pairs),
         kappa_tag=cohen_kappa(tag_pairs),
         confusion=Confusion.build(tag_pairs, order=tags) if tag_pairs else None,
         mad=_mad(given, criteria),
         by_week=_by_week(given),
-        judge_models=_most_first(label.judge_model for label in given),
-        rubric_hashes=_most_first(label.rubric_hash for label in given),
+        judge_models=most_first((label.judge_model, 1) for label in given),
+        rubric_hashes=most_first((label.rubric_hash, 1) for label in given),
     )
 
 
@@ -250,11 +267,13 @@ def _by_week(labels: Sequence[LabeledVerdict]) -> list[tuple[str, int, float | N
     return rows
 
 
-def _most_first(names: Iterable[str]) -> dict[str, int]:
-    counts: Counter[str] = Counter(names)
-    return dict(sorted(counts.items(), key=_by_count_then_name))
+def most_first(counts: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """(name, count) pairs added up by name: the most first, then by name."""
+    totals: Counter[str] = Counter()
+    for name, count in counts:
+        totals[name] += count
+    return dict(sorted(totals.items(), key=_by_count_then_name))
 
 
 def _by_count_then_name(item: tuple[str, int]) -> tuple[int, str]:
     return -item[1], item[0]
-

@@ -296,10 +296,10 @@ def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None
 def show_digest(console: Console, digest: Digest, title: str) -> None:
     """A channel's digest: per model and rubric figures against the week before, regressions, worst, judge changes,
     and how far people's labels say the judge can be trusted."""
-    from bot.calibration import Calibration, kappa_text
+    from bot.calibration import Agreement, kappa_text
     from bot.digest import signed
 
-    def labels(figures: Calibration) -> str:
+    def labels(figures: Agreement) -> str:
         if not figures.n:
             return "no labels"
         agreement = "n/a" if figures.agreement is None else f"{figures.agreement:.0%}"

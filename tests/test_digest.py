@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import struct
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -12,13 +13,14 @@ import pytest
 import time_machine
 from sqlmodel import select
 
+from bot.calibration import Agreement, calibrate
 from bot.digest import Digest, Example, JudgeChange, Line, Period, Regression, WeekError, build_digest
 from bot.digest.charts import trend_png
 from bot.records import Verdict
 from bot.slack.views.digest import digest_message, link_to, tag_values
 from bot.store import Store
 from bot.store.history import Figures
-from bot.store.labels import save_label
+from bot.store.labels import labeled_verdicts, save_label
 from bot.store.models import Feedback, Judgment
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -374,10 +376,48 @@ def test_how_far_to_trust_the_judge_counts_the_labels_and_votes_of_its_weeks_onl
         save_label(store, judgment=judgment, user_id="U2", source="slack", values={}, passed=False, tag="Generic",
                    headline=None, note=None)
 
-    [trust] = build_digest(store, channel_id="C1", period=WEEK, rubrics=rubrics).trust
+    [trust] = build_digest(store, channel_id="C1", period=WEEK).trust
     assert (trust.rubric_name, trust.week.n, trust.week.pass_n, trust.week.pass_agree) == ("eth", 3, 3, 1)
-    assert (trust.week.tag_n, trust.before.n, trust.before.pass_agree) == (2, 1, 1)  # a Disagree names no tag
-    assert trust.week.judge_models == {"judge-a": 3} and trust.now is not None and trust.now.judge_model == "judge-a"
+    assert (trust.before.n, trust.before.pass_agree) == (1, 1)
+    assert trust.given_on.judge_models == {"judge-a": 4} and trust.now is not None and trust.now.judge_model == "judge-a"
+
+
+def test_the_trust_counted_in_the_database_is_the_calibration_of_every_label_read_one_by_one(store, history):
+    """Votes and labels counted in groups give the figures a calibration of the same labels read one by one gives."""
+    h = history
+    rng = random.Random(5)
+    for n in range(160):
+        day = rng.randrange(0, 7) if n % 2 else rng.randrange(-34, 0)  # the week, or the (four and more) before
+        passed = rng.choice((True, False, None))
+        judgment = h.add(at(day, rng.randrange(24)), 50 if passed is None else 100 * passed, passed,
+                         rng.choice(("Correct", "Generic")), judge_model=rng.choice(("judge-a", "judge-b")),
+                         rubric=rng.choice(("eth", "academic")), channel=rng.choice(("C1", "C1", "C2", None)),
+                         rubric_hash=rng.choice(("h1", "h2")), question=f"Q{n}")
+        when = at(day, 23, 30) if rng.random() < 0.5 else at(min(day + rng.randrange(3), 6), 8)
+        for user in rng.sample(("U1", "U2", "U3"), rng.randrange(3)):
+            with time_machine.travel(when.replace(tzinfo=UTC), tick=False):
+                if rng.random() < 0.3:
+                    with store.session() as session:
+                        row = session.get(Judgment, judgment)
+                    save_label(store, judgment=row, user_id=user, source="slack", values={},
+                               passed=rng.choice((True, False, None)), tag=None, headline=None, note=None)
+                else:
+                    h.vote(judgment, user, rng.random() < 0.7)
+    start, end = WEEK.utc
+    earliest = WEEK.weeks(5)[0].utc[0]
+    found = {trust.rubric_name: trust for trust in build_digest(store, channel_id="C1", period=WEEK).trust}
+    assert sorted(found) == ["academic", "eth"]
+    for name, trust in found.items():
+        labels = [label for label in labeled_verdicts(store, rubric_name=name, channel_id="C1", since=earliest)
+                  if label.labeled_at < end]
+        week = calibrate([label for label in labels if label.labeled_at >= start])
+        before = calibrate([label for label in labels if label.labeled_at < start])
+        assert trust.week == Agreement(**{field: getattr(week, field) for field in Agreement.model_fields})
+        assert trust.before == Agreement(**{field: getattr(before, field) for field in Agreement.model_fields})
+        assert trust.week.n > 5 and trust.before.n > 5 and trust.week.pass_n < trust.week.n  # every kind was counted
+        everything = calibrate(labels)
+        assert (trust.given_on.n, trust.given_on.judge_models, trust.given_on.rubric_hashes) == (
+            everything.n, everything.judge_models, everything.rubric_hashes)
 
 
 # 6. Judge changes

@@ -266,7 +266,7 @@ def test_the_terminal_digest_and_stats_show_the_same(store: Store, rubrics) -> N
     labeled_weeks(store)
     judged(store, passed=False, tag="Generic", judge_model="judge-b", model="sampled-bot", unsure=True)
     period = Period.ending(datetime.now(UTC) + timedelta(seconds=1))
-    digest = build_digest(store, channel_id="C0GENERAL", period=period, team_id=TEAM, rubrics=rubrics,
+    digest = build_digest(store, channel_id="C0GENERAL", period=period, team_id=TEAM,
                           bar=TrustBar(min_agreement=0.8, min_labels=4))
     console = Console(width=250, record=True, file=io.StringIO())
     show_digest(console, digest, "digest")
@@ -288,7 +288,7 @@ def test_week_trust_counts_one_channel_and_its_weeks(store: Store, rubrics) -> N
     assert labeled_rubric_names(store, channel_id="C0GENERAL", team_id=TEAM) == ["eth"]
     assert labeled_rubric_names(store, channel_id="C0NONE", team_id=TEAM) == []
     period = Period.ending(datetime.now(UTC) + timedelta(seconds=1))
-    [found] = week_trust(store, rubrics, channel_id="C0GENERAL", team_id=TEAM, period=period, bar=TrustBar())
+    [found] = week_trust(store, channel_id="C0GENERAL", team_id=TEAM, period=period, bar=TrustBar())
     assert (found.week.n, found.week.pass_agree, found.before.n, found.before.pass_agree) == (4, 3, 2, 2)
     assert found.now is not None and found.now.judge_model == "judge-b"
     other = judge_in_use(store, rubric_name="eth", channel_id="C0OTHER", team_id=TEAM)

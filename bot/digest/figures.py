@@ -12,7 +12,6 @@ from sqlmodel import col
 from bot.digest.trust import TrustBar, WeekTrust, week_trust
 from bot.digest.week import Period
 from bot.records import RowState
-from bot.rubric import RubricSet
 from bot.store import (
     HOUR,
     Figures,
@@ -148,11 +147,10 @@ class Digest:
 
 
 def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks: int = WEEKS_CHARTED,
-                 team_id: str | None = None, rubrics: RubricSet | None = None, bar: TrustBar | None = None) -> Digest:
+                 team_id: str | None = None, bar: TrustBar | None = None) -> Digest:
     """The digest of one channel (None: the terminal's judgments) over `period`, from that channel's rows only.
 
-    `team_id` narrows the labels to the workspace's; `rubrics` gives the tag order labels are compared in; `bar`
-    says when agreement with people earns a warning.
+    `team_id` narrows the labels to the workspace's; `bar` says when agreement with people earns a warning.
     """
     start, end = period.utc
     previous = period.previous()
@@ -163,7 +161,7 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
               channel_stats(store, channel_id=channel_id, since=previous.utc[0], until=start)}
     lines = [Line(figures, before.get((figures.model_name, figures.rubric_name))) for figures in now]
     charted = period.weeks(weeks)
-    trust = week_trust(store, rubrics, channel_id=channel_id, team_id=team_id, period=period, bar=bar or TrustBar())
+    trust = week_trust(store, channel_id=channel_id, team_id=team_id, period=period, bar=bar or TrustBar())
     spent = spend(store, channel_id=channel_id, since=start, until=end)
     with store.session() as session:
         return Digest(
@@ -201,14 +199,16 @@ def _regressions(session: Any, channel_id: str | None, period: Period) -> list[R
     """Questions a model scored lower on this week than last week, by their mean headline, biggest drop first."""
     start = period.utc[0]
     earlier = col(Judgment.judged_at) < start
-    before = func.avg(case((earlier, Judgment.headline)))
-    now = func.avg(case((earlier, None), else_=Judgment.headline))
-    drops = (select(col(Judgment.question_key), before, now)
-             .where(*in_channel(channel_id, period.previous().utc[0], period.utc[1]), col(Judgment.status) == RowState.SCORED,
-                    col(Judgment.question_key).is_not(None))
-             .group_by(col(Judgment.question_key))
-             .having(before - now >= REGRESSION_POINTS)
-             .order_by((before - now).desc(), col(Judgment.question_key)).limit(REGRESSIONS_SHOWN))
+    # The means are named in a subquery: repeated in HAVING and ORDER BY, each with its own parameters, SQLite would
+    # not know them for the same aggregates and would work each out again.
+    means = (select(col(Judgment.question_key).label("key"), func.avg(case((earlier, Judgment.headline))).label("before"),
+                    func.avg(case((earlier, None), else_=Judgment.headline)).label("now"))
+             .where(*in_channel(channel_id, period.previous().utc[0], period.utc[1]),
+                    col(Judgment.status) == RowState.SCORED, col(Judgment.question_key).is_not(None))
+             .group_by(col(Judgment.question_key)).subquery("means"))
+    drop = means.c.before - means.c.now
+    drops = (select(means.c.key, means.c.before, means.c.now).where(drop >= REGRESSION_POINTS)
+             .order_by(drop.desc(), means.c.key).limit(REGRESSIONS_SHOWN))
     drops = session.execute(drops).all()
     examples = session.execute(  # each question's lowest judgment this week, to link to
         select(*EXAMPLE_COLUMNS, col(Judgment.question_key))

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlmodel import col, select
 
-from bot.calibration import Calibration, LabeledVerdict, calibrate
+from bot.calibration import Agreement, Calibration, LabeledVerdict, calibrate, most_first
 from bot.config import Settings
 from bot.digest.week import Period
 from bot.human_labels import numeric_paths, tag_order
 from bot.records import RowState
-from bot.rubric import Rubric, RubricSet
+from bot.rubric import Rubric
 from bot.store import Judgment, Store
-from bot.store.labels import labeled_verdicts, labeled_verdicts_by_rubric
+from bot.store.labels import PassCount, counted_passes, labeled_verdicts
 
 WEEKS_BEFORE = 4  # the digest sets a week's labels against the labels of this many weeks before it together
 HASH_SHOWN = 7  # characters of a rubric's hash shown to tell two texts of it apart
@@ -53,14 +52,15 @@ class GivenOn:
     rubric_hashes: dict[str, int]
 
     @classmethod
-    def of(cls, labels: list[LabeledVerdict]) -> GivenOn:
-        """The counts of `labels`, as their calibration counts them."""
-        return cls(len(labels), _most_first(label.judge_model for label in labels),
-                   _most_first(label.rubric_hash for label in labels))
+    def of(cls, figures: Calibration) -> GivenOn:
+        """The counts a calibration holds."""
+        return cls(figures.n, figures.judge_models, figures.rubric_hashes)
 
-
-def _most_first(names: Iterable[str]) -> dict[str, int]:
-    return dict(sorted(Counter(names).items(), key=lambda item: (-item[1], item[0])))
+    @classmethod
+    def counted(cls, counts: list[PassCount]) -> GivenOn:
+        """The counts of labels counted in groups."""
+        return cls(sum(group.count for group in counts), most_first((group.judge_model, group.count) for group in counts),
+                   most_first((group.rubric_hash, group.count) for group in counts))
 
 
 @dataclass
@@ -78,9 +78,10 @@ class WeekTrust:
     """One rubric's labels of a digest's week against the weeks before it, and what to doubt."""
 
     rubric_name: str
-    week: Calibration
-    before: Calibration
+    week: Agreement
+    before: Agreement
     now: JudgeInUse | None
+    given_on: GivenOn  # the labels of the week and the weeks before it together
     doubts: list[str]
 
 
@@ -111,27 +112,23 @@ def judge_in_use(store: Store, *, rubric_name: str, channel_id: str | None, team
     return JudgeInUse(*found) if found else None
 
 
-def doubts(figures: Calibration, now: JudgeInUse | None, bar: TrustBar, *,
-           given_on: Calibration | GivenOn | None = None) -> list[str]:
-    """Plain-text warnings: agreement under the bar, and a judge that is not the one most labels were given on.
-
-    `given_on` holds the labels whose judge is compared with the one in use (by default those of `figures`).
-    """
+def doubts(figures: Agreement, now: JudgeInUse | None, bar: TrustBar, given_on: GivenOn) -> list[str]:
+    """Plain-text warnings: agreement under the bar, and a judge that is not the one most labels (`given_on`) were
+    given on."""
     found = []
     if figures.agreement is not None and figures.pass_n >= bar.min_labels and figures.agreement < bar.min_agreement:
         found.append(f"The judge agrees with people on pass/fail in {figures.agreement:.0%} of {figures.pass_n} "
                      f"labels, below the {bar.min_agreement:.0%} expected: read its verdicts with care, and look at "
                      "where people disagree with it.")
-    source = given_on or figures
-    if now is None or not source.n:
+    if now is None or not given_on.n:
         return found
-    model, model_n = next(iter(source.judge_models.items()))
+    model, model_n = next(iter(given_on.judge_models.items()))
     if model != now.judge_model:
-        found.append(f"Most labels ({model_n} of {source.n}) were given on judge model {model}; the judge now is "
+        found.append(f"Most labels ({model_n} of {given_on.n}) were given on judge model {model}; the judge now is "
                      f"{now.judge_model}: these figures may not hold for it.")
-    text, text_n = next(iter(source.rubric_hashes.items()))
+    text, text_n = next(iter(given_on.rubric_hashes.items()))
     if text != now.rubric_hash:
-        found.append(f"Most labels ({text_n} of {source.n}) were given on another text of the rubric "
+        found.append(f"Most labels ({text_n} of {given_on.n}) were given on another text of the rubric "
                      f"({text[:HASH_SHOWN]}); it is now version {now.rubric_version} ({now.rubric_hash[:HASH_SHOWN]}): "
                      "these figures may not hold for it.")
     return found
@@ -146,27 +143,33 @@ def rubric_trust(store: Store, *, rubric_name: str, rubric: Rubric | None, chann
     tags, criteria = axes(rubric, labels)
     figures = calibrate(labels, tags=tags, criteria=criteria)
     now = judge_in_use(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id)
-    return RubricTrust(rubric_name, figures, now, doubts(figures, now, bar))
+    return RubricTrust(rubric_name, figures, now, doubts(figures, now, bar, GivenOn.of(figures)))
 
 
-def week_trust(store: Store, rubrics: RubricSet | None, *, channel_id: str | None, team_id: str | None,
-               period: Period, bar: TrustBar) -> list[WeekTrust]:
-    """Per rubric with labels in the period or the weeks before it: the week's figures against theirs."""
+def week_trust(store: Store, *, channel_id: str | None, team_id: str | None, period: Period,
+               bar: TrustBar) -> list[WeekTrust]:
+    """Per rubric with labels in the period or the weeks before it: the week's pass/fail agreement against theirs.
+
+    The labels are counted in the database: a week of thousands of votes costs what a few dozen groups cost.
+    """
     start, end = period.utc
     earliest = period.weeks(WEEKS_BEFORE + 1)[0].utc[0]
-
-    def numeric(name: str) -> list[str]:
-        rubric = rubrics.find(name) if rubrics is not None else None
-        return numeric_paths(rubric) if rubric is not None else []
-
+    by_rubric: dict[str, list[PassCount]] = {}
+    for group in counted_passes(store, channel_id=channel_id, team_id=team_id, since=earliest, until=end, cut=start):
+        by_rubric.setdefault(group.rubric_name, []).append(group)
     found = []
-    by_rubric = labeled_verdicts_by_rubric(store, channel_id=channel_id, team_id=team_id, since=earliest, until=end,
-                                           numeric=numeric)
-    for name, labels in by_rubric.items():
-        rubric = rubrics.find(name) if rubrics is not None else None
-        tags, criteria = axes(rubric, labels)
-        week = calibrate([label for label in labels if label.labeled_at >= start], tags=tags, criteria=criteria)
-        before = calibrate([label for label in labels if label.labeled_at < start], tags=tags, criteria=criteria)
+    for name, counts in sorted(by_rubric.items()):
+        week = _agreement([group for group in counts if group.recent])
+        before = _agreement([group for group in counts if not group.recent])
         now = judge_in_use(store, rubric_name=name, channel_id=channel_id, team_id=team_id, until=end)
-        found.append(WeekTrust(name, week, before, now, doubts(week, now, bar, given_on=GivenOn.of(labels))))
+        given_on = GivenOn.counted(counts)
+        found.append(WeekTrust(name, week, before, now, given_on, doubts(week, now, bar, given_on)))
     return found
+
+
+def _agreement(counts: list[PassCount]) -> Agreement:
+    passes: Counter[tuple[bool, bool]] = Counter()
+    for group in counts:
+        if group.judge_passed is not None and group.human_passed is not None:
+            passes[group.judge_passed, group.human_passed] += group.count
+    return Agreement.counted(sum(group.count for group in counts), passes)

@@ -148,14 +148,6 @@ def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None 
     return _verdicts(store, scope, since, None, lambda name: numeric).get(rubric_name, [])
 
 
-def labeled_verdicts_by_rubric(store: Store, *, channel_id: str | None, team_id: str | None = None,
-                               since: datetime | None = None, until: datetime | None = None,
-                               numeric: Callable[[str], Sequence[str]] = lambda name: ()) -> dict[str, list[LabeledVerdict]]:
-    """`labeled_verdicts` of every rubric labeled in the channel (None: the terminal's) in [since, until), read once:
-    by rubric name, each compared on the numeric paths `numeric(name)` gives."""
-    return _verdicts(store, Scope(None, channel_id=channel_id, team_id=team_id), since, until, numeric)
-
-
 def _verdicts(store: Store, scope: Scope, since: datetime | None, until: datetime | None,
               numeric: Callable[[str], Sequence[str]]) -> dict[str, list[LabeledVerdict]]:
     """The labeled verdicts in `scope` by rubric name, the oldest first; judgments' outputs are read only for the
@@ -197,6 +189,55 @@ def _outputs(store: Store, ids: list[int]) -> dict[int, Any]:
         for chunk in id_chunks(ids):
             found.update(session.execute(select(col(Judgment.id), col(Judgment.output))
                                          .where(col(Judgment.id).in_(chunk))).all())
+    return found
+
+
+@dataclass(frozen=True)
+class PassCount:
+    """`count` labels and votes on judgments of one rubric that are alike in all pass/fail agreement weighs: the
+    judgment's judge and rubric text, the judge's pass/fail and the person's, and whether they were given from the
+    cut on (`recent`)."""
+
+    rubric_name: str
+    judge_model: str
+    rubric_hash: str
+    judge_passed: bool | None
+    human_passed: bool | None
+    recent: bool
+    count: int
+
+
+def counted_passes(store: Store, *, channel_id: str | None, team_id: str | None, since: datetime, until: datetime,
+                   cut: datetime) -> list[PassCount]:
+    """The labels and votes given in [since, until) on scored judgments in the channel (None: the terminal's) of
+    every rubric, as `labeled_verdicts` reads them one by one, counted in the database instead.
+
+    The groups are read from the labels and votes joined to their judgments by id, as `_joined` reads them, and
+    narrowed to the channel after: there are few groups, whatever the number of votes.
+    """
+    scope = Scope(None, channel_id=channel_id, team_id=team_id)
+    alike = (*SCOPE_COLUMNS, col(Judgment.rubric_hash), col(Judgment.passed))
+    by_label = (col(Label.passed), col(Label.updated_at) >= cut)
+    by_vote = (col(Feedback.agree), col(Feedback.updated_at) >= cut)
+    labeled = sa.exists().where(col(Label.judgment_id) == col(Feedback.judgment_id),
+                                col(Label.user_id) == col(Feedback.user_id))
+    labels = (sa.select(*alike, *by_label, sa.func.count()).select_from(Label)
+              .join(Judgment, col(Judgment.id) == col(Label.judgment_id))
+              .where(col(Label.updated_at) >= since, col(Label.updated_at) < until).group_by(*alike, *by_label))
+    votes = (sa.select(*alike, *by_vote, sa.func.count()).select_from(Feedback)
+             .join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
+             .where(col(Feedback.updated_at) >= since, col(Feedback.updated_at) < until, ~labeled)  # a label stands
+             .group_by(*alike, *by_vote))  # in for its person's vote on the same judgment
+    with store.engine.connect() as conn:
+        label_rows, vote_rows = conn.execute(labels).all(), conn.execute(votes).all()
+    found = []
+    for status, name, judge_model, channel, team, rubric_hash, judge_passed, human, recent, count in label_rows:
+        if scope.counts(status, name, judge_model, channel, team):
+            found.append(PassCount(name, judge_model, rubric_hash, judge_passed, human, bool(recent), count))
+    for status, name, judge_model, channel, team, rubric_hash, judge_passed, agree, recent, count in vote_rows:
+        if scope.counts(status, name, judge_model, channel, team):  # a Disagree says pass/fail was the other way
+            human = judge_passed if agree or judge_passed is None else not judge_passed
+            found.append(PassCount(name, judge_model, rubric_hash, judge_passed, human, bool(recent), count))
     return found
 
 

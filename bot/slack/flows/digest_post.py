@@ -131,7 +131,7 @@ class DigestPoster:
     async def post(self, channel_id: str, period: Period, *, weekly: bool) -> str:
         """Post the channel's digest of `period` and its trend chart (in the digest's thread); return its ts."""
         digest: Digest = await asyncio.to_thread(build_digest, self.store, channel_id=channel_id, period=period,
-                                                 team_id=self.team_id, rubrics=self.rubrics, bar=self.trust)
+                                                 team_id=self.team_id, bar=self.trust)
         message = digest_message(digest, self.rubrics, self.team_url, weekly=weekly)
         posted = await self.client.chat_postMessage(
             channel=channel_id, unfurl_links=False, unfurl_media=False, **message,

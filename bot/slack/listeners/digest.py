@@ -116,7 +116,7 @@ class DigestCommands:
         """`/judge digest preview`: the digest of the last 7 days, to the caller only (without the chart)."""
         period = await self._last_days(command)
         digest = await self.ctx.db(build_digest, channel_id=command["channel_id"], period=period,
-                                   team_id=command["team_id"], rubrics=self.ctx.rubrics, bar=self.digests.settings.trust)
+                                   team_id=command["team_id"], bar=self.digests.settings.trust)
         message = digest_message(digest, self.ctx.rubrics, self.ctx.team_url, weekly=False, chart=False)
         await self.ctx.say.reply(command.get("response_url"), message)
 

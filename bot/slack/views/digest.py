@@ -6,7 +6,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, HeaderBlock
 
-from bot.calibration import Calibration, kappa_text
+from bot.calibration import Agreement, kappa_text
 from bot.digest import Digest, Example, JudgeChange, Line, WeekTrust, signed
 from bot.rubric import RubricSet, leaves
 from bot.slack.commands import DAY_NAMES
@@ -111,7 +111,7 @@ def changes_text(changes: list[JudgeChange]) -> str:
             "not from the models:\n" + "\n".join(rows))
 
 
-def labels_text(figures: Calibration) -> str:
+def labels_text(figures: Agreement) -> str:
     """Agreement and kappa on pass/fail with n, such as "agreement 83% · kappa 0.62 (substantial) · n 12"."""
     if not figures.n:
         return "no labels"
