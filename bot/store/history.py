@@ -145,12 +145,13 @@ def month_start(moment: datetime) -> datetime:
 
 def channel_stats(
     store: Store, *, channel_id: str | None, since: datetime | None = None, until: datetime | None = None,
-    model: str | None = None,
+    model: str | None = None, votes: bool = True,
 ) -> list[Figures]:
     """Per model and rubric figures of one channel (None: the terminal's), added up from the hourly tallies.
 
     `judged` counts new judgments only; verdicts reused from the cache (not billed) are counted in `reused`. The
-    mean, pass rate and tags are over every judged row, reused or not.
+    mean, pass rate and tags are over every judged row, reused or not. People's votes on the judgments are counted
+    unless `votes` is False (they are read row by row, not from the tallies).
     """
     rows = counted_in_channel(channel_id, since, until)
     chosen = [] if model is None else [func.lower(rows.c.model_key) == model.lower()[:KEY_LENGTH]]
@@ -166,7 +167,7 @@ def channel_stats(
     tags = (sa.select(*group, rows.c.tag_key, func.sum(rows.c.rows))
             .where(*chosen, scored, rows.c.tag_key != "").group_by(*group, rows.c.tag_key))
     model_key = key_of(Judgment.model_name)
-    votes = (
+    voted = (
         select(model_key, Judgment.rubric_name, func.count(col(Feedback.id)),
                func.sum(case((col(Feedback.agree).is_(True), 1), else_=0)))
         .select_from(Feedback).join(Judgment, col(Feedback.judgment_id) == Judgment.id)
@@ -183,7 +184,7 @@ def channel_stats(
                 reused=int(reused or 0), unsure=int(unsure or 0))
         for key, rubric, tag, count in session.execute(tags):
             figures[(key, rubric)].tags[tag] = int(count)
-        for key, rubric, count, agreeing in session.execute(votes):
+        for key, rubric, count, agreeing in session.execute(voted) if votes else ():
             if (key, rubric) in figures:
                 figures[(key, rubric)].votes, figures[(key, rubric)].agreeing = count, int(agreeing or 0)
     return sorted(figures.values(), key=lambda f: ((f.model_name or "").lower(), f.rubric_name))
