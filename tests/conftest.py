@@ -100,11 +100,11 @@ _MIGRATION: list[tuple[str, Any]] = []  # what migrating an empty PostgreSQL sch
 
 
 def _migrated(db_url: str) -> Store:
-    """`Store.open(db_url)`; on PostgreSQL the migrations' statements are recorded once, then replayed as sent.
+    """`Store.open(db_url)`; on PostgreSQL the statements that set up a new history are recorded once, then replayed.
 
-    Migrating through Alembic costs about a third of a second on PostgreSQL, for each of hundreds of tests; sending
-    the same statements again costs a tenth of that, and builds the same schema (`schema_diffs` checks it where the
-    migrations themselves are tested, on an empty database of their own).
+    Setting up a history looks the database over before it creates each table, for each of hundreds of tests;
+    sending the statements again builds the same schema for less (`schema_diffs` and `structure` check it where the
+    schema itself is tested, on an empty database of its own).
     """
     if not db_url.startswith("postgresql"):
         return Store.open(db_url)

@@ -120,6 +120,48 @@ def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
         engine.dispose()
 
 
+def structure(engine: sa.Engine) -> dict[str, dict[str, Any]]:
+    """Each table's columns (name, type, nullability, default), primary key, indexes, unique constraints (with their
+    names) and foreign keys. Columns are compared as a set: a column a migration added comes last, a model's where
+    the model has it, and nothing reads columns by position."""
+    found = {}
+    with engine.connect() as conn:
+        inspector = sa.inspect(conn)
+        for table in inspector.get_table_names():
+            found[table] = {
+                "columns": sorted((c["name"], str(c["type"]), c["nullable"], str(c.get("default")))
+                                  for c in inspector.get_columns(table)),
+                "pk": inspector.get_pk_constraint(table)["constrained_columns"],
+                "indexes": sorted((i["name"], tuple(i["column_names"]), bool(i["unique"]))
+                                  for i in inspector.get_indexes(table)),
+                "unique": sorted((u["name"], tuple(u["column_names"])) for u in inspector.get_unique_constraints(table)),
+                "foreign": sorted((tuple(f["constrained_columns"]), f["referred_table"], tuple(f["referred_columns"]))
+                                  for f in inspector.get_foreign_keys(table)),
+            }
+    return found
+
+
+def test_a_new_history_is_created_as_the_migrations_build_it_step_by_step(db_url: str) -> None:
+    engine = make_engine(db_url)
+    try:
+        assert migrate(engine, target=1) == 1
+        assert migrate(engine) == LATEST  # from version 1 on, through every migration
+        migrated = structure(engine)
+        stepped = [v for v, _ in schema_versions(engine)]
+        with engine.begin() as conn:
+            SQLModel.metadata.drop_all(conn)
+            conn.execute(sa.text("DROP TABLE schema_version"))
+        assert table_names(engine) == set()
+
+        assert migrate(engine) == LATEST  # a new history: created from the models at once
+        assert structure(engine) == migrated
+        assert [v for v, _ in schema_versions(engine)] == stepped == list(range(1, LATEST + 1))
+        assert schema_diffs(engine) == []
+        assert migrate(engine) == LATEST  # and opened again as any up-to-date history
+    finally:
+        engine.dispose()
+
+
 def test_open_again_is_a_no_op(db_url: str) -> None:
     first = Store.open(db_url)
     run = first.create_run(**COMMON)
