@@ -77,6 +77,7 @@ async def main(rows: int, latency: float, concurrency: int) -> None:
         file = slack.add_file(make_csv(rows), "answers.csv")
         event = slack.file_share_event(file, text="eth", thread_ts=parent["ts"])
         started = time.perf_counter()
+        shared = time.monotonic()  # the judge server's clock
         await side.event(event)
         summary_at = uploaded_at = None
         while uploaded_at is None:
@@ -98,6 +99,11 @@ async def main(rows: int, latency: float, concurrency: int) -> None:
         print(f"share -> summary card     {summary_at:.1f} s  (ideal N/C x L = {ideal:.1f} s: "
               f"{ideal / summary_at:.0%} of ideal)")
         print(f"share -> results uploaded {uploaded_at:.1f} s")
+        arrivals = judge.arrivals
+        print(f"  share -> first request  {arrivals[0] - shared:.1f} s (fetching, reading and saving the rows)")
+        spread = (rows - concurrency) / concurrency * latency  # the last wave is sent one latency before the end
+        print(f"  first -> last request   {arrivals[-1] - arrivals[0]:.1f} s (ideal {spread:.1f} s)")
+        print(f"  last request -> summary {summary_at - (arrivals[-1] - shared):.1f} s (its reply, the last saves, the card)")
         print(f"progress message edits    {len(edits)}  (shortest gap {min(gaps, default=0):.2f} s)")
         print(f"judge requests            {len(judge.bodies())}")
         print(f"bot peak RSS              {rss:.0f} MB")
