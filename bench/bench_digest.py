@@ -84,12 +84,12 @@ def fill(store: Store, *, rows: int, weeks: int, other_rows: int, end: datetime,
         voted = conn.execute(table.select().with_only_columns(table.c.id, table.c.judged_at)
                              .where(table.c.channel_id == CHANNEL, table.c.status == "scored")
                              .order_by(table.c.id.desc()).limit(rows // 50)).all()
-        # Rows written straight into the table are counted as an upgrade counts an existing history.
-        add_judgments(conn, table, JudgmentTally.__table__, true())
         # A person votes on a judgment as it is posted: the newest judgments' votes fall in the weeks the digest's
         # "how far to trust the judge" calibrates.
         conn.execute(feedback.insert(), [{"judgment_id": i, "user_id": "U0BENCH", "agree": i % 4 != 0,
                                           "created_at": at, "updated_at": at} for i, at in voted])
+        # Rows and votes written straight into the tables are counted as an upgrade counts an existing history.
+        add_judgments(conn, table, JudgmentTally.__table__, true(), feedback=feedback)
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ import pytest
 from sqlalchemy import true
 
 from bot.store import Store, make_engine
-from bot.store.models import Judgment, JudgmentTally
+from bot.store.models import Feedback, Judgment, JudgmentTally
 from bot.store.tallies import add_judgments
 from tests import forkserver
 from tests.conftest import SIGNING_SECRET
@@ -937,7 +937,7 @@ def rewrite_history(tmp_path: Path, statement: str) -> None:
     with engine.begin() as conn:
         conn.exec_driver_sql(statement)
         conn.execute(JudgmentTally.__table__.delete())
-        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true())
+        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true(), feedback=Feedback.__table__)
     engine.dispose()
 
 

@@ -19,9 +19,10 @@ from bot.digest.charts import trend_png
 from bot.records import Verdict
 from bot.slack.views.digest import digest_message, link_to, tag_values
 from bot.store import Store
+from bot.store.feedback import record_feedback
 from bot.store.history import Figures
 from bot.store.labels import labeled_verdicts, save_label
-from bot.store.models import Feedback, Judgment
+from bot.store.models import Judgment
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -71,9 +72,7 @@ class History:
         return row.id
 
     def vote(self, judgment_id: int, user: str, agree: bool) -> None:
-        with self.store.session() as session:
-            session.add(Feedback(judgment_id=judgment_id, user_id=user, agree=agree))
-            session.commit()
+        record_feedback(self.store, judgment_id=judgment_id, user_id=user, agree=agree)
 
 
 @pytest.fixture

@@ -975,6 +975,33 @@ def test_upgrade_to_version_7_counts_reused_verdicts_apart_and_keeps_runs(db_url
         store.engine.dispose()
 
 
+def test_upgrade_to_version_12_counts_the_votes_given_before_into_the_tally(db_url: str) -> None:
+    engine = make_engine(db_url)
+    assert migrate(engine, target=11) == 11
+    judged = datetime(2026, 11, 16, 9, 30)
+    with engine.begin() as conn:  # a judgment and its votes, as judgebot at schema version 11 saved them
+        run_id = conn.execute(sa.text(
+            "INSERT INTO run (created_at, status, rubric_name, rubric_version, rubric_hash, judge_model, source, fresh, "
+            "total_rows, samples) VALUES (:t, 'done', 'eth', '1', 'h', 'j', 'slack', false, 1, 1) RETURNING id"),
+            {"t": judged}).scalar_one()
+        judgment_id = conn.execute(sa.text(
+            "INSERT INTO judgment (run_id, row_number, created_at, judged_at, status, channel_id, rubric_name, "
+            "rubric_version, rubric_hash, judge_model, question, reference, answer, headline, passed, tokens_in, "
+            "tokens_out, latency_ms, attempts, tokens_cached) VALUES (:run, 1, :t, :t, 'scored', 'C1', 'eth', '1', "
+            "'h', 'j', 'Q', 'R', 'A', 80.0, true, 0, 0, 0, 0, 0) RETURNING id"), {"run": run_id, "t": judged}).scalar_one()
+        for user, agree in (("U1", True), ("U2", False), ("U3", True)):
+            conn.execute(sa.text("INSERT INTO feedback (judgment_id, user_id, agree, created_at, updated_at) "
+                                 "VALUES (:j, :u, :a, :t, :t)"), {"j": judgment_id, "u": user, "a": agree, "t": judged})
+    engine.dispose()
+
+    store = Store.open(db_url)
+    try:
+        [figures] = channel_stats(store, channel_id="C1")
+        assert (figures.scored, figures.votes, figures.agreeing) == (1, 3, 2)
+    finally:
+        store.engine.dispose()
+
+
 def test_a_plain_postgresql_url_uses_the_driver_of_the_postgres_extra(db_url: str) -> None:
     if not db_url.startswith("postgresql+psycopg://"):
         pytest.skip("a PostgreSQL URL")

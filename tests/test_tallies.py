@@ -14,8 +14,9 @@ from sqlmodel import select
 from bot.digest import Period, build_digest
 from bot.records import Verdict
 from bot.store import RowVerdict, Store
+from bot.store.feedback import record_feedback
 from bot.store.history import channel_stats
-from bot.store.models import Judgment, JudgmentTally
+from bot.store.models import Feedback, Judgment, JudgmentTally
 from bot.store.tallies import KEY, KEY_LENGTH, add_judgments
 
 KOLKATA = ZoneInfo("Asia/Kolkata")  # UTC+05:30: local midnight is half past an hour in UTC
@@ -63,7 +64,7 @@ def tally(store: Store) -> list[tuple[Any, ...]]:
 def tally_rows(conn: Any) -> list[tuple[Any, ...]]:
     found = conn.execute(JudgmentTally.__table__.select()).mappings().all()
     return sorted((*(row[name] for name in KEY), row["rows"], row["headlines"], round(row["headline_total"], 6),
-                   row["passed"]) for row in found)
+                   row["passed"], row["votes"], row["agreeing"]) for row in found)
 
 
 def counted_afresh(store: Store) -> list[tuple[Any, ...]]:
@@ -71,7 +72,7 @@ def counted_afresh(store: Store) -> list[tuple[Any, ...]]:
     with store.engine.connect() as conn:
         transaction = conn.begin()
         conn.execute(JudgmentTally.__table__.delete())
-        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true())
+        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true(), feedback=Feedback.__table__)
         found = tally_rows(conn)
         transaction.rollback()
     return found
@@ -96,10 +97,10 @@ def test_the_tally_kept_while_judging_equals_one_counted_afresh(store: Store) ->
     terminal.add(base + timedelta(days=1), "scored", 80.0, model=None)
     retried = c1.add(base + timedelta(hours=3), "error")
     assert tally(store) == counted_afresh(store)
-    assert sum(row[-4] for row in tally(store)) == 10  # every judged row once; the pending one not
+    assert sum(row[-6] for row in tally(store)) == 10  # every judged row once; the pending one not
 
     long_rows = [row for row in tally(store) if row[2].startswith("campus-bot-")]
-    assert [(row[2], row[-4], row[-2]) for row in long_rows] == [(LONG_MODEL[:KEY_LENGTH], 2, 100.0)]
+    assert [(row[2], row[-6], row[-4]) for row in long_rows] == [(LONG_MODEL[:KEY_LENGTH], 2, 100.0)]
     assert [row[0] for row in tally(store) if row[3] == "academic"] == [""]  # the terminal's rows: no channel
 
     # Judging errors again counts them out of the hour they were judged in, and in where they are judged now.
@@ -189,7 +190,7 @@ def test_a_verdict_reused_from_the_cache_is_counted_apart_not_as_a_new_judgment(
         transaction = conn.begin()
         assert conn.execute(select(func.sum(JudgmentTally.reused))).scalar() == 2
         conn.execute(JudgmentTally.__table__.delete())
-        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true())
+        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true(), feedback=Feedback.__table__)
         assert conn.execute(select(func.sum(JudgmentTally.reused))).scalar() == 2  # an upgrade counts them the same
         transaction.rollback()
 
@@ -216,6 +217,45 @@ def test_verdicts_saved_as_one_group_are_tallied_as_if_saved_one_by_one(store: S
     with time_machine.travel(datetime(2026, 11, 17, 10, 15, tzinfo=UTC), tick=False):
         assert store.save_verdicts(group) == [True] * len(group)
     assert tally(store) == counted_afresh(store)
-    assert sum(row[-4] for row in tally(store)) == len(rows) + 1
-    correct = sorted(row[-4] for row in tally(store) if row[:3:2] == ("C1", "m1") and row[7:9] == ("scored", "Correct"))
+    assert sum(row[-6] for row in tally(store)) == len(rows) + 1
+    correct = sorted(row[-6] for row in tally(store) if row[:3:2] == ("C1", "m1") and row[7:9] == ("scored", "Correct"))
     assert correct == [1, 2]  # the first row in its hour; the two of the group in one key of theirs
+
+
+def test_votes_are_tallied_as_people_give_change_them_and_rows_are_judged_again(store: Store) -> None:
+    judged = Judged(store)
+    week = Period.of_week("2026-W47", KOLKATA)
+    start, _ = week.utc
+    first = judged.add(at(0, 0, 10), "scored", 100.0, model="m1")  # in the hour the week's start cuts
+    second = judged.add(at(2, 9), "scored", 25.0, model="m1")
+    error = judged.add(at(2, 10), "error", model="m1")
+    other = judged.add(at(-2, 9), "scored", 75.0, model="m1")  # the week before
+
+    def vote(judgment_id: int, user: str, agree: bool) -> None:
+        record_feedback(store, judgment_id=judgment_id, user_id=user, agree=agree)
+        assert tally(store) == counted_afresh(store)
+
+    vote(first, "U1", True)
+    vote(first, "U2", False)
+    vote(second, "U1", True)
+    vote(other, "U1", False)
+    vote(error, "U1", False)  # a vote on a judge error is kept, but counts in no scored figure
+    assert record_feedback(store, judgment_id=first, user_id="U2", agree=True) is False  # changed: the earlier vote
+    assert tally(store) == counted_afresh(store)
+    [figures] = channel_stats(store, channel_id="C1", since=start, until=week.utc[1])
+    assert (figures.votes, figures.agreeing) == (3, 3)
+    [before] = channel_stats(store, channel_id="C1", since=week.previous().utc[0], until=start)
+    assert (before.votes, before.agreeing) == (1, 0)
+    [inside] = channel_stats(store, channel_id="C1", since=start, until=start + timedelta(minutes=30))
+    assert (inside.votes, inside.agreeing) == (2, 2)  # read row by row in the hour the week's start cuts
+
+    # Judged again, a row takes its votes out of the hour it was judged in, and into the hour it is judged in now.
+    assert store.reset_rows(judged.run_id, ("scored",)) == 3
+    assert tally(store) == counted_afresh(store)
+    [left] = channel_stats(store, channel_id="C1", since=start, until=week.utc[1])
+    assert (left.scored, left.errors, left.votes) == (0, 1, 0)  # the judge error alone; its vote counts nowhere
+    with time_machine.travel(datetime(2026, 11, 20, 15, 30, tzinfo=UTC), tick=False):
+        assert judged.judge(second, "scored", 50.0)
+    assert tally(store) == counted_afresh(store)
+    [figures] = channel_stats(store, channel_id="C1", since=start, until=week.utc[1])
+    assert (figures.scored, figures.votes, figures.agreeing) == (1, 1, 1)

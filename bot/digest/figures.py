@@ -157,9 +157,8 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
     now = channel_stats(store, channel_id=channel_id, since=start, until=end)
     if not now:
         return Digest(channel_id, period, [])
-    # Last week's figures are compared with on the mean and the pass rate only: people's votes are left unread.
     before = {(f.model_name, f.rubric_name): f for f in
-              channel_stats(store, channel_id=channel_id, since=previous.utc[0], until=start, votes=False)}
+              channel_stats(store, channel_id=channel_id, since=previous.utc[0], until=start)}
     lines = [Line(figures, before.get((figures.model_name, figures.rubric_name))) for figures in now]
     charted = period.weeks(weeks)
     trust = week_trust(store, channel_id=channel_id, team_id=team_id, period=period, bar=bar or TrustBar())

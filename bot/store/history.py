@@ -14,7 +14,7 @@ from bot.figures import ratio
 from bot.records import JUDGED, RowState
 from bot.store.judgments import Store
 from bot.store.models import Feedback, Judgment, JudgmentTally, table_of
-from bot.store.tallies import KEY_LENGTH, counted, key_of
+from bot.store.tallies import KEY_LENGTH, counted
 
 
 def _in_channel(channel_id: str | None) -> Any:
@@ -100,7 +100,7 @@ def in_channel(channel_id: str | None, since: datetime | None = None, until: dat
 def counted_in_channel(channel_id: str | None, since: datetime | None = None, until: datetime | None = None,
                        cuts: tuple[datetime, ...] = ()) -> Any:
     """The judged rows of one channel in [since, until), as tally counts exact on either side of `cuts`."""
-    return counted(table_of(Judgment), table_of(JudgmentTally), channel_id, since, until, cuts)
+    return counted(table_of(Judgment), table_of(JudgmentTally), table_of(Feedback), channel_id, since, until, cuts)
 
 
 def model_of(key: str) -> str | None:
@@ -145,13 +145,12 @@ def month_start(moment: datetime) -> datetime:
 
 def channel_stats(
     store: Store, *, channel_id: str | None, since: datetime | None = None, until: datetime | None = None,
-    model: str | None = None, votes: bool = True,
+    model: str | None = None,
 ) -> list[Figures]:
     """Per model and rubric figures of one channel (None: the terminal's), added up from the hourly tallies.
 
     `judged` counts new judgments only; verdicts reused from the cache (not billed) are counted in `reused`. The
-    mean, pass rate and tags are over every judged row, reused or not. People's votes on the judgments are counted
-    unless `votes` is False (they are read row by row, not from the tallies).
+    mean, pass rate and tags are over every judged row, reused or not; people's votes are those on its scored rows.
     """
     rows = counted_in_channel(channel_id, since, until)
     chosen = [] if model is None else [func.lower(rows.c.model_key) == model.lower()[:KEY_LENGTH]]
@@ -161,30 +160,20 @@ def channel_stats(
         sa.select(*group, func.sum(rows.c.rows), func.sum(case((scored, rows.c.rows), else_=0)),
                func.sum(rows.c.headline_total), func.sum(rows.c.headlines), func.sum(rows.c.passed),
                func.sum(case((scored, 0), else_=rows.c.rows)), func.sum(rows.c.reused),
-               func.sum(case((scored, rows.c.unsure), else_=0)))
+               func.sum(case((scored, rows.c.unsure), else_=0)), func.sum(case((scored, rows.c.votes), else_=0)),
+               func.sum(case((scored, rows.c.agreeing), else_=0)))
         .where(*chosen).group_by(*group)
     )
     tags = (sa.select(*group, rows.c.tag_key, func.sum(rows.c.rows))
             .where(*chosen, scored, rows.c.tag_key != "").group_by(*group, rows.c.tag_key))
-    model_key = key_of(Judgment.model_name)
-    voted = (
-        select(model_key, Judgment.rubric_name, func.count(col(Feedback.id)),
-               func.sum(case((col(Feedback.agree).is_(True), 1), else_=0)))
-        .select_from(Feedback).join(Judgment, col(Feedback.judgment_id) == Judgment.id)
-        .where(*in_channel(channel_id, since, until), Judgment.status == RowState.SCORED,
-               *([] if model is None else [func.lower(model_key) == model.lower()]))
-        .group_by(model_key, Judgment.rubric_name)
-    )
     figures: dict[tuple[str, str], Figures] = {}
     with store.session() as session:
-        for key, rubric, judged, n_scored, total, headlines, passed, errors, reused, unsure in session.execute(totals):
+        for (key, rubric, judged, n_scored, total, headlines, passed, errors, reused, unsure, votes,
+             agreeing) in session.execute(totals):
             figures[(key, rubric)] = Figures(
                 model_of(key), rubric, int(judged) - int(reused or 0), int(n_scored or 0),
                 float(total) / int(headlines) if headlines else None, int(passed or 0), int(errors or 0),
-                reused=int(reused or 0), unsure=int(unsure or 0))
+                votes=int(votes or 0), agreeing=int(agreeing or 0), reused=int(reused or 0), unsure=int(unsure or 0))
         for key, rubric, tag, count in session.execute(tags):
             figures[(key, rubric)].tags[tag] = int(count)
-        for key, rubric, count, agreeing in session.execute(voted) if votes else ():
-            if (key, rubric) in figures:
-                figures[(key, rubric)].votes, figures[(key, rubric)].agreeing = count, int(agreeing or 0)
     return sorted(figures.values(), key=lambda f: ((f.model_name or "").lower(), f.rubric_name))

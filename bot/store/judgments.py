@@ -24,7 +24,7 @@ from bot.store.engine import (
     quick_check,
 )
 from bot.store.leases import owner_gone, take_over
-from bot.store.models import Judgment, JudgmentSample, JudgmentTally, Run, table_of, utcnow
+from bot.store.models import Feedback, Judgment, JudgmentSample, JudgmentTally, Run, table_of, utcnow
 from bot.store.schema import migrate
 from bot.store.tallies import add_judgments, question_key, tally_upsert
 
@@ -71,7 +71,7 @@ class Store:
             .where(table.c.id == bindparam("judgment_id"), table.c.status == RowState.PENDING)
             .values({name: bindparam(name) for name in VERDICT_COLUMNS})
         )
-        self._count = tally_upsert(engine.dialect.name, table, table_of(JudgmentTally), ids)
+        self._count = tally_upsert(engine.dialect.name, table, table_of(JudgmentTally), ids, feedback=table_of(Feedback))
         scored = (table.c.cache_key.in_(bindparam("keys", expanding=True)), table.c.status == RowState.SCORED)
         self._cached = {scoped: table.select().where(table.c.id.in_(
             select(func.min(table.c.id)).where(*scored, *((table.c.run_id == bindparam("run_id"),) if scoped else ()))
@@ -195,7 +195,7 @@ class Store:
         chosen = (col(Judgment.run_id) == run_id) & col(Judgment.status).in_(statuses)
         with self.engine.begin() as conn:
             conn.execute(select(Judgment.id).where(chosen).with_for_update())  # no verdict lands in between
-            add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), chosen, sign=-1)
+            add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), chosen, sign=-1, feedback=table_of(Feedback))
             result = conn.execute(update(Judgment).where(chosen).values(
                 status=RowState.PENDING, tokens_in=0, tokens_out=0, tokens_cached=0, cost_usd=None, latency_ms=0,
                 attempts=0, **cleared))

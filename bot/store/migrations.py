@@ -351,10 +351,26 @@ def _v11_batches(op: Operations) -> None:
     op.create_index("ix_run_batch_run_id", "run_batch", ["run_id"])
 
 
+def _v12_votes_in_tallies(op: Operations) -> None:
+    for name in ("votes", "agreeing"):
+        op.add_column("judgment_tally", sa.Column(name, sa.Integer, nullable=False, server_default=sa.text("0")))
+    # Counted again from the judgments, now with the votes on them.
+    counts = ("rows", "headlines", "headline_total", "passed", "reused", "unsure", "cost", "unpriced", "votes",
+              "agreeing")
+    tally = sa.table("judgment_tally", *[sa.column(name) for name in (*KEY, *counts)])
+    judgment = sa.table("judgment", *[sa.column(name) for name in (
+        "id", "channel_id", "model_name", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status", "tag",
+        "headline", "passed", "cached_from", "unsure", "tokens_in", "tokens_out", "cost_usd")],
+        sa.column("judged_at", sa.DateTime))
+    feedback = sa.table("feedback", sa.column("judgment_id"), sa.column("agree"))
+    op.execute(tally.delete())
+    add_judgments(op.get_bind(), judgment, tally, sa.true(), feedback=feedback)
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
     _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies, _v7_results_path_and_reuses,
     _v8_run_column_roles, _v9_samples_juries_and_labels, _v10_costs_estimates_and_budgets,
-    _v11_batches,
+    _v11_batches, _v12_votes_in_tallies,
 ]
 LATEST = len(MIGRATIONS)

@@ -16,7 +16,7 @@ HOUR = timedelta(hours=1)
 KEY_LENGTH = 200  # a model or tag longer than this is counted under its first 200 characters
 KEY = ("channel_key", "hour", "model_key", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status",
        "tag_key")
-COUNTS = ("rows", "headlines", "headline_total", "passed", "reused", "unsure", "cost", "unpriced")
+COUNTS = ("rows", "headlines", "headline_total", "passed", "reused", "unsure", "cost", "unpriced", "votes", "agreeing")
 
 
 def question_key(model_name: str | None, rubric_name: str, question: str) -> int:
@@ -54,8 +54,10 @@ def _keys(judgment: TableClause, at: Any) -> list[Any]:
             c.rubric_name, c.rubric_version, c.rubric_hash, c.judge_model, c.status, key_of(c.tag).label("tag_key")]
 
 
-def _counts(judgment: TableClause, sign: int, names: tuple[str, ...] = COUNTS) -> list[Any]:
-    """The counts of `names` over a group of judgment rows; a verdict reused from the cache is counted apart."""
+def _counts(judgment: TableClause, sign: int, names: tuple[str, ...] = COUNTS,
+            feedback: TableClause | None = None) -> list[Any]:
+    """The counts of `names` over a group of judgment rows; a verdict reused from the cache is counted apart. The
+    votes are counted from `feedback`, which counts that name them need."""
     c = judgment.c
     counts = {
         "rows": lambda: func.count(),
@@ -66,8 +68,22 @@ def _counts(judgment: TableClause, sign: int, names: tuple[str, ...] = COUNTS) -
         "unsure": lambda: func.sum(case((c.unsure.is_(True), 1), else_=0)),
         "cost": lambda: func.coalesce(func.sum(c.cost_usd), 0.0),
         "unpriced": lambda: func.sum(_unpriced(c)),
+        "votes": lambda: func.coalesce(func.sum(_votes_on(c, _needed(feedback))), 0),
+        "agreeing": lambda: func.coalesce(func.sum(_votes_on(c, _needed(feedback), agreeing=True)), 0),
     }
     return [(sign * counts[name]()).label(name) for name in names]
+
+
+def _needed(feedback: TableClause | None) -> TableClause:
+    if feedback is None:
+        raise ValueError("the votes of a tally are counted from the feedback table: pass it")
+    return feedback
+
+
+def _votes_on(c: Any, feedback: TableClause, *, agreeing: bool = False) -> Any:
+    """The votes on one judgment row (those agreeing with the judge only, when `agreeing`)."""
+    which = [feedback.c.judgment_id == c.id, *([feedback.c.agree.is_(True)] if agreeing else [])]
+    return select(func.count()).select_from(feedback).where(*which).scalar_subquery()
 
 
 def _unpriced(c: Any) -> Any:
@@ -75,23 +91,26 @@ def _unpriced(c: Any) -> Any:
     return case((c.cost_usd.is_(None) & ((c.tokens_in + c.tokens_out) > 0), 1), else_=0)
 
 
-def add_judgments(conn: Connection, judgment: TableClause, tally: TableClause, where: Any, *, sign: int = 1) -> None:
-    """Count the judged rows of `judgment` matching `where` into `tally` (with sign -1: count them out).
+def add_judgments(conn: Connection, judgment: TableClause, tally: TableClause, where: Any, *, sign: int = 1,
+                  feedback: TableClause | None = None) -> None:
+    """Count the judged rows of `judgment` matching `where` into `tally` (with sign -1: count them out), their votes
+    from `feedback` (needed once the tally counts votes).
 
-    One statement serves a saved verdict, rows made pending again, and filling the tally from an existing history
-    (whose tally may predate some counts: only the counts it has are filled).
+    One statement serves a saved verdict, rows made pending again, a vote, and filling the tally from an existing
+    history (whose tally may predate some counts: only the counts it has are filled).
     """
-    conn.execute(tally_upsert(conn.dialect.name, judgment, tally, where, sign=sign))
+    conn.execute(tally_upsert(conn.dialect.name, judgment, tally, where, sign=sign, feedback=feedback))
     if sign < 0:
         conn.execute(tally.delete().where(tally.c.rows <= 0))
 
 
-def tally_upsert(dialect: str, judgment: TableClause, tally: TableClause, where: Any, *, sign: int = 1) -> Any:
-    """The statement that counts the judged rows of `judgment` matching `where` into `tally`; built once, with a
-    bound parameter in `where`, it serves every saved verdict."""
+def tally_upsert(dialect: str, judgment: TableClause, tally: TableClause, where: Any, *, sign: int = 1,
+                 feedback: TableClause | None = None) -> Any:
+    """The statement that counts the judged rows of `judgment` matching `where` (and their votes in `feedback`) into
+    `tally`; built once, with a bound parameter in `where`, it serves every saved verdict."""
     names = tuple(name for name in COUNTS if name in tally.c)
     keys = _keys(judgment, _hour_sql(judgment.c.judged_at, dialect))
-    rows = (select(*keys, *_counts(judgment, sign, names))
+    rows = (select(*keys, *_counts(judgment, sign, names, feedback))
             .where(where, judgment.c.status.in_(JUDGED), judgment.c.judged_at.is_not(None))
             .group_by(*keys))
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
@@ -102,7 +121,7 @@ def tally_upsert(dialect: str, judgment: TableClause, tally: TableClause, where:
     )
 
 
-def counted(judgment: Table, tally: Table, channel_id: str | None, since: datetime | None,
+def counted(judgment: Table, tally: Table, feedback: Table, channel_id: str | None, since: datetime | None,
             until: datetime | None, cuts: tuple[datetime, ...] = ()) -> Any:
     """The judged rows of one channel in [since, until), as counts per tally key with their time `at`.
 
@@ -127,6 +146,7 @@ def counted(judgment: Table, tally: Table, channel_id: str | None, since: dateti
                             case((c.passed.is_(True), 1), else_=0).label("passed"),
                             case((c.cached_from.is_(None), 0), else_=1).label("reused"),
                             case((c.unsure.is_(True), 1), else_=0).label("unsure"),
-                            func.coalesce(c.cost_usd, 0.0).label("cost"), _unpriced(c).label("unpriced"))
+                            func.coalesce(c.cost_usd, 0.0).label("cost"), _unpriced(c).label("unpriced"),
+                            _votes_on(c, feedback).label("votes"), _votes_on(c, feedback, agreeing=True).label("agreeing"))
                      .where(*scope, c.judged_at >= start, c.judged_at < end))
     return (parts[0] if len(parts) == 1 else union_all(*parts)).subquery("counted")
