@@ -381,34 +381,42 @@ def test_how_far_to_trust_the_judge_counts_the_labels_and_votes_of_its_weeks_onl
     assert trust.given_on.judge_models == {"judge-a": 4} and trust.now is not None and trust.now.judge_model == "judge-a"
 
 
-def test_the_trust_counted_in_the_database_is_the_calibration_of_every_label_read_one_by_one(store, history):
+@pytest.mark.parametrize("team", [None, "T1"])
+def test_the_trust_counted_in_the_database_is_the_calibration_of_every_label_read_one_by_one(store, history, team):
     """Votes and labels counted in groups give the figures a calibration of the same labels read one by one gives."""
     h = history
     rng = random.Random(5)
+
+    def label(judgment_id: int, user: str) -> None:
+        with store.session() as session:
+            row = session.get(Judgment, judgment_id)
+        save_label(store, judgment=row, user_id=user, source="slack", values={},
+                   passed=rng.choice((True, False, None)), tag=None, headline=None, note=None)
+
     for n in range(160):
         day = rng.randrange(0, 7) if n % 2 else rng.randrange(-34, 0)  # the week, or the (four and more) before
         passed = rng.choice((True, False, None))
         judgment = h.add(at(day, rng.randrange(24)), 50 if passed is None else 100 * passed, passed,
                          rng.choice(("Correct", "Generic")), judge_model=rng.choice(("judge-a", "judge-b")),
                          rubric=rng.choice(("eth", "academic")), channel=rng.choice(("C1", "C1", "C2", None)),
-                         rubric_hash=rng.choice(("h1", "h2")), question=f"Q{n}")
+                         rubric_hash=rng.choice(("h1", "h2")), question=f"Q{n}", team_id=rng.choice(("T1", "T1", "T2")))
         when = at(day, 23, 30) if rng.random() < 0.5 else at(min(day + rng.randrange(3), 6), 8)
         for user in rng.sample(("U1", "U2", "U3"), rng.randrange(3)):
             with time_machine.travel(when.replace(tzinfo=UTC), tick=False):
                 if rng.random() < 0.3:
-                    with store.session() as session:
-                        row = session.get(Judgment, judgment)
-                    save_label(store, judgment=row, user_id=user, source="slack", values={},
-                               passed=rng.choice((True, False, None)), tag=None, headline=None, note=None)
+                    label(judgment, user)
                 else:
                     h.vote(judgment, user, rng.random() < 0.7)
+            if rng.random() < 0.25:  # the same person labels it later, maybe after the week: the label stands in
+                with time_machine.travel((when + timedelta(days=rng.choice((1, 9)))).replace(tzinfo=UTC), tick=False):
+                    label(judgment, user)
     start, end = WEEK.utc
     earliest = WEEK.weeks(5)[0].utc[0]
-    found = {trust.rubric_name: trust for trust in build_digest(store, channel_id="C1", period=WEEK).trust}
+    found = {trust.rubric_name: trust for trust in build_digest(store, channel_id="C1", period=WEEK, team_id=team).trust}
     assert sorted(found) == ["academic", "eth"]
     for name, trust in found.items():
-        labels = [label for label in labeled_verdicts(store, rubric_name=name, channel_id="C1", since=earliest)
-                  if label.labeled_at < end]
+        labels = [label for label in labeled_verdicts(store, rubric_name=name, channel_id="C1", team_id=team,
+                                                      since=earliest) if label.labeled_at < end]
         week = calibrate([label for label in labels if label.labeled_at >= start])
         before = calibrate([label for label in labels if label.labeled_at < start])
         assert trust.week == Agreement(**{field: getattr(week, field) for field in Agreement.model_fields})

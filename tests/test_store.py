@@ -121,22 +121,21 @@ def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
 
 
 def structure(engine: sa.Engine) -> dict[str, dict[str, Any]]:
-    """Each table's columns (name, type, nullability, default), primary key, indexes, unique constraints (with their
-    names) and foreign keys. Columns are compared as a set: a column a migration added comes last, a model's where
-    the model has it, and nothing reads columns by position."""
+    """Each table as the database describes it: columns (name, type, nullability, default, autoincrement), primary
+    key, foreign keys, check and unique constraints and indexes, each with its name and options. Columns are compared
+    as a set: a column a migration added comes last, a model's where the model has it, and nothing reads columns by
+    position."""
     found = {}
     with engine.connect() as conn:
         inspector = sa.inspect(conn)
         for table in inspector.get_table_names():
             found[table] = {
-                "columns": sorted((c["name"], str(c["type"]), c["nullable"], str(c.get("default")))
+                "columns": sorted(repr((c["name"], str(c["type"]), c["nullable"], c.get("default"), c.get("autoincrement")))
                                   for c in inspector.get_columns(table)),
-                "pk": inspector.get_pk_constraint(table)["constrained_columns"],
-                "indexes": sorted((i["name"], tuple(i["column_names"]), bool(i["unique"]))
-                                  for i in inspector.get_indexes(table)),
-                "unique": sorted((u["name"], tuple(u["column_names"])) for u in inspector.get_unique_constraints(table)),
-                "foreign": sorted((tuple(f["constrained_columns"]), f["referred_table"], tuple(f["referred_columns"]))
-                                  for f in inspector.get_foreign_keys(table)),
+                "pk": inspector.get_pk_constraint(table),
+                **{kind: sorted(map(repr, read(table))) for kind, read in (
+                    ("foreign", inspector.get_foreign_keys), ("checks", inspector.get_check_constraints),
+                    ("unique", inspector.get_unique_constraints), ("indexes", inspector.get_indexes))},
             }
     return found
 

@@ -9,26 +9,25 @@ from sqlmodel import col, select
 
 from bot.store.judgments import Store
 from bot.store.models import Feedback, Judgment, JudgmentTally, table_of, utcnow
-from bot.store.tallies import add_judgments
+from bot.store.tallies import add_votes
 
 
 def record_feedback(store: Store, *, judgment_id: int, user_id: str, agree: bool) -> bool | None:
-    """Store a person's vote on a judgment, replacing their earlier one, and count it in the judgment's hourly tally
-    (in one transaction); return the earlier vote, if any."""
-    judgment, feedback, tally = table_of(Judgment), table_of(Feedback), table_of(JudgmentTally)
-    this = judgment.c.id == judgment_id
-    mine = (feedback.c.judgment_id == judgment_id, feedback.c.user_id == user_id)
+    """Store a person's vote on a judgment, replacing their earlier one, and count the change in the judgment's
+    hourly tally (in one transaction); return the earlier vote, if any."""
+    judgment, feedback = table_of(Judgment), table_of(Feedback)
     now = utcnow()
     insert = postgresql.insert if store.engine.dialect.name == "postgresql" else sqlite.insert
     with store.engine.begin() as conn:
-        conn.execute(select(judgment.c.id).where(this).with_for_update())  # votes on one judgment, one at a time
-        earlier = conn.execute(select(feedback.c.agree).where(*mine)).scalar_one_or_none()
-        add_judgments(conn, judgment, tally, this, sign=-1, feedback=feedback)  # out with the votes it had
+        conn.execute(select(judgment.c.id).where(judgment.c.id == judgment_id).with_for_update())  # one at a time
+        earlier = conn.execute(select(feedback.c.agree).where(feedback.c.judgment_id == judgment_id,
+                                                              feedback.c.user_id == user_id)).scalar_one_or_none()
         vote = insert(feedback).values(judgment_id=judgment_id, user_id=user_id, agree=agree, created_at=now,
                                        updated_at=now)
         conn.execute(vote.on_conflict_do_update(index_elements=[feedback.c.judgment_id, feedback.c.user_id],
                                                 set_={"agree": agree, "updated_at": now}))
-        add_judgments(conn, judgment, tally, this, feedback=feedback)  # and in again with the votes it has now
+        add_votes(conn, judgment, table_of(JudgmentTally), judgment_id, votes=int(earlier is None),
+                  agreeing=int(agree) - int(bool(earlier)))
     return earlier
 
 

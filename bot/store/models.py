@@ -182,8 +182,8 @@ class RunBatch(SQLModel, table=True):
 class JudgmentTally(SQLModel, table=True):
     """How many rows of one channel were judged in one hour, with one model, rubric version, judge, status and tag.
 
-    Kept in the transaction that saves a verdict (and counted out when rows are judged again, and out and in again
-    when a person votes on one), so figures over weeks add up a few of these instead of reading every judgment.
+    Kept in the transaction that saves a verdict (counted out when rows are judged again, and changed when a person
+    votes on one), so figures over weeks add up a few of these instead of reading every judgment.
     """
 
     __tablename__ = "judgment_tally"
@@ -215,7 +215,7 @@ class JudgmentTally(SQLModel, table=True):
     unpriced: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
                           description="rows that used tokens of a judge whose price is unknown")
     votes: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
-                       description="people's votes on the rows (one per person and row)")
+                       description="people's votes on the rows (one per person and row; a row judged again keeps them)")
     agreeing: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
                           description="the votes that agree with the judge")
 

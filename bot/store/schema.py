@@ -1,5 +1,5 @@
-"""Bringing a database's schema up to date: reading its recorded version, and applying the missing migrations once,
-under a lock, in one transaction."""
+"""Bringing a database's schema up to date: reading its recorded version, creating a new history at the latest
+version, and applying the missing migrations to an existing one, once, under a lock, in one transaction."""
 
 from __future__ import annotations
 
@@ -76,8 +76,8 @@ def _created(engine: Engine) -> bool:
     """Create a new, empty history at the latest version straight from the models, under the same lock as a
     migration, and record every version as applied; False (nothing done) when the database holds tables already.
 
-    The eleven steps of the migrations, and Alembic, cost a first run about a third of a second; the tests hold the
-    models and the migrated schema to the same tables, columns, types, defaults, indexes and constraints.
+    Going through every migration, and importing Alembic, cost a first run about a third of a second; the tests hold
+    the models and the migrated schema to the same tables, columns, types, defaults, indexes and constraints.
     """
     from sqlmodel import SQLModel
 

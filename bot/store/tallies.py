@@ -56,8 +56,8 @@ def _keys(judgment: TableClause, at: Any) -> list[Any]:
 
 def _counts(judgment: TableClause, sign: int, names: tuple[str, ...] = COUNTS,
             feedback: TableClause | None = None) -> list[Any]:
-    """The counts of `names` over a group of judgment rows; a verdict reused from the cache is counted apart. The
-    votes are counted from `feedback`, which counts that name them need."""
+    """The counts of `names` over a group of judgment rows; a verdict reused from the cache is counted apart. Votes
+    are counted from the `feedback` table, which must be given when `names` holds them."""
     c = judgment.c
     counts = {
         "rows": lambda: func.count(),
@@ -96,12 +96,24 @@ def add_judgments(conn: Connection, judgment: TableClause, tally: TableClause, w
     """Count the judged rows of `judgment` matching `where` into `tally` (with sign -1: count them out), their votes
     from `feedback` (needed once the tally counts votes).
 
-    One statement serves a saved verdict, rows made pending again, a vote, and filling the tally from an existing
-    history (whose tally may predate some counts: only the counts it has are filled).
+    One statement serves a saved verdict, rows made pending again, and filling the tally from an existing history
+    (whose tally may predate some counts: only the counts it has are filled).
     """
     conn.execute(tally_upsert(conn.dialect.name, judgment, tally, where, sign=sign, feedback=feedback))
     if sign < 0:
         conn.execute(tally.delete().where(tally.c.rows <= 0))
+
+
+def add_votes(conn: Connection, judgment: TableClause, tally: TableClause, judgment_id: int, *, votes: int,
+              agreeing: int) -> None:
+    """Add to the votes (and those agreeing) of the tally key a judged row is counted under; nothing for a row not
+    judged (its votes are counted with it once it is)."""
+    key = conn.execute(select(*_keys(judgment, _hour_sql(judgment.c.judged_at, conn.dialect.name)))
+                       .where(judgment.c.id == judgment_id, judgment.c.status.in_(JUDGED),
+                              judgment.c.judged_at.is_not(None))).first()
+    if key is not None:  # found by the tally's unique key, one row
+        conn.execute(tally.update().where(*[tally.c[name] == value for name, value in zip(KEY, key)])
+                     .values(votes=tally.c.votes + votes, agreeing=tally.c.agreeing + agreeing))
 
 
 def tally_upsert(dialect: str, judgment: TableClause, tally: TableClause, where: Any, *, sign: int = 1,
