@@ -373,6 +373,10 @@ def test_pending_pages_in_row_order(store: Store, big_runs: dict[str, Any]) -> N
         assert store.save_verdict(j.id, make_verdict(), cache_key=f"k{j.id}")
     assert [j.id for j in store.pending(run_a, limit=3)] == ids[5:8]
     assert [j.id for j in store.pending(run_a, after_id=ids[100], limit=2)] == ids[101:103]
+    # the texts the estimate reads: those of the pending rows only, in row order, across pages
+    texts = list(store.pending_texts(run_a, page=700))
+    assert [t.question for t in texts] == [j.question for j in rows[5:]]
+    assert (texts[0].reference, texts[0].answer) == (rows[5].reference, rows[5].answer)
     assert store.pending(big_runs["b"], after_id=10**9) == []
 
 

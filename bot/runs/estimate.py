@@ -134,10 +134,8 @@ def estimate_run(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch:
     """The estimate of judging a run's pending rows by every judge and sample of `panel` (a verdict cached in the
     history may still make some free); with `keep`, saved with the run the first time, to be shown beside what the
     run cost."""
-    pending = (Triple(question=row.question, reference=row.reference, answer=row.answer)
-               for row in store.iter_judgments(run.id) if row.status == RowState.PENDING)
-    estimate = estimate_rows(rubric, pending, judges=[client.model for client in panel.clients], samples=panel.samples,
-                             prices=panel.prices, store=store, batch=batch)
+    estimate = estimate_rows(rubric, store.pending_texts(run.id), judges=[client.model for client in panel.clients],
+                             samples=panel.samples, prices=panel.prices, store=store, batch=batch)
     if keep and run.estimate is None:
         store.update_run(run.id, estimate=as_saved(estimate))
     return estimate
