@@ -12,7 +12,7 @@ from bot.figures import money, percent, ratio
 from bot.records import REJUDGEABLE, RowState
 from bot.results_csv import ResultsWriter, flatten
 from bot.rubric import Rubric, leaves
-from bot.store import Judgment, JudgmentSample, Run, Store
+from bot.store import JudgmentSample, Run, Store
 from bot.store.samples import samples_by_judgment
 
 RESULT_COLUMNS = ["headline", "passed", "label", "status", "error", "flags", "judge_model", "rubric_version", "cached"]
@@ -138,8 +138,8 @@ class Summary:
         for sample in samples:
             self.samples[sample.status] += 1
 
-    def add(self, row: Judgment, values: dict[str, Any], tag_paths: list[str]) -> None:
-        """Count one row."""
+    def add(self, row: Any, values: dict[str, Any], tag_paths: list[str]) -> None:
+        """Count one row (a judgment, or a row of its columns)."""
         self.counts[row.status] += 1
         self.tokens_in += row.tokens_in
         self.tokens_out += row.tokens_out
@@ -147,7 +147,8 @@ class Summary:
         self.spent += row.cost_usd or 0.0
         self.unpriced += row.cost_usd is None and row.tokens_in + row.tokens_out > 0
         self.cached += row.cached_from is not None
-        model = self.models.setdefault(row.model_name or "(no model)", ModelFigures())
+        name = row.model_name or "(no model)"
+        model = self.models.get(name) or self.models.setdefault(name, ModelFigures())
         model.rows += 1
         if row.status != RowState.SCORED:
             model.errors += row.status in REJUDGEABLE
@@ -169,9 +170,9 @@ class Summary:
                 self.totals[criterion] = self.totals.get(criterion, 0.0) + values[criterion]
                 self.seen[criterion] += 1
         for path in tag_paths:
-            if values.get(path) is not None:
-                self.tags.setdefault(path, Counter())[str(values[path])] += 1
-        if row.headline is not None:
+            if (tag := values.get(path)) is not None:
+                (self.tags.get(path) or self.tags.setdefault(path, Counter()))[str(tag)] += 1
+        if row.headline is not None and (len(self.worst) < WORST_KEPT or (row.headline, row.row_number) < self.worst[-1][:2]):
             low = (row.headline, row.row_number, row.question[:QUESTION_KEPT])
             self.worst = sorted([*self.worst, low], key=lambda item: item[:2])[:WORST_KEPT]
 
@@ -257,10 +258,11 @@ def export_run(store: Store, *, run: Run, rubric: Rubric, out: Path | None) -> S
     return summary
 
 
-def _rows(store: Store, run_id: int, paneled: bool, page: int = 500) -> Iterator[tuple[Judgment, list[JudgmentSample]]]:
-    """Every row of a run in order, each with its samples (read a page of rows at a time) when it has any."""
-    batch: list[Judgment] = []
-    for row in store.iter_judgments(run_id):
+def _rows(store: Store, run_id: int, paneled: bool, page: int = 500) -> Iterator[tuple[Any, list[JudgmentSample]]]:
+    """Every row of a run in order (as a row of a judgment's columns), each with its samples (read a page of rows at a
+    time) when it has any."""
+    batch: list[Any] = []
+    for row in store.iter_columns(run_id):
         batch.append(row)
         if len(batch) == page:
             yield from _with_samples(store, batch, paneled)
@@ -268,7 +270,7 @@ def _rows(store: Store, run_id: int, paneled: bool, page: int = 500) -> Iterator
     yield from _with_samples(store, batch, paneled)
 
 
-def _with_samples(store: Store, rows: list[Judgment], paneled: bool) -> Iterator[tuple[Judgment, list[JudgmentSample]]]:
+def _with_samples(store: Store, rows: list[Any], paneled: bool) -> Iterator[tuple[Any, list[JudgmentSample]]]:
     found = samples_by_judgment(store, [row.id for row in rows]) if paneled and rows else {}
     for row in rows:
         yield row, found.get(row.id, [])

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from sqlalchemy import bindparam, delete, func, insert, update
-from sqlalchemy.engine import CursorResult, Engine
+from sqlalchemy.engine import CursorResult, Engine, Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, select
 
@@ -320,6 +320,20 @@ class Store:
                     select(Judgment).where(Judgment.run_id == run_id, Judgment.id > after).order_by(col(Judgment.id)).limit(page)
                 )
                 rows = list(session.exec(statement))
+            if not rows:
+                return
+            yield from rows
+            after = rows[-1].id
+
+    def iter_columns(self, run_id: int, *, page: int = 1_000) -> Iterator[Row[Any]]:
+        """Every row of a run in row order, as rows of the judgment's columns read a page at a time: named as a
+        Judgment's attributes, without the cost of building entities (a results file reads every row)."""
+        table = table_of(Judgment)
+        after = 0
+        while True:
+            with self.engine.connect() as conn:
+                rows = conn.execute(table.select().where(table.c.run_id == run_id, table.c.id > after)
+                                    .order_by(table.c.id).limit(page)).all()
             if not rows:
                 return
             yield from rows
