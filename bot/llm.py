@@ -88,6 +88,7 @@ class JudgeClient:
         self.rate_limit_budget = rate_limit_budget
         self.outage_budget = outage_budget
         self.modes: dict[tuple[str, str, str], OutputMode] = {}
+        self._digests: dict[int, tuple[dict[str, Any], str]] = {}  # id of a schema -> (the schema, its digest)
         self._portable: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.reached = False  # the endpoint has answered once: a refused connection now is a blip, not a wrong URL
         self._window: ContextWindow | None = None
@@ -282,9 +283,13 @@ class JudgeClient:
         return f"the judge endpoint does not know model {self.model!r}: {message_of(err)}"
 
     def _key(self, schema_name: str, schema: dict[str, Any]) -> tuple[str, str, str]:
-        """What an output mode is kept under: the model, the schema's name and a hash of its content."""
-        digest = hashlib.sha256(json.dumps(schema, sort_keys=True, default=str).encode()).hexdigest()[:16]
-        return self.model, schema_name, digest
+        """What an output mode is kept under: the model, the schema's name and a hash of its content, worked out once
+        for each schema (a rubric hands every request the same one)."""
+        known = self._digests.get(id(schema))
+        if known is None or known[0] is not schema:
+            known = (schema, hashlib.sha256(json.dumps(schema, sort_keys=True, default=str).encode()).hexdigest()[:16])
+            self._digests[id(schema)] = known
+        return self.model, schema_name, known[1]
 
     def _body(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any],
               key: tuple[str, str, str], mode: OutputMode) -> dict[str, Any]:

@@ -176,10 +176,15 @@ class Rubric(BaseModel):
         )
         self._hash = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
+    def _private(self, name: str) -> Any:
+        """A private attribute, read from pydantic's own dict of them: reading it as an attribute goes through the
+        model's `__getattr__`, about 5 µs, and a judged row reads several."""
+        return self.__pydantic_private__[name]  # type: ignore[index]
+
     @property
     def source(self) -> Path | None:
         """The file this rubric was read from."""
-        return self._source
+        return self._private("_source")
 
     def loaded_from(self, path: Path) -> None:
         """Remember the file this rubric was read from, for messages that name it."""
@@ -188,17 +193,17 @@ class Rubric(BaseModel):
     @property
     def content_hash(self) -> str:
         """A hash of everything that shapes a judgment (not the goldens or the wording of the title)."""
-        return self._hash
+        return self._private("_hash")
 
     @property
     def system_prompt(self) -> str:
         """The system message: the rubric's instructions, then the JSON schema of the reply."""
-        return self._system_prompt
+        return self._private("_system_prompt")
 
     @property
     def reply_schema(self) -> dict[str, Any]:
         """The strict JSON schema of a reply."""
-        return self._schema
+        return self._private("_schema")
 
     def criteria(self) -> list[str]:
         """Numeric paths a summary averages: reply fields, then derived values."""
@@ -212,7 +217,7 @@ class Rubric(BaseModel):
     def validate_reply(self, data: Any) -> tuple[dict[str, Any] | None, list[str]]:
         """Check a parsed reply against the schema and the rules; return (output, problems)."""
         try:
-            output = self._model.model_validate(data, context={LENIENT_NUMBERS: self.lenient_numbers}).model_dump(
+            output = self._private("_model").model_validate(data, context={LENIENT_NUMBERS: self.lenient_numbers}).model_dump(
                 by_alias=True)
         except ValidationError as err:
             return None, [describe(error) for error in err.errors(include_url=False)]
