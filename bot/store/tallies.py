@@ -1,4 +1,5 @@
-"""Counting the history cheaply: judged rows tallied per channel and hour as verdicts are saved, and question keys."""
+"""Counting the history cheaply: judged rows (and people's votes on them) tallied per channel and hour as verdicts are
+saved, and question keys."""
 
 from __future__ import annotations
 
