@@ -3,7 +3,7 @@ calibration compares."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -86,27 +86,33 @@ SCOPE_COLUMNS = (col(Judgment.status), col(Judgment.rubric_name), col(Judgment.j
 VERDICT_COLUMNS = (col(Judgment.id), col(Judgment.passed), col(Judgment.tag), col(Judgment.rubric_hash))
 
 
-def _joined(store: Store, since: datetime | None, until: datetime | None,
-            named: Sequence[Any]) -> tuple[Sequence[Any], Sequence[Any]]:
-    """The labels given in [since, until), as rows of (Label, *SCOPE_COLUMNS, *named), and the votes, as rows of
+def _given(column: Any, since: datetime | None, until: datetime | None = None) -> list[Any]:
+    """Conditions for `column` in [since, until), either bound left out when None."""
+    return [*([column >= since] if since else []), *([column < until] if until else [])]
+
+
+def _not_labeled() -> Any:
+    """A vote whose person gave no label of the same judgment: a person's label stands in for their vote."""
+    return ~sa.exists().where(col(Label.judgment_id) == col(Feedback.judgment_id),
+                              col(Label.user_id) == col(Feedback.user_id))
+
+
+def _joined(store: Store, since: datetime | None, named: Sequence[Any]) -> tuple[Sequence[Any], Sequence[Any]]:
+    """The labels given since `since`, as rows of (Label, *SCOPE_COLUMNS, *named), and the votes, as rows of
     (*VOTE_COLUMNS, *SCOPE_COLUMNS, *named), of people who gave no label of the same judgment: in the order given.
 
     Read from the labels and votes (people's clicks, few) joined to the judgments they name by id: a channel of a
     million judgments costs what its labels cost, and the database never starts from the channel's judgments.
     """
-    def given(column: Any) -> list[Any]:
-        return [*([column >= since] if since else []), *([column < until] if until else [])]
-
-    labeled = sa.exists().where(col(Label.judgment_id) == col(Feedback.judgment_id), col(Label.user_id) == col(Feedback.user_id))
     with store.session() as session:
         labels = session.execute(
             sa.select(Label, *SCOPE_COLUMNS, *named).join(Judgment, col(Judgment.id) == col(Label.judgment_id))
-            .where(*given(col(Label.updated_at))).order_by(col(Label.id))).all()
+            .where(*_given(col(Label.updated_at), since)).order_by(col(Label.id))).all()
         # Entities need the ORM; rows of columns only come faster without it.
         read = session.execute if any(isinstance(item, type) for item in named) else session.connection().execute
-        votes = read(  # a person's label of a judgment stands in for their vote on it
+        votes = read(
             sa.select(*VOTE_COLUMNS, *SCOPE_COLUMNS, *named).join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
-            .where(*given(col(Feedback.updated_at)), ~labeled).order_by(col(Feedback.id))).all()
+            .where(*_given(col(Feedback.updated_at), since), _not_labeled()).order_by(col(Feedback.id))).all()
     return labels, votes
 
 
@@ -114,13 +120,13 @@ SCOPED = slice(1, 1 + len(SCOPE_COLUMNS))  # where SCOPE_COLUMNS are in a label'
 VOTE_SCOPED = slice(len(VOTE_COLUMNS), len(VOTE_COLUMNS) + len(SCOPE_COLUMNS))
 
 
-def labels_and_votes(store: Store, scope: Scope, since: datetime | None = None, until: datetime | None = None, *,
+def labels_and_votes(store: Store, scope: Scope, since: datetime | None = None, *,
                      columns: Sequence[Any] | None = None) -> tuple[Sequence[tuple[Any, Any]], Sequence[tuple[Any, Any]]]:
-    """The labels, and the votes of people who gave no label of the same judgment, given in [since, until) on the
+    """The labels, and the votes of people who gave no label of the same judgment, given since `since` on the
     judgments in `scope`: each with its judgment (a row holding SCOPE_COLUMNS and `columns`, when given). A vote is a
     row of VOTE_COLUMNS (with `columns`, the same row holds the judgment's). Read as `_joined` reads them.
     """
-    labels, votes = _joined(store, since, until, (Judgment,) if columns is None else columns)
+    labels, votes = _joined(store, since, (Judgment,) if columns is None else columns)
     labels = [row for row in labels if scope.counts(*row[SCOPED])]
     votes = [row for row in votes if scope.counts(*row[VOTE_SCOPED])]
     if columns is None:
@@ -142,44 +148,36 @@ def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None 
 
     `channel_id` None means the judgments made in a terminal, unless `everywhere`. A person's label of a judgment
     stands in for their vote on it. An Agree says the judge was right in everything; a Disagree says only that
-    pass/fail should have been the other way. `numeric` names the dotted paths whose values are compared.
+    pass/fail should have been the other way. `numeric` names the dotted paths whose values are compared; the
+    judgments' outputs are read only when there are some. Rows are read by position: a row's attributes cost more
+    than its verdict.
     """
     scope = Scope(rubric_name, judge_model, channel_id, team_id, everywhere)
-    return _verdicts(store, scope, since, None, lambda name: numeric).get(rubric_name, [])
-
-
-def _verdicts(store: Store, scope: Scope, since: datetime | None, until: datetime | None,
-              numeric: Callable[[str], Sequence[str]]) -> dict[str, list[LabeledVerdict]]:
-    """The labeled verdicts in `scope` by rubric name, the oldest first; judgments' outputs are read only for the
-    rubrics that compare numbers. Rows are read by position: a row's attributes cost more than its verdict."""
-    labels, votes = _joined(store, since, until, VERDICT_COLUMNS)
-    labeled = [(label, name, judge_model, number, passed, tag, rubric_hash)
+    labels, votes = _joined(store, since, VERDICT_COLUMNS)
+    labeled = [(label, number, passed, tag, rubric_hash, judge_model)
                for label, status, name, judge_model, channel, team, number, passed, tag, rubric_hash in labels
                if scope.counts(status, name, judge_model, channel, team)]
-    voted = [(agree, at, name, judge_model, number, passed, tag, rubric_hash)
+    voted = [(agree, at, number, passed, tag, rubric_hash, judge_model)
              for _, _, agree, at, status, name, judge_model, channel, team, number, passed, tag, rubric_hash in votes
              if scope.counts(status, name, judge_model, channel, team)]
-    paths = {name: numeric(name) for name in sorted({row[1] for row in labeled} | {row[2] for row in voted})}
-    outputs = _outputs(store, sorted({row[3] for row in labeled if paths[row[1]]}
-                                     | {row[4] for row in voted if paths[row[2]]}))
-    found: dict[str, list[LabeledVerdict]] = {name: [] for name in paths}
-    for label, name, judge_model, number, passed, tag, rubric_hash in labeled:
-        found[name].append(LabeledVerdict(
-            judge_passed=passed, judge_tag=tag, judge_values=numbers_at(outputs.get(number), paths[name]),
+    outputs = _outputs(store, sorted({row[1] for row in labeled} | {row[2] for row in voted})) if numeric else {}
+    found: list[LabeledVerdict] = []
+    for label, number, passed, tag, rubric_hash, judge_model in labeled:
+        found.append(LabeledVerdict(
+            judge_passed=passed, judge_tag=tag, judge_values=numbers_at(outputs.get(number), numeric),
             judge_model=judge_model, rubric_hash=rubric_hash, human_passed=label.passed, human_tag=label.tag,
-            human_values=numbers_at(label.values, paths[name], dotted=True), labeled_at=label.updated_at))
-    for agree, at, name, judge_model, number, passed, tag, rubric_hash in voted:
-        values = numbers_at(outputs.get(number), paths[name]) if paths[name] else {}
+            human_values=numbers_at(label.values, numeric, dotted=True), labeled_at=label.updated_at))
+    for agree, at, number, passed, tag, rubric_hash, judge_model in voted:
+        values = numbers_at(outputs.get(number), numeric) if numeric else {}
         if agree:  # the judge was right in everything
-            found[name].append(LabeledVerdict(judge_passed=passed, judge_tag=tag, judge_values=values,
-                                              judge_model=judge_model, rubric_hash=rubric_hash, human_passed=passed,
-                                              human_tag=tag, human_values=values, labeled_at=at))
+            found.append(LabeledVerdict(judge_passed=passed, judge_tag=tag, judge_values=values, judge_model=judge_model,
+                                        rubric_hash=rubric_hash, human_passed=passed, human_tag=tag,
+                                        human_values=values, labeled_at=at))
         else:  # only pass/fail should have been the other way
-            found[name].append(LabeledVerdict(judge_passed=passed, judge_tag=tag, judge_values=values,
-                                              judge_model=judge_model, rubric_hash=rubric_hash,
-                                              human_passed=None if passed is None else not passed, human_values={},
-                                              labeled_at=at))
-    return {name: sorted(verdicts, key=lambda verdict: verdict.labeled_at) for name, verdicts in found.items()}
+            found.append(LabeledVerdict(judge_passed=passed, judge_tag=tag, judge_values=values, judge_model=judge_model,
+                                        rubric_hash=rubric_hash, human_passed=None if passed is None else not passed,
+                                        human_values={}, labeled_at=at))
+    return sorted(found, key=lambda verdict: verdict.labeled_at)
 
 
 def _outputs(store: Store, ids: list[int]) -> dict[int, Any]:
@@ -219,15 +217,12 @@ def counted_passes(store: Store, *, channel_id: str | None, team_id: str | None,
     alike = (*SCOPE_COLUMNS, col(Judgment.rubric_hash), col(Judgment.passed))
     by_label = (col(Label.passed), col(Label.updated_at) >= cut)
     by_vote = (col(Feedback.agree), col(Feedback.updated_at) >= cut)
-    labeled = sa.exists().where(col(Label.judgment_id) == col(Feedback.judgment_id),
-                                col(Label.user_id) == col(Feedback.user_id))
     labels = (sa.select(*alike, *by_label, sa.func.count()).select_from(Label)
               .join(Judgment, col(Judgment.id) == col(Label.judgment_id))
-              .where(col(Label.updated_at) >= since, col(Label.updated_at) < until).group_by(*alike, *by_label))
+              .where(*_given(col(Label.updated_at), since, until)).group_by(*alike, *by_label))
     votes = (sa.select(*alike, *by_vote, sa.func.count()).select_from(Feedback)
              .join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
-             .where(col(Feedback.updated_at) >= since, col(Feedback.updated_at) < until, ~labeled)  # a label stands
-             .group_by(*alike, *by_vote))  # in for its person's vote on the same judgment
+             .where(*_given(col(Feedback.updated_at), since, until), _not_labeled()).group_by(*alike, *by_vote))
     with store.engine.connect() as conn:
         label_rows, vote_rows = conn.execute(labels).all(), conn.execute(votes).all()
     found = []
