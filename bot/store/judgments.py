@@ -249,17 +249,10 @@ class Store:
     def pending_texts(self, run_id: int, *, page: int = 5_000) -> Iterator[Triple]:
         """The texts of every pending row of a run, in row order, read a page at a time (as columns, not entities)."""
         table = table_of(Judgment)
-        after = 0
-        while True:
-            with self.engine.connect() as conn:
-                rows = conn.execute(select(table.c.id, table.c.question, table.c.reference, table.c.answer)
-                                    .where(table.c.run_id == run_id, table.c.status == RowState.PENDING,
-                                           table.c.id > after).order_by(table.c.id).limit(page)).all()
-            if not rows:
-                return
-            yield from (Triple(question=question, reference=reference, answer=answer)
-                        for _, question, reference, answer in rows)
-            after = rows[-1].id
+        texts = select(table.c.id, table.c.question, table.c.reference, table.c.answer).where(
+            table.c.run_id == run_id, table.c.status == RowState.PENDING)
+        return (Triple(question=row.question, reference=row.reference, answer=row.answer)
+                for row in self._paged(texts, page))
 
     def find_cached(self, cache_key: str, *, run_id: int | None = None) -> Judgment | None:
         """An earlier successful judgment under `cache_key` (within one run when given), to reuse instead of billing."""
@@ -329,15 +322,20 @@ class Store:
         """Every row of a run in row order, as rows of the judgment's columns read a page at a time: named as a
         Judgment's attributes, without the cost of building entities (a results file reads every row)."""
         table = table_of(Judgment)
+        return self._paged(table.select().where(table.c.run_id == run_id), page)
+
+    def _paged(self, statement: Any, page: int) -> Iterator[Row[Any]]:
+        """The rows of `statement` over judgments (its first column their id), in id order, `page` at a time, each
+        page read after the last id of the one before."""
+        table = table_of(Judgment)
         after = 0
         while True:
             with self.engine.connect() as conn:
-                rows = conn.execute(table.select().where(table.c.run_id == run_id, table.c.id > after)
-                                    .order_by(table.c.id).limit(page)).all()
+                rows = conn.execute(statement.where(table.c.id > after).order_by(table.c.id).limit(page)).all()
             if not rows:
                 return
             yield from rows
-            after = rows[-1].id
+            after = rows[-1][0]
 
     def get_judgment(self, judgment_id: int) -> Judgment | None:
         """The judgment with `judgment_id`, if any."""
