@@ -37,6 +37,13 @@ def _version_unlocked(engine: Engine) -> int | None:
     return int(row[0]) if row and row[0] is not None else None
 
 
+def _lock(conn: Connection) -> None:
+    """On PostgreSQL, wait for the lock that serialises processes setting up or migrating a history (SQLite's write
+    transaction is one already)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
+
+
 def migrate(engine: Engine, target: int = LATEST) -> int:
     """Bring the database up to `target`, in one transaction that other processes wait for; return the version.
 
@@ -51,8 +58,7 @@ def migrate(engine: Engine, target: int = LATEST) -> int:
     from alembic.operations import Operations
 
     with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
+        _lock(conn)
         version = current_version(conn)
         if version > LATEST:
             raise SchemaTooNew(
@@ -84,8 +90,7 @@ def _created(engine: Engine) -> bool:
     from bot.store import models  # noqa: F401  (the tables of the models)
 
     with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
+        _lock(conn)
         if sa.inspect(conn).get_table_names():  # an existing history, or one another process has just created
             return False
         SQLModel.metadata.create_all(conn)
