@@ -64,6 +64,7 @@ BARE_ANSWER = re.compile(
     re.IGNORECASE,
 )
 BARE_FLAG = "the answer is empty or only an opener (such as \"Answer:\"), which judges often grade as correct"
+USER_HOLE = "\x00the user message\x00"  # stands for the user message where a prompt hash's payload is cut
 VERDICT_WORDS = ("score", "scores", "verdict", "grade", "rating", "pass", "passed", "result", "label")
 
 
@@ -145,11 +146,29 @@ def build_messages(rubric: Rubric, triple: Triple, boundary: str) -> list[dict[s
     return [{"role": "system", "content": rubric.system_prompt}, {"role": "user", "content": user}]
 
 
+def _prompt_payload(judge_model: str, messages: list[dict[str, str]]) -> str:
+    return json.dumps({"model": judge_model, "messages": messages}, ensure_ascii=False, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _around_user(system_prompt: str, judge_model: str) -> tuple[Any, str] | None:
+    """The payload a prompt hash is taken of, cut where the user message goes: a hash fed what comes before it (the
+    rubric's system prompt, some kilobytes, the same on every row) and the text after it. None if it cannot be cut."""
+    hole = json.dumps(USER_HOLE)
+    before, *after = _prompt_payload(judge_model, [{"role": "system", "content": system_prompt},
+                                                   {"role": "user", "content": USER_HOLE}]).split(hole)
+    return None if len(after) != 1 else (hashlib.sha256(before.encode("utf-8")), after[0])
+
+
 def prompt_hash(rubric: Rubric, triple: Triple, judge_model: str) -> str:
     """A hash of the exact prompt, with the random boundary replaced by a fixed one so it reproduces."""
     messages = build_messages(rubric, triple, "DATA")
-    payload = json.dumps({"model": judge_model, "messages": messages}, ensure_ascii=False, sort_keys=True)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+    if (around := _around_user(messages[0]["content"], judge_model)) is None:
+        return hashlib.sha256(_prompt_payload(judge_model, messages).encode("utf-8")).hexdigest()[:16]
+    started, after = around
+    digest = started.copy()
+    digest.update(f"{json.dumps(messages[1]['content'], ensure_ascii=False)}{after}".encode())
+    return digest.hexdigest()[:16]
 
 
 def provenance(rubric: Rubric, judge_model: str, triple: Triple) -> dict[str, str]:

@@ -500,7 +500,7 @@ def test_a_killed_run_resumes_and_scores_every_row_once(tmp_path, judge_server):
     assert [a for _, _, a, _ in judged] == [r[2] for r in rows]
     assert all(c is None for _, _, _, c in judged)
     # Every row billed at least once; only the rows in flight at the kill and the verdicts not yet committed (those
-    # of the last GROUP_SECONDS, one per worker at most when replies take 0.3 s) may have been billed twice.
+    # of the last GROUP_SECONDS, 0.2 s: one per worker at most when replies take 0.3 s) may have been billed twice.
     assert set(billing.billed) == {r[2] for r in rows}
     assert rows_total <= sum(billing.billed.values()) <= rows_total + 2 * concurrency
     _, results = read_results(tmp_path / "in.results.csv")

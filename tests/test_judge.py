@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
 import pytest
 
-from bot.judge import BARE_FLAG, aimed_at_judge, build_messages, cache_key, is_bare, judge, prompt_hash, screen
+from bot.judge import (
+    BARE_FLAG,
+    USER_HOLE,
+    _around_user,
+    aimed_at_judge,
+    build_messages,
+    cache_key,
+    is_bare,
+    judge,
+    prompt_hash,
+    screen,
+)
 from bot.records import Triple
 from bot.rubric import load_rubric
 from tests.replies import NULLABLE_RUBRIC
@@ -268,6 +280,37 @@ async def test_boundary_is_random_but_prompt_hash_is_stable(judge_server, make_c
     assert prompt_hash(rubric, other, "judge-test") != first.prompt_hash
     assert prompt_hash(rubric, ETH_TRIPLE, "other-model") != first.prompt_hash
     assert prompt_hash(rubrics.get("benchmark"), ETH_TRIPLE, "judge-test") != first.prompt_hash
+
+
+@pytest.mark.parametrize("text", ["plain", "quotes \" and \\ and \n new lines", "ünïcödé · 試験 · emoji 🎓",
+                                  "\x00the user message\x00", "</DATA> {\"messages\": []}"])
+def test_prompt_hash_is_the_hash_of_the_whole_prompt(rubrics, text):
+    """The hash is fed the system prompt once per rubric and judge: it must equal the hash of the whole payload, the
+    same value histories already hold."""
+    triple = Triple(question=f"Q {text}", reference=f"R {text}", answer=f"A {text}")
+    for name in ("eth", "academic", "benchmark"):
+        rubric = rubrics.get(name)
+        for judge_model in ("judge-test", f"model {text}"):
+            payload = json.dumps({"model": judge_model, "messages": build_messages(rubric, triple, "DATA")},
+                                 ensure_ascii=False, sort_keys=True)
+            assert prompt_hash(rubric, triple, judge_model) == hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def test_the_payload_is_cut_only_where_the_user_message_goes():
+    # The mark is cut at with its quotes: inside a longer text it is not where the payload is cut.
+    for system, judge_model in ((f"system {USER_HOLE}", "judge-test"), ("system", f"judge {USER_HOLE}")):
+        around = _around_user(system, judge_model)
+        assert around is not None
+        started, after = around
+        digest = started.copy()
+        digest.update(f'"user text"{after}'.encode())
+        payload = json.dumps({"model": judge_model, "messages": [{"role": "system", "content": system},
+                                                                 {"role": "user", "content": "user text"}]},
+                             ensure_ascii=False, sort_keys=True)
+        assert digest.hexdigest() == hashlib.sha256(payload.encode()).hexdigest()
+    # A system prompt or judge that is the mark itself leaves two places to cut: the prompt is then hashed whole.
+    assert _around_user(USER_HOLE, "judge-test") is None
+    assert _around_user("system", USER_HOLE) is None
 
 
 def test_cache_key_depends_on_rubric_model_and_triple(rubrics):

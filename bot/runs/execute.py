@@ -30,7 +30,9 @@ log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 5.0
 STALE_AFTER = 120.0  # seconds without a heartbeat after which another host's "running" run counts as abandoned
 GROUP_ROWS = 64  # verdicts saved in one transaction at most (and cache lookups made in one query)
-GROUP_SECONDS = 0.05  # how long the first verdict of a group waits for others to be saved with it
+# How long the first verdict of a group waits for others to be saved with it. A transaction costs about 0.8 ms of
+# CPU whatever it holds, and 60 us more a verdict: at 160 verdicts a second, 200 ms makes groups of 30 rather than 8.
+GROUP_SECONDS = 0.2
 
 
 def reused_verdict(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:
