@@ -29,7 +29,7 @@ from bot.runs import (
     start_csv_run,
     start_run,
 )
-from bot.runs.execute import GROUP_ROWS
+from bot.runs.execute import GROUP_ROWS, GROUP_SECONDS
 from bot.runs.summary import export_run
 from bot.store import Store
 from bot.store.models import utcnow
@@ -62,6 +62,12 @@ def rows_of(*answers: str) -> list[CsvRow]:
     return [CsvRow(line=i + 2, question=f"question {i}", reference=f"reference {i}", answer=answer, model=None,
                    cells={"question": f"question {i}", "reference": f"reference {i}", "answer": answer})
             for i, answer in enumerate(answers)]
+
+
+def same_question(*answers: str) -> list[CsvRow]:
+    """Rows that differ only in their answers: two rows with the same answer are the same triple."""
+    return [CsvRow(line=i + 2, question="q", reference="r", answer=answer, model=None,
+                   cells={"question": "q", "reference": "r", "answer": answer}) for i, answer in enumerate(answers)]
 
 
 def by_row(store: Store, run_id: int) -> dict[int, object]:
@@ -206,6 +212,54 @@ async def test_verdicts_that_arrive_together_are_saved_in_one_transaction(store,
 # --- the verdict cache ---------------------------------------------------------------------------
 
 
+async def test_the_cache_is_read_once_for_each_group_of_rows(store, eth, judge_server, make_client):
+    """Counted, not timed: the rows handed to the workers are looked up GROUP_ROWS at a time, in one query (a lookup
+    per row fails this test), and what the history holds is still reused."""
+    judge_server.responder = eth_responder
+    client = make_client(concurrency=8)
+    rows = 3 * GROUP_ROWS
+    answers = [f"answer number {i}" for i in range(rows)]
+    earlier = start_run(store, rubric=eth, rows=same_question(*answers[::2]), judge_model=client.model,
+                        columns=COLUMNS)
+    await execute_run(store, earlier, eth, client, concurrency=8)
+    run = start_run(store, rubric=eth, rows=same_question(*answers), judge_model=client.model, columns=COLUMNS)
+    lookups: list[int] = []  # cache keys asked for, per query
+
+    def on_execute(conn, cursor, statement, parameters, context, executemany):
+        if "cache_key IN" in statement:
+            values = parameters.values() if isinstance(parameters, dict) else parameters  # PostgreSQL names them
+            lookups.append(sum(1 for value in values if isinstance(value, str) and len(value) == 64))
+
+    event.listen(store.engine, "before_cursor_execute", on_execute)
+    try:
+        outcome = await execute_run(store, run, eth, client, concurrency=8)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", on_execute)
+
+    assert outcome.all_scored and outcome.counts == {"scored": rows}
+    assert lookups == [GROUP_ROWS] * 3, lookups
+    assert len(judge_server.bodies()) == rows // 2 + rows // 2  # the earlier run's rows, then only the others
+    reused = [j for j in store.iter_judgments(run.id) if j.cached_from is not None]
+    assert sorted(j.answer for j in reused) == sorted(answers[::2])
+
+
+async def test_a_row_whose_twin_was_judged_after_it_was_read_reuses_that_verdict(store, eth, judge_server,
+                                                                                  make_client):
+    """One worker: the three rows are read (and looked up) together, before the first is judged. By the third row's
+    turn the first's verdict is committed and nothing waits on it; the third row looks again, and reuses it."""
+    judge_server.responder = eth_responder
+    judge_server.latency = GROUP_SECONDS + 0.2  # the first verdict is committed while the second row is judged
+    client = make_client()
+    run = start_run(store, rubric=eth, rows=same_question("Use myStudies.", "Web Print it is.", "Use myStudies."),
+                    judge_model=client.model, columns=COLUMNS)
+    outcome = await execute_run(store, run, eth, client, concurrency=1)
+
+    assert outcome.all_scored
+    assert [answer_of(b) for b in judge_server.bodies()] == ["Use myStudies.", "Web Print it is."]
+    first, _, third = by_row(store, run.id).values()
+    assert third.cached_from == first.id and first.cached_from is None
+
+
 async def test_a_second_run_reuses_verdicts_and_fresh_judges_again(store, eth, judge_server, make_client):
     judge_server.responder = eth_responder
     answers = ["Use myStudies.", "I don't know.", "Web Print it is.", "GARBLE"]
@@ -255,10 +309,8 @@ async def test_identical_rows_in_one_run_are_judged_once(store, eth, judge_serve
     judge_server.responder = eth_responder
     judge_server.latency = 0.2
     answers = ["Same answer."] * 6 + ["Other answer.", "I don't know."]
-    rows = [CsvRow(line=i + 2, question="q", reference="r", answer=a, model=None,
-                   cells={"question": "q", "reference": "r", "answer": a}) for i, a in enumerate(answers)]
     client = make_client()
-    run = start_run(store, rubric=eth, rows=rows, judge_model=client.model, columns=COLUMNS)
+    run = start_run(store, rubric=eth, rows=same_question(*answers), judge_model=client.model, columns=COLUMNS)
     outcome = await execute_run(store, run, eth, client, concurrency=4)
 
     assert outcome.all_scored and outcome.counts == {"scored": 8}

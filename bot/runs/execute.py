@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -33,6 +34,19 @@ GROUP_ROWS = 64  # verdicts saved in one transaction at most (and cache lookups 
 # How long the first verdict of a group waits for others to be saved with it. A transaction costs about 0.8 ms of
 # CPU whatever it holds, and 60 us more a verdict: at 160 verdicts a second, 200 ms makes groups of 30 rather than 8.
 GROUP_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class _Next:
+    """A pending row as a worker takes it: its texts, its key, and what the cache held for the key when the row was
+    read (`again`: a row before it in this run had the same texts, so the cache is looked at again when its turn
+    comes, once that row's verdict is committed)."""
+
+    judgment_id: int
+    triple: Triple
+    key: str
+    cached: Judgment | None
+    again: bool
 
 
 def reused_verdict(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:
@@ -78,6 +92,9 @@ async def execute_run(
     GROUP_ROWS); a worker goes on to its next row meanwhile, unless GROUP_ROWS verdicts already wait. A crash loses
     at most the rows in flight and the verdicts not yet committed, which stay pending and are judged on resume; a
     row already saved is never judged again.
+    The cache is read for GROUP_ROWS rows at a time, in one query, as the rows are handed to the workers (at most
+    two groups ahead of the row being judged); a row whose texts an earlier row of the run had is looked up again
+    when its turn comes, so identical rows are billed once.
     Setting `cancel` stops at once: requests in flight are dropped and their rows stay pending.
     Only a run in one of `statuses` is taken (by default any that can be judged again).
     A panel of several judges or samples judges each row with every one, keeping each sample as it arrives; the
@@ -131,7 +148,8 @@ class _Execution:
         self.stop = asyncio.Event()  # no new rows: a problem every request would hit, or a cancel
         self.stop_reason: str | None = None
         self.inflight: dict[str, asyncio.Event] = {}  # cache key -> set when the row judging it is done
-        self.queue: asyncio.Queue[Judgment | None] = asyncio.Queue(maxsize=concurrency * 2)
+        self.queue: asyncio.Queue[_Next | None] = asyncio.Queue(maxsize=concurrency * 2)
+        self.seen: set[int] = set()  # the keys of the rows handed to workers so far (their first 8 bytes)
         self.tasks: list[asyncio.Task[None]] = []
         self.total = sum(n for status, n in counts.items() if status != RowState.MALFORMED)
         self.done = self.total - counts.get(RowState.PENDING, 0)
@@ -145,8 +163,8 @@ class _Execution:
         # Database calls of the hot path run on one thread of their own: the event loop never waits on
         # the database, and a single writer never contends with itself for SQLite's lock.
         self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgebot-db")
-        # Verdicts go to the database in groups, one transaction each; cache lookups asked while one is made go
-        # together in the next query (without waiting: a row's request waits for its lookup).
+        # Verdicts go to the database in groups, one transaction each; the second looks of the cache asked while one
+        # is made go together in the next query (without waiting: a row's request waits for its lookup).
         self.saves: Grouped[RowVerdict, bool] = Grouped(partial(self.in_db, store.save_verdicts), limit=GROUP_ROWS,
                                                         wait=GROUP_SECONDS)
         self.lookups: Grouped[str, Judgment | None] = Grouped(partial(self.in_db, self.find_cached), limit=GROUP_ROWS)
@@ -228,17 +246,29 @@ class _Execution:
 
     async def produce(self) -> None:
         after = 0
-        while not self.stop.is_set():
-            batch = await self.in_db(self.store.pending, self.run_id, after_id=after)
-            if not batch:
-                break
-            for item in batch:
+        while not self.stop.is_set() and (batch := await self.in_db(self.store.pending_triples, self.run_id,
+                                                                    after_id=after)):
+            for start in range(0, len(batch), GROUP_ROWS):
                 if self.stop.is_set():
                     break
-                await self.queue.put(item)
-            after = batch[-1].id
+                for item in await self.looked_up(batch[start:start + GROUP_ROWS]):
+                    if self.stop.is_set():
+                        break
+                    await self.queue.put(item)
+            after = batch[-1][0]
         for _ in range(self.concurrency):
             await self.queue.put(None)
+
+    async def looked_up(self, rows: list[tuple[int, Triple]]) -> list[_Next]:
+        """Pending rows as workers take them, with what the cache holds for each, read in one query for the group."""
+        keys = [row_key(self.rubric, self.panel, triple) for _, triple in rows]
+        found = await self.in_db(self.find_cached, keys) if self.panel.single else [None] * len(keys)
+        taken = []
+        for (judgment_id, triple), key, cached in zip(rows, keys, found, strict=True):
+            seen = int(key[:16], 16)  # 8 bytes of the key stand for it: a rare match only costs a second look
+            taken.append(_Next(judgment_id, triple, key, cached, again=seen in self.seen))
+            self.seen.add(seen)
+        return taken
 
     async def work(self) -> None:
         while (item := await self.queue.get()) is not None:
@@ -246,9 +276,8 @@ class _Execution:
             if not self.stop.is_set():
                 await self.grade(item)
 
-    async def grade(self, item: Judgment) -> None:
-        triple = Triple(question=item.question, reference=item.reference, answer=item.answer)
-        key = row_key(self.rubric, self.panel, triple)
+    async def grade(self, item: _Next) -> None:
+        triple, key = item.triple, item.key
         while key in self.inflight:  # the same triple is being judged for another row: wait, rather than pay twice
             await self.inflight[key].wait()
             if self.stop.is_set():
@@ -256,14 +285,17 @@ class _Execution:
         done = self.inflight[key] = asyncio.Event()
         saved: asyncio.Future[bool] | None = None
         try:
-            cached = await self.lookups(key) if self.panel.single else None
+            cached = item.cached
+            if cached is None and item.again and self.panel.single:  # judged meanwhile, for a row before it?
+                cached = await self.lookups(key)
             if not self.panel.single:
-                verdict, source = await self.judge_panel(item, triple, self.run_id if self.run_.fresh else None)
+                verdict, source = await self.judge_panel(item.judgment_id, triple,
+                                                         self.run_id if self.run_.fresh else None)
             elif cached is not None:
                 verdict, source = reused_verdict(cached, self.rubric, self.client.model, triple), cached.id
             else:
                 verdict, source = await self.judge(triple), None
-            saved = self.record(item, verdict, key, source)
+            saved = self.record(item.judgment_id, verdict, key, source)
         except RunStopped as err:
             self.stop_reason = self.stop_reason or str(err)
             self.stop.set()
@@ -298,7 +330,7 @@ class _Execution:
             log.exception("judging a row failed")
             return failure_verdict(self.rubric, client.model, triple, f"internal error: {type(err).__name__}: {err}")
 
-    async def judge_panel(self, item: Judgment, triple: Triple, scope: int | None) -> tuple[Verdict, int | None]:
+    async def judge_panel(self, judgment_id: int, triple: Triple, scope: int | None) -> tuple[Verdict, int | None]:
         """Every judge's samples of a row (those saved before a stop are kept, not asked again), made one verdict.
 
         Each sample is saved as it arrives. When a judge cannot be used (RunStopped), the other samples in flight
@@ -308,7 +340,7 @@ class _Execution:
             return (await self.judge(triple)).model_copy(update={"judge_model": self.judge_model}), None
         keys = {(client.model, number): sample_key(self.rubric, client.model, triple, number, self.temperature)
                 for client, number in self.panel.slots}
-        rows, cached = await self.in_db(known_samples, self.store, item.id, keys.values(), run_id=scope)
+        rows, cached = await self.in_db(known_samples, self.store, judgment_id, keys.values(), run_id=scope)
         saved = {(row.judge_model, row.sample): row for row in rows}
 
         async def slot(client: JudgeClient, number: int) -> Sampled:
@@ -318,7 +350,7 @@ class _Execution:
             reused = cached.get(key)
             verdict = (sample_verdict(reused, self.rubric, triple, reused=True) if reused is not None
                        else await self.judge(triple, client))
-            await self.in_db(save_sample, self.store, judgment_id=item.id, run_id=self.run_id,
+            await self.in_db(save_sample, self.store, judgment_id=judgment_id, run_id=self.run_id,
                              judge_model=client.model, sample=number, verdict=verdict, cache_key=key,
                              cached_from=reused.id if reused is not None else None)
             return Sampled(client.model, number, verdict, reused.judgment_id if reused is not None else None)
@@ -333,9 +365,9 @@ class _Execution:
         reused = {item.reused_from for item in sampled}
         return verdict, (reused.pop() if len(reused) == 1 and None not in reused else None)
 
-    def record(self, item: Judgment, verdict: Verdict, key: str, cached_from: int | None) -> asyncio.Future[bool]:
+    def record(self, judgment_id: int, verdict: Verdict, key: str, cached_from: int | None) -> asyncio.Future[bool]:
         """Hand a verdict to the group being saved, count it, and return what says when it is committed."""
-        saved = self.saves.submit(RowVerdict(item.id, verdict, key, cached_from))
+        saved = self.saves.submit(RowVerdict(judgment_id, verdict, key, cached_from))
         saved.add_done_callback(self.check_saved)
         self.done += 1
         self.judged_now += 1

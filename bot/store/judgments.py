@@ -246,6 +246,17 @@ class Store:
             )
             return list(session.exec(statement))
 
+    def pending_triples(self, run_id: int, *, after_id: int = 0, limit: int = 500) -> list[tuple[int, Triple]]:
+        """The id and texts of the next pending rows of a run, in row order, after `after_id`: what judging a row
+        needs, read as columns (building the rows' entities would cost 45 us a row)."""
+        table = table_of(Judgment)
+        statement = (select(table.c.id, table.c.question, table.c.reference, table.c.answer)
+                     .where(table.c.run_id == run_id, table.c.status == RowState.PENDING, table.c.id > after_id)
+                     .order_by(table.c.id).limit(limit))
+        with self.engine.connect() as conn:
+            return [(row.id, Triple(question=row.question, reference=row.reference, answer=row.answer))
+                    for row in conn.execute(statement)]
+
     def pending_texts(self, run_id: int, *, page: int = 5_000) -> Iterator[Triple]:
         """The texts of every pending row of a run, in row order, read a page at a time (as columns, not entities)."""
         table = table_of(Judgment)
