@@ -78,17 +78,25 @@ async def test_a_failed_group_fails_each_of_its_callers_and_the_next_group_is_st
     assert serve.groups == [[1], [2, 3], [4]]
 
 
-async def test_room_waits_while_a_group_or_more_is_not_served() -> None:
+async def test_room_waits_while_a_full_group_waits_behind_the_one_being_served() -> None:
     serve = Recorder()
     serve.release.clear()
     grouped = Grouped(serve, limit=3)
     results = [grouped.submit(n) for n in (1, 2, 3)]
+    await asyncio.sleep(0)  # the first group is taken, and held
+    assert serve.groups == [[1, 2, 3]]
+    # one group being served is no reason to wait: every caller would start again at once when it ends
+    await asyncio.wait_for(grouped.room(), 5)
+    results += [grouped.submit(n) for n in (4, 5)]
+    await asyncio.wait_for(grouped.room(), 5)  # two wait behind it: fewer than a group
+    results.append(grouped.submit(6))
     room = asyncio.create_task(grouped.room())
     await asyncio.sleep(0.05)
-    assert not room.done()  # three are not served yet: a caller asking faster than they are served waits
+    assert not room.done()  # a full group waits behind the one being served: callers ask faster than it is served
     serve.release.set()
     await asyncio.wait_for(room, 5)
-    assert [await r for r in results] == [10, 20, 30]
+    assert [await r for r in results] == [10, 20, 30, 40, 50, 60]
+    assert serve.groups == [[1, 2, 3], [4, 5, 6]]
 
 
 async def test_a_caller_that_stops_waiting_still_has_its_item_served() -> None:

@@ -30,7 +30,10 @@ log = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 5.0
 STALE_AFTER = 120.0  # seconds without a heartbeat after which another host's "running" run counts as abandoned
-GROUP_ROWS = 64  # verdicts saved in one transaction at most (and cache lookups made in one query)
+# Verdicts saved in one transaction at most (and cache lookups made in one query). The workers never wait for a
+# group being committed, only for a whole group waiting behind it: stopped together, they would start again together,
+# and their requests would come back as a wave.
+GROUP_ROWS = 64
 # How long the first verdict of a group waits for others to be saved with it. A transaction costs about 0.8 ms of
 # CPU whatever it holds, and 60 us more a verdict: at 160 verdicts a second, 200 ms makes groups of 30 rather than 8.
 GROUP_SECONDS = 0.2
@@ -89,9 +92,9 @@ async def execute_run(
 
     Rows in the states of `rejudge` (REJUDGEABLE: judge errors and invalid replies) are made pending again first.
     Verdicts are committed in groups, one transaction for those that arrive within GROUP_SECONDS (at most
-    GROUP_ROWS); a worker goes on to its next row meanwhile, unless GROUP_ROWS verdicts already wait. A crash loses
-    at most the rows in flight and the verdicts not yet committed, which stay pending and are judged on resume; a
-    row already saved is never judged again.
+    GROUP_ROWS); a worker goes on to its next row meanwhile, unless a whole group already waits behind the one being
+    committed. A crash loses at most the rows in flight and the verdicts not yet committed (two groups, and one more
+    a worker), which stay pending and are judged on resume; a row already saved is never judged again.
     The cache is read for GROUP_ROWS rows at a time, in one query, as the rows are handed to the workers (at most
     two groups ahead of the row being judged); a row whose texts an earlier row of the run had is looked up again
     when its turn comes, so identical rows are billed once.
@@ -272,7 +275,7 @@ class _Execution:
 
     async def work(self) -> None:
         while (item := await self.queue.get()) is not None:
-            await self.saves.room()  # no more verdicts waiting to be saved than one group
+            await self.saves.room()  # no more verdicts waiting behind the group being saved than one group
             if not self.stop.is_set():
                 await self.grade(item)
 

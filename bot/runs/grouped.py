@@ -16,7 +16,8 @@ class Grouped(Generic[Item, Result]):
 
     A group goes once it holds `limit` items, or `wait` seconds after its first item was asked for (at once with no
     wait); the items asked for while a group is being served go in the next. Each caller gets its own item's
-    result, or the group's error (kept in `failure` too). `room` waits while `limit` items or more are not served.
+    result, or the group's error (kept in `failure` too). `room` waits while a full group (`limit` items) waits
+    behind the one being served: at most about twice `limit` items are then not served.
     """
 
     def __init__(self, serve: Callable[[list[Item]], Awaitable[Sequence[Result]]], *, limit: int,
@@ -25,7 +26,6 @@ class Grouped(Generic[Item, Result]):
         self.limit = limit
         self.wait = wait
         self.waiting: list[tuple[Item, asyncio.Future[Result], float]] = []  # with when each was asked for
-        self.unserved = 0  # items asked for and not served yet, those of the group being served included
         self.full = asyncio.Event()
         self.not_full = asyncio.Event()
         self.not_full.set()
@@ -36,10 +36,8 @@ class Grouped(Generic[Item, Result]):
         """Ask for `item` to be served; its result (or error) comes in the future returned."""
         result: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
         self.waiting.append((item, result, time.monotonic()))
-        self.unserved += 1
         if len(self.waiting) >= self.limit:
             self.full.set()
-        if self.unserved >= self.limit:
             self.not_full.clear()
         if self.task is None or self.task.done():
             self.task = asyncio.create_task(self.drain())
@@ -49,7 +47,8 @@ class Grouped(Generic[Item, Result]):
         return await self.submit(item)
 
     async def room(self) -> None:
-        """Return once fewer than `limit` items wait to be served: callers that ask faster than they are served wait."""
+        """Return once fewer than `limit` items wait besides the group being served: callers that ask faster than
+        groups are served wait, but not merely while one is (they would all start again at once when it ends)."""
         await self.not_full.wait()
 
     async def drain(self) -> None:
@@ -64,6 +63,7 @@ class Grouped(Generic[Item, Result]):
             group, self.waiting = self.waiting[:self.limit], self.waiting[self.limit:]
             if len(self.waiting) < self.limit:
                 self.full.clear()
+                self.not_full.set()
             try:
                 results = await self.serve([item for item, _, _ in group])
             except asyncio.CancelledError:
@@ -79,10 +79,6 @@ class Grouped(Generic[Item, Result]):
                 for (_, result, _), value in zip(group, results, strict=True):
                     if not result.done():
                         result.set_result(value)
-            finally:
-                self.unserved -= len(group)
-                if self.unserved < self.limit:
-                    self.not_full.set()
 
     async def close(self) -> None:
         """Serve what is waiting now, without waiting for a group to fill, and return when it is done."""
