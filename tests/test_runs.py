@@ -260,6 +260,51 @@ async def test_a_row_whose_twin_was_judged_after_it_was_read_reuses_that_verdict
     assert third.cached_from == first.id and first.cached_from is None
 
 
+async def test_twins_among_rows_the_history_holds_are_billed_once(store, eth, judge_server, make_client):
+    """A file judged before, run again with new rows added, each twice. The rows the history holds come back without
+    a request and fill the groups of verdicts, so workers wait for room while others go on: the twin that was handed
+    out second may be judged first, and the first must then find its verdict rather than be billed again."""
+    judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, delay=0.01)
+    client = make_client(concurrency=8)
+    pairs, between = 40, 31
+    known = [f"known {i}" for i in range(pairs * between)]
+    earlier = start_run(store, rubric=eth, rows=same_question(*known), judge_model=client.model, columns=COLUMNS)
+    await execute_run(store, earlier, eth, client, concurrency=32)
+    before = len(judge_server.bodies())
+    answers = [answer for i in range(pairs) for answer in [*known[i * between:(i + 1) * between], f"twin {i}", f"twin {i}"]]
+    run = start_run(store, rubric=eth, rows=same_question(*answers), judge_model=client.model, columns=COLUMNS)
+    outcome = await execute_run(store, run, eth, client, concurrency=8)
+
+    assert outcome.all_scored
+    billed = Counter(answer_of(body) for body in judge_server.bodies()[before:])
+    assert billed == {f"twin {i}": 1 for i in range(pairs)}
+
+
+async def test_identical_rows_reusing_one_verdict_do_not_wait_for_each_others_commits(store, eth, judge_server,
+                                                                                      make_client):
+    """Counted, not timed: once the first of twenty identical rows is judged and committed, the others reuse its
+    verdict one after the other; each passes the texts on as soon as it has reused the committed verdict, so their
+    verdicts are saved together rather than in a transaction each."""
+    judge_server.responder = eth_responder
+    client = make_client(concurrency=4)
+    run = start_run(store, rubric=eth, rows=same_question(*["Use myStudies."] * 20), judge_model=client.model,
+                    columns=COLUMNS)
+    groups: list[int] = []
+
+    def on_execute(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("UPDATE JUDGMENT SET"):
+            groups.append(len(parameters) if executemany else 1)
+
+    event.listen(store.engine, "before_cursor_execute", on_execute)
+    try:
+        outcome = await execute_run(store, run, eth, client, concurrency=4)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", on_execute)
+
+    assert outcome.all_scored and len(judge_server.bodies()) == 1
+    assert sum(groups) == 20 and len(groups) <= 5, groups  # a commit per reused row would be 19 more
+
+
 async def test_a_second_run_reuses_verdicts_and_fresh_judges_again(store, eth, judge_server, make_client):
     judge_server.responder = eth_responder
     answers = ["Use myStudies.", "I don't know.", "Web Print it is.", "GARBLE"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,15 +42,14 @@ GROUP_SECONDS = 0.2
 
 @dataclass(frozen=True)
 class _Next:
-    """A pending row as a worker takes it: its texts, its key, and what the cache held for the key when the row was
-    read (`again`: a row before it in this run had the same texts, so the cache is looked at again when its turn
-    comes, once that row's verdict is committed)."""
+    """A pending row as a worker takes it: its texts, its key, what the cache held for the key when its group was
+    looked up, and which look that was (the count of looks made so far)."""
 
     judgment_id: int
     triple: Triple
     key: str
     cached: Judgment | None
-    again: bool
+    look: int
 
 
 def reused_verdict(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:
@@ -96,8 +96,9 @@ async def execute_run(
     committed. A crash loses at most the rows in flight and the verdicts not yet committed (two groups, and one more
     a worker), which stay pending and are judged on resume; a row already saved is never judged again.
     The cache is read for GROUP_ROWS rows at a time, in one query, as the rows are handed to the workers (at most
-    two groups ahead of the row being judged); a row whose texts an earlier row of the run had is looked up again
-    when its turn comes, so identical rows are billed once.
+    two groups ahead of the row being judged); a row whose texts another row settled since then looks again at its
+    turn, so identical rows are billed once. Identical rows are judged one at a time: a row waits for its twin's
+    verdict to be committed (or, when the twin reused one from the cache, not even that), then reuses it.
     Setting `cancel` stops at once: requests in flight are dropped and their rows stay pending.
     Only a run in one of `statuses` is taken (by default any that can be judged again).
     A panel of several judges or samples judges each row with every one, keeping each sample as it arrives; the
@@ -152,7 +153,13 @@ class _Execution:
         self.stop_reason: str | None = None
         self.inflight: dict[str, asyncio.Event] = {}  # cache key -> set when the row judging it is done
         self.queue: asyncio.Queue[_Next | None] = asyncio.Queue(maxsize=concurrency * 2)
-        self.seen: set[int] = set()  # the keys of the rows handed to workers so far (their first 8 bytes)
+        # A row whose texts another row settled after its group's look (verdict committed, or none to save) looks
+        # again at its turn. `settled` keeps, for each key, the count of looks made when a row with it settled, as
+        # long as a row of an earlier or the same look has not been through that check (`unchecked` counts those).
+        self.looks = 0
+        self.settled: dict[str, int] = {}
+        self.unchecked: Counter[int] = Counter()
+        self.settled_cap = 4 * GROUP_ROWS
         self.tasks: list[asyncio.Task[None]] = []
         self.total = sum(n for status, n in counts.items() if status != RowState.MALFORMED)
         self.done = self.total - counts.get(RowState.PENDING, 0)
@@ -264,14 +271,13 @@ class _Execution:
 
     async def looked_up(self, rows: list[tuple[int, Triple]]) -> list[_Next]:
         """Pending rows as workers take them, with what the cache holds for each, read in one query for the group."""
+        self.looks += 1
+        look = self.looks
+        self.unchecked[look] += len(rows)
         keys = [row_key(self.rubric, self.panel, triple) for _, triple in rows]
         found = await self.in_db(self.find_cached, keys) if self.panel.single else [None] * len(keys)
-        taken = []
-        for (judgment_id, triple), key, cached in zip(rows, keys, found, strict=True):
-            seen = int(key[:16], 16)  # 8 bytes of the key stand for it: a rare match only costs a second look
-            taken.append(_Next(judgment_id, triple, key, cached, again=seen in self.seen))
-            self.seen.add(seen)
-        return taken
+        return [_Next(judgment_id, triple, key, cached, look)
+                for (judgment_id, triple), key, cached in zip(rows, keys, found, strict=True)]
 
     async def work(self) -> None:
         while (item := await self.queue.get()) is not None:
@@ -281,16 +287,19 @@ class _Execution:
 
     async def grade(self, item: _Next) -> None:
         triple, key = item.triple, item.key
-        while key in self.inflight:  # the same triple is being judged for another row: wait, rather than pay twice
-            await self.inflight[key].wait()
-            if self.stop.is_set():
-                return
+        try:
+            while key in self.inflight:  # the same triple is being judged for another row: wait, rather than pay twice
+                await self.inflight[key].wait()
+                if self.stop.is_set():
+                    return
+            again = item.cached is None and self.settled.get(key, 0) >= item.look
+        finally:
+            self.checked(item.look)
         done = self.inflight[key] = asyncio.Event()
         saved: asyncio.Future[bool] | None = None
+        source: int | None = None
         try:
-            cached = item.cached
-            if cached is None and item.again and self.panel.single:  # judged meanwhile, for a row before it?
-                cached = await self.lookups(key)
+            cached = await self.lookups(key) if again and self.panel.single else item.cached
             if not self.panel.single:
                 verdict, source = await self.judge_panel(item.judgment_id, triple,
                                                          self.run_id if self.run_.fresh else None)
@@ -303,15 +312,27 @@ class _Execution:
             self.stop_reason = self.stop_reason or str(err)
             self.stop.set()
         finally:
-            # A row with the same texts waits until this verdict is committed, then finds it in the cache.
-            if saved is None:
+            # A row with the same texts waits until this verdict is committed, then finds it in the cache; a verdict
+            # reused from the cache is there already.
+            if saved is None or source is not None:
                 self.release(key, done)
             else:
                 saved.add_done_callback(lambda _: self.release(key, done))
 
+    def checked(self, look: int) -> None:
+        """A row of `look` is past its check for a twin settled since."""
+        self.unchecked[look] -= 1
+        if not self.unchecked[look]:
+            del self.unchecked[look]
+
     def release(self, key: str, done: asyncio.Event) -> None:
         if self.inflight.get(key) is done:
             del self.inflight[key]
+        self.settled[key] = self.looks
+        if len(self.settled) > self.settled_cap:  # forget what no row left to check could need
+            oldest = min(self.unchecked, default=self.looks + 1)
+            self.settled = {known: look for known, look in self.settled.items() if look >= oldest}
+            self.settled_cap = 2 * len(self.settled) + 4 * GROUP_ROWS
         done.set()
 
     async def judge(self, triple: Triple, client: JudgeClient | None = None) -> Verdict:
