@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from sqlmodel import select
+from sqlmodel import col, select
 
 from bot.runs.execute import GROUP_SECONDS
 from bot.slack.flows.file_summary import SUMMARY_EVENT
@@ -236,6 +236,7 @@ def test_kill_9_at_random_rows_then_restart_scores_every_row_once_with_one_summa
             # Only this cycle's run is being judged: every new request is one of its rows.
             wait_until(lambda before=before, k=k: len(judge_server.requests) - before >= k, f"{k} judge requests ({where})")
             bot.kill()
+            unsaved = unsaved_when_killed(store, judge_server, cycle)
             [progress] = bot_messages(slack_server, thread_ts)  # posted before any row was judged
             finishing = FINISHING_KILLS.get(cycle)
             if finishing:
@@ -258,7 +259,7 @@ def test_kill_9_at_random_rows_then_restart_scores_every_row_once_with_one_summa
                                and s,
                                f"the share marked done ({where})", timeout=10)
             check_cycle(store, slack_server, judge_server, cycle, share, thread_ts, progress["ts"],
-                        f"{where}\n{bot.logs()}")
+                        f"{where}\n{bot.logs()}", unsaved)
         assert bot.stop() == 0, bot.logs()
     finally:
         slack_server.release()
@@ -266,8 +267,16 @@ def test_kill_9_at_random_rows_then_restart_scores_every_row_once_with_one_summa
     print(f"{CYCLES} cycles, {bot.lives} lives of the bot, in {time.monotonic() - started:.1f} s")
 
 
+def unsaved_when_killed(store: Store, judge_server, cycle: int) -> set[str]:
+    """The questions of `cycle` the judge was asked whose verdicts were not committed: those a restart may ask again."""
+    with store.session() as session:
+        saved = set(session.exec(select(Judgment.question).where(Judgment.status == "scored",
+                                                                  col(Judgment.question).in_(questions_of(cycle)))))
+    return set(asked(judge_server, cycle)) - saved
+
+
 def check_cycle(store: Store, slack_server: FakeSlackServer, judge_server, cycle: int, share: SharedFile,
-                thread_ts: str, progress_ts: str, where: str) -> None:
+                thread_ts: str, progress_ts: str, where: str, unsaved: set[str]) -> None:
     with store.session() as session:
         run = session.get(Run, share.run_id)
         rows = list(session.exec(select(Judgment).where(Judgment.run_id == share.run_id).order_by(Judgment.id)))
@@ -284,6 +293,8 @@ def check_cycle(store: Store, slack_server: FakeSlackServer, judge_server, cycle
     counts = asked(judge_server, cycle)
     assert set(counts) == questions_of(cycle), where
     assert max(counts.values()) <= 2, (where, {q: n for q, n in counts.items() if n > 2})
+    # A row whose verdict was committed before the kill is never asked again.
+    assert {q for q, n in counts.items() if n > 1} <= unsaved, (where, sorted(unsaved))
     # Asked twice: only the rows in flight at the kill and the verdicts not yet committed, each committed within
     # GROUP_SECONDS of its arrival plus a commit; with replies at least 30 ms apart (FASTEST_REPLY), a worker has at
     # most GROUP_SECONDS / FASTEST_REPLY + 2 such verdicts, besides its row in flight.
