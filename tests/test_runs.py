@@ -260,13 +260,14 @@ async def test_a_row_whose_twin_was_judged_after_it_was_read_reuses_that_verdict
     assert third.cached_from == first.id and first.cached_from is None
 
 
+@pytest.mark.slow
 async def test_twins_among_rows_the_history_holds_are_billed_once(store, eth, judge_server, make_client):
     """A file judged before, run again with new rows added, each twice. The rows the history holds come back without
     a request and fill the groups of verdicts, so workers wait for room while others go on: the twin that was handed
     out second may be judged first, and the first must then find its verdict rather than be billed again."""
     judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, delay=0.01)
     client = make_client(concurrency=8)
-    pairs, between = 40, 31
+    pairs, between = 100, 31
     known = [f"known {i}" for i in range(pairs * between)]
     earlier = start_run(store, rubric=eth, rows=same_question(*known), judge_model=client.model, columns=COLUMNS)
     await execute_run(store, earlier, eth, client, concurrency=32)
