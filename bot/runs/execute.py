@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from bot.rubric import Rubric
 from bot.runs.estimate import prompt_tokens, schema_reply_tokens
 from bot.runs.grouped import Grouped
 from bot.runs.progress import Budget, Progress, RunOutcome
+from bot.runs.twins import Twins
 from bot.samples import UNSURE_SPREAD, Sampled, combine
 from bot.store import Judgment, JudgmentSample, RowVerdict, Run, Store, process_name, utcnow
 from bot.store.samples import SAMPLE_FIELDS, known_samples, save_sample
@@ -151,15 +151,8 @@ class _Execution:
         self.owner = owner
         self.stop = asyncio.Event()  # no new rows: a problem every request would hit, or a cancel
         self.stop_reason: str | None = None
-        self.inflight: dict[str, asyncio.Event] = {}  # cache key -> set when the row judging it is done
         self.queue: asyncio.Queue[_Next | None] = asyncio.Queue(maxsize=concurrency * 2)
-        # A row whose texts another row settled after its group's look (verdict committed, or none to save) looks
-        # again at its turn. `settled` keeps, for each key, the count of looks made when a row with it settled, as
-        # long as a row of an earlier or the same look has not been through that check (`unchecked` counts those).
-        self.looks = 0
-        self.settled: dict[str, int] = {}
-        self.unchecked: Counter[int] = Counter()
-        self.settled_cap = 4 * GROUP_ROWS
+        self.twins = Twins()
         self.tasks: list[asyncio.Task[None]] = []
         self.total = sum(n for status, n in counts.items() if status != RowState.MALFORMED)
         self.done = self.total - counts.get(RowState.PENDING, 0)
@@ -271,9 +264,7 @@ class _Execution:
 
     async def looked_up(self, rows: list[tuple[int, Triple]]) -> list[_Next]:
         """Pending rows as workers take them, with what the cache holds for each, read in one query for the group."""
-        self.looks += 1
-        look = self.looks
-        self.unchecked[look] += len(rows)
+        look = self.twins.look(len(rows))
         keys = [row_key(self.rubric, self.panel, triple) for _, triple in rows]
         found = await self.in_db(self.find_cached, keys) if self.panel.single else [None] * len(keys)
         return [_Next(judgment_id, triple, key, cached, look)
@@ -287,15 +278,11 @@ class _Execution:
 
     async def grade(self, item: _Next) -> None:
         triple, key = item.triple, item.key
-        try:
-            while key in self.inflight:  # the same triple is being judged for another row: wait, rather than pay twice
-                await self.inflight[key].wait()
-                if self.stop.is_set():
-                    return
-            again = item.cached is None and self.settled.get(key, 0) >= item.look
-        finally:
-            self.checked(item.look)
-        done = self.inflight[key] = asyncio.Event()
+        # The same triple being judged for another row: wait for it, rather than pay twice.
+        if (claimed := await self.twins.claim(key, item.look, self.stop)) is None:
+            return
+        done, settled_since = claimed
+        again = item.cached is None and settled_since
         saved: asyncio.Future[bool] | None = None
         source: int | None = None
         try:
@@ -315,25 +302,9 @@ class _Execution:
             # A row with the same texts waits until this verdict is committed, then finds it in the cache; a verdict
             # reused from the cache is there already.
             if saved is None or source is not None:
-                self.release(key, done)
+                self.twins.release(key, done)
             else:
-                saved.add_done_callback(lambda _: self.release(key, done))
-
-    def checked(self, look: int) -> None:
-        """A row of `look` is past its check for a twin settled since."""
-        self.unchecked[look] -= 1
-        if not self.unchecked[look]:
-            del self.unchecked[look]
-
-    def release(self, key: str, done: asyncio.Event) -> None:
-        if self.inflight.get(key) is done:
-            del self.inflight[key]
-        self.settled[key] = self.looks
-        if len(self.settled) > self.settled_cap:  # forget what no row left to check could need
-            oldest = min(self.unchecked, default=self.looks + 1)
-            self.settled = {known: look for known, look in self.settled.items() if look >= oldest}
-            self.settled_cap = 2 * len(self.settled) + 4 * GROUP_ROWS
-        done.set()
+                saved.add_done_callback(lambda _: self.twins.release(key, done))
 
     async def judge(self, triple: Triple, client: JudgeClient | None = None) -> Verdict:
         client = client or self.client
