@@ -15,6 +15,7 @@ except ImportError:  # not on POSIX: processes are not kept from setting up a hi
     fcntl = None  # type: ignore[assignment]
 
 from sqlalchemy import event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Engine, ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlmodel import create_engine
@@ -220,3 +221,8 @@ def make_engine(url: str) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def conflict_insert(dialect: str) -> Any:
+    """The INSERT of this database that takes ON CONFLICT DO UPDATE (PostgreSQL's, else SQLite's)."""
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert

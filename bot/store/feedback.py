@@ -4,9 +4,9 @@ tallies, and the votes of one judgment."""
 from __future__ import annotations
 
 from sqlalchemy import func
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import col, select
 
+from bot.store.engine import conflict_insert
 from bot.store.judgments import Store
 from bot.store.models import Feedback, Judgment, JudgmentTally, table_of, utcnow
 from bot.store.tallies import add_votes
@@ -17,13 +17,12 @@ def record_feedback(store: Store, *, judgment_id: int, user_id: str, agree: bool
     hourly tally (in one transaction); return the earlier vote, if any."""
     judgment, feedback = table_of(Judgment), table_of(Feedback)
     now = utcnow()
-    insert = postgresql.insert if store.engine.dialect.name == "postgresql" else sqlite.insert
     with store.engine.begin() as conn:
         conn.execute(select(judgment.c.id).where(judgment.c.id == judgment_id).with_for_update())  # one at a time
         earlier = conn.execute(select(feedback.c.agree).where(feedback.c.judgment_id == judgment_id,
                                                               feedback.c.user_id == user_id)).scalar_one_or_none()
-        vote = insert(feedback).values(judgment_id=judgment_id, user_id=user_id, agree=agree, created_at=now,
-                                       updated_at=now)
+        vote = conflict_insert(store.engine.dialect.name)(feedback).values(
+            judgment_id=judgment_id, user_id=user_id, agree=agree, created_at=now, updated_at=now)
         conn.execute(vote.on_conflict_do_update(index_elements=[feedback.c.judgment_id, feedback.c.user_id],
                                                 set_={"agree": agree, "updated_at": now}))
         add_votes(conn, judgment, table_of(JudgmentTally), judgment_id, votes=int(earlier is None),

@@ -48,6 +48,17 @@ class RowVerdict:
     cached_from: int | None = None
 
 
+def _pending_texts(run_id: int) -> Any:
+    """The id and texts of a run's pending rows."""
+    table = table_of(Judgment)
+    return select(table.c.id, table.c.question, table.c.reference, table.c.answer).where(
+        table.c.run_id == run_id, table.c.status == RowState.PENDING)
+
+
+def _triple(row: Row[Any]) -> Triple:
+    return Triple(question=row.question, reference=row.reference, answer=row.answer)
+
+
 LOADING_STALE_AFTER = 120.0  # seconds without a batch of rows after which another host's loading run is abandoned
 ABANDONED_LOAD = "its process stopped while its rows were loading"
 LOAD_LOST = "run {run_id} was marked failed by another process while its rows were loading; start it again"
@@ -250,20 +261,13 @@ class Store:
         """The id and texts of the next pending rows of a run, in row order, after `after_id`: what judging a row
         needs, read as columns (building the rows' entities would cost 45 us a row)."""
         table = table_of(Judgment)
-        statement = (select(table.c.id, table.c.question, table.c.reference, table.c.answer)
-                     .where(table.c.run_id == run_id, table.c.status == RowState.PENDING, table.c.id > after_id)
-                     .order_by(table.c.id).limit(limit))
+        statement = _pending_texts(run_id).where(table.c.id > after_id).order_by(table.c.id).limit(limit)
         with self.engine.connect() as conn:
-            return [(row.id, Triple(question=row.question, reference=row.reference, answer=row.answer))
-                    for row in conn.execute(statement)]
+            return [(row.id, _triple(row)) for row in conn.execute(statement)]
 
     def pending_texts(self, run_id: int, *, page: int = 5_000) -> Iterator[Triple]:
         """The texts of every pending row of a run, in row order, read a page at a time (as columns, not entities)."""
-        table = table_of(Judgment)
-        texts = select(table.c.id, table.c.question, table.c.reference, table.c.answer).where(
-            table.c.run_id == run_id, table.c.status == RowState.PENDING)
-        return (Triple(question=row.question, reference=row.reference, answer=row.answer)
-                for row in self._paged(texts, page))
+        return (_triple(row) for row in self._paged(_pending_texts(run_id), page))
 
     def find_cached(self, cache_key: str, *, run_id: int | None = None) -> Judgment | None:
         """An earlier successful judgment under `cache_key` (within one run when given), to reuse instead of billing."""

@@ -8,10 +8,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import DateTime, Table, TableClause, case, func, literal, select, union_all
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from bot.records import JUDGED
+from bot.store.engine import conflict_insert
 
 HOUR = timedelta(hours=1)
 KEY_LENGTH = 200  # a model or tag longer than this is counted under its first 200 characters
@@ -126,8 +126,7 @@ def tally_upsert(dialect: str, judgment: TableClause, tally: TableClause, where:
     rows = (select(*keys, *_counts(judgment, sign, names, feedback))
             .where(where, judgment.c.status.in_(JUDGED), judgment.c.judged_at.is_not(None))
             .group_by(*keys))
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = insert(tally).from_select([*KEY, *names], rows)
+    statement = conflict_insert(dialect)(tally).from_select([*KEY, *names], rows)
     return statement.on_conflict_do_update(
         index_elements=[tally.c[name] for name in KEY],
         set_={name: tally.c[name] + statement.excluded[name] for name in names},
