@@ -158,6 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
     finally:
+        # The process ends after this: the interpreter's last full passes over everything the libraries built would
+        # free nothing that exiting does not, and took a third of a one-triple run's time.
+        gc.freeze()
         gc.enable()
 
 

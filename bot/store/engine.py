@@ -15,7 +15,6 @@ except ImportError:  # not on POSIX: processes are not kept from setting up a hi
     fcntl = None  # type: ignore[assignment]
 
 from sqlalchemy import event
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Engine, ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlmodel import create_engine
@@ -225,4 +224,8 @@ def make_engine(url: str) -> Engine:
 
 def conflict_insert(dialect: str) -> Any:
     """The INSERT of this database that takes ON CONFLICT DO UPDATE (PostgreSQL's, else SQLite's)."""
-    return postgresql.insert if dialect == "postgresql" else sqlite.insert
+    if dialect == "postgresql":  # its dialect loads every PostgreSQL driver's module: only where it is used
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert
