@@ -225,7 +225,9 @@ def make_engine(url: str) -> Engine:
 def conflict_insert(dialect: str) -> Any:
     """The INSERT of this database that takes ON CONFLICT DO UPDATE (PostgreSQL's, else SQLite's)."""
     if dialect == "postgresql":  # its dialect loads every PostgreSQL driver's module: only where it is used
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert
+    from sqlalchemy.dialects import sqlite
+
+    return sqlite.insert
