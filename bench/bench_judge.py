@@ -104,8 +104,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "answers.csv"
         write_csv(data, args.rows)
-        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench",
-               "JUDGEBOT_DB": str(Path(tmp) / "bench.db"), "JUDGE_MODEL": "bench-judge"}
+        # Byte-compiled as an installed judgebot is (pip compiles what it installs): the one-row run writes them.
+        env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+        env |= {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench",
+                "JUDGEBOT_DB": str(Path(tmp) / "bench.db"), "JUDGE_MODEL": "bench-judge"}
         def judging(csv_path: Path, out: Path) -> list[str]:
             return [sys.executable, "-m", "bot", "judge", str(csv_path), "--rubric", "eth", "--concurrency",
                     str(args.concurrency), "--out", str(out), "--samples", str(args.samples)]

@@ -148,6 +148,7 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
             raise UsageError(f"{' and '.join(empty)} cannot be empty: a judgment needs a question and a reference "
                              "answer to grade against")
         panel = judge_panel(settings, args, rubric)
+        settled()
         store = Store.open(settings.db_url)
         triple = Triple(question=args.question, reference=args.reference, answer=args.answer)
         async with panel:

@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -418,6 +419,25 @@ def test_single_triple_prints_the_verdict_and_lands_in_history(tmp_path, judge_s
     assert code == 0, out
     [line] = [line for line in out.splitlines() if re.match(r"│\s*1\s*│", line)]
     assert "done" in line and "eth 1.0" in line and "cli" in line and JUDGE_MODEL in line
+
+
+def test_once_a_command_ends_the_history_file_alone_holds_its_verdicts(tmp_path, judge_server):
+    """judgebot ends without the interpreter's last collector passes (they cost start-up a third of its time): the
+    connections are still closed at exit, so SQLite folds its write-ahead log back into the file, and a copy of the
+    file alone (a backup, a file sent to a colleague) misses nothing. Real processes, which end as a user's do."""
+    judge_server.responder = eth_responder
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], [["q1", "r1", "a1"], ["q2", "r2", "a2"]])
+    for command, scored in ((["judge", "--rubric", "eth", "-q", "Where?", "-r", "Here.", "-a", "Here."], 1),
+                            (["judge", "in.csv", "--rubric", "eth"], 3), (["runs"], 3)):
+        done = subprocess.run([sys.executable, "-m", "bot", *command], cwd=tmp_path, env=base_env(tmp_path, judge_server),
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert not (tmp_path / "h.db-wal").exists(), command
+        copy = tmp_path / "copy.db"
+        copy.write_bytes((tmp_path / "h.db").read_bytes())
+        with closing(sqlite3.connect(copy)) as db:
+            assert db.execute("SELECT count(*) FROM judgment WHERE status = 'scored'").fetchone() == (scored,)
+        copy.unlink()
 
 
 # --- judge errors, quota, interruption --------------------------------------------------------------

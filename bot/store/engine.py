@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import sqlite3
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -203,7 +206,7 @@ def make_engine(url: str) -> Engine:
     if parsed.get_backend_name() != "sqlite":
         engine = create_engine(parsed, pool_pre_ping=True)
         event.listen(engine, "handle_error", _plain_error)
-        return engine
+        return closed_at_exit(engine)
     if parsed.database and parsed.database != ":memory:":
         folder = Path(parsed.database).expanduser().parent
         try:
@@ -219,7 +222,32 @@ def make_engine(url: str) -> Engine:
     def _begin_immediate(connection: Any) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
+    return closed_at_exit(engine)
+
+
+_open_engines: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def closed_at_exit(engine: Engine) -> Engine:
+    """`engine`, its connections closed when the process ends.
+
+    judgebot keeps the collector from its last passes at exit (bot.__main__.main), which would otherwise close them:
+    SQLite folds its write-ahead log back into the history file when the last connection closes, so that the file
+    alone (a backup, a copy) holds everything.
+    """
+    _close_engines_at_exit()
+    _open_engines.add(engine)
     return engine
+
+
+@cache
+def _close_engines_at_exit() -> None:
+    atexit.register(_close_engines)
+
+
+def _close_engines() -> None:
+    for engine in list(_open_engines):
+        engine.dispose()
 
 
 def conflict_insert(dialect: str) -> Any:
