@@ -2,9 +2,10 @@
 
 Each command runs as its own process, alternating, for a number of rounds; the median and range of each are printed.
 The floor is a bare interpreter importing the libraries a judged triple cannot do without (the openai SDK with its
-aiohttp transport, SQLAlchemy with SQLModel): this machine's speed drifts from day to day, and what judgebot adds
-over the floor is what its own code costs. The triple's judge is a local server answering at once; the history
-already exists (a first run also creates it, measured apart). Run by hand, e.g.:
+aiohttp transport, SQLAlchemy with SQLModel), plainly and the way judgebot imports them (the collector off, frozen
+before exit): this machine's speed drifts from day to day, and what judgebot adds over the second is what its own
+code costs. judgebot runs byte-compiled, as an installed one does. The triple's judge is a local server answering
+at once; the history already exists (a first run also creates it, measured apart). Run by hand, e.g.:
 
     python bench/bench_startup.py --rounds 9
 """
