@@ -151,7 +151,7 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `judgebot` command."""
+    """Entry point of the `judgebot` command. It ends the process: on return, what it leaves is never collected."""
     # Loading the libraries makes objects by the hundred thousand and frees almost none: the collector's passes over
     # them were about a tenth of start-up. It waits until a command has loaded what it uses (run_commands.settled).
     gc.disable()

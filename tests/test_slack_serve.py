@@ -8,7 +8,11 @@ import logging
 import os
 import signal
 import socket
+import sqlite3
+import subprocess
+import sys
 import time
+from contextlib import closing
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -130,6 +134,51 @@ def test_serve_in_http_mode_answers_and_stops_on_sigterm(bot_settings, slack_ser
     out, err = stdout.read_text(), stderr.read_text()
     assert process.returncode == 0, err
     assert f"HTTP mode on port {port}" in out and "judgebot stopped." in out
+
+
+def test_serve_stopped_leaves_its_verdicts_in_the_history_file_alone(bot_settings, slack_server, judge_server,
+                                                                      tmp_path):
+    """A real `judgebot serve` process (not a fork that skips the interpreter's exit) judges a triple and is stopped:
+    its connections are closed at exit, once the threads that used them are done, so SQLite folds its write-ahead log
+    back into the file and a copy of the file alone holds the verdict."""
+    judge_server.responder = lambda body: eth_reply("Correct")
+    port = free_port()
+    db = Path(bot_settings.judgebot_db)
+    process = subprocess.Popen([sys.executable, "-m", "bot", "serve"], cwd=tmp_path,
+                               env=serve_env(bot_settings, PORT=str(port)), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+
+        async def judge_one() -> None:
+            await wait_healthy(url)
+            slack = SlackSide(slack_server, url=f"{url}/slack/events", secret=SIGNING_SECRET)
+            answer = await slack.post(urlencode(slack.command_payload("eth Where? || Here. || Here.")),
+                                      "application/x-www-form-urlencoded")
+            assert answer.status == 200
+
+        asyncio.run(judge_one())
+        deadline = time.monotonic() + 30
+        while scored(db) < 1:
+            assert time.monotonic() < deadline, "the verdict was never saved"
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=30)
+    assert process.returncode == 0, out
+    assert not db.with_name(db.name + "-wal").exists()
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(db.read_bytes())
+    assert scored(copy) == 1
+
+
+def scored(path: Path) -> int:
+    """The scored judgments a history file holds, read with a connection of its own."""
+    with closing(sqlite3.connect(path, timeout=10)) as conn:
+        try:
+            return conn.execute("SELECT count(*) FROM judgment WHERE status = 'scored'").fetchone()[0]
+        except sqlite3.OperationalError:  # not created yet
+            return 0
 
 
 async def test_tokens_and_secrets_never_reach_the_logs(bot_settings, slack_server, judge_server, caplog):

@@ -86,7 +86,8 @@ class RunningBot:
         await self.context.tasks.interrupt()  # file runs go on after the restart, from where they stopped
         await self.context.tasks.drain(drain)
         await self.context.judge.aclose()
-        self.context.store.engine.dispose()
+        # The history's connections stay in its pool: work already handed to a thread may still be using one, and
+        # returns it there. They are closed at exit, once those threads are done (bot.store.engine.closed_at_exit).
 
 
 async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:

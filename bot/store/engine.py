@@ -247,7 +247,10 @@ def _close_engines_at_exit() -> None:
 
 def _close_engines() -> None:
     for engine in list(_open_engines):
-        engine.dispose()
+        try:
+            engine.dispose()
+        except Exception:  # the process is ending: one engine that cannot close keeps none of the others open
+            log.debug("could not close the connections of %s", engine.url, exc_info=True)
 
 
 def conflict_insert(dialect: str) -> Any:
