@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape as escape_markup
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from bot.figures import duration, money, number, percent, spend_parts
@@ -49,6 +48,10 @@ class ProgressBar:
     """A rich progress bar fed by a run's progress events."""
 
     def __init__(self, console: Console, description: str) -> None:
+        # rich's live display loads with the first bar: the commands that show none (one triple, --help, the
+        # tables) start without it.
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
         self._bar = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
