@@ -22,8 +22,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-PRELOAD = ("bot.__main__", "bot.runs", "bot.llm", "bot.judge", "bot.store", "bot.digest", "bot.terminal",
-           "bot.csvio", "bot.rubric", "bot.slack.server", "bot.slack.flows.digest_post", "rich.progress", "rich.table")
+PRELOAD = ("bot.cli.main", "bot.runs", "bot.llm.client", "bot.judge.judgment", "bot.store", "bot.digest", "bot.cli.views",
+           "bot.csvfiles.reading", "bot.rubric", "bot.slack.server", "bot.slack.flows.digest_post", "rich.progress", "rich.table")
 
 
 # -- the server -----------------------------------------------------------------------------------------------
@@ -44,7 +44,7 @@ def _child(request: dict[str, Any]) -> None:
         os.dup2(out, 1)
         os.dup2(os.open(request["err"], flags, 0o644) if request["err"] else out, 2)
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-        from bot.__main__ import main
+        from bot.cli.main import main
 
         code = main(request["argv"])
     except SystemExit as exit_:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.prices import builtin_prices
+from bot.llm.prices import builtin_prices
 from tests.kills import count, kill_when
 from tests.replies import eth_reply, triple_of
 from tests.servers.batch_server import BatchJudgeServer
@@ -128,8 +128,8 @@ def test_an_endpoint_without_the_batch_api_says_so_and_the_run_goes_on_live(tmp_
 
 
 async def test_progress_comes_from_the_batchs_request_counts(tmp_path, batch_server, store, rubrics) -> None:
-    from bot.csvio import CsvRow
-    from bot.llm import make_judge_client
+    from bot.csvfiles.reading import CsvRow
+    from bot.llm.client import make_judge_client
     from bot.runs import Progress, start_run
     from bot.runs.batch import judge_by_batch
 
@@ -150,8 +150,8 @@ async def test_progress_comes_from_the_batchs_request_counts(tmp_path, batch_ser
 
 
 async def test_a_big_run_is_sent_as_several_batches_under_the_file_limit(batch_server, store, rubrics) -> None:
-    from bot.csvio import CsvRow
-    from bot.llm import make_judge_client
+    from bot.csvfiles.reading import CsvRow
+    from bot.llm.client import make_judge_client
     from bot.runs import start_run
     from bot.runs.batch import judge_by_batch
 
@@ -336,8 +336,8 @@ def test_a_jury_across_endpoints_sends_each_its_own_batch_or_says_which_has_no_b
 
 
 async def test_an_output_collected_again_after_a_stop_asks_no_repair_twice(batch_server, store, rubrics) -> None:
-    from bot.jury import Panel
-    from bot.llm import make_judge_client
+    from bot.judge.panel import Panel
+    from bot.llm.client import make_judge_client
     from bot.runs import start_run
     from bot.runs.batch_lines import Job, collect, make_line
     from bot.store.samples import samples_of

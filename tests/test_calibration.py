@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.calibration import (
+from bot.trust.calibration import (
     Calibration,
     Confusion,
     LabeledVerdict,

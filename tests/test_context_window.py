@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from bot.context_window import OLLAMA_DEFAULT_CONTEXT, ContextWindow
-from bot.csvio import CsvRow
-from bot.jury import Panel
+from bot.csvfiles.reading import CsvRow
+from bot.judge.panel import Panel
+from bot.llm.context_window import OLLAMA_DEFAULT_CONTEXT, ContextWindow
 from bot.records import RowState
 from bot.runs import execute_run, start_run
 from bot.store import Store

@@ -10,7 +10,7 @@ import tracemalloc
 
 import pytest
 
-from bot.csvio import (
+from bot.csvfiles.reading import (
     ALIASES,
     REQUIRED,
     CsvError,
@@ -20,7 +20,7 @@ from bot.csvio import (
     open_csv,
     parse_columns,
 )
-from bot.results_csv import ResultsWriter, flatten, neutralise
+from bot.csvfiles.results import ResultsWriter, flatten, neutralise
 
 ARABIC = "ما هي عاصمة مصر؟"
 HEBREW = "מה הבירה של ישראל?"

@@ -13,7 +13,6 @@ import pytest
 import time_machine
 from sqlmodel import select
 
-from bot.calibration import Agreement, calibrate
 from bot.digest import Digest, Example, JudgeChange, Line, Period, Regression, WeekError, build_digest
 from bot.digest.charts import trend_png
 from bot.records import Verdict
@@ -23,6 +22,7 @@ from bot.store.feedback import record_feedback
 from bot.store.history import Figures
 from bot.store.labels import labeled_verdicts, save_label
 from bot.store.models import Judgment
+from bot.trust.calibration import Agreement, calibrate
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")

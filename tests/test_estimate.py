@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.csvio import CsvRow
+from bot.csvfiles.reading import CsvRow
 from bot.errors import SetupError
-from bot.jury import Panel
-from bot.prices import Price, builtin_prices, load_prices
+from bot.judge.panel import Panel
+from bot.llm.prices import Price, builtin_prices, load_prices
 from bot.records import Triple
 from bot.runs import execute_run, start_run
 from bot.runs.estimate import FROM_SCHEMA, estimate_rows, schema_reply_tokens

@@ -165,7 +165,7 @@ async def test_a_lenient_rubric_scores_a_judges_string_integer_without_a_repair_
                                                                                       make_client):
     import json
 
-    from bot.judge import judge
+    from bot.judge.judgment import judge
     from bot.records import Triple
     from tests.servers.openai_server import Reply
 

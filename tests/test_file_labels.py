@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.human_labels import HumanValues, complete, label_columns, read_label
+from bot.trust.labels import HumanValues, complete, label_columns, read_label
 from tests.test_cli import flat, history, judgebot, write_rows
 from tests.test_samples import Script
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import time_machine
 
-from bot.csvio import CsvRow, MalformedRow
+from bot.csvfiles.reading import CsvRow, MalformedRow
 from bot.records import Verdict
 from bot.rubric import Rubric, RubricSet
 from bot.runs import Origin, start_run

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from bot.judge import (
+from bot.judge.judgment import (
     BARE_FLAG,
     USER_HOLE,
     _around_user,

@@ -16,12 +16,12 @@ from datetime import UTC, datetime, timedelta
 import httpx2
 import pytest
 
-from bot.answers import RESUME, Completion
 from bot.errors import JudgeCallError, RunStopped
-from bot.judge import extract_json, judge
-from bot.pacing import MAX_BACKOFF, Throttle, backoff, retry_after
+from bot.judge.judgment import extract_json, judge
+from bot.llm.answers import RESUME, Completion
+from bot.llm.pacing import MAX_BACKOFF, Throttle, backoff, retry_after
+from bot.llm.retries import Retrying, observing_retries
 from bot.records import Triple
-from bot.retries import Retrying, observing_retries
 from tests.servers.openai_server import Reply
 
 ETH_OK = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "Names myStudies (ETHIS)."}

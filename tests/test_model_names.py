@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.csvio import MODEL_NAME_LIMIT, CsvRow, open_csv
+from bot.csvfiles.reading import MODEL_NAME_LIMIT, CsvRow, open_csv
 from tests.test_cli import history, judgebot, read_results, write_rows
 from tests.test_slack_files import blocks_text, finished_thread, grade_by_answer, share, summaries
 

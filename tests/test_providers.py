@@ -14,16 +14,16 @@ import json
 import httpx2
 import pytest
 
-from bot.answers import RESUME
 from bot.config import Settings
-from bot.endpoints import RANGE_KEYWORDS, portable_schema
 from bot.errors import JudgeCallError, RunStopped, SetupError
-from bot.judge import judge
-from bot.jury import open_bench, open_panel
-from bot.llm import judge_client_from, make_judge_client
-from bot.pacing import Throttle, duration, rate_limit_wait
+from bot.judge.judgment import judge
+from bot.judge.panel import open_bench, open_panel
+from bot.llm.answers import RESUME
+from bot.llm.client import judge_client_from, make_judge_client
+from bot.llm.endpoints import RANGE_KEYWORDS, portable_schema
+from bot.llm.pacing import Throttle, duration, rate_limit_wait
+from bot.llm.retries import observing_retries
 from bot.records import RunState
-from bot.retries import observing_retries
 from bot.runs import execute_run, start_run
 from bot.store import Store
 from tests.servers.openai_server import Reply

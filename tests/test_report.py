@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from bot.csvio import CsvRow
-from bot.results_csv import ResultsWriter
+from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.results import ResultsWriter
 from bot.runs import execute_run, start_run
 from bot.runs.summary import PROBLEMS_KEPT, export_run
 from bot.store import Store

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bot.judge import judge
+from bot.judge.judgment import judge
 from bot.rubric import RubricError, load_rubric
 from tests.servers.openai_server import Reply
 from tests.test_judge import ACADEMIC_TRIPLE, ETH_OK, ETH_TRIPLE, academic

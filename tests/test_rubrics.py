@@ -841,7 +841,7 @@ def test_a_rubric_named_like_a_command_is_left_out_naming_the_file(tmp_path, wor
 
 
 def test_the_kept_words_hold_every_word_of_judge_and_of_the_command_line():
-    from bot.__main__ import build_parser
+    from bot.cli.main import build_parser
     from bot.rubric.loading import RESERVED_WORDS
     from bot.slack.commands import USAGE
 
@@ -872,7 +872,7 @@ def test_a_name_the_schema_name_rule_refuses_is_refused_saying_what_a_name_holds
 
 
 async def test_the_longest_name_gives_a_schema_name_that_openai_accepts(tmp_path, judge_server, make_client):
-    from bot.judge import judge
+    from bot.judge.judgment import judge
     from bot.records import Triple
 
     longest = "r-" * 28  # 56 characters, every kind of character a name may hold but digits and "_"

@@ -11,10 +11,10 @@ import pytest
 
 from bot.config import Settings
 from bot.errors import SetupError
-from bot.jury import Panel, check_samples, judges_from_names, open_panel, panel_name, read_judges
+from bot.judge.panel import Panel, check_samples, judges_from_names, open_panel, panel_name, read_judges
+from bot.judge.samples import Sampled, combine, medoid, split_text
 from bot.records import RowState, RunState, Verdict
 from bot.runs import Progress, execute_run, start_run
-from bot.samples import Sampled, combine, medoid, split_text
 from bot.store import Store
 from bot.store.samples import samples_of
 from tests.replies import VERDICTS, eth_reply, triple_of
@@ -131,7 +131,7 @@ class Script:
 
 
 def rows_of(*answers: str) -> list:
-    from bot.csvio import CsvRow
+    from bot.csvfiles.reading import CsvRow
 
     return [CsvRow(line=n + 2, question=f"q{n}", reference="Use myStudies.", answer=answer, model=None,
                    cells={"answer": answer}) for n, answer in enumerate(answers)]

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from bot.prices import builtin_prices
+from bot.llm.prices import builtin_prices
 from bot.slack.server import start_bot
 from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, RESUME_RUN
 from tests.conftest import SIGNING_SECRET

@@ -12,9 +12,8 @@ import pytest
 from rich.console import Console
 from sqlmodel import col, update
 
-from bot.calibration import iso_week
+from bot.cli.views import show_digest, show_stats
 from bot.digest import Period, TrustBar, build_digest
-from bot.digest.trust import judge_in_use, week_trust
 from bot.errors import CommandError
 from bot.records import Verdict
 from bot.slack.commands import CalibrationCheck, parse_command
@@ -23,7 +22,8 @@ from bot.store import Judgment, Store, channel_stats, record_feedback, utcnow
 from bot.store.labels import labeled_rubric_names, save_label
 from bot.store.models import Feedback, Label
 from bot.store.preferences import set_default_rubric
-from bot.terminal import show_digest, show_stats
+from bot.trust.calibration import iso_week
+from bot.trust.report import judge_in_use, week_trust
 from tests.conftest import SIGNING_SECRET
 from tests.servers.slack_server import FakeSlackServer
 from tests.slack_side import TEAM, SlackSide

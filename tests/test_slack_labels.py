@@ -14,9 +14,9 @@ from urllib.parse import urlencode
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.judge.samples import Sampled, combine
 from bot.records import Verdict
 from bot.rubric import Rubric
-from bot.samples import Sampled, combine
 from bot.slack.views.card import CORRECT, DETAILS, result_card
 from bot.slack.views.commands import FormSeal
 from bot.slack.views.correction import CORRECTION, CorrectionContext

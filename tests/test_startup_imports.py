@@ -19,7 +19,7 @@ from tests.test_cli import base_env
 NEVER = ("slack_bolt", "slack_sdk", "bot.slack", "matplotlib", "bot.digest", "rich.live", "rich.progress", "alembic",
          "sqlalchemy.dialects.postgresql")
 # What a judged triple needs and the listings do not: the judge's client and the history.
-JUDGING = ("openai", "aiohttp", "sqlalchemy", "sqlmodel", "bot.store", "bot.llm", "bot.runs")
+JUDGING = ("openai", "aiohttp", "sqlalchemy", "sqlmodel", "bot.store", "bot.llm.client", "bot.runs")
 
 
 def imported(tmp_path: Path, *args: str, server=None) -> set[str]:

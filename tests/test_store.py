@@ -22,7 +22,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import SQLModel
 
-from bot.csvio import CsvRow
+from bot.csvfiles.reading import CsvRow
 from bot.errors import RunBusy, SchemaTooNew, StoreUnavailable
 from bot.records import Verdict
 from bot.rubric import RubricSet

@@ -9,7 +9,6 @@ from typing import Any
 from sqlalchemy import case, func, select
 from sqlmodel import col
 
-from bot.digest.trust import TrustBar, WeekTrust, week_trust
 from bot.digest.week import Period
 from bot.records import RowState
 from bot.store import (
@@ -25,6 +24,7 @@ from bot.store import (
     model_of,
     spend,
 )
+from bot.trust.report import TrustBar, WeekTrust, week_trust
 
 WEEKS_CHARTED = 8
 WORST_SHOWN = 5

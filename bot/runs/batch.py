@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 import openai
 
 from bot.errors import JudgebotError, RunBusy
-from bot.jury import Panel
-from bot.llm import JudgeClient
-from bot.prices import PriceTable
+from bot.judge.panel import Panel
+from bot.judge.samples import UNSURE_SPREAD
+from bot.llm.client import JudgeClient
+from bot.llm.prices import PriceTable
 from bot.records import RowState, RunState
 from bot.rubric import Rubric
 from bot.runs.batch_lines import (
@@ -32,7 +33,6 @@ from bot.runs.batch_lines import (
 )
 from bot.runs.execute import STALE_AFTER
 from bot.runs.progress import Progress, RunOutcome
-from bot.samples import UNSURE_SPREAD
 from bot.store import Run, RunBatch, Store, process_name, utcnow
 from bot.store.batches import ENDED, SENT, UPLOADING, Slot, add_part, open_parts, slots_of, update_part
 

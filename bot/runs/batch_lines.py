@@ -11,16 +11,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.answers import NotACompletion, completion_from
 from bot.errors import JudgebotError
-from bot.judge import build_messages, is_bare, judge, new_boundary, provenance, sample_key, schema_name
-from bot.jury import Panel
-from bot.llm import JudgeClient
-from bot.prices import PriceTable
+from bot.judge.judgment import build_messages, is_bare, judge, new_boundary, provenance, sample_key, schema_name
+from bot.judge.panel import Panel
+from bot.judge.samples import Sampled, combine
+from bot.llm.answers import NotACompletion, completion_from
+from bot.llm.client import JudgeClient
+from bot.llm.prices import PriceTable
 from bot.records import RowState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.execute import reused_verdict, row_key, sample_verdict
-from bot.samples import Sampled, combine
 from bot.store import Judgment, RowVerdict, Run, Store
 from bot.store.batches import Slot
 from bot.store.judgments import ID_CHUNK, id_chunks

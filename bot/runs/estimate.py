@@ -14,13 +14,13 @@ from sqlalchemy import func, select
 from sqlmodel import col
 
 from bot.figures import money
-from bot.judge import build_messages
-from bot.jury import Panel
-from bot.prices import PriceTable
+from bot.judge.judgment import build_messages
+from bot.judge.panel import Panel
+from bot.llm.prices import PriceTable
+from bot.llm.tokens import text_tokens
 from bot.records import RowState, Triple
 from bot.rubric import Rubric, leaves
 from bot.store import Judgment, Run, Store
-from bot.tokens import text_tokens
 
 MESSAGE_TOKENS = 4  # each chat message's role and separators
 REQUEST_TOKENS = 3  # the reply's priming

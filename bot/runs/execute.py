@@ -11,19 +11,19 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from bot.context_window import room_for_row
 from bot.errors import JudgebotError, RubricChanged, RunBusy, RunNotResumable, RunStopped
 from bot.figures import money
-from bot.judge import cache_key, failure_verdict, is_bare, judge, provenance, sample_key
-from bot.jury import Panel
-from bot.llm import JudgeClient
+from bot.judge.judgment import cache_key, failure_verdict, is_bare, judge, provenance, sample_key
+from bot.judge.panel import Panel
+from bot.judge.samples import UNSURE_SPREAD, Sampled, combine
+from bot.llm.client import JudgeClient
+from bot.llm.context_window import room_for_row
 from bot.records import CLAIMABLE, JUDGED_FIELDS, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.estimate import prompt_tokens, schema_reply_tokens
 from bot.runs.grouped import Grouped
 from bot.runs.progress import Budget, Progress, RunOutcome
 from bot.runs.twins import Twins
-from bot.samples import UNSURE_SPREAD, Sampled, combine
 from bot.store import Judgment, JudgmentSample, RowVerdict, Run, Store, process_name, utcnow
 from bot.store.samples import SAMPLE_FIELDS, known_samples, save_sample
 

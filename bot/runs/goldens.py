@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.judge import judge
-from bot.llm import JudgeClient
+from bot.csvfiles.results import flatten
+from bot.judge.judgment import judge
+from bot.llm.client import JudgeClient
 from bot.records import RowState, Triple, Verdict
-from bot.results_csv import flatten
 from bot.rubric import Golden, Rubric, misses
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bot.answers import RESUME
 from bot.errors import RunBusy
-from bot.judge import failure_verdict
-from bot.jury import Panel
-from bot.llm import JudgeClient
+from bot.judge.judgment import failure_verdict
+from bot.judge.panel import Panel
+from bot.llm.answers import RESUME
+from bot.llm.client import JudgeClient
 from bot.records import RESUMABLE, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.execute import STALE_AFTER, execute_run

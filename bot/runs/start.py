@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.csvio import CsvRow, CsvSource, MalformedRow, capped_model_name
+from bot.csvfiles.reading import CsvRow, CsvSource, MalformedRow, capped_model_name
 from bot.errors import CsvError, RunBusy
 from bot.records import RowState, RunState, Triple
 from bot.rubric import Rubric

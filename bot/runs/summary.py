@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.csvfiles.results import ResultsWriter, flatten
 from bot.figures import money, percent, ratio
 from bot.records import REJUDGEABLE, RowState
-from bot.results_csv import ResultsWriter, flatten
 from bot.rubric import Rubric, leaves
 from bot.store import JudgmentSample, Run, Store
 from bot.store.samples import samples_by_judgment

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.errors import CommandError, RubricError
-from bot.jury import MAX_SAMPLES
+from bot.judge.panel import MAX_SAMPLES
 from bot.records import Triple
 from bot.rubric import Rubric, RubricSet
 from bot.slack.text import clean, escape, unescape

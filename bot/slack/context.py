@@ -12,8 +12,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import RubricError
-from bot.jury import Bench, Panel
-from bot.llm import JudgeClient
+from bot.judge.panel import Bench, Panel
+from bot.llm.client import JudgeClient
 from bot.rubric import Rubric, RubricSet
 from bot.slack.messenger import Messenger
 from bot.store import Judgment, Run, Store

@@ -18,7 +18,7 @@ from sqlalchemy import text
 
 from bot.config import Settings
 from bot.errors import SetupError
-from bot.jury import open_bench
+from bot.judge.panel import open_bench
 from bot.rubric import load_rubrics
 from bot.slack.app import Parts, build_app
 from bot.slack.context import Context

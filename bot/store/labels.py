@@ -11,10 +11,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import col, select
 
-from bot.calibration import LabeledVerdict
 from bot.records import RowState
 from bot.store.judgments import Store, id_chunks
 from bot.store.models import Feedback, Judgment, Label, utcnow
+from bot.trust.calibration import LabeledVerdict
 
 
 def save_label(store: Store, *, judgment: Judgment, user_id: str, source: str, values: dict[str, Any],

@@ -8,7 +8,6 @@ import logging
 from typing import Any
 
 from bot.errors import RunBusy
-from bot.human_labels import HumanValues, complete
 from bot.records import RESUMABLE, RowState, RunState, Triple
 from bot.rubric import Rubric
 from bot.runs import STALE_AFTER, Origin, abandon_triple, finish_triple, start_triple
@@ -21,6 +20,7 @@ from bot.slack.views.limits import SECTION_LIMIT
 from bot.store import Judgment, JudgmentSample, Label, Run, Store, default_samples, feedback_tally
 from bot.store.labels import labels_of, save_label
 from bot.store.samples import samples_of
+from bot.trust.labels import HumanValues, complete
 
 log = logging.getLogger(__name__)
 

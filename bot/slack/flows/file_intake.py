@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bot.csvio import CsvSource, choose_columns, open_csv
+from bot.csvfiles.reading import CsvSource, choose_columns, open_csv
 from bot.errors import CommandError, CsvError, FileProblem
 from bot.records import ShareState
 from bot.rubric import Rubric

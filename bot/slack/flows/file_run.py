@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.config import Settings
-from bot.csvio import CsvSource
+from bot.csvfiles.reading import CsvSource
 from bot.errors import RubricChanged, RunBusy, RunNotResumable, SetupError
 from bot.figures import money
 from bot.records import RESUMABLE, RowState, RunState, ShareState

@@ -12,7 +12,6 @@ from bot.digest import score_distribution_png
 from bot.records import ShareState
 from bot.rubric import Rubric
 from bot.runs import BANDS, Summary, export_run
-from bot.runs.file_labels import save_file_labels
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.flows import share_thread
@@ -21,6 +20,7 @@ from bot.slack.messenger import slack_error
 from bot.slack.text import escape, plain, shown
 from bot.slack.views import file_run as view
 from bot.store import Run, SharedFile, Store, get_share, move_share, process_name, update_share
+from bot.trust.file_labels import save_file_labels
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 
-from bot.digest.trust import RubricTrust, TrustBar, rubric_trust
 from bot.errors import CommandError
 from bot.runs import Origin
 from bot.slack import commands
@@ -46,6 +45,7 @@ from bot.store import (
     utcnow,
 )
 from bot.store.labels import labeled_rubric_names
+from bot.trust.report import RubricTrust, TrustBar, rubric_trust
 
 log = logging.getLogger(__name__)
 

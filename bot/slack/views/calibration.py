@@ -7,12 +7,12 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block
 
-from bot.calibration import Calibration, Confusion, kappa_text
-from bot.digest.trust import RubricTrust
 from bot.rubric import RubricSet
 from bot.slack.text import code_block, escape
 from bot.slack.views.blocks import listing, message, notice, section
 from bot.slack.views.limits import SECTION_LIMIT
+from bot.trust.calibration import Calibration, Confusion, kappa_text
+from bot.trust.report import RubricTrust
 
 WEEKS_SHOWN = 8
 TABLE_ROOM = SECTION_LIMIT - 300  # the table's code block, leaving room for its heading and a note of rows left out

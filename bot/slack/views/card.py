@@ -19,9 +19,9 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.judge.samples import split_text
 from bot.records import RowState
 from bot.rubric import FieldSpec, Rubric
-from bot.samples import split_text
 from bot.slack.text import clip, escape, pieces, shown
 from bot.slack.views.blocks import context, message, packed, section, size
 from bot.slack.views.limits import (

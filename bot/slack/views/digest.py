@@ -6,7 +6,6 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, HeaderBlock
 
-from bot.calibration import Agreement, kappa_text
 from bot.digest import Digest, Example, JudgeChange, Line, WeekTrust, signed
 from bot.rubric import RubricSet, leaves
 from bot.slack.commands import DAY_NAMES
@@ -15,6 +14,7 @@ from bot.slack.views.blocks import context, listing, message, notice, section, t
 from bot.slack.views.budget import spend_text
 from bot.slack.views.limits import HEADER_LIMIT, MODEL_ROOM
 from bot.store import DigestSubscription
+from bot.trust.calibration import Agreement, kappa_text
 
 QUESTION_ROOM = 120  # characters of a question quoted in a list
 CHANGES_SHOWN = 10  # judge changes listed; a rubric edited all week could otherwise overflow the section

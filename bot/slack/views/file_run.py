@@ -14,16 +14,16 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.calibration import kappa_text
 from bot.figures import duration, number, percent
 from bot.records import RowState, RunState
 from bot.rubric import Rubric, RubricSet
 from bot.runs import Progress, Summary
-from bot.runs.file_labels import FileLabels
 from bot.slack.text import clip, code_block, escape, plain, shown
 from bot.slack.views.blocks import context, listing, message, section
 from bot.slack.views.limits import BUTTON_LIMIT, BUTTONS_PER_ROW, HEADER_LIMIT, SECTION_FIELDS, SECTION_LIMIT
 from bot.store import Run
+from bot.trust.calibration import kappa_text
+from bot.trust.file_labels import FileLabels
 
 PICK_RUBRIC, RUN_AGAIN, SKIP_AGAIN, CANCEL_RUN, RESUME_RUN = (
     "judgebot_file_rubric", "judgebot_file_again", "judgebot_file_skip", "judgebot_run_cancel",

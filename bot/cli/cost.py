@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from bot import terminal
+from bot.cli import views
 from bot.config import Settings
 from bot.errors import UsageError
 from bot.figures import money
@@ -38,7 +38,7 @@ def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: b
     from bot.runs import Budget
     from bot.store import month_start, spend, utcnow
 
-    terminal.show_estimate(console, "Estimate", estimate)
+    views.show_estimate(console, "Estimate", estimate)
     cost, threshold = estimate.cost_usd, settings.confirm_above_usd
     if cost is not None and cost > threshold:
         over = f"{estimate.cost_text()} is more than CONFIRM_ABOVE_USD ({money(threshold)})"

@@ -78,7 +78,7 @@ class PriceFile(BaseModel):
 @cache
 def builtin_prices() -> PriceTable:
     """The price table shipped with judgebot."""
-    text = resources.files("bot").joinpath("prices.yaml").read_text(encoding="utf-8")
+    text = resources.files("bot.llm").joinpath("prices.yaml").read_text(encoding="utf-8")
     return PriceTable.model_validate(load_yaml(text))
 
 

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from bot import terminal, terminal_calibration
+from bot.cli import calibration_views, views
+from bot.cli.cost import approve_cost
 from bot.config import Settings
 from bot.errors import UsageError
 from bot.records import REJUDGEABLE, RowState, RunState
-from bot.terminal_cost import approve_cost
 
 if TYPE_CHECKING:
-    from bot.jury import JudgeSpec, Panel
-    from bot.llm import JudgeClient
+    from bot.judge.panel import JudgeSpec, Panel
+    from bot.llm.client import JudgeClient
     from bot.rubric import Rubric, RubricSet
     from bot.runs import Budget, Origin
     from bot.store import Run, Store
@@ -78,7 +78,7 @@ def terminal_origin() -> Origin:
 
 def judge_client(settings: Settings, concurrency: int | None = None, model: str | None = None) -> JudgeClient:
     """The judge client the settings describe; UsageError when they name no endpoint."""
-    from bot.llm import judge_client_from
+    from bot.llm.client import judge_client_from
 
     if not settings.has_judge_endpoint():
         raise UsageError(NO_ENDPOINT)
@@ -88,7 +88,7 @@ def judge_client(settings: Settings, concurrency: int | None = None, model: str 
 def judge_panel(settings: Settings, args: argparse.Namespace, rubric: Rubric, concurrency: int | None = None) -> Panel:
     """The judges a `judge` command asks: --judges-file, --judges, JUDGES_FILE or JUDGES (else the configured judge),
     each --samples times (else the rubric's own number)."""
-    from bot.jury import open_panel
+    from bot.judge.panel import open_panel
 
     specs = judge_specs(settings, args)
     if (specs is None or any(spec.base_url is None for spec in specs)) and not settings.has_judge_endpoint():
@@ -99,7 +99,7 @@ def judge_panel(settings: Settings, args: argparse.Namespace, rubric: Rubric, co
 
 def judge_specs(settings: Settings, args: argparse.Namespace) -> list[JudgeSpec] | None:
     """The jury --judges-file, --judges, JUDGES_FILE or JUDGES names; None for the configured judge alone."""
-    from bot.jury import judges_from_names, read_judges
+    from bot.judge.panel import judges_from_names, read_judges
 
     if args.judges and args.judges_file:
         raise UsageError("give --judges (models on the configured endpoint) or --judges-file, not both")
@@ -117,7 +117,7 @@ def judge_specs(settings: Settings, args: argparse.Namespace) -> list[JudgeSpec]
 
 def run_panel(settings: Settings, run: Run, concurrency: int | None = None) -> Panel:
     """The judges a run was started with, asked the same way again."""
-    from bot.jury import reopen_panel
+    from bot.judge.panel import reopen_panel
 
     if not run.judges and not settings.has_judge_endpoint():
         raise UsageError(NO_ENDPOINT)
@@ -127,9 +127,9 @@ def run_panel(settings: Settings, run: Run, concurrency: int | None = None) -> P
 
 async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
     """`judgebot judge`: a file, or one triple given with -q -r -a."""
-    from bot.csvio import open_csv, parse_columns
+    from bot.csvfiles.reading import open_csv, parse_columns
+    from bot.llm.retries import observing_retries
     from bot.records import Triple, Verdict
-    from bot.retries import observing_retries
     from bot.runs import execute_run, start_csv_run, start_single_run
     from bot.store import Store
     from bot.store.samples import samples_of
@@ -154,16 +154,16 @@ async def judge_command(args: argparse.Namespace, settings: Settings, rubrics: R
         async with panel:
             run = start_single_run(store, rubric=rubric, triple=triple, **panel.run_fields(), model_name=args.model_name,
                                    fresh=args.fresh, origin=terminal_origin())
-            with observing_retries(lambda notice: console.print(f"[yellow]{terminal.shown(str(notice))}[/]")):
+            with observing_retries(lambda notice: console.print(f"[yellow]{views.shown(str(notice))}[/]")):
                 outcome = await execute_run(store, run, rubric, panel, concurrency=1,
                                             unsure_spread=settings.unsure_spread)
         if outcome.stop_reason and outcome.status == RunState.PAUSED:
             raise UsageError(f"{outcome.stop_reason.rstrip('.')}.\nRun {run.id} keeps this triple, not yet judged: "
                              f"`judgebot resume {run.id}` judges it.")
         judgment = next(store.iter_judgments(run.id))
-        terminal.show_verdict(console, rubric, Verdict.model_validate(judgment, from_attributes=True))
+        views.show_verdict(console, rubric, Verdict.model_validate(judgment, from_attributes=True))
         if not panel.single:
-            terminal.show_samples(console, samples_of(store, judgment.id))
+            views.show_samples(console, samples_of(store, judgment.id))
         return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
     if any(value is not None for value in single):
         raise UsageError("give either a CSV file or -q/-r/-a, not both")
@@ -198,8 +198,8 @@ async def resume_command(args: argparse.Namespace, settings: Settings, rubrics: 
     waiting = bool(open_parts(store, run.id))  # batches sent before a stop: wait for them, never send them again
     batch = args.batch or waiting
     rejudge = REJUDGEABLE if args.retry_errors else ()
-    console.print(f"Resuming run {run.id} ({terminal.shown(run.source_name or run.source)}, "
-                  f"rubric {terminal.shown(run.rubric_name)}).")
+    console.print(f"Resuming run {run.id} ({views.shown(run.source_name or run.source)}, "
+                  f"rubric {views.shown(run.rubric_name)}).")
     if waiting and not args.batch:
         console.print(f"Run {run.id} has batches sent before: waiting for them (rows no batch holds stay pending).")
         go, budget = True, None
@@ -236,14 +236,14 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, panel: Panel, conso
                      concurrency: int, unsure_spread: float, rejudge: tuple[RowState, ...] = (),
                      budget: Budget | None = None, batch: float | None = None, new_parts: bool = True) -> int:
     """Judge the pending rows of a run with a progress bar, then write the results and show the summary."""
-    from bot.retries import observing_retries
+    from bot.llm.retries import observing_retries
     from bot.runs import execute_run, export_run
     from bot.runs.batch import judge_by_batch
-    from bot.runs.file_labels import save_file_labels
+    from bot.trust.file_labels import save_file_labels
 
     settled()
     async with panel:
-        with terminal.ProgressBar(console, f"{rubric.name} · run {run.id}") as bar, observing_retries(bar.retrying):
+        with views.ProgressBar(console, f"{rubric.name} · run {run.id}") as bar, observing_retries(bar.retrying):
             if batch is not None:  # the seconds between two looks at the batches
                 if rejudge:
                     await asyncio.to_thread(store.reset_rows, run.id, rejudge)
@@ -265,14 +265,14 @@ async def finish_run(store: Store, run: Run, rubric: Rubric, panel: Panel, conso
                          f"`judgebot resume {run.id} --out PATH` writes the results elsewhere.") from None
     if not kept and run.results_path != str(out.resolve()):
         store.update_run(run.id, results_path=str(out.resolve()))  # where `judgebot resume` writes them next
-    terminal.show_summary(console, run, rubric, summary, None if kept else out)
+    views.show_summary(console, run, rubric, summary, None if kept else out)
     if labels.any:
-        terminal_calibration.show_file_labels(console, labels)
+        calibration_views.show_file_labels(console, labels)
     if kept:
-        console.print(f"{terminal.shown(str(out))} is left as it was: run {run.id}'s results replace it once its pending "
+        console.print(f"{views.shown(str(out))} is left as it was: run {run.id}'s results replace it once its pending "
                       "rows are judged.", highlight=False)
     if outcome.status == RunState.PAUSED:
-        console.print(f"[red]Run {run.id} stopped[/]: {terminal.shown(outcome.stop_reason or '')}. "
+        console.print(f"[red]Run {run.id} stopped[/]: {views.shown(outcome.stop_reason or '')}. "
                       f"{outcome.counts.get(RowState.PENDING, 0)} rows are still pending; "
                       f"`judgebot resume {run.id}` finishes them.", highlight=False)
     return EXIT_OK if outcome.all_scored else EXIT_UNSCORED

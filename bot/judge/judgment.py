@@ -12,9 +12,9 @@ import unicodedata
 from collections.abc import Collection
 from typing import Any
 
-from bot.answers import Completion
 from bot.errors import FormulaError, JudgeCallError, RunStopped
-from bot.llm import JudgeClient
+from bot.llm.answers import Completion
+from bot.llm.client import JudgeClient
 from bot.records import Outcome, RowState, Triple, Verdict
 from bot.rubric import Rubric
 

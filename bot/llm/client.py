@@ -16,7 +16,9 @@ import aiohttp
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
-from bot.answers import (
+from bot.config import Settings
+from bot.errors import JudgeCallError, RunStopped, SetupError
+from bot.llm.answers import (
     RESUME,
     Completion,
     NotACompletion,
@@ -28,12 +30,10 @@ from bot.answers import (
     rejects_format,
     status_text,
 )
-from bot.config import Settings
-from bot.context_window import ContextWindow, discover
-from bot.endpoints import azure_v1_url, on_azure, portable_schema
-from bot.errors import JudgeCallError, RunStopped, SetupError
-from bot.pacing import Throttle, backoff, rate_limit_wait, retry_after
-from bot.retries import (
+from bot.llm.context_window import ContextWindow, discover
+from bot.llm.endpoints import azure_v1_url, on_azure, portable_schema
+from bot.llm.pacing import Throttle, backoff, rate_limit_wait, retry_after
+from bot.llm.retries import (
     Retry,
     Retrying,
     Tries,

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from bot.cli.views import printable, shown
 from bot.figures import number, percent
-from bot.terminal import printable, shown
 
 if TYPE_CHECKING:  # only types: drawing the figures must not load the database or the judge
-    from bot.calibration import Calibration
-    from bot.runs.file_labels import FileLabels
+    from bot.trust.calibration import Calibration
+    from bot.trust.file_labels import FileLabels
 
 # The figures' names from outside judgebot (model names, criteria) are made safe by the caller (terminal.shown); the
 # confusion table is printed with markup off, from its raw names, so that its columns line up.
@@ -40,7 +40,7 @@ def agreement_text(figures: Calibration) -> str:
 
 def kappa_lines(console: Console, figures: Calibration) -> None:
     """Cohen's kappa on pass/fail and, when the rubric has a tag, on the tag."""
-    from bot.calibration import kappa_text
+    from bot.trust.calibration import kappa_text
 
     _line(console, "kappa on pass/fail", kappa_text(figures.kappa_pass, figures.pass_n))
     if figures.tag_n:

@@ -8,14 +8,14 @@ from datetime import datetime
 
 from sqlmodel import col, select
 
-from bot.calibration import Agreement, Calibration, LabeledVerdict, calibrate, most_first
 from bot.config import Settings
 from bot.digest.week import Period
-from bot.human_labels import numeric_paths, tag_order
 from bot.records import RowState
 from bot.rubric import Rubric
 from bot.store import Judgment, Store
 from bot.store.labels import PassCount, counted_passes, labeled_verdicts
+from bot.trust.calibration import Agreement, Calibration, LabeledVerdict, calibrate, most_first
+from bot.trust.labels import numeric_paths, tag_order
 
 WEEKS_BEFORE = 4  # the digest sets a week's labels against the labels of this many weeks before it together
 HASH_SHOWN = 7  # characters of a rubric's hash shown to tell two texts of it apart

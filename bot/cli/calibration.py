@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console
 
-from bot import terminal, terminal_calibration
+from bot.cli import calibration_views, views
+from bot.cli.judging import EXIT_OK, settled
 from bot.config import Settings
 from bot.errors import UsageError
-from bot.run_commands import EXIT_OK, settled
 
 if TYPE_CHECKING:
-    from bot.calibration import Calibration
-    from bot.human_labels import HumanValues
     from bot.rubric import Rubric, RubricSet
     from bot.store import Judgment, Store
+    from bot.trust.calibration import Calibration
+    from bot.trust.labels import HumanValues
 
 DAYS = re.compile(r"^(\d+)d$")
 TEXT_COLUMNS = ["question", "reference", "answer", "model"]
@@ -45,10 +45,10 @@ async def calibration_command(args: argparse.Namespace, settings: Settings, rubr
     """`judgebot calibration`: the judge's figures against every label (`calibration check` is bot.calibration_check)."""
     if args.labels or args.yes or args.fresh or args.min_agreement is not None:
         raise UsageError("--labels, --min-agreement, --yes and --fresh belong to `judgebot calibration check`")
-    from bot.calibration import calibrate
-    from bot.human_labels import numeric_paths, tag_order
     from bot.store import Store
     from bot.store.labels import labeled_verdicts
+    from bot.trust.calibration import calibrate
+    from bot.trust.labels import numeric_paths, tag_order
 
     settled()
     rubric = rubrics.get(args.rubric)
@@ -58,12 +58,12 @@ async def calibration_command(args: argparse.Namespace, settings: Settings, rubr
                               channel_id=args.channel, since=since, numeric=numeric, everywhere=args.channel is None)
     where = scope_text(rubric, args.channel, args.judge_model)
     if not labels:
-        terminal_calibration.show_no_labels(console, f"{where}, {period_text(args.since)}")
+        calibration_views.show_no_labels(console, f"{where}, {period_text(args.since)}")
         return EXIT_OK
     figures = calibrate(labels, tags=tag_order(rubric), criteria=numeric)
-    terminal_calibration.show_calibration(console, f"Calibration of {where}, {period_text(args.since)}",
+    calibration_views.show_calibration(console, f"Calibration of {where}, {period_text(args.since)}",
                                           shown_figures(figures))
-    terminal_calibration.show_warnings(console, calibration_warnings(figures, settings, rubric))
+    calibration_views.show_warnings(console, calibration_warnings(figures, settings, rubric))
     return EXIT_OK
 
 
@@ -95,15 +95,15 @@ def scope_text(rubric: Rubric, channel: str | None, judge_model: str | None) -> 
     """Which labels a title speaks of, made safe to print."""
     where = f"channel {channel}" if channel else "all channels and the terminal"
     judge = f", judge {judge_model}" if judge_model else ""
-    return terminal.shown(f"{rubric.name} ({rubric.title}), {where}{judge}")
+    return views.shown(f"{rubric.name} ({rubric.title}), {where}{judge}")
 
 
 def shown_figures(figures: Calibration) -> Calibration:
     """The figures with every name from outside (judge models, criteria) made safe to print with markup on."""
     return figures.model_copy(update={  # the confusion table is printed with markup off, as it is
-        "mad": {terminal.shown(path): gap for path, gap in figures.mad.items()},
-        "judge_models": {terminal.shown(name): count for name, count in figures.judge_models.items()},
-        "rubric_hashes": {terminal.shown(name): count for name, count in figures.rubric_hashes.items()},
+        "mad": {views.shown(path): gap for path, gap in figures.mad.items()},
+        "judge_models": {views.shown(name): count for name, count in figures.judge_models.items()},
+        "rubric_hashes": {views.shown(name): count for name, count in figures.rubric_hashes.items()},
     })
 
 
@@ -119,12 +119,12 @@ def calibration_warnings(figures: Calibration, settings: Settings, rubric: Rubri
                         "(CALIBRATION_MIN_AGREEMENT): read its pass rates with care")
     model, count = next(iter(figures.judge_models.items()))
     if model != settings.judge_model:
-        warnings.append(terminal.shown(f"{count} of {figures.n} labels were given on verdicts of {model}, but the "
+        warnings.append(views.shown(f"{count} of {figures.n} labels were given on verdicts of {model}, but the "
                                        f"judge now is {settings.judge_model} (JUDGE_MODEL): these figures may not "
                                        "hold for it; `judgebot calibration check` measures it"))
     version, count = next(iter(figures.rubric_hashes.items()))
     if version != rubric.content_hash:
-        warnings.append(terminal.shown(f"{count} of {figures.n} labels were given under another version of "
+        warnings.append(views.shown(f"{count} of {figures.n} labels were given under another version of "
                                        f"{rubric.name} ({version}; loaded now: {rubric.version}, "
                                        f"{rubric.content_hash}): `judgebot calibration check` measures this one"))
     return warnings
@@ -135,8 +135,8 @@ def calibration_warnings(figures: Calibration, settings: Settings, rubric: Rubri
 
 async def labels_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
     """`judgebot labels export`: every label of a rubric as a CSV that `calibration check --labels` reads back."""
-    from bot.human_labels import labelable
     from bot.store import Store
+    from bot.trust.labels import labelable
 
     settled()
     rubric = rubrics.get(args.rubric)
@@ -145,7 +145,7 @@ async def labels_command(args: argparse.Namespace, settings: Settings, rubrics: 
     if args.out is None:
         write_labels(sys.stdout, cases, paths)
         sys.stdout.flush()
-        Console(stderr=True, highlight=False).print(f"{len(cases)} labels of {terminal.shown(rubric.name)}.")
+        Console(stderr=True, highlight=False).print(f"{len(cases)} labels of {views.shown(rubric.name)}.")
         return EXIT_OK
     if args.out.is_dir():
         raise UsageError(f"{args.out} is a directory; give --out a file name")
@@ -154,7 +154,7 @@ async def labels_command(args: argparse.Namespace, settings: Settings, rubrics: 
             write_labels(out, cases, paths)
     except OSError as err:
         raise UsageError(f"cannot write {args.out}: {err.strerror or err}") from None
-    console.print(f"{len(cases)} labels of {terminal.shown(rubric.name)} written to {terminal.shown(str(args.out))}.")
+    console.print(f"{len(cases)} labels of {views.shown(rubric.name)} written to {views.shown(str(args.out))}.")
     return EXIT_OK
 
 
@@ -177,7 +177,7 @@ def labeled_cases(store: Store, rubric: Rubric, channel_id: str | None) -> list[
 
 def label_values(values: dict[str, Any], passed: bool | None, rubric: Rubric) -> HumanValues:
     """A saved label as a person's values: only the fields of the rubric a person can label."""
-    from bot.human_labels import HumanValues, labelable
+    from bot.trust.labels import HumanValues, labelable
 
     fields = labelable(rubric)
     return HumanValues(values={path: value for path, value in values.items() if path in fields}, passed=passed)
@@ -185,8 +185,8 @@ def label_values(values: dict[str, Any], passed: bool | None, rubric: Rubric) ->
 
 def vote_values(agree: bool, judgment: Judgment, rubric: Rubric) -> HumanValues:
     """A vote as a person's values: an Agree takes the judge's own, a Disagree says only pass/fail."""
-    from bot.human_labels import HumanValues, labelable
     from bot.store.labels import value_at
+    from bot.trust.labels import HumanValues, labelable
 
     if not agree:
         return HumanValues(passed=None if judgment.passed is None else not judgment.passed)
@@ -197,8 +197,8 @@ def vote_values(agree: bool, judgment: Judgment, rubric: Rubric) -> HumanValues:
 
 def write_labels(out: TextIO, cases: list[LabeledCase], paths: list[str]) -> None:
     """The labels as CSV: the texts, the person's values, then the judge's verdict and who labeled it when."""
-    from bot.human_labels import PASS, PREFIX
-    from bot.results_csv import neutralise
+    from bot.csvfiles.results import neutralise
+    from bot.trust.labels import PASS, PREFIX
 
     writer = csv.writer(out)
     writer.writerow([*TEXT_COLUMNS, PREFIX + PASS, *(PREFIX + path for path in paths), *JUDGE_COLUMNS])

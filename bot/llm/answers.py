@@ -12,8 +12,8 @@ from typing import Any
 import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from bot.endpoints import RANGE_KEYWORDS
 from bot.errors import JudgeCallError
+from bot.llm.endpoints import RANGE_KEYWORDS
 
 RESUME = "resume the run"  # what every RunStopped that a resume cures advises (a single judgment rewrites it)
 BILLING_CODES = frozenset({"insufficient_quota", "insufficient_credits", "billing_hard_limit_reached",

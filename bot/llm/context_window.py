@@ -12,7 +12,7 @@ import openai
 from openai import AsyncOpenAI
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.tokens import MAX_TOKENS_PER_CHAR, text_tokens
+from bot.llm.tokens import MAX_TOKENS_PER_CHAR, text_tokens
 
 log = logging.getLogger(__name__)
 

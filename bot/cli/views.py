@@ -14,8 +14,8 @@ from rich.markup import escape as escape_markup
 from rich.table import Table
 
 from bot.figures import duration, money, number, percent, spend_parts
+from bot.judge.samples import split_text
 from bot.records import RowState
-from bot.samples import split_text
 
 # C0 and C1 control characters but newline and tab: ESC and CSI start terminal escape sequences (a title, a cleared
 # screen, a hyperlink), and stored texts (model names, questions, file names, stop reasons) come from CSVs and Slack.
@@ -25,8 +25,8 @@ SHRUNK = 12  # the narrowest a column of free text (a question, tags) is made be
 
 if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
     from bot.digest import Digest
+    from bot.llm.retries import Retrying
     from bot.records import Verdict
-    from bot.retries import Retrying
     from bot.rubric import Rubric
     from bot.runs import GoldenResult, Summary
     from bot.runs import Progress as RunProgress
@@ -299,8 +299,8 @@ def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None
 def show_digest(console: Console, digest: Digest, title: str) -> None:
     """A channel's digest: per model and rubric figures against the week before, regressions, worst, judge changes,
     and how far people's labels say the judge can be trusted."""
-    from bot.calibration import Agreement, kappa_text
     from bot.digest import signed
+    from bot.trust.calibration import Agreement, kappa_text
 
     def labels(figures: Agreement) -> str:
         if not figures.n:

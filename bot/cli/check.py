@@ -11,21 +11,21 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from bot import terminal, terminal_calibration
-from bot.calibration_commands import TEXT_COLUMNS, labeled_cases
+from bot.cli import calibration_views, views
+from bot.cli.calibration import TEXT_COLUMNS, labeled_cases
+from bot.cli.judging import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, settled, terminal_origin
 from bot.config import Settings
 from bot.errors import UsageError
-from bot.run_commands import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, settled, terminal_origin
 
 if TYPE_CHECKING:
-    from bot.calibration import Calibration, LabeledVerdict
-    from bot.csvio import CsvRow
-    from bot.human_labels import HumanValues
-    from bot.jury import Panel
+    from bot.csvfiles.reading import CsvRow
+    from bot.judge.panel import Panel
     from bot.rubric import Rubric, RubricSet
     from bot.runs import Origin
     from bot.runs.estimate import Estimate
     from bot.store import Judgment, Store
+    from bot.trust.calibration import Calibration, LabeledVerdict
+    from bot.trust.labels import HumanValues
 
 EXIT_BELOW = EXIT_UNSCORED  # a check below --min-agreement fails like a run with rows left unscored
 
@@ -54,9 +54,9 @@ async def check_command(args: argparse.Namespace, settings: Settings, rubrics: R
     store = Store.open(settings.db_url)
     cases = check_cases(args, store, rubric, console)
     if not cases:
-        raise UsageError(f"no labeled rows of {rubric.name} to check. {terminal_calibration.HOW_TO_LABEL}")
+        raise UsageError(f"no labeled rows of {rubric.name} to check. {calibration_views.HOW_TO_LABEL}")
     async with check_panel(settings, args, rubric) as panel:
-        terminal.show_estimate(console, "Judging the labeled rows again", estimate(rubric, cases, panel, store))
+        views.show_estimate(console, "Judging the labeled rows again", estimate(rubric, cases, panel, store))
         if not confirmed(len(cases), settings.calibration_confirm_rows, args.yes, console):
             console.print("Nothing judged.")
             return EXIT_USAGE
@@ -66,10 +66,10 @@ async def check_command(args: argparse.Namespace, settings: Settings, rubrics: R
     unscored = len(cases) - current.n
     if unscored:
         console.print(f"[yellow]{unscored} rows got no verdict[/] (a judge error or an invalid reply) and are left out.")
-    today = terminal.shown(f"Today's judge: {judges_of(panel)}, {rubric.name} {rubric.version}")
+    today = views.shown(f"Today's judge: {judges_of(panel)}, {rubric.name} {rubric.version}")
     before = None if original is None else (
-        terminal.shown(f"The labeled verdicts' judges: {', '.join(original.judge_models)}"), original)
-    terminal_calibration.show_check(console, (today, current), before, minimum)
+        views.shown(f"The labeled verdicts' judges: {', '.join(original.judge_models)}"), original)
+    calibration_views.show_check(console, (today, current), before, minimum)
     return EXIT_OK if current.agreement is not None and current.agreement >= minimum else EXIT_BELOW
 
 
@@ -77,7 +77,7 @@ def check_cases(args: argparse.Namespace, store: Store, rubric: Rubric, console:
     """The labeled rows a check judges: from the labels file, else from the channel's labeled judgments."""
     if args.labels is not None:
         return cases_from_file(args.labels, rubric, console)
-    from bot.csvio import CsvRow
+    from bot.csvfiles.reading import CsvRow
 
     cases = []
     for line, case in enumerate(labeled_cases(store, rubric, args.channel), start=1):
@@ -90,9 +90,9 @@ def check_cases(args: argparse.Namespace, store: Store, rubric: Rubric, console:
 
 def cases_from_file(path: Path, rubric: Rubric, console: Console) -> list[CheckCase]:
     """The labeled rows of a CSV with human_ columns; rows without a label, or with an unreadable one, are skipped."""
-    from bot.csvio import CsvRow, MalformedRow, open_csv
-    from bot.human_labels import label_columns, read_label
-    from bot.results_csv import restore as restored
+    from bot.csvfiles.reading import CsvRow, MalformedRow, open_csv
+    from bot.csvfiles.results import restore as restored
+    from bot.trust.labels import label_columns, read_label
 
     source = open_csv(path)
     columns, unknown = label_columns(source.headers, rubric)
@@ -100,19 +100,19 @@ def cases_from_file(path: Path, rubric: Rubric, console: Console) -> list[CheckC
         raise UsageError(f"{path} has no human_pass or human_<field> column for {rubric.name}, so it holds no labels; "
                          "`judgebot labels export` writes such a file")
     for header in unknown:
-        console.print(f"[yellow]warning[/]: column {terminal.shown(header)} names no field of {rubric.name} that can be "
+        console.print(f"[yellow]warning[/]: column {views.shown(header)} names no field of {rubric.name} that can be "
                       "labeled; it is not read")
     knows_original = any(header in source.headers for header in ("judge_pass", "judge_tag"))
     cases = []
     for row in source:
         if isinstance(row, MalformedRow):
-            console.print(f"[yellow]row {row.line}[/] skipped: {terminal.shown(row.reason)}")
+            console.print(f"[yellow]row {row.line}[/] skipped: {views.shown(row.reason)}")
             continue
         cells = {header: restored(cell) for header, cell in row.cells.items()}
         try:
             human = read_label(cells, columns, rubric)
         except ValueError as err:
-            console.print(f"[yellow]row {row.line}[/] label not read: {terminal.shown(str(err))}")
+            console.print(f"[yellow]row {row.line}[/] label not read: {views.shown(str(err))}")
             continue
         if human.empty:
             continue
@@ -124,7 +124,7 @@ def cases_from_file(path: Path, rubric: Rubric, console: Console) -> list[CheckC
 
 def original_of(cells: dict[str, str]) -> tuple[bool | None, str | None, str]:
     """What the judge of a labeled verdict gave, from the judge_pass, judge_tag and judge_model columns."""
-    from bot.human_labels import FALSE_WORDS, TRUE_WORDS
+    from bot.trust.labels import FALSE_WORDS, TRUE_WORDS
 
     word = (cells.get("judge_pass") or "").strip().lower()
     passed = True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
@@ -149,7 +149,7 @@ def judges_of(panel: Panel) -> str:
 
 def confirmed(rows: int, limit: int, yes: bool, console: Console) -> bool:
     """Whether to judge `rows`: at once up to `limit` or with --yes, else when the person at the terminal says so."""
-    from bot.terminal_cost import agreed
+    from bot.cli.cost import agreed
 
     over = f"{rows} rows is more than CALIBRATION_CONFIRM_ROWS ({limit})"
     return rows <= limit or agreed(f"{over}. Judge them?", f"{over} and there is no terminal to ask; pass --yes to "
@@ -166,7 +166,7 @@ def check_origin() -> Origin:
 def check_panel(settings: Settings, args: argparse.Namespace, rubric: Rubric) -> Panel:
     """Today's judges as `judgebot judge` would ask them (--judges, --judges-file, the configured jury, else
     JUDGE_MODEL; --samples), or the one judge --judge-model names."""
-    from bot.run_commands import judge_panel
+    from bot.cli.judging import judge_panel
 
     if args.judge_model:
         if args.judges or args.judges_file:
@@ -179,8 +179,8 @@ async def judge_again(store: Store, rubric: Rubric, cases: list[CheckCase], pane
                       fresh: bool, console: Console, *, source_name: str) -> dict[int, Judgment]:
     """Judge the cases as a run of its own (source "check"), with a progress bar; the judgments by row number."""
     from bot.errors import RunStopped
+    from bot.llm.retries import observing_retries
     from bot.records import RunState
-    from bot.retries import observing_retries
     from bot.runs import execute_run, start_run
 
     settled()
@@ -188,7 +188,7 @@ async def judge_again(store: Store, rubric: Rubric, cases: list[CheckCase], pane
     run = start_run(store, rubric=rubric, rows=[case.row for case in cases], columns=TEXT_COLUMNS,
                     source_name=source_name, fresh=fresh, origin=check_origin(),
                     **panel.run_fields())
-    with terminal.ProgressBar(console, f"{rubric.name} · check run {run.id}") as bar, observing_retries(bar.retrying):
+    with views.ProgressBar(console, f"{rubric.name} · check run {run.id}") as bar, observing_retries(bar.retrying):
         outcome = await execute_run(store, run, rubric, panel, concurrency=settings.concurrency,
                                     on_progress=bar.update, unsure_spread=settings.unsure_spread)
     if outcome.status == RunState.PAUSED:
@@ -201,10 +201,10 @@ async def judge_again(store: Store, rubric: Rubric, cases: list[CheckCase], pane
 def check_figures(cases: list[CheckCase], judged: dict[int, Judgment],
                   rubric: Rubric) -> tuple[Calibration, Calibration | None]:
     """Today's judge against the labels, and the original judges against the same labels when the cases say."""
-    from bot.calibration import calibrate
-    from bot.human_labels import complete, tag_order
     from bot.records import RowState
     from bot.store import utcnow
+    from bot.trust.calibration import calibrate
+    from bot.trust.labels import complete, tag_order
 
     now = utcnow()
     current: list[LabeledVerdict] = []
@@ -227,7 +227,7 @@ def check_figures(cases: list[CheckCase], judged: dict[int, Judgment],
 def verdict_pair(judge_passed: bool | None, judge_tag: str | None, judge_model: str, human_passed: bool | None,
                  human_tag: str | None, at: datetime, rubric_hash: str) -> LabeledVerdict:
     """One (judge, person) pair as calibration reads it."""
-    from bot.calibration import LabeledVerdict
+    from bot.trust.calibration import LabeledVerdict
 
     return LabeledVerdict(judge_passed=judge_passed, judge_tag=judge_tag, human_passed=human_passed,
                           human_tag=human_tag, labeled_at=at, judge_model=judge_model, rubric_hash=rubric_hash)

@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.config import Settings
 from bot.errors import SetupError
-from bot.llm import JudgeClient, make_judge_client
-from bot.prices import PriceTable, builtin_prices, load_prices
+from bot.llm.client import JudgeClient, make_judge_client
+from bot.llm.prices import PriceTable, builtin_prices, load_prices
 from bot.yaml_text import load_yaml
 
 MAX_SAMPLES = 9

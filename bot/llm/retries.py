@@ -10,9 +10,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.answers import RESUME
 from bot.errors import RunStopped
-from bot.pacing import backoff
+from bot.llm.answers import RESUME
+from bot.llm.pacing import backoff
 
 RetryKind = Literal["row", "unreachable", "rate_limit", "outage"]
 MAX_RETRY_AFTER = 120.0  # a server that asks for a longer wait is not coming back within this run

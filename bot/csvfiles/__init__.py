@@ -1,0 +1,1 @@
+"""CSV files: reading what people export from spreadsheets, writing safe results."""

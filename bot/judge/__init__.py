@@ -1,0 +1,1 @@
+"""Judging: one judgment (prompt, injection screen, reply reading, repair) and the panel (samples and juries)."""
