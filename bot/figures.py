@@ -1,7 +1,9 @@
-"""Figures read the same everywhere: a ratio is None when there is nothing to divide by, and numbers, shares and
-durations are written one way in the terminal and in Slack."""
+"""Figures read the same everywhere: a ratio is None when there is nothing to divide by, and numbers, shares,
+durations and ISO weeks are written one way in the terminal and in Slack."""
 
 from __future__ import annotations
+
+from datetime import date
 
 MISSING = "–"  # what a figure that cannot be computed shows
 
@@ -44,3 +46,9 @@ def spend_parts(by_judge: list[tuple[str, str, float, int]]) -> list[str]:
     """Each (rubric, judge, USD, rows of unknown price) as "eth · gpt-4o $10.00 (3 rows of unknown price)"."""
     return [f"{rubric} · {judge} {money(usd)}" + (f" ({rows:,} rows of unknown price)" if rows else "")
             for rubric, judge, usd, rows in by_judge]
+
+
+def iso_week(day: date) -> str:
+    """The ISO week of a day (or of a moment's day), such as 2026-W47; 1 January 2027 is in 2026-W53."""
+    year, week, _ = day.isocalendar()
+    return f"{year}-W{week:02d}"

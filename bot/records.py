@@ -1,7 +1,9 @@
-"""The vocabulary every layer shares: the triple, the verdict, and the states of runs, rows, shares and posts."""
+"""The vocabulary every layer shares: the triple, the verdict, the states of runs, rows, shares and posts, and the
+periods people name ("7d", "30d", "all")."""
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -108,3 +110,24 @@ VERDICT_FIELDS = tuple(Verdict.model_fields)
 JUDGED_FIELDS = ("output", "derived", "headline", "passed", "label", "tag", "raw_reply", "error", "flags", "samples",
                  "agreement", "spread", "unsure")
 """What a judgment adds to a row (cleared when the row is judged again); the rest says who judged and at what cost."""
+
+
+PERIOD = re.compile(r"(\d{1,4})d|all", re.IGNORECASE)  # how a period is written, in `/judge` and on the command line
+
+
+def is_period(word: str) -> bool:
+    """Whether `word` is written as a period ("7d", "30d", "all"), whatever the days it names."""
+    return PERIOD.fullmatch(word.strip()) is not None
+
+
+def period_days(word: str) -> int | None:
+    """The days a period names: 7 for "7d", None for "all" (all time). ValueError when `word` is not written as a
+    period, or names 0 days."""
+    found = PERIOD.fullmatch(word.strip())
+    if found is None:
+        raise ValueError(f"{word!r} is not a period: write 7d, 30d or all")
+    if found.group(1) is None:
+        return None
+    if int(found.group(1)) == 0:
+        raise ValueError("a period of 0 days holds nothing: try 7d, 30d or all")
+    return int(found.group(1))

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
+from bot.figures import iso_week
 from bot.trust.calibration import (
     Calibration,
     Confusion,
     LabeledVerdict,
     calibrate,
     cohen_kappa,
-    iso_week,
     kappa_text,
     mean_abs_diff,
     wilson,

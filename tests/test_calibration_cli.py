@@ -25,13 +25,13 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import col
 
+from bot.figures import iso_week
 from bot.llm.prices import builtin_prices
 from bot.records import Triple
 from bot.rubric import RubricSet
 from bot.runs.estimate import Estimate, estimate_rows
 from bot.store import Judgment, Label, Store, record_feedback, utcnow
 from bot.store.labels import save_label
-from bot.trust.calibration import iso_week
 from tests.replies import eth_reply, triple_of
 from tests.servers.openai_server import FakeJudgeServer, Reply
 from tests.test_cli import flat, history, judgebot, write_rows

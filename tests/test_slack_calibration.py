@@ -15,6 +15,7 @@ from sqlmodel import col, update
 from bot.cli.views import show_digest, show_stats
 from bot.digest import Period, TrustBar, build_digest
 from bot.errors import CommandError
+from bot.figures import iso_week
 from bot.records import Verdict
 from bot.slack.commands import CalibrationCheck, parse_command
 from bot.slack.server import start_bot
@@ -22,7 +23,6 @@ from bot.store import Judgment, Store, channel_stats, record_feedback, utcnow
 from bot.store.labels import labeled_rubric_names, save_label
 from bot.store.models import Feedback, Label
 from bot.store.preferences import set_default_rubric
-from bot.trust.calibration import iso_week
 from bot.trust.report import judge_in_use, week_trust
 from tests.conftest import SIGNING_SECRET
 from tests.servers.slack_server import FakeSlackServer

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import re
 import sys
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -16,6 +15,7 @@ from bot.cli import calibration_views, views
 from bot.cli.judging import EXIT_OK, settled
 from bot.config import Settings
 from bot.errors import UsageError
+from bot.records import is_period, period_days
 
 if TYPE_CHECKING:
     from bot.rubric import Rubric, RubricSet
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from bot.trust.calibration import Calibration
     from bot.trust.labels import HumanValues
 
-DAYS = re.compile(r"^(\d+)d$")
 TEXT_COLUMNS = ["question", "reference", "answer", "model"]
 JUDGE_COLUMNS = ["judge_pass", "judge_tag", "judge_model", "rubric_version", "labeled_by", "labeled_at", "judgment_id"]
 
@@ -68,15 +67,18 @@ async def calibration_command(args: argparse.Namespace, settings: Settings, rubr
 
 
 def since_of(text: str | None) -> datetime | None:
-    """The moment --since names (7d, 30d, any Nd, a YYYY-MM-DD date, or all), in UTC as the history keeps it."""
+    """The moment --since names (7d, 30d, any period of days, a YYYY-MM-DD date, or all), in UTC as the history keeps
+    it."""
     from bot.store import utcnow
 
-    if text is None or text == "all":
+    if text is None:
         return None
-    if days := DAYS.match(text):
-        if int(days.group(1)) < 1:
-            raise UsageError("--since takes at least 1d")
-        return utcnow() - timedelta(days=int(days.group(1)))
+    if is_period(text):
+        try:
+            days = period_days(text)
+        except ValueError as err:
+            raise UsageError(f"--since {text}: {err}") from None
+        return None if days is None else utcnow() - timedelta(days=days)
     try:
         day = date.fromisoformat(text)
     except ValueError:
@@ -86,9 +88,9 @@ def since_of(text: str | None) -> datetime | None:
 
 def period_text(since: str | None) -> str:
     """How --since reads in a title."""
-    if since is None or since == "all":
+    if since is None or since.strip().lower() == "all":
         return "all time"
-    return f"since {since}" if DAYS.match(since) is None else f"last {since[:-1]} days"
+    return f"last {since.strip()[:-1]} days" if is_period(since) else f"since {since}"
 
 
 def scope_text(rubric: Rubric, channel: str | None, judge_model: str | None) -> str:

@@ -253,7 +253,8 @@ async def serve_command(settings: Settings, console: Console) -> int:
 
 async def digest_command(args: argparse.Namespace, settings: Settings, console: Console) -> int:
     """`digest`: a channel's digest of one ISO week in the terminal, and with --post in the channel, once."""
-    from bot.digest import Period, build_digest, iso_week
+    from bot.digest import Period, build_digest
+    from bot.figures import iso_week
     from bot.rubric import load_rubrics
     from bot.store import Store, all_subscriptions
     from bot.trust.report import TrustBar

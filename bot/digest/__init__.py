@@ -3,10 +3,10 @@
 from bot.digest.charts import score_distribution_png, trend_png
 from bot.digest.figures import Digest, Example, JudgeChange, Line, Regression, build_digest, signed
 from bot.digest.schedule import DigestScheduler, next_posting
-from bot.digest.week import WEEK, Period, iso_week
+from bot.digest.week import WEEK, Period
 from bot.errors import WeekError
 from bot.trust.report import JudgeInUse, RubricTrust, TrustBar, WeekTrust
 
 __all__ = ["WEEK", "Digest", "DigestScheduler", "Example", "JudgeChange", "JudgeInUse", "Line", "Period", "Regression",
-           "RubricTrust", "TrustBar", "WeekError", "WeekTrust", "build_digest", "iso_week", "next_posting",
+           "RubricTrust", "TrustBar", "WeekError", "WeekTrust", "build_digest", "next_posting",
            "score_distribution_png", "signed", "trend_png"]

@@ -7,14 +7,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.errors import WeekError
+from bot.figures import iso_week
 
 WEEK = timedelta(days=7)
-
-
-def iso_week(day: date) -> str:
-    """The ISO week a day belongs to, such as 2026-W47."""
-    year, week, _ = day.isocalendar()
-    return f"{year}-W{week:02d}"
 
 
 def local_midnight(moment: datetime) -> datetime:

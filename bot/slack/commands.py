@@ -10,14 +10,13 @@ from typing import Literal
 
 from bot.errors import CommandError, RubricError
 from bot.judge.panel import MAX_SAMPLES
-from bot.records import Triple
+from bot.records import Triple, is_period, period_days
 from bot.rubric import Rubric, RubricSet
 from bot.slack.text import clean, escape, unescape
 
 SEPARATOR = "||"
 HISTORY_DEFAULT, HISTORY_MAX = 10, 40
 STATS_DEFAULT_DAYS = 30
-WINDOW = re.compile(r"^(\d{1,4})d$|^all$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -200,12 +199,17 @@ def _history(rest: str) -> History:
 
 def _stats(rest: str) -> Stats:
     first, _, model = rest.partition(" ")
-    if match := WINDOW.match(first):
-        days = int(match.group(1)) if match.group(1) else None
-        if days == 0:
-            raise CommandError("A period of 0 days holds nothing: try `7d`, `30d` or `all`.")
-        return Stats(days, model.strip() or None)
+    if is_period(first):
+        return Stats(_days(first), model.strip() or None)
     return Stats(model=rest or None)
+
+
+def _days(word: str) -> int | None:
+    """The days of a period word (None: all time); CommandError for 0 days, the one period word that names none."""
+    try:
+        return period_days(word)
+    except ValueError:
+        raise CommandError("A period of 0 days holds nothing: try `7d`, `30d` or `all`.") from None
 
 
 BUDGET_USAGE = "`/judge budget [USD a month | off]` or `/judge budget ask [USD | off]`, for example `/judge budget 200`"
@@ -302,10 +306,8 @@ def _calibration(rest: str, rubrics: RubricSet) -> CalibrationCheck:
     rubric: Rubric | None = None
     days: int | None = None
     for word in rest.split():
-        if match := WINDOW.match(word):
-            days = int(match.group(1)) if match.group(1) else None
-            if days == 0:
-                raise CommandError("A period of 0 days holds nothing: try `7d`, `30d` or `all`.")
+        if is_period(word):
+            days = _days(word)
         elif rubric is None:
             try:
                 rubric = rubrics.get(word)

@@ -10,6 +10,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from bot.figures import iso_week
+
 Z95 = 1.959963984540054  # the standard normal quantile of 0.975
 NAME_WIDTH = 13  # as wide as the corner "judge \ human"; longer class names are cut
 TABLE_WIDTH = 60  # four classes fit this, so the table reads in a narrow Slack message
@@ -247,12 +249,6 @@ def _mad(labels: Sequence[LabeledVerdict], criteria: Sequence[str]) -> dict[str,
         if (gap := mean_abs_diff(pairs)) is not None:
             figures[path] = (len(pairs), gap)
     return figures
-
-
-def iso_week(moment: datetime) -> str:
-    """The ISO week of a moment, such as "2026-W47" (1 January 2027 is in 2026-W53)."""
-    year, week, _ = moment.isocalendar()
-    return f"{year}-W{week:02d}"
 
 
 def _by_week(labels: Sequence[LabeledVerdict]) -> list[tuple[str, int, float | None]]:
