@@ -168,6 +168,23 @@ def test_calibration_prints_the_figures_and_warns(tmp_path: Path, judge_server: 
     assert code == 0 and "No labels found (eth (ETH institutional knowledge audit), channel C0NOLABELS" in flat(out)
 
 
+def test_labels_of_a_jury_are_held_against_the_configured_jury(tmp_path: Path, judge_server: FakeJudgeServer) -> None:
+    store = labeled_history(tmp_path, judge_server)
+    with store.session() as session:  # as if a jury of two had judged every row: the history names it m1+m2
+        session.exec(update(Judgment).values(judge_model="judge-a+judge-b"))
+        session.commit()
+
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", JUDGES="judge-a,judge-b")
+    assert code == 0 and "judge models judge-a+judge-b (8)" in lines_of(out), out
+    assert "verdicts of" not in flat(out)  # the jury that judges now is the one the labels were given on
+
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", JUDGES="judge-a,judge-c")
+    assert ("warning: 8 of 8 labels were given on verdicts of judge-a+judge-b, but the judge now is judge-a+judge-c "
+            "(JUDGES)") in flat(out)
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth")
+    assert "but the judge now is judge-cli (JUDGE_MODEL)" in flat(out)
+
+
 def test_no_labels_says_how_to_get_some(tmp_path: Path) -> None:
     code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", "--since", "30d")
     text = flat(out)

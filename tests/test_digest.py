@@ -20,9 +20,10 @@ from bot.slack.views.digest import digest_message, link_to, tag_values
 from bot.store import Store
 from bot.store.feedback import record_feedback
 from bot.store.history import Figures
-from bot.store.labels import labeled_verdicts, save_label
+from bot.store.labels import save_label
 from bot.store.models import Judgment
 from bot.trust.calibration import Agreement, calibrate
+from bot.trust.cases import labeled_verdicts
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")

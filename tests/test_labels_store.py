@@ -9,8 +9,9 @@ from sqlmodel import col, update
 
 from bot.records import Verdict
 from bot.store import Judgment, Store, record_feedback, utcnow
-from bot.store.labels import labeled_verdicts, labels_of, save_label
+from bot.store.labels import labels_of, save_label
 from bot.store.models import Feedback, Label
+from bot.trust.cases import labeled_verdicts
 
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
 NUMERIC = ("correctness", "completeness")

@@ -13,7 +13,8 @@ from rich.console import Console
 from sqlmodel import col, update
 
 from bot.cli.views import show_digest, show_stats
-from bot.digest import Period, TrustBar, build_digest
+from bot.digest import Period, build_digest
+from bot.digest.figures import week_trust
 from bot.errors import CommandError
 from bot.figures import iso_week
 from bot.records import Verdict
@@ -23,7 +24,7 @@ from bot.store import Judgment, Store, channel_stats, record_feedback, utcnow
 from bot.store.labels import labeled_rubric_names, save_label
 from bot.store.models import Feedback, Label
 from bot.store.preferences import set_default_rubric
-from bot.trust.report import judge_in_use, week_trust
+from bot.trust.report import TrustBar, judge_in_use
 from tests.conftest import SIGNING_SECRET
 from tests.servers.slack_server import FakeSlackServer
 from tests.slack_side import TEAM, SlackSide

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
 
@@ -19,22 +18,11 @@ from bot.records import is_period, period_days
 
 if TYPE_CHECKING:
     from bot.rubric import Rubric, RubricSet
-    from bot.store import Judgment, Store
     from bot.trust.calibration import Calibration
-    from bot.trust.labels import HumanValues
+    from bot.trust.cases import LabeledCase
 
 TEXT_COLUMNS = ["question", "reference", "answer", "model"]
 JUDGE_COLUMNS = ["judge_pass", "judge_tag", "judge_model", "rubric_version", "labeled_by", "labeled_at", "judgment_id"]
-
-
-@dataclass
-class LabeledCase:
-    """One label or vote in the history, with the judgment it is about and what the person says as field values."""
-
-    judgment: Judgment
-    labeled_by: str
-    labeled_at: datetime
-    human: HumanValues
 
 
 # --- judgebot calibration ---------------------------------------------------------------------------------------
@@ -44,26 +32,31 @@ async def calibration_command(args: argparse.Namespace, settings: Settings, rubr
     """`judgebot calibration`: the judge's figures against every label (`calibration check` is bot.calibration_check)."""
     if args.labels or args.yes or args.fresh or args.min_agreement is not None:
         raise UsageError("--labels, --min-agreement, --yes and --fresh belong to `judgebot calibration check`")
+    from bot.judge.panel import configured_judge_name
     from bot.store import Store
-    from bot.store.labels import labeled_verdicts
-    from bot.trust.calibration import calibrate
-    from bot.trust.labels import numeric_paths, tag_order
+    from bot.trust.report import JudgeInUse, TrustBar, rubric_trust
 
     settled()
     rubric = rubrics.get(args.rubric)
     since = since_of(args.since)
-    numeric = numeric_paths(rubric)  # the numbers a person can label, as Slack and the digest compare them
-    labels = labeled_verdicts(Store.open(settings.db_url), rubric_name=rubric.name, judge_model=args.judge_model,
-                              channel_id=args.channel, since=since, numeric=numeric, everywhere=args.channel is None)
+    # Held against the judge this terminal would judge with now, and the rubric file loaded.
+    now = JudgeInUse(configured_judge_name(settings), rubric.content_hash, rubric.version)
+    report = rubric_trust(Store.open(settings.db_url), rubric_name=rubric.name, rubric=rubric, channel_id=args.channel,
+                          team_id=None, since=since, bar=TrustBar.from_settings(settings), judge_model=args.judge_model,
+                          everywhere=args.channel is None, now=now)
     where = scope_text(rubric, args.channel, args.judge_model)
-    if not labels:
+    if not report.figures.n:
         calibration_views.show_no_labels(console, f"{where}, {period_text(args.since)}")
         return EXIT_OK
-    figures = calibrate(labels, tags=tag_order(rubric), criteria=numeric)
     calibration_views.show_calibration(console, f"Calibration of {where}, {period_text(args.since)}",
-                                          shown_figures(figures))
-    calibration_views.show_warnings(console, calibration_warnings(figures, settings, rubric))
+                                       shown_figures(report.figures))
+    calibration_views.show_doubts(console, report.doubts, rubric.name, judge_setting(settings))
     return EXIT_OK
+
+
+def judge_setting(settings: Settings) -> str:
+    """The setting that names the judge this terminal judges with."""
+    return "JUDGES_FILE" if settings.judges_file else "JUDGES" if settings.judges.strip() else "JUDGE_MODEL"
 
 
 def since_of(text: str | None) -> datetime | None:
@@ -109,35 +102,13 @@ def shown_figures(figures: Calibration) -> Calibration:
     })
 
 
-def calibration_warnings(figures: Calibration, settings: Settings, rubric: Rubric) -> list[str]:
-    """Why the figures may not say much of today's judge: low agreement, another judge or rubric version."""
-    from bot.figures import percent
-
-    warnings = []
-    low = figures.agreement is not None and figures.agreement < settings.calibration_min_agreement
-    if low and figures.pass_n >= settings.calibration_min_labels:
-        warnings.append(f"the judge agrees with people on pass/fail in {percent(figures.agreement)} of "
-                        f"{figures.pass_n} labels, below {percent(settings.calibration_min_agreement)} "
-                        "(CALIBRATION_MIN_AGREEMENT): read its pass rates with care")
-    model, count = next(iter(figures.judge_models.items()))
-    if model != settings.judge_model:
-        warnings.append(views.shown(f"{count} of {figures.n} labels were given on verdicts of {model}, but the "
-                                       f"judge now is {settings.judge_model} (JUDGE_MODEL): these figures may not "
-                                       "hold for it; `judgebot calibration check` measures it"))
-    version, count = next(iter(figures.rubric_hashes.items()))
-    if version != rubric.content_hash:
-        warnings.append(views.shown(f"{count} of {figures.n} labels were given under another version of "
-                                       f"{rubric.name} ({version}; loaded now: {rubric.version}, "
-                                       f"{rubric.content_hash}): `judgebot calibration check` measures this one"))
-    return warnings
-
-
 # --- judgebot labels export -------------------------------------------------------------------------------------
 
 
 async def labels_command(args: argparse.Namespace, settings: Settings, rubrics: RubricSet, console: Console) -> int:
     """`judgebot labels export`: every label of a rubric as a CSV that `calibration check --labels` reads back."""
     from bot.store import Store
+    from bot.trust.cases import labeled_cases
     from bot.trust.labels import labelable
 
     settled()
@@ -158,43 +129,6 @@ async def labels_command(args: argparse.Namespace, settings: Settings, rubrics: 
         raise UsageError(f"cannot write {args.out}: {err.strerror or err}") from None
     console.print(f"{len(cases)} labels of {views.shown(rubric.name)} written to {views.shown(str(args.out))}.")
     return EXIT_OK
-
-
-def labeled_cases(store: Store, rubric: Rubric, channel_id: str | None) -> list[LabeledCase]:
-    """Every label and vote on scored judgments of the rubric (in one channel, or everywhere), the oldest first.
-
-    A person's label of a judgment stands in for their vote on it, as in calibration's figures: an Agree says the
-    judge's values were right, a Disagree only that pass/fail should have been the other way.
-    """
-    from bot.store.labels import labeled_judgments
-
-    labels, votes = labeled_judgments(store, rubric_name=rubric.name, channel_id=channel_id,
-                                      everywhere=channel_id is None)
-    cases = [LabeledCase(judgment, label.user_id, label.updated_at, label_values(label.values, label.passed, rubric))
-             for label, judgment in labels]
-    cases += [LabeledCase(judgment, vote.user_id, vote.updated_at, vote_values(vote.agree, judgment, rubric))
-              for vote, judgment in votes]
-    return sorted(cases, key=lambda case: (case.labeled_at, case.judgment.id))
-
-
-def label_values(values: dict[str, Any], passed: bool | None, rubric: Rubric) -> HumanValues:
-    """A saved label as a person's values: only the fields of the rubric a person can label."""
-    from bot.trust.labels import HumanValues, labelable
-
-    fields = labelable(rubric)
-    return HumanValues(values={path: value for path, value in values.items() if path in fields}, passed=passed)
-
-
-def vote_values(agree: bool, judgment: Judgment, rubric: Rubric) -> HumanValues:
-    """A vote as a person's values: an Agree takes the judge's own, a Disagree says only pass/fail."""
-    from bot.store.labels import value_at
-    from bot.trust.labels import HumanValues, labelable
-
-    if not agree:
-        return HumanValues(passed=None if judgment.passed is None else not judgment.passed)
-    found = {path: value_at(judgment.output, path) for path in labelable(rubric)}
-    return HumanValues(values={path: value for path, value in found.items() if value is not None},
-                       passed=judgment.passed)
 
 
 def write_labels(out: TextIO, cases: list[LabeledCase], paths: list[str]) -> None:

@@ -13,6 +13,7 @@ from bot.figures import number, percent
 if TYPE_CHECKING:  # only types: drawing the figures must not load the database or the judge
     from bot.trust.calibration import Calibration
     from bot.trust.file_labels import FileLabels
+    from bot.trust.report import Doubt
 
 # The figures' names from outside judgebot (model names, criteria) are made safe by the caller (terminal.shown); the
 # confusion table is printed with markup off, from its raw names, so that its columns line up.
@@ -107,10 +108,24 @@ def show_no_labels(console: Console, where: str) -> None:
     console.print(HOW_TO_LABEL, highlight=False)
 
 
-def show_warnings(console: Console, warnings: Sequence[str]) -> None:
-    """Each warning on a line of its own."""
-    for warning in warnings:
-        console.print(f"[yellow]warning[/]: {warning}", highlight=False)
+def show_doubts(console: Console, doubts: Sequence[Doubt], rubric_name: str, judge_setting: str) -> None:
+    """Why the figures may not say much of the judge this terminal judges with, a warning a line, each naming the
+    setting or command that answers it."""
+    from bot.trust.report import LowAgreement, OtherJudge
+
+    for doubt in doubts:
+        if isinstance(doubt, LowAgreement):
+            text = (f"the judge agrees with people on pass/fail in {percent(doubt.agreement)} of {doubt.labels} labels, "
+                    f"below {percent(doubt.minimum)} (CALIBRATION_MIN_AGREEMENT): read its pass rates with care")
+        elif isinstance(doubt, OtherJudge):
+            text = (f"{doubt.labels} of {doubt.n} labels were given on verdicts of {doubt.given_on}, but the judge now is "
+                    f"{doubt.now} ({judge_setting}): these figures may not hold for it; `judgebot calibration check` "
+                    "measures it")
+        else:
+            text = (f"{doubt.labels} of {doubt.n} labels were given under another version of {rubric_name} "
+                    f"({doubt.given_on}; loaded now: {doubt.now.rubric_version}, {doubt.now.rubric_hash}): "
+                    "`judgebot calibration check` measures this one")
+        console.print(f"[yellow]warning[/]: {shown(text)}", highlight=False)
 
 
 def show_check(console: Console, current: tuple[str, Calibration], original: tuple[str, Calibration] | None,

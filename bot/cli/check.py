@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from bot.cli import calibration_views, views
-from bot.cli.calibration import TEXT_COLUMNS, labeled_cases
+from bot.cli.calibration import TEXT_COLUMNS
 from bot.cli.judging import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE, settled, terminal_origin
 from bot.config import Settings
 from bot.errors import UsageError
+from bot.trust.cases import labeled_cases
 
 if TYPE_CHECKING:
     from bot.csvfiles.reading import CsvRow

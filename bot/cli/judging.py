@@ -99,7 +99,7 @@ def judge_panel(settings: Settings, args: argparse.Namespace, rubric: Rubric, co
 
 def judge_specs(settings: Settings, args: argparse.Namespace) -> list[JudgeSpec] | None:
     """The jury --judges-file, --judges, JUDGES_FILE or JUDGES names; None for the configured judge alone."""
-    from bot.judge.panel import judges_from_names, read_judges
+    from bot.judge.panel import configured_jury, judges_from_names, read_judges
 
     if args.judges and args.judges_file:
         raise UsageError("give --judges (models on the configured endpoint) or --judges-file, not both")
@@ -108,10 +108,8 @@ def judge_specs(settings: Settings, args: argparse.Namespace) -> list[JudgeSpec]
         specs = read_judges(args.judges_file)
     elif args.judges:
         specs = judges_from_names(args.judges)
-    elif settings.judges_file:
-        specs = read_judges(settings.judges_file)
     else:
-        specs = judges_from_names(settings.judges) if settings.judges.strip() else None
+        specs = configured_jury(settings)
     return specs
 
 

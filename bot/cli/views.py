@@ -337,7 +337,7 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
         console.print(shown(f"  {found.rubric_name}: this week {labels(found.week)}; the 4 weeks before "
                             f"{labels(found.before)}"), highlight=False)
         for doubt in found.doubts:
-            console.print(f"  [yellow]warning[/]: {shown(doubt)}", highlight=False)
+            console.print(f"  [yellow]warning[/]: {shown(str(doubt))}", highlight=False)
     if digest.regressions:
         columns = [Column("#", 3), Column("model under test"), Column("rubric", 1), Column("before", 1),
                    Column("after", 1), Column("question", 2, free_text=True)]

@@ -5,8 +5,6 @@ from bot.digest.figures import Digest, Example, JudgeChange, Line, Regression, b
 from bot.digest.schedule import DigestScheduler, next_posting
 from bot.digest.week import WEEK, Period
 from bot.errors import WeekError
-from bot.trust.report import JudgeInUse, RubricTrust, TrustBar, WeekTrust
 
-__all__ = ["WEEK", "Digest", "DigestScheduler", "Example", "JudgeChange", "JudgeInUse", "Line", "Period", "Regression",
-           "RubricTrust", "TrustBar", "WeekError", "WeekTrust", "build_digest", "next_posting",
-           "score_distribution_png", "signed", "trend_png"]
+__all__ = ["WEEK", "Digest", "DigestScheduler", "Example", "JudgeChange", "Line", "Period", "Regression", "WeekError",
+           "build_digest", "next_posting", "score_distribution_png", "signed", "trend_png"]

@@ -24,7 +24,7 @@ from bot.store import (
     model_of,
     spend,
 )
-from bot.trust.report import TrustBar, WeekTrust, week_trust
+from bot.trust.report import WEEKS_BEFORE, TrustBar, WeekTrust, weekly_trust
 
 WEEKS_CHARTED = 8
 WORST_SHOWN = 5
@@ -174,6 +174,15 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
             trust=trust,
             spend=spent,
         )
+
+
+def week_trust(store: Store, *, channel_id: str | None, team_id: str | None, period: Period,
+               bar: TrustBar) -> list[WeekTrust]:
+    """Per rubric with labels in the period or the WEEKS_BEFORE weeks before it: the period's pass/fail agreement
+    against theirs, and what to doubt."""
+    start, end = period.utc
+    return weekly_trust(store, channel_id=channel_id, team_id=team_id, since=period.weeks(WEEKS_BEFORE + 1)[0].utc[0],
+                        cut=start, until=end, bar=bar)
 
 
 def _example(row: Any) -> Example:

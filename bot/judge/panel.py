@@ -190,10 +190,22 @@ class Bench:
             await client.aclose()
 
 
+def configured_jury(settings: Settings) -> list[JudgeSpec] | None:
+    """The jury JUDGES_FILE or JUDGES names (SetupError when it cannot be read); None when they name none."""
+    if settings.judges_file:
+        return read_judges(settings.judges_file)
+    return judges_from_names(settings.judges) if settings.judges.strip() else None
+
+
+def configured_judge_name(settings: Settings) -> str:
+    """The name the history gives verdicts of the configured jury (JUDGES_FILE, JUDGES), else of JUDGE_MODEL."""
+    specs = configured_jury(settings)
+    return panel_name([spec.model for spec in specs]) if specs else settings.judge_model
+
+
 def open_bench(settings: Settings) -> Bench:
     """The bot's judges: JUDGE_MODEL, and the jury JUDGES_FILE or JUDGES names (SetupError when it cannot be read)."""
-    specs = read_judges(settings.judges_file) if settings.judges_file else (
-        judges_from_names(settings.judges) if settings.judges.strip() else None)
+    specs = configured_jury(settings)
     judge = open_panel(settings).clients[0]
     jury = open_panel(settings, specs=specs).clients if specs else []
     return Bench(judge, jury, specs, settings.sample_temperature, settings.unsure_spread,

@@ -87,6 +87,22 @@ class Figures:
         return ratio(self.unsure, self.scored) if self.unsure else None
 
 
+def newest_judge(store: Store, *, rubric_name: str, channel_id: str | None, team_id: str | None,
+                 until: datetime | None = None) -> tuple[str, str, str] | None:
+    """(judge model, rubric hash, rubric version) of the rubric's newest scored judgment in the channel (None: the
+    terminal's), of the workspace when given, before `until`; None when it has none."""
+    where = [col(Judgment.status) == RowState.SCORED, col(Judgment.rubric_name) == rubric_name, _in_channel(channel_id)]
+    if team_id is not None:
+        where.append(col(Judgment.team_id) == team_id)
+    if until is not None:
+        where.append(col(Judgment.judged_at) < until)
+    statement = (sa.select(col(Judgment.judge_model), col(Judgment.rubric_hash), col(Judgment.rubric_version))
+                 .where(*where).order_by(col(Judgment.judged_at).desc(), col(Judgment.id).desc()).limit(1))
+    with store.session() as session:
+        found = session.execute(statement).first()
+    return None if found is None else (found[0], found[1], found[2])
+
+
 def in_channel(channel_id: str | None, since: datetime | None = None, until: datetime | None = None) -> list[Any]:
     """Conditions for the judged rows of one channel (None: the terminal's), judged in [since, until)."""
     scope = [_in_channel(channel_id), col(Judgment.status).in_(JUDGED)]

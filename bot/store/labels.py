@@ -1,5 +1,5 @@
-"""People's labels of judgments: what a person says a verdict should have been, and every label and vote as the pairs
-calibration compares."""
+"""People's labels of judgments: what a person says a verdict should have been, saved one per person and judgment,
+and every label and vote read back with the judgment it is about (bot.trust reads them as pairs to compare)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from sqlmodel import col, select
 from bot.records import RowState
 from bot.store.judgments import Store, id_chunks
 from bot.store.models import Feedback, Judgment, Label, utcnow
-from bot.trust.calibration import LabeledVerdict
 
 
 def save_label(store: Store, *, judgment: Judgment, user_id: str, source: str, values: dict[str, Any],
@@ -31,26 +30,6 @@ def labels_of(store: Store, judgment_id: int) -> list[Label]:
     with store.session() as session:
         return list(session.exec(select(Label).where(Label.judgment_id == judgment_id)
                                  .order_by(col(Label.updated_at), col(Label.id))))
-
-
-def value_at(values: dict[str, Any] | None, path: str) -> Any:
-    """The value at a dotted path of nested dicts, or None when any part of the path is missing."""
-    found: Any = values
-    for part in path.split("."):
-        if not isinstance(found, dict):
-            return None
-        found = found.get(part)
-    return found
-
-
-def numbers_at(values: dict[str, Any] | None, paths: Sequence[str], *, dotted: bool = False) -> dict[str, float]:
-    """The numbers at `paths` (nested dicts, or flat keys that are dotted paths); a path without a number is left out."""
-    found: dict[str, float] = {}
-    for path in paths:
-        value = (values or {}).get(path) if dotted else value_at(values, path)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            found[path] = float(value)
-    return found
 
 
 @dataclass(frozen=True)
@@ -141,43 +120,51 @@ def labeled_judgments(store: Store, *, rubric_name: str, channel_id: str | None 
     return labels_and_votes(store, Scope(rubric_name, channel_id=channel_id, everywhere=everywhere))
 
 
-def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None = None, channel_id: str | None = None,
-                     team_id: str | None = None, since: datetime | None = None, numeric: Sequence[str] = (),
-                     everywhere: bool = False) -> list[LabeledVerdict]:
-    """Every label and vote on scored judgments of a rubric as (judge, person) pairs, the oldest first.
+@dataclass(frozen=True)
+class LabelRow:
+    """A label as calibration reads it: what the person said, and the judgment's id, pass/fail, tag, rubric text and
+    judge."""
 
-    `channel_id` None means the judgments made in a terminal, unless `everywhere`. A person's label of a judgment
-    stands in for their vote on it. An Agree says the judge was right in everything; a Disagree says only that
-    pass/fail should have been the other way. `numeric` names the dotted paths whose values are compared; the
-    judgments' outputs are read only when there are some. Rows are read by position: a row's attributes cost more
-    than its verdict.
+    label: Label
+    judgment_id: int
+    judge_passed: bool | None
+    judge_tag: str | None
+    rubric_hash: str
+    judge_model: str
+
+
+@dataclass(frozen=True)
+class VoteRow:
+    """A vote as calibration reads it: Agree or Disagree and when, and the judgment's id, pass/fail, tag, rubric text
+    and judge."""
+
+    agree: bool
+    at: datetime
+    judgment_id: int
+    judge_passed: bool | None
+    judge_tag: str | None
+    rubric_hash: str
+    judge_model: str
+
+
+def label_and_vote_rows(store: Store, scope: Scope, since: datetime | None = None, *, outputs: bool = False
+                        ) -> tuple[list[LabelRow], list[VoteRow], dict[int, Any]]:
+    """The labels, and the votes of people who gave no label of the same judgment, given since `since` on the
+    judgments in `scope`, in the order given; with `outputs`, the outputs of their judgments by id.
+
+    Read as `_joined` reads them; rows are read by position (a row's attributes cost more than the pair it makes),
+    and the outputs apart, only when numbers are to be compared.
     """
-    scope = Scope(rubric_name, judge_model, channel_id, team_id, everywhere)
     labels, votes = _joined(store, since, VERDICT_COLUMNS)
-    labeled = [(label, number, passed, tag, rubric_hash, judge_model)
+    labeled = [LabelRow(label, number, passed, tag, rubric_hash, judge_model)
                for label, status, name, judge_model, channel, team, number, passed, tag, rubric_hash in labels
                if scope.counts(status, name, judge_model, channel, team)]
-    voted = [(agree, at, number, passed, tag, rubric_hash, judge_model)
+    voted = [VoteRow(agree, at, number, passed, tag, rubric_hash, judge_model)
              for _, _, agree, at, status, name, judge_model, channel, team, number, passed, tag, rubric_hash in votes
              if scope.counts(status, name, judge_model, channel, team)]
-    outputs = _outputs(store, sorted({row[1] for row in labeled} | {row[2] for row in voted})) if numeric else {}
-    found: list[LabeledVerdict] = []
-    for label, number, passed, tag, rubric_hash, judge_model in labeled:
-        found.append(LabeledVerdict(
-            judge_passed=passed, judge_tag=tag, judge_values=numbers_at(outputs.get(number), numeric),
-            judge_model=judge_model, rubric_hash=rubric_hash, human_passed=label.passed, human_tag=label.tag,
-            human_values=numbers_at(label.values, numeric, dotted=True), labeled_at=label.updated_at))
-    for agree, at, number, passed, tag, rubric_hash, judge_model in voted:
-        values = numbers_at(outputs.get(number), numeric) if numeric else {}
-        if agree:  # the judge was right in everything
-            found.append(LabeledVerdict(judge_passed=passed, judge_tag=tag, judge_values=values, judge_model=judge_model,
-                                        rubric_hash=rubric_hash, human_passed=passed, human_tag=tag,
-                                        human_values=values, labeled_at=at))
-        else:  # only pass/fail should have been the other way
-            found.append(LabeledVerdict(judge_passed=passed, judge_tag=tag, judge_values=values, judge_model=judge_model,
-                                        rubric_hash=rubric_hash, human_passed=None if passed is None else not passed,
-                                        human_values={}, labeled_at=at))
-    return sorted(found, key=lambda verdict: verdict.labeled_at)
+    found = _outputs(store, sorted({row.judgment_id for row in labeled} | {row.judgment_id for row in voted})) \
+        if outputs else {}
+    return labeled, voted, found
 
 
 def _outputs(store: Store, ids: list[int]) -> dict[int, Any]:
@@ -191,24 +178,25 @@ def _outputs(store: Store, ids: list[int]) -> dict[int, Any]:
 
 
 @dataclass(frozen=True)
-class PassCount:
-    """`count` labels and votes on judgments of one rubric that are alike in all pass/fail agreement weighs: the
-    judgment's judge and rubric text, the judge's pass/fail and the person's, and whether they were given from the
-    cut on (`recent`)."""
+class PassGroup:
+    """`count` labels or votes on judgments of one rubric that are alike in all pass/fail agreement weighs: the
+    judgment's judge and rubric text, the judge's pass/fail, what the person said (a label's pass/fail, or a vote's
+    Agree), and whether they were given from the cut on (`recent`)."""
 
     rubric_name: str
     judge_model: str
     rubric_hash: str
     judge_passed: bool | None
-    human_passed: bool | None
+    said: bool | None  # a label's pass/fail, or a vote's Agree (True) or Disagree (False)
+    vote: bool
     recent: bool
     count: int
 
 
 def counted_passes(store: Store, *, channel_id: str | None, team_id: str | None, since: datetime, until: datetime,
-                   cut: datetime) -> list[PassCount]:
+                   cut: datetime) -> list[PassGroup]:
     """The labels and votes given in [since, until) on scored judgments in the channel (None: the terminal's) of
-    every rubric, as `labeled_verdicts` reads them one by one, counted in the database instead.
+    every rubric, as `label_and_vote_rows` reads them one by one, counted in the database instead.
 
     The groups are read from the labels and votes joined to their judgments by id, as `_joined` reads them, and
     narrowed to the channel after: there are few groups, whatever the number of votes.
@@ -225,15 +213,10 @@ def counted_passes(store: Store, *, channel_id: str | None, team_id: str | None,
              .where(*_given(col(Feedback.updated_at), since, until), _not_labeled()).group_by(*alike, *by_vote))
     with store.engine.connect() as conn:
         label_rows, vote_rows = conn.execute(labels).all(), conn.execute(votes).all()
-    found = []
-    for status, name, judge_model, channel, team, rubric_hash, judge_passed, human, recent, count in label_rows:
-        if scope.counts(status, name, judge_model, channel, team):
-            found.append(PassCount(name, judge_model, rubric_hash, judge_passed, human, bool(recent), count))
-    for status, name, judge_model, channel, team, rubric_hash, judge_passed, agree, recent, count in vote_rows:
-        if scope.counts(status, name, judge_model, channel, team):  # a Disagree says pass/fail was the other way
-            human = judge_passed if agree or judge_passed is None else not judge_passed
-            found.append(PassCount(name, judge_model, rubric_hash, judge_passed, human, bool(recent), count))
-    return found
+    return [PassGroup(name, judge_model, rubric_hash, judge_passed, said, vote, bool(recent), count)
+            for rows, vote in ((label_rows, False), (vote_rows, True))
+            for status, name, judge_model, channel, team, rubric_hash, judge_passed, said, recent, count in rows
+            if scope.counts(status, name, judge_model, channel, team)]
 
 
 def labeled_rubric_names(store: Store, *, channel_id: str | None, team_id: str | None,

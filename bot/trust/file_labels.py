@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from bot.records import RowState
 from bot.rubric import Rubric
 from bot.store import Run, Store
-from bot.store.labels import numbers_at, save_label
+from bot.store.labels import save_label
 from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
-from bot.trust.labels import complete, label_columns, numeric_paths, read_label, tag_order
+from bot.trust.labels import complete, label_columns, numbers_at, numeric_paths, read_label, tag_order
 
 FILE_LABELER = "file"  # the user id of labels read from a file: one per row, replaced when the run is summarised again
 PROBLEMS_KEPT = 20

@@ -1,8 +1,11 @@
-"""People's labels written in a CSV: `human_pass` and `human_<field>` columns read as what a verdict should have been."""
+"""What people say a verdict should have been: `human_pass` and `human_<field>` columns of a CSV, a label given in
+Slack made whole against the judge's reply, and the one rule that reads a vote as a label."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -14,6 +17,7 @@ PASS = "pass"  # the column human_pass: the person's pass/fail, whatever the fie
 TRUE_WORDS = frozenset({"true", "yes", "y", "1", "pass", "passed"})
 FALSE_WORDS = frozenset({"false", "no", "n", "0", "fail", "failed"})
 LABELED_KINDS = ("enum", "integer", "number", "boolean")  # what a person can say of a verdict in a cell
+Value = TypeVar("Value")
 
 
 class HumanValues(BaseModel):
@@ -147,3 +151,46 @@ def complete(label: HumanValues, judge_output: dict[str, Any] | None, rubric: Ru
     passed = label.passed if label.passed is not None else scoring.passed if scoring else None
     return Completed(values=label.values, passed=passed, tag=None if tag is None else str(tag),
                      headline=scoring.headline if scoring else None)
+
+
+@dataclass(frozen=True)
+class VoteLabel(Generic[Value]):
+    """What a vote says as a label: the person's pass/fail, tag and field values (whatever is not said is None or
+    left out)."""
+
+    passed: bool | None
+    tag: str | None
+    values: dict[str, Value]
+
+
+def vote_as_label(agree: bool, *, passed: bool | None, tag: str | None = None,
+                  values: dict[str, Value] | None = None) -> VoteLabel[Value]:
+    """A vote on a verdict read as a label of it (`passed`, `tag` and `values` are the judge's): an Agree says the
+    judge was right in everything, a Disagree only that pass/fail should have been the other way.
+
+    The one rule every figure, export and check reads votes by. A person's label of a judgment stands in for their
+    vote on it (the history reads no vote of a person who labeled the same judgment).
+    """
+    if agree:
+        return VoteLabel(passed, tag, dict(values or {}))
+    return VoteLabel(None if passed is None else not passed, None, {})
+
+
+def value_at(values: dict[str, Any] | None, path: str) -> Any:
+    """The value at a dotted path of nested dicts, or None when any part of the path is missing."""
+    found: Any = values
+    for part in path.split("."):
+        if not isinstance(found, dict):
+            return None
+        found = found.get(part)
+    return found
+
+
+def numbers_at(values: dict[str, Any] | None, paths: Sequence[str], *, dotted: bool = False) -> dict[str, float]:
+    """The numbers at `paths` (nested dicts, or flat keys that are dotted paths); a path without a number is left out."""
+    found: dict[str, float] = {}
+    for path in paths:
+        value = (values or {}).get(path) if dotted else value_at(values, path)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            found[path] = float(value)
+    return found

@@ -1,4 +1,5 @@
-"""How far to trust the judge in a channel: people's labels of its judgments, per rubric, against the judge in use."""
+"""How far to trust the judge: people's labels of its judgments against the judge in use, and what to doubt, one
+report for the terminal, Slack and the digest alike."""
 
 from __future__ import annotations
 
@@ -6,16 +7,14 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlmodel import col, select
-
 from bot.config import Settings
-from bot.digest.week import Period
-from bot.records import RowState
 from bot.rubric import Rubric
-from bot.store import Judgment, Store
-from bot.store.labels import PassCount, counted_passes, labeled_verdicts
+from bot.store import Store
+from bot.store.history import newest_judge
+from bot.store.labels import PassGroup, counted_passes
 from bot.trust.calibration import Agreement, Calibration, LabeledVerdict, calibrate, most_first
-from bot.trust.labels import numeric_paths, tag_order
+from bot.trust.cases import labeled_verdicts
+from bot.trust.labels import numeric_paths, tag_order, vote_as_label
 
 WEEKS_BEFORE = 4  # the digest sets a week's labels against the labels of this many weeks before it together
 HASH_SHOWN = 7  # characters of a rubric's hash shown to tell two texts of it apart
@@ -36,7 +35,8 @@ class TrustBar:
 
 @dataclass(frozen=True)
 class JudgeInUse:
-    """What judges a rubric in a channel now: the judge model and rubric text of its newest scored judgment."""
+    """What judges a rubric now: in a channel, the judge model and rubric text of its newest scored judgment; in a
+    terminal, the judge or jury the settings name and the rubric file loaded."""
 
     judge_model: str
     rubric_hash: str
@@ -57,32 +57,94 @@ class GivenOn:
         return cls(figures.n, figures.judge_models, figures.rubric_hashes)
 
     @classmethod
-    def counted(cls, counts: list[PassCount]) -> GivenOn:
+    def counted(cls, counts: list[PassGroup]) -> GivenOn:
         """The counts of labels counted in groups."""
         return cls(sum(group.count for group in counts), most_first((group.judge_model, group.count) for group in counts),
                    most_first((group.rubric_hash, group.count) for group in counts))
 
 
+@dataclass(frozen=True)
+class LowAgreement:
+    """The judge agrees with people on pass/fail in `agreement` of `labels` labels, under the bar's `minimum`."""
+
+    agreement: float
+    labels: int
+    minimum: float
+
+    def __str__(self) -> str:
+        return (f"The judge agrees with people on pass/fail in {self.agreement:.0%} of {self.labels} labels, below the "
+                f"{self.minimum:.0%} expected: read its verdicts with care, and look at where people disagree with it.")
+
+
+@dataclass(frozen=True)
+class OtherJudge:
+    """Most labels (`labels` of `n`) were given on verdicts of another judge than the one in use."""
+
+    given_on: str
+    labels: int
+    n: int
+    now: str
+
+    def __str__(self) -> str:
+        return (f"Most labels ({self.labels} of {self.n}) were given on judge model {self.given_on}; the judge now is "
+                f"{self.now}: these figures may not hold for it.")
+
+
+@dataclass(frozen=True)
+class OtherRubricText:
+    """Most labels (`labels` of `n`) were given under another text of the rubric than the one in use."""
+
+    given_on: str  # the rubric's hash
+    labels: int
+    n: int
+    now: JudgeInUse
+
+    def __str__(self) -> str:
+        return (f"Most labels ({self.labels} of {self.n}) were given on another text of the rubric "
+                f"({self.given_on[:HASH_SHOWN]}); it is now version {self.now.rubric_version} "
+                f"({self.now.rubric_hash[:HASH_SHOWN]}): these figures may not hold for it.")
+
+
+Doubt = LowAgreement | OtherJudge | OtherRubricText  # str() is the sentence Slack and the digest show
+
+
+def doubts(figures: Agreement, now: JudgeInUse | None, bar: TrustBar, given_on: GivenOn) -> list[Doubt]:
+    """Why the figures may not say much of the judge in use: agreement under the bar (over enough labels), and a
+    judge or a rubric text that is not the one most labels (`given_on`) were given on."""
+    found: list[Doubt] = []
+    if figures.agreement is not None and figures.pass_n >= bar.min_labels and figures.agreement < bar.min_agreement:
+        found.append(LowAgreement(figures.agreement, figures.pass_n, bar.min_agreement))
+    if now is None or not given_on.n:
+        return found
+    model, model_n = next(iter(given_on.judge_models.items()))
+    if model != now.judge_model:
+        found.append(OtherJudge(model, model_n, given_on.n, now.judge_model))
+    text, text_n = next(iter(given_on.rubric_hashes.items()))
+    if text != now.rubric_hash:
+        found.append(OtherRubricText(text, text_n, given_on.n, now))
+    return found
+
+
 @dataclass
 class RubricTrust:
-    """One rubric's labels in a channel over a period: the figures, the judge in use, and what to doubt."""
+    """One rubric's labels over a period: the figures, the judge in use, and what to doubt."""
 
     rubric_name: str
     figures: Calibration
     now: JudgeInUse | None
-    doubts: list[str]
+    doubts: list[Doubt]
 
 
 @dataclass
 class WeekTrust:
-    """One rubric's labels of a digest's week against the weeks before it, and what to doubt."""
+    """One rubric's labels of a week against the weeks before it, and what to doubt."""
 
     rubric_name: str
     week: Agreement
     before: Agreement
     now: JudgeInUse | None
     given_on: GivenOn  # the labels of the week and the weeks before it together
-    doubts: list[str]
+    doubts: list[Doubt]
 
 
 def axes(rubric: Rubric | None, labels: list[LabeledVerdict]) -> tuple[list[str], list[str]]:
@@ -99,77 +161,53 @@ def axes(rubric: Rubric | None, labels: list[LabeledVerdict]) -> tuple[list[str]
 def judge_in_use(store: Store, *, rubric_name: str, channel_id: str | None, team_id: str | None,
                  until: datetime | None = None) -> JudgeInUse | None:
     """The judge of the rubric's newest scored judgment in the channel (before `until`), or None if it has none."""
-    where = [col(Judgment.status) == RowState.SCORED, col(Judgment.rubric_name) == rubric_name,
-             col(Judgment.channel_id).is_(None) if channel_id is None else col(Judgment.channel_id) == channel_id]
-    if team_id is not None:
-        where.append(col(Judgment.team_id) == team_id)
-    if until is not None:
-        where.append(col(Judgment.judged_at) < until)
-    statement = (select(col(Judgment.judge_model), col(Judgment.rubric_hash), col(Judgment.rubric_version))
-                 .where(*where).order_by(col(Judgment.judged_at).desc(), col(Judgment.id).desc()).limit(1))
-    with store.session() as session:
-        found = session.execute(statement).first()
-    return JudgeInUse(*found) if found else None
-
-
-def doubts(figures: Agreement, now: JudgeInUse | None, bar: TrustBar, given_on: GivenOn) -> list[str]:
-    """Plain-text warnings: agreement under the bar, and a judge that is not the one most labels (`given_on`) were
-    given on."""
-    found = []
-    if figures.agreement is not None and figures.pass_n >= bar.min_labels and figures.agreement < bar.min_agreement:
-        found.append(f"The judge agrees with people on pass/fail in {figures.agreement:.0%} of {figures.pass_n} "
-                     f"labels, below the {bar.min_agreement:.0%} expected: read its verdicts with care, and look at "
-                     "where people disagree with it.")
-    if now is None or not given_on.n:
-        return found
-    model, model_n = next(iter(given_on.judge_models.items()))
-    if model != now.judge_model:
-        found.append(f"Most labels ({model_n} of {given_on.n}) were given on judge model {model}; the judge now is "
-                     f"{now.judge_model}: these figures may not hold for it.")
-    text, text_n = next(iter(given_on.rubric_hashes.items()))
-    if text != now.rubric_hash:
-        found.append(f"Most labels ({text_n} of {given_on.n}) were given on another text of the rubric "
-                     f"({text[:HASH_SHOWN]}); it is now version {now.rubric_version} ({now.rubric_hash[:HASH_SHOWN]}): "
-                     "these figures may not hold for it.")
-    return found
+    found = newest_judge(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id, until=until)
+    return None if found is None else JudgeInUse(*found)
 
 
 def rubric_trust(store: Store, *, rubric_name: str, rubric: Rubric | None, channel_id: str | None,
-                 team_id: str | None, since: datetime | None, bar: TrustBar) -> RubricTrust:
-    """The calibration of one rubric's labels in a channel since `since` (None: all time), with its doubts."""
+                 team_id: str | None, since: datetime | None, bar: TrustBar, judge_model: str | None = None,
+                 everywhere: bool = False, now: JudgeInUse | None = None) -> RubricTrust:
+    """The calibration of one rubric's labels since `since` (None: all time), with its doubts.
+
+    The labels are those of the channel (None: the terminal's), or of every channel and the terminal with
+    `everywhere`, on verdicts of `judge_model` when given. They are held against `now`, by default the judge of the
+    channel's newest judgment of the rubric.
+    """
     numeric = numeric_paths(rubric) if rubric is not None else []
-    labels = labeled_verdicts(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id, since=since,
-                              numeric=numeric)
+    labels = labeled_verdicts(store, rubric_name=rubric_name, judge_model=judge_model, channel_id=channel_id,
+                              team_id=team_id, since=since, numeric=numeric, everywhere=everywhere)
     tags, criteria = axes(rubric, labels)
     figures = calibrate(labels, tags=tags, criteria=criteria)
-    now = judge_in_use(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id)
+    if now is None:
+        now = judge_in_use(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id)
     return RubricTrust(rubric_name, figures, now, doubts(figures, now, bar, GivenOn.of(figures)))
 
 
-def week_trust(store: Store, *, channel_id: str | None, team_id: str | None, period: Period,
-               bar: TrustBar) -> list[WeekTrust]:
-    """Per rubric with labels in the period or the weeks before it: the week's pass/fail agreement against theirs.
+def weekly_trust(store: Store, *, channel_id: str | None, team_id: str | None, since: datetime, cut: datetime,
+                 until: datetime, bar: TrustBar) -> list[WeekTrust]:
+    """Per rubric with labels in [since, until): the pass/fail agreement of those given from `cut` on (the week)
+    against those given before it (the weeks before).
 
     The labels are counted in the database: a week of thousands of votes costs what a few dozen groups cost.
     """
-    start, end = period.utc
-    earliest = period.weeks(WEEKS_BEFORE + 1)[0].utc[0]
-    by_rubric: dict[str, list[PassCount]] = {}
-    for group in counted_passes(store, channel_id=channel_id, team_id=team_id, since=earliest, until=end, cut=start):
+    by_rubric: dict[str, list[PassGroup]] = {}
+    for group in counted_passes(store, channel_id=channel_id, team_id=team_id, since=since, until=until, cut=cut):
         by_rubric.setdefault(group.rubric_name, []).append(group)
     found = []
     for name, counts in sorted(by_rubric.items()):
         week = _agreement([group for group in counts if group.recent])
         before = _agreement([group for group in counts if not group.recent])
-        now = judge_in_use(store, rubric_name=name, channel_id=channel_id, team_id=team_id, until=end)
+        now = judge_in_use(store, rubric_name=name, channel_id=channel_id, team_id=team_id, until=until)
         given_on = GivenOn.counted(counts)
         found.append(WeekTrust(name, week, before, now, given_on, doubts(week, now, bar, given_on)))
     return found
 
 
-def _agreement(counts: list[PassCount]) -> Agreement:
+def _agreement(counts: list[PassGroup]) -> Agreement:
     passes: Counter[tuple[bool, bool]] = Counter()
     for group in counts:
-        if group.judge_passed is not None and group.human_passed is not None:
-            passes[group.judge_passed, group.human_passed] += group.count
+        human = vote_as_label(bool(group.said), passed=group.judge_passed).passed if group.vote else group.said
+        if group.judge_passed is not None and human is not None:
+            passes[group.judge_passed, human] += group.count
     return Agreement.counted(sum(group.count for group in counts), passes)

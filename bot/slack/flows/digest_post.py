@@ -13,7 +13,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import NO_BOT_TOKEN, Settings
-from bot.digest import Digest, DigestScheduler, Period, TrustBar, build_digest, next_posting, trend_png
+from bot.digest import Digest, DigestScheduler, Period, build_digest, next_posting, trend_png
 from bot.errors import SetupError
 from bot.rubric import RubricSet
 from bot.slack.context import Context
@@ -21,6 +21,7 @@ from bot.slack.files import upload
 from bot.slack.messenger import make_web_client, post_problem, slack_error
 from bot.slack.views.digest import digest_message
 from bot.store import DigestSubscription, Store, claim_week, mark_posted, release_week, week_taken
+from bot.trust.report import TrustBar
 
 log = logging.getLogger(__name__)
 

@@ -64,7 +64,7 @@ def figures_text(report: RubricTrust, rubrics: RubricSet) -> str:
     title = f" · {escape(rubric.title)}" if rubric is not None else ""
     lines = [f"*`{escape(report.rubric_name)}`*{title} · *{figures.n} label(s)*", agreement_text(figures),
              kappas_text(figures)]
-    lines += [f":warning: {escape(doubt)}" for doubt in report.doubts]
+    lines += [f":warning: {escape(str(doubt))}" for doubt in report.doubts]
     return "\n".join(lines)
 
 

@@ -34,7 +34,7 @@ from bot.slack.views.limits import (
     SECTION_LIMIT,
 )
 from bot.store import Judgment, JudgmentSample, Label
-from bot.store.labels import value_at
+from bot.trust.labels import value_at
 
 AGREE, DISAGREE, REJUDGE, DETAILS, RETRY, CORRECT = (
     "judgebot_agree", "judgebot_disagree", "judgebot_rejudge", "judgebot_details", "judgebot_retry",

@@ -17,7 +17,7 @@ from bot.slack.views.card import LABEL_ROOM
 from bot.slack.views.commands import FormContext, FormSeal
 from bot.slack.views.limits import BUTTON_LIMIT, ERROR_LIMIT, HEADER_LIMIT, INPUT_LIMIT, SELECT_OPTIONS, VIEW_BLOCKS
 from bot.store import Judgment
-from bot.store.labels import value_at
+from bot.trust.labels import value_at
 
 CORRECTION = "judgebot_correction"  # the callback of the Correct it form
 FIELD_BLOCK, VALUE_ACTION, NOTE_BLOCK = "field_", "value", "note"

@@ -6,7 +6,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, HeaderBlock
 
-from bot.digest import Digest, Example, JudgeChange, Line, WeekTrust, signed
+from bot.digest import Digest, Example, JudgeChange, Line, signed
 from bot.rubric import RubricSet, leaves
 from bot.slack.commands import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
@@ -15,6 +15,7 @@ from bot.slack.views.budget import spend_text
 from bot.slack.views.limits import HEADER_LIMIT, MODEL_ROOM
 from bot.store import DigestSubscription
 from bot.trust.calibration import Agreement, kappa_text
+from bot.trust.report import WeekTrust
 
 QUESTION_ROOM = 120  # characters of a question quoted in a list
 CHANGES_SHOWN = 10  # judge changes listed; a rubric edited all week could otherwise overflow the section
@@ -125,7 +126,7 @@ def trust_lines(trust: list[WeekTrust]) -> list[str]:
     for found in trust[:TRUST_SHOWN]:
         lines.append(f"• `{escape(found.rubric_name)}` · this week: {labels_text(found.week)} · the 4 weeks before: "
                      f"{labels_text(found.before)}")
-        lines += [f"   :warning: {escape(doubt)}" for doubt in found.doubts]
+        lines += [f"   :warning: {escape(str(doubt))}" for doubt in found.doubts]
     if len(trust) > TRUST_SHOWN:
         lines.append(f"• …and {len(trust) - TRUST_SHOWN} more rubrics: `/judge calibration <rubric>` shows each")
     return lines

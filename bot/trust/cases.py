@@ -1,0 +1,82 @@
+"""Labeled cases from the history: every label and vote on a rubric's scored judgments, as the (judge, person) pairs
+calibration compares and as the cases `labels export` writes and a drift check judges again."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.rubric import Rubric
+from bot.store import Judgment, Store
+from bot.store.labels import Scope, label_and_vote_rows, labeled_judgments
+from bot.trust.calibration import LabeledVerdict
+from bot.trust.labels import HumanValues, labelable, numbers_at, value_at, vote_as_label
+
+
+def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None = None, channel_id: str | None = None,
+                     team_id: str | None = None, since: datetime | None = None, numeric: Sequence[str] = (),
+                     everywhere: bool = False) -> list[LabeledVerdict]:
+    """Every label and vote on scored judgments of a rubric as (judge, person) pairs, the oldest first.
+
+    `channel_id` None means the judgments made in a terminal, unless `everywhere`. A vote is read as a label by
+    `vote_as_label`. `numeric` names the dotted paths whose values are compared; the judgments' outputs are read only
+    when there are some.
+    """
+    scope = Scope(rubric_name, judge_model, channel_id, team_id, everywhere)
+    labels, votes, outputs = label_and_vote_rows(store, scope, since, outputs=bool(numeric))
+    found: list[LabeledVerdict] = []
+    for row in labels:
+        label = row.label
+        found.append(LabeledVerdict(
+            judge_passed=row.judge_passed, judge_tag=row.judge_tag,
+            judge_values=numbers_at(outputs.get(row.judgment_id), numeric), judge_model=row.judge_model,
+            rubric_hash=row.rubric_hash, human_passed=label.passed, human_tag=label.tag,
+            human_values=numbers_at(label.values, numeric, dotted=True), labeled_at=label.updated_at))
+    for vote in votes:
+        values = numbers_at(outputs.get(vote.judgment_id), numeric) if numeric else {}
+        said = vote_as_label(vote.agree, passed=vote.judge_passed, tag=vote.judge_tag, values=values)
+        found.append(LabeledVerdict(
+            judge_passed=vote.judge_passed, judge_tag=vote.judge_tag, judge_values=values, judge_model=vote.judge_model,
+            rubric_hash=vote.rubric_hash, human_passed=said.passed, human_tag=said.tag, human_values=said.values,
+            labeled_at=vote.at))
+    return sorted(found, key=lambda verdict: verdict.labeled_at)
+
+
+@dataclass
+class LabeledCase:
+    """One label or vote in the history, with the judgment it is about and what the person says as field values."""
+
+    judgment: Judgment
+    labeled_by: str
+    labeled_at: datetime
+    human: HumanValues
+
+
+def labeled_cases(store: Store, rubric: Rubric, channel_id: str | None) -> list[LabeledCase]:
+    """Every label and vote on scored judgments of the rubric (in one channel, or everywhere), the oldest first.
+
+    A vote is read as a label by `vote_as_label`, as calibration's figures read it.
+    """
+    labels, votes = labeled_judgments(store, rubric_name=rubric.name, channel_id=channel_id,
+                                      everywhere=channel_id is None)
+    cases = [LabeledCase(judgment, label.user_id, label.updated_at, label_values(label.values, label.passed, rubric))
+             for label, judgment in labels]
+    cases += [LabeledCase(judgment, vote.user_id, vote.updated_at, vote_values(vote.agree, judgment, rubric))
+              for vote, judgment in votes]
+    return sorted(cases, key=lambda case: (case.labeled_at, case.judgment.id))
+
+
+def label_values(values: dict[str, Any], passed: bool | None, rubric: Rubric) -> HumanValues:
+    """A saved label as a person's values: only the fields of the rubric a person can label."""
+    fields = labelable(rubric)
+    return HumanValues(values={path: value for path, value in values.items() if path in fields}, passed=passed)
+
+
+def vote_values(agree: bool, judgment: Judgment, rubric: Rubric) -> HumanValues:
+    """A vote as a person's values, read by `vote_as_label` against the judge's labelable values."""
+    found = {path: value_at(judgment.output, path) for path in labelable(rubric)}
+    said = vote_as_label(agree, passed=judgment.passed,
+                         values={path: value for path, value in found.items() if value is not None})
+    return HumanValues(values=said.values, passed=said.passed)
