@@ -1,5 +1,5 @@
 """The kinds of rubric output field, one table: each kind validates its sample, refuses what it must, has a schema
-structured output accepts, and a row in the README."""
+structured output accepts, and a row in docs/rubrics.md."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from bot.rubric.fields import KINDS, FieldSpec, build_model, field_schema, json_schema, leaves, sample_of
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "rubrics.md"
 
 SPECS = {  # a spec of each kind, with every option it takes
     "integer": {"type": "integer", "min": 0, "max": 2},

@@ -826,7 +826,7 @@ def test_a_label_with_a_dotted_path_is_refused_at_load_naming_the_file(tmp_path)
     assert load_rubric(write(tmp_path, data)).score({"ev": {"x": 2}, "verdict": "good"}).label == "x is 2"
 
 
-# --- names people can type, and the README's example --------------------------------------------------------
+# --- names people can type, and the documented example --------------------------------------------------------
 
 
 @pytest.mark.parametrize("word", ["help", "stats", "history", "rubrics", "default", "digest", "calibration", "none",
@@ -883,7 +883,7 @@ async def test_the_longest_name_gives_a_schema_name_that_openai_accepts(tmp_path
 
 
 def readme_example() -> str:
-    section = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8").split("## Rubric files")[1]
+    section = (Path(__file__).parent.parent / "docs" / "rubrics.md").read_text(encoding="utf-8").split("## Rubric files")[1]
     found = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
     assert found, "the rubric format section has an example"
     return found.group(1)
