@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.judge.judgment import build_messages
+from bot.judge.prompt import build_messages
 from bot.records import Triple
 from bot.rubric import load_rubrics
 from bot.runs.estimate import BOUNDARY

@@ -110,6 +110,9 @@ VERDICT_FIELDS = tuple(Verdict.model_fields)
 JUDGED_FIELDS = ("output", "derived", "headline", "passed", "label", "tag", "raw_reply", "error", "flags", "samples",
                  "agreement", "spread", "unsure")
 """What a judgment adds to a row (cleared when the row is judged again); the rest says who judged and at what cost."""
+SAMPLE_FIELDS = ("status", "prompt_hash", "output", "derived", "headline", "passed", "label", "tag", "raw_reply",
+                 "error", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "latency_ms", "attempts")
+"""What a saved sample keeps of one judge's judgment, to be read back as a verdict."""
 
 
 PERIOD = re.compile(r"(\d{1,4})d|all", re.IGNORECASE)  # how a period is written, in `/judge` and on the command line

@@ -339,7 +339,8 @@ async def test_an_output_collected_again_after_a_stop_asks_no_repair_twice(batch
     from bot.judge.panel import Panel
     from bot.llm.client import make_judge_client
     from bot.runs import start_run
-    from bot.runs.batch_lines import Job, collect, make_line
+    from bot.runs.batch_lines import collect, make_line
+    from bot.runs.job import RunJob
     from bot.store.samples import samples_of
     from tests.test_samples import rows_of
 
@@ -349,7 +350,7 @@ async def test_an_output_collected_again_after_a_stop_asks_no_repair_twice(batch
                                  max_retries=0, concurrency=4, temperature=0.7) as client:
         panel = Panel([client], samples=3)
         run = start_run(store, rubric=eth, rows=rows_of("x"), columns=["answer"], **panel.run_fields())
-        job = Job(store, run, eth, panel, builtin_prices(), 25.0)
+        job = RunJob(store, run, eth, panel, 25.0)
         row = next(store.iter_judgments(run.id))
         lines = [json.loads(make_line(job, row, 0, number).text) for number in (1, 2)]  # sample 3 not answered
         replies = [Reply(content='{"correctness": 7}'), eth_reply("Correct")]  # sample 1 breaks the rubric

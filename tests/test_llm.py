@@ -17,7 +17,8 @@ import httpx2
 import pytest
 
 from bot.errors import JudgeCallError, RunStopped
-from bot.judge.judgment import extract_json, judge
+from bot.judge.judgment import judge
+from bot.judge.reply import extract_json
 from bot.llm.answers import RESUME, Completion
 from bot.llm.pacing import MAX_BACKOFF, Throttle, backoff, retry_after
 from bot.llm.retries import Retrying, observing_retries

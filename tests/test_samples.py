@@ -12,7 +12,8 @@ import pytest
 from bot.config import Settings
 from bot.errors import SetupError
 from bot.judge.panel import Panel, check_samples, judges_from_names, open_panel, panel_name, read_judges
-from bot.judge.samples import Sampled, combine, medoid, split_text
+from bot.judge.samples import Sampled, medoid, split_text
+from bot.judge.verdicts import combine
 from bot.records import RowState, RunState, Verdict
 from bot.runs import Progress, execute_run, start_run
 from bot.store import Store

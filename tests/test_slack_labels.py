@@ -14,7 +14,8 @@ from urllib.parse import urlencode
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.judge.samples import Sampled, combine
+from bot.judge.samples import Sampled
+from bot.judge.verdicts import combine
 from bot.records import Verdict
 from bot.rubric import Rubric
 from bot.slack.views.card import CORRECT, DETAILS, result_card

@@ -1,14 +1,14 @@
-"""Several judgments of one row made one: the canonical verdict (the medoid of the samples), their agreement, spread
-and splits."""
+"""How far several judgments of one row agree: the one closest to the others (the medoid), the outcomes they split
+into, and their names. bot.judge.verdicts makes the row's verdict of them."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-from bot.records import RowState, Verdict
+from bot.records import Verdict
 
 UNSURE_SPREAD = 25.0  # headline points between the highest and lowest sample from which a row is unsure
 
@@ -80,38 +80,3 @@ def split_text(verdicts: Sequence[Graded]) -> str:
     if len(parts) < 2:
         return ""
     return "/".join(str(count) for _, count in parts) + ": " + ", ".join(name for name, _ in parts)
-
-
-def combine(sampled: Sequence[Sampled], *, judge_model: str, unsure_spread: float = UNSURE_SPREAD) -> Verdict:
-    """The row's verdict from its samples, in judge then sample order.
-
-    The row is scored when most samples scored; its verdict is then the medoid of the scored samples, with the share
-    that agree with it on pass/fail and tag, the spread of their headlines, and `unsure` when they split or spread by
-    `unsure_spread` points or more. Otherwise it is an error (or invalid, when most failures are) naming how many
-    samples failed and the first reason. Tokens, latency and attempts add up over every sample.
-    """
-    if not sampled:
-        raise ValueError("a row needs at least one sample")
-    verdicts = [item.verdict for item in sampled]
-    scored = [verdict for verdict in verdicts if verdict.status == RowState.SCORED]
-    costs: dict[str, Any] = {name: sum(getattr(verdict, name) for verdict in verdicts)
-                             for name in ("tokens_in", "tokens_out", "tokens_cached", "latency_ms", "attempts")}
-    priced = [verdict.cost_usd for verdict in verdicts]
-    costs["cost_usd"] = None if None in priced else sum(cost for cost in priced if cost is not None)
-    flags = list(dict.fromkeys(flag for verdict in verdicts for flag in verdict.flags))
-    common = {"judge_model": judge_model, "samples": len(verdicts), "flags": flags, **costs}
-    if 2 * len(scored) <= len(verdicts):
-        failed = [verdict for verdict in verdicts if verdict.status != RowState.SCORED]
-        statuses = Counter(verdict.status for verdict in failed)
-        status = RowState.INVALID if statuses[RowState.INVALID] > statuses[RowState.ERROR] else RowState.ERROR
-        first = next(verdict for verdict in failed if verdict.status == status)
-        error = f"{len(failed)} of {len(verdicts)} samples failed; the first: {first.error or 'no reason given'}"
-        return first.model_copy(update={**common, "status": status, "error": error, "output": None, "derived": {},
-                                        "headline": None, "passed": None, "label": None, "tag": None})
-    canonical = scored[medoid(scored)]
-    agreeing = sum(outcome(verdict) == outcome(canonical) for verdict in scored)
-    headlines = [verdict.headline for verdict in scored if verdict.headline is not None]
-    spread = round(max(headlines) - min(headlines), 2) if headlines else None
-    unsure = agreeing < len(scored) or (spread is not None and spread >= unsure_spread)
-    return canonical.model_copy(update={**common, "agreement": round(agreeing / len(scored), 4), "spread": spread,
-                                        "unsure": unsure})

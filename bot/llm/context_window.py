@@ -188,10 +188,15 @@ def _running_context(ps: Any, model: str) -> int | None:
 
 
 async def _ask(client: AsyncOpenAI, method: str, path: str, body: dict[str, Any] | None = None, *,
-               timeout: float | openai.Timeout | None = DISCOVERY_TIMEOUT) -> Any:
-    """The JSON an endpoint answers to one discovery request; None for an error status or a body that is not JSON.
+               timeout: float | openai.Timeout | None = None) -> Any:
+    """The JSON an endpoint answers to one discovery request (within DISCOVERY_TIMEOUT, unless `timeout` says
+    otherwise); None for an error status or a body that is not JSON.
 
-    A connection that fails raises, so that an endpoint that cannot be reached is not asked three times."""
+    A connection that fails raises, so that an endpoint that cannot be reached is not asked three times. A host that
+    does not take the connection is given the client's own connect timeout, not DISCOVERY_TIMEOUT."""
+    if timeout is None:
+        connect = client.timeout.connect if isinstance(client.timeout, openai.Timeout) else None
+        timeout = openai.Timeout(DISCOVERY_TIMEOUT, connect=min(DISCOVERY_TIMEOUT, connect or DISCOVERY_TIMEOUT))
     try:
         if method == "post":
             return await client.post(path, cast_to=object, body=body, options={"timeout": timeout, "max_retries": 0})

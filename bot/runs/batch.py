@@ -7,6 +7,7 @@ samples it did answer. What the lines hold and what their replies become is in b
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -22,19 +23,18 @@ from bot.llm.prices import PriceTable
 from bot.records import RowState, RunState
 from bot.rubric import Rubric
 from bot.runs.batch_lines import (
-    Job,
     Line,
     collect,
     is_malformed,
     make_line,
-    pending_rows,
     save_malformed,
     settle,
 )
 from bot.runs.execute import STALE_AFTER
+from bot.runs.job import RunJob
 from bot.runs.progress import Progress, RunOutcome
 from bot.store import Run, RunBatch, Store, process_name, utcnow
-from bot.store.batches import ENDED, SENT, UPLOADING, Slot, add_part, open_parts, slots_of, update_part
+from bot.store.batches import ENDED, SENT, UPLOADING, Slot, add_part, open_parts, pending_rows, slots_of, update_part
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
     (and 190 MB): a bigger run is sent as several batches.
     """
     panel = judges if isinstance(judges, Panel) else Panel.solo(judges)
-    job = Job(store, run, rubric, panel, prices, unsure_spread)
+    job = RunJob(store, run, rubric, dataclasses.replace(panel, prices=prices, owned=False), unsure_spread)
     cancel = cancel or asyncio.Event()
     cancelled = False
     owner = process_name()
@@ -128,14 +128,14 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
     return RunOutcome(run.id, status, reason, counts)
 
 
-def _client_of(job: Job, part: RunBatch) -> JudgeClient:
+def _client_of(job: RunJob, part: RunBatch) -> JudgeClient:
     """The judge a part asks, through whose endpoint its batch goes."""
     slots = slots_of(part)
     index = slots[0][1] if slots else 0
     return job.client(index if index < len(job.panel.clients) else 0)
 
 
-async def _cancel(job: Job) -> None:
+async def _cancel(job: RunJob) -> None:
     """Ask the provider to cancel every batch of the run still running (a part never sent just ends)."""
     for part in await asyncio.to_thread(open_parts, job.store, job.run.id):
         if part.batch_id is None:
@@ -147,7 +147,7 @@ async def _cancel(job: Job) -> None:
             log.warning("cancelling batch %s failed: %s", part.batch_id, err)
 
 
-def _progress(job: Job, started: float) -> Progress:
+def _progress(job: RunJob, started: float) -> Progress:
     """Rows saved, and the rows the requests answered by the batches still running stand for (from their request
     counts: a row is as many requests as the panel has slots)."""
     counts = job.store.status_counts(job.run.id)
@@ -159,7 +159,7 @@ def _progress(job: Job, started: float) -> Progress:
     return Progress(job.run.id, done, total, errors, 0, done, time.monotonic() - started, unsure)
 
 
-async def _send_pending(job: Job, file_requests: int) -> None:
+async def _send_pending(job: RunJob, file_requests: int) -> None:
     """Every slot of a pending row not in a batch yet: what the history holds reused at once, the others sent in
     parts, each part one judge's. Every endpoint is asked first whether it has the Batch API."""
     taken = {slot for part in await asyncio.to_thread(open_parts, job.store, job.run.id)
@@ -183,7 +183,7 @@ async def _send_pending(job: Job, file_requests: int) -> None:
             await _send_part(job, gathered.take())
 
 
-async def _check_endpoints(job: Job) -> None:
+async def _check_endpoints(job: RunJob) -> None:
     """BatchUnavailable, before anything is sent, when one of the judges' endpoints has no Batch API."""
     endpoints = {(str(client.client.base_url), client.client.api_key): client for client in job.panel.clients}
     for client in endpoints.values():
@@ -193,20 +193,20 @@ async def _check_endpoints(job: Job) -> None:
             raise _unavailable(job, client, err) from None
 
 
-def _unavailable(job: Job, client: JudgeClient, err: openai.NotFoundError) -> BatchUnavailable:
+def _unavailable(job: RunJob, client: JudgeClient, err: openai.NotFoundError) -> BatchUnavailable:
     """What a 404 from an endpoint's Batch API says: which endpoint (when the jury has several), and what to do."""
     several = len({str(judge.client.base_url) for judge in job.panel.clients}) > 1
     where = f" {client.endpoint} (of judge {client.model})" if several else ""
     return BatchUnavailable(NO_BATCH_API.format(where=where, detail=f"404 on {err.request.url.path}", run=job.run.id))
 
 
-async def _send_part(job: Job, lines: list[Line]) -> None:
+async def _send_part(job: RunJob, lines: list[Line]) -> None:
     """Save a part of one judge's lines, then upload it."""
     part = await asyncio.to_thread(add_part, job.store, job.run.id, [line.slot for line in lines])
     await _upload(job, part, lines)
 
 
-async def _upload(job: Job, part: RunBatch, lines: list[Line] | None = None) -> None:
+async def _upload(job: RunJob, part: RunBatch, lines: list[Line] | None = None) -> None:
     """Upload a saved part's file and create its batch, saving each id as it comes; a part whose batch was created
     before a stop is found again by its metadata rather than created twice."""
     client = _client_of(job, part)
@@ -232,7 +232,7 @@ async def _upload(job: Job, part: RunBatch, lines: list[Line] | None = None) -> 
         raise _unavailable(job, client, err) from None
 
 
-def _lines_again(job: Job, slots: list[Slot]) -> list[Line]:
+def _lines_again(job: RunJob, slots: list[Slot]) -> list[Line]:
     """The lines of slots whose rows are still pending, made anew."""
     rows = {row.id: row for row in pending_rows(job.store, (slot[0] for slot in slots))}
     return [make_line(job, rows[judgment_id], judge_index, number)
@@ -249,7 +249,7 @@ async def _existing_batch(api: openai.AsyncOpenAI, part: RunBatch) -> str | None
     return None
 
 
-async def _poll(job: Job, part: RunBatch) -> str | None:
+async def _poll(job: RunJob, part: RunBatch) -> str | None:
     """Check one sent part; when it has ended, save what it answered. The reason its unanswered rows stay pending."""
     assert part.batch_id is not None
     api = _client_of(job, part).client

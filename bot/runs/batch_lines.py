@@ -8,66 +8,26 @@ import asyncio
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from bot.errors import JudgebotError
-from bot.judge.judgment import build_messages, is_bare, judge, new_boundary, provenance, sample_key, schema_name
-from bot.judge.panel import Panel
-from bot.judge.samples import Sampled, combine
+from bot.judge.judgment import judge
+from bot.judge.prompt import build_messages, new_boundary, schema_name
+from bot.judge.samples import Sampled
+from bot.judge.verdicts import combine, failed, from_sample, reused
 from bot.llm.answers import NotACompletion, completion_from
-from bot.llm.client import JudgeClient
-from bot.llm.prices import PriceTable
-from bot.records import RowState, Triple, Verdict
-from bot.rubric import Rubric
-from bot.runs.execute import reused_verdict, row_key, sample_verdict
-from bot.store import Judgment, RowVerdict, Run, Store
-from bot.store.batches import Slot
-from bot.store.judgments import ID_CHUNK, id_chunks
+from bot.records import Triple, Verdict
+from bot.runs.job import RunJob
+from bot.store import Judgment, RowVerdict
+from bot.store.batches import Slot, pending_rows
+from bot.store.judgments import ID_CHUNK
 from bot.store.samples import known_samples, samples_by_judgment, save_sample
 
 ENDPOINT = "/v1/chat/completions"
 CUSTOM_ID = re.compile(r"j(\d+)(?:-k(\d+)-s(\d+))?-(.+)")  # lines sent before juries were batched name no judge
 ANSWERS_AT_ONCE = 256  # replies of an output file validated together (a repair, when needed, is asked live)
 
-
-
-@dataclass
-class Job:
-    """One run judged through the Batch API: where it is kept, its rubric and judges, how its verdicts are made."""
-
-    store: Store
-    run: Run
-    rubric: Rubric
-    panel: Panel
-    prices: PriceTable
-    unsure_spread: float
-    temperature: float | None = field(init=False)  # as asked: it keys the samples, as it does live
-
-    def __post_init__(self) -> None:
-        self.temperature = self.panel.temperature
-
-    @property
-    def single(self) -> bool:
-        """One judge asked once per row: the row's verdict is its one reply, no samples kept apart."""
-        return self.panel.single
-
-    @property
-    def scope(self) -> int | None:
-        """Where cached verdicts and samples may come from: a fresh run reuses only its own."""
-        return self.run.id if self.run.fresh else None
-
-    def client(self, judge_index: int) -> JudgeClient:
-        """The judge at `judge_index` of the panel."""
-        return self.panel.clients[judge_index]
-
-    def row_key(self, triple: Triple) -> str:
-        """The key a row's verdict is saved under, as a live run saves it."""
-        return row_key(self.rubric, self.panel, triple)
-
-    def sample_key(self, triple: Triple, judge_index: int, number: int) -> str:
-        """The key one sample is saved under, as a live run saves it."""
-        return sample_key(self.rubric, self.client(judge_index).model, triple, number, self.temperature)
 
 
 @dataclass
@@ -99,7 +59,7 @@ def parse_custom_id(text: str) -> tuple[Slot, str] | None:
     return (int(judgment_id), int(judge_index or 0), int(number or 1)), boundary
 
 
-def make_line(job: Job, row: Judgment, judge_index: int, number: int) -> Line:
+def make_line(job: RunJob, row: Judgment, judge_index: int, number: int) -> Line:
     """The batch line asking the judge at `judge_index` for sample `number` of `row`, with that judge's model and
     temperature."""
     boundary = new_boundary()
@@ -111,22 +71,18 @@ def make_line(job: Job, row: Judgment, judge_index: int, number: int) -> Line:
     return Line(slot, text)
 
 
-def is_malformed(job: Job, row: Judgment) -> bool:
+def is_malformed(job: RunJob, row: Judgment) -> bool:
     """A bare answer the rubric marks malformed: never sent to a judge."""
-    return job.rubric.bare_answers == "malformed" and is_bare(row.answer)
+    return job.is_malformed(triple_of(row))
 
 
-async def save_malformed(job: Job, row: Judgment) -> None:
+async def save_malformed(job: RunJob, row: Judgment) -> None:
     """The verdict of a row never sent (see `is_malformed`), saved as a live run saves it."""
-    client = job.client(0)
-    verdict = await judge(job.rubric, triple_of(row), client)
-    verdict.cost_usd = job.prices.cost(client.model, 0, 0, 0)
-    if not job.single:
-        verdict = verdict.model_copy(update={"judge_model": job.panel.name})
-    await asyncio.to_thread(job.store.save_verdict, row.id, verdict, cache_key=job.row_key(triple_of(row)))
+    triple = triple_of(row)
+    await asyncio.to_thread(job.store.save_verdict, row.id, job.malformed(triple), cache_key=job.row_key(triple))
 
 
-def settle(job: Job, rows: list[Judgment], taken: set[Slot]) -> list[Slot]:
+def settle(job: RunJob, rows: list[Judgment], taken: set[Slot]) -> list[Slot]:
     """The slots of `rows` still to ask, after reusing what the history holds (verdicts, samples) and making a row
     whose every slot has a sample its verdict. Slots in `taken` are in a batch already."""
     if job.single:
@@ -137,22 +93,22 @@ def settle(job: Job, rows: list[Judgment], taken: set[Slot]) -> list[Slot]:
     return missing
 
 
-def _reuse_verdict(job: Job, row: Judgment) -> bool:
+def _reuse_verdict(job: RunJob, row: Judgment) -> bool:
     """Save a cached verdict on the same texts as the row's; False when there is none."""
     triple = triple_of(row)
     key = job.row_key(triple)
     cached = job.store.find_cached(key, run_id=job.scope)
     if cached is None:
         return False
-    job.store.save_verdict(row.id, reused_verdict(cached, job.rubric, job.client(0).model, triple), cache_key=key,
+    job.store.save_verdict(row.id, reused(cached, job.rubric, job.client(0).model, triple), cache_key=key,
                            cached_from=cached.id)
     return True
 
 
-def _reuse_samples(job: Job, row: Judgment, taken: set[Slot]) -> list[Slot]:
+def _reuse_samples(job: RunJob, row: Judgment, taken: set[Slot]) -> list[Slot]:
     """A row's slots with no sample saved, none to reuse and none in a batch; its verdict saved when none is left."""
     triple = triple_of(row)
-    keys = {(index, number): job.sample_key(triple, index, number)
+    keys = {(index, number): job.sample_key(triple, job.client(index).model, number)
             for index in range(len(job.panel.clients)) for number in range(1, job.panel.samples + 1)}
     saved, cached = known_samples(job.store, row.id, keys.values(), run_id=job.scope)
     have = {(sample.judge_model, sample.sample) for sample in saved}
@@ -165,7 +121,7 @@ def _reuse_samples(job: Job, row: Judgment, taken: set[Slot]) -> list[Slot]:
             continue
         if (found := cached.get(key)) is not None:
             save_sample(job.store, judgment_id=row.id, run_id=job.run.id, judge_model=model, sample=number,
-                        verdict=sample_verdict(found, job.rubric, triple, reused=True), cache_key=key,
+                        verdict=from_sample(found, job.rubric, triple, reused=True), cache_key=key,
                         cached_from=found.id)
             reused[(model, number)] = found.judgment_id
         elif (row.id, index, number) in taken:
@@ -177,7 +133,7 @@ def _reuse_samples(job: Job, row: Judgment, taken: set[Slot]) -> list[Slot]:
     return missing
 
 
-def finish_rows(job: Job, rows: Iterable[Judgment], reused: dict[tuple[str, int], int] | None = None) -> int:
+def finish_rows(job: RunJob, rows: Iterable[Judgment], reused: dict[tuple[str, int], int] | None = None) -> int:
     """Save the verdict of each row whose every slot has a sample, combined as live; how many were saved.
 
     `reused` names the judgment each slot reused just now was taken from: a row reused whole from one judgment
@@ -192,28 +148,16 @@ def finish_rows(job: Job, rows: Iterable[Judgment], reused: dict[tuple[str, int]
         if not all(slot in by_slot for slot in slots):
             continue
         triple = triple_of(row)
-        sampled = [Sampled(model, number, sample_verdict(by_slot[(model, number)], job.rubric, triple),
+        sampled = [Sampled(model, number, from_sample(by_slot[(model, number)], job.rubric, triple),
                            (reused or {}).get((model, number))) for model, number in slots]
-        verdict = combine(sampled, judge_model=job.panel.name, unsure_spread=job.unsure_spread)
+        verdict = combine(sampled, judge_model=job.judge_model, unsure_spread=job.unsure_spread)
         sources = {item.reused_from for item in sampled}
         source = sources.pop() if len(sources) == 1 and None not in sources else None
         saved += job.store.save_verdict(row.id, verdict, cache_key=job.row_key(triple), cached_from=source)
     return saved
 
 
-def pending_rows(store: Store, judgment_ids: Iterable[int]) -> list[Judgment]:
-    """The rows among `judgment_ids` still pending."""
-    from sqlmodel import col, select
-
-    found: list[Judgment] = []
-    with store.session() as session:
-        for chunk in id_chunks(sorted(set(judgment_ids))):
-            found += session.exec(select(Judgment).where(col(Judgment.id).in_(chunk),
-                                                         Judgment.status == RowState.PENDING))
-    return found
-
-
-async def collect(job: Job, content: str) -> int:
+async def collect(job: RunJob, content: str) -> int:
     """Save what every answered line of a batch's output or error file gives; how many lines were answered."""
     answers: list[tuple[Slot, str, dict[str, Any]]] = []
     for raw in content.splitlines():
@@ -230,7 +174,7 @@ async def collect(job: Job, content: str) -> int:
     return len(answers)
 
 
-async def _save_answers(job: Job, answers: list[tuple[Slot, str, dict[str, Any]]]) -> None:
+async def _save_answers(job: RunJob, answers: list[tuple[Slot, str, dict[str, Any]]]) -> None:
     """Validate replies together (repairs asked live meanwhile), save each, then the verdicts of the rows they
     complete; a problem every request would hit (RunStopped) is raised once the others are saved."""
     rows, done = await asyncio.to_thread(_open_slots, job, [slot for slot, _, _ in answers])
@@ -245,7 +189,7 @@ async def _save_answers(job: Job, answers: list[tuple[Slot, str, dict[str, Any]]
             raise result
 
 
-def _open_slots(job: Job, slots: list[Slot]) -> tuple[dict[int, Judgment], set[Slot]]:
+def _open_slots(job: RunJob, slots: list[Slot]) -> tuple[dict[int, Judgment], set[Slot]]:
     """The pending rows of `slots`, and those of the slots with a sample saved already (collected before a stop):
     their replies are not validated again, so no repair is paid twice."""
     rows = {row.id: row for row in pending_rows(job.store, (slot[0] for slot in slots))}
@@ -257,7 +201,7 @@ def _open_slots(job: Job, slots: list[Slot]) -> tuple[dict[int, Judgment], set[S
                   for sample in found if sample.judge_model in index}
 
 
-def _save_verdicts(job: Job, rows: dict[int, Judgment], verdicts: list[tuple[Slot, Verdict]]) -> None:
+def _save_verdicts(job: RunJob, rows: dict[int, Judgment], verdicts: list[tuple[Slot, Verdict]]) -> None:
     """Each reply as its row's verdict (one judge asked once) or as a sample; then the verdicts of the rows whose
     every slot has a sample."""
     if job.single:
@@ -269,22 +213,16 @@ def _save_verdicts(job: Job, rows: dict[int, Judgment], verdicts: list[tuple[Slo
     for (judgment_id, judge_index, number), verdict in verdicts:
         save_sample(job.store, judgment_id=judgment_id, run_id=job.run.id, judge_model=job.client(judge_index).model,
                     sample=number, verdict=verdict,
-                    cache_key=job.sample_key(triple_of(rows[judgment_id]), judge_index, number))
+                    cache_key=job.sample_key(triple_of(rows[judgment_id]), job.client(judge_index).model, number))
     finish_rows(job, rows.values())  # every row this file answers: also those whose samples were all saved before
 
 
-async def reply_verdict(job: Job, triple: Triple, judge_index: int, boundary: str, body: dict[str, Any]) -> Verdict:
+async def reply_verdict(job: RunJob, triple: Triple, judge_index: int, boundary: str, body: dict[str, Any]) -> Verdict:
     """A batch reply validated like a live one (its repair, when needed, asked live), costed at the batch price for
     the batch reply and the live price for the repair."""
     client = job.client(judge_index)
     try:
         first = completion_from(body)
     except (NotACompletion, JudgebotError) as err:
-        return Verdict(status=RowState.ERROR, error=str(err), **provenance(job.rubric, client.model, triple))
-    verdict = await judge(job.rubric, triple, client, boundary=boundary, first=first)
-    prices = job.prices
-    batch_cost = prices.cost(client.model, first.tokens_in, first.tokens_out, first.cached_tokens, batch=True)
-    live_cost = prices.cost(client.model, verdict.tokens_in - first.tokens_in, verdict.tokens_out - first.tokens_out,
-                            verdict.tokens_cached - first.cached_tokens)
-    verdict.cost_usd = None if batch_cost is None or live_cost is None else batch_cost + live_cost
-    return verdict
+        return failed(job.rubric, client.model, triple, str(err))
+    return await judge(job.rubric, triple, client, prices=job.panel.prices, boundary=boundary, batch_reply=first)

@@ -4,7 +4,6 @@ at each judge's price."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -14,50 +13,16 @@ from sqlalchemy import func, select
 from sqlmodel import col
 
 from bot.figures import money
-from bot.judge.judgment import build_messages
 from bot.judge.panel import Panel
+from bot.judge.window import prompt_tokens, schema_reply_tokens
 from bot.llm.prices import PriceTable
 from bot.llm.tokens import text_tokens
 from bot.records import RowState, Triple
-from bot.rubric import Rubric, leaves
+from bot.rubric import Rubric
 from bot.store import Judgment, Run, Store
 
-MESSAGE_TOKENS = 4  # each chat message's role and separators
-REQUEST_TOKENS = 3  # the reply's priming
-BOUNDARY = "DATA-0123456789abcdef"  # as long as the random boundary the judge's texts are wrapped in
-STRING_REPLY_TOKENS = 60  # a reasoning or explanation field, before any reply of the rubric is known
-LIST_ITEMS = 3
-LIST_ITEM_TOKENS = 20
 RECENT_REPLIES = 200  # replies of the rubric in the history that refine the expected reply size
 FROM_SCHEMA = "the rubric's reply schema"
-
-
-def prompt_tokens(rubric: Rubric) -> float:
-    """The tokens every request of the rubric sends whatever the row: its messages around empty texts, and the reply
-    schema in the request's response_format."""
-    messages = build_messages(rubric, Triple(question="", reference="", answer=""), BOUNDARY)
-    schema = json.dumps(rubric.reply_schema, ensure_ascii=False)
-    return (sum(text_tokens(message["content"]) + MESSAGE_TOKENS for message in messages)
-            + text_tokens(schema) + REQUEST_TOKENS)
-
-
-def schema_reply_tokens(rubric: Rubric) -> int:
-    """The tokens of a reply as the rubric's schema shapes it: each key, a short value for numbers, booleans and
-    enums, a few sentences for free text."""
-    total = 5.0
-    for path, spec in leaves(rubric.output):
-        total += text_tokens(path.rsplit(".", 1)[-1]) + 3
-        kind = spec.type
-        if kind == "string":
-            total += STRING_REPLY_TOKENS
-        elif kind == "enum":
-            total += max((text_tokens(value) for value in spec.values or [""]), default=1) + 1
-        elif kind == "list":
-            item = STRING_REPLY_TOKENS / 3 if spec.items is not None and spec.items.type == "string" else 2
-            total += (spec.min_items or LIST_ITEMS) * max(item, LIST_ITEM_TOKENS / 4)
-        else:
-            total += 2
-    return math.ceil(total)
 
 
 def recent_reply_tokens(store: Store, rubric_name: str) -> tuple[float, int] | None:

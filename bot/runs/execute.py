@@ -13,19 +13,19 @@ from typing import Any
 
 from bot.errors import JudgebotError, RubricChanged, RunBusy, RunNotResumable, RunStopped
 from bot.figures import money
-from bot.judge.judgment import cache_key, failure_verdict, is_bare, judge, provenance, sample_key
+from bot.judge.judgment import judge
 from bot.judge.panel import Panel
-from bot.judge.samples import UNSURE_SPREAD, Sampled, combine
+from bot.judge.samples import UNSURE_SPREAD, Sampled
+from bot.judge.verdicts import combine, failed, from_sample, reused
 from bot.llm.client import JudgeClient
-from bot.llm.context_window import room_for_row
-from bot.records import CLAIMABLE, JUDGED_FIELDS, RowState, RunState, Triple, Verdict
+from bot.records import CLAIMABLE, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
-from bot.runs.estimate import prompt_tokens, schema_reply_tokens
 from bot.runs.grouped import Grouped
+from bot.runs.job import RunJob
 from bot.runs.progress import Budget, Progress, RunOutcome
 from bot.runs.twins import Twins
-from bot.store import Judgment, JudgmentSample, RowVerdict, Run, Store, process_name, utcnow
-from bot.store.samples import SAMPLE_FIELDS, known_samples, save_sample
+from bot.store import Judgment, RowVerdict, Run, Store, process_name, utcnow
+from bot.store.samples import known_samples, save_sample
 
 log = logging.getLogger(__name__)
 
@@ -50,28 +50,6 @@ class _Next:
     key: str
     cached: Judgment | None
     look: int
-
-
-def reused_verdict(cached: Judgment, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:
-    """An earlier verdict on the same texts, as this row's: what it found, at no cost, under today's provenance."""
-    found = {name: getattr(cached, name) for name in JUDGED_FIELDS if getattr(cached, name) is not None}
-    return Verdict(status=RowState.SCORED, **found, cost_usd=0.0, **provenance(rubric, judge_model, triple))
-
-
-def sample_verdict(saved: JudgmentSample, rubric: Rubric, triple: Triple, *, reused: bool = False) -> Verdict:
-    """A saved sample as a verdict: as it was, or (reused from another row) at no cost under today's provenance."""
-    found = {name: getattr(saved, name) for name in SAMPLE_FIELDS if getattr(saved, name) is not None}
-    if reused:
-        found.update(tokens_in=0, tokens_out=0, tokens_cached=0, cost_usd=0.0, latency_ms=0, attempts=0)
-    return Verdict(**{**provenance(rubric, saved.judge_model, triple), **found})
-
-
-def row_key(rubric: Rubric, panel: Panel, triple: Triple) -> str:
-    """The key a row's verdict is saved and looked up under: its judge's, or for several judgments the panel's (its
-    judges, samples and temperature)."""
-    if panel.single:
-        return cache_key(rubric, panel.clients[0].model, triple)
-    return cache_key(rubric, f"{panel.name}\x1f{panel.samples} at {panel.temperature}", triple)
 
 
 async def execute_run(
@@ -127,23 +105,21 @@ async def execute_run(
     rejudged = await asyncio.to_thread(store.reset_rows, run.id, rejudge) if rejudge else 0
     counts = await asyncio.to_thread(store.status_counts, run.id)
     unsure = 0 if panel.single else await asyncio.to_thread(store.unsure_count, run.id)
-    execution = _Execution(store, run, rubric, panel, concurrency, on_progress, cancel or asyncio.Event(), owner,
-                           counts, unsure_spread, unsure, budget)
+    execution = _Execution(RunJob(store, run, rubric, panel, unsure_spread), concurrency, on_progress,
+                           cancel or asyncio.Event(), owner, counts, unsure, budget)
     return await execution.run(rejudged)
 
 
 class _Execution:
     """The state of one `execute_run`: a producer feeding pending rows to `concurrency` workers."""
 
-    def __init__(self, store: Store, run: Run, rubric: Rubric, panel: Panel, concurrency: int,
-                 on_progress: Callable[[Progress], None] | None, cancel: asyncio.Event, owner: str,
-                 counts: dict[str, int], unsure_spread: float, unsure: int, budget: Budget | None) -> None:
-        self.store, self.run_, self.rubric, self.panel = store, run, rubric, panel
+    def __init__(self, job: RunJob, concurrency: int, on_progress: Callable[[Progress], None] | None,
+                 cancel: asyncio.Event, owner: str, counts: dict[str, int], unsure: int, budget: Budget | None) -> None:
+        self.job = job
+        store, panel = job.store, job.panel
+        self.store, self.rubric, self.panel = store, job.rubric, panel
         self.client = panel.clients[0]
-        self.judge_model = panel.name
-        self.temperature = panel.temperature  # as asked: a judge that refuses it still keys its samples by it
-        self.unsure_spread = unsure_spread
-        self.run_id: int = run.id
+        self.run_id: int = job.run.id
         # A row asks each judge `samples` times at once: fewer rows in flight keep each judge at `concurrency`.
         self.concurrency = max(1, -(-concurrency // panel.samples))
         self.on_progress = on_progress
@@ -162,7 +138,6 @@ class _Execution:
         self.budget = budget
         self.spent = 0.0  # USD of this session's verdicts
         self.started = time.monotonic()
-        self.room: float | None = None  # tokens a row needs besides its texts; counted once a judge's context is known
         # Database calls of the hot path run on one thread of their own: the event loop never waits on
         # the database, and a single writer never contends with itself for SQLite's lock.
         self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgebot-db")
@@ -207,7 +182,7 @@ class _Execution:
 
     def find_cached(self, keys: list[str]) -> list[Judgment | None]:
         # A fresh run reuses nothing from the history, only what it judged itself (identical rows).
-        found = self.store.find_cached_many(keys, run_id=self.run_id if self.run_.fresh else None)
+        found = self.store.find_cached_many(keys, run_id=self.job.scope)
         return [found.get(key) for key in keys]
 
     def finish(self, rejudged: int) -> RunOutcome:
@@ -265,7 +240,7 @@ class _Execution:
     async def looked_up(self, rows: list[tuple[int, Triple]]) -> list[_Next]:
         """Pending rows as workers take them, with what the cache holds for each, read in one query for the group."""
         look = self.twins.look(len(rows))
-        keys = [row_key(self.rubric, self.panel, triple) for _, triple in rows]
+        keys = [self.job.row_key(triple) for _, triple in rows]
         found = await self.in_db(self.find_cached, keys) if self.panel.single else [None] * len(keys)
         return [_Next(judgment_id, triple, key, cached, look)
                 for (judgment_id, triple), key, cached in zip(rows, keys, found, strict=True)]
@@ -288,10 +263,9 @@ class _Execution:
         try:
             cached = await self.lookups(key) if again and self.panel.single else item.cached
             if not self.panel.single:
-                verdict, source = await self.judge_panel(item.judgment_id, triple,
-                                                         self.run_id if self.run_.fresh else None)
+                verdict, source = await self.judge_panel(item.judgment_id, triple)
             elif cached is not None:
-                verdict, source = reused_verdict(cached, self.rubric, self.client.model, triple), cached.id
+                verdict, source = reused(cached, self.rubric, self.client.model, triple), cached.id
             else:
                 verdict, source = await self.judge(triple), None
             saved = self.record(item.judgment_id, verdict, key, source)
@@ -309,46 +283,37 @@ class _Execution:
     async def judge(self, triple: Triple, client: JudgeClient | None = None) -> Verdict:
         client = client or self.client
         try:
-            if (window := await client.context_window()) is not None:
-                # A local server cuts a prompt longer than its context and answers anyway: refuse the row instead.
-                if self.room is None:
-                    self.room = room_for_row(prompt_tokens(self.rubric), schema_reply_tokens(self.rubric))
-                if (reason := window.overflow(self.room, (triple.question, triple.reference, triple.answer))):
-                    return failure_verdict(self.rubric, client.model, triple, reason)
-            verdict = await judge(self.rubric, triple, client)
-            verdict.cost_usd = self.panel.prices.cost(client.model, verdict.tokens_in, verdict.tokens_out,
-                                                      verdict.tokens_cached)
-            return verdict
+            return await judge(self.rubric, triple, client, prices=self.panel.prices)
         except RunStopped:
             raise
         except Exception as err:  # a bug must cost one row, not the run; the row says what happened
             log.exception("judging a row failed")
-            return failure_verdict(self.rubric, client.model, triple, f"internal error: {type(err).__name__}: {err}")
+            return failed(self.rubric, client.model, triple, f"internal error: {type(err).__name__}: {err}")
 
-    async def judge_panel(self, judgment_id: int, triple: Triple, scope: int | None) -> tuple[Verdict, int | None]:
+    async def judge_panel(self, judgment_id: int, triple: Triple) -> tuple[Verdict, int | None]:
         """Every judge's samples of a row (those saved before a stop are kept, not asked again), made one verdict.
 
         Each sample is saved as it arrives. When a judge cannot be used (RunStopped), the other samples in flight
         still land and are saved, then the row stays pending.
         """
-        if self.rubric.bare_answers == "malformed" and is_bare(triple.answer):  # not sent to any judge
-            return (await self.judge(triple)).model_copy(update={"judge_model": self.judge_model}), None
-        keys = {(client.model, number): sample_key(self.rubric, client.model, triple, number, self.temperature)
+        if self.job.is_malformed(triple):  # not sent to any judge
+            return self.job.malformed(triple), None
+        keys = {(client.model, number): self.job.sample_key(triple, client.model, number)
                 for client, number in self.panel.slots}
-        rows, cached = await self.in_db(known_samples, self.store, judgment_id, keys.values(), run_id=scope)
+        rows, cached = await self.in_db(known_samples, self.store, judgment_id, keys.values(), run_id=self.job.scope)
         saved = {(row.judge_model, row.sample): row for row in rows}
 
         async def slot(client: JudgeClient, number: int) -> Sampled:
             if (found := saved.get((client.model, number))) is not None:
-                return Sampled(client.model, number, sample_verdict(found, self.rubric, triple), None)
+                return Sampled(client.model, number, from_sample(found, self.rubric, triple), None)
             key = keys[(client.model, number)]
-            reused = cached.get(key)
-            verdict = (sample_verdict(reused, self.rubric, triple, reused=True) if reused is not None
+            earlier = cached.get(key)
+            verdict = (from_sample(earlier, self.rubric, triple, reused=True) if earlier is not None
                        else await self.judge(triple, client))
             await self.in_db(save_sample, self.store, judgment_id=judgment_id, run_id=self.run_id,
                              judge_model=client.model, sample=number, verdict=verdict, cache_key=key,
-                             cached_from=reused.id if reused is not None else None)
-            return Sampled(client.model, number, verdict, reused.judgment_id if reused is not None else None)
+                             cached_from=earlier.id if earlier is not None else None)
+            return Sampled(client.model, number, verdict, earlier.judgment_id if earlier is not None else None)
 
         results = await asyncio.gather(*(slot(client, number) for client, number in self.panel.slots),
                                        return_exceptions=True)
@@ -356,9 +321,9 @@ class _Execution:
             if isinstance(result, BaseException):
                 raise result
         sampled = [result for result in results if isinstance(result, Sampled)]
-        verdict = combine(sampled, judge_model=self.judge_model, unsure_spread=self.unsure_spread)
-        reused = {item.reused_from for item in sampled}
-        return verdict, (reused.pop() if len(reused) == 1 and None not in reused else None)
+        verdict = combine(sampled, judge_model=self.job.judge_model, unsure_spread=self.job.unsure_spread)
+        sources = {item.reused_from for item in sampled}
+        return verdict, (sources.pop() if len(sources) == 1 and None not in sources else None)
 
     def record(self, judgment_id: int, verdict: Verdict, key: str, cached_from: int | None) -> asyncio.Future[bool]:
         """Hand a verdict to the group being saved, count it, and return what says when it is committed."""

@@ -6,11 +6,11 @@ import asyncio
 from typing import Any
 
 from bot.errors import RunBusy
-from bot.judge.judgment import failure_verdict
 from bot.judge.panel import Panel
+from bot.judge.verdicts import failed, unjudged
 from bot.llm.answers import RESUME
 from bot.llm.client import JudgeClient
-from bot.records import RESUMABLE, RowState, RunState, Triple, Verdict
+from bot.records import RESUMABLE, RowState, RunState, Triple
 from bot.rubric import Rubric
 from bot.runs.execute import STALE_AFTER, execute_run
 from bot.runs.start import start_single_run
@@ -61,10 +61,10 @@ def _settle(store: Store, run: Run, rubric: Rubric | None, stop_reason: str | No
     reason = (stop_reason or "the judge did not answer").replace(RESUME, "try again")
     if rubric is not None:
         triple = Triple(question=row.question, reference=row.reference, answer=row.answer)
-        verdict = failure_verdict(rubric, run.judge_model, triple, reason)
+        verdict = failed(rubric, run.judge_model, triple, reason)
     else:  # the rubric is gone or changed: the row keeps the one it was started with
-        verdict = Verdict(status=RowState.ERROR, error=reason, rubric_name=run.rubric_name, rubric_version=run.rubric_version,
-                          rubric_hash=run.rubric_hash, judge_model=run.judge_model, prompt_hash="")
+        verdict = unjudged(rubric_name=run.rubric_name, rubric_version=run.rubric_version, rubric_hash=run.rubric_hash,
+                           judge_model=run.judge_model, message=reason)
     store.save_verdict(row.id, verdict, cache_key="")
     store.update_run(run.id, held_by=owner if holding else None, status=RunState.DONE,
                      stop_reason=reason, owner=None)

@@ -6,12 +6,14 @@ the slots of one part are asked of one judge, through that judge's endpoint."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from sqlmodel import col, select
 
-from bot.store.judgments import Store
-from bot.store.models import RunBatch, utcnow
+from bot.records import RowState
+from bot.store.judgments import Store, id_chunks
+from bot.store.models import Judgment, RunBatch, utcnow
 
 UPLOADING, SENT, ENDED = "uploading", "sent", "ended"
 OPEN = (UPLOADING, SENT)
@@ -58,3 +60,13 @@ def update_part(store: Store, part_id: int, **fields: Any) -> None:
             part.ended_at = utcnow()
         session.add(part)
         session.commit()
+
+
+def pending_rows(store: Store, judgment_ids: Iterable[int]) -> list[Judgment]:
+    """The rows among `judgment_ids` still pending (those a batch's replies may still settle)."""
+    found: list[Judgment] = []
+    with store.session() as session:
+        for chunk in id_chunks(sorted(set(judgment_ids))):
+            found += session.exec(select(Judgment).where(col(Judgment.id).in_(chunk),
+                                                         Judgment.status == RowState.PENDING))
+    return found

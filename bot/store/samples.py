@@ -8,13 +8,11 @@ from collections.abc import Iterable
 from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 
-from bot.records import RowState, Verdict
+from bot.records import SAMPLE_FIELDS, RowState, Verdict
 from bot.store.judgments import Store
 from bot.store.models import JudgmentSample, table_of, utcnow
 
 SAMPLE_TABLE = table_of(JudgmentSample)
-SAMPLE_FIELDS = ("status", "prompt_hash", "output", "derived", "headline", "passed", "label", "tag", "raw_reply",
-                 "error", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "latency_ms", "attempts")
 
 
 def save_sample(store: Store, *, judgment_id: int, run_id: int, judge_model: str, sample: int, verdict: Verdict,

@@ -1,0 +1,69 @@
+"""One run being judged, as the live and the batch engines both see it: where it is kept, its rubric and judges, the
+keys its verdicts and samples are saved and looked up under, and the verdicts made without asking a judge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.judge.panel import Panel
+from bot.judge.prompt import cache_key, sample_key
+from bot.judge.samples import UNSURE_SPREAD
+from bot.judge.screen import is_bare, screen
+from bot.judge.verdicts import malformed
+from bot.llm.client import JudgeClient
+from bot.records import Triple, Verdict
+from bot.rubric import Rubric
+from bot.store import Run, Store
+
+
+@dataclass
+class RunJob:
+    """A run, its rubric and the panel that judges it, and how its verdicts are made and kept."""
+
+    store: Store
+    run: Run
+    rubric: Rubric
+    panel: Panel
+    unsure_spread: float = UNSURE_SPREAD
+    temperature: float | None = field(init=False)  # as asked: a judge that refuses it still keys its samples by it
+
+    def __post_init__(self) -> None:
+        self.temperature = self.panel.temperature
+
+    @property
+    def single(self) -> bool:
+        """One judge asked once per row: the row's verdict is its one reply, no samples kept apart."""
+        return self.panel.single
+
+    @property
+    def judge_model(self) -> str:
+        """The judge or jury a row's verdict is recorded under."""
+        return self.panel.name
+
+    @property
+    def scope(self) -> int | None:
+        """Where cached verdicts and samples may come from: a fresh run reuses only its own."""
+        return self.run.id if self.run.fresh else None
+
+    def client(self, judge_index: int = 0) -> JudgeClient:
+        """The judge at `judge_index` of the panel."""
+        return self.panel.clients[judge_index]
+
+    def row_key(self, triple: Triple) -> str:
+        """The key a row's verdict is saved and looked up under: its judge's, or for several judgments the panel's
+        (its judges, samples and temperature)."""
+        if self.single:
+            return cache_key(self.rubric, self.client().model, triple)
+        return cache_key(self.rubric, f"{self.panel.name}\x1f{self.panel.samples} at {self.panel.temperature}", triple)
+
+    def sample_key(self, triple: Triple, model: str, number: int) -> str:
+        """The key one sample of judge `model` is saved and looked up under."""
+        return sample_key(self.rubric, model, triple, number, self.temperature)
+
+    def is_malformed(self, triple: Triple) -> bool:
+        """Whether the row is never sent to a judge: a bare answer its rubric calls malformed."""
+        return self.rubric.bare_answers == "malformed" and is_bare(triple.answer)
+
+    def malformed(self, triple: Triple) -> Verdict:
+        """The verdict of a row never sent (see `is_malformed`), under the panel's name."""
+        return malformed(self.rubric, self.judge_model, triple, screen(self.rubric, triple))
