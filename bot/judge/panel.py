@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.config import Settings
 from bot.errors import SetupError
-from bot.llm.client import JudgeClient, make_judge_client
+from bot.llm.client import JudgeClient, judge_client_from
 from bot.llm.prices import PriceTable, builtin_prices, load_prices
 from bot.yaml_text import load_yaml
 
@@ -223,19 +222,8 @@ def open_panel(settings: Settings, *, specs: list[JudgeSpec] | None = None, samp
     if temperature is None:
         temperature = settings.sample_temperature if samples > 1 else settings.judge_temperature
     chosen = specs or [JudgeSpec(model=settings.judge_model)]
-    clients = []
-    for spec in chosen:
-        if spec.key_env is not None and not os.environ.get(spec.key_env):
-            raise SetupError(f"judge {spec.model}: the environment variable {spec.key_env} that should hold its key "
-                             "is not set")
-        # A judge elsewhere is never sent the configured endpoint's key: only the one its key_env names.
-        configured = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
-        key = os.environ[spec.key_env] if spec.key_env else None if spec.base_url else configured
-        clients.append(make_judge_client(
-            api_key=key, base_url=spec.base_url or settings.openai_base_url, model=spec.model,
-            timeout=settings.judge_timeout, temperature=temperature, max_retries=settings.judge_max_retries,
-            concurrency=concurrency or settings.concurrency, reasoning_effort=settings.judge_reasoning_effort,
-            max_completion_tokens=settings.judge_max_completion_tokens))
+    clients = [judge_client_from(settings, model=spec.model, base_url=spec.base_url, key_env=spec.key_env,
+                                 temperature=temperature, concurrency=concurrency) for spec in chosen]
     return Panel(clients, samples, specs, prices=load_prices(settings.judge_prices))
 
 

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 import random
 import socket
 import time
@@ -352,12 +353,27 @@ def make_judge_client(
                        outage_budget=outage_budget)
 
 
-def judge_client_from(settings: Settings, *, model: str | None = None, concurrency: int | None = None) -> JudgeClient:
-    """The JudgeClient the settings describe (`model` and `concurrency` override theirs)."""
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+def judge_client_from(settings: Settings, *, model: str | None = None, base_url: str | None = None,
+                      key_env: str | None = None, temperature: float | None = None,
+                      concurrency: int | None = None) -> JudgeClient:
+    """The JudgeClient the settings describe; `model`, `temperature` and `concurrency` override theirs.
+
+    A judge at its own `base_url` is never sent the configured endpoint's key (OPENAI_API_KEY), only the one the
+    variable `key_env` holds; SetupError when that variable is not set.
+    """
+    if key_env is not None:
+        if not os.environ.get(key_env):
+            raise SetupError(f"judge {model or settings.judge_model}: the environment variable {key_env} that should "
+                             "hold its key is not set")
+        key: str | None = os.environ[key_env]
+    elif base_url is not None:
+        key = None
+    else:
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     return make_judge_client(
-        api_key=key, base_url=settings.openai_base_url, model=model or settings.judge_model,
-        timeout=settings.judge_timeout, temperature=settings.judge_temperature,
+        api_key=key, base_url=base_url or settings.openai_base_url, model=model or settings.judge_model,
+        timeout=settings.judge_timeout,
+        temperature=settings.judge_temperature if temperature is None else temperature,
         max_retries=settings.judge_max_retries, concurrency=concurrency or settings.concurrency,
         reasoning_effort=settings.judge_reasoning_effort, max_completion_tokens=settings.judge_max_completion_tokens,
     )
