@@ -6,24 +6,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func, select
-from sqlmodel import col
-
 from bot.digest.week import Period
-from bot.records import RowState
-from bot.store import (
-    HOUR,
-    Figures,
-    Judgment,
-    Spend,
-    Store,
-    channel_stats,
-    counted_in_channel,
-    hour_of,
-    in_channel,
-    model_of,
-    spend,
-)
+from bot.store import Figures, Spend, Store, channel_stats, spend
+from bot.store.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
 from bot.trust.report import WEEKS_BEFORE, TrustBar, WeekTrust, weekly_trust
 
 WEEKS_CHARTED = 8
@@ -163,17 +148,19 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
     charted = period.weeks(weeks)
     trust = week_trust(store, channel_id=channel_id, team_id=team_id, period=period, bar=bar or TrustBar())
     spent = spend(store, channel_id=channel_id, since=start, until=end)
-    with store.session() as session:
-        return Digest(
-            channel_id, period, lines,
-            regressions=_regressions(session, channel_id, period),
-            worst=_worst(session, channel_id, period),
-            changes=_changes(session, channel_id, period),
-            weeks=charted,
-            trend=_trend(session, channel_id, charted),
-            trust=trust,
-            spend=spent,
-        )
+    return Digest(
+        channel_id, period, lines,
+        regressions=[Regression(_example(row), before, after) for row, before, after in score_drops(
+            store, channel_id=channel_id, since=previous.utc[0], cut=start, until=end, points=REGRESSION_POINTS,
+            limit=REGRESSIONS_SHOWN)],
+        worst=[_example(row) for row in lowest_scored(store, channel_id=channel_id, since=start, until=end,
+                                                      limit=WORST_SHOWN)],
+        changes=_changes(store, channel_id, period),
+        weeks=charted,
+        trend=weekly_means(store, channel_id=channel_id, weeks=[week.utc for week in charted]),
+        trust=trust,
+        spend=spent,
+    )
 
 
 def week_trust(store: Store, *, channel_id: str | None, team_id: str | None, period: Period,
@@ -190,72 +177,26 @@ def _example(row: Any) -> Example:
                    row.message_ts, row.thread_ts, row.row_number)
 
 
-EXAMPLE_COLUMNS = (col(Judgment.id), col(Judgment.model_name), col(Judgment.rubric_name), col(Judgment.headline),
-                   col(Judgment.question), col(Judgment.channel_id), col(Judgment.message_ts), col(Judgment.thread_ts),
-                   col(Judgment.row_number))
-
-
-def _worst(session: Any, channel_id: str | None, period: Period) -> list[Example]:
-    order = (col(Judgment.headline), col(Judgment.id).desc())
-    # The lowest found in the index of the channel's judgments first: only they are read whole.
-    lowest = (select(col(Judgment.id)).where(*in_channel(channel_id, *period.utc), col(Judgment.status) == RowState.SCORED)
-              .order_by(*order).limit(WORST_SHOWN))
-    statement = select(*EXAMPLE_COLUMNS).where(col(Judgment.id).in_(lowest)).order_by(*order)
-    return [_example(row) for row in session.execute(statement)]
-
-
-def _regressions(session: Any, channel_id: str | None, period: Period) -> list[Regression]:
-    """Questions a model scored lower on this week than last week, by their mean headline, biggest drop first."""
-    start = period.utc[0]
-    earlier = col(Judgment.judged_at) < start
-    # The means are named in a subquery: repeated in HAVING and ORDER BY, each with its own parameters, SQLite would
-    # not know them for the same aggregates and would work each out again.
-    means = (select(col(Judgment.question_key).label("key"), func.avg(case((earlier, Judgment.headline))).label("before"),
-                    func.avg(case((earlier, None), else_=Judgment.headline)).label("now"))
-             .where(*in_channel(channel_id, period.previous().utc[0], period.utc[1]),
-                    col(Judgment.status) == RowState.SCORED, col(Judgment.question_key).is_not(None))
-             .group_by(col(Judgment.question_key)).subquery("means"))
-    drop = means.c.before - means.c.now
-    drops = (select(means.c.key, means.c.before, means.c.now).where(drop >= REGRESSION_POINTS)
-             .order_by(drop.desc(), means.c.key).limit(REGRESSIONS_SHOWN))
-    drops = session.execute(drops).all()
-    examples = session.execute(  # each question's lowest judgment this week, to link to
-        select(*EXAMPLE_COLUMNS, col(Judgment.question_key))
-        .where(*in_channel(channel_id, *period.utc), col(Judgment.status) == RowState.SCORED,
-               col(Judgment.question_key).in_([key for key, _, _ in drops]))
-        .order_by(col(Judgment.headline).desc(), col(Judgment.id))).all()
-    lowest = {row.question_key: row for row in examples}
-    return [Regression(_example(lowest[key]), float(before), float(now)) for key, before, now in drops]
-
-
-def _changes(session: Any, channel_id: str | None, period: Period) -> list[JudgeChange]:
+def _changes(store: Store, channel_id: str | None, period: Period) -> list[JudgeChange]:
     """What of the judge changed during the period, against what judged last before it (in the week before)."""
     start, end = period.utc
-    rows = counted_in_channel(channel_id, period.previous().utc[0], end, cuts=(start,))
+    week_before = period.previous().utc[0]
     found: list[JudgeChange] = []
-    versions = select(rows.c.at, rows.c.rubric_name, rows.c.rubric_version, rows.c.rubric_hash).distinct()
     by_rubric: dict[str, list[tuple[datetime, str]]] = {}
-    for at, rubric, version, digest in session.execute(versions):
+    for at, rubric, version, digest in rubric_texts_used(store, channel_id=channel_id, since=week_before, until=end, cut=start):
         by_rubric.setdefault(rubric, []).append((at, f"{version}:{digest}"))
     for rubric, used in sorted(by_rubric.items()):
         names = _version_names(sorted({key for _, key in used}))
         for before, after, since in _switches(used, start):
             version, digest = after.rsplit(":", 1)
-            exact = _first_judged(session, channel_id, since, Judgment.rubric_name == rubric,
-                                  Judgment.rubric_version == version, Judgment.rubric_hash == digest)
+            exact = first_judged(store, channel_id=channel_id, hour=since, rubric_name=rubric, rubric_version=version,
+                                 rubric_hash=digest)
             found.append(JudgeChange(f"rubric {rubric}", names[before], names[after], exact))
-    judges = select(rows.c.at, rows.c.judge_model).distinct()
-    for before, after, since in _switches(list(session.execute(judges)), start):
-        exact = _first_judged(session, channel_id, since, Judgment.judge_model == after)
-        found.append(JudgeChange("judge model", before, after, exact))
+    judges = judges_used(store, channel_id=channel_id, since=week_before, until=end, cut=start)
+    for before, after, since in _switches(judges, start):
+        found.append(JudgeChange("judge model", before, after,
+                                 first_judged(store, channel_id=channel_id, hour=since, judge_model=after)))
     return found
-
-
-def _first_judged(session: Any, channel_id: str | None, hour: datetime, *matching: Any) -> datetime:
-    """When the first matching row was judged, within the hour the tally places it in."""
-    first = session.execute(select(func.min(Judgment.judged_at))
-                            .where(*in_channel(channel_id, hour, hour_of(hour) + HOUR), *matching)).scalar()
-    return first or hour
 
 
 def _version_names(keys: list[str]) -> dict[str, str]:
@@ -284,18 +225,3 @@ def _switches(used: list[Any], start: datetime) -> list[tuple[str, str, datetime
                 switches.append((current, key, at))
             current = key
     return switches
-
-
-def _trend(session: Any, channel_id: str | None, weeks: list[Period]) -> dict[tuple[str | None, str], list[float | None]]:
-    """Mean headline per model and rubric in each of `weeks`, added up from the hourly tallies."""
-    rows = counted_in_channel(channel_id, weeks[0].utc[0], weeks[-1].utc[1],
-                              cuts=tuple(week.utc[1] for week in weeks[:-1]))
-    bucket = case(*[(rows.c.at < week.utc[1], index) for index, week in enumerate(weeks)])
-    statement = (select(bucket, rows.c.model_key, rows.c.rubric_name, func.sum(rows.c.headline_total),
-                        func.sum(rows.c.headlines))
-                 .where(rows.c.status == RowState.SCORED).group_by(bucket, rows.c.model_key, rows.c.rubric_name))
-    trend: dict[tuple[str | None, str], list[float | None]] = {}
-    for index, key, rubric, total, headlines in session.execute(statement):
-        mean = float(total) / int(headlines) if headlines else None
-        trend.setdefault((model_of(key), rubric), [None] * len(weeks))[index] = mean
-    return trend

@@ -9,33 +9,19 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import func, select
-from sqlmodel import col
 
 from bot.figures import money
 from bot.judge.panel import Panel
 from bot.judge.window import prompt_tokens, schema_reply_tokens
 from bot.llm.prices import PriceTable
 from bot.llm.tokens import text_tokens
-from bot.records import RowState, Triple
+from bot.records import Triple
 from bot.rubric import Rubric
-from bot.store import Judgment, Run, Store
+from bot.store import Run, Store
+from bot.store.history import recent_reply_tokens
 
 RECENT_REPLIES = 200  # replies of the rubric in the history that refine the expected reply size
 FROM_SCHEMA = "the rubric's reply schema"
-
-
-def recent_reply_tokens(store: Store, rubric_name: str) -> tuple[float, int] | None:
-    """(mean tokens out of one judgment, how many) over the rubric's newest replies that were billed; None when the
-    history holds none."""
-    per_judgment = col(Judgment.tokens_out) / func.coalesce(col(Judgment.samples), 1)
-    newest = (select(per_judgment.label("tokens"))
-              .where(col(Judgment.rubric_name) == rubric_name, col(Judgment.status) == RowState.SCORED,
-                     col(Judgment.cached_from).is_(None), col(Judgment.tokens_out) > 0)
-              .order_by(col(Judgment.id).desc()).limit(RECENT_REPLIES).subquery())
-    with store.session() as session:
-        mean, count = session.execute(select(func.avg(newest.c.tokens), func.count())).one()
-    return (float(mean), int(count)) if count else None
 
 
 class Estimate(BaseModel):
@@ -80,7 +66,7 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
     for triple in triples:
         rows += 1
         texts += text_tokens(triple.question) + text_tokens(triple.reference) + text_tokens(triple.answer)
-    recent = recent_reply_tokens(store, rubric.name) if store is not None else None
+    recent = recent_reply_tokens(store, rubric.name, RECENT_REPLIES) if store is not None else None
     reply, basis = (recent[0], f"the last {recent[1]:,} replies of {rubric.name}") if recent else (
         schema_reply_tokens(rubric), FROM_SCHEMA)
     asked = samples * len(judges)

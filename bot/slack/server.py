@@ -14,7 +14,6 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
-from sqlalchemy import text
 
 from bot.config import Settings
 from bot.errors import SetupError
@@ -141,13 +140,9 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
 
 
 def _health(store: Store) -> Callable[[web.Request], Awaitable[web.Response]]:
-    def ping() -> None:
-        with store.engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-
     async def health(_request: web.Request) -> web.Response:
         try:
-            await asyncio.wait_for(asyncio.to_thread(ping), 5)
+            await asyncio.wait_for(asyncio.to_thread(store.ping), 5)
         except Exception as err:
             return web.json_response({"ok": False, "database": type(err).__name__}, status=503)
         return web.json_response({"ok": True})

@@ -193,3 +193,16 @@ def channel_stats(
         for key, rubric, tag, count in session.execute(tags):
             figures[(key, rubric)].tags[tag] = int(count)
     return sorted(figures.values(), key=lambda f: ((f.model_name or "").lower(), f.rubric_name))
+
+
+def recent_reply_tokens(store: Store, rubric_name: str, limit: int) -> tuple[float, int] | None:
+    """(mean tokens out of one judgment, how many) over the rubric's `limit` newest replies that were billed; None when the
+    history holds none."""
+    per_judgment = col(Judgment.tokens_out) / func.coalesce(col(Judgment.samples), 1)
+    newest = (sa.select(per_judgment.label("tokens"))
+              .where(col(Judgment.rubric_name) == rubric_name, col(Judgment.status) == RowState.SCORED,
+                     col(Judgment.cached_from).is_(None), col(Judgment.tokens_out) > 0)
+              .order_by(col(Judgment.id).desc()).limit(limit).subquery())
+    with store.session() as session:
+        mean, count = session.execute(sa.select(func.avg(newest.c.tokens), func.count())).one()
+    return (float(mean), int(count)) if count else None

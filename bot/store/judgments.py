@@ -141,6 +141,11 @@ class Store:
         """A new session; use it as a context manager."""
         return Session(self.engine, expire_on_commit=False)
 
+    def ping(self) -> None:
+        """Ask the database one trivial question; raises when it cannot answer (a health check)."""
+        with self.engine.connect() as conn:
+            conn.execute(select(1))
+
     def create_run(self, **fields: Any) -> Run:
         """Insert a run and return it with its id."""
         with self.session() as session:
