@@ -22,8 +22,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-PRELOAD = ("bot.cli.main", "bot.runs", "bot.llm.client", "bot.judge.judgment", "bot.store", "bot.digest", "bot.cli.views",
-           "bot.csvfiles.reading", "bot.rubric", "bot.slack.server", "bot.slack.flows.digest_post", "rich.progress", "rich.table")
+PRELOAD = ("bot.cli.main", "bot.cli.judging", "bot.cli.history", "bot.cli.calibration", "bot.cli.check", "bot.cli.labels",
+           "bot.cli.rubrics", "bot.cli.progress", "bot.runs", "bot.llm.client", "bot.judge.judgment", "bot.store",
+           "bot.digest", "bot.csvfiles.reading", "bot.rubric", "bot.slack.server", "bot.slack.flows.digest_post",
+           "rich.progress", "rich.table")
 
 
 # -- the server -----------------------------------------------------------------------------------------------

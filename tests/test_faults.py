@@ -11,7 +11,7 @@ import time
 import pytest
 from rich.console import Console
 
-from bot.cli import views
+from bot.cli.progress import ProgressBar
 from bot.llm.retries import observing_retries
 from bot.rubric import load_rubric
 from bot.runs import execute_run, export_run, start_run
@@ -81,7 +81,7 @@ async def test_the_progress_bar_says_at_once_why_the_run_waits(tmp_path, rubrics
     judge_server.responder = lambda body: eth_reply("Correct")
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=200, color_system=None)
-    with views.ProgressBar(console, "eth") as bar, observing_retries(bar.retrying):
+    with ProgressBar(console, "eth") as bar, observing_retries(bar.retrying):
         outcome = await execute_run(store, run, eth, make_client(max_retries=2, concurrency=1), concurrency=1,
                                     on_progress=bar.update)
     assert outcome.all_scored

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from bot.cli.views import Column, fitted_table
+from bot.cli.screen import Column, fitted_table
 
 COLUMNS = [Column("model under test"), Column("rubric", 1), Column("mean headline", 1), Column("tags", 3, True),
            Column("people agree", 2)]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from bot.cli.views import printable, shown
+from bot.cli.screen import printable, shown
 from bot.figures import number, percent
 
 if TYPE_CHECKING:  # only types: drawing the figures must not load the database or the judge
@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # only types: drawing the figures must not load the database 
     from bot.trust.file_labels import FileLabels
     from bot.trust.report import Doubt
 
-# The figures' names from outside judgebot (model names, criteria) are made safe by the caller (terminal.shown); the
+# The figures' names from outside judgebot (model names, criteria) are made safe by the caller (screen.shown); the
 # confusion table is printed with markup off, from its raw names, so that its columns line up.
 KEY_WIDTH = 24
 HOW_TO_LABEL = (

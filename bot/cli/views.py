@@ -1,145 +1,27 @@
-"""What the CLI shows: a live progress bar, the summary table, one verdict, rubric lists, history and stats."""
+"""What the terminal shows: a run's estimate and summary, one verdict and its samples, rubric lists and goldens, runs,
+history, stats and a channel's digest."""
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich.cells import cell_len
 from rich.console import Console
-from rich.markup import escape as escape_markup
 from rich.table import Table
 
-from bot.figures import duration, money, number, percent, spend_parts
+from bot.cli.screen import DASH, Column, fitted_table, printable, shown
+from bot.figures import money, number, percent, spend_parts
 from bot.judge.samples import split_text
 from bot.records import RowState
 
-# C0 and C1 control characters but newline and tab: ESC and CSI start terminal escape sequences (a title, a cleared
-# screen, a hyperlink), and stored texts (model names, questions, file names, stop reasons) come from CSVs and Slack.
-CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-DASH = "-"  # what a figure that cannot be computed shows in a terminal table
-SHRUNK = 12  # the narrowest a column of free text (a question, tags) is made before less important columns go
-
 if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
     from bot.digest import Digest
-    from bot.llm.retries import Retrying
     from bot.records import Verdict
     from bot.rubric import Rubric
     from bot.runs import GoldenResult, Summary
-    from bot.runs import Progress as RunProgress
     from bot.runs.estimate import Estimate
     from bot.store import Figures, Judgment, JudgmentSample, Run
-
-
-def printable(text: str) -> str:
-    """`text` without control characters (newline and tab kept): nothing in it can drive the terminal."""
-    return CONTROL.sub("", text)
-
-
-def shown(text: str) -> str:
-    """Stored or untrusted `text` made safe to print with markup on: no control characters, rich markup escaped."""
-    return escape_markup(printable(text))
-
-
-class ProgressBar:
-    """A rich progress bar fed by a run's progress events."""
-
-    def __init__(self, console: Console, description: str) -> None:
-        # rich's live display loads with the first bar: the commands that show none (one triple, --help, the
-        # tables) start without it.
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-        self._bar = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TextColumn("ETA {task.fields[eta]}"),
-            TextColumn("[red]{task.fields[errors]}"),
-            TextColumn("[yellow]{task.fields[notice]}"),
-            console=console,
-            transient=False,
-        )
-        self._task = self._bar.add_task(shown(description), total=None, rate="", eta=DASH, errors="", notice="")
-        self._done = 0
-        self._notice = ""
-
-    def __enter__(self) -> ProgressBar:
-        self._bar.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._bar.stop()
-
-    def update(self, event: RunProgress) -> None:
-        """Show one progress event."""
-        eta = DASH if event.eta is None else duration(event.eta)
-        errors = ", ".join(part for part in (f"{event.errors} errors" if event.errors else "",
-                                             f"{event.unsure} unsure" if event.unsure else "") if part)
-        # A row that got through means the judge answers again: the last retry notice no longer holds.
-        if event.done > self._done:
-            self._notice = ""
-        self._done = event.done
-        self._bar.update(self._task, completed=event.done, total=event.total, rate=f"{event.rate:.1f} rows/s",
-                         eta=eta, errors=errors, notice=self._notice)
-
-    def retrying(self, notice: Retrying) -> None:
-        """Show at once that a judge request is being sent again, and why ("cannot reach the judge, retrying (2/7)")."""
-        self._notice = shown(str(notice))
-        self._bar.update(self._task, notice=self._notice)
-        self._bar.refresh()
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column of a terminal table: its header, how soon it goes when the terminal is narrow, and whether it wraps."""
-
-    header: str
-    drop: int = 0  # 0: always shown (the model under test); the highest number goes first
-    free_text: bool = False  # a question or tags: wrapped to SHRUNK characters before any column goes
-
-
-def fitted_table(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]], **options: Any) -> Table:
-    """A table of plain-text `rows` that fits the console, never cutting a cell short with "…".
-
-    Every kept column is as wide as its longest cell (free text: up to SHRUNK); while that is wider than the
-    terminal, the least important column goes, and then those gone that fit after all come back, the most
-    important first. What still does not fit wraps, character by character.
-    """
-    rows = [[printable(cell) for cell in row] for row in rows]  # measured as they are printed
-
-    def widths(header_width: Callable[[str], int]) -> list[int]:
-        widest = [max([header_width(column.header)] + [cell_len(row[i]) for row in rows]) for i, column in
-                  enumerate(columns)]
-        # A name longer than two thirds of the terminal wraps, so that a few figures still fit beside it.
-        room = [SHRUNK if column.free_text else console.width * 2 // 3 if not column.drop else width
-                for column, width in zip(columns, widest)]
-        return [min(width, most) for width, most in zip(widest, room)]
-
-    def fits(chosen: list[int]) -> bool:
-        return sum(need[i] + 3 for i in chosen) + 1 <= console.width  # a cell's padding and border: 3
-
-    need = widths(cell_len)  # headers on one line when there is room, else a word per line
-    if not fits(list(range(len(columns)))):
-        need = widths(lambda header: max(cell_len(word) for word in header.split()))
-    kept, gone = list(range(len(columns))), []
-    while not fits(kept) and (droppable := [i for i in kept if columns[i].drop]):
-        gone.append(max(droppable, key=lambda i: (columns[i].drop, i)))
-        kept.remove(gone[-1])
-    for i in reversed(gone):
-        kept += [i] if fits([*kept, i]) else []
-    kept.sort()
-    table = Table(**options)
-    for i in kept:  # free text may grow into room left; other cells keep their width, so nothing is cut
-        free = columns[i].free_text
-        table.add_column(shown(columns[i].header), min_width=need[i] if free else None, width=None if free else need[i],
-                         overflow="fold")
-    for row in rows:
-        table.add_row(*(shown(row[i]) for i in kept))
-    return table
 
 
 def show_estimate(console: Console, lead: str, estimate: Estimate) -> None:

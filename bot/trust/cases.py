@@ -1,18 +1,23 @@
 """Labeled cases from the history: every label and vote on a rubric's scored judgments, as the (judge, person) pairs
-calibration compares and as the cases `labels export` writes and a drift check judges again."""
+calibration compares, and as the cases `labels export` writes (in a CSV a drift check reads back)."""
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TextIO
 
+from bot.csvfiles.results import neutralise
 from bot.rubric import Rubric
 from bot.store import Judgment, Store
 from bot.store.labels import Scope, label_and_vote_rows, labeled_judgments
 from bot.trust.calibration import LabeledVerdict
-from bot.trust.labels import HumanValues, labelable, numbers_at, value_at, vote_as_label
+from bot.trust.labels import PASS, PREFIX, HumanValues, labelable, numbers_at, value_at, vote_as_label
+
+TEXT_COLUMNS = ["question", "reference", "answer", "model"]
+JUDGE_COLUMNS = ["judge_pass", "judge_tag", "judge_model", "rubric_version", "labeled_by", "labeled_at", "judgment_id"]
 
 
 def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None = None, channel_id: str | None = None,
@@ -80,3 +85,25 @@ def vote_values(agree: bool, judgment: Judgment, rubric: Rubric) -> HumanValues:
     said = vote_as_label(agree, passed=judgment.passed,
                          values={path: value for path, value in found.items() if value is not None})
     return HumanValues(values=said.values, passed=said.passed)
+
+
+def write_labels(out: TextIO, cases: list[LabeledCase], paths: list[str]) -> None:
+    """The labels as CSV: the texts, the person's values, then the judge's verdict and who labeled it when."""
+    writer = csv.writer(out)
+    writer.writerow([*TEXT_COLUMNS, PREFIX + PASS, *(PREFIX + path for path in paths), *JUDGE_COLUMNS])
+    for case in cases:
+        judgment = case.judgment
+        cells = [judgment.question, judgment.reference, judgment.answer, judgment.model_name,
+                 case.human.passed, *(case.human.values.get(path) for path in paths),
+                 judgment.passed, judgment.tag, judgment.judge_model, judgment.rubric_version, case.labeled_by,
+                 case.labeled_at.isoformat(timespec="seconds"), judgment.id]
+        writer.writerow([neutralise(cell_text(cell)) for cell in cells])
+
+
+def cell_text(value: object) -> str:
+    """A value as a CSV cell: booleans as true/false, nothing as an empty cell."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,83 @@
+"""`judgebot runs`, `history`, `stats` and `digest`: what the history holds, read through the same queries as
+Slack's, and a channel's weekly digest (posted, with --post, once)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from bot.cli import views
+from bot.cli.context import Context, settled
+from bot.cli.exits import EXIT_OK
+from bot.cli.screen import shown
+from bot.errors import UsageError, WeekError
+
+
+async def runs(ctx: Context) -> int:
+    """`judgebot runs`: the recent runs."""
+    views.show_runs(ctx.console, ctx.store.recent_runs())
+    return EXIT_OK
+
+
+async def history(ctx: Context) -> int:
+    """`judgebot history`: the latest judgments of a channel, or of the terminal."""
+    from bot.store import recent_in_channel
+
+    settled()
+    if ctx.args.limit < 1:
+        raise UsageError("-n/--limit must be at least 1")
+    views.show_history(ctx.console, recent_in_channel(ctx.store, channel_id=ctx.args.channel, limit=ctx.args.limit))
+    return EXIT_OK
+
+
+async def stats(ctx: Context) -> int:
+    """`judgebot stats`: per model and rubric figures of a channel, or of the terminal, over the last days."""
+    from bot.store import channel_stats, utcnow
+
+    settled()
+    args = ctx.args
+    if args.days < 0:
+        raise UsageError("--days must be 0 (all time) or more")
+    since = utcnow() - timedelta(days=args.days) if args.days else None
+    where = f"channel {args.channel}" if args.channel else "the terminal"
+    period = f"last {args.days} days" if args.days else "all time"
+    views.show_stats(ctx.console, channel_stats(ctx.store, channel_id=args.channel, since=since, model=args.model),
+                     f"{where}, {period}" + (f", model {args.model}" if args.model else ""))
+    return EXIT_OK
+
+
+async def digest(ctx: Context) -> int:
+    """`judgebot digest`: a channel's digest of one ISO week in the terminal, and with --post in the channel, once."""
+    from bot.digest import Period, build_digest
+    from bot.figures import iso_week
+    from bot.store import all_subscriptions
+    from bot.trust.report import TrustBar
+
+    settled()
+    args, settings, store = ctx.args, ctx.settings, ctx.store
+    sub = next((s for s in all_subscriptions(store) if s.channel_id == args.channel), None)
+    try:
+        zone = ZoneInfo(args.timezone or (sub.timezone if sub else settings.digest_timezone))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise UsageError(f"unknown timezone {args.timezone!r}: use an IANA name such as Europe/Berlin or UTC") from None
+    try:
+        period = Period.of_week(args.week or iso_week(datetime.now(zone).date() - timedelta(days=7)), zone)
+    except WeekError as err:
+        raise UsageError(str(err)) from None
+    if args.post:
+        from bot.slack.flows.digest_post import bot_token, post_from_terminal  # the Slack libraries load only to post
+
+        if period.end > datetime.now(zone):
+            raise UsageError(f"{period.week} is not over yet (it ends {period.end:%Y-%m-%d %H:%M %Z}): a weekly digest "
+                             "is posted once the week is complete. Leave out --post to see it so far.")
+        bot_token(settings)  # before the table: a missing token is said at once
+    title = f"Digest of {args.channel}, {period.label} ({period.week}, {zone.key})"
+    found = build_digest(store, channel_id=args.channel, period=period, team_id=sub.team_id if sub else None,
+                         bar=TrustBar.from_settings(settings))
+    views.show_digest(ctx.console, found, title)
+    if not args.post:
+        return EXIT_OK
+    outcome = await post_from_terminal(settings, store, ctx.rubrics, args.channel, period,
+                                       team_id=sub.team_id if sub else None)
+    ctx.console.print(shown(outcome))
+    return EXIT_OK

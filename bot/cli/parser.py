@@ -1,0 +1,147 @@
+"""The command line's parser: every command and option, and the table that says which function runs each command
+(its module is imported only when the command runs)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.cli.context import Context
+
+# What runs each command, as "module:function": `judgebot --help` must not wait for the judge's client, the database
+# layer or the digest to load (see docs/performance.md). A command with an action ("calibration check") is looked up
+# with it first.
+COMMANDS = {
+    "serve": "bot.cli.serve:serve",
+    "judge": "bot.cli.judging:judge",
+    "resume": "bot.cli.judging:resume",
+    "rubrics": "bot.cli.rubrics:rubrics",
+    "runs": "bot.cli.history:runs",
+    "history": "bot.cli.history:history",
+    "stats": "bot.cli.history:stats",
+    "digest": "bot.cli.history:digest",
+    "calibration": "bot.cli.calibration:calibration",
+    "calibration check": "bot.cli.check:check",
+    "labels export": "bot.cli.labels:export",
+}
+
+
+def command_of(args: argparse.Namespace) -> Callable[[Context], Coroutine[None, None, int]]:
+    """The function that runs the command `args` name, its module imported now."""
+    action = getattr(args, "action", None)
+    target = COMMANDS.get(f"{args.command} {action}") or COMMANDS[args.command]
+    module, _, name = target.partition(":")
+    function: Callable[[Context], Coroutine[None, None, int]] = getattr(importlib.import_module(module), name)
+    return function
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("judgebot")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = argparse.ArgumentParser(prog="judgebot", description="Grade LLM answers with LLM-as-judge rubrics.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    commands.add_parser("serve", help="run the Slack bot (Socket Mode with SLACK_APP_TOKEN, else HTTP on PORT)")
+
+    judge_cmd = commands.add_parser("judge", help="judge a CSV of question/reference/answer rows, or one triple")
+    judge_cmd.add_argument("file", nargs="?", type=Path, help="CSV or TSV file with question, reference, answer")
+    judge_cmd.add_argument("--rubric", required=True, help="rubric name or alias (see `judgebot rubrics`)")
+    judge_cmd.add_argument("--out", type=Path, help="results CSV (default: FILE.results.csv beside the input)")
+    judge_cmd.add_argument("--model-name", help="the model under test, when the CSV has no model column")
+    judge_cmd.add_argument("--columns", action="append", metavar="ROLE=COLUMN",
+                           help="the column of a role (question, reference, answer, model) when its header does not "
+                                "say it or two headers could: answer=model_response (repeat, or separate with commas)")
+    judge_cmd.add_argument("--concurrency", type=int, help="judge requests in flight (default: CONCURRENCY)")
+    add_panel_options(judge_cmd)
+    judge_cmd.add_argument("--fresh", action="store_true", help="judge again even when a cached verdict exists")
+    judge_cmd.add_argument("--batch", action="store_true", help="judge through the Batch API: half the price, "
+                           "results within 24 h; stop any time, `judgebot resume` goes on waiting")
+    judge_cmd.add_argument("--yes", action="store_true", help="judge without asking, even when the estimate is above "
+                           "CONFIRM_ABOVE_USD or over JUDGE_MONTHLY_BUDGET")
+    judge_cmd.add_argument("-q", "--question", help="one question (with -r and -a instead of a file)")
+    judge_cmd.add_argument("-r", "--reference", help="its reference answer")
+    judge_cmd.add_argument("-a", "--answer", help="the answer to grade")
+
+    resume_cmd = commands.add_parser("resume", help="finish the pending rows of a paused or interrupted run")
+    resume_cmd.add_argument("run_id", nargs="?", type=int, help="run id (default: the newest unfinished run)")
+    resume_cmd.add_argument("--out", type=Path, help="results CSV (default: the run's own, where `judge` wrote it; "
+                            "else run-ID.results.csv)")
+    resume_cmd.add_argument("--concurrency", type=int)
+    resume_cmd.add_argument("--yes", action="store_true", help="judge without asking, whatever the estimate")
+    resume_cmd.add_argument("--batch", action="store_true", help="send the pending rows as a new batch (the Batch API, "
+                            "half price, within 24 h) rather than live")
+    resume_cmd.add_argument("--retry-errors", action="store_true",
+                            help="judge again the rows that ended in a judge error or an invalid reply")
+
+    rubrics_cmd = commands.add_parser("rubrics", help="list rubrics; `rubrics check [NAME]` validates and runs goldens")
+    rubrics_cmd.add_argument("action", nargs="?", choices=["list", "check"], default="list")
+    rubrics_cmd.add_argument("name", nargs="?")
+
+    commands.add_parser("runs", help="list recent runs")
+
+    where = "a Slack channel id such as C0123456789 (default: the judgments made in a terminal)"
+    history_cmd = commands.add_parser("history", help="the latest judgments of a Slack channel or of the terminal")
+    history_cmd.add_argument("--channel", help=where)
+    history_cmd.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
+    stats_cmd = commands.add_parser("stats", help="per model and rubric figures of a Slack channel or the terminal")
+    stats_cmd.add_argument("--channel", help=where)
+    stats_cmd.add_argument("--days", type=int, default=30, help="the last N days (default 30; 0: all time)")
+    stats_cmd.add_argument("--model", help="only this model under test")
+    digest_cmd = commands.add_parser("digest", help="a Slack channel's weekly digest as a table; --post posts it")
+    digest_cmd.add_argument("--channel", required=True, help="a Slack channel id such as C0123456789")
+    digest_cmd.add_argument("--week", help="ISO week such as 2026-W47 (default: last week)")
+    digest_cmd.add_argument("--timezone", help="where the week's days begin (default: the channel's digest "
+                            "timezone, else DIGEST_TIMEZONE)")
+    digest_cmd.add_argument("--post", action="store_true", help="post it in the channel too (needs SLACK_BOT_TOKEN; "
+                            "a week is posted once, whoever posts it)")
+    add_calibration_commands(commands)
+    return parser
+
+
+def add_panel_options(command: argparse.ArgumentParser, scope: str = "") -> None:
+    """--samples, --judges and --judges-file: who judges each row, and how many times."""
+    command.add_argument("--samples", type=int, metavar="N",
+                         help=f"{scope}judge each row N times (1-9; default: the rubric's own, else 1); the verdict is "
+                         "the one closest to the others, and rows whose samples split are marked unsure")
+    command.add_argument("--judges", metavar="M1,M2", help=f"{scope}a jury of judge models on the configured endpoint "
+                         "(default: JUDGES, else JUDGE_MODEL alone)")
+    command.add_argument("--judges-file", type=Path, metavar="YAML", help=f"{scope}a jury across endpoints: per judge a "
+                         "model, a base_url and the key_env naming the variable with its key (default: JUDGES_FILE)")
+
+
+def add_calibration_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`calibration [check]` and `labels export`: how far to trust the judge, from people's labels."""
+    calibration_cmd = commands.add_parser("calibration", help="how far the judge agrees with people's labels; "
+                                          "`calibration check` judges the labeled rows again with today's judge")
+    calibration_cmd.add_argument("action", nargs="?", choices=["check"], help="judge the labeled rows again")
+    calibration_cmd.add_argument("--rubric", required=True, help="rubric name or alias")
+    calibration_cmd.add_argument("--channel", help="only the labels of this Slack channel (default: every channel "
+                                 "and the terminal); with check, judge this channel's labeled judgments")
+    calibration_cmd.add_argument("--since", help="7d, 30d, all or a date such as 2026-11-01 (default: all)")
+    calibration_cmd.add_argument("--judge-model", help="only labels of this judge's verdicts; with check, the one "
+                                 "judge to measure (default: the configured jury, else JUDGE_MODEL)")
+    add_panel_options(calibration_cmd, "check: ")
+    calibration_cmd.add_argument("--labels", type=Path, metavar="FILE", help="check: a CSV with human_ columns, such "
+                                 "as `judgebot labels export` writes")
+    calibration_cmd.add_argument("--min-agreement", type=float, metavar="SHARE",
+                                 help="check: exit 1 when agreement on pass/fail is below this (default 0.8)")
+    calibration_cmd.add_argument("--yes", action="store_true", help="check: judge without asking, however many rows")
+    calibration_cmd.add_argument("--fresh", action="store_true", help="check: judge again even when a cached "
+                                 "verdict of the same judge exists")
+    labels_cmd = commands.add_parser("labels", help="people's labels; `labels export` writes them as a CSV")
+    labels_cmd.add_argument("action", choices=["export"])
+    labels_cmd.add_argument("--rubric", required=True, help="rubric name or alias")
+    labels_cmd.add_argument("--channel", help="only the labels of this Slack channel (default: all)")
+    labels_cmd.add_argument("--out", type=Path, help="the CSV file to write (default: standard output)")

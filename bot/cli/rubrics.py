@@ -1,0 +1,54 @@
+"""`judgebot rubrics [list|check [NAME]]`: the rubrics in force, each file validated on load; `check` also judges
+each rubric's goldens, and fails while a file is broken."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+
+from bot.cli import views
+from bot.cli.context import Context
+from bot.cli.exits import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE
+from bot.cli.panels import judge_client
+from bot.cli.screen import shown
+from bot.errors import RunStopped, UsageError
+
+if TYPE_CHECKING:
+    from bot.rubric import RubricSet
+
+
+async def rubrics(ctx: Context) -> int:
+    """List the rubrics (and the broken files); with `check`, judge their goldens too."""
+    found, console = ctx.rubrics, ctx.console
+    chosen = [found.get(ctx.args.name)] if ctx.args.name else list(found)
+    if ctx.args.action == "list":
+        views.show_rubrics(console, chosen)
+        show_broken(console, found)
+        return EXIT_OK
+    from bot.runs import check_goldens
+
+    for rubric in chosen:
+        console.print(f"[green]valid[/] {shown(str(rubric.source or rubric.name))} ({len(rubric.goldens)} goldens)")
+    show_broken(console, found)
+    failed = 0
+    async with judge_client(ctx.settings) as client:
+        for rubric in chosen:
+            try:
+                results = await check_goldens(rubric, client)
+            except RunStopped as err:
+                raise UsageError(str(err)) from None
+            views.show_goldens(console, rubric, results)
+            failed += sum(not result.ok for result in results)
+    console.print(f"{failed} golden(s) missed." if failed else "Every golden came out as expected.")
+    if found.broken:
+        return EXIT_USAGE
+    return EXIT_UNSCORED if failed else EXIT_OK
+
+
+def show_broken(console: Console, found: RubricSet) -> None:
+    """The rubric files left out, each with what is wrong with it."""
+    for broken in found.broken:
+        console.print(f"[red]broken[/] {shown(str(broken.path))}: {shown(broken.problem)}")
+    if found.broken:
+        console.print(f"{len(found.broken)} rubric file(s) left out until fixed; the other rubrics can be used.")

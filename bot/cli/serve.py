@@ -1,0 +1,46 @@
+"""`judgebot serve`: the Slack bot, over Socket Mode or HTTP, until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from typing import TYPE_CHECKING
+
+from bot.cli.context import Context
+from bot.cli.exits import EXIT_INTERRUPTED, EXIT_OK
+from bot.cli.panels import NO_ENDPOINT
+from bot.cli.screen import shown
+from bot.errors import UsageError
+
+if TYPE_CHECKING:
+    from bot.slack.server import RunningBot
+
+
+async def serve(ctx: Context) -> int:
+    """Run the Slack bot until SIGINT or SIGTERM, then let judgments in flight finish."""
+    from bot.slack import server  # the Slack libraries load only to serve
+
+    settings, console = ctx.settings, ctx.console
+    settings.slack_tokens()
+    if not settings.has_judge_endpoint():
+        raise UsageError(NO_ENDPOINT)
+    stop = asyncio.Event()
+
+    def on_signal() -> None:
+        if stop.is_set():  # a second Ctrl-C: stop now; cards still waiting are completed at the next start
+            os._exit(EXIT_INTERRUPTED)
+        console.print("Stopping: judgments in flight may finish (Ctrl-C again stops at once).")
+        stop.set()
+
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, on_signal)
+
+    def announce(running: RunningBot) -> None:
+        where = "Socket Mode" if running.mode == "socket" else f"HTTP mode on port {running.port} ({server.EVENTS_PATH})"
+        console.print(f"judgebot is up for {shown(running.team)} in {where}. Ctrl-C stops it.")
+
+    await server.serve(settings, stop, announce)
+    console.print("judgebot stopped.")
+    return EXIT_OK

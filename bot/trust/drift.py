@@ -1,0 +1,118 @@
+"""The drift check: labeled rows judged again by today's judge, its agreement with the labels beside that of the
+judges that made the labeled verdicts, and the gate a CI job holds it to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from bot.csvfiles.reading import CsvRow, MalformedRow, open_csv
+from bot.csvfiles.results import restore
+from bot.errors import UsageError
+from bot.records import RowState
+from bot.rubric import Rubric
+from bot.store import Judgment, Store, utcnow
+from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
+from bot.trust.cases import labeled_cases
+from bot.trust.labels import FALSE_WORDS, TRUE_WORDS, HumanValues, complete, label_columns, read_label, tag_order
+
+MIN_AGREEMENT = 0.8  # the gate when --min-agreement does not say
+
+
+@dataclass
+class CheckCase:
+    """A labeled row to judge again: its texts, the person's label, and what the original judge gave, when known."""
+
+    row: CsvRow
+    human: HumanValues
+    original: tuple[bool | None, str | None, str] | None  # (passed, tag, judge model)
+
+
+@dataclass
+class FileCases:
+    """The labeled rows a labels file holds, its human_ columns that name no field, and the rows left out (line,
+    whether its row was malformed or its label unreadable, why), in file order."""
+
+    cases: list[CheckCase] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    left_out: list[tuple[int, bool, str]] = field(default_factory=list)
+
+
+def cases_from_history(store: Store, rubric: Rubric, channel_id: str) -> list[CheckCase]:
+    """The labeled judgments of a channel as rows to judge again, each with what its judge gave."""
+    cases = []
+    for line, case in enumerate(labeled_cases(store, rubric, channel_id), start=1):
+        judgment = case.judgment
+        row = CsvRow(line=line, question=judgment.question, reference=judgment.reference, answer=judgment.answer,
+                     model=judgment.model_name, cells={})
+        cases.append(CheckCase(row, case.human, (judgment.passed, judgment.tag, judgment.judge_model)))
+    return cases
+
+
+def cases_from_file(path: Path, rubric: Rubric) -> FileCases:
+    """The labeled rows of a CSV with human_ columns (such as `labels export` writes); rows without a label are
+    skipped, rows that cannot be read are left out with the reason. UsageError when it has no label column."""
+    source = open_csv(path)
+    columns, unknown = label_columns(source.headers, rubric)
+    if not columns:
+        raise UsageError(f"{path} has no human_pass or human_<field> column for {rubric.name}, so it holds no labels; "
+                         "`judgebot labels export` writes such a file")
+    found = FileCases(unknown=unknown)
+    knows_original = any(header in source.headers for header in ("judge_pass", "judge_tag"))
+    for row in source:
+        if isinstance(row, MalformedRow):
+            found.left_out.append((row.line, True, row.reason))
+            continue
+        cells = {header: restore(cell) for header, cell in row.cells.items()}
+        try:
+            human = read_label(cells, columns, rubric)
+        except ValueError as err:
+            found.left_out.append((row.line, False, str(err)))
+            continue
+        if human.empty:
+            continue
+        texts = CsvRow(line=row.line, question=restore(row.question), reference=restore(row.reference),
+                       answer=restore(row.answer), model=row.model, cells={})
+        found.cases.append(CheckCase(texts, human, original_of(cells) if knows_original else None))
+    return found
+
+
+def original_of(cells: dict[str, str]) -> tuple[bool | None, str | None, str]:
+    """What the judge of a labeled verdict gave, from the judge_pass, judge_tag and judge_model columns."""
+    word = (cells.get("judge_pass") or "").strip().lower()
+    passed = True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
+    return passed, (cells.get("judge_tag") or "").strip() or None, (cells.get("judge_model") or "").strip()
+
+
+def check_figures(cases: list[CheckCase], judged: dict[int, Judgment],
+                  rubric: Rubric) -> tuple[Calibration, Calibration | None]:
+    """Today's judge against the labels, and the original judges against the same labels when the cases say."""
+    now = utcnow()
+    current: list[LabeledVerdict] = []
+    original: list[LabeledVerdict] = []
+    for case in cases:
+        judgment = judged.get(case.row.line)
+        scored = judgment is not None and judgment.status == RowState.SCORED
+        # The person's values made whole against today's verdict: both judges are then held to the same label.
+        human = complete(case.human, judgment.output if judgment is not None and scored else None, rubric)
+        if judgment is not None and scored:
+            current.append(verdict_pair(judgment.passed, judgment.tag, judgment.judge_model, human.passed, human.tag,
+                                        now, judgment.rubric_hash))
+        if case.original is not None:
+            passed, tag, model = case.original
+            original.append(verdict_pair(passed, tag, model or "an unnamed judge", human.passed, human.tag, now, ""))
+    tags = tag_order(rubric)
+    return calibrate(current, tags=tags), calibrate(original, tags=tags) if original else None
+
+
+def verdict_pair(judge_passed: bool | None, judge_tag: str | None, judge_model: str, human_passed: bool | None,
+                 human_tag: str | None, at: datetime, rubric_hash: str) -> LabeledVerdict:
+    """One (judge, person) pair as calibration reads it."""
+    return LabeledVerdict(judge_passed=judge_passed, judge_tag=judge_tag, human_passed=human_passed,
+                          human_tag=human_tag, labeled_at=at, judge_model=judge_model, rubric_hash=rubric_hash)
+
+
+def passes(figures: Calibration, minimum: float) -> bool:
+    """Whether today's judge clears the gate: agreement on pass/fail of at least `minimum`."""
+    return figures.agreement is not None and figures.agreement >= minimum
