@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from bot.llm.prices import builtin_prices
-from tests.kills import count, kill_when
-from tests.replies import eth_reply, triple_of
-from tests.servers.batch_server import BatchJudgeServer
-from tests.servers.openai_server import Reply
-from tests.test_cli import flat, history, judgebot, read_results, write_rows
-from tests.test_samples import Script
+from tests.support.batch_server import BatchJudgeServer
+from tests.support.cli import flat, history, judgebot, read_results, write_rows
+from tests.support.kills import count, kill_when
+from tests.support.openai_server import Reply
+from tests.support.replies import eth_reply, triple_of
+from tests.support.scripted_judge import Script
 
 FAST = {"BATCH_POLL_SECONDS": "0.05", "JUDGE_MODEL": "gpt-4o"}
 ROWS = 10
@@ -341,7 +341,7 @@ async def test_an_output_collected_again_after_a_stop_asks_no_repair_twice(batch
     from bot.runs import start_run
     from bot.runs.batch_lines import Job, collect, make_line
     from bot.store.samples import samples_of
-    from tests.test_samples import rows_of
+    from tests.support.scripted_judge import rows_of
 
     batch_server.responder = lambda body: eth_reply("Correct")  # the repairs
     eth = rubrics.get("eth")

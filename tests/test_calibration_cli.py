@@ -32,9 +32,9 @@ from bot.runs.estimate import Estimate, estimate_rows
 from bot.store import Judgment, Label, Store, record_feedback, utcnow
 from bot.store.labels import save_label
 from bot.trust.calibration import iso_week
-from tests.replies import eth_reply, triple_of
-from tests.servers.openai_server import FakeJudgeServer, Reply
-from tests.test_cli import flat, history, judgebot, write_rows
+from tests.support.cli import flat, history, judgebot, write_rows
+from tests.support.openai_server import FakeJudgeServer, Reply
+from tests.support.replies import eth_reply, triple_of
 
 ROWS = [  # question, reference, answer, the tag the first judge gives
     ("How do I register for exams?", "In myStudies (ETHIS).", "Register in myStudies.", "Correct"),

@@ -15,7 +15,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from contextlib import closing
@@ -28,15 +27,26 @@ from sqlalchemy import true
 from bot.store import Store, make_engine
 from bot.store.models import Feedback, Judgment, JudgmentTally
 from bot.store.tallies import add_judgments
-from tests import forkserver
-from tests.conftest import SIGNING_SECRET
-from tests.read_only import read_only
-from tests.replies import VERDICTS, eth_reply, triple_of
-from tests.servers.openai_server import Reply
+from tests.support import forkserver
+from tests.support.cli import (
+    JUDGE_MODEL,
+    Billing,
+    base_env,
+    eth_responder,
+    flat,
+    history,
+    judgebot,
+    read_results,
+    tag_for,
+    write_rows,
+)
+from tests.support.openai_server import Reply
+from tests.support.read_only import read_only
+from tests.support.replies import VERDICTS, eth_reply, triple_of
+from tests.support.slack_side import SIGNING_SECRET
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "answers.csv"
-JUDGE_MODEL = "judge-cli"
 ETH_COLUMNS = ["correctness", "completeness", "result_tag", "reasoning", "headline", "passed", "label", "status",
                "error", "flags", "judge_model", "rubric_version", "cached"]
 ARABIC_Q = "كيف أسجل في امتحاناتي في المعهد؟"
@@ -44,66 +54,8 @@ ARABIC_R = "يتم التسجيل عبر بوابة myStudies (ETHIS) خلال �
 ARABIC_A = "سجّل في myStudies، بوابة الطلاب ETHIS، خلال فترة التسجيل."
 HYPERLINK = '=HYPERLINK("http://evil.example/x","click me")'
 
-csv.field_size_limit(2**31 - 1)
-
 
 # --- helpers -------------------------------------------------------------------------------------
-
-
-def tag_for(answer: str) -> str:
-    text = answer.lower()
-    if "don't know" in text or "don't have access" in text:
-        return "Refusal"
-    if "portal at" in text:
-        return "Hallucination"
-    if any(word in text for word in ("mystudies", "webprint", "asvz", "staffnet")):
-        return "Correct"
-    return "Generic"
-
-
-def eth_responder(body: dict) -> Reply:
-    return eth_reply(tag_for(triple_of(body)[2]))
-
-
-class Billing:
-    """A responder that counts the replies that cost something, per answer; `quota_after` fails the rest."""
-
-    def __init__(self, quota_after: int | None = None) -> None:
-        self.quota_after = quota_after
-        self.billed: Counter[str] = Counter()
-        self.lock = threading.Lock()
-
-    def __call__(self, body: dict) -> Reply:
-        answer = triple_of(body)[2]
-        with self.lock:
-            if self.quota_after is not None and sum(self.billed.values()) >= self.quota_after:
-                return Reply.quota()
-            self.billed[answer] += 1
-        return eth_reply(tag_for(answer))
-
-
-def base_env(tmp_path: Path, server=None, **extra: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "JUDGE", "DATABASE_URL", "CONCURRENCY", "RUBRICS_DIR"))}
-    env.update(JUDGEBOT_DB=str(tmp_path / "h.db"), JUDGE_MODEL=JUDGE_MODEL, JUDGE_MAX_RETRIES="1",
-               COLUMNS="250", PYTHONIOENCODING="utf-8")
-    if server is not None:
-        env["OPENAI_BASE_URL"] = server.base_url
-    for key, value in extra.items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
-
-
-def judgebot(tmp_path: Path, *args: str, server=None, timeout: float = 60, **extra: str | None):
-    """Run `python -m bot ARGS` in a process of its own (see tests/forkserver.py); (exit code, stdout + stderr)."""
-    code, stdout, stderr = forkserver.run([str(arg) for arg in args], cwd=tmp_path,
-                                          env=base_env(tmp_path, server, **extra), timeout=timeout)
-    out = stdout + stderr
-    assert "Traceback" not in out, out
-    return code, out
 
 
 def judgebot_many(tmp_path: Path, commands: list[list[str]], server=None, **extra: str | None):
@@ -120,27 +72,6 @@ def judgebot_many(tmp_path: Path, commands: list[list[str]], server=None, **extr
     return results
 
 
-def flat(text: str) -> str:
-    """Output with rich's line wrapping and table borders undone."""
-    return " ".join(re.sub(r"[│┃]", " ", text).split())
-
-
-def read_results(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    raw = path.read_bytes()
-    assert raw.startswith(codecs.BOM_UTF8)  # so Excel shows non-Latin text
-    with path.open(encoding="utf-8-sig", newline="") as f:
-        reader = csv.DictReader(f)
-        return list(reader.fieldnames or []), list(reader)
-
-
-def history(tmp_path: Path, query: str, *params) -> list[tuple]:
-    db = sqlite3.connect(tmp_path / "h.db", timeout=10)
-    try:
-        return db.execute(query, params).fetchall()
-    finally:
-        db.close()
-
-
 def assert_scored(row: dict[str, str], tag: str) -> None:
     correctness, completeness = VERDICTS[tag]
     assert row["status"] == "scored" and row["error"] == "", row
@@ -150,12 +81,6 @@ def assert_scored(row: dict[str, str], tag: str) -> None:
     assert row["passed"] == ("true" if tag == "Correct" else "false")
     assert row["label"] == f"{tag} · correctness {correctness}/2 · completeness {completeness}/2"
     assert (row["judge_model"], row["rubric_version"], row["cached"]) == (JUDGE_MODEL, "1.0", "false")
-
-
-def write_rows(path: Path, header: list[str], rows: list[list[str]]) -> Path:
-    with path.open("w", encoding="utf-8", newline="") as f:
-        csv.writer(f).writerows([header, *rows])
-    return path
 
 
 # --- judge a file ---------------------------------------------------------------------------------
@@ -501,7 +426,7 @@ def test_a_killed_run_resumes_and_scores_every_row_once(tmp_path, judge_server):
     rows = [[f"question {i}?", "See myStudies.", f"Answer {i}: myStudies."] for i in range(rows_total)]
     write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], rows)
 
-    from tests.kills import count, kill_when
+    from tests.support.kills import count, kill_when
 
     kill_when(tmp_path, ["judge", "in.csv", "--rubric", "eth", "--concurrency", str(concurrency)],
               lambda: count(tmp_path, "SELECT count(*) FROM judgment WHERE status = 'scored'") >= 5,

@@ -17,9 +17,9 @@ from bot.llm.context_window import OLLAMA_DEFAULT_CONTEXT, ContextWindow
 from bot.records import RowState
 from bot.runs import execute_run, start_run
 from bot.store import Store
-from tests.replies import triple_of
-from tests.servers.openai_server import FakeJudgeServer, Reply
-from tests.test_cli import flat, judgebot, read_results
+from tests.support.cli import flat, judgebot, read_results
+from tests.support.openai_server import FakeJudgeServer, Reply
+from tests.support.replies import triple_of
 
 MODEL = "judge-test"
 # The academic rubric's golden case in Arabic: short, it fits any context.

@@ -33,8 +33,8 @@ from bot.store.subscriptions import (
     subscription,
     unsubscribe,
 )
-from tests.servers.slack_server import FakeSlackServer
-from tests.test_history import Row, add
+from tests.support.history_rows import Row, add
+from tests.support.slack_server import FakeSlackServer
 
 BERLIN, NEW_YORK = ZoneInfo("Europe/Berlin"), ZoneInfo("America/New_York")
 MON, TUE, WED, FRI, SUN = 0, 1, 2, 4, 6

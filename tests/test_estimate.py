@@ -17,9 +17,9 @@ from bot.llm.prices import Price, builtin_prices, load_prices
 from bot.records import Triple
 from bot.runs import execute_run, start_run
 from bot.runs.estimate import FROM_SCHEMA, estimate_rows, schema_reply_tokens
-from tests.replies import eth_reply, triple_of
-from tests.servers.openai_server import Reply
-from tests.test_cli import flat, history, judgebot, write_rows
+from tests.support.cli import flat, history, judgebot, write_rows
+from tests.support.openai_server import Reply
+from tests.support.replies import eth_reply, triple_of
 
 COUNTS = json.loads((Path(__file__).parent / "data" / "o200k_counts.json").read_text(encoding="utf-8"))
 CHAT_OVERHEAD = 2 * 3 + 3  # OpenAI's count for a chat request: 3 tokens a message, 3 to prime the reply

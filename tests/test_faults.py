@@ -16,10 +16,10 @@ from bot.llm.retries import observing_retries
 from bot.rubric import load_rubric
 from bot.runs import execute_run, export_run, start_run
 from bot.store import Store
-from tests.replies import VERDICTS, eth_reply, triple_of
-from tests.servers.openai_server import FAULTS, FaultyJudge, Reply
-from tests.test_cli import flat, judgebot, write_rows
-from tests.test_runs import rows_of
+from tests.support.cli import flat, judgebot, write_rows
+from tests.support.csv_rows import rows_of
+from tests.support.openai_server import FAULTS, FaultyJudge, Reply
+from tests.support.replies import VERDICTS, eth_reply, triple_of
 
 
 def closed_port() -> int:

@@ -114,7 +114,7 @@ def test_a_boolean_is_never_a_score_of_the_eth_rubric(rubrics):
 
 def lenient_rubric(tmp_path: Path, lenient: bool | None):
     from bot.rubric import load_rubric
-    from tests.test_rubrics import mini, write
+    from tests.support.rubric_files import mini, write
 
     data = mini(lenient_numbers=lenient)
     data["output"]["parts"] = {"type": "list", "items": {"type": "object", "fields": {"n": {"type": "integer"}}}}
@@ -167,7 +167,7 @@ async def test_a_lenient_rubric_scores_a_judges_string_integer_without_a_repair_
 
     from bot.judge.judgment import judge
     from bot.records import Triple
-    from tests.servers.openai_server import Reply
+    from tests.support.openai_server import Reply
 
     triple = Triple(question="Q?", reference="R", answer="A")
     judge_server.responder = lambda body: Reply(content=json.dumps({**REPLY, "score": "2", "parts": [{"n": 1.0}]}))

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.trust.labels import HumanValues, complete, label_columns, read_label
-from tests.test_cli import flat, history, judgebot, write_rows
-from tests.test_samples import Script
+from tests.support.cli import flat, history, judgebot, write_rows
+from tests.support.scripted_judge import Script
 
 
 def test_label_columns_are_matched_to_the_rubric_and_strangers_reported(rubrics) -> None:

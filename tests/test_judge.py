@@ -22,44 +22,15 @@ from bot.judge.judgment import (
 )
 from bot.records import Triple
 from bot.rubric import load_rubric
-from tests.replies import NULLABLE_RUBRIC
-from tests.servers.openai_server import Reply
+from tests.support.judge_cases import ACADEMIC_TRIPLE, ETH_OK, ETH_TRIPLE, academic
+from tests.support.openai_server import Reply
+from tests.support.replies import NULLABLE_RUBRIC
 
 BOUNDARY = re.compile(r"<(DATA-[0-9a-f]{16})>")
 
-ETH_TRIPLE = Triple(
-    question="How do I register for my exams at ETH?",
-    reference="Exam registration is done in myStudies (ETHIS) during the registration period.",
-    answer="You register for exams in myStudies, the ETHIS student portal, during the registration window.",
-)
-ETH_OK = {"correctness": 2, "completeness": 1, "result_tag": "Correct", "reasoning": "Names myStudies (ETHIS)."}
 ETH_REFUSAL_BROKEN = {"correctness": 2, "completeness": 0, "result_tag": "Refusal", "reasoning": "It refused."}
 ETH_REFUSAL_OK = {"correctness": 0, "completeness": 0, "result_tag": "Refusal", "reasoning": "It refused."}
 ETH_RULE = "a Refusal or a Hallucination has correctness 0"
-
-ACADEMIC_TRIPLE = Triple(
-    question="How many credits does the thesis track of the master's programme require?",
-    reference="The thesis track requires 30 credits of coursework plus a 6-credit thesis, 36 credits in total.",
-    answer="The thesis track requires between 30 and 36 credits, including the thesis.",
-)
-
-
-def academic(coverage=5, missing=(), factuality=3, incorrect=("30-36 credits instead of exactly 36",), clarity=4,
-             issues=None, revision="The thesis track requires 36 credits: 30 of coursework and a 6-credit thesis.",
-             termination=None) -> dict:
-    return {
-        "revision_attempt": 0,
-        "reference_facts": ["30 credits of coursework", "6-credit thesis", "36 credits in total"],
-        "key_aspects": ["thesis track credits"],
-        "evaluation": {
-            "coverage": {"score": coverage, "missing_aspects": list(missing)},
-            "factuality": {"score": factuality, "incorrect_facts": list(incorrect)},
-            "clarity": {"score": clarity, "issues": issues},
-        },
-        "proposed_revision": revision,
-        "termination_reason": termination,
-    }
-
 
 BENCH_TRIPLE = Triple(
     question="What is the capital of Australia?",
@@ -606,7 +577,6 @@ async def test_injection_in_question_or_reference_is_not_the_answers_flag(judge_
 
 
 # --- a formula that fails on one reply costs that row, not the run -------------------------------------------------
-
 
 
 def team_rubric(directory):

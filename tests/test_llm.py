@@ -22,23 +22,8 @@ from bot.llm.answers import RESUME, Completion
 from bot.llm.pacing import MAX_BACKOFF, Throttle, backoff, retry_after
 from bot.llm.retries import Retrying, observing_retries
 from bot.records import Triple
-from tests.servers.openai_server import Reply
-
-ETH_OK = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "Names myStudies (ETHIS)."}
-TRIPLE = Triple(
-    question="How do I register for my exams at ETH?",
-    reference="Exam registration is done in myStudies (ETHIS) during the registration period.",
-    answer="You register in myStudies, the ETHIS portal, during the registration window.",
-)
-MESSAGES = [{"role": "system", "content": "Reply with JSON."}, {"role": "user", "content": "Grade this."}]
-SCHEMA = {
-    "type": "object",
-    "properties": {"score": {"type": "integer"}},
-    "required": ["score"],
-    "additionalProperties": False,
-}
-# Below the smallest backoff (0.5 * 0.5 s): a retry faster than this honoured the server's hint.
-FASTER_THAN_BACKOFF = 0.24
+from tests.support.llm_calls import ETH_OK, FASTER_THAN_BACKOFF, MESSAGES, SCHEMA, TRIPLE
+from tests.support.openai_server import Reply
 
 
 def eth_mode(client, rubrics) -> str:
@@ -654,7 +639,6 @@ async def test_a_retry_after_beyond_the_cap_stops_the_run_at_once(judge_server, 
     message = str(caught.value)
     assert "3600 s" in message and "resume the run later" in message
     assert len(judge_server.bodies()) == 1
-
 
 
 async def test_an_unreachable_endpoint_stops_the_run_instead_of_failing_every_row(rubrics, make_client):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.csvfiles.reading import MODEL_NAME_LIMIT, CsvRow, open_csv
-from tests.test_cli import history, judgebot, read_results, write_rows
-from tests.test_slack_files import blocks_text, finished_thread, grade_by_answer, share, summaries
+from tests.support.cli import history, judgebot, read_results, write_rows
+from tests.support.slack_files import blocks_text, finished_thread, grade_by_answer, share, summaries
 
 LONGEST = "m" * MODEL_NAME_LIMIT
 TOO_LONG = "x" * (MODEL_NAME_LIMIT + 1)
@@ -25,7 +25,7 @@ def test_a_model_name_over_the_limit_is_cut_with_a_mark_and_the_cell_kept_whole(
 
 
 def test_the_cli_keeps_model_names_of_a_csv_and_of_model_name_within_the_limit(tmp_path, judge_server):
-    from tests.test_cli import eth_responder
+    from tests.support.cli import eth_responder
 
     judge_server.responder = eth_responder
     write_rows(tmp_path / "in.csv", ["question", "reference", "answer", "model"],

@@ -26,9 +26,9 @@ from bot.llm.retries import observing_retries
 from bot.records import RunState
 from bot.runs import execute_run, start_run
 from bot.store import Store
-from tests.servers.openai_server import Reply
-from tests.test_llm import ETH_OK, FASTER_THAN_BACKOFF, MESSAGES, SCHEMA, TRIPLE
-from tests.test_runs import rows_of
+from tests.support.csv_rows import rows_of
+from tests.support.llm_calls import ETH_OK, FASTER_THAN_BACKOFF, MESSAGES, SCHEMA, TRIPLE
+from tests.support.openai_server import Reply
 
 
 def _format_of(body: dict) -> str | None:

@@ -12,8 +12,8 @@ from bot.csvfiles.results import ResultsWriter
 from bot.runs import execute_run, start_run
 from bot.runs.summary import PROBLEMS_KEPT, export_run
 from bot.store import Store
-from tests.replies import eth_reply, triple_of
-from tests.servers.openai_server import Reply
+from tests.support.openai_server import Reply
+from tests.support.replies import eth_reply, triple_of
 
 
 def row(line: int, answer: str, model: str | None) -> CsvRow:

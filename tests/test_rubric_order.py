@@ -8,9 +8,9 @@ import pytest
 
 from bot.judge.judgment import judge
 from bot.rubric import RubricError, load_rubric
-from tests.servers.openai_server import Reply
-from tests.test_judge import ACADEMIC_TRIPLE, ETH_OK, ETH_TRIPLE, academic
-from tests.test_rubrics import mini, seed_data, write
+from tests.support.judge_cases import ACADEMIC_TRIPLE, ETH_OK, ETH_TRIPLE, academic
+from tests.support.openai_server import Reply
+from tests.support.rubric_files import mini, seed_data, write
 
 
 def order(schema: dict) -> list[str]:

@@ -9,47 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from bot.rubric import Rubric, RubricError, builtin_dir, load_rubric, load_rubrics
+from tests.support.rubric_files import mini, seed_data, write
 
 SEEDS = ("eth", "academic", "benchmark")
-
-
-def mini(name: str = "mini", **changes) -> dict:
-    """A small valid rubric as data; `changes` replace top-level keys (None deletes one)."""
-    data = {
-        "name": name,
-        "aliases": [f"{name}-alias"],
-        "version": "1.0",
-        "title": "Mini rubric",
-        "description": "A small rubric for tests.",
-        "system": "Grade the answer.",
-        "user_template": "Q: $question\nR: $reference\nA: $answer\n",
-        "output": {
-            "score": {"type": "integer", "min": 0, "max": 2},
-            "verdict": {"type": "enum", "values": ["good", "bad"]},
-            "why": {"type": "string"},
-        },
-        "rules": [{"check": "(score == 2) == (verdict == 'good')", "message": "score 2 exactly when good"}],
-        "headline": {"score": "score / 2 * 100", "pass": "score >= 1", "label": "{verdict} {score}/2", "tag": "verdict"},
-    }
-    for key, value in changes.items():
-        if value is None:
-            data.pop(key, None)
-        else:
-            data[key] = value
-    return data
-
-
-def write(directory: Path, data, name: str | None = None) -> Path:
-    path = directory / f"{name or data['name']}.yaml"
-    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    return path
-
-
-def seed_data(name: str) -> dict:
-    return yaml.safe_load((builtin_dir() / f"{name}.yaml").read_text(encoding="utf-8"))
 
 
 # --- loading valid files ------------------------------------------------------------------------------------
@@ -919,7 +883,7 @@ def test_the_readme_example_marks_exactly_the_required_keys():
 
 
 def test_rubrics_check_fails_while_a_file_is_broken_and_the_list_shows_why(tmp_path, judge_server):
-    from tests.test_cli import flat, judgebot
+    from tests.support.cli import flat, judgebot
 
     team = tmp_path / "team"
     team.mkdir()
@@ -946,8 +910,7 @@ def test_rubrics_check_fails_while_a_file_is_broken_and_the_list_shows_why(tmp_p
 async def test_the_bot_starts_with_the_good_rubrics_and_reports_the_broken_files_escaped(bot_settings, slack_server,
                                                                                          tmp_path, caplog):
     from bot.slack.server import start_bot
-    from tests.conftest import SIGNING_SECRET
-    from tests.slack_side import SlackSide
+    from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
     folder = tmp_path / "team"
     folder.mkdir()

@@ -33,12 +33,12 @@ from bot.runs.execute import GROUP_ROWS, GROUP_SECONDS
 from bot.runs.summary import export_run
 from bot.store import Store
 from bot.store.models import utcnow
-from tests.replies import NULLABLE_RUBRIC, eth_reply, triple_of
-from tests.servers.openai_server import Reply
+from tests.support.csv_rows import rows_of
+from tests.support.openai_server import Reply
+from tests.support.replies import NULLABLE_RUBRIC, eth_reply, triple_of
 
 COLUMNS = ["question", "reference", "answer"]
 QUOTA_MESSAGE = "insufficient_quota"
-
 
 
 def answer_of(body: dict) -> str:
@@ -56,12 +56,6 @@ def eth_responder(body: dict) -> Reply:
     if "don't know" in answer.lower():
         return eth_reply("Refusal")
     return eth_reply("Correct")
-
-
-def rows_of(*answers: str) -> list[CsvRow]:
-    return [CsvRow(line=i + 2, question=f"question {i}", reference=f"reference {i}", answer=answer, model=None,
-                   cells={"question": f"question {i}", "reference": f"reference {i}", "answer": answer})
-            for i, answer in enumerate(answers)]
 
 
 def same_question(*answers: str) -> list[CsvRow]:
@@ -456,8 +450,6 @@ async def test_a_changed_rubric_refuses_to_resume(tmp_path, store, eth, judge_se
 
 
 # --- a rubric formula that fails on one reply ----------------------------------------------------------------------
-
-
 
 
 async def test_a_formula_error_on_one_row_is_an_error_row_and_the_run_goes_on(tmp_path, store, judge_server,

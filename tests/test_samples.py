@@ -3,7 +3,6 @@ local endpoints, and what the CLI shows and writes."""
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from pathlib import Path
 
@@ -17,9 +16,10 @@ from bot.records import RowState, RunState, Verdict
 from bot.runs import Progress, execute_run, start_run
 from bot.store import Store
 from bot.store.samples import samples_of
-from tests.replies import VERDICTS, eth_reply, triple_of
-from tests.servers.openai_server import FakeJudgeServer, Reply
-from tests.test_cli import flat, history, judgebot, read_results, write_rows
+from tests.support.cli import flat, history, judgebot, read_results, write_rows
+from tests.support.openai_server import FakeJudgeServer, Reply
+from tests.support.replies import VERDICTS, eth_reply, triple_of
+from tests.support.scripted_judge import Script, rows_of
 
 PROVENANCE = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h", "judge_model": "j", "prompt_hash": "p"}
 
@@ -111,30 +111,6 @@ def test_a_judges_file_is_read_and_its_mistakes_named(tmp_path: Path) -> None:
 
 
 # --- judged through the real client and the store -------------------------------------------------------------
-
-
-class Script:
-    """A judge scripted per model and answer: the nth request for them gets the nth tag of its list (cycling)."""
-
-    def __init__(self, plan: dict[str, dict[str, list[str]]]) -> None:
-        self.plan = plan
-        self.seen: Counter[tuple[str, str]] = Counter()
-        self.lock = threading.Lock()
-
-    def __call__(self, body: dict) -> Reply:
-        model, answer = body["model"], triple_of(body)[2]
-        with self.lock:
-            count = self.seen[(model, answer)]
-            self.seen[(model, answer)] += 1
-        tags = self.plan[model][answer]
-        return eth_reply(tags[count % len(tags)])
-
-
-def rows_of(*answers: str) -> list:
-    from bot.csvfiles.reading import CsvRow
-
-    return [CsvRow(line=n + 2, question=f"q{n}", reference="Use myStudies.", answer=answer, model=None,
-                   cells={"answer": answer}) for n, answer in enumerate(answers)]
 
 
 async def test_three_samples_are_kept_and_a_rerun_bills_none_again(store: Store, rubrics, judge_server,
@@ -301,8 +277,8 @@ def test_cli_refuses_bad_sample_counts_and_two_kinds_of_jury(tmp_path: Path, jud
 def test_a_run_killed_between_the_samples_of_a_row_bills_none_of_them_twice(tmp_path: Path, judge_server) -> None:
     import random
 
-    from tests.kills import count, kill_when
-    from tests.test_cli import Billing
+    from tests.support.cli import Billing
+    from tests.support.kills import count, kill_when
 
     billing, delays = Billing(), random.Random(7)
 

@@ -10,35 +10,13 @@ import pytest
 from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.store import Store
 from bot.store.feedback import feedback_tally
-from tests.replies import eth_reply, triple_of
-from tests.servers.openai_server import Reply
-
-INLINE = "eth How do I register for exams? || In myStudies (ETHIS). || Use myStudies."
+from tests.support.openai_server import Reply
+from tests.support.replies import eth_reply, triple_of
+from tests.support.slack_messages import INLINE, buttons, card_of
 
 
 def blocks_text(message: dict) -> str:
     return json.dumps(message.get("blocks") or [], ensure_ascii=False)
-
-
-def buttons(message: dict) -> dict[str, str]:
-    """action_id -> value of every button on a message."""
-    found = {}
-    for block in message.get("blocks") or []:
-        for element in block.get("elements", []) if block["type"] == "actions" else []:
-            found[element["action_id"]] = element.get("value")
-    return found
-
-
-async def card_of(slack_server, channel: str = "C0GENERAL", *, count: int = 1, timeout: float = 10.0) -> dict:
-    """The `count`-th message of `channel` (in posting order) that has become a card with buttons."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        cards = sorted((m for (c, _), m in list(slack_server.messages.items()) if c == channel and buttons(m)),
-                       key=lambda m: float(m["ts"]))
-        if len(cards) >= count:
-            return cards[count - 1]
-        assert asyncio.get_running_loop().time() < deadline, f"no card #{count} in {channel}: {slack_server.calls}"
-        await asyncio.sleep(0.01)
 
 
 def store_of(settings) -> Store:

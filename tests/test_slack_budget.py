@@ -11,13 +11,11 @@ import pytest
 from bot.llm.prices import builtin_prices
 from bot.slack.server import start_bot
 from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, RESUME_RUN
-from tests.conftest import SIGNING_SECRET
-from tests.replies import eth_reply
-from tests.servers.openai_server import Reply
-from tests.slack_side import SlackSide
-from tests.test_slack_bot import buttons
-from tests.test_slack_digest import said
-from tests.test_slack_files import blocks_text, finished_thread, share, summaries, wait_until
+from tests.support.openai_server import Reply
+from tests.support.replies import eth_reply
+from tests.support.slack_files import blocks_text, finished_thread, share, summaries, wait_until
+from tests.support.slack_messages import buttons, said
+from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
 PRICED = {"judge_model": "gpt-4o"}
 ROW_COST = builtin_prices().cost("gpt-4o", 1_000, 100) or 0.0  # $0.0035: what the judge server bills a row
@@ -126,7 +124,7 @@ async def test_the_budget_is_set_by_admins_asks_an_admin_and_pauses_a_run_that_r
 
 
 async def test_half_price_via_batch_waits_through_a_restart_and_summarises(bot_settings, slack_server) -> None:
-    from tests.servers.batch_server import BatchJudgeServer
+    from tests.support.batch_server import BatchJudgeServer
 
     server = BatchJudgeServer().start()
     server.responder = billed
@@ -156,7 +154,7 @@ async def test_half_price_via_batch_waits_through_a_restart_and_summarises(bot_s
 
 
 async def test_half_price_via_batch_takes_samples_each_a_line_of_the_batch(bot_settings, slack_server) -> None:
-    from tests.servers.batch_server import BatchJudgeServer
+    from tests.support.batch_server import BatchJudgeServer
 
     server = BatchJudgeServer().start()
     server.responder = billed

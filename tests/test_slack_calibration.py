@@ -24,9 +24,8 @@ from bot.store.models import Feedback, Label
 from bot.store.preferences import set_default_rubric
 from bot.trust.calibration import iso_week
 from bot.trust.report import judge_in_use, week_trust
-from tests.conftest import SIGNING_SECRET
-from tests.servers.slack_server import FakeSlackServer
-from tests.slack_side import TEAM, SlackSide
+from tests.support.slack_server import FakeSlackServer
+from tests.support.slack_side import SIGNING_SECRET, TEAM, SlackSide
 
 HASH = "a" * 16
 JUDGE = "judge-a"

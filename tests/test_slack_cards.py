@@ -53,6 +53,7 @@ from bot.slack.views.home import HOME_JUDGMENTS, home_view
 from bot.slack.views.limits import INPUT_LIMIT, MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, VIEW_BLOCKS
 from bot.store.history import Figures
 from bot.store.models import Judgment
+from tests.support.scored_judgments import ETH_CORRECT, scored
 
 TEAM_URL = "https://judgebot-test.slack.com/"
 CUT_NOTE = "_(cut here: the full text is in the thread)_"
@@ -60,8 +61,6 @@ UNTRUSTED = "<!channel> <@U123> & <https://evil|x>"
 ARABIC_QUESTION = "ما هي عاصمة مصر؟"
 ARABIC_ANSWER = "القاهرة هي عاصمة مصر."
 
-ETH_CORRECT = {"correctness": 2, "completeness": 2, "result_tag": "Correct",
-               "reasoning": "Names myStudies, the ETHIS portal, as the ground truth does."}
 ETH_GENERIC = {"correctness": 0, "completeness": 1, "result_tag": "Generic",
                "reasoning": "Generic advice: the ground truth names myStudies."}
 BENCHMARK = {"Factual Accuracy": 5, "Relevance": 4, "Clarity": 4, "Language Consistency": 4, "Conciseness": 4,
@@ -80,23 +79,6 @@ OUTPUTS = {"eth": ETH_CORRECT, "benchmark": BENCHMARK, "academic": ACADEMIC}
 
 
 # --- helpers ---------------------------------------------------------------------------------------------------
-
-
-def scored(rubric: Rubric, output: dict[str, Any], /, **overrides: Any) -> Judgment:
-    """A scored judgment as the judge would have produced it, built by hand (no judge)."""
-    scoring = rubric.score(output)
-    fields: dict[str, Any] = {
-        "id": 42, "run_id": 7, "status": "scored", "output": output, "derived": scoring.derived,
-        "headline": scoring.headline, "passed": scoring.passed, "label": scoring.label, "tag": scoring.tag,
-        "raw_reply": json.dumps(output, ensure_ascii=False), "tokens_in": 900, "tokens_out": 120,
-        "latency_ms": 2300, "judge_model": "judge-test", "rubric_name": rubric.name,
-        "rubric_version": rubric.version, "rubric_hash": rubric.content_hash,
-        "question": "How do I register for my exams?", "reference": "In myStudies (ETHIS).",
-        "answer": "Use myStudies.", "user_id": "U0ASKER", "model_name": "campus-bot-v2", "channel_id": "C0GENERAL",
-        "team_id": "T0TEST", "created_at": datetime(2024, 5, 6, 7, 8, 9),
-    }
-    fields.update(overrides)
-    return Judgment(**fields)
 
 
 def unscored(rubric: Rubric, status: str, error: str | None, **overrides: Any) -> Judgment:
@@ -666,7 +648,7 @@ def test_form_view_without_a_remembered_model(rubrics):
 
 def submitted(view: dict[str, Any], *, rubric: str, model: str = "", question: str = "", reference: str = "",
               answer: str = "") -> dict[str, Any]:
-    """The view of a view_submission, with its state shaped as Slack sends it (as tests/slack_side.py submits)."""
+    """The view of a view_submission, with its state shaped as Slack sends it (as tests/support/slack_side.py submits)."""
     values = {
         "rubric": {"rubric": {"type": "static_select", "selected_option": {"value": rubric}}},
         "model": {"model": {"type": "plain_text_input", "value": model or None}},

@@ -14,18 +14,12 @@ from bot.slack.server import RunningBot, start_bot
 from bot.store import Store
 from bot.store.models import DigestSubscription
 from bot.store.subscriptions import claim_week, subscribe, subscription
-from tests.conftest import SIGNING_SECRET
-from tests.servers.slack_server import FakeSlackServer
-from tests.slack_side import SlackSide
-from tests.test_history import Row, add
+from tests.support.history_rows import Row, add
+from tests.support.slack_messages import said
+from tests.support.slack_server import FakeSlackServer
+from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
 BERLIN = ZoneInfo("Europe/Berlin")
-
-
-async def said(slack_server: FakeSlackServer, count: int = 1) -> str:
-    """Everything the bot said through response_urls, once at least `count` replies came."""
-    calls = await slack_server.await_for("response_url", count=count)
-    return json.dumps([call.params for call in calls], ensure_ascii=False)
 
 
 def channel_messages(slack_server: FakeSlackServer, channel: str) -> list[dict]:

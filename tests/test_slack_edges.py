@@ -9,8 +9,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from tests.servers.threaded import ThreadedServer
-from tests.test_slack_files import eth_csv, finished_thread, grade_by_answer, reply_to, share
+from tests.support.slack_files import eth_csv, finished_thread, grade_by_answer, reply_to, share
+from tests.support.threaded import ThreadedServer
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY",
                    "all_proxy")
@@ -105,9 +105,9 @@ RAMBLING = "لا أستطيع أن أقيّم هذه الإجابة دون مز�
 
 async def test_details_of_a_huge_reply_with_samples_fits_slacks_limits_and_says_where_the_rest_is(
         slack, slack_server, judge_server):
-    from tests.servers.openai_server import Reply
-    from tests.servers.slack_server import VIEW_BYTES, view_problems
-    from tests.test_slack_bot import buttons, card_of
+    from tests.support.openai_server import Reply
+    from tests.support.slack_messages import buttons, card_of
+    from tests.support.slack_server import VIEW_BYTES, view_problems
 
     judge_server.responder = lambda body: Reply(content=RAMBLING)
     await slack.command("eth samples=3 Where do I print? || Web Print. || " + "Ask IT. " * 400)
@@ -138,7 +138,7 @@ async def test_details_of_a_huge_reply_with_samples_fits_slacks_limits_and_says_
 
 async def wait_for_upload(slack_server, thread_ts: str) -> dict:
     """The first file uploaded into a thread of #general, once it is there."""
-    from tests.test_slack_files import wait_until
+    from tests.support.slack_files import wait_until
 
     found = await wait_until(lambda: slack_server.uploads("C0GENERAL", thread_ts), what="the details file")
     return found[0]
@@ -147,8 +147,8 @@ async def wait_for_upload(slack_server, thread_ts: str) -> dict:
 def test_details_with_more_samples_than_a_modal_holds_keeps_room_for_the_reply(rubrics):
     from bot.slack.views.details import reply_view
     from bot.store import JudgmentSample
-    from tests.servers.slack_server import VIEW_BYTES, view_problems
-    from tests.test_slack_cards import ETH_CORRECT, scored
+    from tests.support.scored_judgments import ETH_CORRECT, scored
+    from tests.support.slack_server import VIEW_BYTES, view_problems
 
     eth = rubrics.get("eth")
     output = {**ETH_CORRECT, "reasoning": RAMBLING}

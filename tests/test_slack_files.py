@@ -3,73 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import json
 
 import pytest
 
-from bot.slack.flows.file_summary import SUMMARY_EVENT
 from bot.store import Store
-from tests.replies import eth_reply, triple_of
-
-HEADER = "question,reference,answer,model\n"
-
-
-def eth_csv(rows: int, *, generic_every: int = 0) -> bytes:
-    """A CSV of `rows` rows for two models; every `generic_every`-th answer is generic advice."""
-    lines = [HEADER]
-    for n in range(1, rows + 1):
-        answer = "Ask someone." if generic_every and n % generic_every == 0 else f"Use myStudies ({n})."
-        lines.append(f"Question {n}?,Register in myStudies.,{answer},{'bot-a' if n % 2 else 'bot-b'}\n")
-    return "".join(lines).encode()
-
-
-def grade_by_answer(body: dict):
-    return eth_reply("Correct" if "myStudies" in triple_of(body)[2] else "Generic")
-
-
-def blocks_text(message: dict) -> str:
-    return json.dumps(message.get("blocks") or [], ensure_ascii=False)
-
-
-async def wait_until(condition, timeout: float = 20.0, what: str = "condition"):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not (found := condition()):
-        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.02)
-    return found
-
-
-def summaries(slack_server, channel: str, thread_ts: str) -> list[dict]:
-    return [m for m in slack_server.thread(channel, thread_ts)
-            if (m.get("metadata") or {}).get("event_type") == SUMMARY_EVENT]
-
-
-async def finished_thread(slack_server, channel: str, thread_ts: str, timeout: float = 30.0) -> list[dict]:
-    """The thread once the results are uploaded and the progress message shows the end (the last steps of a run)."""
-    def ended() -> bool:
-        thread = slack_server.thread(channel, thread_ts)
-        return bool(slack_server.uploads(channel, thread_ts)) and any(
-            m["text"].startswith("Finished") for m in thread)
-
-    await wait_until(ended, timeout, "the end of the run")
-    return slack_server.thread(channel, thread_ts)
-
-
-async def share(slack, slack_server, content: bytes, *, name: str = "answers.csv", text: str = "eth",
-                channel: str = "C0GENERAL", thread_ts: str | None = None, **file_options) -> dict:
-    """Share a file as a person would; return the message event Slack sent."""
-    file = slack_server.add_file(content, name, **file_options)
-    event = slack_server.file_share_event(file, channel=channel, text=text, thread_ts=thread_ts)
-    answer = await slack.event(event)
-    assert answer.status == 200
-    return event
-
-
-def results_rows(upload: dict) -> list[dict]:
-    text = upload["content"].decode("utf-8-sig")
-    return list(csv.DictReader(io.StringIO(text)))
+from tests.support.replies import triple_of
+from tests.support.slack_files import (
+    HEADER,
+    blocks_text,
+    eth_csv,
+    finished_thread,
+    grade_by_answer,
+    reply_to,
+    results_rows,
+    share,
+    summaries,
+    wait_until,
+)
 
 
 async def test_a_shared_csv_is_judged_with_progress_summary_results_and_chart(slack, slack_server, judge_server,
@@ -113,9 +64,8 @@ async def test_a_shared_csv_is_judged_with_progress_summary_results_and_chart(sl
 async def test_progress_is_edited_at_most_every_three_seconds_with_a_cancel_button(bot_settings, slack_server,
                                                                                    judge_server):
     from bot.slack.server import start_bot
-    from tests.conftest import SIGNING_SECRET
-    from tests.servers.openai_server import Reply
-    from tests.slack_side import SlackSide
+    from tests.support.openai_server import Reply
+    from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
     judge_server.responder = lambda body: Reply(content=grade_by_answer(body).content, delay=0.6)
     running = await start_bot(bot_settings.model_copy(update={"progress_edit_seconds": 3.0}), host="127.0.0.1")
@@ -142,7 +92,7 @@ BENCHMARK = {"Factual Accuracy": 4, "Relevance": 5, "Clarity": 4, "Language Cons
 
 def by_rubric(body: dict):
     """An eth verdict to the eth rubric, a benchmark one to any other; the rubric shows in the system message."""
-    from tests.servers.openai_server import Reply
+    from tests.support.openai_server import Reply
 
     system = next(m["content"] for m in body["messages"] if m["role"] == "system")
     return grade_by_answer(body) if "You audit answers" in system else Reply.json(BENCHMARK)
@@ -159,7 +109,7 @@ def rubric_of_run(settings, thread_ts: str) -> str:
 
 async def test_the_rubric_comes_from_the_card_the_file_is_dropped_under(slack, slack_server, judge_server,
                                                                        bot_settings):
-    from tests.test_slack_bot import INLINE, card_of
+    from tests.support.slack_messages import INLINE, card_of
 
     judge_server.responder = by_rubric
     await slack.command(INLINE)  # an eth card
@@ -270,8 +220,7 @@ async def test_a_file_with_a_header_and_no_rows_is_refused(slack, slack_server, 
 async def bot_with(bot_settings, slack_server):
     """Start a bot with some settings changed; returns Slack's side of it."""
     from bot.slack.server import start_bot
-    from tests.conftest import SIGNING_SECRET
-    from tests.slack_side import SlackSide
+    from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
     running = []
 
@@ -283,11 +232,6 @@ async def bot_with(bot_settings, slack_server):
     yield start
     for bot in running:
         await bot.stop()
-
-
-async def reply_to(slack_server, event: dict) -> str:
-    reply = (await wait_until(lambda: slack_server.thread(event["channel"], event["ts"]), what="a reply"))[0]
-    return reply["text"] + blocks_text(reply)
 
 
 async def test_files_over_the_size_or_row_limit_are_refused_naming_the_limit(bot_with, slack_server, judge_server):
@@ -311,7 +255,7 @@ async def test_a_sign_in_page_instead_of_the_file_is_a_permission_problem(slack,
 
 
 async def test_a_redirect_to_another_host_is_not_followed_and_the_token_stays_home(slack, slack_server, judge_server):
-    from tests.servers.recording_server import RecordingServer
+    from tests.support.recording_server import RecordingServer
 
     foreign = RecordingServer().start()
     try:
@@ -397,7 +341,7 @@ def progress_of(slack_server, event: dict) -> dict:
 
 
 async def test_cancel_keeps_the_graded_rows_and_says_so(slack, slack_server, judge_server, bot_settings):
-    from tests.servers.openai_server import Reply
+    from tests.support.openai_server import Reply
 
     judge_server.responder = lambda body: Reply(content=grade_by_answer(body).content, delay=0.2)
     event = await share(slack, slack_server, eth_csv(200), text="eth")
@@ -424,7 +368,7 @@ async def test_cancel_keeps_the_graded_rows_and_says_so(slack, slack_server, jud
 @pytest.mark.slow
 async def test_a_run_out_of_quota_pauses_with_resume_and_finishes_every_row_once(slack, slack_server, judge_server,
                                                                                 bot_settings):
-    from tests.servers.openai_server import Reply
+    from tests.support.openai_server import Reply
 
     state = {"answered": 0, "quota": True}
 
@@ -500,8 +444,8 @@ async def test_malformed_rows_are_counted_and_listed_in_the_summary(slack, slack
 
 @pytest.mark.slow
 async def test_runs_in_two_channels_move_at_once_and_commands_are_still_answered(slack, slack_server, judge_server):
-    from tests.servers.openai_server import Reply
-    from tests.test_slack_bot import INLINE, card_of
+    from tests.support.openai_server import Reply
+    from tests.support.slack_messages import INLINE, card_of
 
     judge_server.responder = lambda body: Reply(content=grade_by_answer(body).content, delay=0.3)
     events = [await share(slack, slack_server, eth_csv(120), text="eth", channel=channel)
@@ -521,7 +465,7 @@ async def test_runs_in_two_channels_move_at_once_and_commands_are_still_answered
 
 async def test_socket_mode_retries_of_a_share_start_one_run(bot_settings, slack_server, judge_server):
     from bot.slack.server import start_bot
-    from tests.slack_side import SlackSide
+    from tests.support.slack_side import SlackSide
 
     judge_server.responder = grade_by_answer
     settings = bot_settings.model_copy(update={"slack_app_token": bot_settings.slack_bot_token.__class__(
@@ -546,9 +490,8 @@ async def test_socket_mode_retries_of_a_share_start_one_run(bot_settings, slack_
 async def test_a_run_stopped_with_the_bot_goes_on_in_the_same_message_after_a_restart(bot_settings, slack_server,
                                                                                        judge_server):
     from bot.slack.server import start_bot
-    from tests.conftest import SIGNING_SECRET
-    from tests.servers.openai_server import Reply
-    from tests.slack_side import SlackSide
+    from tests.support.openai_server import Reply
+    from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
     judge_server.responder = lambda body: Reply(content=grade_by_answer(body).content, delay=0.1)
     running = await start_bot(bot_settings, host="127.0.0.1")
@@ -588,7 +531,7 @@ async def test_a_file_from_another_organisation_is_looked_up_before_it_is_judged
 
 
 async def test_finish_here_on_a_paused_run_summarises_the_graded_rows(slack, slack_server, judge_server, bot_settings):
-    from tests.servers.openai_server import Reply
+    from tests.support.openai_server import Reply
 
     state = {"answered": 0, "quota": True}
 

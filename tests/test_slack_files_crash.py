@@ -28,14 +28,13 @@ from bot.runs.execute import GROUP_SECONDS
 from bot.slack.flows.file_summary import SUMMARY_EVENT
 from bot.store import Store
 from bot.store.models import Judgment, Run, SharedFile
-from tests import forkserver
-from tests.conftest import SIGNING_SECRET
-from tests.replies import triple_of
-from tests.servers.openai_server import Reply
-from tests.servers.slack_server import BOT_USER_ID, FakeSlackServer
-from tests.slack_side import SlackSide
-from tests.test_slack_files import grade_by_answer, results_rows, summaries
-from tests.test_slack_serve import free_port, serve_env, wait_healthy
+from tests.support import forkserver
+from tests.support.openai_server import Reply
+from tests.support.replies import triple_of
+from tests.support.serve_process import free_port, serve_env, wait_healthy
+from tests.support.slack_files import grade_by_answer, results_rows, summaries
+from tests.support.slack_server import BOT_USER_ID, FakeSlackServer
+from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
 CHANNEL = "C0GENERAL"
 ROWS = 40

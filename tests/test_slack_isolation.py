@@ -20,9 +20,9 @@ from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RET
 from bot.slack.views.commands import FORM_UNCHECKED, FormContext, FormSeal
 from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
 from bot.store import Store, claim_share, feedback_tally, get_share
-from tests.replies import eth_reply
-from tests.slack_side import SlackSide
-from tests.test_slack_bot import INLINE, card_of
+from tests.support.replies import eth_reply
+from tests.support.slack_messages import INLINE, card_of
+from tests.support.slack_side import SlackSide
 
 PARTNER = "T0PARTNER"  # the other organisation of a Slack Connect channel
 ELSEWHERE = {  # how a click names where it comes from: (channel, team of the click, team of the person)

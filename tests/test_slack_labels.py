@@ -24,11 +24,10 @@ from bot.slack.views.details import reply_view
 from bot.store import Judgment, JudgmentSample, Store
 from bot.store.labels import labels_of
 from bot.store.samples import samples_of, save_sample
-from tests.conftest import SIGNING_SECRET
-from tests.replies import eth_reply
-from tests.servers.openai_server import FakeJudgeServer, Reply
-from tests.servers.slack_server import FakeSlackServer
-from tests.slack_side import TEAM, SlackSide
+from tests.support.openai_server import FakeJudgeServer, Reply
+from tests.support.replies import eth_reply
+from tests.support.slack_server import FakeSlackServer
+from tests.support.slack_side import SIGNING_SECRET, TEAM, SlackSide
 
 CHANNEL = "C0GENERAL"
 INLINE = "eth How do I register for exams? || In myStudies (ETHIS). || Use myStudies."

@@ -13,8 +13,8 @@ import pytest
 
 from bot.slack.http_mode import RETENTION, Replays
 from bot.slack.views.card import AGREE
-from tests.replies import eth_reply
-from tests.test_slack_bot import INLINE, buttons, card_of
+from tests.support.replies import eth_reply
+from tests.support.slack_messages import INLINE, buttons, card_of
 
 FORM = "application/x-www-form-urlencoded"
 

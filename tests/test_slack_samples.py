@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from tests.test_samples import Script
-from tests.test_slack_bot import card_of
-from tests.test_slack_files import blocks_text, finished_thread, results_rows, share, summaries
+from tests.support.scripted_judge import Script
+from tests.support.slack_files import blocks_text, finished_thread, results_rows, share, summaries
+from tests.support.slack_messages import card_of
 
 TORN = "Use myStudies, or maybe ask around."
 

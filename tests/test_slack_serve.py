@@ -5,9 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -16,7 +14,6 @@ from contextlib import closing
 from pathlib import Path
 from urllib.parse import urlencode
 
-import aiohttp
 import pytest
 
 from bot.config import Settings
@@ -25,12 +22,12 @@ from bot.slack.server import start_bot
 from bot.slack.views.card import AGREE, RETRY
 from bot.store import Store
 from bot.store.feedback import feedback_tally
-from tests import forkserver
-from tests.conftest import SIGNING_SECRET
-from tests.replies import eth_reply
-from tests.servers.openai_server import Reply
-from tests.slack_side import SlackSide
-from tests.test_slack_bot import INLINE, buttons, card_of
+from tests.support import forkserver
+from tests.support.openai_server import Reply
+from tests.support.replies import eth_reply
+from tests.support.serve_process import free_port, serve_env, wait_healthy
+from tests.support.slack_messages import INLINE, buttons, card_of
+from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
 
 @pytest.fixture
@@ -88,20 +85,6 @@ async def test_token_problems_are_named(bot_settings, change, words):
     with pytest.raises(SetupError) as raised:
         await start_bot(settings)
     assert words in str(raised.value)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def serve_env(bot_settings: Settings, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "JUDGE"))}
-    return {**env, "SLACK_BOT_TOKEN": bot_settings.slack_bot_token.get_secret_value(),
-            "SLACK_SIGNING_SECRET": SIGNING_SECRET, "SLACK_API_URL": bot_settings.slack_api_url,
-            "OPENAI_BASE_URL": bot_settings.openai_base_url, "JUDGE_MODEL": "judge-test",
-            "JUDGEBOT_DB": str(bot_settings.judgebot_db), **extra}
 
 
 def test_serve_exits_2_with_a_paragraph_on_a_bad_token(bot_settings, tmp_path):
@@ -289,19 +272,6 @@ def test_kill_9_mid_judgment_then_restart_completes_the_same_card(bot_settings, 
     store = Store.open(bot_settings.db_url)
     [run] = store.recent_runs()
     assert [(r.status, r.tag, r.message_ts) for r in store.iter_judgments(run.id)] == [("scored", "Refusal", ts)]
-
-
-async def wait_healthy(url: str) -> None:
-    async with aiohttp.ClientSession() as session:
-        for _ in range(400):
-            try:
-                async with session.get(f"{url}/health") as health:
-                    if health.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.05)
-    raise AssertionError(f"{url} never became healthy")
 
 
 async def test_help_and_home_with_many_rubrics_stay_within_slacks_limits(bot_settings, slack_server, tmp_path,

@@ -17,9 +17,9 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from tests.servers.recording_server import RecordingServer
-from tests.servers.slack_server import FakeSlackServer
-from tests.slack_side import SlackSide
+from tests.support.recording_server import RecordingServer
+from tests.support.slack_server import FakeSlackServer
+from tests.support.slack_side import SlackSide
 
 CSV = b"question,reference,answer\nWhat is 2+2?,4,four\n"
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))

@@ -13,10 +13,10 @@ from typing import Any
 
 from bot.slack.views.card import DETAILS
 from bot.slack.views.file_run import PICK_RUBRIC, RESUME_RUN, SKIP_AGAIN
-from tests.replies import triple_of
-from tests.servers.openai_server import Reply
-from tests.test_slack_bot import buttons, card_of
-from tests.test_slack_files import finished_thread, share, wait_until
+from tests.support.openai_server import Reply
+from tests.support.replies import triple_of
+from tests.support.slack_files import finished_thread, share, wait_until
+from tests.support.slack_messages import buttons, card_of
 
 LIVE = ("<!channel>", "<!everyone>", "<!here>", "<@U0VICTIM>", "<#C0SECRET>", "<!subteam^S0TEAM>",
         "<https://evil.example")

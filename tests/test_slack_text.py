@@ -10,8 +10,8 @@ from sqlmodel import select
 from bot.slack.text import FSI, PDI
 from bot.store import Store
 from bot.store.models import Judgment
-from tests.replies import eth_reply
-from tests.test_slack_bot import card_of
+from tests.support.replies import eth_reply
+from tests.support.slack_messages import card_of
 
 FENCED = "How do I ```register"  # a fence it never closes
 REVERSED = "campus-bot \u202eevil"  # a right-to-left override it never ends

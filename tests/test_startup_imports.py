@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.replies import eth_reply
-from tests.test_cli import base_env
+from tests.support.cli import base_env
+from tests.support.replies import eth_reply
 
 # Loaded by no command below: the Slack bot, the digest and its chart, rich's live display (the progress bar of a
 # file's run), Alembic (a history already at the latest version), the PostgreSQL dialect (on SQLite).

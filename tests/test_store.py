@@ -1,6 +1,6 @@
 """Tests for bot.store (judgments, engine, migrations, leases): the same code on SQLite and PostgreSQL (the `db_url` fixture).
 
-The concurrency tests start real processes (`python -m tests.store_writer ...`) against one database.
+The concurrency tests start real processes (`python -m tests.support.store_writer ...`) against one database.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from bot.store.migrations import LATEST
 from bot.store.models import Feedback, Judgment
 from bot.store.schema import current_version, migrate
 from bot.store.tallies import question_key
-from tests import store_writer
+from tests.support import store_writer
 
 REPO = Path(__file__).resolve().parents[1]
 COMMON = {"rubric_name": "correctness", "rubric_version": "1.0", "rubric_hash": "h" * 32, "judge_model": "judge-m"}
@@ -566,9 +566,9 @@ def test_json_columns_round_trip_unicode_and_nesting(store: Store, db_url: str) 
 
 
 def run_processes(argvs: list[list[str]], timeout: float = 120) -> tuple[list[dict[str, Any]], float]:
-    """Start `python -m tests.store_writer ARGV` for each, release them together, return their reports and the seconds
+    """Start `python -m tests.support.store_writer ARGV` for each, release them together, return their reports and the seconds
     between the release and the last exit."""
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.store_writer", *argv], cwd=REPO, text=True,
+    procs = [subprocess.Popen([sys.executable, "-m", "tests.support.store_writer", *argv], cwd=REPO, text=True,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for argv in argvs]
     watchdog = threading.Timer(timeout, lambda: [p.kill() for p in procs if p.poll() is None])

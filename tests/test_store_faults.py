@@ -12,8 +12,8 @@ from bot.csvfiles.reading import CsvRow
 from bot.errors import StoreUnavailable
 from bot.runs import execute_run, start_run
 from bot.store import Store
-from tests.read_only import read_only
-from tests.replies import eth_reply
+from tests.support.read_only import read_only
+from tests.support.replies import eth_reply
 
 COLUMNS = ["question", "reference", "answer"]
 

@@ -12,8 +12,9 @@ from urllib.parse import urlencode
 import aiohttp
 from slack_sdk.signature import SignatureVerifier
 
-from tests.servers.slack_server import FakeSlackServer
+from tests.support.slack_server import FakeSlackServer
 
+SIGNING_SECRET = "test-signing-secret"
 TEAM = "T0TEST"
 _ids = itertools.count(1)
 

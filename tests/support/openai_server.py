@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.servers.threaded import ThreadedServer
+from tests.support.threaded import ThreadedServer
 
 
 @dataclass

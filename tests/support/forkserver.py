@@ -7,7 +7,7 @@ process of its own, single-threaded, that imports judgebot and then forks one ch
 the command's directory and environment, points its output at a file, and runs `bot.__main__.main(argv)` as
 `python -m bot` would. Nothing is shared but the imported modules (judgebot does no work at import time).
 
-Run as `python -m tests.forkserver` it is the server; imported, `run` and `start` talk to it.
+Run as `python -m tests.support.forkserver` it is the server; imported, `run` and `start` talk to it.
 """
 
 from __future__ import annotations
@@ -133,8 +133,8 @@ class _Server:
     """The fork server of this test worker, started on first use."""
 
     def __init__(self) -> None:
-        root = Path(__file__).resolve().parent.parent
-        self.process = subprocess.Popen([sys.executable, "-m", "tests.forkserver"], cwd=root, stdin=subprocess.PIPE,
+        root = Path(__file__).resolve().parents[2]
+        self.process = subprocess.Popen([sys.executable, "-m", "tests.support.forkserver"], cwd=root, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
         self.lock = threading.Lock()
         self.started: dict[int, tuple[threading.Event, list[int]]] = {}

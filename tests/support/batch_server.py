@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.servers.openai_server import FakeJudgeServer, Reply
+from tests.support.openai_server import FakeJudgeServer, Reply
 
 EXPIRED = {"code": "batch_expired", "message": "This request could not be executed before the completion window "
                                                 "expired."}

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from aiohttp import BodyPartReader, WSMsgType, web
 
-from tests.servers.threaded import ThreadedServer
+from tests.support.threaded import ThreadedServer
 
 JSON_FIELDS = ("blocks", "view", "attachments", "metadata", "files")
 BOT_USER_ID = "U0BOT"

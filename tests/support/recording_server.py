@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from tests.servers.threaded import ThreadedServer
+from tests.support.threaded import ThreadedServer
 
 DEFAULT_BODY = b"question,reference,answer\nq,r,a\n"
 

@@ -1,4 +1,4 @@
-"""A subprocess entry point for the store concurrency tests: `python -m tests.store_writer MODE URL [N]`.
+"""A subprocess entry point for the store concurrency tests: `python -m tests.support.store_writer MODE URL [N]`.
 
 Modes:
   write URL N      Store.open(URL), then N rounds of short transactions (see `one_round`).

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.test_cli import base_env, history
+from tests.support.cli import base_env, history
 
 
 def count(tmp_path: Path, query: str) -> int:

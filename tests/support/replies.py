@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.servers.openai_server import Reply
+from tests.support.openai_server import Reply
 
 VERDICTS = {  # result_tag -> (correctness, completeness); every one obeys the eth rules
     "Correct": (2, 2),
