@@ -212,7 +212,7 @@ def test_exported_labels_are_checked_again_by_an_agreeing_judge(tmp_path: Path, 
 
     text, lines = flat(out), lines_of(out)
     assert code == 0, out
-    # the estimate of the 8 rows (tests/test_estimate.py holds it against real token counts); judge-cli has no price
+    # the estimate of the 8 rows (tests/runs/test_estimate.py holds it against real token counts); judge-cli has no price
     expected = estimate_of_rows(rubrics, store, ["judge-cli"], 1)
     assert f"Judging the labeled rows again: {expected.text()}; replies sized from the last 8 replies of eth" in text
     assert expected.text().endswith("out): price unknown for judge-cli (JUDGE_PRICES can add it)")

@@ -37,7 +37,7 @@ from bot.store.schema import current_version, migrate
 from bot.store.tallies import question_key
 from tests.support import store_writer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 COMMON = {"rubric_name": "correctness", "rubric_version": "1.0", "rubric_hash": "h" * 32, "judge_model": "judge-m"}
 ARABIC = "ما هي عاصمة مصر؟"
 ARABIC_ANSWER = "القاهرة هي عاصمة مصر."

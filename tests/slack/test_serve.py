@@ -188,7 +188,7 @@ def test_manifest_declares_what_the_app_listens_to():
 
     from bot.slack.app import COMMAND, EVENTS
 
-    manifest = yaml.safe_load((Path(__file__).parent.parent / "manifest.yml").read_text())
+    manifest = yaml.safe_load((Path(__file__).parents[2] / "manifest.yml").read_text())
     assert [c["command"] for c in manifest["features"]["slash_commands"]] == [COMMAND]
     assert manifest["settings"]["socket_mode_enabled"] is True and manifest["settings"]["interactivity"]["is_enabled"]
     assert manifest["features"]["app_home"]["home_tab_enabled"] is True
@@ -205,7 +205,7 @@ def test_the_manifest_usage_hint_names_every_subcommand():
 
     import yaml
 
-    manifest = yaml.safe_load((Path(__file__).parent.parent / "manifest.yml").read_text())
+    manifest = yaml.safe_load((Path(__file__).parents[2] / "manifest.yml").read_text())
     [command] = manifest["features"]["slash_commands"]
     hint = command["usage_hint"]
     assert len(hint) <= 1000  # Slack's bound for a usage hint

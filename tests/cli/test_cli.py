@@ -45,7 +45,7 @@ from tests.support.read_only import read_only
 from tests.support.replies import VERDICTS, eth_reply, triple_of
 from tests.support.slack_side import SIGNING_SECRET
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "answers.csv"
 ETH_COLUMNS = ["correctness", "completeness", "result_tag", "reasoning", "headline", "passed", "label", "status",
                "error", "flags", "judge_model", "rubric_version", "cached"]

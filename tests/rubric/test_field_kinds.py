@@ -10,7 +10,7 @@ import pytest
 
 from bot.rubric.fields import KINDS, FieldSpec, build_model, field_schema, json_schema, leaves, sample_of
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 SPECS = {  # a spec of each kind, with every option it takes
     "integer": {"type": "integer", "min": 0, "max": 2},

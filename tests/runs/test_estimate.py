@@ -21,7 +21,7 @@ from tests.support.cli import flat, history, judgebot, write_rows
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply, triple_of
 
-COUNTS = json.loads((Path(__file__).parent / "data" / "o200k_counts.json").read_text(encoding="utf-8"))
+COUNTS = json.loads((Path(__file__).parents[1] / "data" / "o200k_counts.json").read_text(encoding="utf-8"))
 CHAT_OVERHEAD = 2 * 3 + 3  # OpenAI's count for a chat request: 3 tokens a message, 3 to prime the reply
 TOLERANCE = 0.15
 

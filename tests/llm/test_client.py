@@ -673,7 +673,7 @@ async def test_a_200_that_is_not_a_completion_is_retried_like_a_5xx(judge_server
     assert len(judge_server.bodies()) == 2
 
 
-# An error object counts as an outage instead: tests/test_providers.py.
+# An error object counts as an outage instead: tests/llm/test_providers.py.
 NEVER_COMPLETIONS = {name: case for name, case in NOT_COMPLETIONS.items() if name != "error-object"}
 
 

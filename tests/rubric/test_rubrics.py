@@ -847,7 +847,7 @@ async def test_the_longest_name_gives_a_schema_name_that_openai_accepts(tmp_path
 
 
 def readme_example() -> str:
-    section = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8").split("## Rubric files")[1]
+    section = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split("## Rubric files")[1]
     found = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
     assert found, "the rubric format section has an example"
     return found.group(1)
