@@ -7,14 +7,18 @@ import csv
 import os
 import re
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections import Counter
 from pathlib import Path
 
 from tests.support import forkserver
 from tests.support.openai_server import Reply
-from tests.support.replies import eth_reply, triple_of
+from tests.support.replies import VERDICTS, eth_reply, triple_of
 
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "answers.csv"
 JUDGE_MODEL = "judge-cli"
 
 csv.field_size_limit(2**31 - 1)
@@ -76,6 +80,20 @@ def judgebot(tmp_path: Path, *args: str, server=None, timeout: float = 60, **ext
     return code, out
 
 
+def judgebot_many(tmp_path: Path, commands: list[list[str]], server=None, **extra: str | None):
+    """Several independent commands at once (they only read); [(exit code, output)] in order."""
+    env = base_env(tmp_path, server, **extra)
+    procs = [subprocess.Popen([sys.executable, "-m", "bot", *map(str, args)], cwd=tmp_path, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for args in commands]
+    results = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=60)
+        text = out.decode("utf-8")
+        assert "Traceback" not in text, text
+        results.append((proc.returncode, text))
+    return results
+
+
 def flat(text: str) -> str:
     """Output with rich's line wrapping and table borders undone."""
     return " ".join(re.sub(r"[│┃]", " ", text).split())
@@ -95,6 +113,17 @@ def history(tmp_path: Path, query: str, *params) -> list[tuple]:
         return db.execute(query, params).fetchall()
     finally:
         db.close()
+
+
+def assert_scored(row: dict[str, str], tag: str) -> None:
+    correctness, completeness = VERDICTS[tag]
+    assert row["status"] == "scored" and row["error"] == "", row
+    assert (row["correctness"], row["completeness"], row["result_tag"]) == (str(correctness), str(completeness), tag)
+    assert row["reasoning"] == f"graded as {tag}"
+    assert float(row["headline"]) == (correctness + completeness) / 4 * 100
+    assert row["passed"] == ("true" if tag == "Correct" else "false")
+    assert row["label"] == f"{tag} · correctness {correctness}/2 · completeness {completeness}/2"
+    assert (row["judge_model"], row["rubric_version"], row["cached"]) == (JUDGE_MODEL, "1.0", "false")
 
 
 def write_rows(path: Path, header: list[str], rows: list[list[str]]) -> Path:
