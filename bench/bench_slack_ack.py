@@ -31,8 +31,8 @@ SECRET = "bench-signing-secret"
 
 def serve_fakes(latency: float) -> None:
     """Role `servers`: the local Slack and judge servers, until stdin closes."""
-    from tests.servers.openai_server import FakeJudgeServer, Reply
-    from tests.servers.slack_server import FakeSlackServer
+    from tests.support.openai_server import FakeJudgeServer, Reply
+    from tests.support.slack_server import FakeSlackServer
 
     judge = FakeJudgeServer(lambda body: Reply(content=VERDICT), latency=latency).start()
     slack = FakeSlackServer().start()

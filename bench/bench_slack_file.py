@@ -51,9 +51,9 @@ def peak_rss_mb(pid: int) -> float:
 
 async def main(rows: int, latency: float, concurrency: int) -> None:
     from bot.slack.flows.file_summary import SUMMARY_EVENT
-    from tests.servers.openai_server import FakeJudgeServer, Reply
-    from tests.servers.slack_server import FakeSlackServer
-    from tests.slack_side import SlackSide
+    from tests.support.openai_server import FakeJudgeServer, Reply
+    from tests.support.slack_server import FakeSlackServer
+    from tests.support.slack_side import SlackSide
 
     judge = FakeJudgeServer(lambda body: Reply(content=VERDICT), latency=latency).start()
     slack = FakeSlackServer().start()

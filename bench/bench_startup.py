@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.servers.openai_server import FakeJudgeServer, Reply
+from tests.support.openai_server import FakeJudgeServer, Reply
 
 VERDICT = json.dumps({"correctness": 2, "completeness": 1, "result_tag": "Correct", "reasoning": "Names the portal."})
 FLOOR = "import openai, aiohttp, sqlalchemy, sqlmodel"

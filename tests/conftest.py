@@ -16,9 +16,9 @@ from bot.rubric import RubricSet, load_rubrics
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store, make_engine
 from bot.store.schema import migrate
-from tests.servers.openai_server import FakeJudgeServer
-from tests.servers.slack_server import FakeSlackServer
-from tests.slack_side import SlackSide
+from tests.support.openai_server import FakeJudgeServer
+from tests.support.slack_server import FakeSlackServer
+from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
 POSTGRES_URL = os.environ.get("JUDGEBOT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 POSTGRES_HELP = (
@@ -140,9 +140,6 @@ def slack_server() -> Iterator[FakeSlackServer]:
     server = FakeSlackServer().start()
     yield server
     server.stop()
-
-
-SIGNING_SECRET = "test-signing-secret"
 
 
 @pytest.fixture

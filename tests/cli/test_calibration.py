@@ -1,0 +1,331 @@
+"""`judgebot calibration`, `calibration check` and `labels export` against labels saved in a real history.
+
+Eight rows are judged by `judgebot judge` against the local judge; people's labels and votes are then saved with the
+store's own functions. The labels, by answer (the judge's tag -> what people say):
+
+    A1 Correct -> Agree vote (Correct, pass)          A5 Generic -> label Refusal 0/0 (fail)
+    A2 Correct -> label Correct 2/2 (pass), and a     A6 Generic -> Agree vote (Generic, fail)
+                  Disagree vote by the same person,   A7 Refusal -> label Refusal 0/0 (fail), 14 days ago
+                  which the label stands in for       A8 Hallucination -> label Refusal 0/0 (fail), 14 days ago
+    A3 Correct -> label Generic 0/0 (fail)
+    A4 Correct -> Disagree vote (fail, no tag)
+
+A Correct verdict passes (completeness 2), every other tag fails.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import update
+from sqlmodel import col
+
+from bot.figures import iso_week
+from bot.llm.prices import builtin_prices
+from bot.records import Triple
+from bot.rubric import RubricSet
+from bot.runs.estimate import Estimate, estimate_rows
+from bot.store import Judgment, Label, Store, record_feedback, utcnow
+from bot.store.labels import save_label
+from tests.support.cli import flat, history, judgebot, write_rows
+from tests.support.openai_server import FakeJudgeServer, Reply
+from tests.support.replies import eth_reply, triple_of
+
+ROWS = [  # question, reference, answer, the tag the first judge gives
+    ("How do I register for exams?", "In myStudies (ETHIS).", "Register in myStudies.", "Correct"),
+    ("Where do I see my grades?", "In myStudies.", "- use myStudies (ETHIS), under Performance", "Correct"),
+    ("Where do I book a sports course?", "Through ASVZ.", "Book it at ASVZ.", "Correct"),
+    ("How do I print as staff?", "With Web Print.", "Print with Web Print.", "Correct"),
+    ("How do I get a VPN?", "Install Cisco Secure Client from the IT shop.", "Ask your administrator.", "Generic"),
+    ("When are the exams?", "In the exam session listed in myStudies.", "Check your calendar.", "Generic"),
+    ("Where is my payslip?", "In Staffnet, under ESS.", "I don't know.", "Refusal"),
+    ("Where do I reset my password?", "In the Identity Portal.", "Use portal.eth-login.example.", "Hallucination"),
+]
+ANSWERS = [answer for _, _, answer, _ in ROWS]
+PEOPLE = {  # answer -> the tag people give (None: a Disagree vote, which names no tag)
+    ANSWERS[0]: "Correct", ANSWERS[1]: "Correct", ANSWERS[2]: "Generic", ANSWERS[3]: None,
+    ANSWERS[4]: "Refusal", ANSWERS[5]: "Generic", ANSWERS[6]: "Refusal", ANSWERS[7]: "Refusal",
+}
+HEADER = ["question", "reference", "answer", "model", "human_pass", "human_correctness", "human_completeness",
+          "human_result_tag", "judge_pass", "judge_tag", "judge_model", "rubric_version", "labeled_by", "labeled_at",
+          "judgment_id"]
+TWO_WEEKS_AGO = timedelta(days=14)
+
+# Pass/fail, (judge, people): A1 TT, A2 TT, A3 TF, A4 TF, A5 FF, A6 FF, A7 FF, A8 FF: 6 of 8 agree.
+# Wilson 95 %, p = 0.75, n = 8, z² = 3.8415: centre (0.75 + 3.8415/16) / (1 + 3.8415/8) = 0.6689, half
+# 1.96 * sqrt(0.75 * 0.25 / 8 + 3.8415/256) / 1.4802 = 0.2596: 40.9 % to 92.9 %.
+# Kappa: the judge says pass 4, fail 4; people 2 and 6; expected agreement (4*2 + 4*6) / 64 = 0.5, so
+# (0.75 - 0.5) / (1 - 0.5) = 0.50, moderate.
+# Tags where people gave one (not A4): 7 pairs, 4 agree (A1, A2, A6, A7); judge C3 G2 R1 H1, people C2 G2 R3 H0;
+# expected (3*2 + 2*2 + 1*3 + 1*0) / 49 = 13/49; kappa (28 - 13) / (49 - 13) = 15/36 = 0.42, moderate.
+FIRST_JUDGE = ["agreement on pass/fail 75% (6/8), 95% CI 41%-93%", "kappa on pass/fail 0.50 (moderate)",
+               "kappa on the tag 0.42 (moderate) over 7 labels"]
+
+
+def tag_reply(tags: dict[str, str]) -> Callable[[dict[str, Any]], Reply]:
+    """A judge that gives each answer the tag of `tags`."""
+    def reply(body: dict[str, Any]) -> Reply:
+        return eth_reply(tags[triple_of(body)[2]])
+    return reply
+
+
+def estimate_of_rows(rubrics: RubricSet, store: Store, judges: list[str], samples: int) -> Estimate:
+    """The estimate of judging the eight rows again."""
+    triples = [Triple(question=question, reference=reference, answer=answer) for question, reference, answer, _ in ROWS]
+    return estimate_rows(rubrics.get("eth"), triples, judges=judges, samples=samples, prices=builtin_prices(), store=store)
+
+
+def labeled_history(tmp_path: Path, judge_server: FakeJudgeServer) -> Store:
+    """The eight rows judged from the terminal, then labeled and voted on as the module docstring says."""
+    judge_server.responder = tag_reply({answer: tag for _, _, answer, tag in ROWS})
+    write_rows(tmp_path / "answers.csv", ["question", "reference", "answer", "model"],
+               [[question, reference, answer, "bot-v1"] for question, reference, answer, _ in ROWS])
+    code, out = judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", server=judge_server)
+    assert code == 0, out
+    store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")
+    judged = {judgment.answer: judgment for judgment in store.iter_judgments(1)}
+    assert [judged[answer].tag for answer in ANSWERS] == [tag for _, _, _, tag in ROWS]
+
+    def label(answer: str, user: str, tag: str) -> None:
+        correctness, completeness = (2, 2) if tag == "Correct" else (0, 0)
+        save_label(store, judgment=judged[answer], user_id=user, source="correction", passed=tag == "Correct",
+                   values={"correctness": correctness, "completeness": completeness, "result_tag": tag}, tag=tag,
+                   headline=(correctness + completeness) * 25, note=None)
+
+    record_feedback(store, judgment_id=judged[ANSWERS[0]].id, user_id="u1", agree=True)
+    label(ANSWERS[1], "u2", "Correct")
+    record_feedback(store, judgment_id=judged[ANSWERS[1]].id, user_id="u2", agree=False)
+    label(ANSWERS[2], "u3", "Generic")
+    record_feedback(store, judgment_id=judged[ANSWERS[3]].id, user_id="u4", agree=False)
+    label(ANSWERS[4], "u5", "Refusal")
+    record_feedback(store, judgment_id=judged[ANSWERS[5]].id, user_id="u6", agree=True)
+    label(ANSWERS[6], "u7", "Refusal")
+    label(ANSWERS[7], "u8", "Refusal")
+    earlier = [judged[ANSWERS[6]].id, judged[ANSWERS[7]].id]
+    with store.session() as session:
+        session.exec(update(Label).where(col(Label.judgment_id).in_(earlier))
+                     .values(updated_at=utcnow() - TWO_WEEKS_AGO))
+        session.commit()
+    return store
+
+
+def lines_of(out: str) -> list[str]:
+    return [" ".join(line.split()) for line in out.splitlines()]
+
+
+def test_calibration_prints_the_figures_and_warns(tmp_path: Path, judge_server: FakeJudgeServer) -> None:
+    store = labeled_history(tmp_path, judge_server)
+
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "auditor")
+
+    assert code == 0, out
+    text, lines = flat(out), lines_of(out)
+    assert "Calibration of eth (ETH institutional knowledge audit), all channels and the terminal, all time" in text
+    assert "labels 8" in lines  # the Disagree vote of u2 on A2 is not counted: u2's label stands in for it
+    assert all(figure in lines for figure in FIRST_JUDGE), out
+    # The confusion matrix, judge's tag in rows and people's in columns (Correct, Generic, Refusal, Hallucination)
+    for row in ("Correct 2 1 0 0 3", "Generic 0 1 1 0 2", "Refusal 0 0 1 0 1", "Hallucination 0 0 1 0 1",
+                "total 2 2 3 0 7"):
+        assert row in lines, out
+    # |judge - people| where people gave values (not A4): correctness A3 2 (2 against 0), others 0: 2/7 = 0.29;
+    # completeness A3 2 (2 against 0), A5 1 (Generic's 1 against 0): 3/7 = 0.43
+    assert "correctness 0.29 over 7 labels" in lines and "completeness 0.43 over 7 labels" in lines
+    # A7 and A8 two weeks ago (both agree on fail); the other six this week, 4 of 6 agreeing: 67 %
+    now = datetime.now(UTC)
+    assert f"{iso_week(now - TWO_WEEKS_AGO)} 2 labels agreement 100%" in lines
+    assert f"{iso_week(now)} 6 labels agreement 67%" in lines
+    assert "judge models judge-cli (8)" in lines
+    assert "warning" not in out  # 75 % is not below the default 75 %, and 8 labels are under 20
+
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", "--since", "7d")
+    assert code == 0 and "labels 6" in lines_of(out) and "agreement on pass/fail 67% (4/6), 95% CI 30%-90%" in flat(out)
+
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", JUDGE_MODEL="judge-new",
+                         CALIBRATION_MIN_AGREEMENT="0.8", CALIBRATION_MIN_LABELS="8")
+    text = flat(out)
+    assert code == 0, out
+    assert ("warning: the judge agrees with people on pass/fail in 75% of 8 labels, below 80% "
+            "(CALIBRATION_MIN_AGREEMENT)") in text
+    assert "warning: 8 of 8 labels were given on verdicts of judge-cli, but the judge now is judge-new" in text
+
+    # Five of the labeled judgments under an older version of the rubric; one label short of the warning's minimum.
+    with store.session() as session:
+        session.exec(update(Judgment).where(col(Judgment.answer).in_(ANSWERS[:5]))
+                     .values(rubric_hash="0123456789abcdef"))
+        session.commit()
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", CALIBRATION_MIN_AGREEMENT="0.8",
+                         CALIBRATION_MIN_LABELS="9")
+    text = flat(out)
+    assert code == 0 and "below 80%" not in text and "verdicts of" not in text, out
+    assert "warning: 5 of 8 labels were given under another version of eth (0123456789abcdef; loaded now: 1.0" in text
+
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", "--channel", "C0NOLABELS")
+    assert code == 0 and "No labels found (eth (ETH institutional knowledge audit), channel C0NOLABELS" in flat(out)
+
+
+def test_labels_of_a_jury_are_held_against_the_configured_jury(tmp_path: Path, judge_server: FakeJudgeServer) -> None:
+    store = labeled_history(tmp_path, judge_server)
+    with store.session() as session:  # as if a jury of two had judged every row: the history names it m1+m2
+        session.exec(update(Judgment).values(judge_model="judge-a+judge-b"))
+        session.commit()
+
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", JUDGES="judge-a,judge-b")
+    assert code == 0 and "judge models judge-a+judge-b (8)" in lines_of(out), out
+    assert "verdicts of" not in flat(out)  # the jury that judges now is the one the labels were given on
+
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", JUDGES="judge-a,judge-c")
+    assert ("warning: 8 of 8 labels were given on verdicts of judge-a+judge-b, but the judge now is judge-a+judge-c "
+            "(JUDGES)") in flat(out)
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth")
+    assert "but the judge now is judge-cli (JUDGE_MODEL)" in flat(out)
+
+
+def test_no_labels_says_how_to_get_some(tmp_path: Path) -> None:
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", "--since", "30d")
+    text = flat(out)
+    assert code == 0, out
+    assert "No labels found (eth (ETH institutional knowledge audit), all channels and the terminal, last 30 days)" in text
+    assert "the Correct it button on a result card in Slack, the Agree / Disagree buttons, or human_pass" in text
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", "--since", "last week")
+    assert code == 2 and "--since 'last week': give 7d, 30d, all or a date such as 2026-11-01" in flat(out)
+
+
+def test_exported_labels_are_checked_again_by_an_agreeing_judge(tmp_path: Path, judge_server: FakeJudgeServer,
+                                                                 rubrics: RubricSet) -> None:
+    store = labeled_history(tmp_path, judge_server)
+
+    code, out = judgebot(tmp_path, "labels", "export", "--rubric", "eth", "--out", "labels.csv")
+
+    assert code == 0 and "8 labels of eth written to labels.csv" in flat(out), out
+    with (tmp_path / "labels.csv").open(encoding="utf-8-sig", newline="") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == HEADER
+        exported = {row["answer"]: row for row in reader}
+    judged = {judgment.answer: judgment for judgment in store.iter_judgments(1)}
+    agree = exported[ANSWERS[0]]  # an Agree vote: the judge's own values as the person's
+    assert [agree[name] for name in HEADER[:-2]] == [
+        ROWS[0][0], ROWS[0][1], ANSWERS[0], "bot-v1", "true", "2", "2", "Correct", "true", "Correct", "judge-cli", "1.0",
+        "u1"]
+    assert agree["judgment_id"] == str(judged[ANSWERS[0]].id)
+    assert "'" + ANSWERS[1] in exported  # a cell starting with "-" is kept from running as a formula
+    assert exported["'" + ANSWERS[1]]["labeled_by"] == "u2"  # the label, not u2's Disagree vote on the same verdict
+    disagree = exported[ANSWERS[3]]  # a Disagree vote: pass/fail only
+    assert [disagree[name] for name in HEADER[4:10]] == ["false", "", "", "", "true", "Correct"]
+    assert [exported[ANSWERS[4]][name] for name in HEADER[4:10]] == ["false", "0", "0", "Refusal", "false", "Generic"]
+
+    code, out = judgebot(tmp_path, "labels", "export", "--rubric", "eth", server=judge_server)
+    assert code == 0 and out.startswith(",".join(HEADER)) and "8 labels of eth." in out
+
+    # Today's judge gives what people gave (A4's Disagree names no tag: a failing Generic fits it)
+    judge_server.responder = tag_reply({answer: tag or "Generic" for answer, tag in PEOPLE.items()})
+    asked_before = len(judge_server.bodies())
+    code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", "--labels", "labels.csv", "--fresh",
+                         server=judge_server)
+
+    text, lines = flat(out), lines_of(out)
+    assert code == 0, out
+    # the estimate of the 8 rows (tests/runs/test_estimate.py holds it against real token counts); judge-cli has no price
+    expected = estimate_of_rows(rubrics, store, ["judge-cli"], 1)
+    assert f"Judging the labeled rows again: {expected.text()}; replies sized from the last 8 replies of eth" in text
+    assert expected.text().endswith("out): price unknown for judge-cli (JUDGE_PRICES can add it)")
+    assert len(judge_server.bodies()) == asked_before + 8
+    # the judge read the answer as it was, without the quote the export put before its "-"
+    assert ANSWERS[1] in [triple_of(body)[2] for body in judge_server.bodies()[asked_before:]]
+    today, before = text.index("Today's judge: judge-cli, eth 1.0"), text.index("The labeled verdicts' judges: judge-cli")
+    assert today < before
+    # 8 of 8 agree: Wilson low (1 + 3.8415/16) / 1.4802 - 1.96 * sqrt(3.8415/256) / 1.4802 = 0.8384 - 0.1622 = 67.6 %;
+    # kappa 1 on pass/fail (2 pass, 6 fail on both sides) and on the 7 tags
+    assert "agreement on pass/fail 100% (8/8), 95% CI 68%-100%" in lines
+    assert "kappa on pass/fail 1.00 (almost perfect)" in lines
+    assert "kappa on the tag 1.00 (almost perfect) over 7 labels" in lines
+    assert all(figure in lines for figure in FIRST_JUDGE), out  # the first judge, from the judge_ columns
+    assert "ok: agreement 100% is at least 80%." in text
+    assert history(tmp_path, "SELECT source, total_rows, status, source_name FROM run WHERE id = 2") == [
+        ("check", 8, "done", "labels.csv")]
+    assert history(tmp_path, "SELECT count(*) FROM label") == [(5,)]  # a check saves no labels of its own
+    # its 8 verdicts are kept apart: the terminal's tallies, stats and history still count the 8 rows judged once
+    assert history(tmp_path, "SELECT channel_key, sum(rows) FROM judgment_tally GROUP BY channel_key ORDER BY 1") == [
+        ("", 8), ("#calibration-check", 8)]
+    code, out = judgebot(tmp_path, "history", "--limit", "50")
+    assert code == 0 and flat(out).count("bot-v1") == 8, out
+
+
+def test_a_channel_check_asks_before_many_rows_and_fails_below_the_bar(tmp_path: Path, judge_server: FakeJudgeServer,
+                                                                       rubrics: RubricSet) -> None:
+    store = labeled_history(tmp_path, judge_server)
+    with store.session() as session:
+        session.exec(update(Judgment).values(channel_id="C0LABELED"))
+        session.commit()
+    # Today's judge gets every pass/fail wrong: people's passes fail, their fails pass
+    judge_server.responder = tag_reply({answer: "Generic" if tag == "Correct" else "Correct"
+                                        for answer, tag in PEOPLE.items()})
+    asked_before = len(judge_server.bodies())
+    check = ["calibration", "check", "--rubric", "eth", "--channel", "C0LABELED", "--judge-model", "gpt-4o-mini"]
+
+    code, out = judgebot(tmp_path, *check, server=judge_server, CALIBRATION_CONFIRM_ROWS="1")
+
+    text = flat(out)
+    assert code == 2, out
+    # gpt-4o-mini: $0.15 in and $0.60 out per million tokens
+    expected = estimate_of_rows(rubrics, store, ["gpt-4o-mini"], 1)
+    cost = (expected.tokens_in * 0.15 + expected.tokens_out * 0.60) / 1_000_000
+    assert f"Judging the labeled rows again: about ${cost:.4f} for 8 rows with gpt-4o-mini (" in text
+    assert f"Judging the labeled rows again: {expected.text()};" in text
+    assert "8 rows is more than CALIBRATION_CONFIRM_ROWS (1) and there is no terminal to ask; pass --yes" in text
+    assert len(judge_server.bodies()) == asked_before  # nothing judged, nothing billed
+
+    code, out = judgebot(tmp_path, *check, "--yes", server=judge_server, CALIBRATION_CONFIRM_ROWS="1")
+
+    text, lines = flat(out), lines_of(out)
+    assert code == 1, out
+    assert len(judge_server.bodies()) == asked_before + 8
+    # 0 of 8: Wilson high (0 + 3.8415/16) / 1.4802 + 1.96 * sqrt(3.8415/256) / 1.4802 = 0.1622 + 0.1622 = 32.4 %.
+    # Kappa on pass/fail: the judge passes 6, people 2; expected (6*2 + 2*6) / 64 = 0.375: (0 - 0.375) / 0.625 = -0.60.
+    # Tags: judge G2 C5 against people C2 G2 R3, none agree; expected (2*2 + 5*2) / 49: -14 / 35 = -0.40.
+    assert "agreement on pass/fail 0% (0/8), 95% CI 0%-32%" in lines
+    assert "kappa on pass/fail -0.60 (poor)" in lines and "kappa on the tag -0.40 (poor) over 7 labels" in lines
+    assert "The labeled verdicts' judges: judge-cli" in text
+    assert all(figure in lines for figure in FIRST_JUDGE), out  # the channel's own verdicts against the same labels
+    assert "below: agreement 0% is under the 80% asked for (--min-agreement)." in text
+
+    # The same judge again takes its verdicts from the history, at no cost; a bar of 0 is met
+    code, out = judgebot(tmp_path, *check, "--min-agreement", "0", server=judge_server)
+    assert code == 0 and "ok: agreement 0% is at least 0%." in flat(out), out
+    assert len(judge_server.bodies()) == asked_before + 8
+
+    code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", server=judge_server)
+    assert code == 2 and "give --labels FILE" in flat(out)
+    code, out = judgebot(tmp_path, *check, "--judges", "a,b", server=judge_server)
+    assert code == 2 and "give --judge-model (one judge) or --judges / --judges-file (a jury), not both" in flat(out)
+
+
+def test_a_check_asks_the_configured_jury_every_sample(tmp_path: Path, judge_server: FakeJudgeServer,
+                                                       rubrics: RubricSet) -> None:
+    store = labeled_history(tmp_path, judge_server)
+    code, out = judgebot(tmp_path, "labels", "export", "--rubric", "eth", "--out", "labels.csv")
+    assert code == 0, out
+    judge_server.responder = tag_reply({answer: tag or "Generic" for answer, tag in PEOPLE.items()})
+    asked_before = len(judge_server.bodies())
+
+    code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", "--labels", "labels.csv", "--samples", "2",
+                         "--yes", server=judge_server, JUDGES="gpt-4o-mini,judge-cli")
+
+    text, lines = flat(out), lines_of(out)
+    assert code == 0, out
+    # JUDGES is today's jury: 2 judges x 2 samples x 8 rows, and one judge of unknown price makes the whole unknown
+    expected = estimate_of_rows(rubrics, store, ["gpt-4o-mini", "judge-cli"], 2)
+    once = estimate_of_rows(rubrics, store, ["gpt-4o-mini"], 1)
+    assert (expected.tokens_in, expected.tokens_out) == (4 * once.tokens_in, 4 * once.tokens_out)
+    assert (f"Judging the labeled rows again: 8 rows x 2 samples with gpt-4o-mini + judge-cli ({expected.tokens_in:,} "
+            f"tokens in, {expected.tokens_out:,} out): price unknown for judge-cli") in text
+    bodies = judge_server.bodies()[asked_before:]
+    assert sorted(Counter(body["model"] for body in bodies).items()) == [("gpt-4o-mini", 16), ("judge-cli", 16)]
+    assert "Today's judge: gpt-4o-mini+judge-cli, 2 samples each, eth 1.0" in text
+    assert "agreement on pass/fail 100% (8/8), 95% CI 68%-100%" in lines
+    assert history(tmp_path, "SELECT judge_model, samples FROM run WHERE source = 'check'") == [
+        ("gpt-4o-mini+judge-cli", 2)]

@@ -1,0 +1,214 @@
+"""`judgebot history`, `stats` and `digest` on a history judged by real commands, and a history file that is missing,
+empty or damaged, each command in a subprocess against the local judge server (and the local Slack server)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import true
+
+from bot.store import Store, make_engine
+from bot.store.models import Feedback, Judgment, JudgmentTally
+from bot.store.tallies import add_judgments
+from tests.support import forkserver
+from tests.support.cli import EXAMPLE, JUDGE_MODEL, base_env, eth_responder, flat, judgebot, write_rows
+from tests.support.slack_side import SIGNING_SECRET
+
+
+def rewrite_history(tmp_path: Path, statement: str) -> None:
+    """Change judgments behind judgebot's back, then count them again as an upgrade counts an existing history."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'h.db'}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql(statement)
+        conn.execute(JudgmentTally.__table__.delete())
+        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true(), feedback=Feedback.__table__)
+    engine.dispose()
+
+
+@pytest.mark.slow
+def test_history_and_stats_of_the_terminal_and_of_a_slack_channel(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    shutil.copy(EXAMPLE, tmp_path / "answers.csv")
+    assert judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", server=judge_server)[0] == 0
+    # one row as if judged in a Slack channel
+    rewrite_history(tmp_path, "UPDATE judgment SET channel_id = 'C0SLACK' WHERE id = (SELECT MIN(id) FROM judgment)")
+
+    code, out = judgebot(tmp_path, "stats")
+    assert code == 0, out
+    text = flat(out)
+    assert "the terminal, last 30 days" in text
+    assert "campus-bot-v2 eth 3 0 100.0 100% Correct 3 0 -" in text  # its first row went to the channel
+    assert "campus-bot-v1 eth 4 0 12.5 0% Generic 2, Hallucination 1, Refusal 1 0 -" in text
+
+    code, out = judgebot(tmp_path, "stats", "--channel", "C0SLACK", "--days", "0", "--model", "CAMPUS-BOT-V2")
+    text = flat(out)
+    assert code == 0 and "campus-bot-v2 eth 1 0 100.0 100% Correct 1 0 -" in text and "campus-bot-v1" not in text, out
+    code, out = judgebot(tmp_path, "history", "--channel", "C0SLACK")
+    assert code == 0 and flat(out).count(" eth campus-bot-") == 1, out
+    code, out = judgebot(tmp_path, "history", "-n", "3")
+    assert code == 0 and flat(out).count(" eth campus-bot-") == 3, out
+    assert judgebot(tmp_path, "history", "-n", "0")[0] == 2
+
+
+@pytest.mark.parametrize("columns", ["80", "60"])
+def test_narrow_terminals_never_cut_the_model_under_test(tmp_path, judge_server, columns):
+    judge_server.responder = eth_responder
+    models = ["campus-bot-v2-2026-11-preview", "campus-bot-v1-2025-baseline"]
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer", "model"], [
+        ["How do I register for my exams this semester?", "In myStudies.", "Use myStudies.", models[0]],
+        ["How do I print on campus?", "Web Print.", "Ask someone.", models[1]]])
+    narrow = {"COLUMNS": columns}
+    code, judged = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", server=judge_server, **narrow)
+    assert code == 0, judged
+    outputs = {"judge": judged}
+    for command in (["stats"], ["history"], ["runs"]):
+        code, outputs[command[0]] = judgebot(tmp_path, *command, **narrow)
+        assert code == 0, outputs[command[0]]
+
+    for command, out in outputs.items():
+        assert "…" not in out, (command, out)
+        assert max(len(line) for line in out.splitlines()) <= int(columns), (command, out)
+        if command != "runs":  # runs name the judge, not the model under test
+            for model in models:
+                assert re.search(rf"│ {model} +│", out), (command, model, out)
+    assert re.search(r"│ campus-bot-v2-2026-11-preview +│ eth +│", outputs["stats"])  # the rubric is kept beside it
+    assert "100.0" in outputs["stats"]  # and the mean headline
+
+
+def test_stats_count_verdicts_reused_from_the_cache_apart_from_new_judgments(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    rows = [[f"How do I register for exam {i}?", "In myStudies.", f"Use myStudies, step {i}."] for i in range(4)]
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], rows)
+    for _ in range(3):  # the same file judged three times: billed once
+        assert judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", "--model-name", "bot-a",
+                        server=judge_server)[0] == 0
+    assert len(judge_server.bodies()) == 4
+
+    code, out = judgebot(tmp_path, "stats")
+
+    assert code == 0, out
+    assert "model under test rubric judged reused mean headline" in flat(out)
+    assert "bot-a eth 4 8 100.0 100% Correct 12 0 -" in flat(out), out
+
+
+@pytest.mark.slow
+def test_digest_of_a_channel_in_the_terminal_and_posted_once(tmp_path, judge_server, slack_server):
+    judge_server.responder = eth_responder
+    shutil.copy(EXAMPLE, tmp_path / "answers.csv")
+    assert judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", server=judge_server)[0] == 0
+    rewrite_history(tmp_path, "UPDATE judgment SET channel_id = 'C0GENERAL', "  # as if judged on Wednesday of W46
+                              "judged_at = '2026-11-11 12:00:00.000000'")
+
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46")
+    text = flat(out)
+    assert code == 0, out
+    assert "Digest of C0GENERAL, 9–15 Nov 2026 (2026-W46, UTC)" in text
+    assert "campus-bot-v2 eth 4 100.0 new 100% new Correct 100% 0% (0)" in text, out
+    assert "campus-bot-v1 eth 4 12.5 new 0% new" in text, out
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W45")
+    assert code == 0 and "no judgments over these 7 days" in out
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-46")
+    assert code == 2 and "write it like 2026-W47" in out
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--post")
+    assert code == 2 and "SLACK_BOT_TOKEN is not set" in out and "Digest of" not in out
+
+    slack = {"SLACK_BOT_TOKEN": slack_server.bot_token, "SLACK_API_URL": slack_server.api_url}
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46", "--post", **slack)
+    assert code == 0 and "Posted the digest of C0GENERAL for 2026-W46" in out, out
+    posted = slack_server.calls_to("chat.postMessage")
+    assert len(posted) == 1 and "Weekly digest · 9–15 Nov 2026 (2026-W46)" in posted[0].params["text"]
+    assert len(slack_server.uploads("C0GENERAL")) == 1  # the trend chart, in the digest's thread
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46", "--post", **slack)
+    assert code == 0 and "a weekly digest was posted in 2026-W47 already" in out
+    assert len(slack_server.calls_to("chat.postMessage")) == 1
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0NOBOT", "--week", "2026-W46", "--post", **slack)
+    assert code == 2 and "/invite @judgebot" in out
+    this_week = "{}-W{:02d}".format(*datetime.now(UTC).isocalendar())
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", this_week, "--post", **slack)
+    assert code == 2 and "is not over yet" in out and len(slack_server.calls_to("chat.postMessage")) == 2
+
+
+def test_a_history_folder_that_cannot_be_made_is_named_and_exits_2(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("a regular file where a folder should be\n", encoding="utf-8")
+    db = blocker / "sub" / "h.db"
+    code, out = judgebot(tmp_path, "runs", JUDGEBOT_DB=str(db))
+    assert code == 2, out
+    assert f"cannot open the history database {db}: its folder {db.parent} cannot be made" in flat(out), out
+    assert "unexpected error" not in out
+    assert blocker.read_text(encoding="utf-8") == "a regular file where a folder should be\n"
+
+
+def test_an_empty_file_at_the_history_path_becomes_a_history_with_a_warning_on_stderr(tmp_path):
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    code, stdout, stderr = forkserver.run(["runs"], cwd=tmp_path, env=base_env(tmp_path, JUDGEBOT_DB=str(empty)))
+    assert code == 0, stdout + stderr
+    assert f"{empty} was an empty file; it is now a new judgebot history" in stderr, stderr
+    with sqlite3.connect(empty) as made:
+        assert ("schema_version",) in made.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    made.close()
+    code, stdout, stderr = forkserver.run(["runs"], cwd=tmp_path, env=base_env(tmp_path, JUDGEBOT_DB=str(empty)))
+    assert code == 0 and "was an empty file" not in stderr, stdout + stderr  # said once: it is a history now
+
+
+def _history_damaged_in_the_middle(path: Path) -> None:
+    """A history of 3,000 rows with one page in the middle of its rows overwritten: its header and schema are sound."""
+    store = Store.open(f"sqlite:///{path}")
+    fields = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 32, "judge_model": JUDGE_MODEL}
+    run = store.create_run(**fields)
+    padding = "lorem ipsum dolor sit amet " * 20
+    store.add_rows({**fields, "run_id": run.id, "row_number": n, "status": "pending", "question": f"q{n} {padding}",
+                    "reference": "r", "answer": "a", "cells": {"n": n}} for n in range(1, 3_001))
+    store.update_run(run.id, status="pending", total_rows=3_000)
+    store.engine.dispose()
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    with path.open("r+b") as file:
+        pages = file.seek(0, os.SEEK_END) // page_size
+        file.seek(page_size * (pages // 2))
+        file.write(bytes(range(256)) * (page_size // 256))
+
+
+def test_serve_refuses_a_history_that_fails_its_quick_check(tmp_path, slack_server, judge_server):
+    damaged = tmp_path / "damaged.db"
+    _history_damaged_in_the_middle(damaged)
+    code, out = judgebot(tmp_path, "runs", JUDGEBOT_DB=str(damaged))
+    assert code == 0, out  # the header and schema checks of every command do not see the damage
+
+    env = base_env(tmp_path, judge_server, JUDGEBOT_DB=str(damaged), SLACK_BOT_TOKEN=slack_server.bot_token,
+                   SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=slack_server.api_url, PORT="0",
+                   SLACK_APP_TOKEN=None)
+    code, stdout, stderr = forkserver.run(["serve"], cwd=tmp_path, env=env, timeout=60)
+    said = flat(stdout + stderr)
+    assert code == 2, said
+    assert f"the history {damaged} is damaged (" in said and f"sqlite3 {damaged} .recover" in said, said
+    assert "Traceback" not in said and "unexpected error" not in said
+
+
+def test_texts_from_a_csv_never_reach_the_terminal_as_escape_sequences(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    evil = "\x1b]0;pwned\x07\x1b[2J\x9b31mevil-bot"
+    name = "in\x1b[2J.csv"
+    write_rows(tmp_path / name, ["question", "reference", "answer", "model"], [
+        ["How do I register?\x1b[31m", "In myStudies.", "Use myStudies.", evil],
+        ["How do I print?", "Web Print.", "Print it somehow.", "plain-bot"],
+    ])
+    code, out = judgebot(tmp_path, "judge", name, "--rubric", "eth", server=judge_server)
+    assert code == 0, out
+    outputs = {"judge": out}
+    for command in (["stats"], ["history"], ["runs"]):
+        code, outputs[command[0]] = judgebot(tmp_path, *command)
+        assert code == 0, outputs[command[0]]
+    for command, text in outputs.items():
+        assert not any(char in text for char in "\x1b\x07\x9b"), (command, text)
+    assert "]0;pwned[2J31mevil-bot" in flat(outputs["stats"]) and "]0;pwned[2J31mevil-bot" in flat(outputs["history"])
+    assert "in[2J.csv" in flat(outputs["runs"]) and "How do I register?[31m" in flat(outputs["history"])

@@ -1,0 +1,569 @@
+"""Tests for bot.rubric's files: loading valid ones, broken ones named with their file and field and left out, looking
+rubrics up by name, the names people can type, the documented example, and the files left out as the command line and
+the bot report them."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+from pathlib import Path
+
+import pytest
+
+from bot.rubric import Rubric, RubricError, builtin_dir, load_rubric, load_rubrics
+from tests.support.rubric_files import mini, seed_data, write
+
+# --- loading valid files ------------------------------------------------------------------------------------
+
+
+def test_seed_rubrics_load(rubrics):
+    assert [r.name for r in rubrics] == ["academic", "benchmark", "eth"]
+    for rubric in rubrics:
+        assert rubric.source == builtin_dir() / f"{rubric.name}.yaml"
+        assert rubric.version == "1.0"
+        assert rubric.goldens
+
+
+def test_a_valid_file_loads(tmp_path):
+    rubric = load_rubric(write(tmp_path, mini()))
+    assert rubric.name == "mini"
+    assert rubric.source == tmp_path / "mini.yaml"
+    output, problems = rubric.validate_reply({"score": 2, "verdict": "good", "why": "ok"})
+    assert problems == []
+    scoring = rubric.score(output)
+    assert (scoring.headline, scoring.passed, scoring.label, scoring.tag) == (100.0, True, "good 2/2", "good")
+
+
+def test_numeric_version_becomes_text(tmp_path):
+    rubric = load_rubric(write(tmp_path, mini(version=2)))
+    assert rubric.version == "2"
+
+
+def test_yml_suffix_loads_and_other_files_are_ignored(tmp_path):
+    write(tmp_path, mini("extra"), name="extra").rename(tmp_path / "extra.yml")
+    (tmp_path / "notes.txt").write_text("not a rubric: [", encoding="utf-8")
+    (tmp_path / "README.md").write_text("# rubrics", encoding="utf-8")
+    found = load_rubrics(tmp_path)
+    assert len(found) == 4
+    assert found.get("extra").source == tmp_path / "extra.yml"
+
+
+def test_extra_directory_overrides_a_builtin_by_name(tmp_path):
+    data = seed_data("eth")
+    data["version"] = "9.9"
+    data["system"] = data["system"] + "\nBe extra strict.\n"
+    write(tmp_path, data)
+    found = load_rubrics(tmp_path)
+    assert len(found) == 3
+    eth = found.get("eth")
+    assert eth.version == "9.9"
+    assert eth.source == tmp_path / "eth.yaml"
+    assert found.get("auditor") is eth
+    assert eth.content_hash != load_rubrics().get("eth").content_hash
+
+
+def test_content_hash_ignores_wording_but_not_grading(tmp_path):
+    base = load_rubric(write(tmp_path, mini()))
+    retitled = load_rubric(write(tmp_path, mini(title="Another title", description="Other words.",
+                                                aliases=["x-y"])))
+    assert retitled.content_hash == base.content_hash
+    regraded = load_rubric(write(tmp_path, mini(system="Grade the answer harshly.")))
+    assert regraded.content_hash != base.content_hash
+    rescored = load_rubric(write(tmp_path, mini(headline={**mini()["headline"], "pass": "score >= 2"})))
+    assert rescored.content_hash != base.content_hash
+
+
+# --- broken files name the file and the field -------------------------------------------------------------
+
+
+BROKEN = {
+    "bad-field-type": (
+        lambda d: d["output"]["score"].update(type="integr"),
+        ["output.score.type"],
+    ),
+    "min-above-max": (
+        lambda d: d["output"]["score"].update(min=5, max=1),
+        ["output.score", "'min' (5.0) is above 'max' (1.0)"],
+    ),
+    "enum-without-values": (
+        lambda d: d["output"]["verdict"].pop("values"),
+        ["output.verdict", "non-empty 'values'"],
+    ),
+    "min-on-a-string": (
+        lambda d: d["output"]["why"].update(min=1),
+        ["output.why", "'min'/'max' apply to integer and number fields"],
+    ),
+    "unknown-field-key": (
+        lambda d: d["output"]["score"].update(maximum=3),
+        ["output.score.maximum", "Extra inputs are not permitted"],
+    ),
+    "misspelt-field-key": (
+        lambda d: d["output"]["score"].update(mx=3),
+        ["output.score.mx: Extra inputs are not permitted. Did you mean 'max'?"],
+    ),
+    "misspelt-top-level-key": (
+        lambda d: d.update(goldnes=[]),
+        ["goldnes: Extra inputs are not permitted. Did you mean 'goldens'?"],
+    ),
+    "misspelt-key-in-a-list-field": (
+        lambda d: d["output"].update(notes={"type": "list", "items": {"type": "string", "nulable": True}}),
+        ["output.notes.items.nulable: Extra inputs are not permitted. Did you mean 'nullable'?"],
+    ),
+    "misspelt-key-of-a-rule": (
+        lambda d: d["rules"][0].update(chek="score == 2"),
+        ["rules.0.chek: Extra inputs are not permitted. Did you mean 'check'?"],
+    ),
+    "reserved-alias": (
+        lambda d: d.update(aliases=["ok", "Stats"]),
+        ["aliases.1: 'Stats' is a word judgebot keeps for a command (`/judge stats`)", "Choose another alias"],
+    ),
+    "alias-of-two-words": (
+        lambda d: d.update(aliases=["my rubric"]),
+        ["aliases.0: 'my rubric' is not one word"],
+    ),
+    "missing-headline": (
+        lambda d: d.pop("headline"),
+        ["headline", "Field required"],
+    ),
+    "unknown-top-level-key": (
+        lambda d: d.update(temperature=0),
+        ["temperature", "Extra inputs are not permitted"],
+    ),
+    "missing-placeholder": (
+        lambda d: d.update(user_template="Q: $question\nR: $reference\n"),
+        ["user_template", "$answer"],
+    ),
+    "unknown-placeholder": (
+        lambda d: d.update(user_template="Q: $question\nR: $reference\nA: $answer\nM: $model\n"),
+        ["user_template", "model"],
+    ),
+    "bad-dollar": (
+        lambda d: d.update(user_template="Costs $5. $question $reference $answer"),
+        ["user_template", "$$"],
+    ),
+    "rule-syntax": (
+        lambda d: d["rules"][0].update(check="score ==="),
+        ["rules.0.check", "score ==="],
+    ),
+    "rule-without-message": (
+        lambda d: d["rules"][0].pop("message"),
+        ["rules.0.message", "Field required"],
+    ),
+    "headline-syntax": (
+        lambda d: d["headline"].update(score="score / (2 * 100"),
+        ["headline.score"],
+    ),
+    "derived-both-ways": (
+        lambda d: d.update(derived={"mean": {"weights": {"score": 1}, "expr": "score * 2"}}),
+        ["derived.mean", "exactly one of 'weights' or 'expr'"],
+    ),
+    "derived-zero-weights": (
+        lambda d: d.update(derived={"mean": {"weights": {"score": 0}}}),
+        ["derived.mean", "positive total"],
+    ),
+    "multiline-description": (
+        lambda d: d.update(description="line one\nline two"),
+        ["description", "one line"],
+    ),
+    "bad-name": (
+        lambda d: d.update(name="Mini Rubric"),
+        ["name: 'Mini Rubric' is not a rubric name: use lowercase letters a-z, digits"],
+    ),
+    "golden-missing-answer": (
+        lambda d: d.update(goldens=[{"name": "g", "question": "q", "reference": "r", "expect": {}}]),
+        ["goldens.0.answer", "Field required"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_broken_file_names_file_and_field(tmp_path, case):
+    data = mini()
+    BROKEN[case][0](data)
+    path = write(tmp_path, data, name="mini")
+    with pytest.raises(RubricError) as caught:
+        load_rubric(path)
+    message = str(caught.value)
+    assert message.startswith("mini.yaml: ")
+    for part in BROKEN[case][1]:
+        assert part in message, message
+
+
+SELF_CHECK = {
+    "rule-unknown-name": (
+        lambda d: d["rules"].append({"check": "scor == 1", "message": "typo"}),
+        ["rule could not be checked", "scor", "Did you mean 'score'?"],
+    ),
+    "headline-unknown-name": (
+        lambda d: d["headline"].update(score="scor / 2 * 100"),
+        ["'scor' is not defined", "Did you mean 'score'?"],
+    ),
+    "unknown-function": (
+        lambda d: d["rules"].append({"check": "lenn(why) > 0", "message": "typo"}),
+        ["'lenn' not defined", "Did you mean 'len'?"],
+    ),
+    "label-misspelt-key": (
+        lambda d: d["headline"].update(label="{verdikt} {score}"),
+        ["label", "'verdikt'", "Did you mean 'verdict'?"],
+    ),
+    "tag-not-an-enum": (
+        lambda d: d["headline"].update(tag="score"),
+        ["headline.tag: 'score' is of type integer; the tag must be an enum field"],
+    ),
+    "pass-not-a-boolean": (
+        lambda d: d["headline"].update({"pass": "score"}),
+        ["pass 'score' gave 2, not true or false"],
+    ),
+    "pass-a-string": (
+        lambda d: d["headline"].update({"pass": "score >= 1 and verdict"}),
+        ["pass 'score >= 1 and verdict' gave 'good', not true or false"],
+    ),
+    "headline-out-of-range": (
+        lambda d: d["headline"].update(score="score * 100"),
+        ["outside 0..100"],
+    ),
+    "label-unknown-key": (
+        lambda d: d["headline"].update(label="{verdict} {confidence}"),
+        ["label", "confidence"],
+    ),
+    # A weight or the tag naming a field the reply does not have: today a bare KeyError escapes load_rubric.
+    "derived-unknown-path": (
+        lambda d: d.update(derived={"mean": {"weights": {"scores": 1}}}),
+        ["'scores' is not a number field of the output. Did you mean 'score'?"],
+    ),
+    "tag-unknown-path": (
+        lambda d: d["headline"].update(tag="verdikt"),
+        ["no field 'verdikt' in the output. Did you mean 'verdict'?"],
+    ),
+    "golden-unknown-path": (
+        lambda d: d.update(goldens=[{"name": "g1", "question": "q", "reference": "r", "answer": "a",
+                                     "expect": {"confidence": [1, 2]}}]),
+        ["goldens.g1.expect", "confidence"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SELF_CHECK))
+def test_formula_errors_fail_at_load(tmp_path, case):
+    data = mini()
+    SELF_CHECK[case][0](data)
+    with pytest.raises(RubricError) as caught:
+        load_rubric(write(tmp_path, data))
+    message = str(caught.value)
+    assert message.startswith("mini.yaml: ")
+    for part in SELF_CHECK[case][1]:
+        assert part in message, message
+
+
+def test_yaml_syntax_error_names_the_file(tmp_path):
+    path = tmp_path / "mini.yaml"
+    path.write_text("name: mini\noutput: {score: [unclosed\n", encoding="utf-8")
+    with pytest.raises(RubricError, match=r"^mini\.yaml: cannot read the file"):
+        load_rubric(path)
+
+
+def test_top_level_list_names_the_file(tmp_path):
+    path = tmp_path / "mini.yaml"
+    path.write_text("- name: mini\n", encoding="utf-8")
+    with pytest.raises(RubricError, match=r"^mini\.yaml: expected a mapping"):
+        load_rubric(path)
+
+
+def test_empty_file_names_the_file(tmp_path):
+    path = tmp_path / "mini.yaml"
+    path.write_text("", encoding="utf-8")
+    with pytest.raises(RubricError, match=r"^mini\.yaml: expected a mapping"):
+        load_rubric(path)
+
+
+def test_non_utf8_file_names_the_file(tmp_path):
+    path = tmp_path / "mini.yaml"
+    path.write_bytes("name: mini\ntitle: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(RubricError, match=r"^mini\.yaml: cannot read the file"):
+        load_rubric(path)
+
+
+def test_name_must_match_the_file_name(tmp_path):
+    path = write(tmp_path, mini("mini"), name="other")
+    with pytest.raises(RubricError, match=r"^other\.yaml: name 'mini' must match the file name 'other'"):
+        load_rubric(path)
+
+
+def test_a_broken_file_is_left_out_and_reported_while_the_others_load(tmp_path):
+    write(tmp_path, mini("good"))
+    bad = mini("bad")
+    bad["output"]["score"]["type"] = "float"
+    write(tmp_path, bad)
+    found = load_rubrics(tmp_path)
+    assert [r.name for r in found] == ["academic", "benchmark", "eth", "good"]
+    assert [(b.path, b.problem.split(":")[0]) for b in found.broken] == [(tmp_path / "bad.yaml", "output.score.type")]
+    assert str(found.broken[0]).startswith("bad.yaml: output.score.type: Input should be 'integer'")
+    with pytest.raises(RubricError, match=r"'bad' cannot be used until its file is fixed: bad\.yaml: output\.score"):
+        found.get("bad")
+    assert found.find("bad") is None
+
+
+def test_every_broken_file_is_reported(tmp_path):
+    write(tmp_path, mini("one", headline={**mini()["headline"], "pas": "score >= 1"}))
+    (tmp_path / "two.yaml").write_text("name: two\noutput: {score: [unclosed\n", encoding="utf-8")
+    write(tmp_path, mini("three"), name="four")
+    found = load_rubrics(tmp_path)
+    assert [b.path.name for b in found.broken] == ["four.yaml", "one.yaml", "two.yaml"]
+    assert "must match the file name 'four'" in found.broken[0].problem
+    assert found.broken[1].problem.startswith("headline.pas: Extra inputs are not permitted. Did you mean 'pass'?")
+    assert found.broken[2].problem.startswith("cannot read the file")
+    assert len(found) == 3
+
+
+def test_missing_extra_dir_is_an_error(tmp_path):
+    with pytest.raises(RubricError, match="does not exist"):
+        load_rubrics(tmp_path / "nowhere")
+
+
+def test_a_name_or_alias_used_twice_leaves_both_files_out(tmp_path):
+    write(tmp_path, mini("mine", aliases=["bench"]))
+    found = load_rubrics(tmp_path)
+    assert [r.name for r in found] == ["academic", "eth"]
+    assert found.find("bench") is None and found.find("mine") is None and found.find("benchmark") is None
+    problems = {b.path.name: b.problem for b in found.broken}
+    assert problems == {
+        "benchmark.yaml": "name or alias 'bench' is also used by mine.yaml; neither is used until one is renamed",
+        "mine.yaml": "name or alias 'bench' is also used by benchmark.yaml; neither is used until one is renamed",
+    }
+
+
+def test_a_name_or_alias_used_twice_is_found_in_any_case(tmp_path):
+    write(tmp_path, mini("mine", aliases=["ETH-Audit"]))
+    write(tmp_path, mini("yours", aliases=["Mine"]))
+    found = load_rubrics(tmp_path)
+    assert sorted(b.path.name for b in found.broken) == ["eth.yaml", "mine.yaml", "yours.yaml"]
+    assert "'eth-audit' is also used by mine.yaml" in str(found.broken[0])
+
+
+def test_yaml_and_yml_files_of_one_name_are_both_reported(tmp_path):
+    write(tmp_path, mini("mini"))
+    write(tmp_path, mini("mini"), name="mini").rename(tmp_path / "mini.yml")
+    write(tmp_path, mini("mini"))
+    found = load_rubrics(tmp_path)
+    assert [str(b) for b in found.broken] == [
+        "mini.yaml: mini.yml defines the rubric 'mini' too; keep one of the files",
+        "mini.yml: mini.yaml defines the rubric 'mini' too; keep one of the files",
+    ]
+    assert found.find("mini") is None
+
+
+def test_a_broken_team_file_does_not_fall_back_to_the_builtin_of_its_name(tmp_path):
+    data = seed_data("eth")
+    data["headline"]["tag"] = "result-tag"
+    write(tmp_path, data)
+    found = load_rubrics(tmp_path)
+    assert found.find("eth") is None and found.find("auditor") is None
+    with pytest.raises(RubricError) as caught:
+        found.get("eth")
+    assert "eth.yaml: headline.tag: no field 'result-tag' in the output. Did you mean 'result_tag'?" in str(caught.value)
+
+
+def test_list_with_min_items_loads(tmp_path):
+    """A rubric may require a non-empty list; the load-time self check must not reject it."""
+    data = mini()
+    data["output"]["evidence"] = {"type": "list", "items": {"type": "string"}, "min_items": 1}
+    rubric = load_rubric(write(tmp_path, data))
+    _, problems = rubric.validate_reply({"score": 2, "verdict": "good", "why": "ok", "evidence": []})
+    assert problems and problems[0].startswith("evidence:")
+
+
+def test_number_with_min_only_loads(tmp_path):
+    """A lower bound without an upper one (e.g. a count of at least 1) is a valid field."""
+    data = mini()
+    data["output"]["sources"] = {"type": "integer", "min": 2}
+    rubric = load_rubric(write(tmp_path, data))
+    _, problems = rubric.validate_reply({"score": 2, "verdict": "good", "why": "ok", "sources": 1})
+    assert problems and problems[0].startswith("sources:")
+
+
+# --- looking rubrics up -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "name"),
+    [("eth", "eth"), ("ETH", "eth"), (" auditor ", "eth"), ("strict", "eth"), ("Bench", "benchmark"),
+     ("five", "benchmark"), ("acad", "academic"), ("University", "academic")],
+)
+def test_get_by_name_or_alias(rubrics, key, name):
+    assert rubrics.get(key).name == name
+
+
+@pytest.mark.parametrize(("typo", "suggestion"), [("ethh", "eth"), ("academik", "academic"),
+                                                  ("benchmrk", "benchmark"), ("auditr", "eth")])
+def test_unknown_name_suggests_the_closest(rubrics, typo, suggestion):
+    with pytest.raises(RubricError) as caught:
+        rubrics.get(typo)
+    message = str(caught.value)
+    assert f"No rubric named {typo!r}." in message
+    assert f"Did you mean {suggestion!r}?" in message
+    assert "Available: academic, benchmark, eth." in message
+
+
+def test_unknown_name_without_a_close_match(rubrics):
+    with pytest.raises(RubricError) as caught:
+        rubrics.get("zzzzzzzz")
+    assert "Did you mean" not in str(caught.value)
+    assert "Available: academic, benchmark, eth." in str(caught.value)
+
+
+# --- names people can type, and the documented example -------------------------------------------------------
+
+
+@pytest.mark.parametrize("word", ["help", "stats", "history", "rubrics", "default", "digest", "calibration", "none",
+                                  "budget", "samples", "label", "check"])
+def test_a_rubric_named_like_a_command_is_left_out_naming_the_file(tmp_path, word):
+    write(tmp_path, mini(word, aliases=[]))
+    found = load_rubrics(tmp_path)
+    assert len(found) == 3 and found.find(word) is None
+    assert [str(b) for b in found.broken] == [
+        f"{word}.yaml: name: '{word}' is a word judgebot keeps for a command (`/judge {word}`), so this rubric could "
+        "never be chosen. Rename the rubric and its file"]
+
+
+def test_the_kept_words_hold_every_word_of_judge_and_of_the_command_line():
+    from bot.cli.parser import build_parser
+    from bot.rubric.loading import RESERVED_WORDS
+    from bot.slack.commands import USAGE
+
+    slash = set(re.findall(r"`/judge ([a-z]+)", USAGE))
+    assert {"help", "rubrics", "history", "stats", "default", "digest"} <= slash
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    rubrics_actions = next(a for a in commands.choices["rubrics"]._actions if a.dest == "action").choices
+    assert {"serve", "judge", "rubrics"} <= set(commands.choices)
+    assert slash | set(commands.choices) | set(rubrics_actions) <= RESERVED_WORDS
+
+
+def test_a_name_longer_than_the_schema_name_allows_is_refused(tmp_path):
+    longest = "r" * 56
+    assert load_rubric(write(tmp_path, mini(longest))).name == longest
+    with pytest.raises(RubricError) as caught:
+        load_rubric(write(tmp_path, mini(longest + "s")))
+    assert str(caught.value) == (f"{longest}s.yaml: name: '{longest}s' is 57 characters long; a rubric name has at "
+                                 "most 56 (the judge's schema name is limited to 64). Shorten the name and the file name")
+
+
+@pytest.mark.parametrize("name", ["Mini", "café", "mini.v2", "mini rubric", "2nd", "mini/2"])
+def test_a_name_the_schema_name_rule_refuses_is_refused_saying_what_a_name_holds(tmp_path, name):
+    with pytest.raises(RubricError) as caught:
+        load_rubric(write(tmp_path, mini(name), name="mini"))
+    assert str(caught.value) == (
+        f"mini.yaml: name: {name!r} is not a rubric name: use lowercase letters a-z, digits, \"-\" and \"_\", starting "
+        "with a letter (it is typed after /judge and names the schema the judge is sent)")
+
+
+async def test_the_longest_name_gives_a_schema_name_that_openai_accepts(tmp_path, judge_server, make_client):
+    from bot.judge.judgment import judge
+    from bot.records import Triple
+
+    longest = "r-" * 28  # 56 characters, every kind of character a name may hold but digits and "_"
+    rubric = load_rubric(write(tmp_path, mini(longest)))
+    await judge(rubric, Triple(question="Q", reference="R", answer="A"), make_client(max_retries=0))
+    sent = judge_server.bodies()[0]["response_format"]["json_schema"]["name"]
+    assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", sent) and len(sent) == 64, sent
+
+
+def readme_example() -> str:
+    section = (Path(__file__).parents[2] / "docs" / "rubrics.md").read_text(encoding="utf-8").split("## Rubric files")[1]
+    found = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert found, "the rubric format section has an example"
+    return found.group(1)
+
+
+def test_the_readme_example_loads_as_a_rubric(tmp_path):
+    (tmp_path / "eth.yaml").write_text(readme_example(), encoding="utf-8")
+    rubric = load_rubric(tmp_path / "eth.yaml")
+    output, problems = rubric.validate_reply({"correctness": 2, "completeness": 1, "result_tag": "Correct",
+                                              "reasoning": "names myStudies"})
+    assert problems == []
+    scoring = rubric.score(output)
+    assert (scoring.headline, scoring.passed, scoring.tag, scoring.derived) == (75.0, True, "Correct", {"overall": 1.7})
+
+
+def test_the_readme_example_marks_exactly_the_required_keys():
+    from bot.rubric.model import Headline, Rule
+
+    marked: dict[str, bool] = {}
+    for line in readme_example().splitlines():
+        if found := re.match(r"^((?: |- )*)(\w+):[^#]*(?:#(.*))?$", line):
+            indent, key, comment = found.groups()
+            marked[f"{len(indent)}:{key}"] = "required" in (comment or "")
+    models = {0: Rubric, 2: Headline, 4: Rule}  # top level, headline's keys, a rule's keys (after "  - ")
+    for depth, model in models.items():
+        for name, field in model.model_fields.items():
+            key = f"{depth}:{field.alias or name}"
+            if key in marked or field.is_required():
+                assert marked.get(key) == field.is_required(), (key, marked.get(key))
+
+
+# --- the command line and the bot report the files left out -------------------------------------------------
+
+
+def test_rubrics_check_fails_while_a_file_is_broken_and_the_list_shows_why(tmp_path, judge_server):
+    from tests.support.cli import flat, judgebot
+
+    team = tmp_path / "team"
+    team.mkdir()
+    write(team, mini("good"))
+    code, out = judgebot(tmp_path, "rubrics", "check", "good", server=judge_server, RUBRICS_DIR=str(team))
+    assert code == 0, out
+    write(team, mini("bad", rules=[{"check": "scor == 2", "message": "typo"}]))
+    code, out = judgebot(tmp_path, "rubrics", "check", "good", server=judge_server, RUBRICS_DIR=str(team))
+    assert code == 2, out
+    text = flat(out)
+    assert f"valid {team / 'good.yaml'} (0 goldens)" in text
+    assert (f"broken {team / 'bad.yaml'}: rule could not be checked: 'scor == 2' failed: 'scor' is not defined for "
+            "expression 'scor == 2'. Did you mean 'score'?") in text
+    assert "1 rubric file(s) left out until fixed; the other rubrics can be used." in text
+    code, out = judgebot(tmp_path, "rubrics", "check", "bad", server=judge_server, RUBRICS_DIR=str(team))
+    assert code == 2 and "error: The rubric 'bad' cannot be used until its file is fixed: bad.yaml: rule" in flat(out)
+    code, out = judgebot(tmp_path, "rubrics", RUBRICS_DIR=str(team))
+    assert code == 0, out
+    assert re.findall(r"^│ ([\w-]+)\s+│", out, re.MULTILINE) == ["academic", "benchmark", "eth", "good"]
+    assert f"broken {team / 'bad.yaml'}: rule could not be checked" in flat(out)
+    assert judge_server.bodies() == []
+
+
+async def test_the_bot_starts_with_the_good_rubrics_and_reports_the_broken_files_escaped(bot_settings, slack_server,
+                                                                                         tmp_path, caplog):
+    from bot.slack.server import start_bot
+    from tests.support.slack_side import SIGNING_SECRET, SlackSide
+
+    folder = tmp_path / "team"
+    folder.mkdir()
+    write(folder, mini("good"))
+    write(folder, mini("ok"), name="<!channel>")
+    write(folder, {**mini("evil"), "<@U0BOSS>": 1})
+    caplog.set_level(logging.WARNING, logger="bot.slack.server")
+    running = await start_bot(bot_settings.model_copy(update={"rubrics_dir": folder}), host="127.0.0.1")
+    try:
+        logged = [record.getMessage() for record in caplog.records if record.name == "bot.slack.server"]
+        assert f"rubric file left out until it is fixed: {folder / '<!channel>.yaml'}: name 'ok' must match the " \
+               "file name '<!channel>'" in logged
+        assert any(line.startswith(f"rubric file left out until it is fixed: {folder / 'evil.yaml'}: <@U0BOSS>: ")
+                   for line in logged), logged
+        slack = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
+        listed = await slack.command("rubrics")
+        text = listed.text()
+        assert "`good`" in text and "Rubric files left out until they are fixed" in text
+        assert "• &lt;!channel&gt;.yaml: name 'ok' must match the file name '&lt;!channel&gt;'" in text
+        assert "• evil.yaml: &lt;@U0BOSS&gt;: Extra inputs are not permitted" in text
+        assert "<!channel>" not in text and "<@U0BOSS>" not in text
+        await slack.command("good")
+        assert (await slack_server.await_for("views.open"))[0].params["view"]
+        refused = await slack.command("evil")
+        assert "The rubric 'evil' cannot be used until its file is fixed: evil.yaml: &lt;@U0BOSS&gt;" in refused.text()
+        assert "<@U0BOSS>" not in refused.text()
+    finally:
+        await running.stop()
+
+
+def test_an_unknown_name_is_matched_as_closely_as_any_other_suggestion(rubrics):
+    with pytest.raises(RubricError) as caught:  # 'strict' (an alias) is half like 'strxxx': too far for a suggestion
+        rubrics.get("strxxx")
+    assert "Did you mean" not in str(caught.value)

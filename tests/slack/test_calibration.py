@@ -1,0 +1,310 @@
+"""`/judge calibration`, the digest's section on how far to trust the judge, and the unsure rate, through the real
+bolt app and the history."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from rich.console import Console
+from sqlmodel import col, update
+
+from bot.cli.views import show_digest, show_stats
+from bot.digest import Period, build_digest
+from bot.digest.figures import week_trust
+from bot.errors import CommandError
+from bot.figures import iso_week
+from bot.records import Verdict
+from bot.slack.commands import CalibrationCheck, parse_command
+from bot.slack.server import start_bot
+from bot.store import Judgment, Store, channel_stats, record_feedback, utcnow
+from bot.store.labels import labeled_rubric_names, save_label
+from bot.store.models import Feedback, Label
+from bot.store.preferences import set_default_rubric
+from bot.trust.report import TrustBar, judge_in_use
+from tests.support.slack_server import FakeSlackServer
+from tests.support.slack_side import SIGNING_SECRET, TEAM, SlackSide
+
+HASH = "a" * 16
+JUDGE = "judge-a"
+
+
+def judged(store: Store, *, passed: bool, tag: str, scores: tuple[int, int] = (2, 2), channel: str = "C0GENERAL",
+           team: str = TEAM, judge_model: str = JUDGE, rubric_hash: str = HASH, version: str = "1.0",
+           model: str | None = None, unsure: bool | None = None) -> Judgment:
+    """One scored eth judgment made in `channel`, with the judge's pass/fail, tag and (correctness, completeness)."""
+    common = {"rubric_name": "eth", "rubric_version": version, "rubric_hash": rubric_hash, "judge_model": judge_model}
+    run = store.create_run(**common, channel_id=channel, team_id=team)
+    store.add_rows([{**common, "run_id": run.id, "row_number": 1, "status": "pending", "question": "q",
+                     "reference": "r", "answer": "a", "channel_id": channel, "team_id": team, "model_name": model}])
+    row = store.first_judgment(run.id)
+    assert row is not None
+    output = {"correctness": scores[0], "completeness": scores[1], "result_tag": tag, "reasoning": "r"}
+    verdict = Verdict(status="scored", output=output, headline=100.0 if passed else 0.0, passed=passed, label=tag,
+                      tag=tag, raw_reply="{}", prompt_hash="p" * 32, unsure=unsure,
+                      samples=3 if unsure is not None else None, **common)
+    assert store.save_verdict(row.id, verdict, cache_key=f"k{row.id}")
+    judgment = store.get_judgment(row.id)
+    assert judgment is not None
+    return judgment
+
+
+def corrected(store: Store, judgment: Judgment, *, passed: bool, tag: str | None, scores: tuple[int, int] | None = None,
+              user: str = "U0USER") -> None:
+    """A person's correction of `judgment` (the Correct it form)."""
+    values: dict[str, Any] = {} if scores is None else {"correctness": scores[0], "completeness": scores[1]}
+    save_label(store, judgment=judgment, user_id=user, source="correction", values=values, passed=passed, tag=tag,
+               headline=None, note=None)
+
+
+def eight_labels(store: Store) -> None:
+    """Four corrections, three Agree votes and one more correction on eth in #general, hand-counted in the tests."""
+    corrected(store, judged(store, passed=True, tag="Correct", scores=(2, 2)), passed=True, tag="Correct",
+              scores=(2, 1))
+    corrected(store, judged(store, passed=True, tag="Correct", scores=(2, 2)), passed=False, tag="Hallucination",
+              scores=(0, 2))
+    corrected(store, judged(store, passed=False, tag="Generic", scores=(1, 1)), passed=False, tag="Generic",
+              scores=(1, 1))
+    corrected(store, judged(store, passed=False, tag="Refusal", scores=(0, 0)), passed=True, tag="Correct",
+              scores=(2, 0))
+    for passed, tag, scores in ((True, "Correct", (2, 2)), (False, "Generic", (1, 1)), (True, "Correct", (2, 2))):
+        record_feedback(store, judgment_id=judged(store, passed=passed, tag=tag, scores=scores).id, user_id="U0VOTER",
+                        agree=True)
+    corrected(store, judged(store, passed=False, tag="Hallucination", scores=(0, 0)), passed=False,
+              tag="Hallucination", scores=(0, 1))
+
+
+async def reply_to(slack: SlackSide, slack_server: FakeSlackServer, text: str, *, channel: str = "C0GENERAL",
+                   count: int = 1) -> dict[str, Any]:
+    """Type `/judge <text>` and return the ephemeral reply that comes through the response_url."""
+    await slack.command(text, channel=channel)
+    return (await slack_server.await_for("response_url", count=count))[-1].params
+
+
+def texts(reply: dict[str, Any]) -> list[str]:
+    """The mrkdwn of every section of a reply."""
+    blocks = reply["blocks"] if isinstance(reply["blocks"], list) else json.loads(reply["blocks"])
+    return [block["text"]["text"] for block in blocks if block["type"] == "section"]
+
+
+# -- parsing -------------------------------------------------------------------------------------------------------
+
+
+def test_calibration_takes_a_rubric_and_a_period_in_any_order(rubrics) -> None:
+    eth = rubrics.get("eth")
+    assert parse_command("calibration", rubrics) == CalibrationCheck(None, None)
+    assert parse_command("calibration eth", rubrics) == CalibrationCheck(eth, None)
+    assert parse_command("calibration 30d eth", rubrics) == CalibrationCheck(eth, 30)
+    assert parse_command("Calibration eth ALL", rubrics) == CalibrationCheck(eth, None)
+    assert parse_command("calibration 7d", rubrics) == CalibrationCheck(None, 7)
+
+
+@pytest.mark.parametrize(("text", "says"), [("calibration etj", "Did you mean"), ("calibration 0d", "0 days"),
+                                            ("calibration eth academic", "one too many")])
+def test_calibration_written_wrongly_says_how(rubrics, text: str, says: str) -> None:
+    with pytest.raises(CommandError, match=says):
+        parse_command(text, rubrics)
+
+
+# -- /judge calibration --------------------------------------------------------------------------------------------
+
+
+async def test_calibration_shows_hand_counted_figures_of_this_channel_only(slack, slack_server, http_bot) -> None:
+    store = http_bot.context.store
+    eight_labels(store)
+    # Labels elsewhere, which must never be counted or shown here: another channel, another workspace's channel of
+    # the same id, and the terminal.
+    corrected(store, judged(store, passed=True, tag="Correct", channel="C0OTHER"), passed=False, tag="OtherChannel")
+    corrected(store, judged(store, passed=True, tag="Correct", team="T0ELSE"), passed=False, tag="OtherTeam")
+    reply = await reply_to(slack, slack_server, "calibration")
+    assert reply["response_type"] == "ephemeral"
+    head, figures, table, details = texts(reply)
+    assert "<#C0GENERAL>" in head and "all time" in head
+    # pass/fail (judge, person): TT TF FF FT TT FF TT FF: 6 of 8 agree = 75%. Wilson 95%: centre 0.6689, half
+    # 0.2596: 41%-93%. Kappa: po 0.75, pe (4*4 + 4*4)/64 = 0.5, (0.75-0.5)/0.5 = 0.50.
+    # tags agree 6 of 8; judge Correct 4 Generic 2 Refusal 1 Hallucination 1, people 4 2 0 2:
+    # pe = (16 + 4 + 0 + 2)/64 = 0.34375, kappa = (0.75 - 0.34375)/0.65625 = 0.619.
+    assert figures.splitlines()[0].endswith("*8 label(s)*")
+    assert "agreement on pass/fail *75%* (6 of 8) · 95% interval 41%–93%" in figures
+    assert "Cohen's kappa on pass/fail 0.50 (moderate) · on the tag 0.62 (substantial) (8 labels)" in figures
+    assert ":warning:" not in figures  # 8 labels are fewer than 20, and the judge is the one labeled
+    assert table.splitlines()[1:] == [
+        "```judge \\ human  Correct  Generic  Refusal  Halluci…  total",
+        "Correct              3        0        0         1      4",
+        "Generic              0        2        0         0      2",
+        "Refusal              1        0        0         0      1",
+        "Hallucination        0        0        0         1      1",
+        "total                4        2        0         2      8```"]
+    # correctness |judge - person|: 0 2 0 2 0 0 0 0 -> 4/8; completeness: 1 0 0 0 0 0 0 1 -> 2/8
+    assert "mean absolute difference: `correctness` 0.50 (8 labels) · `completeness` 0.25 (8 labels)" in details
+    assert f"labels per week (agreement): {iso_week(utcnow())} 8 (75%)" in details
+    shown = json.dumps(reply, ensure_ascii=False)
+    assert "OtherChannel" not in shown and "OtherTeam" not in shown
+
+
+async def test_calibration_of_a_period_leaves_older_labels_out(slack, slack_server, http_bot) -> None:
+    store = http_bot.context.store
+    eight_labels(store)
+    with store.session() as session:  # the four first corrections were given 40 days ago
+        old = utcnow() - timedelta(days=40)
+        session.execute(update(Label).where(col(Label.tag).in_(["Correct", "Generic"])).values(updated_at=old))
+        session.commit()
+    reply = await reply_to(slack, slack_server, "calibration eth 30d")
+    figures = texts(reply)[1]
+    # left: corrections J2 (T, F) and J8 (F, F), and the three Agree votes (TT FF TT): 4 of 5 agree
+    assert "*5 label(s)*" in figures and "*80%* (4 of 5)" in figures
+    assert "last 30 days" in texts(reply)[0]
+
+
+async def test_calibration_warns_of_low_agreement_and_of_a_judge_not_the_one_labeled(slack, slack_server,
+                                                                                   http_bot) -> None:
+    store = http_bot.context.store
+    for index in range(19):  # 13 of 19 agree: 68%, under 75%, but 19 labels say too little for a warning
+        judgment = judged(store, passed=True, tag="Correct")
+        corrected(store, judgment, passed=index < 13, tag="Correct" if index < 13 else "Generic")
+    first = texts(await reply_to(slack, slack_server, "calibration eth"))[1]
+    assert "*68%* (13 of 19)" in first and ":warning:" not in first
+
+    corrected(store, judged(store, passed=True, tag="Correct"), passed=True, tag="Correct")  # 14 of 20: 70%
+    # the judge now: another model and another text of the rubric, on a judgment nobody labeled
+    judged(store, passed=True, tag="Correct", judge_model="judge-b", rubric_hash="b" * 16, version="2.0")
+    second = texts(await reply_to(slack, slack_server, "calibration eth", count=2))[1]
+    assert "*70%* (14 of 20)" in second
+    warnings = [line for line in second.splitlines() if line.startswith(":warning:")]
+    assert warnings == [
+        ":warning: The judge agrees with people on pass/fail in 70% of 20 labels, below the 75% expected: read its "
+        "verdicts with care, and look at where people disagree with it.",
+        ":warning: Most labels (20 of 20) were given on judge model judge-a; the judge now is judge-b: these figures "
+        "may not hold for it.",
+        ":warning: Most labels (20 of 20) were given on another text of the rubric (aaaaaaa); it is now version 2.0 "
+        "(bbbbbbb): these figures may not hold for it."]
+
+
+async def test_without_labels_the_reply_says_how_to_get_some(slack, slack_server, http_bot) -> None:
+    store = http_bot.context.store
+    eight_labels(store)  # in #general, not here
+    reply = await reply_to(slack, slack_server, "calibration", channel="C0OTHER")
+    text = reply["text"]
+    assert "No labels in <#C0OTHER> over all time" in text
+    assert "*Correct it*" in text and "*Agree*" in text and "`human_pass`" in text and "`human_<field>`" in text
+
+    set_default_rubric(store, team_id=TEAM, channel_id="C0GENERAL", rubric_name="academic", user_id="U0USER")
+    named = await reply_to(slack, slack_server, "calibration", count=2)  # the default rubric, which has none
+    assert "No labels of `academic` in <#C0GENERAL>" in named["text"]
+
+
+async def test_hostile_tags_neither_break_the_table_nor_mention_anyone(slack, slack_server, http_bot) -> None:
+    store = http_bot.context.store
+    hostile = "```<!channel> `x`"
+    corrected(store, judged(store, passed=True, tag=hostile), passed=False, tag="a`b <@U0BOSS>\n| fake row")
+    corrected(store, judged(store, passed=True, tag="Correct"), passed=True, tag="Correct")
+    reply = await reply_to(slack, slack_server, "calibration eth")
+    table = texts(reply)[2]
+    assert table.count("```") == 2 and table.rstrip().endswith("```")  # one code block, closed where it should be
+    assert "`" not in table.replace("```", "")  # a backtick in a class name is shown as a look-alike
+    inside = table.split("```")[1]
+    assert len(inside.splitlines()) == 2 + 4 + 2  # header, eth's 4 tags, the 2 others, total: no row was forged
+    shown = json.dumps(reply, ensure_ascii=False)
+    assert "<!channel>" not in shown and "<@U0BOSS>" not in shown
+    assert "ˋˋˋ&lt;!channel…" in inside and "aˋb &lt;@U0BOSS…" in inside  # cut to the row names' width
+
+
+# -- the digest ----------------------------------------------------------------------------------------------------
+
+
+def backdate(store: Store, judgment_ids: list[int], days: int) -> None:
+    """Move the labels and votes of these judgments `days` back."""
+    when = utcnow() - timedelta(days=days)
+    with store.session() as session:
+        session.execute(update(Label).where(col(Label.judgment_id).in_(judgment_ids)).values(updated_at=when))
+        session.execute(update(Feedback).where(col(Feedback.judgment_id).in_(judgment_ids)).values(updated_at=when))
+        session.commit()
+
+
+def labeled_weeks(store: Store) -> None:
+    """This week: TT TT FF TF (3 of 4); ten days ago: TT FF (2 of 2); and a judge that changed since."""
+    for passed, human in ((True, True), (True, True), (False, False), (True, False)):
+        corrected(store, judged(store, passed=passed, tag="Correct"), passed=human, tag="Correct")
+    earlier = [judged(store, passed=True, tag="Correct"), judged(store, passed=False, tag="Generic")]
+    for judgment in earlier:
+        record_feedback(store, judgment_id=judgment.id, user_id="U0VOTER", agree=True)
+    backdate(store, [judgment.id for judgment in earlier], 10)
+    judged(store, passed=True, tag="Correct", judge_model="judge-b")
+
+
+async def test_the_digest_says_how_far_to_trust_the_judge(bot_settings, slack_server) -> None:
+    settings = bot_settings.model_copy(update={"calibration_min_agreement": 0.8, "calibration_min_labels": 4})
+    running = await start_bot(settings, host="127.0.0.1")
+    try:
+        labeled_weeks(running.context.store)
+        for unsure in (True, False):  # rows judged several times, one of the two left unsure: 50%
+            judged(running.context.store, passed=True, tag="Correct", judge_model="judge-b", model="sampled-bot",
+                   unsure=unsure)
+        side = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
+        await side.command("digest now")
+        post = (await slack_server.await_for("chat.postMessage"))[-1].params
+    finally:
+        await running.stop()
+    blocks = post["blocks"] if isinstance(post["blocks"], list) else json.loads(post["blocks"])
+    [trust] = [block["text"]["text"] for block in blocks
+               if block["type"] == "section" and "How far to trust the judge" in block["text"]["text"]]
+    # this week: 3 of 4 = 75%; kappa: judge T 3 F 1, people T 2 F 2, pe = (6 + 2)/16 = 0.5, (0.75 - 0.5)/0.5 = 0.50
+    # the 4 weeks before: 2 of 2; pe = (1 + 1)/4 = 0.5, kappa (1 - 0.5)/0.5 = 1.00
+    assert ("• `eth` · this week: agreement *75%* · kappa 0.50 (moderate) · n 4 · the 4 weeks before: agreement "
+            "*100%* · kappa 1.00 (almost perfect) · n 2") in trust
+    assert ":warning: The judge agrees with people on pass/fail in 75% of 4 labels, below the 80% expected" in trust
+    assert "Most labels (6 of 6) were given on judge model judge-a; the judge now is judge-b" in trust
+    [sampled] = [block["text"]["text"] for block in blocks
+                 if block["type"] == "section" and block["text"]["text"].startswith("*sampled-bot*")]
+    assert "pass *100%* · unsure 50%" in sampled
+
+
+def test_the_terminal_digest_and_stats_show_the_same(store: Store, rubrics) -> None:
+    labeled_weeks(store)
+    judged(store, passed=False, tag="Generic", judge_model="judge-b", model="sampled-bot", unsure=True)
+    period = Period.ending(datetime.now(UTC) + timedelta(seconds=1))
+    digest = build_digest(store, channel_id="C0GENERAL", period=period, team_id=TEAM,
+                          bar=TrustBar(min_agreement=0.8, min_labels=4))
+    console = Console(width=250, record=True, file=io.StringIO())
+    show_digest(console, digest, "digest")
+    show_stats(console, channel_stats(store, channel_id="C0GENERAL"), "stats")
+    printed = console.export_text()
+    assert ("eth: this week agreement 75% · kappa 0.50 (moderate) · n 4; the 4 weeks before agreement 100% · "
+            "kappa 1.00 (almost perfect) · n 2") in printed
+    assert "warning: The judge agrees with people on pass/fail in 75% of 4 labels, below the 80% expected" in printed
+    assert "the judge now is judge-b" in printed
+    assert printed.count("0% · unsure 100%") == 2  # sampled-bot: 0 of 1 passed, 1 of 1 unsure; in both tables
+
+
+def test_week_trust_counts_one_channel_and_its_weeks(store: Store, rubrics) -> None:
+    old = judged(store, passed=True, tag="Correct")
+    corrected(store, old, passed=False, tag="Generic")
+    backdate(store, [old.id], 40)  # older than the 4 weeks before: left out
+    corrected(store, judged(store, passed=True, tag="Correct", channel="C0OTHER"), passed=False, tag="Generic")
+    labeled_weeks(store)
+    assert labeled_rubric_names(store, channel_id="C0GENERAL", team_id=TEAM) == ["eth"]
+    assert labeled_rubric_names(store, channel_id="C0NONE", team_id=TEAM) == []
+    period = Period.ending(datetime.now(UTC) + timedelta(seconds=1))
+    [found] = week_trust(store, channel_id="C0GENERAL", team_id=TEAM, period=period, bar=TrustBar())
+    assert (found.week.n, found.week.pass_agree, found.before.n, found.before.pass_agree) == (4, 3, 2, 2)
+    assert found.now is not None and found.now.judge_model == "judge-b"
+    other = judge_in_use(store, rubric_name="eth", channel_id="C0OTHER", team_id=TEAM)
+    assert other is not None and other.judge_model == JUDGE
+
+
+# -- the unsure rate -----------------------------------------------------------------------------------------------
+
+
+async def test_stats_show_the_unsure_rate_only_where_rows_were_judged_several_times(slack, slack_server,
+                                                                                   http_bot) -> None:
+    store = http_bot.context.store
+    for unsure in (True, False, False, False):  # 1 of 4 scored rows unsure: 25%
+        judged(store, passed=True, tag="Correct", model="sampled-bot", unsure=unsure)
+    judged(store, passed=True, tag="Correct", model="single-bot")
+    reply = await reply_to(slack, slack_server, "stats")
+    sampled, single = [text for text in texts(reply) if "sampled-bot" in text or "single-bot" in text]
+    assert "pass 100% · unsure 25%" in sampled
+    assert "unsure" not in single

@@ -1,0 +1,107 @@
+"""Samples and labels in Slack: `samples: N` with a shared file, the channel's default samples, unsure rows and the
+judge against a file's human_ columns in the summary, through the real bolt app against the local servers."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from tests.support.scripted_judge import Script
+from tests.support.slack_files import blocks_text, finished_thread, results_rows, share, summaries
+from tests.support.slack_messages import card_of
+
+TORN = "Use myStudies, or maybe ask around."
+
+
+def judge_script() -> Script:
+    # the steady answer is Correct every time; the torn one Correct once then Generic twice
+    return Script({"judge-test": {"Use myStudies.": ["Correct"], TORN: ["Correct", "Generic", "Generic"]}})
+
+
+def two_rows(extra_header: str = "", extra: tuple[str, str] = ("", "")) -> bytes:
+    return (f"question,reference,answer{extra_header}\n"
+            f"Exams?,Register in myStudies.,Use myStudies.{extra[0]}\n"
+            f"Exams again?,Register in myStudies.,\"{TORN}\"{extra[1]}\n").encode()
+
+
+async def test_samples_named_with_a_file_mark_its_unsure_rows(slack, slack_server, judge_server, bot_settings):
+    judge_server.responder = judge_script()
+    event = await share(slack, slack_server, two_rows(), text="eth samples: 3")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+
+    card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    assert "*Samples* 6 · *Unsure rows* 1" in card and "rows 3;" in card
+    assert len(judge_server.bodies()) == 6 and {b["temperature"] for b in judge_server.bodies()} == {0.7}
+    rows = results_rows(slack_server.uploads("C0GENERAL", event["ts"])[0])
+    assert [(r["result_tag"], r["samples"], r["unsure"]) for r in rows] == [("Correct", "3", "false"),
+                                                                           ("Generic", "3", "true")]
+
+
+async def test_the_channels_default_samples_apply_to_files_shared_there(slack, slack_server, judge_server,
+                                                                         bot_settings):
+    judge_server.responder = judge_script()
+    await slack.command("default samples 3")
+    said = (await slack_server.await_for("response_url"))[-1].params
+    assert said["response_type"] == "in_channel" and "judge each row 3 times" in json.dumps(said)
+    await slack.command("default")
+    assert "judged 3 times" in json.dumps((await slack_server.await_for("response_url", count=2))[-1].params)
+    refused = await slack.command("default samples 12")
+    assert "from 1 to 9" in refused.text()
+
+    event = await share(slack, slack_server, two_rows(), text="eth")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+
+    assert len(judge_server.bodies()) == 6
+    db = sqlite3.connect(bot_settings.judgebot_db)
+    try:
+        assert db.execute("SELECT samples, temperature FROM run").fetchall() == [(3, 0.7)]
+    finally:
+        db.close()
+
+
+async def test_a_files_human_columns_are_labels_measured_in_the_summary(slack, slack_server, judge_server,
+                                                                         bot_settings):
+    judge_server.responder = judge_script()
+    content = two_rows(",human_result_tag,human_colour", (",Correct,", ",Generic,"))
+    event = await share(slack, slack_server, content, text="eth")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+
+    card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    # one sample each: the torn answer's first reply is Correct, so the judge says Correct, Correct; the labels
+    # Correct, Generic: agreement 1/2
+    assert "The judge against the file's labels" in card and "2 labels" in card and "50% (1/2)" in card
+    assert "```" in card and "column human_colour names no field" in card
+    db = sqlite3.connect(bot_settings.judgebot_db)
+    try:
+        assert db.execute("SELECT user_id, tag FROM label ORDER BY id").fetchall() == [("file", "Correct"),
+                                                                                      ("file", "Generic")]
+    finally:
+        db.close()
+
+
+async def test_an_inline_judgment_with_samples_shows_how_they_split(slack, slack_server, judge_server, bot_settings):
+    judge_server.responder = judge_script()
+    answer = await slack.command(f"eth samples=3 Exams? || Register in myStudies. || {TORN}")
+    assert answer.status == 200
+    card = await card_of(slack_server)
+    assert "⚠ split 2/1: Generic, Correct" in blocks_text(card)
+    assert len(judge_server.bodies()) == 3
+
+    refused = await slack.command("eth samples=0 a || b || c")
+    assert "from 1 to 9" in refused.text() and len(judge_server.bodies()) == 3
+
+
+def test_the_progress_message_counts_split_rows_only_when_rows_are_sampled() -> None:
+    from bot.runs import Progress
+    from bot.slack.views.file_run import progress
+    from bot.store import Run
+
+    event = Progress(run_id=7, done=40, total=100, errors=2, cached=0, judged_now=40, elapsed=10.0, unsure=3)
+    sampled = Run(id=7, rubric_name="eth", rubric_version="1", rubric_hash="h", judge_model="judge-test", samples=3,
+                  total_rows=100)
+    shown = json.dumps(progress(sampled, "ETH audit", event, None)["blocks"])
+    assert "40 / 100 rows" in shown and "2 errors" in shown and "3 unsure (samples split)" in shown
+    jury = sampled.model_copy(update={"samples": 1, "judges": [{"model": "a"}, {"model": "b"}]})
+    assert "3 unsure" in json.dumps(progress(jury, "ETH audit", event, None)["blocks"])
+    single = sampled.model_copy(update={"samples": 1})
+    assert "unsure" not in json.dumps(progress(single, "ETH audit", event, None)["blocks"])

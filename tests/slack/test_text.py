@@ -1,0 +1,50 @@
+"""Text hygiene end to end: what comes in from Slack loses NULs and lone surrogates; what goes out cannot open a code
+block or reverse the bot's own text."""
+
+from __future__ import annotations
+
+import json
+
+from sqlmodel import select
+
+from bot.slack.text import FSI, PDI
+from bot.store import Store
+from bot.store.models import Judgment
+from tests.support.replies import eth_reply
+from tests.support.slack_messages import card_of
+
+FENCED = "How do I ```register"  # a fence it never closes
+REVERSED = "campus-bot \u202eevil"  # a right-to-left override it never ends
+
+
+async def test_a_form_with_nul_and_a_lone_surrogate_is_saved_without_them(slack, slack_server, judge_server,
+                                                                         bot_settings):
+    judge_server.enqueue(eth_reply("Correct"))
+    await slack.command("eth")
+    form = (await slack_server.await_for("views.open"))[0].params["view"]
+    await slack.submit(form, rubric="eth", model="bot\x00-v2\ud800", question="Where\x00 do I\udfff register?",
+                       reference="In myStudies.", answer="Use myStudies.")
+    card = await card_of(slack_server)
+    assert "Correct" in json.dumps(card["blocks"])
+    with Store.open(bot_settings.db_url).session() as session:
+        saved = session.exec(select(Judgment)).one()
+    assert (saved.question, saved.model_name) == ("Where do I register?", "bot-v2")
+
+
+async def test_an_open_fence_and_override_stay_inside_their_own_text_in_history_home_and_digest(
+        slack, slack_server, judge_server):
+    judge_server.enqueue(eth_reply("Correct"))
+    await slack.command("eth")
+    form = (await slack_server.await_for("views.open"))[0].params["view"]
+    await slack.submit(form, rubric="eth", model=REVERSED, question=FENCED, reference="In myStudies.",
+                       answer="Use myStudies.")
+    await card_of(slack_server)
+    await slack.command("history")
+    await slack.command("digest preview")
+    await slack.event({"type": "app_home_opened", "user": "U0USER", "channel": "D0HOME", "tab": "home"})
+    said = [c.params for c in await slack_server.await_for("response_url", count=2)]
+    home = (await slack_server.await_for("views.publish"))[0].params["view"]
+    for shown in (*said, home):
+        text = json.dumps(shown, ensure_ascii=False)
+        assert "```" not in text and "How do I `\u200b`\u200b`register" in text
+        assert f"{FSI}{REVERSED}{PDI}" in text  # the override ends with the model's name

@@ -1,0 +1,281 @@
+"""Tests for bot.store's migrations: a new history built step by step, upgrades that keep the rows and figures of an
+older schema, and a history newer than judgebot refused, on SQLite and PostgreSQL (the `db_url` fixture)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import SQLModel
+
+from bot.errors import SchemaTooNew
+from bot.store import Store, make_engine
+from bot.store.history import channel_stats
+from bot.store.migrations import LATEST
+from bot.store.models import Feedback
+from bot.store.schema import current_version, migrate
+from bot.store.tallies import question_key
+from tests.support.store_rows import ARABIC, ARABIC_ANSWER, COMMON, make_verdict, reload, row
+from tests.support.store_schema import schema_diffs, schema_versions
+
+
+def table_names(engine: sa.Engine) -> set[str]:
+    with engine.connect() as conn:
+        return set(sa.inspect(conn).get_table_names())
+
+
+# --- migrations ------------------------------------------------------------------------------------------------
+
+
+def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            assert current_version(conn) == 0
+        assert table_names(engine) == set()
+
+        store = Store.open(db_url)
+        try:
+            assert [v for v, _ in schema_versions(store.engine)] == list(range(1, LATEST + 1))
+            with store.engine.connect() as conn:
+                assert current_version(conn) == LATEST
+            assert table_names(store.engine) == {"schema_version", "run", "judgment", "feedback", "user_setting",
+                                                 "channel_setting", "shared_file", "digest_subscription",
+                                                 "digest_post", "judgment_tally", "judgment_sample", "label", "run_batch"}
+            assert schema_diffs(store.engine) == []
+        finally:
+            store.engine.dispose()
+    finally:
+        engine.dispose()
+
+
+def structure(engine: sa.Engine) -> dict[str, dict[str, Any]]:
+    """Each table as the database describes it: columns (name, type, nullability, default, autoincrement), primary
+    key, foreign keys, check and unique constraints and indexes, each with its name and options. Columns are compared
+    as a set: a column a migration added comes last, a model's where the model has it, and nothing reads columns by
+    position."""
+    found = {}
+    with engine.connect() as conn:
+        inspector = sa.inspect(conn)
+        for table in inspector.get_table_names():
+            found[table] = {
+                "columns": sorted(repr((c["name"], str(c["type"]), c["nullable"], c.get("default"), c.get("autoincrement")))
+                                  for c in inspector.get_columns(table)),
+                "pk": inspector.get_pk_constraint(table),
+                **{kind: sorted(map(repr, read(table))) for kind, read in (
+                    ("foreign", inspector.get_foreign_keys), ("checks", inspector.get_check_constraints),
+                    ("unique", inspector.get_unique_constraints), ("indexes", inspector.get_indexes))},
+            }
+    return found
+
+
+def test_a_new_history_is_created_as_the_migrations_build_it_step_by_step(db_url: str) -> None:
+    engine = make_engine(db_url)
+    try:
+        assert migrate(engine, target=1) == 1
+        assert migrate(engine) == LATEST  # from version 1 on, through every migration
+        migrated = structure(engine)
+        stepped = [v for v, _ in schema_versions(engine)]
+        with engine.begin() as conn:
+            SQLModel.metadata.drop_all(conn)
+            conn.execute(sa.text("DROP TABLE schema_version"))
+        assert table_names(engine) == set()
+
+        assert migrate(engine) == LATEST  # a new history: created from the models at once
+        assert structure(engine) == migrated
+        assert [v for v, _ in schema_versions(engine)] == stepped == list(range(1, LATEST + 1))
+        assert schema_diffs(engine) == []
+        assert migrate(engine) == LATEST  # and opened again as any up-to-date history
+    finally:
+        engine.dispose()
+
+
+def test_open_again_is_a_no_op(db_url: str) -> None:
+    first = Store.open(db_url)
+    run = first.create_run(**COMMON)
+    first.add_rows([row(run.id, 1)])
+    before = schema_versions(first.engine)
+    first.engine.dispose()
+
+    second = Store.open(db_url)
+    try:
+        assert schema_versions(second.engine) == before  # same versions, same applied_at: nothing re-applied
+        assert migrate(second.engine) == LATEST
+        assert schema_versions(second.engine) == before
+        assert second.get_run(run.id).rubric_name == COMMON["rubric_name"]
+        assert [j.answer for j in second.iter_judgments(run.id)] == ["a1"]
+        assert schema_diffs(second.engine) == []
+    finally:
+        second.engine.dispose()
+
+
+def test_upgrade_from_version_1_keeps_old_rows(db_url: str) -> None:
+    engine = make_engine(db_url)
+    assert migrate(engine, target=1) == 1
+    assert table_names(engine) == {"schema_version", "run", "judgment"}
+    with engine.connect() as conn:
+        assert "flags" not in {c["name"] for c in sa.inspect(conn).get_columns("judgment")}
+
+    created = datetime(2024, 5, 6, 7, 8, 9, 123456)
+    judged = datetime(2024, 5, 6, 7, 9, 0, 654321)
+    run_values = {"created_at": created, "status": "done", "rubric_name": "correctness", "rubric_version": "0.9",
+                  "rubric_hash": "a" * 32, "judge_model": "old-judge", "source": "slack", "source_name": "old.csv",
+                  "columns": json.dumps(["question", "السؤال"], ensure_ascii=False), "fresh": True, "total_rows": 2,
+                  "channel_id": "C1"}
+    columns = ", ".join(run_values)
+    with engine.begin() as conn:  # plain SQL, as judgebot at schema version 1 wrote them
+        run_id = conn.execute(
+            sa.text(f"INSERT INTO run ({columns}) VALUES ({', '.join(':' + k for k in run_values)}) RETURNING id"),
+            run_values,
+        ).scalar_one()
+        old_rows = [
+            {"run_id": run_id, "row_number": 1, "created_at": created, "judged_at": judged, "status": "scored",
+             "rubric_name": "correctness", "rubric_version": "0.9", "rubric_hash": "a" * 32, "judge_model": "old-judge",
+             "prompt_hash": "p" * 32, "cache_key": "k-old", "question": ARABIC, "reference": "القاهرة",
+             "answer": ARABIC_ANSWER, "cells": json.dumps({"السؤال": ARABIC, "extra": {"n": [1, 2]}}, ensure_ascii=False),
+             "output": json.dumps({"score": 5, "nested": {"ok": True}}), "derived": json.dumps({"norm": 1.0}),
+             "headline": 1.0, "passed": True, "label": "exact", "tokens_in": 10, "tokens_out": 2, "latency_ms": 300,
+             "attempts": 1},
+            {"run_id": run_id, "row_number": 2, "created_at": created, "judged_at": None, "status": "pending",
+             "rubric_name": "correctness", "rubric_version": "0.9", "rubric_hash": "a" * 32, "judge_model": "old-judge",
+             "prompt_hash": None, "cache_key": None, "question": "q2", "reference": "r2", "answer": "a2",
+             "cells": json.dumps({"question": "q2"}), "output": None, "derived": None, "headline": None,
+             "passed": None, "label": None, "tokens_in": 0, "tokens_out": 0, "latency_ms": 0, "attempts": 0},
+        ]
+        names = ", ".join(old_rows[0])
+        insert = sa.text(f"INSERT INTO judgment ({names}) VALUES ({', '.join(':' + k for k in old_rows[0])})")
+        for values in old_rows:
+            conn.execute(insert, values)
+    engine.dispose()
+
+    store = Store.open(db_url)
+    try:
+        assert [v for v, _ in schema_versions(store.engine)] == list(range(1, LATEST + 1))
+        assert schema_diffs(store.engine) == []
+
+        run = store.get_run(run_id)
+        assert (run.created_at, run.status, run.source, run.source_name, run.fresh, run.total_rows, run.channel_id) == (
+            created, "done", "slack", "old.csv", True, 2, "C1")
+        assert run.columns == ["question", "السؤال"]
+
+        scored, pending = list(store.iter_judgments(run_id))
+        assert (scored.row_number, scored.status, scored.created_at, scored.judged_at) == (1, "scored", created, judged)
+        assert (scored.question, scored.reference, scored.answer) == (ARABIC, "القاهرة", ARABIC_ANSWER)
+        assert scored.cells == {"السؤال": ARABIC, "extra": {"n": [1, 2]}}
+        assert scored.output == {"score": 5, "nested": {"ok": True}}
+        assert (scored.derived, scored.headline, scored.passed, scored.label, scored.cache_key) == (
+            {"norm": 1.0}, 1.0, True, "exact", "k-old")
+        assert (scored.tokens_in, scored.tokens_out, scored.latency_ms, scored.attempts) == (10, 2, 300, 1)
+        assert scored.flags is None and pending.flags is None
+        assert (pending.row_number, pending.status, pending.output, pending.judged_at) == (2, "pending", None, None)
+        with store.engine.connect() as conn:  # the added column is SQL NULL, not a JSON 'null'
+            assert conn.execute(sa.text("SELECT COUNT(*) FROM judgment WHERE flags IS NULL")).scalar() == 2
+
+        # the old rows keep working with the new code
+        assert store.find_cached("k-old").id == scored.id
+        assert [j.id for j in store.pending(run_id)] == [pending.id]
+        # the upgrade tallied the row judged before it, and keyed its question
+        assert scored.question_key == question_key(None, "correctness", ARABIC)
+        [old_figures] = channel_stats(store, channel_id=None)
+        assert (old_figures.judged, old_figures.scored, old_figures.mean_headline) == (1, 1, 1.0)
+        assert channel_stats(store, channel_id=None, since=judged, until=judged + timedelta(seconds=1))[0].judged == 1
+        assert store.save_verdict(pending.id, make_verdict(flags=["injection"]), cache_key="k-new")
+        assert reload(db_url, pending.id).flags == ["injection"]
+        [both] = channel_stats(store, channel_id=None)
+        assert (both.judged, both.scored, both.mean_headline) == (2, 2, pytest.approx(0.9))
+        new_run = store.create_run(**COMMON)
+        assert new_run.id > run_id  # the id sequence survived the upgrade
+        store.add_rows([row(new_run.id, 1)])
+        assert [j.id for j in store.iter_judgments(new_run.id)][0] > pending.id
+
+        # the new table works, with its unique (judgment_id, user_id) and its foreign key
+        with store.session() as session:
+            session.add(Feedback(judgment_id=scored.id, user_id="U1", agree=True))
+            session.add(Feedback(judgment_id=scored.id, user_id="U2", agree=False))
+            session.add(Feedback(judgment_id=pending.id, user_id="U1", agree=True))
+            session.commit()
+        with pytest.raises(IntegrityError), store.session() as session:
+            session.add(Feedback(judgment_id=scored.id, user_id="U1", agree=False))
+            session.commit()
+        with pytest.raises(IntegrityError), store.session() as session:
+            session.add(Feedback(judgment_id=999_999, user_id="U1", agree=False))
+            session.commit()
+        with store.engine.connect() as conn:
+            votes = conn.execute(sa.text("SELECT judgment_id, user_id, agree FROM feedback ORDER BY id")).all()
+        assert [tuple(v) for v in votes] == [(scored.id, "U1", True), (scored.id, "U2", False), (pending.id, "U1", True)]
+    finally:
+        store.engine.dispose()
+
+
+def test_database_newer_than_judgebot_is_refused(db_url: str) -> None:
+    Store.open(db_url).engine.dispose()
+    engine = make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("INSERT INTO schema_version (version, applied_at) VALUES (:v, CURRENT_TIMESTAMP)"),
+                         {"v": LATEST + 1})
+        with pytest.raises(SchemaTooNew, match="upgrade judgebot") as raised:
+            migrate(engine)
+        assert f"schema version {LATEST + 1}" in str(raised.value)
+        with pytest.raises(SchemaTooNew, match="upgrade judgebot"):
+            Store.open(db_url)
+        assert [v for v, _ in schema_versions(engine)] == [*range(1, LATEST + 1), LATEST + 1]
+    finally:
+        engine.dispose()
+
+
+def test_upgrade_to_version_7_counts_reused_verdicts_apart_and_keeps_runs(db_url: str) -> None:
+    engine = make_engine(db_url)
+    assert migrate(engine, target=6) == 6
+    judged = datetime(2026, 11, 16, 9, 30)
+    with engine.begin() as conn:  # a file judged twice by judgebot at schema version 6: the second time from the cache
+        run_id = conn.execute(sa.text(
+            "INSERT INTO run (created_at, status, rubric_name, rubric_version, rubric_hash, judge_model, source, fresh, "
+            "total_rows) VALUES (:t, 'done', 'eth', '1', 'h', 'j', 'cli', false, 2) RETURNING id"), {"t": judged}).scalar_one()
+        insert = sa.text(
+            "INSERT INTO judgment (run_id, row_number, created_at, judged_at, status, rubric_name, rubric_version, "
+            "rubric_hash, judge_model, question, reference, answer, headline, passed, cached_from, tokens_in, "
+            "tokens_out, latency_ms, attempts) VALUES (:run, 1, :t, :t, 'scored', 'eth', '1', 'h', 'j', 'Q', 'R', 'A', "
+            "80.0, true, :source, 0, 0, 0, 0) RETURNING id")
+        first = conn.execute(insert, {"run": run_id, "t": judged, "source": None}).scalar_one()
+        conn.execute(insert, {"run": run_id, "t": judged, "source": first})
+    engine.dispose()
+
+    store = Store.open(db_url)
+    try:
+        [figures] = channel_stats(store, channel_id=None)
+        assert (figures.judged, figures.reused, figures.scored, figures.mean_headline) == (1, 1, 2, 80.0)
+        assert store.get_run(run_id).results_path is None
+    finally:
+        store.engine.dispose()
+
+
+def test_upgrade_to_version_12_counts_the_votes_given_before_into_the_tally(db_url: str) -> None:
+    engine = make_engine(db_url)
+    assert migrate(engine, target=11) == 11
+    judged = datetime(2026, 11, 16, 9, 30)
+    with engine.begin() as conn:  # a judgment and its votes, as judgebot at schema version 11 saved them
+        run_id = conn.execute(sa.text(
+            "INSERT INTO run (created_at, status, rubric_name, rubric_version, rubric_hash, judge_model, source, fresh, "
+            "total_rows, samples) VALUES (:t, 'done', 'eth', '1', 'h', 'j', 'slack', false, 1, 1) RETURNING id"),
+            {"t": judged}).scalar_one()
+        judgment_id = conn.execute(sa.text(
+            "INSERT INTO judgment (run_id, row_number, created_at, judged_at, status, channel_id, rubric_name, "
+            "rubric_version, rubric_hash, judge_model, question, reference, answer, headline, passed, tokens_in, "
+            "tokens_out, latency_ms, attempts, tokens_cached) VALUES (:run, 1, :t, :t, 'scored', 'C1', 'eth', '1', "
+            "'h', 'j', 'Q', 'R', 'A', 80.0, true, 0, 0, 0, 0, 0) RETURNING id"), {"run": run_id, "t": judged}).scalar_one()
+        for user, agree in (("U1", True), ("U2", False), ("U3", True)):
+            conn.execute(sa.text("INSERT INTO feedback (judgment_id, user_id, agree, created_at, updated_at) "
+                                 "VALUES (:j, :u, :a, :t, :t)"), {"j": judgment_id, "u": user, "a": agree, "t": judged})
+    engine.dispose()
+
+    store = Store.open(db_url)
+    try:
+        [figures] = channel_stats(store, channel_id="C1")
+        assert (figures.scored, figures.votes, figures.agreeing) == (1, 3, 2)
+    finally:
+        store.engine.dispose()

@@ -1,0 +1,37 @@
+"""What the bot posted on the local Slack server: its cards and their buttons, and its replies through response_urls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from tests.support.slack_server import FakeSlackServer
+
+INLINE = "eth How do I register for exams? || In myStudies (ETHIS). || Use myStudies."
+
+
+def buttons(message: dict) -> dict[str, str]:
+    """action_id -> value of every button on a message."""
+    found = {}
+    for block in message.get("blocks") or []:
+        for element in block.get("elements", []) if block["type"] == "actions" else []:
+            found[element["action_id"]] = element.get("value")
+    return found
+
+
+async def card_of(slack_server, channel: str = "C0GENERAL", *, count: int = 1, timeout: float = 10.0) -> dict:
+    """The `count`-th message of `channel` (in posting order) that has become a card with buttons."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        cards = sorted((m for (c, _), m in list(slack_server.messages.items()) if c == channel and buttons(m)),
+                       key=lambda m: float(m["ts"]))
+        if len(cards) >= count:
+            return cards[count - 1]
+        assert asyncio.get_running_loop().time() < deadline, f"no card #{count} in {channel}: {slack_server.calls}"
+        await asyncio.sleep(0.01)
+
+
+async def said(slack_server: FakeSlackServer, count: int = 1) -> str:
+    """Everything the bot said through response_urls, once at least `count` replies came."""
+    calls = await slack_server.await_for("response_url", count=count)
+    return json.dumps([call.params for call in calls], ensure_ascii=False)

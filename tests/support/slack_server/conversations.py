@@ -1,0 +1,93 @@
+"""auth.test, users.info and conversations.*: the team, its people, its channels and the messages in them."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from tests.support.slack_server.core import BOT_ID, BOT_USER_ID, SlackCore
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value).lower() in ("1", "true")
+
+
+class ConversationMethods(SlackCore):
+    """auth.test, users.info, conversations.info, join, replies and history (with Slack's cursor paging)."""
+
+    def _auth_test(self, params: dict) -> dict:
+        return {"ok": True, "url": self.team_url, "team": "Judgebot Test", "user": "judgebot", "team_id": self.team_id,
+                "user_id": BOT_USER_ID, "bot_id": BOT_ID, "is_enterprise_install": False}
+
+    def _users_info(self, params: dict) -> dict:
+        with self._lock:
+            user = self.users.get(params.get("user", ""))
+        return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
+
+    def _conversations_info(self, params: dict) -> dict:
+        with self._lock:
+            channel = self.channels.get(params.get("channel", ""))
+        return {"ok": True, "channel": channel} if channel else {"ok": False, "error": "channel_not_found"}
+
+    def _conversations_join(self, params: dict) -> dict:
+        with self._lock:
+            channel = self.channels.get(params.get("channel", ""))
+            if channel is None:
+                return {"ok": False, "error": "channel_not_found"}
+            channel["is_member"] = True
+        return {"ok": True, "channel": channel}
+
+    def _conversations_replies(self, params: dict) -> dict:
+        channel, ts = params.get("channel", ""), str(params.get("ts", ""))
+        with self._lock:
+            error = self._channel_error(channel)
+            if error:
+                return {"ok": False, "error": error}
+            parent = self.messages.get((channel, ts)) if ts else None
+            replies = self.thread(channel, ts) if ts else []
+            if parent is None and not replies:
+                return {"ok": False, "error": "thread_not_found"}
+            metadata = _truthy(params.get("include_all_metadata"))
+            messages = [self._as_api_message(m, metadata=metadata) for m in replies]
+            if parent is not None:
+                messages.insert(0, self._as_parent(parent, replies, metadata=metadata))
+        return self._page(messages, params)
+
+    def _conversations_history(self, params: dict) -> dict:
+        channel = params.get("channel", "")
+        try:
+            oldest, latest = float(params.get("oldest") or 0), float(params.get("latest") or "inf")
+        except ValueError:
+            return {"ok": False, "error": "invalid_arguments"}
+        with self._lock:
+            error = self._channel_error(channel)
+            if error:
+                return {"ok": False, "error": error}
+            metadata = _truthy(params.get("include_all_metadata"))
+            parents = sorted((m for (ch, ts), m in self.messages.items() if ch == channel
+                              and m.get("thread_ts") in (None, ts) and oldest < float(ts) < latest),
+                             key=lambda m: float(m["ts"]), reverse=True)
+            messages = [self._as_parent(m, self.thread(channel, m["ts"]), metadata=metadata) for m in parents]
+        return self._page(messages, params)
+
+    def _as_parent(self, parent: dict, replies: list[dict], *, metadata: bool) -> dict:
+        out = self._as_api_message(parent, metadata=metadata)
+        if replies:
+            users = list(dict.fromkeys(m["user"] for m in replies))
+            out |= {"thread_ts": parent["ts"], "reply_count": len(replies), "reply_users": users,
+                    "reply_users_count": len(users), "latest_reply": replies[-1]["ts"]}
+        return out
+
+    @staticmethod
+    def _page(messages: list[dict], params: dict) -> dict:
+        cursor = str(params.get("cursor") or "")
+        try:
+            start = int(base64.b64decode(cursor).decode().removeprefix("offset:")) if cursor else 0
+            limit = max(1, int(params.get("limit") or 1000))
+        except ValueError:
+            return {"ok": False, "error": "invalid_cursor"}
+        end = start + limit
+        more = end < len(messages)
+        cursor = base64.b64encode(f"offset:{end}".encode()).decode() if more else ""
+        return {"ok": True, "messages": messages[start:end], "has_more": more,
+                "response_metadata": {"next_cursor": cursor}}

@@ -1,0 +1,49 @@
+"""FakeSlackServer: the Web API methods, response_urls, files and Socket Mode of the local Slack server, routed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aiohttp import web
+
+from tests.support.slack_server.chat import ChatMethods
+from tests.support.slack_server.conversations import ConversationMethods
+from tests.support.slack_server.files import FileMethods
+from tests.support.slack_server.socket_mode import SocketMode
+from tests.support.slack_server.views import ViewMethods
+
+
+class FakeSlackServer(ChatMethods, ConversationMethods, ViewMethods, FileMethods, SocketMode):
+    """Serves /api/{method}, /response/{key}, files (/files-pri/, /upload/) and Socket Mode (/link/) in a thread."""
+
+    def routes(self, app: web.Application) -> None:
+        """The Web API, response_urls, file downloads and uploads, and the Socket Mode websocket."""
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_post("/response/{key:.*}", self._response_url)
+        app.router.add_get("/files-pri/{key}/download/{name:.+}", self._download)
+        app.router.add_get("/files-pri/{key}/{name:.+}", self._download)
+        app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_get("/link/", self._link)
+        app.router.add_get("/link", self._link)
+
+    def _handlers(self) -> dict[str, Callable[[dict], dict]]:
+        return {
+            "auth.test": self._auth_test,
+            "chat.postMessage": self._post_message,
+            "chat.update": self._update,
+            "chat.postEphemeral": self._post_ephemeral,
+            "chat.getPermalink": self._permalink,
+            "views.open": self._view_open,
+            "views.push": self._view,
+            "views.update": self._view,
+            "views.publish": self._view_publish,
+            "users.info": self._users_info,
+            "conversations.info": self._conversations_info,
+            "conversations.join": self._conversations_join,
+            "conversations.replies": self._conversations_replies,
+            "conversations.history": self._conversations_history,
+            "files.info": self._files_info,
+            "files.getUploadURLExternal": self._get_upload_url,
+            "files.completeUploadExternal": self._complete_upload,
+            "apps.connections.open": self._connections_open,
+        }

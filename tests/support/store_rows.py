@@ -1,0 +1,44 @@
+"""Runs, rows and verdicts built by hand for the store tests, and a judgment read back through a brand new engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.records import Verdict
+from bot.store import Store, make_engine
+from bot.store.models import Judgment
+
+COMMON = {"rubric_name": "correctness", "rubric_version": "1.0", "rubric_hash": "h" * 32, "judge_model": "judge-m"}
+ARABIC = "ما هي عاصمة مصر؟"
+ARABIC_ANSWER = "القاهرة هي عاصمة مصر."
+
+
+def make_verdict(**overrides: Any) -> Verdict:
+    """A scored verdict, built by hand."""
+    fields: dict[str, Any] = {
+        "status": "scored", "output": {"score": 4, "reason": ARABIC_ANSWER}, "derived": {"norm": 0.8},
+        "headline": 0.8, "passed": True, "label": "good", "tag": "t", "raw_reply": '{"score": 4}', "flags": [],
+        "tokens_in": 120, "tokens_out": 30, "latency_ms": 450, "attempts": 1,
+        **{k: COMMON[k] for k in ("rubric_name", "rubric_version", "rubric_hash", "judge_model")},
+        "prompt_hash": "p" * 32,
+    }
+    fields.update(overrides)
+    return Verdict(**fields)
+
+
+def row(run_id: int, number: int, **extra: Any) -> dict[str, Any]:
+    """A pending judgment row as start_run builds it."""
+    return {**COMMON, "run_id": run_id, "row_number": number, "status": "pending", "question": f"q{number}",
+            "reference": f"ref{number}", "answer": f"a{number}", "cells": {"n": number}, **extra}
+
+
+def reload(db_url: str, judgment_id: int) -> Judgment:
+    """A judgment read back through a brand new engine, so nothing comes from a session's memory."""
+    fresh = Store(make_engine(db_url))
+    try:
+        with fresh.session() as session:
+            found = session.get(Judgment, judgment_id)
+            assert found is not None
+            return found
+    finally:
+        fresh.engine.dispose()

@@ -1,0 +1,76 @@
+"""Labels in a CSV: human_ columns read against the rubric, saved as labels of the judged rows, and the judge measured
+against them in the run's summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.trust.labels import HumanValues, complete, label_columns, read_label
+from tests.support.cli import flat, history, judgebot, write_rows
+from tests.support.scripted_judge import Script
+
+
+def test_label_columns_are_matched_to_the_rubric_and_strangers_reported(rubrics) -> None:
+    eth = rubrics.get("eth")
+    columns, unknown = label_columns(["question", "human_pass", "human_result_tag", "human_correctness",
+                                      "human_reasoning", "HUMAN_completeness", "human_colour"], eth)
+    assert columns == {"human_pass": "pass", "human_result_tag": "result_tag", "human_correctness": "correctness",
+                       "HUMAN_completeness": "completeness"}
+    assert unknown == ["human_reasoning", "human_colour"]  # free text is not a label; an unknown field is reported
+
+
+def test_label_cells_are_checked_like_a_judge_reply(rubrics) -> None:
+    eth = rubrics.get("eth")
+    columns, _ = label_columns(["human_pass", "human_result_tag", "human_correctness"], eth)
+    label = read_label({"human_pass": "No", "human_result_tag": "generic", "human_correctness": "0"}, columns, eth)
+    assert label == HumanValues(values={"result_tag": "Generic", "correctness": 0}, passed=False)
+    assert read_label({"human_pass": " ", "human_result_tag": ""}, columns, eth).empty
+    for cells, problem in [({"human_correctness": "3"}, "outside 0..2"), ({"human_correctness": "1.5"}, "whole"),
+                           ({"human_result_tag": "Great"}, "not one of Correct, Generic"),
+                           ({"human_pass": "maybe"}, "not true or false")]:
+        with pytest.raises(ValueError, match=problem):
+            read_label(cells, columns, eth)
+
+
+def test_a_label_is_scored_against_the_judges_reply(rubrics) -> None:
+    eth = rubrics.get("eth")
+    judge = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "names myStudies"}
+    done = complete(HumanValues(values={"result_tag": "Generic", "correctness": 0}), judge, eth)
+    # eth: headline (0 + 2) / 4 * 100 = 50; pass needs Correct
+    assert (done.passed, done.tag, done.headline) == (False, "Generic", 50.0)
+    only_pass = complete(HumanValues(passed=True), judge, eth)
+    assert (only_pass.passed, only_pass.tag) == (True, None)  # no tag given: nothing said of the tag
+
+
+def test_cli_judges_a_file_with_labels_and_measures_the_judge_against_them(tmp_path: Path, judge_server) -> None:
+    answers = {"a1": "Correct", "a2": "Generic", "a3": "Correct", "a4": "Refusal"}
+    judge_server.responder = Script({"judge-cli": {answer: [tag] for answer, tag in answers.items()}})
+    source = write_rows(tmp_path / "a.csv", ["question", "reference", "answer", "human_result_tag", "human_mood"], [
+        ["q1", "Use myStudies.", "a1", "Correct", ""],
+        ["q2", "Use myStudies.", "a2", "Correct", ""],   # the judge said Generic
+        ["q3", "Use myStudies.", "a3", "", ""],          # not labeled
+        ["q4", "Use myStudies.", "a4", "Sorta", ""],     # unreadable: reported, not guessed
+    ])
+
+    code, out = judgebot(tmp_path, "judge", source, "--rubric", "eth", server=judge_server)
+
+    assert code == 0, out
+    text = flat(out)
+    assert "column human_mood names no field of this rubric" in text
+    assert "row 5 label not read: human_result_tag 'Sorta' is not one of Correct, Generic, Refusal, Hallucination" in text
+    # two labels: (judge Correct, human Correct) and (judge Generic, human Correct); pass/fail follows the tag
+    # agreement 1/2; kappa on pass/fail: p_o = 0.5, judge pass 1/2, human pass 2/2, p_e = 0.5*1 + 0.5*0 = 0.5 -> 0
+    # Wilson 95% for 1/2: centre 0.5, half-width 1.96 * sqrt(0.125 + 0.2401) / 2.9207 = 0.4055 -> 9%-91%
+    assert "The judge against the file's labels (2 labels)" in text
+    assert "agreement on pass/fail 50% (1/2), 95% CI 9%-91%" in text and "kappa on pass/fail 0.00 (slight)" in text
+    assert history(tmp_path, "SELECT l.user_id, l.source, l.tag, l.passed, j.row_number FROM label l "
+                   "JOIN judgment j ON j.id = l.judgment_id ORDER BY j.row_number") == [
+        ("file", "file", "Correct", 1, 2), ("file", "file", "Correct", 1, 3)]
+    # the labels never reach the judge
+    assert all("human" not in str(body["messages"]) for body in judge_server.bodies())
+
+    code, out = judgebot(tmp_path, "resume", "1", server=judge_server)
+    assert code == 0, out
+    assert history(tmp_path, "SELECT COUNT(*) FROM label") == [(2,)]  # summarised again: replaced, not doubled
