@@ -1,5 +1,5 @@
 """Record how many o200k tokens (the tokenizer of gpt-4o, gpt-4.1, gpt-5 and the o-series) the judge requests of the
-seed rubrics really hold, for tests/test_estimate.py to hold the cost estimate against.
+seed rubrics really hold, for tests/runs/test_estimate.py to hold the cost estimate against.
 
 Run by hand when a seed rubric or the judge's prompt changes; it needs Node.js and the gpt-tokenizer package
 (`npm install --prefix DIR gpt-tokenizer@2`), which bundles the tokenizer's tables and so counts offline:

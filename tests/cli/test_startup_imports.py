@@ -1,8 +1,8 @@
 """What each command loads: `--help`, `rubrics` and one triple judged import only what they use (start-up time).
 
 Each command runs as a real process under `python -X importtime`, which names every module it imports; a module a
-command does not use, loaded at start-up, is time a person waits for every time (see "Measured figures" in the
-docs/performance.md). No timing here: a regression shows as a module that should not be there.
+command does not use, loaded at start-up, is time a person waits for every time (see docs/performance.md). No
+timing here: a regression shows as a module that should not be there.
 """
 
 from __future__ import annotations
