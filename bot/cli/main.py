@@ -7,6 +7,7 @@ import asyncio
 import gc
 import logging
 import os
+import sys
 from collections.abc import Sequence
 
 from pydantic import ValidationError
@@ -15,7 +16,7 @@ from rich.console import Console
 from bot.cli.context import Context
 from bot.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from bot.cli.parser import build_parser, command_of
-from bot.cli.screen import shown
+from bot.cli.screen import ClosedPipeProof, shown
 from bot.config import Settings
 from bot.errors import JudgebotError
 
@@ -36,6 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    # A reader of the output that goes away (`| head -1`) must not stop a run before its results file is written.
+    if not isinstance(sys.stdout, ClosedPipeProof):
+        sys.stdout = ClosedPipeProof(sys.stdout)  # type: ignore[assignment]
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)
     errors = Console(stderr=True, highlight=False)

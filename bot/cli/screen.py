@@ -3,10 +3,11 @@ tables that fit the terminal without cutting a cell short."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -77,3 +78,43 @@ def fitted_table(console: Console, columns: Sequence[Column], rows: Sequence[Seq
     for row in rows:
         table.add_row(*(shown(row[i]) for i in kept))
     return table
+
+
+class ClosedPipeProof:
+    """Standard output that a reader who went away cannot break (`judgebot judge ... | head -1`): once the pipe is
+    closed, what is written goes nowhere, and the command goes on to write its results and ends as it would have.
+
+    The closed pipe is replaced by /dev/null at the file descriptor too, so that the interpreter's own last flush
+    at exit finds nothing to complain about.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.reader_gone = False
+
+    def write(self, text: str) -> int:
+        if not self.reader_gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._gone()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.reader_gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._gone()
+
+    def _gone(self) -> None:
+        self.reader_gone = True
+        try:
+            nowhere = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(nowhere, self._stream.fileno())
+            os.close(nowhere)
+        except (OSError, ValueError):  # not a real file: nothing will flush it at exit either
+            pass
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding and the rest, as the stream has them
+        return getattr(self._stream, name)
