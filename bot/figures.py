@@ -43,9 +43,15 @@ def money(usd: float | None, *, missing: str = "price unknown") -> str:
 
 
 def spend_parts(by_judge: list[tuple[str, str, float, int]]) -> list[str]:
-    """Each (rubric, judge, USD, rows of unknown price) as "eth · gpt-4o $10.00 (3 rows of unknown price)"."""
-    return [f"{rubric} · {judge} {money(usd)}" + (f" ({rows:,} rows of unknown price)" if rows else "")
-            for rubric, judge, usd, rows in by_judge]
+    """Each (rubric, judge, USD, judgments of unknown price) as "eth · gpt-4o $10.00 (3 judgments of unknown
+    price)"."""
+    return [f"{rubric} · {judge} {money(usd)}" + (f" ({count:,} {plural(count, 'judgment')} of unknown price)"
+                                                 if count else "") for rubric, judge, usd, count in by_judge]
+
+
+def plural(count: int, word: str) -> str:
+    """`word` as it goes with `count`: "1 row", "2 rows"."""
+    return word if count == 1 else f"{word}s"
 
 
 def iso_week(day: date) -> str:

@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     # A reader of the output that goes away (`| head -1`) must not stop a run before its results file is written.
     if not isinstance(sys.stdout, ClosedPipeProof):
-        sys.stdout = ClosedPipeProof(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = ClosedPipeProof(sys.stdout)
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)
     errors = Console(stderr=True, highlight=False)

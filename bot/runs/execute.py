@@ -136,7 +136,7 @@ class _Execution:
         self.cached = self.judged_now = 0
         self.unsure = unsure
         self.budget = budget
-        self.spent = 0.0  # USD of this session's verdicts
+        self.spent = 0.0  # USD of the judgments made in this session, each sample of a panel on its own
         self.started = time.monotonic()
         # Database calls of the hot path run on one thread of their own: the event loop never waits on
         # the database, and a single writer never contends with itself for SQLite's lock.
@@ -310,6 +310,7 @@ class _Execution:
             earlier = cached.get(key)
             verdict = (from_sample(earlier, self.rubric, triple, reused=True) if earlier is not None
                        else await self.judge(triple, client))
+            self.charge(verdict)
             await self.in_db(save_sample, self.store, judgment_id=judgment_id, run_id=self.run_id,
                              judge_model=client.model, sample=number, verdict=verdict, cache_key=key,
                              cached_from=earlier.id if earlier is not None else None)
@@ -334,14 +335,19 @@ class _Execution:
         self.errors += verdict.status != RowState.SCORED
         self.cached += cached_from is not None
         self.unsure += bool(verdict.unsure)
+        if self.panel.single:  # a panel's samples were charged as each arrived
+            self.charge(verdict)
+        self.report()
+        return saved
+
+    def charge(self, verdict: Verdict) -> None:
+        """Count what a judgment just made cost against the budget; at the budget, stop taking rows."""
         self.spent += verdict.cost_usd or 0.0
         if self.budget is not None and self.spent >= self.budget.left and not self.stop.is_set():
             self.stop_reason = self.stop_reason or (
                 f"the monthly budget is reached: this run spent {money(self.spent)} of the {money(self.budget.left)} "
                 f"left this month. {self.budget.how_to_raise}, then resume")
             self.stop.set()
-        self.report()
-        return saved
 
     def check_saved(self, saved: asyncio.Future[bool]) -> None:
         """Stop taking rows when verdicts cannot be saved: the run then ends with the database's error."""

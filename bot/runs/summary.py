@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.csvfiles.results import ResultsWriter, flatten
-from bot.figures import money, percent, ratio
+from bot.figures import money, percent, plural, ratio
 from bot.records import REJUDGEABLE, RowState
 from bot.rubric import Rubric, leaves
 from bot.store import JudgmentSample, Run, Store
+from bot.store.history import Billed, run_billed
 from bot.store.samples import samples_by_judgment
 
 RESULT_COLUMNS = ["headline", "passed", "label", "status", "error", "flags", "judge_model", "rubric_version", "cached"]
@@ -69,8 +70,8 @@ class Summary:
     worst: list[tuple[float, int | None, str]] = field(default_factory=list)
     models: dict[str, ModelFigures] = field(default_factory=dict)
     tokens_cached: int = 0
-    spent: float = 0.0  # USD recorded with the rows whose judge's price is known
-    unpriced: int = 0  # rows that used tokens of a judge whose price is unknown
+    spent: float = 0.0  # USD billed by the judges whose price is known, every request counted
+    unpriced: int = 0  # judgments that used tokens of a judge whose price is unknown
     estimate: dict[str, Any] | None = None  # what the run was estimated to cost before it started
     columns: dict[str, str] = field(default_factory=dict)
     unsure: int = 0
@@ -104,15 +105,22 @@ class Summary:
 
     @property
     def cost(self) -> float | None:
-        """Dollars spent on the judges, at the prices recorded with each row; None when a judge's price is unknown."""
+        """Dollars billed by the judges, every request counted (a row judged again included), at the prices recorded
+        with each judgment; None when a judge's price is unknown."""
         return None if self.unpriced else self.spent
 
+    def bill(self, billed: Billed) -> None:
+        """Take what the run's judges were billed: its tokens and cost."""
+        self.tokens_in, self.tokens_out, self.tokens_cached = billed.tokens_in, billed.tokens_out, billed.tokens_cached
+        self.spent, self.unpriced = billed.cost, billed.unpriced
+
     def cost_text(self) -> str:
-        """What the run cost: "$0.0123", with the rows a judge of unknown price scored when there are any."""
+        """What the run cost: "$0.0123", with the judgments of a judge of unknown price when there are any."""
         if not self.unpriced:
             return money(self.spent)
-        known = f"{money(self.spent)} for the rows of known price; " if self.spent else ""
-        return f"{known}{self.unpriced:,} rows by a judge of unknown price (JUDGE_PRICES can add it)"
+        known = f"{money(self.spent)} for the judgments of known price; " if self.spent else ""
+        return (f"{known}{self.unpriced:,} {plural(self.unpriced, 'judgment')} by a judge of unknown price "
+                "(JUDGE_PRICES can add it)")
 
     def estimate_text(self) -> str | None:
         """The estimate made before the run beside what it took, so its accuracy shows; None without one."""
@@ -141,11 +149,6 @@ class Summary:
     def add(self, row: Any, values: dict[str, Any], tag_paths: list[str]) -> None:
         """Count one row (a judgment, or a row of its columns)."""
         self.counts[row.status] += 1
-        self.tokens_in += row.tokens_in
-        self.tokens_out += row.tokens_out
-        self.tokens_cached += row.tokens_cached
-        self.spent += row.cost_usd or 0.0
-        self.unpriced += row.cost_usd is None and row.tokens_in + row.tokens_out > 0
         self.cached += row.cached_from is not None
         name = row.model_name or "(no model)"
         model = self.models.get(name) or self.models.setdefault(name, ModelFigures())
@@ -255,6 +258,7 @@ def export_run(store: Store, *, run: Run, rubric: Rubric, out: Path | None) -> S
         raise
     if writer is not None:
         writer.close()
+    summary.bill(run_billed(store, run.id))
     return summary
 
 

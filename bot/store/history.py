@@ -12,9 +12,10 @@ from sqlmodel import col, select
 
 from bot.figures import ratio
 from bot.records import JUDGED, RowState
+from bot.store.billing import billed
 from bot.store.judgments import Store
-from bot.store.models import Feedback, Judgment, JudgmentTally, table_of
-from bot.store.tallies import KEY_LENGTH, counted
+from bot.store.models import BilledTally, Feedback, Judgment, JudgmentTally, table_of
+from bot.store.tallies import KEY_LENGTH, channel_key, counted
 
 
 def _in_channel(channel_id: str | None) -> Any:
@@ -126,10 +127,10 @@ def model_of(key: str) -> str | None:
 
 @dataclass(frozen=True)
 class Spend:
-    """What one channel's judgments cost over a time, per rubric and judge: USD at the prices recorded with them, and
-    the rows of a judge whose price is unknown."""
+    """What one channel's judges were billed over a time, per rubric and judge: USD at the prices recorded with each
+    judgment, and the judgments of a judge whose price is unknown. A row judged again counts every time it was."""
 
-    by_judge: list[tuple[str, str, float, int]]  # (rubric, judge model, USD, rows of unknown price), dearest first
+    by_judge: list[tuple[str, str, float, int]]  # (rubric, judge model, USD, judgments of unknown price), dearest first
 
     @property
     def usd(self) -> float:
@@ -138,20 +139,41 @@ class Spend:
 
     @property
     def unpriced(self) -> int:
-        """Rows whose judge's price is unknown."""
-        return sum(rows for _, _, _, rows in self.by_judge)
+        """Judgments whose judge's price is unknown."""
+        return sum(judgments for _, _, _, judgments in self.by_judge)
 
 
 def spend(store: Store, *, channel_id: str | None, since: datetime, until: datetime | None = None) -> Spend:
-    """What the judgments of one channel (None: the terminal's) cost in [since, until), from the hourly tallies."""
-    rows = counted_in_channel(channel_id, since, until)
-    statement = (sa.select(rows.c.rubric_name, rows.c.judge_model, func.sum(rows.c.cost), func.sum(rows.c.unpriced))
-                 .group_by(rows.c.rubric_name, rows.c.judge_model))
+    """What the judges of one channel's judgments (None: the terminal's) were billed in [since, until), each member
+    of a jury on its own, from the billed tally (minutes: any timezone's midnight is a bound)."""
+    t = table_of(BilledTally).c
+    where = [t.channel_key == channel_key(channel_id), t.minute >= since, *([t.minute < until] if until else [])]
+    statement = (sa.select(t.rubric_name, t.judge_model, func.sum(t.cost), func.sum(t.unpriced)).where(*where)
+                 .group_by(t.rubric_name, t.judge_model))
     with store.engine.connect() as conn:
         found = [(rubric, judge, float(usd or 0.0), int(unpriced or 0))
                  for rubric, judge, usd, unpriced in conn.execute(statement)]
     found = [entry for entry in found if entry[2] > 0 or entry[3] > 0]
     return Spend(sorted(found, key=lambda entry: (-entry[2], -entry[3], entry[0], entry[1])))
+
+
+@dataclass(frozen=True)
+class Billed:
+    """What a run's judges were billed, every request counted, a row judged again included."""
+
+    judgments: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_cached: int = 0
+    cost: float = 0.0  # USD of the judgments whose judge's price is known
+    unpriced: int = 0  # judgments that used tokens of a judge whose price is unknown
+
+
+def run_billed(store: Store, run_id: int) -> Billed:
+    """What run `run_id`'s judges were billed."""
+    with store.engine.connect() as conn:
+        found = billed(conn, table_of(BilledTally), table_of(BilledTally).c.run_id == run_id)
+    return Billed(*(value or 0 for value in found))
 
 
 def month_start(moment: datetime) -> datetime:

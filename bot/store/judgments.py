@@ -14,6 +14,7 @@ from sqlmodel import Session, SQLModel, col, select
 
 from bot.errors import RunBusy, StoreUnavailable
 from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, RowState, RunState, Triple, Verdict
+from bot.store.billing import bill_judgments
 from bot.store.engine import (
     CANNOT_OPEN,
     check_sqlite_file,
@@ -24,7 +25,7 @@ from bot.store.engine import (
     quick_check,
 )
 from bot.store.leases import owner_gone, take_over
-from bot.store.models import Feedback, Judgment, JudgmentSample, JudgmentTally, Run, table_of, utcnow
+from bot.store.models import BilledTally, Feedback, Judgment, JudgmentSample, JudgmentTally, Run, table_of, utcnow
 from bot.store.schema import migrate
 from bot.store.tallies import add_judgments, question_key, tally_upsert
 
@@ -83,6 +84,7 @@ class Store:
             .values({name: bindparam(name) for name in VERDICT_COLUMNS})
         )
         self._count = tally_upsert(engine.dialect.name, table, table_of(JudgmentTally), ids, feedback=table_of(Feedback))
+        self._bill = bill_judgments(engine.dialect.name, table, table_of(BilledTally), ids)
         scored = (table.c.cache_key.in_(bindparam("keys", expanding=True)), table.c.status == RowState.SCORED)
         self._cached = {scoped: table.select().where(table.c.id.in_(
             select(func.min(table.c.id)).where(*scored, *((table.c.run_id == bindparam("run_id"),) if scoped else ()))
@@ -309,7 +311,9 @@ class Store:
                 conn.execute(self._save, [
                     {**item.verdict.model_dump(), "cache_key": item.cache_key, "cached_from": item.cached_from,
                      "judged_at": judged_at, "judgment_id": item.judgment_id} for item in chosen])
-                conn.execute(self._count, {"ids": [item.judgment_id for item in chosen]})
+                saved = {"ids": [item.judgment_id for item in chosen]}
+                conn.execute(self._count, saved)
+                conn.execute(self._bill, saved)
         return taken
 
     def unsure_count(self, run_id: int) -> int:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from bot.store.billing import BILLED_COUNTS, BILLED_KEY, bill_judgments, bill_samples
 from bot.store.tallies import KEY, add_judgments, question_key
 
 if TYPE_CHECKING:  # Alembic is imported only when a migration runs (see bot.store.schema.migrate)
@@ -367,10 +368,43 @@ def _v12_votes_in_tallies(op: Operations) -> None:
     add_judgments(op.get_bind(), judgment, tally, sa.true(), feedback=feedback)
 
 
+def _v13_billed_tally(op: Operations) -> None:
+    op.create_table(
+        "billed_tally",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("channel_key", sa.String(32), nullable=False),
+        sa.Column("minute", sa.DateTime, nullable=False),
+        sa.Column("run_id", sa.Integer, nullable=False),
+        sa.Column("rubric_name", sa.String(64), nullable=False),
+        sa.Column("judge_model", sa.String(128), nullable=False),
+        sa.Column("judgments", sa.Integer, nullable=False),
+        sa.Column("tokens_in", sa.Integer, nullable=False),
+        sa.Column("tokens_out", sa.Integer, nullable=False),
+        sa.Column("tokens_cached", sa.Integer, nullable=False),
+        sa.Column("cost", sa.Float, nullable=False),
+        sa.Column("unpriced", sa.Integer, nullable=False),
+        sa.UniqueConstraint("channel_key", "minute", "run_id", "rubric_name", "judge_model", name="uq_billed_tally_key"),
+    )
+    op.create_index("ix_billed_tally_channel_minute", "billed_tally", ["channel_key", "minute"])
+    op.create_index("ix_billed_tally_run_id", "billed_tally", ["run_id"])
+    # What was billed before is what the saved judgments and samples hold (requests erased by a re-judging are gone).
+    bind = op.get_bind()
+    tally = sa.table("billed_tally", *[sa.column(name) for name in BILLED_KEY + BILLED_COUNTS])
+    judgment = sa.table("judgment", *[sa.column(name) for name in (
+        "id", "run_id", "channel_id", "rubric_name", "judge_model", "samples", "status", "tokens_in", "tokens_out",
+        "tokens_cached", "cost_usd")], sa.column("judged_at", sa.DateTime))
+    sample = sa.table("judgment_sample", *[sa.column(name) for name in (
+        "id", "judgment_id", "judge_model", "tokens_in", "tokens_out", "tokens_cached", "cost_usd")],
+        sa.column("judged_at", sa.DateTime))
+    for statement in (bill_judgments(bind.dialect.name, judgment, tally, judgment.c.samples.is_(None)),
+                      bill_samples(bind.dialect.name, sample, judgment, tally, sa.true())):
+        bind.execute(statement)
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
     _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies, _v7_results_path_and_reuses,
     _v8_run_column_roles, _v9_samples_juries_and_labels, _v10_costs_estimates_and_budgets,
-    _v11_batches, _v12_votes_in_tallies,
+    _v11_batches, _v12_votes_in_tallies, _v13_billed_tally,
 ]
 LATEST = len(MIGRATIONS)

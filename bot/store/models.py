@@ -1,5 +1,6 @@
-"""The history tables: runs, judgments with their samples and hourly tallies, human feedback and labels, per-user and
-per-channel settings, files shared in Slack, weekly digest subscriptions and the digests posted."""
+"""The history tables: runs, judgments with their samples and hourly tallies, what the judges were billed, human
+feedback and labels, per-user and per-channel settings, files shared in Slack, weekly digest subscriptions and the
+digests posted."""
 
 from __future__ import annotations
 
@@ -155,6 +156,31 @@ class JudgmentSample(SQLModel, table=True):
     attempts: int = 0
     tokens_cached: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     cost_usd: float | None = None
+
+
+class BilledTally(SQLModel, table=True):
+    """What the judges were asked for, counted as each reply that cost something is saved: per channel, minute, run,
+    rubric and judge. Never counted out: a row judged again adds its new requests to its old ones, so a run's cost,
+    a month's spend and a budget count every billed request."""
+
+    __tablename__ = "billed_tally"
+    __table_args__ = (
+        UniqueConstraint("channel_key", "minute", "run_id", "rubric_name", "judge_model", name="uq_billed_tally_key"),
+        Index("ix_billed_tally_channel_minute", "channel_key", "minute"),
+    )
+
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
+    channel_key: str = Field(max_length=32, description='the channel, or "" for judgments made in a terminal')
+    minute: NaiveDatetime = Field(description="the minute (UTC) the replies were saved in")
+    run_id: int = Field(index=True)
+    rubric_name: str = Field(max_length=64)
+    judge_model: str = Field(max_length=128, description="the judge asked (one member of a jury, not the jury)")
+    judgments: int = Field(default=0, description="judgments that used tokens: a row's, or one sample of it")
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_cached: int = 0
+    cost: float = Field(default=0.0, description="USD of the judgments whose judge's price is known")
+    unpriced: int = Field(default=0, description="judgments that used tokens of a judge whose price is unknown")
 
 
 class RunBatch(SQLModel, table=True):

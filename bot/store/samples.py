@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import bindparam, insert
 from sqlalchemy.exc import IntegrityError
 
 from bot.records import SAMPLE_FIELDS, RowState, Verdict
+from bot.store.billing import bill_samples
 from bot.store.judgments import Store
-from bot.store.models import JudgmentSample, table_of, utcnow
+from bot.store.models import BilledTally, Judgment, JudgmentSample, table_of, utcnow
 
 SAMPLE_TABLE = table_of(JudgmentSample)
+
+
+@functools.lru_cache(maxsize=2)
+def _bill_sample(dialect: str) -> Any:
+    """The statement that counts what one saved sample was billed (built once per kind of database)."""
+    return bill_samples(dialect, SAMPLE_TABLE, table_of(Judgment), table_of(BilledTally),
+                        SAMPLE_TABLE.c.id == bindparam("sample_id"))
 
 
 def save_sample(store: Store, *, judgment_id: int, run_id: int, judge_model: str, sample: int, verdict: Verdict,
@@ -22,9 +32,11 @@ def save_sample(store: Store, *, judgment_id: int, run_id: int, judge_model: str
     # Core rather than the ORM: this runs once per sample on the judging path.
     try:
         with store.engine.begin() as conn:
-            conn.execute(insert(SAMPLE_TABLE), {**values, "judgment_id": judgment_id, "run_id": run_id,
-                                                "judge_model": judge_model, "sample": sample, "cache_key": cache_key,
-                                                "cached_from": cached_from, "judged_at": utcnow()})
+            inserted = conn.execute(insert(SAMPLE_TABLE), {
+                **values, "judgment_id": judgment_id, "run_id": run_id, "judge_model": judge_model, "sample": sample,
+                "cache_key": cache_key, "cached_from": cached_from, "judged_at": utcnow()})
+            sample_id = inserted.inserted_primary_key[0]  # type: ignore[index]  # an insert of one row has its key
+            conn.execute(_bill_sample(store.engine.dialect.name), {"sample_id": sample_id})
     except IntegrityError:  # saved already (a verdict that landed as the run was stopped): that one stands
         return False
     return True

@@ -45,7 +45,8 @@ def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
                 assert current_version(conn) == LATEST
             assert table_names(store.engine) == {"schema_version", "run", "judgment", "feedback", "user_setting",
                                                  "channel_setting", "shared_file", "digest_subscription",
-                                                 "digest_post", "judgment_tally", "judgment_sample", "label", "run_batch"}
+                                                 "digest_post", "judgment_tally", "judgment_sample", "label", "run_batch",
+                                                 "billed_tally"}
             assert schema_diffs(store.engine) == []
         finally:
             store.engine.dispose()

@@ -1,0 +1,71 @@
+"""What the judges were billed: every judgment whose requests used tokens, counted per channel, minute, run, rubric
+and judge as it is saved, and never counted out; a run's cost, a month's spend and a budget read it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import DateTime, TableClause, and_, case, func, select
+from sqlalchemy.engine import Connection
+
+from bot.store.engine import conflict_insert
+
+BILLED_KEY = ("channel_key", "minute", "run_id", "rubric_name", "judge_model")
+BILLED_COUNTS = ("judgments", "tokens_in", "tokens_out", "tokens_cached", "cost", "unpriced")
+
+
+def minute_of(moment: datetime) -> datetime:
+    """The start of the minute `moment` is in."""
+    return moment.replace(second=0, microsecond=0)
+
+
+def _minute_sql(column: Any, dialect: str) -> Any:
+    if dialect == "postgresql":
+        return func.date_trunc("minute", column, type_=DateTime)
+    # SQLite keeps datetimes as text in SQLAlchemy's format, which must be matched to compare equal.
+    return func.strftime("%Y-%m-%d %H:%M:00.000000", column, type_=DateTime)
+
+
+def _counts(billed: TableClause) -> list[Any]:
+    """The counts of a group of judgments (rows, or samples) that used tokens."""
+    c = billed.c
+    return [func.count().label("judgments"), func.sum(c.tokens_in).label("tokens_in"),
+            func.sum(c.tokens_out).label("tokens_out"), func.sum(c.tokens_cached).label("tokens_cached"),
+            func.coalesce(func.sum(c.cost_usd), 0.0).label("cost"),
+            func.sum(case((c.cost_usd.is_(None), 1), else_=0)).label("unpriced")]
+
+
+def _upsert(dialect: str, tally: TableClause, rows: Any) -> Any:
+    statement = conflict_insert(dialect)(tally).from_select([*BILLED_KEY, *BILLED_COUNTS], rows)
+    return statement.on_conflict_do_update(
+        index_elements=[tally.c[name] for name in BILLED_KEY],
+        set_={name: tally.c[name] + statement.excluded[name] for name in BILLED_COUNTS},
+    )
+
+
+def bill_judgments(dialect: str, judgment: TableClause, tally: TableClause, where: Any) -> Any:
+    """The statement that counts into `tally` what the saved verdicts of the rows matching `where` were billed: rows
+    judged by one judge asked once (a jury's or samples' row is billed through its samples, as each arrives)."""
+    c = judgment.c
+    keys = [func.coalesce(c.channel_id, "").label("channel_key"), _minute_sql(c.judged_at, dialect).label("minute"),
+            c.run_id, c.rubric_name, c.judge_model]
+    rows = (select(*keys, *_counts(judgment))
+            .where(where, c.samples.is_(None), c.judged_at.is_not(None), (c.tokens_in + c.tokens_out) > 0)
+            .group_by(*keys))
+    return _upsert(dialect, tally, rows)
+
+
+def bill_samples(dialect: str, sample: TableClause, judgment: TableClause, tally: TableClause, where: Any) -> Any:
+    """The statement that counts into `tally` what the saved samples matching `where` were billed."""
+    s, j = sample.c, judgment.c
+    keys = [func.coalesce(j.channel_id, "").label("channel_key"), _minute_sql(s.judged_at, dialect).label("minute"),
+            j.run_id, j.rubric_name, s.judge_model]
+    rows = (select(*keys, *_counts(sample)).select_from(sample.join(judgment, and_(j.id == s.judgment_id)))
+            .where(where, (s.tokens_in + s.tokens_out) > 0).group_by(*keys))
+    return _upsert(dialect, tally, rows)
+
+
+def billed(conn: Connection, tally: TableClause, *where: Any) -> Any:
+    """The counts of the tally's rows matching `where`, summed (None where there are none)."""
+    return conn.execute(select(*[func.sum(tally.c[name]).label(name) for name in BILLED_COUNTS]).where(*where)).one()
