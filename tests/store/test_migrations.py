@@ -14,7 +14,7 @@ from sqlmodel import SQLModel
 
 from bot.errors import SchemaTooNew
 from bot.store import Store, make_engine
-from bot.store.history import channel_stats
+from bot.store.history import channel_stats, run_billed, spend
 from bot.store.migrations import LATEST
 from bot.store.models import Feedback
 from bot.store.schema import current_version, migrate
@@ -278,5 +278,42 @@ def test_upgrade_to_version_12_counts_the_votes_given_before_into_the_tally(db_u
     try:
         [figures] = channel_stats(store, channel_id="C1")
         assert (figures.scored, figures.votes, figures.agreeing) == (1, 3, 2)
+    finally:
+        store.engine.dispose()
+
+
+def test_upgrade_to_version_13_bills_what_the_history_holds(db_url: str) -> None:
+    engine = make_engine(db_url)
+    assert migrate(engine, target=12) == 12
+    judged = datetime(2026, 11, 16, 9, 30, 40)
+    with engine.begin() as conn:  # a row judged by one judge, and a row of a jury of two, as version 12 saved them
+        run_id = conn.execute(sa.text(
+            "INSERT INTO run (created_at, status, rubric_name, rubric_version, rubric_hash, judge_model, source, fresh, "
+            "total_rows, samples) VALUES (:t, 'done', 'eth', '1', 'h', 'j', 'slack', false, 2, 1) RETURNING id"),
+            {"t": judged}).scalar_one()
+        ids = []
+        for row, (judge, samples, tokens, cost) in enumerate((("j", None, 1_000, 0.01), ("a+b", 2, 3_000, None)), 1):
+            ids.append(conn.execute(sa.text(
+                "INSERT INTO judgment (run_id, row_number, created_at, judged_at, status, channel_id, rubric_name, "
+                "rubric_version, rubric_hash, judge_model, question, reference, answer, headline, passed, tokens_in, "
+                "tokens_out, latency_ms, attempts, tokens_cached, cost_usd, samples) VALUES (:run, :row, :t, :t, "
+                "'scored', 'C1', 'eth', '1', 'h', :judge, 'Q', 'R', 'A', 80.0, true, :tokens, 10, 0, 1, 0, :cost, "
+                ":samples) RETURNING id"), {"run": run_id, "row": row, "t": judged, "judge": judge, "tokens": tokens,
+                                            "cost": cost, "samples": samples}).scalar_one())
+        for judge, tokens, cost in (("a", 1_000, 0.02), ("b", 2_000, None)):
+            conn.execute(sa.text(
+                "INSERT INTO judgment_sample (judgment_id, run_id, judge_model, sample, judged_at, status, tokens_in, "
+                "tokens_out, latency_ms, attempts, tokens_cached, cost_usd) VALUES (:j, :run, :judge, 1, :t, "
+                "'scored', :tokens, 5, 0, 1, 0, :cost)"),
+                {"j": ids[1], "run": run_id, "judge": judge, "tokens": tokens, "t": judged, "cost": cost})
+    engine.dispose()
+
+    store = Store.open(db_url)
+    try:
+        found = spend(store, channel_id="C1", since=datetime(2026, 11, 1))
+        # the single judge's row, and each member of the jury on its own (never the jury's "a+b" as a whole)
+        assert sorted(found.by_judge) == [("eth", "a", 0.02, 0), ("eth", "b", 0.0, 1), ("eth", "j", 0.01, 0)]
+        billed = run_billed(store, run_id)
+        assert (billed.judgments, billed.tokens_in, billed.tokens_out, billed.unpriced) == (3, 4_000, 20, 1)
     finally:
         store.engine.dispose()
