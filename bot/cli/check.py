@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from bot.cli import calibration_views, views
+from bot.cli import calibration_views
 from bot.cli.context import Context, settled
+from bot.cli.cost import approve_cost
 from bot.cli.exits import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE
 from bot.cli.judging import terminal_origin
 from bot.cli.panels import judge_panel
@@ -18,7 +19,7 @@ from bot.errors import UsageError
 if TYPE_CHECKING:
     from bot.judge.panel import Panel
     from bot.rubric import Rubric
-    from bot.runs import Origin
+    from bot.runs import Budget, Origin
     from bot.runs.estimate import Estimate
     from bot.store import Judgment
     from bot.trust.drift import CheckCase
@@ -43,11 +44,13 @@ async def check(ctx: Context) -> int:
     if not cases:
         raise UsageError(f"no labeled rows of {rubric.name} to check. {calibration_views.HOW_TO_LABEL}")
     async with check_panel(ctx, rubric) as panel:
-        views.show_estimate(console, "Judging the labeled rows again", estimate(ctx, rubric, cases, panel))
-        if not confirmed(len(cases), settings.calibration_confirm_rows, args.yes, console):
+        # As any run: CONFIRM_ABOVE_USD and JUDGE_MONTHLY_BUDGET hold, and above CALIBRATION_CONFIRM_ROWS it asks.
+        go, budget = approve_cost(ctx.store, estimate(ctx, rubric, cases, panel), settings, yes=args.yes,
+                                  console=console, lead="Judging the labeled rows again")
+        if not go or not confirmed(len(cases), settings.calibration_confirm_rows, args.yes, console):
             console.print("Nothing judged.")
             return EXIT_USAGE
-        judged = await judge_again(ctx, rubric, cases, panel,
+        judged = await judge_again(ctx, rubric, cases, panel, budget=budget,
                                    source_name=args.labels.name if args.labels else f"channel {args.channel}")
     current, original = check_figures(cases, judged, rubric)
     unscored = len(cases) - current.n
@@ -120,7 +123,7 @@ def check_panel(ctx: Context, rubric: Rubric) -> Panel:
     return judge_panel(settings, args, rubric)
 
 
-async def judge_again(ctx: Context, rubric: Rubric, cases: list[CheckCase], panel: Panel, *,
+async def judge_again(ctx: Context, rubric: Rubric, cases: list[CheckCase], panel: Panel, *, budget: Budget | None,
                       source_name: str) -> dict[int, Judgment]:
     """Judge the cases as a run of its own (source "check"), with a progress bar; the judgments by row number."""
     from bot.cli.progress import ProgressBar
@@ -137,7 +140,7 @@ async def judge_again(ctx: Context, rubric: Rubric, cases: list[CheckCase], pane
                     source_name=source_name, fresh=ctx.args.fresh, origin=check_origin(), **panel.run_fields())
     with ProgressBar(ctx.console, f"{rubric.name} · check run {run.id}") as bar, observing_retries(bar.retrying):
         outcome = await execute_run(store, run, rubric, panel, concurrency=ctx.settings.concurrency,
-                                    on_progress=bar.update, unsure_spread=ctx.settings.unsure_spread)
+                                    on_progress=bar.update, unsure_spread=ctx.settings.unsure_spread, budget=budget)
     if outcome.status == RunState.PAUSED:
         raise RunStopped(f"{(outcome.stop_reason or 'the judge stopped').rstrip('.')}. The check is incomplete: "
                          "run it again once the judge answers")

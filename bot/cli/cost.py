@@ -31,16 +31,20 @@ def agreed(question: str, refusal: str, *, yes: bool, console: Console) -> bool:
     return console.input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
 
 
-def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: bool,
-                 console: Console) -> tuple[bool, Budget | None]:
-    """(whether to judge, what the run may spend before it pauses): shows the estimate, asks above CONFIRM_ABOVE_USD,
-    and asks when the run would take this month over JUDGE_MONTHLY_BUDGET (--yes answers both)."""
+def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: bool, console: Console,
+                 lead: str = "Estimate", quiet: bool = False) -> tuple[bool, Budget | None]:
+    """(whether to judge, what the run may spend before it pauses): shows the estimate (with `quiet`, only when it
+    asks), asks above CONFIRM_ABOVE_USD, and asks when the run would take this month over JUDGE_MONTHLY_BUDGET
+    (--yes answers both). Every command that calls the judge goes through it."""
     from bot.runs import Budget
     from bot.store import month_start, spend, utcnow
 
-    views.show_estimate(console, "Estimate", estimate)
+    if not quiet:
+        views.show_estimate(console, lead, estimate)
     cost, threshold = estimate.cost_usd, settings.confirm_above_usd
     if cost is not None and cost > threshold:
+        if quiet:
+            views.show_estimate(console, lead, estimate)
         over = f"{estimate.cost_text()} is more than CONFIRM_ABOVE_USD ({money(threshold)})"
         if not agreed(f"{over[0].upper()}{over[1:]}. Judge it?", f"the estimate, {over}, and there is no terminal "
                       "to ask; pass --yes to judge it anyway (or raise CONFIRM_ABOVE_USD)", yes=yes, console=console):
@@ -53,6 +57,8 @@ def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: b
     if left > 0 and (cost is None or cost <= left):
         return True, Budget(left, RAISE_BUDGET)  # an unknown price cannot be weighed: the run pauses at the budget
     state = f"this month's spend is {money(spent)} of JUDGE_MONTHLY_BUDGET ({money(limit)})"
+    if quiet:
+        views.show_estimate(console, lead, estimate)
     if agreed(f"This run ({estimate.cost_text()}) would go over the budget: {state}. Judge it anyway?",
               f"this run ({estimate.cost_text()}) would go over the budget: {state}, and there is no terminal to ask; "
               f"pass --yes to judge it anyway (or raise JUDGE_MONTHLY_BUDGET)", yes=yes, console=console):

@@ -59,12 +59,16 @@ async def judge_triple(ctx: Context, rubric: Rubric) -> int:
     settled()
     store = ctx.store
     triple = Triple(question=args.question, reference=args.reference, answer=args.answer)
+    run = start_single_run(store, rubric=rubric, triple=triple, **panel.run_fields(), model_name=args.model_name,
+                           fresh=args.fresh, origin=terminal_origin())
+    # As a file's run: CONFIRM_ABOVE_USD and JUDGE_MONTHLY_BUDGET hold, the estimate said only when they ask.
+    go, budget = await cost_agreed(ctx, run, rubric, panel, new=True, quiet=True)
+    if not go:
+        return EXIT_USAGE
     async with panel:
-        run = start_single_run(store, rubric=rubric, triple=triple, **panel.run_fields(), model_name=args.model_name,
-                               fresh=args.fresh, origin=terminal_origin())
         with observing_retries(lambda notice: ctx.console.print(f"[yellow]{shown(str(notice))}[/]")):
             outcome = await execute_run(store, run, rubric, panel, concurrency=1,
-                                        unsure_spread=ctx.settings.unsure_spread)
+                                        unsure_spread=ctx.settings.unsure_spread, budget=budget)
     if outcome.stop_reason and outcome.status == RunState.PAUSED:
         raise UsageError(f"{outcome.stop_reason.rstrip('.')}.\nRun {run.id} keeps this triple, not yet judged: "
                          f"`judgebot resume {run.id}` judges it.")
@@ -149,16 +153,16 @@ def terminal_origin() -> Origin:
     return Origin(source="cli", user_id=user)
 
 
-async def cost_agreed(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *, new: bool,
-                      batch: bool = False) -> tuple[bool, Budget | None]:
-    """The run's estimate shown and agreed to (see `approve_cost`); when it is not, nothing is judged: a `new` run is
-    cancelled, a resumed one keeps its pending rows."""
+async def cost_agreed(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *, new: bool, batch: bool = False,
+                      quiet: bool = False) -> tuple[bool, Budget | None]:
+    """The run's estimate shown (with `quiet`, only when it asks) and agreed to (see `approve_cost`); when it is not,
+    nothing is judged: a `new` run is cancelled, a resumed one keeps its pending rows."""
     go, budget = False, None
     try:  # refused without a terminal to ask (UsageError) or at the question: the same end
         from bot.runs.estimate import estimate_run
 
         go, budget = approve_cost(ctx.store, estimate_run(ctx.store, run, rubric, panel, batch=batch, keep=True),
-                                  ctx.settings, yes=ctx.args.yes, console=ctx.console)
+                                  ctx.settings, yes=ctx.args.yes, console=ctx.console, quiet=quiet)
     finally:
         if not go:
             await panel.aclose()

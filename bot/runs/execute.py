@@ -187,7 +187,7 @@ class _Execution:
 
     def finish(self, rejudged: int) -> RunOutcome:
         counts = self.store.status_counts(self.run_id)
-        if self.stop_reason:
+        if self.stop_reason and counts.get(RowState.PENDING):  # a stop after the last row leaves nothing to resume
             status, reason = RunState.PAUSED, self.stop_reason
         elif self.cancel.is_set():
             status, reason = RunState.CANCELLED, "cancelled"

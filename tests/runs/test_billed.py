@@ -14,9 +14,9 @@ from bot.runs import execute_run, export_run, start_run
 from bot.store import Store, spend, utcnow
 from bot.store.history import run_billed
 from tests.support.cli import flat, history, judgebot, write_rows
+from tests.support.csv_rows import rows_of
 from tests.support.openai_server import FakeJudgeServer, Reply
 from tests.support.replies import eth_reply
-from tests.support.csv_rows import rows_of
 
 BROKEN = '{"correctness": 7, "completeness": 1, "result_tag": "Correct", "reasoning": "r"}'  # breaks the rubric
 

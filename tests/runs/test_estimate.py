@@ -228,3 +228,46 @@ def test_a_reply_cut_off_at_its_token_limit_names_the_setting_to_raise(tmp_path,
     assert code == 1, out
     (error,), = history(tmp_path, "SELECT error FROM judgment")
     assert "cut off at its token limit" in error and "raise JUDGE_MAX_COMPLETION_TOKENS" in error
+
+
+def test_one_triple_and_a_calibration_check_are_held_to_the_budget_and_the_threshold(tmp_path, judge_server) -> None:
+    judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, tokens_in=1_000, tokens_out=100)
+    write_rows(tmp_path / "labeled.csv", ["question", "reference", "answer", "human_pass"],
+               [["Exams?", "myStudies.", f"a{n}", "yes"] for n in range(4)])
+    each = builtin_prices().cost("gpt-4o", 1_000, 100)
+    assert each is not None
+    money = {"JUDGE_MODEL": "gpt-4o", "JUDGE_MONTHLY_BUDGET": f"{each * 4.2:.6f}"}
+    code, out = judgebot(tmp_path, "judge", "labeled.csv", "--rubric", "eth", server=judge_server, **money)
+    assert code == 0 and len(judge_server.bodies()) == 4, out  # what is left of the month's budget is too little now
+    triple = ["judge", "--rubric", "eth", "-q", "Exams?", "-r", "myStudies.", "-a", "In myStudies."]
+
+    code, out = judgebot(tmp_path, *triple, server=judge_server, **money)
+    text = flat(out)
+    assert code == 2 and len(judge_server.bodies()) == 4, out  # nothing sent past a budget already spent
+    assert "would go over the budget: this month's spend is" in text and "pass --yes" in text
+    code, out = judgebot(tmp_path, *triple, "--yes", server=judge_server, **money)
+    assert code == 0 and len(judge_server.bodies()) == 5 and "PASS" in out, out
+    code, out = judgebot(tmp_path, *triple[:-1], "In ASVZ.", server=judge_server, JUDGE_MODEL="gpt-4o")
+    assert code == 0 and "Estimate" not in out, out  # under the threshold and without a budget: not a word of cost
+
+    check = ["calibration", "check", "--rubric", "eth", "--labels", "labeled.csv", "--fresh"]
+    code, out = judgebot(tmp_path, *check, server=judge_server, **money)
+    assert code == 2 and len(judge_server.bodies()) == 6 and "would go over the budget" in flat(out), out
+    code, out = judgebot(tmp_path, *check, server=judge_server, JUDGE_MODEL="gpt-4o", CONFIRM_ABOVE_USD="0.001")
+    text = flat(out)
+    assert code == 2 and len(judge_server.bodies()) == 6, out
+    assert "is more than CONFIRM_ABOVE_USD ($0.0010), and there is no terminal to ask; pass --yes" in text
+    code, out = judgebot(tmp_path, *check, "--yes", server=judge_server, JUDGE_MODEL="gpt-4o", CONFIRM_ABOVE_USD="0.001")
+    assert code == 0 and len(judge_server.bodies()) == 10, out
+
+
+def test_a_budget_reached_by_the_last_row_ends_the_run_done(tmp_path, judge_server) -> None:
+    judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, tokens_in=1_000, tokens_out=100)
+    write_rows(tmp_path / "rows.csv", ["question", "reference", "answer"], [["Exams?", "myStudies.", f"a{n}"]
+                                                                          for n in range(2)])
+    each = builtin_prices().cost("gpt-4o", 1_000, 100)
+    assert each is not None
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--yes", "--concurrency", "1",
+                         server=judge_server, JUDGE_MODEL="gpt-4o", JUDGE_MONTHLY_BUDGET=f"{each * 2:.8f}")
+    assert code == 0 and "stopped" not in out, out
+    assert history(tmp_path, "SELECT status, stop_reason FROM run") == [("done", None)]
