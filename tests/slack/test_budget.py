@@ -175,3 +175,23 @@ async def test_half_price_via_batch_takes_samples_each_a_line_of_the_batch(bot_s
     assert not [body for body in server.bodies() if len(body["messages"]) != 2]  # nothing asked live
     summary = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
     assert f"${12 * ROW_COST / 2:.4f}" in summary  # every sample billed at half price
+
+
+async def test_a_card_in_a_channel_whose_budget_is_spent_is_not_judged(bot_settings, slack_server, judge_server):
+    from bot.store import set_cost_limits
+    from tests.support.slack_side import TEAM
+
+    judge_server.responder = billed
+    running, slack = await priced_bot(bot_settings, slack_server)
+    try:
+        await slack.command("eth Where do I register? || In myStudies. || In myStudies.")
+        await wait_until(lambda: len(judge_server.bodies()) == 1, what="the first card judged")
+        set_cost_limits(running.context.store, team_id=TEAM, channel_id="C0GENERAL", user_id="U0ADMIN",
+                        monthly_budget=ROW_COST / 2)  # spent already by the card before
+        await slack.command("eth Where do I print? || With Web Print. || With Web Print.")
+        refused = await said(slack_server)
+        assert "This channel's monthly budget is spent ($0.0035 of $0.0018 this month)" in refused, refused
+        assert "`/judge budget USD`" in refused and "Where do I print?" in refused  # what was asked is not lost
+        assert len(judge_server.bodies()) == 1
+    finally:
+        await running.stop()

@@ -15,9 +15,22 @@ from bot.slack.context import SAY_LATER, Context
 from bot.slack.messenger import OUR_FAULT, post_problem
 from bot.slack.text import code_block, shown
 from bot.slack.views.blocks import notice
+from bot.slack.views.budget import budget_spent
 from bot.slack.views.card import Card, full_detail, placeholder, result_card, sampled
 from bot.slack.views.limits import SECTION_LIMIT
-from bot.store import Judgment, JudgmentSample, Label, Run, Store, default_samples, feedback_tally
+from bot.store import (
+    Judgment,
+    JudgmentSample,
+    Label,
+    Run,
+    Store,
+    cost_limits,
+    default_samples,
+    feedback_tally,
+    month_start,
+    spend,
+    utcnow,
+)
 from bot.store.labels import labels_of, save_label
 from bot.store.samples import samples_of
 from bot.trust.labels import HumanValues, complete
@@ -35,6 +48,15 @@ def echo(triple: Triple, room: int) -> str:
     return "What you sent:\n" + "\n".join(parts)
 
 
+async def _budget_spent(ctx: Context, origin: Origin) -> str | None:
+    """Why nothing is judged in a channel whose monthly budget is spent, as a card would be; None when it is not."""
+    limits = await ctx.db(cost_limits, team_id=origin.team_id or "", channel_id=origin.channel_id or "")
+    if limits.monthly_budget is None:
+        return None
+    spent = (await ctx.db(spend, channel_id=origin.channel_id, since=month_start(utcnow()))).usd
+    return budget_spent(spent, limits.monthly_budget) if spent >= limits.monthly_budget else None
+
+
 async def show_judgment(
     ctx: Context, *, rubric: Rubric, triple: Triple, origin: Origin, model_name: str | None,
     response_url: str | None, fresh: bool = False, replace_ts: str | None = None, samples: int | None = None,
@@ -44,6 +66,9 @@ async def show_judgment(
     The triple is judged `samples` times, else as many as the channel's default or the rubric's own say.
     """
     channel, thread = origin.channel_id or "", origin.thread_ts
+    if (refusal := await _budget_spent(ctx, origin)) is not None:
+        await ctx.say.tell(response_url, f"{refusal}\n\n{echo(triple, SECTION_LIMIT - len(refusal) - 10)}")
+        return None
     try:
         if samples is None:
             samples = await ctx.db(default_samples, team_id=origin.team_id or "", channel_id=channel) or rubric.samples

@@ -26,6 +26,7 @@ from bot.slack.flows.progress import EDIT_EVERY, ProgressMessage
 from bot.slack.messenger import OUR_FAULT
 from bot.slack.views import budget as budget_view
 from bot.slack.views import file_run as view
+from bot.slack.views.budget import RAISE_BUDGET
 from bot.store import (
     Run,
     SharedFile,
@@ -42,7 +43,6 @@ from bot.store.batches import open_parts
 log = logging.getLogger(__name__)
 
 FILE_SOURCE = "slack-file"  # the source of runs over a file shared in Slack
-RAISE_BUDGET = "An admin can raise it with `/judge budget USD`"
 OVER_BUDGET = ("This run would take the channel over its monthly budget ({over}): only the workspace's admins, and "
                "the people DIGEST_ADMINS names, can start it now. An admin can also raise the budget with "
                "`/judge budget USD`.")

@@ -15,6 +15,7 @@ from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, RESUME_RUN
 from bot.store import CostLimits, Run, Spend
 
 SPEND_LISTED = 8  # rubric and judge pairs listed before "and N more"
+RAISE_BUDGET = "An admin can raise it with `/judge budget USD`"
 
 
 def spend_text(spend: Spend) -> str:
@@ -61,3 +62,9 @@ def cost_question(run: Run, title: str, estimate: Estimate, *, over_budget: str 
                                                                "prompts without the provider's cache discount."),
                            ActionsBlock(elements=choices)]
     return message(blocks, f"{escape(estimate.cost_text())} to judge {name}: Start or Cancel")
+
+
+def budget_spent(spent: float, budget: float) -> str:
+    """Why a judgment asked for in a channel whose monthly budget is spent is not judged, and what to do."""
+    return (f":no_entry: This channel's monthly budget is spent ({money(spent)} of {money(budget)} this month), so "
+            f"nothing was sent to the judge. {RAISE_BUDGET}.")
