@@ -41,10 +41,8 @@ async def judge(ctx: Context) -> int:
 
 async def judge_triple(ctx: Context, rubric: Rubric) -> int:
     """One triple judged live, through a run of one row, and shown in full."""
-    from bot.llm.retries import observing_retries
-    from bot.records import Triple, Verdict
-    from bot.runs import execute_run, start_single_run
-    from bot.store.samples import samples_of
+    from bot.records import Triple
+    from bot.runs import start_single_run
 
     args = ctx.args
     if args.columns:
@@ -57,25 +55,35 @@ async def judge_triple(ctx: Context, rubric: Rubric) -> int:
                          "answer to grade against")
     panel = judge_panel(ctx.settings, args, rubric)
     settled()
-    store = ctx.store
     triple = Triple(question=args.question, reference=args.reference, answer=args.answer)
-    run = start_single_run(store, rubric=rubric, triple=triple, **panel.run_fields(), model_name=args.model_name,
+    run = start_single_run(ctx.store, rubric=rubric, triple=triple, **panel.run_fields(), model_name=args.model_name,
                            fresh=args.fresh, origin=terminal_origin())
-    # As a file's run: CONFIRM_ABOVE_USD and JUDGE_MONTHLY_BUDGET hold, the estimate said only when they ask.
-    go, budget = await cost_agreed(ctx, run, rubric, panel, new=True, quiet=True)
+    return await finish_triple(ctx, run, rubric, panel, new=True)
+
+
+async def finish_triple(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *, new: bool,
+                        rejudge: tuple[RowState, ...] = ()) -> int:
+    """Judge a run of one triple and show its verdict, as CONFIRM_ABOVE_USD and JUDGE_MONTHLY_BUDGET allow (its
+    estimate said only when they ask)."""
+    from bot.llm.retries import observing_retries
+    from bot.records import Verdict
+    from bot.runs import execute_run
+    from bot.store.samples import samples_of
+
+    go, budget = await cost_agreed(ctx, run, rubric, panel, new=new, quiet=True)
     if not go:
         return EXIT_USAGE
     async with panel:
         with observing_retries(lambda notice: ctx.console.print(f"[yellow]{shown(str(notice))}[/]")):
-            outcome = await execute_run(store, run, rubric, panel, concurrency=1,
+            outcome = await execute_run(ctx.store, run, rubric, panel, concurrency=1, rejudge=rejudge,
                                         unsure_spread=ctx.settings.unsure_spread, budget=budget)
     if outcome.stop_reason and outcome.status == RunState.PAUSED:
         raise UsageError(f"{outcome.stop_reason.rstrip('.')}.\nRun {run.id} keeps this triple, not yet judged: "
                          f"`judgebot resume {run.id}` judges it.")
-    judgment = next(store.iter_judgments(run.id))
+    judgment = next(ctx.store.iter_judgments(run.id))
     views.show_verdict(ctx.console, rubric, Verdict.model_validate(judgment, from_attributes=True))
     if not panel.single:
-        views.show_samples(ctx.console, samples_of(store, judgment.id))
+        views.show_samples(ctx.console, samples_of(ctx.store, judgment.id))
     return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
 
 
@@ -98,7 +106,9 @@ async def judge_file(ctx: Context, rubric: Rubric) -> int:
 
 
 async def resume(ctx: Context) -> int:
-    """`judgebot resume`: judge what a run left pending, then write its results and summary."""
+    """`judgebot resume`: judge what a run left pending, then write its results and summary (or, for one triple,
+    show its verdict)."""
+    from bot.runs import ONE_TRIPLE
     from bot.store.batches import open_parts
 
     args, store = ctx.args, ctx.store
@@ -107,7 +117,20 @@ async def resume(ctx: Context) -> int:
         raise UsageError(f"no run {args.run_id}" if args.run_id else "no unfinished run to resume")
     check_concurrency(args.concurrency)
     rubric = ctx.rubrics.get(run.rubric_name)
+    rejudge = REJUDGEABLE if args.retry_errors else ()
+    if run.source_name == ONE_TRIPLE:
+        if run.status == RunState.DONE and not rejudge:
+            raise UsageError(f"run {run.id} is finished; nothing to resume (`judgebot history` shows its verdict, "
+                             "`--retry-errors` judges it again if it ended in an error)")
+        return await finish_triple(ctx, run, rubric, run_panel(ctx.settings, run), new=False, rejudge=rejudge)
+    if run.status == RunState.DONE and run.results_written_at is not None and not rejudge and args.out is None:
+        raise UsageError(f"run {run.id} is finished; nothing to resume. Its results are in {run.results_path}: "
+                         f"`judgebot resume {run.id} --out PATH` writes them again elsewhere, `--retry-errors` judges "
+                         "its errors again")
     out = writable(args.out or Path(run.results_path or f"run-{run.id}.results.csv"))
+    if (newer := store.newer_results(str(out.resolve()), run.id)) is not None:
+        raise UsageError(f"{out} holds the results of run {newer.id}, newer than run {run.id}, and is never replaced "
+                         f"by an older run's: give `judgebot resume {run.id} --out` another file")
     panel = run_panel(ctx.settings, run, args.concurrency)
     waiting = bool(open_parts(store, run.id))  # batches sent before a stop: wait for them, never send them again
     batch = args.batch or waiting
@@ -120,8 +143,8 @@ async def resume(ctx: Context) -> int:
         go, budget = await cost_agreed(ctx, run, rubric, panel, new=False, batch=batch)
     if not go:
         return EXIT_USAGE
-    return await finish_run(ctx, run, rubric, panel, out, rejudge=REJUDGEABLE if args.retry_errors else (),
-                            budget=budget, batch=batch, new_parts=args.batch)
+    return await finish_run(ctx, run, rubric, panel, out, rejudge=rejudge, budget=budget, batch=batch,
+                            new_parts=args.batch)
 
 
 def check_concurrency(value: int | None) -> None:
@@ -208,6 +231,7 @@ def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: Ru
     """A judged run's labels saved, its results file written (unless a run with rows left would replace a file that
     is there), and its summary shown; the exit code of how it ended."""
     from bot.runs import export_run
+    from bot.store import utcnow
     from bot.trust.file_labels import save_file_labels
 
     store, console = ctx.store, ctx.console
@@ -219,8 +243,8 @@ def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: Ru
     except OSError as err:
         raise UsageError(f"cannot write {out}: {err.strerror or err}. Every verdict is saved: "
                          f"`judgebot resume {run.id} --out PATH` writes the results elsewhere.") from None
-    if not kept and run.results_path != str(out.resolve()):
-        store.update_run(run.id, results_path=str(out.resolve()))  # where `judgebot resume` writes them next
+    if not kept:  # where `judgebot resume` writes them next, and that this run's results are there, whole
+        store.update_run(run.id, results_path=str(out.resolve()), results_written_at=utcnow())
     views.show_summary(console, run, rubric, summary, None if kept else out)
     if labels.any:
         calibration_views.show_file_labels(console, labels)

@@ -16,6 +16,7 @@ from bot.store import Run, Store, process_name, utcnow
 from bot.store.judgments import LOAD_LOST
 
 CHECK_CHANNEL = "#calibration-check"
+ONE_TRIPLE = "one triple"  # the source name of a run of one triple: it has a verdict to show, no results file
 """The channel key of `judgebot calibration check` runs: no Slack channel id has a "#", so their judgments stay out of
 every channel's and the terminal's stats, history, tallies and digest (they judge labeled rows a second time)."""
 
@@ -114,7 +115,8 @@ def start_csv_run(store: Store, *, rubric: Rubric, source: CsvSource, **kwargs: 
 
 
 def start_single_run(store: Store, *, rubric: Rubric, triple: Triple, **kwargs: Any) -> Run:
-    """Start a run of one triple (a command rather than a file)."""
+    """Start a run of one triple (a command or a card rather than a file), named ONE_TRIPLE."""
     row = CsvRow(line=1, question=triple.question, reference=triple.reference, answer=triple.answer, model=None,
                  cells={"question": triple.question, "reference": triple.reference, "answer": triple.answer})
-    return start_run(store, rubric=rubric, rows=[row], columns=["question", "reference", "answer"], **kwargs)
+    return start_run(store, rubric=rubric, rows=[row], columns=["question", "reference", "answer"],
+                     source_name=ONE_TRIPLE, **kwargs)

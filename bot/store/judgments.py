@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import bindparam, delete, func, insert, update
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, update
 from sqlalchemy.engine import CursorResult, Engine, Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, select
@@ -162,10 +162,21 @@ class Store:
             return session.get(Run, run_id)
 
     def latest_unfinished_run(self, *, source: str = "cli") -> Run | None:
-        """The newest run from `source` that still has work to do (paused, interrupted, or cut off by a crash)."""
+        """The newest run from `source` that still has work to do: paused, interrupted, cut off by a crash, or judged
+        but killed before its results file was written."""
+        unwritten = and_(col(Run.status) == RunState.DONE, col(Run.results_path).is_not(None),
+                         col(Run.results_written_at).is_(None))
         with self.session() as session:
-            statement = select(Run).where(col(Run.status).in_(RESUMABLE), Run.source == source).order_by(col(Run.id).desc())
+            statement = (select(Run).where(or_(col(Run.status).in_(RESUMABLE), unwritten), Run.source == source)
+                         .order_by(col(Run.id).desc()))
             return session.exec(statement.limit(1)).first()
+
+    def newer_results(self, path: str, run_id: int) -> Run | None:
+        """A run newer than `run_id` whose results file, written whole, is the one at `path` (its resolved path)."""
+        with self.session() as session:
+            return session.exec(select(Run).where(Run.results_path == path, col(Run.id) > run_id,
+                                                  col(Run.results_written_at).is_not(None))
+                                .order_by(col(Run.id).desc()).limit(1)).first()
 
     def unfinished_runs(self, *, source: str) -> list[Run]:
         """Every run from `source` that still has work to do, oldest first."""

@@ -401,10 +401,20 @@ def _v13_billed_tally(op: Operations) -> None:
         bind.execute(statement)
 
 
+def _v14_results_written(op: Operations) -> None:
+    op.add_column("run", sa.Column("results_written_at", sa.DateTime))
+    # Runs that ended before: their results file was written when they finished.
+    run = sa.table("run", sa.column("status"), sa.column("results_path"), sa.column("finished_at", sa.DateTime),
+                   sa.column("results_written_at", sa.DateTime))
+    op.execute(run.update().where(run.c.status == "done", run.c.results_path.is_not(None))
+               .values(results_written_at=run.c.finished_at))
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
     _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies, _v7_results_path_and_reuses,
     _v8_run_column_roles, _v9_samples_juries_and_labels, _v10_costs_estimates_and_budgets,
     _v11_batches, _v12_votes_in_tallies, _v13_billed_tally,
+    _v14_results_written,
 ]
 LATEST = len(MIGRATIONS)

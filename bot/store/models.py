@@ -54,6 +54,8 @@ class Run(SQLModel, table=True):
     user_id: str | None = Field(default=None, max_length=32)
     results_path: str | None = Field(default=None, sa_column=Column(Text),
                                      description="where the terminal writes its results CSV (absolute)")
+    results_written_at: NaiveDatetime | None = Field(default=None, description="when its results file was last "
+                                                     "written whole: a run killed while writing it is unfinished")
     samples: int = Field(default=1, sa_column_kwargs={"server_default": text("1")},
                          description="how many times each judge judges each row")
     judges: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)),

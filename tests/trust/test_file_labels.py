@@ -71,6 +71,6 @@ def test_cli_judges_a_file_with_labels_and_measures_the_judge_against_them(tmp_p
     # the labels never reach the judge
     assert all("human" not in str(body["messages"]) for body in judge_server.bodies())
 
-    code, out = judgebot(tmp_path, "resume", "1", server=judge_server)
+    code, out = judgebot(tmp_path, "resume", "1", "--out", "again.csv", server=judge_server)  # a finished run: written again
     assert code == 0, out
     assert history(tmp_path, "SELECT COUNT(*) FROM label") == [(2,)]  # summarised again: replaced, not doubled
