@@ -23,6 +23,16 @@ def percent(part: float | None, *, missing: str = MISSING) -> str:
     return missing if part is None else f"{part:.0%}"
 
 
+def percents_apart(first: float, second: float) -> tuple[str, str]:
+    """Two shares as percentages with as many decimals (up to two) as it takes to tell them apart: 78% against
+    78% reads as 77.6% against 78.0% when they differ."""
+    for digits in range(3):
+        shown = f"{first:.{digits}%}", f"{second:.{digits}%}"
+        if first == second or shown[0] != shown[1]:
+            return shown
+    return shown
+
+
 def duration(seconds: float) -> str:
     """Such as 42 s, 3 min 05 s, 1 h 02 min."""
     seconds = max(int(seconds), 0)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from bot.cli.screen import printable, shown
-from bot.figures import number, percent
+from bot.figures import number, percent, percents_apart
 
 if TYPE_CHECKING:  # only types: drawing the figures must not load the database or the judge
     from bot.trust.calibration import Calibration
@@ -141,8 +141,13 @@ def show_check(console: Console, current: tuple[str, Calibration], original: tup
         console.print("The labels do not say what the original judge gave (no judge_pass or judge_tag column).",
                       highlight=False)
     agreement = current[1].agreement
-    if agreement is not None and agreement >= minimum:
-        console.print(f"[green]ok[/]: agreement {percent(agreement)} is at least {percent(minimum)}.", highlight=False)
-    else:
-        console.print(f"[red]below[/]: agreement {percent(agreement)} is under the {percent(minimum)} asked for "
+    if agreement is None:
+        console.print(f"[red]below[/]: no label says pass or fail, so nothing reaches the {percent(minimum)} asked for "
                       "(--min-agreement).", highlight=False)
+        return
+    said, asked = percents_apart(agreement, minimum)
+    if agreement >= minimum:
+        console.print(f"[green]ok[/]: agreement {said} is at least {asked}.", highlight=False)
+    else:
+        console.print(f"[red]below[/]: agreement {said} is under the {asked} asked for (--min-agreement).",
+                      highlight=False)

@@ -39,8 +39,9 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None
 def cohen_kappa(pairs: Iterable[tuple[Hashable, Hashable]]) -> float | None:
     """Cohen's kappa of (judge, human) pairs over the classes either used; may be negative.
 
-    None when there are no pairs, or when both raters used one and the same class only: the expected agreement is
-    then 1 and kappa is undefined. Perfect agreement over two or more classes is 1.0.
+    None when there are no pairs, or when either rater used one class only (a judge that passes everything): kappa
+    then says nothing of agreement (0/0 when both used the same class, 0 whatever the agreement otherwise), and is
+    shown as "n/a (one class only)". Perfect agreement over two or more classes is 1.0.
     """
     return counted_kappa(Counter(pairs))
 
@@ -55,11 +56,11 @@ def counted_kappa(counts: Mapping[tuple[Class, Class], int]) -> float | None:
     for (first, second), count in counts.items():
         judge[first] += count
         human[second] += count
-    agreed = sum(count for (first, second), count in counts.items() if first == second)
-    # In whole numbers times n², so that "expected agreement is 1" is an exact test and not a float comparison.
-    expected = sum(count * human[label] for label, count in judge.items())
-    if expected == n * n:
+    if len(+judge) < 2 or len(+human) < 2:
         return None
+    agreed = sum(count for (first, second), count in counts.items() if first == second)
+    # In whole numbers times n²: with two classes or more on each side, the expected agreement is below 1.
+    expected = sum(count * human[label] for label, count in judge.items())
     return (n * agreed - expected) / (n * n - expected)
 
 

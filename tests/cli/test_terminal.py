@@ -44,3 +44,23 @@ def test_columns_go_least_important_first_and_a_narrow_one_comes_back_when_it_fi
     console.print(fitted_table(console, columns, [("bot-a", "eth", "x" * 30, "7")]))
     header = console.export_text().splitlines()[1]
     assert [cell.strip() for cell in header.split("┃")[1:-1]] == ["model", "rubric", "n"]  # "n" fits once notes go
+
+
+def test_a_check_just_below_its_gate_shows_the_digits_that_tell_them_apart() -> None:
+    import io
+
+    from rich.console import Console
+
+    from bot.cli.calibration_views import show_check
+    from bot.figures import percents_apart
+    from bot.trust.calibration import Agreement, calibrate
+
+    assert percents_apart(90 / 116, 0.78) == ("77.6%", "78.0%")
+    assert percents_apart(0.5, 0.8) == ("50%", "80%") and percents_apart(0.8, 0.8) == ("80%", "80%")
+    console = Console(file=io.StringIO(), width=200)
+    figures = calibrate([])
+    assert isinstance(figures, Agreement)
+    figures = figures.model_copy(update={"agreement": 90 / 116, "pass_n": 116, "pass_agree": 90, "n": 116})
+    show_check(console, ("Today's judge", figures), None, 0.78)
+    printed = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "below: agreement 77.6% is under the 78.0% asked for" in printed

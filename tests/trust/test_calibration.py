@@ -68,9 +68,12 @@ def test_kappa_undefined_with_one_class_only():
     assert cohen_kappa([(True, True)]) is None
 
 
-def test_kappa_each_rater_one_different_class_is_zero():
-    # Judge always A, human always B: p_o = 0, p_e = 1*0 + 0*1 = 0, kappa = (0 - 0) / (1 - 0) = 0.
-    assert cohen_kappa([("A", "B")] * 3) == 0.0
+def test_kappa_of_a_rater_with_one_class_only_is_undefined():
+    # Judge always A, human always B: p_o = 0, p_e = 0, and (0 - 0) / (1 - 0) = 0 would say "slight" at 0% agreement.
+    assert cohen_kappa([("A", "B")] * 3) is None
+    # A judge that passes everything: kappa 0 whatever the agreement, so none is given.
+    assert cohen_kappa([(True, True)] * 17 + [(True, False)] * 3) is None
+    assert kappa_text(cohen_kappa([(True, False)] * 5), 5) == "n/a (one class only)"
 
 
 def test_kappa_perfect_agreement():
@@ -250,7 +253,7 @@ def test_calibrate_no_label_with_both_tags():
     result = calibrate(labels, tags=ETH_TAGS)
     assert (result.tag_n, result.kappa_tag, result.confusion) == (0, None, None)
     # pass/fail: (T,T) (T,F): one class for the judge; p_o = 1/2, p_e = 1 * 1/2 = 1/2, kappa = 0/(1/2) = 0
-    assert result.kappa_pass == 0.0
+    assert result.kappa_pass is None  # people said pass only: "n/a (one class only)", not 0.00 (slight)
 
 
 def test_calibrate_one_class_only():

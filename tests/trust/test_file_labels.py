@@ -64,7 +64,7 @@ def test_cli_judges_a_file_with_labels_and_measures_the_judge_against_them(tmp_p
     # agreement 1/2; kappa on pass/fail: p_o = 0.5, judge pass 1/2, human pass 2/2, p_e = 0.5*1 + 0.5*0 = 0.5 -> 0
     # Wilson 95% for 1/2: centre 0.5, half-width 1.96 * sqrt(0.125 + 0.2401) / 2.9207 = 0.4055 -> 9%-91%
     assert "The judge against the file's labels (2 labels)" in text
-    assert "agreement on pass/fail 50% (1/2), 95% CI 9%-91%" in text and "kappa on pass/fail 0.00 (slight)" in text
+    assert "agreement on pass/fail 50% (1/2), 95% CI 9%-91%" in text and "kappa on pass/fail n/a (one class only)" in text
     assert history(tmp_path, "SELECT l.user_id, l.source, l.tag, l.passed, j.row_number FROM label l "
                    "JOIN judgment j ON j.id = l.judgment_id ORDER BY j.row_number") == [
         ("file", "file", "Correct", 1, 2), ("file", "file", "Correct", 1, 3)]
