@@ -252,8 +252,8 @@ def test_calibrate_no_label_with_both_tags():
               label(judge_passed=True, judge_tag="Correct", human_passed=False)]
     result = calibrate(labels, tags=ETH_TAGS)
     assert (result.tag_n, result.kappa_tag, result.confusion) == (0, None, None)
-    # pass/fail: (T,T) (T,F): one class for the judge; p_o = 1/2, p_e = 1 * 1/2 = 1/2, kappa = 0/(1/2) = 0
-    assert result.kappa_pass is None  # people said pass only: "n/a (one class only)", not 0.00 (slight)
+    # pass/fail: (T,T) (T,F): one class for the judge; p_o = p_e = 1/2, so (p_o - p_e) would be 0 whatever happened
+    assert result.kappa_pass is None  # the judge said pass only: "n/a (one class only)", not 0.00 (slight)
 
 
 def test_calibrate_one_class_only():
