@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.config import Settings
 from bot.errors import SetupError
-from bot.llm.client import JudgeClient, judge_client_from
+from bot.llm.client import JudgeClient, judge_client_from, own_secret
 from bot.llm.prices import PriceTable, builtin_prices, load_prices
 from bot.yaml_text import load_yaml
 
@@ -60,6 +60,10 @@ def read_judges(path: Path) -> list[JudgeSpec]:
             problem = err.errors()[0]
             where = ".".join(str(part) for part in problem["loc"]) or "entry"
             raise SetupError(f"the judges file {path}, judge {number}: {where}: {problem['msg']}") from None
+        if specs[-1].key_env is not None and own_secret(specs[-1].key_env):
+            raise SetupError(f"the judges file {path}, judge {number}: key_env {specs[-1].key_env} names one of "
+                             "judgebot's own secrets (Slack's tokens and signing secret, the database URL), which "
+                             "are never sent to a judge: put the judge's key in a variable of its own")
     return check_jury(specs, f"the judges file {path}")
 
 

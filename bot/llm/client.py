@@ -353,6 +353,16 @@ def make_judge_client(
                        outage_budget=outage_budget)
 
 
+OWN_SECRETS = frozenset({"DATABASE_URL", "JUDGEBOT_DB", "MCP_TOKEN", "JUDGEBOT_MCP_TOKEN"})
+
+
+def own_secret(name: str) -> bool:
+    """Whether the environment variable `name` holds one of judgebot's own secrets (any of Slack's, the database's
+    URL, the MCP server's token), which no judge's key may be read from."""
+    upper = name.upper()
+    return upper.startswith("SLACK_") or upper in OWN_SECRETS
+
+
 def judge_client_from(settings: Settings, *, model: str | None = None, base_url: str | None = None,
                       key_env: str | None = None, temperature: float | None = None,
                       concurrency: int | None = None) -> JudgeClient:
@@ -362,6 +372,10 @@ def judge_client_from(settings: Settings, *, model: str | None = None, base_url:
     variable `key_env` holds; SetupError when that variable is not set.
     """
     if key_env is not None:
+        if own_secret(key_env):
+            raise SetupError(f"judge {model or settings.judge_model}: key_env {key_env} names one of judgebot's own "
+                             "secrets (Slack's tokens and signing secret, the database URL): it is never sent to a "
+                             "judge. Put the judge's key in a variable of its own and name that one")
         if not os.environ.get(key_env):
             raise SetupError(f"judge {model or settings.judge_model}: the environment variable {key_env} that should "
                              "hold its key is not set")

@@ -498,3 +498,12 @@ def test_a_broken_team_rubric_is_left_out_and_named_with_its_field_by_every_comm
     assert re.findall(r"^│ ([\w-]+)\s+│", list_out, re.MULTILINE) == ["academic", "benchmark", "eth"]
     assert f"broken {team / 'broken.yaml'}: output.correctness.type: Input should be 'integer'" in flat(list_out)
     assert judge_server.bodies() == []
+
+
+def test_a_judges_file_naming_a_slack_token_as_a_key_is_refused(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    (tmp_path / "judges.yaml").write_text(f"- model: a\n  base_url: {judge_server.base_url}\n  key_env: SLACK_BOT_TOKEN\n")
+    code, out = judgebot(tmp_path, "judge", str(EXAMPLE), "--rubric", "eth", "--judges-file", "judges.yaml", "--yes",
+                         server=judge_server, SLACK_BOT_TOKEN="xoxb-1-secret")
+    assert code == 2 and "key_env SLACK_BOT_TOKEN names one of judgebot's own secrets" in flat(out), out
+    assert judge_server.requests == [] and "xoxb-1-secret" not in out

@@ -312,3 +312,20 @@ def test_a_run_killed_between_the_samples_of_a_row_bills_none_of_them_twice(tmp_
     # requests in flight at the kill (one row's three samples) were billed and then asked again
     assert all(billing.billed[row[2]] >= 3 for row in rows)
     assert 36 <= sum(billing.billed.values()) <= 36 + 3, (billed_at_kill, billing.billed)
+
+
+@pytest.mark.parametrize("secret", ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "slack_app_token", "DATABASE_URL"])
+def test_a_judges_key_never_comes_from_judgebots_own_secrets(tmp_path, secret, monkeypatch) -> None:
+    from bot.config import Settings
+    from bot.errors import SetupError
+    from bot.judge.panel import JudgeSpec, open_panel
+
+    monkeypatch.setenv(secret.upper(), "xoxb-not-for-a-judge")
+    jury = tmp_path / "judges.yaml"
+    jury.write_text(f"- model: a\n- model: b\n  base_url: http://127.0.0.1:9/v1\n  key_env: {secret}\n")
+    with pytest.raises(SetupError, match=f"judge 2: key_env {secret} names one of judgebot's own secrets"):
+        read_judges(jury)
+    # a run saved with such a judge, reopened: refused before any client exists
+    with pytest.raises(SetupError, match=f"key_env {secret} names one of judgebot's own secrets"):
+        open_panel(Settings(openai_api_key="k"), specs=[JudgeSpec(model="b", base_url="http://127.0.0.1:9/v1",
+                                                                  key_env=secret)])
