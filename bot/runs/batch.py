@@ -260,9 +260,10 @@ async def _poll(job: RunJob, part: RunBatch) -> str | None:
     if batch.status not in FINAL:
         return None
     answered = 0
+    sent = set(slots_of(part))  # a line is taken only for a request this part sent, and once
     for file_id in (batch.output_file_id, batch.error_file_id):
         if file_id:
-            answered += await collect(job, (await api.files.content(file_id)).text)
+            answered += await collect(job, (await api.files.content(file_id)).text, sent)
     asked = len(part.slots)
     left = asked - answered
     reason = None

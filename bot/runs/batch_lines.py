@@ -157,24 +157,44 @@ def finish_rows(job: RunJob, rows: Iterable[Judgment], reused: dict[tuple[str, i
     return saved
 
 
-async def collect(job: RunJob, content: str) -> int:
-    """Save what every answered line of a batch's output or error file gives; how many lines were answered."""
-    answers: list[tuple[Slot, str, dict[str, Any]]] = []
+async def collect(job: RunJob, content: str, asked: set[Slot]) -> int:
+    """Save what the lines of a batch's output or error file give, for the slots of `asked` (those its part sent, as
+    recorded before upload); how many lines were answered.
+
+    A line is taken only for a slot still in `asked`, which it leaves: a line naming another run's row, another judge,
+    a sample never asked for, or a slot answered already is ignored. A line that cannot be read ends only its own
+    request, as an error saying why; one that names no slot at all cannot end any, and leaves nothing.
+    """
+    answers: list[tuple[Slot, str, dict[str, Any] | str]] = []
     for raw in content.splitlines():
         if not raw.strip():
             continue
-        line = json.loads(raw)
-        found = parse_custom_id(str(line.get("custom_id") or ""))
-        response = line.get("response") or {}
-        if found is None or response.get("status_code") != 200 or found[0][1] >= len(job.panel.clients):
-            continue  # expired or refused: its slot stays to ask
-        answers.append((found[0], found[1], response.get("body") or {}))
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue  # no slot can be told from it: its request stays to ask
+        found = parse_custom_id(str(line.get("custom_id") or "")) if isinstance(line, dict) else None
+        if found is None or found[0] not in asked:
+            continue
+        slot, boundary = found
+        response = line.get("response")
+        if response is None:
+            continue  # expired or refused with no response: its slot stays to ask
+        asked.discard(slot)
+        if not isinstance(response, dict):
+            answers.append((slot, boundary, "the batch's line for this request holds no response object"))
+        elif response.get("status_code") != 200:
+            asked.add(slot)  # refused: its slot stays to ask
+        else:
+            body = response.get("body")
+            answers.append((slot, boundary, body if isinstance(body, dict) else
+                            "the batch's line for this request holds no reply body object"))
     for start in range(0, len(answers), ANSWERS_AT_ONCE):
         await _save_answers(job, answers[start:start + ANSWERS_AT_ONCE])
     return len(answers)
 
 
-async def _save_answers(job: RunJob, answers: list[tuple[Slot, str, dict[str, Any]]]) -> None:
+async def _save_answers(job: RunJob, answers: list[tuple[Slot, str, dict[str, Any] | str]]) -> None:
     """Validate replies together (repairs asked live meanwhile), save each, then the verdicts of the rows they
     complete; a problem every request would hit (RunStopped) is raised once the others are saved."""
     rows, done = await asyncio.to_thread(_open_slots, job, [slot for slot, _, _ in answers])
@@ -217,10 +237,13 @@ def _save_verdicts(job: RunJob, rows: dict[int, Judgment], verdicts: list[tuple[
     finish_rows(job, rows.values())  # every row this file answers: also those whose samples were all saved before
 
 
-async def reply_verdict(job: RunJob, triple: Triple, judge_index: int, boundary: str, body: dict[str, Any]) -> Verdict:
+async def reply_verdict(job: RunJob, triple: Triple, judge_index: int, boundary: str,
+                        body: dict[str, Any] | str) -> Verdict:
     """A batch reply validated like a live one (its repair, when needed, asked live), costed at the batch price for
-    the batch reply and the live price for the repair."""
+    the batch reply and the live price for the repair; a line that could not be read (`body` says why) is an error."""
     client = job.client(judge_index)
+    if isinstance(body, str):
+        return failed(job.rubric, client.model, triple, body)
     try:
         first = completion_from(body)
     except (NotACompletion, JudgebotError) as err:

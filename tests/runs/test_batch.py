@@ -358,9 +358,60 @@ async def test_an_output_collected_again_after_a_stop_asks_no_repair_twice(batch
             "status_code": 200, "body": BatchJudgeServer.completion(line["body"], reply)}}) + "\n"
             for line, reply in zip(lines, replies, strict=True))
 
-        assert await collect(job, content) == 2
-        assert await collect(job, content) == 2  # as after a stop before the part was marked ended
+        slots = {(row.id, 0, number) for number in (1, 2, 3)}
+        assert await collect(job, content, set(slots)) == 2
+        assert await collect(job, content, set(slots)) == 2  # as after a stop before the part was marked ended
 
     assert len(batch_server.bodies()) == 1  # the one repair, asked once
     assert sorted((s.sample, s.status) for s in samples_of(store, row.id)) == [(1, "scored"), (2, "scored")]
     assert next(store.iter_judgments(run.id)).status == "pending"  # sample 3 is still to ask
+
+
+async def test_an_output_answers_only_what_its_part_asked_and_a_bad_line_ends_only_its_own_request(
+        batch_server, store, rubrics) -> None:
+    from bot.judge.panel import Panel
+    from bot.llm.client import make_judge_client
+    from bot.runs import start_run
+    from bot.runs.batch_lines import collect, custom_id, make_line
+    from bot.runs.job import RunJob
+    from tests.support.scripted_judge import rows_of
+
+    batch_server.responder = lambda body: eth_reply("Correct")  # a repair, were one asked
+    eth = rubrics.get("eth")
+    async with make_judge_client(api_key="k", base_url=batch_server.base_url, model="gpt-4o", timeout=10,
+                                 max_retries=0, concurrency=4) as client:
+        panel = Panel([client])
+        run = start_run(store, rubric=eth, rows=rows_of("a", "b", "c", "d"), columns=["answer"], **panel.run_fields())
+        other = start_run(store, rubric=eth, rows=rows_of("waiting"), columns=["answer"], **panel.run_fields())
+        job = RunJob(store, run, eth, panel)
+        a, b, c, d = store.iter_judgments(run.id)
+        [waiting] = store.iter_judgments(other.id)
+
+        def answered(row, slot=None, **response) -> str:
+            line = json.loads(make_line(job, row, 0, 1).text)
+            if slot is not None:  # the same boundary, another slot named
+                line["custom_id"] = custom_id(slot, line["custom_id"].rsplit("-", 1)[1])
+            body = BatchJudgeServer.completion(line["body"], eth_reply("Correct"))
+            return json.dumps({"custom_id": line["custom_id"], "response": {"status_code": 200, "body": body,
+                                                                            **response}})
+
+        good = answered(a)
+        content = "\n".join([
+            good, good,  # the same request answered twice: taken once
+            answered(a, slot=(waiting.id, 0, 1)),  # another run's row: never asked by this part
+            answered(a, slot=(b.id, 0, 7)),  # a sample never asked for
+            "not json at all", json.dumps(["a", "list"]),  # no request can be told from them
+            json.dumps({"custom_id": json.loads(make_line(job, c, 0, 1).text)["custom_id"], "response": "oops"}),
+            json.dumps({"custom_id": json.loads(make_line(job, d, 0, 1).text)["custom_id"],
+                        "response": {"status_code": 200, "body": "oops"}}),
+        ])
+        asked = {(row.id, 0, 1) for row in (a, b, c, d)}
+        assert await collect(job, content, asked) == 3  # a, and c and d as errors
+        assert asked == {(b.id, 0, 1)}  # b was not answered: still to ask
+
+    rows = {row.id: row for row in store.iter_judgments(run.id)}
+    assert rows[a.id].status == "scored" and rows[b.id].status == "pending"
+    assert (rows[c.id].status, rows[c.id].error) == ("error", "the batch's line for this request holds no response object")
+    assert rows[d.id].error == "the batch's line for this request holds no reply body object"
+    assert [row.status for row in store.iter_judgments(other.id)] == ["pending"]  # the other run is untouched
+    assert batch_server.bodies() == []  # no repair asked, none twice
