@@ -59,6 +59,8 @@ class Settings(BaseSettings):
                                       "input, cached_input and output in USD per million tokens.")
     confirm_above_usd: float = Field(5.0, ge=0, description="Estimated cost in USD above which a run asks before it "
                                      "starts (the terminal unless --yes; Slack with Start / Cancel buttons).")
+    confirm_above_requests: int = Field(5_000, ge=0, description="Requests to judges of unknown price (no cost weighs "
+                                        "them) above which a run asks before it starts, as above CONFIRM_ABOVE_USD.")
     judge_monthly_budget: float | None = Field(None, gt=0, description="USD the terminal's runs may spend a calendar "
                                                "month; a run that would go over asks, one that reaches it pauses.")
     batch_poll_seconds: float = Field(30.0, gt=0, le=3600, description="Seconds between two looks at a run's "

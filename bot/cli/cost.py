@@ -34,8 +34,9 @@ def agreed(question: str, refusal: str, *, yes: bool, console: Console) -> bool:
 def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: bool, console: Console,
                  lead: str = "Estimate", quiet: bool = False) -> tuple[bool, Budget | None]:
     """(whether to judge, what the run may spend before it pauses): shows the estimate (with `quiet`, only when it
-    asks), asks above CONFIRM_ABOVE_USD, and asks when the run would take this month over JUDGE_MONTHLY_BUDGET
-    (--yes answers both). Every command that calls the judge goes through it."""
+    asks), asks above CONFIRM_ABOVE_USD and above CONFIRM_ABOVE_REQUESTS requests to judges of unknown price, and
+    asks when the run would take this month over JUDGE_MONTHLY_BUDGET (--yes answers each). Every command that calls
+    the judge goes through it."""
     from bot.runs import Budget
     from bot.store import month_start, spend, utcnow
 
@@ -48,6 +49,14 @@ def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: b
         over = f"{estimate.cost_text()} is more than CONFIRM_ABOVE_USD ({money(threshold)})"
         if not agreed(f"{over[0].upper()}{over[1:]}. Judge it?", f"the estimate, {over}, and there is no terminal "
                       "to ask; pass --yes to judge it anyway (or raise CONFIRM_ABOVE_USD)", yes=yes, console=console):
+            return False, None
+    if estimate.unpriced_requests > settings.confirm_above_requests:
+        if quiet:
+            views.show_estimate(console, lead, estimate)
+        over = (f"{estimate.unpriced_requests:,} requests to judges of unknown price ({', '.join(estimate.unpriced)}) "
+                f"is more than CONFIRM_ABOVE_REQUESTS ({settings.confirm_above_requests:,})")
+        if not agreed(f"{over[0].upper()}{over[1:]}. Judge them?", f"{over}, and there is no terminal to ask; pass "
+                      "--yes to judge them anyway (or raise CONFIRM_ABOVE_REQUESTS)", yes=yes, console=console):
             return False, None
     limit = settings.judge_monthly_budget
     if limit is None:

@@ -32,8 +32,18 @@ class Estimate(BaseModel):
     judges: list[str]
     tokens_in: int
     tokens_out: int
-    cost_usd: float | None  # None when a judge's price is unknown
+    cost_usd: float | None  # the priced judges' part; None when no judge's price is known
     unpriced: list[str] = []  # the judges whose price is unknown
+
+    @property
+    def requests(self) -> int:
+        """The judgments asked of the judges: each row by each judge, `samples` times."""
+        return self.rows * self.samples * len(self.judges)
+
+    @property
+    def unpriced_requests(self) -> int:
+        """The judgments asked of judges whose price is unknown, which no cost weighs."""
+        return self.rows * self.samples * len(self.unpriced)
     reply_basis: str = FROM_SCHEMA  # where the expected reply size comes from
     batch: bool = False  # at the Batch API's price
 
@@ -43,10 +53,11 @@ class Estimate(BaseModel):
         return self.model_copy(update={"batch": True, "cost_usd": cost})
 
     def cost_text(self) -> str:
-        """"about $4.20", or which judges have no known price."""
+        """"about $4.20", which judges have no known price, or both: the priced judges' part is never dropped."""
+        unknown = f"price unknown for {', '.join(self.unpriced)} (JUDGE_PRICES can add it)"
         if self.cost_usd is None:
-            return f"price unknown for {', '.join(self.unpriced)} (JUDGE_PRICES can add it)"
-        return f"about {money(self.cost_usd)}"
+            return unknown
+        return f"about {money(self.cost_usd)}" + (f" for the judges of known price; {unknown}" if self.unpriced else "")
 
     def text(self) -> str:
         """One line: "about $4.20 for 2,000 rows x 3 samples with gpt-4o (1,234,000 tokens in, 300,000 out)"."""
@@ -54,7 +65,8 @@ class Estimate(BaseModel):
         batch = " through the Batch API" if self.batch else ""
         what = (f"{self.rows:,} rows{times} with {' + '.join(self.judges)}{batch} ({self.tokens_in:,} tokens in, "
                 f"{self.tokens_out:,} out)")
-        return f"{self.cost_text()} for {what}" if self.cost_usd is not None else f"{what}: {self.cost_text()}"
+        return f"{self.cost_text()} for {what}" if self.cost_usd is not None and not self.unpriced else \
+            f"{what}: {self.cost_text()}"
 
 
 def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence[str], samples: int,
@@ -75,7 +87,8 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
     each_in, each_out = math.ceil((fixed * rows + texts) * samples), math.ceil(reply * rows * samples)
     costs = {judge: prices.cost(judge, each_in, each_out, batch=batch) for judge in judges}
     unpriced = [judge for judge, cost in costs.items() if cost is None]
-    cost = None if unpriced else sum(cost for cost in costs.values() if cost is not None)
+    priced = [cost for cost in costs.values() if cost is not None]
+    cost = sum(priced) if priced else None
     return Estimate(rows=rows, samples=samples, judges=list(judges), tokens_in=tokens_in, tokens_out=tokens_out,
                     cost_usd=cost, unpriced=unpriced, reply_basis=basis, batch=batch)
 

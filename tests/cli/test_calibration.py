@@ -317,12 +317,15 @@ def test_a_check_asks_the_configured_jury_every_sample(tmp_path: Path, judge_ser
 
     text, lines = flat(out), lines_of(out)
     assert code == 0, out
-    # JUDGES is today's jury: 2 judges x 2 samples x 8 rows, and one judge of unknown price makes the whole unknown
+    # JUDGES is today's jury: 2 judges x 2 samples x 8 rows; the priced judge's part is counted, the other named
     expected = estimate_of_rows(rubrics, store, ["gpt-4o-mini", "judge-cli"], 2)
     once = estimate_of_rows(rubrics, store, ["gpt-4o-mini"], 1)
+    priced = estimate_of_rows(rubrics, store, ["gpt-4o-mini"], 2)
     assert (expected.tokens_in, expected.tokens_out) == (4 * once.tokens_in, 4 * once.tokens_out)
+    assert expected.cost_usd == priced.cost_usd and expected.unpriced == ["judge-cli"]
     assert (f"Judging the labeled rows again: 8 rows x 2 samples with gpt-4o-mini + judge-cli ({expected.tokens_in:,} "
-            f"tokens in, {expected.tokens_out:,} out): price unknown for judge-cli") in text
+            f"tokens in, {expected.tokens_out:,} out): about ${priced.cost_usd:.4f} for the judges of known price; "
+            "price unknown for judge-cli") in text
     bodies = judge_server.bodies()[asked_before:]
     assert sorted(Counter(body["model"] for body in bodies).items()) == [("gpt-4o-mini", 16), ("judge-cli", 16)]
     assert "Today's judge: gpt-4o-mini+judge-cli, 2 samples each, eth 1.0" in text

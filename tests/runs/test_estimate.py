@@ -271,3 +271,47 @@ def test_a_budget_reached_by_the_last_row_ends_the_run_done(tmp_path, judge_serv
                          server=judge_server, JUDGE_MODEL="gpt-4o", JUDGE_MONTHLY_BUDGET=f"{each * 2:.8f}")
     assert code == 0 and "stopped" not in out, out
     assert history(tmp_path, "SELECT status, stop_reason FROM run") == [("done", None)]
+
+
+def test_many_requests_to_a_judge_of_unknown_price_ask_first(tmp_path, judge_server) -> None:
+    judge_server.responder = lambda body: eth_reply("Correct")
+    write_rows(tmp_path / "rows.csv", ["question", "reference", "answer"], [["Exams?", "myStudies.", f"a{n}"]
+                                                                          for n in range(4)])
+    command = ["judge", "rows.csv", "--rubric", "eth", "--samples", "3"]  # 12 requests to judge-cli, price unknown
+    code, out = judgebot(tmp_path, *command, server=judge_server, CONFIRM_ABOVE_REQUESTS="10")
+    text = flat(out)
+    assert code == 2 and judge_server.bodies() == [], out
+    assert ("12 requests to judges of unknown price (judge-cli) is more than CONFIRM_ABOVE_REQUESTS (10), and there is "
+            "no terminal to ask; pass --yes") in text
+    code, out = judgebot(tmp_path, *command, server=judge_server, CONFIRM_ABOVE_REQUESTS="12")
+    assert code == 0 and len(judge_server.bodies()) == 12, out
+
+
+def test_a_jury_with_a_judge_of_unknown_price_counts_the_priced_part() -> None:
+    from bot.records import Triple
+    from bot.rubric import load_rubrics
+
+    eth = load_rubrics().get("eth")
+    triples = [Triple(question="Exams?", reference="myStudies.", answer=f"a{n}") for n in range(10)]
+    alone = estimate_rows(eth, triples, judges=["gpt-4o"], samples=1, prices=builtin_prices())
+    jury = estimate_rows(eth, triples, judges=["gpt-4o", "local-model"], samples=1, prices=builtin_prices())
+    assert alone.cost_usd is not None and jury.cost_usd == alone.cost_usd and jury.unpriced == ["local-model"]
+    assert jury.unpriced_requests == 10 and jury.requests == 20
+    assert jury.cost_text() == (f"about ${alone.cost_usd:.4f} for the judges of known price; price unknown for "
+                                "local-model (JUDGE_PRICES can add it)")
+
+
+def test_a_jury_with_a_judge_of_unknown_price_still_pauses_at_the_budget(tmp_path, judge_server) -> None:
+    judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, tokens_in=4_000, tokens_out=100)
+    write_rows(tmp_path / "rows.csv", ["question", "reference", "answer"], [["Exams?", "myStudies.", f"a{n}"]
+                                                                          for n in range(10)])
+    dear = builtin_prices().cost("gpt-4o", 4_000, 100)
+    assert dear is not None
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--concurrency", "1", server=judge_server,
+                         JUDGES="gpt-4o,local-model", JUDGE_MONTHLY_BUDGET="0.05")
+    text = flat(out)
+    assert code == 1 and "the monthly budget is reached" in text, out
+    gpt4o = history(tmp_path, "SELECT sum(judgments), round(sum(cost), 6) FROM billed_tally WHERE judge_model = 'gpt-4o'")
+    [(samples, cost)] = gpt4o
+    assert samples == math.ceil(0.05 / dear) and cost == round(samples * dear, 6)  # paused where gpt-4o's part reached it
+    assert history(tmp_path, "SELECT sum(unpriced) FROM billed_tally WHERE judge_model = 'local-model'")[0][0] >= 1

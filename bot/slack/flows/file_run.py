@@ -59,6 +59,7 @@ class FileLimits:
     origin: tuple[str, str] | None = None
     edit_every: float = EDIT_EVERY  # seconds between edits of one progress message, at the least
     confirm_above: float = 5.0  # USD of estimate above which a file asks before it is judged (CONFIRM_ABOVE_USD)
+    confirm_above_requests: int = 5_000  # requests to judges of unknown price above which it asks too
     admins: frozenset[str] = frozenset()  # besides the workspace's admins, who may start a run over the budget
     batch_poll: float = 30.0  # seconds between two looks at a run's batches (BATCH_POLL_SECONDS)
 
@@ -68,6 +69,7 @@ class FileLimits:
         return cls(max_bytes=int(settings.csv_max_mb * 1_000_000), max_rows=settings.csv_max_rows,
                    concurrency=settings.concurrency, origin=file_origin(settings.slack_api_url),
                    edit_every=settings.progress_edit_seconds, confirm_above=settings.confirm_above_usd,
+                   confirm_above_requests=settings.confirm_above_requests,
                    admins=settings.digest_admin_ids, batch_poll=settings.batch_poll_seconds)
 
 
@@ -126,7 +128,8 @@ class FileRuns:
         limits = await self.ctx.db(cost_limits, team_id=share.team_id, channel_id=share.channel_id)
         ask_above = limits.confirm_above if limits.confirm_above is not None else self.limits.confirm_above
         over = await self.over_budget(share, estimate.cost_usd, limits.monthly_budget)
-        if over is None and (estimate.cost_usd is None or estimate.cost_usd <= ask_above):
+        unpriced = estimate.unpriced_requests > self.limits.confirm_above_requests
+        if over is None and not unpriced and (estimate.cost_usd is None or estimate.cost_usd <= ask_above):
             return False
         assert share.progress_ts is not None
         await self.ctx.db(move_share, share_id=share.id, to=ShareState.PAUSED, owner=None,
