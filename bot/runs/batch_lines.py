@@ -108,7 +108,7 @@ def _reuse_verdict(job: RunJob, row: Judgment) -> bool:
 def _reuse_samples(job: RunJob, row: Judgment, taken: set[Slot]) -> list[Slot]:
     """A row's slots with no sample saved, none to reuse and none in a batch; its verdict saved when none is left."""
     triple = triple_of(row)
-    keys = {(index, number): job.sample_key(triple, job.client(index).model, number)
+    keys = {(index, number): job.sample_key(triple, job.client(index), number)
             for index in range(len(job.panel.clients)) for number in range(1, job.panel.samples + 1)}
     saved, cached = known_samples(job.store, row.id, keys.values(), run_id=job.scope)
     have = {(sample.judge_model, sample.sample) for sample in saved}
@@ -233,7 +233,7 @@ def _save_verdicts(job: RunJob, rows: dict[int, Judgment], verdicts: list[tuple[
     for (judgment_id, judge_index, number), verdict in verdicts:
         save_sample(job.store, judgment_id=judgment_id, run_id=job.run.id, judge_model=job.client(judge_index).model,
                     sample=number, verdict=verdict,
-                    cache_key=job.sample_key(triple_of(rows[judgment_id]), job.client(judge_index).model, number))
+                    cache_key=job.sample_key(triple_of(rows[judgment_id]), job.client(judge_index), number))
     finish_rows(job, rows.values())  # every row this file answers: also those whose samples were all saved before
 
 

@@ -298,7 +298,7 @@ class _Execution:
         """
         if self.job.is_malformed(triple):  # not sent to any judge
             return self.job.malformed(triple), None
-        keys = {(client.model, number): self.job.sample_key(triple, client.model, number)
+        keys = {(client.model, number): self.job.sample_key(triple, client, number)
                 for client, number in self.panel.slots}
         rows, cached = await self.in_db(known_samples, self.store, judgment_id, keys.values(), run_id=self.job.scope)
         saved = {(row.judge_model, row.sample): row for row in rows}

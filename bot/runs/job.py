@@ -16,6 +16,11 @@ from bot.rubric import Rubric
 from bot.store import Run, Store
 
 
+def judge_identity(client: JudgeClient) -> str:
+    """What a verdict may be reused by: the judge model and the endpoint that serves it (never a key)."""
+    return f"{client.model}\x1f{client.endpoint}"
+
+
 @dataclass
 class RunJob:
     """A run, its rubric and the panel that judges it, and how its verdicts are made and kept."""
@@ -51,14 +56,16 @@ class RunJob:
 
     def row_key(self, triple: Triple) -> str:
         """The key a row's verdict is saved and looked up under: its judge's, or for several judgments the panel's
-        (its judges, samples and temperature)."""
+        (its judges, samples and temperature). A judge is its model at its endpoint: the same model name served
+        elsewhere is another judge, whose verdicts are never reused for this one."""
         if self.single:
-            return cache_key(self.rubric, self.client().model, triple)
-        return cache_key(self.rubric, f"{self.panel.name}\x1f{self.panel.samples} at {self.panel.temperature}", triple)
+            return cache_key(self.rubric, judge_identity(self.client()), triple)
+        judges = "\x1f".join(judge_identity(client) for client in self.panel.clients)
+        return cache_key(self.rubric, f"{judges}\x1f{self.panel.samples} at {self.panel.temperature}", triple)
 
-    def sample_key(self, triple: Triple, model: str, number: int) -> str:
-        """The key one sample of judge `model` is saved and looked up under."""
-        return sample_key(self.rubric, model, triple, number, self.temperature)
+    def sample_key(self, triple: Triple, client: JudgeClient, number: int) -> str:
+        """The key one sample of the judge `client` is saved and looked up under."""
+        return sample_key(self.rubric, judge_identity(client), triple, number, self.temperature)
 
     def is_malformed(self, triple: Triple) -> bool:
         """Whether the row is never sent to a judge: a bare answer its rubric calls malformed."""

@@ -507,3 +507,23 @@ def test_a_judges_file_naming_a_slack_token_as_a_key_is_refused(tmp_path, judge_
                          server=judge_server, SLACK_BOT_TOKEN="xoxb-1-secret")
     assert code == 2 and "key_env SLACK_BOT_TOKEN names one of judgebot's own secrets" in flat(out), out
     assert judge_server.requests == [] and "xoxb-1-secret" not in out
+
+
+def test_a_verdict_is_reused_only_from_the_same_endpoint(tmp_path, judge_server):
+    from tests.support.openai_server import FakeJudgeServer
+
+    judge_server.responder = eth_responder
+    other = FakeJudgeServer(eth_responder).start()
+    try:
+        assert judgebot(tmp_path, "judge", str(EXAMPLE), "--rubric", "eth", "--out", "a.csv", server=judge_server)[0] == 0
+        assert len(judge_server.bodies()) == 8
+        # the same JUDGE_MODEL served elsewhere is another judge: nothing reused from the first server
+        assert judgebot(tmp_path, "judge", str(EXAMPLE), "--rubric", "eth", "--out", "b.csv", server=other)[0] == 0
+        assert len(other.bodies()) == 8
+        assert {row["cached"] for row in read_results(tmp_path / "b.csv")[1]} == {"false"}
+        # and on the first server again, its own verdicts are
+        assert judgebot(tmp_path, "judge", str(EXAMPLE), "--rubric", "eth", "--out", "c.csv", server=judge_server)[0] == 0
+        assert len(judge_server.bodies()) == 8
+        assert {row["cached"] for row in read_results(tmp_path / "c.csv")[1]} == {"true"}
+    finally:
+        other.stop()
