@@ -81,8 +81,14 @@ def show_file_labels(console: Console, labels: FileLabels) -> None:
     for header in labels.unknown:
         console.print(f"[yellow]warning[/]: column {shown(header)} names no field of this rubric that can be labeled; "
                       "it was not read as a label", highlight=False)
+    for header, read in labels.repeated:
+        console.print(f"[yellow]warning[/]: column {shown(header)} names the same label as column {shown(read)}, which "
+                      "is read (the leftmost of them); it was not read", highlight=False)
     for row, problem in labels.problems:
         console.print(f"[yellow]row {row}[/] label not read: {shown(problem)}", highlight=False)
+    if labels.unreadable > len(labels.problems):
+        console.print(f"... and {labels.unreadable - len(labels.problems)} more rows whose label was not read",
+                      highlight=False)
     figures = labels.calibration
     if figures is None:
         return

@@ -74,6 +74,9 @@ def check_cases(ctx: Context, rubric: Rubric) -> list[CheckCase]:
     for header in found.unknown:
         ctx.console.print(f"[yellow]warning[/]: column {shown(header)} names no field of {rubric.name} that can be "
                           "labeled; it is not read")
+    for header, read in found.repeated:
+        ctx.console.print(f"[yellow]warning[/]: column {shown(header)} names the same label as column {shown(read)}, "
+                          "which is read (the leftmost of them); it is not read")
     for line, malformed, reason in found.left_out:
         what = "skipped" if malformed else "label not read"
         ctx.console.print(f"[yellow]row {line}[/] {what}: {shown(reason)}")

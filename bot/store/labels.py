@@ -25,6 +25,22 @@ def save_label(store: Store, *, judgment: Judgment, user_id: str, source: str, v
         "values": values, "passed": passed, "tag": tag, "headline": headline, "note": note, "updated_at": utcnow()})
 
 
+def forget_earlier_file_labels(store: Store, *, run_id: int, user_id: str) -> int:
+    """Drop the labels `user_id` (a file) gave judgments of other runs whose rubric, channel and texts are those of a
+    judgment of run `run_id`: a labeled file judged again labels its cases once, not once a run. How many went."""
+    mine, theirs = sa.orm.aliased(Judgment), sa.orm.aliased(Judgment)
+    same_case = sa.and_(col(mine.rubric_name) == col(theirs.rubric_name), col(mine.question) == col(theirs.question),
+                        col(mine.reference) == col(theirs.reference), col(mine.answer) == col(theirs.answer),
+                        sa.or_(col(mine.channel_id) == col(theirs.channel_id),
+                               sa.and_(col(mine.channel_id).is_(None), col(theirs.channel_id).is_(None))))
+    labeled = sa.select(col(Label.judgment_id)).where(col(Label.user_id) == user_id)
+    earlier = (sa.select(col(theirs.id)).join(mine, same_case)
+               .where(col(mine.run_id) == run_id, col(theirs.run_id) != run_id, col(theirs.id).in_(labeled)))
+    with store.engine.begin() as conn:
+        result = conn.execute(sa.delete(Label).where(col(Label.user_id) == user_id, col(Label.judgment_id).in_(earlier)))
+    return int(result.rowcount or 0)
+
+
 def labels_of(store: Store, judgment_id: int) -> list[Label]:
     """The labels of one judgment, the newest last."""
     with store.session() as session:

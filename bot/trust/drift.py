@@ -15,7 +15,16 @@ from bot.rubric import Rubric
 from bot.store import Judgment, Store, utcnow
 from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
 from bot.trust.cases import labeled_cases
-from bot.trust.labels import FALSE_WORDS, TRUE_WORDS, HumanValues, complete, label_columns, read_label, tag_order
+from bot.trust.labels import (
+    FALSE_WORDS,
+    TRUE_WORDS,
+    HumanValues,
+    complete,
+    label_columns,
+    read_label,
+    repeated_columns,
+    tag_order,
+)
 
 MIN_AGREEMENT = 0.8  # the gate when --min-agreement does not say
 
@@ -36,6 +45,7 @@ class FileCases:
 
     cases: list[CheckCase] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    repeated: list[tuple[str, str]] = field(default_factory=list)  # (a column not read, the one read for its label)
     left_out: list[tuple[int, bool, str]] = field(default_factory=list)
 
 
@@ -58,7 +68,7 @@ def cases_from_file(path: Path, rubric: Rubric) -> FileCases:
     if not columns:
         raise UsageError(f"{path} has no human_pass or human_<field> column for {rubric.name}, so it holds no labels; "
                          "`judgebot labels export` writes such a file")
-    found = FileCases(unknown=unknown)
+    found = FileCases(unknown=unknown, repeated=repeated_columns(source.headers, rubric))
     knows_original = any(header in source.headers for header in ("judge_pass", "judge_tag"))
     for row in source:
         if isinstance(row, MalformedRow):

@@ -8,9 +8,17 @@ from dataclasses import dataclass, field
 from bot.records import RowState
 from bot.rubric import Rubric
 from bot.store import Run, Store
-from bot.store.labels import save_label
+from bot.store.labels import forget_earlier_file_labels, save_label
 from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
-from bot.trust.labels import complete, label_columns, numbers_at, numeric_paths, read_label, tag_order
+from bot.trust.labels import (
+    complete,
+    label_columns,
+    numbers_at,
+    numeric_paths,
+    read_label,
+    repeated_columns,
+    tag_order,
+)
 
 FILE_LABELER = "file"  # the user id of labels read from a file: one per row, replaced when the run is summarised again
 PROBLEMS_KEPT = 20
@@ -23,8 +31,10 @@ class FileLabels:
 
     columns: list[str] = field(default_factory=list)
     calibration: Calibration | None = None
-    problems: list[tuple[int | None, str]] = field(default_factory=list)
+    problems: list[tuple[int | None, str]] = field(default_factory=list)  # the first PROBLEMS_KEPT
     unknown: list[str] = field(default_factory=list)
+    repeated: list[tuple[str, str]] = field(default_factory=list)  # (a column not read, the one read for its label)
+    unreadable: int = 0  # rows whose label could not be read, all of them
 
     @property
     def any(self) -> bool:
@@ -35,9 +45,10 @@ class FileLabels:
 def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
     """Save the labels in a run's human_ columns for its scored rows, and compare the judge with them."""
     columns, unknown = label_columns(run.columns or [], rubric)
-    found = FileLabels(columns=list(columns), unknown=unknown)
+    found = FileLabels(columns=list(columns), unknown=unknown, repeated=repeated_columns(run.columns or [], rubric))
     if not columns:
         return found
+    forget_earlier_file_labels(store, run_id=run.id, user_id=FILE_LABELER)
     numeric = numeric_paths(rubric)
     labeled: list[LabeledVerdict] = []
     for row in store.iter_judgments(run.id):
@@ -46,6 +57,7 @@ def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
         try:
             human = read_label(row.cells or {}, columns, rubric)
         except ValueError as err:
+            found.unreadable += 1
             if len(found.problems) < PROBLEMS_KEPT:
                 found.problems.append((row.row_number, str(err)))
             continue

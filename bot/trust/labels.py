@@ -3,6 +3,8 @@ Slack made whole against the judge's reply, and the one rule that reads a vote a
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -57,23 +59,58 @@ def numeric_paths(rubric: Rubric) -> list[str]:
     return [path for path, spec in labelable(rubric).items() if spec.type in ("integer", "number")]
 
 
-def label_columns(headers: list[str], rubric: Rubric) -> tuple[dict[str, str], list[str]]:
-    """The label columns among `headers` ({header: field path, or "pass"}), and the `human_` headers that name no
-    field of the rubric (to be reported, not guessed at)."""
-    fields = labelable(rubric)
-    columns: dict[str, str] = {}
+def _spelled(header: str) -> str:
+    """A header as label columns are matched: lower case, each run of spaces, hyphens and underscores one "_"
+    ("Human Pass", "human-pass" and "HUMAN_ pass" all read "human_pass")."""
+    return re.sub(r"[\s_-]+", "_", header.strip().lower())
+
+
+def _label_targets(headers: list[str], rubric: Rubric) -> tuple[list[tuple[str, str]], list[str]]:
+    """Each header that names a label, with what it names (a field path, or "pass"), in file order; and the headers
+    that start like one (human_...) but name no field of the rubric that can be labeled."""
+    fields = {path.lower(): path for path in labelable(rubric)}
+    named: list[tuple[str, str]] = []
     unknown: list[str] = []
     for header in headers:
-        if not header.lower().startswith(PREFIX):
+        spelled = _spelled(header)
+        if not spelled.startswith(PREFIX):
             continue
-        name = header[len(PREFIX):].strip()
-        if name.lower() == PASS:
-            columns[header] = PASS
+        name = spelled[len(PREFIX):]
+        if name == PASS:
+            named.append((header, PASS))
         elif name in fields:
-            columns[header] = name
+            named.append((header, fields[name]))
         else:
             unknown.append(header)
+    return named, unknown
+
+
+def label_columns(headers: list[str], rubric: Rubric) -> tuple[dict[str, str], list[str]]:
+    """The label columns among `headers` ({header: field path, or "pass"}), and the `human_` headers that name no
+    field of the rubric (to be reported, not guessed at).
+
+    A header is matched whatever its case and separators ("Human Pass" is human_pass). When several name the same
+    label, the leftmost is read and the others are not (`repeated_columns` names them, to be reported).
+    """
+    named, unknown = _label_targets(headers, rubric)
+    columns: dict[str, str] = {}
+    for header, target in named:
+        if target not in columns.values():
+            columns[header] = target
     return columns, unknown
+
+
+def repeated_columns(headers: list[str], rubric: Rubric) -> list[tuple[str, str]]:
+    """(header, the header read instead) for each label column that names a label a column left of it names too."""
+    named, _ = _label_targets(headers, rubric)
+    first: dict[str, str] = {}
+    repeated = []
+    for header, target in named:
+        if target in first:
+            repeated.append((header, first[target]))
+        else:
+            first[target] = header
+    return repeated
 
 
 def _cell(value: str, spec: FieldSpec, header: str) -> Any:
@@ -90,6 +127,8 @@ def _cell(value: str, spec: FieldSpec, header: str) -> Any:
         number = float(text)
     except ValueError:
         raise ValueError(f"{header} {text!r} is not a number") from None
+    if not math.isfinite(number):  # "nan" and "inf" read as floats, but no person scores with them
+        raise ValueError(f"{header} {text!r} is not a number")
     if spec.type == "integer":
         if not number.is_integer():
             raise ValueError(f"{header} {text!r} is not a whole number")
@@ -109,17 +148,23 @@ def _yes_no(text: str, header: str) -> bool:
 
 
 def read_label(cells: dict[str, Any], columns: dict[str, str], rubric: Rubric) -> HumanValues:
-    """The label one row's cells hold (empty cells say nothing); ValueError for a cell that cannot be a value."""
+    """The label one row's cells hold (empty cells say nothing); ValueError naming every cell that cannot be a value."""
     fields = labelable(rubric)
     label = HumanValues()
+    problems = []
     for header, path in columns.items():
         cell = cells.get(header)
         if cell is None or not str(cell).strip():
             continue
-        if path == PASS:
-            label.passed = _yes_no(str(cell).strip(), header)
-        else:
-            label.values[path] = _cell(str(cell), fields[path], header)
+        try:
+            if path == PASS:
+                label.passed = _yes_no(str(cell).strip(), header)
+            else:
+                label.values[path] = _cell(str(cell), fields[path], header)
+        except ValueError as err:
+            problems.append(str(err))
+    if problems:
+        raise ValueError("; ".join(problems))
     return label
 
 

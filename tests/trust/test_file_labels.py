@@ -9,6 +9,7 @@ import pytest
 
 from bot.trust.labels import HumanValues, complete, label_columns, read_label
 from tests.support.cli import flat, history, judgebot, write_rows
+from tests.support.replies import eth_reply
 from tests.support.scripted_judge import Script
 
 
@@ -74,3 +75,40 @@ def test_cli_judges_a_file_with_labels_and_measures_the_judge_against_them(tmp_p
     code, out = judgebot(tmp_path, "resume", "1", "--out", "again.csv", server=judge_server)  # a finished run: written again
     assert code == 0, out
     assert history(tmp_path, "SELECT COUNT(*) FROM label") == [(2,)]  # summarised again: replaced, not doubled
+
+
+def test_label_columns_are_read_whatever_their_spelling_and_one_of_several_wins(rubrics) -> None:
+    from bot.trust.labels import repeated_columns
+
+    eth = rubrics.get("eth")
+    headers = ["Human Pass", "human_pass", "HUMAN_PASS", "human- Correctness", "human_ result_tag"]
+    columns, unknown = label_columns(headers, eth)
+    assert columns == {"Human Pass": "pass", "human- Correctness": "correctness", "human_ result_tag": "result_tag"}
+    assert unknown == [] and repeated_columns(headers, eth) == [("human_pass", "Human Pass"), ("HUMAN_PASS", "Human Pass")]
+
+
+def test_a_label_cell_is_a_finite_number_and_every_bad_cell_is_named(rubrics) -> None:
+    eth = rubrics.get("eth")
+    columns, _ = label_columns(["human_correctness", "human_completeness", "human_pass"], eth)
+    for text in ("nan", "inf", "-Infinity"):
+        with pytest.raises(ValueError, match="is not a number"):
+            read_label({"human_correctness": text}, columns, eth)
+    with pytest.raises(ValueError) as raised:
+        read_label({"human_correctness": "nan", "human_completeness": "7", "human_pass": "maybe"}, columns, eth)
+    assert all(part in str(raised.value) for part in ("human_correctness 'nan'", "human_completeness '7'", "human_pass"))
+
+
+def test_a_labeled_file_judged_twice_labels_its_cases_once(tmp_path, judge_server) -> None:
+    judge_server.responder = lambda body: eth_reply("Correct")
+    rows = [[f"Where is form {n}?", "In myStudies.", f"In myStudies, form {n}.", "yes" if n % 2 else "no"]
+            for n in range(6)]
+    rows += [["Where is the bad one?", "In myStudies.", f"bad {n}", "maybe"] for n in range(25)]
+    write_rows(tmp_path / "labeled.csv", ["question", "reference", "answer", "human_pass"], rows)
+    for _ in range(2):
+        code, out = judgebot(tmp_path, "judge", "labeled.csv", "--rubric", "eth", "--fresh", server=judge_server)
+        assert "... and 5 more rows whose label was not read" in flat(out), out
+    assert history(tmp_path, "SELECT count(*) FROM label") == [(6,)]
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth")
+    assert "labels 6" in flat(out), out
+    code, out = judgebot(tmp_path, "labels", "export", "--rubric", "eth")
+    assert out.count("In myStudies, form") == 6

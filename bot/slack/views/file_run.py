@@ -209,11 +209,29 @@ def _labels(labels: FileLabels) -> list[Block]:
             table = "\n".join(figures.confusion.table())
             text += "\n" + code_block(escape(table))
         blocks.append(section(clip(text, SECTION_LIMIT)[0]))
-    notes = [f"column {escape(header)} names no field of this rubric that can be labeled" for header in labels.unknown]
-    notes += [f"row {row}: label not read: {shown(problem, 200)[0]}" for row, problem in labels.problems[:5]]
-    if notes:
+    if notes := label_notes(labels):
         blocks.append(context(*notes))
     return blocks
+
+
+LABEL_NOTES = 3  # of each kind: columns naming no field, columns not read, rows whose label was not read
+
+
+def label_notes(labels: FileLabels) -> list[str]:
+    """What the file's label columns left out, within a context block's limits (10 elements of 3,000 characters):
+    a few of each kind, names cut short, and how many more."""
+    def more(count: int, what: str) -> list[str]:
+        return [f"and {count} more {what}"] if count > 0 else []
+
+    notes = [f"column {shown(header, 80)[0]} names no field of this rubric that can be labeled"
+             for header in labels.unknown[:LABEL_NOTES]]
+    notes += more(len(labels.unknown) - LABEL_NOTES, "columns that name no field")
+    notes += [f"column {shown(header, 80)[0]} names the same label as {shown(read, 80)[0]} (read); it was not read"
+              for header, read in labels.repeated[:1]]
+    notes += more(len(labels.repeated) - 1, "columns that repeat a label")
+    notes += [f"row {row}: label not read: {shown(problem, 200)[0]}" for row, problem in labels.problems[:LABEL_NOTES]]
+    notes += more(labels.unreadable - min(len(labels.problems), LABEL_NOTES), "rows whose label was not read")
+    return notes
 
 
 def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
