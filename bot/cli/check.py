@@ -9,9 +9,8 @@ from rich.console import Console
 
 from bot.cli import calibration_views
 from bot.cli.context import Context, settled
-from bot.cli.cost import approve_cost
 from bot.cli.exits import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE
-from bot.cli.judging import terminal_origin
+from bot.cli.judging import cancelled, cost_agreed, terminal_origin
 from bot.cli.panels import judge_panel
 from bot.cli.screen import shown
 from bot.errors import UsageError
@@ -20,8 +19,7 @@ if TYPE_CHECKING:
     from bot.judge.panel import Panel
     from bot.rubric import Rubric
     from bot.runs import Budget, Origin
-    from bot.runs.estimate import Estimate
-    from bot.store import Judgment
+    from bot.store import Judgment, Run
     from bot.trust.drift import CheckCase
 
 EXIT_BELOW = EXIT_UNSCORED  # a check below --min-agreement fails like a run with rows left unscored
@@ -43,15 +41,20 @@ async def check(ctx: Context) -> int:
     cases = check_cases(ctx, rubric)
     if not cases:
         raise UsageError(f"no labeled rows of {rubric.name} to check. {calibration_views.HOW_TO_LABEL}")
-    async with check_panel(ctx, rubric) as panel:
-        # As any run: CONFIRM_ABOVE_USD and JUDGE_MONTHLY_BUDGET hold, and above CALIBRATION_CONFIRM_ROWS it asks.
-        go, budget = approve_cost(ctx.store, estimate(ctx, rubric, cases, panel), settings, yes=args.yes,
-                                  console=console, lead="Judging the labeled rows again")
-        if not go or not confirmed(len(cases), settings.calibration_confirm_rows, args.yes, console):
-            console.print("Nothing judged.")
-            return EXIT_USAGE
-        judged = await judge_again(ctx, rubric, cases, panel, budget=budget,
-                                   source_name=args.labels.name if args.labels else f"channel {args.channel}")
+    panel = check_panel(ctx, rubric)
+    settled()
+    run = start_check(ctx, rubric, cases, panel,
+                      source_name=args.labels.name if args.labels else f"channel {args.channel}")
+    # As any run: what it will send is estimated (the history's verdicts and identical rows spare some), and
+    # CONFIRM_ABOVE_USD and JUDGE_MONTHLY_BUDGET hold; above CALIBRATION_CONFIRM_ROWS it asks too.
+    go, budget = await cost_agreed(ctx, run, rubric, panel, new=True, lead="Judging the labeled rows again")
+    if go and not confirmed(len(cases), settings.calibration_confirm_rows, args.yes, console):
+        await cancelled(ctx, run, panel)
+        go = False
+    if not go:
+        return EXIT_USAGE
+    async with panel:
+        judged = await judge_again(ctx, run, rubric, panel, budget=budget)
     current, original = check_figures(cases, judged, rubric)
     unscored = len(cases) - current.n
     if unscored:
@@ -81,17 +84,6 @@ def check_cases(ctx: Context, rubric: Rubric) -> list[CheckCase]:
         what = "skipped" if malformed else "label not read"
         ctx.console.print(f"[yellow]row {line}[/] {what}: {shown(reason)}")
     return found.cases
-
-
-def estimate(ctx: Context, rubric: Rubric, cases: list[CheckCase], panel: Panel) -> Estimate:
-    """What judging every case by every judge and sample of the panel is likely to cost."""
-    from bot.records import Triple
-    from bot.runs.estimate import estimate_rows
-
-    triples = (Triple(question=case.row.question, reference=case.row.reference, answer=case.row.answer)
-               for case in cases)
-    return estimate_rows(rubric, triples, judges=[client.model for client in panel.clients], samples=panel.samples,
-                         prices=panel.prices, store=ctx.store)
 
 
 def judges_of(panel: Panel) -> str:
@@ -126,21 +118,26 @@ def check_panel(ctx: Context, rubric: Rubric) -> Panel:
     return judge_panel(settings, args, rubric)
 
 
-async def judge_again(ctx: Context, rubric: Rubric, cases: list[CheckCase], panel: Panel, *, budget: Budget | None,
-                      source_name: str) -> dict[int, Judgment]:
-    """Judge the cases as a run of its own (source "check"), with a progress bar; the judgments by row number."""
+def start_check(ctx: Context, rubric: Rubric, cases: list[CheckCase], panel: Panel, *, source_name: str) -> Run:
+    """The cases saved as a run of their own (source "check"), each row pending."""
+    from bot.runs import start_run
+    from bot.trust.cases import TEXT_COLUMNS
+
+    # Only the texts go in the run: its rows must not be read as labels again if it is ever resumed and summarised.
+    return start_run(ctx.store, rubric=rubric, rows=[case.row for case in cases], columns=TEXT_COLUMNS,
+                     source_name=source_name, fresh=ctx.args.fresh, origin=check_origin(), **panel.run_fields())
+
+
+async def judge_again(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *,
+                      budget: Budget | None) -> dict[int, Judgment]:
+    """Judge a check's run with a progress bar; the judgments by row number."""
     from bot.cli.progress import ProgressBar
     from bot.errors import RunStopped
     from bot.llm.retries import observing_retries
     from bot.records import RunState
-    from bot.runs import execute_run, start_run
-    from bot.trust.cases import TEXT_COLUMNS
+    from bot.runs import execute_run
 
-    settled()
     store = ctx.store
-    # Only the texts go in the run: its rows must not be read as labels again if it is ever resumed and summarised.
-    run = start_run(store, rubric=rubric, rows=[case.row for case in cases], columns=TEXT_COLUMNS,
-                    source_name=source_name, fresh=ctx.args.fresh, origin=check_origin(), **panel.run_fields())
     with ProgressBar(ctx.console, f"{rubric.name} · check run {run.id}") as bar, observing_retries(bar.retrying):
         outcome = await execute_run(store, run, rubric, panel, concurrency=ctx.settings.concurrency,
                                     on_progress=bar.update, unsure_spread=ctx.settings.unsure_spread, budget=budget)

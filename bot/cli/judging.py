@@ -177,7 +177,7 @@ def terminal_origin() -> Origin:
 
 
 async def cost_agreed(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *, new: bool, batch: bool = False,
-                      quiet: bool = False) -> tuple[bool, Budget | None]:
+                      quiet: bool = False, lead: str = "Estimate") -> tuple[bool, Budget | None]:
     """The run's estimate shown (with `quiet`, only when it asks) and agreed to (see `approve_cost`); when it is not,
     nothing is judged: a `new` run is cancelled, a resumed one keeps its pending rows."""
     go, budget = False, None
@@ -185,16 +185,20 @@ async def cost_agreed(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *, n
         from bot.runs.estimate import estimate_run
 
         go, budget = approve_cost(ctx.store, estimate_run(ctx.store, run, rubric, panel, batch=batch, keep=True),
-                                  ctx.settings, yes=ctx.args.yes, console=ctx.console, quiet=quiet)
+                                  ctx.settings, yes=ctx.args.yes, console=ctx.console, quiet=quiet, lead=lead)
     finally:
         if not go:
-            await panel.aclose()
-            if new:
-                ctx.store.update_run(run.id, status=RunState.CANCELLED,
-                                     stop_reason="not started: its cost was not agreed to")
-    if not go:
-        ctx.console.print("Nothing judged." if new else f"Nothing judged: run {run.id} keeps its pending rows.")
+            await cancelled(ctx, run, panel, new=new)
     return go, budget
+
+
+async def cancelled(ctx: Context, run: Run, panel: Panel, *, new: bool = True) -> None:
+    """Nothing judged: the panel's connections closed, a `new` run cancelled (a resumed one keeps its pending rows),
+    and the person told."""
+    await panel.aclose()
+    if new:
+        ctx.store.update_run(run.id, status=RunState.CANCELLED, stop_reason="not started: its cost was not agreed to")
+    ctx.console.print("Nothing judged." if new else f"Nothing judged: run {run.id} keeps its pending rows.")
 
 
 async def finish_run(ctx: Context, run: Run, rubric: Rubric, panel: Panel, out: Path, *,

@@ -1,22 +1,24 @@
 """What a run will cost before it starts: tokens in from the rubric's prompt and each row's texts, tokens out from
 the reply the rubric asks for (refined by this rubric's recent replies in the history), times samples and judges,
-at each judge's price."""
+at each judge's price; rows the history or an identical row spares are left out."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
-from bot.figures import money
+from bot.figures import money, plural
 from bot.judge.panel import Panel
 from bot.judge.window import prompt_tokens, schema_reply_tokens
 from bot.llm.prices import PriceTable
 from bot.llm.tokens import text_tokens
 from bot.records import Triple
 from bot.rubric import Rubric
+from bot.runs.job import RunJob
 from bot.store import Run, Store
 from bot.store.history import recent_reply_tokens
 
@@ -46,6 +48,7 @@ class Estimate(BaseModel):
         return self.rows * self.samples * len(self.unpriced)
     reply_basis: str = FROM_SCHEMA  # where the expected reply size comes from
     batch: bool = False  # at the Batch API's price
+    reused: int = 0  # rows left out: their verdict is in the history, or another row with the same texts is sent
 
     def through_batch(self, share: float) -> Estimate:
         """The same rows through the Batch API, at `share` of the live price."""
@@ -63,8 +66,10 @@ class Estimate(BaseModel):
         """One line: "about $4.20 for 2,000 rows x 3 samples with gpt-4o (1,234,000 tokens in, 300,000 out)"."""
         times = f" x {self.samples} samples" if self.samples > 1 else ""
         batch = " through the Batch API" if self.batch else ""
-        what = (f"{self.rows:,} rows{times} with {' + '.join(self.judges)}{batch} ({self.tokens_in:,} tokens in, "
-                f"{self.tokens_out:,} out)")
+        others = (f", {self.reused:,} more {plural(self.reused, 'row')} reused from the history or sent once for "
+                  "identical texts" if self.reused else "")
+        what = (f"{self.rows:,} {plural(self.rows, 'row')}{times} with {' + '.join(self.judges)}{batch} "
+                f"({self.tokens_in:,} tokens in, {self.tokens_out:,} out{others})")
         return f"{self.cost_text()} for {what}" if self.cost_usd is not None and not self.unpriced else \
             f"{what}: {self.cost_text()}"
 
@@ -95,14 +100,38 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
 
 def estimate_run(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch: bool = False,
                  keep: bool = False) -> Estimate:
-    """The estimate of judging a run's pending rows by every judge and sample of `panel` (a verdict cached in the
-    history may still make some free); with `keep`, saved with the run the first time, to be shown beside what the
-    run cost."""
-    estimate = estimate_rows(rubric, store.pending_texts(run.id), judges=[client.model for client in panel.clients],
-                             samples=panel.samples, prices=panel.prices, store=store, batch=batch)
+    """The estimate of what judging a run's pending rows will send, by every judge and sample of `panel`: rows whose
+    verdict the history holds (for one judge asked once) and rows whose texts another pending row has are left out,
+    as the run leaves them out. With `keep`, saved with the run the first time, to be shown beside what it cost."""
+    sent, reused = to_send(RunJob(store, run, rubric, panel))
+    estimate = estimate_rows(rubric, sent, judges=[client.model for client in panel.clients], samples=panel.samples,
+                             prices=panel.prices, store=store, batch=batch)
+    estimate = estimate.model_copy(update={"reused": reused})
     if keep and run.estimate is None:
         store.update_run(run.id, estimate=as_saved(estimate))
     return estimate
+
+
+def to_send(job: RunJob, page: int = 500) -> tuple[list[Triple], int]:
+    """The texts of a run's pending rows that will be sent, and how many rows will not: each set of identical texts
+    once, and (one judge asked once) none whose verdict the history holds under the run's key."""
+    seen: set[str] = set()
+    sent: list[Triple] = []
+    reused = 0
+    triples = iter(job.store.pending_texts(job.run.id))
+    while chunk := list(itertools.islice(triples, page)):
+        keyed = {}
+        for triple in chunk:
+            key = job.row_key(triple)
+            if key in seen or key in keyed:
+                reused += 1
+            else:
+                keyed[key] = triple
+        seen.update(keyed)
+        cached = job.store.find_cached_many(list(keyed), run_id=job.scope) if job.single else {}
+        reused += len(cached)
+        sent += [triple for key, triple in keyed.items() if key not in cached]
+    return sent, reused
 
 
 def as_saved(estimate: Estimate) -> dict[str, Any]:

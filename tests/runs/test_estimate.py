@@ -315,3 +315,33 @@ def test_a_jury_with_a_judge_of_unknown_price_still_pauses_at_the_budget(tmp_pat
     [(samples, cost)] = gpt4o
     assert samples == math.ceil(0.05 / dear) and cost == round(samples * dear, 6)  # paused where gpt-4o's part reached it
     assert history(tmp_path, "SELECT sum(unpriced) FROM billed_tally WHERE judge_model = 'local-model'")[0][0] >= 1
+
+
+def test_the_estimate_counts_what_will_be_sent(tmp_path, judge_server) -> None:
+    judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, tokens_in=1_000, tokens_out=100)
+    write_rows(tmp_path / "same.csv", ["question", "reference", "answer"], [["Exams?", "myStudies.", "Same."]] * 100)
+    money = {"JUDGE_MODEL": "gpt-4o", "CONFIRM_ABOVE_USD": "0.01"}
+    code, out = judgebot(tmp_path, "judge", "same.csv", "--rubric", "eth", server=judge_server, **money)
+    text = flat(out)
+    assert code == 0 and len(judge_server.bodies()) == 1, out  # 100 identical rows: one request, under the threshold
+    assert "Estimate: about $0.00" in text and "for 1 row with gpt-4o" in text
+    assert "99 more rows reused from the history or sent once for identical texts" in text
+
+    # The same file again: every verdict is in the history, nothing is sent and nothing is asked.
+    write_rows(tmp_path / "rows.csv", ["question", "reference", "answer"], [["Exams?", "myStudies.", f"a{n}"]
+                                                                          for n in range(6)])
+    assert judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--yes", server=judge_server, **money)[0] == 0
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", server=judge_server, **money)
+    text = flat(out)
+    assert code == 0 and len(judge_server.bodies()) == 7, out
+    assert "about $0.0000 for 0 rows with gpt-4o (0 tokens in, 0 out, 6 more rows reused from the history" in text
+
+    # A calibration check estimates the rows it sends: those judged already by today's judge are reused.
+    write_rows(tmp_path / "labels.csv", ["question", "reference", "answer", "human_pass"],
+               [["Exams?", "myStudies.", f"a{n}", "yes"] for n in range(6)] + [["Exams?", "myStudies.", "b", "no"]])
+    code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", "--labels", "labels.csv",
+                         server=judge_server, **money)
+    text = flat(out)
+    assert code == 0 and len(judge_server.bodies()) == 8, out
+    assert "Judging the labeled rows again: about $0.00" in text and "for 1 row with gpt-4o" in text
+    assert "6 more rows reused" in text
