@@ -110,7 +110,7 @@ def main() -> None:
                 "JUDGEBOT_DB": str(Path(tmp) / "bench.db"), "JUDGE_MODEL": "bench-judge"}
         def judging(csv_path: Path, out: Path) -> list[str]:
             return [sys.executable, "-m", "bot", "judge", str(csv_path), "--rubric", "eth", "--concurrency",
-                    str(args.concurrency), "--out", str(out), "--samples", str(args.samples)]
+                    str(args.concurrency), "--out", str(out), "--samples", str(args.samples), "--yes"]
 
         command = judging(data, Path(tmp) / "results.csv")
         plain, plain_wall, plain_cpu, _ = measured(

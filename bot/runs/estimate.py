@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -103,35 +103,38 @@ def estimate_run(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch:
     """The estimate of what judging a run's pending rows will send, by every judge and sample of `panel`: rows whose
     verdict the history holds (for one judge asked once) and rows whose texts another pending row has are left out,
     as the run leaves them out. With `keep`, saved with the run the first time, to be shown beside what it cost."""
-    sent, reused = to_send(RunJob(store, run, rubric, panel))
-    estimate = estimate_rows(rubric, sent, judges=[client.model for client in panel.clients], samples=panel.samples,
+    sending = ToSend(RunJob(store, run, rubric, panel))
+    estimate = estimate_rows(rubric, sending, judges=[client.model for client in panel.clients], samples=panel.samples,
                              prices=panel.prices, store=store, batch=batch)
-    estimate = estimate.model_copy(update={"reused": reused})
+    estimate = estimate.model_copy(update={"reused": sending.reused})
     if keep and run.estimate is None:
         store.update_run(run.id, estimate=as_saved(estimate))
     return estimate
 
 
-def to_send(job: RunJob, page: int = 500) -> tuple[list[Triple], int]:
-    """The texts of a run's pending rows that will be sent, and how many rows will not: each set of identical texts
-    once, and (one judge asked once) none whose verdict the history holds under the run's key."""
-    seen: set[str] = set()
-    sent: list[Triple] = []
-    reused = 0
-    triples = iter(job.store.pending_texts(job.run.id))
-    while chunk := list(itertools.islice(triples, page)):
-        keyed = {}
-        for triple in chunk:
-            key = job.row_key(triple)
-            if key in seen or key in keyed:
-                reused += 1
-            else:
-                keyed[key] = triple
-        seen.update(keyed)
-        cached = job.store.find_cached_many(list(keyed), run_id=job.scope) if job.single else {}
-        reused += len(cached)
-        sent += [triple for key, triple in keyed.items() if key not in cached]
-    return sent, reused
+class ToSend:
+    """The texts of a run's pending rows that will be sent, read a page at a time (a run of 100,000 rows is never
+    held whole): each set of identical texts once, and (one judge asked once) none whose verdict the history holds
+    under the run's key. `reused` counts the rows left out, once iterated."""
+
+    def __init__(self, job: RunJob, page: int = 500) -> None:
+        self.job, self.page, self.reused = job, page, 0
+
+    def __iter__(self) -> Iterator[Triple]:
+        seen: set[str] = set()
+        triples = iter(self.job.store.pending_texts(self.job.run.id))
+        while chunk := list(itertools.islice(triples, self.page)):
+            keyed: dict[str, Triple] = {}
+            for triple in chunk:
+                key = self.job.row_key(triple)
+                if key in seen or key in keyed:
+                    self.reused += 1
+                else:
+                    keyed[key] = triple
+            seen.update(keyed)
+            cached = self.job.store.find_cached_many(list(keyed), run_id=self.job.scope) if self.job.single else {}
+            self.reused += len(cached)
+            yield from (triple for key, triple in keyed.items() if key not in cached)
 
 
 def as_saved(estimate: Estimate) -> dict[str, Any]:
