@@ -122,11 +122,13 @@ async def resume(ctx: Context) -> int:
         if run.status == RunState.DONE and not rejudge:
             raise UsageError(f"run {run.id} is finished; nothing to resume (`judgebot history` shows its verdict, "
                              "`--retry-errors` judges it again if it ended in an error)")
+        run = judge_now(ctx, run)
         return await finish_triple(ctx, run, rubric, run_panel(ctx.settings, run), new=False, rejudge=rejudge)
     if run.status == RunState.DONE and run.results_written_at is not None and not rejudge and args.out is None:
         raise UsageError(f"run {run.id} is finished; nothing to resume. Its results are in {run.results_path}: "
                          f"`judgebot resume {run.id} --out PATH` writes them again elsewhere, `--retry-errors` judges "
                          "its errors again")
+    run = judge_now(ctx, run)
     out = writable(args.out or Path(run.results_path or f"run-{run.id}.results.csv"))
     if (newer := store.newer_results(str(out.resolve()), run.id)) is not None:
         raise UsageError(f"{out} holds the results of run {newer.id}, newer than run {run.id}, and is never replaced "
@@ -145,6 +147,27 @@ async def resume(ctx: Context) -> int:
         return EXIT_USAGE
     return await finish_run(ctx, run, rubric, panel, out, rejudge=rejudge, budget=budget, batch=batch,
                             new_parts=args.batch)
+
+
+def judge_now(ctx: Context, run: Run) -> Run:
+    """The run to resume, with the judge configured now when it paused because its endpoint does not know its judge
+    model (JUDGE_MODEL corrected since, or the model shut down); said in the terminal. A jury's run keeps its judges:
+    UsageError naming the way out."""
+    from bot.llm.client import UNKNOWN_MODEL
+
+    if run.status != RunState.PAUSED or not (run.stop_reason or "").startswith(UNKNOWN_MODEL):
+        return run
+    if run.judges:
+        raise UsageError(f"run {run.id} paused because {run.stop_reason}; a jury's run keeps its judges: start the "
+                         "file again with the jury corrected (--judges, --judges-file, JUDGES or JUDGES_FILE)")
+    model = ctx.settings.judge_model
+    if model == run.judge_model:
+        raise UsageError(f"run {run.id} paused because {run.stop_reason}. Set JUDGE_MODEL to a model the endpoint "
+                         f"serves, then `judgebot resume {run.id}` goes on with it")
+    ctx.store.update_run(run.id, judge_model=model)
+    ctx.console.print(f"Run {run.id} paused because its endpoint does not know {shown(run.judge_model)}: its pending "
+                      f"rows are judged by {shown(model)} (JUDGE_MODEL) now.", highlight=False)
+    return run.model_copy(update={"judge_model": model})
 
 
 def check_concurrency(value: int | None) -> None:

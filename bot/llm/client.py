@@ -281,7 +281,7 @@ class JudgeClient:
             return (f"the judge endpoint {self.endpoint} is an Azure OpenAI URL of the deployment form, which answers "
                     f"404 ({message_of(err)}): set OPENAI_BASE_URL to {better} and JUDGE_MODEL to the deployment name, "
                     f"then {RESUME}")
-        return f"the judge endpoint does not know model {self.model!r}: {message_of(err)}"
+        return f"{UNKNOWN_MODEL} {self.model!r}: {message_of(err)}"
 
     def _key(self, schema_name: str, schema: dict[str, Any]) -> tuple[str, str, str]:
         """What an output mode is kept under: the model, the schema's name and a hash of its content, worked out once
@@ -353,6 +353,7 @@ def make_judge_client(
                        outage_budget=outage_budget)
 
 
+UNKNOWN_MODEL = "the judge endpoint does not know model"  # how a stop for a model the endpoint does not serve opens
 OWN_SECRETS = frozenset({"DATABASE_URL", "JUDGEBOT_DB", "MCP_TOKEN", "JUDGEBOT_MCP_TOKEN"})
 
 

@@ -67,3 +67,26 @@ def test_resuming_one_triple_shows_its_verdict(tmp_path: Path, judge_server: Fak
     code, out = judgebot(tmp_path, "resume", "1", server=judge_server)
     assert code == 2 and "run 1 is finished; nothing to resume" in flat(out), out
     assert history(tmp_path, "SELECT source_name FROM run") == [("one triple",)]
+
+
+def test_a_run_paused_for_an_unknown_model_goes_on_with_the_judge_configured_now(tmp_path: Path,
+                                                                               judge_server: FakeJudgeServer) -> None:
+    def served(body: dict) -> Reply:
+        if body["model"] == "gone-model":
+            return Reply(status=404, error={"message": "The model `gone-model` does not exist",
+                                            "type": "invalid_request_error", "code": "model_not_found"})
+        return eth_reply("Correct")
+
+    judge_server.responder = served
+    two_files(tmp_path)
+    code, out = judgebot(tmp_path, "judge", "b.csv", "--rubric", "eth", server=judge_server, JUDGE_MODEL="gone-model")
+    assert code == 1 and "does not know model 'gone-model'" in flat(out), out
+
+    code, out = judgebot(tmp_path, "resume", server=judge_server, JUDGE_MODEL="gone-model")
+    assert code == 2 and "Set JUDGE_MODEL to a model the endpoint serves" in flat(out), out
+    code, out = judgebot(tmp_path, "resume", server=judge_server, JUDGE_MODEL="new-model")
+    text = flat(out)
+    assert code == 0, out
+    assert "Run 1 paused because its endpoint does not know gone-model: its pending rows are judged by new-model" in text
+    assert judge_server.bodies()[-1]["model"] == "new-model"
+    assert history(tmp_path, "SELECT DISTINCT judge_model FROM judgment") == [("new-model",)]
