@@ -30,7 +30,10 @@ async def check(ctx: Context) -> int:
     from bot.trust.drift import MIN_AGREEMENT, check_figures, passes
 
     args, settings, console = ctx.args, ctx.settings, ctx.console
-    if (args.labels is None) == (args.channel is None):
+    if args.labels is None and args.channel is None:
+        raise UsageError("say which labeled rows to check: --labels FILE (such as one `judgebot labels export` wrote) "
+                         "or --channel ID (the labeled judgments of a Slack channel)")
+    if args.labels is not None and args.channel is not None:
         raise UsageError("give --labels FILE (such as one `judgebot labels export` wrote) or --channel ID, not both")
     if args.since is not None:
         raise UsageError("--since belongs to `judgebot calibration`; a check judges every labeled row it is given")
