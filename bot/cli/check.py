@@ -31,8 +31,8 @@ async def check(ctx: Context) -> int:
 
     args, settings, console = ctx.args, ctx.settings, ctx.console
     if args.labels is None and args.channel is None:
-        raise UsageError("say which labeled rows to check: --labels FILE (such as one `judgebot labels export` wrote) "
-                         "or --channel ID (the labeled judgments of a Slack channel)")
+        raise UsageError("say which labeled rows to check: give --labels FILE (such as one `judgebot labels export` "
+                         "wrote) or --channel ID (the labeled judgments of a Slack channel)")
     if args.labels is not None and args.channel is not None:
         raise UsageError("give --labels FILE (such as one `judgebot labels export` wrote) or --channel ID, not both")
     if args.since is not None:

@@ -336,6 +336,6 @@ def test_a_check_asks_the_configured_jury_every_sample(tmp_path: Path, judge_ser
 
 def test_a_check_told_no_labels_says_which_to_give(tmp_path: Path) -> None:
     code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth")
-    assert code == 2 and "say which labeled rows to check: --labels FILE" in flat(out) and "not both" not in out
+    assert code == 2 and "say which labeled rows to check: give --labels FILE" in flat(out) and "not both" not in out
     code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", "--labels", "x.csv", "--channel", "C1")
     assert code == 2 and "not both" in flat(out)
