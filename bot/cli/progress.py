@@ -47,7 +47,7 @@ class ProgressBar:
     def update(self, event: RunProgress) -> None:
         """Show one progress event."""
         eta = DASH if event.eta is None else duration(event.eta)
-        errors = ", ".join(part for part in (f"{event.errors} errors" if event.errors else "",
+        errors = ", ".join(part for part in (f"{event.errors} errors or invalid" if event.errors else "",
                                              f"{event.unsure} unsure" if event.unsure else "") if part)
         # A row that got through means the judge answers again: the last retry notice no longer holds.
         if event.done > self._done:

@@ -38,7 +38,9 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     table.add_column()
     table.add_row("rows", str(summary.rows))
     table.add_row("scored", str(summary.scored))
-    table.add_row("judge errors", str(summary.errors))
+    table.add_row("judge errors", str(summary.counts[RowState.ERROR]))
+    if summary.counts[RowState.INVALID]:
+        table.add_row("invalid replies", str(summary.counts[RowState.INVALID]))
     if summary.counts[RowState.MALFORMED]:
         table.add_row("malformed rows", str(summary.counts[RowState.MALFORMED]))
     if summary.counts[RowState.PENDING]:

@@ -340,7 +340,7 @@ def test_a_judge_that_never_returns_json_leaves_rows_invalid_with_the_reason(tmp
 
     assert code == 1, out
     text = flat(out)
-    assert "judge errors 2" in text and "scored 0" in text and "row 2 invalid:" in text
+    assert "judge errors 0" in text and "invalid replies 2" in text and "scored 0" in text and "row 2 invalid:" in text
     _, results = read_results(tmp_path / "in.results.csv")
     assert [r["status"] for r in results] == ["invalid", "invalid"]
     for result in results:

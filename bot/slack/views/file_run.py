@@ -108,7 +108,7 @@ def progress(run: Run, rubric_title: str, event: Progress | None, who: str | Non
         parts.append("through the Batch API at half price: results within 24 h; the bot keeps waiting through "
                      "restarts")
     elif event is not None:
-        parts.append(f"{event.errors:,} error{'s' if event.errors != 1 else ''}")
+        parts.append(f"{event.errors:,} error{'s' if event.errors != 1 else ''} or invalid")
         if run.samples > 1 or len(run.judges or []) > 1:
             parts.append(f":warning: {event.unsure:,} unsure (samples split)")
         if event.rate > 0:
@@ -239,8 +239,11 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
     """The end of a run: counts, pass rate, criteria, tags, models, samples and unsure rows, the judge against the
     file's labels, lowest rows, problems, tokens and cost."""
     malformed, pending = summary.counts[RowState.MALFORMED], summary.counts[RowState.PENDING]
-    counts = [f"*Rows*\n{summary.rows:,}", f"*Scored*\n{summary.scored:,}", f"*Judge errors*\n{summary.errors:,}",
-              f"*Malformed*\n{malformed:,}"]
+    invalid = summary.counts[RowState.INVALID]
+    counts = [f"*Rows*\n{summary.rows:,}", f"*Scored*\n{summary.scored:,}",
+              f"*Judge errors*\n{summary.counts[RowState.ERROR]:,}", f"*Malformed*\n{malformed:,}"]
+    if invalid:
+        counts.append(f"*Invalid replies*\n{invalid:,}")
     if pending:
         counts.append(f"*Not judged*\n{pending:,}")
     rate = summary.pass_rate
