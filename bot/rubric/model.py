@@ -129,6 +129,14 @@ class Rubric(BaseModel):
     _hash: str = PrivateAttr()
     _system_prompt: str = PrivateAttr()
 
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_as_written(cls, value: Any) -> Any:
+        if isinstance(value, float):  # YAML reads 1.10 as the number 1.1: the version would not be the one written
+            raise PydanticCustomError("version_number", "{value} was read as a number, so 1.10 would become 1.1: "
+                                      'quote it, such as version: "1.10"', {"value": repr(value)})
+        return value
+
     @field_validator("name")
     @classmethod
     def _name_fits(cls, value: str) -> str:

@@ -567,3 +567,11 @@ def test_an_unknown_name_is_matched_as_closely_as_any_other_suggestion(rubrics):
     with pytest.raises(RubricError) as caught:  # 'strict' (an alias) is half like 'strxxx': too far for a suggestion
         rubrics.get("strxxx")
     assert "Did you mean" not in str(caught.value)
+
+
+def test_an_unquoted_decimal_version_is_refused_rather_than_shortened(tmp_path):
+    path = write(tmp_path, mini())
+    path.write_text(path.read_text(encoding="utf-8").replace("version: '1.0'", "version: 1.10"), encoding="utf-8")
+    assert "version: 1.10" in path.read_text(encoding="utf-8")
+    with pytest.raises(RubricError, match=r"version: 1\.1 was read as a number, so 1\.10 would become 1\.1: quote it"):
+        load_rubric(path)
