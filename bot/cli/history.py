@@ -53,9 +53,13 @@ async def digest(ctx: Context) -> int:
     from bot.store import all_subscriptions
     from bot.trust.report import TrustBar
 
+    args, settings = ctx.args, ctx.settings
+    if args.post and args.channel is None:
+        raise UsageError("--post posts a Slack channel's digest: give --channel ID (the terminal's digest is shown, "
+                         "not posted)")
     settled()
-    args, settings, store = ctx.args, ctx.settings, ctx.store
-    sub = next((s for s in all_subscriptions(store) if s.channel_id == args.channel), None)
+    store = ctx.store
+    sub = next((s for s in all_subscriptions(store) if s.channel_id == args.channel), None) if args.channel else None
     try:
         zone = ZoneInfo(args.timezone or (sub.timezone if sub else settings.digest_timezone))
     except (ZoneInfoNotFoundError, ValueError):
@@ -71,7 +75,7 @@ async def digest(ctx: Context) -> int:
             raise UsageError(f"{period.week} is not over yet (it ends {period.end:%Y-%m-%d %H:%M %Z}): a weekly digest "
                              "is posted once the week is complete. Leave out --post to see it so far.")
         bot_token(settings)  # before the table: a missing token is said at once
-    title = f"Digest of {args.channel}, {period.label} ({period.week}, {zone.key})"
+    title = f"Digest of {args.channel or 'the terminal'}, {period.label} ({period.week}, {zone.key})"
     found = build_digest(store, channel_id=args.channel, period=period, team_id=sub.team_id if sub else None,
                          bar=TrustBar.from_settings(settings))
     views.show_digest(ctx.console, found, title)

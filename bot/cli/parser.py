@@ -99,8 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     stats_cmd.add_argument("--channel", help=where)
     stats_cmd.add_argument("--days", type=int, default=30, help="the last N days (default 30; 0: all time)")
     stats_cmd.add_argument("--model", help="only this model under test")
-    digest_cmd = commands.add_parser("digest", help="a Slack channel's weekly digest as a table; --post posts it")
-    digest_cmd.add_argument("--channel", required=True, help="a Slack channel id such as C0123456789")
+    digest_cmd = commands.add_parser("digest", help="a Slack channel's weekly digest (or the terminal's) as a table; "
+                                     "--post posts a channel's")
+    digest_cmd.add_argument("--channel", help="a Slack channel id such as C0123456789 (default: the judgments made in "
+                            "a terminal)")
     digest_cmd.add_argument("--week", help="ISO week such as 2026-W47 (default: last week)")
     digest_cmd.add_argument("--timezone", help="where the week's days begin (default: the channel's digest "
                             "timezone, else DIGEST_TIMEZONE)")

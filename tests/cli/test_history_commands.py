@@ -212,3 +212,14 @@ def test_texts_from_a_csv_never_reach_the_terminal_as_escape_sequences(tmp_path,
         assert not any(char in text for char in "\x1b\x07\x9b"), (command, text)
     assert "]0;pwned[2J31mevil-bot" in flat(outputs["stats"]) and "]0;pwned[2J31mevil-bot" in flat(outputs["history"])
     assert "in[2J.csv" in flat(outputs["runs"]) and "How do I register?[31m" in flat(outputs["history"])
+
+
+def test_the_terminals_own_digest(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    assert judgebot(tmp_path, "judge", str(EXAMPLE), "--rubric", "eth", server=judge_server)[0] == 0
+    week = "{}-W{:02d}".format(*datetime.now(UTC).isocalendar())
+    code, out = judgebot(tmp_path, "digest", "--week", week, "--timezone", "UTC")
+    text = flat(out)
+    assert code == 0 and "Digest of the terminal" in text and "eth" in text and "judged" in text, out
+    code, out = judgebot(tmp_path, "digest", "--post")
+    assert code == 2 and "--post posts a Slack channel's digest: give --channel ID" in flat(out), out
