@@ -15,6 +15,9 @@ BIDI = {"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI",
 UNSENDABLE = re.compile("[\x00\ud800-\udfff]")  # NUL, and surrogates (in a str, always lone ones)
 FENCE = re.compile("`{3,}")
 ZWSP = "\u200b"
+# Paragraph separators (bidi class B): each ends every isolate and override open before it, so each paragraph is
+# isolated on its own, or an override after a U+2029 would reverse the bot's text that follows.
+PARAGRAPHS = re.compile("([\n\r\x1c-\x1e\x85\u2029])")
 
 
 def unescape(text: str) -> str:
@@ -70,13 +73,14 @@ def _isolated(line: str) -> str:
 
 
 def bidi(text: str) -> str:
-    """Wrap each line holding right-to-left text or direction controls in an isolate of its own.
+    """Wrap each line (each paragraph: newline, CR, U+2029 and the other paragraph separators end one) holding
+    right-to-left text or direction controls in an isolate of its own.
 
     Slack lays messages out left to right; without the isolate, punctuation and numbers at the ends of an Arabic
     sentence land on the wrong side, and an override (U+202E) left open reverses the bot's text after it. The
     isolate ends every embedding and override inside it; an end of isolate that would close ours is dropped.
     """
-    return "\n".join(_isolated(line) for line in text.split("\n"))
+    return "".join(part if PARAGRAPHS.fullmatch(part) else _isolated(part) for part in PARAGRAPHS.split(text))
 
 
 def plain(text: str, limit: int) -> str:

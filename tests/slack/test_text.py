@@ -48,3 +48,13 @@ async def test_an_open_fence_and_override_stay_inside_their_own_text_in_history_
         text = json.dumps(shown, ensure_ascii=False)
         assert "```" not in text and "How do I `\u200b`\u200b`register" in text
         assert f"{FSI}{REVERSED}{PDI}" in text  # the override ends with the model's name
+
+
+def test_every_paragraph_separator_starts_a_line_of_its_own_isolate() -> None:
+    from bot.slack.text import FSI, PDI, escape
+
+    for separator in ("\u2029", "\r", "\x1c", "\x1d", "\x1e", "\x85", "\n"):
+        shown = escape(f"m{separator}\u202eX")
+        # the override after the separator is closed inside an isolate of its own, before the bot's text goes on
+        assert shown == f"m{separator}{FSI}\u202eX{PDI}", (separator, shown)
+    assert escape("0/2 \u2029plain") == "0/2 \u2029plain"  # nothing to isolate: left as it is
