@@ -36,7 +36,7 @@ INJECTION = re.compile("|".join([
     _words("score", r"\s+(?:of\s+)?(?:5|10|100)\b"),
     _words("system", r"\s+prompt\b"),
     _words("note message instruction", r"s?\s+(?:to|for)\s+the\s+(?:judge|grader|evaluator|reviewer)\b"),
-    r"\n\s*(?:system|assistant)\s*:",  # a role marker opening a line
+    r"\n\s*(?:system|assistant|developer|grader|judge|evaluator|reviewer|auditor)\s*:",  # a role marker opening a line
     r"<\|im_(?:start|end)\|>|<\|(?:system|endoftext|eot_id|start_header_id)\|>|\[/?inst\]|</?data-[0-9a-f]*>",
 ]))
 # Characters that show nothing (zero-width, direction marks, tags, variation selectors) and hide a word from a pattern.
