@@ -11,11 +11,21 @@ from bot.cli.context import Context, settled
 from bot.cli.exits import EXIT_OK
 from bot.cli.screen import shown
 from bot.errors import UsageError, WeekError
+from bot.records import RunState
 
 
 async def runs(ctx: Context) -> int:
-    """`judgebot runs`: the recent runs."""
-    views.show_runs(ctx.console, ctx.store.recent_runs())
+    """`judgebot runs`: the recent runs, a run whose process is gone shown as interrupted."""
+    from bot.runs import STALE_AFTER
+    from bot.store import owner_gone, utcnow
+
+    if ctx.args.limit < 1:
+        raise UsageError("-n/--limit must be at least 1")
+    now = utcnow()
+    found = [run.model_copy(update={"status": "interrupted", "stop_reason": "its process is gone"})
+             if run.status == RunState.RUNNING and owner_gone(run.owner, run.heartbeat_at, now, STALE_AFTER) else run
+             for run in ctx.store.recent_runs(ctx.args.limit)]
+    views.show_runs(ctx.console, found)
     return EXIT_OK
 
 

@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     rubrics_cmd.add_argument("action", nargs="?", choices=["list", "check"], default="list")
     rubrics_cmd.add_argument("name", nargs="?")
 
-    commands.add_parser("runs", help="list recent runs")
+    runs_cmd = commands.add_parser("runs", help="list recent runs")
+    runs_cmd.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
 
     where = "a Slack channel id such as C0123456789 (default: the judgments made in a terminal)"
     history_cmd = commands.add_parser("history", help="the latest judgments of a Slack channel or of the terminal")

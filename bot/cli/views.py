@@ -13,7 +13,7 @@ from rich.table import Table
 from bot.cli.screen import DASH, Column, fitted_table, printable, shown
 from bot.figures import money, number, percent, spend_parts
 from bot.judge.samples import split_text
-from bot.records import RowState
+from bot.records import RowState, RunState
 
 if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
     from bot.digest import Digest
@@ -144,10 +144,14 @@ def show_runs(console: Console, runs: Iterable[Run]) -> None:
     """Recent runs."""
     columns = [Column("run"), Column("created (UTC)", 2), Column("status", free_text=True), Column("rubric", 1),
                Column("rows", 1), Column("source", 3, free_text=True), Column("judge", 4)]
-    rows = [(str(run.id), f"{run.created_at:%Y-%m-%d %H:%M}", run.status + (f" ({run.stop_reason})" if run.stop_reason
-             else ""), f"{run.rubric_name} {run.rubric_version}", str(run.total_rows), run.source_name or run.source,
-             run.judge_model) for run in runs]
+    runs = list(runs)
+    rows = [(str(run.id), f"{run.created_at:%Y-%m-%d %H:%M}", run.status, f"{run.rubric_name} {run.rubric_version}",
+             str(run.total_rows), run.source_name or run.source, run.judge_model) for run in runs]
     console.print(fitted_table(console, columns, rows))
+    for run in runs:  # why each run stopped, a line each: the status column keeps a word
+        if run.stop_reason and run.status != RunState.PENDING:
+            resume = f"; `judgebot resume {run.id}` finishes it" if run.status in ("paused", "interrupted") else ""
+            console.print(shown(f"run {run.id} {run.status} ({run.stop_reason}){resume}"), highlight=False)
 
 
 def show_history(console: Console, judgments: Iterable[Judgment]) -> None:

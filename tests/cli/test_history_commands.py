@@ -223,3 +223,22 @@ def test_the_terminals_own_digest(tmp_path, judge_server):
     assert code == 0 and "Digest of the terminal" in text and "eth" in text and "judged" in text, out
     code, out = judgebot(tmp_path, "digest", "--post")
     assert code == 2 and "--post posts a Slack channel's digest: give --channel ID" in flat(out), out
+
+
+def test_a_run_whose_process_is_gone_is_listed_as_interrupted(tmp_path, judge_server):
+    import socket
+    import subprocess
+    import sys
+
+    judge_server.responder = eth_responder
+    assert judgebot(tmp_path, "judge", str(EXAMPLE), "--rubric", "eth", server=judge_server)[0] == 0
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])  # a pid that has just ended
+    dead.wait()
+    with sqlite3.connect(tmp_path / "h.db") as db:  # as a process killed while judging leaves its run
+        db.execute("UPDATE run SET status = 'running', stop_reason = NULL, owner = ?",
+                   (f"{socket.gethostname()}:{dead.pid}:x",))
+    code, out = judgebot(tmp_path, "runs", "-n", "5")
+    text = flat(out)
+    assert code == 0 and " interrupted " in text, out
+    assert "run 1 interrupted (its process is gone); `judgebot resume 1` finishes it" in text
+    assert judgebot(tmp_path, "runs", "-n", "0")[0] == 2
