@@ -18,6 +18,7 @@ import openai
 from bot.errors import JudgebotError, RunBusy
 from bot.judge.panel import Panel
 from bot.judge.samples import UNSURE_SPREAD
+from bot.llm.answers import message_of
 from bot.llm.client import JudgeClient
 from bot.llm.prices import PriceTable
 from bot.records import RowState, RunState
@@ -184,13 +185,18 @@ async def _send_pending(job: RunJob, file_requests: int) -> None:
 
 
 async def _check_endpoints(job: RunJob) -> None:
-    """BatchUnavailable, before anything is sent, when one of the judges' endpoints has no Batch API."""
+    """BatchUnavailable, before anything is sent, when one of the judges' endpoints has no Batch API (a 404) or
+    refuses to list batches (saying what it answered)."""
     endpoints = {(str(client.client.base_url), client.client.api_key): client for client in job.panel.clients}
     for client in endpoints.values():
         try:
             await client.client.batches.list(limit=1)
         except openai.NotFoundError as err:
             raise _unavailable(job, client, err) from None
+        except openai.APIStatusError as err:
+            raise BatchUnavailable(f"the judge endpoint {client.endpoint} answered {err.status_code} when asked for its "
+                                   f"batches ({message_of(err)}); judge the run live instead: `judgebot resume "
+                                   f"{job.run.id}` without --batch") from None
 
 
 def _unavailable(job: RunJob, client: JudgeClient, err: openai.NotFoundError) -> BatchUnavailable:

@@ -415,3 +415,14 @@ async def test_an_output_answers_only_what_its_part_asked_and_a_bad_line_ends_on
     assert rows[d.id].error == "the batch's line for this request holds no reply body object"
     assert [row.status for row in store.iter_judgments(other.id)] == ["pending"]  # the other run is untouched
     assert batch_server.bodies() == []  # no repair asked, none twice
+
+
+def test_an_endpoint_that_refuses_its_batch_list_is_quoted_not_guessed_at(tmp_path, batch_server) -> None:
+    batch_server.list_status = 403
+    rows_file(tmp_path, 3)
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--batch", server=batch_server, **FAST)
+    text = flat(out)
+    assert code == 1, out
+    assert "answered 403 when asked for its batches (batches are not enabled for this organization)" in text
+    assert "vLLM" not in text and "`judgebot resume 1` without --batch" in text
+    assert batch_server.created == []

@@ -46,6 +46,7 @@ class BatchJudgeServer(FakeJudgeServer):
         self.plan = ["in_progress", "completed"]
         self.partial = 0  # lines an expired batch answered before it expired
         self.batch_api = True
+        self.list_status: int | None = None  # an error status the batch list answers with, when set
         self.files: dict[str, tuple[str, bytes]] = {}  # id -> (purpose, content)
         self.batches: dict[str, Batch] = {}
         self.created: list[str] = []  # batch ids in the order they were created
@@ -117,6 +118,10 @@ class BatchJudgeServer(FakeJudgeServer):
     async def _list(self, request: web.Request) -> web.Response:
         if not self.batch_api:
             return self._missing()
+        if self.list_status is not None:
+            return web.json_response({"error": {"message": "batches are not enabled for this organization",
+                                                "type": "invalid_request_error", "param": None, "code": None}},
+                                     status=self.list_status)
         with self._batch_lock:
             found = [self._object(self.batches[batch_id]) for batch_id in reversed(self.created)]
         return web.json_response({"object": "list", "data": found, "has_more": False,
