@@ -7,9 +7,11 @@ where, and the caller gets a `Sent` that says so (with Slack's error code, to te
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -17,9 +19,10 @@ from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncServerErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from bot.errors import JudgebotError
+from bot.errors import JudgebotError, SetupError
 from bot.slack.text import escape
 from bot.slack.views.blocks import notice
 
@@ -126,3 +129,27 @@ class Messenger:
         """Replace message `ts` by `text`; if Slack refuses, tell the person instead."""
         if not (await self.edit(channel, ts, notice(text), what="a message")).ok:
             await self.tell(response_url, text)
+
+
+TOKEN_ERRORS = {"invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired",
+                "not_allowed_token_type"}
+
+BAD_BOT_TOKEN = (
+    "Slack does not accept SLACK_BOT_TOKEN ({error}). Copy the Bot User OAuth Token (xoxb-...) again from the "
+    "app's OAuth & Permissions page; reinstall the app to the workspace if it was revoked."
+)
+
+async def slack_call(call: Callable[[], Awaitable[AsyncSlackResponse]], template: str, api_url: str) -> dict[str, Any]:
+    """What a start-up call to Slack answers; SetupError in a sentence when Slack refuses the token (`template` says
+    which one) or cannot be reached at all."""
+    try:
+        answer = (await call()).data
+        return answer if isinstance(answer, dict) else {}
+    except SlackApiError as err:
+        code = err.response.get("error", "unknown error")
+        if code in TOKEN_ERRORS:
+            raise SetupError(template.format(error=code)) from None
+        raise SetupError(f"Slack answered `{code}` at {api_url}; check SLACK_API_URL and try again.") from None
+    except (aiohttp.ClientError, OSError, TimeoutError) as err:
+        raise SetupError(f"Cannot reach Slack at {api_url} ({type(err).__name__}: {err}). Check the network, "
+                         "or SLACK_API_URL if you changed it.") from None

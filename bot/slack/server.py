@@ -7,13 +7,9 @@ import gc
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
-import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.config import Settings
 from bot.errors import SetupError
@@ -27,39 +23,18 @@ from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_recovery import recover_files
 from bot.slack.flows.file_run import FileLimits, FileRuns
 from bot.slack.http_mode import events_handler
-from bot.slack.messenger import Messenger, make_web_client
+from bot.slack.messenger import BAD_BOT_TOKEN, Messenger, make_web_client, slack_call
 from bot.store import Store, unfinished_shares
 
 log = logging.getLogger(__name__)
 
 EVENTS_PATH, HEALTH_PATH = "/slack/events", "/health"
 DRAIN_SECONDS = 20.0
-TOKEN_ERRORS = {"invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired",
-                "not_allowed_token_type"}
-
-BAD_BOT_TOKEN = (
-    "Slack does not accept SLACK_BOT_TOKEN ({error}). Copy the Bot User OAuth Token (xoxb-...) again from the "
-    "app's OAuth & Permissions page; reinstall the app to the workspace if it was revoked."
-)
 BAD_APP_TOKEN = (
     "Slack does not accept SLACK_APP_TOKEN ({error}). It is the app-level token (xapp-...) with the "
     "connections:write scope, under Basic Information > App-Level Tokens; create a new one if it was revoked, "
     "and check that Socket Mode is on (Socket Mode page)."
 )
-
-
-async def _slack_call(call: Callable[[], Awaitable[AsyncSlackResponse]], template: str, api_url: str) -> dict[str, Any]:
-    try:
-        answer = (await call()).data
-        return answer if isinstance(answer, dict) else {}
-    except SlackApiError as err:
-        code = err.response.get("error", "unknown error")
-        if code in TOKEN_ERRORS:
-            raise SetupError(template.format(error=code)) from None
-        raise SetupError(f"Slack answered `{code}` at {api_url}; check SLACK_API_URL and try again.") from None
-    except (aiohttp.ClientError, OSError, TimeoutError) as err:
-        raise SetupError(f"Cannot reach Slack at {api_url} ({type(err).__name__}: {err}). Check the network, "
-                         "or SLACK_API_URL if you changed it.") from None
 
 
 @dataclass
@@ -93,9 +68,9 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     """Check the settings and tokens, open the history, and start taking Slack's requests."""
     bot_token, app_token, secret = settings.slack_tokens()
     client = make_web_client(bot_token, settings.slack_api_url)
-    auth = await _slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)
+    auth = await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)
     if app_token:
-        await _slack_call(lambda: client.apps_connections_open(app_token=app_token), BAD_APP_TOKEN,
+        await slack_call(lambda: client.apps_connections_open(app_token=app_token), BAD_APP_TOKEN,
                           settings.slack_api_url)
     store = await asyncio.to_thread(Store.open, settings.db_url)
     await asyncio.to_thread(store.check_integrity)  # a damaged history refuses the bot before it takes any request

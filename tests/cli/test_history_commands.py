@@ -242,3 +242,19 @@ def test_a_run_whose_process_is_gone_is_listed_as_interrupted(tmp_path, judge_se
     assert code == 0 and " interrupted " in text, out
     assert "run 1 interrupted (its process is gone); `judgebot resume 1` finishes it" in text
     assert judgebot(tmp_path, "runs", "-n", "0")[0] == 2
+
+
+def test_a_digest_post_that_cannot_reach_slack_says_so_rather_than_blame_the_token(tmp_path, slack_server):
+    import socket
+
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46", "--post",
+                         SLACK_BOT_TOKEN=slack_server.bot_token, SLACK_API_URL=f"http://127.0.0.1:{port}/api/")
+    text = flat(out)
+    assert code == 2 and f"Cannot reach Slack at http://127.0.0.1:{port}/api/" in text, out
+    assert "did not accept" not in text and "does not accept" not in text
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46", "--post",
+                         SLACK_BOT_TOKEN="xoxb-revoked", SLACK_API_URL=slack_server.api_url)
+    assert code == 2 and "Slack does not accept SLACK_BOT_TOKEN" in flat(out), out

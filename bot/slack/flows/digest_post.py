@@ -18,7 +18,7 @@ from bot.errors import SetupError
 from bot.rubric import RubricSet
 from bot.slack.context import Context
 from bot.slack.files import upload
-from bot.slack.messenger import make_web_client, post_problem, slack_error
+from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, post_problem, slack_call, slack_error
 from bot.slack.views.digest import digest_message
 from bot.store import DigestSubscription, Store, claim_week, mark_posted, release_week, week_taken
 from bot.trust.report import TrustBar
@@ -198,10 +198,7 @@ async def post_from_terminal(settings: Settings, store: Store, rubrics: RubricSe
                              team_id: str | None) -> str:
     """`judgebot digest --post`: post a channel's weekly digest through the bot's token, once per week."""
     client = make_web_client(bot_token(settings), settings.slack_api_url)
-    try:
-        auth = await client.auth_test()
-    except Exception as err:
-        raise SetupError(f"Slack did not accept SLACK_BOT_TOKEN ({slack_error(err)}); nothing was posted.") from None
+    auth = await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)  # a refusal or no Slack, said
     poster = DigestPoster(store, rubrics, client, auth.get("url"), team_id or auth.get("team_id"),
                           TrustBar.from_settings(settings))
     try:
