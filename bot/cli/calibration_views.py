@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from bot.cli.screen import printable, shown
-from bot.figures import number, percent, percents_apart
+from bot.figures import number, percent, percents_apart, plural
 
 if TYPE_CHECKING:  # only types: drawing the figures must not load the database or the judge
     from bot.trust.calibration import Calibration
@@ -25,7 +25,7 @@ HOW_TO_LABEL = (
 
 
 def _line(console: Console, key: str, value: str) -> None:
-    console.print(f"{key:<{KEY_WIDTH}}{value}", highlight=False)
+    console.print(f"{key:<{KEY_WIDTH - 1}} {value}", highlight=False)  # a key as wide as the column keeps a space
 
 
 def agreement_text(figures: Calibration) -> str:
@@ -95,12 +95,14 @@ def show_file_labels(console: Console, labels: FileLabels) -> None:
     if not figures.n:
         console.print("The file's label columns are empty for every scored row.")
         return
-    console.print(f"[bold]The judge against the file's labels[/] ({figures.n} labels)", highlight=False)
+    console.print(f"[bold]The judge against the file's labels[/] ({figures.n} {plural(figures.n, 'label')})",
+                  highlight=False)
     _line(console, "agreement on pass/fail", agreement_text(figures))
     kappa_lines(console, figures)
     confusion_lines(console, figures)
     for criterion, (count, gap) in figures.mad.items():
-        _line(console, shown(f"mean difference {criterion}"), f"{number(gap)} over {count} labels")
+        _line(console, shown(f"mean absolute difference {criterion}"), f"{number(gap)} over {count} "
+              f"{plural(count, 'label')}")
 
 
 def _counts(counts: dict[str, int]) -> str:

@@ -28,7 +28,7 @@ def agreed(question: str, refusal: str, *, yes: bool, console: Console) -> bool:
         return True
     if not sys.stdin.isatty():
         raise UsageError(refusal)
-    return console.input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    return console.input(f"{question} \\[y/N] ").strip().lower() in ("y", "yes")  # escaped: not read as markup
 
 
 def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: bool, console: Console,

@@ -13,6 +13,7 @@ from bot.cli.exits import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE
 from bot.cli.panels import judge_client
 from bot.cli.screen import shown
 from bot.errors import RunStopped, UsageError
+from bot.figures import plural
 
 if TYPE_CHECKING:
     from bot.rubric import RubricSet
@@ -29,7 +30,8 @@ async def rubrics(ctx: Context) -> int:
     from bot.runs import check_goldens
 
     for rubric in chosen:
-        console.print(f"[green]valid[/] {shown(str(rubric.source or rubric.name))} ({len(rubric.goldens)} goldens)")
+        goldens = len(rubric.goldens)
+        console.print(f"[green]valid[/] {shown(str(rubric.source or rubric.name))} ({goldens} {plural(goldens, 'golden')})")
     show_broken(console, found)
     failed = 0
     async with judge_client(ctx.settings) as client:

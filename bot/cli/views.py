@@ -64,7 +64,7 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     table.add_row("cost", summary.cost_text())
     if (guess := summary.estimate_text()) is not None:
         table.add_row("estimate", guess)
-    if summary.worst:
+    if summary.worst and summary.worst[0][0] < 100:  # rows that all scored 100 have none lower than the others
         table.add_row("lowest rows", ", ".join(f"row {row} ({score:.0f})" for score, row, _ in summary.worst))
     if summary.columns:
         table.add_row("columns", shown(summary.column_text))
@@ -92,7 +92,7 @@ def show_samples(console: Console, samples: Sequence[JudgmentSample]) -> None:
     agree = f"split {split}" if split else f"{len(scored)}/{len(scored)} agree"
     failed = f" · {len(samples) - len(scored)} not scored" if len(scored) < len(samples) else ""
     console.print(shown(f"{len(samples)} samples · {agree}{failed}"), style="yellow" if split else None)
-    for sample in samples:
+    for sample in sorted(samples, key=lambda sample: sample.sample):  # saved as they arrived: shown in order
         if sample.status == RowState.SCORED:
             mark = "pass" if sample.passed else "fail"
             what = f"{sample.headline:.0f}/100 {mark}" + (f" {sample.tag}" if sample.tag else "")

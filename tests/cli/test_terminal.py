@@ -64,3 +64,39 @@ def test_a_check_just_below_its_gate_shows_the_digits_that_tell_them_apart() -> 
     show_check(console, ("Today's judge", figures), None, 0.78)
     printed = console.file.getvalue()  # type: ignore[attr-defined]
     assert "below: agreement 77.6% is under the 78.0% asked for" in printed
+
+
+def test_a_question_shows_its_choices(monkeypatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    from bot.cli.cost import agreed
+
+    class Answering(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stdin", Answering("y\n"))
+    console = Console(file=io.StringIO(), width=120)
+    assert agreed("Judge it?", "refused", yes=False, console=console)
+    assert console.file.getvalue() == "Judge it? [y/N] "  # type: ignore[attr-defined]
+
+
+def test_small_words_agree_with_their_numbers(tmp_path) -> None:
+    import io
+    from datetime import datetime
+
+    from rich.console import Console
+
+    from bot.cli.calibration_views import show_file_labels
+    from bot.trust.calibration import LabeledVerdict, calibrate
+    from bot.trust.file_labels import FileLabels
+
+    pair = LabeledVerdict(judge_passed=True, human_passed=True, judge_values={"correctness": 2.0},
+                          human_values={"correctness": 1.52}, labeled_at=datetime(2026, 11, 20), judge_model="j",
+                          rubric_hash="h")
+    console = Console(file=io.StringIO(), width=200)
+    show_file_labels(console, FileLabels(columns=["human_pass"], calibration=calibrate([pair], criteria=["correctness"])))
+    printed = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "(1 label)" in printed and "mean absolute difference correctness 0.48 over 1 label" in printed
