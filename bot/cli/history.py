@@ -51,8 +51,13 @@ async def stats(ctx: Context) -> int:
     since = utcnow() - timedelta(days=args.days) if args.days else None
     where = f"channel {args.channel}" if args.channel else "the terminal"
     period = f"last {args.days} days" if args.days else "all time"
-    views.show_stats(ctx.console, channel_stats(ctx.store, channel_id=args.channel, since=since, model=args.model),
-                     f"{where}, {period}" + (f", model {args.model}" if args.model else ""))
+    figures = channel_stats(ctx.store, channel_id=args.channel, since=since, model=args.model)
+    title = f"{where}, {period}" + (f", model {args.model}" if args.model else "")
+    if not figures:
+        ctx.console.print(shown(f"No judgments in {title}" + (": `judgebot stats` without --model lists the models "
+                                                             "judged" if args.model else ".")), highlight=False)
+        return EXIT_OK
+    views.show_stats(ctx.console, figures, title)
     return EXIT_OK
 
 

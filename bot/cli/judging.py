@@ -96,6 +96,10 @@ async def judge_file(ctx: Context, rubric: Rubric) -> int:
     check_concurrency(args.concurrency)
     source = open_csv(args.file, parse_columns(args.columns or []), how="--columns {role}={column}")
     out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"), not_over=args.file)
+    if args.model_name and "model" in source.columns:
+        ctx.console.print(f"[yellow]warning[/]: the file names each row's model in its column "
+                          f"{shown(source.columns['model'])}: --model-name {shown(args.model_name)} names only the rows "
+                          "whose cell there is empty", highlight=False)
     panel = judge_panel(ctx.settings, args, rubric, args.concurrency)
     run = start_csv_run(ctx.store, rubric=rubric, source=source, **panel.run_fields(), model_name=args.model_name,
                         fresh=args.fresh, origin=terminal_origin(), results_path=str(out.resolve()))

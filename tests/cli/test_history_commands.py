@@ -258,3 +258,11 @@ def test_a_digest_post_that_cannot_reach_slack_says_so_rather_than_blame_the_tok
     code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46", "--post",
                          SLACK_BOT_TOKEN="xoxb-revoked", SLACK_API_URL=slack_server.api_url)
     assert code == 2 and "Slack does not accept SLACK_BOT_TOKEN" in flat(out), out
+
+
+def test_stats_of_a_model_never_judged_says_so(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    assert judgebot(tmp_path, "judge", str(EXAMPLE), "--rubric", "eth", server=judge_server)[0] == 0
+    code, out = judgebot(tmp_path, "stats", "--model", "nosuch")
+    assert code == 0 and "No judgments in the terminal, last 30 days, model nosuch" in flat(out), out
+    assert "judged" not in out.split(":")[0]

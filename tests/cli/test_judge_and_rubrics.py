@@ -527,3 +527,12 @@ def test_a_verdict_is_reused_only_from_the_same_endpoint(tmp_path, judge_server)
         assert {row["cached"] for row in read_results(tmp_path / "c.csv")[1]} == {"true"}
     finally:
         other.stop()
+
+
+def test_model_name_beside_a_model_column_says_what_it_names(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer", "model"],
+               [["q1", "r1", "Use myStudies.", "bot-a"], ["q2", "r2", "Use myStudies.", ""]])
+    code, out = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", "--model-name", "bot-b", server=judge_server)
+    assert code == 0 and "--model-name bot-b names only the rows whose cell there is empty" in flat(out), out
+    assert history(tmp_path, "SELECT model_name FROM judgment ORDER BY row_number") == [("bot-a",), ("bot-b",)]
