@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import types
 import typing
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +30,7 @@ RESERVED_WORDS = frozenset({
 })
 # The judge is sent the reply's schema as "<name>_verdict", and OpenAI takes schema names of 64 characters at most.
 NAME_LIMIT = 64 - len("_verdict")
+ALIAS_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")  # what people type, in one script only
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,10 @@ def _check_names(rubric: Rubric) -> None:
         if not alias.strip() or len(alias.split()) > 1:
             raise RubricError(f"aliases.{index}: {alias!r} is not one word; people type an alias after /judge, "
                               "so it has no spaces")
+        if not ALIAS_PATTERN.fullmatch(alias.strip()):
+            # Letters from other scripts, full-width or styled, can pass for another rubric's name ("еth", "ｅｔｈ").
+            raise RubricError(f"aliases.{index}: {alias!r} is not plain ASCII letters, digits, \"-\" and \"_\": a "
+                              "look-alike of another rubric's name could be typed or shared for it. Choose another alias")
 
 
 class RubricSet:
@@ -130,8 +137,18 @@ class RubricSet:
             for key in {rubric.name, *(alias.strip().lower() for alias in rubric.aliases)}:
                 users.setdefault(key, []).append(rubric)
         left_out: dict[str, BrokenFile] = {}
+        shipped = builtin_dir().resolve()
         for key, sharing in users.items():
             if len(sharing) == 1:
+                continue
+            builtin = [rubric for rubric in sharing if _path(rubric).resolve().parent == shipped]
+            if len(builtin) == 1:  # a shipped rubric keeps its names: the team's file that takes one is left out
+                users[key] = builtin
+                for rubric in sharing:
+                    if rubric is not builtin[0]:
+                        left_out.setdefault(rubric.name, BrokenFile(_path(rubric), f"name or alias {key!r} is a name "
+                                                                    f"of the shipped rubric {builtin[0].name}; rename "
+                                                                    "it to use this file"))
                 continue
             for rubric in sharing:  # none of them wins
                 others = " and ".join(_path(other).name for other in sharing if other is not rubric)
@@ -154,12 +171,12 @@ class RubricSet:
         return self._broken
 
     def find(self, name: str) -> Rubric | None:
-        """The rubric called `name` or one of its aliases (any case), if there is one."""
-        return self._by_key.get(name.strip().lower())
+        """The rubric called `name` or one of its aliases (any case, full-width letters as plain), if there is one."""
+        return self._by_key.get(typed(name))
 
     def get(self, name: str) -> Rubric:
         """The rubric called `name` or one of its aliases; RubricError with a suggestion otherwise."""
-        key = name.strip().lower()
+        key = typed(name)
         found = self._by_key.get(key)
         if found is not None:
             return found
@@ -169,6 +186,11 @@ class RubricSet:
         for alias, rubric in self._by_key.items():  # the closest key may be an alias: name its rubric
             hint = hint.replace(repr(alias), repr(rubric.name))
         raise RubricError(f"No rubric named {name!r}.{hint} Available: {', '.join(r.name for r in self)}.")
+
+
+def typed(name: str) -> str:
+    """A rubric name as people type it, made a key: NFKC (full-width and styled letters plain), trimmed, lower case."""
+    return unicodedata.normalize("NFKC", name).strip().lower()
 
 
 def _path(rubric: Rubric) -> Path:

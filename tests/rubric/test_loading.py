@@ -321,24 +321,36 @@ def test_missing_extra_dir_is_an_error(tmp_path):
         load_rubrics(tmp_path / "nowhere")
 
 
-def test_a_name_or_alias_used_twice_leaves_both_files_out(tmp_path):
+def test_a_team_file_taking_a_shipped_rubrics_name_is_left_out_and_the_shipped_one_stays(tmp_path):
     write(tmp_path, mini("mine", aliases=["bench"]))
     found = load_rubrics(tmp_path)
-    assert [r.name for r in found] == ["academic", "eth"]
-    assert found.find("bench") is None and found.find("mine") is None and found.find("benchmark") is None
+    assert [r.name for r in found] == ["academic", "benchmark", "eth"]
+    assert found.find("bench").name == "benchmark" and found.find("mine") is None  # type: ignore[union-attr]
     problems = {b.path.name: b.problem for b in found.broken}
-    assert problems == {
-        "benchmark.yaml": "name or alias 'bench' is also used by mine.yaml; neither is used until one is renamed",
-        "mine.yaml": "name or alias 'bench' is also used by benchmark.yaml; neither is used until one is renamed",
-    }
+    assert problems == {"mine.yaml": "name or alias 'bench' is a name of the shipped rubric benchmark; rename it to use "
+                                     "this file"}
 
 
 def test_a_name_or_alias_used_twice_is_found_in_any_case(tmp_path):
     write(tmp_path, mini("mine", aliases=["ETH-Audit"]))
     write(tmp_path, mini("yours", aliases=["Mine"]))
     found = load_rubrics(tmp_path)
-    assert sorted(b.path.name for b in found.broken) == ["eth.yaml", "mine.yaml", "yours.yaml"]
-    assert "'eth-audit' is also used by mine.yaml" in str(found.broken[0])
+    assert sorted(b.path.name for b in found.broken) == ["mine.yaml", "yours.yaml"]
+    assert found.find("eth-audit").name == "eth"  # type: ignore[union-attr]
+    problems = {b.path.name: b.problem for b in found.broken}
+    assert "'eth-audit' is a name of the shipped rubric eth" in problems["mine.yaml"]
+    assert "'mine' is also used by mine.yaml" in problems["yours.yaml"]
+
+
+@pytest.mark.parametrize("alias", ["еth", "ｅｔｈ", "eth​", "éth"])
+def test_an_alias_that_is_not_plain_ascii_is_refused(tmp_path, alias):
+    path = write(tmp_path, mini("mine", aliases=[alias]))
+    with pytest.raises(RubricError, match="is not plain ASCII letters, digits"):
+        load_rubric(path)
+
+
+def test_a_full_width_name_typed_finds_the_rubric_it_reads_as(rubrics):
+    assert rubrics.get("ｅｔｈ").name == "eth" and rubrics.find("еth") is None  # Cyrillic е: no rubric
 
 
 def test_yaml_and_yml_files_of_one_name_are_both_reported(tmp_path):
