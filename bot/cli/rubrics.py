@@ -26,6 +26,7 @@ async def rubrics(ctx: Context) -> int:
     if ctx.args.action == "list":
         views.show_rubrics(console, chosen)
         show_broken(console, found)
+        show_folders(console, found)
         return EXIT_OK
     from bot.runs import check_goldens
 
@@ -54,3 +55,12 @@ def show_broken(console: Console, found: RubricSet) -> None:
         console.print(f"[red]broken[/] {shown(str(broken.path))}: {shown(broken.problem)}")
     if found.broken:
         console.print(f"{len(found.broken)} rubric file(s) left out until fixed; the other rubrics can be used.")
+
+
+def show_folders(console: Console, found: RubricSet) -> None:
+    """Where the rubric files were read from: a new rubric goes into RUBRICS_DIR (or, in a checkout installed with
+    `pip install -e .`, into its rubrics/)."""
+    shipped, *team = found.folders
+    read = [f"{shown(str(shipped))} (shipped)", *(f"{shown(str(folder))} (RUBRICS_DIR)" for folder in team)]
+    console.print(f"Rubric files read from {' and '.join(read)}." + ("" if team else " Add your own to a folder and "
+                  "name it in RUBRICS_DIR."), highlight=False)

@@ -131,7 +131,9 @@ def _check_names(rubric: Rubric) -> None:
 class RubricSet:
     """The rubrics in force, and the files left out: broken, or sharing a name or an alias with another file."""
 
-    def __init__(self, rubrics: Iterable[Rubric], broken: Iterable[BrokenFile] = ()) -> None:
+    def __init__(self, rubrics: Iterable[Rubric], broken: Iterable[BrokenFile] = (),
+                 folders: Sequence[Path] = ()) -> None:
+        self.folders = list(folders)  # the directories read: the shipped rubrics', then a team's
         users: dict[str, list[Rubric]] = {}
         for rubric in rubrics:
             for key in {rubric.name, *(alias.strip().lower() for alias in rubric.aliases)}:
@@ -210,7 +212,8 @@ def load_rubrics(extra_dir: Path | None = None) -> RubricSet:
     A broken file is left out and reported with the set, so that it does not stop every other rubric.
     """
     files: dict[str, list[Path]] = {}
-    for directory in [builtin_dir(), *([extra_dir] if extra_dir else [])]:
+    folders = [builtin_dir(), *([extra_dir] if extra_dir else [])]
+    for directory in folders:
         if not directory.is_dir():
             raise RubricError(f"{directory}: the rubric directory does not exist")
         here: dict[str, list[Path]] = {}
@@ -228,4 +231,4 @@ def load_rubrics(extra_dir: Path | None = None) -> RubricSet:
             rubrics.append(_read(paths[0]))
         except RubricError as err:
             broken.append(BrokenFile(paths[0], str(err)))
-    return RubricSet(rubrics, broken)
+    return RubricSet(rubrics, broken, folders)

@@ -587,3 +587,16 @@ def test_an_unquoted_decimal_version_is_refused_rather_than_shortened(tmp_path):
     assert "version: 1.10" in path.read_text(encoding="utf-8")
     with pytest.raises(RubricError, match=r"version: 1\.1 was read as a number, so 1\.10 would become 1\.1: quote it"):
         load_rubric(path)
+
+
+def test_the_rubric_list_says_which_folders_it_read(tmp_path):
+    from tests.support.cli import flat, judgebot
+
+    team = tmp_path / "team"
+    team.mkdir()
+    write(team, mini("mine"))
+    code, out = judgebot(tmp_path, "rubrics", RUBRICS_DIR=str(team))
+    text = flat(out)
+    assert code == 0 and "mine" in text and f"{team} (RUBRICS_DIR)" in text and "(shipped)" in text, out
+    code, out = judgebot(tmp_path, "rubrics")
+    assert "Add your own to a folder and name it in RUBRICS_DIR" in flat(out)
