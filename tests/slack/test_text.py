@@ -58,3 +58,20 @@ def test_every_paragraph_separator_starts_a_line_of_its_own_isolate() -> None:
         # the override after the separator is closed inside an isolate of its own, before the bot's text goes on
         assert shown == f"m{separator}{FSI}\u202eX{PDI}", (separator, shown)
     assert escape("0/2 \u2029plain") == "0/2 \u2029plain"  # nothing to isolate: left as it is
+
+
+def test_a_long_list_of_models_is_cut_between_lines_with_how_many_more() -> None:
+    from bot.records import RowState
+    from bot.runs.summary import ModelFigures, Summary
+    from bot.slack.views.file_run import _models, _within
+
+    summary = Summary(criteria=["headline"])
+    for n in range(300):
+        summary.models[f"\u202emodel-{n:03d}-" + "x" * 40] = ModelFigures(rows=1)
+    summary.counts[RowState.SCORED] = 300
+    lines = _models(summary)
+    kept = _within(lines, 2_900)
+    assert kept[-1].startswith("… and ") and kept[-1].endswith(" more")
+    assert kept[:-1] == lines[:len(kept) - 1]  # whole lines only: each keeps its isolate and bold closed
+    assert int(kept[-1].split()[2].replace(",", "")) == 300 - (len(kept) - 1)
+    assert len("\n".join(kept)) <= 2_900

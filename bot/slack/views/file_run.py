@@ -183,6 +183,21 @@ def _models(summary: Summary) -> list[str]:
     return lines
 
 
+def _within(lines: list[str], room: int) -> list[str]:
+    """As many whole `lines` as fit `room` characters (each rendered already), then "and N more": a line is never
+    cut, so no isolate or bold mark is left open."""
+    kept: list[str] = []
+    used = 0
+    for index, line in enumerate(lines):
+        left = len(lines) - index
+        after = 0 if left == 1 else len(f"… and {left:,} more") + 1  # room kept for saying what is cut
+        if used + len(line) + after > room:
+            return [*kept, f"… and {left:,} more"]
+        kept.append(line)
+        used += len(line) + 1
+    return kept
+
+
 def _samples(summary: Summary) -> str:
     """How far the samples of each row agreed: how many were taken, how many failed, the rows they split on."""
     failed = f" ({summary.failed_samples:,} not scored)" if summary.failed_samples else ""
@@ -261,7 +276,7 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
         shares = " · ".join(f"{escape(tag)} {n:,} ({n / max(summary.scored, 1):.0%})" for tag, n in tags.most_common())
         head.append(section(f"*{escape(path.replace('_', ' '))}*\n{shares}"))
     if len(summary.models) > 1 or next(iter(summary.models), "(no model)") != "(no model)":
-        head.append(section("*Per model under test*\n" + "\n".join(_models(summary))[:SECTION_LIMIT - 100]))
+        head.append(section("*Per model under test*\n" + "\n".join(_within(_models(summary), SECTION_LIMIT - 100))))
     if summary.samples:
         head.append(section(_samples(summary)))
     if labels is not None and labels.any:
