@@ -791,3 +791,12 @@ def test_when_even_short_cuts_do_not_fit_fields_give_way_but_title_headline_text
     assert "More than a message can hold" in dumped(message)
     [(label, text)] = card.overflow
     assert label == "Everything the judge returned" and json.loads(text) == output
+
+
+def test_a_very_long_label_is_shortened_so_the_entry_keeps_its_question_and_link(rubrics):
+    eth = rubrics.get("eth")
+    long_label = scored(eth, ETH_CORRECT, id=44, message_ts="1712345678.123456").model_copy(
+        update={"label": "Correct " + "very " * 700})  # 3,500 characters the judge wrote
+    [_, entry] = sections(history_message([long_label], "C0GENERAL", TEAM_URL))
+    assert len(entry) < 3_000 and "…" in entry
+    assert "_How do I register for my exams?_" in entry and "|card>" in entry

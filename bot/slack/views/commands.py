@@ -21,7 +21,7 @@ from bot.rubric import Rubric, RubricSet
 from bot.slack.commands import USAGE
 from bot.slack.text import clean, clip, date, escape, permalink, shown
 from bot.slack.views.blocks import context, listing, message, notice, section, text_sections
-from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, MODEL_ROOM, SELECT_OPTIONS
+from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, LABEL_ROOM, MODEL_ROOM, SELECT_OPTIONS
 from bot.store import Figures, Judgment
 
 FORM = "judgebot_form"
@@ -142,7 +142,9 @@ def form_values(view: dict[str, Any]) -> dict[str, str]:
 
 def judgment_entry(judgment: Judgment, team_url: str | None, *, channel: bool) -> str:
     mark = ("✅" if judgment.passed else "❌") if judgment.status == RowState.SCORED else ":warning:"
-    headline = escape(judgment.label or "") if judgment.status == RowState.SCORED else f"judge {judgment.status}"
+    # A label comes from the judge's reply (an enum, a number): cut so the entry's question, date and link keep room.
+    headline = shown(judgment.label or "", LABEL_ROOM)[0] if judgment.status == RowState.SCORED else \
+        f"judge {judgment.status}"
     model = f" · {shown(judgment.model_name, MODEL_ROOM)[0]}" if judgment.model_name else ""
     link = None
     if judgment.message_ts and judgment.channel_id:

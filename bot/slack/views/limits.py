@@ -17,3 +17,4 @@ SELECT_OPTIONS = 100  # options in a select menu
 ERROR_LIMIT = 150  # characters of an error shown under a form's input
 MODEL_ROOM = 80  # characters of a model's name shown in a message (a CSV column: any length)
 TEXT_LIMIT = 40_000  # characters of a message's fallback text
+LABEL_ROOM = 300  # characters of a judgment's label in a history entry, leaving room for its question and link
