@@ -75,3 +75,33 @@ def test_a_long_list_of_models_is_cut_between_lines_with_how_many_more() -> None
     assert kept[:-1] == lines[:len(kept) - 1]  # whole lines only: each keeps its isolate and bold closed
     assert int(kept[-1].split()[2].replace(",", "")) == 300 - (len(kept) - 1)
     assert len("\n".join(kept)) <= 2_900
+
+
+def test_a_summary_card_of_a_file_with_many_odd_label_columns_stays_within_slacks_limits(rubrics) -> None:
+    import json
+
+    from bot.runs.summary import Summary
+    from bot.slack.views.file_run import summary_card
+    from bot.store import Run
+    from bot.trust.calibration import Confusion, calibrate
+    from bot.trust.file_labels import FileLabels
+
+    eth = rubrics.get("eth")
+    run = Run(id=7, rubric_name="eth", rubric_version="1.0", rubric_hash=eth.content_hash, judge_model="j",
+              source_name="answers.csv", total_rows=1)
+    tags = [f"tag-{n:02d}-" + "w" * 20 for n in range(40)]
+    figures = calibrate([]).model_copy(update={"n": 40, "pass_n": 40, "pass_agree": 20, "agreement": 0.5, "tag_n": 40,
+                                               "confusion": Confusion.build([(tag, tag) for tag in tags], order=tags)})
+    labels = FileLabels(columns=["human_pass"], calibration=figures, unknown=[f"human_x{n}" + "y" * 5_000
+                                                                              for n in range(40)],
+                        problems=[(n, "human_pass 'maybe' is not true or false") for n in range(20)], unreadable=35)
+    card = summary_card(run, eth, Summary(criteria=["headline"]), "answers-results.csv", labels)
+    for block in card["blocks"]:
+        text = json.dumps(block)
+        assert len(text) < 3_500, block["type"]
+        if block["type"] == "section" and "text" in block:
+            assert block["text"]["text"].count("```") % 2 == 0  # a code block is never left open
+        if block["type"] == "context":
+            assert len(block["elements"]) <= 10 and all(len(e["text"]) <= 3_000 for e in block["elements"])
+    notes = json.dumps([b for b in card["blocks"] if b["type"] == "context"])
+    assert "and 37 more columns that name no field" in notes and "and 32 more rows whose label was not read" in notes

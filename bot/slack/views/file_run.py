@@ -18,8 +18,9 @@ from bot.figures import duration, number, percent
 from bot.records import RowState, RunState
 from bot.rubric import Rubric, RubricSet
 from bot.runs import Progress, Summary
-from bot.slack.text import clip, code_block, escape, plain, shown
+from bot.slack.text import clip, escape, plain, shown
 from bot.slack.views.blocks import context, listing, message, section
+from bot.slack.views.calibration import confusion_text
 from bot.slack.views.limits import BUTTON_LIMIT, BUTTONS_PER_ROW, HEADER_LIMIT, SECTION_FIELDS, SECTION_LIMIT
 from bot.store import Run
 from bot.trust.calibration import kappa_text
@@ -219,11 +220,9 @@ def _labels(labels: FileLabels) -> list[Block]:
                  f"kappa {kappa_text(figures.kappa_pass, figures.pass_n)}"]
         if figures.tag_n:
             parts.append(f"kappa on the tag {kappa_text(figures.kappa_tag, figures.tag_n)}")
-        text = "*The judge against the file's labels*\n" + " · ".join(parts)
-        if figures.confusion is not None:
-            table = "\n".join(figures.confusion.table())
-            text += "\n" + code_block(escape(table))
-        blocks.append(section(clip(text, SECTION_LIMIT)[0]))
+        blocks.append(section(clip("*The judge against the file's labels*\n" + " · ".join(parts), SECTION_LIMIT)[0]))
+        if figures.confusion is not None:  # cut between whole rows, never inside its code block
+            blocks.append(section(confusion_text(figures.confusion)))
     if notes := label_notes(labels):
         blocks.append(context(*notes))
     return blocks
