@@ -19,7 +19,11 @@ USER judgebot
 VOLUME ["/data"]
 # HTTP mode listens here; Socket Mode (SLACK_APP_TOKEN set) needs no port.
 EXPOSE 3000
+# HTTP mode answers GET /health (200 while the history database answers); Socket Mode has no port to ask, so it is
+# reported healthy while the process runs.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 CMD ["python", "-c", "import os, urllib.request; os.environ.get('SLACK_APP_TOKEN') or urllib.request.urlopen('http://127.0.0.1:%s/health' % os.environ.get('PORT', '3000'), timeout=4)"]
 ENTRYPOINT ["judgebot"]
-# The Slack bot by default; any other command runs the CLI, e.g.
-#   docker run --rm -v judgebot:/data -v "$PWD:/in" -e OPENAI_API_KEY judgebot judge /in/answers.csv --rubric eth --out /in/answers.results.csv
+# The Slack bot by default, its history on the volume judgebot-data; any other command runs the CLI on your files,
+# as your own user (the image's user cannot write a folder of the host), with a history beside them, e.g.
+#   docker run --rm --user "$(id -u):$(id -g)" -v "$PWD:/in" -w /in -e JUDGEBOT_DB=/in/judgebot.db -e OPENAI_API_KEY judgebot judge answers.csv --rubric eth
 CMD ["serve"]

@@ -27,3 +27,38 @@ def test_the_wheel_holds_every_module_and_rubric(tmp_path):
     assert modules <= names, sorted(modules - names)
     rubrics = {f"bot/builtin_rubrics/{path.name}" for path in (ROOT / "rubrics").glob("*.yaml")}
     assert rubrics and rubrics <= names, sorted(rubrics - names)
+
+
+def test_the_images_health_check_asks_a_serving_bot_and_fails_without_one(bot_settings, slack_server, judge_server,
+                                                                            tmp_path):
+    """The Dockerfile's HEALTHCHECK, run as the image runs it, against a real `judgebot serve` in HTTP mode."""
+    import asyncio
+    import json
+    import os
+    import re
+    import signal
+
+    from tests.support import forkserver
+    from tests.support.serve_process import free_port, serve_env, wait_healthy
+
+    found = re.search(r"^HEALTHCHECK .* CMD (\[.*\])$", (ROOT / "Dockerfile").read_text(encoding="utf-8"), re.MULTILINE)
+    assert found, "the Dockerfile has a HEALTHCHECK in exec form"
+    check = json.loads(found.group(1))
+    assert check[:2] == ["python", "-c"]
+
+    def healthy(port: int, **extra: str) -> bool:
+        env = {k: v for k, v in os.environ.items() if k not in ("SLACK_APP_TOKEN", "PORT")}
+        return subprocess.run([sys.executable, "-c", check[2]], env={**env, "PORT": str(port), **extra},
+                              capture_output=True, timeout=30).returncode == 0
+
+    port = free_port()
+    assert not healthy(port)  # nothing listens yet
+    assert healthy(port, SLACK_APP_TOKEN="xapp-1")  # Socket Mode has no port to ask
+    process = forkserver.start(["serve"], cwd=tmp_path, env=serve_env(bot_settings, PORT=str(port)),
+                               out=tmp_path / "out", err=tmp_path / "err")
+    try:
+        asyncio.run(wait_healthy(f"http://127.0.0.1:{port}"))
+        assert healthy(port)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
