@@ -78,14 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
     resume_cmd.add_argument("run_id", nargs="?", type=int, help="run id (default: the newest unfinished run)")
     resume_cmd.add_argument("--out", type=Path, help="results CSV (default: the run's own, where `judge` wrote it; "
                             "else run-ID.results.csv)")
-    resume_cmd.add_argument("--concurrency", type=int)
+    resume_cmd.add_argument("--concurrency", type=int, help="judge requests in flight (default: CONCURRENCY)")
     resume_cmd.add_argument("--yes", action="store_true", help="judge without asking, whatever the estimate")
     resume_cmd.add_argument("--batch", action="store_true", help="send the pending rows as a new batch (the Batch API, "
                             "half price, within 24 h) rather than live")
     resume_cmd.add_argument("--retry-errors", action="store_true",
                             help="judge again the rows that ended in a judge error or an invalid reply")
 
-    rubrics_cmd = commands.add_parser("rubrics", help="list rubrics; `rubrics check [NAME]` validates and runs goldens")
+    rubrics_cmd = commands.add_parser("rubrics", help="list rubrics; `rubrics check [NAME]` validates them and runs "
+                                      "their goldens (exit 1 when a golden is missed, 2 while a file is broken)")
     rubrics_cmd.add_argument("action", nargs="?", choices=["list", "check"], default="list")
     rubrics_cmd.add_argument("name", nargs="?")
 
