@@ -14,7 +14,7 @@ from bot.config import Settings
 from bot.errors import SetupError
 from bot.llm.client import JudgeClient, judge_client_from, own_secret
 from bot.llm.prices import PriceTable, builtin_prices, load_prices
-from bot.yaml_text import load_yaml
+from bot.yaml_text import load_yaml, yaml_problem
 
 MAX_SAMPLES = 9
 MAX_JUDGES = 9
@@ -47,7 +47,7 @@ def read_judges(path: Path) -> list[JudgeSpec]:
     try:
         data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise SetupError(f"cannot read the judges file {path}: {err}") from None
+        raise SetupError(f"cannot read the judges file {path}: {yaml_problem(err)}") from None
     entries = data.get("judges") if isinstance(data, dict) else data
     if not isinstance(entries, list):
         raise SetupError(f"the judges file {path} must be a list of judges, each with a model (and optionally a "

@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import SetupError
-from bot.yaml_text import load_yaml
+from bot.yaml_text import load_yaml, yaml_problem
 
 # A dated snapshot of a model: gpt-4o-2024-08-06, gpt-4-0613 (a four-digit month and day), claude-haiku-4-5-20251001.
 SNAPSHOT = re.compile(r"^(?P<base>.+?)-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$")
@@ -94,7 +94,7 @@ def load_prices(extra: Path | None = None) -> PriceTable:
     except OSError as err:
         raise SetupError(f"JUDGE_PRICES: cannot read {extra}: {err.strerror or err}") from None
     except yaml.YAMLError as err:
-        raise SetupError(f"JUDGE_PRICES: {extra} is not valid YAML ({err})") from None
+        raise SetupError(f"JUDGE_PRICES: {extra} is not valid YAML ({yaml_problem(err)})") from None
     except ValidationError as err:
         problems = "; ".join(f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in err.errors()[:5])
         raise SetupError(f"JUDGE_PRICES: {extra} must list `models:` with input and output USD per million tokens "

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from bot.errors import RubricError
 from bot.rubric.formulas import did_you_mean
 from bot.rubric.model import Rubric, describe
-from bot.yaml_text import load_yaml
+from bot.yaml_text import load_yaml, yaml_problem
 
 RUBRIC_SUFFIXES = (".yaml", ".yml")
 # Words that /judge, the message with a shared file and the judgebot command take as their own, with those planned
@@ -56,7 +56,7 @@ def _read(path: Path) -> Rubric:
     try:
         data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise RubricError(f"cannot read the file: {err}") from None
+        raise RubricError(f"cannot read the file: {yaml_problem(err)}") from None
     if not isinstance(data, dict):
         raise RubricError("expected a mapping of rubric fields at the top level")
     try:

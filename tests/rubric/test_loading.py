@@ -600,3 +600,12 @@ def test_the_rubric_list_says_which_folders_it_read(tmp_path):
     assert code == 0 and "mine" in text and f"{team} (RUBRICS_DIR)" in text and "(shipped)" in text, out
     code, out = judgebot(tmp_path, "rubrics")
     assert "Add your own to a folder and name it in RUBRICS_DIR" in flat(out)
+
+
+def test_a_yaml_error_names_the_file_and_the_line_not_a_stand_in(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text('name: mine\nversion: "1"\ntitle: [unclosed\n', encoding="utf-8")
+    with pytest.raises(RubricError) as raised:
+        load_rubric(path)
+    assert str(raised.value).startswith("mine.yaml: cannot read the file: ")
+    assert "line 4, column 1" in str(raised.value) and "<unicode string>" not in str(raised.value)
