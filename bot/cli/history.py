@@ -100,3 +100,23 @@ async def digest(ctx: Context) -> int:
                                        team_id=sub.team_id if sub else None)
     ctx.console.print(shown(outcome))
     return EXIT_OK
+
+
+async def budget(ctx: Context) -> int:
+    """`judgebot budget`: this month's spend of the terminal's runs, per rubric and judge, against its budget."""
+    from bot.figures import money, spend_parts
+    from bot.store import month_start, spend, utcnow
+
+    settled()
+    settings = ctx.settings
+    spent = spend(ctx.store, channel_id=None, since=month_start(utcnow()))
+    limit = settings.judge_monthly_budget
+    against = f" of JUDGE_MONTHLY_BUDGET ({money(limit)}: {money(max(limit - spent.usd, 0.0))} left)" if limit else \
+        " (no JUDGE_MONTHLY_BUDGET set)"
+    ctx.console.print(f"This month the terminal's judging spent {money(spent.usd)}{against}.", highlight=False)
+    for part in spend_parts(spent.by_judge):
+        ctx.console.print(shown(f"  {part}"), highlight=False)
+    ctx.console.print(f"A run estimated above {money(settings.confirm_above_usd)} (CONFIRM_ABOVE_USD), or sending more "
+                      f"than {settings.confirm_above_requests:,} requests to judges of unknown price "
+                      "(CONFIRM_ABOVE_REQUESTS), asks before it starts.", highlight=False)
+    return EXIT_OK

@@ -25,6 +25,7 @@ COMMANDS = {
     "history": "bot.cli.history:history",
     "stats": "bot.cli.history:stats",
     "digest": "bot.cli.history:digest",
+    "budget": "bot.cli.history:budget",
     "calibration": "bot.cli.calibration:calibration",
     "calibration check": "bot.cli.check:check",
     "labels export": "bot.cli.labels:export",
@@ -110,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "timezone, else DIGEST_TIMEZONE)")
     digest_cmd.add_argument("--post", action="store_true", help="post it in the channel too (needs SLACK_BOT_TOKEN; "
                             "a week is posted once, whoever posts it)")
+    commands.add_parser("budget", help="what the terminal's judging spent this month, against JUDGE_MONTHLY_BUDGET "
+                        "and CONFIRM_ABOVE_USD")
     add_calibration_commands(commands)
     return parser
 

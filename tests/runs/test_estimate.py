@@ -345,3 +345,20 @@ def test_the_estimate_counts_what_will_be_sent(tmp_path, judge_server) -> None:
     assert code == 0 and len(judge_server.bodies()) == 8, out
     assert "Judging the labeled rows again: about $0.00" in text and "for 1 row with gpt-4o" in text
     assert "6 more rows reused" in text
+
+
+def test_the_terminals_spend_against_its_budget(tmp_path, judge_server) -> None:
+    judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, tokens_in=1_000, tokens_out=100)
+    write_rows(tmp_path / "rows.csv", ["question", "reference", "answer"], [["Exams?", "myStudies.", f"a{n}"]
+                                                                          for n in range(4)])
+    assert judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", server=judge_server, JUDGE_MODEL="gpt-4o")[0] == 0
+    each = builtin_prices().cost("gpt-4o", 1_000, 100)
+    assert each is not None
+    code, out = judgebot(tmp_path, "budget", JUDGE_MONTHLY_BUDGET="1")
+    text = flat(out)
+    assert code == 0, out
+    assert (f"This month the terminal's judging spent ${4 * each:.4f} of JUDGE_MONTHLY_BUDGET ($1.00: "
+            f"${1 - 4 * each:.4f} left)") in text
+    assert f"eth · gpt-4o ${4 * each:.4f}" in text and "CONFIRM_ABOVE_USD" in text
+    code, out = judgebot(tmp_path, "budget")
+    assert code == 0 and "(no JUDGE_MONTHLY_BUDGET set)" in flat(out)
