@@ -112,7 +112,7 @@ async def judge_file(ctx: Context, rubric: Rubric) -> int:
 async def resume(ctx: Context) -> int:
     """`judgebot resume`: judge what a run left pending, then write its results and summary (or, for one triple,
     show its verdict)."""
-    from bot.runs import ONE_TRIPLE
+    from bot.runs import ONE_TRIPLE, busy, held_elsewhere
     from bot.store.batches import open_parts
 
     args, store = ctx.args, ctx.store
@@ -120,6 +120,8 @@ async def resume(ctx: Context) -> int:
     if run is None:
         raise UsageError(f"no run {args.run_id}" if args.run_id else "no unfinished run to resume")
     check_concurrency(args.concurrency)
+    if held_elsewhere(run):  # said before any estimate or progress bar
+        raise busy(run.id)
     rubric = ctx.rubrics.get(run.rubric_name)
     rejudge = REJUDGEABLE if args.retry_errors else ()
     if run.source_name == ONE_TRIPLE:

@@ -2,7 +2,7 @@
 triple end to end, summarise and export the results, and check a rubric's goldens."""
 
 from bot.errors import RubricChanged, RunBusy, RunNotResumable
-from bot.runs.execute import HEARTBEAT_SECONDS, STALE_AFTER, execute_run
+from bot.runs.execute import HEARTBEAT_SECONDS, STALE_AFTER, busy, execute_run, held_elsewhere
 from bot.runs.goldens import GoldenResult, check_goldens
 from bot.runs.progress import Budget, Progress, RunOutcome
 from bot.runs.single import abandon_triple, finish_triple, start_triple
@@ -11,5 +11,5 @@ from bot.runs.summary import BANDS, Summary, export_run
 
 __all__ = ["BANDS", "CHECK_CHANNEL", "HEARTBEAT_SECONDS", "ONE_TRIPLE", "STALE_AFTER", "Budget", "GoldenResult", "Origin",
            "Progress", "RubricChanged", "RunBusy", "RunNotResumable", "RunOutcome", "Summary", "abandon_triple",
-           "check_goldens", "execute_run", "export_run", "finish_triple", "start_csv_run", "start_run",
+           "busy", "check_goldens", "execute_run", "held_elsewhere", "export_run", "finish_triple", "start_csv_run", "start_run",
            "start_single_run", "start_triple"]

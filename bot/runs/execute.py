@@ -24,7 +24,7 @@ from bot.runs.grouped import Grouped
 from bot.runs.job import RunJob
 from bot.runs.progress import Budget, Progress, RunOutcome
 from bot.runs.twins import Twins
-from bot.store import Judgment, RowVerdict, Run, Store, process_name, utcnow
+from bot.store import Judgment, RowVerdict, Run, Store, owner_gone, process_name, utcnow
 from bot.store.samples import known_samples, save_sample
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,20 @@ class _Next:
     key: str
     cached: Judgment | None
     look: int
+
+
+def busy(run_id: int) -> RunBusy:
+    """Why a run another live process is judging cannot be taken, and what to do."""
+    return RunBusy(f"run {run_id} is being judged by another judgebot process right now; let it finish, or stop that "
+                   f"process (a run whose process died can be resumed at once on the same machine, or "
+                   f"{STALE_AFTER:.0f} s after its last sign of life from another)")
+
+
+def held_elsewhere(run: Run) -> bool:
+    """Whether another live process is judging `run` now (as read just before): a resume is refused before anything
+    is estimated or shown."""
+    return (run.status == RunState.RUNNING and run.owner is not None and run.owner != process_name()
+            and not owner_gone(run.owner, run.heartbeat_at, utcnow(), STALE_AFTER))
 
 
 async def execute_run(
@@ -97,11 +111,7 @@ async def execute_run(
     owner = process_name()
     if not await asyncio.to_thread(store.claim_run, run.id, owner=owner,
                                    stale_after=STALE_AFTER, statuses=statuses):
-        raise RunBusy(
-            f"run {run.id} is being judged by another judgebot process right now; let it finish, or stop that "
-            f"process (a run whose process died can be resumed at once on the same machine, or "
-            f"{STALE_AFTER:.0f} s after its last sign of life from another)"
-        )
+        raise busy(run.id)
     rejudged = await asyncio.to_thread(store.reset_rows, run.id, rejudge) if rejudge else 0
     counts = await asyncio.to_thread(store.status_counts, run.id)
     unsure = 0 if panel.single else await asyncio.to_thread(store.unsure_count, run.id)

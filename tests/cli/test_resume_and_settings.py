@@ -287,6 +287,7 @@ def test_resume_of_a_run_another_live_process_is_judging_exits_2(tmp_path, judge
     for code, out in results:
         assert code == 2, out
         assert "run 1 is being judged by another judgebot process right now" in flat(out), out
+        assert "Estimate" not in out and "rows/s" not in out  # refused before any estimate or progress bar
     assert len(judge_server.bodies()) == before
     assert history(tmp_path, "SELECT status, owner FROM run") == [("running", "otherhost:1")]
 
