@@ -185,9 +185,11 @@ class Store:
                                      .order_by(col(Run.id))))
 
     def recent_runs(self, limit: int = 20) -> list[Run]:
-        """The newest runs first."""
+        """The newest runs first, but those cancelled before they ever started (a cost not agreed to): nothing of
+        them was judged."""
+        never_started = and_(col(Run.status) == RunState.CANCELLED, col(Run.started_at).is_(None))
         with self.session() as session:
-            return list(session.exec(select(Run).order_by(col(Run.id).desc()).limit(limit)))
+            return list(session.exec(select(Run).where(~never_started).order_by(col(Run.id).desc()).limit(limit)))
 
     def update_run(self, run_id: int, *, held_by: str | None = None, **fields: Any) -> bool:
         """Set fields of a run (only while process `held_by` still holds it, when given); False if none was set."""

@@ -362,3 +362,15 @@ def test_the_terminals_spend_against_its_budget(tmp_path, judge_server) -> None:
     assert f"eth · gpt-4o ${4 * each:.4f}" in text and "CONFIRM_ABOVE_USD" in text
     code, out = judgebot(tmp_path, "budget")
     assert code == 0 and "(no JUDGE_MONTHLY_BUDGET set)" in flat(out)
+
+
+def test_a_run_refused_before_it_started_is_not_listed(tmp_path, judge_server) -> None:
+    judge_server.responder = lambda body: eth_reply("Correct")
+    write_rows(tmp_path / "rows.csv", ["question", "reference", "answer"], [["Exams?", "myStudies.", "a"]])
+    code, _ = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", server=judge_server, JUDGE_MODEL="gpt-4o",
+                       CONFIRM_ABOVE_USD="0")
+    assert code == 2
+    assert judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", server=judge_server)[0] == 0
+    code, out = judgebot(tmp_path, "runs")
+    ids = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    assert code == 0 and ids == ["2"] and "cancelled" not in out, out
