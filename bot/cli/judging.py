@@ -157,23 +157,21 @@ async def resume(ctx: Context) -> int:
 
 def judge_now(ctx: Context, run: Run) -> Run:
     """The run to resume, with the judge configured now when it paused because its endpoint does not know its judge
-    model (JUDGE_MODEL corrected since, or the model shut down); said in the terminal. A jury's run keeps its judges:
-    UsageError naming the way out."""
-    from bot.llm.client import UNKNOWN_MODEL
+    model (said in the terminal); UsageError naming the way out when that cannot help (a jury, the same model)."""
+    from bot.runs.resume import judge_on_resume, paused_for_unknown_model
 
-    if run.status != RunState.PAUSED or not (run.stop_reason or "").startswith(UNKNOWN_MODEL):
+    if (model := judge_on_resume(run, ctx.settings.judge_model)) is not None:
+        ctx.store.update_run(run.id, judge_model=model)
+        ctx.console.print(f"Run {run.id} paused because its endpoint does not know {shown(run.judge_model)}: its "
+                          f"pending rows are judged by {shown(model)} (JUDGE_MODEL) now.", highlight=False)
+        return run.model_copy(update={"judge_model": model})
+    if not paused_for_unknown_model(run):
         return run
     if run.judges:
         raise UsageError(f"run {run.id} paused because {run.stop_reason}; a jury's run keeps its judges: start the "
                          "file again with the jury corrected (--judges, --judges-file, JUDGES or JUDGES_FILE)")
-    model = ctx.settings.judge_model
-    if model == run.judge_model:
-        raise UsageError(f"run {run.id} paused because {run.stop_reason}. Set JUDGE_MODEL to a model the endpoint "
-                         f"serves, then `judgebot resume {run.id}` goes on with it")
-    ctx.store.update_run(run.id, judge_model=model)
-    ctx.console.print(f"Run {run.id} paused because its endpoint does not know {shown(run.judge_model)}: its pending "
-                      f"rows are judged by {shown(model)} (JUDGE_MODEL) now.", highlight=False)
-    return run.model_copy(update={"judge_model": model})
+    raise UsageError(f"run {run.id} paused because {run.stop_reason}. Set JUDGE_MODEL to a model the endpoint "
+                     f"serves, then `judgebot resume {run.id}` goes on with it")
 
 
 def check_concurrency(value: int | None) -> None:

@@ -195,3 +195,32 @@ async def test_a_card_in_a_channel_whose_budget_is_spent_is_not_judged(bot_setti
         assert len(judge_server.bodies()) == 1
     finally:
         await running.stop()
+
+
+async def test_a_file_paused_for_an_unknown_model_goes_on_with_the_bots_judge_after_a_restart(bot_settings,
+                                                                                            slack_server, judge_server):
+    def served(body: dict) -> Reply:
+        if body["model"] == "gone-model":
+            return Reply(status=404, error={"message": "The model `gone-model` does not exist",
+                                            "type": "invalid_request_error", "code": "model_not_found"})
+        return eth_reply("Correct")
+
+    judge_server.responder = served
+    running, slack = await priced_bot(bot_settings, slack_server, judge_model="gone-model")
+    try:
+        event = await share(slack, slack_server, rows(3, "u"), text="eth")
+        paused = await wait_until(lambda: [m for m in slack_server.thread("C0GENERAL", event["ts"])
+                                           if RESUME_RUN in buttons(m)], what="the pause")
+    finally:
+        await running.stop()
+    assert "does not know model 'gone-model'" in blocks_text(paused[0])
+
+    running, slack = await priced_bot(bot_settings, slack_server, judge_model="new-model")  # JUDGE_MODEL corrected
+    try:
+        await slack.click(RESUME_RUN, buttons(paused[0])[RESUME_RUN], channel="C0GENERAL", message_ts=paused[0]["ts"])
+        await finished_thread(slack_server, "C0GENERAL", event["ts"])
+        said_in_thread = " ".join(blocks_text(m) for m in slack_server.thread("C0GENERAL", event["ts"]))
+        assert "did not know `gone-model`, so this run goes on with `new-model`" in said_in_thread
+        assert {body["model"] for body in judge_server.bodies()[-3:]} == {"new-model"}
+    finally:
+        await running.stop()

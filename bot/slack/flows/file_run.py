@@ -18,14 +18,17 @@ from bot.rubric import Rubric
 from bot.runs import Budget, Origin, execute_run, start_csv_run
 from bot.runs.batch import judge_by_batch
 from bot.runs.estimate import Estimate, estimate_run
+from bot.runs.resume import judge_on_resume
 from bot.slack.admins import admin_refusal
 from bot.slack.context import SAY_LATER, Context
 from bot.slack.files import file_origin
 from bot.slack.flows import file_summary, share_thread
 from bot.slack.flows.progress import EDIT_EVERY, ProgressMessage
 from bot.slack.messenger import OUR_FAULT
+from bot.slack.text import escape
 from bot.slack.views import budget as budget_view
 from bot.slack.views import file_run as view
+from bot.slack.views.blocks import notice
 from bot.slack.views.budget import RAISE_BUDGET
 from bot.store import (
     Run,
@@ -183,6 +186,17 @@ class FileRuns:
 
     # -- judging --------------------------------------------------------------------------------------------
 
+    async def _judge_now(self, share: SharedFile, run: Run) -> Run:
+        """The run, with the bot's judge when it paused because its endpoint does not know its own model (said in
+        the thread)."""
+        if (model := judge_on_resume(run, self.ctx.bench.judge.model)) is None:
+            return run
+        await self.ctx.db(Store.update_run, run.id, judge_model=model)
+        await self.ctx.say.post(share.channel_id, notice(
+            f"The judge's endpoint did not know `{escape(run.judge_model)}`, so this run goes on with "
+            f"`{escape(model)}`, the bot's judge now."), thread_ts=share.thread_ts, what="a note of the judge changed")
+        return run.model_copy(update={"judge_model": model})
+
     async def judge(self, share: SharedFile, run: Run, rubric: Rubric, *, batch: bool = False) -> None:
         """Judge the run's pending rows with a moving progress message; then pause, or summarise.
 
@@ -201,6 +215,7 @@ class FileRuns:
         shown.start()
         started = time.monotonic()
         try:
+            run = await self._judge_now(share, run)
             panel = self.ctx.panel_of(run)
             if by_batch:
                 outcome = await judge_by_batch(self.ctx.store, run, rubric, panel, prices=panel.prices,
