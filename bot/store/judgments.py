@@ -60,6 +60,7 @@ def _triple(row: Row[Any]) -> Triple:
     return Triple(question=row.question, reference=row.reference, answer=row.answer)
 
 
+COST_NOT_AGREED = "not started: its cost was not agreed to"  # the stop reason of a run refused at its estimate
 LOADING_STALE_AFTER = 120.0  # seconds without a batch of rows after which another host's loading run is abandoned
 ABANDONED_LOAD = "its process stopped while its rows were loading"
 LOAD_LOST = "run {run_id} was marked failed by another process while its rows were loading; start it again"
@@ -185,9 +186,9 @@ class Store:
                                      .order_by(col(Run.id))))
 
     def recent_runs(self, limit: int = 20) -> list[Run]:
-        """The newest runs first, but those cancelled before they ever started (a cost not agreed to): nothing of
-        them was judged."""
-        never_started = and_(col(Run.status) == RunState.CANCELLED, col(Run.started_at).is_(None))
+        """The newest runs first, but those cancelled because their cost was not agreed to: nothing of them was
+        judged."""
+        never_started = and_(col(Run.status) == RunState.CANCELLED, col(Run.stop_reason) == COST_NOT_AGREED)
         with self.session() as session:
             return list(session.exec(select(Run).where(~never_started).order_by(col(Run.id).desc()).limit(limit)))
 
