@@ -32,7 +32,7 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient, *, prices: 
     flags = screen(rubric, triple)
     if rubric.bare_answers == "malformed" and BARE_FLAG in flags:
         return malformed(rubric, client.model, triple, flags)
-    if batch_reply is None and (reason := await overflow(rubric, triple, client)) is not None:
+    if batch_reply is None and (reason := await overflow(rubric, triple, client, prices)) is not None:
         return failed(rubric, client.model, triple, reason)
     usage = Usage()
     verdict = await _asked(rubric, triple, client, boundary or new_boundary(), batch_reply, usage, flags)

@@ -8,7 +8,8 @@ import math
 
 from bot.judge.prompt import build_messages
 from bot.llm.client import JudgeClient
-from bot.llm.context_window import room_for_row
+from bot.llm.context_window import ContextWindow, room_for_row
+from bot.llm.prices import PriceTable
 from bot.llm.tokens import text_tokens
 from bot.records import Triple
 from bot.rubric import Rubric, leaves
@@ -58,10 +59,13 @@ def room_for(rubric: Rubric) -> float:
     return room
 
 
-async def overflow(rubric: Rubric, triple: Triple, client: JudgeClient) -> str | None:
-    """Why the row cannot fit the judge model's context window, as its endpoint tells it; None when it fits, or when
-    the endpoint does not say."""
+async def overflow(rubric: Rubric, triple: Triple, client: JudgeClient, prices: PriceTable | None = None) -> str | None:
+    """Why the row cannot fit the judge model's context window, as its endpoint tells it (else as the price table
+    lists it for the model); None when it fits, or when neither says."""
     window = await client.context_window()
+    if window is None and prices is not None and (listed := prices.context_of(client.model)) is not None:
+        window = ContextWindow(tokens=listed, source="the model's listed context window",
+                               advice="choose a judge model with a longer context")
     if window is None:
         return None
     return window.overflow(room_for(rubric), (triple.question, triple.reference, triple.answer))

@@ -28,6 +28,7 @@ class Price(BaseModel):
     input: float = Field(ge=0)
     output: float = Field(ge=0)
     cached_input: float | None = Field(None, ge=0)
+    context: int | None = Field(None, gt=0, description="the model's context window in tokens, as its provider lists it")
 
     def cost(self, tokens_in: int, tokens_out: int, tokens_cached: int = 0, *, share: float = 1.0) -> float:
         """USD of one judgment's tokens, its cached input at the cached rate; `share` of it through the Batch API."""
@@ -55,6 +56,11 @@ class PriceTable(BaseModel):
             return self.models[name]
         snapshot = SNAPSHOT.match(name)
         return self.models.get(snapshot["base"]) if snapshot else None
+
+    def context_of(self, model: str) -> int | None:
+        """The listed context window of `model` (as `price_of` finds it), or None."""
+        price = self.price_of(model)
+        return None if price is None else price.context
 
     def cost(self, model: str, tokens_in: int, tokens_out: int, tokens_cached: int = 0, *,
              batch: bool = False) -> float | None:

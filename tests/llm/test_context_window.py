@@ -220,3 +220,23 @@ def test_the_cli_refuses_a_row_too_long_for_ollamas_context_and_says_why(tmp_pat
     assert [triple_of(body)[2] for body in judge_server.bodies()] == [ANSWER]
     assert code == 1, out  # a run with judge errors
     assert "row 3 error: not sent to the judge" in out
+
+
+def test_a_row_too_long_for_a_listed_context_is_refused_before_it_is_sent(tmp_path, judge_server):
+    from tests.support.cli import flat, judgebot, read_results, write_rows
+
+    judge_server.responder = lambda body: Reply.json({"correctness": 2, "completeness": 2, "result_tag": "Correct",
+                                                      "reasoning": "r"})
+    huge = "Register in myStudies. " * 230_000  # about 5 MB: some 1.2 million tokens, far over gpt-4o's 128,000
+    write_rows(tmp_path / "in.csv", ["question", "reference", "answer"],
+               [["Exams?", "myStudies.", huge], ["Exams?", "myStudies.", "In myStudies."]])
+    code, out = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", "--yes", server=judge_server,
+                         JUDGE_MODEL="gpt-4o")
+    assert code == 1, out
+    _, rows = read_results(tmp_path / "in.results.csv")
+    assert rows[0]["status"] == "error" and "over the judge's context of 128,000 (the model's listed context" in \
+        rows[0]["error"]
+    assert rows[1]["status"] == "scored"
+    sent = [body for body in judge_server.bodies() if "messages" in body]
+    assert len(sent) == 1 and "In myStudies." in sent[0]["messages"][1]["content"]  # the huge row never went out
+    assert "scored 1" in flat(out)
