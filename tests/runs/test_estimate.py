@@ -35,7 +35,7 @@ def test_prices_match_exact_names_and_dated_snapshots_never_a_prefix() -> None:
     table = builtin_prices()
     assert table.price_of("gpt-4o-2024-08-06") == table.price_of("gpt-4o") == Price(input=2.5, cached_input=1.25,
                                                                                       output=10, context=128_000)
-    assert table.price_of("GPT-4o-mini-2024-07-18") == Price(input=0.15, cached_input=0.075, output=0.6)
+    assert table.price_of("GPT-4o-mini-2024-07-18") == Price(input=0.15, cached_input=0.075, output=0.6, context=128_000)
     assert table.price_of("openai/gpt-4.1") == table.price_of("gpt-4.1")  # a router's name for it
     assert table.price_of("gpt-5-pro") == Price(input=15, output=120)  # not gpt-5's price
     assert table.price_of("o3") is not None and table.price_of("o3-mini") != table.price_of("o3")
