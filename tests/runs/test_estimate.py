@@ -37,7 +37,7 @@ def test_prices_match_exact_names_and_dated_snapshots_never_a_prefix() -> None:
                                                                                       output=10, context=128_000)
     assert table.price_of("GPT-4o-mini-2024-07-18") == Price(input=0.15, cached_input=0.075, output=0.6, context=128_000)
     assert table.price_of("openai/gpt-4.1") == table.price_of("gpt-4.1")  # a router's name for it
-    assert table.price_of("gpt-5-pro") == Price(input=15, output=120)  # not gpt-5's price
+    assert table.price_of("gpt-5-pro") == Price(input=15, output=120, context=400_000)  # not gpt-5's price
     assert table.price_of("o3") is not None and table.price_of("o3-mini") != table.price_of("o3")
     for unknown in ("gpt-5.4-nano", "gpt-5-turbo", "llama3:70b", "gpt-4o-mini-tts", ""):
         assert table.price_of(unknown) is None, unknown
