@@ -29,6 +29,8 @@ async def judge(ctx: Context) -> int:
     """`judgebot judge`: a file, or one triple given with -q -r -a."""
     args = ctx.args
     rubric = ctx.rubrics.get(args.rubric)
+    if args.file is None and args.reference is None and not rubric.uses_reference:
+        args.reference = ""  # the rubric grades without a reference
     single = [args.question, args.reference, args.answer]
     if args.file is None:
         if not all(value is not None for value in single):
@@ -50,7 +52,8 @@ async def judge_triple(ctx: Context, rubric: Rubric) -> int:
     if args.batch:
         raise UsageError("--batch sends the rows of a CSV file; one triple is judged live at once")
     # The rule of a CSV row: a question and a reference to grade against (an empty answer is graded).
-    if empty := [flag for flag, value in (("-q", args.question), ("-r", args.reference)) if not value.strip()]:
+    needed = (("-q", args.question), *((("-r", args.reference),) if rubric.uses_reference else ()))
+    if empty := [flag for flag, value in needed if not value.strip()]:
         raise UsageError(f"{' and '.join(empty)} cannot be empty: a judgment needs a question and a reference "
                          "answer to grade against")
     panel = judge_panel(ctx.settings, args, rubric)
@@ -94,7 +97,8 @@ async def judge_file(ctx: Context, rubric: Rubric) -> int:
 
     args = ctx.args
     check_concurrency(args.concurrency)
-    source = open_csv(args.file, parse_columns(args.columns or []), how="--columns {role}={column}")
+    source = open_csv(args.file, parse_columns(args.columns or []), how="--columns {role}={column}",
+                      reference=rubric.uses_reference)
     out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"), not_over=args.file)
     if args.model_name and "model" in source.columns:
         ctx.console.print(f"[yellow]warning[/]: the file names each row's model in its column "

@@ -172,13 +172,14 @@ class CsvSource:
             count = f"{len(cells)} cell" + ("" if len(cells) == 1 else "s")
             return MalformedRow(line, f"row {line} has {count} but the header has {width}", cells)
         value = {role: cells[i] for role, i in self._index.items()}
-        empty = [role for role in ("question", "reference") if not value[role].strip()]
+        # A question and, when there is a reference column, a reference to grade against (an empty answer is graded).
+        empty = [role for role in ("question", "reference") if role in value and not value[role].strip()]
         if empty:
             what = " and ".join(empty) + (" cells are" if len(empty) > 1 else " cell is")
             return MalformedRow(line, f"row {line}: the {what} empty", cells)
         model = value.get("model")
         model = model if model and model.strip() else None
-        return CsvRow(line, value["question"], value["reference"], value["answer"], capped_model_name(model),
+        return CsvRow(line, value["question"], value.get("reference", ""), value["answer"], capped_model_name(model),
                       dict(zip(self.headers, cells)))
 
 
@@ -190,12 +191,13 @@ def capped_model_name(name: str | None) -> str | None:
 
 
 def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how: str = CHOOSE,
-             model_or_name: bool = False) -> CsvSource:
+             model_or_name: bool = False, reference: bool = True) -> CsvSource:
     """Detect encoding and delimiter, read the header, resolve columns.
 
     `columns` names the column of some roles ({"answer": "model_response"}); the others are found by their header
     names. `how` tells a person how to name one (formatted with role and column) when two columns fit one role. With
-    `model_or_name`, a model that names no column is left out (the caller takes it for the model's name).
+    `model_or_name`, a model that names no column is left out (the caller takes it for the model's name). Without
+    `reference` (a rubric that grades no reference), a file may have no reference column: its rows' is empty.
     Iterate the returned CsvSource to stream the rows.
 
     Raises:
@@ -229,7 +231,7 @@ def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how:
     if model_or_name and "model" in chosen and _position(headers, chosen["model"]) is None:
         del chosen["model"]
     index = _resolve(path, raw, headers, chosen, how)
-    missing = [role for role in REQUIRED if role not in index]
+    missing = [role for role in REQUIRED if role not in index and (reference or role != "reference")]
     if missing:
         found = ", ".join(f'"{h}"' for h in headers) or "none"
         accepted = "; ".join(f"{role}: {', '.join(ALIASES[role])}" for role in missing)

@@ -13,7 +13,7 @@ class Golden(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     question: str
-    reference: str
+    reference: str = ""  # none for a rubric that grades without a reference
     answer: str
     expect: dict[str, Any]
 

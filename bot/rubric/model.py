@@ -164,9 +164,15 @@ class Rubric(BaseModel):
         used = set(template.get_identifiers())
         if unknown := used - TEMPLATE_NAMES:
             raise ValueError(f"unknown placeholder(s) {sorted(unknown)}; use $question, $reference, $answer")
-        if missing := TEMPLATE_NAMES - used:
+        if missing := {"question", "answer"} - used:  # a rubric may grade without a reference
             raise ValueError(f"missing placeholder(s) {sorted('$' + m for m in missing)}")
         return value
+
+    @property
+    def uses_reference(self) -> bool:
+        """Whether the judge is shown a reference answer (the template holds $reference): without one, a file needs
+        no reference column and a triple no reference."""
+        return "reference" in string.Template(self.user_template).get_identifiers()
 
     def model_post_init(self, _context: Any) -> None:
         self._model = build_model(f"{self.name.title().replace('-', '_')}Reply", self.output)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.rubric import Rubric, RubricError, builtin_dir, load_rubric, load_rubrics
+from tests.support.openai_server import Reply
 from tests.support.rubric_files import mini, seed_data, write
 
 # --- loading valid files ------------------------------------------------------------------------------------
@@ -609,3 +610,27 @@ def test_a_yaml_error_names_the_file_and_the_line_not_a_stand_in(tmp_path):
         load_rubric(path)
     assert str(raised.value).startswith("mine.yaml: cannot read the file: ")
     assert "line 4, column 1" in str(raised.value) and "<unicode string>" not in str(raised.value)
+
+
+def test_a_rubric_may_grade_without_a_reference_and_its_files_need_no_reference_column(tmp_path, judge_server):
+    from tests.support.cli import flat, history, judgebot, read_results, write_rows
+
+    team = tmp_path / "team"
+    team.mkdir()
+    write(team, mini("plain", user_template="Q: $question\nA: $answer\n"))
+    rubric = load_rubric(team / "plain.yaml")
+    assert not rubric.uses_reference and load_rubrics().get("eth").uses_reference
+    judge_server.responder = lambda body: Reply.json({"score": 2, "verdict": "good", "why": "plain"})
+    write_rows(tmp_path / "in.csv", ["question", "answer"], [["Where?", "Here."], ["When?", "Now."]])
+    code, out = judgebot(tmp_path, "judge", "in.csv", "--rubric", "plain", server=judge_server, RUBRICS_DIR=str(team))
+    assert code == 0, out
+    assert [row["status"] for row in read_results(tmp_path / "in.results.csv")[1]] == ["scored", "scored"]
+    code, out = judgebot(tmp_path, "judge", "--rubric", "plain", "-q", "Why?", "-a", "Because.", server=judge_server,
+                         RUBRICS_DIR=str(team))
+    assert code == 0 and "good" in out, out
+    assert history(tmp_path, "SELECT DISTINCT reference FROM judgment") == [("",)]
+    # a rubric that grades against a reference still needs the column, and -r
+    code, out = judgebot(tmp_path, "judge", "in.csv", "--rubric", "eth", server=judge_server)
+    assert code == 2 and "no reference column" in flat(out), out
+    code, out = judgebot(tmp_path, "judge", "--rubric", "eth", "-q", "Why?", "-a", "Because.", server=judge_server)
+    assert code == 2 and "-r REFERENCE" in flat(out), out
