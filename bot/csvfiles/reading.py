@@ -117,8 +117,9 @@ class CsvSource:
     """
 
     def __init__(self, path: Path, encoding: str, delimiter: str, headers: list[str], index: dict[str, int],
-                 chosen: Iterable[str] = (), *, named: int | None = None) -> None:
+                 chosen: Iterable[str] = (), *, named: int | None = None, reference: bool = True) -> None:
         self.path = path
+        self.reference = reference  # whether a row needs a reference (a rubric that grades against one)
         self.named = len(headers) if named is None else named  # columns up to the last with a header name
         self.encoding = encoding
         self.delimiter = delimiter
@@ -173,7 +174,8 @@ class CsvSource:
             return MalformedRow(line, f"row {line} has {count} but the header has {width}", cells)
         value = {role: cells[i] for role, i in self._index.items()}
         # A question and, when there is a reference column, a reference to grade against (an empty answer is graded).
-        empty = [role for role in ("question", "reference") if role in value and not value[role].strip()]
+        needed = ("question", "reference") if self.reference else ("question",)
+        empty = [role for role in needed if not value.get(role, "").strip()]
         if empty:
             what = " and ".join(empty) + (" cells are" if len(empty) > 1 else " cell is")
             return MalformedRow(line, f"row {line}: the {what} empty", cells)
@@ -231,8 +233,8 @@ def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how:
     if model_or_name and "model" in chosen and _position(headers, chosen["model"]) is None:
         del chosen["model"]
     index = _resolve(path, raw, headers, chosen, how)
-    missing = [role for role in REQUIRED if role not in index and (reference or role != "reference")]
-    if missing:
+    missing = [role for role in REQUIRED if role not in index]
+    if missing and (reference or missing != ["reference"]):  # said whole: every column missing is named
         found = ", ".join(f'"{h}"' for h in headers) or "none"
         accepted = "; ".join(f"{role}: {', '.join(ALIASES[role])}" for role in missing)
         raise CsvError(
@@ -242,7 +244,7 @@ def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how:
             f"{how.format(role=missing[0], column='COLUMN')}."
         )
     named = next((i + 1 for i in range(len(raw) - 1, -1, -1) if raw[i]), 0)
-    return CsvSource(path, encoding, delimiter, headers, index, chosen, named=named)
+    return CsvSource(path, encoding, delimiter, headers, index, chosen, named=named, reference=reference)
 
 
 def _position(headers: list[str], column: str) -> int | None:

@@ -224,3 +224,24 @@ async def test_a_file_paused_for_an_unknown_model_goes_on_with_the_bots_judge_af
         assert {body["model"] for body in judge_server.bodies()[-3:]} == {"new-model"}
     finally:
         await running.stop()
+
+
+async def test_a_file_for_a_rubric_without_a_reference_needs_no_reference_column(bot_settings, slack_server,
+                                                                                judge_server, tmp_path):
+    from tests.support.rubric_files import mini, write
+
+    team = tmp_path / "team"
+    team.mkdir()
+    write(team, mini("plain", user_template="Q: $question\nA: $answer\n"))
+    judge_server.responder = lambda body: Reply.json({"score": 2, "verdict": "good", "why": "fine"})
+    running, slack = await priced_bot(bot_settings, slack_server, rubrics_dir=team)
+    try:
+        event = await share(slack, slack_server, b"question,answer\nWhere?,Here.\nWhen?,Now.\n", text="plain")
+        await finished_thread(slack_server, "C0GENERAL", event["ts"])
+        summary = summaries(slack_server, "C0GENERAL", event["ts"])[0]
+        assert len(judge_server.bodies()) == 2 and "2 of 2 rows scored" in summary["text"]
+        other = await share(slack, slack_server, b"question,answer\nWhere?,Here.\n", text="eth")
+        refused = await wait_until(lambda: slack_server.thread("C0GENERAL", other["ts"]), what="a refusal")
+        assert "no reference column" in blocks_text(refused[0]) and len(judge_server.bodies()) == 2
+    finally:
+        await running.stop()

@@ -121,6 +121,12 @@ class FileIntake:
                 await self._ask(share, ShareState.ASKING,
                                 view.rubric_question(share.id, share.file_name, self.ctx.rubrics))
                 return
+            if rubric.uses_reference:  # read again as the rubric reads it: a reference column, and one in each row
+                try:
+                    source = await asyncio.to_thread(self._open, fetched.path, share.file_name, share.text, True)
+                except FileProblem as problem:
+                    await share_thread.refuse(self.ctx, share, str(problem))
+                    return
             samples = wanted.samples or await self.ctx.db(default_samples, team_id=share.team_id,
                                                           channel_id=share.channel_id) or rubric.samples
             await self.runs.start(share, rubric, source, None if "model" in source.chosen else wanted.model, samples)
@@ -161,11 +167,13 @@ class FileIntake:
         return await download(url, self.ctx.client.token or "", folder / safe_name(share.file_name),
                               max_bytes=self.limits.max_bytes, extra=self.limits.origin)
 
-    def _open(self, path: Path, name: str, text: str) -> CsvSource:
+    def _open(self, path: Path, name: str, text: str, reference: bool = False) -> CsvSource:
         """Open the CSV with the columns the message names, and count its rows (malformed ones too), within the row
-        limit."""
+        limit; with `reference`, for a rubric that grades against a reference (a column of it needed, and a cell
+        in each row)."""
         try:
-            source = open_csv(path, message_columns(text), how=CHOOSE_IN_MESSAGE, model_or_name=True)
+            source = open_csv(path, message_columns(text), how=CHOOSE_IN_MESSAGE, model_or_name=True,
+                              reference=reference)
             rows = 0
             for _ in source:
                 rows += 1
