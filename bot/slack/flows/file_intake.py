@@ -99,11 +99,16 @@ class FileIntake:
         """Fetch and check the file, ask what is missing (run again? which rubric?), else start the run."""
         with tempfile.TemporaryDirectory(prefix="judgebot-") as folder:
             try:
+                wanted = parse_share_text(share.text, self.ctx.rubrics)
+                rubric = (self.ctx.rubrics.find(rubric_name) if rubric_name
+                          else await self._rubric_for(share, wanted.rubric))
                 fetched = await self._fetch(share, Path(folder))
-                source = await asyncio.to_thread(self._open, fetched.path, share.file_name, share.text)
+                # Read as the rubric reads it (a reference column, and a cell in each row, unless it grades without
+                # one); a file whose rubric is still to be chosen is read again once it is.
+                source = await asyncio.to_thread(self._open, fetched.path, share.file_name, share.text,
+                                                 rubric is not None and rubric.uses_reference)
                 await self.ctx.db(update_share, share_id=share.id, sha256=fetched.sha256)
                 share.sha256 = fetched.sha256
-                wanted = parse_share_text(share.text, self.ctx.rubrics)
             except FileProblem as problem:
                 await share_thread.refuse(self.ctx, share, str(problem))
                 return
@@ -116,17 +121,10 @@ class FileIntake:
                     await self._ask(share, ShareState.CONFIRM,
                                     view.again_question(share.id, share.file_name, earlier.run_id))
                     return
-            rubric = self.ctx.rubrics.find(rubric_name) if rubric_name else await self._rubric_for(share, wanted.rubric)
             if rubric is None:
                 await self._ask(share, ShareState.ASKING,
                                 view.rubric_question(share.id, share.file_name, self.ctx.rubrics))
                 return
-            if rubric.uses_reference:  # read again as the rubric reads it: a reference column, and one in each row
-                try:
-                    source = await asyncio.to_thread(self._open, fetched.path, share.file_name, share.text, True)
-                except FileProblem as problem:
-                    await share_thread.refuse(self.ctx, share, str(problem))
-                    return
             samples = wanted.samples or await self.ctx.db(default_samples, team_id=share.team_id,
                                                           channel_id=share.channel_id) or rubric.samples
             await self.runs.start(share, rubric, source, None if "model" in source.chosen else wanted.model, samples)
