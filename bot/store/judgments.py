@@ -104,7 +104,12 @@ class Store:
             with one_at_a_time(engine):
                 check_sqlite_file(engine)
                 migrate(engine)
-        except (SQLAlchemyError, OSError, sqlite3.Error) as err:
+        except Exception as err:
+            # The driver's own errors too: psycopg's connection refusal comes through unwrapped.
+            driver = getattr(getattr(engine.dialect, "loaded_dbapi", None), "Error", None)
+            known = (SQLAlchemyError, OSError, sqlite3.Error, *((driver,) if isinstance(driver, type) else ()))
+            if not isinstance(err, known):
+                raise
             reason = first_line(getattr(err, "orig", None) or err)
             raise StoreUnavailable(CANNOT_OPEN.format(name=history_name(engine), reason=reason)) from None
         store = cls(engine)

@@ -371,3 +371,15 @@ def test_a_run_killed_while_its_rows_load_is_failed_when_the_history_is_next_ope
     code, out = judgebot(tmp_path, "resume", server=judge_server)
     assert code == 2 and "no unfinished run to resume" in flat(out), out
     assert judge_server.bodies() == []
+
+
+def test_a_postgresql_server_that_cannot_be_reached_is_said_in_a_sentence(tmp_path):
+    import socket
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    code, out = judgebot(tmp_path, "runs", DATABASE_URL=f"postgresql://judge:s3cret@127.0.0.1:{port}/history")
+    text = flat(out)
+    assert code == 2 and "cannot open the history database" in text and "Connection refused" in text, out
+    assert "unexpected error" not in text and "s3cret" not in text
