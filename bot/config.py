@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, field_validator
@@ -114,6 +115,14 @@ class Settings(BaseSettings):
     def digest_admin_ids(self) -> frozenset[str]:
         """The user ids of DIGEST_ADMINS."""
         return frozenset(part.strip() for part in self.digest_admins.replace(";", ",").split(",") if part.strip())
+
+    @field_validator("openai_base_url")
+    @classmethod
+    def _with_scheme(cls, value: str | None) -> str | None:
+        if value is not None and value.strip() and urlsplit(value.strip()).scheme not in ("http", "https"):
+            raise ValueError(f"{value!r} is not an http(s) URL: write it like http://localhost:11434/v1 or "
+                             "https://api.openai.com/v1")
+        return value.strip() if value else value
 
     @field_validator("slack_api_url")
     @classmethod

@@ -51,7 +51,8 @@ def _main(argv: Sequence[str] | None) -> int:
         errors.print(f"[red]error[/]: {shown(str(err))}")
         return EXIT_USAGE
     except ValidationError as err:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in err.errors())
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])).upper()}: {e['msg'].removeprefix('Value error, ')}"
+                               for e in err.errors())
         errors.print(f"[red]error[/]: a setting is invalid: {shown(problems)}")
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -383,3 +383,12 @@ def test_a_postgresql_server_that_cannot_be_reached_is_said_in_a_sentence(tmp_pa
     text = flat(out)
     assert code == 2 and "cannot open the history database" in text and "Connection refused" in text, out
     assert "unexpected error" not in text and "s3cret" not in text
+
+
+def test_a_judge_url_without_its_scheme_is_refused_with_how_to_write_it(tmp_path):
+    code, out = judgebot(tmp_path, "judge", "--rubric", "eth", "-q", "Q", "-r", "R", "-a", "A",
+                         OPENAI_BASE_URL="localhost:11434/v1")
+    text = flat(out)
+    assert code == 2 and ("OPENAI_BASE_URL: 'localhost:11434/v1' is not an http(s) URL: write it like "
+                          "http://localhost:11434/v1") in text, out
+    assert "Value error" not in text
