@@ -171,11 +171,12 @@ def judge_now(ctx: Context, run: Run) -> Run:
         return run.model_copy(update={"judge_model": model})
     if not paused_for_unknown_model(run):
         return run
+    why = (run.stop_reason or "").rstrip(".")  # the provider's sentence may close with its own period
     if run.judges:
-        raise UsageError(f"run {run.id} paused because {run.stop_reason}; a jury's run keeps its judges: start the "
-                         "file again with the jury corrected (--judges, --judges-file, JUDGES or JUDGES_FILE)")
-    raise UsageError(f"run {run.id} paused because {run.stop_reason}. Set JUDGE_MODEL to a model the endpoint "
-                     f"serves, then `judgebot resume {run.id}` goes on with it")
+        raise UsageError(f"run {run.id} paused because {why}; a jury's run keeps its judges: start the file again "
+                         "with the jury corrected (--judges, --judges-file, JUDGES or JUDGES_FILE)")
+    raise UsageError(f"run {run.id} paused because {why}. Set JUDGE_MODEL to a model the endpoint serves, then "
+                     f"`judgebot resume {run.id}` goes on with it")
 
 
 def check_concurrency(value: int | None) -> None:

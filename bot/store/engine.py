@@ -50,10 +50,11 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def first_line(error: BaseException) -> str:
-    """The first non-blank line of an error's message, or the error's type name when the message is empty."""
+    """The first non-blank line of an error's message (without a closing period: a sentence of ours goes on after
+    it), or the error's type name when the message is empty."""
     for line in str(error).splitlines():
         if line.strip():
-            return line.strip()
+            return line.strip().rstrip(".")
     return type(error).__name__
 
 
@@ -166,7 +167,7 @@ def check_sqlite_file(engine: Engine) -> None:
     try:
         tables = sorted(name for (name,) in reader.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
     except sqlite3.Error as err:
-        raise store_problem(engine, err) or StoreUnavailable(CANNOT_OPEN.format(name=path, reason=err)) from None
+        raise store_problem(engine, err) or StoreUnavailable(CANNOT_OPEN.format(name=path, reason=first_line(err))) from None
     finally:
         reader.close()
     if tables and "schema_version" not in tables:

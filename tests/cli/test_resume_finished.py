@@ -73,7 +73,7 @@ def test_a_run_paused_for_an_unknown_model_goes_on_with_the_judge_configured_now
                                                                                judge_server: FakeJudgeServer) -> None:
     def served(body: dict) -> Reply:
         if body["model"] == "gone-model":
-            return Reply(status=404, error={"message": "The model `gone-model` does not exist",
+            return Reply(status=404, error={"message": "The model `gone-model` does not exist.",
                                             "type": "invalid_request_error", "code": "model_not_found"})
         return eth_reply("Correct")
 
@@ -84,6 +84,7 @@ def test_a_run_paused_for_an_unknown_model_goes_on_with_the_judge_configured_now
 
     code, out = judgebot(tmp_path, "resume", server=judge_server, JUDGE_MODEL="gone-model")
     assert code == 2 and "Set JUDGE_MODEL to a model the endpoint serves" in flat(out), out
+    assert ".." not in flat(out)  # the provider's own period is not doubled
     code, out = judgebot(tmp_path, "resume", server=judge_server, JUDGE_MODEL="new-model")
     text = flat(out)
     assert code == 0, out
