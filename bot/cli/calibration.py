@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 async def calibration(ctx: Context) -> int:
     """`judgebot calibration`: the judge's figures against every label (`calibration check` is bot.cli.check)."""
     args, settings = ctx.args, ctx.settings
-    if args.labels or args.yes or args.fresh or args.min_agreement is not None:
-        raise UsageError("--labels, --min-agreement, --yes and --fresh belong to `judgebot calibration check`")
+    if args.labels or args.yes or args.fresh or args.point or any(
+            value is not None for value in (args.min_agreement, args.min_labels, args.min_kappa)):
+        raise UsageError("--labels, --min-agreement, --min-labels, --min-kappa, --point, --yes and --fresh belong to "
+                         "`judgebot calibration check`")
     from bot.judge.panel import configured_judge_name
     from bot.trust.report import JudgeInUse, TrustBar, rubric_trust
 

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from bot.cli.screen import printable, shown
-from bot.figures import number, percent, percents_apart, plural
+from bot.figures import number, percent, plural
 
 if TYPE_CHECKING:  # only types: drawing the figures must not load the database or the judge
     from bot.trust.calibration import Calibration
+    from bot.trust.drift import Gate
     from bot.trust.file_labels import FileLabels
     from bot.trust.report import Doubt
 
@@ -137,8 +138,9 @@ def show_doubts(console: Console, doubts: Sequence[Doubt], rubric_name: str, jud
 
 
 def show_check(console: Console, current: tuple[str, Calibration], original: tuple[str, Calibration] | None,
-               minimum: float) -> None:
-    """Today's judge against the labels beside the judges that gave the labeled verdicts, and the verdict."""
+               gate: Gate) -> None:
+    """Today's judge against the labels beside the judges that gave the labeled verdicts, and each condition of the
+    gate with its figure."""
     judges = [current, *([original] if original is not None else [])]
     for name, figures in judges:
         console.print(f"[bold]{name}[/]", highlight=False)
@@ -148,14 +150,6 @@ def show_check(console: Console, current: tuple[str, Calibration], original: tup
     if original is None:
         console.print("The labels do not say what the original judge gave (no judge_pass or judge_tag column).",
                       highlight=False)
-    agreement = current[1].agreement
-    if agreement is None:
-        console.print(f"[red]below[/]: no label says pass or fail, so nothing reaches the {percent(minimum)} asked for "
-                      "(--min-agreement).", highlight=False)
-        return
-    said, asked = percents_apart(agreement, minimum)
-    if agreement >= minimum:
-        console.print(f"[green]ok[/]: agreement {said} is at least {asked}.", highlight=False)
-    else:
-        console.print(f"[red]below[/]: agreement {said} is under the {asked} asked for (--min-agreement).",
-                      highlight=False)
+    for condition in gate.conditions(current[1]):
+        mark = "[green]ok[/]" if condition.met else "[red]below[/]"
+        console.print(f"{mark}: {condition.asked}: {condition.found}", highlight=False)

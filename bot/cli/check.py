@@ -27,7 +27,7 @@ EXIT_BELOW = EXIT_UNSCORED  # a check below --min-agreement fails like a run wit
 
 async def check(ctx: Context) -> int:
     """Judge the labeled rows again and compare today's judge with the labels."""
-    from bot.trust.drift import MIN_AGREEMENT, check_figures, passes
+    from bot.trust.drift import MIN_AGREEMENT, MIN_LABELS, Gate, check_figures
 
     args, settings, console = ctx.args, ctx.settings, ctx.console
     if args.labels is None and args.channel is None:
@@ -37,9 +37,12 @@ async def check(ctx: Context) -> int:
         raise UsageError("give --labels FILE (such as one `judgebot labels export` wrote) or --channel ID, not both")
     if args.since is not None:
         raise UsageError("--since belongs to `judgebot calibration`; a check judges every labeled row it is given")
-    minimum = MIN_AGREEMENT if args.min_agreement is None else args.min_agreement
-    if not 0 <= minimum <= 1:
+    gate = Gate(MIN_AGREEMENT if args.min_agreement is None else args.min_agreement,
+                MIN_LABELS if args.min_labels is None else args.min_labels, args.min_kappa, args.point)
+    if not 0 <= gate.min_agreement <= 1:
         raise UsageError("--min-agreement is a share from 0 to 1, such as 0.8")
+    if gate.min_labels < 0 or (gate.min_kappa is not None and not -1 <= gate.min_kappa <= 1):
+        raise UsageError("--min-labels is a count, --min-kappa a kappa from -1 to 1, such as 0.6")
     rubric = ctx.rubrics.get(args.rubric)
     cases = check_cases(ctx, rubric)
     if not cases:
@@ -65,8 +68,8 @@ async def check(ctx: Context) -> int:
     today = shown(f"Today's judge: {judges_of(panel)}, {rubric.name} {rubric.version}")
     before = None if original is None else (
         shown(f"The labeled verdicts' judges: {', '.join(original.judge_models)}"), original)
-    calibration_views.show_check(console, (today, current), before, minimum)
-    return EXIT_OK if passes(current, minimum) else EXIT_BELOW
+    calibration_views.show_check(console, (today, current), before, gate)
+    return EXIT_OK if gate.passes(current) else EXIT_BELOW
 
 
 def check_cases(ctx: Context, rubric: Rubric) -> list[CheckCase]:

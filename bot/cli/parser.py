@@ -143,7 +143,15 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
     calibration_cmd.add_argument("--labels", type=Path, metavar="FILE", help="check: a CSV with human_ columns, such "
                                  "as `judgebot labels export` writes")
     calibration_cmd.add_argument("--min-agreement", type=float, metavar="SHARE",
-                                 help="check: exit 1 when agreement on pass/fail is below this (default 0.8)")
+                                 help="check: exit 1 unless the 95%% interval of agreement on pass/fail lies above "
+                                 "this (its lower bound; default 0.8)")
+    calibration_cmd.add_argument("--min-labels", type=int, metavar="N", help="check: exit 1 with fewer labels than "
+                                 "this (default 20): a handful of labels proves nothing")
+    calibration_cmd.add_argument("--min-kappa", type=float, metavar="KAPPA", help="check: exit 1 unless the 95%% "
+                                 "interval of kappa on pass/fail lies above this (a judge that passes everything has "
+                                 "no kappa)")
+    calibration_cmd.add_argument("--point", action="store_true", help="check: hold agreement itself to "
+                                 "--min-agreement, not its interval's lower bound")
     calibration_cmd.add_argument("--yes", action="store_true", help="check: judge without asking, however many rows")
     calibration_cmd.add_argument("--fresh", action="store_true", help="check: judge again even when a cached "
                                  "verdict of the same judge exists")

@@ -40,7 +40,7 @@ def _options(parser: argparse.ArgumentParser) -> list[str]:
         else:
             choices = f" ({' or '.join(map(str, action.choices))})" if action.choices else ""
             name = f"`{action.metavar or action.dest.upper()}`{choices}"
-        text = (action.help or "").replace("%(default)s", str(action.default))
+        text = (action.help or "").replace("%(default)s", str(action.default)).replace("%%", "%")
         required = " (required)" if action.required and action.option_strings else ""
         lines.append(f"- {name}{required}: {text}" if text else f"- {name}{required}")
     return lines

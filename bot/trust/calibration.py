@@ -64,6 +64,29 @@ def counted_kappa(counts: Mapping[tuple[Class, Class], int]) -> float | None:
     return (n * agreed - expected) / (n * n - expected)
 
 
+def kappa_interval(counts: Mapping[tuple[Class, Class], int], z: float = Z95) -> tuple[float, float] | None:
+    """The 95 % interval of Cohen's kappa (as `counted_kappa`) from its large-sample standard error (Fleiss, Cohen
+    and Everitt 1969, as statsmodels' cohens_kappa gives it); None where kappa is undefined."""
+    kappa = counted_kappa(counts)
+    if kappa is None:
+        return None
+    n = sum(counts.values())
+    share = {pair: count / n for pair, count in counts.items()}
+    judge: Counter[Class] = Counter()
+    human: Counter[Class] = Counter()
+    for (first, second), value in share.items():
+        judge[first] += value  # type: ignore[assignment]
+        human[second] += value  # type: ignore[assignment]
+    expected = sum(value * human[label] for label, value in judge.items())
+    same = sum(value * (1 - (judge[first] + human[first]) * (1 - kappa)) ** 2
+               for (first, second), value in share.items() if first == second)
+    other = (1 - kappa) ** 2 * sum(value * (human[first] + judge[second]) ** 2
+                                   for (first, second), value in share.items() if first != second)
+    variance = max(0.0, (same + other - (kappa - expected * (1 - kappa)) ** 2) / (n * (1 - expected) ** 2))
+    half = z * math.sqrt(variance)
+    return max(-1.0, kappa - half), min(1.0, kappa + half)
+
+
 def mean_abs_diff(pairs: Sequence[tuple[float, float]]) -> float | None:
     """The mean absolute difference of (judge, human) values, or None when there are none."""
     if not pairs:
@@ -187,6 +210,7 @@ class Agreement(BaseModel):
     agreement: float | None
     interval: tuple[float, float] | None
     kappa_pass: float | None
+    kappa_pass_interval: tuple[float, float] | None = None  # 95 %, where kappa is defined
 
     @classmethod
     def counted(cls, n: int, passes: Mapping[tuple[bool, bool], int]) -> Agreement:
@@ -194,7 +218,8 @@ class Agreement(BaseModel):
         pass_n = sum(passes.values())
         agreed = sum(count for (judge, human), count in passes.items() if judge == human)
         return cls(n=n, pass_n=pass_n, pass_agree=agreed, agreement=agreed / pass_n if pass_n else None,
-                   interval=wilson(agreed, pass_n), kappa_pass=counted_kappa(passes))
+                   interval=wilson(agreed, pass_n), kappa_pass=counted_kappa(passes),
+                   kappa_pass_interval=kappa_interval(passes))
 
 
 class Calibration(Agreement):

@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.csvfiles.reading import CsvRow, MalformedRow, open_csv
 from bot.csvfiles.results import restore
 from bot.errors import UsageError
+from bot.figures import percents_apart
 from bot.records import RowState
 from bot.rubric import Rubric
 from bot.store import Judgment, Store, utcnow
@@ -27,6 +28,7 @@ from bot.trust.labels import (
 )
 
 MIN_AGREEMENT = 0.8  # the gate when --min-agreement does not say
+MIN_LABELS = 20  # labels a check needs before its figures say anything (--min-labels)
 
 
 @dataclass
@@ -123,6 +125,50 @@ def verdict_pair(judge_passed: bool | None, judge_tag: str | None, judge_model: 
                           human_tag=human_tag, labeled_at=at, judge_model=judge_model, rubric_hash=rubric_hash)
 
 
-def passes(figures: Calibration, minimum: float) -> bool:
-    """Whether today's judge clears the gate: agreement on pass/fail of at least `minimum`."""
-    return figures.agreement is not None and figures.agreement >= minimum
+@dataclass(frozen=True)
+class Condition:
+    """One condition of the gate: what it asks, what was found, and whether that meets it."""
+
+    asked: str
+    found: str
+    met: bool
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What a drift check holds today's judge to: agreement on evidence (the 95 % interval's lower bound, or with
+    `point` the figure itself), enough labels, and when asked a kappa whose lower bound reaches `min_kappa`."""
+
+    min_agreement: float = MIN_AGREEMENT
+    min_labels: int = MIN_LABELS
+    min_kappa: float | None = None
+    point: bool = False
+
+    def conditions(self, figures: Calibration) -> list[Condition]:
+        """Each condition with its figure: a judge that passes everything, or a handful of labels, does not pass."""
+        found = [Condition(f"at least {self.min_labels} labels with pass/fail on both sides (--min-labels)",
+                           f"{figures.pass_n}", figures.pass_n >= self.min_labels)]
+        if figures.agreement is None:
+            found.append(Condition(f"agreement of {self.min_agreement:.0%} (--min-agreement)", "no label says pass or "
+                                   "fail", False))
+        elif self.point or figures.interval is None:
+            said, asked = percents_apart(figures.agreement, self.min_agreement)
+            found.append(Condition(f"agreement of at least {asked} (--min-agreement, --point)", said,
+                                   figures.agreement >= self.min_agreement))
+        else:
+            low = figures.interval[0]
+            said, asked = percents_apart(low, self.min_agreement)
+            found.append(Condition(f"the 95% interval of agreement above {asked} (--min-agreement)",
+                                   f"{said} at its lower bound (agreement {figures.agreement:.0%}, 95% CI "
+                                   f"{low:.0%}-{figures.interval[1]:.0%})", low >= self.min_agreement))
+        if self.min_kappa is not None:
+            bounds = figures.kappa_pass_interval
+            found.append(Condition(f"the 95% interval of kappa above {self.min_kappa:.2f} (--min-kappa)",
+                                   "n/a (one class only)" if bounds is None else
+                                   f"{bounds[0]:.2f} at its lower bound (kappa {figures.kappa_pass:.2f}, 95% CI "
+                                   f"{bounds[0]:.2f}-{bounds[1]:.2f})", bounds is not None and bounds[0] >= self.min_kappa))
+        return found
+
+    def passes(self, figures: Calibration) -> bool:
+        """Whether every condition is met."""
+        return all(condition.met for condition in self.conditions(figures))

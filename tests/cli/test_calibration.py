@@ -225,7 +225,7 @@ def test_exported_labels_are_checked_again_by_an_agreeing_judge(tmp_path: Path, 
     judge_server.responder = tag_reply({answer: tag or "Generic" for answer, tag in PEOPLE.items()})
     asked_before = len(judge_server.bodies())
     code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", "--labels", "labels.csv", "--fresh",
-                         server=judge_server)
+                         "--min-labels", "8", "--min-agreement", "0.6", server=judge_server)
 
     text, lines = flat(out), lines_of(out)
     assert code == 0, out
@@ -244,7 +244,9 @@ def test_exported_labels_are_checked_again_by_an_agreeing_judge(tmp_path: Path, 
     assert "kappa on pass/fail 1.00 (almost perfect)" in lines
     assert "kappa on the tag 1.00 (almost perfect) over 7 labels" in lines
     assert all(figure in lines for figure in FIRST_JUDGE), out  # the first judge, from the judge_ columns
-    assert "ok: agreement 100% is at least 80%." in text
+    assert "ok: at least 8 labels with pass/fail on both sides (--min-labels): 8" in text
+    assert ("ok: the 95% interval of agreement above 60% (--min-agreement): 68% at its lower bound (agreement 100%, "
+            "95% CI 68%-100%)") in text
     assert history(tmp_path, "SELECT source, total_rows, status, source_name FROM run WHERE id = 2") == [
         ("check", 8, "done", "labels.csv")]
     assert history(tmp_path, "SELECT count(*) FROM label") == [(5,)]  # a check saves no labels of its own
@@ -291,11 +293,12 @@ def test_a_channel_check_asks_before_many_rows_and_fails_below_the_bar(tmp_path:
     assert "kappa on pass/fail -0.60 (poor)" in lines and "kappa on the tag -0.40 (poor) over 7 labels" in lines
     assert "The labeled verdicts' judges: judge-cli" in text
     assert all(figure in lines for figure in FIRST_JUDGE), out  # the channel's own verdicts against the same labels
-    assert "below: agreement 0% is under the 80% asked for (--min-agreement)." in text
+    assert "below: the 95% interval of agreement above 80% (--min-agreement): 0% at its lower bound" in text
+    assert "below: at least 20 labels with pass/fail on both sides (--min-labels): 8" in text
 
     # The same judge again takes its verdicts from the history, at no cost; a bar of 0 is met
-    code, out = judgebot(tmp_path, *check, "--min-agreement", "0", server=judge_server)
-    assert code == 0 and "ok: agreement 0% is at least 0%." in flat(out), out
+    code, out = judgebot(tmp_path, *check, "--min-agreement", "0", "--min-labels", "0", "--point", server=judge_server)
+    assert code == 0 and "ok: agreement of at least 0% (--min-agreement, --point): 0%" in flat(out), out
     assert len(judge_server.bodies()) == asked_before + 8
 
     code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", server=judge_server)
@@ -313,7 +316,7 @@ def test_a_check_asks_the_configured_jury_every_sample(tmp_path: Path, judge_ser
     asked_before = len(judge_server.bodies())
 
     code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", "--labels", "labels.csv", "--samples", "2",
-                         "--yes", server=judge_server, JUDGES="gpt-4o-mini,judge-cli")
+                         "--yes", "--min-labels", "8", "--point", server=judge_server, JUDGES="gpt-4o-mini,judge-cli")
 
     text, lines = flat(out), lines_of(out)
     assert code == 0, out

@@ -54,6 +54,7 @@ def test_a_check_just_below_its_gate_shows_the_digits_that_tell_them_apart() -> 
     from bot.cli.calibration_views import show_check
     from bot.figures import percents_apart
     from bot.trust.calibration import Agreement, calibrate
+    from bot.trust.drift import Gate
 
     assert percents_apart(90 / 116, 0.78) == ("77.6%", "78.0%")
     assert percents_apart(0.5, 0.8) == ("50%", "80%") and percents_apart(0.8, 0.8) == ("80%", "80%")
@@ -61,9 +62,9 @@ def test_a_check_just_below_its_gate_shows_the_digits_that_tell_them_apart() -> 
     figures = calibrate([])
     assert isinstance(figures, Agreement)
     figures = figures.model_copy(update={"agreement": 90 / 116, "pass_n": 116, "pass_agree": 90, "n": 116})
-    show_check(console, ("Today's judge", figures), None, 0.78)
+    show_check(console, ("Today's judge", figures), None, Gate(min_agreement=0.78, point=True))
     printed = console.file.getvalue()  # type: ignore[attr-defined]
-    assert "below: agreement 77.6% is under the 78.0% asked for" in printed
+    assert "below: agreement of at least 78.0% (--min-agreement, --point): 77.6%" in printed
 
 
 def test_a_question_shows_its_choices(monkeypatch) -> None:

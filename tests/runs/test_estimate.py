@@ -250,7 +250,8 @@ def test_one_triple_and_a_calibration_check_are_held_to_the_budget_and_the_thres
     code, out = judgebot(tmp_path, *triple[:-1], "In ASVZ.", server=judge_server, JUDGE_MODEL="gpt-4o")
     assert code == 0 and "Estimate" not in out, out  # under the threshold and without a budget: not a word of cost
 
-    check = ["calibration", "check", "--rubric", "eth", "--labels", "labeled.csv", "--fresh"]
+    check = ["calibration", "check", "--rubric", "eth", "--labels", "labeled.csv", "--fresh", "--min-labels", "0",
+             "--point"]
     code, out = judgebot(tmp_path, *check, server=judge_server, **money)
     assert code == 2 and len(judge_server.bodies()) == 6 and "would go over the budget" in flat(out), out
     code, out = judgebot(tmp_path, *check, server=judge_server, JUDGE_MODEL="gpt-4o", CONFIRM_ABOVE_USD="0.001")
@@ -340,7 +341,7 @@ def test_the_estimate_counts_what_will_be_sent(tmp_path, judge_server) -> None:
     write_rows(tmp_path / "labels.csv", ["question", "reference", "answer", "human_pass"],
                [["Exams?", "myStudies.", f"a{n}", "yes"] for n in range(6)] + [["Exams?", "myStudies.", "b", "no"]])
     code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", "--labels", "labels.csv",
-                         server=judge_server, **money)
+                         "--min-labels", "0", "--point", server=judge_server, **money)
     text = flat(out)
     assert code == 0 and len(judge_server.bodies()) == 8, out
     assert "Judging the labeled rows again: about $0.00" in text and "for 1 row with gpt-4o" in text

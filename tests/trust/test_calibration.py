@@ -295,3 +295,34 @@ def test_labels_per_judge_model_and_rubric_hash_most_first():
     result = calibrate(labels)
     assert list(result.judge_models.items()) == [("judge-a", 3), ("judge-b", 1), ("judge-c", 1)]
     assert list(result.rubric_hashes.items()) == [("h1", 4), ("h2", 1)]
+
+
+def test_the_kappa_interval_is_statsmodels_asymptotic_one() -> None:
+    from bot.trust.calibration import kappa_interval
+
+    # statsmodels.stats.inter_rater.cohens_kappa on the same tables: kappa_low, kappa_upp
+    two = {("a", "a"): 20, ("a", "b"): 5, ("b", "a"): 10, ("b", "b"): 15}
+    assert kappa_interval(two) == pytest.approx((0.151092290476661, 0.6489077095233389))
+    three = {(0, 0): 10, (0, 1): 2, (0, 2): 1, (1, 0): 3, (1, 1): 12, (1, 2): 2, (2, 0): 1, (2, 1): 2, (2, 2): 9}
+    assert kappa_interval(three) == pytest.approx((0.40190246323021017, 0.8056447065811108))
+    assert kappa_interval({(True, True): 17, (True, False): 3}) is None  # the judge passes everything
+
+
+def test_the_drift_gate_holds_a_lenient_judge_and_a_handful_of_labels_to_the_evidence() -> None:
+    from bot.trust.drift import Gate
+
+    lenient = calibrate([label(judge_passed=True, human_passed=True)] * 17 + [label(judge_passed=True,
+                                                                                   human_passed=False)] * 3)
+    assert lenient.agreement == pytest.approx(0.85) and lenient.kappa_pass is None
+    assert not Gate().passes(lenient)  # 85%, but the interval reaches down to 64%
+    assert Gate(point=True).passes(lenient)  # the old gate on the point alone lets it through
+    gated = Gate(point=True, min_kappa=0.2)
+    assert not gated.passes(lenient)
+    assert [c.found for c in gated.conditions(lenient)][-1] == "n/a (one class only)"
+    few = calibrate([label(judge_passed=True, human_passed=True)] * 3)
+    assert not Gate(min_agreement=0.4).passes(few)  # 100% of 3 labels: interval 44%-100%, and fewer than 20
+    conditions = Gate(min_agreement=0.4).conditions(few)
+    assert [c.met for c in conditions] == [False, True]
+    good = calibrate([label(judge_passed=True, human_passed=True)] * 30 + [label(judge_passed=False,
+                                                                                human_passed=False)] * 30)
+    assert Gate(min_kappa=0.8).passes(good)
