@@ -96,6 +96,14 @@ class Scoring:
     tag: str | None
 
 
+@dataclass(frozen=True)
+class PartScoring:
+    """What some values of a reply add up to, where they are enough: pass/fail and the headline, or None."""
+
+    passed: bool | None
+    headline: float | None
+
+
 class Rubric(BaseModel):
     """One rubric file."""
 
@@ -255,15 +263,41 @@ class Rubric(BaseModel):
         except (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError) as err:
             raise FormulaError(f"{type(err).__name__}: {err}") from None
 
+    def score_alone(self, values: dict[str, Any]) -> PartScoring:
+        """Pass/fail and the headline by the rubric's formulas on these values alone (nested, as a reply holds them)
+        and the derived values they give: each None when its formula reads a value they do not hold, so that nothing
+        is filled in from elsewhere (a person's label is never made whole from the judge's reply)."""
+        derived: dict[str, float] = {}
+        for key, spec in self.derived.items():
+            try:
+                derived[key] = self._derive(spec, {**values, **derived})
+            except (FormulaError, TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError):
+                continue  # a derived value the formulas may not need
+        found: list[Any] = []
+        for expression in (self.headline.passed, self.headline.score):
+            try:
+                found.append(evaluate(expression, {**values, **derived}))
+            except FormulaError:
+                found.append(None)
+        passed, headline = found
+        number = isinstance(headline, (int, float)) and not isinstance(headline, bool) and math.isfinite(headline)
+        return PartScoring(passed if isinstance(passed, bool) else None,
+                           round(float(headline), 2) if number and 0 <= headline <= 100 else None)
+
+    @staticmethod
+    def _derive(spec: Derived, values: dict[str, Any]) -> float:
+        """One derived value over `values` (the reply's, and the derived values before it)."""
+        if spec.weights is not None:
+            total = sum(spec.weights.values())
+            value = sum(w * float(_lookup(values, path)) for path, w in spec.weights.items()) / total
+        else:
+            value = float(evaluate(spec.expr or "", values))
+        return round(value, spec.round) if spec.round is not None else value
+
     def _score(self, output: dict[str, Any]) -> Scoring:
         derived: dict[str, float] = {}
         for key, spec in self.derived.items():
-            if spec.weights is not None:
-                total = sum(spec.weights.values())
-                value = sum(w * float(_lookup(output, path)) for path, w in spec.weights.items()) / total
-            else:
-                value = float(evaluate(spec.expr or "", {**output, **derived}))
-            derived[key] = round(value, spec.round) if spec.round is not None else value
+            derived[key] = self._derive(spec, {**output, **derived})
         values = {**output, **derived}
         headline = float(evaluate(self.headline.score, values))
         if not math.isfinite(headline) or not 0 <= headline <= 100:

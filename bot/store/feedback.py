@@ -3,9 +3,11 @@ tallies, and the votes of one judgment."""
 
 from __future__ import annotations
 
+import sqlalchemy as sa
 from sqlalchemy import func
 from sqlmodel import col, select
 
+from bot.store.case_keys import case_key
 from bot.store.engine import conflict_insert
 from bot.store.judgments import Store
 from bot.store.models import Feedback, Judgment, JudgmentTally, table_of, utcnow
@@ -18,13 +20,16 @@ def record_feedback(store: Store, *, judgment_id: int, user_id: str, agree: bool
     judgment, feedback = table_of(Judgment), table_of(Feedback)
     now = utcnow()
     with store.engine.begin() as conn:
-        conn.execute(select(judgment.c.id).where(judgment.c.id == judgment_id).with_for_update())  # one at a time
+        texts = conn.execute(sa.select(judgment.c.team_id, judgment.c.channel_id, judgment.c.rubric_name,
+                                    judgment.c.question, judgment.c.reference, judgment.c.answer)
+                             .where(judgment.c.id == judgment_id).with_for_update()).one()  # one at a time
+        key = case_key(*texts)
         earlier = conn.execute(select(feedback.c.agree).where(feedback.c.judgment_id == judgment_id,
                                                               feedback.c.user_id == user_id)).scalar_one_or_none()
         vote = conflict_insert(store.engine.dialect.name)(feedback).values(
-            judgment_id=judgment_id, user_id=user_id, agree=agree, created_at=now, updated_at=now)
+            judgment_id=judgment_id, user_id=user_id, agree=agree, case_key=key, created_at=now, updated_at=now)
         conn.execute(vote.on_conflict_do_update(index_elements=[feedback.c.judgment_id, feedback.c.user_id],
-                                                set_={"agree": agree, "updated_at": now}))
+                                                set_={"agree": agree, "case_key": key, "updated_at": now}))
         add_votes(conn, judgment, table_of(JudgmentTally), judgment_id, votes=int(earlier is None),
                   agreeing=int(agree) - int(bool(earlier)))
     return earlier

@@ -1,4 +1,4 @@
-"""People's labels of judgments: what a person says a verdict should have been, saved one per person and judgment,
+"""People's labels of judgments: what a person says a verdict should have been, saved one per person and case,
 and every label and vote read back with the judgment it is about (bot.trust reads them as pairs to compare)."""
 
 from __future__ import annotations
@@ -12,33 +12,37 @@ import sqlalchemy as sa
 from sqlmodel import col, select
 
 from bot.records import RowState
+from bot.store.case_keys import case_key
+from bot.store.engine import conflict_insert
 from bot.store.judgments import Store, id_chunks
-from bot.store.models import Feedback, Judgment, Label, utcnow
+from bot.store.models import Feedback, Judgment, Label, table_of, utcnow
+
+
+def judgment_case(judgment: Judgment) -> str:
+    """The case a judgment is of (bot.store.case_keys)."""
+    return case_key(judgment.team_id, judgment.channel_id, judgment.rubric_name, judgment.question,
+                    judgment.reference, judgment.answer)
 
 
 def save_label(store: Store, *, judgment: Judgment, user_id: str, source: str, values: dict[str, Any],
-               passed: bool | None, tag: str | None, headline: float | None, note: str | None) -> Label | None:
-    """Keep a person's label of a judgment, replacing their earlier one; return the label it replaced, if any."""
-    return store.upsert(Label, {"judgment_id": judgment.id, "user_id": user_id}, {
-        "team_id": judgment.team_id, "channel_id": judgment.channel_id, "source": source,
-        "rubric_name": judgment.rubric_name, "rubric_hash": judgment.rubric_hash, "judge_model": judgment.judge_model,
-        "values": values, "passed": passed, "tag": tag, "headline": headline, "note": note, "updated_at": utcnow()})
-
-
-def forget_earlier_file_labels(store: Store, *, run_id: int, user_id: str) -> int:
-    """Drop the labels `user_id` (a file) gave judgments of other runs whose rubric, channel and texts are those of a
-    judgment of run `run_id`: a labeled file judged again labels its cases once, not once a run. How many went."""
-    mine, theirs = sa.orm.aliased(Judgment), sa.orm.aliased(Judgment)
-    same_case = sa.and_(col(mine.rubric_name) == col(theirs.rubric_name), col(mine.question) == col(theirs.question),
-                        col(mine.reference) == col(theirs.reference), col(mine.answer) == col(theirs.answer),
-                        sa.or_(col(mine.channel_id) == col(theirs.channel_id),
-                               sa.and_(col(mine.channel_id).is_(None), col(theirs.channel_id).is_(None))))
-    labeled = sa.select(col(Label.judgment_id)).where(col(Label.user_id) == user_id)
-    earlier = (sa.select(col(theirs.id)).join(mine, same_case)
-               .where(col(mine.run_id) == run_id, col(theirs.run_id) != run_id, col(theirs.id).in_(labeled)))
+               passed: bool | None, pass_from: str | None, tag: str | None, headline: float | None,
+               note: str | None) -> bool:
+    """Keep a person's label of a judgment, in one transaction with dropping their earlier labels of the same case (of
+    this judgment, or of another of the same texts, whichever run or file it came with); whether there were any."""
+    key, now, table = judgment_case(judgment), utcnow(), table_of(Label)
+    given = {"team_id": judgment.team_id, "channel_id": judgment.channel_id, "source": source, "case_key": key,
+             "rubric_name": judgment.rubric_name, "rubric_hash": judgment.rubric_hash,
+             "judge_model": judgment.judge_model, "values": values, "passed": passed, "pass_from": pass_from, "tag": tag,
+             "headline": headline, "note": note, "updated_at": now}
     with store.engine.begin() as conn:
-        result = conn.execute(sa.delete(Label).where(col(Label.user_id) == user_id, col(Label.judgment_id).in_(earlier)))
-    return int(result.rowcount or 0)
+        earlier = conn.execute(sa.select(sa.func.count()).select_from(table).where(
+            table.c.user_id == user_id, sa.or_(table.c.case_key == key, table.c.judgment_id == judgment.id))).scalar_one()
+        conn.execute(table.delete().where(table.c.case_key == key, table.c.user_id == user_id,
+                                          table.c.judgment_id != judgment.id))
+        insert = conflict_insert(store.engine.dialect.name)(table).values(
+            judgment_id=judgment.id, user_id=user_id, created_at=now, **given)
+        conn.execute(insert.on_conflict_do_update(index_elements=[table.c.judgment_id, table.c.user_id], set_=given))
+    return bool(earlier)
 
 
 def labels_of(store: Store, judgment_id: int) -> list[Label]:
@@ -86,10 +90,16 @@ def _given(column: Any, since: datetime | None, until: datetime | None = None) -
     return [*([column >= since] if since else []), *([column < until] if until else [])]
 
 
-def _not_labeled() -> Any:
-    """A vote whose person gave no label of the same judgment: a person's label stands in for their vote."""
-    return ~sa.exists().where(col(Label.judgment_id) == col(Feedback.judgment_id),
-                              col(Label.user_id) == col(Feedback.user_id))
+def _standing() -> Any:
+    """A vote that stands: its person gave no label of the same case (their label stands in for their votes) and no
+    later vote on it (on another judgment of the same texts), so that a case counts once a person."""
+    later = sa.orm.aliased(Feedback)
+    return sa.and_(
+        ~sa.exists().where(col(Label.case_key) == col(Feedback.case_key), col(Label.user_id) == col(Feedback.user_id)),
+        ~sa.exists().where(col(later.case_key) == col(Feedback.case_key), col(later.user_id) == col(Feedback.user_id),
+                           sa.or_(col(later.updated_at) > col(Feedback.updated_at),
+                                  sa.and_(col(later.updated_at) == col(Feedback.updated_at),
+                                          col(later.id) > col(Feedback.id)))))
 
 
 def _joined(store: Store, since: datetime | None, named: Sequence[Any]) -> tuple[Sequence[Any], Sequence[Any]]:
@@ -107,7 +117,7 @@ def _joined(store: Store, since: datetime | None, named: Sequence[Any]) -> tuple
         read = session.execute if any(isinstance(item, type) for item in named) else session.connection().execute
         votes = read(
             sa.select(*VOTE_COLUMNS, *SCOPE_COLUMNS, *named).join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
-            .where(*_given(col(Feedback.updated_at), since), _not_labeled()).order_by(col(Feedback.id))).all()
+            .where(*_given(col(Feedback.updated_at), since), _standing()).order_by(col(Feedback.id))).all()
     return labels, votes
 
 
@@ -226,7 +236,7 @@ def counted_passes(store: Store, *, channel_id: str | None, team_id: str | None,
               .where(*_given(col(Label.updated_at), since, until)).group_by(*alike, *by_label))
     votes = (sa.select(*alike, *by_vote, sa.func.count()).select_from(Feedback)
              .join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
-             .where(*_given(col(Feedback.updated_at), since, until), _not_labeled()).group_by(*alike, *by_vote))
+             .where(*_given(col(Feedback.updated_at), since, until), _standing()).group_by(*alike, *by_vote))
     with store.engine.connect() as conn:
         label_rows, vote_rows = conn.execute(labels).all(), conn.execute(votes).all()
     return [PassGroup(name, judge_model, rubric_hash, judge_passed, said, vote, bool(recent), count)

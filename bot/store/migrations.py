@@ -6,13 +6,15 @@ A migration never imports the current models: it describes the schema as it was 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from bot.store.billing import BILLED_COUNTS, BILLED_KEY, bill_judgments, bill_samples
+from bot.store.case_keys import case_key
 from bot.store.tallies import KEY, add_judgments, question_key
 
 if TYPE_CHECKING:  # Alembic is imported only when a migration runs (see bot.store.schema.migrate)
@@ -410,11 +412,63 @@ def _v14_results_written(op: Operations) -> None:
                .values(results_written_at=run.c.finished_at))
 
 
+def _v15_labels_by_case(op: Operations) -> None:
+    for name in ("label", "feedback"):
+        op.add_column(name, sa.Column("case_key", sa.String(64)))
+        op.create_index(f"ix_{name}_case_user", name, ["case_key", "user_id"])
+    op.add_column("label", sa.Column("pass_from", sa.String(16)))
+    bind = op.get_bind()
+    judgment = sa.table("judgment", *[sa.column(name) for name in (
+        "id", "team_id", "channel_id", "rubric_name", "question", "reference", "answer")], sa.column("cells", sa.JSON))
+    label = sa.table("label", *[sa.column(name) for name in (
+        "id", "judgment_id", "user_id", "source", "case_key", "pass_from", "passed")], sa.column("values", sa.JSON),
+        sa.column("updated_at", sa.DateTime))
+    feedback = sa.table("feedback", sa.column("id"), sa.column("judgment_id"), sa.column("case_key"))
+    _fill_case_keys(bind, feedback, judgment)
+    kept: dict[tuple[str, str], int] = {}  # a person's latest label of each case
+    for row in bind.execute(sa.select(label.c.id, label.c.user_id, label.c.case_key, label.c.source, label.c.passed,
+                                      label.c["values"], judgment.c.cells, *_case_columns(judgment))
+                            .join(judgment, judgment.c.id == label.c.judgment_id)
+                            .order_by(label.c.updated_at, label.c.id)).all():
+        key = case_key(*row[-6:])
+        if (earlier := kept.get((key, row.user_id))) is not None:
+            bind.execute(label.delete().where(label.c.id == earlier))
+        kept[key, row.user_id] = row.id
+        bind.execute(label.update().where(label.c.id == row.id).values(case_key=key, **_pass_from(row)))
+
+
+def _case_columns(judgment: sa.TableClause) -> tuple[sa.ColumnClause[Any], ...]:
+    return (judgment.c.team_id, judgment.c.channel_id, judgment.c.rubric_name, judgment.c.question,
+            judgment.c.reference, judgment.c.answer)
+
+
+def _fill_case_keys(bind: Connection, feedback: sa.TableClause, judgment: sa.TableClause) -> None:
+    """Give every vote the case of its judgment."""
+    rows = bind.execute(sa.select(feedback.c.id, *_case_columns(judgment))
+                        .join(judgment, judgment.c.id == feedback.c.judgment_id)).all()
+    fill = feedback.update().where(feedback.c.id == sa.bindparam("row_id")).values(case_key=sa.bindparam("key"))
+    if rows:
+        bind.execute(fill, [{"row_id": row[0], "key": case_key(*row[1:])} for row in rows])
+
+
+def _pass_from(row: Any) -> dict[str, Any]:
+    """Where an earlier label's pass/fail came from. A correction's form holds every value the pass rule reads; a
+    file's row gave it in a human_pass cell, or it was made whole from the judge's reply and is no label's at all."""
+    if row.passed is None:
+        return {"pass_from": None}
+    if row.source != "file":
+        return {"pass_from": "rule"}
+    spelled = {re.sub(r"[\s_-]+", "_", str(header).strip().lower()): cell for header, cell in (row.cells or {}).items()}
+    if str(spelled.get("human_pass") or "").strip():
+        return {"pass_from": "given"}
+    return {"pass_from": None, "passed": None}
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
     _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies, _v7_results_path_and_reuses,
     _v8_run_column_roles, _v9_samples_juries_and_labels, _v10_costs_estimates_and_budgets,
     _v11_batches, _v12_votes_in_tallies, _v13_billed_tally,
-    _v14_results_written,
+    _v14_results_written, _v15_labels_by_case,
 ]
 LATEST = len(MIGRATIONS)

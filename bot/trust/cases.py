@@ -18,6 +18,8 @@ from bot.trust.labels import PASS, PREFIX, HumanValues, labelable, numbers_at, v
 
 TEXT_COLUMNS = ["question", "reference", "answer", "model"]
 JUDGE_COLUMNS = ["judge_pass", "judge_tag", "judge_model", "rubric_version", "labeled_by", "labeled_at", "judgment_id"]
+SOURCE_COLUMN = "label_source"  # where human_pass came from: given, rule, or a vote; empty when pass/fail is not given
+AGREE_VOTE, DISAGREE_VOTE = "vote: agree", "vote: disagree"
 
 
 def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None = None, channel_id: str | None = None,
@@ -57,6 +59,7 @@ class LabeledCase:
     labeled_by: str
     labeled_at: datetime
     human: HumanValues
+    source: str | None  # GIVEN or RULE for a label's pass/fail, AGREE_VOTE or DISAGREE_VOTE for a vote's
 
 
 def labeled_cases(store: Store, rubric: Rubric, channel_id: str | None) -> list[LabeledCase]:
@@ -66,10 +69,10 @@ def labeled_cases(store: Store, rubric: Rubric, channel_id: str | None) -> list[
     """
     labels, votes = labeled_judgments(store, rubric_name=rubric.name, channel_id=channel_id,
                                       everywhere=channel_id is None)
-    cases = [LabeledCase(judgment, label.user_id, label.updated_at, label_values(label.values, label.passed, rubric))
-             for label, judgment in labels]
-    cases += [LabeledCase(judgment, vote.user_id, vote.updated_at, vote_values(vote.agree, judgment, rubric))
-              for vote, judgment in votes]
+    cases = [LabeledCase(judgment, label.user_id, label.updated_at, label_values(label.values, label.passed, rubric),
+                         label.pass_from if label.passed is not None else None) for label, judgment in labels]
+    cases += [LabeledCase(judgment, vote.user_id, vote.updated_at, vote_values(vote.agree, judgment, rubric),
+                          AGREE_VOTE if vote.agree else DISAGREE_VOTE) for vote, judgment in votes]
     return sorted(cases, key=lambda case: (case.labeled_at, case.judgment.id))
 
 
@@ -88,13 +91,15 @@ def vote_values(agree: bool, judgment: Judgment, rubric: Rubric) -> HumanValues:
 
 
 def write_labels(out: TextIO, cases: list[LabeledCase], paths: list[str]) -> None:
-    """The labels as CSV: the texts, the person's values, then the judge's verdict and who labeled it when."""
+    """The labels as CSV: the texts, the person's values and where their pass/fail came from (SOURCE_COLUMN: as
+    they gave it, by the pass rule on their own values, or a vote on the judge's verdict, whose values an Agree
+    confirms), then the judge's verdict and who labeled it when."""
     writer = csv.writer(out)
-    writer.writerow([*TEXT_COLUMNS, PREFIX + PASS, *(PREFIX + path for path in paths), *JUDGE_COLUMNS])
+    writer.writerow([*TEXT_COLUMNS, PREFIX + PASS, *(PREFIX + path for path in paths), SOURCE_COLUMN, *JUDGE_COLUMNS])
     for case in cases:
         judgment = case.judgment
         cells = [judgment.question, judgment.reference, judgment.answer, judgment.model_name,
-                 case.human.passed, *(case.human.values.get(path) for path in paths),
+                 case.human.passed, *(case.human.values.get(path) for path in paths), case.source,
                  judgment.passed, judgment.tag, judgment.judge_model, judgment.rubric_version, case.labeled_by,
                  case.labeled_at.isoformat(timespec="seconds"), judgment.id]
         writer.writerow([neutralise(cell_text(cell)) for cell in cells])

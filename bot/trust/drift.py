@@ -106,8 +106,8 @@ def check_figures(cases: list[CheckCase], judged: dict[int, Judgment],
     for case in cases:
         judgment = judged.get(case.row.line)
         scored = judgment is not None and judgment.status == RowState.SCORED
-        # The person's values made whole against today's verdict: both judges are then held to the same label.
-        human = complete(case.human, judgment.output if judgment is not None and scored else None, rubric)
+        # What the person's own values say: both judges are held to the same label, and neither fills it in.
+        human = complete(case.human, rubric)
         if judgment is not None and scored:
             current.append(verdict_pair(judgment.passed, judgment.tag, judgment.judge_model, human.passed, human.tag,
                                         now, judgment.rubric_hash))

@@ -3,12 +3,13 @@ them for that run."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from bot.records import RowState
 from bot.rubric import Rubric
 from bot.store import Run, Store
-from bot.store.labels import forget_earlier_file_labels, save_label
+from bot.store.labels import save_label
 from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
 from bot.trust.labels import (
     complete,
@@ -17,10 +18,14 @@ from bot.trust.labels import (
     numeric_paths,
     read_label,
     repeated_columns,
+    spelled,
     tag_order,
 )
 
-FILE_LABELER = "file"  # the user id of labels read from a file: one per row, replaced when the run is summarised again
+FILE_LABELER = "file"  # who labeled a file judged in a terminal, unless its labeled_by column says
+LABELED_BY = "labeled_by"
+SLACK_USER = re.compile(r"[UW][A-Z0-9]{2,}")  # a Slack member id: only that member can give their labels
+LABELER_LENGTH = 32
 PROBLEMS_KEPT = 20
 
 
@@ -48,7 +53,7 @@ def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
     found = FileLabels(columns=list(columns), unknown=unknown, repeated=repeated_columns(run.columns or [], rubric))
     if not columns:
         return found
-    forget_earlier_file_labels(store, run_id=run.id, user_id=FILE_LABELER)
+    by_column = next((header for header in run.columns or [] if spelled(header) in (LABELED_BY, "labelled_by")), None)
     numeric = numeric_paths(rubric)
     labeled: list[LabeledVerdict] = []
     for row in store.iter_judgments(run.id):
@@ -56,6 +61,7 @@ def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
             continue
         try:
             human = read_label(row.cells or {}, columns, rubric)
+            labeler = labeler_of(row.cells or {}, by_column, run.user_id)
         except ValueError as err:
             found.unreadable += 1
             if len(found.problems) < PROBLEMS_KEPT:
@@ -63,12 +69,27 @@ def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
             continue
         if human.empty:
             continue
-        label = complete(human, row.output, rubric)
-        save_label(store, judgment=row, user_id=FILE_LABELER, source="file", values=label.values, passed=label.passed,
-                   tag=label.tag, headline=label.headline, note=None)
+        label = complete(human, rubric)
+        save_label(store, judgment=row, user_id=labeler, source="file", values=label.values, passed=label.passed,
+                   pass_from=label.pass_from, tag=label.tag, headline=label.headline, note=None)
         labeled.append(LabeledVerdict(
             judge_passed=row.passed, judge_tag=row.tag, judge_values=numbers_at(row.output, numeric),
             human_passed=label.passed, human_tag=label.tag, human_values=numbers_at(label.values, numeric, dotted=True),
             labeled_at=row.judged_at or row.created_at, judge_model=row.judge_model, rubric_hash=row.rubric_hash))
     found.calibration = calibrate(labeled, tags=tag_order(rubric), criteria=numeric)
     return found
+
+
+def labeler_of(cells: dict[str, str], column: str | None, uploader: str | None) -> str:
+    """Who gave a file row's label: its labeled_by cell, else who shared the file in Slack, else FILE_LABELER.
+    ValueError when the cell names another Slack member than the uploader (a file cannot give someone else's
+    labels, nor replace them) or is too long to keep."""
+    named = str(cells.get(column) or "").strip() if column else ""
+    if not named:
+        return uploader or FILE_LABELER
+    if len(named) > LABELER_LENGTH:
+        raise ValueError(f"{column} is longer than {LABELER_LENGTH} characters")
+    if uploader is not None and named != uploader and SLACK_USER.fullmatch(named):
+        raise ValueError(f"{column} {named} is another member of the workspace: only they can give their labels "
+                         "(leave it empty to label as yourself, or name someone outside Slack)")
+    return named

@@ -1,5 +1,5 @@
-"""What people say a verdict should have been: `human_pass` and `human_<field>` columns of a CSV, a label given in
-Slack made whole against the judge's reply, and the one rule that reads a vote as a label."""
+"""What people say a verdict should have been: `human_pass` and `human_<field>` columns of a CSV, what the rubric
+makes of a person's own values, and the one rule that reads a vote as a label."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from bot.errors import FormulaError
 from bot.rubric import FieldSpec, Rubric, leaves
 
 PREFIX = "human_"
 PASS = "pass"  # the column human_pass: the person's pass/fail, whatever the fields say
+GIVEN, RULE = "given", "rule"  # a label's pass/fail: as the person gave it, or the pass rule on their own values
 TRUE_WORDS = frozenset({"true", "yes", "y", "1", "pass", "passed"})
 FALSE_WORDS = frozenset({"false", "no", "n", "0", "fail", "failed"})
 LABELED_KINDS = ("enum", "integer", "number", "boolean")  # what a person can say of a verdict in a cell
@@ -35,10 +35,12 @@ class HumanValues(BaseModel):
 
 
 class Completed(BaseModel):
-    """A label made whole against the judge's verdict: the fields, and what the rubric makes of them."""
+    """A label with what the rubric makes of the person's own values: pass/fail (and where it came from), tag and
+    headline, each None where their values are not enough."""
 
     values: dict[str, Any]
     passed: bool | None
+    pass_from: str | None  # GIVEN, RULE, or None when pass/fail is not given
     tag: str | None
     headline: float | None
 
@@ -59,7 +61,7 @@ def numeric_paths(rubric: Rubric) -> list[str]:
     return [path for path, spec in labelable(rubric).items() if spec.type in ("integer", "number")]
 
 
-def _spelled(header: str) -> str:
+def spelled(header: str) -> str:
     """A header as label columns are matched: lower case, each run of spaces, hyphens and underscores one "_"
     ("Human Pass", "human-pass" and "HUMAN_ pass" all read "human_pass")."""
     return re.sub(r"[\s_-]+", "_", header.strip().lower())
@@ -72,10 +74,10 @@ def _label_targets(headers: list[str], rubric: Rubric) -> tuple[list[tuple[str, 
     named: list[tuple[str, str]] = []
     unknown: list[str] = []
     for header in headers:
-        spelled = _spelled(header)
-        if not spelled.startswith(PREFIX):
+        written = spelled(header)
+        if not written.startswith(PREFIX):
             continue
-        name = spelled[len(PREFIX):]
+        name = written[len(PREFIX):]
         if name == PASS:
             named.append((header, PASS))
         elif name in fields:
@@ -168,34 +170,39 @@ def read_label(cells: dict[str, Any], columns: dict[str, str], rubric: Rubric) -
     return label
 
 
-def _put(output: dict[str, Any], path: str, value: Any) -> None:
-    *parents, last = path.split(".")
-    for part in parents:
-        child = output.get(part)
-        output[part] = child = dict(child) if isinstance(child, dict) else {}
-        output = child
-    output[last] = value
+def nested(values: dict[str, Any]) -> dict[str, Any]:
+    """Values by dotted path as the nested dicts a reply holds them in."""
+    found: dict[str, Any] = {}
+    for path, value in values.items():
+        *parents, last = path.split(".")
+        into = found
+        for part in parents:
+            child = into.get(part)
+            into[part] = child = child if isinstance(child, dict) else {}
+            into = child
+        into[last] = value
+    return found
 
 
-def complete(label: HumanValues, judge_output: dict[str, Any] | None, rubric: Rubric) -> Completed:
-    """The label against the judge's reply: the person's values put in it, scored by the rubric.
+def complete(label: HumanValues, rubric: Rubric) -> Completed:
+    """What the rubric makes of a label: the person's own pass/fail when they gave it, else the rubric's pass rule on
+    their own values alone (RULE); the tag and headline likewise from their values only.
 
-    The person's own pass/fail wins over the one the rubric computes; the tag is theirs only when they gave it (a
-    label without one says nothing of the tag). A rubric formula that fails on the mixed values leaves the figures it
-    gives unknown.
+    Nothing is taken from the judge's reply: a label that says correctness 0 and nothing the pass rule also reads
+    leaves pass/fail not given, and counts only for the fields it names.
     """
-    merged = dict(judge_output or {})
-    for path, value in label.values.items():
-        _put(merged, path, value)
     tag_path = rubric.headline.tag
     tag = label.values.get(tag_path) if tag_path else None
-    try:
-        scoring = rubric.score(merged) if judge_output is not None else None
-    except FormulaError:
-        scoring = None
-    passed = label.passed if label.passed is not None else scoring.passed if scoring else None
-    return Completed(values=label.values, passed=passed, tag=None if tag is None else str(tag),
-                     headline=scoring.headline if scoring else None)
+    own = rubric.score_alone(nested(label.values)) if label.values else None
+    passed: bool | None
+    pass_from: str | None
+    if label.passed is not None:
+        passed, pass_from = label.passed, GIVEN
+    else:
+        passed = own.passed if own is not None else None
+        pass_from = None if passed is None else RULE
+    return Completed(values=label.values, passed=passed, pass_from=pass_from, tag=None if tag is None else str(tag),
+                     headline=own.headline if own is not None else None)
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,8 @@ PEOPLE = {  # answer -> the tag people give (None: a Disagree vote, which names 
     ANSWERS[4]: "Refusal", ANSWERS[5]: "Generic", ANSWERS[6]: "Refusal", ANSWERS[7]: "Refusal",
 }
 HEADER = ["question", "reference", "answer", "model", "human_pass", "human_correctness", "human_completeness",
-          "human_result_tag", "judge_pass", "judge_tag", "judge_model", "rubric_version", "labeled_by", "labeled_at",
-          "judgment_id"]
+          "human_result_tag", "label_source", "judge_pass", "judge_tag", "judge_model", "rubric_version", "labeled_by",
+          "labeled_at", "judgment_id"]
 TWO_WEEKS_AGO = timedelta(days=14)
 
 # Pass/fail, (judge, people): A1 TT, A2 TT, A3 TF, A4 TF, A5 FF, A6 FF, A7 FF, A8 FF: 6 of 8 agree.
@@ -94,8 +94,8 @@ def labeled_history(tmp_path: Path, judge_server: FakeJudgeServer) -> Store:
     def label(answer: str, user: str, tag: str) -> None:
         correctness, completeness = (2, 2) if tag == "Correct" else (0, 0)
         save_label(store, judgment=judged[answer], user_id=user, source="correction", passed=tag == "Correct",
-                   values={"correctness": correctness, "completeness": completeness, "result_tag": tag}, tag=tag,
-                   headline=(correctness + completeness) * 25, note=None)
+                   pass_from="rule", values={"correctness": correctness, "completeness": completeness,
+                                             "result_tag": tag}, tag=tag, headline=(correctness + completeness) * 25, note=None)
 
     record_feedback(store, judgment_id=judged[ANSWERS[0]].id, user_id="u1", agree=True)
     label(ANSWERS[1], "u2", "Correct")
@@ -209,14 +209,16 @@ def test_exported_labels_are_checked_again_by_an_agreeing_judge(tmp_path: Path, 
     judged = {judgment.answer: judgment for judgment in store.iter_judgments(1)}
     agree = exported[ANSWERS[0]]  # an Agree vote: the judge's own values as the person's
     assert [agree[name] for name in HEADER[:-2]] == [
-        ROWS[0][0], ROWS[0][1], ANSWERS[0], "bot-v1", "true", "2", "2", "Correct", "true", "Correct", "judge-cli", "1.0",
-        "u1"]
+        ROWS[0][0], ROWS[0][1], ANSWERS[0], "bot-v1", "true", "2", "2", "Correct", "vote: agree", "true", "Correct",
+        "judge-cli", "1.0", "u1"]
     assert agree["judgment_id"] == str(judged[ANSWERS[0]].id)
     assert "'" + ANSWERS[1] in exported  # a cell starting with "-" is kept from running as a formula
     assert exported["'" + ANSWERS[1]]["labeled_by"] == "u2"  # the label, not u2's Disagree vote on the same verdict
     disagree = exported[ANSWERS[3]]  # a Disagree vote: pass/fail only
-    assert [disagree[name] for name in HEADER[4:10]] == ["false", "", "", "", "true", "Correct"]
-    assert [exported[ANSWERS[4]][name] for name in HEADER[4:10]] == ["false", "0", "0", "Refusal", "false", "Generic"]
+    assert [disagree[name] for name in HEADER[4:11]] == ["false", "", "", "", "vote: disagree", "true", "Correct"]
+    # a correction: pass/fail from eth's pass rule on the person's own values, and said so
+    assert [exported[ANSWERS[4]][name] for name in HEADER[4:11]] == ["false", "0", "0", "Refusal", "rule", "false",
+                                                                     "Generic"]
 
     code, out = judgebot(tmp_path, "labels", "export", "--rubric", "eth", server=judge_server)
     assert code == 0 and out.startswith(",".join(HEADER)) and "8 labels of eth." in out

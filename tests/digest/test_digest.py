@@ -373,7 +373,8 @@ def test_how_far_to_trust_the_judge_counts_the_labels_and_votes_of_its_weeks_onl
     with store.session() as session:
         judgment = session.get(Judgment, agreed)
     with time_machine.travel(at(3).replace(tzinfo=UTC), tick=False):
-        save_label(store, judgment=judgment, user_id="U2", source="slack", values={}, passed=False, tag="Generic",
+        save_label(store, judgment=judgment, user_id="U2", source="slack", values={}, passed=False, pass_from="given",
+                   tag="Generic",
                    headline=None, note=None)
 
     [trust] = build_digest(store, channel_id="C1", period=WEEK).trust
@@ -392,7 +393,8 @@ def test_the_trust_counted_in_the_database_is_the_calibration_of_every_label_rea
         with store.session() as session:
             row = session.get(Judgment, judgment_id)
         save_label(store, judgment=row, user_id=user, source="slack", values={},
-                   passed=rng.choice((True, False, None)), tag=None, headline=None, note=None)
+                   passed=(passed := rng.choice((True, False, None))), pass_from=passed and "given", tag=None,
+                   headline=None, note=None)
 
     for n in range(160):
         day = rng.randrange(0, 7) if n % 2 else rng.randrange(-34, 0)  # the week, or the (four and more) before

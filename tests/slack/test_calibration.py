@@ -4,6 +4,7 @@ bolt app and the history."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -29,6 +30,7 @@ from tests.support.slack_server import FakeSlackServer
 from tests.support.slack_side import SIGNING_SECRET, TEAM, SlackSide
 
 HASH = "a" * 16
+CASES = itertools.count(1)  # every judgment its own case (question)
 JUDGE = "judge-a"
 
 
@@ -38,7 +40,7 @@ def judged(store: Store, *, passed: bool, tag: str, scores: tuple[int, int] = (2
     """One scored eth judgment made in `channel`, with the judge's pass/fail, tag and (correctness, completeness)."""
     common = {"rubric_name": "eth", "rubric_version": version, "rubric_hash": rubric_hash, "judge_model": judge_model}
     run = store.create_run(**common, channel_id=channel, team_id=team)
-    store.add_rows([{**common, "run_id": run.id, "row_number": 1, "status": "pending", "question": "q",
+    store.add_rows([{**common, "run_id": run.id, "row_number": 1, "status": "pending", "question": f"q{next(CASES)}",
                      "reference": "r", "answer": "a", "channel_id": channel, "team_id": team, "model_name": model}])
     row = store.first_judgment(run.id)
     assert row is not None
@@ -56,8 +58,8 @@ def corrected(store: Store, judgment: Judgment, *, passed: bool, tag: str | None
               user: str = "U0USER") -> None:
     """A person's correction of `judgment` (the Correct it form)."""
     values: dict[str, Any] = {} if scores is None else {"correctness": scores[0], "completeness": scores[1]}
-    save_label(store, judgment=judgment, user_id=user, source="correction", values=values, passed=passed, tag=tag,
-               headline=None, note=None)
+    save_label(store, judgment=judgment, user_id=user, source="correction", values=values, passed=passed,
+               pass_from=None if passed is None else "given", tag=tag, headline=None, note=None)
 
 
 def eight_labels(store: Store) -> None:

@@ -272,12 +272,14 @@ async def test_a_correction_is_saved_shown_on_the_card_and_replaced_by_the_next(
     assert (label.user_id, label.source, label.team_id, label.channel_id) == ("U0USER", "correction", TEAM, CHANNEL)
     assert label.values == {"correctness": 0, "completeness": 1, "result_tag": "Generic"}
     assert (label.passed, label.tag, label.headline, label.note) == (False, "Generic", 25.0, "names no ETH tool")
+    assert label.pass_from == "rule"  # eth's pass rule on the person's own values
     assert label.judge_model == "judge-test"
 
     view = await open_form(slack, slack_server, card, count=2)
     await submit_form(slack, view, {"completeness": "0", "result tag": "Refusal"})
     await slack_server.await_for("response_url",
-                                 lambda c: c.params.get("text") == "Replaced your earlier correction of #1.")
+                                 lambda c: c.params.get("text") ==
+                                 "Replaced your earlier label of this case with your correction of #1.")
     [replaced] = labels_of(store, 1)
     assert replaced.id == label.id and replaced.values == {"correctness": 2, "completeness": 0, "result_tag": "Refusal"}
     assert (replaced.tag, replaced.passed, replaced.note) == ("Refusal", False, None)

@@ -68,13 +68,16 @@ async def test_a_files_human_columns_are_labels_measured_in_the_summary(slack, s
 
     card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
     # one sample each: the torn answer's first reply is Correct, so the judge says Correct, Correct; the labels
-    # Correct, Generic: agreement 1/2
-    assert "The judge against the file's labels" in card and "2 labels" in card and "50% (1/2)" in card
+    # Correct, Generic. eth passes on Correct with completeness at least 1: the Generic label fails by the person's
+    # own tag, the Correct one says nothing of pass/fail (no completeness given), so pass/fail counts 0/1
+    assert "The judge against the file's labels" in card and "2 labels" in card and "pass/fail 0% (0/1)" in card
+    assert "1 1 0 0 2" in " ".join(card.replace("\\n", " ").split())  # the tag: both labels count
     assert "```" in card and "column human_colour names no field" in card
     db = sqlite3.connect(bot_settings.judgebot_db)
     try:
-        assert db.execute("SELECT user_id, tag FROM label ORDER BY id").fetchall() == [("file", "Correct"),
-                                                                                      ("file", "Generic")]
+        # the labels are the uploader's
+        assert db.execute("SELECT user_id, tag, passed, pass_from FROM label ORDER BY id").fetchall() == [
+            ("U0USER", "Correct", None, None), ("U0USER", "Generic", 0, "rule")]
     finally:
         db.close()
 

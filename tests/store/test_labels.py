@@ -9,7 +9,7 @@ from sqlmodel import col, update
 
 from bot.records import Verdict
 from bot.store import Judgment, Store, record_feedback, utcnow
-from bot.store.labels import labels_of, save_label
+from bot.store.labels import counted_passes, labels_of, save_label
 from bot.store.models import Feedback, Label
 from bot.trust.cases import labeled_verdicts
 
@@ -28,10 +28,11 @@ def verdict(**overrides: Any) -> Verdict:
 
 
 def judged(store: Store, *, channel_id: str | None = "C1", team_id: str | None = "T1", status: str = "scored",
-           **overrides: Any) -> Judgment:
-    """A row of a new run in `channel_id` (None: the terminal), given a verdict of `status`."""
+           question: str | None = None, **overrides: Any) -> Judgment:
+    """A row of a new run in `channel_id` (None: the terminal), given a verdict of `status`: a case of its own
+    unless `question` names one (the reference and answer are the same for all)."""
     run = store.create_run(**COMMON, channel_id=channel_id, team_id=team_id)
-    store.add_rows([{**COMMON, "run_id": run.id, "row_number": 1, "status": "pending", "question": "q",
+    store.add_rows([{**COMMON, "run_id": run.id, "row_number": 1, "status": "pending", "question": question or f"q{run.id}",
                      "reference": "r", "answer": "a", "channel_id": channel_id, "team_id": team_id}])
     row = store.first_judgment(run.id)
     assert row is not None
@@ -43,23 +44,24 @@ def judged(store: Store, *, channel_id: str | None = "C1", team_id: str | None =
     return judgment
 
 
-def label(store: Store, judgment: Judgment, user: str = "U1", **overrides: Any) -> Label | None:
+def label(store: Store, judgment: Judgment, user: str = "U1", **overrides: Any) -> bool:
     fields: dict[str, Any] = {"source": "correction", "values": {"correctness": 0, "completeness": 1,
                                                                   "result_tag": "Generic"},
-                              "passed": False, "tag": "Generic", "headline": 25.0, "note": "names no tool"}
+                              "passed": False, "pass_from": "rule", "tag": "Generic", "headline": 25.0,
+                              "note": "names no tool"}
     return save_label(store, judgment=judgment, user_id=user, **{**fields, **overrides})
 
 
 def test_a_label_copies_the_judgment_and_a_second_one_replaces_the_first(store: Store) -> None:
     judgment = judged(store)
-    assert label(store, judgment) is None
+    assert label(store, judgment) is False
     [saved] = labels_of(store, judgment.id)
     assert (saved.team_id, saved.channel_id, saved.rubric_name, saved.rubric_hash, saved.judge_model) == (
         "T1", "C1", "eth", "h" * 16, "judge-m")
     assert (saved.values, saved.passed, saved.tag, saved.headline, saved.note) == (
         {"correctness": 0, "completeness": 1, "result_tag": "Generic"}, False, "Generic", 25.0, "names no tool")
-    replaced = label(store, judgment, values={"correctness": 1}, passed=None, tag=None, headline=None, note=None)
-    assert replaced is not None and replaced.tag == "Generic" and replaced.values["correctness"] == 0
+    assert label(store, judgment, values={"correctness": 1}, passed=None, pass_from=None, tag=None, headline=None,
+                 note=None) is True
     [again] = labels_of(store, judgment.id)
     assert again.id == saved.id and again.created_at == saved.created_at and again.updated_at >= saved.updated_at
     assert (again.values, again.passed, again.tag, again.note) == ({"correctness": 1}, None, None, None)
@@ -146,3 +148,34 @@ def test_missing_or_non_numeric_values_are_left_out_of_the_values(store: Store) 
     [found] = labeled_verdicts(store, rubric_name="eth", channel_id="C1", numeric=(*NUMERIC, "nowhere.at_all"))
     assert found.judge_values == {"correctness": 2.0, "completeness": 1.0}
     assert found.human_values == {}
+
+
+def test_a_persons_latest_label_of_a_case_replaces_their_earlier_ones_in_any_run(store: Store) -> None:
+    first, again = judged(store, question="same"), judged(store, question="same")  # one case, judged in two runs
+    elsewhere = judged(store, channel_id="C2", question="same")  # the same texts in another channel: another case
+    label(store, first, "U1", tag="Refusal")
+    label(store, first, "U2", tag="Refusal")
+    label(store, elsewhere, "U1", tag="Refusal")
+    assert label(store, again, "U1", tag="Hallucination") is True  # it replaced the label given in the first run
+    assert labels_of(store, first.id)[0].user_id == "U2" and len(labels_of(store, first.id)) == 1
+    assert [found.tag for found in labels_of(store, again.id)] == ["Hallucination"]
+    mine = labeled_verdicts(store, rubric_name="eth", channel_id="C1")
+    assert sorted(verdict.human_tag or "" for verdict in mine) == ["Hallucination", "Refusal"]  # U1 once, U2 once
+    assert len(labeled_verdicts(store, rubric_name="eth", channel_id="C2")) == 1
+
+
+def test_a_case_counts_one_vote_a_person_and_their_label_stands_in_for_their_votes(store: Store) -> None:
+    first, again, other = judged(store, question="same"), judged(store, question="same"), judged(store)
+    record_feedback(store, judgment_id=first.id, user_id="U1", agree=False)
+    record_feedback(store, judgment_id=again.id, user_id="U1", agree=True)  # later, on the same case
+    record_feedback(store, judgment_id=first.id, user_id="U2", agree=False)
+    [agree, disagree] = sorted(labeled_verdicts(store, rubric_name="eth", channel_id="C1"),
+                               key=lambda verdict: verdict.human_passed is False)
+    assert (agree.human_passed, disagree.human_passed) == (True, False)  # U1's latest vote, and U2's
+    label(store, other, "U2")
+    label(store, again, "U1", tag="Refusal")  # U1's label of the case: their votes on it no longer count
+    tags = sorted(verdict.human_tag or "-" for verdict in labeled_verdicts(store, rubric_name="eth", channel_id="C1"))
+    assert tags == ["-", "Generic", "Refusal"]  # U2's vote on the case, U2's label of the other, U1's label
+    week = counted_passes(store, channel_id="C1", team_id="T1", since=utcnow() - timedelta(days=1),
+                          until=utcnow() + timedelta(days=1), cut=utcnow() - timedelta(days=1))
+    assert sum(group.count for group in week) == 3  # the digest counts as calibration does

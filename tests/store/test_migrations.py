@@ -317,3 +317,55 @@ def test_upgrade_to_version_13_bills_what_the_history_holds(db_url: str) -> None
         assert (billed.judgments, billed.tokens_in, billed.tokens_out, billed.unpriced) == (3, 4_000, 20, 1)
     finally:
         store.engine.dispose()
+
+
+def test_upgrade_to_version_15_keeps_one_label_a_case_and_person_and_drops_passes_made_from_the_judge(
+        db_url: str) -> None:
+    engine = make_engine(db_url)
+    assert migrate(engine, target=14) == 14
+    judged = datetime(2026, 11, 16, 9, 30)
+    with engine.begin() as conn:  # one labeled file judged twice, a correction and a vote, as version 14 saved them
+        ids = []
+        for _ in ("first run", "second run"):
+            run_id = conn.execute(sa.text(
+                "INSERT INTO run (created_at, status, rubric_name, rubric_version, rubric_hash, judge_model, source, "
+                "fresh, total_rows, samples) VALUES (:t, 'done', 'eth', '1', 'h', 'j', 'slack', false, 2, 1) "
+                "RETURNING id"), {"t": judged}).scalar_one()
+            file_rows = (("Q1", {"human_pass": "yes"}), ("Q2", {"Human Result Tag": "Correct"}))
+            for row, (question, cells) in enumerate(file_rows, 1):
+                ids.append(conn.execute(sa.text(
+                    "INSERT INTO judgment (run_id, row_number, created_at, judged_at, status, team_id, channel_id, "
+                    "rubric_name, rubric_version, rubric_hash, judge_model, question, reference, answer, headline, "
+                    "passed, tokens_in, tokens_out, latency_ms, attempts, tokens_cached, cells) VALUES (:run, :row, :t, :t, "
+                    "'scored', 'T1', 'C1', 'eth', '1', 'h', 'j', :q, 'R', 'A', 80.0, true, 0, 0, 0, 0, 0, :cells) "
+                    "RETURNING id"), {"run": run_id, "row": row, "t": judged, "q": question,
+                                      "cells": json.dumps(cells)}).scalar_one())
+        labels = [(ids[0], "file", "file", {}, True, judged),
+                  (ids[1], "file", "file", {"result_tag": "Correct"}, True, judged),
+                  (ids[2], "file", "file", {}, True, judged + timedelta(hours=1)),
+                  (ids[3], "file", "file", {"result_tag": "Correct"}, True, judged + timedelta(hours=1)),
+                  (ids[3], "U1", "correction", {"result_tag": "Correct", "correctness": 2, "completeness": 2}, True, judged)]
+        for judgment_id, user, source, values, passed, at in labels:
+            conn.execute(sa.text(
+                "INSERT INTO label (judgment_id, team_id, channel_id, user_id, source, rubric_name, rubric_hash, "
+                "judge_model, \"values\", passed, created_at, updated_at) VALUES (:j, 'T1', 'C1', :u, :s, 'eth', 'h', "
+                "'j', :v, :p, :t, :t)"), {"j": judgment_id, "u": user, "s": source, "v": json.dumps(values), "p": passed,
+                                          "t": at})
+        conn.execute(sa.text("INSERT INTO feedback (judgment_id, user_id, agree, created_at, updated_at) "
+                             "VALUES (:j, 'U2', true, :t, :t)"), {"j": ids[0], "t": judged})
+    engine.dispose()
+
+    store = Store.open(db_url)
+    try:
+        with store.engine.connect() as conn:
+            kept = conn.execute(sa.text("SELECT judgment_id, user_id, passed, pass_from FROM label ORDER BY judgment_id, "
+                                        "user_id")).all()
+            votes = conn.execute(sa.text("SELECT case_key FROM feedback")).scalars().all()
+            keys = conn.execute(sa.text("SELECT case_key FROM label ORDER BY judgment_id, user_id")).scalars().all()
+        # the file's labels once a case (the second run's), the correction kept; a pass the file's row did not give,
+        # made whole from the judge's reply, is no longer anyone's pass
+        assert [tuple(row) for row in kept] == [(ids[2], "file", True, "given"), (ids[3], "U1", True, "rule"),
+                                                (ids[3], "file", None, None)]
+        assert len(set(keys)) == 2 and votes == [keys[0]]  # Q1's vote and labels are one case
+    finally:
+        store.engine.dispose()

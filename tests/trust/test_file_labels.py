@@ -3,6 +3,7 @@ against them in the run's summary."""
 
 from __future__ import annotations
 
+import getpass
 from pathlib import Path
 
 import pytest
@@ -35,24 +36,33 @@ def test_label_cells_are_checked_like_a_judge_reply(rubrics) -> None:
             read_label(cells, columns, eth)
 
 
-def test_a_label_is_scored_against_the_judges_reply(rubrics) -> None:
+def test_a_label_is_completed_from_the_persons_own_values_never_from_the_judge(rubrics) -> None:
     eth = rubrics.get("eth")
-    judge = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "names myStudies"}
-    done = complete(HumanValues(values={"result_tag": "Generic", "correctness": 0}), judge, eth)
-    # eth: headline (0 + 2) / 4 * 100 = 50; pass needs Correct
-    assert (done.passed, done.tag, done.headline) == (False, "Generic", 50.0)
-    only_pass = complete(HumanValues(passed=True), judge, eth)
-    assert (only_pass.passed, only_pass.tag) == (True, None)  # no tag given: nothing said of the tag
+    # eth passes on Correct with completeness at least 1; the headline is (correctness + completeness) / 4 * 100
+    generic = complete(HumanValues(values={"result_tag": "Generic", "correctness": 0}), eth)
+    assert (generic.passed, generic.pass_from, generic.tag) == (False, "rule", "Generic")  # Generic fails, whatever else
+    assert generic.headline is None  # completeness not given: no headline, and none borrowed from the judge
+    correct = complete(HumanValues(values={"result_tag": "Correct"}), eth)
+    assert (correct.passed, correct.pass_from, correct.tag) == (None, None, "Correct")  # completeness decides: not given
+    full = complete(HumanValues(values={"result_tag": "Correct", "correctness": 1, "completeness": 1}), eth)
+    assert (full.passed, full.pass_from, full.headline) == (True, "rule", 50.0)
+    zeros = complete(HumanValues(values={"correctness": 0}), eth)
+    assert (zeros.passed, zeros.pass_from) == (None, None)  # correctness 0 alone says nothing of pass/fail
+    only_pass = complete(HumanValues(passed=True), eth)
+    assert (only_pass.passed, only_pass.pass_from, only_pass.tag) == (True, "given", None)  # nothing said of the tag
+    overruled = complete(HumanValues(values={"result_tag": "Generic"}, passed=True), eth)
+    assert (overruled.passed, overruled.pass_from) == (True, "given")  # the person's own pass/fail stands
 
 
 def test_cli_judges_a_file_with_labels_and_measures_the_judge_against_them(tmp_path: Path, judge_server) -> None:
     answers = {"a1": "Correct", "a2": "Generic", "a3": "Correct", "a4": "Refusal"}
     judge_server.responder = Script({"judge-cli": {answer: [tag] for answer, tag in answers.items()}})
-    source = write_rows(tmp_path / "a.csv", ["question", "reference", "answer", "human_result_tag", "human_mood"], [
-        ["q1", "Use myStudies.", "a1", "Correct", ""],
-        ["q2", "Use myStudies.", "a2", "Correct", ""],   # the judge said Generic
-        ["q3", "Use myStudies.", "a3", "", ""],          # not labeled
-        ["q4", "Use myStudies.", "a4", "Sorta", ""],     # unreadable: reported, not guessed
+    source = write_rows(tmp_path / "a.csv", ["question", "reference", "answer", "human_result_tag",
+                                             "human_completeness", "human_mood"], [
+        ["q1", "Use myStudies.", "a1", "Correct", "2", ""],
+        ["q2", "Use myStudies.", "a2", "Correct", "2", ""],   # the judge said Generic
+        ["q3", "Use myStudies.", "a3", "", "", ""],           # not labeled
+        ["q4", "Use myStudies.", "a4", "Sorta", "", ""],      # unreadable: reported, not guessed
     ])
 
     code, out = judgebot(tmp_path, "judge", source, "--rubric", "eth", server=judge_server)
@@ -61,14 +71,16 @@ def test_cli_judges_a_file_with_labels_and_measures_the_judge_against_them(tmp_p
     text = flat(out)
     assert "column human_mood names no field of this rubric" in text
     assert "row 5 label not read: human_result_tag 'Sorta' is not one of Correct, Generic, Refusal, Hallucination" in text
-    # two labels: (judge Correct, human Correct) and (judge Generic, human Correct); pass/fail follows the tag
+    # two labels: (judge Correct, human Correct) and (judge Generic, human Correct); pass/fail follows eth's pass rule
+    # on the person's own tag and completeness
     # agreement 1/2; kappa on pass/fail: p_o = 0.5, judge pass 1/2, human pass 2/2, p_e = 0.5*1 + 0.5*0 = 0.5 -> 0
     # Wilson 95% for 1/2: centre 0.5, half-width 1.96 * sqrt(0.125 + 0.2401) / 2.9207 = 0.4055 -> 9%-91%
     assert "The judge against the file's labels (2 labels)" in text
     assert "agreement on pass/fail 50% (1/2), 95% CI 9%-91%" in text and "kappa on pass/fail n/a (one class only)" in text
-    assert history(tmp_path, "SELECT l.user_id, l.source, l.tag, l.passed, j.row_number FROM label l "
+    me = getpass.getuser()[:32]
+    assert history(tmp_path, "SELECT l.user_id, l.source, l.tag, l.passed, l.pass_from, j.row_number FROM label l "
                    "JOIN judgment j ON j.id = l.judgment_id ORDER BY j.row_number") == [
-        ("file", "file", "Correct", 1, 2), ("file", "file", "Correct", 1, 3)]
+        (me, "file", "Correct", 1, "rule", 2), (me, "file", "Correct", 1, "rule", 3)]  # who ran the file labeled it
     # the labels never reach the judge
     assert all("human" not in str(body["messages"]) for body in judge_server.bodies())
 

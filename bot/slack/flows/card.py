@@ -119,14 +119,15 @@ async def record_correction(ctx: Context, judgment: Judgment, rubric: Rubric, *,
                             note: str | None, response_url: str | None) -> None:
     """Keep a person's correction of a judgment (replacing their earlier one) and show it on the card."""
     # The person's values are kept even when the rubric's formulas cannot read them (the figures are then unknown).
-    label = complete(HumanValues(values=values), judgment.output, rubric)
+    label = complete(HumanValues(values=values), rubric)
     async with ctx.one_at_a_time(judgment.id):
-        before = await ctx.db(save_label, judgment=judgment, user_id=user_id, source="correction", values=values,
-                              passed=label.passed, tag=label.tag, headline=label.headline, note=note)
+        replaced = await ctx.db(save_label, judgment=judgment, user_id=user_id, source="correction", values=values,
+                                passed=label.passed, pass_from=label.pass_from, tag=label.tag, headline=label.headline,
+                                note=note)
         card = await current_card(ctx, judgment)
         edited = await ctx.say.edit(judgment.channel_id or "", judgment.message_ts or "", card.as_message(),
                                    what=f"the corrections of judgment {judgment.id}")
-    verb = "Replaced your earlier correction" if before is not None else "Saved your correction"
+    verb = "Replaced your earlier label of this case with your correction" if replaced else "Saved your correction"
     where = "" if edited.ok else f" (the card could not be updated: `{edited.refusal}`)"
     await ctx.say.tell(response_url, f"{verb} of #{judgment.id}{where}.")
 

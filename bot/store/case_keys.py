@@ -1,0 +1,13 @@
+"""What makes a labeled case one case: its workspace, channel, rubric and texts, as one key."""
+
+from __future__ import annotations
+
+import hashlib
+
+
+def case_key(team_id: str | None, channel_id: str | None, rubric_name: str, question: str, reference: str,
+             answer: str) -> str:
+    """One key for a question, reference and answer graded with a rubric in a channel (None: the terminal's): every
+    judgment of the same texts there, whichever run or file it came with, is the same case to a person labeling it."""
+    parts = [team_id or "", channel_id or "", rubric_name, question, reference, answer]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
