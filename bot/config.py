@@ -93,6 +93,9 @@ class Settings(BaseSettings):
                                              "pass/fail below which `/judge calibration` and the digest warn.")
     calibration_min_labels: int = Field(20, ge=1, description="Labels needed before low agreement is warned of "
                                         "(fewer say too little).")
+    review_sample_rate: float = Field(0.05, ge=0, le=1, description="Share of each file's scored rows sent to the "
+                                      "review queue at random (at least 3; 0: none), so that agreement with people "
+                                      "is measured on cases nobody chose.")
     calibration_confirm_rows: int = Field(200, ge=0, description="Rows above which `judgebot calibration check` asks "
                                           "before judging them (unless --yes).")
     judgebot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level.")

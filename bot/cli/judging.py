@@ -271,9 +271,11 @@ def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: Ru
     from bot.runs import export_run
     from bot.store import utcnow
     from bot.trust.file_labels import save_file_labels
+    from bot.trust.review import send_to_review
 
     store, console = ctx.store, ctx.console
     labels = save_file_labels(store, run, rubric)
+    review = send_to_review(store, run, rate=ctx.settings.review_sample_rate)
     # Results of a run that stopped half-way never replace a file that is there: it may hold good results.
     kept = out.exists() and bool(outcome.counts.get(RowState.PENDING))
     try:
@@ -286,6 +288,8 @@ def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: Ru
     views.show_summary(console, run, rubric, summary, None if kept else out)
     if labels.any:
         calibration_views.show_file_labels(console, labels)
+    if review.total:
+        console.print(f"{review.text()}: `judgebot review` lists them.", highlight=False)
     if kept:
         console.print(f"{shown(str(out))} is left as it was: run {run.id}'s results replace it once its pending "
                       "rows are judged.", highlight=False)

@@ -106,6 +106,7 @@ class Context:
     team_url: str | None = None
     bot_user_id: str | None = None
     team_id: str | None = None  # the workspace the bot is installed in: the only one it acts for
+    review_sample_rate: float = 0.05  # REVIEW_SAMPLE_RATE: the share of a file's rows sent to review at random
     tasks: Supervisor = field(default_factory=Supervisor)
     _locks: dict[int, tuple[asyncio.Lock, list[int]]] = field(default_factory=dict)
 

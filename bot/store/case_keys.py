@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
+from bot.store.models import Judgment
+
 
 def case_key(team_id: str | None, channel_id: str | None, rubric_name: str, question: str, reference: str,
              answer: str) -> str:
@@ -11,3 +13,9 @@ def case_key(team_id: str | None, channel_id: str | None, rubric_name: str, ques
     judgment of the same texts there, whichever run or file it came with, is the same case to a person labeling it."""
     parts = [team_id or "", channel_id or "", rubric_name, question, reference, answer]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+def judgment_case(judgment: Judgment) -> str:
+    """The case a judgment is of."""
+    return case_key(judgment.team_id, judgment.channel_id, judgment.rubric_name, judgment.question,
+                    judgment.reference, judgment.answer)

@@ -11,6 +11,7 @@ from bot.store.case_keys import case_key
 from bot.store.engine import conflict_insert
 from bot.store.judgments import Store
 from bot.store.models import Feedback, Judgment, JudgmentTally, table_of, utcnow
+from bot.store.review import close_reviewed
 from bot.store.tallies import add_votes
 
 
@@ -26,6 +27,10 @@ def record_feedback(store: Store, *, judgment_id: int, user_id: str, agree: bool
         key = case_key(*texts)
         earlier = conn.execute(select(feedback.c.agree).where(feedback.c.judgment_id == judgment_id,
                                                               feedback.c.user_id == user_id)).scalar_one_or_none()
+        said = conn.execute(select(sa.func.count()).select_from(feedback).where(
+            feedback.c.case_key == key, feedback.c.user_id == user_id)).scalar_one()
+        if not said:  # their first word on the case: a queued case is answered
+            close_reviewed(conn, case_key=key, user_id=user_id, now=now)
         vote = conflict_insert(store.engine.dialect.name)(feedback).values(
             judgment_id=judgment_id, user_id=user_id, agree=agree, case_key=key, created_at=now, updated_at=now)
         conn.execute(vote.on_conflict_do_update(index_elements=[feedback.c.judgment_id, feedback.c.user_id],

@@ -12,16 +12,11 @@ import sqlalchemy as sa
 from sqlmodel import col, select
 
 from bot.records import RowState
-from bot.store.case_keys import case_key
+from bot.store.case_keys import judgment_case
 from bot.store.engine import conflict_insert
 from bot.store.judgments import Store, id_chunks
 from bot.store.models import Feedback, Judgment, Label, table_of, utcnow
-
-
-def judgment_case(judgment: Judgment) -> str:
-    """The case a judgment is of (bot.store.case_keys)."""
-    return case_key(judgment.team_id, judgment.channel_id, judgment.rubric_name, judgment.question,
-                    judgment.reference, judgment.answer)
+from bot.store.review import close_reviewed
 
 
 def save_label(store: Store, *, judgment: Judgment, user_id: str, source: str, values: dict[str, Any],
@@ -39,6 +34,8 @@ def save_label(store: Store, *, judgment: Judgment, user_id: str, source: str, v
             table.c.user_id == user_id, sa.or_(table.c.case_key == key, table.c.judgment_id == judgment.id))).scalar_one()
         conn.execute(table.delete().where(table.c.case_key == key, table.c.user_id == user_id,
                                           table.c.judgment_id != judgment.id))
+        if not earlier:  # a label given again (a file judged twice) leaves a case queued for a second opinion queued
+            close_reviewed(conn, case_key=key, user_id=user_id, now=now)
         insert = conflict_insert(store.engine.dialect.name)(table).values(
             judgment_id=judgment.id, user_id=user_id, created_at=now, **given)
         conn.execute(insert.on_conflict_do_update(index_elements=[table.c.judgment_id, table.c.user_id], set_=given))

@@ -17,7 +17,7 @@ from sqlalchemy import update
 from sqlalchemy.engine import CursorResult
 from sqlmodel import Session, col
 
-from bot.store.models import DigestPost, Run, SharedFile
+from bot.store.models import DigestPost, ReviewNudge, Run, SharedFile
 
 
 @functools.cache
@@ -50,8 +50,9 @@ def owner_gone(owner: str | None, last_seen: Any, now: Any, stale_after: float) 
     return last_seen is None or (now - last_seen).total_seconds() > stale_after
 
 
-def take_over(session: Session, table: type[Run | SharedFile | DigestPost], row: Any, *, seen: str, stale_after: float,
-              now: datetime, owner: str | None = None, held: bool = True, where: tuple[Any, ...] = (), **values: Any) -> bool:
+def take_over(session: Session, table: type[Run | SharedFile | DigestPost | ReviewNudge], row: Any, *, seen: str,
+              stale_after: float, now: datetime, owner: str | None = None, held: bool = True,
+              where: tuple[Any, ...] = (), **values: Any) -> bool:
     """Make `owner` (this process) the owner of `row` as read just before, unless a live process holds it.
 
     `seen` names the column that tells when the owner last showed life (a heartbeat, a claim, an update);

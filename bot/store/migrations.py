@@ -464,11 +464,55 @@ def _pass_from(row: Any) -> dict[str, Any]:
     return {"pass_from": None, "passed": None}
 
 
+def _v16_review_queue(op: Operations) -> None:
+    op.create_table(
+        "review_case",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("team_id", sa.String(32)),
+        sa.Column("channel_id", sa.String(32)),
+        sa.Column("case_key", sa.String(64), nullable=False),
+        sa.Column("judgment_id", sa.Integer, sa.ForeignKey("judgment.id"), nullable=False),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("run.id"), nullable=False),
+        sa.Column("rubric_name", sa.String(64), nullable=False),
+        sa.Column("reason", sa.String(16), nullable=False),
+        sa.Column("random", sa.Boolean, nullable=False),
+        sa.Column("state", sa.String(16), nullable=False),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("offered_to", sa.String(32)),
+        sa.Column("offered_at", sa.DateTime),
+        sa.Column("skipped_by", sa.String(32)),
+        sa.Column("skipped_at", sa.DateTime),
+        sa.Column("labeled_by", sa.String(32)),
+        sa.Column("labeled_at", sa.DateTime),
+        sa.UniqueConstraint("case_key", name="uq_review_case_case"),
+    )
+    op.create_index("ix_review_case_channel_state", "review_case", ["channel_id", "state", "created_at"])
+    op.create_table(
+        "review_nudge",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("team_id", sa.String(32)),
+        sa.Column("channel_id", sa.String(32), nullable=False),
+        sa.Column("user_id", sa.String(32), nullable=False),
+        sa.Column("day", sa.String(10), nullable=False),
+        sa.Column("state", sa.String(16), nullable=False),
+        sa.Column("owner", sa.String(128)),
+        sa.Column("claimed_at", sa.DateTime, nullable=False),
+        sa.Column("posted_at", sa.DateTime),
+        sa.Column("message_ts", sa.String(32)),
+        sa.UniqueConstraint("channel_id", "user_id", "day", name="uq_review_nudge_channel_user_day"),
+    )
+    for column in (sa.Column("reviewers", sa.JSON),
+                   sa.Column("review_blind", sa.Boolean, nullable=False, server_default=sa.false()),
+                   sa.Column("nudge_hour", sa.Integer), sa.Column("nudge_minute", sa.Integer),
+                   sa.Column("nudge_timezone", sa.String(64)), sa.Column("nudge_set_at", sa.DateTime)):
+        op.add_column("channel_setting", column)
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
     _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies, _v7_results_path_and_reuses,
     _v8_run_column_roles, _v9_samples_juries_and_labels, _v10_costs_estimates_and_budgets,
     _v11_batches, _v12_votes_in_tallies, _v13_billed_tally,
-    _v14_results_written, _v15_labels_by_case,
+    _v14_results_written, _v15_labels_by_case, _v16_review_queue,
 ]
 LATEST = len(MIGRATIONS)

@@ -1,6 +1,6 @@
 """The history tables: runs, judgments with their samples and hourly tallies, what the judges were billed, human
-feedback and labels, per-user and per-channel settings, files shared in Slack, weekly digest subscriptions and the
-digests posted."""
+feedback and labels, the review queue and its nudges, per-user and per-channel settings, files shared in Slack, weekly
+digest subscriptions and the digests posted."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from pydantic import NaiveDatetime
-from sqlalchemy import JSON, BigInteger, Column, Index, Table, Text, UniqueConstraint, text
+from sqlalchemy import JSON, BigInteger, Column, Index, Table, Text, UniqueConstraint, false, text
 from sqlmodel import Field, SQLModel
 
 from bot.records import PostState, RowState, RunState, ShareState
@@ -325,6 +325,15 @@ class ChannelSetting(SQLModel, table=True):
     monthly_budget: float | None = Field(default=None, description="USD the channel's runs may spend a calendar month")
     confirm_above: float | None = Field(default=None, description="USD above which a file's estimate asks before "
                                         "it is judged (None: CONFIRM_ABOVE_USD)")
+    reviewers: list[str] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)),
+                                        description="who the review queue asks: user ids, and user groups as S ids")
+    review_blind: bool = Field(default=False, sa_column_kwargs={"server_default": false()},
+                               description="reviewers see the judge's verdict only after saving their own label")
+    nudge_hour: int | None = None
+    nudge_minute: int | None = None
+    nudge_timezone: str | None = Field(default=None, max_length=64, description="the reviewers' nudge on weekdays at "
+                                       "this local time; None: no nudge")
+    nudge_set_at: NaiveDatetime | None = None
     updated_by: str | None = Field(default=None, max_length=32)
     updated_at: NaiveDatetime = Field(default_factory=utcnow)
 
@@ -392,6 +401,53 @@ class DigestPost(SQLModel, table=True):
     team_id: str | None = Field(default=None, max_length=32)
     channel_id: str = Field(max_length=32)
     week: str = Field(max_length=10, description="ISO week such as 2026-W47")
+    state: str = Field(default=PostState.POSTING, max_length=16, description="posting or posted")
+    owner: str | None = Field(default=None, max_length=128)
+    claimed_at: NaiveDatetime = Field(default_factory=utcnow)
+    posted_at: NaiveDatetime | None = None
+    message_ts: str | None = Field(default=None, max_length=32)
+
+
+class ReviewCase(SQLModel, table=True):
+    """A case waiting for (or given) a person's label in a channel's review queue: once per case, offered to one
+    reviewer at a time."""
+
+    __tablename__ = "review_case"
+    __table_args__ = (
+        UniqueConstraint("case_key", name="uq_review_case_case"),
+        Index("ix_review_case_channel_state", "channel_id", "state", "created_at"),
+    )
+
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
+    team_id: str | None = Field(default=None, max_length=32)
+    channel_id: str | None = Field(default=None, max_length=32, description="None: the terminal's queue")
+    case_key: str = Field(max_length=64, description="the case (bot.store.case_keys), which names team and channel")
+    judgment_id: int = Field(foreign_key="judgment.id", description="the verdict that sent it to review")
+    run_id: int = Field(foreign_key="run.id")
+    rubric_name: str = Field(max_length=64)
+    reason: str = Field(max_length=16, description="unsure, split (a jury), disagree (with a label) or random")
+    random: bool = Field(default=False, description="picked at random from its run's scored rows")
+    state: str = Field(default="open", max_length=16, description="open or labeled")
+    created_at: NaiveDatetime = Field(default_factory=utcnow)
+    offered_to: str | None = Field(default=None, max_length=32)
+    offered_at: NaiveDatetime | None = None
+    skipped_by: str | None = Field(default=None, max_length=32)
+    skipped_at: NaiveDatetime | None = None
+    labeled_by: str | None = Field(default=None, max_length=32)
+    labeled_at: NaiveDatetime | None = None
+
+
+class ReviewNudge(SQLModel, table=True):
+    """A claim on one reviewer's nudge of one channel and day: whoever inserts it first sends it, once."""
+
+    __tablename__ = "review_nudge"
+    __table_args__ = (UniqueConstraint("channel_id", "user_id", "day", name="uq_review_nudge_channel_user_day"),)
+
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
+    team_id: str | None = Field(default=None, max_length=32)
+    channel_id: str = Field(max_length=32)
+    user_id: str = Field(max_length=32)
+    day: str = Field(max_length=10, description="the channel's local day, such as 2026-11-26")
     state: str = Field(default=PostState.POSTING, max_length=16, description="posting or posted")
     owner: str | None = Field(default=None, max_length=128)
     claimed_at: NaiveDatetime = Field(default_factory=utcnow)

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from sqlalchemy import delete, update
+from sqlalchemy import delete
 from sqlalchemy.engine import CursorResult
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from bot.records import PostState
+from bot.store.claims import claim, mark_sent, release
 from bot.store.judgments import Store
-from bot.store.leases import process_name, take_over
 from bot.store.models import DigestPost, DigestSubscription, utcnow
-
-STALE_CLAIM = 600.0  # seconds after which a claim of a process on another host that went quiet is taken over
 
 
 def subscribe(store: Store, *, team_id: str, channel_id: str, weekday: int, hour: int, minute: int, timezone: str,
@@ -52,44 +49,18 @@ def all_subscriptions(store: Store) -> list[DigestSubscription]:
 
 
 def claim_week(store: Store, *, team_id: str | None, channel_id: str, week: str) -> int | None:
-    """Claim the right to post a channel's digest of `week`; the claim's id, or None if another has it.
-
-    A claim left in "posting" by a process that is gone (it died before it could post or give the claim
-    up) is taken over.
-    """
-    try:
-        with store.session() as session:
-            claim = DigestPost(team_id=team_id, channel_id=channel_id, week=week, owner=process_name())
-            session.add(claim)
-            session.commit()
-            return claim.id
-    except IntegrityError:
-        pass
-    with store.session() as session:
-        held = session.exec(select(DigestPost).where(DigestPost.channel_id == channel_id,
-                                                     DigestPost.week == week)).first()
-        if held is None or held.state != PostState.POSTING:
-            return None
-        taken = take_over(session, DigestPost, held, seen="claimed_at", stale_after=STALE_CLAIM, now=utcnow(),
-                          where=(DigestPost.state == PostState.POSTING,))
-        session.commit()
-        return held.id if taken else None
+    """Claim the right to post a channel's digest of `week`; the claim's id, or None if another has it."""
+    return claim(store, DigestPost, team_id=team_id, channel_id=channel_id, week=week)
 
 
 def release_week(store: Store, *, claim_id: int) -> None:
     """Give this process's claim up after a failed post, so the digest can be posted by the next try."""
-    with store.session() as session:
-        session.execute(delete(DigestPost).where(col(DigestPost.id) == claim_id, col(DigestPost.state) == PostState.POSTING,
-                                                 col(DigestPost.owner) == process_name()))
-        session.commit()
+    release(store, DigestPost, claim_id=claim_id)
 
 
 def mark_posted(store: Store, *, claim_id: int, message_ts: str) -> None:
     """Record that the digest this process claimed is in the channel."""
-    with store.session() as session:
-        session.execute(update(DigestPost).where(col(DigestPost.id) == claim_id, col(DigestPost.owner) == process_name())
-                        .values(state=PostState.POSTED, posted_at=utcnow(), message_ts=message_ts))
-        session.commit()
+    mark_sent(store, DigestPost, claim_id=claim_id, message_ts=message_ts)
 
 
 def week_taken(store: Store, *, channel_id: str, week: str) -> bool:

@@ -34,6 +34,7 @@ from bot.store import (
 from bot.store.labels import labels_of, save_label
 from bot.store.samples import samples_of
 from bot.trust.labels import HumanValues, complete
+from bot.trust.review import send_to_review
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,17 @@ async def show_judgment(
         await ctx.say.replace_or_tell(channel, sent.ts, f":warning: {OUR_FAULT} Nothing was scored.", response_url)
         return None
     await show_card(ctx, judgment, sent.ts, response_url=response_url)
+    await _to_review(ctx, run)
     return judgment
+
+
+async def _to_review(ctx: Context, run: Run) -> None:
+    """Queue the card's case when it wants a person's label (unsure, split, or contradicting one); a card one
+    person asked for is not part of the random share."""
+    try:
+        await ctx.db(send_to_review, run, rate=0)
+    except Exception:  # the card is shown; the queue misses one case, which is logged
+        log.warning("could not queue the case of run %s for review", run.id, exc_info=True)
 
 
 def _card_state(store: Store, *, judgment: Judgment) -> tuple[tuple[int, int], list[JudgmentSample], list[Label]]:

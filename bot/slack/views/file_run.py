@@ -25,6 +25,7 @@ from bot.slack.views.limits import BUTTON_LIMIT, BUTTONS_PER_ROW, HEADER_LIMIT, 
 from bot.store import Run
 from bot.trust.calibration import kappa_text
 from bot.trust.file_labels import FileLabels
+from bot.trust.review import SentToReview
 
 PICK_RUBRIC, RUN_AGAIN, SKIP_AGAIN, CANCEL_RUN, RESUME_RUN = (
     "judgebot_file_rubric", "judgebot_file_again", "judgebot_file_skip", "judgebot_run_cancel",
@@ -249,9 +250,9 @@ def label_notes(labels: FileLabels) -> list[str]:
 
 
 def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
-                 labels: FileLabels | None = None) -> dict[str, Any]:
+                 labels: FileLabels | None = None, review: SentToReview | None = None) -> dict[str, Any]:
     """The end of a run: counts, pass rate, criteria, tags, models, samples and unsure rows, the judge against the
-    file's labels, lowest rows, problems, tokens and cost."""
+    file's labels, the rows sent to review, lowest rows, problems, tokens and cost."""
     malformed, pending = summary.counts[RowState.MALFORMED], summary.counts[RowState.PENDING]
     invalid = summary.counts[RowState.INVALID]
     counts = [f"*Rows*\n{summary.rows:,}", f"*Scored*\n{summary.scored:,}",
@@ -280,6 +281,8 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
         head.append(section(_samples(summary)))
     if labels is not None and labels.any:
         head.extend(_labels(labels))
+    if review is not None and review.total:
+        head.append(section(f":mag: {review.text()}: `/judge review` asks for your label, one case at a time."))
     if summary.worst:
         low = [f"• row {row}: {score:.0f}/100 · {shown(question, 150)[0]}" for score, row, question in summary.worst]
         head.append(section("*Lowest-scoring rows*\n" + "\n".join(low)))

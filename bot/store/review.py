@@ -1,0 +1,203 @@
+"""The review queue: cases a channel's reviewers are asked to label, each offered to one reviewer at a time and
+closed by the first label given after it was queued."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlmodel import col, select
+
+from bot.records import RowState
+from bot.store.case_keys import judgment_case
+from bot.store.engine import conflict_insert
+from bot.store.judgments import Store
+from bot.store.models import Feedback, Judgment, Label, ReviewCase, table_of, utcnow
+
+OPEN, LABELED = "open", "labeled"
+OFFER_FOR = timedelta(days=1)  # a case offered and not answered returns to the queue after this
+CANDIDATES = 25  # open cases looked at per offer; two reviewers at once each win a different one
+
+
+@dataclass(frozen=True)
+class QueuedRow:
+    """A scored row of a run, as the queue chooses from: its verdict and what people said of its case."""
+
+    judgment_id: int
+    case_key: str
+    unsure: bool
+    jury: bool
+    passed: bool | None
+    label_passes: tuple[bool, ...]  # pass/fail of people's labels of the case that give one
+    labeled: bool  # any label or vote on the case
+
+
+def queued_rows(store: Store, run_id: int) -> list[QueuedRow]:
+    """Every scored row of a run with what people said of its case, in row order."""
+    with store.session() as session:
+        rows = list(session.exec(select(Judgment).where(Judgment.run_id == run_id,
+                                                        Judgment.status == RowState.SCORED)
+                                 .order_by(col(Judgment.row_number), col(Judgment.id))))
+        keys = {row.id: judgment_case(row) for row in rows}
+        passes: dict[str, list[bool]] = {}
+        labeled: set[str] = set()
+        wanted = sorted(set(keys.values()))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            for key, passed in session.execute(select(Label.case_key, Label.passed)
+                                               .where(col(Label.case_key).in_(chunk))):
+                labeled.add(key)
+                if passed is not None:
+                    passes.setdefault(key, []).append(passed)
+            labeled.update(key for (key,) in session.execute(select(Feedback.case_key)
+                                                             .where(col(Feedback.case_key).in_(chunk))) if key)
+    return [QueuedRow(row.id, keys[row.id], bool(row.unsure), "+" in row.judge_model, row.passed,
+                      tuple(passes.get(keys[row.id], ())), keys[row.id] in labeled) for row in rows]
+
+
+def add_cases(store: Store, cases: Iterable[dict[str, Any]]) -> int:
+    """Queue cases (each a ReviewCase's columns) that are not queued yet; how many were new."""
+    rows = [{"state": OPEN, "created_at": utcnow(), **case} for case in cases]
+    if not rows:
+        return 0
+    table = table_of(ReviewCase)
+    with store.engine.begin() as conn:
+        before = conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
+        conn.execute(conflict_insert(store.engine.dialect.name)(table).values(rows)
+                     .on_conflict_do_nothing(index_elements=[table.c.case_key]))
+        return int(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one() - before)
+
+
+def close_reviewed(conn: Connection, *, case_key: str, user_id: str, now: datetime) -> None:
+    """A person labeled (or voted on) a case for the first time: it leaves the queue, labeled by them. Called in the
+    transaction that saves the label."""
+    table = table_of(ReviewCase)
+    conn.execute(table.update().where(table.c.case_key == case_key, table.c.state == OPEN)
+                 .values(state=LABELED, labeled_by=user_id, labeled_at=now, offered_to=None, offered_at=None))
+
+
+def _said_by(user_id: str) -> sa.ColumnElement[bool]:
+    """Whether the person labeled or voted on the queued case."""
+    labels, votes, table = table_of(Label), table_of(Feedback), table_of(ReviewCase)
+    return sa.or_(sa.exists().where(labels.c.case_key == table.c.case_key, labels.c.user_id == user_id),
+                  sa.exists().where(votes.c.case_key == table.c.case_key, votes.c.user_id == user_id))
+
+
+def _open_for(team_id: str | None, channel_id: str | None, user_id: str, now: datetime) -> list[sa.ColumnElement[bool]]:
+    """The open cases of a channel that may be offered to a person: not theirs already said, not held by another
+    reviewer within the day, not skipped by them within the day."""
+    table, cutoff = table_of(ReviewCase), now - OFFER_FOR
+    return [table.c.team_id.is_not_distinct_from(team_id), table.c.channel_id.is_not_distinct_from(channel_id),
+            table.c.state == OPEN, ~_said_by(user_id),
+            sa.or_(table.c.offered_to.is_(None), table.c.offered_to == user_id, table.c.offered_at < cutoff),
+            sa.not_(sa.and_(table.c.skipped_by == user_id, table.c.skipped_at >= cutoff))]
+
+
+def offer_next(store: Store, *, team_id: str | None, channel_id: str | None, user_id: str,
+               now: datetime | None = None) -> ReviewCase | None:
+    """The next case of the channel's queue for a person, now offered to them (and to nobody else for a day): the one
+    they hold already, else the oldest. None when there is none for them."""
+    now = now or utcnow()
+    table = table_of(ReviewCase)
+    where = _open_for(team_id, channel_id, user_id, now)
+    with store.engine.begin() as conn:
+        ids = conn.execute(sa.select(table.c.id).where(*where)
+                           .order_by((table.c.offered_to == user_id).desc(), table.c.created_at, table.c.id)
+                           .limit(CANDIDATES)).scalars().all()
+        for case_id in ids:  # another reviewer may take one between the read and the update: the update says
+            taken = conn.execute(table.update().where(table.c.id == case_id, *where)
+                                 .values(offered_to=user_id, offered_at=now))
+            if taken.rowcount == 1:
+                break
+        else:
+            return None
+    return case_of(store, case_id)
+
+
+def case_of(store: Store, case_id: int) -> ReviewCase | None:
+    """One queued case."""
+    with store.session() as session:
+        return session.get(ReviewCase, case_id)
+
+
+def skip_case(store: Store, *, case_id: int, user_id: str) -> None:
+    """A reviewer passes on a case: it returns to the queue, and is not offered to them again for a day."""
+    table = table_of(ReviewCase)
+    with store.engine.begin() as conn:
+        conn.execute(table.update().where(table.c.id == case_id, table.c.state == OPEN)
+                     .values(skipped_by=user_id, skipped_at=utcnow(),
+                             offered_to=sa.case((table.c.offered_to == user_id, None), else_=table.c.offered_to),
+                             offered_at=sa.case((table.c.offered_to == user_id, None), else_=table.c.offered_at)))
+
+
+def waiting_for(store: Store, *, team_id: str | None, channel_id: str | None, user_id: str,
+                now: datetime | None = None) -> int:
+    """How many open cases of a channel a person could be offered now."""
+    where = _open_for(team_id, channel_id, user_id, now or utcnow())
+    with store.engine.connect() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).select_from(table_of(ReviewCase)).where(*where))
+                   .scalar_one())
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """A channel's review queue: cases open, labeled since a time, and when the oldest open one was queued."""
+
+    open: int
+    labeled: int
+    oldest: datetime | None
+
+
+def queue_state(store: Store, *, team_id: str | None, channel_id: str | None, since: datetime,
+                until: datetime | None = None) -> QueueState:
+    """The channel's queue as it stands, with the cases labeled from `since` (to `until`)."""
+    table = table_of(ReviewCase)
+    here = (table.c.team_id.is_not_distinct_from(team_id), table.c.channel_id.is_not_distinct_from(channel_id))
+    with store.engine.connect() as conn:
+        open_count, oldest = conn.execute(sa.select(sa.func.count(), sa.func.min(table.c.created_at))
+                                          .where(*here, table.c.state == OPEN)).one()
+        labeled = conn.execute(sa.select(sa.func.count()).where(
+            *here, table.c.state == LABELED, table.c.labeled_at >= since,
+            *([table.c.labeled_at < until] if until is not None else []))).scalar_one()
+    return QueueState(int(open_count), int(labeled), oldest)
+
+
+def queued_of_run(store: Store, run_id: int) -> dict[str, int]:
+    """How many of a run's cases are in review, by why they were queued (a case queued by an earlier run counts
+    there)."""
+    table = table_of(ReviewCase)
+    with store.engine.connect() as conn:
+        return {reason: int(count) for reason, count in conn.execute(
+            sa.select(table.c.reason, sa.func.count()).where(table.c.run_id == run_id).group_by(table.c.reason))}
+
+
+def random_share_pairs(store: Store, *, team_id: str | None, channel_id: str | None, rubric_name: str,
+                       since: datetime | None = None) -> list[tuple[bool, bool]]:
+    """(judge passed, person passed) of the labels given to cases picked at random for review: the labels nobody
+    chose. The verdict is the one that sent the case to review."""
+    cases, labels, judgments = table_of(ReviewCase), table_of(Label), table_of(Judgment)
+    query = (sa.select(judgments.c.passed, labels.c.passed)
+             .select_from(cases.join(labels, labels.c.case_key == cases.c.case_key)
+                          .join(judgments, judgments.c.id == cases.c.judgment_id))
+             .where(cases.c.random.is_(True), cases.c.rubric_name == rubric_name,
+                    cases.c.team_id.is_not_distinct_from(team_id), cases.c.channel_id.is_not_distinct_from(channel_id),
+                    labels.c.passed.is_not(None), judgments.c.passed.is_not(None)))
+    if since is not None:
+        query = query.where(labels.c.updated_at >= since)
+    with store.engine.connect() as conn:
+        return [(bool(judge), bool(person)) for judge, person in conn.execute(query)]
+
+
+def open_cases(store: Store, *, team_id: str | None, channel_id: str | None,
+               limit: int = 100) -> Sequence[tuple[ReviewCase, Judgment]]:
+    """The channel's open cases, oldest first, with the verdicts that queued them."""
+    with store.session() as session:
+        return list(session.exec(select(ReviewCase, Judgment).join(Judgment, col(Judgment.id) == ReviewCase.judgment_id)
+                                 .where(col(ReviewCase.team_id).is_not_distinct_from(team_id),
+                                        col(ReviewCase.channel_id).is_not_distinct_from(channel_id),
+                                        ReviewCase.state == OPEN)
+                                 .order_by(col(ReviewCase.created_at), col(ReviewCase.id)).limit(limit)).all())

@@ -1,0 +1,91 @@
+"""What goes to the review queue: unsure rows and split juries, rows whose verdict a person's label contradicts, and a
+random share of a file's scored rows, so that agreement is also measured on cases nobody chose."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.store import Run, Store
+from bot.store.review import QueuedRow, add_cases, queued_rows
+
+RANDOM_AT_LEAST = 3  # the random share of a file is never fewer rows than this (when it has them)
+# Why a case is queued, the first that applies; a case picked at random is marked so whatever its reason.
+DISAGREE, SPLIT, UNSURE, RANDOM = "disagree", "split", "unsure", "random"
+REASONS = {DISAGREE: "the judge and a person's label disagree", SPLIT: "the jury split", UNSURE: "the samples split",
+           RANDOM: "picked at random"}
+
+
+@dataclass(frozen=True)
+class Pick:
+    """A row sent to review, and why."""
+
+    judgment_id: int
+    case_key: str
+    reason: str
+    random: bool
+
+
+def random_count(scored: int, rate: float) -> int:
+    """How many of `scored` rows are picked at random: `rate` of them, at least RANDOM_AT_LEAST (0 when rate is 0)."""
+    if rate <= 0 or scored == 0:
+        return 0
+    return min(scored, max(RANDOM_AT_LEAST, math.ceil(rate * scored)))
+
+
+def choose(rows: Sequence[QueuedRow], *, rate: float, seed: int) -> list[Pick]:
+    """The rows to send to review, in row order. The random share is drawn (with `seed`, so a run summarised again
+    picks the same rows) from the rows nobody labeled yet, whatever else is said of them."""
+    unlabeled = [row for row in rows if not row.labeled]
+    drawn = {row.judgment_id for row in random.Random(seed).sample(unlabeled, random_count(len(unlabeled), rate))}
+    picks = []
+    for row in rows:
+        reason = _reason(row)
+        if reason is None and row.judgment_id not in drawn:
+            continue
+        picks.append(Pick(row.judgment_id, row.case_key, reason or RANDOM, row.judgment_id in drawn))
+    return picks
+
+
+def _reason(row: QueuedRow) -> str | None:
+    if row.passed is not None and any(passed != row.passed for passed in row.label_passes):
+        return DISAGREE
+    if row.unsure:
+        return SPLIT if row.jury else UNSURE
+    return None
+
+
+@dataclass(frozen=True)
+class SentToReview:
+    """How many of a run's rows went to review, by reason."""
+
+    by_reason: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_reason.values())
+
+    def text(self) -> str:
+        """"5 rows sent to review (3 picked at random, 2 unsure)", or "" when none were."""
+        if not self.total:
+            return ""
+        parts = [f"{count} {_short[reason]}" for reason, count in self.by_reason.items() if count]
+        rows = "1 row" if self.total == 1 else f"{self.total:,} rows"
+        return f"{rows} sent to review ({', '.join(parts)})"
+
+
+_short = {DISAGREE: "contradicting a label", SPLIT: "split juries", UNSURE: "unsure", RANDOM: "picked at random"}
+
+
+def send_to_review(store: Store, run: Run, *, rate: float) -> SentToReview:
+    """Queue a finished run's rows that want a person's label, once (a run summarised again queues nothing twice);
+    how many of its rows are in review. `rate` 0 leaves the random share out (a card one person asked for)."""
+    picks = choose(queued_rows(store, run.id), rate=rate, seed=run.id)
+    add_cases(store, [{"team_id": run.team_id, "channel_id": run.channel_id, "case_key": pick.case_key,
+                       "judgment_id": pick.judgment_id, "run_id": run.id, "rubric_name": run.rubric_name,
+                       "reason": pick.reason, "random": pick.random} for pick in picks])
+    counted = Counter(pick.reason if not pick.random else RANDOM for pick in picks)
+    return SentToReview({reason: counted[reason] for reason in (RANDOM, DISAGREE, SPLIT, UNSURE) if counted[reason]})
