@@ -14,17 +14,20 @@ from bot.slack.context import Context
 from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
 from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_run import FileRuns
+from bot.slack.flows.review_nudge import ReviewNudges
 from bot.slack.listeners.budget import BudgetCommands
 from bot.slack.listeners.card import CardListener
 from bot.slack.listeners.command import CommandListener
 from bot.slack.listeners.digest import DigestCommands
 from bot.slack.listeners.file import FileListener
 from bot.slack.listeners.home import HomeListener
+from bot.slack.listeners.review import ReviewCommands
 from bot.slack.messenger import failure_text
 from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.slack.views.commands import FORM, FormSeal
 from bot.slack.views.correction import CORRECTION
 from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
+from bot.slack.views.review import REVIEW_AGREE, REVIEW_FORM, REVIEW_LABEL, REVIEW_SKIP, REVIEW_START
 
 COMMAND = "/judge"
 HOME_OPENED = "app_home_opened"
@@ -44,11 +47,13 @@ class _NoTokenNotice(logging.Filter):
 
 @dataclass
 class Parts:
-    """What the app is made of besides the context: the file runs and the weekly digests (started by the server)."""
+    """What the app is made of besides the context: the file runs, the weekly digests and the reviewers' nudges (started
+    by the server)."""
 
     intake: FileIntake
     files: FileRuns
     digests: WeeklyDigests
+    nudges: ReviewNudges
 
 
 async def ignore() -> None:
@@ -83,8 +88,14 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     digest_commands = DigestCommands(ctx, parts.digests, digest_settings)
     seal = FormSeal(form_secret)
     budget_commands = BudgetCommands(ctx, digest_settings.admins, parts.files.limits.confirm_above)
+    review = ReviewCommands(ctx, seal, digest_settings.admins, digest_settings.timezone)
     app.command(COMMAND)(CommandListener(ctx, seal, digest_commands.handlers(), budget_commands.handlers(),
-                                         trust=digest_settings.trust).on_command)
+                                         review.handlers(), trust=digest_settings.trust).on_command)
+    app.action(REVIEW_AGREE)(review.on_agree)
+    app.action(REVIEW_LABEL)(review.on_label)
+    app.action(REVIEW_SKIP)(review.on_skip)
+    app.action(REVIEW_START)(review.on_start)
+    app.view(REVIEW_FORM)(review.on_form)
     cards = CardListener(ctx, seal)
     app.view(FORM)(cards.on_form)
     app.action(AGREE)(cards.on_vote)

@@ -131,8 +131,44 @@ class BudgetSet:
     amount: float | None
 
 
+@dataclass(frozen=True)
+class ReviewNext:
+    """The next case of the channel's review queue, for the caller to label."""
+
+
+@dataclass(frozen=True)
+class ReviewersShow:
+    """Who the channel's review queue asks, blind review, the nudge, and the queue."""
+
+
+@dataclass(frozen=True)
+class ReviewersSet:
+    """Set who the channel's review queue asks: user ids and user groups as S ids, and @handles typed as plain text
+    (Slack sends mentions so when it does not escape them) to look up (none at all: nobody in particular)."""
+
+    reviewers: tuple[str, ...]
+    handles: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReviewBlind:
+    """Whether reviewers see the judge's verdict only after saving their own label."""
+
+    blind: bool
+
+
+@dataclass(frozen=True)
+class ReviewNudge:
+    """Nudge the channel's reviewers on weekdays at a local time (None: stop)."""
+
+    hour: int | None = None
+    minute: int | None = None
+    timezone: str | None = None
+
+
 Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | SetSamples | OpenForm | Inline
-           | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview | CalibrationCheck | BudgetShow | BudgetSet)
+           | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview | CalibrationCheck | BudgetShow | BudgetSet
+           | ReviewNext | ReviewersShow | ReviewersSet | ReviewBlind | ReviewNudge)
 DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(am|pm)?$", re.IGNORECASE)
 DIGEST_USAGE = "`/judge digest on [day] [HH:MM] [timezone]`, for example `/judge digest on monday 09:00 Europe/Berlin`"
@@ -148,6 +184,8 @@ USAGE = (
     "`/judge digest [on [day] [HH:MM] [timezone] | off | now | preview]` this channel's weekly digest (on and off: "
     "admins)\n"
     "`/judge calibration [rubric] [7d|30d|all]` how far the judge agrees with people's labels in this channel\n"
+    "`/judge review` the next case waiting for your label here; `/judge reviewers [@a @b | none]` who is asked; "
+    "`/judge review blind [on|off]` and `/judge review nudge [HH:MM [timezone] | off]` (setting them: admins)\n"
     "`/judge budget [USD a month | off]` what this channel spent this month and its budget; `/judge budget ask USD` "
     "the estimate above which a shared file asks before it is judged (setting them: admins)\n"
     "Share a CSV or TSV (columns question, reference, answer, optionally model) with the rubric in the message, "
@@ -177,6 +215,10 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
         return _calibration(rest, rubrics)
     if word == "budget":
         return _budget(rest)
+    if word == "review":
+        return _review(rest)
+    if word == "reviewers":
+        return _reviewers(rest)
     try:
         rubric = rubrics.get(word)
     except RubricError as err:
@@ -382,6 +424,48 @@ def timezone_named(name: str) -> str:
     hint = f" Did you mean {' or '.join(f'`{known[c]}`' for c in close)}?" if close else \
         " Use a name such as `Europe/Berlin`, `America/New_York` or `UTC`."
     raise CommandError(f"I do not know the timezone `{escape(name)}`.{hint}")
+
+
+REVIEW_USAGE = ("`/judge review` (the next case for you), `/judge review blind on|off` or "
+                "`/judge review nudge 10:00 Europe/Berlin` (or `off`)")
+HANDLE = re.compile(r"@[\w.\-']{1,80}")  # a member's or a user group's handle, as typed
+MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|<!subteam\^(S[A-Z0-9]+)(?:\|[^>]*)?>")
+
+
+def _review(rest: str) -> ReviewNext | ReviewBlind | ReviewNudge:
+    action, _, options = rest.partition(" ")
+    action, options = action.lower(), options.strip()
+    if not action:
+        return ReviewNext()
+    if action == "blind" and options.lower() in ("on", "off"):
+        return ReviewBlind(options.lower() == "on")
+    if action == "nudge":
+        return _nudge(options)
+    raise CommandError(f"I do not understand `/judge review {escape(rest)}`: {REVIEW_USAGE}.")
+
+
+def _nudge(options: str) -> ReviewNudge:
+    if options.lower() in ("off", "none", "stop"):
+        return ReviewNudge()
+    words = options.split()
+    if not words or len(words) > 2 or (clock := _clock(words[0])) is None:
+        raise CommandError("Give the time of the weekday nudge: `/judge review nudge 10:00 Europe/Berlin` "
+                           "(the timezone is optional), or `/judge review nudge off`.")
+    return ReviewNudge(clock[0], clock[1], timezone_named(words[1]) if len(words) == 2 else None)
+
+
+def _reviewers(rest: str) -> ReviewersShow | ReviewersSet:
+    if not rest:
+        return ReviewersShow()
+    if rest.lower() in ("none", "off", "clear"):
+        return ReviewersSet(())
+    found = [user or group for user, group in MENTION.findall(rest)]
+    words = MENTION.sub(" ", rest).replace(",", " ").split()
+    left = [word for word in words if not HANDLE.fullmatch(word)]
+    if left:
+        raise CommandError(f"Name reviewers by mentioning them or a user group, for example `/judge reviewers @ana "
+                           f"@ben`; `{escape(' '.join(left))}` is neither. `/judge reviewers none` clears the list.")
+    return ReviewersSet(tuple(dict.fromkeys(found)), tuple(dict.fromkeys(word[1:].lower() for word in words)))
 
 
 def _triple(rest: str, rubric: Rubric) -> Triple:

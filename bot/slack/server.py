@@ -22,6 +22,7 @@ from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
 from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_recovery import recover_files
 from bot.slack.flows.file_run import FileLimits, FileRuns
+from bot.slack.flows.review_nudge import ReviewNudges
 from bot.slack.http_mode import events_handler
 from bot.slack.messenger import BAD_BOT_TOKEN, Messenger, make_web_client, slack_call
 from bot.store import Store, unfinished_shares
@@ -47,12 +48,15 @@ class RunningBot:
     context: Context
     files: FileRuns
     digests: WeeklyDigests
+    nudges: ReviewNudges | None = None
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
 
     async def stop(self, drain: float = DRAIN_SECONDS) -> None:
         """Stop taking requests, let judgments in flight finish for `drain` seconds, then close everything."""
         self.digests.stop()
+        if self.nudges is not None:
+            self.nudges.stop()
         if self._socket is not None:
             await self._socket.close_async()
         if self._runner is not None:
@@ -86,13 +90,14 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     digest_settings = DigestSettings.from_settings(settings)
     limits = FileLimits.from_settings(settings)
     files = FileRuns(ctx, limits)
-    parts = Parts(FileIntake(ctx, limits, files), files, WeeklyDigests(ctx, digest_settings))
+    parts = Parts(FileIntake(ctx, limits, files), files, WeeklyDigests(ctx, digest_settings), ReviewNudges(ctx))
     app = build_app(ctx, parts, signing_secret=secret, digest_settings=digest_settings,
                     form_secret=secret or app_token or "")
     if app_token:
         socket = AsyncSocketModeHandler(app, app_token)
         await socket.connect_async()
-        running = RunningBot("socket", 0, str(auth.get("team")), ctx, parts.files, parts.digests, _socket=socket)
+        running = RunningBot("socket", 0, str(auth.get("team")), ctx, parts.files, parts.digests, parts.nudges,
+                             _socket=socket)
     else:
         web_app = web.Application()
         web_app.router.add_post(EVENTS_PATH, events_handler(app, secret or ""))
@@ -107,10 +112,11 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
             raise SetupError(f"Cannot listen on port {settings.port} ({err.strerror or err}). Set PORT to a free "
                              "port, or stop what uses it.") from None
         running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), ctx, parts.files, parts.digests,
-                             _runner=runner)
+                             parts.nudges, _runner=runner)
     recover_cards(ctx, left_over)
     recover_files(parts.intake, left_files)
     await parts.digests.start()
+    await parts.nudges.start()
     return running
 
 

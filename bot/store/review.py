@@ -94,7 +94,7 @@ def _open_for(team_id: str | None, channel_id: str | None, user_id: str, now: da
     return [table.c.team_id.is_not_distinct_from(team_id), table.c.channel_id.is_not_distinct_from(channel_id),
             table.c.state == OPEN, ~_said_by(user_id),
             sa.or_(table.c.offered_to.is_(None), table.c.offered_to == user_id, table.c.offered_at < cutoff),
-            sa.not_(sa.and_(table.c.skipped_by == user_id, table.c.skipped_at >= cutoff))]
+            sa.or_(table.c.skipped_by.is_(None), table.c.skipped_by != user_id, table.c.skipped_at < cutoff)]
 
 
 def offer_next(store: Store, *, team_id: str | None, channel_id: str | None, user_id: str,
@@ -106,7 +106,7 @@ def offer_next(store: Store, *, team_id: str | None, channel_id: str | None, use
     where = _open_for(team_id, channel_id, user_id, now)
     with store.engine.begin() as conn:
         ids = conn.execute(sa.select(table.c.id).where(*where)
-                           .order_by((table.c.offered_to == user_id).desc(), table.c.created_at, table.c.id)
+                           .order_by(sa.case((table.c.offered_to == user_id, 0), else_=1), table.c.created_at, table.c.id)
                            .limit(CANDIDATES)).scalars().all()
         for case_id in ids:  # another reviewer may take one between the read and the update: the update says
             taken = conn.execute(table.update().where(table.c.id == case_id, *where)

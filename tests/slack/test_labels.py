@@ -10,7 +10,6 @@ import asyncio
 import json
 from collections import Counter
 from typing import Any
-from urllib.parse import urlencode
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -25,6 +24,7 @@ from bot.slack.views.details import reply_view
 from bot.store import Judgment, JudgmentSample, Store
 from bot.store.labels import labels_of
 from bot.store.samples import samples_of, save_sample
+from tests.support.forms import inputs, submit_form
 from tests.support.openai_server import FakeJudgeServer, Reply
 from tests.support.replies import eth_reply
 from tests.support.slack_server import FakeSlackServer
@@ -189,37 +189,6 @@ async def open_form(slack: SlackSide, slack_server: FakeSlackServer, card: dict[
     """Click Correct it on `card` and return the form the bot opened."""
     await slack.click(CORRECT, buttons(card)[CORRECT], channel=CHANNEL, message_ts=card["ts"])
     return (await slack_server.await_for("views.open", count=count))[count - 1].params["view"]
-
-
-def inputs(view: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """label -> input block of a form."""
-    return {block["label"]["text"]: block for block in view["blocks"] if block["type"] == "input"}
-
-
-async def submit_form(slack: SlackSide, view: dict[str, Any], changes: dict[str, str] | None = None, *,
-                      note: str | None = None, user: str = "U0USER", team: str = TEAM,
-                      metadata: str | None = None) -> Any:
-    """Submit the Correct it form as the person left it: each field's initial value unless `changes` names it (by
-    label: an option's text, or what was typed; text no option has goes as the option's value, as a forged form)."""
-    values: dict[str, Any] = {}
-    for label, block in inputs(view).items():
-        element = block["element"]
-        if element["type"] == "static_select":
-            wanted = (changes or {}).get(label)
-            if wanted is None:
-                option = element.get("initial_option")
-            else:
-                option = next((o for o in element["options"] if o["text"]["text"] == wanted),
-                              {"text": {"type": "plain_text", "text": wanted}, "value": wanted})
-            values[block["block_id"]] = {"value": {"type": "static_select", "selected_option": option}}
-        else:
-            typed = note if block["block_id"] == "note" else (changes or {}).get(label, element.get("initial_value"))
-            values[block["block_id"]] = {"value": {"type": "plain_text_input", "value": typed}}
-    payload = {"type": "view_submission", "team": {"id": team, "domain": "judgebot-test"},
-               "user": {"id": user, "team_id": team}, "api_app_id": "A0TEST", "token": "legacy",
-               "trigger_id": "trigger.form", "view": {**view, "id": "V0FIX", "state": {"values": values},
-                                                      "private_metadata": metadata or view["private_metadata"]}}
-    return await slack.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
 
 
 async def test_sampled_card_keeps_its_line_after_a_vote_and_details_lists_the_samples(slack, slack_server,

@@ -12,7 +12,7 @@ from bot.records import RESUMABLE, RowState, RunState, Triple
 from bot.rubric import Rubric
 from bot.runs import STALE_AFTER, Origin, abandon_triple, finish_triple, start_triple
 from bot.slack.context import SAY_LATER, Context
-from bot.slack.messenger import OUR_FAULT, post_problem
+from bot.slack.messenger import OUR_FAULT, Sent, post_problem
 from bot.slack.text import code_block, shown
 from bot.slack.views.blocks import notice
 from bot.slack.views.budget import budget_spent
@@ -33,7 +33,7 @@ from bot.store import (
 )
 from bot.store.labels import labels_of, save_label
 from bot.store.samples import samples_of
-from bot.trust.labels import HumanValues, complete
+from bot.trust.labels import Completed, HumanValues, complete
 from bot.trust.review import send_to_review
 
 log = logging.getLogger(__name__)
@@ -126,20 +126,30 @@ async def current_card(ctx: Context, judgment: Judgment) -> Card:
     return result_card(judgment, ctx.rubric_of(judgment), votes=votes, samples=samples, labels=labels)
 
 
-async def record_correction(ctx: Context, judgment: Judgment, rubric: Rubric, *, user_id: str, values: dict[str, Any],
-                            note: str | None, response_url: str | None) -> None:
-    """Keep a person's correction of a judgment (replacing their earlier one) and show it on the card."""
+async def save_correction(ctx: Context, judgment: Judgment, rubric: Rubric, *, user_id: str, values: dict[str, Any],
+                          note: str | None) -> tuple[Completed, bool, Sent | None]:
+    """Keep a person's label of a judgment's case (replacing their earlier one) and show it on the judgment's card if
+    it has one; (the label as the rubric reads it, whether it replaced one, the card's edit or None)."""
     # The person's values are kept even when the rubric's formulas cannot read them (the figures are then unknown).
     label = complete(HumanValues(values=values), rubric)
     async with ctx.one_at_a_time(judgment.id):
         replaced = await ctx.db(save_label, judgment=judgment, user_id=user_id, source="correction", values=values,
                                 passed=label.passed, pass_from=label.pass_from, tag=label.tag, headline=label.headline,
                                 note=note)
-        card = await current_card(ctx, judgment)
-        edited = await ctx.say.edit(judgment.channel_id or "", judgment.message_ts or "", card.as_message(),
-                                   what=f"the corrections of judgment {judgment.id}")
+        edited = None
+        if judgment.message_ts:
+            card = await current_card(ctx, judgment)
+            edited = await ctx.say.edit(judgment.channel_id or "", judgment.message_ts, card.as_message(),
+                                        what=f"the corrections of judgment {judgment.id}")
+    return label, replaced, edited
+
+
+async def record_correction(ctx: Context, judgment: Judgment, rubric: Rubric, *, user_id: str, values: dict[str, Any],
+                            note: str | None, response_url: str | None) -> None:
+    """Keep a person's correction of a judgment (replacing their earlier one) and show it on the card."""
+    _, replaced, edited = await save_correction(ctx, judgment, rubric, user_id=user_id, values=values, note=note)
     verb = "Replaced your earlier label of this case with your correction" if replaced else "Saved your correction"
-    where = "" if edited.ok else f" (the card could not be updated: `{edited.refusal}`)"
+    where = "" if edited is None or edited.ok else f" (the card could not be updated: `{edited.refusal}`)"
     await ctx.say.tell(response_url, f"{verb} of #{judgment.id}{where}.")
 
 

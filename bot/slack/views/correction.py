@@ -101,16 +101,23 @@ def _range_text(spec: FieldSpec) -> str | None:
     return f"{whole}."
 
 
-def correction_view(judgment: Judgment, rubric: Rubric, *, metadata: str) -> View:
+def correction_view(judgment: Judgment, rubric: Rubric, *, metadata: str, blind: bool = False,
+                    callback_id: str = CORRECTION) -> View:
     """The Correct it form: the judge's value of every enum and number, for a person to change, and a note;
-    `metadata` (a sealed CorrectionContext) says which judgment, and where the form was opened."""
-    intro = section(f"What the judge gave #{judgment.id}: *{shown(judgment.label or '', LABEL_ROOM)[0]}*\n"
-                    "Change what it should have been; the card shows your correction.")
-    fields = [_field_input(index, path, spec, value_at(judgment.output, path))
+    `metadata` (a sealed context) says which judgment, and where the form was opened. `blind`: every field starts
+    empty and the judge's verdict is not shown (a reviewer's label is not anchored on it)."""
+    if blind:
+        intro = section(f"Your label of #{judgment.id}: what should the verdict be? The judge's verdict is shown once "
+                        "you save.")
+    else:
+        intro = section(f"What the judge gave #{judgment.id}: *{shown(judgment.label or '', LABEL_ROOM)[0]}*\n"
+                        "Change what it should have been; the card shows your correction.")
+    fields = [_field_input(index, path, spec, None if blind else value_at(judgment.output, path))
               for index, (path, spec) in enumerate(correctable(rubric))][:VIEW_BLOCKS - 2]
     note = InputBlock(block_id=NOTE_BLOCK, label="Note", optional=True, element=PlainTextInputElement(
         action_id=VALUE_ACTION, multiline=True, max_length=INPUT_LIMIT, placeholder="Why (optional)"))
-    return View(type="modal", callback_id=CORRECTION, title="Correct the judge", submit="Save", close="Cancel",
+    return View(type="modal", callback_id=callback_id, title="Your label" if blind else "Correct the judge",
+                submit="Save", close="Cancel",
                 private_metadata=metadata, blocks=[intro, *fields, note])
 
 
@@ -133,10 +140,11 @@ def _typed(spec: FieldSpec, picked: str) -> tuple[Any, str | None]:
     return (int(number) if spec.type == "integer" else number), None
 
 
-def correction_values(view: dict[str, Any], judgment: Judgment,
-                      rubric: Rubric) -> tuple[dict[str, Any], str | None, dict[str, str]]:
+def correction_values(view: dict[str, Any], judgment: Judgment, rubric: Rubric,
+                      *, blind: bool = False) -> tuple[dict[str, Any], str | None, dict[str, str]]:
     """What the Correct it form holds: (the person's value of every correctable field by dotted path, the note, and
-    the error of each field that holds no valid value). A field the form left out keeps the judge's value."""
+    the error of each field that holds no valid value). A field the form left out keeps the judge's value, unless
+    the form was blind (then the person said nothing of it)."""
     state = (view.get("state") or {}).get("values") or {}
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
@@ -144,7 +152,8 @@ def correction_values(view: dict[str, Any], judgment: Judgment,
         block = f"{FIELD_BLOCK}{index}"
         entry = (state.get(block) or {}).get(VALUE_ACTION)
         if entry is None:
-            values[path] = value_at(judgment.output, path)
+            if not blind:
+                values[path] = value_at(judgment.output, path)
             continue
         picked = ((entry.get("selected_option") or {}).get("value") if "selected_option" in entry
                   else entry.get("value")) or ""

@@ -24,6 +24,33 @@ class ConversationMethods(SlackCore):
             user = self.users.get(params.get("user", ""))
         return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
 
+    def _users_list(self, params: dict) -> dict:
+        with self._lock:
+            members = list(self.users.values())
+        return self._page(members, params, key="members")
+
+    def _usergroups_list(self, params: dict) -> dict:
+        with self._lock:
+            groups = [{"id": ident, "handle": group["handle"], "name": group["handle"]}
+                      for ident, group in self.usergroups.items()]
+        return {"ok": True, "usergroups": groups}
+
+    def _usergroups_users_list(self, params: dict) -> dict:
+        with self._lock:
+            group = self.usergroups.get(params.get("usergroup", ""))
+        return {"ok": True, "users": list(group["users"])} if group else {"ok": False, "error": "no_such_subteam"}
+
+    def _conversations_open(self, params: dict) -> dict:
+        """A direct message with one person: the same D channel every time."""
+        user = str(params.get("users") or "")
+        with self._lock:
+            if user not in self.users:
+                return {"ok": False, "error": "user_not_found"}
+            ident = "D" + user[1:]
+            channel = self.channels.setdefault(ident, {**self._channel(ident, user, is_private=True, is_member=True),
+                                                       "is_im": True, "user": user})
+        return {"ok": True, "channel": {"id": channel["id"]}}
+
     def _conversations_info(self, params: dict) -> dict:
         with self._lock:
             channel = self.channels.get(params.get("channel", ""))
@@ -79,7 +106,7 @@ class ConversationMethods(SlackCore):
         return out
 
     @staticmethod
-    def _page(messages: list[dict], params: dict) -> dict:
+    def _page(messages: list[dict], params: dict, *, key: str = "messages") -> dict:
         cursor = str(params.get("cursor") or "")
         try:
             start = int(base64.b64decode(cursor).decode().removeprefix("offset:")) if cursor else 0
@@ -89,5 +116,5 @@ class ConversationMethods(SlackCore):
         end = start + limit
         more = end < len(messages)
         cursor = base64.b64encode(f"offset:{end}".encode()).decode() if more else ""
-        return {"ok": True, "messages": messages[start:end], "has_more": more,
+        return {"ok": True, key: messages[start:end], "has_more": more,
                 "response_metadata": {"next_cursor": cursor}}

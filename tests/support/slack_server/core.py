@@ -77,6 +77,7 @@ class SlackCore(ThreadedServer):
             "G0PRIVATE": self._channel("G0PRIVATE", "secret", is_private=True, is_member=True),
             "C0NOBOT": self._channel("C0NOBOT", "nobot", is_private=False, is_member=False),
         }
+        self.usergroups: dict[str, dict] = {"S0EVALS": {"handle": "evals", "users": ["U0USER", "U0ADMIN"]}}
         self.messages: dict[tuple[str, str], dict] = {}
         self.files: dict[str, dict] = {}
         self.acks: dict[str, dict] = {}

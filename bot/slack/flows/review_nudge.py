@@ -1,0 +1,132 @@
+"""The reviewers' nudge: on weekdays at the time a channel chose, each of its reviewers with cases waiting gets one
+direct message, once a day however many processes run and however often they restart."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from apscheduler.triggers.cron import CronTrigger
+
+from bot.digest.schedule import ChannelScheduler
+from bot.slack.context import Context
+from bot.slack.messenger import slack_error
+from bot.slack.views.review import nudge_message
+from bot.store import utcnow
+from bot.store.review import waiting_for
+from bot.store.reviewers import (
+    ReviewSetup,
+    claim_nudge,
+    mark_nudged,
+    nudged_channels,
+    release_nudge,
+    review_setup,
+)
+
+log = logging.getLogger(__name__)
+
+NUDGE_EVENT = "judgebot_review_nudge"  # message metadata that marks a nudge sent
+GRACE = timedelta(hours=6)  # a nudge missed while the bot was down is still sent this long after its time
+
+
+class NudgeScheduler(ChannelScheduler[ReviewSetup]):
+    """Fires each nudged channel's nudge on weekdays at its local time."""
+
+    kind = "review-nudge"
+
+    def entries(self) -> list[ReviewSetup]:
+        return [setup for setup in nudged_channels(self.store) if setup.nudges]
+
+    def entry(self, team_id: str, channel_id: str) -> ReviewSetup | None:
+        setup = review_setup(self.store, team_id=team_id, channel_id=channel_id)
+        return setup if setup.nudges else None
+
+    def trigger_of(self, entry: ReviewSetup) -> CronTrigger:
+        return CronTrigger(day_of_week="mon-fri", hour=entry.nudge_hour, minute=entry.nudge_minute,
+                           timezone=ZoneInfo(entry.nudge_timezone or "UTC"))
+
+    def set_at(self, entry: ReviewSetup) -> datetime:
+        return entry.nudge_set_at or datetime.min
+
+    def signature(self, entry: ReviewSetup) -> tuple[object, ...]:
+        return entry.nudge_hour, entry.nudge_minute, entry.nudge_timezone, entry.nudge_set_at
+
+
+class ReviewNudges:
+    """Sends the nudges of every channel that asks for them."""
+
+    def __init__(self, ctx: Context, *, grace: timedelta = GRACE) -> None:
+        self.ctx = ctx
+        self.scheduler = NudgeScheduler(ctx.store, self.on_due, grace=grace)
+
+    async def start(self) -> None:
+        """Start the schedule of every nudged channel."""
+        await self.scheduler.start()
+
+    def stop(self) -> None:
+        """Stop the schedule; nudges being sent finish while the bot drains."""
+        self.scheduler.stop()
+
+    async def on_due(self, setup: ReviewSetup, due: datetime) -> None:
+        """A channel's nudge is due (called by the schedule): nudge its reviewers of that local day."""
+        self.ctx.tasks.spawn(self.nudge(setup, due.date().isoformat()), f"review nudge of {setup.channel_id}")
+
+    async def nudge(self, setup: ReviewSetup, day: str) -> int:
+        """Nudge each reviewer of a channel who has cases waiting, once on `day`; how many this process nudged."""
+        sent = 0
+        for user in await self.reviewers(setup):
+            waiting = await self.ctx.db(waiting_for, team_id=setup.team_id, channel_id=setup.channel_id, user_id=user,
+                                        now=utcnow())
+            if waiting and await self._nudge_one(setup, user, day, waiting):
+                sent += 1
+        return sent
+
+    async def reviewers(self, setup: ReviewSetup) -> list[str]:
+        """The members a channel's reviewers name: its people, and the members of its user groups."""
+        members: list[str] = []
+        for ident in setup.reviewers:
+            if not ident.startswith("S"):
+                members.append(ident)
+                continue
+            try:
+                members.extend((await self.ctx.client.usergroups_users_list(usergroup=ident)).get("users") or [])
+            except Exception as err:
+                log.warning("could not list the members of user group %s: %s", ident, slack_error(err))
+        return list(dict.fromkeys(members))
+
+    async def _nudge_one(self, setup: ReviewSetup, user: str, day: str, waiting: int) -> bool:
+        claim = await self.ctx.db(claim_nudge, team_id=setup.team_id, channel_id=setup.channel_id, user_id=user,
+                                  day=day)
+        if claim is None:
+            return False  # sent today already, or being sent by another process
+        try:
+            opened = await self.ctx.client.conversations_open(users=user)
+            dm = str((opened.get("channel") or {})["id"])
+            if (found := await self._sent_before(dm, setup.channel_id, day)) is not None:
+                await self.ctx.db(mark_nudged, claim_id=claim, message_ts=found)  # its answer was lost before
+                return False
+            posted = await self.ctx.client.chat_postMessage(
+                channel=dm, **nudge_message(setup.channel_id, waiting),
+                metadata={"event_type": NUDGE_EVENT, "event_payload": {"channel": setup.channel_id, "day": day}})
+        except Exception as err:
+            await self.ctx.db(release_nudge, claim_id=claim)
+            log.warning("could not nudge %s for %s: %s", user, setup.channel_id, slack_error(err))
+            return False
+        await self.ctx.db(mark_nudged, claim_id=claim, message_ts=str(posted["ts"]))
+        return True
+
+    async def _sent_before(self, dm: str, channel: str, day: str) -> str | None:
+        """The ts of this day's nudge for `channel` in the DM, if an earlier try sent it without recording it."""
+        try:
+            history = await self.ctx.client.conversations_history(channel=dm, limit=50, include_all_metadata=True)
+        except Exception as err:  # not knowing is no reason to skip the nudge
+            log.warning("could not look for an earlier nudge in %s: %s", dm, slack_error(err))
+            return None
+        for message in history.get("messages") or []:
+            metadata = message.get("metadata") or {}
+            payload = metadata.get("event_payload") or {}
+            if metadata.get("event_type") == NUDGE_EVENT and payload == {"channel": channel, "day": day}:
+                return str(message["ts"])
+        return None
+

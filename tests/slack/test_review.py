@@ -1,0 +1,198 @@
+"""The review queue through the Slack layer: `/judge review` offers each case to one reviewer at a time, in its own
+channel; Agree, Skip and a blind label form; reviewers and settings for admins only; and the nudge, sent once a day
+across a restart and two bots on one database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+from typing import Any
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.records import Verdict
+from bot.slack.flows.review_nudge import NUDGE_EVENT
+from bot.slack.server import start_bot
+from bot.slack.views.review import REVIEW_AGREE, REVIEW_LABEL, REVIEW_SKIP, REVIEW_START
+from bot.store import Store, utcnow
+from bot.store.labels import labels_of
+from bot.store.models import ReviewNudge
+from bot.store.review import case_of, open_cases, queue_state
+from bot.store.reviewers import review_setup
+from bot.trust.review import send_to_review
+from tests.support.forms import inputs, submit_form
+from tests.support.slack_server import FakeSlackServer
+from tests.support.slack_side import SIGNING_SECRET, TEAM, SlackSide
+
+CHANNEL = "C0GENERAL"
+COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "judge_model": "judge-test"}
+
+
+def queued(store: Store, rubrics: Any, count: int, *, channel: str = CHANNEL) -> list[int]:
+    """A run of `count` unsure eth rows in `channel` (questions Q1, Q2, ...), sent to review; the case ids in order."""
+    eth = rubrics.get("eth")
+    common = {**COMMON, "rubric_version": eth.version, "rubric_hash": eth.content_hash}
+    run = store.create_run(**common, channel_id=channel, team_id=TEAM)
+    store.add_rows([{**common, "run_id": run.id, "row_number": n, "status": "pending", "question": f"Q{n} exams?",
+                     "reference": "In myStudies.", "answer": f"A{n}", "channel_id": channel, "team_id": TEAM}
+                    for n in range(1, count + 1)])
+    for row in store.iter_judgments(run.id):
+        output = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "r"}
+        assert store.save_verdict(row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
+                                                  label="Correct", tag="Correct", raw_reply="{}", prompt_hash="p" * 32,
+                                                  unsure=True, samples=3, **common), cache_key=f"k{row.id}")
+    assert send_to_review(store, run, rate=0).total == count
+    return [case.id for case, _ in open_cases(store, team_id=TEAM, channel_id=channel)]
+
+
+def side(slack_server: FakeSlackServer, port: int) -> SlackSide:
+    """Slack's side of one of several bots."""
+    return SlackSide(slack_server, url=f"http://127.0.0.1:{port}/slack/events", secret=SIGNING_SECRET)
+
+
+def text_of(params: dict[str, Any]) -> str:
+    blocks = params.get("blocks")
+    return json.dumps(blocks if not isinstance(blocks, str) else json.loads(blocks), ensure_ascii=False)
+
+
+def buttons(params: dict[str, Any]) -> dict[str, str]:
+    blocks = params["blocks"] if not isinstance(params["blocks"], str) else json.loads(params["blocks"])
+    return {element["action_id"]: element["value"] for block in blocks if block["type"] == "actions"
+            for element in block["elements"]}
+
+
+async def reply(slack_server: FakeSlackServer, count: int) -> dict[str, Any]:
+    return (await slack_server.await_for("response_url", count=count))[count - 1].params
+
+
+async def test_each_case_goes_to_one_reviewer_and_agree_and_skip_move_on(slack: SlackSide, slack_server, http_bot,
+                                                                          rubrics) -> None:
+    store = http_bot.context.store
+    cases = queued(store, rubrics, 3)
+    queued(store, rubrics, 1, channel="C0OTHER")
+
+    await slack.command("review")
+    first = await reply(slack_server, 1)
+    assert "Q1 exams?" in text_of(first) and "The judge said" in text_of(first) and "2 more wait" in text_of(first)
+    assert buttons(first)[REVIEW_AGREE] == str(cases[0]) and REVIEW_SKIP in buttons(first)
+
+    await slack.command("review", user="U0ADMIN")  # another reviewer: another case
+    assert "Q2 exams?" in text_of(await reply(slack_server, 2))
+
+    await slack.click(REVIEW_AGREE, str(cases[0]), channel=CHANNEL, message_ts="1.0", user="U0ADMIN")
+    assert "no longer offered to you" in text_of(await reply(slack_server, 3))  # Bob's case
+    await slack.click(REVIEW_AGREE, str(cases[0]), channel="C0OTHER", message_ts="1.0")
+    assert "cannot find this case in this channel" in text_of(await reply(slack_server, 4))
+
+    await slack.click(REVIEW_AGREE, str(cases[0]), channel=CHANNEL, message_ts="1.0")
+    after = await reply(slack_server, 5)
+    assert after["replace_original"] is True
+    assert "Saved: you agree with the judge" in text_of(after) and "Q3 exams?" in text_of(after)  # Q2 is Ada's
+    assert [case.id for case, _ in open_cases(store, team_id=TEAM, channel_id=CHANNEL)] == cases[1:]
+
+    await slack.click(REVIEW_SKIP, str(cases[2]), channel=CHANNEL, message_ts="1.0")
+    skipped = await reply(slack_server, 6)
+    assert "Skipped" in text_of(skipped) and "No case of <#C0GENERAL> waits for your label" in text_of(skipped)
+    state = queue_state(store, team_id=TEAM, channel_id=CHANNEL, since=utcnow() - timedelta(days=1))
+    assert (state.open, state.labeled) == (2, 1)
+
+
+async def test_blind_review_hides_the_verdict_until_the_label_is_saved(slack: SlackSide, slack_server, http_bot,
+                                                                       rubrics) -> None:
+    store = http_bot.context.store
+    [case] = queued(store, rubrics, 1)
+    await slack.command("review blind on")  # Bob is no admin
+    assert "Only the workspace's admins" in text_of(await reply(slack_server, 1))
+    await slack.command("review blind on", user="U0ADMIN")
+    said = await reply(slack_server, 2)
+    assert said["response_type"] == "in_channel" and "turned blind review on" in text_of(said)
+    assert review_setup(store, team_id=TEAM, channel_id=CHANNEL).blind
+
+    await slack.command("review")
+    shown = await reply(slack_server, 3)
+    assert "The judge said" not in text_of(shown) and "Correct" not in text_of(shown) and "Blind review" in text_of(shown)
+    assert REVIEW_AGREE not in buttons(shown)
+    await slack.click(REVIEW_LABEL, str(case), channel=CHANNEL, message_ts="1.0")
+    view = (await slack_server.await_for("views.open"))[0].params["view"]
+    view = view if isinstance(view, dict) else json.loads(view)
+    assert all("initial_option" not in block["element"] for block in inputs(view).values()
+               if block["element"]["type"] == "static_select")  # nothing of the judge's verdict
+    assert "Correct ·" not in json.dumps(view)
+    answer = await submit_form(slack, view, {"correctness": "1", "completeness": "0", "result tag": "Generic"})
+    assert answer.status == 200
+    saved = await reply(slack_server, 4)
+    assert "Saved your label" in text_of(saved) and "The judge said *Correct" in text_of(saved)
+    assert "You differ on pass/fail" in text_of(saved)
+    [label] = labels_of(store, _judgment_of(store, case))
+    assert (label.user_id, label.tag, label.passed, label.pass_from) == ("U0USER", "Generic", False, "rule")
+    assert queue_state(store, team_id=TEAM, channel_id=CHANNEL, since=utcnow() - timedelta(days=1)).labeled == 1
+
+
+def _judgment_of(store: Store, case_id: int) -> int:
+    found = case_of(store, case_id)
+    assert found is not None
+    return found.judgment_id
+
+
+async def test_reviewers_are_set_by_admins_and_named_by_mention_handle_or_group(slack: SlackSide, slack_server,
+                                                                                http_bot) -> None:
+    await slack.command("reviewers @bob")
+    assert "Only the workspace's admins" in text_of(await reply(slack_server, 1))
+    await slack.command("reviewers @nobody", user="U0ADMIN")
+    assert "no member or user group called `@nobody`" in text_of(await reply(slack_server, 2))
+    await slack.command("reviewers @bob <!subteam^S0EVALS|@evals> <@U0ADMIN|ada>", user="U0ADMIN")
+    said = await reply(slack_server, 3)
+    assert said["response_type"] == "in_channel" and "<!subteam^S0EVALS>" in text_of(said)
+    setup = review_setup(http_bot.context.store, team_id=TEAM, channel_id=CHANNEL)
+    assert setup.reviewers == ["S0EVALS", "U0ADMIN", "U0USER"]
+    await slack.command("reviewers")
+    assert "Queue: 0 open" in text_of(await reply(slack_server, 4))
+
+
+async def test_each_reviewer_is_nudged_once_a_day_across_two_bots_and_a_restart(db_url: str, bot_settings,
+                                                                                 slack_server, rubrics) -> None:
+    settings = bot_settings.model_copy(update={"database_url": db_url})  # SQLite, then PostgreSQL
+    one, two = await start_bot(settings, host="127.0.0.1"), await start_bot(settings, host="127.0.0.1")
+    try:
+        store = one.context.store
+        queued(store, rubrics, 2)
+        slack = side(slack_server, one.port)
+        await slack.command("reviewers <!subteam^S0EVALS|@evals>", user="U0ADMIN")
+        await slack.command("review nudge 10:00 Europe/Berlin", user="U0ADMIN")
+        said = await reply(slack_server, 2)
+        assert "on weekdays at 10:00 Europe/Berlin" in text_of(said)
+        setup = review_setup(store, team_id=TEAM, channel_id=CHANNEL)
+        assert setup.nudges
+
+        sent = await asyncio.gather(one.nudges.nudge(setup, "2026-11-26"), two.nudges.nudge(setup, "2026-11-26"))
+        assert sum(sent) == 2  # Bob and Ada, once each, whichever bot sent it
+        dms = slack_server.calls_to("chat.postMessage")
+        assert sorted(call.params["channel"] for call in dms) == ["D0ADMIN", "D0USER"]
+        assert "2 cases wait for your label in <#C0GENERAL>" in text_of(dms[0].params)
+    finally:
+        await two.stop()
+    again = await start_bot(settings, host="127.0.0.1")  # a restart
+    try:
+        assert await again.nudges.nudge(setup, "2026-11-26") == 0
+        assert len(slack_server.calls_to("chat.postMessage")) == 2
+        # a claim left half-way by a process that is gone, whose message reached Slack: found, not sent again
+        with store.session() as session:
+            session.add(ReviewNudge(team_id=TEAM, channel_id=CHANNEL, user_id="U0USER", day="2026-11-27",
+                                    owner="elsewhere:1:gone", claimed_at=utcnow() - timedelta(hours=1)))
+            session.commit()
+        client = AsyncWebClient(token=slack_server.bot_token, base_url=slack_server.api_url)
+        await client.chat_postMessage(channel="D0USER", text="the nudge that was sent", metadata={
+            "event_type": NUDGE_EVENT, "event_payload": {"channel": CHANNEL, "day": "2026-11-27"}})
+        assert await again.nudges.nudge(setup, "2026-11-27") == 1  # Ada's
+        assert [call.params["channel"] for call in slack_server.calls_to("chat.postMessage")][3:] == ["D0ADMIN"]
+        # the nudge's button shows the first case in its channel, to that person only
+        slack = side(slack_server, again.port)
+        await slack.click(REVIEW_START, CHANNEL, channel="D0USER", message_ts="1.0")
+        [ephemeral] = await slack_server.await_for("chat.postEphemeral")
+        assert ephemeral.params["channel"] == CHANNEL and ephemeral.params["user"] == "U0USER"
+        assert "Q1 exams?" in text_of(ephemeral.params)
+    finally:
+        await again.stop()
+        await one.stop()
+

@@ -1,0 +1,157 @@
+"""Tests for the review queue in the history: what a run sends to it, once; offering a case to one reviewer at a time;
+its return after a day; and its closing by the first new label or vote."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from bot.records import Verdict
+from bot.store import Judgment, Run, Store, record_feedback, utcnow
+from bot.store.labels import save_label
+from bot.store.review import (
+    OFFER_FOR,
+    offer_next,
+    open_cases,
+    queue_state,
+    queued_of_run,
+    random_share_pairs,
+    skip_case,
+    waiting_for,
+)
+from bot.trust.review import RANDOM_AT_LEAST, random_count, send_to_review
+
+COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
+
+
+def verdict(passed: bool, *, unsure: bool | None = None) -> Verdict:
+    tag = "Correct" if passed else "Generic"
+    return Verdict(status="scored", output={"correctness": 2 if passed else 0, "completeness": 1, "result_tag": tag,
+                                            "reasoning": "r"}, headline=75.0 if passed else 25.0, passed=passed,
+                   label=tag, tag=tag, raw_reply="{}", prompt_hash="p" * 32, unsure=unsure,
+                   samples=None if unsure is None else 3, **COMMON)
+
+
+def judged_run(store: Store, passes: list[bool], *, unsure: set[int] = frozenset(),  # type: ignore[assignment]
+               channel: str | None = "C1", team: str | None = "T1", prefix: str = "q") -> tuple[Run, list[Judgment]]:
+    """A run of one row per entry of `passes` (row n asks question f"{prefix}{n}"), each scored so; rows in `unsure`
+    judged 3 times and split."""
+    run = store.create_run(**COMMON, channel_id=channel, team_id=team)
+    store.add_rows([{**COMMON, "run_id": run.id, "row_number": n, "status": "pending", "question": f"{prefix}{n}",
+                     "reference": "r", "answer": "a", "channel_id": channel, "team_id": team}
+                    for n in range(1, len(passes) + 1)])
+    rows = list(store.iter_judgments(run.id))
+    for row, passed in zip(rows, passes, strict=True):
+        assert store.save_verdict(row.id, verdict(passed, unsure=True if row.row_number in unsure else None),
+                                  cache_key=f"k{row.id}")
+    return run, [store.get_judgment(row.id) for row in rows]  # type: ignore[misc]
+
+
+def correct(store: Store, judgment: Judgment, user: str, *, passed: bool) -> bool:
+    values: dict[str, Any] = {"correctness": 2 if passed else 0, "completeness": 1,
+                              "result_tag": "Correct" if passed else "Generic"}
+    return save_label(store, judgment=judgment, user_id=user, source="correction", values=values, passed=passed,
+                      pass_from="rule", tag=values["result_tag"], headline=None, note=None)
+
+
+def test_the_random_share_is_a_rate_of_the_rows_and_at_least_three() -> None:
+    assert [random_count(n, 0.05) for n in (0, 1, 2, 3, 10, 60, 61, 1000)] == [0, 1, 2, 3, 3, 3, 4, 50]
+    assert random_count(1000, 0) == 0 and random_count(10, 1.0) == 10 and RANDOM_AT_LEAST == 3
+
+
+def test_a_run_queues_unsure_rows_contradicted_rows_and_a_random_share_once(store: Store) -> None:
+    first, rows = judged_run(store, [True] * 40)
+    correct(store, rows[4], "U1", passed=False)  # row 5: a person says fail where the judge passed
+    correct(store, rows[5], "U1", passed=True)   # row 6: a person agrees: nothing to ask
+    again, more = judged_run(store, [True] * 40, unsure={2, 3})  # the same 40 cases judged again, two rows unsure
+
+    sent = send_to_review(store, again, rate=0.05)
+
+    # 38 unlabeled rows: 5% is 2, so 3 at random; row 5 contradicts a label; rows 2 and 3 are unsure
+    assert sent.by_reason.get("disagree") == 1 and sent.total == 3 + 1 + sum(
+        1 for row in (2, 3) if row not in _random_rows(store, again))
+    cases = open_cases(store, team_id="T1", channel_id="C1")
+    assert len(cases) == sent.total
+    by_row = {judgment.row_number: case for case, judgment in cases}
+    assert by_row[5].reason == "disagree" and not by_row[5].random
+    assert by_row[2].reason == "unsure" and by_row[3].reason == "unsure"
+    assert sum(case.random for case, _ in cases) == 3
+    assert 6 not in by_row or by_row[6].random is False  # an agreeing label: never picked at random (labeled)
+    assert all(not case.random or judgment.row_number not in (5, 6) for case, judgment in cases)
+    assert "sent to review" in sent.text()
+
+    assert send_to_review(store, again, rate=0.05) == sent  # summarised again: the same rows, nothing queued twice
+    assert len(open_cases(store, team_id="T1", channel_id="C1")) == sent.total
+    assert sum(queued_of_run(store, again.id).values()) == sent.total
+    assert send_to_review(store, first, rate=0).total == 1  # the first run: only row 5, queued already by the second
+    assert len(open_cases(store, team_id="T1", channel_id="C1")) == sent.total
+    assert {judgment.run_id for _, judgment in cases} == {again.id} and len(more) == 40  # queued with the 2nd run
+
+
+def _random_rows(store: Store, run: Run) -> set[int]:
+    return {judgment.row_number or 0 for case, judgment in open_cases(store, team_id="T1", channel_id="C1")
+            if case.random and judgment.run_id == run.id}
+
+
+def test_a_case_is_offered_to_one_reviewer_at_a_time_and_returns_after_a_day(store: Store) -> None:
+    run, rows = judged_run(store, [True, False], unsure={1, 2})
+    send_to_review(store, run, rate=0)
+    first = offer_next(store, team_id="T1", channel_id="C1", user_id="U1")
+    assert first is not None and first.judgment_id == rows[0].id and first.offered_to == "U1"
+    assert offer_next(store, team_id="T1", channel_id="C1", user_id="U1").id == first.id  # still theirs
+    second = offer_next(store, team_id="T1", channel_id="C1", user_id="U2")
+    assert second is not None and second.judgment_id == rows[1].id  # not U1's case
+    assert offer_next(store, team_id="T1", channel_id="C1", user_id="U3") is None  # both are held
+    assert waiting_for(store, team_id="T1", channel_id="C1", user_id="U3") == 0
+
+    later = utcnow() + OFFER_FOR + timedelta(minutes=1)  # U1 did not answer within a day: the case returns
+    returned = offer_next(store, team_id="T1", channel_id="C1", user_id="U3", now=later)
+    assert returned is not None and returned.id == first.id and returned.offered_to == "U3"
+
+    # other channels and workspaces never see this queue
+    assert offer_next(store, team_id="T1", channel_id="C2", user_id="U4") is None
+    assert offer_next(store, team_id="T2", channel_id="C1", user_id="U4") is None
+
+
+def test_a_label_closes_a_case_and_nobody_is_offered_a_case_they_labeled(store: Store) -> None:
+    run, rows = judged_run(store, [True, True, True], unsure={1, 2, 3})
+    send_to_review(store, run, rate=0)
+    record_feedback(store, judgment_id=rows[0].id, user_id="U1", agree=True)  # a vote on the card answers case 1
+    offered = offer_next(store, team_id="T1", channel_id="C1", user_id="U2")
+    assert offered is not None and offered.judgment_id == rows[1].id
+    correct(store, rows[1], "U2", passed=False)
+    state = queue_state(store, team_id="T1", channel_id="C1", since=utcnow() - timedelta(days=7))
+    assert (state.open, state.labeled) == (1, 2) and state.oldest is not None
+    assert offer_next(store, team_id="T1", channel_id="C1", user_id="U2").judgment_id == rows[2].id
+
+    # a second opinion: U2 labeled case 2, so when it is queued again it goes to someone else
+    again, _ = judged_run(store, [True, True, True])  # the judge passes case 2 again, against U2's fail
+    send_to_review(store, again, rate=0)
+    assert waiting_for(store, team_id="T1", channel_id="C1", user_id="U2") == 1  # case 3 only (it holds it)
+
+
+def test_skipping_passes_a_case_on_for_a_day(store: Store) -> None:
+    run, rows = judged_run(store, [True, True], unsure={1, 2})
+    send_to_review(store, run, rate=0)
+    first = offer_next(store, team_id="T1", channel_id="C1", user_id="U1")
+    assert first is not None
+    skip_case(store, case_id=first.id, user_id="U1")
+    following = offer_next(store, team_id="T1", channel_id="C1", user_id="U1")
+    assert following is not None and following.id != first.id
+    assert offer_next(store, team_id="T1", channel_id="C1", user_id="U2").id == first.id  # free for another
+
+
+def test_agreement_on_the_random_share_counts_only_cases_picked_at_random(store: Store) -> None:
+    run, rows = judged_run(store, [True] * 10, unsure={1})
+    send_to_review(store, run, rate=0.3)
+    cases = open_cases(store, team_id="T1", channel_id="C1")
+    picked = [judgment for case, judgment in cases if case.random]
+    chosen = [judgment for case, judgment in cases if not case.random]
+    assert len(picked) == 3  # 30% of 10
+    for judgment, passed in zip(picked, (True, True, False), strict=True):
+        correct(store, judgment, "U1", passed=passed)
+    for judgment in chosen:
+        correct(store, judgment, "U1", passed=False)
+    assert sorted(random_share_pairs(store, team_id="T1", channel_id="C1", rubric_name="eth")) == [
+        (True, False), (True, True), (True, True)]
+    assert random_share_pairs(store, team_id="T1", channel_id="C2", rubric_name="eth") == []
