@@ -26,6 +26,7 @@ COMMANDS = {
     "stats": "bot.cli.history:stats",
     "digest": "bot.cli.history:digest",
     "budget": "bot.cli.history:budget",
+    "review": "bot.cli.review:review",
     "calibration": "bot.cli.calibration:calibration",
     "calibration check": "bot.cli.check:check",
     "labels export": "bot.cli.labels:export",
@@ -98,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     history_cmd = commands.add_parser("history", help="the latest judgments of a Slack channel or of the terminal")
     history_cmd.add_argument("--channel", help=where)
     history_cmd.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
+    review_cmd = commands.add_parser("review", help="the cases of a Slack channel's review queue (or the terminal's) "
+                                     "that wait for a person's label")
+    review_cmd.add_argument("--channel", help=where)
+    review_cmd.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
     stats_cmd = commands.add_parser("stats", help="per model and rubric figures of a Slack channel or the terminal")
     stats_cmd.add_argument("--channel", help=where)
     stats_cmd.add_argument("--days", type=int, default=30, help="the last N days (default 30; 0: all time)")

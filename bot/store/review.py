@@ -192,12 +192,15 @@ def random_share_pairs(store: Store, *, team_id: str | None, channel_id: str | N
         return [(bool(judge), bool(person)) for judge, person in conn.execute(query)]
 
 
+ANY_TEAM = "*"  # open_cases of a channel in whichever workspace (the terminal's view of a channel id)
+
+
 def open_cases(store: Store, *, team_id: str | None, channel_id: str | None,
                limit: int = 100) -> Sequence[tuple[ReviewCase, Judgment]]:
     """The channel's open cases, oldest first, with the verdicts that queued them."""
+    team = [] if team_id == ANY_TEAM else [col(ReviewCase.team_id).is_not_distinct_from(team_id)]
     with store.session() as session:
         return list(session.exec(select(ReviewCase, Judgment).join(Judgment, col(Judgment.id) == ReviewCase.judgment_id)
-                                 .where(col(ReviewCase.team_id).is_not_distinct_from(team_id),
-                                        col(ReviewCase.channel_id).is_not_distinct_from(channel_id),
+                                 .where(*team, col(ReviewCase.channel_id).is_not_distinct_from(channel_id),
                                         ReviewCase.state == OPEN)
                                  .order_by(col(ReviewCase.created_at), col(ReviewCase.id)).limit(limit)).all())
