@@ -196,7 +196,8 @@ def test_manifest_declares_what_the_app_listens_to():
     assert len(shown["name"]) <= 35 and len(shown["description"]) <= 140
     assert 174 <= len(shown["long_description"]) <= 4000
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == {"commands", "chat:write", "files:read", "files:write",
-                                                             "channels:history", "groups:history", "users:read"}
+                                                             "channels:history", "groups:history", "users:read",
+                                                             "usergroups:read", "im:write", "im:history"}
     assert set(EVENTS) == set(manifest["settings"]["event_subscriptions"]["bot_events"])
 
 
@@ -209,7 +210,8 @@ def test_the_manifest_usage_hint_names_every_subcommand():
     [command] = manifest["features"]["slash_commands"]
     hint = command["usage_hint"]
     assert len(hint) <= 1000  # Slack's bound for a usage hint
-    for subcommand in ("help", "history", "stats", "default", "digest", "question || reference || answer"):
+    for subcommand in ("help", "history", "stats", "default", "digest", "review", "reviewers",
+                       "question || reference || answer"):
         assert subcommand in hint, subcommand
 
 
