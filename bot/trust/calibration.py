@@ -1,5 +1,4 @@
-"""How far the judge agrees with people: agreement, pass rates, kappa, a confusion matrix and score gaps, from labeled
-verdicts, with intervals that count a case labeled by several people once."""
+"""How far the judge agrees with people: agreement, kappa, a confusion matrix and score gaps, from labeled verdicts."""
 
 from __future__ import annotations
 
@@ -9,20 +8,18 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from bot.figures import iso_week
-from bot.trust import bootstrap
-from bot.trust.confusion import Confusion
-from bot.trust.kappa import Z95, Kappa, agreement_weights, counted_kappa, kappa_interval
-from bot.trust.mcnemar import clustered_mcnemar_p, mcnemar_p
 
-__all__ = ["Agreement", "Calibration", "Confusion", "Gap", "Kappa", "LabeledVerdict", "calibrate", "cohen_kappa",
-           "counted_kappa", "kappa_interval", "mean_abs_diff", "most_first", "wilson"]
-
+Z95 = 1.959963984540054  # the standard normal quantile of 0.975
+NAME_WIDTH = 13  # as wide as the corner "judge \ human"; longer class names are cut
+TABLE_WIDTH = 60  # four classes fit this, so the table reads in a narrow Slack message
+GAP = "  "
+CORNER = "judge \\ human"
+TOTAL = "total"
 Class = TypeVar("Class", bound=Hashable)  # what a rater's answers are: pass/fail, or a tag
-PASS_CLASSES = (True, False)
-PASS_NAMES = {True: "pass", False: "fail"}
+KAPPA_BANDS = ((0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial"))  # Landis & Koch
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
@@ -40,9 +37,54 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None
 
 
 def cohen_kappa(pairs: Iterable[tuple[Hashable, Hashable]]) -> float | None:
-    """Cohen's kappa of (judge, human) pairs over the classes either used; may be negative; None where undefined
-    (`counted_kappa`)."""
+    """Cohen's kappa of (judge, human) pairs over the classes either used; may be negative.
+
+    None when there are no pairs, or when either rater used one class only (a judge that passes everything): kappa
+    then says nothing of agreement (0/0 when both used the same class, 0 whatever the agreement otherwise), and is
+    shown as "n/a (one class only)". Perfect agreement over two or more classes is 1.0.
+    """
     return counted_kappa(Counter(pairs))
+
+
+def counted_kappa(counts: Mapping[tuple[Class, Class], int]) -> float | None:
+    """Cohen's kappa (as `cohen_kappa`) of (judge, human) pairs given as how many times each pair occurs."""
+    n = sum(counts.values())
+    if n == 0:
+        return None
+    judge: Counter[Class] = Counter()
+    human: Counter[Class] = Counter()
+    for (first, second), count in counts.items():
+        judge[first] += count
+        human[second] += count
+    if len(+judge) < 2 or len(+human) < 2:
+        return None
+    agreed = sum(count for (first, second), count in counts.items() if first == second)
+    # In whole numbers times n²: with two classes or more on each side, the expected agreement is below 1.
+    expected = sum(count * human[label] for label, count in judge.items())
+    return (n * agreed - expected) / (n * n - expected)
+
+
+def kappa_interval(counts: Mapping[tuple[Class, Class], int], z: float = Z95) -> tuple[float, float] | None:
+    """The 95 % interval of Cohen's kappa (as `counted_kappa`) from its large-sample standard error (Fleiss, Cohen
+    and Everitt 1969, as statsmodels' cohens_kappa gives it); None where kappa is undefined."""
+    kappa = counted_kappa(counts)
+    if kappa is None:
+        return None
+    n = sum(counts.values())
+    share = {pair: count / n for pair, count in counts.items()}
+    judge: Counter[Class] = Counter()
+    human: Counter[Class] = Counter()
+    for (first, second), value in share.items():
+        judge[first] += value  # type: ignore[assignment]
+        human[second] += value  # type: ignore[assignment]
+    expected = sum(value * human[label] for label, value in judge.items())
+    same = sum(value * (1 - (judge[first] + human[first]) * (1 - kappa)) ** 2
+               for (first, second), value in share.items() if first == second)
+    other = (1 - kappa) ** 2 * sum(value * (human[first] + judge[second]) ** 2
+                                   for (first, second), value in share.items() if first != second)
+    variance = max(0.0, (same + other - (kappa - expected * (1 - kappa)) ** 2) / (n * (1 - expected) ** 2))
+    half = z * math.sqrt(variance)
+    return max(-1.0, kappa - half), min(1.0, kappa + half)
 
 
 def mean_abs_diff(pairs: Sequence[tuple[float, float]]) -> float | None:
@@ -52,43 +94,93 @@ def mean_abs_diff(pairs: Sequence[tuple[float, float]]) -> float | None:
     return sum(abs(first - second) for first, second in pairs) / len(pairs)
 
 
-def by_case(items: Iterable[tuple[str | None, Class, Class]]) -> list[Counter[tuple[Class, Class]]]:
-    """The (judge, human) pairs of each case, from (case, judge, human) items, cases in the order of their keys; an
-    item without a case is a case of its own."""
-    cases: dict[str, Counter[tuple[Class, Class]]] = {}
-    for index, (case, judge, human) in enumerate(items):
-        cases.setdefault(f"\x00{index}" if case is None else case, Counter())[judge, human] += 1
-    return [cases[key] for key in sorted(cases)]
+def kappa_text(kappa: float | None, n: int) -> str:
+    """Kappa with its Landis & Koch band, such as "0.62 (substantial)", or why there is none."""
+    if n == 0:
+        return "n/a (no labels)"
+    if kappa is None:
+        return "n/a (one class only)"
+    shown = round(kappa, 2) + 0.0  # the band follows the digits shown; + 0.0 turns -0.0 into 0.0
+    return f"{shown:.2f} ({_band(shown)})"
 
 
-def clustered(cases: Sequence[Mapping[tuple[Class, Class], int]]) -> bool:
-    """Whether some case holds several labels (several people labeled it)."""
-    return any(sum(counts.values()) > 1 for counts in cases)
+def _band(kappa: float) -> str:
+    if kappa < 0:
+        return "poor"
+    return next((name for top, name in KAPPA_BANDS if kappa <= top), "almost perfect")
 
 
-def case_tables(cases: Sequence[Mapping[tuple[Class, Class], int]], classes: Sequence[Class]) -> list[list[list[int]]]:
-    """Each case's pairs as a table of counts, judge's class in rows and the person's in columns, in `classes` order."""
-    return [[[counts.get((judge, human), 0) for human in classes] for judge in classes] for counts in cases]
+def _cut(name: str, width: int) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"
 
 
-def _classes(counts: Mapping[tuple[Class, Class], int], order: Sequence[Class]) -> list[Class]:
-    seen = {label for pair in counts for label in pair}
-    return [*order, *sorted(seen - set(order), key=str)]
+class Confusion(BaseModel):
+    """Counts of (judge class, human class): rows are the judge's classes, columns the human's, in `classes` order."""
 
+    model_config = ConfigDict(frozen=True)
+    classes: list[str]
+    counts: list[list[int]]
 
-def kappa_of(items: Sequence[tuple[str | None, Class, Class]], *, order: Sequence[Class] = (),
-             scale: Sequence[Class] | None = None, names: Mapping[Class, str] | None = None) -> Kappa:
-    """The kappa of (case, judge, human) items, weighted over `scale` when given; its interval a bootstrap over cases
-    where some case holds several labels, else analytic."""
-    counts = Counter((judge, human) for _, judge, human in items)
-    cases = by_case(items)
-    boot = None
-    if clustered(cases):
-        classes = list(scale) if scale else _classes(counts, order)
-        weights = agreement_weights([float(value) for value in scale]) if scale else None  # type: ignore[arg-type]
-        tables = bootstrap.resampled_tables(case_tables(cases, classes))
-        boot = (bootstrap.kappa_interval(tables, weights), len(cases))
-    return Kappa.of(counts, scale=scale, bootstrap=boot, names=names)
+    @model_validator(mode="after")
+    def _square(self) -> Confusion:
+        size = len(self.classes)
+        if len(self.counts) != size or any(len(row) != size for row in self.counts):
+            raise ValueError(f"counts must be {size} rows of {size}")
+        return self
+
+    @classmethod
+    def build(cls, pairs: Iterable[tuple[str, str]], order: Sequence[str] = ()) -> Confusion:
+        """The matrix of (judge, human) pairs: the classes of `order` first, then any others seen, sorted."""
+        counted = list(pairs)
+        seen = {label for pair in counted for label in pair}
+        classes = list(dict.fromkeys(order)) + sorted(seen - set(order))
+        index = {label: position for position, label in enumerate(classes)}
+        counts = [[0] * len(classes) for _ in classes]
+        for judge, human in counted:
+            counts[index[judge]][index[human]] += 1
+        return cls(classes=classes, counts=counts)
+
+    @property
+    def total(self) -> int:
+        """Every pair counted."""
+        return sum(map(sum, self.counts))
+
+    @property
+    def diagonal(self) -> int:
+        """Pairs where the judge and the person gave the same class."""
+        return sum(self.counts[i][i] for i in range(len(self.classes)))
+
+    def row_totals(self) -> list[int]:
+        """Pairs per judge class."""
+        return [sum(row) for row in self.counts]
+
+    def column_totals(self) -> list[int]:
+        """Pairs per human class."""
+        return [sum(column) for column in zip(*self.counts)]
+
+    def table(self) -> list[str]:
+        """The matrix as lines of monospace text, with row and column totals."""
+        total_width = max(len(TOTAL), len(str(self.total)))
+        widths = self._column_widths(total_width)
+        header = [_cut(name, width).rjust(width) for name, width in zip(self.classes, widths)]
+        lines = [self._line(CORNER, header, TOTAL.rjust(total_width))]
+        for name, row, row_total in zip(self.classes, self.counts, self.row_totals()):
+            cells = [str(count).rjust(width) for count, width in zip(row, widths)]
+            lines.append(self._line(_cut(name, NAME_WIDTH), cells, str(row_total).rjust(total_width)))
+        cells = [str(count).rjust(width) for count, width in zip(self.column_totals(), widths)]
+        lines.append(self._line(TOTAL, cells, str(self.total).rjust(total_width)))
+        return lines
+
+    def _column_widths(self, total_width: int) -> list[int]:
+        # Headers share what the row names and the total column leave of the line; a count never gets cut.
+        room = TABLE_WIDTH - NAME_WIDTH - len(GAP) - total_width
+        cap = max(3, min(NAME_WIDTH, room // max(1, len(self.classes)) - len(GAP)))
+        return [max(min(len(name), cap), *(len(str(count)) for count in column))
+                for name, column in zip(self.classes, zip(*self.counts))]
+
+    @staticmethod
+    def _line(name: str, cells: list[str], total: str) -> str:
+        return GAP.join([name.ljust(NAME_WIDTH), *cells, total])
 
 
 class LabeledVerdict(BaseModel):
