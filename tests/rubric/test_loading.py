@@ -429,7 +429,7 @@ def test_unknown_name_without_a_close_match(rubrics):
 
 
 @pytest.mark.parametrize("word", ["help", "stats", "history", "rubrics", "default", "digest", "calibration", "none",
-                                  "budget", "samples", "label", "check"])
+                                  "budget", "samples", "label", "check", "review", "reviewers"])
 def test_a_rubric_named_like_a_command_is_left_out_naming_the_file(tmp_path, word):
     write(tmp_path, mini(word, aliases=[]))
     found = load_rubrics(tmp_path)
