@@ -226,6 +226,10 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
                             f"{labels(found.before)}"), highlight=False)
         for doubt in found.doubts:
             console.print(f"  [yellow]warning[/]: {shown(str(doubt))}", highlight=False)
+    if digest.queue is not None:
+        from bot.trust.review import queue_text
+
+        console.print(f"{queue_text(digest.queue)}.", highlight=False)
     if digest.regressions:
         columns = [Column("#", 3), Column("model under test"), Column("rubric", 1), Column("before", 1),
                    Column("after", 1), Column("question", 2, free_text=True)]

@@ -8,6 +8,7 @@ from typing import Any
 
 from bot.digest.week import Period
 from bot.store import Figures, Spend, Store, channel_stats, spend
+from bot.store.review import ANY_TEAM, QueueState, queue_state
 from bot.store.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
 from bot.trust.report import WEEKS_BEFORE, TrustBar, WeekTrust, weekly_trust
 
@@ -105,6 +106,7 @@ class Digest:
     trend: dict[tuple[str | None, str], list[float | None]] = field(default_factory=dict)
     trust: list[WeekTrust] = field(default_factory=list)
     spend: Spend | None = None  # what the period's judgments cost, per rubric and judge
+    queue: QueueState | None = None  # the channel's review queue, with the cases labeled in the period
 
     @property
     def quiet(self) -> bool:
@@ -148,6 +150,8 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
     charted = period.weeks(weeks)
     trust = week_trust(store, channel_id=channel_id, team_id=team_id, period=period, bar=bar or TrustBar())
     spent = spend(store, channel_id=channel_id, since=start, until=end)
+    queue = queue_state(store, team_id=team_id if team_id is not None or channel_id is None else ANY_TEAM,
+                        channel_id=channel_id, since=start, until=end)
     return Digest(
         channel_id, period, lines,
         regressions=[Regression(_example(row), before, after) for row, before, after in score_drops(
@@ -160,6 +164,7 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
         trend=weekly_means(store, channel_id=channel_id, weeks=[week.utc for week in charted]),
         trust=trust,
         spend=spent,
+        queue=queue if queue.open or queue.labeled else None,
     )
 
 

@@ -21,6 +21,7 @@ from bot.store.models import Feedback, Judgment, Label, ReviewCase, table_of, ut
 OPEN, LABELED = "open", "labeled"
 OFFER_FOR = timedelta(days=1)  # a case offered and not answered returns to the queue after this
 CANDIDATES = 25  # open cases looked at per offer; two reviewers at once each win a different one
+ANY_TEAM = "*"  # a channel's cases in whichever workspace (the terminal's view of a channel id)
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,8 @@ def queue_state(store: Store, *, team_id: str | None, channel_id: str | None, si
                 until: datetime | None = None) -> QueueState:
     """The channel's queue as it stands, with the cases labeled from `since` (to `until`)."""
     table = table_of(ReviewCase)
-    here = (table.c.team_id.is_not_distinct_from(team_id), table.c.channel_id.is_not_distinct_from(channel_id))
+    team = () if team_id == ANY_TEAM else (table.c.team_id.is_not_distinct_from(team_id),)
+    here = (*team, table.c.channel_id.is_not_distinct_from(channel_id))
     with store.engine.connect() as conn:
         open_count, oldest = conn.execute(sa.select(sa.func.count(), sa.func.min(table.c.created_at))
                                           .where(*here, table.c.state == OPEN)).one()
@@ -190,9 +192,6 @@ def random_share_pairs(store: Store, *, team_id: str | None, channel_id: str | N
         query = query.where(labels.c.updated_at >= since)
     with store.engine.connect() as conn:
         return [(bool(judge), bool(person)) for judge, person in conn.execute(query)]
-
-
-ANY_TEAM = "*"  # open_cases of a channel in whichever workspace (the terminal's view of a channel id)
 
 
 def open_cases(store: Store, *, team_id: str | None, channel_id: str | None,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.store import Run, Store
-from bot.store.review import QueuedRow, add_cases, queued_rows
+from bot.store.review import QueuedRow, QueueState, add_cases, queued_rows
 
 RANDOM_AT_LEAST = 3  # the random share of a file is never fewer rows than this (when it has them)
 # Why a case is queued, the first that applies; a case picked at random is marked so whatever its reason.
@@ -89,3 +89,9 @@ def send_to_review(store: Store, run: Run, *, rate: float) -> SentToReview:
                        "reason": pick.reason, "random": pick.random} for pick in picks])
     counted = Counter(pick.reason if not pick.random else RANDOM for pick in picks)
     return SentToReview({reason: counted[reason] for reason in (RANDOM, DISAGREE, SPLIT, UNSURE) if counted[reason]})
+
+
+def queue_text(state: QueueState) -> str:
+    """"Review queue: 12 open, the oldest waiting since 19 Nov; 8 labeled this week"."""
+    oldest = f", the oldest waiting since {state.oldest.day} {state.oldest:%b}" if state.oldest else ""
+    return f"Review queue: {state.open:,} open{oldest}; {state.labeled:,} labeled this week"

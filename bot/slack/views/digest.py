@@ -16,6 +16,7 @@ from bot.slack.views.limits import HEADER_LIMIT, MODEL_ROOM
 from bot.store import DigestSubscription
 from bot.trust.calibration import Agreement, kappa_text
 from bot.trust.report import WeekTrust
+from bot.trust.review import queue_text
 
 QUESTION_ROOM = 120  # characters of a question quoted in a list
 CHANGES_SHOWN = 10  # judge changes listed; a rubric edited all week could otherwise overflow the section
@@ -160,6 +161,8 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
         tail.append(section(changes_text(digest.changes)))
     if digest.trust:
         tail.extend(text_sections(trust_lines(digest.trust), TRUST_HEADING))
+    if digest.queue is not None:
+        tail.append(section(f":mag: {queue_text(digest.queue)} (`/judge review` asks for yours)"))
     if digest.regressions:
         tail.append(section(regressions_text(digest, team_url)))
     if digest.worst:
