@@ -22,6 +22,8 @@ from bot.store.review import case_of, open_cases, queue_state
 from bot.store.reviewers import review_setup
 from bot.trust.review import send_to_review
 from tests.support.forms import inputs, submit_form
+from tests.support.scripted_judge import Script
+from tests.support.slack_files import blocks_text, finished_thread, share, summaries
 from tests.support.slack_server import FakeSlackServer
 from tests.support.slack_side import SIGNING_SECRET, TEAM, SlackSide
 
@@ -96,6 +98,22 @@ async def test_each_case_goes_to_one_reviewer_and_agree_and_skip_move_on(slack: 
     assert "Skipped" in text_of(skipped) and "No case of <#C0GENERAL> waits for your label" in text_of(skipped)
     state = queue_state(store, team_id=TEAM, channel_id=CHANNEL, since=utcnow() - timedelta(days=1))
     assert (state.open, state.labeled) == (2, 1)
+
+
+async def test_a_shared_files_summary_says_which_rows_went_to_review(slack: SlackSide, slack_server, http_bot,
+                                                                    judge_server) -> None:
+    rows = {f"A{n}": "Correct" for n in range(1, 6)} | {"A6": "Generic"}
+    judge_server.responder = Script({"judge-test": {answer: [tag] for answer, tag in rows.items()}})
+    content = "question,reference,answer,human_pass\n" + "".join(
+        f"Q{n}?,In myStudies.,A{n},{'no' if n == 1 else ''}\n" for n in range(1, 7))
+    event = await share(slack, slack_server, content.encode(), text="eth")
+    await finished_thread(slack_server, CHANNEL, event["ts"])
+    card = blocks_text(summaries(slack_server, CHANNEL, event["ts"])[0])
+    # row 1: the uploader said fail where the judge passed; 3 of the 5 rows nobody labeled, at random
+    assert "4 rows sent to review (3 picked at random, 1 contradicting a label)" in card
+    assert "`/judge review` asks for your label" in card
+    cases = open_cases(http_bot.context.store, team_id=TEAM, channel_id=CHANNEL)
+    assert len(cases) == 4 and [judgment.question for case, judgment in cases if case.reason == "disagree"] == ["Q1?"]
 
 
 async def test_blind_review_hides_the_verdict_until_the_label_is_saved(slack: SlackSide, slack_server, http_bot,
