@@ -16,7 +16,6 @@ from bot.records import is_period, period_days
 
 if TYPE_CHECKING:
     from bot.rubric import Rubric
-    from bot.trust.calibration import Calibration
 
 
 async def calibration(ctx: Context) -> int:
@@ -42,7 +41,7 @@ async def calibration(ctx: Context) -> int:
         calibration_views.show_no_labels(ctx.console, f"{where}, {period_text(args.since)}")
         return EXIT_OK
     calibration_views.show_calibration(ctx.console, f"Calibration of {where}, {period_text(args.since)}",
-                                       shown_figures(report.figures))
+                                       calibration_views.shown_figures(report.figures))
     calibration_views.show_doubts(ctx.console, report.doubts, rubric.name, judge_setting(settings))
     return EXIT_OK
 
@@ -84,12 +83,3 @@ def scope_text(rubric: Rubric, channel: str | None, judge_model: str | None) -> 
     where = f"channel {channel}" if channel else "all channels and the terminal"
     judge = f", judge {judge_model}" if judge_model else ""
     return shown(f"{rubric.name} ({rubric.title}), {where}{judge}")
-
-
-def shown_figures(figures: Calibration) -> Calibration:
-    """The figures with every name from outside (judge models, criteria) made safe to print with markup on."""
-    return figures.model_copy(update={  # the confusion table is printed with markup off, as it is
-        "mad": {shown(path): gap for path, gap in figures.mad.items()},
-        "judge_models": {shown(name): count for name, count in figures.judge_models.items()},
-        "rubric_hashes": {shown(name): count for name, count in figures.rubric_hashes.items()},
-    })

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from bot.cli.screen import printable, shown
-from bot.figures import number, percent, plural
+from bot.figures import percent, plural
 
 if TYPE_CHECKING:  # only types: drawing the figures must not load the database or the judge
     from bot.trust.calibration import Calibration
@@ -29,39 +29,38 @@ def _line(console: Console, key: str, value: str) -> None:
     console.print(f"{key:<{KEY_WIDTH - 1}} {value}", highlight=False)  # a key as wide as the column keeps a space
 
 
-def agreement_text(figures: Calibration) -> str:
-    """Agreement on pass/fail with its 95 % Wilson interval, such as "82% (41/50), 95% CI 69%-90%"."""
-    if figures.agreement is None:
-        return "- (no label says pass or fail)"
-    text = f"{percent(figures.agreement)} ({figures.pass_agree}/{figures.pass_n})"
-    if figures.interval is not None:
-        low, high = figures.interval
-        text += f", 95% CI {percent(low)}-{percent(high)}"
-    return text
+def figure_lines(console: Console, figures: Calibration) -> None:
+    """Agreement on pass/fail, both sides' pass rates with McNemar's test, and Cohen's kappa on pass/fail and (when
+    the rubric has a tag) on the tag, each with its interval and n."""
+    from bot.trust.texts import agreement_text, over_labels, pass_rates_text
 
-
-def kappa_lines(console: Console, figures: Calibration) -> None:
-    """Cohen's kappa on pass/fail and, when the rubric has a tag, on the tag."""
-    from bot.trust.calibration import kappa_text
-
-    _line(console, "kappa on pass/fail", kappa_text(figures.kappa_pass, figures.pass_n))
+    _line(console, "agreement on pass/fail", agreement_text(figures))
+    _line(console, "pass rates", pass_rates_text(figures))
+    _line(console, "kappa on pass/fail", shown(figures.kappa_pass.text()))
     if figures.tag_n:
-        _line(console, "kappa on the tag", f"{kappa_text(figures.kappa_tag, figures.tag_n)} over {figures.tag_n} labels")
+        _line(console, "kappa on the tag", over_labels(shown(figures.kappa_tag.text(note=False)), figures.tag_n))
+
+
+def gap_lines(console: Console, figures: Calibration) -> None:
+    """Per numeric criterion: the signed and absolute differences, and an ordinal scale's weighted kappa."""
+    from bot.trust.texts import gap_text
+
+    if figures.gaps:
+        console.print("scores, judge against people:", highlight=False)
+    for criterion, gap in figures.gaps.items():  # criteria are made safe by the caller
+        console.print(f"  {criterion}: {gap_text(gap)}", highlight=False)
 
 
 def show_calibration(console: Console, title: str, figures: Calibration) -> None:
-    """Every figure of the judge against the labels: agreement, kappa, the confusion matrix, gaps, weeks."""
+    """Every figure of the judge against the labels: agreement, pass rates, kappa, the confusion matrix, score gaps,
+    weeks."""
     console.print(f"[bold]{title}[/]", highlight=False)
     _line(console, "labels", str(figures.n))
-    _line(console, "agreement on pass/fail", agreement_text(figures))
-    kappa_lines(console, figures)
+    figure_lines(console, figures)
     if figures.confusion is not None:
         console.print("tags, judge (rows) against people (columns):", highlight=False)
         confusion_lines(console, figures)
-    if figures.mad:
-        console.print("mean absolute difference, judge against people:", highlight=False)
-        for criterion, (count, gap) in figures.mad.items():
-            console.print(f"  {criterion:<{KEY_WIDTH - 2}}{number(gap)} over {count} labels", highlight=False)
+    gap_lines(console, figures)
     console.print("labels per week:", highlight=False)
     for week, count, agreement in figures.by_week:
         console.print(f"  {week}  {count:>5} labels  agreement {percent(agreement)}", highlight=False)
@@ -98,12 +97,9 @@ def show_file_labels(console: Console, labels: FileLabels) -> None:
         return
     console.print(f"[bold]The judge against the file's labels[/] ({figures.n} {plural(figures.n, 'label')})",
                   highlight=False)
-    _line(console, "agreement on pass/fail", agreement_text(figures))
-    kappa_lines(console, figures)
+    figure_lines(console, figures)
     confusion_lines(console, figures)
-    for criterion, (count, gap) in figures.mad.items():
-        _line(console, shown(f"mean absolute difference {criterion}"), f"{number(gap)} over {count} "
-              f"{plural(count, 'label')}")
+    gap_lines(console, shown_figures(figures))
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -145,11 +141,19 @@ def show_check(console: Console, current: tuple[str, Calibration], original: tup
     for name, figures in judges:
         console.print(f"[bold]{name}[/]", highlight=False)
         _line(console, "labels", str(figures.n))
-        _line(console, "agreement on pass/fail", agreement_text(figures))
-        kappa_lines(console, figures)
+        figure_lines(console, figures)
     if original is None:
         console.print("The labels do not say what the original judge gave (no judge_pass or judge_tag column).",
                       highlight=False)
     for condition in gate.conditions(current[1]):
         mark = "[green]ok[/]" if condition.met else "[red]below[/]"
         console.print(f"{mark}: {condition.asked}: {condition.found}", highlight=False)
+
+
+def shown_figures(figures: Calibration) -> Calibration:
+    """The figures with every name from outside (judge models, criteria) made safe to print with markup on."""
+    return figures.model_copy(update={  # the confusion table is printed with markup off, as it is
+        "gaps": {shown(path): gap for path, gap in figures.gaps.items()},
+        "judge_models": {shown(name): count for name, count in figures.judge_models.items()},
+        "rubric_hashes": {shown(name): count for name, count in figures.rubric_hashes.items()},
+    })

@@ -167,20 +167,29 @@ def show_history(console: Console, judgments: Iterable[Judgment]) -> None:
     console.print(fitted_table(console, columns, rows))
 
 
+def people_text(figures: Figures) -> str:
+    """How far people agree with the judge on a model's rows: every label, correction and vote, with its interval
+    and n; a dash when none says pass or fail."""
+    from bot.trust.report import people_agreement
+    from bot.trust.texts import agreement_text
+
+    agreement = people_agreement(figures.said)
+    return DASH if agreement.agreement is None else agreement_text(agreement)
+
+
 def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None:
     """Per model and rubric figures: new judgments, reused verdicts, mean headline, pass rate, tags, judge errors,
-    agreement."""
+    agreement with people's labels."""
     columns = [Column("model under test"), Column("rubric", 1), Column("judged", 2), Column("reused", 4),
                Column("mean headline", 1), Column("pass rate", 2), Column("tags", 5, free_text=True),
                Column("judge errors", 3), Column("people agree", 4)]
     rows = []
     for f in figures:
         tags = ", ".join(f"{tag} {n}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
-        agree = DASH if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
         unsure = "" if f.unsure_rate is None else f" · unsure {f.unsure_rate:.0%}"
         rows.append((f.model_name or DASH, f.rubric_name, str(f.judged), str(f.reused),
                      number(f.mean_headline, 1, missing=DASH), percent(f.pass_rate, missing=DASH) + unsure, tags or DASH,
-                     str(f.errors), agree))
+                     str(f.errors), people_text(f)))
     console.print(fitted_table(console, columns, rows, title=shown(title)))
 
 
@@ -188,13 +197,7 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
     """A channel's digest: per model and rubric figures against the week before, regressions, worst, judge changes,
     and how far people's labels say the judge can be trusted."""
     from bot.digest import signed
-    from bot.trust.calibration import Agreement, kappa_text
-
-    def labels(figures: Agreement) -> str:
-        if not figures.n:
-            return "no labels"
-        agreement = "n/a" if figures.agreement is None else f"{figures.agreement:.0%}"
-        return f"agreement {agreement} · kappa {kappa_text(figures.kappa_pass, figures.pass_n)} · n {figures.n}"
+    from bot.trust.texts import labels_text as labels
 
     if digest.quiet:
         console.print(f"{shown(title)}: no judgments over these 7 days.")
@@ -206,7 +209,7 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
     for line in digest.lines:
         f = line.now
         tags = ", ".join(f"{tag} {n / f.scored:.0%}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
-        agree = DASH if f.agreement is None else f"{f.agreement:.0%} ({f.agreeing}/{f.votes})"
+        agree = people_text(f)
         errors = DASH if line.error_rate is None else f"{line.error_rate:.0%} ({f.errors})"
         unsure = "" if f.unsure_rate is None else f" · unsure {f.unsure_rate:.0%}"
         rows.append((f.model_name or DASH, f.rubric_name, str(f.judged), number(f.mean_headline, 1, missing=DASH),
@@ -222,8 +225,9 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
     if digest.trust:
         console.print("How far to trust the judge this week (people's labels of these judgments):", highlight=False)
     for found in digest.trust:
-        console.print(shown(f"  {found.rubric_name}: this week {labels(found.week)}; the 4 weeks before "
-                            f"{labels(found.before)}"), highlight=False)
+        console.print(shown(f"  {found.rubric_name}"), highlight=False)
+        console.print(shown(f"    this week: {labels(found.week)}"), highlight=False)
+        console.print(shown(f"    the 4 weeks before: {labels(found.before)}"), highlight=False)
         for doubt in found.doubts:
             console.print(f"  [yellow]warning[/]: {shown(str(doubt))}", highlight=False)
     if digest.queue is not None:

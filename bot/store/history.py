@@ -15,6 +15,7 @@ from bot.records import JUDGED, RowState
 from bot.store.billing import billed
 from bot.store.judgments import Store
 from bot.store.models import BilledTally, Feedback, Judgment, JudgmentTally, table_of
+from bot.store.said import Said, said_by_model
 from bot.store.tallies import KEY_LENGTH, channel_key, counted
 
 
@@ -71,6 +72,7 @@ class Figures:
     agreeing: int = 0
     reused: int = 0
     unsure: int = 0  # scored rows whose several judgments (samples, a jury) disagreed
+    said: list[Said] = field(default_factory=list)  # every label and standing vote on its scored rows, per case
 
     @property
     def pass_rate(self) -> float | None:
@@ -79,7 +81,7 @@ class Figures:
 
     @property
     def agreement(self) -> float | None:
-        """Share of human votes that agreed with the judge."""
+        """Share of human votes that agreed with the judge (bot.trust.report.people_agreement counts every label)."""
         return ratio(self.agreeing, self.votes)
 
     @property
@@ -188,7 +190,8 @@ def channel_stats(
     """Per model and rubric figures of one channel (None: the terminal's), added up from the hourly tallies.
 
     `judged` counts new judgments only; verdicts reused from the cache (not billed) are counted in `reused`. The
-    mean, pass rate and tags are over every judged row, reused or not; people's votes are those on its scored rows.
+    mean, pass rate and tags are over every judged row, reused or not; people's votes are those on its scored rows,
+    and `said` every label and standing vote on them.
     """
     rows = counted_in_channel(channel_id, since, until)
     chosen = [] if model is None else [func.lower(rows.c.model_key) == model.lower()[:KEY_LENGTH]]
@@ -214,6 +217,9 @@ def channel_stats(
                 votes=int(votes or 0), agreeing=int(agreeing or 0), reused=int(reused or 0), unsure=int(unsure or 0))
         for key, rubric, tag, count in session.execute(tags):
             figures[(key, rubric)].tags[tag] = int(count)
+    for found, said in said_by_model(store, channel_id=channel_id, since=since, until=until, model=model).items():
+        if found in figures:
+            figures[found].said = said
     return sorted(figures.values(), key=lambda f: ((f.model_name or "").lower(), f.rubric_name))
 
 

@@ -74,7 +74,8 @@ class Scope:
                 and (self.team_id is None or team_id == self.team_id))
 
 
-VOTE_COLUMNS = (col(Feedback.judgment_id), col(Feedback.user_id), col(Feedback.agree), col(Feedback.updated_at))
+VOTE_COLUMNS = (col(Feedback.judgment_id), col(Feedback.user_id), col(Feedback.agree), col(Feedback.updated_at),
+                col(Feedback.case_key))
 # What tells whether a judgment counts, in the order of `Scope.counts`.
 SCOPE_COLUMNS = (col(Judgment.status), col(Judgment.rubric_name), col(Judgment.judge_model), col(Judgment.channel_id),
                  col(Judgment.team_id))
@@ -87,7 +88,7 @@ def _given(column: Any, since: datetime | None, until: datetime | None = None) -
     return [*([column >= since] if since else []), *([column < until] if until else [])]
 
 
-def _standing() -> Any:
+def standing_vote() -> Any:
     """A vote that stands: its person gave no label of the same case (their label stands in for their votes) and no
     later vote on it (on another judgment of the same texts), so that a case counts once a person."""
     later = sa.orm.aliased(Feedback)
@@ -114,7 +115,7 @@ def _joined(store: Store, since: datetime | None, named: Sequence[Any]) -> tuple
         read = session.execute if any(isinstance(item, type) for item in named) else session.connection().execute
         votes = read(
             sa.select(*VOTE_COLUMNS, *SCOPE_COLUMNS, *named).join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
-            .where(*_given(col(Feedback.updated_at), since), _standing()).order_by(col(Feedback.id))).all()
+            .where(*_given(col(Feedback.updated_at), since), standing_vote()).order_by(col(Feedback.id))).all()
     return labels, votes
 
 
@@ -158,8 +159,8 @@ class LabelRow:
 
 @dataclass(frozen=True)
 class VoteRow:
-    """A vote as calibration reads it: Agree or Disagree and when, and the judgment's id, pass/fail, tag, rubric text
-    and judge."""
+    """A vote as calibration reads it: Agree or Disagree, when, and on which case; and the judgment's id, pass/fail,
+    tag, rubric text and judge."""
 
     agree: bool
     at: datetime
@@ -168,6 +169,7 @@ class VoteRow:
     judge_tag: str | None
     rubric_hash: str
     judge_model: str
+    case_key: str | None = None
 
 
 def label_and_vote_rows(store: Store, scope: Scope, since: datetime | None = None, *, outputs: bool = False
@@ -182,8 +184,9 @@ def label_and_vote_rows(store: Store, scope: Scope, since: datetime | None = Non
     labeled = [LabelRow(label, number, passed, tag, rubric_hash, judge_model)
                for label, status, name, judge_model, channel, team, number, passed, tag, rubric_hash in labels
                if scope.counts(status, name, judge_model, channel, team)]
-    voted = [VoteRow(agree, at, number, passed, tag, rubric_hash, judge_model)
-             for _, _, agree, at, status, name, judge_model, channel, team, number, passed, tag, rubric_hash in votes
+    voted = [VoteRow(agree, at, number, passed, tag, rubric_hash, judge_model, case_key)
+             for _, _, agree, at, case_key, status, name, judge_model, channel, team, number, passed, tag, rubric_hash
+             in votes
              if scope.counts(status, name, judge_model, channel, team)]
     found = _outputs(store, sorted({row.judgment_id for row in labeled} | {row.judgment_id for row in voted})) \
         if outputs else {}
@@ -204,7 +207,8 @@ def _outputs(store: Store, ids: list[int]) -> dict[int, Any]:
 class PassGroup:
     """`count` labels or votes on judgments of one rubric that are alike in all pass/fail agreement weighs: the
     judgment's judge and rubric text, the judge's pass/fail, what the person said (a label's pass/fail, or a vote's
-    Agree), and whether they were given from the cut on (`recent`)."""
+    Agree), whether they were given from the cut on (`recent`), and the case (several people's labels of one case
+    are resampled together)."""
 
     rubric_name: str
     judge_model: str
@@ -214,31 +218,32 @@ class PassGroup:
     vote: bool
     recent: bool
     count: int
+    case_key: str | None = None
 
 
 def counted_passes(store: Store, *, channel_id: str | None, team_id: str | None, since: datetime, until: datetime,
                    cut: datetime) -> list[PassGroup]:
     """The labels and votes given in [since, until) on scored judgments in the channel (None: the terminal's) of
-    every rubric, as `label_and_vote_rows` reads them one by one, counted in the database instead.
+    every rubric, as `label_and_vote_rows` reads them one by one, counted in the database instead, per case.
 
     The groups are read from the labels and votes joined to their judgments by id, as `_joined` reads them, and
-    narrowed to the channel after: there are few groups, whatever the number of votes.
+    narrowed to the channel after: there are as many groups as labeled cases, whatever the number of votes on them.
     """
     scope = Scope(None, channel_id=channel_id, team_id=team_id)
     alike = (*SCOPE_COLUMNS, col(Judgment.rubric_hash), col(Judgment.passed))
-    by_label = (col(Label.passed), col(Label.updated_at) >= cut)
-    by_vote = (col(Feedback.agree), col(Feedback.updated_at) >= cut)
+    by_label = (col(Label.passed), col(Label.updated_at) >= cut, col(Label.case_key))
+    by_vote = (col(Feedback.agree), col(Feedback.updated_at) >= cut, col(Feedback.case_key))
     labels = (sa.select(*alike, *by_label, sa.func.count()).select_from(Label)
               .join(Judgment, col(Judgment.id) == col(Label.judgment_id))
               .where(*_given(col(Label.updated_at), since, until)).group_by(*alike, *by_label))
     votes = (sa.select(*alike, *by_vote, sa.func.count()).select_from(Feedback)
              .join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
-             .where(*_given(col(Feedback.updated_at), since, until), _standing()).group_by(*alike, *by_vote))
+             .where(*_given(col(Feedback.updated_at), since, until), standing_vote()).group_by(*alike, *by_vote))
     with store.engine.connect() as conn:
         label_rows, vote_rows = conn.execute(labels).all(), conn.execute(votes).all()
-    return [PassGroup(name, judge_model, rubric_hash, judge_passed, said, vote, bool(recent), count)
+    return [PassGroup(name, judge_model, rubric_hash, judge_passed, said, vote, bool(recent), count, case_key)
             for rows, vote in ((label_rows, False), (vote_rows, True))
-            for status, name, judge_model, channel, team, rubric_hash, judge_passed, said, recent, count in rows
+            for status, name, judge_model, channel, team, rubric_hash, judge_passed, said, recent, case_key, count in rows
             if scope.counts(status, name, judge_model, channel, team)]
 
 

@@ -40,14 +40,15 @@ def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None 
             judge_passed=row.judge_passed, judge_tag=row.judge_tag,
             judge_values=numbers_at(outputs.get(row.judgment_id), numeric), judge_model=row.judge_model,
             rubric_hash=row.rubric_hash, human_passed=label.passed, human_tag=label.tag,
-            human_values=numbers_at(label.values, numeric, dotted=True), labeled_at=label.updated_at))
+            human_values=numbers_at(label.values, numeric, dotted=True), labeled_at=label.updated_at,
+            case=label.case_key))
     for vote in votes:
         values = numbers_at(outputs.get(vote.judgment_id), numeric) if numeric else {}
         said = vote_as_label(vote.agree, passed=vote.judge_passed, tag=vote.judge_tag, values=values)
         found.append(LabeledVerdict(
             judge_passed=vote.judge_passed, judge_tag=vote.judge_tag, judge_values=values, judge_model=vote.judge_model,
             rubric_hash=vote.rubric_hash, human_passed=said.passed, human_tag=said.tag, human_values=said.values,
-            labeled_at=vote.at))
+            labeled_at=vote.at, case=vote.case_key))
     return sorted(found, key=lambda verdict: verdict.labeled_at)
 
 

@@ -26,6 +26,7 @@ from bot.trust.labels import (
     repeated_columns,
     tag_order,
 )
+from bot.trust.texts import agreement_text
 
 MIN_AGREEMENT = 0.8  # the gate when --min-agreement does not say
 MIN_LABELS = 20  # labels a check needs before its figures say anything (--min-labels)
@@ -110,19 +111,26 @@ def check_figures(cases: list[CheckCase], judged: dict[int, Judgment],
         human = complete(case.human, rubric)
         if judgment is not None and scored:
             current.append(verdict_pair(judgment.passed, judgment.tag, judgment.judge_model, human.passed, human.tag,
-                                        now, judgment.rubric_hash))
+                                        now, judgment.rubric_hash, case_of(case)))
         if case.original is not None:
             passed, tag, model = case.original
-            original.append(verdict_pair(passed, tag, model or "an unnamed judge", human.passed, human.tag, now, ""))
+            original.append(verdict_pair(passed, tag, model or "an unnamed judge", human.passed, human.tag, now, "",
+                                         case_of(case)))
     tags = tag_order(rubric)
     return calibrate(current, tags=tags), calibrate(original, tags=tags) if original else None
 
 
+def case_of(case: CheckCase) -> str:
+    """The case a labeled row is of, by its texts: several people's labels of it are resampled together."""
+    return "\x1f".join((case.row.question, case.row.reference, case.row.answer))
+
+
 def verdict_pair(judge_passed: bool | None, judge_tag: str | None, judge_model: str, human_passed: bool | None,
-                 human_tag: str | None, at: datetime, rubric_hash: str) -> LabeledVerdict:
+                 human_tag: str | None, at: datetime, rubric_hash: str, case: str | None = None) -> LabeledVerdict:
     """One (judge, person) pair as calibration reads it."""
     return LabeledVerdict(judge_passed=judge_passed, judge_tag=judge_tag, human_passed=human_passed,
-                          human_tag=human_tag, labeled_at=at, judge_model=judge_model, rubric_hash=rubric_hash)
+                          human_tag=human_tag, labeled_at=at, judge_model=judge_model, rubric_hash=rubric_hash,
+                          case=case)
 
 
 @dataclass(frozen=True)
@@ -159,14 +167,15 @@ class Gate:
             low = figures.interval[0]
             said, asked = percents_apart(low, self.min_agreement)
             found.append(Condition(f"the 95% interval of agreement above {asked} (--min-agreement)",
-                                   f"{said} at its lower bound (agreement {figures.agreement:.0%}, 95% CI "
-                                   f"{low:.0%}-{figures.interval[1]:.0%})", low >= self.min_agreement))
+                                   f"{said} at its lower bound (agreement {agreement_text(figures)})",
+                                   low >= self.min_agreement))
         if self.min_kappa is not None:
-            bounds = figures.kappa_pass_interval
+            kappa = figures.kappa_pass
+            bounds = kappa.interval
             found.append(Condition(f"the 95% interval of kappa above {self.min_kappa:.2f} (--min-kappa)",
-                                   "n/a (one class only)" if bounds is None else
-                                   f"{bounds[0]:.2f} at its lower bound (kappa {figures.kappa_pass:.2f}, 95% CI "
-                                   f"{bounds[0]:.2f}-{bounds[1]:.2f})", bounds is not None and bounds[0] >= self.min_kappa))
+                                   kappa.text() if bounds is None else
+                                   f"{bounds[0]:.2f} at its lower bound (kappa {kappa.text()})",
+                                   bounds is not None and bounds[0] >= self.min_kappa))
         return found
 
     def passes(self, figures: Calibration) -> bool:

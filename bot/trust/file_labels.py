@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from bot.records import RowState
 from bot.rubric import Rubric
 from bot.store import Run, Store
+from bot.store.case_keys import judgment_case
 from bot.store.labels import save_label
 from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
 from bot.trust.labels import (
@@ -16,6 +17,7 @@ from bot.trust.labels import (
     label_columns,
     numbers_at,
     numeric_paths,
+    ordinal_scales,
     read_label,
     repeated_columns,
     spelled,
@@ -55,7 +57,7 @@ def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
         return found
     by_column = next((header for header in run.columns or [] if spelled(header) in (LABELED_BY, "labelled_by")), None)
     numeric = numeric_paths(rubric)
-    labeled: list[LabeledVerdict] = []
+    labeled: dict[tuple[str, str], LabeledVerdict] = {}  # one per case and person: a later row replaces an earlier
     for row in store.iter_judgments(run.id):
         if row.status != RowState.SCORED:
             continue
@@ -72,11 +74,15 @@ def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
         label = complete(human, rubric)
         save_label(store, judgment=row, user_id=labeler, source="file", values=label.values, passed=label.passed,
                    pass_from=label.pass_from, tag=label.tag, headline=label.headline, note=None)
-        labeled.append(LabeledVerdict(
+        case = judgment_case(row)
+        labeled.pop((case, labeler), None)
+        labeled[case, labeler] = LabeledVerdict(
             judge_passed=row.passed, judge_tag=row.tag, judge_values=numbers_at(row.output, numeric),
             human_passed=label.passed, human_tag=label.tag, human_values=numbers_at(label.values, numeric, dotted=True),
-            labeled_at=row.judged_at or row.created_at, judge_model=row.judge_model, rubric_hash=row.rubric_hash))
-    found.calibration = calibrate(labeled, tags=tag_order(rubric), criteria=numeric)
+            labeled_at=row.judged_at or row.created_at, judge_model=row.judge_model, rubric_hash=row.rubric_hash,
+            case=case)
+    found.calibration = calibrate(labeled.values(), tags=tag_order(rubric), criteria=numeric,
+                                  scales=ordinal_scales(rubric))
     return found
 
 

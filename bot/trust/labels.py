@@ -19,6 +19,7 @@ GIVEN, RULE = "given", "rule"  # a label's pass/fail: as the person gave it, or 
 TRUE_WORDS = frozenset({"true", "yes", "y", "1", "pass", "passed"})
 FALSE_WORDS = frozenset({"false", "no", "n", "0", "fail", "failed"})
 LABELED_KINDS = ("enum", "integer", "number", "boolean")  # what a person can say of a verdict in a cell
+ORDINAL_LEVELS = 11  # an integer field of at most this many values (0-10) is an ordinal scale with a weighted kappa
 Value = TypeVar("Value")
 
 
@@ -59,6 +60,14 @@ def tag_order(rubric: Rubric) -> list[str]:
 def numeric_paths(rubric: Rubric) -> list[str]:
     """The numeric fields a person can label, whose differences calibration measures."""
     return [path for path, spec in labelable(rubric).items() if spec.type in ("integer", "number")]
+
+
+def ordinal_scales(rubric: Rubric) -> dict[str, list[int]]:
+    """The integer fields with a small range (such as eth's 0-2), by path, each with its values lowest first: their
+    agreement is a linearly weighted kappa (1 against 2 is nearer than 0 against 2)."""
+    return {path: list(range(int(spec.min), int(spec.max) + 1)) for path, spec in labelable(rubric).items()
+            if spec.type == "integer" and spec.min is not None and spec.max is not None
+            and 1 <= spec.max - spec.min < ORDINAL_LEVELS}
 
 
 def spelled(header: str) -> str:

@@ -4,17 +4,19 @@ report for the terminal, Slack and the digest alike."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from bot.config import Settings
 from bot.rubric import Rubric
 from bot.store import Store
 from bot.store.history import newest_judge
 from bot.store.labels import PassGroup, counted_passes
-from bot.trust.calibration import Agreement, Calibration, LabeledVerdict, calibrate, most_first
+from bot.trust.calibration import Agreement, Calibration, LabeledVerdict, by_case, calibrate, most_first
 from bot.trust.cases import labeled_verdicts
-from bot.trust.labels import numeric_paths, tag_order, vote_as_label
+from bot.trust.labels import numeric_paths, ordinal_scales, tag_order, vote_as_label
 
 WEEKS_BEFORE = 4  # the digest sets a week's labels against the labels of this many weeks before it together
 HASH_SHOWN = 7  # characters of a rubric's hash shown to tell two texts of it apart
@@ -178,7 +180,7 @@ def rubric_trust(store: Store, *, rubric_name: str, rubric: Rubric | None, chann
     labels = labeled_verdicts(store, rubric_name=rubric_name, judge_model=judge_model, channel_id=channel_id,
                               team_id=team_id, since=since, numeric=numeric, everywhere=everywhere)
     tags, criteria = axes(rubric, labels)
-    figures = calibrate(labels, tags=tags, criteria=criteria)
+    figures = calibrate(labels, tags=tags, criteria=criteria, scales=ordinal_scales(rubric) if rubric else None)
     if now is None:
         now = judge_in_use(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id)
     return RubricTrust(rubric_name, figures, now, doubts(figures, now, bar, GivenOn.of(figures)))
@@ -189,7 +191,7 @@ def weekly_trust(store: Store, *, channel_id: str | None, team_id: str | None, s
     """Per rubric with labels in [since, until): the pass/fail agreement of those given from `cut` on (the week)
     against those given before it (the weeks before).
 
-    The labels are counted in the database: a week of thousands of votes costs what a few dozen groups cost.
+    The labels are counted in the database, per case: a case many people voted on alike costs one group.
     """
     by_rubric: dict[str, list[PassGroup]] = {}
     for group in counted_passes(store, channel_id=channel_id, team_id=team_id, since=since, until=until, cut=cut):
@@ -204,10 +206,34 @@ def weekly_trust(store: Store, *, channel_id: str | None, team_id: str | None, s
     return found
 
 
-def _agreement(counts: list[PassGroup]) -> Agreement:
+class Said(Protocol):
+    """People's labels or votes counted alike: the judge's pass/fail, what the person said (a label's pass/fail, or a
+    vote's Agree), whether it was a vote, the case, and how many."""
+
+    @property
+    def judge_passed(self) -> bool | None: ...
+    @property
+    def said(self) -> bool | None: ...
+    @property
+    def vote(self) -> bool: ...
+    @property
+    def case_key(self) -> str | None: ...
+    @property
+    def count(self) -> int: ...
+
+
+def people_agreement(said: Sequence[Said]) -> Agreement:
+    """The pass/fail figures of counted labels and votes (a vote read by `vote_as_label`), such as the stats' "people
+    agree" of every label, correction and vote on a model's judgments."""
+    return _agreement(said)
+
+
+def _agreement(counts: Sequence[Said]) -> Agreement:
     passes: Counter[tuple[bool, bool]] = Counter()
+    items: list[tuple[str | None, bool, bool]] = []
     for group in counts:
         human = vote_as_label(bool(group.said), passed=group.judge_passed).passed if group.vote else group.said
         if group.judge_passed is not None and human is not None:
             passes[group.judge_passed, human] += group.count
-    return Agreement.counted(sum(group.count for group in counts), passes)
+            items += [(group.case_key, group.judge_passed, human)] * group.count
+    return Agreement.counted(sum(group.count for group in counts), passes, by_case(items))

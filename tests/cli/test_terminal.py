@@ -100,4 +100,4 @@ def test_small_words_agree_with_their_numbers(tmp_path) -> None:
     console = Console(file=io.StringIO(), width=200)
     show_file_labels(console, FileLabels(columns=["human_pass"], calibration=calibrate([pair], criteria=["correctness"])))
     printed = console.file.getvalue()  # type: ignore[attr-defined]
-    assert "(1 label)" in printed and "mean absolute difference correctness 0.48 over 1 label" in printed
+    assert "(1 label)" in printed and "the judge scores 0.48 higher, mean absolute difference 0.48 (1 label)" in printed

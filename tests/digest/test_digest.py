@@ -561,11 +561,15 @@ def test_digest_message_shows_the_week_the_changes_and_every_tag(store, history,
         "*m1* · `academic` · 2 judged\nmean *80.0*/100 ▲ 20.0 · pass *100%* ▲ 100.0 pts · judge errors 50% (1)",
         "*m1* · `eth` · 6 judged\nmean *56.2*/100 ▼ 13.8 · pass *50%* ▼ 16.7 pts · judge errors 33% (2)\n"
         "correct 50% · generic 25% · refusal 25% · hallucination 0%\n"
-        "people agree with the judge: 67% (2 of 3 votes)",
+        "people agree with the judge: 0% (0/1), 95% CI 0%-79% (Wilson); few labels (n = 1)",
         "*m2* · `eth` · 2 judged · _new this week_\nmean *62.5*/100 · pass *50%* · judge errors 0%\n"
         "correct 50% · generic 0% · refusal 0% · hallucination 50%\n"
-        "people agree with the judge: 0% (0 of 1 votes)",
+        "people agree with the judge: 0% (0/1), 95% CI 0%-79% (Wilson); few labels (n = 1)",
     ]
+    # Every row asks "Q" with reference "R" and answer "A": one case, so each person's latest vote on it counts once.
+    # U1's latest is their Disagree on m2's row, U2's their Disagree on m1's: 0 of 1 each (Wilson's 0%-79%), where
+    # the tally counts every vote (m1: 2 of 3 agreeing).
+    assert (digest.lines[1].now.votes, digest.lines[1].now.agreeing) == (3, 2)
     assert tag_values(rubrics, "eth") == ["Correct", "Generic", "Refusal", "Hallucination"]
     assert tag_values(rubrics, "academic") == [] and tag_values(rubrics, "no-such-rubric") == []
     # m1 on eth asked the same question "Q" with a mean of 70 last week and 56.25 now: a regression of 13.75.

@@ -126,12 +126,16 @@ async def test_calibration_shows_hand_counted_figures_of_this_channel_only(slack
     head, figures, table, details = texts(reply)
     assert "<#C0GENERAL>" in head and "all time" in head
     # pass/fail (judge, person): TT TF FF FT TT FF TT FF: 6 of 8 agree = 75%. Wilson 95%: centre 0.6689, half
-    # 0.2596: 41%-93%. Kappa: po 0.75, pe (4*4 + 4*4)/64 = 0.5, (0.75-0.5)/0.5 = 0.50.
+    # 0.2596: 41%-93%. Kappa: po 0.75, pe (4*4 + 4*4)/64 = 0.5, (0.75-0.5)/0.5 = 0.50; statsmodels' cohens_kappa on
+    # [[3, 1], [1, 3]]: (-0.1001, 1.1001), kept within -1..1. Both pass 4 of 8; McNemar (exact, 1 against 1): p = 1.
     # tags agree 6 of 8; judge Correct 4 Generic 2 Refusal 1 Hallucination 1, people 4 2 0 2:
-    # pe = (16 + 4 + 0 + 2)/64 = 0.34375, kappa = (0.75 - 0.34375)/0.65625 = 0.619.
+    # pe = (16 + 4 + 0 + 2)/64 = 0.34375, kappa = (0.75 - 0.34375)/0.65625 = 0.619; statsmodels' (0.1802, 1.0579).
     assert figures.splitlines()[0].endswith("*8 label(s)*")
-    assert "agreement on pass/fail *75%* (6 of 8) · 95% interval 41%–93%" in figures
-    assert "Cohen's kappa on pass/fail 0.50 (moderate) · on the tag 0.62 (substantial) (8 labels)" in figures
+    assert "*agreement on pass/fail* 75% (6/8), 95% CI 41%-93% (Wilson); few labels (n = 8)" in figures
+    assert "*pass rates* the judge passes 50%, people 50%, McNemar p = 1.00; few labels (n = 8)" in figures
+    assert ("*Cohen's kappa on pass/fail* 0.50, 95% CI -0.10-1.00: poor to almost perfect; few labels (n = 8)"
+            in figures)
+    assert "*on the tag* 0.62, 95% CI 0.18-1.00: slight to almost perfect over 8 labels; few labels (n = 8)" in figures
     assert ":warning:" not in figures  # 8 labels are fewer than 20, and the judge is the one labeled
     assert table.splitlines()[1:] == [
         "```judge \\ human  Correct  Generic  Refusal  Halluci…  total",
@@ -140,11 +144,25 @@ async def test_calibration_shows_hand_counted_figures_of_this_channel_only(slack
         "Refusal              1        0        0         0      1",
         "Hallucination        0        0        0         1      1",
         "total                4        2        0         2      8```"]
-    # correctness |judge - person|: 0 2 0 2 0 0 0 0 -> 4/8; completeness: 1 0 0 0 0 0 0 1 -> 2/8
-    assert "mean absolute difference: `correctness` 0.50 (8 labels) · `completeness` 0.25 (8 labels)" in details
+    # correctness judge - person: 0 +2 0 -2 0 0 0 0 -> the same on average, 4/8 apart; completeness: +1 0 0 0 0 0 0 -1
+    # -> the same, 2/8 apart. Linear weighted kappa (sklearn's cohen_kappa_score(weights="linear", labels=[0, 1, 2])):
+    # correctness 0.4286, completeness 0.6923; statsmodels' intervals (-0.2089, 1.0661) and (0.3274, 1.0572)
+    assert ("`correctness`: the judge scores the same on average, mean absolute difference 0.50 (8 labels); weighted "
+            "kappa 0.43, 95% CI -0.21-1.00: poor to almost perfect; few labels (n = 8)") in details
+    assert ("`completeness`: the judge scores the same on average, mean absolute difference 0.25 (8 labels); weighted "
+            "kappa 0.69, 95% CI 0.33-1.00: fair to almost perfect; few labels (n = 8)") in details
     assert f"labels per week (agreement): {iso_week(utcnow())} 8 (75%)" in details
     shown = json.dumps(reply, ensure_ascii=False)
     assert "OtherChannel" not in shown and "OtherTeam" not in shown
+
+
+async def test_stats_count_every_correction_and_vote(slack, slack_server, http_bot) -> None:
+    eight_labels(http_bot.context.store)
+    reply = await reply_to(slack, slack_server, "stats")
+    [entry] = [text for text in texts(reply) if "model not named" in text]
+    # five corrections and three Agree votes, as `/judge calibration` counts them above: 6 of 8 (the tally's votes
+    # alone would say 3 of 3)
+    assert entry.endswith("people agree with the judge: 75% (6/8), 95% CI 41%-93% (Wilson); few labels (n = 8)")
 
 
 async def test_calibration_of_a_period_leaves_older_labels_out(slack, slack_server, http_bot) -> None:
@@ -156,8 +174,13 @@ async def test_calibration_of_a_period_leaves_older_labels_out(slack, slack_serv
         session.commit()
     reply = await reply_to(slack, slack_server, "calibration eth 30d")
     figures = texts(reply)[1]
-    # left: corrections J2 (T, F) and J8 (F, F), and the three Agree votes (TT FF TT): 4 of 5 agree
-    assert "*5 label(s)*" in figures and "*80%* (4 of 5)" in figures
+    # left: corrections J2 (T, F) and J8 (F, F), and the three Agree votes (TT FF TT): 4 of 5 agree;
+    # statsmodels' proportion_confint(4, 5, method="wilson") (0.3755, 0.9638); cohens_kappa on [[2, 1], [0, 2]]
+    # 0.6154 (-0.0070, 1.2378)
+    assert "*5 label(s)*" in figures and "75%" not in figures
+    assert "*agreement on pass/fail* 80% (4/5), 95% CI 38%-96% (Wilson); few labels (n = 5)" in figures
+    assert ("*Cohen's kappa on pass/fail* 0.62, 95% CI -0.01-1.00: poor to almost perfect; few labels (n = 5)"
+            in figures)
     assert "last 30 days" in texts(reply)[0]
 
 
@@ -168,13 +191,19 @@ async def test_calibration_warns_of_low_agreement_and_of_a_judge_not_the_one_lab
         judgment = judged(store, passed=True, tag="Correct")
         corrected(store, judgment, passed=index < 13, tag="Correct" if index < 13 else "Generic")
     first = texts(await reply_to(slack, slack_server, "calibration eth"))[1]
-    assert "*68%* (13 of 19)" in first and ":warning:" not in first
+    # proportion_confint(13, 19, method="wilson") (0.4601, 0.8464); a judge that passes everything: kappa n/a, and
+    # McNemar's exact test on 6 labels only the judge passed, none only people: p = 0.03125
+    assert "68% (13/19), 95% CI 46%-85% (Wilson); few labels (n = 19)" in first and ":warning:" not in first
+    assert "*pass rates* the judge passes 100%, people 68%, McNemar p = 0.03; few labels (n = 19)" in first
+    assert ("*Cohen's kappa on pass/fail* n/a (one class only: the judge said pass every time); few labels (n = 19)"
+            in first)
 
     corrected(store, judged(store, passed=True, tag="Correct"), passed=True, tag="Correct")  # 14 of 20: 70%
     # the judge now: another model and another text of the rubric, on a judgment nobody labeled
     judged(store, passed=True, tag="Correct", judge_model="judge-b", rubric_hash="b" * 16, version="2.0")
     second = texts(await reply_to(slack, slack_server, "calibration eth", count=2))[1]
-    assert "*70%* (14 of 20)" in second
+    # proportion_confint(14, 20, method="wilson") (0.4810, 0.8545): 20 labels are not few
+    assert "*agreement on pass/fail* 70% (14/20), 95% CI 48%-85% (Wilson)\n" in second
     warnings = [line for line in second.splitlines() if line.startswith(":warning:")]
     assert warnings == [
         ":warning: The judge agrees with people on pass/fail in 70% of 20 labels, below the 75% expected: read its "
@@ -226,6 +255,16 @@ def backdate(store: Store, judgment_ids: list[int], days: int) -> None:
         session.commit()
 
 
+# this week: 3 of 4 = 75%, proportion_confint(3, 4, method="wilson") (0.3006, 0.9544); the judge passes 3, people 2:
+# McNemar exact p = 1; kappa: judge T 3 F 1, people T 2 F 2, pe = (6 + 2)/16 = 0.5, (0.75 - 0.5)/0.5 = 0.50,
+# statsmodels' cohens_kappa on [[2, 1], [0, 1]] (-0.235, 1.235). The 4 weeks before: 2 of 2, Wilson (0.3424, 1);
+# pe = (1 + 1)/4 = 0.5, kappa (1 - 0.5)/0.5 = 1.00, an interval of no width.
+WEEK_LINES = ("this week: agreement 75% (3/4), 95% CI 30%-95% (Wilson) · the judge passes 75%, people 50%, McNemar "
+              "p = 1.00 · kappa 0.50, 95% CI -0.23-1.00: poor to almost perfect · few labels (n = 4)",
+              "the 4 weeks before: agreement 100% (2/2), 95% CI 34%-100% (Wilson) · the judge passes 50%, people 50%, "
+              "McNemar p = 1.00 · kappa 1.00, 95% CI 1.00-1.00: almost perfect · few labels (n = 2)")
+
+
 def labeled_weeks(store: Store) -> None:
     """This week: TT TT FF TF (3 of 4); ten days ago: TT FF (2 of 2); and a judge that changed since."""
     for passed, human in ((True, True), (True, True), (False, False), (True, False)):
@@ -253,10 +292,7 @@ async def test_the_digest_says_how_far_to_trust_the_judge(bot_settings, slack_se
     blocks = post["blocks"] if isinstance(post["blocks"], list) else json.loads(post["blocks"])
     [trust] = [block["text"]["text"] for block in blocks
                if block["type"] == "section" and "How far to trust the judge" in block["text"]["text"]]
-    # this week: 3 of 4 = 75%; kappa: judge T 3 F 1, people T 2 F 2, pe = (6 + 2)/16 = 0.5, (0.75 - 0.5)/0.5 = 0.50
-    # the 4 weeks before: 2 of 2; pe = (1 + 1)/4 = 0.5, kappa (1 - 0.5)/0.5 = 1.00
-    assert ("• `eth` · this week: agreement *75%* · kappa 0.50 (moderate) · n 4 · the 4 weeks before: agreement "
-            "*100%* · kappa 1.00 (almost perfect) · n 2") in trust
+    assert WEEK_LINES[0] in trust and WEEK_LINES[1] in trust
     assert ":warning: The judge agrees with people on pass/fail in 75% of 4 labels, below the 80% expected" in trust
     assert "Most labels (6 of 6) were given on judge model judge-a; the judge now is judge-b" in trust
     [sampled] = [block["text"]["text"] for block in blocks
@@ -274,8 +310,7 @@ def test_the_terminal_digest_and_stats_show_the_same(store: Store, rubrics) -> N
     show_digest(console, digest, "digest")
     show_stats(console, channel_stats(store, channel_id="C0GENERAL"), "stats")
     printed = console.export_text()
-    assert ("eth: this week agreement 75% · kappa 0.50 (moderate) · n 4; the 4 weeks before agreement 100% · "
-            "kappa 1.00 (almost perfect) · n 2") in printed
+    assert WEEK_LINES[0] in printed and WEEK_LINES[1] in printed
     assert "warning: The judge agrees with people on pass/fail in 75% of 4 labels, below the 80% expected" in printed
     assert "the judge now is judge-b" in printed
     assert printed.count("0% · unsure 100%") == 2  # sampled-bot: 0 of 1 passed, 1 of 1 unsure; in both tables

@@ -53,6 +53,7 @@ from bot.slack.views.home import HOME_JUDGMENTS, home_view
 from bot.slack.views.limits import INPUT_LIMIT, MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, VIEW_BLOCKS
 from bot.store.history import Figures
 from bot.store.models import Judgment
+from bot.store.said import Said
 from tests.support.scored_judgments import ETH_CORRECT, scored
 
 TEAM_URL = "https://judgebot-test.slack.com/"
@@ -704,14 +705,19 @@ def test_empty_history_says_so():
 
 
 def test_stats_message_shows_the_figures():
+    # people said: an Agree vote on a pass and one on a fail, a correction that passes a pass and one that fails it
+    said = [Said(True, True, True, "c1", 1), Said(False, True, True, "c2", 1), Said(True, True, False, "c3", 1),
+            Said(True, False, False, "c4", 1)]
     figures = [Figures("m1", "eth", judged=5, scored=4, mean_headline=62.5, passed=2, errors=1,
-                       tags={"Correct": 2, "Generic": 1, "Refusal": 1}, votes=3, agreeing=2),
+                       tags={"Correct": 2, "Generic": 1, "Refusal": 1}, votes=2, agreeing=2, said=said),
                Figures(None, "benchmark", judged=1, scored=0, errors=1)]
     message = stats_message(figures, "C0GENERAL", days=7, model=None)
     header, first, second = sections(message)
     assert header == "*Stats in <#C0GENERAL>, last 7 days*"
     assert first == ("*m1* · `eth`\n5 judged · mean 62/100 · pass 50% · 1 judge error(s)\n"
-                     "tags: Correct 2, Generic 1, Refusal 1\npeople agree with the judge: 67% (2/3 votes)")
+                     "tags: Correct 2, Generic 1, Refusal 1\n"
+                     # 3 of 4; statsmodels' proportion_confint(3, 4, method="wilson") (0.3006, 0.9544)
+                     "people agree with the judge: 75% (3/4), 95% CI 30%-95% (Wilson); few labels (n = 4)")
     assert second == "*_model not named_* · `benchmark`\n1 judged · 1 judge error(s)"
     assert message["text"] == "judgebot stats, last 7 days"
 

@@ -9,15 +9,17 @@ import pytest
 
 from bot.figures import iso_week
 from bot.trust.calibration import (
-    Calibration,
+    PASS_NAMES,
     Confusion,
+    Gap,
+    Kappa,
     LabeledVerdict,
     calibrate,
     cohen_kappa,
-    kappa_text,
     mean_abs_diff,
     wilson,
 )
+from bot.trust.kappa import band
 
 ETH_TAGS = ("Correct", "Generic", "Refusal", "Hallucination")
 ETH_CRITERIA = ("correctness", "completeness")
@@ -73,7 +75,12 @@ def test_kappa_of_a_rater_with_one_class_only_is_undefined():
     assert cohen_kappa([("A", "B")] * 3) is None
     # A judge that passes everything: kappa 0 whatever the agreement, so none is given.
     assert cohen_kappa([(True, True)] * 17 + [(True, False)] * 3) is None
-    assert kappa_text(cohen_kappa([(True, False)] * 5), 5) == "n/a (one class only)"
+    assert Kappa.of({(True, False): 25}, names=PASS_NAMES).text() == (
+        "n/a (one class only: the judge said pass every time, people said fail every time)")
+    lenient = Kappa.of({(True, True): 17, (True, False): 3}, names=PASS_NAMES)
+    assert lenient.text() == "n/a (one class only: the judge said pass every time)"
+    assert Kappa.of({("Correct", "Correct"): 2, ("Generic", "Correct"): 3}).text() == (
+        "n/a (one class only: people said Correct every time); few labels (n = 5)")
 
 
 def test_kappa_perfect_agreement():
@@ -85,24 +92,31 @@ def test_kappa_no_pairs():
     assert cohen_kappa([]) is None
 
 
-@pytest.mark.parametrize(("kappa", "n", "text"), [
-    (0.62, 10, "0.62 (substantial)"),
-    (-0.5, 3, "-0.50 (poor)"),
-    (0.0, 3, "0.00 (slight)"),
-    (0.20, 5, "0.20 (slight)"),
-    (0.21, 5, "0.21 (fair)"),
-    (0.40, 5, "0.40 (fair)"),
-    (6 / 11, 10, "0.55 (moderate)"),
-    (0.8, 5, "0.80 (substantial)"),
-    (0.804, 5, "0.80 (substantial)"),  # the band follows the digits shown
-    (0.81, 5, "0.81 (almost perfect)"),
-    (1.0, 5, "1.00 (almost perfect)"),
-    (-0.001, 5, "0.00 (slight)"),  # not "-0.00"
-    (None, 4, "n/a (one class only)"),
-    (None, 0, "n/a (no labels)"),
+@pytest.mark.parametrize(("kappa", "name"), [
+    (-0.5, "poor"), (0.0, "slight"), (0.20, "slight"), (0.21, "fair"), (0.40, "fair"), (6 / 11, "moderate"),
+    (0.8, "substantial"), (0.81, "almost perfect"), (1.0, "almost perfect"),
 ])
-def test_kappa_text(kappa: float | None, n: int, text: str):
-    assert kappa_text(kappa, n) == text
+def test_landis_and_koch_bands(kappa: float, name: str):
+    assert band(kappa) == name
+
+
+@pytest.mark.parametrize(("kappa", "text"), [
+    # the band is named only when the whole interval lies in it; else the bands from its low end to its high end
+    (Kappa(n=50, value=0.55, interval=(0.40, 0.70)), "0.55, 95% CI 0.40-0.70: fair to substantial"),
+    (Kappa(n=50, value=0.66, interval=(0.61, 0.70)), "0.66, 95% CI 0.61-0.70: substantial"),
+    (Kappa(n=50, value=0.9, interval=(0.804, 0.95)), "0.90, 95% CI 0.80-0.95: substantial to almost perfect"),
+    (Kappa(n=50, value=0.0, interval=(-0.3, 0.3)), "0.00, 95% CI -0.30-0.30: poor to fair"),
+    (Kappa(n=50, value=-0.001, interval=(-0.001, 0.1)), "0.00, 95% CI 0.00-0.10: slight"),  # not "-0.00"
+    (Kappa(n=40, value=0.6, interval=(0.5, 0.7), cases=25),
+     "0.60, 95% CI 0.50-0.70 (bootstrap over 25 cases): moderate to substantial"),
+    (Kappa(n=12, value=0.6, interval=(0.2, 1.0)), "0.60, 95% CI 0.20-1.00: slight to almost perfect; few labels "
+                                                  "(n = 12)"),
+    (Kappa(n=4, judge_only="pass", human_only="pass"),
+     "n/a (one class only: the judge and people said pass every time); few labels (n = 4)"),
+    (Kappa(), "n/a (no labels)"),
+])
+def test_kappa_text(kappa: Kappa, text: str):
+    assert kappa.text() == text
 
 
 # --- Wilson interval ------------------------------------------------------------------------------------------------
@@ -195,8 +209,11 @@ def test_mean_abs_diff():
 
 def test_calibrate_no_labels():
     result = calibrate([], tags=ETH_TAGS, criteria=ETH_CRITERIA)
-    assert result == Calibration(n=0, pass_n=0, pass_agree=0, agreement=None, interval=None, kappa_pass=None, tag_n=0,
-                                 kappa_tag=None, confusion=None, mad={}, by_week=[], judge_models={}, rubric_hashes={})
+    assert (result.n, result.pass_n, result.pass_agree, result.agreement, result.interval, result.cases) == (
+        0, 0, 0, None, None, None)
+    assert (result.judge_pass_rate, result.human_pass_rate, result.mcnemar_p) == (None, None, None)
+    assert (result.kappa_pass, result.kappa_tag, result.tag_n, result.confusion) == (Kappa(), Kappa(), 0, None)
+    assert (result.gaps, result.by_week, result.judge_models, result.rubric_hashes) == ({}, [], {}, {})
 
 
 def mixed_labels() -> list[LabeledVerdict]:
@@ -226,24 +243,30 @@ def test_calibrate_skips_missing_human_values_per_figure():
     assert result.interval == wilson(1, 3)
     # kappa_pass: judge T 2 F 1, human T 2 F 1; p_o = 1/3, p_e = (2/3)(2/3) + (1/3)(1/3) = 5/9
     # kappa = (1/3 - 5/9) / (4/9) = -0.5
-    assert result.kappa_pass == pytest.approx(-0.5)
+    assert result.kappa_pass.value == pytest.approx(-0.5)
+    # both pass 2 of 3; the judge alone passed one (label 3), the person alone one (label 2)
+    assert (result.judge_passes, result.human_passes) == (2, 2)
     # tags: labels 1, 3, 4 (Correct,Correct) (Correct,Hallucination) (Refusal,Generic); label 2 has no human tag
     assert result.tag_n == 3
     # p_o = 1/3; judge Correct 2/3 Refusal 1/3; human Correct 1/3 Hallucination 1/3 Generic 1/3
     # p_e = (2/3)(1/3) + (1/3)(0) = 2/9; kappa = (1/3 - 2/9) / (1 - 2/9) = (1/9) / (7/9) = 1/7
-    assert result.kappa_tag == pytest.approx(1 / 7)
+    assert result.kappa_tag.value == pytest.approx(1 / 7)
     assert result.confusion is not None
     assert result.confusion.classes == list(ETH_TAGS)
     assert result.confusion.counts == [[1, 0, 0, 1], [0, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0]]
-    # correctness: labels 1, 3, 4: |2-2| + |2-0| + |0-0| = 2, over 3 = 0.6667
+    # correctness: labels 1, 3, 4: |2-2| + |2-0| + |0-0| = 2, over 3 = 0.6667; signed (2-2) + (2-0) + (0-0) = +2
     # completeness: labels 1, 3: |2-2| + |1-1| = 0, over 2 = 0; clarity: on no label, left out
-    assert result.mad == {"correctness": (3, pytest.approx(2 / 3)), "completeness": (2, 0.0)}
+    assert list(result.gaps) == ["correctness", "completeness"]
+    correctness, completeness = result.gaps["correctness"], result.gaps["completeness"]
+    assert (correctness.n, correctness.mean_abs, correctness.mean_signed) == (3, pytest.approx(2 / 3),
+                                                                              pytest.approx(2 / 3))
+    assert completeness == Gap(n=2, mean_abs=0.0, mean_signed=0.0)  # no scales given: no weighted kappa
     assert result.by_week == [("2026-W47", 4, pytest.approx(1 / 3))]
 
 
 def test_calibrate_without_a_tag():
     result = calibrate(mixed_labels(), tags=(), criteria=ETH_CRITERIA)
-    assert (result.tag_n, result.kappa_tag, result.confusion) == (0, None, None)
+    assert (result.tag_n, result.kappa_tag, result.confusion) == (0, Kappa(), None)
     assert result.pass_n == 3  # the other figures stay
 
 
@@ -251,16 +274,18 @@ def test_calibrate_no_label_with_both_tags():
     labels = [label(judge_passed=True, human_passed=True),
               label(judge_passed=True, judge_tag="Correct", human_passed=False)]
     result = calibrate(labels, tags=ETH_TAGS)
-    assert (result.tag_n, result.kappa_tag, result.confusion) == (0, None, None)
+    assert (result.tag_n, result.kappa_tag, result.confusion) == (0, Kappa(), None)
     # pass/fail: (T,T) (T,F): one class for the judge; p_o = p_e = 1/2, so (p_o - p_e) would be 0 whatever happened
-    assert result.kappa_pass is None  # the judge said pass only: "n/a (one class only)", not 0.00 (slight)
+    assert result.kappa_pass.value is None  # the judge said pass only: "n/a (one class only)", not 0.00 (slight)
+    assert result.kappa_pass.text() == "n/a (one class only: the judge said pass every time); few labels (n = 2)"
 
 
 def test_calibrate_one_class_only():
     labels = [label(judge_passed=True, human_passed=True)] * 3
     result = calibrate(labels)
-    assert (result.pass_n, result.pass_agree, result.agreement, result.kappa_pass) == (3, 3, 1.0, None)
-    assert kappa_text(result.kappa_pass, result.pass_n) == "n/a (one class only)"
+    assert (result.pass_n, result.pass_agree, result.agreement, result.kappa_pass.value) == (3, 3, 1.0, None)
+    assert result.kappa_pass.text() == "n/a (one class only: the judge and people said pass every time); few labels " \
+                                       "(n = 3)"
 
 
 def test_by_week_across_a_year_boundary():
@@ -313,12 +338,12 @@ def test_the_drift_gate_holds_a_lenient_judge_and_a_handful_of_labels_to_the_evi
 
     lenient = calibrate([label(judge_passed=True, human_passed=True)] * 17 + [label(judge_passed=True,
                                                                                    human_passed=False)] * 3)
-    assert lenient.agreement == pytest.approx(0.85) and lenient.kappa_pass is None
+    assert lenient.agreement == pytest.approx(0.85) and lenient.kappa_pass.value is None
     assert not Gate().passes(lenient)  # 85%, but the interval reaches down to 64%
     assert Gate(point=True).passes(lenient)  # the old gate on the point alone lets it through
     gated = Gate(point=True, min_kappa=0.2)
     assert not gated.passes(lenient)
-    assert [c.found for c in gated.conditions(lenient)][-1] == "n/a (one class only)"
+    assert [c.found for c in gated.conditions(lenient)][-1] == "n/a (one class only: the judge said pass every time)"
     few = calibrate([label(judge_passed=True, human_passed=True)] * 3)
     assert not Gate(min_agreement=0.4).passes(few)  # 100% of 3 labels: interval 44%-100%, and fewer than 20
     conditions = Gate(min_agreement=0.4).conditions(few)

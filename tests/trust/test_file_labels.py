@@ -73,10 +73,18 @@ def test_cli_judges_a_file_with_labels_and_measures_the_judge_against_them(tmp_p
     assert "row 5 label not read: human_result_tag 'Sorta' is not one of Correct, Generic, Refusal, Hallucination" in text
     # two labels: (judge Correct, human Correct) and (judge Generic, human Correct); pass/fail follows eth's pass rule
     # on the person's own tag and completeness
-    # agreement 1/2; kappa on pass/fail: p_o = 0.5, judge pass 1/2, human pass 2/2, p_e = 0.5*1 + 0.5*0 = 0.5 -> 0
+    # agreement 1/2; kappa on pass/fail: people passed both, so it is undefined (it would be 0 whatever the agreement)
     # Wilson 95% for 1/2: centre 0.5, half-width 1.96 * sqrt(0.125 + 0.2401) / 2.9207 = 0.4055 -> 9%-91%
+    # McNemar: the person alone passed one label, the judge alone none: exact two-sided p = 2 * 0.5 -> 1
     assert "The judge against the file's labels (2 labels)" in text
-    assert "agreement on pass/fail 50% (1/2), 95% CI 9%-91%" in text and "kappa on pass/fail n/a (one class only)" in text
+    assert "agreement on pass/fail 50% (1/2), 95% CI 9%-91% (Wilson); few labels (n = 2)" in text
+    assert "pass rates the judge passes 50%, people 100%, McNemar p = 1.00; few labels (n = 2)" in text
+    assert "kappa on pass/fail n/a (one class only: people said pass every time); few labels (n = 2)" in text
+    assert ("kappa on the tag n/a (one class only: people said Correct every time) over 2 labels; few labels (n = 2)"
+            in text)
+    # completeness: the judge gave Correct 2 and Generic 1 against people's 2 and 2: (0 - 1) / 2 = -0.50
+    assert ("completeness: the judge scores 0.50 lower, mean absolute difference 0.50 (2 labels); weighted kappa n/a "
+            "(one class only: people said 2 every time); few labels (n = 2)") in text
     me = getpass.getuser()[:32]
     assert history(tmp_path, "SELECT l.user_id, l.source, l.tag, l.passed, l.pass_from, j.row_number FROM label l "
                    "JOIN judgment j ON j.id = l.judgment_id ORDER BY j.row_number") == [

@@ -11,7 +11,8 @@ from bot.rubric import RubricSet
 from bot.slack.text import code_block, escape
 from bot.slack.views.blocks import listing, message, notice, section
 from bot.slack.views.limits import SECTION_LIMIT
-from bot.trust.calibration import Calibration, Confusion, kappa_text
+from bot.trust import texts
+from bot.trust.calibration import Agreement, Calibration, Confusion
 from bot.trust.report import RubricTrust
 
 WEEKS_SHOWN = 8
@@ -58,39 +59,46 @@ def confusion_text(confusion: Confusion) -> str:
 
 
 def figures_text(report: RubricTrust, rubrics: RubricSet) -> str:
-    """The headline figures of one rubric: labels, agreement with its interval, kappas, and what to doubt."""
+    """The headline figures of one rubric: labels, agreement with its interval, pass rates, kappas, and what to
+    doubt."""
     figures = report.figures
     rubric = rubrics.find(report.rubric_name)
     title = f" · {escape(rubric.title)}" if rubric is not None else ""
     lines = [f"*`{escape(report.rubric_name)}`*{title} · *{figures.n} label(s)*", agreement_text(figures),
-             kappas_text(figures)]
+             pass_rates_text(figures), kappas_text(figures)]
     lines += [f":warning: {escape(str(doubt))}" for doubt in report.doubts]
     return "\n".join(lines)
 
 
-def agreement_text(figures: Calibration) -> str:
-    """Agreement on pass/fail with its 95 % Wilson interval, or why there is none."""
-    if figures.agreement is None or figures.interval is None:
-        return "agreement on pass/fail: n/a (no label says pass or fail)"
-    low, high = figures.interval
-    return (f"agreement on pass/fail *{figures.agreement:.0%}* ({figures.pass_agree} of {figures.pass_n}) · "
-            f"95% interval {low:.0%}–{high:.0%}")
+def agreement_text(figures: Agreement) -> str:
+    """Agreement on pass/fail with its 95 % interval (Wilson's, or a bootstrap over cases), or why there is none."""
+    return f"*agreement on pass/fail* {escape(texts.agreement_text(figures))}"
+
+
+def pass_rates_text(figures: Agreement) -> str:
+    """How often the judge and people pass, and McNemar's test of the difference."""
+    return f"*pass rates* {escape(texts.pass_rates_text(figures))}"
 
 
 def kappas_text(figures: Calibration) -> str:
-    """Cohen's kappa on pass/fail, and on the tag when labels give one."""
-    text = f"Cohen's kappa on pass/fail {kappa_text(figures.kappa_pass, figures.pass_n)}"
+    """Cohen's kappa on pass/fail, and on the tag when labels give one, each with its interval."""
+    text = f"*Cohen's kappa on pass/fail* {escape(figures.kappa_pass.text())}"
     if figures.tag_n:
-        text += f" · on the tag {kappa_text(figures.kappa_tag, figures.tag_n)} ({figures.tag_n} labels)"
+        text += f"\n*on the tag* {escape(texts.over_labels(figures.kappa_tag.text(note=False), figures.tag_n))}"
     return text
 
 
+def gaps_text(figures: Calibration) -> str:
+    """Per numeric criterion: how much higher or lower the judge scores, the mean absolute difference, and an
+    ordinal scale's weighted kappa."""
+    return "\n".join(f"`{escape(name)}`: {escape(texts.gap_text(gap))}" for name, gap in figures.gaps.items())
+
+
 def details_text(figures: Calibration) -> str:
-    """Mean absolute difference per numeric criterion, and labels per week (the last few)."""
+    """Score differences per numeric criterion, and labels per week (the last few)."""
     lines = []
-    if figures.mad:
-        gaps = [f"`{escape(name)}` {gap:.2f} ({n} labels)" for name, (n, gap) in figures.mad.items()]
-        lines.append("mean absolute difference: " + " · ".join(gaps))
+    if figures.gaps:
+        lines.append("*Scores, the judge against people*\n" + gaps_text(figures))
     weeks = [f"{week} {n}" + (f" ({agreement:.0%})" if agreement is not None else "")
              for week, n, agreement in figures.by_week[-WEEKS_SHOWN:]]
     if weeks:

@@ -23,6 +23,8 @@ from bot.slack.text import clean, clip, date, escape, permalink, shown
 from bot.slack.views.blocks import context, listing, message, notice, section, text_sections
 from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, LABEL_ROOM, MODEL_ROOM, SELECT_OPTIONS
 from bot.store import Figures, Judgment
+from bot.trust.report import people_agreement
+from bot.trust.texts import agreement_text
 
 FORM = "judgebot_form"
 RUBRIC_BLOCK, MODEL_BLOCK = "rubric", "model"
@@ -181,8 +183,9 @@ def _figures_text(figures: Figures) -> str:
     if figures.tags:
         lines.append("tags: " + ", ".join(f"{escape(t)} {n}" for t, n in sorted(figures.tags.items(),
                                                                                key=lambda item: -item[1])))
-    if figures.agreement is not None:
-        lines.append(f"people agree with the judge: {figures.agreement:.0%} ({figures.agreeing}/{figures.votes} votes)")
+    agreement = people_agreement(figures.said)
+    if agreement.agreement is not None:  # every label, correction and vote on its rows
+        lines.append(f"people agree with the judge: {escape(agreement_text(agreement))}")
     return "\n".join(lines)
 
 

@@ -14,9 +14,11 @@ from bot.slack.views.blocks import context, listing, message, notice, section, t
 from bot.slack.views.budget import spend_text
 from bot.slack.views.limits import HEADER_LIMIT, MODEL_ROOM
 from bot.store import DigestSubscription
-from bot.trust.calibration import Agreement, kappa_text
-from bot.trust.report import WeekTrust
+from bot.trust.calibration import Agreement
+from bot.trust.report import WeekTrust, people_agreement
 from bot.trust.review import queue_text
+from bot.trust.texts import agreement_text
+from bot.trust.texts import labels_text as week_text
 
 QUESTION_ROOM = 120  # characters of a question quoted in a list
 CHANGES_SHOWN = 10  # judge changes listed; a rubric edited all week could otherwise overflow the section
@@ -69,8 +71,9 @@ def line_text(line: Line, rubrics: RubricSet) -> str:
         names += sorted(set(now.tags) - set(names), key=lambda name: -now.tags[name])
         lines.append(" · ".join(f"{shown(name.lower(), 40)[0]} {now.tags.get(name, 0) / now.scored:.0%}"
                                 for name in names[:TAGS_SHOWN]))
-    if now.agreement is not None:
-        lines.append(f"people agree with the judge: {now.agreement:.0%} ({now.agreeing} of {now.votes} votes)")
+    agreement = people_agreement(now.said)
+    if agreement.agreement is not None:  # every label, correction and vote on its rows
+        lines.append(f"people agree with the judge: {escape(agreement_text(agreement))}")
     return "\n".join(lines)
 
 
@@ -114,19 +117,16 @@ def changes_text(changes: list[JudgeChange]) -> str:
 
 
 def labels_text(figures: Agreement) -> str:
-    """Agreement and kappa on pass/fail with n, such as "agreement 83% · kappa 0.62 (substantial) · n 12"."""
-    if not figures.n:
-        return "no labels"
-    agreement = f"agreement *{figures.agreement:.0%}*" if figures.agreement is not None else "agreement n/a"
-    return f"{agreement} · kappa {kappa_text(figures.kappa_pass, figures.pass_n)} · n {figures.n}"
+    """Agreement, pass rates and kappa on pass/fail with n (bot.trust.texts.labels_text), made safe."""
+    return escape(week_text(figures))
 
 
 def trust_lines(trust: list[WeekTrust]) -> list[str]:
     """Per rubric: this week's labels against the 4 weeks before, and the warnings they earn."""
     lines = []
     for found in trust[:TRUST_SHOWN]:
-        lines.append(f"• `{escape(found.rubric_name)}` · this week: {labels_text(found.week)} · the 4 weeks before: "
-                     f"{labels_text(found.before)}")
+        lines.append(f"• `{escape(found.rubric_name)}`\n   this week: {labels_text(found.week)}\n   the 4 weeks "
+                     f"before: {labels_text(found.before)}")
         lines += [f"   :warning: {escape(str(doubt))}" for doubt in found.doubts]
     if len(trust) > TRUST_SHOWN:
         lines.append(f"• …and {len(trust) - TRUST_SHOWN} more rubrics: `/judge calibration <rubric>` shows each")

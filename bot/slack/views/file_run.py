@@ -19,11 +19,11 @@ from bot.records import RowState, RunState
 from bot.rubric import Rubric, RubricSet
 from bot.runs import Progress, Summary
 from bot.slack.text import clip, escape, plain, shown
+from bot.slack.views import calibration
 from bot.slack.views.blocks import context, listing, message, section
 from bot.slack.views.calibration import confusion_text
 from bot.slack.views.limits import BUTTON_LIMIT, BUTTONS_PER_ROW, HEADER_LIMIT, SECTION_FIELDS, SECTION_LIMIT
 from bot.store import Run
-from bot.trust.calibration import kappa_text
 from bot.trust.file_labels import FileLabels
 from bot.trust.review import SentToReview
 
@@ -216,12 +216,11 @@ def _labels(labels: FileLabels) -> list[Block]:
     blocks: list[Block] = []
     figures = labels.calibration
     if figures is not None and figures.n:
-        agreement = "—" if figures.agreement is None else f"{figures.agreement:.0%} ({figures.pass_agree}/{figures.pass_n})"
-        parts = [f"{figures.n:,} labels", f"agreement on pass/fail {agreement}",
-                 f"kappa {kappa_text(figures.kappa_pass, figures.pass_n)}"]
-        if figures.tag_n:
-            parts.append(f"kappa on the tag {kappa_text(figures.kappa_tag, figures.tag_n)}")
-        blocks.append(section(clip("*The judge against the file's labels*\n" + " · ".join(parts), SECTION_LIMIT)[0]))
+        lines = [f"*The judge against the file's labels* ({figures.n:,} labels)", calibration.agreement_text(figures),
+                 calibration.pass_rates_text(figures), calibration.kappas_text(figures)]
+        if figures.gaps:
+            lines.append(calibration.gaps_text(figures))
+        blocks.append(section(clip("\n".join(lines), SECTION_LIMIT)[0]))
         if figures.confusion is not None:  # cut between whole rows, never inside its code block
             blocks.append(section(confusion_text(figures.confusion)))
     if notes := label_notes(labels):

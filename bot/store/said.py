@@ -1,0 +1,63 @@
+"""What people said of a channel's judgments, counted per model under test and rubric: every label (a correction, a
+CSV's human_ columns) and every vote that stands, for the stats and the digest's figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import col
+
+from bot.records import RowState
+from bot.store.judgments import Store
+from bot.store.labels import standing_vote
+from bot.store.models import Feedback, Judgment, Label
+from bot.store.tallies import KEY_LENGTH, key_of
+
+
+@dataclass(frozen=True)
+class Said:
+    """`count` labels or votes on scored judgments of one case, alike in the judge's pass/fail and what the person
+    said: a label's pass/fail (None: not given), or a vote's Agree (True) or Disagree (False)."""
+
+    judge_passed: bool | None
+    said: bool | None
+    vote: bool
+    case_key: str | None
+    count: int
+
+
+def _judged(channel_id: str | None, since: datetime | None, until: datetime | None, model: str | None) -> list[Any]:
+    """Conditions on the judgment of a label or vote: scored in the channel (None: the terminal's) in [since, until),
+    of the model under test when given (matched as the stats match it)."""
+    where = [col(Judgment.channel_id).is_(None) if channel_id is None else col(Judgment.channel_id) == channel_id,
+             col(Judgment.status) == RowState.SCORED]
+    where += [] if since is None else [col(Judgment.judged_at) >= since]
+    where += [] if until is None else [col(Judgment.judged_at) < until]
+    where += [] if model is None else [sa.func.lower(key_of(col(Judgment.model_name))) == model.lower()[:KEY_LENGTH]]
+    return where
+
+
+def said_by_model(store: Store, *, channel_id: str | None, since: datetime | None = None,
+                  until: datetime | None = None, model: str | None = None) -> dict[tuple[str, str], list[Said]]:
+    """Every label, and every vote of a person who gave no label of the same case (their latest), on the scored
+    judgments of one channel judged in [since, until), per (model under test as the tallies key it, rubric).
+
+    Read from the labels and votes joined to their judgments by id, counted per case in the database.
+    """
+    group = (key_of(col(Judgment.model_name)), col(Judgment.rubric_name), col(Judgment.passed))
+    where = _judged(channel_id, since, until, model)
+    labels = (sa.select(*group, col(Label.passed), col(Label.case_key), sa.func.count()).select_from(Label)
+              .join(Judgment, col(Judgment.id) == col(Label.judgment_id)).where(*where)
+              .group_by(*group, col(Label.passed), col(Label.case_key)))
+    votes = (sa.select(*group, col(Feedback.agree), col(Feedback.case_key), sa.func.count()).select_from(Feedback)
+             .join(Judgment, col(Judgment.id) == col(Feedback.judgment_id)).where(*where, standing_vote())
+             .group_by(*group, col(Feedback.agree), col(Feedback.case_key)))
+    found: dict[tuple[str, str], list[Said]] = {}
+    with store.engine.connect() as conn:
+        for statement, vote in ((labels, False), (votes, True)):
+            for key, rubric, judge_passed, said, case_key, count in conn.execute(statement):
+                found.setdefault((key, rubric), []).append(Said(judge_passed, said, vote, case_key, int(count)))
+    return found
