@@ -8,9 +8,10 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from bot.store import Run, Store
-from bot.store.review import QueuedRow, QueueState, add_cases, queued_rows
+from bot.store.review import QueuedRow, QueueState, add_cases, queued_rows, random_share_pairs
 
 RANDOM_AT_LEAST = 3  # the random share of a file is never fewer rows than this (when it has them)
 # Why a case is queued, the first that applies; a case picked at random is marked so whatever its reason.
@@ -95,3 +96,24 @@ def queue_text(state: QueueState) -> str:
     """"Review queue: 12 open, the oldest waiting since 19 Nov; 8 labeled this week"."""
     oldest = f", the oldest waiting since {state.oldest.day} {state.oldest:%b}" if state.oldest else ""
     return f"Review queue: {state.open:,} open{oldest}; {state.labeled:,} labeled this week"
+
+
+@dataclass(frozen=True)
+class RandomShare:
+    """Agreement on pass/fail over the labels of cases picked at random for review: the cases nobody chose."""
+
+    agree: int
+    n: int
+
+    def text(self) -> str:
+        """"random sample: 88% (44/50)", or that there is none yet."""
+        if not self.n:
+            return "random sample: no labels yet (`/judge review` asks for them)"
+        return f"random sample: {self.agree / self.n:.0%} ({self.agree}/{self.n})"
+
+
+def random_share(store: Store, *, rubric_name: str, channel_id: str | None, team_id: str | None,
+                 since: datetime | None = None) -> RandomShare:
+    """How often people agreed with the judge on the cases of a channel picked at random for review."""
+    pairs = random_share_pairs(store, team_id=team_id, channel_id=channel_id, rubric_name=rubric_name, since=since)
+    return RandomShare(sum(judge == person for judge, person in pairs), len(pairs))

@@ -3,6 +3,7 @@ its return after a day; and its closing by the first new label or vote."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -155,3 +156,14 @@ def test_agreement_on_the_random_share_counts_only_cases_picked_at_random(store:
     assert sorted(random_share_pairs(store, team_id="T1", channel_id="C1", rubric_name="eth")) == [
         (True, False), (True, True), (True, True)]
     assert random_share_pairs(store, team_id="T1", channel_id="C2", rubric_name="eth") == []
+
+
+def test_two_reviewers_asking_at_once_never_get_the_same_case(store: Store) -> None:
+    run, _ = judged_run(store, [True] * 6, unsure=set(range(1, 7)))
+    send_to_review(store, run, rate=0)
+    users = [f"U{n}" for n in range(8)]
+    with ThreadPoolExecutor(len(users)) as pool:
+        offered = list(pool.map(lambda user: offer_next(store, team_id="T1", channel_id="C1", user_id=user), users))
+    given = [case.id for case in offered if case is not None]
+    assert len(given) == 6 and len(set(given)) == 6  # six cases, each to one of the eight
+    assert sum(case is None for case in offered) == 2
