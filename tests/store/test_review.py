@@ -20,7 +20,7 @@ from bot.store.review import (
     skip_case,
     waiting_for,
 )
-from bot.trust.review import RANDOM_AT_LEAST, random_count, send_to_review
+from bot.trust.review import RANDOM_AT_LEAST, random_count, random_share, send_to_review
 
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
 
@@ -156,6 +156,10 @@ def test_agreement_on_the_random_share_counts_only_cases_picked_at_random(store:
     assert sorted(random_share_pairs(store, team_id="T1", channel_id="C1", rubric_name="eth")) == [
         (True, False), (True, True), (True, True)]
     assert random_share_pairs(store, team_id="T1", channel_id="C2", rubric_name="eth") == []
+    share = random_share(store, rubric_name="eth", channel_id="C1", team_id="T1")
+    assert (share.agree, share.n, share.text()) == (2, 3, "random sample: 67% (2/3)")
+    assert random_share(store, rubric_name="eth", channel_id="C2", team_id="T1").text().startswith(
+        "random sample: no labels yet")
 
 
 def test_two_reviewers_asking_at_once_never_get_the_same_case(store: Store) -> None:
