@@ -57,6 +57,7 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
         listed = ", ".join(str(row) for row in summary.unsure_rows)
         more = f", ... ({summary.unsure - len(summary.unsure_rows)} more)" if summary.unsure > len(summary.unsure_rows) else ""
         table.add_row("unsure rows", f"{summary.unsure}" + (f": rows {listed}{more}" if summary.unsure else ""))
+        table.add_row("Krippendorff's alpha", summary.alpha_text(bool(rubric.headline.tag)))
     if summary.cached:
         table.add_row("reused from cache", str(summary.cached))
     cached = f" ({summary.tokens_cached:,} of them cached)" if summary.tokens_cached else ""

@@ -52,6 +52,33 @@ def medoid(verdicts: Sequence[Graded]) -> int:
     return min(range(len(verdicts)), key=lambda i: (sum(_distance(verdicts[i], other) for other in verdicts), i))
 
 
+def even_split(verdicts: Sequence[Graded]) -> bool:
+    """Whether two outcomes or more tie for the most samples (2/2, 1/1/1): no majority says which is the row's."""
+    counts = Counter(outcome(verdict) for verdict in verdicts).most_common()
+    return len(counts) > 1 and counts[0][1] == counts[1][1]
+
+
+def chosen(verdicts: Sequence[Graded]) -> int:
+    """The index of the row's verdict among scored samples: the medoid, except in an even split, where the outcome
+    with the lower headline (the stricter verdict) is taken, and its sample closest to all the others.
+
+    Without this rule a 2/2 tie would be decided by the order the samples came in.
+    """
+    if not even_split(verdicts):
+        return medoid(verdicts)
+    counts = Counter(outcome(verdict) for verdict in verdicts)
+    top = max(counts.values())
+    headlines: dict[tuple[bool | None, str | None], list[float]] = {}
+    for verdict in verdicts:
+        headlines.setdefault(outcome(verdict), []).append(verdict.headline if verdict.headline is not None else 0.0)
+
+    def key(i: int) -> tuple[float, float, int]:
+        scores = headlines[outcome(verdicts[i])]
+        return sum(scores) / len(scores), sum(_distance(verdicts[i], other) for other in verdicts), i
+
+    return min((i for i in range(len(verdicts)) if counts[outcome(verdicts[i])] == top), key=key)
+
+
 def outcome_names(verdicts: Sequence[Graded]) -> dict[tuple[bool | None, str | None], str]:
     """A short name for each outcome among `verdicts`: its tag, its pass/fail when there is no tag, and both when
     samples with one tag differ on pass/fail."""
@@ -75,8 +102,14 @@ def split(verdicts: Sequence[Graded]) -> list[tuple[str, int]]:
 
 
 def split_text(verdicts: Sequence[Graded]) -> str:
-    """"2/1: Correct, Generic" for samples that split, "" when they agree."""
+    """"2/1: Correct, Generic" for samples that split, "" when they agree; an even split names the outcome taken first
+    and says why: "2/2: Generic, Correct (even: the lower headline taken)"."""
     parts = split(verdicts)
     if len(parts) < 2:
         return ""
-    return "/".join(str(count) for _, count in parts) + ": " + ", ".join(name for name, _ in parts)
+    note = ""
+    if even_split(verdicts):
+        taken = outcome_names(verdicts)[outcome(verdicts[chosen(verdicts)])]
+        parts = sorted(parts, key=lambda part: part[0] != taken)  # stable: the others keep their order
+        note = " (even: the lower headline taken)"
+    return "/".join(str(count) for _, count in parts) + ": " + ", ".join(name for name, _ in parts) + note

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.judge.prompt import provenance
-from bot.judge.samples import UNSURE_SPREAD, Sampled, medoid, outcome
+from bot.judge.samples import UNSURE_SPREAD, Sampled, chosen, outcome
 from bot.llm.answers import Completion
 from bot.records import JUDGED_FIELDS, SAMPLE_FIELDS, Outcome, RowState, Triple, Verdict
 from bot.rubric import Rubric
@@ -87,10 +87,11 @@ def from_sample(saved: SavedSample, rubric: Rubric, triple: Triple, *, reused: b
 def combine(sampled: Sequence[Sampled], *, judge_model: str, unsure_spread: float = UNSURE_SPREAD) -> Verdict:
     """The row's verdict from its samples, in judge then sample order.
 
-    The row is scored when most samples scored; its verdict is then the medoid of the scored samples, with the share
-    that agree with it on pass/fail and tag, the spread of their headlines, and `unsure` when they split or spread by
-    `unsure_spread` points or more. Otherwise it is an error (or invalid, when most failures are) naming how many
-    samples failed and the first reason. Tokens, latency and attempts add up over every sample.
+    The row is scored when most samples scored; its verdict is then the medoid of the scored samples (in an even
+    split, of the outcome with the lower headline: `chosen`), with the share that agree with it on pass/fail and tag,
+    the spread of their headlines, and `unsure` when they split or spread by `unsure_spread` points or more. Otherwise
+    it is an error (or invalid, when most failures are) naming how many samples failed and the first reason. Tokens,
+    latency and attempts add up over every sample.
     """
     if not sampled:
         raise ValueError("a row needs at least one sample")
@@ -110,7 +111,7 @@ def combine(sampled: Sequence[Sampled], *, judge_model: str, unsure_spread: floa
         error = f"{len(failures)} of {len(verdicts)} samples failed; the first: {first.error or 'no reason given'}"
         return first.model_copy(update={**common, "status": status, "error": error, "output": None, "derived": {},
                                         "headline": None, "passed": None, "label": None, "tag": None})
-    canonical = scored[medoid(scored)]
+    canonical = scored[chosen(scored)]
     agreeing = sum(outcome(verdict) == outcome(canonical) for verdict in scored)
     headlines = [verdict.headline for verdict in scored if verdict.headline is not None]
     spread = round(max(headlines) - min(headlines), 2) if headlines else None

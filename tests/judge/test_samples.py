@@ -67,6 +67,19 @@ def test_the_medoid_is_a_sample_in_the_middle_not_an_average() -> None:
     assert row.tag == "Refusal" and row.agreement == pytest.approx(1 / 3, abs=1e-4) and row.unsure is True
 
 
+def test_an_even_split_takes_the_lower_headline_whatever_the_order_and_says_so() -> None:
+    # Correct (100) twice and Generic (25) twice: no majority; the sample order decided it before
+    for order in ([scored("Correct"), scored("Correct"), scored("Generic"), scored("Generic")],
+                  [scored("Generic"), scored("Correct"), scored("Generic"), scored("Correct")]):
+        row = combine(sampled(*order), judge_model="j")
+        assert (row.tag, row.headline, row.passed, row.agreement, row.unsure) == ("Generic", 25, False, 0.5, True)
+        assert split_text(order) == "2/2: Generic, Correct (even: the lower headline taken)"
+    # a majority is not an even split: its medoid stands, and nothing more is said
+    majority = [scored("Correct"), scored("Correct"), scored("Generic")]
+    assert combine(sampled(*majority), judge_model="j").tag == "Correct"
+    assert split_text(majority) == "2/1: Correct, Generic"
+
+
 def test_a_wide_spread_alone_makes_a_row_unsure() -> None:
     low = scored("Generic").model_copy(update={"headline": 30.0})
     high = scored("Generic").model_copy(update={"headline": 60.0})
@@ -173,8 +186,8 @@ async def test_a_jury_across_two_endpoints_and_a_stop_that_bills_nothing_twice(s
 
         assert done.all_scored
         rows = list(store.iter_judgments(run.id))
-        # a1: alpha Correct and beta Generic split; the first of the two equally close is alpha's
-        assert (rows[0].tag, rows[0].unsure, rows[0].agreement) == ("Correct", True, 0.5)
+        # a1: alpha Correct (100) and beta Generic (25) split evenly: not the first judge's, but the lower headline
+        assert (rows[0].tag, rows[0].unsure, rows[0].agreement) == ("Generic", True, 0.5)
         assert (rows[1].tag, rows[1].unsure) == ("Generic", False)
         billed = Counter(triple_of(body)[2] for body in judge_server.bodies())
         assert billed == {"a1": 1, "a2": 1}  # alpha's sample of a1 was kept through the stop, not asked again
@@ -233,6 +246,42 @@ def test_cli_samples_write_agreement_columns_and_list_unsure_rows(tmp_path: Path
                          "--samples", "3", server=judge_server)
     assert code == 0, out
     assert "3 samples · split 2/1: Generic, Correct" in out and "judge-cli #3" in out
+
+
+@pytest.mark.slow
+def test_cli_jury_with_samples_shows_each_members_own_sample_and_alpha_among_the_judges(tmp_path: Path,
+                                                                                          judge_server) -> None:
+    judge_server.responder = Script({
+        "alpha": {"x1": ["Correct", "Generic"], "x2": ["Correct"], "x3": ["Generic"], "x4": ["Hallucination"],
+                  "x5": ["Refusal"], "x6": ["Correct"]},
+        "beta": {"x1": ["Correct"], "x2": ["Correct"], "x3": ["Refusal"], "x4": ["Hallucination"], "x5": ["Refusal"],
+                 "x6": ["Generic"]}})
+    source = write_rows(tmp_path / "a.csv", ["question", "reference", "answer"],
+                        [[f"q{n}", "Use myStudies.", f"x{n}"] for n in range(1, 7)])
+
+    code, out = judgebot(tmp_path, "judge", source, "--rubric", "eth", "--judges", "alpha,beta", "--samples", "2",
+                         "--concurrency", "1", server=judge_server)
+
+    assert code == 0, out
+    fields, rows = read_results(tmp_path / "a.results.csv")
+    members = [(r["alpha tag"], r["alpha headline"], r["beta tag"], r["beta headline"], r["result_tag"]) for r in rows]
+    assert members == [
+        # x1: alpha split its own two samples evenly: its column shows its stricter sample, Generic 25, not a mean of
+        # 62.5 beside "Correct"; the row, 3 Correct against 1 Generic, is Correct
+        ("Generic", "25.0", "Correct", "100.0", "Correct"),
+        ("Correct", "100.0", "Correct", "100.0", "Correct"),
+        ("Generic", "25.0", "Refusal", "0.0", "Refusal"),  # 2/2 between the judges: the lower headline
+        ("Hallucination", "0.0", "Hallucination", "0.0", "Hallucination"),
+        ("Refusal", "0.0", "Refusal", "0.0", "Refusal"),
+        ("Correct", "100.0", "Generic", "25.0", "Generic"),
+    ]
+    # Krippendorff's alpha between the two members' columns, from krippendorff.alpha(reliability_data=...):
+    # nominal on the tags 0.37735849056603776, interval on the headlines 0.528216704288939, over the 6 rows
+    assert "Krippendorff's alpha among the judges: tag 0.38 (6 rows), headline 0.53 (6 rows)" in flat(out), out
+
+    code, out = judgebot(tmp_path, "judge", "--rubric", "eth", "-q", "q3", "-r", "Use myStudies.", "-a", "x3",
+                         "--judges", "alpha,beta", "--samples", "2", "--fresh", server=judge_server)
+    assert code == 0 and "split 2/2: Refusal, Generic (even: the lower headline taken)" in flat(out), out
 
 
 @pytest.mark.slow

@@ -31,6 +31,9 @@ async def test_samples_named_with_a_file_mark_its_unsure_rows(slack, slack_serve
 
     card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
     assert "*Samples* 6 · *Unsure rows* 1" in card and "rows 3;" in card
+    # one judge's three samples a row, Correct x3 and Correct, Generic x2: krippendorff.alpha(reliability_data=...)
+    # gives 0.375 on the tags (nominal) and on the headlines (interval), over the 2 rows
+    assert "*Krippendorff's alpha* among the samples: tag 0.38 (2 rows), headline 0.38 (2 rows)" in card
     assert len(judge_server.bodies()) == 6 and {b["temperature"] for b in judge_server.bodies()} == {0.7}
     rows = results_rows(slack_server.uploads("C0GENERAL", event["ts"])[0])
     assert [(r["result_tag"], r["samples"], r["unsure"]) for r in rows] == [("Correct", "3", "false"),

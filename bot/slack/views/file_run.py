@@ -200,15 +200,16 @@ def _within(lines: list[str], room: int) -> list[str]:
     return kept
 
 
-def _samples(summary: Summary) -> str:
-    """How far the samples of each row agreed: how many were taken, how many failed, the rows they split on."""
+def _samples(summary: Summary, tagged: bool) -> str:
+    """How far the samples of each row agreed: how many were taken, how many failed, the rows they split on, and
+    Krippendorff's alpha among the judges (or samples)."""
     failed = f" ({summary.failed_samples:,} not scored)" if summary.failed_samples else ""
     text = f"*Samples* {sum(summary.samples.values()):,}{failed} · *Unsure rows* {summary.unsure:,}"
     if summary.unsure:
         rows = ", ".join(str(row) for row in summary.unsure_rows)
         more = f" and {summary.unsure - len(summary.unsure_rows):,} more" if summary.unsure > len(summary.unsure_rows) else ""
         text += f" (the samples split or spread widely): rows {rows}{more}; the unsure column of the results marks them"
-    return text
+    return text + f"\n*Krippendorff's alpha* {escape(summary.alpha_text(tagged))}"
 
 
 def _labels(labels: FileLabels) -> list[Block]:
@@ -277,7 +278,7 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
     if len(summary.models) > 1 or next(iter(summary.models), "(no model)") != "(no model)":
         head.append(section("*Per model under test*\n" + "\n".join(_within(_models(summary), SECTION_LIMIT - 100))))
     if summary.samples:
-        head.append(section(_samples(summary)))
+        head.append(section(_samples(summary, bool(rubric.headline.tag))))
     if labels is not None and labels.any:
         head.extend(_labels(labels))
     if review is not None and review.total:
