@@ -144,8 +144,8 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
     now = channel_stats(store, channel_id=channel_id, since=start, until=end)
     if not now:
         return Digest(channel_id, period, [])
-    before = {(f.model_name, f.rubric_name): f for f in
-              channel_stats(store, channel_id=channel_id, since=previous.utc[0], until=start)}
+    before = {(f.model_name, f.rubric_name): f for f in  # last week's people are not shown: not read
+              channel_stats(store, channel_id=channel_id, since=previous.utc[0], until=start, said=False)}
     lines = [Line(figures, before.get((figures.model_name, figures.rubric_name))) for figures in now]
     charted = period.weeks(weeks)
     trust = week_trust(store, channel_id=channel_id, team_id=team_id, period=period, bar=bar or TrustBar())

@@ -185,13 +185,13 @@ def month_start(moment: datetime) -> datetime:
 
 def channel_stats(
     store: Store, *, channel_id: str | None, since: datetime | None = None, until: datetime | None = None,
-    model: str | None = None,
+    model: str | None = None, said: bool = True,
 ) -> list[Figures]:
     """Per model and rubric figures of one channel (None: the terminal's), added up from the hourly tallies.
 
     `judged` counts new judgments only; verdicts reused from the cache (not billed) are counted in `reused`. The
     mean, pass rate and tags are over every judged row, reused or not; people's votes are those on its scored rows,
-    and `said` every label and standing vote on them.
+    and (unless `said` is False) `said` every label and standing vote on them.
     """
     rows = counted_in_channel(channel_id, since, until)
     chosen = [] if model is None else [func.lower(rows.c.model_key) == model.lower()[:KEY_LENGTH]]
@@ -217,9 +217,10 @@ def channel_stats(
                 votes=int(votes or 0), agreeing=int(agreeing or 0), reused=int(reused or 0), unsure=int(unsure or 0))
         for key, rubric, tag, count in session.execute(tags):
             figures[(key, rubric)].tags[tag] = int(count)
-    for found, said in said_by_model(store, channel_id=channel_id, since=since, until=until, model=model).items():
-        if found in figures:
-            figures[found].said = said
+    if said:
+        for found, people in said_by_model(store, channel_id=channel_id, since=since, until=until, model=model).items():
+            if found in figures:
+                figures[found].said = people
     return sorted(figures.values(), key=lambda f: ((f.model_name or "").lower(), f.rubric_name))
 
 

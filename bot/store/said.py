@@ -29,12 +29,11 @@ class Said:
     count: int
 
 
-def _judged(channel_id: str | None, since: datetime | None, until: datetime | None, model: str | None) -> list[Any]:
-    """Conditions on the judgment of a label or vote: scored in the channel (None: the terminal's) in [since, until),
-    of the model under test when given (matched as the stats match it)."""
-    where = [col(Judgment.channel_id).is_(None) if channel_id is None else col(Judgment.channel_id) == channel_id,
-             col(Judgment.status) == RowState.SCORED]
-    where += [] if since is None else [col(Judgment.judged_at) >= since]
+def _judged(since: datetime | None, until: datetime | None, model: str | None) -> list[Any]:
+    """Conditions on the judgment of a label or vote: judged in [since, until), of the model under test when given
+    (matched as the stats match it). The channel is not among them: it is read with the counts, so the database starts
+    from the labels and votes (few), not from the channel's judgments (a million)."""
+    where = [] if since is None else [col(Judgment.judged_at) >= since]
     where += [] if until is None else [col(Judgment.judged_at) < until]
     where += [] if model is None else [sa.func.lower(key_of(col(Judgment.model_name))) == model.lower()[:KEY_LENGTH]]
     return where
@@ -43,12 +42,15 @@ def _judged(channel_id: str | None, since: datetime | None, until: datetime | No
 def said_by_model(store: Store, *, channel_id: str | None, since: datetime | None = None,
                   until: datetime | None = None, model: str | None = None) -> dict[tuple[str, str], list[Said]]:
     """Every label, and every vote of a person who gave no label of the same case (their latest), on the scored
-    judgments of one channel judged in [since, until), per (model under test as the tallies key it, rubric).
+    judgments of one channel (None: the terminal's) judged in [since, until), per (model under test as the tallies
+    key it, rubric).
 
-    Read from the labels and votes joined to their judgments by id, counted per case in the database.
+    Read from the labels and votes joined to their judgments by id, counted per case in the database, and narrowed
+    to the channel's scored judgments after.
     """
-    group = (key_of(col(Judgment.model_name)), col(Judgment.rubric_name), col(Judgment.passed))
-    where = _judged(channel_id, since, until, model)
+    group = (col(Judgment.channel_id), col(Judgment.status), key_of(col(Judgment.model_name)),
+             col(Judgment.rubric_name), col(Judgment.passed))
+    where = _judged(since, until, model)
     labels = (sa.select(*group, col(Label.passed), col(Label.case_key), sa.func.count()).select_from(Label)
               .join(Judgment, col(Judgment.id) == col(Label.judgment_id)).where(*where)
               .group_by(*group, col(Label.passed), col(Label.case_key)))
@@ -58,6 +60,7 @@ def said_by_model(store: Store, *, channel_id: str | None, since: datetime | Non
     found: dict[tuple[str, str], list[Said]] = {}
     with store.engine.connect() as conn:
         for statement, vote in ((labels, False), (votes, True)):
-            for key, rubric, judge_passed, said, case_key, count in conn.execute(statement):
-                found.setdefault((key, rubric), []).append(Said(judge_passed, said, vote, case_key, int(count)))
+            for channel, status, key, rubric, judge_passed, said, case_key, count in conn.execute(statement):
+                if channel == channel_id and status == RowState.SCORED:
+                    found.setdefault((key, rubric), []).append(Said(judge_passed, said, vote, case_key, int(count)))
     return found

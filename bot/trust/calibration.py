@@ -52,13 +52,25 @@ def mean_abs_diff(pairs: Sequence[tuple[float, float]]) -> float | None:
     return sum(abs(first - second) for first, second in pairs) / len(pairs)
 
 
-def by_case(items: Iterable[tuple[str | None, Class, Class]]) -> list[Counter[tuple[Class, Class]]]:
-    """The (judge, human) pairs of each case, from (case, judge, human) items, cases in the order of their keys; an
-    item without a case is a case of its own."""
+def by_case(items: Iterable[tuple[str | None, Class, Class, int]]) -> list[Mapping[tuple[Class, Class], int]] | None:
+    """The (judge, human) pairs of each case, from (case, judge, human, how many) items, cases in the order of their
+    keys (an item without a case is that many cases of their own); None when no case holds several labels, as when
+    each case was labeled by one person, so that nothing is built per label then."""
+    given = list(items)
+    keyed: Counter[str] = Counter()
+    for case, _, _, count in given:
+        if case is not None:
+            keyed[case] += count
+    if all(total < 2 for total in keyed.values()):
+        return None
     cases: dict[str, Counter[tuple[Class, Class]]] = {}
-    for index, (case, judge, human) in enumerate(items):
-        cases.setdefault(f"\x00{index}" if case is None else case, Counter())[judge, human] += 1
-    return [cases[key] for key in sorted(cases)]
+    alone: list[Mapping[tuple[Class, Class], int]] = []
+    for case, judge, human, count in given:
+        if case is None:
+            alone += [{(judge, human): 1}] * count  # one mapping, read only, for each of them
+        else:
+            cases.setdefault(case, Counter())[judge, human] += count
+    return [*(cases[key] for key in sorted(cases)), *alone]
 
 
 def clustered(cases: Sequence[Mapping[tuple[Class, Class], int]]) -> bool:
@@ -81,9 +93,9 @@ def kappa_of(items: Sequence[tuple[str | None, Class, Class]], *, order: Sequenc
     """The kappa of (case, judge, human) items, weighted over `scale` when given; its interval a bootstrap over cases
     where some case holds several labels, else analytic."""
     counts = Counter((judge, human) for _, judge, human in items)
-    cases = by_case(items)
+    cases = by_case((case, judge, human, 1) for case, judge, human in items)
     boot = None
-    if clustered(cases):
+    if cases is not None and clustered(cases):
         classes = list(scale) if scale else _classes(counts, order)
         weights = agreement_weights([float(value) for value in scale]) if scale else None  # type: ignore[arg-type]
         tables = bootstrap.resampled_tables(case_tables(cases, classes))
@@ -205,7 +217,8 @@ def calibrate(
     passes = _pass_items(given)
     tag_items = _tag_items(given) if tags else []
     return Calibration(
-        **dict(Agreement.counted(len(given), Counter((judge, human) for _, judge, human in passes), by_case(passes))),
+        **dict(Agreement.counted(len(given), Counter((judge, human) for _, judge, human in passes),
+                                 by_case((case, judge, human, 1) for case, judge, human in passes))),
         kappa_tag=kappa_of(tag_items, order=tags) if tag_items else Kappa(),
         confusion=Confusion.build([(judge, human) for _, judge, human in tag_items], order=tags) if tag_items else None,
         gaps=_gaps(given, criteria, scales or {}),

@@ -230,10 +230,10 @@ def people_agreement(said: Sequence[Said]) -> Agreement:
 
 def _agreement(counts: Sequence[Said]) -> Agreement:
     passes: Counter[tuple[bool, bool]] = Counter()
-    items: list[tuple[str | None, bool, bool]] = []
+    items: list[tuple[str | None, bool, bool, int]] = []
     for group in counts:
         human = vote_as_label(bool(group.said), passed=group.judge_passed).passed if group.vote else group.said
         if group.judge_passed is not None and human is not None:
             passes[group.judge_passed, human] += group.count
-            items += [(group.case_key, group.judge_passed, human)] * group.count
+            items.append((group.case_key, group.judge_passed, human, group.count))
     return Agreement.counted(sum(group.count for group in counts), passes, by_case(items))

@@ -157,11 +157,13 @@ async def test_calibration_shows_hand_counted_figures_of_this_channel_only(slack
 
 
 async def test_stats_count_every_correction_and_vote(slack, slack_server, http_bot) -> None:
-    eight_labels(http_bot.context.store)
+    store = http_bot.context.store
+    eight_labels(store)
+    corrected(store, judged(store, passed=True, tag="Correct", channel="C0OTHER"), passed=False, tag="Generic")
     reply = await reply_to(slack, slack_server, "stats")
     [entry] = [text for text in texts(reply) if "model not named" in text]
     # five corrections and three Agree votes, as `/judge calibration` counts them above: 6 of 8 (the tally's votes
-    # alone would say 3 of 3)
+    # alone would say 3 of 3); the correction in another channel is not counted here
     assert entry.endswith("people agree with the judge: 75% (6/8), 95% CI 41%-93% (Wilson); few labels (n = 8)")
 
 
