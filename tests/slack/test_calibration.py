@@ -25,6 +25,7 @@ from bot.store import Judgment, Store, channel_stats, record_feedback, utcnow
 from bot.store.labels import labeled_rubric_names, save_label
 from bot.store.models import Feedback, Label
 from bot.store.preferences import set_default_rubric
+from bot.trust.calibration import wilson
 from bot.trust.report import TrustBar, judge_in_use
 from tests.support.slack_server import FakeSlackServer
 from tests.support.slack_side import SIGNING_SECRET, TEAM, SlackSide
@@ -165,6 +166,29 @@ async def test_stats_count_every_correction_and_vote(slack, slack_server, http_b
     # five corrections and three Agree votes, as `/judge calibration` counts them above: 6 of 8 (the tally's votes
     # alone would say 3 of 3); the correction in another channel is not counted here
     assert entry.endswith("people agree with the judge: 75% (6/8), 95% CI 41%-93% (Wilson); few labels (n = 8)")
+
+
+async def test_cases_labeled_by_several_people_are_resampled_as_cases(slack, slack_server, http_bot) -> None:
+    store = http_bot.context.store
+    # ten cases, each corrected by two people alike: 20 labels, but ten cases' worth of evidence; the judge passes
+    # every one, people fail three cases
+    for index in range(10):
+        judgment = judged(store, passed=True, tag="Correct")
+        for user in ("U0ONE", "U0TWO"):
+            corrected(store, judgment, passed=index >= 3, tag="Correct" if index >= 3 else "Generic", user=user)
+    figures = texts(await reply_to(slack, slack_server, "calibration eth"))[1]
+    assert "*20 label(s)*" in figures
+    assert "*agreement on pass/fail* 70% (14/20), 95% CI " in figures and "(bootstrap over 10 cases)" in figures
+    # Durkalski's McNemar over the cases: d = 2 for three cases, 0 for seven: (6)^2 / (3 * 4) = 3, p = 0.083
+    assert "*pass rates* the judge passes 100%, people 70%, McNemar p = 0.08 (clustered by case)" in figures
+    # the digest's section counts them alike, and its interval, a bootstrap over the ten cases, is the one shown
+    period = Period.ending(datetime.now(UTC) + timedelta(seconds=1))
+    [found] = week_trust(store, channel_id="C0GENERAL", team_id=TEAM, period=period, bar=TrustBar())
+    assert (found.week.n, found.week.cases, found.week.pass_agree) == (20, 10, 14) and found.week.interval is not None
+    low, high = found.week.interval
+    assert f"95% CI {low:.0%}-{high:.0%} (bootstrap over 10 cases)" in figures
+    naive = wilson(14, 20)  # as if the 20 labels were independent
+    assert naive is not None and high - low > naive[1] - naive[0]
 
 
 async def test_calibration_of_a_period_leaves_older_labels_out(slack, slack_server, http_bot) -> None:

@@ -156,9 +156,11 @@ def test_labels_of_one_case_by_several_people_count_as_one_case_in_the_interval(
     alone = calibrate([label(case=f"c{case}", judge_passed=True, human_passed=case < 30 or case >= 35)
                        for case in range(40)])
     assert alone.cases is None and alone.interval == wilson(35, 40)
-    one_each = bootstrap.agreement_interval(bootstrap.resampled_tables([[[1, 0], [0, 0]]] * 35
-                                                                       + [[[0, 1], [0, 0]]] * 5))
-    assert figures.interval == one_each  # three alike labels a case weigh as one
+    # the same forty cases labeled once each, in the order of their keys (c0, c1, c10, ...) as the bootstrap takes them
+    keys = sorted(f"c{case}" for case in range(40))
+    one_each = bootstrap.agreement_interval(bootstrap.resampled_tables(
+        [[[1, 0], [0, 0]] if not 30 <= int(key[1:]) < 35 else [[0, 1], [0, 0]] for key in keys]))
+    assert figures.interval == one_each  # three alike labels a case weigh as one: the same draws, the same interval
     assert one_each is not None and one_each[1] - one_each[0] > naive[1] - naive[0] + 0.05  # wider than the naive one
     assert agreement_text(figures).endswith("(bootstrap over 40 cases)")
     # the judge passes all: kappa undefined; McNemar clustered by case, 5 cases of 3 discordant labels each:
