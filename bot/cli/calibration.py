@@ -42,6 +42,9 @@ async def calibration(ctx: Context) -> int:
         return EXIT_OK
     calibration_views.show_calibration(ctx.console, f"Calibration of {where}, {period_text(args.since)}",
                                        calibration_views.shown_figures(report.figures))
+    if report.random is not None:  # the cases nobody chose: the estimate to report
+        ctx.console.print(f"on cases picked at random for review: {report.random.text(report.figures.agreement)}",
+                          highlight=False)
     calibration_views.show_doubts(ctx.console, report.doubts, rubric.name, judge_setting(settings))
     return EXIT_OK
 

@@ -178,16 +178,20 @@ def queued_of_run(store: Store, run_id: int) -> dict[str, int]:
 
 
 def random_share_pairs(store: Store, *, team_id: str | None, channel_id: str | None, rubric_name: str,
-                       since: datetime | None = None) -> list[tuple[bool, bool]]:
+                       since: datetime | None = None, everywhere: bool = False) -> list[tuple[bool, bool]]:
     """(judge passed, person passed) of the labels given to cases picked at random for review: the labels nobody
-    chose. The verdict is the one that sent the case to review."""
+    chose, in a channel (team_id ANY_TEAM: in whichever workspace) or `everywhere`. The verdict is the one that sent
+    the case to review."""
     cases, labels, judgments = table_of(ReviewCase), table_of(Label), table_of(Judgment)
     query = (sa.select(judgments.c.passed, labels.c.passed)
              .select_from(cases.join(labels, labels.c.case_key == cases.c.case_key)
                           .join(judgments, judgments.c.id == cases.c.judgment_id))
              .where(cases.c.random.is_(True), cases.c.rubric_name == rubric_name,
-                    cases.c.team_id.is_not_distinct_from(team_id), cases.c.channel_id.is_not_distinct_from(channel_id),
                     labels.c.passed.is_not(None), judgments.c.passed.is_not(None)))
+    if not everywhere:
+        query = query.where(cases.c.channel_id.is_not_distinct_from(channel_id))
+        if team_id != ANY_TEAM:
+            query = query.where(cases.c.team_id.is_not_distinct_from(team_id))
     if since is not None:
         query = query.where(labels.c.updated_at >= since)
     with store.engine.connect() as conn:

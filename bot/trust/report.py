@@ -17,6 +17,7 @@ from bot.store.labels import PassGroup, counted_passes
 from bot.trust.calibration import Agreement, Calibration, LabeledVerdict, by_case, calibrate, most_first
 from bot.trust.cases import labeled_verdicts
 from bot.trust.labels import numeric_paths, ordinal_scales, tag_order, vote_as_label
+from bot.trust.review import RandomShare, random_share
 
 WEEKS_BEFORE = 4  # the digest sets a week's labels against the labels of this many weeks before it together
 HASH_SHOWN = 7  # characters of a rubric's hash shown to tell two texts of it apart
@@ -135,6 +136,7 @@ class RubricTrust:
     figures: Calibration
     now: JudgeInUse | None
     doubts: list[Doubt]
+    random: RandomShare | None = None  # the labels of cases picked at random for review
 
 
 @dataclass
@@ -183,7 +185,10 @@ def rubric_trust(store: Store, *, rubric_name: str, rubric: Rubric | None, chann
     figures = calibrate(labels, tags=tags, criteria=criteria, scales=ordinal_scales(rubric) if rubric else None)
     if now is None:
         now = judge_in_use(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id)
-    return RubricTrust(rubric_name, figures, now, doubts(figures, now, bar, GivenOn.of(figures)))
+    share = random_share(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id, since=since,
+                         everywhere=everywhere)
+    return RubricTrust(rubric_name, figures, now, doubts(figures, now, bar, GivenOn.of(figures)),
+                       share if share.n else None)
 
 
 def weekly_trust(store: Store, *, channel_id: str | None, team_id: str | None, since: datetime, cut: datetime,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.store import Run, Store
-from bot.store.review import QueuedRow, QueueState, add_cases, queued_rows, random_share_pairs
+from bot.store.review import ANY_TEAM, QueuedRow, QueueState, add_cases, queued_rows, random_share_pairs
 
 RANDOM_AT_LEAST = 3  # the random share of a file is never fewer rows than this (when it has them)
 # Why a case is queued, the first that applies; a case picked at random is marked so whatever its reason.
@@ -105,15 +105,19 @@ class RandomShare:
     agree: int
     n: int
 
-    def text(self) -> str:
-        """"random sample: 88% (44/50)", or that there is none yet."""
+    def text(self, all_labels: float | None = None) -> str:
+        """"random sample: 88% (44/50); all labels: 81%", or that there is none yet."""
         if not self.n:
             return "random sample: no labels yet (`/judge review` asks for them)"
-        return f"random sample: {self.agree / self.n:.0%} ({self.agree}/{self.n})"
+        besides = f"; all labels: {all_labels:.0%}" if all_labels is not None else ""
+        return f"random sample: {self.agree / self.n:.0%} ({self.agree}/{self.n}){besides}"
 
 
 def random_share(store: Store, *, rubric_name: str, channel_id: str | None, team_id: str | None,
-                 since: datetime | None = None) -> RandomShare:
-    """How often people agreed with the judge on the cases of a channel picked at random for review."""
-    pairs = random_share_pairs(store, team_id=team_id, channel_id=channel_id, rubric_name=rubric_name, since=since)
+                 since: datetime | None = None, everywhere: bool = False) -> RandomShare:
+    """How often people agreed with the judge on the cases of a channel (or `everywhere`) picked at random for
+    review; a channel named without its workspace (team_id None) is read in whichever it is."""
+    team = ANY_TEAM if team_id is None and channel_id is not None else team_id
+    pairs = random_share_pairs(store, team_id=team, channel_id=channel_id, rubric_name=rubric_name, since=since,
+                               everywhere=everywhere)
     return RandomShare(sum(judge == person for judge, person in pairs), len(pairs))

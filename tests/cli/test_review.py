@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.store import Store
+from bot.store.labels import save_label
+from bot.store.review import open_cases
 from tests.support.cli import flat, history, judgebot, write_rows
 from tests.support.scripted_judge import Script
 
@@ -30,6 +33,18 @@ def test_a_judged_file_sends_a_random_share_to_review_once_and_review_lists_it(t
     assert code == 0 and "Cases of the terminal waiting for a label" in text and text.count("picked at random") == 3
     code, out = judgebot(tmp_path, "review", "--channel", "C0NONE")
     assert code == 0 and "No case of channel C0NONE waits for a label." in flat(out)
+
+    # people label the three, and one more row nobody picked: the random share is reported apart
+    store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")
+    picked = [judgment for _, judgment in open_cases(store, team_id=None, channel_id=None)]
+    others = [row for row in store.iter_judgments(1) if row.id not in {j.id for j in picked}]
+    for judgment, passed in [(picked[0], True), (picked[1], True), (picked[2], False), (others[0], False)]:
+        save_label(store, judgment=judgment, user_id="me", source="correction", values={}, passed=passed,
+                   pass_from="given", tag=None, headline=None, note=None)
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth")
+    assert code == 0 and "on cases picked at random for review: random sample: 67% (2/3); all labels: 50%" in flat(out)
+    code, out = judgebot(tmp_path, "review")
+    assert "No case of the terminal waits for a label." in flat(out)  # labeled: out of the queue
 
 
 def test_review_sample_rate_zero_sends_nothing_at_random(tmp_path: Path, judge_server) -> None:

@@ -16,7 +16,7 @@ from bot.slack.flows.review_nudge import NUDGE_EVENT
 from bot.slack.server import start_bot
 from bot.slack.views.review import REVIEW_AGREE, REVIEW_LABEL, REVIEW_SKIP, REVIEW_START
 from bot.store import Store, utcnow
-from bot.store.labels import labels_of
+from bot.store.labels import labels_of, save_label
 from bot.store.models import ReviewNudge
 from bot.store.review import case_of, open_cases, queue_state
 from bot.store.reviewers import review_setup
@@ -31,20 +31,22 @@ CHANNEL = "C0GENERAL"
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "judge_model": "judge-test"}
 
 
-def queued(store: Store, rubrics: Any, count: int, *, channel: str = CHANNEL) -> list[int]:
-    """A run of `count` unsure eth rows in `channel` (questions Q1, Q2, ...), sent to review; the case ids in order."""
+def queued(store: Store, rubrics: Any, count: int, *, channel: str = CHANNEL, rate: float = 0,
+           prefix: str = "Q") -> list[int]:
+    """A run of `count` eth rows in `channel` (questions Q1, Q2, ...), unsure unless `rate` sends them to review at
+    random; the case ids in order."""
     eth = rubrics.get("eth")
     common = {**COMMON, "rubric_version": eth.version, "rubric_hash": eth.content_hash}
     run = store.create_run(**common, channel_id=channel, team_id=TEAM)
-    store.add_rows([{**common, "run_id": run.id, "row_number": n, "status": "pending", "question": f"Q{n} exams?",
+    store.add_rows([{**common, "run_id": run.id, "row_number": n, "status": "pending", "question": f"{prefix}{n} exams?",
                      "reference": "In myStudies.", "answer": f"A{n}", "channel_id": channel, "team_id": TEAM}
                     for n in range(1, count + 1)])
     for row in store.iter_judgments(run.id):
         output = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "r"}
         assert store.save_verdict(row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
                                                   label="Correct", tag="Correct", raw_reply="{}", prompt_hash="p" * 32,
-                                                  unsure=True, samples=3, **common), cache_key=f"k{row.id}")
-    assert send_to_review(store, run, rate=0).total == count
+                                                  unsure=not rate, samples=3, **common), cache_key=f"k{row.id}")
+    assert send_to_review(store, run, rate=rate).total == count
     return [case.id for case, _ in open_cases(store, team_id=TEAM, channel_id=channel)]
 
 
@@ -114,6 +116,22 @@ async def test_a_shared_files_summary_says_which_rows_went_to_review(slack: Slac
     assert "`/judge review` asks for your label" in card
     cases = open_cases(http_bot.context.store, team_id=TEAM, channel_id=CHANNEL)
     assert len(cases) == 4 and [judgment.question for case, judgment in cases if case.reason == "disagree"] == ["Q1?"]
+
+
+async def test_calibration_shows_agreement_on_the_random_share_apart(slack: SlackSide, slack_server, http_bot,
+                                                                    rubrics) -> None:
+    store = http_bot.context.store
+    picked = queued(store, rubrics, 4, rate=1.0)  # all four picked at random; the judge passed each
+    chosen = queued(store, rubrics, 2, prefix="R")[4:]  # two unsure rows, chosen
+    for case_id, passed in zip([*picked, *chosen], (True, True, True, False, False, False), strict=True):
+        judgment = store.get_judgment(_judgment_of(store, case_id))
+        assert judgment is not None
+        save_label(store, judgment=judgment, user_id="U0USER", source="correction", values={}, passed=passed,
+                   pass_from="given", tag=None, headline=None, note=None)
+    await slack.command("calibration eth")
+    shown = text_of(await reply(slack_server, 1))
+    # random: 3 of 4 agree; all labels: 3 of 6
+    assert "on cases picked at random for review* random sample: 75% (3/4); all labels: 50%" in shown
 
 
 async def test_blind_review_hides_the_verdict_until_the_label_is_saved(slack: SlackSide, slack_server, http_bot,

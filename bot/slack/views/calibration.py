@@ -66,6 +66,8 @@ def figures_text(report: RubricTrust, rubrics: RubricSet) -> str:
     title = f" · {escape(rubric.title)}" if rubric is not None else ""
     lines = [f"*`{escape(report.rubric_name)}`*{title} · *{figures.n} label(s)*", agreement_text(figures),
              pass_rates_text(figures), kappas_text(figures)]
+    if report.random is not None:  # the cases nobody chose: the estimate to report
+        lines.insert(2, f"*on cases picked at random for review* {escape(report.random.text(figures.agreement))}")
     lines += [f":warning: {escape(str(doubt))}" for doubt in report.doubts]
     return "\n".join(lines)
 
