@@ -103,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "that wait for a person's label")
     review_cmd.add_argument("--channel", help=where)
     review_cmd.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
+    review_cmd.add_argument("--nudge", action="store_true", help="send today's nudge to the channel's reviewers now "
+                            "(each gets one a day, whoever sends it); needs --channel and SLACK_BOT_TOKEN")
     stats_cmd = commands.add_parser("stats", help="per model and rubric figures of a Slack channel or the terminal")
     stats_cmd.add_argument("--channel", help=where)
     stats_cmd.add_argument("--days", type=int, default=30, help="the last N days (default 30; 0: all time)")

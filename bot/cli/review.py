@@ -1,4 +1,5 @@
-"""`judgebot review`: the cases of a channel's review queue (or the terminal's) that wait for a person's label."""
+"""`judgebot review`: the cases of a channel's review queue (or the terminal's) that wait for a person's label, and
+with --nudge today's nudge of its reviewers."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ async def review(ctx: Context) -> int:
     if ctx.args.limit < 1:
         raise UsageError("-n/--limit must be at least 1")
     channel = ctx.args.channel
+    if ctx.args.nudge:
+        if not channel:
+            raise UsageError("--nudge nudges a Slack channel's reviewers: give --channel ID")
+        from bot.slack.flows.review_nudge import nudge_from_terminal  # the Slack libraries load only to nudge
+
+        ctx.console.print(await nudge_from_terminal(ctx.settings, ctx.store, channel), highlight=False)
+        return EXIT_OK
     cases = open_cases(ctx.store, team_id=ANY_TEAM if channel else None, channel_id=channel, limit=ctx.args.limit)
     where = f"channel {channel}" if channel else "the terminal"
     if not cases:

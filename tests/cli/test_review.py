@@ -5,11 +5,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.records import Verdict
 from bot.store import Store
 from bot.store.labels import save_label
 from bot.store.review import open_cases
-from tests.support.cli import flat, history, judgebot, write_rows
+from bot.store.reviewers import set_reviewers
+from bot.trust.review import send_to_review
+from tests.support.cli import flat, history, judgebot, judgebot_many, write_rows
 from tests.support.scripted_judge import Script
+
+COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
+
+
+def unsure_verdict() -> Verdict:
+    output = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "r"}
+    return Verdict(status="scored", output=output, headline=100.0, passed=True, label="Correct", tag="Correct",
+                   raw_reply="{}", prompt_hash="p" * 32, unsure=True, samples=3, **COMMON)
 
 
 def test_a_judged_file_sends_a_random_share_to_review_once_and_review_lists_it(tmp_path: Path, judge_server) -> None:
@@ -56,3 +67,30 @@ def test_review_sample_rate_zero_sends_nothing_at_random(tmp_path: Path, judge_s
     assert code == 0, out
     assert "sent to review" not in flat(out)
     assert history(tmp_path, "SELECT COUNT(*) FROM review_case") == [(0,)]
+
+
+def test_two_processes_nudging_at_once_send_each_reviewer_one_message(tmp_path: Path, db_url: str,
+                                                                      slack_server) -> None:
+    store = Store.open(db_url)  # SQLite, then PostgreSQL
+    run = store.create_run(**COMMON, channel_id="C0GENERAL", team_id=slack_server.team_id)
+    store.add_rows([{**COMMON, "run_id": run.id, "row_number": n, "status": "pending", "question": f"q{n}",
+                     "reference": "r", "answer": "a", "channel_id": "C0GENERAL", "team_id": slack_server.team_id}
+                    for n in (1, 2)])
+    for row in store.iter_judgments(run.id):
+        assert store.save_verdict(row.id, unsure_verdict(), cache_key=f"k{row.id}")
+    send_to_review(store, run, rate=0)
+    set_reviewers(store, team_id=slack_server.team_id, channel_id="C0GENERAL", reviewers=["U0USER", "S0EVALS"],
+                  user_id="U0ADMIN")
+    slack = {"SLACK_BOT_TOKEN": slack_server.bot_token, "SLACK_API_URL": slack_server.api_url, "DATABASE_URL": db_url}
+
+    both = judgebot_many(tmp_path, [["review", "--channel", "C0GENERAL", "--nudge"]] * 2, **slack)
+
+    assert all(code == 0 for code, _ in both), both
+    said = sorted(flat(out) for _, out in both)
+    assert sum(int(text.split()[1]) for text in said if text.startswith("Nudged")) == 2, said  # Bob and Ada, once
+    dms = slack_server.calls_to("chat.postMessage")
+    assert sorted(call.params["channel"] for call in dms) == ["D0ADMIN", "D0USER"]
+    code, out = judgebot(tmp_path, "review", "--channel", "C0GENERAL", "--nudge", **slack)  # later the same day
+    assert code == 0 and "each was nudged today already" in flat(out) and len(slack_server.calls_to("chat.postMessage")) == 2
+    code, out = judgebot(tmp_path, "review", "--nudge")
+    assert code == 2 and "give --channel ID" in flat(out)

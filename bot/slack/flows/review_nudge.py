@@ -3,17 +3,23 @@ direct message, once a day however many processes run and however often they res
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.cron import CronTrigger
+from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.config import Settings
 from bot.digest.schedule import ChannelScheduler
+from bot.errors import SetupError
 from bot.slack.context import Context
-from bot.slack.messenger import slack_error
+from bot.slack.flows.digest_post import bot_token
+from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, slack_call, slack_error
 from bot.slack.views.review import nudge_message
-from bot.store import utcnow
+from bot.store import Store, utcnow
 from bot.store.review import waiting_for
 from bot.store.reviewers import (
     ReviewSetup,
@@ -53,11 +59,84 @@ class NudgeScheduler(ChannelScheduler[ReviewSetup]):
         return entry.nudge_hour, entry.nudge_minute, entry.nudge_timezone, entry.nudge_set_at
 
 
+@dataclass
+class Nudger:
+    """Sends a channel's nudges of a day through a Web API client: each reviewer with cases waiting, once, whichever
+    process asks (a claim in the database decides; a nudge that reached Slack unrecorded is found there)."""
+
+    store: Store
+    client: AsyncWebClient
+
+    async def nudge(self, setup: ReviewSetup, day: str) -> int:
+        """Nudge each reviewer of a channel who has cases waiting, once on `day`; how many this process nudged."""
+        sent = 0
+        for user in await self.reviewers(setup):
+            waiting = await asyncio.to_thread(waiting_for, self.store, team_id=setup.team_id,
+                                              channel_id=setup.channel_id, user_id=user, now=utcnow())
+            if waiting and await self._nudge_one(setup, user, day, waiting):
+                sent += 1
+        return sent
+
+    async def reviewers(self, setup: ReviewSetup) -> list[str]:
+        """The members a channel's reviewers name: its people, and the members of its user groups."""
+        members: list[str] = []
+        for ident in setup.reviewers:
+            if not ident.startswith("S"):
+                members.append(ident)
+                continue
+            try:
+                members.extend((await self.client.usergroups_users_list(usergroup=ident)).get("users") or [])
+            except Exception as err:
+                log.warning("could not list the members of user group %s: %s", ident, slack_error(err))
+        return list(dict.fromkeys(members))
+
+    async def _nudge_one(self, setup: ReviewSetup, user: str, day: str, waiting: int) -> bool:
+        claim = await asyncio.to_thread(claim_nudge, self.store, team_id=setup.team_id, channel_id=setup.channel_id,
+                                        user_id=user, day=day)
+        if claim is None:
+            return False  # sent today already, or being sent by another process
+        try:
+            opened = await self.client.conversations_open(users=user)
+            dm = str((opened.get("channel") or {})["id"])
+            if (found := await self._sent_before(dm, setup.channel_id, day)) is not None:
+                await asyncio.to_thread(mark_nudged, self.store, claim_id=claim, message_ts=found)  # answer was lost
+                return False
+            posted = await self.client.chat_postMessage(
+                channel=dm, **nudge_message(setup.channel_id, waiting),
+                metadata={"event_type": NUDGE_EVENT, "event_payload": {"channel": setup.channel_id, "day": day}})
+        except Exception as err:
+            await asyncio.to_thread(release_nudge, self.store, claim_id=claim)
+            log.warning("could not nudge %s for %s: %s", user, setup.channel_id, slack_error(err))
+            return False
+        await asyncio.to_thread(mark_nudged, self.store, claim_id=claim, message_ts=str(posted["ts"]))
+        return True
+
+    async def _sent_before(self, dm: str, channel: str, day: str) -> str | None:
+        """The ts of this day's nudge for `channel` in the DM, if an earlier try sent it without recording it."""
+        try:
+            history = await self.client.conversations_history(channel=dm, limit=50, include_all_metadata=True)
+        except Exception as err:  # not knowing is no reason to skip the nudge
+            log.warning("could not look for an earlier nudge in %s: %s", dm, slack_error(err))
+            return None
+        for message in history.get("messages") or []:
+            metadata = message.get("metadata") or {}
+            payload = metadata.get("event_payload") or {}
+            if metadata.get("event_type") == NUDGE_EVENT and payload == {"channel": channel, "day": day}:
+                return str(message["ts"])
+        return None
+
+
+def today_of(setup: ReviewSetup) -> str:
+    """The channel's local day now, as its nudges are claimed."""
+    return datetime.now(ZoneInfo(setup.nudge_timezone or "UTC")).date().isoformat()
+
+
 class ReviewNudges:
-    """Sends the nudges of every channel that asks for them."""
+    """Sends the nudges of every channel that asks for them, at their times."""
 
     def __init__(self, ctx: Context, *, grace: timedelta = GRACE) -> None:
         self.ctx = ctx
+        self.nudger = Nudger(ctx.store, ctx.client)
         self.scheduler = NudgeScheduler(ctx.store, self.on_due, grace=grace)
 
     async def start(self) -> None:
@@ -73,60 +152,18 @@ class ReviewNudges:
         self.ctx.tasks.spawn(self.nudge(setup, due.date().isoformat()), f"review nudge of {setup.channel_id}")
 
     async def nudge(self, setup: ReviewSetup, day: str) -> int:
-        """Nudge each reviewer of a channel who has cases waiting, once on `day`; how many this process nudged."""
-        sent = 0
-        for user in await self.reviewers(setup):
-            waiting = await self.ctx.db(waiting_for, team_id=setup.team_id, channel_id=setup.channel_id, user_id=user,
-                                        now=utcnow())
-            if waiting and await self._nudge_one(setup, user, day, waiting):
-                sent += 1
-        return sent
+        """Nudge a channel's reviewers of `day` (see Nudger.nudge)."""
+        return await self.nudger.nudge(setup, day)
 
-    async def reviewers(self, setup: ReviewSetup) -> list[str]:
-        """The members a channel's reviewers name: its people, and the members of its user groups."""
-        members: list[str] = []
-        for ident in setup.reviewers:
-            if not ident.startswith("S"):
-                members.append(ident)
-                continue
-            try:
-                members.extend((await self.ctx.client.usergroups_users_list(usergroup=ident)).get("users") or [])
-            except Exception as err:
-                log.warning("could not list the members of user group %s: %s", ident, slack_error(err))
-        return list(dict.fromkeys(members))
 
-    async def _nudge_one(self, setup: ReviewSetup, user: str, day: str, waiting: int) -> bool:
-        claim = await self.ctx.db(claim_nudge, team_id=setup.team_id, channel_id=setup.channel_id, user_id=user,
-                                  day=day)
-        if claim is None:
-            return False  # sent today already, or being sent by another process
-        try:
-            opened = await self.ctx.client.conversations_open(users=user)
-            dm = str((opened.get("channel") or {})["id"])
-            if (found := await self._sent_before(dm, setup.channel_id, day)) is not None:
-                await self.ctx.db(mark_nudged, claim_id=claim, message_ts=found)  # its answer was lost before
-                return False
-            posted = await self.ctx.client.chat_postMessage(
-                channel=dm, **nudge_message(setup.channel_id, waiting),
-                metadata={"event_type": NUDGE_EVENT, "event_payload": {"channel": setup.channel_id, "day": day}})
-        except Exception as err:
-            await self.ctx.db(release_nudge, claim_id=claim)
-            log.warning("could not nudge %s for %s: %s", user, setup.channel_id, slack_error(err))
-            return False
-        await self.ctx.db(mark_nudged, claim_id=claim, message_ts=str(posted["ts"]))
-        return True
-
-    async def _sent_before(self, dm: str, channel: str, day: str) -> str | None:
-        """The ts of this day's nudge for `channel` in the DM, if an earlier try sent it without recording it."""
-        try:
-            history = await self.ctx.client.conversations_history(channel=dm, limit=50, include_all_metadata=True)
-        except Exception as err:  # not knowing is no reason to skip the nudge
-            log.warning("could not look for an earlier nudge in %s: %s", dm, slack_error(err))
-            return None
-        for message in history.get("messages") or []:
-            metadata = message.get("metadata") or {}
-            payload = metadata.get("event_payload") or {}
-            if metadata.get("event_type") == NUDGE_EVENT and payload == {"channel": channel, "day": day}:
-                return str(message["ts"])
-        return None
-
+async def nudge_from_terminal(settings: Settings, store: Store, channel_id: str) -> str:
+    """`judgebot review --channel ID --nudge`: today's nudge of a channel's reviewers, through the bot's token; each
+    reviewer gets it once a day, whoever sends it."""
+    client = make_web_client(bot_token(settings), settings.slack_api_url)
+    auth = await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)
+    setup = await asyncio.to_thread(review_setup, store, team_id=str(auth.get("team_id") or ""), channel_id=channel_id)
+    if not setup.reviewers:
+        raise SetupError(f"{channel_id} has no reviewers: `/judge reviewers @a @b` in the channel names them.")
+    sent = await Nudger(store, client).nudge(setup, today_of(setup))
+    return (f"Nudged {sent} reviewer(s) of {channel_id}." if sent else
+            f"Nobody of {channel_id} was nudged: no reviewer has cases waiting, or each was nudged today already.")
