@@ -179,7 +179,8 @@ async def test_cases_labeled_by_several_people_are_resampled_as_cases(slack, sla
     figures = texts(await reply_to(slack, slack_server, "calibration eth"))[1]
     assert "*20 label(s)*" in figures
     assert "*agreement on pass/fail* 70% (14/20), 95% CI " in figures and "(bootstrap over 10 cases)" in figures
-    # Durkalski's McNemar over the cases: d = 2 for three cases, 0 for seven: (6)^2 / (3 * 4) = 3, p = 0.083
+    # Durkalski's McNemar over the cases: d = 2 for three cases, 0 for seven: 6^2 / (3 * 4) = 3, and
+    # scipy.stats.chi2.sf(3, 1) = 0.0833
     assert "*pass rates* the judge passes 100%, people 70%, McNemar p = 0.08 (clustered by case)" in figures
     # the digest's section counts them alike, and its interval, a bootstrap over the ten cases, is the one shown
     period = Period.ending(datetime.now(UTC) + timedelta(seconds=1))

@@ -78,7 +78,8 @@ def test_clustered_mcnemar_is_mcnemar_without_correction_when_each_case_has_one_
     # mcnemar([[10, 3], [10, 10]], exact=False, correction=False).pvalue = 0.0522036353413146
     assert clustered_mcnemar_p([(1, 0)] * 3 + [(0, 1)] * 10) == pytest.approx(0.0522036353413146)
     # The same 20 against 40 as ten cases each labeled by six people alike: the evidence is ten cases, not 60 labels.
-    # Durkalski's statistic (sum of d)^2 / sum of d^2 with d = +6 four times, -6 six times: 144 / 360 = 0.4, p 0.527
+    # Durkalski's statistic (sum of d)^2 / sum of d^2 with d = +6 four times, -6 six times: 144 / 360 = 0.4, whose
+    # upper tail scipy.stats.chi2.sf(0.4, 1) = 0.5270892568655381
     clustered = clustered_mcnemar_p([(6, 0)] * 4 + [(0, 6)] * 6)
     assert clustered == pytest.approx(0.5270892568655381)
     assert clustered_mcnemar_p([(0, 0), (1, 1)]) == 1.0
@@ -164,6 +165,6 @@ def test_labels_of_one_case_by_several_people_count_as_one_case_in_the_interval(
     assert one_each is not None and one_each[1] - one_each[0] > naive[1] - naive[0] + 0.05  # wider than the naive one
     assert agreement_text(figures).endswith("(bootstrap over 40 cases)")
     # the judge passes all: kappa undefined; McNemar clustered by case, 5 cases of 3 discordant labels each:
-    # (5 * 3)^2 / (5 * 3^2) = 5, p = 0.025
+    # (5 * 3)^2 / (5 * 3^2) = 5, scipy.stats.chi2.sf(5, 1) = 0.0253
     assert figures.kappa_pass.value is None
     assert pass_rates_text(figures) == "the judge passes 100%, people 88%, McNemar p = 0.03 (clustered by case)"
