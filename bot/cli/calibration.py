@@ -27,6 +27,7 @@ async def calibration(ctx: Context) -> int:
                          "`judgebot calibration check`")
     from bot.judge.panel import configured_judge_name
     from bot.trust.report import JudgeInUse, TrustBar, rubric_trust
+    from bot.trust.review import random_share_text
 
     settled()
     rubric = ctx.rubrics.get(args.rubric)
@@ -43,7 +44,7 @@ async def calibration(ctx: Context) -> int:
     calibration_views.show_calibration(ctx.console, f"Calibration of {where}, {period_text(args.since)}",
                                        calibration_views.shown_figures(report.figures))
     if report.random is not None:  # the cases nobody chose: the estimate to report
-        ctx.console.print(f"on cases picked at random for review: {report.random.text(report.figures.agreement)}",
+        ctx.console.print(f"on cases picked at random for review: {random_share_text(report.random, report.figures.agreement)}",
                           highlight=False)
     calibration_views.show_doubts(ctx.console, report.doubts, rubric.name, judge_setting(settings))
     return EXIT_OK

@@ -178,12 +178,12 @@ def queued_of_run(store: Store, run_id: int) -> dict[str, int]:
 
 
 def random_share_pairs(store: Store, *, team_id: str | None, channel_id: str | None, rubric_name: str,
-                       since: datetime | None = None, everywhere: bool = False) -> list[tuple[bool, bool]]:
-    """(judge passed, person passed) of the labels given to cases picked at random for review: the labels nobody
+                       since: datetime | None = None, everywhere: bool = False) -> list[tuple[str, bool, bool]]:
+    """(case, judge passed, person passed) of the labels given to cases picked at random for review: the labels nobody
     chose, in a channel (team_id ANY_TEAM: in whichever workspace) or `everywhere`. The verdict is the one that sent
     the case to review."""
     cases, labels, judgments = table_of(ReviewCase), table_of(Label), table_of(Judgment)
-    query = (sa.select(judgments.c.passed, labels.c.passed)
+    query = (sa.select(cases.c.case_key, judgments.c.passed, labels.c.passed)
              .select_from(cases.join(labels, labels.c.case_key == cases.c.case_key)
                           .join(judgments, judgments.c.id == cases.c.judgment_id))
              .where(cases.c.random.is_(True), cases.c.rubric_name == rubric_name,
@@ -195,7 +195,7 @@ def random_share_pairs(store: Store, *, team_id: str | None, channel_id: str | N
     if since is not None:
         query = query.where(labels.c.updated_at >= since)
     with store.engine.connect() as conn:
-        return [(bool(judge), bool(person)) for judge, person in conn.execute(query)]
+        return [(key, bool(judge), bool(person)) for key, judge, person in conn.execute(query)]
 
 
 def open_cases(store: Store, *, team_id: str | None, channel_id: str | None,

@@ -17,7 +17,7 @@ from bot.store.labels import PassGroup, counted_passes
 from bot.trust.calibration import Agreement, Calibration, LabeledVerdict, by_case, calibrate, most_first
 from bot.trust.cases import labeled_verdicts
 from bot.trust.labels import numeric_paths, ordinal_scales, tag_order, vote_as_label
-from bot.trust.review import RandomShare, random_share
+from bot.trust.review import random_share
 
 WEEKS_BEFORE = 4  # the digest sets a week's labels against the labels of this many weeks before it together
 HASH_SHOWN = 7  # characters of a rubric's hash shown to tell two texts of it apart
@@ -136,7 +136,7 @@ class RubricTrust:
     figures: Calibration
     now: JudgeInUse | None
     doubts: list[Doubt]
-    random: RandomShare | None = None  # the labels of cases picked at random for review
+    random: Agreement | None = None  # the labels of cases picked at random for review
 
 
 @dataclass
@@ -188,7 +188,7 @@ def rubric_trust(store: Store, *, rubric_name: str, rubric: Rubric | None, chann
     share = random_share(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id, since=since,
                          everywhere=everywhere)
     return RubricTrust(rubric_name, figures, now, doubts(figures, now, bar, GivenOn.of(figures)),
-                       share if share.n else None)
+                       share if share.pass_n else None)
 
 
 def weekly_trust(store: Store, *, channel_id: str | None, team_id: str | None, since: datetime, cut: datetime,

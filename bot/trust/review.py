@@ -12,6 +12,8 @@ from datetime import datetime
 
 from bot.store import Run, Store
 from bot.store.review import ANY_TEAM, QueuedRow, QueueState, add_cases, queued_rows, random_share_pairs
+from bot.trust.calibration import Agreement
+from bot.trust.texts import agreement_text
 
 RANDOM_AT_LEAST = 3  # the random share of a file is never fewer rows than this (when it has them)
 # Why a case is queued, the first that applies; a case picked at random is marked so whatever its reason.
@@ -98,26 +100,23 @@ def queue_text(state: QueueState) -> str:
     return f"Review queue: {state.open:,} open{oldest}; {state.labeled:,} labeled this week"
 
 
-@dataclass(frozen=True)
-class RandomShare:
-    """Agreement on pass/fail over the labels of cases picked at random for review: the cases nobody chose."""
-
-    agree: int
-    n: int
-
-    def text(self, all_labels: float | None = None) -> str:
-        """"random sample: 88% (44/50); all labels: 81%", or that there is none yet."""
-        if not self.n:
-            return "random sample: no labels yet (`/judge review` asks for them)"
-        besides = f"; all labels: {all_labels:.0%}" if all_labels is not None else ""
-        return f"random sample: {self.agree / self.n:.0%} ({self.agree}/{self.n}){besides}"
+def random_share_text(share: Agreement, all_labels: float | None = None) -> str:
+    """"random sample: 88% (44/50), 95% CI 76%-94% (Wilson); all labels: 81%", or that there is none yet."""
+    if not share.pass_n:
+        return "random sample: no labels yet (`/judge review` asks for them)"
+    besides = f"; all labels: {all_labels:.0%}" if all_labels is not None else ""
+    return f"random sample: {agreement_text(share)}{besides}"
 
 
 def random_share(store: Store, *, rubric_name: str, channel_id: str | None, team_id: str | None,
-                 since: datetime | None = None, everywhere: bool = False) -> RandomShare:
-    """How often people agreed with the judge on the cases of a channel (or `everywhere`) picked at random for
-    review; a channel named without its workspace (team_id None) is read in whichever it is."""
+                 since: datetime | None = None, everywhere: bool = False) -> Agreement:
+    """Agreement on pass/fail over the labels of the cases of a channel (or `everywhere`) picked at random for review:
+    the cases nobody chose. A channel named without its workspace (team_id None) is read in whichever it is."""
     team = ANY_TEAM if team_id is None and channel_id is not None else team_id
     pairs = random_share_pairs(store, team_id=team, channel_id=channel_id, rubric_name=rubric_name, since=since,
                                everywhere=everywhere)
-    return RandomShare(sum(judge == person for judge, person in pairs), len(pairs))
+    by_case: dict[str, Counter[tuple[bool, bool]]] = {}
+    for key, judge, person in pairs:
+        by_case.setdefault(key, Counter())[judge, person] += 1
+    return Agreement.counted(len(pairs), Counter((judge, person) for _, judge, person in pairs),
+                             list(by_case.values()))

@@ -130,8 +130,10 @@ async def test_calibration_shows_agreement_on_the_random_share_apart(slack: Slac
                    pass_from="given", tag=None, headline=None, note=None)
     await slack.command("calibration eth")
     shown = text_of(await reply(slack_server, 1))
-    # random: 3 of 4 agree; all labels: 3 of 6
-    assert "on cases picked at random for review* random sample: 75% (3/4); all labels: 50%" in shown
+    # random: 3 of 4 agree (Wilson 95%, statsmodels proportion_confint(3, 4, method="wilson"): 0.3006-0.9544);
+    # all labels: 3 of 6
+    assert ("on cases picked at random for review* random sample: 75% (3/4), 95% CI 30%-95% (Wilson); few labels "
+            "(n = 4); all labels: 50%") in shown
 
 
 async def test_blind_review_hides_the_verdict_until_the_label_is_saved(slack: SlackSide, slack_server, http_bot,

@@ -20,7 +20,7 @@ from bot.store.review import (
     skip_case,
     waiting_for,
 )
-from bot.trust.review import RANDOM_AT_LEAST, random_count, random_share, send_to_review
+from bot.trust.review import RANDOM_AT_LEAST, random_count, random_share, random_share_text, send_to_review
 
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
 
@@ -153,12 +153,15 @@ def test_agreement_on_the_random_share_counts_only_cases_picked_at_random(store:
         correct(store, judgment, "U1", passed=passed)
     for judgment in chosen:
         correct(store, judgment, "U1", passed=False)
-    assert sorted(random_share_pairs(store, team_id="T1", channel_id="C1", rubric_name="eth")) == [
+    assert sorted(pair[1:] for pair in random_share_pairs(store, team_id="T1", channel_id="C1", rubric_name="eth")) == [
         (True, False), (True, True), (True, True)]
     assert random_share_pairs(store, team_id="T1", channel_id="C2", rubric_name="eth") == []
     share = random_share(store, rubric_name="eth", channel_id="C1", team_id="T1")
-    assert (share.agree, share.n, share.text()) == (2, 3, "random sample: 67% (2/3)")
-    assert random_share(store, rubric_name="eth", channel_id="C2", team_id="T1").text().startswith(
+    # Wilson 95% for 2/3 (statsmodels proportion_confint(2, 3, method="wilson")): 0.2077-0.9385
+    assert (share.pass_agree, share.pass_n) == (2, 3)
+    assert random_share_text(share, 0.5) == ("random sample: 67% (2/3), 95% CI 21%-94% (Wilson); few labels (n = 3); "
+                                             "all labels: 50%")
+    assert random_share_text(random_share(store, rubric_name="eth", channel_id="C2", team_id="T1")).startswith(
         "random sample: no labels yet")
 
 

@@ -14,6 +14,7 @@ from bot.slack.views.limits import SECTION_LIMIT
 from bot.trust import texts
 from bot.trust.calibration import Agreement, Calibration, Confusion
 from bot.trust.report import RubricTrust
+from bot.trust.review import random_share_text
 
 WEEKS_SHOWN = 8
 TABLE_ROOM = SECTION_LIMIT - 300  # the table's code block, leaving room for its heading and a note of rows left out
@@ -67,7 +68,7 @@ def figures_text(report: RubricTrust, rubrics: RubricSet) -> str:
     lines = [f"*`{escape(report.rubric_name)}`*{title} · *{figures.n} label(s)*", agreement_text(figures),
              pass_rates_text(figures), kappas_text(figures)]
     if report.random is not None:  # the cases nobody chose: the estimate to report
-        lines.insert(2, f"*on cases picked at random for review* {escape(report.random.text(figures.agreement))}")
+        lines.insert(2, f"*on cases picked at random for review* {escape(random_share_text(report.random, figures.agreement))}")
     lines += [f":warning: {escape(str(doubt))}" for doubt in report.doubts]
     return "\n".join(lines)
 
