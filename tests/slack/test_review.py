@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
+from sqlmodel import col, update
 
 from bot.records import Verdict
 from bot.slack.flows.review_nudge import NUDGE_EVENT
@@ -17,7 +18,7 @@ from bot.slack.server import start_bot
 from bot.slack.views.review import REVIEW_AGREE, REVIEW_LABEL, REVIEW_SKIP, REVIEW_START
 from bot.store import Store, utcnow
 from bot.store.labels import labels_of, save_label
-from bot.store.models import ReviewNudge
+from bot.store.models import ReviewCase, ReviewNudge
 from bot.store.review import case_of, open_cases, queue_state
 from bot.store.reviewers import review_setup
 from bot.trust.review import send_to_review
@@ -100,6 +101,24 @@ async def test_each_case_goes_to_one_reviewer_and_agree_and_skip_move_on(slack: 
     assert "Skipped" in text_of(skipped) and "No case of <#C0GENERAL> waits for your label" in text_of(skipped)
     state = queue_state(store, team_id=TEAM, channel_id=CHANNEL, since=utcnow() - timedelta(days=1))
     assert (state.open, state.labeled) == (2, 1)
+
+
+async def test_a_case_not_answered_within_a_day_goes_to_the_next_reviewer(slack: SlackSide, slack_server, http_bot,
+                                                                         rubrics) -> None:
+    store = http_bot.context.store
+    [case] = queued(store, rubrics, 1)
+    await slack.command("review")
+    assert buttons(await reply(slack_server, 1))[REVIEW_SKIP] == str(case)
+    await slack.command("review", user="U0ADMIN")
+    assert "No case of <#C0GENERAL> waits for your label (1 open" in text_of(await reply(slack_server, 2))
+    with store.session() as session:  # Bob let it wait for a day
+        session.execute(update(ReviewCase).where(col(ReviewCase.id) == case)
+                        .values(offered_at=utcnow() - timedelta(days=1, minutes=1)))
+        session.commit()
+    await slack.command("review", user="U0ADMIN")
+    assert buttons(await reply(slack_server, 3))[REVIEW_SKIP] == str(case)  # Ada's now
+    await slack.click(REVIEW_AGREE, str(case), channel=CHANNEL, message_ts="1.0")
+    assert "no longer offered to you" in text_of(await reply(slack_server, 4))  # Bob's old card does nothing
 
 
 async def test_a_shared_files_summary_says_which_rows_went_to_review(slack: SlackSide, slack_server, http_bot,
