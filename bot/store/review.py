@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection
 from sqlmodel import col, select
 
 from bot.records import RowState
-from bot.store.case_keys import judgment_case
+from bot.store.case_keys import case_key
 from bot.store.engine import conflict_insert
 from bot.store.judgments import Store
 from bot.store.models import Feedback, Judgment, Label, ReviewCase, table_of, utcnow
@@ -39,11 +39,14 @@ class QueuedRow:
 
 def queued_rows(store: Store, run_id: int) -> list[QueuedRow]:
     """Every scored row of a run with what people said of its case, in row order."""
+    table = table_of(Judgment)
+    columns = [table.c[name] for name in ("id", "team_id", "channel_id", "rubric_name", "question", "reference",
+                                          "answer", "unsure", "judge_model", "passed")]
     with store.session() as session:
-        rows = list(session.exec(select(Judgment).where(Judgment.run_id == run_id,
-                                                        Judgment.status == RowState.SCORED)
-                                 .order_by(col(Judgment.row_number), col(Judgment.id))))
-        keys = {row.id: judgment_case(row) for row in rows}
+        rows = session.execute(sa.select(*columns).where(table.c.run_id == run_id, table.c.status == RowState.SCORED)
+                               .order_by(table.c.row_number, table.c.id)).all()
+        keys = {row.id: case_key(row.team_id, row.channel_id, row.rubric_name, row.question, row.reference,
+                                 row.answer) for row in rows}
         passes: dict[str, list[bool]] = {}
         labeled: set[str] = set()
         wanted = sorted(set(keys.values()))
