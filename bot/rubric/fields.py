@@ -274,3 +274,17 @@ def leaves(fields: dict[str, FieldSpec], prefix: str = "", *, in_nullable: bool 
         else:
             found.append((path, spec.model_copy(update={"nullable": True}) if in_nullable else spec))
     return found
+
+
+def nested(values: dict[str, Any]) -> dict[str, Any]:
+    """Values by dotted path as the nested dicts a reply holds them in."""
+    found: dict[str, Any] = {}
+    for path, value in values.items():
+        *parents, last = path.split(".")
+        into = found
+        for part in parents:
+            child = into.get(part)
+            into[part] = child = child if isinstance(child, dict) else {}
+            into = child
+        into[last] = value
+    return found

@@ -24,6 +24,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from bot.errors import FormulaError, RubricError
+from bot.rubric.examples import Example, check_examples, examples_text
 from bot.rubric.fields import (
     LENIENT_NUMBERS,
     FieldSpec,
@@ -38,6 +39,7 @@ from bot.rubric.formulas import check_syntax, did_you_mean, evaluate
 from bot.rubric.goldens import Golden
 
 TEMPLATE_NAMES = {"question", "reference", "answer"}
+NL = "\n"
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]*")
 
 
@@ -122,6 +124,9 @@ class Rubric(BaseModel):
     lenient_numbers: bool = Field(False, description='Take "2" and 2.0 as 2 in integer fields (a boolean never).')
     headline: Headline
     goldens: list[Golden] = []
+    guidelines: list[str] = Field([], description="Short lines that sharpen the instructions, sent with them.")
+    examples: list[Example] = Field([], description="Worked examples sent to the judge as data: a triple and the "
+                                    "values a person expects of some or all fields, with an optional note.")
     samples: int = Field(1, ge=1, le=9, description="How many times the judge judges each row unless a run says: "
                          "its samples agree or split, and the row's verdict is the one closest to the others.")
     generation_order: list[str] | None = Field(
@@ -136,6 +141,7 @@ class Rubric(BaseModel):
     _schema: dict[str, Any] = PrivateAttr()
     _hash: str = PrivateAttr()
     _system_prompt: str = PrivateAttr()
+    _examples_text: str = PrivateAttr("")
 
     @field_validator("version", mode="before")
     @classmethod
@@ -189,13 +195,17 @@ class Rubric(BaseModel):
         unset = set() if self.lenient_numbers else {LENIENT_NUMBERS}
         unset |= {"bare_answers"} if self.bare_answers == "judge" else set()
         unset |= {"generation_order"} if self.generation_order is None else set()
+        unset |= {name for name in ("guidelines", "examples") if not getattr(self, name)}
         # How many samples a run takes changes no single judgment: like the wording of the title, not hashed.
         shown_only = {"goldens", "title", "description", "aliases", "samples"}
         content = self.model_dump(mode="json", exclude={*shown_only, *unset})
         schema_text = json.dumps(self._schema, ensure_ascii=False, separators=(",", ":"))
+        guidelines = "".join(f"\n- {line.strip()}" for line in self.guidelines)
         self._system_prompt = (
-            f"{self.system.rstrip()}\n\nYour reply is one JSON object that follows this JSON schema exactly:\n{schema_text}"
+            f"{self.system.rstrip()}{f'{NL}{NL}Guidelines:{guidelines}' if guidelines else ''}\n\nYour reply is one "
+            f"JSON object that follows this JSON schema exactly:\n{schema_text}"
         )
+        self._examples_text = examples_text(self.examples, self.uses_reference)
         self._hash = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
     def _private(self, name: str) -> Any:
@@ -221,6 +231,11 @@ class Rubric(BaseModel):
     def system_prompt(self) -> str:
         """The system message: the rubric's instructions, then the JSON schema of the reply."""
         return self._private("_system_prompt")
+
+    @property
+    def examples_prompt(self) -> str:
+        """The worked examples as the judge reads them ("" without any); sent inside the data boundary."""
+        return self._private("_examples_text")
 
     @property
     def reply_schema(self) -> dict[str, Any]:
@@ -342,6 +357,7 @@ class Rubric(BaseModel):
             self.score(output)
         except FormulaError as err:
             raise RubricError(str(err)) from None
+        check_examples(self.examples, self.output, self.rules)
         for golden in self.goldens:
             for path in golden.expect:
                 if path not in {"headline", "passed", *self.derived} and path not in paths:

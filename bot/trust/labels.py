@@ -12,6 +12,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from bot.rubric import FieldSpec, Rubric, leaves
+from bot.rubric.fields import nested
 
 PREFIX = "human_"
 PASS = "pass"  # the column human_pass: the person's pass/fail, whatever the fields say
@@ -177,20 +178,6 @@ def read_label(cells: dict[str, Any], columns: dict[str, str], rubric: Rubric) -
     if problems:
         raise ValueError("; ".join(problems))
     return label
-
-
-def nested(values: dict[str, Any]) -> dict[str, Any]:
-    """Values by dotted path as the nested dicts a reply holds them in."""
-    found: dict[str, Any] = {}
-    for path, value in values.items():
-        *parents, last = path.split(".")
-        into = found
-        for part in parents:
-            child = into.get(part)
-            into[part] = child = child if isinstance(child, dict) else {}
-            into = child
-        into[last] = value
-    return found
 
 
 def complete(label: HumanValues, rubric: Rubric) -> Completed:

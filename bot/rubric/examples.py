@@ -1,0 +1,65 @@
+"""Worked examples a rubric file carries for the judge: a question, reference and answer with the values a person
+expects for some or all of the rubric's fields, checked like a reply and shown to the judge as data."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from bot.errors import FormulaError, RubricError
+from bot.rubric.fields import FieldSpec, annotation_of, leaves, nested
+from bot.rubric.formulas import did_you_mean, evaluate
+
+EXAMPLE_KINDS = {"enum", "integer", "number", "boolean"}  # fields an example can give a value of
+
+
+class Example(BaseModel):
+    """A triple and the values a person expects the judge to give, by dotted path; with an optional note."""
+
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(min_length=1)
+    reference: str = ""  # none for a rubric that grades without a reference
+    answer: str
+    expected: dict[str, Any] = Field(min_length=1)
+    note: str | None = None
+
+
+def check_examples(examples: list[Example], output: dict[str, FieldSpec], rules: list[Any]) -> None:
+    """Refuse an example whose values name no field, do not fit their field, or break a rule they can be read by."""
+    fields = {path: spec for path, spec in leaves(output) if spec.type in EXAMPLE_KINDS}
+    for index, example in enumerate(examples):
+        where = f"examples.{index}"
+        for path, value in example.expected.items():
+            if path not in fields:
+                raise RubricError(f"{where}.expected: no field {path!r} an example can give (an enum, number or "
+                                  f"boolean of the output).{did_you_mean(path, fields)}")
+            try:
+                TypeAdapter(annotation_of(f"example_{index}", fields[path])).validate_python(value, strict=True)
+            except ValidationError as err:
+                problem = err.errors(include_url=False)[0]["msg"]
+                raise RubricError(f"{where}.expected.{path}: {value!r}: {problem}") from None
+        values = nested(example.expected)
+        for rule in rules:
+            try:
+                ok = evaluate(rule.check, values)
+            except FormulaError:
+                continue  # the rule reads a field the example does not give
+            if ok is False:
+                raise RubricError(f"{where}: breaks the rule {rule.message!r}")
+
+
+def examples_text(examples: list[Example], uses_reference: bool) -> str:
+    """The examples as the judge reads them (inside the data boundary): each triple and the values expected."""
+    parts = []
+    for number, example in enumerate(examples, 1):
+        lines = [f"Example {number}", f"Question: {example.question}"]
+        if uses_reference:
+            lines.append(f"Reference: {example.reference}")
+        lines += [f"Answer: {example.answer}",
+                  f"Expected: {json.dumps(example.expected, ensure_ascii=False, sort_keys=True)}"]
+        if example.note:
+            lines.append(f"Why: {example.note}")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
