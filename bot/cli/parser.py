@@ -30,6 +30,7 @@ COMMANDS = {
     "calibration": "bot.cli.calibration:calibration",
     "calibration check": "bot.cli.check:check",
     "labels export": "bot.cli.labels:export",
+    "align": "bot.cli.align:align",
 }
 
 
@@ -162,6 +163,22 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
     calibration_cmd.add_argument("--yes", action="store_true", help="check: judge without asking, however many rows")
     calibration_cmd.add_argument("--fresh", action="store_true", help="check: judge again even when a cached "
                                  "verdict of the same judge exists")
+    align_cmd = commands.add_parser("align", help="a candidate rubric with worked examples from people's corrections, "
+                                    "measured on held-out cases against the rubric as it is, written beside it")
+    align_cmd.add_argument("--rubric", required=True, help="rubric name or alias")
+    align_cmd.add_argument("--channel", help="the labels of this Slack channel (default: every label)")
+    align_cmd.add_argument("--labels", type=Path, help="a CSV with human_ columns, such as `labels export` writes")
+    align_cmd.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    align_cmd.add_argument("--examples", type=int, default=6, help="examples the candidate holds (default 6)")
+    align_cmd.add_argument("--out", type=Path, help="where the candidate goes: a folder or a .yaml file (default: "
+                           "RUBRICS_DIR, else here)")
+    align_cmd.add_argument("--judge-model", help="judge with this model instead of the configured judges")
+    align_cmd.add_argument("--judges", help=argparse.SUPPRESS)
+    align_cmd.add_argument("--judges-file", type=Path, help=argparse.SUPPRESS)
+    align_cmd.add_argument("--samples", type=int, help=argparse.SUPPRESS)
+    align_cmd.add_argument("--yes", action="store_true", help="judge without asking, whatever the estimate")
+    align_cmd.add_argument("--fresh", action="store_true", help="judge again even where the history has the verdict")
+
     labels_cmd = commands.add_parser("labels", help="people's labels; `labels export` writes them as a CSV")
     labels_cmd.add_argument("action", choices=["export"])
     labels_cmd.add_argument("--rubric", required=True, help="rubric name or alias")

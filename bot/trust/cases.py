@@ -61,6 +61,7 @@ class LabeledCase:
     labeled_at: datetime
     human: HumanValues
     source: str | None  # GIVEN or RULE for a label's pass/fail, AGREE_VOTE or DISAGREE_VOTE for a vote's
+    note: str | None = None  # what the person wrote with a correction
 
 
 def labeled_cases(store: Store, rubric: Rubric, channel_id: str | None) -> list[LabeledCase]:
@@ -71,7 +72,7 @@ def labeled_cases(store: Store, rubric: Rubric, channel_id: str | None) -> list[
     labels, votes = labeled_judgments(store, rubric_name=rubric.name, channel_id=channel_id,
                                       everywhere=channel_id is None)
     cases = [LabeledCase(judgment, label.user_id, label.updated_at, label_values(label.values, label.passed, rubric),
-                         label.pass_from if label.passed is not None else None) for label, judgment in labels]
+                         label.pass_from if label.passed is not None else None, label.note) for label, judgment in labels]
     cases += [LabeledCase(judgment, vote.user_id, vote.updated_at, vote_values(vote.agree, judgment, rubric),
                           AGREE_VOTE if vote.agree else DISAGREE_VOTE) for vote, judgment in votes]
     return sorted(cases, key=lambda case: (case.labeled_at, case.judgment.id))

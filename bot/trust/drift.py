@@ -39,6 +39,7 @@ class CheckCase:
     row: CsvRow
     human: HumanValues
     original: tuple[bool | None, str | None, str] | None  # (passed, tag, judge model)
+    note: str | None = None  # what the person wrote with their label, when the history keeps it
 
 
 @dataclass
@@ -52,14 +53,15 @@ class FileCases:
     left_out: list[tuple[int, bool, str]] = field(default_factory=list)
 
 
-def cases_from_history(store: Store, rubric: Rubric, channel_id: str) -> list[CheckCase]:
-    """The labeled judgments of a channel as rows to judge again, each with what its judge gave."""
+def cases_from_history(store: Store, rubric: Rubric, channel_id: str | None) -> list[CheckCase]:
+    """The labeled judgments of a channel (None: every one) as rows to judge again, each with what its judge gave
+    and the note its person wrote."""
     cases = []
     for line, case in enumerate(labeled_cases(store, rubric, channel_id), start=1):
         judgment = case.judgment
         row = CsvRow(line=line, question=judgment.question, reference=judgment.reference, answer=judgment.answer,
                      model=judgment.model_name, cells={})
-        cases.append(CheckCase(row, case.human, (judgment.passed, judgment.tag, judgment.judge_model)))
+        cases.append(CheckCase(row, case.human, (judgment.passed, judgment.tag, judgment.judge_model), case.note))
     return cases
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from tests.support.openai_server import Reply
@@ -25,8 +26,18 @@ def triple_of(body: dict) -> tuple[str, str, str]:
     """(question, reference, answer) exactly as the judge received them, between the boundary markers."""
     user = next(m["content"] for m in body["messages"] if m["role"] == "user")
     found = re.findall(r"<(DATA-[0-9a-f]+)>\n(.*?)\n</\1>", user, re.DOTALL)
-    assert len(found) == 3, user[:500]
-    return found[0][1], found[1][1], found[2][1]
+    assert len(found) in (3, 4), user[:500]  # the rubric's worked examples, when it has any, come first
+    return found[-3][1], found[-2][1], found[-1][1]
+
+
+def examples_of(body: dict) -> list[tuple[str, dict]]:
+    """(answer, expected values) of each worked example the judge was sent, in order."""
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    found = re.findall(r"<(DATA-[0-9a-f]+)>\n(.*?)\n</\1>", user, re.DOTALL)
+    if len(found) != 4:
+        return []
+    return [(answer, json.loads(expected)) for answer, expected in
+            re.findall(r"^Answer: (.*?)\nExpected: (\{.*?\})$", found[0][1], re.MULTILINE | re.DOTALL)]
 
 
 # A team rubric whose headline multiplies a number the judge may leave null.

@@ -1,0 +1,78 @@
+"""`judgebot align`: examples from people's corrections, measured on held-out cases by cross-validation against the
+rubric as it is, and written as a candidate rubric; a judge that ignores examples shows no improvement, honestly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.rubric import load_rubrics
+from tests.support.cli import flat, history, judgebot, write_rows
+from tests.support.learning_judge import LearningJudge
+
+# 15 answers people call Correct and the judge too; 15 that begin "Maybe", which the judge passes as Correct and
+# people call Generic (a fail by eth's own rule): 15 corrections to learn from.
+ROWS = [[f"How do I register, case {n}?", "In myStudies.", f"Use myStudies, case {n}.", "Correct", "2"]
+        for n in range(15)] + [[f"Where do I register, case {n}?", "In myStudies.", f"Maybe ask around, case {n}.",
+                                "Generic", "", "too vague: names no tool" if n < 2 else ""] for n in range(15)]
+
+
+def labels_file(tmp_path: Path) -> Path:
+    return write_rows(tmp_path / "labels.csv", ["question", "reference", "answer", "human_result_tag",
+                                                "human_completeness", "note"],
+                      [row + [""] * (6 - len(row)) for row in ROWS])
+
+
+def test_align_fixes_held_out_cases_and_writes_a_candidate_beside_the_rubric(tmp_path: Path, judge_server) -> None:
+    judge = LearningJudge({"Use": "Correct", "Maybe": "Correct"})
+    judge_server.responder = judge
+
+    code, out = judgebot(tmp_path, "align", "--rubric", "eth", "--labels", labels_file(tmp_path), "--yes",
+                         "--out", tmp_path / "candidates", server=judge_server)
+
+    text = flat(out)
+    assert code == 0, out
+    # the rubric as it is agrees on the 15 "Use" cases; the candidate, whose examples come from the other folds,
+    # learns that "Maybe ..." is Generic and fixes all 15 held-out cases, breaking none (exact McNemar: 2 * 0.5^15)
+    assert "30 held-out cases, 15 corrections" in text
+    assert "as it is agreement 50% (15/30)" in text and "candidate agreement 100% (30/30)" in text
+    assert "fixed 15, broken 0 (McNemar p < 0.001)" in text
+    assert "The candidate agrees with people more often, and not by chance." in text
+    assert "fixed row 17: people Generic (fail); before Correct (pass), after Generic (fail)" in text
+    assert judge.leaks == []  # no held-out case was ever shown as its own example
+    assert len(judge_server.bodies()) == 60  # each case once as it is, once with the candidate
+
+    candidate = load_rubrics(tmp_path / "candidates").get("eth-aligned")
+    assert candidate.version == "1.1" and 1 <= len(candidate.examples) <= 6
+    assert all(example.expected == {"result_tag": "Generic"} for example in candidate.examples)
+    assert len({example.question for example in candidate.examples}) == len(candidate.examples)
+    written = (tmp_path / "candidates" / "eth-aligned.yaml").read_text(encoding="utf-8")
+    assert written.startswith("# eth-aligned 1.1: eth 1.0 with")
+    assert "agreement 50% -> 100%, fixed 15, broken 0" in written
+    # the check runs are kept out of every figure: the terminal's history shows no judgment of them
+    assert history(tmp_path, "SELECT COUNT(*) FROM run WHERE source != 'check'") == [(0,)]
+
+
+def test_a_judge_that_ignores_examples_shows_no_improvement(tmp_path: Path, judge_server) -> None:
+    judge_server.responder = LearningJudge({"Use": "Correct", "Maybe": "Correct"}, ignores_examples=True)
+    code, out = judgebot(tmp_path, "align", "--rubric", "eth", "--labels", labels_file(tmp_path), "--yes",
+                         "--out", tmp_path, server=judge_server)
+    text = flat(out)
+    assert code == 0, out
+    assert "as it is agreement 50% (15/30)" in text and "candidate agreement 50% (15/30)" in text
+    assert "fixed 0, broken 0 (McNemar n/a)" in text and "No improvement that could not be chance" in text
+
+
+def test_too_few_labels_or_corrections_are_refused_with_a_sentence(tmp_path: Path, judge_server) -> None:
+    few = write_rows(tmp_path / "few.csv", ["question", "reference", "answer", "human_result_tag"],
+                     [[f"q{n}", "r", f"Use it {n}", "Correct"] for n in range(12)])
+    code, out = judgebot(tmp_path, "align", "--rubric", "eth", "--labels", few, "--yes", server=judge_server)
+    assert code == 2 and "12 labeled cases of eth are too few to align on: it takes at least 20" in flat(out)
+    assert judge_server.bodies() == []
+
+    agreeing = write_rows(tmp_path / "agreeing.csv", ["question", "reference", "answer", "human_result_tag",
+                                                      "human_completeness"],
+                          [[f"q{n}", "r", f"Use it {n}", "Correct", "2"] for n in range(22)])
+    judge_server.responder = LearningJudge({"Use": "Correct"})
+    code, out = judgebot(tmp_path, "align", "--rubric", "eth", "--labels", agreeing, "--yes", server=judge_server)
+    assert code == 2 and "disagrees with people on 0 of 22 labeled cases: too few corrections" in flat(out)
+    assert not list(tmp_path.glob("*-aligned.yaml"))
