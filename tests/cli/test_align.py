@@ -76,3 +76,41 @@ def test_too_few_labels_or_corrections_are_refused_with_a_sentence(tmp_path: Pat
     code, out = judgebot(tmp_path, "align", "--rubric", "eth", "--labels", agreeing, "--yes", server=judge_server)
     assert code == 2 and "disagrees with people on 0 of 22 labeled cases: too few corrections" in flat(out)
     assert not list(tmp_path.glob("*-aligned.yaml"))
+
+
+def test_align_on_a_channels_labels_offers_their_notes_and_reads_no_other_channel(tmp_path: Path,
+                                                                                 judge_server) -> None:
+    from bot.records import Verdict
+    from bot.store import Store
+    from bot.store.labels import save_label
+
+    store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")
+    eth = load_rubrics(Path(__file__).parents[2] / "rubrics").get("eth")
+    common = {"rubric_name": "eth", "rubric_version": eth.version, "rubric_hash": eth.content_hash,
+              "judge_model": "judge-cli"}
+    for channel, note in (("C1", "names no tool"), ("C2", "SECRET note of another channel")):
+        run = store.create_run(**common, channel_id=channel, team_id="T1")
+        store.add_rows([{**common, "run_id": run.id, "row_number": n + 2, "status": "pending", "question": question,
+                         "reference": reference, "answer": answer, "channel_id": channel, "team_id": "T1"}
+                        for n, (question, reference, answer, *_) in enumerate(ROWS)])
+        output = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "r"}
+        for row in store.iter_judgments(run.id):
+            assert store.save_verdict(row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
+                                                      label="Correct", tag="Correct", raw_reply="{}",
+                                                      prompt_hash="p" * 32, **common), cache_key=f"k{row.id}")
+            generic = row.answer.startswith("Maybe")
+            values = {"result_tag": "Generic" if generic else "Correct", "correctness": 0 if generic else 2,
+                      "completeness": 1 if generic else 2}
+            save_label(store, judgment=row, user_id="U1", source="correction", values=values, passed=not generic,
+                       pass_from="rule", tag=values["result_tag"], headline=None,
+                       note=note if generic and row.row_number == 17 else None)
+    judge_server.responder = LearningJudge({"Use": "Correct", "Maybe": "Correct"})
+
+    code, out = judgebot(tmp_path, "align", "--rubric", "eth", "--channel", "C1", "--yes", "--out", tmp_path,
+                         server=judge_server)
+
+    assert code == 0, out
+    assert "fixed 15, broken 0" in flat(out)
+    written = (tmp_path / "eth-aligned.yaml").read_text(encoding="utf-8")
+    assert "#   - names no tool" in written and "SECRET" not in written
+    assert all("SECRET" not in str(body) for body in judge_server.bodies())
