@@ -58,6 +58,8 @@ class Settings(BaseSettings):
         None, ge=1, description="max_completion_tokens of each judge reply (reasoning tokens included); unset: not sent.")
     judge_prices: Path | None = Field(None, description="YAML file adding or overriding judge prices: per model, "
                                       "input, cached_input and output in USD per million tokens.")
+    judge_shutdowns: Path | None = Field(None, description="YAML file adding or overriding judge models' announced "
+                                         "shutdown dates: per model, shutdown, source and read (the day it was read).")
     confirm_above_usd: float = Field(5.0, ge=0, description="Estimated cost in USD above which a run asks before it "
                                      "starts (the terminal unless --yes; Slack with Start / Cancel buttons).")
     confirm_above_requests: int = Field(5_000, ge=0, description="Requests to judges of unknown price (no cost weighs "

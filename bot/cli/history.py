@@ -65,7 +65,8 @@ async def digest(ctx: Context) -> int:
     """`judgebot digest`: a channel's digest of one ISO week in the terminal, and with --post in the channel, once."""
     from bot.digest import Period, build_digest
     from bot.figures import iso_week
-    from bot.store import all_subscriptions
+    from bot.judge.lifetime import JudgeWatch
+    from bot.store import all_subscriptions, judge_of_channel
     from bot.trust.report import TrustBar
 
     args, settings = ctx.args, ctx.settings
@@ -93,6 +94,8 @@ async def digest(ctx: Context) -> int:
     title = f"Digest of {args.channel or 'the terminal'}, {period.label} ({period.week}, {zone.key})"
     found = build_digest(store, channel_id=args.channel, period=period, team_id=sub.team_id if sub else None,
                          bar=TrustBar.from_settings(settings))
+    found.warnings = JudgeWatch.from_settings(settings).warnings(
+        judge_of_channel(store, team_id=sub.team_id if sub else None, channel_id=args.channel))
     views.show_digest(ctx.console, found, title)
     if not args.post:
         return EXIT_OK

@@ -268,6 +268,7 @@ async def finish_run(ctx: Context, run: Run, rubric: Rubric, panel: Panel, out: 
 def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: RunOutcome) -> int:
     """A judged run's labels saved, its results file written (unless a run with rows left would replace a file that
     is there), and its summary shown; the exit code of how it ended."""
+    from bot.judge.lifetime import judges_of_run
     from bot.runs import export_run
     from bot.store import utcnow
     from bot.trust.file_labels import save_file_labels
@@ -286,6 +287,7 @@ def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: Ru
     if not kept:  # where `judgebot resume` writes them next, and that this run's results are there, whole
         store.update_run(run.id, results_path=str(out.resolve()), results_written_at=utcnow())
     views.show_summary(console, run, rubric, summary, None if kept else out)
+    show_shutdowns(ctx, judges_of_run(run.judge_model, run.judges))
     if labels.any:
         calibration_views.show_file_labels(console, labels)
     if review.total:
@@ -298,3 +300,11 @@ def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: Ru
                       f"{outcome.counts.get(RowState.PENDING, 0)} rows are still pending; "
                       f"`judgebot resume {run.id}` finishes them.", highlight=False)
     return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
+
+
+def show_shutdowns(ctx: Context, judges: list[str] | None = None) -> None:
+    """Warn of the judges (by default the configured ones) whose announced shutdown is near or past."""
+    from bot.judge.lifetime import JudgeWatch
+
+    for warning in JudgeWatch.from_settings(ctx.settings).warnings_of(judges):
+        ctx.console.print(f"[yellow]warning[/]: {shown(warning)}", highlight=False)

@@ -40,6 +40,8 @@ async def serve(ctx: Context) -> int:
     def announce(running: RunningBot) -> None:
         where = "Socket Mode" if running.mode == "socket" else f"HTTP mode on port {running.port} ({server.EVENTS_PATH})"
         console.print(f"judgebot is up for {shown(running.team)} in {where}. Ctrl-C stops it.")
+        for warning in running.context.watch.warnings():
+            console.print(f"[yellow]warning[/]: {shown(warning)}", highlight=False)
 
     await server.serve(settings, stop, announce)
     console.print("judgebot stopped.")

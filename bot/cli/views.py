@@ -200,6 +200,8 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
     from bot.digest import signed
     from bot.trust.texts import labels_text as labels
 
+    for warning in digest.warnings:
+        console.print(f"[yellow]warning[/]: {shown(warning)}", highlight=False)
     if digest.quiet:
         console.print(f"{shown(title)}: no judgments over these 7 days.")
         return

@@ -107,6 +107,7 @@ class Digest:
     trust: list[WeekTrust] = field(default_factory=list)
     spend: Spend | None = None  # what the period's judgments cost, per rubric and judge
     queue: QueueState | None = None  # the channel's review queue, with the cases labeled in the period
+    warnings: list[str] = field(default_factory=list)  # the judge's coming shutdown, said by whoever shows it
 
     @property
     def quiet(self) -> bool:

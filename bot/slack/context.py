@@ -12,11 +12,12 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import RubricError
+from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import Bench, Panel
 from bot.llm.client import JudgeClient
 from bot.rubric import Rubric, RubricSet
 from bot.slack.messenger import Messenger
-from bot.store import Judgment, Run, Store
+from bot.store import Judgment, Run, Store, judge_of_channel
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,7 @@ class Context:
     bot_user_id: str | None = None
     team_id: str | None = None  # the workspace the bot is installed in: the only one it acts for
     review_sample_rate: float = 0.05  # REVIEW_SAMPLE_RATE: the share of a file's rows sent to review at random
+    watch: JudgeWatch = field(default_factory=JudgeWatch)  # the configured judges and their shutdown dates
     tasks: Supervisor = field(default_factory=Supervisor)
     _locks: dict[int, tuple[asyncio.Lock, list[int]]] = field(default_factory=dict)
 
@@ -119,6 +121,11 @@ class Context:
         """The judges a run was started with, over the bot's connections (SetupError: one is not configured now)."""
         return self.bench.panel_for(judge_model=run.judge_model, samples=run.samples, judges=run.judges,
                                     temperature=run.temperature)
+
+    async def judge_warnings(self, team_id: str | None, channel_id: str | None) -> list[str]:
+        """What to say of the judge of a channel (its own, else the configured ones) when its shutdown is near."""
+        own = await self.db(judge_of_channel, team_id=team_id, channel_id=channel_id)
+        return self.watch.warnings(own, slack=True)
 
     @property
     def client(self) -> AsyncWebClient:

@@ -13,6 +13,7 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 from bot.config import Settings
 from bot.errors import SetupError
+from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import open_bench
 from bot.rubric import load_rubrics
 from bot.slack.app import Parts, build_app
@@ -83,7 +84,8 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
         log.warning("rubric file left out until it is fixed: %s: %s", broken.path, broken.problem)
     ctx = Context(store=store, rubrics=rubrics, bench=open_bench(settings),
                   say=Messenger(client), team_url=auth.get("url"), bot_user_id=auth.get("user_id"),
-                  team_id=auth.get("team_id"), review_sample_rate=settings.review_sample_rate)
+                  team_id=auth.get("team_id"), review_sample_rate=settings.review_sample_rate,
+                  watch=JudgeWatch.from_settings(settings))
     # Listed before any request is taken, so a judgment started from now on is never mistaken for a left-over.
     left_over = await ctx.db(Store.unfinished_runs, source=CARD_SOURCE)
     left_files = await ctx.db(unfinished_shares)

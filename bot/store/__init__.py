@@ -1,6 +1,7 @@
 """The history: engine set-up, tables, migrations, tallies, leases, and every query the rest of judgebot needs."""
 
 from bot.errors import SchemaTooNew, StoreUnavailable
+from bot.store.channel_judges import channel_judge, judge_choices, judge_of_channel, set_channel_judge
 from bot.store.engine import BUSY_TIMEOUT_MS, configure_sqlite, make_engine
 from bot.store.feedback import feedback_tally, record_feedback
 from bot.store.history import (
@@ -19,6 +20,7 @@ from bot.store.history import (
 from bot.store.judgments import INSERT_BATCH, RowVerdict, Store
 from bot.store.leases import owner_gone, process_name
 from bot.store.models import (
+    ChannelJudge,
     ChannelSetting,
     DigestPost,
     DigestSubscription,
@@ -73,6 +75,7 @@ __all__ = [
     "BUSY_TIMEOUT_MS",
     "HOUR",
     "INSERT_BATCH",
+    "ChannelJudge",
     "ChannelSetting",
     "CostLimits",
     "DigestPost",
@@ -93,6 +96,7 @@ __all__ = [
     "StoreUnavailable",
     "UserSetting",
     "all_subscriptions",
+    "channel_judge",
     "channel_stats",
     "claim_share",
     "claim_week",
@@ -107,6 +111,8 @@ __all__ = [
     "get_share",
     "hour_of",
     "in_channel",
+    "judge_choices",
+    "judge_of_channel",
     "last_posted",
     "make_engine",
     "mark_posted",
@@ -123,6 +129,7 @@ __all__ = [
     "release_week",
     "remember_model",
     "remembered_model",
+    "set_channel_judge",
     "set_cost_limits",
     "set_default_rubric",
     "set_default_samples",

@@ -508,11 +508,26 @@ def _v16_review_queue(op: Operations) -> None:
         op.add_column("channel_setting", column)
 
 
+def _v17_channel_judges(op: Operations) -> None:
+    op.create_table(
+        "channel_judge",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("team_id", sa.String(32), nullable=False),
+        sa.Column("channel_id", sa.String(32), nullable=False),
+        sa.Column("judge_model", sa.String(128)),
+        sa.Column("previous", sa.String(128)),
+        sa.Column("set_by", sa.String(32), nullable=False),
+        sa.Column("set_at", sa.DateTime, nullable=False),
+        sa.Column("note", sa.Text),
+    )
+    op.create_index("ix_channel_judge_channel_set", "channel_judge", ["team_id", "channel_id", "set_at"])
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
     _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies, _v7_results_path_and_reuses,
     _v8_run_column_roles, _v9_samples_juries_and_labels, _v10_costs_estimates_and_budgets,
     _v11_batches, _v12_votes_in_tallies, _v13_billed_tally,
-    _v14_results_written, _v15_labels_by_case, _v16_review_queue,
+    _v14_results_written, _v15_labels_by_case, _v16_review_queue, _v17_channel_judges,
 ]
 LATEST = len(MIGRATIONS)

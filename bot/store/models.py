@@ -338,6 +338,25 @@ class ChannelSetting(SQLModel, table=True):
     updated_at: NaiveDatetime = Field(default_factory=utcnow)
 
 
+class ChannelJudge(SQLModel, table=True):
+    """A channel's choice of its own judge model (None: back to the configured judge), kept like a revision: who
+    chose it, when, what it replaced and why. The newest choice of a channel is in force."""
+
+    __tablename__ = "channel_judge"
+    __table_args__ = (Index("ix_channel_judge_channel_set", "team_id", "channel_id", "set_at"),)
+
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
+    team_id: str = Field(max_length=32)
+    channel_id: str = Field(max_length=32)
+    judge_model: str | None = Field(default=None, max_length=128)
+    previous: str | None = Field(default=None, max_length=128, description="the channel's judge before (None: the "
+                                 "configured judge)")
+    set_by: str = Field(max_length=32)
+    set_at: NaiveDatetime = Field(default_factory=utcnow)
+    note: str | None = Field(default=None, sa_column=Column(Text), description="why: such as the comparison it "
+                             "followed, with its figures")
+
+
 class SharedFile(SQLModel, table=True):
     """A file shared in Slack, claimed once however often Slack delivers it, and the run it became."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -15,12 +15,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.config import NO_BOT_TOKEN, Settings
 from bot.digest import Digest, DigestScheduler, Period, build_digest, next_posting, trend_png
 from bot.errors import SetupError
+from bot.judge.lifetime import JudgeWatch
 from bot.rubric import RubricSet
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, post_problem, slack_call, slack_error
 from bot.slack.views.digest import digest_message
-from bot.store import DigestSubscription, Store, claim_week, mark_posted, release_week, week_taken
+from bot.store import DigestSubscription, Store, claim_week, judge_of_channel, mark_posted, release_week, week_taken
 from bot.trust.report import TrustBar
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ class DigestPoster:
     team_url: str | None = None
     team_id: str | None = None  # the workspace whose labels the digest counts (None: any)
     trust: TrustBar = TrustBar()
+    watch: JudgeWatch = field(default_factory=JudgeWatch)  # the judges whose coming shutdown the digest names
 
     async def post_weekly(self, team_id: str | None, channel_id: str, period: Period, *,
                           until: datetime | None = None) -> str | None:
@@ -133,6 +135,8 @@ class DigestPoster:
         """Post the channel's digest of `period` and its trend chart (in the digest's thread); return its ts."""
         digest: Digest = await asyncio.to_thread(build_digest, self.store, channel_id=channel_id, period=period,
                                                  team_id=self.team_id, bar=self.trust)
+        own = await asyncio.to_thread(judge_of_channel, self.store, team_id=self.team_id, channel_id=channel_id)
+        digest.warnings = self.watch.warnings(own, slack=True)
         message = digest_message(digest, self.rubrics, self.team_url, weekly=weekly)
         posted = await self.client.chat_postMessage(
             channel=channel_id, unfurl_links=False, unfurl_media=False, **message,
@@ -168,7 +172,8 @@ class WeeklyDigests:
 
     def __init__(self, ctx: Context, settings: DigestSettings) -> None:
         self.ctx, self.settings = ctx, settings
-        self.poster = DigestPoster(ctx.store, ctx.rubrics, ctx.client, ctx.team_url, ctx.team_id, settings.trust)
+        self.poster = DigestPoster(ctx.store, ctx.rubrics, ctx.client, ctx.team_url, ctx.team_id, settings.trust,
+                                   ctx.watch)
         self.scheduler = DigestScheduler(ctx.store, self.on_due, grace=settings.grace)
 
     async def start(self) -> None:
@@ -200,7 +205,7 @@ async def post_from_terminal(settings: Settings, store: Store, rubrics: RubricSe
     client = make_web_client(bot_token(settings), settings.slack_api_url)
     auth = await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)  # a refusal or no Slack, said
     poster = DigestPoster(store, rubrics, client, auth.get("url"), team_id or auth.get("team_id"),
-                          TrustBar.from_settings(settings))
+                          TrustBar.from_settings(settings), JudgeWatch.from_settings(settings))
     try:
         ts = await poster.post_weekly(team_id or auth.get("team_id"), channel_id, period)
     except SlackApiError as err:

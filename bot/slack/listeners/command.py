@@ -129,8 +129,9 @@ class CommandListener:
     async def _stats(self, parsed: commands.Stats, command: dict[str, Any]) -> None:
         since = utcnow() - timedelta(days=parsed.days) if parsed.days else None
         figures = await self.ctx.db(channel_stats, channel_id=command["channel_id"], since=since, model=parsed.model)
-        await self.ctx.say.reply(command.get("response_url"),
-                                 stats_message(figures, command["channel_id"], days=parsed.days, model=parsed.model))
+        warnings = await self.ctx.judge_warnings(command["team_id"], command["channel_id"])
+        await self.ctx.say.reply(command.get("response_url"), stats_message(
+            figures, command["channel_id"], days=parsed.days, model=parsed.model, warnings=warnings))
 
     async def _calibration(self, parsed: commands.CalibrationCheck, command: dict[str, Any]) -> None:
         team, channel = command["team_id"], command["channel_id"]

@@ -117,6 +117,7 @@ class DigestCommands:
         period = await self._last_days(command)
         digest = await self.ctx.db(build_digest, channel_id=command["channel_id"], period=period,
                                    team_id=command["team_id"], bar=self.digests.settings.trust)
+        digest.warnings = await self.ctx.judge_warnings(command["team_id"], command["channel_id"])
         message = digest_message(digest, self.ctx.rubrics, self.ctx.team_url, weekly=False, chart=False)
         await self.ctx.say.reply(command.get("response_url"), message)
 

@@ -28,4 +28,6 @@ class HomeListener:
             log.warning("App Home of user %s refused for team(s) %s", user, named_teams(body))
             return
         judgments = await self.ctx.db(recent_by_user, team_id=team, user_id=user, limit=HOME_JUDGMENTS)
-        await self.ctx.client.views_publish(user_id=user, view=home_view(self.ctx.rubrics, judgments, self.ctx.team_url))
+        warnings = self.ctx.watch.warnings(slack=True)  # the configured judge: a channel's own is named there
+        await self.ctx.client.views_publish(user_id=user, view=home_view(self.ctx.rubrics, judgments, self.ctx.team_url,
+                                                                         warnings))

@@ -9,7 +9,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
 
-from bot.slack.text import clip
+from bot.slack.text import clip, escape
 from bot.slack.views.limits import MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, TEXT_LIMIT
 
 
@@ -36,6 +36,11 @@ def encoded_size(blocks: Iterable[Block]) -> int:
 def message(blocks: list[Block], text: str) -> dict[str, Any]:
     """Keyword arguments for a post, an update or an ephemeral reply: blocks as dicts, and the fallback text."""
     return {"text": clip(text, TEXT_LIMIT)[0], "blocks": [block.to_dict() for block in blocks]}
+
+
+def warning_blocks(warnings: Iterable[str]) -> list[Block]:
+    """A section per warning (untrusted text, escaped here), marked as one."""
+    return [section(f":warning: {escape(warning)}") for warning in warnings]
 
 
 def notice(text: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -20,7 +21,7 @@ from bot.records import RowState
 from bot.rubric import Rubric, RubricSet
 from bot.slack.commands import USAGE
 from bot.slack.text import clean, clip, date, escape, permalink, shown
-from bot.slack.views.blocks import context, listing, message, notice, section, text_sections
+from bot.slack.views.blocks import context, listing, message, notice, section, text_sections, warning_blocks
 from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, LABEL_ROOM, MODEL_ROOM, SELECT_OPTIONS
 from bot.store import Figures, Judgment
 from bot.trust.report import people_agreement
@@ -189,13 +190,16 @@ def _figures_text(figures: Figures) -> str:
     return "\n".join(lines)
 
 
-def stats_message(figures: list[Figures], channel_id: str, *, days: int | None, model: str | None) -> dict[str, Any]:
-    """The answer to `/judge stats`: per model and rubric figures of this channel."""
+def stats_message(figures: list[Figures], channel_id: str, *, days: int | None, model: str | None,
+                  warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """The answer to `/judge stats`: per model and rubric figures of this channel, after the judge's coming shutdown
+    when it is near."""
     period = f"last {days} days" if days else "all time"
     scope = f" for model *{shown(model, MODEL_ROOM)[0]}*" if model else ""
     if not figures:
-        return notice(f"No judgments in <#{channel_id}>{scope} over the {period}.")
-    head = [section(f"*Stats in <#{channel_id}>{scope}, {period}*")]
+        empty = f"No judgments in <#{channel_id}>{scope} over the {period}."
+        return message([section(empty), *warning_blocks(warnings)], empty) if warnings else notice(empty)
+    head = [section(f"*Stats in <#{channel_id}>{scope}, {period}*"), *warning_blocks(warnings)]
     entries = [section(_figures_text(f)) for f in figures]
     return message(listing(head, entries, more="_{n} more; name a model to narrow it down._"),
                    f"judgebot stats, {period}")

@@ -10,7 +10,7 @@ from bot.digest import Digest, Example, JudgeChange, Line, signed
 from bot.rubric import RubricSet, leaves
 from bot.slack.commands import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
-from bot.slack.views.blocks import context, listing, message, notice, section, text_sections
+from bot.slack.views.blocks import context, listing, message, notice, section, text_sections, warning_blocks
 from bot.slack.views.budget import spend_text
 from bot.slack.views.limits import HEADER_LIMIT, MODEL_ROOM
 from bot.store import DigestSubscription
@@ -144,7 +144,8 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
     title = title_of(digest, weekly=weekly)
     channel = f"<#{digest.channel_id}>" if digest.channel_id else "the terminal"
     if digest.quiet:
-        return notice(f"*{title}*: no judgments in {channel} over these 7 days.")
+        quiet = f"*{title}*: no judgments in {channel} over these 7 days."
+        return message([section(quiet), *warning_blocks(digest.warnings)], quiet) if digest.warnings else notice(quiet)
     models = {line.now.model_name for line in digest.lines}
     rubric_names = {line.now.rubric_name for line in digest.lines}
     error_rate = digest.errors / digest.judged if digest.judged else 0
@@ -153,6 +154,7 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
         section(f"*{digest.judged:,} judgments*{reused_text(digest.reused)} in {channel} · {len(models)} model(s) under test · "
                 f"{len(rubric_names)} rubric(s) · judge errors {error_rate:.1%}\n"
                 "▲ ▼ compare with the 7 days before."),
+        *warning_blocks(digest.warnings),
     ]
     tail: list[Block] = []
     if digest.spend is not None and digest.spend.by_judge:

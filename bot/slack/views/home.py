@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
 from slack_sdk.models.views import View
 
 from bot.rubric import RubricSet
 from bot.slack.commands import USAGE
-from bot.slack.views.blocks import context, section, text_sections
+from bot.slack.views.blocks import context, section, text_sections, warning_blocks
 from bot.slack.views.commands import judgment_entry, rubric_lines
 from bot.slack.views.limits import VIEW_BLOCKS
 from bot.store import Judgment
@@ -15,9 +17,12 @@ from bot.store import Judgment
 HOME_JUDGMENTS = 20
 
 
-def home_view(rubrics: RubricSet, judgments: list[Judgment], team_url: str | None) -> View:
-    """The App Home tab: the person's recent judgments, the rubrics, and how to use the bot."""
+def home_view(rubrics: RubricSet, judgments: list[Judgment], team_url: str | None,
+              warnings: Sequence[str] = ()) -> View:
+    """The App Home tab: the judge's coming shutdown if near, the person's recent judgments, the rubrics, and how to
+    use the bot."""
     blocks: list[Block] = [HeaderBlock(text="judgebot"),
+                           *warning_blocks(warnings),
                            section("Grade your assistant's answers against reference answers, right in Slack.\n"
                                    + USAGE),
                            DividerBlock(), section("*Your recent judgments*")]
