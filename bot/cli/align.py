@@ -18,7 +18,7 @@ from bot.errors import UsageError
 if TYPE_CHECKING:
     from bot.rubric import Rubric
     from bot.store import Judgment
-    from bot.trust.align import AlignCase, AlignReport
+    from bot.trust.align import AlignReport
     from bot.trust.drift import CheckCase
 
 CHANGES_SHOWN = 10  # fixed and broken cases listed each
@@ -27,7 +27,7 @@ CHANGES_SHOWN = 10  # fixed and broken cases listed each
 async def align(ctx: Context) -> int:
     """Build the candidate from the labels, judge the held-out cases with the rubric and the candidate, report and
     write the candidate."""
-    from bot.trust.align import MIN_CORRECTIONS, MIN_LABELS, candidate_rubric, disagrees, folds_of, pick_examples, report
+    from bot.trust.align import MIN_CORRECTIONS, MIN_LABELS, Aligned, candidate_file, cross_validate
 
     args, console = ctx.args, ctx.console
     if args.labels is not None and args.channel is not None:
@@ -40,37 +40,30 @@ async def align(ctx: Context) -> int:
         raise UsageError(f"{len(cases)} labeled cases of {rubric.name} are too few to align on: it takes at least "
                          f"{MIN_LABELS}, {MIN_CORRECTIONS} of them corrections of the judge. "
                          f"{calibration_views.HOW_TO_LABEL}")
-    aligned = folds_of(cases, rubric, args.folds)
     settled()
-    before = await _judged(ctx, rubric, [case.case for case in aligned], "the rubric as it is",
-                           lead=f"Aligning {rubric.name} on {len(aligned)} labeled cases: first the rubric as it is "
-                                "(the candidate then judges each case once more)")
-    if before is None:
+
+    async def judged(with_rubric: Rubric, some: list[CheckCase], what: str, lead: str) -> dict[int, Judgment] | None:
+        return await _judged(ctx, with_rubric, some, what, lead=lead, quiet=with_rubric is not rubric)
+
+    found = await cross_validate(cases, rubric, folds=args.folds, examples=args.examples, judge=judged)
+    if not isinstance(found, Aligned):
+        if found is not None:
+            console.print(f"{found} Nothing written.", highlight=False)
         return EXIT_USAGE
-    corrections = [case for case in aligned if disagrees(before.get(case.line), case.human)]
-    if len(corrections) < MIN_CORRECTIONS:
-        console.print(f"The judge disagrees with people on {len(corrections)} of {len(aligned)} labeled cases: too "
-                      f"few corrections to learn from (it takes {MIN_CORRECTIONS}). Nothing written.", highlight=False)
-        return EXIT_USAGE
-    after: dict[int, Judgment] = {}
-    for fold in range(args.folds):
-        held_out = [case for case in aligned if case.fold == fold]
-        examples = pick_examples([case for case in corrections if case.fold != fold], rubric, args.examples)
-        if not held_out:
-            continue
-        judged = await _judged(ctx, candidate_rubric(rubric, examples), [case.case for case in held_out],
-                               f"fold {fold + 1} of {args.folds}", quiet=True,
-                               lead=f"Fold {fold + 1} of {args.folds}: {len(held_out)} held-out cases with "
-                                    f"{len(examples)} examples from the other folds")
-        if judged is None:
-            return EXIT_USAGE
-        after.update(judged)
-    found = report(aligned, before, after, rubric, len(corrections))
-    _show(ctx, rubric, found)
-    path = _write(ctx, rubric, corrections, found)
+    _show(ctx, rubric, found.report)
+    path = _target(ctx, found.candidate.name)
+    path.write_text(candidate_file(found, rubric, date.today().isoformat()), encoding="utf-8")
     console.print(f"The candidate is in {shown(str(path))}; {shown(rubric.name)} in use is unchanged. Judge with it "
-                  f"as `--rubric {shown(path.stem)}` once its folder is RUBRICS_DIR.", highlight=False)
+                  f"as `--rubric {shown(found.candidate.name)}` once its folder is RUBRICS_DIR.", highlight=False)
     return EXIT_OK
+
+
+def _target(ctx: Context, name: str) -> Path:
+    """Where the candidate goes: --out (a folder, or a .yaml file), else RUBRICS_DIR, else here."""
+    folder = ctx.args.out or ctx.settings.rubrics_dir or Path.cwd()
+    path = folder if folder.suffix in (".yaml", ".yml") else folder / f"{name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 async def _judged(ctx: Context, rubric: Rubric, cases: list[CheckCase], what: str, *, lead: str,
@@ -107,36 +100,3 @@ def _show(ctx: Context, rubric: Rubric, found: AlignReport) -> None:
             console.print(f"  {title} row {change.line}: people {shown(change.human)}; before {shown(change.before)},"
                           f" after {shown(change.after)} · {shown(' '.join(change.question.split())[:70])}",
                           highlight=False)
-
-
-def _write(ctx: Context, rubric: Rubric, corrections: list[AlignCase], found: AlignReport) -> Path:
-    """The candidate with examples from every correction, as a rubric file of its own name and the next version;
-    people's notes as guidelines to consider, commented out."""
-    import yaml
-
-    from bot.trust.align import candidate_rubric, guidelines_from, next_version, pick_examples
-
-    examples = pick_examples(corrections, rubric, ctx.args.examples)
-    name = f"{rubric.name}-aligned"
-    candidate = candidate_rubric(rubric, examples, name=name, version=next_version(rubric.version))
-    data = candidate.model_dump(mode="json", by_alias=True, exclude_defaults=True, exclude={"examples"})
-    data["examples"] = [example.model_dump(mode="json", exclude_none=True) for example in examples]
-    notes = guidelines_from([case.note for case in corrections])
-    header = [f"# {name} {candidate.version}: {rubric.name} {rubric.version} with {len(examples)} examples from people's "
-              f"corrections (judgebot align, {date.today().isoformat()}).",
-              f"# Held out by {ctx.args.folds}-fold cross-validation over {found.n} labeled cases: agreement "
-              f"{_share(found.before.agreement)} -> {_share(found.after.agreement)}, fixed {len(found.fixed)}, "
-              f"broken {len(found.broken)}."]
-    if notes:
-        header.append("# People's notes, to consider as guidelines (a guideline is not measured until it is in use):")
-        header += [f"#   - {' '.join(note.split())}" for note in notes]
-    folder = ctx.args.out or ctx.settings.rubrics_dir or Path.cwd()
-    path = folder / f"{name}.yaml" if folder.is_dir() or folder.suffix not in (".yaml", ".yml") else folder
-    path.parent.mkdir(parents=True, exist_ok=True)
-    body = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=110)
-    path.write_text("\n".join(header) + "\n" + body, encoding="utf-8")
-    return path
-
-
-def _share(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.0%}"

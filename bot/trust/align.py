@@ -7,8 +7,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+
+import yaml
 
 from bot.errors import RubricError
 from bot.records import RowState
@@ -190,3 +192,72 @@ def guidelines_from(notes: Sequence[str | None]) -> list[str]:
     lines = {" ".join(note.split()) for note in notes if note and note.strip()}
     return sorted(lines, key=lambda line: (len(line), line))
 
+
+
+Judge = Callable[[Rubric, list[CheckCase], str, str], Awaitable[dict[int, Judgment] | None]]
+
+
+@dataclass
+class Aligned:
+    """What alignment found: the held-out figures, the corrections, the candidate to keep and people's notes."""
+
+    report: AlignReport
+    corrections: list[AlignCase]
+    candidate: Rubric
+    notes: list[str]
+    folds: int
+
+
+async def cross_validate(cases: Sequence[CheckCase], rubric: Rubric, *, folds: int, examples: int,
+                         judge: Judge) -> Aligned | str | None:
+    """Judge the labeled cases with the rubric as it is, then each fold's held-out cases with a candidate whose
+    examples come from the other folds' corrections; the figures and the candidate with examples from every
+    correction. `judge(rubric, cases, what, lead)` judges (None: its cost was not agreed, and None is returned); a
+    sentence when there are too few corrections to learn from."""
+    aligned = folds_of(cases, rubric, folds)
+    before = await judge(rubric, [case.case for case in aligned], "the rubric as it is",
+                         f"Aligning {rubric.name} on {len(aligned)} labeled cases: first the rubric as it is (the "
+                         "candidate then judges each case once more)")
+    if before is None:
+        return None
+    corrections = [case for case in aligned if disagrees(before.get(case.line), case.human)]
+    if len(corrections) < MIN_CORRECTIONS:
+        return (f"The judge disagrees with people on {len(corrections)} of {len(aligned)} labeled cases: too few "
+                f"corrections to learn from (it takes {MIN_CORRECTIONS}).")
+    after: dict[int, Judgment] = {}
+    for fold in range(folds):
+        held_out = [case for case in aligned if case.fold == fold]
+        if not held_out:
+            continue
+        chosen = pick_examples([case for case in corrections if case.fold != fold], rubric, examples)
+        judged = await judge(candidate_rubric(rubric, chosen), [case.case for case in held_out],
+                             f"fold {fold + 1} of {folds}", f"Fold {fold + 1} of {folds}: {len(held_out)} held-out "
+                             f"cases with {len(chosen)} examples from the other folds")
+        if judged is None:
+            return None
+        after.update(judged)
+    final = pick_examples(corrections, rubric, examples)
+    candidate = candidate_rubric(rubric, final, name=f"{rubric.name}-aligned", version=next_version(rubric.version))
+    return Aligned(report(aligned, before, after, rubric, len(corrections)), corrections, candidate,
+                   guidelines_from([case.note for case in corrections]), folds)
+
+
+def candidate_file(aligned: Aligned, rubric: Rubric, day: str) -> str:
+    """The candidate as a rubric file: a header saying where it came from and its figures, people's notes as
+    guidelines to consider (commented out: a guideline is not measured until it is in use), then the rubric."""
+    candidate, found = aligned.candidate, aligned.report
+    data = candidate.model_dump(mode="json", by_alias=True, exclude_defaults=True, exclude={"examples"})
+    data["examples"] = [example.model_dump(mode="json", exclude_none=True) for example in candidate.examples]
+    header = [f"# {candidate.name} {candidate.version}: {rubric.name} {rubric.version} with {len(candidate.examples)} "
+              f"examples from people's corrections (judgebot align, {day}).",
+              f"# Held out by {aligned.folds}-fold cross-validation over {found.n} labeled cases: agreement "
+              f"{_share(found.before.agreement)} -> {_share(found.after.agreement)}, fixed {len(found.fixed)}, "
+              f"broken {len(found.broken)}."]
+    if aligned.notes:
+        header.append("# People's notes, to consider as guidelines (a guideline is not measured until it is in use):")
+        header += [f"#   - {note}" for note in aligned.notes]
+    return "\n".join(header) + "\n" + yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=110)
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
