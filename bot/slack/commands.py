@@ -447,7 +447,7 @@ def _review(rest: str) -> ReviewNext | ReviewBlind | ReviewNudge:
 def _nudge(options: str) -> ReviewNudge:
     if options.lower() in ("off", "none", "stop"):
         return ReviewNudge()
-    words = options.split()
+    words = [word for word in options.replace(",", " ").split() if word.lower() not in ("weekdays", "on")]
     if not words or len(words) > 2 or (clock := _clock(words[0])) is None:
         raise CommandError("Give the time of the weekday nudge: `/judge review nudge 10:00 Europe/Berlin` "
                            "(the timezone is optional), or `/judge review nudge off`.")

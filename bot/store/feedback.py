@@ -10,7 +10,7 @@ from sqlmodel import col, select
 from bot.store.case_keys import case_key
 from bot.store.engine import conflict_insert
 from bot.store.judgments import Store
-from bot.store.models import Feedback, Judgment, JudgmentTally, table_of, utcnow
+from bot.store.models import Feedback, Judgment, JudgmentTally, Label, table_of, utcnow
 from bot.store.review import close_reviewed
 from bot.store.tallies import add_votes
 
@@ -27,8 +27,11 @@ def record_feedback(store: Store, *, judgment_id: int, user_id: str, agree: bool
         key = case_key(*texts)
         earlier = conn.execute(select(feedback.c.agree).where(feedback.c.judgment_id == judgment_id,
                                                               feedback.c.user_id == user_id)).scalar_one_or_none()
+        labels = table_of(Label)
         said = conn.execute(select(sa.func.count()).select_from(feedback).where(
-            feedback.c.case_key == key, feedback.c.user_id == user_id)).scalar_one()
+            feedback.c.case_key == key, feedback.c.user_id == user_id)).scalar_one() + conn.execute(
+            select(sa.func.count()).select_from(labels).where(labels.c.case_key == key,
+                                                              labels.c.user_id == user_id)).scalar_one()
         if not said:  # their first word on the case: a queued case is answered
             close_reviewed(conn, case_key=key, user_id=user_id, now=now)
         vote = conflict_insert(store.engine.dialect.name)(feedback).values(

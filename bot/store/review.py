@@ -19,6 +19,7 @@ from bot.store.judgments import Store
 from bot.store.models import Feedback, Judgment, Label, ReviewCase, table_of, utcnow
 
 OPEN, LABELED = "open", "labeled"
+DISAGREE = "disagree"  # the reason of a case a person's label contradicts: asked again for a second opinion
 OFFER_FOR = timedelta(days=1)  # a case offered and not answered returns to the queue after this
 CANDIDATES = 25  # open cases looked at per offer; two reviewers at once each win a different one
 ANY_TEAM = "*"  # a channel's cases in whichever workspace (the terminal's view of a channel id)
@@ -63,17 +64,29 @@ def queued_rows(store: Store, run_id: int) -> list[QueuedRow]:
                       tuple(passes.get(keys[row.id], ())), keys[row.id] in labeled) for row in rows]
 
 
-def add_cases(store: Store, cases: Iterable[dict[str, Any]]) -> int:
-    """Queue cases (each a ReviewCase's columns) that are not queued yet; how many were new."""
-    rows = [{"state": OPEN, "created_at": utcnow(), **case} for case in cases]
+def add_cases(store: Store, cases: Iterable[dict[str, Any]]) -> set[str]:
+    """Queue cases (each a ReviewCase's columns), once each: a case queued already keeps its place (marked random if
+    it is drawn at random now); one labeled already is opened again only for a second opinion (reason "disagree").
+    The keys of the given cases that are open now."""
+    unique = {case["case_key"]: case for case in reversed(list(cases))}  # rows of the same texts: the first one's
+    rows = [{"state": OPEN, "created_at": utcnow(), **case} for case in reversed(list(unique.values()))]
     if not rows:
-        return 0
+        return set()
     table = table_of(ReviewCase)
+    insert = conflict_insert(store.engine.dialect.name)(table)
+    new = insert.excluded
+    reopen = sa.and_(table.c.state == LABELED, new.reason == DISAGREE)
+    again = {name: sa.case((reopen, new[name]), else_=table.c[name])
+             for name in ("judgment_id", "run_id", "reason", "created_at")}
+    again |= {"state": sa.case((reopen, OPEN), else_=table.c.state),
+              "random": sa.case((reopen, new.random), else_=sa.or_(table.c.random, new.random)),
+              "offered_to": sa.case((reopen, None), else_=table.c.offered_to),
+              "offered_at": sa.case((reopen, None), else_=table.c.offered_at)}
+    keys = [row["case_key"] for row in rows]
     with store.engine.begin() as conn:
-        before = conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
-        conn.execute(conflict_insert(store.engine.dialect.name)(table).values(rows)
-                     .on_conflict_do_nothing(index_elements=[table.c.case_key]))
-        return int(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one() - before)
+        conn.execute(insert.values(rows).on_conflict_do_update(index_elements=[table.c.case_key], set_=again))
+        return set(conn.execute(sa.select(table.c.case_key).where(table.c.case_key.in_(keys),
+                                                                  table.c.state == OPEN)).scalars())
 
 
 def close_reviewed(conn: Connection, *, case_key: str, user_id: str, now: datetime) -> None:
@@ -178,27 +191,6 @@ def queued_of_run(store: Store, run_id: int) -> dict[str, int]:
     with store.engine.connect() as conn:
         return {reason: int(count) for reason, count in conn.execute(
             sa.select(table.c.reason, sa.func.count()).where(table.c.run_id == run_id).group_by(table.c.reason))}
-
-
-def random_share_pairs(store: Store, *, team_id: str | None, channel_id: str | None, rubric_name: str,
-                       since: datetime | None = None, everywhere: bool = False) -> list[tuple[str, bool, bool]]:
-    """(case, judge passed, person passed) of the labels given to cases picked at random for review: the labels nobody
-    chose, in a channel (team_id ANY_TEAM: in whichever workspace) or `everywhere`. The verdict is the one that sent
-    the case to review."""
-    cases, labels, judgments = table_of(ReviewCase), table_of(Label), table_of(Judgment)
-    query = (sa.select(cases.c.case_key, judgments.c.passed, labels.c.passed)
-             .select_from(cases.join(labels, labels.c.case_key == cases.c.case_key)
-                          .join(judgments, judgments.c.id == cases.c.judgment_id))
-             .where(cases.c.random.is_(True), cases.c.rubric_name == rubric_name,
-                    labels.c.passed.is_not(None), judgments.c.passed.is_not(None)))
-    if not everywhere:
-        query = query.where(cases.c.channel_id.is_not_distinct_from(channel_id))
-        if team_id != ANY_TEAM:
-            query = query.where(cases.c.team_id.is_not_distinct_from(team_id))
-    if since is not None:
-        query = query.where(labels.c.updated_at >= since)
-    with store.engine.connect() as conn:
-        return [(key, bool(judge), bool(person)) for key, judge, person in conn.execute(query)]
 
 
 def open_cases(store: Store, *, team_id: str | None, channel_id: str | None,

@@ -186,7 +186,7 @@ def rubric_trust(store: Store, *, rubric_name: str, rubric: Rubric | None, chann
     if now is None:
         now = judge_in_use(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id)
     share = random_share(store, rubric_name=rubric_name, channel_id=channel_id, team_id=team_id, since=since,
-                         everywhere=everywhere)
+                         everywhere=everywhere, judge_model=judge_model)
     return RubricTrust(rubric_name, figures, now, doubts(figures, now, bar, GivenOn.of(figures)),
                        share if share.pass_n else None)
 

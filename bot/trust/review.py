@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.store import Run, Store
-from bot.store.review import ANY_TEAM, QueuedRow, QueueState, add_cases, queued_rows, random_share_pairs
+from bot.store.review import ANY_TEAM, DISAGREE, QueuedRow, QueueState, add_cases, queued_rows
+from bot.store.review_figures import random_share_pairs
 from bot.trust.calibration import Agreement
 from bot.trust.texts import agreement_text
 
 RANDOM_AT_LEAST = 3  # the random share of a file is never fewer rows than this (when it has them)
 # Why a case is queued, the first that applies; a case picked at random is marked so whatever its reason.
-DISAGREE, SPLIT, UNSURE, RANDOM = "disagree", "split", "unsure", "random"
+SPLIT, UNSURE, RANDOM = "split", "unsure", "random"
 REASONS = {DISAGREE: "the judge and a person's label disagree", SPLIT: "the jury split", UNSURE: "the samples split",
            RANDOM: "picked at random"}
 
@@ -54,7 +55,8 @@ def choose(rows: Sequence[QueuedRow], *, rate: float, seed: int) -> list[Pick]:
 
 
 def _reason(row: QueuedRow) -> str | None:
-    if row.passed is not None and any(passed != row.passed for passed in row.label_passes):
+    # One person contradicts the verdict: a second opinion is asked for (two people have spoken: it is not).
+    if row.passed is not None and len(row.label_passes) == 1 and row.label_passes[0] != row.passed:
         return DISAGREE
     if row.unsure:
         return SPLIT if row.jury else UNSURE
@@ -87,10 +89,10 @@ def send_to_review(store: Store, run: Run, *, rate: float) -> SentToReview:
     """Queue a finished run's rows that want a person's label, once (a run summarised again queues nothing twice);
     how many of its rows are in review. `rate` 0 leaves the random share out (a card one person asked for)."""
     picks = choose(queued_rows(store, run.id), rate=rate, seed=run.id)
-    add_cases(store, [{"team_id": run.team_id, "channel_id": run.channel_id, "case_key": pick.case_key,
+    open_now = add_cases(store, [{"team_id": run.team_id, "channel_id": run.channel_id, "case_key": pick.case_key,
                        "judgment_id": pick.judgment_id, "run_id": run.id, "rubric_name": run.rubric_name,
                        "reason": pick.reason, "random": pick.random} for pick in picks])
-    counted = Counter(pick.reason if not pick.random else RANDOM for pick in picks)
+    counted = Counter(pick.reason if not pick.random else RANDOM for pick in picks if pick.case_key in open_now)
     return SentToReview({reason: counted[reason] for reason in (RANDOM, DISAGREE, SPLIT, UNSURE) if counted[reason]})
 
 
@@ -109,12 +111,12 @@ def random_share_text(share: Agreement, all_labels: float | None = None) -> str:
 
 
 def random_share(store: Store, *, rubric_name: str, channel_id: str | None, team_id: str | None,
-                 since: datetime | None = None, everywhere: bool = False) -> Agreement:
+                 since: datetime | None = None, everywhere: bool = False, judge_model: str | None = None) -> Agreement:
     """Agreement on pass/fail over the labels of the cases of a channel (or `everywhere`) picked at random for review:
     the cases nobody chose. A channel named without its workspace (team_id None) is read in whichever it is."""
     team = ANY_TEAM if team_id is None and channel_id is not None else team_id
     pairs = random_share_pairs(store, team_id=team, channel_id=channel_id, rubric_name=rubric_name, since=since,
-                               everywhere=everywhere)
+                               everywhere=everywhere, judge_model=judge_model)
     by_case: dict[str, Counter[tuple[bool, bool]]] = {}
     for key, judge, person in pairs:
         by_case.setdefault(key, Counter())[judge, person] += 1

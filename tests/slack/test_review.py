@@ -16,7 +16,7 @@ from bot.records import Verdict
 from bot.slack.flows.review_nudge import NUDGE_EVENT
 from bot.slack.server import start_bot
 from bot.slack.views.review import REVIEW_AGREE, REVIEW_LABEL, REVIEW_SKIP, REVIEW_START
-from bot.store import Store, utcnow
+from bot.store import Judgment, Store, utcnow
 from bot.store.labels import labels_of, save_label
 from bot.store.models import ReviewCase, ReviewNudge
 from bot.store.review import case_of, open_cases, queue_state
@@ -253,3 +253,25 @@ async def test_each_reviewer_is_nudged_once_a_day_across_two_bots_and_a_restart(
         await again.stop()
         await one.stop()
 
+
+
+def test_review_commands_read_as_people_write_them(rubrics) -> None:
+    from bot.slack.commands import ReviewBlind, ReviewersSet, ReviewNudge, parse_command
+
+    assert parse_command("review nudge 10:00 Europe/Berlin, weekdays", rubrics) == ReviewNudge(10, 0, "Europe/Berlin")
+    assert parse_command("review nudge 9am", rubrics) == ReviewNudge(9, 0, None)
+    assert parse_command("review nudge off", rubrics) == ReviewNudge()
+    assert parse_command("review blind ON", rubrics) == ReviewBlind(True)
+    assert parse_command("reviewers <@U1|ana>, @ben <!subteam^S9|@evals>", rubrics) == ReviewersSet(("U1", "S9"),
+                                                                                                    ("ben",))
+
+
+def test_a_case_card_escapes_the_texts_it_shows_and_its_fallback(rubrics) -> None:
+    from bot.slack.views.review import case_card
+
+    hostile = Judgment(id=7, run_id=1, question="<!channel> see <https://evil.example|here>", reference="r",
+                       answer="a", rubric_name="eth", rubric_version="1.0", rubric_hash="h", judge_model="j<b>",
+                       label="Correct", passed=True, headline=100.0)
+    card = case_card(3, "random", hostile, blind=False, waiting=0)
+    assert "<!channel>" not in card["text"] and "<!channel>" not in json.dumps(card["blocks"])
+    assert "<https://evil" not in json.dumps(card["blocks"]) and "j<b>" not in json.dumps(card["blocks"])

@@ -16,10 +16,10 @@ from bot.store.review import (
     open_cases,
     queue_state,
     queued_of_run,
-    random_share_pairs,
     skip_case,
     waiting_for,
 )
+from bot.store.review_figures import random_share_pairs
 from bot.trust.review import RANDOM_AT_LEAST, random_count, random_share, random_share_text, send_to_review
 
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
@@ -174,3 +174,50 @@ def test_two_reviewers_asking_at_once_never_get_the_same_case(store: Store) -> N
     given = [case.id for case in offered if case is not None]
     assert len(given) == 6 and len(set(given)) == 6  # six cases, each to one of the eight
     assert sum(case is None for case in offered) == 2
+
+
+def test_agree_votes_on_cases_picked_at_random_count_in_their_figure(store: Store) -> None:
+    run, rows = judged_run(store, [True] * 3)
+    send_to_review(store, run, rate=1.0)  # all three at random
+    record_feedback(store, judgment_id=rows[0].id, user_id="U1", agree=True)   # "The judge is right"
+    record_feedback(store, judgment_id=rows[1].id, user_id="U1", agree=True)
+    correct(store, rows[2], "U1", passed=False)
+    record_feedback(store, judgment_id=rows[2].id, user_id="U1", agree=True)  # the label stands for the vote
+    share = random_share(store, rubric_name="eth", channel_id="C1", team_id="T1")
+    assert (share.pass_agree, share.pass_n) == (2, 3)
+    assert random_share(store, rubric_name="eth", channel_id="C1", team_id="T1", judge_model="other").pass_n == 0
+
+
+def test_a_case_one_person_contradicted_is_asked_again_once_for_a_second_opinion(store: Store) -> None:
+    run, rows = judged_run(store, [True], unsure={1})
+    send_to_review(store, run, rate=0)
+    assert offer_next(store, team_id="T1", channel_id="C1", user_id="U2") is not None
+    correct(store, rows[0], "U2", passed=False)  # U2 says fail: the case is answered
+    assert open_cases(store, team_id="T1", channel_id="C1") == []
+
+    again, _ = judged_run(store, [True])  # the judge passes it again, against U2's label
+    sent = send_to_review(store, again, rate=0)
+    assert sent.by_reason == {"disagree": 1}
+    [(case, judgment)] = open_cases(store, team_id="T1", channel_id="C1")
+    assert (case.reason, case.run_id, judgment.run_id) == ("disagree", again.id, again.id)
+    assert offer_next(store, team_id="T1", channel_id="C1", user_id="U2") is None  # never to U2 again
+    assert offer_next(store, team_id="T1", channel_id="C1", user_id="U3") is not None
+    correct(store, judgment, "U3", passed=True)  # the second opinion
+
+    third, _ = judged_run(store, [True])
+    assert send_to_review(store, third, rate=0).total == 0  # two people have spoken: not asked a third time
+    assert open_cases(store, team_id="T1", channel_id="C1") == []
+
+
+def test_a_queued_case_drawn_at_random_is_marked_so_and_counted_once(store: Store) -> None:
+    run, rows = judged_run(store, [True, True, True], unsure={1, 2, 3})
+    assert send_to_review(store, run, rate=0).by_reason == {"unsure": 3}
+    assert send_to_review(store, run, rate=1.0).by_reason == {"random": 3}  # now drawn at random as well
+    assert [case.random for case, _ in open_cases(store, team_id="T1", channel_id="C1")] == [True, True, True]
+    twice = store.create_run(**COMMON, channel_id="C1", team_id="T1")  # one case on two rows of a file
+    store.add_rows([{**COMMON, "run_id": twice.id, "row_number": n, "status": "pending", "question": "same",
+                     "reference": "r", "answer": "a", "channel_id": "C1", "team_id": "T1"} for n in (1, 2)])
+    for row in store.iter_judgments(twice.id):
+        assert store.save_verdict(row.id, verdict(True, unsure=True), cache_key=f"k{row.id}")
+    assert send_to_review(store, twice, rate=0).by_reason == {"unsure": 2}  # both rows are in review, as one case
+    assert len(open_cases(store, team_id="T1", channel_id="C1")) == 4

@@ -56,7 +56,8 @@ def case_card(case_id: int, reason: str, judgment: Judgment, *, blind: bool, wai
     buttons.append(ButtonElement(text="Skip", action_id=REVIEW_SKIP, value=str(case_id)))
     blocks.append(ActionsBlock(elements=buttons))
     blocks.append(context(f"{escape(judgment.rubric_name)} · judge `{escape(judgment.judge_model)}` · #{judgment.id}"))
-    return {**message(blocks, f"A case waits for your label: {judgment.question[:100]}"), "replace_original": True}
+    fallback = f"A case waits for your label: {shown(judgment.question, 100)[0]}"
+    return {**message(blocks, fallback), "replace_original": True}
 
 
 def saved_text(judgment: Judgment, *, passed: bool | None, agreed: bool) -> str:
