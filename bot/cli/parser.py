@@ -30,6 +30,7 @@ COMMANDS = {
     "calibration": "bot.cli.calibration:calibration",
     "calibration check": "bot.cli.check:check",
     "labels export": "bot.cli.labels:export",
+    "judges compare": "bot.cli.judges:compare",
     "align": "bot.cli.align:align",
 }
 
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("budget", help="what the terminal's judging spent this month, against JUDGE_MONTHLY_BUDGET "
                         "and CONFIRM_ABOVE_USD")
     add_calibration_commands(commands)
+    add_judges_commands(commands)
     return parser
 
 
@@ -184,3 +186,23 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
     labels_cmd.add_argument("--rubric", required=True, help="rubric name or alias")
     labels_cmd.add_argument("--channel", help="only the labels of this Slack channel (default: all)")
     labels_cmd.add_argument("--out", type=Path, help="the CSV file to write (default: standard output)")
+
+
+def add_judges_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`judges compare`: a candidate judge against the judge in use, before switching."""
+    judges_cmd = commands.add_parser("judges", help="`judges compare` measures a candidate judge against the judge in "
+                                     "use on people's labels and recent judgments, before switching")
+    judges_cmd.add_argument("action", choices=["compare"])
+    judges_cmd.add_argument("--rubric", required=True, help="rubric name or alias")
+    judges_cmd.add_argument("--to", required=True, metavar="MODEL", help="the candidate judge model")
+    judges_cmd.add_argument("--from", dest="from_model", metavar="MODEL", help="the judge in use (default: the "
+                            "channel's own judge, else JUDGE_MODEL)")
+    judges_cmd.add_argument("--labels", type=Path, metavar="FILE", help="labeled cases: a CSV with human_ columns, "
+                            "such as `judgebot labels export` writes")
+    judges_cmd.add_argument("--channel", help="a Slack channel id: its labeled judgments, and its recent judgments "
+                            "for the sample (default: the terminal's judgments for the sample)")
+    judges_cmd.add_argument("--history", type=int, metavar="N", help="recent judgments judged again by both, picked "
+                            "at random (default 200; 0: none)")
+    judges_cmd.add_argument("--yes", action="store_true", help="judge without asking, whatever the estimate")
+    judges_cmd.add_argument("--fresh", action="store_true", help="judge again even when a cached verdict of the same "
+                            "judge exists")

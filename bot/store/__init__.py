@@ -46,6 +46,7 @@ from bot.store.preferences import (
     set_default_rubric,
     set_default_samples,
 )
+from bot.store.recent import recent_sample
 from bot.store.shares import (
     claim_share,
     earlier_share,
@@ -124,6 +125,7 @@ __all__ = [
     "process_name",
     "recent_by_user",
     "recent_in_channel",
+    "recent_sample",
     "spend",
     "record_feedback",
     "release_week",

@@ -1,0 +1,85 @@
+"""How `judgebot judges compare` looks in a terminal: both judges against people, then against each other."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from bot.cli.calibration_views import figure_lines
+from bot.cli.screen import Column, fitted_table, shown
+from bot.figures import percent
+from bot.trust.compare import FLIPS_SHOWN, HistorySide, LabeledSide
+from bot.trust.mcnemar import p_text
+
+
+def verdict(passed: bool | None, tag: str | None, headline: float | None) -> str:
+    """"pass, Correct, 100" as a flipped row shows a verdict."""
+    said = "pass" if passed else "fail" if passed is not None else "no pass/fail"
+    return ", ".join(part for part in (said, tag, None if headline is None else f"{float(headline):.0f}") if part)
+
+
+def show_comparison(console: Console, old: str, new: str, labeled: LabeledSide | None, history: HistorySide, *,
+                    labels_from: str) -> None:
+    """Both judges against people's labels (when there are any), then against each other on the recent judgments."""
+    if labeled is not None:
+        console.print(f"[bold]Against people's labels[/] ({shown(labels_from)}; the cases both judges scored)",
+                      highlight=False)
+        for name, figures in ((f"{old} (in use)", labeled.old), (f"{new} (candidate)", labeled.new)):
+            console.print(f"[bold]{shown(name)}[/]", highlight=False)
+            figure_lines(console, figures)
+        p = "n/a (they never differ)" if labeled.p is None else p_text(labeled.p)
+        console.print(shown(f"Right where the other was wrong: {new} {labeled.new_right}, {old} {labeled.old_right} "
+                            f"(McNemar {p}, over {labeled.paired} cases)"), highlight=False)
+        if labeled.unscored:
+            console.print(f"[yellow]{labeled.unscored} labeled cases got no verdict from one of them[/] and are left "
+                          "out.", highlight=False)
+    else:
+        console.print("No labeled cases: give --channel ID or --labels FILE to see each judge against people.",
+                      highlight=False)
+    show_history(console, old, new, history)
+
+
+def show_history(console: Console, old: str, new: str, history: HistorySide) -> None:
+    """The two judges on the recent judgments: agreement, flips, tag transitions, headline shift, flipped rows."""
+    if not history.n:
+        console.print("No recent judgments to compare them on." if not history.unscored else
+                      f"[yellow]None of the {history.unscored} recent judgments got a verdict from both[/].",
+                      highlight=False)
+        return
+    console.print(f"[bold]On {history.n} recent judgments[/] (a random sample, judged again by both)", highlight=False)
+    low_high = "" if history.interval is None else \
+        f", 95% CI {percent(history.interval[0])}-{percent(history.interval[1])} (Wilson)"
+    console.print(f"  the same pass/fail on {percent(history.agreement)} ({history.same_pass}/{history.pass_n})"
+                  f"{low_high}; kappa between them {shown(kappa_text(history))}", highlight=False)
+    console.print(shown(f"  flips: pass -> fail {history.to_fail}, fail -> pass {history.to_pass} "
+                        f"({old} -> {new})"), highlight=False)
+    if history.shift is not None:
+        bounds = "" if history.shift_interval is None else \
+            f", 95% CI {history.shift_interval[0]:+.1f} to {history.shift_interval[1]:+.1f} (bootstrap over rows)"
+        console.print(f"  mean headline shift {history.shift:+.1f} points{bounds}", highlight=False)
+    if history.unscored:
+        console.print(f"  [yellow]{history.unscored} rows got no verdict from one of them[/] and are left out.",
+                      highlight=False)
+    if history.tags:
+        olds = sorted({tag for tag, _ in history.tags})
+        news = sorted({tag for _, tag in history.tags})
+        columns = [Column(f"{old} \\ {new}"), *(Column(tag, 1) for tag in news)]
+        rows = [[tag, *(str(history.tags.get((tag, other), 0)) for other in news)] for tag in olds]
+        console.print(fitted_table(console, columns, rows, title=shown("Tags: the judge in use's (rows) against the "
+                                                                     "candidate's (columns)")))
+    for flip in history.flips[:FLIPS_SHOWN]:
+        question = " ".join(flip.question.split())[:70]
+        console.print(shown(f"  row {flip.line}: {old} {verdict(flip.old.passed, flip.old.tag, flip.old.headline)}; "
+                            f"{new} {verdict(flip.new.passed, flip.new.tag, flip.new.headline)} · {question}"),
+                      highlight=False)
+    if len(history.flips) > FLIPS_SHOWN:
+        console.print(f"  ...and {len(history.flips) - FLIPS_SHOWN} more flipped rows", highlight=False)
+
+
+def kappa_text(history: HistorySide) -> str:
+    """Cohen's kappa between the two judges on pass/fail with its interval, or why there is none."""
+    kappa = history.kappa
+    if kappa.value is None:
+        return "n/a (one class only)"
+    if kappa.interval is None:
+        return f"{kappa.value:.2f}"
+    return f"{kappa.value:.2f}, 95% CI {kappa.interval[0]:.2f}-{kappa.interval[1]:.2f}"
