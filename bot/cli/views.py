@@ -237,6 +237,9 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
         from bot.trust.review import queue_text
 
         console.print(f"{queue_text(digest.queue)}.", highlight=False)
+    for name, alphas, tagged in digest.alphas:
+        console.print(shown(f"Judges among themselves, {name}: {alphas.text(tagged)} (Krippendorff's alpha)"),
+                      highlight=False)
     if digest.regressions:
         columns = [Column("#", 3), Column("model under test"), Column("rubric", 1), Column("before", 1),
                    Column("after", 1), Column("question", 2, free_text=True)]

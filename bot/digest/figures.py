@@ -9,7 +9,9 @@ from typing import Any
 from bot.digest.week import Period
 from bot.store import Figures, Spend, Store, channel_stats, spend
 from bot.store.review import ANY_TEAM, QueueState, queue_state
+from bot.store.samples import sampled_in_channel
 from bot.store.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
+from bot.trust.alpha import JudgesAlpha, alphas_by_rubric
 from bot.trust.report import WEEKS_BEFORE, TrustBar, WeekTrust, weekly_trust
 
 WEEKS_CHARTED = 8
@@ -107,6 +109,7 @@ class Digest:
     trust: list[WeekTrust] = field(default_factory=list)
     spend: Spend | None = None  # what the period's judgments cost, per rubric and judge
     queue: QueueState | None = None  # the channel's review queue, with the cases labeled in the period
+    alphas: list[tuple[str, JudgesAlpha, bool]] = field(default_factory=list)  # judges among themselves, by rubric
     warnings: list[str] = field(default_factory=list)  # the judge's coming shutdown, said by whoever shows it
 
     @property
@@ -166,6 +169,7 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
         trust=trust,
         spend=spent,
         queue=queue if queue.open or queue.labeled else None,
+        alphas=alphas_by_rubric(sampled_in_channel(store, channel_id=channel_id, since=start, until=end)),
     )
 
 

@@ -10,14 +10,12 @@ from typing import Any
 
 from bot.csvfiles.results import ResultsWriter, flatten
 from bot.figures import money, percent, plural, ratio
-from bot.judge.samples import chosen
 from bot.records import REJUDGEABLE, RowState
 from bot.rubric import Rubric, leaves
 from bot.store import JudgmentSample, Run, Store
 from bot.store.history import Billed, run_billed
 from bot.store.samples import samples_by_judgment
-from bot.trust.alpha import AlphaTally
-from bot.trust.texts import alpha_text
+from bot.trust.alpha import JudgesAlpha, member_samples
 
 RESULT_COLUMNS = ["headline", "passed", "label", "status", "error", "flags", "judge_model", "rubric_version", "cached"]
 WORST_KEPT = 3
@@ -80,11 +78,8 @@ class Summary:
     unsure: int = 0
     unsure_rows: list[int | None] = field(default_factory=list)
     samples: Counter[str] = field(default_factory=Counter)  # samples by status, when rows are judged several times
-    # How far a jury's members (or one judge's samples) agree beyond chance: Krippendorff's alpha over the rows, on
-    # the tag (pass/fail for a rubric without one) and on the headline
-    outcome_alpha: AlphaTally = field(default_factory=lambda: AlphaTally("nominal"))
-    headline_alpha: AlphaTally = field(default_factory=lambda: AlphaTally("interval"))
-    jury: bool = False  # the alphas are among a jury's members (each its own verdict), not among samples
+    # How far a jury's members (or one judge's samples) agree beyond chance: Krippendorff's alpha over the rows
+    alphas: JudgesAlpha = field(default_factory=JudgesAlpha)
 
     @property
     def failed_samples(self) -> int:
@@ -150,22 +145,14 @@ class Summary:
         return self.totals[criterion] / self.seen[criterion] if self.seen[criterion] else None
 
     def alpha_text(self, tagged: bool) -> str:
-        """Krippendorff's alpha among the judges (or samples) on the outcome and the headline, each with its rows:
-        "among the 3 judges: tag 0.55 (45 rows), headline 0.71 (45 rows)"."""
-        coders = "the judges" if self.jury else "the samples"
-        outcome = "tag" if tagged else "pass/fail"
-        return (f"among {coders}: {outcome} {alpha_text(self.outcome_alpha.alpha, self.outcome_alpha.units)}, "
-                f"headline {alpha_text(self.headline_alpha.alpha, self.headline_alpha.units)}")
+        """Krippendorff's alpha among the judges (or samples) on the outcome and the headline (JudgesAlpha.text)."""
+        return self.alphas.text(tagged)
 
     def add_samples(self, samples: Sequence[JudgmentSample], *, tagged: bool = True) -> None:
-        """Count the samples behind one row by status, and their agreement: a jury's members each by its own verdict
-        (`member_samples`), one judge's samples each by itself; on the tag (`tagged`), else pass/fail."""
+        """Count the samples behind one row by status, and their agreement (JudgesAlpha.add)."""
         for sample in samples:
             self.samples[sample.status] += 1
-        coders = list(member_samples(samples).values()) if self.jury else \
-            [sample for sample in samples if sample.status == RowState.SCORED]
-        self.outcome_alpha.add(sample.tag if tagged else sample.passed for sample in coders)
-        self.headline_alpha.add(sample.headline for sample in coders)
+        self.alphas.add(samples, tagged=tagged)
 
     def add(self, row: Any, values: dict[str, Any], tag_paths: list[str]) -> None:
         """Count one row (a judgment, or a row of its columns)."""
@@ -222,18 +209,6 @@ def panel_columns(run: Run, rubric: Rubric) -> list[str]:
     return [*PANEL_COLUMNS, *members]
 
 
-def member_samples(samples: Sequence[JudgmentSample]) -> dict[str, JudgmentSample]:
-    """Each jury member's own verdict on a row, by model: the sample chosen among its scored ones as the row's is
-    among all (the medoid; in an even split the lower headline), so its headline and tag are one sample's."""
-    found: dict[str, JudgmentSample] = {}
-    for model in dict.fromkeys(sample.judge_model for sample in samples):
-        scored = sorted((s for s in samples if s.judge_model == model and s.status == RowState.SCORED),
-                        key=lambda sample: sample.sample)
-        if scored:
-            found[model] = scored[chosen(scored)]
-    return found
-
-
 def member_verdicts(samples: Sequence[JudgmentSample]) -> dict[str, Any]:
     """Each jury member's verdict on a row: the headline and tag of its own chosen sample (`member_samples`)."""
     members = member_samples(samples)
@@ -263,7 +238,7 @@ def verdict_names(run: Run, rubric: Rubric) -> dict[str, str]:
 def export_run(store: Store, *, run: Run, rubric: Rubric, out: Path | None) -> Summary:
     """Stream a run's rows once: write the results CSV to `out` (when given) and return the summary."""
     summary = Summary(criteria=[*rubric.criteria(), "headline"], columns=run.column_roles or {}, estimate=run.estimate,
-                      jury=bool(jury_of(run)))
+                      alphas=JudgesAlpha(jury=bool(jury_of(run))))
     tag_paths = rubric.tags()
     fieldnames = result_fieldnames(run, rubric)
     names = verdict_names(run, rubric)

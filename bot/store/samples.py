@@ -5,8 +5,10 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy import bindparam, insert
 from sqlalchemy.exc import IntegrityError
 
@@ -76,3 +78,16 @@ def known_samples(store: Store, judgment_id: int, cache_keys: Iterable[str], *, 
         for row in conn.execute(cached.order_by(table.c.id)).mappings():
             found.setdefault(row["cache_key"], JudgmentSample.model_construct(**row))
     return saved, found
+
+
+def sampled_in_channel(store: Store, *, channel_id: str | None, since: datetime,
+                       until: datetime) -> list[tuple[str, list[JudgmentSample]]]:
+    """(rubric, samples) of each scored judgment of a channel (None: the terminal's) judged several times (samples or
+    a jury) between `since` and `until`."""
+    judgments = table_of(Judgment)
+    with store.engine.connect() as conn:
+        rows = conn.execute(sa.select(judgments.c.id, judgments.c.rubric_name).where(
+            judgments.c.channel_id.is_not_distinct_from(channel_id), judgments.c.status == RowState.SCORED,
+            judgments.c.samples > 1, judgments.c.judged_at >= since, judgments.c.judged_at < until)).all()
+    samples = samples_by_judgment(store, [row.id for row in rows])
+    return [(row.rubric_name, samples[row.id]) for row in rows if row.id in samples]

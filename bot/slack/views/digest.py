@@ -165,6 +165,10 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
         tail.extend(text_sections(trust_lines(digest.trust), TRUST_HEADING))
     if digest.queue is not None:
         tail.append(section(f":mag: {queue_text(digest.queue)} (`/judge review` asks for yours)"))
+    if digest.alphas:
+        tail.append(section("*How far the judges agree among themselves* (Krippendorff's alpha, rows judged several "
+                            "times)\n" + "\n".join(f"• `{escape(name)}` {escape(alphas.text(tagged))}"
+                                                    for name, alphas, tagged in digest.alphas)))
     if digest.regressions:
         tail.append(section(regressions_text(digest, team_url)))
     if digest.worst:
