@@ -275,3 +275,28 @@ def test_a_case_card_escapes_the_texts_it_shows_and_its_fallback(rubrics) -> Non
     card = case_card(3, "random", hostile, blind=False, waiting=0)
     assert "<!channel>" not in card["text"] and "<!channel>" not in json.dumps(card["blocks"])
     assert "<https://evil" not in json.dumps(card["blocks"]) and "j<b>" not in json.dumps(card["blocks"])
+
+
+def test_the_nudge_fires_on_weekdays_at_the_channels_local_time(store: Store) -> None:
+    from datetime import datetime as moment
+    from zoneinfo import ZoneInfo
+
+    from bot.slack.flows.review_nudge import NudgeScheduler
+    from bot.store.reviewers import ReviewSetup
+
+    async def post(setup: ReviewSetup, due: moment) -> None:
+        raise AssertionError("not fired in this test")
+
+    berlin = ZoneInfo("Europe/Berlin")
+    setup = ReviewSetup(team_id=TEAM, channel_id=CHANNEL, reviewers=["U0USER"], nudge_hour=10, nudge_minute=0,
+                        nudge_timezone="Europe/Berlin", nudge_set_at=moment(2026, 11, 1))
+    schedule = NudgeScheduler(store, post, grace=timedelta(hours=6))
+    assert schedule.next_fire(setup, moment(2026, 11, 26, 9, 0, tzinfo=berlin)) == moment(2026, 11, 26, 10, 0,
+                                                                                          tzinfo=berlin)
+    # after Friday's: Monday's (no nudge on Saturday and Sunday)
+    assert schedule.next_fire(setup, moment(2026, 11, 27, 10, 30, tzinfo=berlin)) == moment(2026, 11, 30, 10, 0,
+                                                                                            tzinfo=berlin)
+    # a bot that was down at 10:00 catches up within the grace, once it is back
+    assert schedule.last_due(setup, moment(2026, 11, 27, 15, 0, tzinfo=berlin)) == moment(2026, 11, 27, 10, 0,
+                                                                                          tzinfo=berlin)
+    assert schedule.last_due(setup, moment(2026, 11, 28, 15, 0, tzinfo=berlin)) is None  # Saturday
