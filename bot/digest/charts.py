@@ -61,8 +61,11 @@ TREND_HEIGHT_INCHES = 4.5  # with the width: 1,200 x 675 pixels
 TREND_SERIES_SHOWN = 8
 
 
-def trend_png(title: str, weeks: Sequence[str], series: Mapping[str, Sequence[float | None]]) -> bytes:
-    """A line per series (a model under test on a rubric): mean headline in each week, gaps where none, as a PNG.
+def trend_png(title: str, weeks: Sequence[str], series: Mapping[str, Sequence[float | None]],
+              marks: Sequence[tuple[int, str]] = ()) -> bytes:
+    """A line per series (a model under test on a rubric): mean headline in each week, gaps where none, as a PNG;
+    each of `marks` (a week's index, what happened) a dashed vertical line with its words, such as the week the
+    channel's judge changed.
 
     The series with most weeks of data come first; at most TREND_SERIES_SHOWN are drawn.
     """
@@ -80,6 +83,10 @@ def trend_png(title: str, weeks: Sequence[str], series: Mapping[str, Sequence[fl
         if points:
             axes.annotate(f"{points[-1][1]:.0f}", points[-1], textcoords="offset points", xytext=(6, 0),
                           va="center", fontsize=10, color=line.get_color())
+    for index, words in marks:
+        axes.axvline(index, color="0.4", linestyle="--", linewidth=1)
+        axes.annotate(_short(words, 40), (index, 102), textcoords="offset points", xytext=(4, 0), fontsize=9,
+                      color="0.3", va="top")
     axes.set_xticks(positions, [str(week) for week in weeks], fontsize=10)
     axes.set_ylim(0, 105)
     axes.set_ylabel("mean headline (0-100)", fontsize=12)

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.digest.week import Period
-from bot.store import Figures, Spend, Store, channel_stats, spend
+from bot.store import Figures, Spend, Store, channel_stats, judge_choices, spend
 from bot.store.review import ANY_TEAM, QueueState, queue_state
 from bot.store.samples import sampled_in_channel
 from bot.store.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
@@ -111,6 +111,7 @@ class Digest:
     queue: QueueState | None = None  # the channel's review queue, with the cases labeled in the period
     alphas: list[tuple[str, JudgesAlpha, bool]] = field(default_factory=list)  # judges among themselves, by rubric
     warnings: list[str] = field(default_factory=list)  # the judge's coming shutdown, said by whoever shows it
+    judge_marks: list[tuple[int, str]] = field(default_factory=list)  # (charted week, "judge: gpt-5.4-mini")
 
     @property
     def quiet(self) -> bool:
@@ -167,10 +168,22 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
         weeks=charted,
         trend=weekly_means(store, channel_id=channel_id, weeks=[week.utc for week in charted]),
         trust=trust,
+        judge_marks=judge_marks(store, channel_id, charted),
         spend=spent,
         queue=queue if queue.open or queue.labeled else None,
         alphas=alphas_by_rubric(sampled_in_channel(store, channel_id=channel_id, since=start, until=end)),
     )
+
+
+def judge_marks(store: Store, channel_id: str | None, weeks: list[Period]) -> list[tuple[int, str]]:
+    """The charted weeks in which the channel chose another judge, each with the judge it chose last that week."""
+    if not weeks:
+        return []
+    marks: dict[int, str] = {}
+    for choice in judge_choices(store, channel_id=channel_id, since=weeks[0].utc[0], until=weeks[-1].utc[1]):
+        index = next(i for i, week in enumerate(weeks) if week.utc[0] <= choice.set_at < week.utc[1])
+        marks[index] = f"judge: {choice.judge_model}" if choice.judge_model else "judge: back to the bot's"
+    return sorted(marks.items())
 
 
 def week_trust(store: Store, *, channel_id: str | None, team_id: str | None, period: Period,

@@ -161,13 +161,15 @@ class Bench:
     unsure_spread: float
     prices: PriceTable = field(default_factory=builtin_prices)
 
-    def panel(self, samples: int) -> Panel:
-        """The jury (else the judge), each asked `samples` times per row, over the bot's own connections."""
-        members = self.jury or [self.judge]
+    def panel(self, samples: int, judge_model: str | None = None) -> Panel:
+        """The jury (else the judge), or the one `judge_model` a channel chose, each asked `samples` times per row,
+        over the bot's own connections."""
+        members = ([self.judge.sibling(model=judge_model, temperature=self.judge.temperature)] if judge_model
+                   else self.jury or [self.judge])
         if samples > 1:
             members = [member.sibling(temperature=self.sample_temperature) for member in members]
-        return Panel(members, check_samples(samples), self.specs if self.jury else None, owned=False,
-                     prices=self.prices)
+        return Panel(members, check_samples(samples), self.specs if self.jury and not judge_model else None,
+                     owned=False, prices=self.prices)
 
     def panel_for(self, *, judge_model: str, samples: int, judges: list[dict[str, Any]] | None,
                   temperature: float | None) -> Panel:

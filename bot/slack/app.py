@@ -21,6 +21,7 @@ from bot.slack.listeners.command import CommandListener
 from bot.slack.listeners.digest import DigestCommands
 from bot.slack.listeners.file import FileListener
 from bot.slack.listeners.home import HomeListener
+from bot.slack.listeners.judges import JudgeCommands
 from bot.slack.listeners.review import ReviewCommands
 from bot.slack.messenger import failure_text
 from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RETRY
@@ -89,8 +90,10 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     seal = FormSeal(form_secret)
     budget_commands = BudgetCommands(ctx, digest_settings.admins, parts.files.limits.confirm_above)
     review = ReviewCommands(ctx, seal, digest_settings.admins, digest_settings.timezone)
+    judge_commands = JudgeCommands(ctx, digest_settings.admins)
     app.command(COMMAND)(CommandListener(ctx, seal, digest_commands.handlers(), budget_commands.handlers(),
-                                         review.handlers(), trust=digest_settings.trust).on_command)
+                                         review.handlers(), judge_commands.handlers(),
+                                         trust=digest_settings.trust).on_command)
     app.action(REVIEW_AGREE)(review.on_agree)
     app.action(REVIEW_LABEL)(review.on_label)
     app.action(REVIEW_SKIP)(review.on_skip)

@@ -64,6 +64,17 @@ class SetSamples:
 
 
 @dataclass(frozen=True)
+class SetJudge:
+    """Show (`show`), set, or with None clear the channel's own judge model."""
+
+    model: str | None
+    show: bool = False
+
+
+JUDGE_NAME = re.compile(r"^[A-Za-z0-9][\w.:/@+-]{0,127}$")  # a model name as endpoints spell them
+
+
+@dataclass(frozen=True)
 class OpenForm:
     """A modal to fill in, with `rubric` chosen."""
 
@@ -166,7 +177,7 @@ class ReviewNudge:
     timezone: str | None = None
 
 
-Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | SetSamples | OpenForm | Inline
+Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | SetSamples | SetJudge | OpenForm | Inline
            | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview | CalibrationCheck | BudgetShow | BudgetSet
            | ReviewNext | ReviewersShow | ReviewersSet | ReviewBlind | ReviewNudge)
 DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -180,7 +191,8 @@ USAGE = (
     "`/judge history [N]` the latest judgments in this channel\n"
     f"`/judge stats [7d|30d|all] [model]` figures per model and rubric in this channel (default {STATS_DEFAULT_DAYS}d)\n"
     "`/judge default [<rubric>|none]` the rubric CSV files shared in this channel are judged with; "
-    f"`/judge default samples N` how many times each row is judged here (1-{MAX_SAMPLES})\n"
+    f"`/judge default samples N` how many times each row is judged here (1-{MAX_SAMPLES}); "
+    "`/judge default judge [<model>|none]` this channel's own judge model (setting it: admins)\n"
     "`/judge digest [on [day] [HH:MM] [timezone] | off | now | preview]` this channel's weekly digest (on and off: "
     "admins)\n"
     "`/judge calibration [rubric] [7d|30d|all]` how far the judge agrees with people's labels in this channel\n"
@@ -292,18 +304,31 @@ def samples_count(word: str) -> int:
     return int(word)
 
 
-def _default(rest: str, rubrics: RubricSet) -> ShowDefault | SetDefault | SetSamples:
+def _default(rest: str, rubrics: RubricSet) -> ShowDefault | SetDefault | SetSamples | SetJudge:
     if not rest:
         return ShowDefault()
     first, _, value = rest.replace("=", " ").replace(":", " ").partition(" ")
     if first.lower() == "samples":
         return SetSamples(samples_count(value.strip()))
+    if first.lower() == "judge":
+        return _judge(rest.split(None, 1)[1].strip() if len(rest.split(None, 1)) > 1 else "")
     if rest.lower() in ("none", "off", "clear"):
         return SetDefault(None)
     try:
         return SetDefault(rubrics.get(rest))
     except RubricError as err:
         raise CommandError(f"{escape(str(err))} `/judge rubrics` lists them.") from None
+
+
+def _judge(model: str) -> SetJudge:
+    if not model:
+        return SetJudge(None, show=True)
+    if model.lower() in ("none", "off", "clear"):
+        return SetJudge(None)
+    if not JUDGE_NAME.match(model):
+        raise CommandError(f"`{escape(model[:140])}` is not a judge model name; name one as its endpoint spells it, "
+                           "such as `gpt-5.4-mini`.")
+    return SetJudge(model)
 
 
 SHARE_FIELD = re.compile(r"\b(rubric|model|samples)\s*[:=]\s*(\S+)", re.IGNORECASE)

@@ -70,3 +70,93 @@ async def test_a_judge_with_no_announced_date_is_not_named(bot_settings, slack_s
         async with bot_judging_with(bot_settings, slack_server, "gpt-4.1-nano") as (_, slack):
             shown = await replies(slack, slack_server)
     assert all("shuts down" not in text for text in shown)
+
+
+# -- a channel's own judge --------------------------------------------------------------------------------------------
+
+
+async def test_an_admin_sets_a_channels_judge_and_cards_there_use_it(slack, slack_server, judge_server,
+                                                                     http_bot) -> None:
+    from bot.store import channel_judge
+    from tests.support.replies import eth_reply
+    from tests.support.slack_messages import card_of
+
+    store = http_bot.context.store
+    await slack.command("default judge gpt-5.4-mini", user="U0USER")
+    refused = (await slack_server.await_for("response_url"))[-1].params
+    assert "Only the workspace's admins" in refused["text"]
+    assert channel_judge(store, team_id="T0TEST", channel_id="C0GENERAL") is None
+
+    await slack.command("default judge gpt-5.4-mini", user="U0ADMIN")
+    said = (await slack_server.await_for("chat.postMessage"))[-1].params
+    assert said["channel"] == "C0GENERAL"
+    assert "<@U0ADMIN> set this channel's judge to `gpt-5.4-mini` (it was the bot's judge (`judge-test`))" in \
+        said["text"]
+    choice = channel_judge(store, team_id="T0TEST", channel_id="C0GENERAL")
+    assert choice is not None and (choice.judge_model, choice.previous, choice.set_by) == ("gpt-5.4-mini", None,
+                                                                                          "U0ADMIN")
+    await slack.command("default judge")
+    shown = (await slack_server.await_for("response_url", count=2))[-1].params["text"]
+    assert "judged by its own judge, `gpt-5.4-mini`, set by <@U0ADMIN>" in shown
+
+    # after the switch, a card here is judged by the channel's judge; another channel keeps the bot's
+    judge_server.responder = lambda body: eth_reply("Correct")
+    await slack.command("eth Where is my payslip? || In Staffnet. || Staffnet ESS.")
+    await card_of(slack_server)
+    await slack.command("eth Where is my payslip? || In Staffnet. || Staffnet ESS.", channel="C0OTHER")
+    await card_of(slack_server, "C0OTHER")
+    assert [body["model"] for body in judge_server.bodies()] == ["gpt-5.4-mini", "judge-test"]
+    with store.session() as session:
+        from sqlmodel import select
+
+        from bot.store import Judgment
+        judges = {j.channel_id: j.judge_model for j in session.exec(select(Judgment))}
+    assert judges == {"C0GENERAL": "gpt-5.4-mini", "C0OTHER": "judge-test"}
+
+
+async def test_a_channels_own_judge_near_its_shutdown_is_warned_of_there_only(bot_settings, slack_server) -> None:
+    from bot.store import set_channel_judge
+
+    with time_machine.travel(NEAR, tick=True):
+        async with bot_judging_with(bot_settings, slack_server, "gpt-4.1-nano") as (running, slack):
+            set_channel_judge(running.context.store, team_id="T0TEST", channel_id="C0GENERAL",
+                              judge_model="gpt-4o-mini", user_id="U0ADMIN")
+            await slack.command("stats")
+            here = all_text((await slack_server.await_for("response_url"))[-1].params)
+            await slack.command("stats", channel="C0OTHER")
+            there = all_text((await slack_server.await_for("response_url", count=2))[-1].params)
+    assert WARNING in here
+    assert "shuts down" not in there
+
+
+def test_the_digest_marks_the_week_a_channels_judge_changed(store) -> None:
+    from datetime import timedelta
+
+    from sqlmodel import update
+
+    from bot.digest import Period, build_digest, trend_png
+    from bot.records import Verdict
+    from bot.store import ChannelJudge, set_channel_judge, utcnow
+
+    common = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "a" * 16, "judge_model": "judge-test"}
+    run = store.create_run(**common, channel_id="C0GENERAL", team_id="T0TEST")
+    store.add_rows([{**common, "run_id": run.id, "row_number": 1, "status": "pending", "question": "q",
+                     "reference": "r", "answer": "a", "channel_id": "C0GENERAL", "team_id": "T0TEST"}])
+    row = store.first_judgment(run.id)
+    assert row is not None
+    assert store.save_verdict(row.id, Verdict(status="scored", output={"result_tag": "Correct"}, headline=100.0,
+                                              passed=True, label="Correct", tag="Correct", raw_reply="{}",
+                                              prompt_hash="p" * 32, **common), cache_key="k1")
+    set_channel_judge(store, team_id="T0TEST", channel_id="C0GENERAL", judge_model="gpt-5.4-mini", user_id="U0ADMIN")
+    set_channel_judge(store, team_id="T0TEST", channel_id="C0OTHER", judge_model="gpt-4.1", user_id="U0ADMIN")
+    with store.session() as session:  # the other channel's choice three weeks ago: not this channel's mark
+        session.exec(update(ChannelJudge).where(ChannelJudge.channel_id == "C0OTHER")
+                     .values(set_at=utcnow() - timedelta(days=21)))
+        session.commit()
+    period = Period.ending(datetime.now(UTC) + timedelta(seconds=1))
+    digest = build_digest(store, channel_id="C0GENERAL", period=period)
+    assert digest.judge_marks == [(len(digest.weeks) - 1, "judge: gpt-5.4-mini")]
+    assert build_digest(store, channel_id="C0OTHER", period=period).judge_marks == []
+    weeks = [str(n) for n in range(len(digest.weeks))]
+    marked = trend_png("t", weeks, digest.series(), digest.judge_marks)
+    assert marked.startswith(b"\x89PNG") and marked != trend_png("t", weeks, digest.series())

@@ -27,6 +27,7 @@ from bot.store import (
     cost_limits,
     default_samples,
     feedback_tally,
+    judge_of_channel,
     month_start,
     spend,
     utcnow,
@@ -73,7 +74,8 @@ async def show_judgment(
     try:
         if samples is None:
             samples = await ctx.db(default_samples, team_id=origin.team_id or "", channel_id=channel) or rubric.samples
-        run = await start_triple(ctx.store, rubric=rubric, triple=triple, **ctx.bench.panel(samples).run_fields(),
+        own = await ctx.db(judge_of_channel, team_id=origin.team_id, channel_id=origin.channel_id)
+        run = await start_triple(ctx.store, rubric=rubric, triple=triple, **ctx.bench.panel(samples, own).run_fields(),
                                  model_name=model_name, fresh=fresh, origin=origin, message_ts=replace_ts)
     except Exception:
         log.exception("saving a judgment for %s in %s failed", origin.user_id, channel)

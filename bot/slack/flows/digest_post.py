@@ -150,7 +150,8 @@ class DigestPoster:
     async def _post_chart(self, digest: Digest, channel_id: str, ts: str, *, weekly: bool) -> None:
         title = f"Mean headline per model, the 8 weeks to {digest.period.last_day.day} {digest.period.last_day:%b %Y}"
         try:
-            png = await asyncio.to_thread(trend_png, title, [chart_label(w) for w in digest.weeks], digest.series())
+            png = await asyncio.to_thread(trend_png, title, [chart_label(w) for w in digest.weeks], digest.series(),
+                                          digest.judge_marks)
             name = f"judgebot-trend-{digest.period.week if weekly else digest.period.last_day.isoformat()}.png"
             await upload(self.client, channel=channel_id, thread_ts=ts, comment="Trend of the last 8 weeks",
                          files=[(name, title, png)])

@@ -35,6 +35,7 @@ from bot.store import (
     SharedFile,
     Store,
     cost_limits,
+    judge_of_channel,
     month_start,
     move_share,
     process_name,
@@ -113,7 +114,8 @@ class FileRuns:
                           rubric_name=rubric.name, model_name=model)
         origin = Origin(source=FILE_SOURCE, team_id=share.team_id, channel_id=share.channel_id,
                         thread_ts=share.thread_ts, user_id=share.user_id)
-        panel = self.ctx.bench.panel(samples)
+        own = await self.ctx.db(judge_of_channel, team_id=share.team_id, channel_id=share.channel_id)
+        panel = self.ctx.bench.panel(samples, own)  # the channel's own judge, when it chose one
         run = await asyncio.to_thread(start_csv_run, self.ctx.store, rubric=rubric, source=source,
                                       **panel.run_fields(), model_name=model, origin=origin)
         await self.ctx.db(move_share, share_id=share.id, to=ShareState.RUNNING, run_id=run.id)

@@ -1,0 +1,79 @@
+"""`/judge default judge [<model>|none]`: a channel's own judge shown, or set (admins only, said in the channel and
+recorded with who set it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.slack import commands
+from bot.slack.admins import admin_refusal
+from bot.slack.context import Context
+from bot.slack.messenger import post_problem
+from bot.slack.text import escape
+from bot.slack.views.blocks import notice
+from bot.store import channel_judge, set_channel_judge
+
+NOT_ADMIN = (
+    "Only the workspace's admins and owners, and the people the bot's DIGEST_ADMINS setting names, can change this "
+    "channel's judge. `/judge default judge` shows which judges here."
+)
+
+
+class JudgeCommands:
+    """The channel-judge subcommands of one bot."""
+
+    def __init__(self, ctx: Context, admins: frozenset[str]) -> None:
+        self.ctx, self.admins = ctx, admins
+
+    def handlers(self) -> dict[type, Any]:
+        """Each parsed subcommand, and the method that answers it."""
+        return {commands.SetJudge: self.on_judge}
+
+    async def on_judge(self, parsed: commands.SetJudge, command: dict[str, Any]) -> None:
+        """Show the channel's judge, or set it (admins only)."""
+        if parsed.show:
+            await self.show(command)
+        else:
+            await self.set(command, parsed.model, note=None)
+
+    async def show(self, command: dict[str, Any]) -> None:
+        """Which judge judges cards and files in this channel, and who chose it."""
+        team, channel = command["team_id"], command["channel_id"]
+        choice = await self.ctx.db(channel_judge, team_id=team, channel_id=channel)
+        configured = escape(self.ctx.judge.model)
+        if choice is None or choice.judge_model is None:
+            text = f"<#{channel}> is judged by the bot's judge, `{configured}`."
+            if choice is not None:
+                text += f" <@{choice.set_by}> went back to it on {choice.set_at:%Y-%m-%d}."
+        else:
+            text = (f"<#{channel}> is judged by its own judge, `{escape(choice.judge_model)}`, set by "
+                    f"<@{choice.set_by}> on {choice.set_at:%Y-%m-%d} (the bot's judge is `{configured}`).")
+        warnings = await self.ctx.judge_warnings(team, channel)
+        await self.ctx.say.tell(command.get("response_url"), "\n".join([text, *(f":warning: {escape(w)}"
+                                                                               for w in warnings)]))
+
+    async def set(self, command: dict[str, Any], model: str | None, *, note: str | None) -> bool:
+        """Set the channel's judge (None: back to the bot's), recorded with who did and why, and say so in the
+        channel; False when refused or when it could not be said (then it stays as it was)."""
+        team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
+        where = command.get("response_url")
+        refusal = await admin_refusal(self.ctx.client, self.admins, user=user, team=team, not_admin=NOT_ADMIN)
+        if refusal is not None:
+            await self.ctx.say.tell(where, refusal)
+            return False
+        before = await self.ctx.db(channel_judge, team_id=team, channel_id=channel)
+        await self.ctx.db(set_channel_judge, team_id=team, channel_id=channel, judge_model=model, user_id=user,
+                          note=note)
+        was = f"`{escape(before.judge_model)}`" if before is not None and before.judge_model else \
+            f"the bot's judge (`{escape(self.ctx.judge.model)}`)"
+        text = (f"<@{user}> set this channel's judge to `{escape(model)}` (it was {was}): cards and files judged here "
+                "from now on use it, and the digest marks the week it changed." if model else
+                f"<@{user}> set this channel back to the bot's judge, `{escape(self.ctx.judge.model)}` (it was {was}).")
+        sent = await self.ctx.say.post(channel, notice(text), what="the channel's judge set")
+        if not sent.ok:  # said nowhere: put it back as it was
+            await self.ctx.db(set_channel_judge, team_id=team, channel_id=channel,
+                              judge_model=before.judge_model if before is not None else None, user_id=user,
+                              note="put back: the change could not be said in the channel")
+            await self.ctx.say.tell(where, f"{post_problem(sent.refusal or '', channel)} The judge stays as it was.")
+            return False
+        return True
