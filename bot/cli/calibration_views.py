@@ -61,9 +61,11 @@ def show_calibration(console: Console, title: str, figures: Calibration) -> None
         console.print("tags, judge (rows) against people (columns):", highlight=False)
         confusion_lines(console, figures)
     gap_lines(console, figures)
+    from bot.trust.kappa import noted
+
     console.print("labels per week:", highlight=False)
     for week, count, agreement in figures.by_week:
-        console.print(f"  {week}  {count:>5} labels  agreement {percent(agreement)}", highlight=False)
+        console.print(f"  {week}  {count:>5} labels  agreement {noted(percent(agreement), count)}", highlight=False)
     _line(console, "judge models", _counts(figures.judge_models))
     _line(console, "rubric versions", _counts(figures.rubric_hashes))
 

@@ -147,8 +147,8 @@ def test_calibration_prints_the_figures_and_warns(tmp_path: Path, judge_server: 
             "0.57, 95% CI 0.08-1.00: slight to almost perfect; few labels (n = 7)") in lines, out
     # A7 and A8 two weeks ago (both agree on fail); the other six this week, 4 of 6 agreeing: 67 %
     now = datetime.now(UTC)
-    assert f"{iso_week(now - TWO_WEEKS_AGO)} 2 labels agreement 100%" in lines
-    assert f"{iso_week(now)} 6 labels agreement 67%" in lines
+    assert f"{iso_week(now - TWO_WEEKS_AGO)} 2 labels agreement 100%; few labels (n = 2)" in lines
+    assert f"{iso_week(now)} 6 labels agreement 67%; few labels (n = 6)" in lines
     assert "judge models judge-cli (8)" in lines
     assert "warning" not in out  # 75 % is not below the default 75 %, and 8 labels are under 20
 

@@ -152,7 +152,7 @@ async def test_calibration_shows_hand_counted_figures_of_this_channel_only(slack
             "kappa 0.43, 95% CI -0.21-1.00: poor to almost perfect; few labels (n = 8)") in details
     assert ("`completeness`: the judge scores the same on average, mean absolute difference 0.25 (8 labels); weighted "
             "kappa 0.69, 95% CI 0.33-1.00: fair to almost perfect; few labels (n = 8)") in details
-    assert f"labels per week (agreement): {iso_week(utcnow())} 8 (75%)" in details
+    assert f"labels per week (agreement): {iso_week(utcnow())} 8 (75%; few labels (n = 8))" in details
     shown = json.dumps(reply, ensure_ascii=False)
     assert "OtherChannel" not in shown and "OtherTeam" not in shown
 

@@ -13,6 +13,7 @@ from bot.slack.views.blocks import listing, message, notice, section
 from bot.slack.views.limits import SECTION_LIMIT
 from bot.trust import texts
 from bot.trust.calibration import Agreement, Calibration, Confusion
+from bot.trust.kappa import noted
 from bot.trust.report import RubricTrust
 from bot.trust.review import random_share_text
 
@@ -102,7 +103,7 @@ def details_text(figures: Calibration) -> str:
     lines = []
     if figures.gaps:
         lines.append("*Scores, the judge against people*\n" + gaps_text(figures))
-    weeks = [f"{week} {n}" + (f" ({agreement:.0%})" if agreement is not None else "")
+    weeks = [f"{week} {n}" + (f" ({noted(f'{agreement:.0%}', n)})" if agreement is not None else "")
              for week, n, agreement in figures.by_week[-WEEKS_SHOWN:]]
     if weeks:
         lines.append("labels per week (agreement): " + " · ".join(weeks))
