@@ -72,7 +72,7 @@ async def _judged(ctx: Context, rubric: Rubric, cases: list[CheckCase], what: st
     None when it was not."""
     panel = check_panel(ctx, rubric)
     run = start_check(ctx, rubric, cases, panel, source_name=f"align {rubric.name}: {what}")
-    go, budget = await cost_agreed(ctx, run, rubric, panel, new=True, quiet=quiet, lead=lead)
+    go, budget = await cost_agreed(ctx, run, rubric, panel, new=True, quiet=quiet, lead=lead, batch=ctx.args.batch)
     if not go:
         return None
     async with panel:

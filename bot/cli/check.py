@@ -53,7 +53,8 @@ async def check(ctx: Context) -> int:
                       source_name=args.labels.name if args.labels else f"channel {args.channel}")
     # As any run: what it will send is estimated (the history's verdicts and identical rows spare some), and
     # CONFIRM_ABOVE_USD and JUDGE_MONTHLY_BUDGET hold; above CALIBRATION_CONFIRM_ROWS it asks too.
-    go, budget = await cost_agreed(ctx, run, rubric, panel, new=True, lead="Judging the labeled rows again")
+    go, budget = await cost_agreed(ctx, run, rubric, panel, new=True, batch=args.batch,
+                                   lead="Judging the labeled rows again")
     if go and not confirmed(len(cases), settings.calibration_confirm_rows, args.yes, console):
         await cancelled(ctx, run, panel)
         go = False
@@ -136,17 +137,24 @@ def start_check(ctx: Context, rubric: Rubric, cases: list[CheckCase], panel: Pan
 
 async def judge_again(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *,
                       budget: Budget | None) -> dict[int, Judgment]:
-    """Judge a check's run with a progress bar; the judgments by row number."""
+    """Judge a check's run with a progress bar, live or (with --batch) through the Batch API; the judgments by row
+    number."""
     from bot.cli.progress import ProgressBar
     from bot.errors import RunStopped
     from bot.llm.retries import observing_retries
     from bot.records import RunState
     from bot.runs import execute_run
+    from bot.runs.batch import judge_by_batch
 
-    store = ctx.store
+    store, settings = ctx.store, ctx.settings
     with ProgressBar(ctx.console, f"{rubric.name} · check run {run.id}") as bar, observing_retries(bar.retrying):
-        outcome = await execute_run(store, run, rubric, panel, concurrency=ctx.settings.concurrency,
-                                    on_progress=bar.update, unsure_spread=ctx.settings.unsure_spread, budget=budget)
+        if ctx.args.batch:
+            outcome = await judge_by_batch(store, run, rubric, panel, prices=panel.prices,
+                                           poll_seconds=settings.batch_poll_seconds, on_progress=bar.update,
+                                           unsure_spread=settings.unsure_spread)
+        else:
+            outcome = await execute_run(store, run, rubric, panel, concurrency=settings.concurrency,
+                                        on_progress=bar.update, unsure_spread=settings.unsure_spread, budget=budget)
     if outcome.status == RunState.PAUSED:
         raise RunStopped(f"{(outcome.stop_reason or 'the judge stopped').rstrip('.')}. The check is incomplete: "
                          "run it again once the judge answers")

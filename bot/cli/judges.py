@@ -114,7 +114,8 @@ async def judge_both(ctx: Context, rubric: Rubric, rows: list[CsvRow], old: str,
     budgets: list[Budget | None] = []
     try:
         for index, lead in enumerate((f"The judge in use, {old}", f"The candidate, {new}")):
-            go, budget = await cost_agreed(ctx, runs[index], rubric, panels[index], new=True, lead=lead)
+            go, budget = await cost_agreed(ctx, runs[index], rubric, panels[index], new=True, lead=lead,
+                                           batch=ctx.args.batch)
             if not go:
                 return None
             if budget is not None and budgets and budgets[0] is not None:

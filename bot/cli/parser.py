@@ -163,6 +163,8 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
     calibration_cmd.add_argument("--point", action="store_true", help="check: hold agreement itself to "
                                  "--min-agreement, not its interval's lower bound")
     calibration_cmd.add_argument("--yes", action="store_true", help="check: judge without asking, however many rows")
+    calibration_cmd.add_argument("--batch", action="store_true", help="check: judge through the Batch API: half the "
+                                 "price, within 24 h, rather than live")
     calibration_cmd.add_argument("--fresh", action="store_true", help="check: judge again even when a cached "
                                  "verdict of the same judge exists")
     align_cmd = commands.add_parser("align", help="a candidate rubric with worked examples from people's corrections, "
@@ -179,6 +181,8 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
     align_cmd.add_argument("--judges-file", type=Path, help=argparse.SUPPRESS)
     align_cmd.add_argument("--samples", type=int, help=argparse.SUPPRESS)
     align_cmd.add_argument("--yes", action="store_true", help="judge without asking, whatever the estimate")
+    align_cmd.add_argument("--batch", action="store_true", help="judge through the Batch API: half the price, within "
+                           "24 h, rather than live")
     align_cmd.add_argument("--fresh", action="store_true", help="judge again even where the history has the verdict")
 
     labels_cmd = commands.add_parser("labels", help="people's labels; `labels export` writes them as a CSV")
@@ -193,6 +197,8 @@ def add_judges_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     judges_cmd = commands.add_parser("judges", help="`judges compare` measures a candidate judge against the judge in "
                                      "use on people's labels and recent judgments, before switching")
     judges_cmd.add_argument("action", choices=["compare"])
+    judges_cmd.add_argument("--batch", action="store_true", help="judge through the Batch API: half the price, within "
+                            "24 h, rather than live")
     judges_cmd.add_argument("--rubric", required=True, help="rubric name or alias")
     judges_cmd.add_argument("--to", required=True, metavar="MODEL", help="the candidate judge model")
     judges_cmd.add_argument("--from", dest="from_model", metavar="MODEL", help="the judge in use (default: the "

@@ -114,3 +114,20 @@ def test_align_on_a_channels_labels_offers_their_notes_and_reads_no_other_channe
     written = (tmp_path / "eth-aligned.yaml").read_text(encoding="utf-8")
     assert "#   - names no tool" in written and "SECRET" not in written
     assert all("SECRET" not in str(body) for body in judge_server.bodies())
+
+
+def test_align_through_the_batch_api_measures_the_same(tmp_path: Path) -> None:
+    from tests.support.batch_server import BatchJudgeServer
+
+    server = BatchJudgeServer().start()
+    try:
+        server.responder = LearningJudge({"Use": "Correct", "Maybe": "Correct"})
+        code, out = judgebot(tmp_path, "align", "--rubric", "eth", "--labels", labels_file(tmp_path), "--yes",
+                             "--batch", "--out", tmp_path, server=server, BATCH_POLL_SECONDS="0.05",
+                             JUDGE_MODEL="gpt-4o")
+    finally:
+        server.stop()
+    assert code == 0, out
+    assert "fixed 15, broken 0 (McNemar p < 0.001)" in flat(out)
+    # every verdict came through batches: the rubric as it is once, then a batch per fold
+    assert history(tmp_path, "SELECT COUNT(DISTINCT run_id), SUM(done) FROM run_batch") == [(6, 60)]
