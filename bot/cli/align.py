@@ -45,7 +45,8 @@ async def align(ctx: Context) -> int:
     async def judged(with_rubric: Rubric, some: list[CheckCase], what: str, lead: str) -> dict[int, Judgment] | None:
         return await _judged(ctx, with_rubric, some, what, lead=lead, quiet=with_rubric is not rubric)
 
-    found = await cross_validate(cases, rubric, folds=args.folds, examples=args.examples, judge=judged)
+    found = await cross_validate(cases, rubric, folds=args.folds, examples=args.examples, judge=judged,
+                                 name=f"{rubric.name}-aligned")
     if not isinstance(found, Aligned):
         if found is not None:
             console.print(f"{found} Nothing written.", highlight=False)

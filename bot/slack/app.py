@@ -15,6 +15,7 @@ from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
 from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_run import FileRuns
 from bot.slack.flows.review_nudge import ReviewNudges
+from bot.slack.listeners.align import AlignCommands
 from bot.slack.listeners.budget import BudgetCommands
 from bot.slack.listeners.card import CardListener
 from bot.slack.listeners.command import CommandListener
@@ -24,6 +25,7 @@ from bot.slack.listeners.home import HomeListener
 from bot.slack.listeners.judges import JudgeCommands
 from bot.slack.listeners.review import ReviewCommands
 from bot.slack.messenger import failure_text
+from bot.slack.views.align import ALIGN_DISCARD, ALIGN_DOWNLOAD, ALIGN_USE
 from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RETRY
 from bot.slack.views.commands import FORM, FormSeal
 from bot.slack.views.correction import CORRECTION
@@ -91,14 +93,18 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     budget_commands = BudgetCommands(ctx, digest_settings.admins, parts.files.limits.confirm_above)
     review = ReviewCommands(ctx, seal, digest_settings.admins, digest_settings.timezone)
     judge_commands = JudgeCommands(ctx, digest_settings.admins)
+    align = AlignCommands(ctx, digest_settings.admins, parts.files.limits.concurrency)
     app.command(COMMAND)(CommandListener(ctx, seal, digest_commands.handlers(), budget_commands.handlers(),
-                                         review.handlers(), judge_commands.handlers(),
+                                         review.handlers(), judge_commands.handlers(), align.handlers(),
                                          trust=digest_settings.trust).on_command)
     app.action(REVIEW_AGREE)(review.on_agree)
     app.action(REVIEW_LABEL)(review.on_label)
     app.action(REVIEW_SKIP)(review.on_skip)
     app.action(REVIEW_START)(review.on_start)
     app.view(REVIEW_FORM)(review.on_form)
+    app.action(ALIGN_USE)(align.on_use)
+    app.action(ALIGN_DISCARD)(align.on_discard)
+    app.action(ALIGN_DOWNLOAD)(align.on_download)
     cards = CardListener(ctx, seal)
     app.view(FORM)(cards.on_form)
     app.action(AGREE)(cards.on_vote)

@@ -143,6 +143,13 @@ class BudgetSet:
 
 
 @dataclass(frozen=True)
+class AlignRubric:
+    """Align a rubric with this channel's labels: a candidate revision measured on held-out cases (admins)."""
+
+    rubric: Rubric
+
+
+@dataclass(frozen=True)
 class ReviewNext:
     """The next case of the channel's review queue, for the caller to label."""
 
@@ -179,7 +186,7 @@ class ReviewNudge:
 
 Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | SetSamples | SetJudge | OpenForm | Inline
            | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview | CalibrationCheck | BudgetShow | BudgetSet
-           | ReviewNext | ReviewersShow | ReviewersSet | ReviewBlind | ReviewNudge)
+           | ReviewNext | ReviewersShow | ReviewersSet | ReviewBlind | ReviewNudge | AlignRubric)
 DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(am|pm)?$", re.IGNORECASE)
 DIGEST_USAGE = "`/judge digest on [day] [HH:MM] [timezone]`, for example `/judge digest on monday 09:00 Europe/Berlin`"
@@ -196,6 +203,8 @@ USAGE = (
     "`/judge digest [on [day] [HH:MM] [timezone] | off | now | preview]` this channel's weekly digest (on and off: "
     "admins)\n"
     "`/judge calibration [rubric] [7d|30d|all]` how far the judge agrees with people's labels in this channel\n"
+    "`/judge align <rubric>` a revision of the rubric with examples from this channel's corrections, measured on "
+    "held-out cases (admins)\n"
     "`/judge review` the next case waiting for your label here; `/judge reviewers [@a @b | none]` who is asked; "
     "`/judge review blind [on|off]` and `/judge review nudge [HH:MM [timezone] | off]` (setting them: admins)\n"
     "`/judge budget [USD a month | off]` what this channel spent this month and its budget; `/judge budget ask USD` "
@@ -231,6 +240,8 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
         return _review(rest)
     if word == "reviewers":
         return _reviewers(rest)
+    if word == "align":
+        return _align(rest, rubrics)
     try:
         rubric = rubrics.get(word)
     except RubricError as err:
@@ -477,6 +488,15 @@ def _nudge(options: str) -> ReviewNudge:
         raise CommandError("Give the time of the weekday nudge: `/judge review nudge 10:00 Europe/Berlin` "
                            "(the timezone is optional), or `/judge review nudge off`.")
     return ReviewNudge(clock[0], clock[1], timezone_named(words[1]) if len(words) == 2 else None)
+
+
+def _align(rest: str, rubrics: RubricSet) -> AlignRubric:
+    if not rest.strip():
+        raise CommandError("Name the rubric to align with this channel's labels, such as `/judge align eth`.")
+    try:
+        return AlignRubric(rubrics.get(rest.strip()))
+    except RubricError as err:
+        raise CommandError(f"{escape(str(err))} `/judge rubrics` lists them.") from None
 
 
 def _reviewers(rest: str) -> ReviewersShow | ReviewersSet:

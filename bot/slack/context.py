@@ -18,6 +18,9 @@ from bot.llm.client import JudgeClient
 from bot.rubric import Rubric, RubricSet
 from bot.slack.messenger import Messenger
 from bot.store import Judgment, Run, Store, judge_of_channel
+from bot.store.models import RubricRevision
+from bot.store.revisions import revision_in_force
+from bot.yaml_text import load_yaml
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +112,7 @@ class Context:
     team_id: str | None = None  # the workspace the bot is installed in: the only one it acts for
     review_sample_rate: float = 0.05  # REVIEW_SAMPLE_RATE: the share of a file's rows sent to review at random
     watch: JudgeWatch = field(default_factory=JudgeWatch)  # the configured judges and their shutdown dates
+    revisions: dict[str, Rubric] = field(default_factory=dict)  # channels' revisions of rubrics, by hash
     tasks: Supervisor = field(default_factory=Supervisor)
     _locks: dict[int, tuple[asyncio.Lock, list[int]]] = field(default_factory=dict)
 
@@ -141,12 +145,35 @@ class Context:
         return await asyncio.to_thread(function, self.store, *args, **kwargs)
 
     def rubric_of(self, made: Judgment | Run) -> Rubric | None:
-        """The rubric a judgment or run was made with, if that very version is still loaded."""
+        """The rubric a judgment or run was made with, if that very version is still loaded (a file's, or a channel's
+        revision of it)."""
         try:
             rubric = self.rubrics.get(made.rubric_name)
         except RubricError:
+            return self.revisions.get(made.rubric_hash)
+        return rubric if rubric.content_hash == made.rubric_hash else self.revisions.get(made.rubric_hash)
+
+    def know_revision(self, revision: RubricRevision) -> Rubric | None:
+        """A channel's revision of a rubric as a rubric, remembered by its hash; None (logged) if it no longer
+        reads as one."""
+        if (known := self.revisions.get(revision.content_hash)) is not None:
+            return known
+        try:
+            rubric = Rubric.model_validate(load_yaml(revision.content))
+            rubric.self_check()
+        except Exception:
+            log.warning("revision %s of %s does not read as a rubric", revision.id, revision.rubric_name, exc_info=True)
             return None
-        return rubric if rubric.content_hash == made.rubric_hash else None
+        self.revisions[rubric.content_hash] = rubric
+        return rubric
+
+    async def rubric_in(self, rubric: Rubric, team_id: str | None, channel_id: str | None) -> Rubric:
+        """The rubric a channel judges with: its accepted revision of `rubric` when it has one made from this very
+        file, else the file's."""
+        revision = await self.db(revision_in_force, team_id=team_id, channel_id=channel_id, rubric_name=rubric.name)
+        if revision is None or revision.based_on != rubric.content_hash:
+            return rubric
+        return self.know_revision(revision) or rubric
 
     @asynccontextmanager
     async def one_at_a_time(self, key: int) -> AsyncIterator[None]:

@@ -27,6 +27,7 @@ from bot.slack.flows.review_nudge import ReviewNudges
 from bot.slack.http_mode import events_handler
 from bot.slack.messenger import BAD_BOT_TOKEN, Messenger, make_web_client, slack_call
 from bot.store import Store, unfinished_shares
+from bot.store.revisions import all_revisions
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,8 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
                   say=Messenger(client), team_url=auth.get("url"), bot_user_id=auth.get("user_id"),
                   team_id=auth.get("team_id"), review_sample_rate=settings.review_sample_rate,
                   watch=JudgeWatch.from_settings(settings))
+    for revision in await ctx.db(all_revisions):  # the rubrics judgments of the history may have been made with
+        ctx.know_revision(revision)
     # Listed before any request is taken, so a judgment started from now on is never mistaken for a left-over.
     left_over = await ctx.db(Store.unfinished_runs, source=CARD_SOURCE)
     left_files = await ctx.db(unfinished_shares)

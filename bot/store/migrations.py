@@ -523,11 +523,34 @@ def _v17_channel_judges(op: Operations) -> None:
     op.create_index("ix_channel_judge_channel_set", "channel_judge", ["team_id", "channel_id", "set_at"])
 
 
+def _v18_rubric_revisions(op: Operations) -> None:
+    op.create_table(
+        "rubric_revision",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("team_id", sa.String(32), nullable=False),
+        sa.Column("channel_id", sa.String(32), nullable=False),
+        sa.Column("rubric_name", sa.String(64), nullable=False),
+        sa.Column("version", sa.String(32), nullable=False),
+        sa.Column("content_hash", sa.String(32), nullable=False),
+        sa.Column("based_on", sa.String(32), nullable=False),
+        sa.Column("content", sa.Text, nullable=False),
+        sa.Column("figures", sa.JSON, nullable=False),
+        sa.Column("state", sa.String(16), nullable=False),
+        sa.Column("proposed_by", sa.String(32), nullable=False),
+        sa.Column("proposed_at", sa.DateTime, nullable=False),
+        sa.Column("decided_by", sa.String(32)),
+        sa.Column("decided_at", sa.DateTime),
+        sa.Column("message_ts", sa.String(32)),
+    )
+    op.create_index("ix_rubric_revision_channel", "rubric_revision", ["team_id", "channel_id", "rubric_name", "state"])
+    op.create_index("ix_rubric_revision_hash", "rubric_revision", ["content_hash"])
+
+
 MIGRATIONS: list[Callable[[Operations], None]] = [
     _v1_runs_and_judgments, _v2_feedback_and_flags, _v3_user_settings_and_history_indexes,
     _v4_channel_settings_and_shared_files, _v5_digests, _v6_judgment_tallies, _v7_results_path_and_reuses,
     _v8_run_column_roles, _v9_samples_juries_and_labels, _v10_costs_estimates_and_budgets,
     _v11_batches, _v12_votes_in_tallies, _v13_billed_tally,
-    _v14_results_written, _v15_labels_by_case, _v16_review_queue, _v17_channel_judges,
+    _v14_results_written, _v15_labels_by_case, _v16_review_queue, _v17_channel_judges, _v18_rubric_revisions,
 ]
 LATEST = len(MIGRATIONS)

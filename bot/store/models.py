@@ -472,3 +472,28 @@ class ReviewNudge(SQLModel, table=True):
     claimed_at: NaiveDatetime = Field(default_factory=utcnow)
     posted_at: NaiveDatetime | None = None
     message_ts: str | None = Field(default=None, max_length=32)
+
+
+class RubricRevision(SQLModel, table=True):
+    """A channel's revision of a rubric, proposed by `/judge align` and accepted (in force there) or discarded: its
+    text, its figures, and who decided."""
+
+    __tablename__ = "rubric_revision"
+    __table_args__ = (Index("ix_rubric_revision_channel", "team_id", "channel_id", "rubric_name", "state"),
+                      Index("ix_rubric_revision_hash", "content_hash"))
+
+    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
+    team_id: str = Field(max_length=32)
+    channel_id: str = Field(max_length=32)
+    rubric_name: str = Field(max_length=64)
+    version: str = Field(max_length=32)
+    content_hash: str = Field(max_length=32)
+    based_on: str = Field(max_length=32, description="the hash of the rubric it revises")
+    content: str = Field(sa_column=Column(Text, nullable=False), description="the rubric file's text")
+    figures: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    state: str = Field(default="proposed", max_length=16, description="proposed, accepted, discarded or replaced")
+    proposed_by: str = Field(max_length=32)
+    proposed_at: NaiveDatetime = Field(default_factory=utcnow)
+    decided_by: str | None = Field(default=None, max_length=32)
+    decided_at: NaiveDatetime | None = None
+    message_ts: str | None = Field(default=None, max_length=32)

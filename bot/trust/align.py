@@ -209,11 +209,12 @@ class Aligned:
 
 
 async def cross_validate(cases: Sequence[CheckCase], rubric: Rubric, *, folds: int, examples: int,
-                         judge: Judge) -> Aligned | str | None:
+                         judge: Judge, name: str | None = None) -> Aligned | str | None:
     """Judge the labeled cases with the rubric as it is, then each fold's held-out cases with a candidate whose
     examples come from the other folds' corrections; the figures and the candidate with examples from every
-    correction. `judge(rubric, cases, what, lead)` judges (None: its cost was not agreed, and None is returned); a
-    sentence when there are too few corrections to learn from."""
+    correction (under `name`, else the rubric's own, at the next version). `judge(rubric, cases, what, lead)` judges
+    (None: its cost was not agreed, and None is returned); a sentence when there are too few corrections to learn
+    from."""
     aligned = folds_of(cases, rubric, folds)
     before = await judge(rubric, [case.case for case in aligned], "the rubric as it is",
                          f"Aligning {rubric.name} on {len(aligned)} labeled cases: first the rubric as it is (the "
@@ -237,7 +238,7 @@ async def cross_validate(cases: Sequence[CheckCase], rubric: Rubric, *, folds: i
             return None
         after.update(judged)
     final = pick_examples(corrections, rubric, examples)
-    candidate = candidate_rubric(rubric, final, name=f"{rubric.name}-aligned", version=next_version(rubric.version))
+    candidate = candidate_rubric(rubric, final, name=name, version=next_version(rubric.version))
     return Aligned(report(aligned, before, after, rubric, len(corrections)), corrections, candidate,
                    guidelines_from([case.note for case in corrections]), folds)
 

@@ -46,7 +46,8 @@ def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
             assert table_names(store.engine) == {"schema_version", "run", "judgment", "feedback", "user_setting",
                                                  "channel_setting", "shared_file", "digest_subscription",
                                                  "digest_post", "judgment_tally", "judgment_sample", "label", "run_batch",
-                                                 "billed_tally", "review_case", "review_nudge", "channel_judge"}
+                                                 "billed_tally", "review_case", "review_nudge", "channel_judge",
+                                                 "rubric_revision"}
             assert schema_diffs(store.engine) == []
         finally:
             store.engine.dispose()

@@ -50,7 +50,7 @@ def echo(triple: Triple, room: int) -> str:
     return "What you sent:\n" + "\n".join(parts)
 
 
-async def _budget_spent(ctx: Context, origin: Origin) -> str | None:
+async def budget_refusal(ctx: Context, origin: Origin) -> str | None:
     """Why nothing is judged in a channel whose monthly budget is spent, as a card would be; None when it is not."""
     limits = await ctx.db(cost_limits, team_id=origin.team_id or "", channel_id=origin.channel_id or "")
     if limits.monthly_budget is None:
@@ -68,7 +68,8 @@ async def show_judgment(
     The triple is judged `samples` times, else as many as the channel's default or the rubric's own say.
     """
     channel, thread = origin.channel_id or "", origin.thread_ts
-    if (refusal := await _budget_spent(ctx, origin)) is not None:
+    rubric = await ctx.rubric_in(rubric, origin.team_id, origin.channel_id)  # the channel's revision, if it has one
+    if (refusal := await budget_refusal(ctx, origin)) is not None:
         await ctx.say.tell(response_url, f"{refusal}\n\n{echo(triple, SECTION_LIMIT - len(refusal) - 10)}")
         return None
     try:

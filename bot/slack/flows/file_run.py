@@ -101,6 +101,7 @@ class FileRuns:
     async def start(self, share: SharedFile, rubric: Rubric, source: CsvSource, model: str | None,
                     samples: int = 1) -> None:
         """Post the progress message, save every row as pending, then judge (each row `samples` times)."""
+        rubric = await self.ctx.rubric_in(rubric, share.team_id, share.channel_id)  # the channel's revision, if any
         shown = view.loading(share.file_name, rubric.title)
         if share.progress_ts:
             await self.ctx.say.edit(share.channel_id, share.progress_ts, shown, what="a progress message")

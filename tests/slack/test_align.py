@@ -1,0 +1,100 @@
+"""`/judge align` through the Slack layer: admins only, the channel's labels measured on held-out cases in the
+background, the card with Download, and Use in this channel making the revision the channel's rubric."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bot.records import Verdict
+from bot.slack.views.align import ALIGN_DISCARD, ALIGN_DOWNLOAD, ALIGN_USE
+from bot.store import Store
+from bot.store.labels import save_label
+from bot.store.revisions import revision_of
+from tests.support.learning_judge import LearningJudge
+from tests.support.slack_server import FakeSlackServer
+from tests.support.slack_side import SlackSide
+
+CHANNEL = "C0GENERAL"
+
+
+def labeled(store: Store, rubrics: Any, *, channel: str = CHANNEL) -> None:
+    """30 eth judgments of the channel, all passed as Correct by the judge; people say the 15 answers that begin
+    "Maybe" are Generic."""
+    eth = rubrics.get("eth")
+    common = {"rubric_name": "eth", "rubric_version": eth.version, "rubric_hash": eth.content_hash,
+              "judge_model": "judge-test"}
+    run = store.create_run(**common, channel_id=channel, team_id="T0TEST")
+    answers = [f"Use myStudies, case {n}." for n in range(15)] + [f"Maybe ask around, case {n}." for n in range(15)]
+    store.add_rows([{**common, "run_id": run.id, "row_number": n + 2, "status": "pending", "question": f"Q{n}?",
+                     "reference": "In myStudies.", "answer": answer, "channel_id": channel, "team_id": "T0TEST"}
+                    for n, answer in enumerate(answers)])
+    output = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "r"}
+    for row in store.iter_judgments(run.id):
+        assert store.save_verdict(row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
+                                                  label="Correct", tag="Correct", raw_reply="{}", prompt_hash="p" * 32,
+                                                  **common), cache_key=f"k{row.id}")
+        generic = row.answer.startswith("Maybe")
+        values = {"result_tag": "Generic" if generic else "Correct", "correctness": 0 if generic else 2,
+                  "completeness": 1 if generic else 2}
+        save_label(store, judgment=row, user_id="U0USER", source="correction", values=values, passed=not generic,
+                   pass_from="rule", tag=values["result_tag"], headline=None,
+                   note="too vague: <!channel>" if row.row_number == 17 else None)
+
+
+def blocks_text(params: dict[str, Any]) -> str:
+    blocks = params.get("blocks")
+    return json.dumps(blocks if not isinstance(blocks, str) else json.loads(blocks), ensure_ascii=False)
+
+
+def buttons(params: dict[str, Any]) -> dict[str, str]:
+    blocks = params["blocks"] if not isinstance(params["blocks"], str) else json.loads(params["blocks"])
+    return {element["action_id"]: element["value"] for block in blocks if block["type"] == "actions"
+            for element in block["elements"]}
+
+
+async def test_align_in_slack_proposes_a_revision_that_admins_can_keep_for_the_channel(
+        slack: SlackSide, slack_server: FakeSlackServer, http_bot, judge_server, rubrics) -> None:
+    store = http_bot.context.store
+    labeled(store, rubrics)
+    judge_server.responder = LearningJudge({"Use": "Correct", "Maybe": "Correct"})
+
+    await slack.command("align eth")  # Bob is no admin
+    said = (await slack_server.await_for("response_url"))[0].params
+    assert "Only the workspace's admins" in blocks_text(said)
+    await slack.command("align eth", user="U0ADMIN")
+    card = (await slack_server.await_for("chat.postMessage", lambda c: "judgebot_align_use" in blocks_text(c.params),
+                                         timeout=30))[0]
+    text = blocks_text(card.params)
+    assert card.params.get("thread_ts")  # in the thread of the message that said it began
+    assert "fixed 15, broken 0 (McNemar p < 0.001)" in text and "50% (15/30)" in text and "100% (30/30)" in text
+    assert "&lt;!channel&gt;" in text and "<!channel>" not in text  # people's notes are escaped
+    revision_id = buttons(card.params)[ALIGN_USE]
+    ts = card.params["thread_ts"]
+
+    await slack.click(ALIGN_DOWNLOAD, revision_id, channel=CHANNEL, message_ts=ts)
+    [upload] = await slack_server.await_for("files.completeUploadExternal")
+    assert upload.params["channel_id"] == CHANNEL
+
+    await slack.click(ALIGN_USE, revision_id, channel=CHANNEL, message_ts=ts)  # Bob: refused
+    await slack.click(ALIGN_USE, revision_id, channel="C0OTHER", message_ts=ts, user="U0ADMIN")  # elsewhere
+    answers = [call.params for call in await slack_server.await_for("response_url", count=3)][1:]
+    assert "Only the workspace's admins" in blocks_text(answers[0]) and "not of this channel" in blocks_text(answers[1])
+    assert revision_of(store, int(revision_id)).state == "proposed"  # type: ignore[union-attr]
+
+    await slack.click(ALIGN_USE, revision_id, channel=CHANNEL, message_ts=ts, user="U0ADMIN")
+    await slack_server.await_for("chat.postMessage", lambda c: "this channel's rubric" in blocks_text(c.params))
+    assert revision_of(store, int(revision_id)).state == "accepted"  # type: ignore[union-attr]
+    await slack.click(ALIGN_DISCARD, revision_id, channel=CHANNEL, message_ts=ts, user="U0ADMIN")  # decided already
+    assert "decided already" in blocks_text((await slack_server.await_for("response_url", count=4))[-1].params)
+
+    # a card judged here now uses the revision: its examples reach the judge, which learns "Maybe" is Generic
+    await slack.command("eth Where do I register? || In myStudies. || Maybe ask around, new case.")
+    done = (await slack_server.await_for("chat.update", lambda c: "Generic" in str(c.params.get("text")),
+                                         timeout=20))[0]
+    assert "eth 1.1" in blocks_text(done.params)
+    # another channel still judges with the rubric file as it is
+    await slack.command("eth Where do I register? || In myStudies. || Maybe ask around, other.", channel="C0OTHER")
+    other = (await slack_server.await_for("chat.update", lambda c: c.params.get("channel") == "C0OTHER",
+                                          timeout=20))[0]
+    assert "Correct" in str(other.params.get("text")) and "eth 1.0" in blocks_text(other.params)
