@@ -98,3 +98,35 @@ async def test_align_in_slack_proposes_a_revision_that_admins_can_keep_for_the_c
     other = (await slack_server.await_for("chat.update", lambda c: c.params.get("channel") == "C0OTHER",
                                           timeout=20))[0]
     assert "Correct" in str(other.params.get("text")) and "eth 1.0" in blocks_text(other.params)
+
+
+async def test_a_file_shared_in_a_channel_with_a_revision_is_judged_with_it(slack: SlackSide, slack_server,
+                                                                             http_bot, judge_server, rubrics) -> None:
+    import yaml
+
+    from bot.rubric.examples import Example
+    from bot.store.revisions import decide_revision, propose_revision
+    from bot.trust.align import candidate_rubric
+    from tests.support.replies import examples_of
+    from tests.support.slack_files import finished_thread, share
+
+    eth = rubrics.get("eth")
+    example = Example(question="Q?", reference="In myStudies.", answer="Maybe ask around.",
+                      expected={"result_tag": "Generic"})
+    revision_rubric = candidate_rubric(eth, [example], version="1.1")
+    content = yaml.safe_dump(revision_rubric.model_dump(mode="json", by_alias=True, exclude_defaults=True),
+                             allow_unicode=True, sort_keys=False)
+    store = http_bot.context.store
+    proposed = propose_revision(store, team_id="T0TEST", channel_id=CHANNEL, rubric_name="eth", version="1.1",
+                                content_hash=revision_rubric.content_hash, based_on=eth.content_hash, content=content,
+                                figures={}, user_id="U0ADMIN")
+    assert decide_revision(store, revision_id=proposed.id, team_id="T0TEST", channel_id=CHANNEL, accept=True,
+                           user_id="U0ADMIN") is not None
+    judge_server.responder = LearningJudge({"Use": "Correct", "Maybe": "Correct"})
+
+    event = await share(slack, slack_server, b"question,reference,answer\nWhere?,In myStudies.,Maybe ask a friend.\n",
+                        text="eth")
+    await finished_thread(slack_server, CHANNEL, event["ts"])
+    [body] = judge_server.bodies()
+    assert examples_of(body) == [("Maybe ask around.", {"result_tag": "Generic"})]
+    assert store.get_run(1) is not None and store.get_run(1).rubric_version == "1.1"  # type: ignore[union-attr]
