@@ -9,6 +9,7 @@ from typing import Any
 from bot.digest.week import Period
 from bot.store import Figures, Spend, Store, channel_stats, judge_choices, spend
 from bot.store.review import ANY_TEAM, QueueState, queue_state
+from bot.store.revisions import revision_by_hash
 from bot.store.samples import sampled_in_channel
 from bot.store.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
 from bot.trust.alpha import JudgesAlpha, alphas_by_rubric
@@ -214,12 +215,21 @@ def _changes(store: Store, channel_id: str | None, period: Period) -> list[Judge
             version, digest = after.rsplit(":", 1)
             exact = first_judged(store, channel_id=channel_id, hour=since, rubric_name=rubric, rubric_version=version,
                                  rubric_hash=digest)
-            found.append(JudgeChange(f"rubric {rubric}", names[before], names[after], exact))
+            found.append(JudgeChange(f"rubric {rubric}", names[before], names[after] + _revision_note(
+                store, channel_id, digest), exact))
     judges = judges_used(store, channel_id=channel_id, since=week_before, until=end, cut=start)
     for before, after, since in _switches(judges, start):
         found.append(JudgeChange("judge model", before, after,
                                  first_judged(store, channel_id=channel_id, hour=since, judge_model=after)))
     return found
+
+
+def _revision_note(store: Store, channel_id: str | None, content_hash: str) -> str:
+    """", this channel's aligned revision, kept 27 Nov" when a rubric text is the channel's revision of its rubric."""
+    revision = revision_by_hash(store, content_hash)
+    if revision is None or revision.channel_id != channel_id or revision.decided_at is None:
+        return ""
+    return f", this channel's aligned revision, kept {revision.decided_at.day} {revision.decided_at:%b}"
 
 
 def _version_names(keys: list[str]) -> dict[str, str]:

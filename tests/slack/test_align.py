@@ -4,8 +4,12 @@ background, the card with Download, and Use in this channel making the revision 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import time_machine
+
+from bot.digest import Period, build_digest
 from bot.records import Verdict
 from bot.slack.views.align import ALIGN_DISCARD, ALIGN_DOWNLOAD, ALIGN_USE
 from bot.store import Store
@@ -56,7 +60,8 @@ def buttons(params: dict[str, Any]) -> dict[str, str]:
 async def test_align_in_slack_proposes_a_revision_that_admins_can_keep_for_the_channel(
         slack: SlackSide, slack_server: FakeSlackServer, http_bot, judge_server, rubrics) -> None:
     store = http_bot.context.store
-    labeled(store, rubrics)
+    with time_machine.travel(datetime.now(UTC) - timedelta(days=8), tick=True):
+        labeled(store, rubrics)
     judge_server.responder = LearningJudge({"Use": "Correct", "Maybe": "Correct"})
 
     await slack.command("align eth")  # Bob is no admin
@@ -98,6 +103,11 @@ async def test_align_in_slack_proposes_a_revision_that_admins_can_keep_for_the_c
     other = (await slack_server.await_for("chat.update", lambda c: c.params.get("channel") == "C0OTHER",
                                           timeout=20))[0]
     assert "Correct" in str(other.params.get("text")) and "eth 1.0" in blocks_text(other.params)
+
+    # the digest names the change of rubric as the channel's revision (the labeled rows were judged the week before)
+    digest = build_digest(store, channel_id=CHANNEL, period=Period.ending(datetime.now(UTC)), team_id="T0TEST")
+    [change] = [change for change in digest.changes if change.what == "rubric eth"]
+    assert change.before == "version 1.0" and change.after.startswith("version 1.1, this channel's aligned revision")
 
 
 async def test_a_file_shared_in_a_channel_with_a_revision_is_judged_with_it(slack: SlackSide, slack_server,
