@@ -3,7 +3,6 @@ background, the card with Download, and Use in this channel making the revision 
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,6 +15,7 @@ from bot.store import Store
 from bot.store.labels import save_label
 from bot.store.revisions import revision_of
 from tests.support.learning_judge import LearningJudge
+from tests.support.slack_messages import blocks_json, buttons
 from tests.support.slack_server import FakeSlackServer
 from tests.support.slack_side import SlackSide
 
@@ -46,17 +46,6 @@ def labeled(store: Store, rubrics: Any, *, channel: str = CHANNEL) -> None:
                    note="too vague: <!channel>" if row.row_number == 17 else None)
 
 
-def blocks_text(params: dict[str, Any]) -> str:
-    blocks = params.get("blocks")
-    return json.dumps(blocks if not isinstance(blocks, str) else json.loads(blocks), ensure_ascii=False)
-
-
-def buttons(params: dict[str, Any]) -> dict[str, str]:
-    blocks = params["blocks"] if not isinstance(params["blocks"], str) else json.loads(params["blocks"])
-    return {element["action_id"]: element["value"] for block in blocks if block["type"] == "actions"
-            for element in block["elements"]}
-
-
 async def test_align_in_slack_proposes_a_revision_that_admins_can_keep_for_the_channel(
         slack: SlackSide, slack_server: FakeSlackServer, http_bot, judge_server, rubrics) -> None:
     store = http_bot.context.store
@@ -66,11 +55,11 @@ async def test_align_in_slack_proposes_a_revision_that_admins_can_keep_for_the_c
 
     await slack.command("align eth")  # Bob is no admin
     said = (await slack_server.await_for("response_url"))[0].params
-    assert "Only the workspace's admins" in blocks_text(said)
+    assert "Only the workspace's admins" in blocks_json(said)
     await slack.command("align eth", user="U0ADMIN")
-    card = (await slack_server.await_for("chat.postMessage", lambda c: "judgebot_align_use" in blocks_text(c.params),
+    card = (await slack_server.await_for("chat.postMessage", lambda c: "judgebot_align_use" in blocks_json(c.params),
                                          timeout=30))[0]
-    text = blocks_text(card.params)
+    text = blocks_json(card.params)
     assert card.params.get("thread_ts")  # in the thread of the message that said it began
     assert "fixed 15, broken 0 (McNemar p < 0.001)" in text and "50% (15/30)" in text and "100% (30/30)" in text
     assert "&lt;!channel&gt;" in text and "<!channel>" not in text  # people's notes are escaped
@@ -84,25 +73,25 @@ async def test_align_in_slack_proposes_a_revision_that_admins_can_keep_for_the_c
     await slack.click(ALIGN_USE, revision_id, channel=CHANNEL, message_ts=ts)  # Bob: refused
     await slack.click(ALIGN_USE, revision_id, channel="C0OTHER", message_ts=ts, user="U0ADMIN")  # elsewhere
     answers = [call.params for call in await slack_server.await_for("response_url", count=3)][1:]
-    assert "Only the workspace's admins" in blocks_text(answers[0]) and "not of this channel" in blocks_text(answers[1])
+    assert "Only the workspace's admins" in blocks_json(answers[0]) and "not of this channel" in blocks_json(answers[1])
     assert revision_of(store, int(revision_id)).state == "proposed"  # type: ignore[union-attr]
 
     await slack.click(ALIGN_USE, revision_id, channel=CHANNEL, message_ts=ts, user="U0ADMIN")
-    await slack_server.await_for("chat.postMessage", lambda c: "this channel's rubric" in blocks_text(c.params))
+    await slack_server.await_for("chat.postMessage", lambda c: "this channel's rubric" in blocks_json(c.params))
     assert revision_of(store, int(revision_id)).state == "accepted"  # type: ignore[union-attr]
     await slack.click(ALIGN_DISCARD, revision_id, channel=CHANNEL, message_ts=ts, user="U0ADMIN")  # decided already
-    assert "decided already" in blocks_text((await slack_server.await_for("response_url", count=4))[-1].params)
+    assert "decided already" in blocks_json((await slack_server.await_for("response_url", count=4))[-1].params)
 
     # a card judged here now uses the revision: its examples reach the judge, which learns "Maybe" is Generic
     await slack.command("eth Where do I register? || In myStudies. || Maybe ask around, new case.")
     done = (await slack_server.await_for("chat.update", lambda c: "Generic" in str(c.params.get("text")),
                                          timeout=20))[0]
-    assert "eth 1.1" in blocks_text(done.params)
+    assert "eth 1.1" in blocks_json(done.params)
     # another channel still judges with the rubric file as it is
     await slack.command("eth Where do I register? || In myStudies. || Maybe ask around, other.", channel="C0OTHER")
     other = (await slack_server.await_for("chat.update", lambda c: c.params.get("channel") == "C0OTHER",
                                           timeout=20))[0]
-    assert "Correct" in str(other.params.get("text")) and "eth 1.0" in blocks_text(other.params)
+    assert "Correct" in str(other.params.get("text")) and "eth 1.0" in blocks_json(other.params)
 
     # the digest names the change of rubric as the channel's revision (the labeled rows were judged the week before)
     digest = build_digest(store, channel_id=CHANNEL, period=Period.ending(datetime.now(UTC)), team_id="T0TEST")

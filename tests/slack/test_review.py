@@ -25,6 +25,7 @@ from bot.trust.review import send_to_review
 from tests.support.forms import inputs, submit_form
 from tests.support.scripted_judge import Script
 from tests.support.slack_files import blocks_text, finished_thread, share, summaries
+from tests.support.slack_messages import blocks_json, buttons
 from tests.support.slack_server import FakeSlackServer
 from tests.support.slack_side import SIGNING_SECRET, TEAM, SlackSide
 
@@ -56,17 +57,6 @@ def side(slack_server: FakeSlackServer, port: int) -> SlackSide:
     return SlackSide(slack_server, url=f"http://127.0.0.1:{port}/slack/events", secret=SIGNING_SECRET)
 
 
-def text_of(params: dict[str, Any]) -> str:
-    blocks = params.get("blocks")
-    return json.dumps(blocks if not isinstance(blocks, str) else json.loads(blocks), ensure_ascii=False)
-
-
-def buttons(params: dict[str, Any]) -> dict[str, str]:
-    blocks = params["blocks"] if not isinstance(params["blocks"], str) else json.loads(params["blocks"])
-    return {element["action_id"]: element["value"] for block in blocks if block["type"] == "actions"
-            for element in block["elements"]}
-
-
 async def reply(slack_server: FakeSlackServer, count: int) -> dict[str, Any]:
     return (await slack_server.await_for("response_url", count=count))[count - 1].params
 
@@ -79,26 +69,26 @@ async def test_each_case_goes_to_one_reviewer_and_agree_and_skip_move_on(slack: 
 
     await slack.command("review")
     first = await reply(slack_server, 1)
-    assert "Q1 exams?" in text_of(first) and "The judge said" in text_of(first) and "2 more wait" in text_of(first)
+    assert "Q1 exams?" in blocks_json(first) and "The judge said" in blocks_json(first) and "2 more wait" in blocks_json(first)
     assert buttons(first)[REVIEW_AGREE] == str(cases[0]) and REVIEW_SKIP in buttons(first)
 
     await slack.command("review", user="U0ADMIN")  # another reviewer: another case
-    assert "Q2 exams?" in text_of(await reply(slack_server, 2))
+    assert "Q2 exams?" in blocks_json(await reply(slack_server, 2))
 
     await slack.click(REVIEW_AGREE, str(cases[0]), channel=CHANNEL, message_ts="1.0", user="U0ADMIN")
-    assert "no longer offered to you" in text_of(await reply(slack_server, 3))  # Bob's case
+    assert "no longer offered to you" in blocks_json(await reply(slack_server, 3))  # Bob's case
     await slack.click(REVIEW_AGREE, str(cases[0]), channel="C0OTHER", message_ts="1.0")
-    assert "cannot find this case in this channel" in text_of(await reply(slack_server, 4))
+    assert "cannot find this case in this channel" in blocks_json(await reply(slack_server, 4))
 
     await slack.click(REVIEW_AGREE, str(cases[0]), channel=CHANNEL, message_ts="1.0")
     after = await reply(slack_server, 5)
     assert after["replace_original"] is True
-    assert "Saved: you agree with the judge" in text_of(after) and "Q3 exams?" in text_of(after)  # Q2 is Ada's
+    assert "Saved: you agree with the judge" in blocks_json(after) and "Q3 exams?" in blocks_json(after)  # Q2 is Ada's
     assert [case.id for case, _ in open_cases(store, team_id=TEAM, channel_id=CHANNEL)] == cases[1:]
 
     await slack.click(REVIEW_SKIP, str(cases[2]), channel=CHANNEL, message_ts="1.0")
     skipped = await reply(slack_server, 6)
-    assert "Skipped" in text_of(skipped) and "No case of <#C0GENERAL> waits for your label" in text_of(skipped)
+    assert "Skipped" in blocks_json(skipped) and "No case of <#C0GENERAL> waits for your label" in blocks_json(skipped)
     state = queue_state(store, team_id=TEAM, channel_id=CHANNEL, since=utcnow() - timedelta(days=1))
     assert (state.open, state.labeled) == (2, 1)
 
@@ -110,7 +100,7 @@ async def test_a_case_not_answered_within_a_day_goes_to_the_next_reviewer(slack:
     await slack.command("review")
     assert buttons(await reply(slack_server, 1))[REVIEW_SKIP] == str(case)
     await slack.command("review", user="U0ADMIN")
-    assert "No case of <#C0GENERAL> waits for your label (1 open" in text_of(await reply(slack_server, 2))
+    assert "No case of <#C0GENERAL> waits for your label (1 open" in blocks_json(await reply(slack_server, 2))
     with store.session() as session:  # Bob let it wait for a day
         session.execute(update(ReviewCase).where(col(ReviewCase.id) == case)
                         .values(offered_at=utcnow() - timedelta(days=1, minutes=1)))
@@ -118,7 +108,7 @@ async def test_a_case_not_answered_within_a_day_goes_to_the_next_reviewer(slack:
     await slack.command("review", user="U0ADMIN")
     assert buttons(await reply(slack_server, 3))[REVIEW_SKIP] == str(case)  # Ada's now
     await slack.click(REVIEW_AGREE, str(case), channel=CHANNEL, message_ts="1.0")
-    assert "no longer offered to you" in text_of(await reply(slack_server, 4))  # Bob's old card does nothing
+    assert "no longer offered to you" in blocks_json(await reply(slack_server, 4))  # Bob's old card does nothing
 
 
 async def test_a_shared_files_summary_says_which_rows_went_to_review(slack: SlackSide, slack_server, http_bot,
@@ -148,7 +138,7 @@ async def test_calibration_shows_agreement_on_the_random_share_apart(slack: Slac
         save_label(store, judgment=judgment, user_id="U0USER", source="correction", values={}, passed=passed,
                    pass_from="given", tag=None, headline=None, note=None)
     await slack.command("calibration eth")
-    shown = text_of(await reply(slack_server, 1))
+    shown = blocks_json(await reply(slack_server, 1))
     # random: 3 of 4 agree (Wilson 95%, statsmodels proportion_confint(3, 4, method="wilson"): 0.3006-0.9544);
     # all labels: 3 of 6
     assert ("on cases picked at random for review* random sample: 75% (3/4), 95% CI 30%-95% (Wilson); few labels "
@@ -160,15 +150,16 @@ async def test_blind_review_hides_the_verdict_until_the_label_is_saved(slack: Sl
     store = http_bot.context.store
     [case] = queued(store, rubrics, 1)
     await slack.command("review blind on")  # Bob is no admin
-    assert "Only the workspace's admins" in text_of(await reply(slack_server, 1))
+    assert "Only the workspace's admins" in blocks_json(await reply(slack_server, 1))
     await slack.command("review blind on", user="U0ADMIN")
     said = await reply(slack_server, 2)
-    assert said["response_type"] == "in_channel" and "turned blind review on" in text_of(said)
+    assert said["response_type"] == "in_channel" and "turned blind review on" in blocks_json(said)
     assert review_setup(store, team_id=TEAM, channel_id=CHANNEL).blind
 
     await slack.command("review")
     shown = await reply(slack_server, 3)
-    assert "The judge said" not in text_of(shown) and "Correct" not in text_of(shown) and "Blind review" in text_of(shown)
+    text = blocks_json(shown)
+    assert "The judge said" not in text and "Correct" not in text and "Blind review" in text
     assert REVIEW_AGREE not in buttons(shown)
     await slack.click(REVIEW_LABEL, str(case), channel=CHANNEL, message_ts="1.0")
     view = (await slack_server.await_for("views.open"))[0].params["view"]
@@ -179,8 +170,8 @@ async def test_blind_review_hides_the_verdict_until_the_label_is_saved(slack: Sl
     answer = await submit_form(slack, view, {"correctness": "1", "completeness": "0", "result tag": "Generic"})
     assert answer.status == 200
     saved = await reply(slack_server, 4)
-    assert "Saved your label" in text_of(saved) and "The judge said *Correct" in text_of(saved)
-    assert "You differ on pass/fail" in text_of(saved)
+    assert "Saved your label" in blocks_json(saved) and "The judge said *Correct" in blocks_json(saved)
+    assert "You differ on pass/fail" in blocks_json(saved)
     [label] = labels_of(store, _judgment_of(store, case))
     assert (label.user_id, label.tag, label.passed, label.pass_from) == ("U0USER", "Generic", False, "rule")
     assert queue_state(store, team_id=TEAM, channel_id=CHANNEL, since=utcnow() - timedelta(days=1)).labeled == 1
@@ -195,16 +186,16 @@ def _judgment_of(store: Store, case_id: int) -> int:
 async def test_reviewers_are_set_by_admins_and_named_by_mention_handle_or_group(slack: SlackSide, slack_server,
                                                                                 http_bot) -> None:
     await slack.command("reviewers @bob")
-    assert "Only the workspace's admins" in text_of(await reply(slack_server, 1))
+    assert "Only the workspace's admins" in blocks_json(await reply(slack_server, 1))
     await slack.command("reviewers @nobody", user="U0ADMIN")
-    assert "no member or user group called `@nobody`" in text_of(await reply(slack_server, 2))
+    assert "no member or user group called `@nobody`" in blocks_json(await reply(slack_server, 2))
     await slack.command("reviewers @bob <!subteam^S0EVALS|@evals> <@U0ADMIN|ada>", user="U0ADMIN")
     said = await reply(slack_server, 3)
-    assert said["response_type"] == "in_channel" and "<!subteam^S0EVALS>" in text_of(said)
+    assert said["response_type"] == "in_channel" and "<!subteam^S0EVALS>" in blocks_json(said)
     setup = review_setup(http_bot.context.store, team_id=TEAM, channel_id=CHANNEL)
     assert setup.reviewers == ["S0EVALS", "U0ADMIN", "U0USER"]
     await slack.command("reviewers")
-    assert "Queue: 0 open" in text_of(await reply(slack_server, 4))
+    assert "Queue: 0 open" in blocks_json(await reply(slack_server, 4))
 
 
 async def test_each_reviewer_is_nudged_once_a_day_across_two_bots_and_a_restart(db_url: str, bot_settings,
@@ -218,7 +209,7 @@ async def test_each_reviewer_is_nudged_once_a_day_across_two_bots_and_a_restart(
         await slack.command("reviewers <!subteam^S0EVALS|@evals>", user="U0ADMIN")
         await slack.command("review nudge 10:00 Europe/Berlin", user="U0ADMIN")
         said = await reply(slack_server, 2)
-        assert "on weekdays at 10:00 Europe/Berlin" in text_of(said)
+        assert "on weekdays at 10:00 Europe/Berlin" in blocks_json(said)
         setup = review_setup(store, team_id=TEAM, channel_id=CHANNEL)
         assert setup.nudges
 
@@ -226,7 +217,7 @@ async def test_each_reviewer_is_nudged_once_a_day_across_two_bots_and_a_restart(
         assert sum(sent) == 2  # Bob and Ada, once each, whichever bot sent it
         dms = slack_server.calls_to("chat.postMessage")
         assert sorted(call.params["channel"] for call in dms) == ["D0ADMIN", "D0USER"]
-        assert "2 cases wait for your label in <#C0GENERAL>" in text_of(dms[0].params)
+        assert "2 cases wait for your label in <#C0GENERAL>" in blocks_json(dms[0].params)
     finally:
         await two.stop()
     again = await start_bot(settings, host="127.0.0.1")  # a restart
@@ -248,7 +239,7 @@ async def test_each_reviewer_is_nudged_once_a_day_across_two_bots_and_a_restart(
         await slack.click(REVIEW_START, CHANNEL, channel="D0USER", message_ts="1.0")
         [ephemeral] = await slack_server.await_for("chat.postEphemeral")
         assert ephemeral.params["channel"] == CHANNEL and ephemeral.params["user"] == "U0USER"
-        assert "Q1 exams?" in text_of(ephemeral.params)
+        assert "Q1 exams?" in blocks_json(ephemeral.params)
     finally:
         await again.stop()
         await one.stop()

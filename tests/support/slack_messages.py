@@ -10,10 +10,21 @@ from tests.support.slack_server import FakeSlackServer
 INLINE = "eth How do I register for exams? || In myStudies (ETHIS). || Use myStudies."
 
 
+def blocks_in(message: dict) -> list[dict]:
+    """The blocks of a message or of a call's parameters (which may carry them as JSON text)."""
+    blocks = message.get("blocks") or []
+    return json.loads(blocks) if isinstance(blocks, str) else list(blocks)
+
+
+def blocks_json(message: dict) -> str:
+    """The blocks of a message or call as one JSON text, to look for what they say."""
+    return json.dumps(blocks_in(message), ensure_ascii=False)
+
+
 def buttons(message: dict) -> dict[str, str]:
     """action_id -> value of every button on a message."""
     found = {}
-    for block in message.get("blocks") or []:
+    for block in blocks_in(message):
         for element in block.get("elements", []) if block["type"] == "actions" else []:
             found[element["action_id"]] = element.get("value")
     return found
