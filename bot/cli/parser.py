@@ -32,6 +32,7 @@ COMMANDS = {
     "labels export": "bot.cli.labels:export",
     "judges compare": "bot.cli.judges:compare",
     "align": "bot.cli.align:align",
+    "compare": "bot.cli.compare:compare",
 }
 
 
@@ -167,6 +168,15 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
                                  "price, within 24 h, rather than live")
     calibration_cmd.add_argument("--fresh", action="store_true", help="check: judge again even when a cached "
                                  "verdict of the same judge exists")
+    compare_cmd = commands.add_parser("compare", help="is B better than A? two runs, or two models under test, paired "
+                                      "on the same questions (no judge is asked)")
+    compare_cmd.add_argument("runs", nargs="*", type=int, metavar="RUN", help="two run ids: A then B")
+    compare_cmd.add_argument("--model", action="append", metavar="NAME", help="a model under test; give two: A then B")
+    compare_cmd.add_argument("--run", type=int, help="with --model: the models of this run")
+    compare_cmd.add_argument("--channel", help="with --model: a Slack channel's history (default: the terminal's)")
+    compare_cmd.add_argument("--since", help="with --model: 7d, 30d, all or a date such as 2026-11-01 (default: all)")
+    compare_cmd.add_argument("--rubric", help="only answers graded with this rubric")
+
     align_cmd = commands.add_parser("align", help="a candidate rubric with worked examples from people's corrections, "
                                     "measured on held-out cases against the rubric as it is, written beside it")
     align_cmd.add_argument("--rubric", required=True, help="rubric name or alias")
