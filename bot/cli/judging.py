@@ -271,7 +271,9 @@ def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: Ru
     from bot.judge.lifetime import judges_of_run
     from bot.runs import export_run
     from bot.store import utcnow
+    from bot.store.graded import graded_answers
     from bot.trust.file_labels import save_file_labels
+    from bot.trust.paired import graded, models_compared
     from bot.trust.review import send_to_review
 
     store, console = ctx.store, ctx.console
@@ -292,6 +294,10 @@ def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: Ru
         calibration_views.show_file_labels(console, labels)
     if review.total:
         console.print(f"{review.text()}: `judgebot review` lists them.", highlight=False)
+    if (models := models_compared(graded(graded_answers(store, run_id=run.id)))) is not None:
+        from bot.cli.compare import show as show_comparison
+
+        show_comparison(console, *models)
     if kept:
         console.print(f"{shown(str(out))} is left as it was: run {run.id}'s results replace it once its pending "
                       "rows are judged.", highlight=False)

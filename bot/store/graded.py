@@ -11,7 +11,7 @@ from bot.records import RowState
 from bot.store.judgments import Store
 from bot.store.models import Judgment, table_of
 
-COLUMNS = ("id", "rubric_name", "question", "reference", "answer", "headline", "passed", "tag")
+COLUMNS = ("id", "rubric_name", "question", "reference", "answer", "headline", "passed", "tag", "model_name")
 
 
 def graded_answers(store: Store, *, run_id: int | None = None, channel_id: str | None = None,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from bot.trust.compare import mean_shift
-from bot.trust.mcnemar import mcnemar_p
+from bot.trust.mcnemar import mcnemar_p, p_text
 
 MOVES_SHOWN = 5
 SIMILAR_LENGTH = 0.2  # answers whose lengths differ by less than this share are "of similar length"
@@ -31,6 +31,7 @@ class Graded:
     headline: float
     passed: bool | None
     tag: str | None
+    model: str | None = None
 
 
 def key_of(row: Graded) -> tuple[str, str, str]:
@@ -144,4 +145,28 @@ def _similar(one: int, other: int) -> bool:
 def graded(rows: Sequence[Any]) -> list[Graded]:
     """The store's rows (bot.store.graded) as graded answers."""
     return [Graded(row.id, row.rubric_name, row.question, row.reference, row.answer, float(row.headline), row.passed,
-                   row.tag) for row in rows]
+                   row.tag, row.model_name) for row in rows]
+
+
+def models_compared(rows: Sequence[Graded]) -> tuple[str, str, PairedReport] | None:
+    """Of a run whose file holds several models under test: the two with most answers (A the first by name), and B
+    against A; None unless two of them answered some question alike."""
+    counts = Counter(row.model for row in rows if row.model)
+    if len(counts) < 2:
+        return None
+    a, b = sorted(name for name, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:2])
+    found = compare([row for row in rows if row.model == a], [row for row in rows if row.model == b])
+    return (a, b, found) if found.pairs else None
+
+
+def summary_text(a: str, b: str, found: PairedReport) -> str:
+    """The comparison in two lines, for a run's summary: the paired difference, wins, and pass/fail changes."""
+    interval = "" if found.interval is None else f", 95% CI {found.interval[0]:+.1f} to {found.interval[1]:+.1f}"
+    sign = "n/a" if found.sign_p is None else p_text(found.sign_p)
+    text = (f"{b} against {a} on the {len(found.pairs)} questions both answered: paired difference "
+            f"{found.difference:+.1f}{interval}; higher on {found.wins}, equal on {found.ties}, lower on "
+            f"{found.losses} (sign test {sign})")
+    if found.mcnemar is not None:
+        text += (f"; pass/fail: {found.b_only_passed} pass only with {b}, {found.a_only_passed} only with {a} "
+                 f"(McNemar {p_text(found.mcnemar)})")
+    return text

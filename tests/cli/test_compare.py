@@ -26,6 +26,7 @@ def test_compare_two_models_of_a_run_with_figures_computed_by_hand(tmp_path: Pat
     write_rows(tmp_path / "both.csv", ["question", "reference", "answer", "model"], rows)
     code, out = judgebot(tmp_path, "judge", "both.csv", "--rubric", "eth", server=judge_server)
     assert code == 0, out
+    assert "bot-v2 against bot-v1: 6 questions answered by both" in flat(out)  # in the run's own summary too
 
     code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", "--run", "1")
     text = flat(out)

@@ -20,7 +20,9 @@ from bot.slack.messenger import slack_error
 from bot.slack.text import escape, plain, shown
 from bot.slack.views import file_run as view
 from bot.store import Run, SharedFile, Store, get_share, move_share, process_name, update_share
+from bot.store.graded import graded_answers
 from bot.trust.file_labels import save_file_labels
+from bot.trust.paired import graded, models_compared
 from bot.trust.review import send_to_review
 
 log = logging.getLogger(__name__)
@@ -78,12 +80,13 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
         results = Path(folder) / results_name(run)
         labels = await asyncio.to_thread(save_file_labels, ctx.store, run, rubric)
         review = await asyncio.to_thread(send_to_review, ctx.store, run, rate=ctx.review_sample_rate)
+        models = models_compared(graded(await ctx.db(graded_answers, run_id=run.id)))
         summary = await asyncio.to_thread(export_run, ctx.store, run=run, rubric=rubric, out=results)
         if share.summary_ts is None:
             ts = await _posted_summary(ctx, share, run) if recovering else None
             if ts is None:
                 ts = (await share_thread.post(ctx, share, view.summary_card(run, rubric, summary, results.name, labels,
-                                                                          review),
+                                                                          review, models),
                                        what="the summary", metadata={"event_type": SUMMARY_EVENT,
                                                                      "event_payload": {"run_id": run.id}})).ts
             if ts is None:

@@ -25,6 +25,7 @@ from bot.slack.views.calibration import confusion_text
 from bot.slack.views.limits import BUTTON_LIMIT, BUTTONS_PER_ROW, HEADER_LIMIT, SECTION_FIELDS, SECTION_LIMIT
 from bot.store import Run
 from bot.trust.file_labels import FileLabels
+from bot.trust.paired import PairedReport, summary_text
 from bot.trust.review import SentToReview
 
 PICK_RUBRIC, RUN_AGAIN, SKIP_AGAIN, CANCEL_RUN, RESUME_RUN = (
@@ -250,7 +251,8 @@ def label_notes(labels: FileLabels) -> list[str]:
 
 
 def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
-                 labels: FileLabels | None = None, review: SentToReview | None = None) -> dict[str, Any]:
+                 labels: FileLabels | None = None, review: SentToReview | None = None,
+                 models: tuple[str, str, PairedReport] | None = None) -> dict[str, Any]:
     """The end of a run: counts, pass rate, criteria, tags, models, samples and unsure rows, the judge against the
     file's labels, the rows sent to review, lowest rows, problems, tokens and cost."""
     malformed, pending = summary.counts[RowState.MALFORMED], summary.counts[RowState.PENDING]
@@ -281,6 +283,9 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
         head.append(section(_samples(summary, bool(rubric.headline.tag))))
     if labels is not None and labels.any:
         head.extend(_labels(labels))
+    if models is not None:
+        head.append(section(f"*Is {escape(models[1])} better than {escape(models[0])}?*\n"
+                            f"{escape(summary_text(*models))}"))
     if review is not None and review.total:
         head.append(section(f":mag: {review.text()}: `/judge review` asks for your label, one case at a time."))
     if summary.worst:
