@@ -27,7 +27,7 @@ RESERVED_WORDS = frozenset({
     "rubric", "model",  # `rubric: NAME` and `model: NAME` with a shared file
     "serve", "judge", "resume", "runs", "list", "check",  # judgebot COMMAND, judgebot rubrics list|check
     "samples", "judges", "label", "labels", "correct", "calibration", "budget", "batch",  # planned
-    "review", "reviewers", "align",  # /judge review, judgebot review, judgebot align
+    "review", "reviewers", "align", "compare",  # /judge review, judgebot review, align, compare
 })
 # The judge is sent the reply's schema as "<name>_verdict", and OpenAI takes schema names of 64 characters at most.
 NAME_LIMIT = 64 - len("_verdict")
