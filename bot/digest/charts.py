@@ -98,3 +98,22 @@ def trend_png(title: str, weeks: Sequence[str], series: Mapping[str, Sequence[fl
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI)
     return buffer.getvalue()
+
+
+def differences_png(title: str, differences: Sequence[float]) -> bytes:
+    """How B's headline moved against A's, question by question: a histogram of the paired differences (-100 to
+    100), with zero marked."""
+    from matplotlib.figure import Figure  # imported here: it takes a while, and only chart makers need it
+
+    figure = Figure(figsize=(WIDTH_INCHES, TREND_HEIGHT_INCHES), dpi=DPI, layout="constrained")
+    axes = figure.add_subplot()
+    axes.hist(list(differences), bins=[edge * 10 - 100 for edge in range(21)], color="#1d3c5a", rwidth=0.9)
+    axes.axvline(0, color="0.4", linestyle="--", linewidth=1)
+    axes.set_xlim(-100, 100)
+    axes.set_xlabel("B's headline less A's, per question", fontsize=12)
+    axes.set_ylabel("questions", fontsize=12)
+    axes.spines[["top", "right"]].set_visible(False)
+    axes.set_title(_literal(title), fontsize=14, loc="left")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()

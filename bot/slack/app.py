@@ -19,6 +19,7 @@ from bot.slack.listeners.align import AlignCommands
 from bot.slack.listeners.budget import BudgetCommands
 from bot.slack.listeners.card import CardListener
 from bot.slack.listeners.command import CommandListener
+from bot.slack.listeners.compare import CompareCommands
 from bot.slack.listeners.digest import DigestCommands
 from bot.slack.listeners.file import FileListener
 from bot.slack.listeners.home import HomeListener
@@ -94,8 +95,9 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     review = ReviewCommands(ctx, seal, digest_settings.admins, digest_settings.timezone)
     judge_commands = JudgeCommands(ctx, digest_settings.admins)
     align = AlignCommands(ctx, digest_settings.admins, parts.files.limits.concurrency)
+    compare = CompareCommands(ctx)
     app.command(COMMAND)(CommandListener(ctx, seal, digest_commands.handlers(), budget_commands.handlers(),
-                                         review.handlers(), judge_commands.handlers(), align.handlers(),
+                                         review.handlers(), judge_commands.handlers(), align.handlers(), compare.handlers(),
                                          trust=digest_settings.trust).on_command)
     app.action(REVIEW_AGREE)(review.on_agree)
     app.action(REVIEW_LABEL)(review.on_label)

@@ -143,6 +143,15 @@ class BudgetSet:
 
 
 @dataclass(frozen=True)
+class CompareModels:
+    """Is B better than A? Two models under test of this channel's history, paired on the same questions."""
+
+    a: str
+    b: str
+    days: int | None = STATS_DEFAULT_DAYS
+
+
+@dataclass(frozen=True)
 class AlignRubric:
     """Align a rubric with this channel's labels: a candidate revision measured on held-out cases (admins)."""
 
@@ -186,7 +195,8 @@ class ReviewNudge:
 
 Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | SetSamples | SetJudge | OpenForm | Inline
            | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview | CalibrationCheck | BudgetShow | BudgetSet
-           | ReviewNext | ReviewersShow | ReviewersSet | ReviewBlind | ReviewNudge | AlignRubric)
+           | ReviewNext | ReviewersShow | ReviewersSet | ReviewBlind | ReviewNudge | AlignRubric
+           | CompareModels)
 DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(am|pm)?$", re.IGNORECASE)
 DIGEST_USAGE = "`/judge digest on [day] [HH:MM] [timezone]`, for example `/judge digest on monday 09:00 Europe/Berlin`"
@@ -203,6 +213,7 @@ USAGE = (
     "`/judge digest [on [day] [HH:MM] [timezone] | off | now | preview]` this channel's weekly digest (on and off: "
     "admins)\n"
     "`/judge calibration [rubric] [7d|30d|all]` how far the judge agrees with people's labels in this channel\n"
+    "`/judge compare <model A> <model B> [7d|30d|all]` is B better than A, on the questions both answered here\n"
     "`/judge align <rubric>` a revision of the rubric with examples from this channel's corrections, measured on "
     "held-out cases (admins)\n"
     "`/judge review` the next case waiting for your label here; `/judge reviewers [@a @b | none]` who is asked; "
@@ -242,6 +253,8 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
         return _reviewers(rest)
     if word == "align":
         return _align(rest, rubrics)
+    if word == "compare":
+        return _compare(rest)
     try:
         rubric = rubrics.get(word)
     except RubricError as err:
@@ -488,6 +501,16 @@ def _nudge(options: str) -> ReviewNudge:
         raise CommandError("Give the time of the weekday nudge: `/judge review nudge 10:00 Europe/Berlin` "
                            "(the timezone is optional), or `/judge review nudge off`.")
     return ReviewNudge(clock[0], clock[1], timezone_named(words[1]) if len(words) == 2 else None)
+
+
+def _compare(rest: str) -> CompareModels:
+    words = rest.split()
+    days: int | None = STATS_DEFAULT_DAYS
+    if words and is_period(words[-1]):
+        days, words = _days(words[-1]), words[:-1]
+    if len(words) != 2:
+        raise CommandError("Name two models under test, A then B: `/judge compare bot-v1 bot-v2 [7d|30d|all]`.")
+    return CompareModels(words[0], words[1], days)
 
 
 def _align(rest: str, rubrics: RubricSet) -> AlignRubric:

@@ -1,0 +1,56 @@
+"""`/judge compare A B [7d|30d|all]`: two models under test of this channel's history paired on the same questions,
+posted as a card with a chart of the paired differences in its thread."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from bot.digest import differences_png
+from bot.slack import commands
+from bot.slack.context import Context
+from bot.slack.files import upload
+from bot.slack.messenger import slack_error
+from bot.slack.text import escape
+from bot.slack.views.compare import compare_card
+from bot.store import utcnow
+from bot.store.graded import graded_answers
+from bot.trust.paired import compare, graded
+
+
+class CompareCommands:
+    """`/judge compare`, for one bot."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def handlers(self) -> dict[type, Any]:
+        """Each parsed subcommand, and the method that answers it."""
+        return {commands.CompareModels: self.compare}
+
+    async def compare(self, parsed: commands.CompareModels, command: dict[str, Any]) -> None:
+        """Pair the two models' graded answers of this channel and post the card, the chart in its thread."""
+        channel, where = command["channel_id"], command.get("response_url")
+        since = utcnow() - timedelta(days=parsed.days) if parsed.days else None
+        sides = [graded(await self.ctx.db(graded_answers, channel_id=channel, model=model, since=since))
+                 for model in (parsed.a, parsed.b)]
+        found = compare(*sides)
+        if not found.pairs:
+            await self.ctx.say.tell(where, f"No question of <#{channel}> was answered by both `{escape(parsed.a)}` "
+                                           f"and `{escape(parsed.b)}` in that time ({len(sides[0])} and "
+                                           f"{len(sides[1])} graded answers): models are named as in the files' "
+                                           "model column.")
+            return
+        card = compare_card(parsed.a, parsed.b, found, parsed.days)
+        sent = await self.ctx.say.post(channel, card, what="a comparison")
+        if sent.ts is None:
+            await self.ctx.say.tell(where, f"I could not post the comparison here (`{sent.refusal}`).")
+            return
+        title = f"{parsed.b} against {parsed.a}: {len(found.pairs)} questions"
+        try:
+            png = await asyncio.to_thread(differences_png, title, [pair.difference for pair in found.pairs])
+            await upload(self.ctx.client, channel=channel, thread_ts=sent.ts, comment="Paired differences",
+                         files=[("judgebot-compare.png", title, png)])
+        except Exception as err:  # the card is there: that is what counts
+            await self.ctx.say.tell(where, f"The chart could not be posted (`{slack_error(err)}`).")
