@@ -24,6 +24,7 @@ from bot.slack.listeners.digest import DigestCommands
 from bot.slack.listeners.file import FileListener
 from bot.slack.listeners.home import HomeListener
 from bot.slack.listeners.judges import JudgeCommands
+from bot.slack.listeners.judges_compare import JudgesCompare
 from bot.slack.listeners.review import ReviewCommands
 from bot.slack.messenger import failure_text
 from bot.slack.views.align import ALIGN_DISCARD, ALIGN_DOWNLOAD, ALIGN_USE
@@ -31,6 +32,7 @@ from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RET
 from bot.slack.views.commands import FORM, FormSeal
 from bot.slack.views.correction import CORRECTION
 from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
+from bot.slack.views.judges_compare import JUDGE_KEEP, JUDGE_USE
 from bot.slack.views.review import REVIEW_AGREE, REVIEW_FORM, REVIEW_LABEL, REVIEW_SKIP, REVIEW_START
 
 COMMAND = "/judge"
@@ -96,8 +98,10 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     judge_commands = JudgeCommands(ctx, digest_settings.admins)
     align = AlignCommands(ctx, digest_settings.admins, parts.files.limits.concurrency)
     compare = CompareCommands(ctx)
+    judges_compare = JudgesCompare(ctx, digest_settings.admins, judge_commands, parts.files.limits.concurrency)
     app.command(COMMAND)(CommandListener(ctx, seal, digest_commands.handlers(), budget_commands.handlers(),
                                          review.handlers(), judge_commands.handlers(), align.handlers(), compare.handlers(),
+                                         judges_compare.handlers(),
                                          trust=digest_settings.trust).on_command)
     app.action(REVIEW_AGREE)(review.on_agree)
     app.action(REVIEW_LABEL)(review.on_label)
@@ -107,6 +111,8 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     app.action(ALIGN_USE)(align.on_use)
     app.action(ALIGN_DISCARD)(align.on_discard)
     app.action(ALIGN_DOWNLOAD)(align.on_download)
+    app.action(JUDGE_USE)(judges_compare.on_use)
+    app.action(JUDGE_KEEP)(judges_compare.on_keep)
     cards = CardListener(ctx, seal)
     app.view(FORM)(cards.on_form)
     app.action(AGREE)(cards.on_vote)

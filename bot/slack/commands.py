@@ -143,6 +143,14 @@ class BudgetSet:
 
 
 @dataclass(frozen=True)
+class CompareJudges:
+    """A candidate judge against this channel's judge, on its labeled cases and recent judgments (admins)."""
+
+    model: str
+    rubric: Rubric | None = None
+
+
+@dataclass(frozen=True)
 class CompareModels:
     """Is B better than A? Two models under test of this channel's history, paired on the same questions."""
 
@@ -196,7 +204,7 @@ class ReviewNudge:
 Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | SetSamples | SetJudge | OpenForm | Inline
            | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview | CalibrationCheck | BudgetShow | BudgetSet
            | ReviewNext | ReviewersShow | ReviewersSet | ReviewBlind | ReviewNudge | AlignRubric
-           | CompareModels)
+           | CompareModels | CompareJudges)
 DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(am|pm)?$", re.IGNORECASE)
 DIGEST_USAGE = "`/judge digest on [day] [HH:MM] [timezone]`, for example `/judge digest on monday 09:00 Europe/Berlin`"
@@ -213,6 +221,7 @@ USAGE = (
     "`/judge digest [on [day] [HH:MM] [timezone] | off | now | preview]` this channel's weekly digest (on and off: "
     "admins)\n"
     "`/judge calibration [rubric] [7d|30d|all]` how far the judge agrees with people's labels in this channel\n"
+    "`/judge judges compare <model> [rubric]` a candidate judge against this channel's (admins)\n"
     "`/judge compare <model A> <model B> [7d|30d|all]` is B better than A, on the questions both answered here\n"
     "`/judge align <rubric>` a revision of the rubric with examples from this channel's corrections, measured on "
     "held-out cases (admins)\n"
@@ -255,6 +264,8 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
         return _align(rest, rubrics)
     if word == "compare":
         return _compare(rest)
+    if word == "judges":
+        return _judges(rest, rubrics)
     try:
         rubric = rubrics.get(word)
     except RubricError as err:
@@ -501,6 +512,19 @@ def _nudge(options: str) -> ReviewNudge:
         raise CommandError("Give the time of the weekday nudge: `/judge review nudge 10:00 Europe/Berlin` "
                            "(the timezone is optional), or `/judge review nudge off`.")
     return ReviewNudge(clock[0], clock[1], timezone_named(words[1]) if len(words) == 2 else None)
+
+
+def _judges(rest: str, rubrics: RubricSet) -> CompareJudges:
+    words = rest.split()
+    if len(words) not in (2, 3) or words[0].lower() != "compare" or not JUDGE_NAME.fullmatch(words[1]):
+        raise CommandError("`/judge judges compare <model> [rubric]` compares a candidate judge with this channel's, "
+                           "such as `/judge judges compare gpt-5.4-mini eth`.")
+    if len(words) == 2:
+        return CompareJudges(words[1])
+    try:
+        return CompareJudges(words[1], rubrics.get(words[2]))
+    except RubricError as err:
+        raise CommandError(f"{escape(str(err))} `/judge rubrics` lists them.") from None
 
 
 def _compare(rest: str) -> CompareModels:

@@ -1,0 +1,77 @@
+"""`/judge judges compare <model>` through the Slack layer: admins only, both judges on the channel's labels and recent
+judgments in the background, and Use this judge in this channel making the candidate the channel's judge."""
+
+from __future__ import annotations
+
+import json
+
+from bot.records import Verdict
+from bot.slack.views.judges_compare import JUDGE_USE
+from bot.store import Store, judge_of_channel
+from bot.store.labels import save_label
+from tests.support.replies import eth_reply, triple_of
+from tests.support.slack_messages import blocks_json, buttons
+
+CHANNEL = "C0GENERAL"
+
+
+def labeled(store: Store, rubrics) -> None:
+    """Four judgments of the channel by judge-test, all Correct; people say the two "Maybe" answers are Generic."""
+    eth = rubrics.get("eth")
+    common = {"rubric_name": "eth", "rubric_version": eth.version, "rubric_hash": eth.content_hash,
+              "judge_model": "judge-test"}
+    run = store.create_run(**common, channel_id=CHANNEL, team_id="T0TEST")
+    answers = ["Use myStudies.", "Use ETHIS.", "Maybe ask <!channel>.", "Maybe ask around."]
+    store.add_rows([{**common, "run_id": run.id, "row_number": n, "status": "pending", "question": f"Q{n}?",
+                     "reference": "In myStudies.", "answer": answer, "channel_id": CHANNEL, "team_id": "T0TEST"}
+                    for n, answer in enumerate(answers, 1)])
+    output = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "r"}
+    for row in store.iter_judgments(run.id):
+        assert store.save_verdict(row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
+                                                  label="Correct", tag="Correct", raw_reply="{}", prompt_hash="p" * 32,
+                                                  **common), cache_key=f"k{row.id}")
+        generic = row.answer.startswith("Maybe")
+        save_label(store, judgment=row, user_id="U0USER", source="correction", values={}, passed=not generic,
+                   pass_from="given", tag="Generic" if generic else "Correct", headline=None, note=None)
+
+
+def two_judges(body: dict):
+    """judge-test passes everything; judge-new calls a "Maybe" answer Generic."""
+    answer = triple_of(body)[2]
+    return eth_reply("Generic" if body["model"] == "judge-new" and answer.startswith("Maybe") else "Correct")
+
+
+async def test_judges_compare_posts_both_judges_and_use_sets_the_channels_judge(slack, slack_server, http_bot,
+                                                                                judge_server, rubrics) -> None:
+    store = http_bot.context.store
+    labeled(store, rubrics)
+    judge_server.responder = two_judges
+
+    await slack.command("judges compare judge-new eth")  # Bob is no admin
+    assert "Only the workspace's admins" in blocks_json((await slack_server.await_for("response_url"))[0].params)
+    await slack.command("judges compare judge-new eth", user="U0ADMIN")
+    [card] = await slack_server.await_for("chat.postMessage", lambda c: JUDGE_USE in blocks_json(c.params),
+                                          timeout=30)
+    text = blocks_json(card.params)
+    assert card.params.get("thread_ts")
+    # against people: judge-test 2 of 4, judge-new 4 of 4; judge-new right where the other was wrong twice
+    assert "judge-test* (in use) 50% (2/4)" in text and "judge-new* (candidate) 100% (4/4)" in text
+    assert "right where the other was wrong: judge-new 2, judge-test 0" in text
+    # on the recent judgments (the same four): the same pass/fail on 2 of 4, two flips pass -> fail
+    assert "the same pass/fail on 50% (2/4); pass → fail 2, fail → pass 0" in text
+    assert "<!channel>" not in text
+    value = buttons(card.params)[JUDGE_USE]
+    assert json.loads(value) == {"channel": CHANNEL, "model": "judge-new"}
+
+    await slack.click(JUDGE_USE, value, channel="C0OTHER", message_ts=card.params["thread_ts"], user="U0ADMIN")
+    said = (await slack_server.await_for("response_url", count=2))[-1].params
+    assert "not of this channel" in blocks_json(said) and judge_of_channel(store, team_id="T0TEST",
+                                                                            channel_id=CHANNEL) is None
+    await slack.click(JUDGE_USE, value, channel=CHANNEL, message_ts=card.params["thread_ts"], user="U0ADMIN")
+    await slack_server.await_for("chat.postMessage", lambda c: "set this channel's judge to" in blocks_json(c.params))
+    assert judge_of_channel(store, team_id="T0TEST", channel_id=CHANNEL) == "judge-new"
+
+    asked = len(judge_server.bodies())
+    await slack.command("eth Where? || In myStudies. || Maybe later.")
+    await slack_server.await_for("chat.update", lambda c: "Generic" in str(c.params.get("text")), timeout=20)
+    assert judge_server.bodies()[asked]["model"] == "judge-new"
