@@ -17,6 +17,12 @@ from bot.store.judgments import LOAD_LOST
 
 CHECK_CHANNEL = "#calibration-check"
 ONE_TRIPLE = "one triple"  # the source name of a run of one triple: it has a verdict to show, no results file
+
+
+def checks_of(channel_id: str) -> str:
+    """The channel key of the checks, alignments and comparisons a Slack channel asked for: out of its figures like
+    every check run's, but its own, so that they count against that channel's monthly budget."""
+    return f"{CHECK_CHANNEL} {channel_id}"
 """The channel key of `judgebot calibration check` runs: no Slack channel id has a "#", so their judgments stay out of
 every channel's and the terminal's stats, history, tallies and digest (they judge labeled rows a second time)."""
 

@@ -16,8 +16,9 @@ from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import Bench, Panel
 from bot.llm.client import JudgeClient
 from bot.rubric import Rubric, RubricSet
+from bot.runs import checks_of
 from bot.slack.messenger import Messenger
-from bot.store import Judgment, Run, Store, judge_of_channel
+from bot.store import Judgment, Run, Store, judge_of_channel, month_start, spend, utcnow
 from bot.store.models import RubricRevision
 from bot.store.revisions import revision_in_force
 from bot.yaml_text import load_yaml
@@ -166,6 +167,14 @@ class Context:
             return None
         self.revisions[rubric.content_hash] = rubric
         return rubric
+
+    async def month_spent(self, channel_id: str | None) -> float:
+        """USD a channel spent this month: its runs, and the checks, alignments and comparisons it asked for."""
+        since = month_start(utcnow())
+        own = await self.db(spend, channel_id=channel_id, since=since)
+        if channel_id is None:
+            return own.usd
+        return own.usd + (await self.db(spend, channel_id=checks_of(channel_id), since=since)).usd
 
     async def rubric_in(self, rubric: Rubric, team_id: str | None, channel_id: str | None) -> Rubric:
         """The rubric a channel judges with: its accepted revision of `rubric` when it has one made from this very

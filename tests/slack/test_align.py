@@ -7,11 +7,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import time_machine
+from sqlmodel import select
 
 from bot.digest import Period, build_digest
 from bot.records import Verdict
 from bot.slack.views.align import ALIGN_DISCARD, ALIGN_DOWNLOAD, ALIGN_USE
-from bot.store import Store
+from bot.store import Run, Store
 from bot.store.labels import save_label
 from bot.store.revisions import revision_of
 from tests.support.learning_judge import LearningJudge
@@ -81,6 +82,11 @@ async def test_align_in_slack_proposes_a_revision_that_admins_can_keep_for_the_c
     assert revision_of(store, int(revision_id)).state == "accepted"  # type: ignore[union-attr]
     await slack.click(ALIGN_DISCARD, revision_id, channel=CHANNEL, message_ts=ts, user="U0ADMIN")  # decided already
     assert "decided already" in blocks_json((await slack_server.await_for("response_url", count=4))[-1].params)
+
+    # the alignment's runs are kept under the channel's own check key: out of its figures, in its monthly spend
+    with store.session() as session:
+        keys = {run.channel_id for run in session.exec(select(Run).where(Run.source == "check"))}
+    assert keys == {"#calibration-check C0GENERAL"}
 
     # a card judged here now uses the revision: its examples reach the judge, which learns "Maybe" is Generic
     await slack.command("eth Where do I register? || In myStudies. || Maybe ask around, new case.")

@@ -28,9 +28,6 @@ from bot.store import (
     default_samples,
     feedback_tally,
     judge_of_channel,
-    month_start,
-    spend,
-    utcnow,
 )
 from bot.store.labels import labels_of, save_label
 from bot.store.samples import samples_of
@@ -55,7 +52,7 @@ async def budget_refusal(ctx: Context, origin: Origin) -> str | None:
     limits = await ctx.db(cost_limits, team_id=origin.team_id or "", channel_id=origin.channel_id or "")
     if limits.monthly_budget is None:
         return None
-    spent = (await ctx.db(spend, channel_id=origin.channel_id, since=month_start(utcnow()))).usd
+    spent = await ctx.month_spent(origin.channel_id)
     return budget_spent(spent, limits.monthly_budget) if spent >= limits.monthly_budget else None
 
 

@@ -36,11 +36,8 @@ from bot.store import (
     Store,
     cost_limits,
     judge_of_channel,
-    month_start,
     move_share,
     process_name,
-    spend,
-    utcnow,
 )
 from bot.store.batches import open_parts
 
@@ -151,7 +148,7 @@ class FileRuns:
         month"); None when it would not, or when there is no budget or no known cost."""
         if budget is None:
             return None
-        spent = (await self.ctx.db(spend, channel_id=share.channel_id, since=month_start(utcnow()))).usd
+        spent = await self.ctx.month_spent(share.channel_id)
         if spent + (cost or 0.0) <= budget and spent < budget:
             return None
         return f"{money(spent)} of {money(budget)} spent this month"
@@ -184,7 +181,7 @@ class FileRuns:
         limits = await self.ctx.db(cost_limits, team_id=share.team_id, channel_id=share.channel_id)
         if limits.monthly_budget is None:
             return None
-        spent = (await self.ctx.db(spend, channel_id=share.channel_id, since=month_start(utcnow()))).usd
+        spent = await self.ctx.month_spent(share.channel_id)
         return Budget(limits.monthly_budget - spent, RAISE_BUDGET)
 
     # -- judging --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 from slack_bolt.context.ack.async_ack import AsyncAck
 
 from bot.rubric import Rubric
-from bot.runs import CHECK_CHANNEL, Origin, execute_run, start_run
+from bot.runs import Origin, checks_of, execute_run, start_run
 from bot.slack import commands
 from bot.slack.admins import admin_refusal
 from bot.slack.context import Context
@@ -84,7 +84,7 @@ class AlignCommands:
 
         async def judged(rubric: Rubric, some: list[CheckCase], what: str, lead: str) -> dict[int, Judgment]:
             panel = self.ctx.bench.panel(1, own)
-            origin = Origin(source="check", team_id=team, channel_id=CHECK_CHANNEL, user_id=user)
+            origin = Origin(source="check", team_id=team, channel_id=checks_of(channel), user_id=user)
             run = await asyncio.to_thread(start_run, self.ctx.store, rubric=rubric, rows=[case.row for case in some],
                                           columns=TEXT_COLUMNS, source_name=f"align {rubric.name} in {channel}: {what}",
                                           origin=origin, **panel.run_fields())

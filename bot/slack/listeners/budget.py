@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.figures import money
+from bot.runs import checks_of
 from bot.slack import commands
 from bot.slack.admins import admin_refusal
 from bot.slack.context import Context
@@ -35,9 +36,12 @@ class BudgetCommands:
         team, channel = command["team_id"], command["channel_id"]
         since = month_start(utcnow())
         spent = await self.ctx.db(spend, channel_id=channel, since=since)
+        checks = await self.ctx.db(spend, channel_id=checks_of(channel), since=since)
         limits = await self.ctx.db(cost_limits, team_id=team, channel_id=channel)
-        await self.ctx.say.tell(command.get("response_url"),
-                                budget_text(channel, since.strftime("%B %Y"), spent, limits, self.default_ask))
+        text = budget_text(channel, since.strftime("%B %Y"), spent, limits, self.default_ask)
+        if checks.usd:  # alignments and comparisons this channel asked for count against its budget too
+            text += f"\nAlignments and judge comparisons asked for here: {money(checks.usd)} more this month."
+        await self.ctx.say.tell(command.get("response_url"), text)
 
     async def set(self, parsed: commands.BudgetSet, command: dict[str, Any]) -> None:
         """`/judge budget USD|off` or `/judge budget ask USD|off`: set it (admins only), and say so in the channel."""

@@ -14,7 +14,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 
 from bot.csvfiles.reading import CsvRow
 from bot.rubric import Rubric
-from bot.runs import CHECK_CHANNEL, Origin, execute_run, start_run
+from bot.runs import Origin, checks_of, execute_run, start_run
 from bot.slack import commands
 from bot.slack.admins import admin_refusal
 from bot.slack.context import Context
@@ -86,9 +86,10 @@ class JudgesCompare:
                              f"comparing judges in {channel}",
                              on_failure=lambda err: self.ctx.say.tell(where, failure_text(err)))
 
-    async def _judged(self, rubric: Rubric, rows: list[CsvRow], model: str, team: str, user: str) -> dict[int, Judgment]:
+    async def _judged(self, rubric: Rubric, rows: list[CsvRow], model: str, team: str, channel: str,
+                      user: str) -> dict[int, Judgment]:
         panel = self.ctx.bench.panel(1, model)
-        origin = Origin(source="check", team_id=team, channel_id=CHECK_CHANNEL, user_id=user)
+        origin = Origin(source="check", team_id=team, channel_id=checks_of(channel), user_id=user)
         run = await asyncio.to_thread(start_run, self.ctx.store, rubric=rubric, rows=rows, columns=TEXT_COLUMNS,
                                       source_name=f"judges compare: {model}"[:200], origin=origin, **panel.run_fields())
         await execute_run(self.ctx.store, run, rubric, panel, concurrency=self.concurrency,
@@ -99,8 +100,8 @@ class JudgesCompare:
     async def _compare(self, rubric: Rubric, cases: list[Any], sample: list[CsvRow], old: str, new: str, team: str,
                        channel: str, user: str, thread: str) -> None:
         rows = [case.row for case in cases] + sample
-        before = await self._judged(rubric, rows, old, team, user)
-        after = await self._judged(rubric, rows, new, team, user)
+        before = await self._judged(rubric, rows, old, team, channel, user)
+        after = await self._judged(rubric, rows, new, team, channel, user)
         labeled = labeled_side(cases, before, after, rubric) if cases else None
         card = judges_card(old, new, rubric.name, labeled, history_side(sample, before, after), channel)
         await self.ctx.say.post(channel, card, thread_ts=thread, what="a comparison of judges")
