@@ -63,6 +63,7 @@ async def test_align_in_slack_proposes_a_revision_that_admins_can_keep_for_the_c
     text = blocks_json(card.params)
     assert card.params.get("thread_ts")  # in the thread of the message that said it began
     assert "fixed 15, broken 0 (McNemar p < 0.001)" in text and "50% (15/30)" in text and "100% (30/30)" in text
+    assert text.count("; kappa ") == 2  # each side's kappa beside its agreement
     assert "&lt;!channel&gt;" in text and "<!channel>" not in text  # people's notes are escaped
     revision_id = buttons(card.params)[ALIGN_USE]
     ts = card.params["thread_ts"]

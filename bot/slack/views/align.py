@@ -27,8 +27,10 @@ def align_card(revision_id: int, found: Aligned, title: str, base_version: str) 
         HeaderBlock(text=clip(f"Aligning {title} with this channel's labels", HEADER_LIMIT)[0]),
         section(f"*On {report.n} held-out cases* ({report.corrections} corrections, {found.folds}-fold "
                 f"cross-validation: each case judged by a candidate whose examples came from other cases)\n"
-                f"*as it is ({escape(base_version)})* {escape(agreement_text(report.before))}\n"
-                f"*candidate ({escape(candidate.version)})* {escape(agreement_text(report.after))}\n"
+                f"*as it is ({escape(base_version)})* {escape(agreement_text(report.before))}; kappa "
+                f"{escape(report.before.kappa_pass.text())}\n"
+                f"*candidate ({escape(candidate.version)})* {escape(agreement_text(report.after))}; kappa "
+                f"{escape(report.after.kappa_pass.text())}\n"
                 f"fixed {len(report.fixed)}, broken {len(report.broken)} (McNemar {p})\n{verdict}"),
     ]
     for name, changes in (("Fixed", report.fixed), ("Broken", report.broken)):
