@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 
 from bot.records import Verdict
-from bot.slack.views.judges_compare import JUDGE_USE
-from bot.store import Store, judge_of_channel
+from bot.slack.views.judges_compare import JUDGE_KEEP, JUDGE_USE
+from bot.store import Store, channel_judge, judge_of_channel, set_cost_limits, set_default_rubric
 from bot.store.labels import save_label
 from tests.support.replies import eth_reply, triple_of
 from tests.support.slack_messages import blocks_json, buttons
+from tests.support.slack_side import TEAM
 
 CHANNEL = "C0GENERAL"
 
@@ -20,10 +21,10 @@ def labeled(store: Store, rubrics) -> None:
     eth = rubrics.get("eth")
     common = {"rubric_name": "eth", "rubric_version": eth.version, "rubric_hash": eth.content_hash,
               "judge_model": "judge-test"}
-    run = store.create_run(**common, channel_id=CHANNEL, team_id="T0TEST")
+    run = store.create_run(**common, channel_id=CHANNEL, team_id=TEAM)
     answers = ["Use myStudies.", "Use ETHIS.", "Maybe ask <!channel>.", "Maybe ask around."]
     store.add_rows([{**common, "run_id": run.id, "row_number": n, "status": "pending", "question": f"Q{n}?",
-                     "reference": "In myStudies.", "answer": answer, "channel_id": CHANNEL, "team_id": "T0TEST"}
+                     "reference": "In myStudies.", "answer": answer, "channel_id": CHANNEL, "team_id": TEAM}
                     for n, answer in enumerate(answers, 1)])
     output = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "r"}
     for row in store.iter_judgments(run.id):
@@ -58,20 +59,75 @@ async def test_judges_compare_posts_both_judges_and_use_sets_the_channels_judge(
     assert "judge-test* (in use) 50% (2/4)" in text and "judge-new* (candidate) 100% (4/4)" in text
     assert "right where the other was wrong: judge-new 2, judge-test 0" in text
     # on the recent judgments (the same four): the same pass/fail on 2 of 4, two flips pass -> fail
-    assert "the same pass/fail on 50% (2/4); pass → fail 2, fail → pass 0" in text
+    assert "the same pass/fail on 50% (2/4), 95% CI " in text and "pass → fail 2, fail → pass 0" in text
+    assert text.count("; kappa ") == 3 and "; kappa between them " in text  # each against people, and between them
     assert "<!channel>" not in text
     value = buttons(card.params)[JUDGE_USE]
-    assert json.loads(value) == {"channel": CHANNEL, "model": "judge-new"}
+    choice = json.loads(value)
+    assert (choice["channel"], choice["model"], choice["rubric"]) == (CHANNEL, "judge-new", "eth")
 
     await slack.click(JUDGE_USE, value, channel="C0OTHER", message_ts=card.params["thread_ts"], user="U0ADMIN")
     said = (await slack_server.await_for("response_url", count=2))[-1].params
-    assert "not of this channel" in blocks_json(said) and judge_of_channel(store, team_id="T0TEST",
+    assert "not of this channel" in blocks_json(said) and judge_of_channel(store, team_id=TEAM,
                                                                             channel_id=CHANNEL) is None
     await slack.click(JUDGE_USE, value, channel=CHANNEL, message_ts=card.params["thread_ts"], user="U0ADMIN")
     await slack_server.await_for("chat.postMessage", lambda c: "set this channel's judge to" in blocks_json(c.params))
-    assert judge_of_channel(store, team_id="T0TEST", channel_id=CHANNEL) == "judge-new"
+    assert judge_of_channel(store, team_id=TEAM, channel_id=CHANNEL) == "judge-new"
 
     asked = len(judge_server.bodies())
     await slack.command("eth Where? || In myStudies. || Maybe later.")
     await slack_server.await_for("chat.update", lambda c: "Generic" in str(c.params.get("text")), timeout=20)
     assert judge_server.bodies()[asked]["model"] == "judge-new"
+
+
+async def test_the_judge_chosen_is_kept_with_the_comparisons_figures_and_only_admins_of_this_workspace_choose(
+        slack, slack_server, http_bot, judge_server, rubrics) -> None:
+    store = http_bot.context.store
+    labeled(store, rubrics)
+    judge_server.responder = two_judges
+    set_default_rubric(store, team_id=TEAM, channel_id=CHANNEL, rubric_name="eth", user_id="U0ADMIN")
+
+    await slack.command("judges compare judge-new", user="U0ADMIN")  # no rubric named: the channel's default
+    [card] = await slack_server.await_for("chat.postMessage", lambda c: JUDGE_USE in blocks_json(c.params),
+                                          timeout=30)
+    assert "(`eth`)" in blocks_json(card.params)
+    value, ts = buttons(card.params)[JUDGE_USE], card.params["thread_ts"]
+
+    async def answer(count: int) -> str:
+        return blocks_json((await slack_server.await_for("response_url", count=count))[-1].params)
+
+    await slack.click(JUDGE_USE, value, channel=CHANNEL, message_ts=ts)  # Bob is no admin
+    assert "Only the workspace's admins" in await answer(1)
+    await slack.click(JUDGE_USE, value, channel=CHANNEL, message_ts=ts, user="U0ADMIN", team="T0OTHER",
+                      user_team="T0OTHER")  # an admin of another organisation, in a shared channel
+    assert "not of this channel" in await answer(2)
+    await slack.click(JUDGE_KEEP, value, channel=CHANNEL, message_ts=ts, user="U0ADMIN")
+    assert "stays as it is" in await answer(3)
+    assert channel_judge(store, team_id=TEAM, channel_id=CHANNEL) is None
+
+    await slack.click(JUDGE_USE, value, channel=CHANNEL, message_ts=ts, user="U0ADMIN")
+    await slack_server.await_for("chat.postMessage", lambda c: "set this channel's judge to" in blocks_json(c.params))
+    choice = channel_judge(store, team_id=TEAM, channel_id=CHANNEL)
+    assert choice is not None and (choice.judge_model, choice.previous, choice.set_by) == ("judge-new", None, "U0ADMIN")
+    assert choice.note is not None and choice.note.startswith("chosen after /judge judges compare on eth: ")
+    assert "against people judge-new 100% (4/4)" in choice.note and "judge-test 50% (2/4)" in choice.note
+    assert "on 4 recent judgments the same pass/fail 50% (2/4)" in choice.note
+
+    await slack.command("default judge")
+    shown = await answer(4)
+    assert "own judge, `judge-new`" in shown and "against people judge-new 100% (4/4)" in shown
+
+
+async def test_judges_compare_asks_no_judge_over_a_spent_budget_or_without_a_rubric(slack, slack_server, http_bot,
+                                                                                    judge_server, rubrics) -> None:
+    store = http_bot.context.store
+    labeled(store, rubrics)
+
+    await slack.command("judges compare judge-new", user="U0ADMIN")  # no rubric named, and no default here
+    await slack_server.await_for("response_url")
+    set_cost_limits(store, team_id=TEAM, channel_id=CHANNEL, user_id="U0ADMIN", monthly_budget=0.0)
+    await slack.command("judges compare judge-new eth", user="U0ADMIN")
+    answers = [blocks_json(call.params) for call in await slack_server.await_for("response_url", count=2)]
+    assert "Name the rubric to compare the judges on" in answers[0] and "no default rubric" in answers[0]
+    assert "This channel's monthly budget is spent" in answers[1]
+    assert judge_server.bodies() == [] and not slack_server.calls_to("chat.postMessage")

@@ -48,6 +48,8 @@ class JudgeCommands:
         else:
             text = (f"<#{channel}> is judged by its own judge, `{escape(choice.judge_model)}`, set by "
                     f"<@{choice.set_by}> on {choice.set_at:%Y-%m-%d} (the bot's judge is `{configured}`).")
+            if choice.note:
+                text += f"\n{escape(choice.note)}"  # why: such as the comparison it followed, with its figures
         warnings = await self.ctx.judge_warnings(team, channel)
         await self.ctx.say.tell(command.get("response_url"), "\n".join([text, *(f":warning: {escape(w)}"
                                                                                for w in warnings)]))

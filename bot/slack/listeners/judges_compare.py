@@ -22,7 +22,7 @@ from bot.slack.flows.card import budget_refusal
 from bot.slack.listeners.clicks import clicked_in, from_team
 from bot.slack.listeners.judges import NOT_ADMIN, JudgeCommands
 from bot.slack.messenger import failure_text
-from bot.slack.text import escape
+from bot.slack.text import clip, escape
 from bot.slack.views.blocks import notice
 from bot.slack.views.judges_compare import judges_card
 from bot.store import Judgment, default_rubric, judge_of_channel, recent_sample
@@ -33,6 +33,7 @@ from bot.trust.drift import cases_from_history
 log = logging.getLogger(__name__)
 
 HISTORY = 200  # recent judgments both judges judge again
+NOTE_ROOM = 1000  # characters of the note kept with the channel's judge
 
 
 class JudgesCompare:
@@ -62,6 +63,7 @@ class JudgesCompare:
             await self.ctx.say.tell(where, "Name the rubric to compare the judges on, such as `/judge judges compare "
                                            f"{escape(parsed.model)} eth` (this channel has no default rubric).")
             return
+        rubric = await self.ctx.rubric_in(rubric, team, channel)  # the channel's revision, as its cards judge with
         old = await self.ctx.db(judge_of_channel, team_id=team, channel_id=channel) or self.ctx.judge.model
         if old == parsed.model:
             await self.ctx.say.tell(where, f"`{escape(old)}` judges this channel already.")
@@ -132,6 +134,8 @@ class JudgesCompare:
         command = {"team_id": self.ctx.team_id, "channel_id": channel, "user_id": body["user"]["id"],
                    "response_url": where}
         if use:
-            await self.judges.set(command, model, note="chosen after /judge judges compare")
+            rubric, figures = str(choice.get("rubric") or "?"), str(choice.get("figures") or "no figures")
+            await self.judges.set(command, model, note=clip(f"chosen after /judge judges compare on {rubric}: "
+                                                            f"{figures}", NOTE_ROOM)[0])
         else:
             await self.ctx.say.tell(where, f"The judge of <#{channel}> stays as it is.")
