@@ -4,7 +4,6 @@ or discard it."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from datetime import date
 from typing import Any
@@ -12,12 +11,13 @@ from typing import Any
 from slack_bolt.context.ack.async_ack import AsyncAck
 
 from bot.rubric import Rubric
-from bot.runs import Origin, checks_of, execute_run, start_run
+from bot.runs import Origin
 from bot.slack import commands
 from bot.slack.admins import admin_refusal
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.flows.card import budget_refusal
+from bot.slack.flows.check_runs import judged_for_channel
 from bot.slack.listeners.clicks import made_here
 from bot.slack.messenger import failure_text
 from bot.slack.text import escape
@@ -27,7 +27,6 @@ from bot.store import Judgment, judge_of_channel
 from bot.store.revisions import decide_revision, propose_revision, revision_of, set_message
 from bot.trust.align import DEFAULT_EXAMPLES, DEFAULT_FOLDS, MIN_CORRECTIONS, MIN_LABELS, Aligned, candidate_file
 from bot.trust.align import cross_validate as aligned_by
-from bot.trust.cases import TEXT_COLUMNS
 from bot.trust.drift import CheckCase, cases_from_history
 
 log = logging.getLogger(__name__)
@@ -83,15 +82,9 @@ class AlignCommands:
         own = await self.ctx.db(judge_of_channel, team_id=team, channel_id=channel)
 
         async def judged(rubric: Rubric, some: list[CheckCase], what: str, lead: str) -> dict[int, Judgment]:
-            panel = self.ctx.bench.panel(1, own)
-            origin = Origin(source="check", team_id=team, channel_id=checks_of(channel), user_id=user)
-            run = await asyncio.to_thread(start_run, self.ctx.store, rubric=rubric, rows=[case.row for case in some],
-                                          columns=TEXT_COLUMNS, source_name=f"align {rubric.name} in {channel}: {what}",
-                                          origin=origin, **panel.run_fields())
-            await execute_run(self.ctx.store, run, rubric, panel, concurrency=self.concurrency,
-                              unsure_spread=self.ctx.bench.unsure_spread)
-            rows = await self.ctx.db(lambda store: list(store.iter_judgments(run.id)))
-            return {row.row_number: row for row in rows if row.row_number is not None}
+            return await judged_for_channel(self.ctx, rubric, [case.row for case in some], model=own, team=team,
+                                            channel=channel, user=user, what=f"align {rubric.name} in {channel}: {what}",
+                                            concurrency=self.concurrency)
 
         found = await aligned_by(cases, base, folds=DEFAULT_FOLDS, examples=DEFAULT_EXAMPLES, judge=judged)
         if not isinstance(found, Aligned):

@@ -4,7 +4,6 @@ channel makes the candidate the channel's judge, recorded with the figures."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from dataclasses import replace
@@ -14,11 +13,12 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 
 from bot.csvfiles.reading import CsvRow
 from bot.rubric import Rubric
-from bot.runs import Origin, checks_of, execute_run, start_run
+from bot.runs import Origin
 from bot.slack import commands
 from bot.slack.admins import admin_refusal
 from bot.slack.context import Context
 from bot.slack.flows.card import budget_refusal
+from bot.slack.flows.check_runs import judged_for_channel
 from bot.slack.listeners.clicks import clicked_in, from_team
 from bot.slack.listeners.judges import NOT_ADMIN, JudgeCommands
 from bot.slack.messenger import failure_text
@@ -26,7 +26,6 @@ from bot.slack.text import clip, escape
 from bot.slack.views.blocks import notice
 from bot.slack.views.judges_compare import judges_card
 from bot.store import Judgment, default_rubric, judge_of_channel, recent_sample
-from bot.trust.cases import TEXT_COLUMNS
 from bot.trust.compare import history_side, labeled_side
 from bot.trust.drift import cases_from_history
 
@@ -90,14 +89,8 @@ class JudgesCompare:
 
     async def _judged(self, rubric: Rubric, rows: list[CsvRow], model: str, team: str, channel: str,
                       user: str) -> dict[int, Judgment]:
-        panel = self.ctx.bench.panel(1, model)
-        origin = Origin(source="check", team_id=team, channel_id=checks_of(channel), user_id=user)
-        run = await asyncio.to_thread(start_run, self.ctx.store, rubric=rubric, rows=rows, columns=TEXT_COLUMNS,
-                                      source_name=f"judges compare: {model}"[:200], origin=origin, **panel.run_fields())
-        await execute_run(self.ctx.store, run, rubric, panel, concurrency=self.concurrency,
-                          unsure_spread=self.ctx.bench.unsure_spread)
-        rows_judged = await self.ctx.db(lambda store: list(store.iter_judgments(run.id)))
-        return {row.row_number: row for row in rows_judged if row.row_number is not None}
+        return await judged_for_channel(self.ctx, rubric, rows, model=model, team=team, channel=channel, user=user,
+                                        what=f"judges compare: {model}", concurrency=self.concurrency)
 
     async def _compare(self, rubric: Rubric, cases: list[Any], sample: list[CsvRow], old: str, new: str, team: str,
                        channel: str, user: str, thread: str) -> None:
