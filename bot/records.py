@@ -66,11 +66,27 @@ Outcome = Literal[RowState.SCORED, RowState.INVALID, RowState.ERROR, RowState.MA
 
 
 class Triple(BaseModel):
-    """The three texts a judgment grades."""
+    """The texts a judgment grades: a question, its reference and an answer, or two answers in the order a pairwise
+    judge is shown them (`answer` first, then `answer_b`)."""
 
     question: str
     reference: str
     answer: str
+    answer_b: str | None = None
+
+    def answers(self) -> tuple[str, ...]:
+        """The answer under test, or both answers of a pair."""
+        return (self.answer,) if self.answer_b is None else (self.answer, self.answer_b)
+
+    def texts(self) -> tuple[str, ...]:
+        """Every text under test: the question, the reference, then the answer or answers."""
+        return (self.question, self.reference, *self.answers())
+
+    def named_texts(self) -> list[tuple[str, str]]:
+        """Every text under test with the name a warning calls it by."""
+        answers = ([("answer", self.answer)] if self.answer_b is None
+                   else [("first answer", self.answer), ("second answer", self.answer_b)])
+        return [*answers, ("question", self.question), ("reference", self.reference)]
 
 
 class Verdict(BaseModel):

@@ -3,24 +3,23 @@ same questions, with the figures that say whether the difference is more than no
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.cli.context import Context, settled
-from bot.cli.exits import EXIT_OK
-from bot.cli.screen import shown
+from bot.cli.exits import EXIT_OK, EXIT_USAGE
 from bot.errors import UsageError
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
-    from bot.trust.paired import Graded, PairedReport
-
-NAMED = 5  # unpaired questions named per side
+    from bot.csvfiles.reading import CsvRow
+    from bot.rubric import Rubric
+    from bot.trust.paired import Pair, PairedReport
 
 
 async def compare(ctx: Context) -> int:
     """Pair the two sides' graded answers and print the comparison."""
     from bot.cli.calibration import since_of
+    from bot.cli.paired_views import show
     from bot.store.graded import graded_answers
     from bot.trust.paired import compare as compared
     from bot.trust.paired import graded
@@ -44,53 +43,45 @@ async def compare(ctx: Context) -> int:
         empty = [name for name, side in zip(names, sides, strict=True) if not side]
         raise UsageError(f"no scored answers of {', '.join(empty)} here: `judgebot runs` lists the runs; a model is "
                          "named as in the file's model column")
+    judge = ctx.rubrics.get(args.judge) if args.judge else None
+    if judge is not None and not judge.pairwise:
+        raise UsageError(f"--judge takes a pairwise rubric, which reads two answers at once; {judge.name} grades one "
+                         "(the built-in pairwise rubric is called pairwise)")
+    if judge is None and (args.no_swap or args.batch or args.out):
+        raise UsageError("--no-swap, --batch and --out are for --judge RUBRIC, which asks a pairwise judge")
     found = compared(sides[0], sides[1])
     show(ctx.console, names[0], names[1], found)
-    return EXIT_OK
+    if judge is None or not found.pairs:
+        return EXIT_OK
+    return await judge_pairs(ctx, judge, names, found)
 
 
-def show(console: Console, a: str, b: str, found: PairedReport) -> None:
-    """The comparison as lines: the paired difference first, then wins, pass/fail, tags, moves and length."""
-    from bot.trust.mcnemar import p_text
+async def judge_pairs(ctx: Context, rubric: Rubric, names: list[str], found: PairedReport) -> int:
+    """Ask a pairwise judge about every pair of the comparison: a run of pairs (A's answer, B's), judged like a file,
+    its results written and its figures shown."""
+    from bot.cli.judging import check_concurrency, cost_agreed, finish_run, terminal_origin, writable
+    from bot.cli.panels import judge_panel
+    from bot.runs import start_run
 
-    a, b = shown(a), shown(b)
-    console.print(f"[bold]{b} against {a}[/]: {len(found.pairs)} questions answered by both", highlight=False)
-    for name, rows in ((a, found.unpaired_a), (b, found.unpaired_b)):
-        if rows:
-            named = "; ".join(_question(row) for row in rows[:NAMED])
-            console.print(f"  {len(rows)} answered by {name} only, left out: {named}"
-                          + (" ..." if len(rows) > NAMED else ""), highlight=False)
-    if not found.pairs:
-        return
-    interval = "" if found.interval is None else f", 95% CI {found.interval[0]:+.1f} to {found.interval[1]:+.1f}"
-    console.print(f"  mean headline: {a} {found.mean_a:.1f}, {b} {found.mean_b:.1f}; paired difference "
-                  f"{found.difference:+.1f}{interval} (bootstrap over the questions)", highlight=False)
-    sign = "n/a" if found.sign_p is None else p_text(found.sign_p)
-    console.print(f"  {b} higher on {found.wins}, equal on {found.ties}, lower on {found.losses} (sign test "
-                  f"{sign})", highlight=False)
-    if found.mcnemar is not None:
-        console.print(f"  pass/fail: {found.b_only_passed} pass only with {b}, {found.a_only_passed} only with {a} "
-                      f"(McNemar {p_text(found.mcnemar)})", highlight=False)
-    if found.transitions:
-        moves = ", ".join(f"{shown(before)} -> {shown(after)} {count}"
-                          for (before, after), count in sorted(found.transitions.items(), key=lambda item: -item[1]))
-        console.print(f"  tags, {a} -> {b}: {moves}", highlight=False)
-    for title, pairs in (("regressions", found.regressions), ("improvements", found.improvements)):
-        if pairs:
-            console.print(f"  biggest {title}:", highlight=False)
-            for pair in pairs:
-                console.print(f"    {pair.difference:+.0f} ({pair.a.headline:.0f} -> {pair.b.headline:.0f}) "
-                              f"{_question(pair.a)}", highlight=False)
-    _length(console, a, b, found)
+    args = ctx.args
+    check_concurrency(args.concurrency)
+    out = writable(args.out or Path("compare.results.csv"))
+    panel = judge_panel(ctx.settings, args, rubric, args.concurrency)
+    columns = ["question", "reference", "answer_a", "answer_b", "model_a", "model_b"]
+    rows = [pair_row(line, pair, names) for line, pair in enumerate(found.pairs, 2)]
+    run = start_run(ctx.store, rubric=rubric, rows=rows, **panel.run_fields(), columns=columns,
+                    column_roles={role: role for role in columns}, source_name=f"{names[0]} vs {names[1]}",
+                    fresh=args.fresh, origin=terminal_origin(), results_path=str(out.resolve()), swap=not args.no_swap)
+    go, budget = await cost_agreed(ctx, run, rubric, panel, new=True, batch=args.batch)
+    if not go:
+        return EXIT_USAGE
+    return await finish_run(ctx, run, rubric, panel, out, budget=budget, batch=args.batch)
 
 
-def _length(console: Console, a: str, b: str, found: PairedReport) -> None:
-    similar = ("no pair of similar length" if found.similar_difference is None else
-               f"{found.similar_difference:+.1f} over the {found.similar_n} pairs of similar length (within 20%)")
-    r = ", ".join(f"{name} {'n/a' if value is None else f'{value:+.2f}'}"
-                  for name, value in ((a, found.length_r_a), (b, found.length_r_b)))
-    console.print(f"  length: paired difference {similar}; headline against answer length r: {r}", highlight=False)
+def pair_row(line: int, pair: Pair, names: list[str]) -> CsvRow:
+    """A pair of the comparison as a row of a file of pairs (A's answer and B's, each with its side's name)."""
+    from bot.csvfiles.reading import CsvRow
 
-
-def _question(row: Graded) -> str:
-    return shown(" ".join(row.question.split())[:70])
+    cells = {"question": pair.a.question, "reference": pair.a.reference, "answer_a": pair.a.answer,
+             "answer_b": pair.b.answer, "model_a": names[0], "model_b": names[1]}
+    return CsvRow(line, pair.a.question, pair.a.reference, pair.a.answer, names[0], cells, pair.b.answer, names[1])

@@ -32,7 +32,13 @@ async def judge(ctx: Context) -> int:
     if args.file is None and args.reference is None and not rubric.uses_reference:
         args.reference = ""  # the rubric grades without a reference
     single = [args.question, args.reference, args.answer]
+    if args.no_swap and not rubric.pairwise:
+        raise UsageError(f"--no-swap is for a pairwise rubric, which judges pairs of answers; {rubric.name} grades one "
+                         "answer at a time")
     if args.file is None:
+        if rubric.pairwise:
+            raise UsageError(f"{rubric.name} compares two answers to each question: give a CSV file with the columns "
+                             "question, reference, answer_a and answer_b (and model_a, model_b if you like)")
         if not all(value is not None for value in single):
             raise UsageError("give a CSV file, or all three of -q QUESTION -r REFERENCE -a ANSWER")
         return await judge_triple(ctx, rubric)
@@ -98,7 +104,7 @@ async def judge_file(ctx: Context, rubric: Rubric) -> int:
     args = ctx.args
     check_concurrency(args.concurrency)
     source = open_csv(args.file, parse_columns(args.columns or []), how="--columns {role}={column}",
-                      reference=rubric.uses_reference)
+                      reference=rubric.uses_reference, pairs=rubric.pairwise)
     out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"), not_over=args.file)
     if args.model_name and "model" in source.columns:
         ctx.console.print(f"[yellow]warning[/]: the file names each row's model in its column "
@@ -106,7 +112,8 @@ async def judge_file(ctx: Context, rubric: Rubric) -> int:
                           "whose cell there is empty", highlight=False)
     panel = judge_panel(ctx.settings, args, rubric, args.concurrency)
     run = start_csv_run(ctx.store, rubric=rubric, source=source, **panel.run_fields(), model_name=args.model_name,
-                        fresh=args.fresh, origin=terminal_origin(), results_path=str(out.resolve()))
+                        fresh=args.fresh, origin=terminal_origin(), results_path=str(out.resolve()),
+                        swap=not args.no_swap)
     go, budget = await cost_agreed(ctx, run, rubric, panel, new=True, batch=args.batch)
     if not go:
         return EXIT_USAGE
@@ -277,6 +284,8 @@ def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: Ru
     from bot.trust.review import send_to_review
 
     store, console = ctx.store, ctx.console
+    if rubric.pairwise:
+        return write_pairs(ctx, run, rubric, out, outcome)
     labels = save_file_labels(store, run, rubric)
     review = send_to_review(store, run, rate=ctx.settings.review_sample_rate)
     # Results of a run that stopped half-way never replace a file that is there: it may hold good results.
@@ -295,17 +304,43 @@ def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: Ru
     if review.total:
         console.print(f"{review.text()}: `judgebot review` lists them.", highlight=False)
     if (models := models_compared(graded(graded_answers(store, run_id=run.id)))) is not None:
-        from bot.cli.compare import show as show_comparison
+        from bot.cli.paired_views import show as show_comparison
 
         show_comparison(console, *models)
-    if kept:
-        console.print(f"{shown(str(out))} is left as it was: run {run.id}'s results replace it once its pending "
-                      "rows are judged.", highlight=False)
-    if outcome.status == RunState.PAUSED:
-        console.print(f"[red]Run {run.id} stopped[/]: {shown(outcome.stop_reason or '')}. "
-                      f"{outcome.counts.get(RowState.PENDING, 0)} rows are still pending; "
-                      f"`judgebot resume {run.id}` finishes them.", highlight=False)
+    _said_how_it_ended(ctx, run, out, outcome, kept)
     return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
+
+
+def write_pairs(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: RunOutcome) -> int:
+    """A judged pairwise run's results file written (one row per pair) and its figures shown; the exit code."""
+    from bot.cli import pairs_views
+    from bot.judge.lifetime import judges_of_run
+    from bot.runs.pairs import export_pairs
+    from bot.store import utcnow
+
+    kept = out.exists() and bool(outcome.counts.get(RowState.PENDING))
+    try:
+        found = export_pairs(ctx.store, run=run, rubric=rubric, out=None if kept else out)
+    except OSError as err:
+        raise UsageError(f"cannot write {out}: {err.strerror or err}. Every verdict is saved: "
+                         f"`judgebot resume {run.id} --out PATH` writes the results elsewhere.") from None
+    if not kept:
+        ctx.store.update_run(run.id, results_path=str(out.resolve()), results_written_at=utcnow())
+    pairs_views.show_pairs(ctx.console, run, found, None if kept else out)
+    show_shutdowns(ctx, judges_of_run(run.judge_model, run.judges))
+    _said_how_it_ended(ctx, run, out, outcome, kept)
+    return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
+
+
+def _said_how_it_ended(ctx: Context, run: Run, out: Path, outcome: RunOutcome, kept: bool) -> None:
+    """A results file left as it was, and a run that stopped with rows pending, said with what to do."""
+    if kept:
+        ctx.console.print(f"{shown(str(out))} is left as it was: run {run.id}'s results replace it once its pending "
+                          "rows are judged.", highlight=False)
+    if outcome.status == RunState.PAUSED:
+        ctx.console.print(f"[red]Run {run.id} stopped[/]: {shown(outcome.stop_reason or '')}. "
+                          f"{outcome.counts.get(RowState.PENDING, 0)} rows are still pending; "
+                          f"`judgebot resume {run.id}` finishes them.", highlight=False)
 
 
 def show_shutdowns(ctx: Context, judges: list[str] | None = None) -> None:

@@ -61,13 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("serve", help="run the Slack bot (Socket Mode with SLACK_APP_TOKEN, else HTTP on PORT)")
 
     judge_cmd = commands.add_parser("judge", help="judge a CSV of question/reference/answer rows, or one triple")
-    judge_cmd.add_argument("file", nargs="?", type=Path, help="CSV or TSV file with question, reference, answer")
+    judge_cmd.add_argument("file", nargs="?", type=Path, help="CSV or TSV file with question, reference, answer (or, "
+                           "for a pairwise rubric, answer_a and answer_b)")
     judge_cmd.add_argument("--rubric", required=True, help="rubric name or alias (see `judgebot rubrics`)")
     judge_cmd.add_argument("--out", type=Path, help="results CSV (default: FILE.results.csv beside the input)")
     judge_cmd.add_argument("--model-name", help="the model under test, when the CSV has no model column")
     judge_cmd.add_argument("--columns", action="append", metavar="ROLE=COLUMN",
                            help="the column of a role (question, reference, answer, model) when its header does not "
                                 "say it or two headers could: answer=model_response (repeat, or separate with commas)")
+    judge_cmd.add_argument("--no-swap", action="store_true", help="a pairwise rubric: judge each pair once (half of "
+                           "them shown B first) rather than in both orders; halves the cost, measures no consistency")
     judge_cmd.add_argument("--concurrency", type=int, help="judge requests in flight (default: CONCURRENCY)")
     add_panel_options(judge_cmd)
     judge_cmd.add_argument("--fresh", action="store_true", help="judge again even when a cached verdict exists")
@@ -176,6 +179,15 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
     compare_cmd.add_argument("--channel", help="with --model: a Slack channel's history (default: the terminal's)")
     compare_cmd.add_argument("--since", help="with --model: 7d, 30d, all or a date such as 2026-11-01 (default: all)")
     compare_cmd.add_argument("--rubric", help="only answers graded with this rubric")
+    compare_cmd.add_argument("--judge", metavar="RUBRIC", help="then ask a pairwise judge which answer of each pair is "
+                             "better (a pairwise rubric, such as pairwise), each pair in both orders")
+    compare_cmd.add_argument("--no-swap", action="store_true", help="--judge: each pair once (every other one B first)")
+    compare_cmd.add_argument("--out", type=Path, help="--judge: the results CSV (default: compare.results.csv)")
+    compare_cmd.add_argument("--concurrency", type=int, help="--judge: judge requests in flight (default: CONCURRENCY)")
+    add_panel_options(compare_cmd, "--judge: ")
+    compare_cmd.add_argument("--batch", action="store_true", help="--judge: through the Batch API (half the price)")
+    compare_cmd.add_argument("--fresh", action="store_true", help="--judge: judge again even when a verdict is cached")
+    compare_cmd.add_argument("--yes", action="store_true", help="--judge: judge without asking, whatever the estimate")
 
     align_cmd = commands.add_parser("align", help="a candidate rubric with worked examples from people's corrections, "
                                     "measured on held-out cases against the rubric as it is, written beside it")

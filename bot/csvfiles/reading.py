@@ -14,12 +14,18 @@ from typing import TextIO
 from bot.errors import CsvError
 
 REQUIRED = ("question", "reference", "answer")
+PAIR_REQUIRED = ("question", "reference", "answer_a", "answer_b")  # a file of pairs, for a pairwise rubric
 ALIASES: dict[str, tuple[str, ...]] = {
     "question": ("question", "query", "prompt"),
     "reference": ("reference", "ground truth", "expected", "reference answer"),
     "answer": ("answer", "generated answer", "model response", "model answer", "response", "output"),
     "model": ("model", "model name"),
+    "answer_a": ("answer a", "response a", "output a"),
+    "answer_b": ("answer b", "response b", "output b"),
+    "model_a": ("model a",),
+    "model_b": ("model b",),
 }
+PAIR_ROLES = ("answer_a", "answer_b", "model_a", "model_b")
 MODEL_NAME_LIMIT = 200  # characters: history, stats and cards show a model's name whole, as a short label
 CHOOSE = "{role}={column}"  # how a person names the column of a role, unless the caller words it otherwise
 
@@ -41,9 +47,11 @@ class CsvRow:
     line: int
     question: str
     reference: str
-    answer: str
-    model: str | None
+    answer: str  # a pair's answer A
+    model: str | None  # a pair's model A
     cells: dict[str, str]
+    answer_b: str | None = None  # only in a file of pairs
+    model_b: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,14 +125,17 @@ class CsvSource:
     """
 
     def __init__(self, path: Path, encoding: str, delimiter: str, headers: list[str], index: dict[str, int],
-                 chosen: Iterable[str] = (), *, named: int | None = None, reference: bool = True) -> None:
+                 chosen: Iterable[str] = (), *, named: int | None = None, reference: bool = True,
+                 pairs: bool = False) -> None:
         self.path = path
+        self.pairs = pairs  # rows of two answers each (answer_a, answer_b), for a pairwise rubric
         self.reference = reference  # whether a row needs a reference (a rubric that grades against one)
         self.named = len(headers) if named is None else named  # columns up to the last with a header name
         self.encoding = encoding
         self.delimiter = delimiter
         self.headers = headers
-        self.columns = {role: headers[index[role]] for role in ALIASES if role in index}
+        roles = [role for role in ALIASES if (role in PAIR_ROLES) == pairs or role in ("question", "reference")]
+        self.columns = {role: headers[index[role]] for role in roles if role in index}
         self.chosen = frozenset(chosen)
         self._index = index  # role -> column position
 
@@ -179,10 +190,17 @@ class CsvSource:
         if empty:
             what = " and ".join(empty) + (" cells are" if len(empty) > 1 else " cell is")
             return MalformedRow(line, f"row {line}: the {what} empty", cells)
-        model = value.get("model")
-        model = model if model and model.strip() else None
-        return CsvRow(line, value["question"], value.get("reference", ""), value["answer"], capped_model_name(model),
+        if self.pairs:
+            return CsvRow(line, value["question"], value.get("reference", ""), value["answer_a"],
+                          _model(value.get("model_a")), dict(zip(self.headers, cells)), value["answer_b"],
+                          _model(value.get("model_b")))
+        return CsvRow(line, value["question"], value.get("reference", ""), value["answer"], _model(value.get("model")),
                       dict(zip(self.headers, cells)))
+
+
+def _model(cell: str | None) -> str | None:
+    """The model a cell names (cut to MODEL_NAME_LIMIT), or None for an empty one."""
+    return capped_model_name(cell) if cell and cell.strip() else None
 
 
 def capped_model_name(name: str | None) -> str | None:
@@ -193,13 +211,14 @@ def capped_model_name(name: str | None) -> str | None:
 
 
 def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how: str = CHOOSE,
-             model_or_name: bool = False, reference: bool = True) -> CsvSource:
+             model_or_name: bool = False, reference: bool = True, pairs: bool = False) -> CsvSource:
     """Detect encoding and delimiter, read the header, resolve columns.
 
     `columns` names the column of some roles ({"answer": "model_response"}); the others are found by their header
     names. `how` tells a person how to name one (formatted with role and column) when two columns fit one role. With
     `model_or_name`, a model that names no column is left out (the caller takes it for the model's name). Without
-    `reference` (a rubric that grades no reference), a file may have no reference column: its rows' is empty.
+    `reference` (a rubric that grades no reference), a file may have no reference column: its rows' is empty. With
+    `pairs` (a pairwise rubric), each row holds two answers (answer_a, answer_b, and optionally model_a, model_b).
     Iterate the returned CsvSource to stream the rows.
 
     Raises:
@@ -233,8 +252,14 @@ def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how:
     if model_or_name and "model" in chosen and _position(headers, chosen["model"]) is None:
         del chosen["model"]
     index = _resolve(path, raw, headers, chosen, how)
-    missing = [role for role in REQUIRED if role not in index]
-    if missing and (reference or missing != ["reference"]):  # said whole: every column missing is named
+    missing = [role for role in (PAIR_REQUIRED if pairs else REQUIRED) if role not in index and
+               (reference or role != "reference")]
+    if missing == ["answer"] and {"answer_a", "answer_b"} <= index.keys():
+        raise CsvError(f"{path}: each row holds two answers ({headers[index['answer_a']]}, "
+                       f"{headers[index['answer_b']]}) and the rubric grades one; compare them with a pairwise "
+                       "rubric (such as the built-in pairwise), or name the column to grade: "
+                       f"{how.format(role='answer', column=headers[index['answer_a']])}")
+    if missing:  # said whole: every column missing is named
         found = ", ".join(f'"{h}"' for h in headers) or "none"
         accepted = "; ".join(f"{role}: {', '.join(ALIASES[role])}" for role in missing)
         raise CsvError(
@@ -244,7 +269,7 @@ def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how:
             f"{how.format(role=missing[0], column='COLUMN')}."
         )
     named = next((i + 1 for i in range(len(raw) - 1, -1, -1) if raw[i]), 0)
-    return CsvSource(path, encoding, delimiter, headers, index, chosen, named=named, reference=reference)
+    return CsvSource(path, encoding, delimiter, headers, index, chosen, named=named, reference=reference, pairs=pairs)
 
 
 def _position(headers: list[str], column: str) -> int | None:

@@ -83,7 +83,7 @@ def problems_of(rubric: Rubric, triple: Triple, completion: Completion) -> tuple
     if completion.refusal:
         return None, [f"the judge refused: {completion.refusal}"]
     try:
-        data = extract_json(completion.text, rubric.output.keys(), (triple.question, triple.reference, triple.answer))
+        data = extract_json(completion.text, rubric.output.keys(), triple.texts())
     except ValueError as err:
         return None, [str(err)]
     return rubric.validate_reply(data)

@@ -87,10 +87,10 @@ def verdict_shape(fields: tuple[str, ...]) -> re.Pattern[str]:
 def screen(rubric: Rubric, triple: Triple) -> list[str]:
     """Warnings about a triple's texts for its verdict: a bare answer, and in any of the three texts words aimed at
     the judge or JSON shaped like a verdict. They never change a score."""
-    flags = [BARE_FLAG] if is_bare(triple.answer) else []
+    flags = [BARE_FLAG] if any(is_bare(answer) for answer in triple.answers()) else []
     shape = verdict_shape(tuple(rubric.output))
-    for name in ("answer", "question", "reference"):
-        text = folded(getattr(triple, name))
+    for name, text in triple.named_texts():
+        text = folded(text)
         if aimed_at_judge(text):
             flags.append(f"possible prompt injection in the {name}")
         if shape.search(text):

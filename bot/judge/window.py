@@ -68,4 +68,4 @@ async def overflow(rubric: Rubric, triple: Triple, client: JudgeClient, prices: 
                                advice="choose a judge model with a longer context")
     if window is None:
         return None
-    return window.overflow(room_for(rubric), (triple.question, triple.reference, triple.answer))
+    return window.overflow(room_for(rubric), triple.texts())

@@ -8,14 +8,25 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Golden(BaseModel):
-    """An example triple with what a sound judge returns: [low, high] ranges or allowed values per path."""
+    """An example triple (or, for a pairwise rubric, a question with two answers) with what a sound judge returns:
+    [low, high] ranges or allowed values per path."""
 
     model_config = ConfigDict(extra="forbid")
     name: str
     question: str
     reference: str = ""  # none for a rubric that grades without a reference
-    answer: str
+    answer: str | None = None
+    answer_a: str | None = None  # a pairwise rubric's golden: its two answers, A then B
+    answer_b: str | None = None
     expect: dict[str, Any]
+
+    def problem(self, pairwise: bool) -> str | None:
+        """Why the golden does not fit its rubric's kind (one answer, or answer_a and answer_b); None if it does."""
+        if pairwise and (self.answer_a is None or self.answer_b is None or self.answer is not None):
+            return "a pairwise rubric's golden gives answer_a and answer_b (and no answer)"
+        if not pairwise and (self.answer is None or self.answer_a is not None or self.answer_b is not None):
+            return "a golden gives answer (answer_a and answer_b are for a pairwise rubric)"
+        return None
 
 
 def misses(expect: dict[str, Any], values: dict[str, Any]) -> list[str]:

@@ -74,6 +74,8 @@ def _read(path: Path) -> Rubric:
 
 def _explain(error: Any) -> str:
     """A validation error of a rubric file; an unknown key comes with the closest known one."""
+    if not error["loc"]:  # a check of the whole file, whose message names its fields
+        return str(error["msg"])
     if error["type"] != "extra_forbidden":
         return describe(error)
     *parent, key = error["loc"]

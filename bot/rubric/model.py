@@ -38,7 +38,10 @@ from bot.rubric.fields import (
 from bot.rubric.formulas import check_syntax, did_you_mean, evaluate
 from bot.rubric.goldens import Golden
 
-TEMPLATE_NAMES = {"question", "reference", "answer"}
+TEMPLATE_NAMES = {"pointwise": {"question", "reference", "answer"},
+                  "pairwise": {"question", "reference", "answer_a", "answer_b"}}
+NEEDED_NAMES = {"pointwise": {"question", "answer"}, "pairwise": {"question", "answer_a", "answer_b"}}
+WINNERS = ("A", "B", "tie")  # what a pairwise rubric's `winner` field says: the first answer shown, the second, or tie
 NL = "\n"
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]*")
 
@@ -112,6 +115,9 @@ class Rubric(BaseModel):
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
     name: str
+    kind: Literal["pointwise", "pairwise"] = Field(
+        "pointwise", description="pointwise grades one answer; pairwise reads two answers to one question "
+        "($answer_a and $answer_b in the template) and says which is better in a `winner` field (A, B or tie).")
     aliases: list[str] = []
     version: str
     title: str
@@ -171,16 +177,30 @@ class Rubric(BaseModel):
 
     @field_validator("user_template")
     @classmethod
-    def _template_names(cls, value: str) -> str:
-        template = string.Template(value)
-        if not template.is_valid():
+    def _template_valid(cls, value: str) -> str:
+        if not string.Template(value).is_valid():
             raise ValueError("invalid $ placeholder (write $$ for a literal dollar sign)")
-        used = set(template.get_identifiers())
-        if unknown := used - TEMPLATE_NAMES:
-            raise ValueError(f"unknown placeholder(s) {sorted(unknown)}; use $question, $reference, $answer")
-        if missing := {"question", "answer"} - used:  # a rubric may grade without a reference
-            raise ValueError(f"missing placeholder(s) {sorted('$' + m for m in missing)}")
         return value
+
+    @model_validator(mode="after")
+    def _template_names(self) -> Rubric:
+        """The placeholders of the template are those of the rubric's kind (a reference is optional)."""
+        used = set(string.Template(self.user_template).get_identifiers())
+        known = TEMPLATE_NAMES[self.kind]
+        if unknown := used - known:
+            hint = " (a pairwise rubric's template shows $answer_a and $answer_b)" if self.kind == "pairwise" else ""
+            raise PydanticCustomError("template_names", "user_template: unknown placeholder(s) {unknown}; use {known}"
+                                      "{hint}", {"unknown": sorted(unknown), "hint": hint,
+                                                 "known": ", ".join(f"${name}" for name in sorted(known))})
+        if missing := NEEDED_NAMES[self.kind] - used:  # a rubric may grade without a reference
+            raise PydanticCustomError("template_names", "user_template: missing placeholder(s) {missing}",
+                                      {"missing": sorted("$" + m for m in missing)})
+        return self
+
+    @property
+    def pairwise(self) -> bool:
+        """Whether the rubric compares two answers (kind: pairwise) rather than grading one."""
+        return self.kind == "pairwise"
 
     @property
     def uses_reference(self) -> bool:
@@ -195,6 +215,7 @@ class Rubric(BaseModel):
         unset = set() if self.lenient_numbers else {LENIENT_NUMBERS}
         unset |= {"bare_answers"} if self.bare_answers == "judge" else set()
         unset |= {"generation_order"} if self.generation_order is None else set()
+        unset |= {"kind"} if self.kind == "pointwise" else set()
         unset |= {name for name in ("guidelines", "examples") if not getattr(self, name)}
         # How many samples a run takes changes no single judgment: like the wording of the title, not hashed.
         shown_only = {"goldens", "title", "description", "aliases", "samples"}
@@ -342,6 +363,13 @@ class Rubric(BaseModel):
                 if paths[path].nullable:
                     raise RubricError(f"derived.{key}.weights: {path!r} is nullable; a weighted mean needs a value")
         self._check_generation_order()
+        if self.pairwise and (paths.get("winner") is None or paths["winner"].type != "enum"
+                              or sorted(paths["winner"].values or []) != sorted(WINNERS)):
+            raise RubricError("a pairwise rubric has an output field winner: {type: enum, values: [A, B, tie]}: "
+                              "A for the answer shown first, B for the second, tie when neither is better")
+        if self.pairwise and self.examples:
+            raise RubricError("examples: a pairwise rubric takes no worked examples (each shows one answer); say what "
+                              "you expect in guidelines instead")
         if self.headline.tag and self.headline.tag not in paths:
             raise RubricError(f"headline.tag: no field {self.headline.tag!r} in the output."
                               f"{did_you_mean(self.headline.tag, paths)}")
@@ -359,6 +387,8 @@ class Rubric(BaseModel):
             raise RubricError(str(err)) from None
         check_examples(self.examples, self.output, self.rules)
         for golden in self.goldens:
+            if (problem := golden.problem(self.pairwise)) is not None:
+                raise RubricError(f"goldens.{golden.name}: {problem}")
             for path in golden.expect:
                 if path not in {"headline", "passed", *self.derived} and path not in paths:
                     raise RubricError(f"goldens.{golden.name}.expect: no field {path!r}."

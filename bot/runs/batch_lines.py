@@ -21,7 +21,7 @@ from bot.records import Triple, Verdict
 from bot.runs.job import RunJob
 from bot.store import Judgment, RowVerdict
 from bot.store.batches import Slot, pending_rows
-from bot.store.judgments import ID_CHUNK
+from bot.store.judgments import ID_CHUNK, triple_of
 from bot.store.samples import known_samples, samples_by_judgment, save_sample
 
 ENDPOINT = "/v1/chat/completions"
@@ -36,11 +36,6 @@ class Line:
 
     slot: Slot
     text: str
-
-
-def triple_of(row: Judgment) -> Triple:
-    """The texts a row is judged on."""
-    return Triple(question=row.question, reference=row.reference, answer=row.answer)
 
 
 def custom_id(slot: Slot, boundary: str) -> str:

@@ -82,7 +82,7 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
     texts = 0.0
     for triple in triples:
         rows += 1
-        texts += text_tokens(triple.question) + text_tokens(triple.reference) + text_tokens(triple.answer)
+        texts += sum(text_tokens(text) for text in triple.texts())
     recent = recent_reply_tokens(store, rubric.name, RECENT_REPLIES) if store is not None else None
     reply, basis = (recent[0], f"the last {recent[1]:,} replies of {rubric.name}") if recent else (
         schema_reply_tokens(rubric), FROM_SCHEMA)

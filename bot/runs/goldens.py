@@ -9,6 +9,7 @@ from bot.judge.judgment import judge
 from bot.llm.client import JudgeClient
 from bot.records import RowState, Triple, Verdict
 from bot.rubric import Golden, Rubric, misses
+from bot.trust.pairwise import FLIP
 
 
 @dataclass(frozen=True)
@@ -26,12 +27,24 @@ class GoldenResult:
 
 
 async def check_goldens(rubric: Rubric, client: JudgeClient) -> list[GoldenResult]:
-    """Judge every golden of `rubric` (never cached, never stored) and compare."""
+    """Judge every golden of `rubric` (never cached, never stored) and compare; a pairwise rubric's golden in both
+    orders, its winner read back in the golden's terms (A is its answer_a) when B was shown first."""
     results = []
     for golden in rubric.goldens:
-        triple = Triple(question=golden.question, reference=golden.reference, answer=golden.answer)
-        verdict = await judge(rubric, triple, client)
-        values = {**flatten(verdict.output or {}), **verdict.derived,
-                  "headline": verdict.headline, "passed": verdict.passed}
-        results.append(GoldenResult(golden, verdict, misses(golden.expect, values) if verdict.output else []))
+        for swapped in (False, True) if rubric.pairwise else (False,):
+            verdict = await judge(rubric, _texts(golden, swapped), client)
+            values = {**flatten(verdict.output or {}), **verdict.derived,
+                      "headline": verdict.headline, "passed": verdict.passed}
+            if swapped:
+                values["winner"] = FLIP.get(str(values.get("winner")), values.get("winner"))
+                golden = golden.model_copy(update={"name": f"{golden.name} (B shown first)"})
+            results.append(GoldenResult(golden, verdict, misses(golden.expect, values) if verdict.output else []))
     return results
+
+
+def _texts(golden: Golden, swapped: bool) -> Triple:
+    """What the judge is shown of a golden: its answer, or its two answers in the order asked."""
+    if golden.answer_a is None or golden.answer_b is None:
+        return Triple(question=golden.question, reference=golden.reference, answer=golden.answer or "")
+    first, second = (golden.answer_b, golden.answer_a) if swapped else (golden.answer_a, golden.answer_b)
+    return Triple(question=golden.question, reference=golden.reference, answer=first, answer_b=second)

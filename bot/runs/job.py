@@ -69,7 +69,7 @@ class RunJob:
 
     def is_malformed(self, triple: Triple) -> bool:
         """Whether the row is never sent to a judge: a bare answer its rubric calls malformed."""
-        return self.rubric.bare_answers == "malformed" and is_bare(triple.answer)
+        return self.rubric.bare_answers == "malformed" and any(is_bare(answer) for answer in triple.answers())
 
     def malformed(self, triple: Triple) -> Verdict:
         """The verdict of a row never sent (see `is_malformed`), under the panel's name."""

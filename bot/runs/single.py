@@ -15,6 +15,7 @@ from bot.rubric import Rubric
 from bot.runs.execute import STALE_AFTER, execute_run
 from bot.runs.start import start_single_run
 from bot.store import Judgment, Run, Store, process_name
+from bot.store.judgments import triple_of
 
 
 async def start_triple(store: Store, *, rubric: Rubric, triple: Triple, judge_model: str, **kwargs: Any) -> Run:
@@ -60,8 +61,7 @@ def _settle(store: Store, run: Run, rubric: Rubric | None, stop_reason: str | No
     # a stop reason says to resume the run; this row ends here, and judging it again is a retry
     reason = (stop_reason or "the judge did not answer").replace(RESUME, "try again")
     if rubric is not None:
-        triple = Triple(question=row.question, reference=row.reference, answer=row.answer)
-        verdict = failed(rubric, run.judge_model, triple, reason)
+        verdict = failed(rubric, run.judge_model, triple_of(row), reason)
     else:  # the rubric is gone or changed: the row keeps the one it was started with
         verdict = unjudged(rubric_name=run.rubric_name, rubric_version=run.rubric_version, rubric_hash=run.rubric_hash,
                            judge_model=run.judge_model, message=reason)

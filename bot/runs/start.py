@@ -27,6 +27,12 @@ def checks_of(channel_id: str) -> str:
 every channel's and the terminal's stats, history, tallies and digest (they judge labeled rows a second time)."""
 
 
+def pairs_origin(origin: Origin) -> Origin:
+    """Where a pairwise run's judgments belong: beside the checks of its channel (or of the terminal), so that a
+    verdict saying which answer won never counts as a model's score."""
+    return origin.model_copy(update={"channel_id": checks_of(origin.channel_id) if origin.channel_id else CHECK_CHANNEL})
+
+
 class Origin(BaseModel):
     """Who asked for a run and where its results belong (Slack fields stay empty in a terminal)."""
 
@@ -61,6 +67,7 @@ def start_run(
     samples: int = 1,
     judges: list[dict[str, Any]] | None = None,
     temperature: float | None = None,
+    swap: bool = True,
 ) -> Run:
     """Persist a run and every row (pending, or malformed with its reason) before anything is judged.
 
@@ -69,8 +76,11 @@ def start_run(
     `results_path` is where the terminal writes its results CSV, kept so that `judgebot resume` writes there too.
     `samples`, `judges` and `temperature` say how a panel judges the rows (`Panel.run_fields()`), so a resume asks
     the same judges the same way.
+    A pairwise rubric's rows are pairs of answers: each is saved twice, once shown A first and once B first, or with
+    `swap` off once, every other pair B first (so that a judge's liking for a position favours neither side). Their
+    judgments stay out of the channel's figures of models, like a check's (see `checks_of`).
     """
-    origin = origin or Origin()
+    origin = pairs_origin(origin or Origin()) if rubric.pairwise else origin or Origin()
     model_name = capped_model_name(model_name)  # typed once for the whole run: --model-name, a shared file's message
     common = _run_fields(rubric, judge_model, origin)
     owner = process_name()  # a run left loading by a process that is gone is failed when the history is next opened
@@ -81,6 +91,8 @@ def start_run(
     )
 
     fields = {**common, "message_ts": message_ts}
+    if rubric.pairwise:  # every row of a batch inserts the same columns
+        fields |= {"answer_b": None, "model_b": None, "swapped": None}
 
     def judgment_rows() -> Iterable[dict[str, Any]]:
         for row in rows:
@@ -88,6 +100,13 @@ def start_run(
                 yield {**fields, "run_id": run.id, "row_number": row.line, "status": RowState.MALFORMED, "error": row.reason,
                        "question": "", "reference": "", "answer": "", "model_name": model_name,
                        "cells": dict(zip(columns, row.cells))}
+            elif rubric.pairwise:
+                pair = {**fields, "run_id": run.id, "row_number": row.line, "status": RowState.PENDING,
+                        "question": row.question, "reference": row.reference, "answer": row.answer,
+                        "answer_b": row.answer_b or "", "model_name": row.model, "model_b": row.model_b,
+                        "cells": row.cells}
+                orders = (False, True) if swap else (row.line % 2 == 1,)
+                yield from ({**pair, "swapped": swapped} for swapped in orders)
             else:
                 yield {**fields, "run_id": run.id, "row_number": row.line, "status": RowState.PENDING,
                        "question": row.question, "reference": row.reference, "answer": row.answer,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,10 +223,15 @@ def member_verdicts(samples: Sequence[JudgmentSample]) -> dict[str, Any]:
 
 def verdict_names(run: Run, rubric: Rubric) -> dict[str, str]:
     """The results column of each verdict field: `judge_` put before its name until no input column has it."""
-    taken = set(run.columns or [])
-    names: dict[str, str] = {}
     fields = ["row", *(path for path, _ in leaves(rubric.output)), *rubric.derived, *RESULT_COLUMNS,
               *panel_columns(run, rubric)]
+    return beside_columns(run.columns or [], fields)
+
+
+def beside_columns(columns: Sequence[str], fields: Sequence[str]) -> dict[str, str]:
+    """The results column of each of `fields`: `judge_` put before its name until none of `columns` has it."""
+    taken = set(columns)
+    names: dict[str, str] = {}
     for name in fields:
         unique = name
         while unique in taken:
@@ -242,9 +248,9 @@ def export_run(store: Store, *, run: Run, rubric: Rubric, out: Path | None) -> S
     tag_paths = rubric.tags()
     fieldnames = result_fieldnames(run, rubric)
     names = verdict_names(run, rubric)
-    writer = ResultsWriter(out, fieldnames) if out else None
     paneled = bool(panel_columns(run, rubric))
-    try:
+    # Written whole or not at all: a failure part-way leaves whatever was at `out` as it was.
+    with ResultsWriter(out, fieldnames) if out else nullcontext(None) as writer:
         for row, samples in _rows(store, run.id, paneled):
             values = {**flatten(row.output or {}), **(row.derived or {}), "headline": row.headline}
             summary.add(row, values, tag_paths)
@@ -260,12 +266,6 @@ def export_run(store: Store, *, run: Run, rubric: Rubric, out: Path | None) -> S
             }
             judged = {names[k]: v for k, v in {**values, **verdict}.items() if k in names}
             writer.write({**(row.cells or {}), **judged})
-    except BaseException:
-        if writer is not None:
-            writer.discard()  # whatever was at `out` stays as it was
-        raise
-    if writer is not None:
-        writer.close()
     summary.bill(run_billed(store, run.id))
     return summary
 

@@ -52,12 +52,17 @@ class RowVerdict:
 def _pending_texts(run_id: int) -> Any:
     """The id and texts of a run's pending rows."""
     table = table_of(Judgment)
-    return select(table.c.id, table.c.question, table.c.reference, table.c.answer).where(
-        table.c.run_id == run_id, table.c.status == RowState.PENDING)
+    texts = (table.c.id, table.c.question, table.c.reference, table.c.answer, table.c.answer_b, table.c.swapped)
+    return table.select().with_only_columns(*texts).where(table.c.run_id == run_id, table.c.status == RowState.PENDING)
 
 
-def _triple(row: Row[Any]) -> Triple:
-    return Triple(question=row.question, reference=row.reference, answer=row.answer)
+def triple_of(row: Any) -> Triple:
+    """The texts a row is judged on, as the judge is shown them: a pair's answers in the order it is shown (B first
+    when the row is the pair swapped)."""
+    if row.answer_b is None:
+        return Triple(question=row.question, reference=row.reference, answer=row.answer)
+    first, second = (row.answer_b, row.answer) if row.swapped else (row.answer, row.answer_b)
+    return Triple(question=row.question, reference=row.reference, answer=first, answer_b=second)
 
 
 COST_NOT_AGREED = "not started: its cost was not agreed to"  # the stop reason of a run refused at its estimate
@@ -289,11 +294,11 @@ class Store:
         table = table_of(Judgment)
         statement = _pending_texts(run_id).where(table.c.id > after_id).order_by(table.c.id).limit(limit)
         with self.engine.connect() as conn:
-            return [(row.id, _triple(row)) for row in conn.execute(statement)]
+            return [(row.id, triple_of(row)) for row in conn.execute(statement)]
 
     def pending_texts(self, run_id: int, *, page: int = 5_000) -> Iterator[Triple]:
         """The texts of every pending row of a run, in row order, read a page at a time (as columns, not entities)."""
-        return (_triple(row) for row in self._paged(_pending_texts(run_id), page))
+        return (triple_of(row) for row in self._paged(_pending_texts(run_id), page))
 
     def find_cached(self, cache_key: str, *, run_id: int | None = None) -> Judgment | None:
         """An earlier successful judgment under `cache_key` (within one run when given), to reuse instead of billing."""

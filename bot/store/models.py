@@ -123,6 +123,10 @@ class Judgment(SQLModel, table=True):
                                description="input tokens the provider served from its prompt cache")
     cost_usd: float | None = Field(default=None, description="what its tokens cost at the prices then in force; None "
                                    "when the judge's price is unknown")
+    answer_b: str | None = Field(default=None, sa_column=Column(Text),
+                                 description="a pair's second answer (`answer` is its first), for a pairwise judge")
+    model_b: str | None = Field(default=None, sa_column=Column(Text), description="the model of a pair's answer_b")
+    swapped: bool | None = Field(default=None, description="a pair shown to the judge in the order B, A")
 
 
 class JudgmentSample(SQLModel, table=True):

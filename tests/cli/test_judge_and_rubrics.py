@@ -424,7 +424,7 @@ def test_rubrics_lists_the_three_rubrics_with_descriptions(tmp_path):
     code, out = judgebot(tmp_path, "rubrics")
     assert code == 0, out
     names = re.findall(r"^│ (\w+)\s+│", out, re.MULTILINE)
-    assert names == ["academic", "benchmark", "eth"]
+    assert names == ["academic", "benchmark", "eth", "pairwise"]
     text = flat(out)
     for fragment in ("Coverage, factuality and clarity on 1-5", "Factual accuracy, relevance, clarity",
                      "Strict auditor; does the answer name the specific ETH tool", "eth-audit, auditor, strict"):
@@ -473,7 +473,7 @@ def test_a_team_rubric_directory_adds_rubrics(tmp_path, judge_server):
                                                        "team-audit"), encoding="utf-8")
     code, out = judgebot(tmp_path, "rubrics", RUBRICS_DIR=str(team))
     assert code == 0, out
-    assert re.findall(r"^│ ([\w-]+)\s+│", out, re.MULTILINE) == ["academic", "benchmark", "eth", "team-audit"]
+    assert re.findall(r"^│ ([\w-]+)\s+│", out, re.MULTILINE) == ["academic", "benchmark", "eth", "pairwise", "team-audit"]
     assert "Team copy of the auditor;" in flat(out)
 
 
@@ -495,7 +495,7 @@ def test_a_broken_team_rubric_is_left_out_and_named_with_its_field_by_every_comm
     assert ("error: The rubric 'broken' cannot be used until its file is fixed: broken.yaml: output.correctness.type: "
             "Input should be 'integer'") in flat(judge_out)
     assert listed == 0, list_out
-    assert re.findall(r"^│ ([\w-]+)\s+│", list_out, re.MULTILINE) == ["academic", "benchmark", "eth"]
+    assert re.findall(r"^│ ([\w-]+)\s+│", list_out, re.MULTILINE) == ["academic", "benchmark", "eth", "pairwise"]
     assert f"broken {team / 'broken.yaml'}: output.correctness.type: Input should be 'integer'" in flat(list_out)
     assert judge_server.bodies() == []
 

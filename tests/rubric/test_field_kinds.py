@@ -156,7 +156,8 @@ def test_the_opt_in_is_part_of_the_rubric_hash_only_when_on(tmp_path, rubrics):
     # Rubrics written before the setting existed keep their hash, so their cached verdicts and digests stay valid.
     # (eth and academic took a generation order and reordered their prompt's JSON: a new hash; benchmark kept its own.)
     assert {r.name: r.content_hash for r in rubrics} == {
-        "academic": "7fb702e6244b4936", "benchmark": "1877c60a3472178e", "eth": "108d1d349dd7f4ce"}
+        "academic": "7fb702e6244b4936", "benchmark": "1877c60a3472178e", "eth": "108d1d349dd7f4ce",
+        "pairwise": "de74c3b5f65a959a"}
     off, unset = lenient_rubric(tmp_path, False).content_hash, lenient_rubric(tmp_path, None).content_hash
     assert off == unset != lenient_rubric(tmp_path, True).content_hash
 

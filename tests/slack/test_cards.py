@@ -605,7 +605,7 @@ def test_help_lists_every_rubric_and_the_usage(rubrics):
     text = dumped(message)
     assert message["text"]
     assert sections(message)[0].endswith(USAGE)
-    assert len(rubrics) == 3
+    assert len(rubrics) == 4
     for rubric in rubrics:
         assert f"• `{rubric.name}`" in text
         for alias in rubric.aliases:

@@ -39,6 +39,13 @@ log = logging.getLogger(__name__)
 CARD_SOURCE = "slack"  # the source of runs of one triple shown as a card
 
 
+def pairs_need_a_file(rubric: Rubric) -> str:
+    """Why a pairwise rubric judges no single triple, and what to do instead."""
+    return (f":warning: *{rubric.name}* compares two answers to each question, so it judges a file of pairs: share a "
+            "CSV with the columns question, reference, answer_a and answer_b (model_a and model_b if you like) in a "
+            "thread and name the rubric in the message.")
+
+
 def echo(triple: Triple, room: int) -> str:
     """The texts a person typed, within `room` characters, so that a failure does not lose them."""
     each = (room - 80) // 3
@@ -66,6 +73,10 @@ async def show_judgment(
     """
     channel, thread = origin.channel_id or "", origin.thread_ts
     rubric = await ctx.rubric_in(rubric, origin.team_id, origin.channel_id)  # the channel's revision, if it has one
+    if rubric.pairwise:
+        needs = pairs_need_a_file(rubric)
+        await ctx.say.tell(response_url, f"{needs}\n\n{echo(triple, SECTION_LIMIT - len(needs) - 10)}")
+        return None
     if (refusal := await budget_refusal(ctx, origin)) is not None:
         await ctx.say.tell(response_url, f"{refusal}\n\n{echo(triple, SECTION_LIMIT - len(refusal) - 10)}")
         return None

@@ -102,6 +102,10 @@ class FileIntake:
                 wanted = parse_share_text(share.text, self.ctx.rubrics)
                 rubric = (self.ctx.rubrics.find(rubric_name) if rubric_name
                           else await self._rubric_for(share, wanted.rubric))
+                if rubric is not None and rubric.pairwise:
+                    raise FileProblem(f"{rubric.name} compares pairs of answers, which a shared file cannot be judged "
+                                      f"with here yet: run `judgebot judge FILE --rubric {rubric.name}` in a "
+                                      "terminal.")
                 fetched = await self._fetch(share, Path(folder))
                 # Read as the rubric reads it (a reference column, and a cell in each row, unless it grades without
                 # one); a file whose rubric is still to be chosen is read again once it is.

@@ -118,7 +118,7 @@ def form_view(rubrics: RubricSet, chosen: Rubric, *, model_name: str | None, met
              "answer": ("Answer to grade", "What the model under test replied")}
     blocks: list[Block] = [
         InputBlock(block_id=RUBRIC_BLOCK, label="Rubric", element=StaticSelectElement(
-            action_id=RUBRIC_BLOCK, options=[_rubric_option(r) for r in list(rubrics)[:SELECT_OPTIONS]],
+            action_id=RUBRIC_BLOCK, options=[_rubric_option(r) for r in [r for r in rubrics if not r.pairwise][:SELECT_OPTIONS]],
             initial_option=_rubric_option(chosen))),
         InputBlock(block_id=MODEL_BLOCK, label="Model under test", optional=True,
                    hint="Remembered for your next judgment; stats are grouped by it.",

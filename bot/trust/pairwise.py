@@ -1,0 +1,239 @@
+"""Which of two answers is better, from a pairwise judge's verdicts: each pair seen in both orders (consistent, or a
+tie when its winner changes with the order), how often the judge picked the position shown first, the win rate of B
+over A with its interval, and for more than two models a Bradley-Terry ranking with intervals."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bot.trust.bootstrap import RESAMPLES, SEED
+from bot.trust.compare import mean_shift
+from bot.trust.paired import sign_test_p
+
+FLIP = {"A": "B", "B": "A", "tie": "tie"}
+SCORE_OF_B = {"A": 0.0, "tie": 0.5, "B": 1.0}  # what a pair's outcome gives B: a win, half of a tie, or nothing
+BIAS_P = 0.05  # the judge picks one position more often than chance would, at this p
+BT_PRIOR = 0.5  # a virtual tie of this weight between every two models keeps a model that always wins finite
+BT_ITERATIONS = 500
+BT_TOLERANCE = 1e-9
+RATING_BASE, RATING_SCALE = 1000.0, 400.0  # ratings on the Elo scale: 400 points are 10:1 odds of winning
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One judgment of a pair in one order: the winner as the judge named it (A = the answer shown first)."""
+
+    swapped: bool  # the file's answer B was shown first
+    winner: str | None  # A, B or tie when scored, else None
+    margin: str | None = None
+
+    @property
+    def original(self) -> str | None:
+        """The winner in the file's terms (A = its answer_a), whatever order the judge saw."""
+        if self.winner is None:
+            return None
+        return FLIP[self.winner] if self.swapped else self.winner
+
+
+@dataclass(frozen=True)
+class JudgedPair:
+    """A pair of answers to one question, with its judgments (one per order shown, scored or not)."""
+
+    line: int | None
+    question: str
+    model_a: str
+    model_b: str
+    shown: tuple[Shown, ...]
+
+    @property
+    def winners(self) -> list[str]:
+        """The file-terms winners of the orders that were scored."""
+        return [winner for item in self.shown if (winner := item.original) is not None]
+
+    @property
+    def judged(self) -> bool:
+        """Whether some order was scored."""
+        return bool(self.winners)
+
+    @property
+    def both(self) -> bool:
+        """Whether the pair was scored in both orders."""
+        return len(self.winners) >= 2 and len({item.swapped for item in self.shown if item.winner}) == 2
+
+    @property
+    def consistent(self) -> bool | None:
+        """Whether both orders named the same winner; None unless both were scored."""
+        return len(set(self.winners)) == 1 if self.both else None
+
+    @property
+    def outcome(self) -> str | None:
+        """The pair's winner: what every scored order said, else a tie (an inconsistent pair); None if unscored."""
+        winners = set(self.winners)
+        if not winners:
+            return None
+        return winners.pop() if len(winners) == 1 else "tie"
+
+
+@dataclass
+class Matchup:
+    """B against A over the pairs of two models (or of the file's two columns when it names no models)."""
+
+    a: str
+    b: str
+    wins: int = 0  # pairs B won
+    losses: int = 0  # pairs A won
+    ties: int = 0  # ties, inconsistent pairs among them
+    inconsistent: int = 0
+    win_rate: float | None = None  # B's, ties split
+    interval: tuple[float, float] | None = None
+    sign_p: float | None = None
+
+    @property
+    def pairs(self) -> int:
+        """Pairs with an outcome."""
+        return self.wins + self.losses + self.ties
+
+
+@dataclass(frozen=True)
+class Rated:
+    """One model's Bradley-Terry rating (Elo scale) with its 95% interval, and its record."""
+
+    model: str
+    rating: float
+    interval: tuple[float, float] | None
+    pairs: int
+    wins: float  # ties counted a half
+
+
+@dataclass
+class PairwiseReport:
+    """Every figure of a pairwise run."""
+
+    pairs: int = 0  # pairs of the file that reached a judge (malformed rows are not pairs)
+    judged: int = 0  # pairs with an outcome
+    swapped: bool = True  # judged in both orders (else once, half of them with B shown first)
+    both: int = 0  # pairs scored in both orders
+    consistent: int = 0
+    inconsistent: list[JudgedPair] = field(default_factory=list)
+    shown_first: Counter[str] = field(default_factory=Counter)  # scored judgments by the position named: A, B, tie
+    first_p: float | None = None  # sign test of the first position against the second
+    matchups: list[Matchup] = field(default_factory=list)
+    ranking: list[Rated] = field(default_factory=list)
+
+    @property
+    def consistency(self) -> float | None:
+        """Share of the pairs scored in both orders whose winner did not change with the order."""
+        return self.consistent / self.both if self.both else None
+
+    @property
+    def first_rate(self) -> float | None:
+        """Share of the judgments naming a winner that named the answer shown first."""
+        decisive = self.shown_first["A"] + self.shown_first["B"]
+        return self.shown_first["A"] / decisive if decisive else None
+
+    @property
+    def position_bias(self) -> str | None:
+        """"first" or "second" when the judge picked that position more often than chance allows, else None."""
+        if self.first_p is None or self.first_p >= BIAS_P or self.first_rate is None:
+            return None
+        return "first" if self.first_rate > 0.5 else "second"
+
+
+def report(pairs: Sequence[JudgedPair], *, swapped: bool = True) -> PairwiseReport:
+    """The figures of a pairwise run's pairs."""
+    found = PairwiseReport(pairs=len(pairs), swapped=swapped)
+    for pair in pairs:
+        found.shown_first.update(item.winner for item in pair.shown if item.winner is not None)
+        if pair.both:
+            found.both += 1
+            if pair.consistent:
+                found.consistent += 1
+            else:
+                found.inconsistent.append(pair)
+    found.judged = sum(pair.judged for pair in pairs)
+    found.first_p = sign_test_p(found.shown_first["A"], found.shown_first["B"])
+    found.matchups = matchups([pair for pair in pairs if pair.judged])
+    models = {name for pair in pairs if pair.judged for name in (pair.model_a, pair.model_b)}
+    if len(models) > 2:
+        found.ranking = ranking([pair for pair in pairs if pair.judged])
+    return found
+
+
+def matchups(pairs: Sequence[JudgedPair]) -> list[Matchup]:
+    """B against A for each two models that met, in the orientation the file first gave them (a pair that gives
+    them the other way round is turned round)."""
+    found: dict[frozenset[str], Matchup] = {}
+    scores: dict[frozenset[str], list[float]] = {}
+    for pair in pairs:
+        key = frozenset((pair.model_a, pair.model_b))
+        match = found.get(key) or found.setdefault(key, Matchup(pair.model_a, pair.model_b))
+        outcome = pair.outcome or "tie"
+        if (match.a, match.b) != (pair.model_a, pair.model_b):
+            outcome = FLIP[outcome]
+        match.wins += outcome == "B"
+        match.losses += outcome == "A"
+        match.ties += outcome == "tie"
+        match.inconsistent += pair.consistent is False
+        scores.setdefault(key, []).append(SCORE_OF_B[outcome])
+    for key, match in found.items():
+        match.win_rate, match.interval = mean_shift(scores[key])
+        match.sign_p = sign_test_p(match.wins, match.losses)
+    return list(found.values())
+
+
+def _strengths(wins: np.ndarray) -> np.ndarray:
+    """Bradley-Terry strengths by Hunter's MM algorithm, for one table of wins (k x k, row beat column) or a stack
+    of them (r x k x k); each set of strengths has a geometric mean of 1."""
+    wins = wins + BT_PRIOR / 2 * (1 - np.eye(wins.shape[-1]))  # a virtual tie: half a win each way
+    games = wins + np.swapaxes(wins, -1, -2)
+    won = wins.sum(axis=-1)
+    strength = np.ones(wins.shape[:-1])
+    for _ in range(BT_ITERATIONS):
+        pairs_sum = strength[..., :, None] + strength[..., None, :]
+        new = won / (games / pairs_sum).sum(axis=-1)
+        new /= np.exp(np.log(new).mean(axis=-1, keepdims=True))
+        if np.max(np.abs(new - strength)) < BT_TOLERANCE:
+            return new
+        strength = new
+    return strength
+
+
+def rating(strength: np.ndarray) -> np.ndarray:
+    """Strengths on the Elo scale."""
+    return RATING_BASE + RATING_SCALE * np.log10(strength)
+
+
+def ranking(pairs: Sequence[JudgedPair], resamples: int = RESAMPLES, seed: int = SEED) -> list[Rated]:
+    """The models ranked by their Bradley-Terry rating (ties count a half win each way, inconsistent pairs are ties),
+    with 95% intervals from a seeded bootstrap over the pairs."""
+    names = sorted({name for pair in pairs for name in (pair.model_a, pair.model_b)})
+    index = {name: number for number, name in enumerate(names)}
+    size = len(names)
+    # Each pair as its contribution to the table of wins, flattened: B's score to (b, a), A's to (a, b).
+    parts = np.zeros((len(pairs), size * size))
+    for row, pair in enumerate(pairs):
+        a, b, score = index[pair.model_a], index[pair.model_b], SCORE_OF_B[pair.outcome or "tie"]
+        parts[row, b * size + a] += score
+        parts[row, a * size + b] += 1 - score
+    strength = _strengths(parts.sum(axis=0).reshape(size, size))
+    intervals: list[tuple[float, float] | None] = [None] * size
+    if len(pairs) >= 2:
+        rng = np.random.default_rng(seed)
+        weights = rng.multinomial(len(pairs), np.full(len(pairs), 1.0 / len(pairs)), size=resamples)
+        drawn = rating(_strengths((weights @ parts).reshape(resamples, size, size)))
+        low, high = np.percentile(drawn, [2.5, 97.5], axis=0)
+        intervals = [(float(low[i]), float(high[i])) for i in range(size)]
+    record: Counter[str] = Counter()
+    won: dict[str, float] = dict.fromkeys(names, 0.0)
+    for pair in pairs:
+        score = SCORE_OF_B[pair.outcome or "tie"]
+        record.update((pair.model_a, pair.model_b))
+        won[pair.model_b] += score
+        won[pair.model_a] += 1 - score
+    rated = [Rated(name, float(rating(strength)[i]), intervals[i], record[name], won[name])
+             for i, name in enumerate(names)]
+    return sorted(rated, key=lambda item: (-item.rating, item.model))

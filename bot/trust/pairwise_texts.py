@@ -1,0 +1,56 @@
+"""How a pairwise run's figures read, in words shared by the terminal, Slack and the digest (plain text: each place
+makes it safe to show)."""
+
+from __future__ import annotations
+
+from bot.figures import percent, plural
+from bot.trust.mcnemar import p_text
+from bot.trust.pairwise import Matchup, PairwiseReport, Rated
+
+
+def win_rate_text(match: Matchup) -> str:
+    """B's win rate over A with ties split, its interval and record: "bot-v2 over bot-v1: 62% (95% CI 51%-73%) of
+    30 pairs; won 14, lost 7, tied 9 (4 inconsistent); sign test p = 0.19"."""
+    if match.win_rate is None:
+        return f"{match.b} over {match.a}: no pair was judged"
+    interval = "" if match.interval is None else f" (95% CI {percent(match.interval[0])}-{percent(match.interval[1])})"
+    inconsistent = f" ({match.inconsistent} inconsistent)" if match.inconsistent else ""
+    sign = "" if match.sign_p is None else f"; sign test {p_text(match.sign_p)}"
+    pairs = f"{match.pairs} {plural(match.pairs, 'pair')}"
+    return (f"{match.b} over {match.a}: {percent(match.win_rate)}{interval} of {pairs}; won {match.wins}, lost "
+            f"{match.losses}, tied {match.ties}{inconsistent}{sign}")
+
+
+def consistency_text(found: PairwiseReport) -> str:
+    """Position consistency: "87% (26 of 30 pairs named the same winner in both orders; 4 inconsistent, counted as
+    ties)", or why it was not measured."""
+    if not found.swapped:
+        return "not measured: each pair was judged once (--no-swap), every other pair with B shown first"
+    if found.consistency is None:
+        return "n/a: no pair was scored in both orders"
+    inconsistent = found.both - found.consistent
+    pairs = f"{found.both} {plural(found.both, 'pair')}"
+    return (f"{percent(found.consistency)} ({found.consistent} of {pairs} named the same winner in both orders; "
+            f"{inconsistent} inconsistent, counted as ties)")
+
+
+def position_text(found: PairwiseReport) -> str:
+    """How often the judge picked the answer shown first: "picked the first answer in 71% of 48 judgments that named
+    a winner (sign test p = 0.006): position bias", or "n/a"."""
+    rate = found.first_rate
+    if rate is None or found.first_p is None:
+        return "n/a: no judgment named a winner"
+    decisive = found.shown_first["A"] + found.shown_first["B"]
+    ties = f"; {found.shown_first['tie']} called a tie" if found.shown_first["tie"] else ""
+    judgments = f"{decisive} {plural(decisive, 'judgment')}"
+    text = (f"picked the first answer in {percent(rate)} of {judgments} that named a winner (sign test "
+            f"{p_text(found.first_p)}){ties}")
+    if found.position_bias is not None:
+        text += f": position bias toward the {found.position_bias} answer"
+    return text
+
+
+def rated_text(item: Rated) -> str:
+    """One model's Bradley-Terry rating: "1043 (95% CI 1002-1090), 24 pairs, 15.5 won"."""
+    interval = "" if item.interval is None else f" (95% CI {item.interval[0]:.0f}-{item.interval[1]:.0f})"
+    return f"{item.rating:.0f}{interval}, {item.pairs} {plural(item.pairs, 'pair')}, {item.wins:g} won"
