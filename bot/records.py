@@ -131,6 +131,19 @@ SAMPLE_FIELDS = ("status", "prompt_hash", "output", "derived", "headline", "pass
 """What a saved sample keeps of one judge's judgment, to be read back as a verdict."""
 
 
+CHECK_CHANNEL = "#calibration-check"
+"""The channel key of the terminal's checks, alignments, comparisons of judges and pairwise runs: no Slack channel id
+has a "#", so their judgments stay out of every channel's and the terminal's stats, history, tallies and digest (they
+judge labeled rows a second time, or say which of two answers won rather than how good one is)."""
+
+
+def checks_of(channel_id: str | None) -> str:
+    """The channel key of the checks, alignments, comparisons and pairwise runs a Slack channel asked for (the
+    terminal's for None): out of its figures like every check run's, but its own, so that they count against that
+    channel's monthly budget and its digest can show its pairwise win rates."""
+    return f"{CHECK_CHANNEL} {channel_id}" if channel_id else CHECK_CHANNEL
+
+
 PERIOD = re.compile(r"(\d{1,4})d|all", re.IGNORECASE)  # how a period is written, in `/judge` and on the command line
 
 

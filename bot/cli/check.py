@@ -109,7 +109,7 @@ def confirmed(rows: int, limit: int, yes: bool, console: Console) -> bool:
 
 def check_origin() -> Origin:
     """A check run's origin: the terminal's person, under a channel key of its own so nothing is counted twice."""
-    from bot.runs import CHECK_CHANNEL
+    from bot.records import CHECK_CHANNEL
 
     return terminal_origin().model_copy(update={"source": "check", "channel_id": CHECK_CHANNEL})
 

@@ -77,7 +77,7 @@ def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: b
 def month_spent(store: Store) -> float:
     """USD the terminal's judging spent this month: its runs, and the checks, comparisons and alignments it ran (kept
     out of every channel's figures, not out of the budget)."""
-    from bot.runs import CHECK_CHANNEL
+    from bot.records import CHECK_CHANNEL
     from bot.store import month_start, spend, utcnow
 
     since = month_start(utcnow())

@@ -112,7 +112,7 @@ async def budget(ctx: Context) -> int:
 
     settled()
     settings = ctx.settings
-    from bot.runs import CHECK_CHANNEL
+    from bot.records import CHECK_CHANNEL
 
     spent = spend(ctx.store, channel_id=None, since=month_start(utcnow()))
     checks = spend(ctx.store, channel_id=CHECK_CHANNEL, since=month_start(utcnow()))  # checks, comparisons, alignments

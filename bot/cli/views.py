@@ -197,14 +197,29 @@ def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None
 def show_digest(console: Console, digest: Digest, title: str) -> None:
     """A channel's digest: per model and rubric figures against the week before, regressions, worst, judge changes,
     and how far people's labels say the judge can be trusted."""
-    from bot.digest import signed
-    from bot.trust.texts import labels_text as labels
 
     for warning in digest.warnings:
         console.print(f"[yellow]warning[/]: {shown(warning)}", highlight=False)
     if digest.quiet:
         console.print(f"{shown(title)}: no judgments over these 7 days.")
         return
+    if digest.lines:
+        _digest_table(console, digest, title)
+    else:
+        console.print(shown(title), highlight=False)
+    if digest.pairwise:
+        from bot.trust.pairwise_texts import win_rate_text
+
+        console.print("Pairwise win rates (each pair judged in both orders, ties split):", highlight=False)
+        for match in digest.pairwise:
+            console.print(shown(f"  {win_rate_text(match)}"), highlight=False)
+    _digest_rest(console, digest)
+
+
+def _digest_table(console: Console, digest: Digest, title: str) -> None:
+    """The digest's figures per model and rubric, against the week before."""
+    from bot.digest import signed
+
     columns = [Column("model under test"), Column("rubric", 1), Column("judged", 1), Column("mean headline", 1),
                Column("change", 1), Column("pass rate", 2), Column("change", 2), Column("tags", 5, free_text=True),
                Column("judge errors", 3), Column("people agree", 4)]
@@ -219,6 +234,13 @@ def show_digest(console: Console, digest: Digest, title: str) -> None:
                      signed(line.change) or "new", percent(f.pass_rate, missing=DASH) + unsure,
                      signed(line.pass_change, " pts") or "new", tags or DASH, errors, agree))
     console.print(fitted_table(console, columns, rows, title=shown(title)))
+
+
+def _digest_rest(console: Console, digest: Digest) -> None:
+    """What the digest says besides its figures: spend, judge changes, trust, the review queue, the judges among
+    themselves, regressions and the lowest scores."""
+    from bot.trust.texts import labels_text as labels
+
     if digest.spend is not None and digest.spend.by_judge:
         console.print(shown(f"Spent on judging: {money(digest.spend.usd)} ({', '.join(spend_parts(digest.spend.by_judge))})"),
                       highlight=False)

@@ -137,6 +137,7 @@ class CsvSource:
         roles = [role for role in ALIASES if (role in PAIR_ROLES) == pairs or role in ("question", "reference")]
         self.columns = {role: headers[index[role]] for role in roles if role in index}
         self.chosen = frozenset(chosen)
+        self.has_answer = "answer" in index  # a column of one answer, whatever the rubric reads
         self._index = index  # role -> column position
 
     def __iter__(self) -> Iterator[CsvRow | MalformedRow]:
@@ -201,6 +202,16 @@ class CsvSource:
 def _model(cell: str | None) -> str | None:
     """The model a cell names (cut to MODEL_NAME_LIMIT), or None for an empty one."""
     return capped_model_name(cell) if cell and cell.strip() else None
+
+
+def holds_pairs(path: str | Path, columns: Mapping[str, str] | None = None) -> bool:
+    """Whether a file's header gives two answers per row (answer_a and answer_b) and no answer column: a file of
+    pairs, for a pairwise rubric. False for a file that cannot be read (opening it again says why)."""
+    try:
+        source = open_csv(path, columns, pairs=True, reference=False)
+    except CsvError:
+        return False
+    return not source.has_answer
 
 
 def capped_model_name(name: str | None) -> str | None:

@@ -117,3 +117,38 @@ def differences_png(title: str, differences: Sequence[float]) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI)
     return buffer.getvalue()
+
+
+WIN_COLOURS = ("#1e8449", "#bdc3c7", "#c0392b")  # B won, tied, A won
+
+
+def win_rates_png(title: str, matchups: Sequence[tuple[str, str, int, int, int]]) -> bytes:
+    """A bar per two models compared pairwise: the share of pairs B won, tied (inconsistent pairs among them) and
+    lost, with even odds marked. `matchups` holds (A, B, B's wins, ties, B's losses) each."""
+    from matplotlib.figure import Figure  # imported here: it takes a while, and only chart makers need it
+
+    shown = list(matchups[:MODELS_SHOWN])
+    shown.reverse()  # barh draws from the bottom: the first comes out on top
+    figure = Figure(figsize=(WIDTH_INCHES, 1.9 + 0.62 * max(len(shown), 1)), dpi=DPI, layout="constrained")
+    axes = figure.add_subplot()
+    names = [f"{_short(b, 18)} vs {_short(a, 18)} ({wins + ties + losses:,})" for a, b, wins, ties, losses in shown]
+    left = [0.0] * len(shown)
+    for index, (label, colour) in enumerate(zip(("B won", "tie", "A won"), WIN_COLOURS)):
+        counts = [(wins, ties, losses)[index] for _, _, wins, ties, losses in shown]
+        shares = [100 * count / max(row[2] + row[3] + row[4], 1) for count, row in zip(counts, shown)]
+        bars = axes.barh(names, shares, left=left, color=colour, label=label, height=0.62, edgecolor="white")
+        for bar, share, count in zip(bars, shares, counts):
+            if share >= 9:
+                axes.text(bar.get_x() + bar.get_width() / 2, bar.get_y() + bar.get_height() / 2, str(count),
+                          ha="center", va="center", fontsize=11, color="black" if index == 1 else "white")
+        left = [start + share for start, share in zip(left, shares)]
+    axes.axvline(50, color="0.3", linestyle="--", linewidth=1)
+    axes.set_xlim(0, 100)
+    axes.set_xlabel("share of pairs (%) · B against A, each pair judged in both orders", fontsize=12)
+    axes.tick_params(axis="y", labelsize=12)
+    axes.spines[["top", "right"]].set_visible(False)
+    axes.set_title(_literal(title), fontsize=14, loc="left")
+    figure.legend(loc="outside lower center", ncols=3, fontsize=10, frameon=False)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()

@@ -7,12 +7,15 @@ from datetime import datetime
 from typing import Any
 
 from bot.digest.week import Period
+from bot.records import checks_of
 from bot.store import Figures, Spend, Store, channel_stats, judge_choices, spend
+from bot.store.pairs import judged_pairs
 from bot.store.review import ANY_TEAM, QueueState, queue_state
 from bot.store.revisions import revision_by_hash
 from bot.store.samples import sampled_in_channel
 from bot.store.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
 from bot.trust.alpha import JudgesAlpha, alphas_by_rubric
+from bot.trust.pairwise import Matchup, matchups, pairs_of
 from bot.trust.report import WEEKS_BEFORE, TrustBar, WeekTrust, weekly_trust
 
 WEEKS_CHARTED = 8
@@ -113,11 +116,12 @@ class Digest:
     alphas: list[tuple[str, JudgesAlpha, bool]] = field(default_factory=list)  # judges among themselves, by rubric
     warnings: list[str] = field(default_factory=list)  # the judge's coming shutdown, said by whoever shows it
     judge_marks: list[tuple[int, str]] = field(default_factory=list)  # (charted week, "judge: gpt-5.4-mini")
+    pairwise: list[Matchup] = field(default_factory=list)  # win rates of the pairwise runs of the period
 
     @property
     def quiet(self) -> bool:
-        """Nothing was judged in the channel during the period."""
-        return not self.lines
+        """Nothing was judged in the channel during the period (neither answers nor pairs of answers)."""
+        return not self.lines and not self.pairwise
 
     @property
     def judged(self) -> int:
@@ -148,8 +152,9 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
     start, end = period.utc
     previous = period.previous()
     now = channel_stats(store, channel_id=channel_id, since=start, until=end)
+    pairwise = matchups(pairs_of(judged_pairs(store, channel_key=checks_of(channel_id), since=start, until=end)))
     if not now:
-        return Digest(channel_id, period, [])
+        return Digest(channel_id, period, [], pairwise=pairwise)
     before = {(f.model_name, f.rubric_name): f for f in  # last week's people are not shown: not read
               channel_stats(store, channel_id=channel_id, since=previous.utc[0], until=start, said=False)}
     lines = [Line(figures, before.get((figures.model_name, figures.rubric_name))) for figures in now]
@@ -173,6 +178,7 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
         spend=spent,
         queue=queue if queue.open or queue.labeled else None,
         alphas=alphas_by_rubric(sampled_in_channel(store, channel_id=channel_id, since=start, until=end)),
+        pairwise=pairwise,
     )
 
 

@@ -6,10 +6,10 @@ from bot.runs.execute import HEARTBEAT_SECONDS, STALE_AFTER, busy, execute_run, 
 from bot.runs.goldens import GoldenResult, check_goldens
 from bot.runs.progress import Budget, Progress, RunOutcome
 from bot.runs.single import abandon_triple, finish_triple, start_triple
-from bot.runs.start import CHECK_CHANNEL, ONE_TRIPLE, Origin, checks_of, start_csv_run, start_run, start_single_run
+from bot.runs.start import ONE_TRIPLE, Origin, start_csv_run, start_run, start_single_run
 from bot.runs.summary import BANDS, Summary, export_run
 
-__all__ = ["BANDS", "CHECK_CHANNEL", "HEARTBEAT_SECONDS", "ONE_TRIPLE", "STALE_AFTER", "Budget", "GoldenResult", "Origin",
+__all__ = ["BANDS", "HEARTBEAT_SECONDS", "ONE_TRIPLE", "STALE_AFTER", "Budget", "GoldenResult", "Origin",
            "Progress", "RubricChanged", "RunBusy", "RunNotResumable", "RunOutcome", "Summary", "abandon_triple",
-           "busy", "check_goldens", "checks_of", "execute_run", "held_elsewhere", "export_run", "finish_triple",
+           "busy", "check_goldens", "execute_run", "held_elsewhere", "export_run", "finish_triple",
            "start_csv_run", "start_run", "start_single_run", "start_triple"]

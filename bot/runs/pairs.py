@@ -10,18 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from bot.csvfiles.results import ResultsWriter, flatten
-from bot.records import RowState
 from bot.rubric import Rubric, leaves
 from bot.runs.summary import Summary, beside_columns
 from bot.store import Run, Store
 from bot.store.history import run_billed
-from bot.trust.pairwise import FLIP, JudgedPair, PairwiseReport, Shown, report
+from bot.trust.pairwise import FLIP, UNNAMED, JudgedPair, PairwiseReport, report, shown_of
 
 ORDERS = {False: "ab", True: "ba"}  # the suffix of each order's columns: shown A first, or B first
 PAIR_COLUMNS = ["winner", "consistent"]
 ORDER_COLUMNS = ["status", "error", "flags"]
 RUN_COLUMNS = ["judge_model", "rubric_version", "cached"]
-UNNAMED = ("A", "B")  # the two sides of a file that names no models
 
 
 @dataclass
@@ -63,7 +61,7 @@ def export_pairs(store: Store, *, run: Run, rubric: Rubric, out: Path | None) ->
                                   names["row"]: first.row_number})
                 continue
             pair = JudgedPair(first.row_number, first.question, first.model_name or UNNAMED[0],
-                              first.model_b or UNNAMED[1], tuple(_shown(row) for row in rows))
+                              first.model_b or UNNAMED[1], tuple(shown_of(row) for row in rows))
             pairs.append(pair)
             if writer is not None:
                 writer.write({**(first.cells or {}), **_pair_cells(rows, pair, names)})
@@ -74,14 +72,6 @@ def export_pairs(store: Store, *, run: Run, rubric: Rubric, out: Path | None) ->
 def _swapped_run(pairs: Sequence[JudgedPair]) -> bool:
     """Whether the run showed its pairs in both orders (rather than each once)."""
     return any(len(pair.shown) > 1 for pair in pairs)
-
-
-def _shown(row: Any) -> Shown:
-    """One order's judgment of a pair, as the figures read it."""
-    output = row.output or {}
-    scored = row.status == RowState.SCORED
-    return Shown(bool(row.swapped), str(output["winner"]) if scored and "winner" in output else None,
-                 output.get("margin") if scored else None)
 
 
 def _pair_cells(rows: Sequence[Any], pair: JudgedPair, names: dict[str, str]) -> dict[str, Any]:

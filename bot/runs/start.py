@@ -10,27 +10,18 @@ from pydantic import BaseModel
 
 from bot.csvfiles.reading import CsvRow, CsvSource, MalformedRow, capped_model_name
 from bot.errors import CsvError, RunBusy
-from bot.records import RowState, RunState, Triple
+from bot.records import RowState, RunState, Triple, checks_of
 from bot.rubric import Rubric
 from bot.store import Run, Store, process_name, utcnow
 from bot.store.judgments import LOAD_LOST
 
-CHECK_CHANNEL = "#calibration-check"
 ONE_TRIPLE = "one triple"  # the source name of a run of one triple: it has a verdict to show, no results file
-
-
-def checks_of(channel_id: str) -> str:
-    """The channel key of the checks, alignments and comparisons a Slack channel asked for: out of its figures like
-    every check run's, but its own, so that they count against that channel's monthly budget."""
-    return f"{CHECK_CHANNEL} {channel_id}"
-"""The channel key of `judgebot calibration check` runs: no Slack channel id has a "#", so their judgments stay out of
-every channel's and the terminal's stats, history, tallies and digest (they judge labeled rows a second time)."""
 
 
 def pairs_origin(origin: Origin) -> Origin:
     """Where a pairwise run's judgments belong: beside the checks of its channel (or of the terminal), so that a
     verdict saying which answer won never counts as a model's score."""
-    return origin.model_copy(update={"channel_id": checks_of(origin.channel_id) if origin.channel_id else CHECK_CHANNEL})
+    return origin.model_copy(update={"channel_id": checks_of(origin.channel_id)})
 
 
 class Origin(BaseModel):

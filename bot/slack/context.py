@@ -15,8 +15,8 @@ from bot.errors import RubricError
 from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import Bench, Panel
 from bot.llm.client import JudgeClient
+from bot.records import checks_of
 from bot.rubric import Rubric, RubricSet
-from bot.runs import checks_of
 from bot.slack.messenger import Messenger
 from bot.store import Judgment, Run, Store, judge_of_channel, month_start, spend, utcnow
 from bot.store.models import RubricRevision

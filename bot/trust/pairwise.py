@@ -7,14 +7,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from bot.records import RowState
 from bot.trust.bootstrap import RESAMPLES, SEED
 from bot.trust.compare import mean_shift
 from bot.trust.paired import sign_test_p
 
 FLIP = {"A": "B", "B": "A", "tie": "tie"}
+UNNAMED = ("A", "B")  # the two sides of a file that names no models
 SCORE_OF_B = {"A": 0.0, "tie": 0.5, "B": 1.0}  # what a pair's outcome gives B: a win, half of a tie, or nothing
 BIAS_P = 0.05  # the judge picks one position more often than chance would, at this p
 BT_PRIOR = 0.5  # a virtual tie of this weight between every two models keeps a model that always wins finite
@@ -37,6 +40,15 @@ class Shown:
         if self.winner is None:
             return None
         return FLIP[self.winner] if self.swapped else self.winner
+
+
+def shown_of(row: Any) -> Shown:
+    """One order's judgment of a pair as the figures read it, from a row of the history (its status, output and
+    whether B was shown first)."""
+    output = row.output or {}
+    scored = row.status == RowState.SCORED and "winner" in output
+    return Shown(bool(row.swapped), str(output["winner"]) if scored else None,
+                 output.get("margin") if scored else None)
 
 
 @dataclass(frozen=True)
@@ -141,6 +153,17 @@ class PairwiseReport:
         if self.first_p is None or self.first_p >= BIAS_P or self.first_rate is None:
             return None
         return "first" if self.first_rate > 0.5 else "second"
+
+
+def pairs_of(rows: Sequence[Any]) -> list[JudgedPair]:
+    """The pairs judged in some runs, from their rows of the history (each order of a pair is a row: same run, same
+    line), in the order of the rows."""
+    grouped: dict[tuple[int, int | None], list[Any]] = {}
+    for row in rows:
+        grouped.setdefault((row.run_id, row.row_number), []).append(row)
+    return [JudgedPair(first.row_number, first.question, first.model_name or UNNAMED[0], first.model_b or UNNAMED[1],
+                       tuple(shown_of(row) for row in orders))
+            for orders in grouped.values() for first in orders[:1]]
 
 
 def report(pairs: Sequence[JudgedPair], *, swapped: bool = True) -> PairwiseReport:

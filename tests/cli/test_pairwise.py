@@ -252,3 +252,34 @@ def test_compare_asks_a_pairwise_judge_about_two_models_answers(tmp_path: Path, 
     assert code == 2 and "--judge takes a pairwise rubric" in flat(out)
     code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", "--no-swap")
     assert code == 2 and "are for --judge RUBRIC" in flat(out)
+
+
+def test_the_digest_of_a_week_of_pairwise_runs_shows_their_win_rates(tmp_path: Path, judge_server, slack_server) -> None:
+    import sqlite3
+
+    judge_server.responder = PrefersMarked()
+    pairs_file(tmp_path, [True, True, True, False])
+    assert judgebot(tmp_path, "judge", "pairs.csv", "--rubric", "pairwise", "--yes", server=judge_server)[0] == 0
+    db = sqlite3.connect(tmp_path / "h.db")  # as if judged in channel C0GENERAL on Wednesday of W46
+    with db:
+        db.execute("UPDATE judgment SET channel_id = '#calibration-check C0GENERAL', "
+                   "judged_at = '2026-11-11 12:00:00.000000'")
+    db.close()
+
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46")
+    text = flat(out)
+    assert code == 0, out
+    assert "no judgments" not in text  # only pairs were judged that week: the digest is not quiet
+    low, high = bootstrap([1.0, 1.0, 1.0, 0.0])
+    assert (f"Pairwise win rates (each pair judged in both orders, ties split): bot-v2 over bot-v1: 75% (95% CI "
+            f"{low:.0%}-{high:.0%}) of 4 pairs; won 3, lost 1, tied 0") in text
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W45")
+    assert code == 0 and "no judgments over these 7 days" in out
+
+    slack = {"SLACK_BOT_TOKEN": slack_server.bot_token, "SLACK_API_URL": slack_server.api_url}
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46", "--post", **slack)
+    assert code == 0, out
+    [posted] = slack_server.calls_to("chat.postMessage")
+    blocks = str(posted.params["blocks"])
+    assert "*Pairwise win rates these 7 days*" in blocks and "bot-v2 over bot-v1: 75%" in blocks
+    assert slack_server.uploads("C0GENERAL") == []  # no scores, no trend chart

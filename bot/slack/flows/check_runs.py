@@ -7,8 +7,9 @@ import asyncio
 from collections.abc import Sequence
 
 from bot.csvfiles.reading import CsvRow
+from bot.records import checks_of
 from bot.rubric import Rubric
-from bot.runs import Origin, checks_of, execute_run, start_run
+from bot.runs import Origin, execute_run, start_run
 from bot.slack.context import Context
 from bot.store import Judgment
 from bot.trust.cases import TEXT_COLUMNS

@@ -143,7 +143,7 @@ class DigestPoster:
             metadata={"event_type": DIGEST_EVENT, "event_payload": {"week": period.week, "weekly": weekly,
                                                                      "posted_in": period.posting_week}})
         ts = str(posted["ts"])
-        if not digest.quiet:
+        if digest.lines:  # a week of pairwise runs only has no trend of scores to chart
             await self._post_chart(digest, channel_id, ts, weekly=weekly)
         return ts
 

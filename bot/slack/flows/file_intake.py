@@ -10,10 +10,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bot.csvfiles.reading import CsvSource, choose_columns, open_csv
+from bot.csvfiles.reading import CsvSource, choose_columns, holds_pairs, open_csv
 from bot.errors import CommandError, CsvError, FileProblem
 from bot.records import ShareState
-from bot.rubric import Rubric
+from bot.rubric import Rubric, RubricSet
 from bot.slack.commands import parse_share_text
 from bot.slack.context import Context
 from bot.slack.files import Downloaded, download, is_table, megabytes, safe_name
@@ -102,15 +102,16 @@ class FileIntake:
                 wanted = parse_share_text(share.text, self.ctx.rubrics)
                 rubric = (self.ctx.rubrics.find(rubric_name) if rubric_name
                           else await self._rubric_for(share, wanted.rubric))
-                if rubric is not None and rubric.pairwise:
-                    raise FileProblem(f"{rubric.name} compares pairs of answers, which a shared file cannot be judged "
-                                      f"with here yet: run `judgebot judge FILE --rubric {rubric.name}` in a "
-                                      "terminal.")
                 fetched = await self._fetch(share, Path(folder))
+                named = rubric_name is not None or wanted.rubric is not None
+                if not named and await asyncio.to_thread(holds_pairs, fetched.path, message_columns(share.text)):
+                    rubric = pairwise_rubric(self.ctx.rubrics, rubric)  # two answers a row: which one is better?
                 # Read as the rubric reads it (a reference column, and a cell in each row, unless it grades without
-                # one); a file whose rubric is still to be chosen is read again once it is.
+                # one; two answers a row for a pairwise rubric); a file whose rubric is still to be chosen is read
+                # again once it is.
                 source = await asyncio.to_thread(self._open, fetched.path, share.file_name, share.text,
-                                                 rubric is not None and rubric.uses_reference)
+                                                 rubric is not None and rubric.uses_reference,
+                                                 rubric is not None and rubric.pairwise)
                 await self.ctx.db(update_share, share_id=share.id, sha256=fetched.sha256)
                 share.sha256 = fetched.sha256
             except FileProblem as problem:
@@ -169,13 +170,13 @@ class FileIntake:
         return await download(url, self.ctx.client.token or "", folder / safe_name(share.file_name),
                               max_bytes=self.limits.max_bytes, extra=self.limits.origin)
 
-    def _open(self, path: Path, name: str, text: str, reference: bool = False) -> CsvSource:
+    def _open(self, path: Path, name: str, text: str, reference: bool = False, pairs: bool = False) -> CsvSource:
         """Open the CSV with the columns the message names, and count its rows (malformed ones too), within the row
         limit; with `reference`, for a rubric that grades against a reference (a column of it needed, and a cell
-        in each row)."""
+        in each row); with `pairs`, for a pairwise rubric (answer_a and answer_b)."""
         try:
             source = open_csv(path, message_columns(text), how=CHOOSE_IN_MESSAGE, model_or_name=True,
-                              reference=reference)
+                              reference=reference, pairs=pairs)
             rows = 0
             for _ in source:
                 rows += 1
@@ -208,6 +209,16 @@ class FileIntake:
                               note="the question could not be posted")
             return
         await self.ctx.db(update_share, share_id=share.id, question_ts=sent.ts)
+
+
+def pairwise_rubric(rubrics: RubricSet, chosen: Rubric | None) -> Rubric | None:
+    """The rubric a file of pairs is judged with when the message names none: the thread's or the channel's when it
+    is pairwise, else the one called pairwise, else the first pairwise rubric (None without any: the person is
+    asked)."""
+    if chosen is not None and chosen.pairwise:
+        return chosen
+    pairwise = [rubric for rubric in rubrics if rubric.pairwise]
+    return next((rubric for rubric in pairwise if rubric.name == "pairwise"), pairwise[0] if pairwise else None)
 
 
 def message_columns(text: str) -> dict[str, str]:

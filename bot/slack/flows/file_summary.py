@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import tempfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bot.digest import score_distribution_png
+from bot.digest import score_distribution_png, win_rates_png
 from bot.records import ShareState
 from bot.rubric import Rubric
 from bot.runs import BANDS, Summary, export_run
+from bot.runs.pairs import export_pairs
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.flows import share_thread
@@ -19,6 +22,7 @@ from bot.slack.flows.progress import ProgressMessage
 from bot.slack.messenger import slack_error
 from bot.slack.text import escape, plain, shown
 from bot.slack.views import file_run as view
+from bot.slack.views import pairs as pairs_view
 from bot.store import Run, SharedFile, Store, get_share, move_share, process_name, update_share
 from bot.store.graded import graded_answers
 from bot.trust.file_labels import save_file_labels
@@ -78,23 +82,22 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
     assert run is not None, "a share's run is never deleted"
     with tempfile.TemporaryDirectory(prefix="judgebot-") as folder:
         results = Path(folder) / results_name(run)
-        labels = await asyncio.to_thread(save_file_labels, ctx.store, run, rubric)
-        review = await asyncio.to_thread(send_to_review, ctx.store, run, rate=ctx.review_sample_rate)
-        models = models_compared(graded(await ctx.db(graded_answers, run_id=run.id)))
-        summary = await asyncio.to_thread(export_run, ctx.store, run=run, rubric=rubric, out=results)
+        if rubric.pairwise:
+            summary, card, chart = await _pairs_summary(ctx, run, rubric, results)
+        else:
+            summary, card, chart = await _summary(ctx, run, rubric, results)
         if share.summary_ts is None:
             ts = await _posted_summary(ctx, share, run) if recovering else None
             if ts is None:
-                ts = (await share_thread.post(ctx, share, view.summary_card(run, rubric, summary, results.name, labels,
-                                                                          review, models),
-                                       what="the summary", metadata={"event_type": SUMMARY_EVENT,
-                                                                     "event_payload": {"run_id": run.id}})).ts
+                ts = (await share_thread.post(ctx, share, card, what="the summary",
+                                              metadata={"event_type": SUMMARY_EVENT,
+                                                        "event_payload": {"run_id": run.id}})).ts
             if ts is None:
                 raise RuntimeError("Slack refused the summary card")
             await ctx.db(update_share, share_id=share.id, summary_ts=ts)
         if not share.results_posted:
             if not (recovering and await _posted_files(ctx, share, results.name)):
-                await _upload(ctx, share, run, rubric, summary, results)
+                await _upload(ctx, share, run, rubric, results, chart)
             await ctx.db(update_share, share_id=share.id, results_posted=True)
     if share.progress_ts:
         end = view.finished(run, rubric.title, summary, seconds, cancelled_by)
@@ -105,20 +108,45 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
     await ctx.db(move_share, share_id=share.id, to=ShareState.DONE, owner=None)
 
 
-async def _upload(ctx: Context, share: SharedFile, run: Run, rubric: Rubric, summary: Summary,
-                  results: Path) -> None:
+Chart = tuple[str, Callable[[], bytes]] | None  # what the chart shows, and how it is drawn (off the event loop)
+
+
+async def _summary(ctx: Context, run: Run, rubric: Rubric, results: Path) -> tuple[Summary, dict[str, Any], Chart]:
+    """A run's labels and review cases saved, its results written, and its summary card and score chart."""
+    labels = await asyncio.to_thread(save_file_labels, ctx.store, run, rubric)
+    review = await asyncio.to_thread(send_to_review, ctx.store, run, rate=ctx.review_sample_rate)
+    models = models_compared(graded(await ctx.db(graded_answers, run_id=run.id)))
+    summary = await asyncio.to_thread(export_run, ctx.store, run=run, rubric=rubric, out=results)
+    card = view.summary_card(run, rubric, summary, results.name, labels, review, models)
+    chart: Chart = None
+    if summary.scored:
+        title = f"{rubric.name} · {run.source_name or 'file'} · {summary.scored:,} scored rows"
+        bands = {name: (figures.bands, figures.errors) for name, figures in summary.models.items()}
+        chart = "Score distribution per model", partial(score_distribution_png, title, BANDS, bands)
+    return summary, card, chart
+
+
+async def _pairs_summary(ctx: Context, run: Run, rubric: Rubric, results: Path
+                         ) -> tuple[Summary, dict[str, Any], Chart]:
+    """A pairwise run's results written (one row per pair), and its summary card and win-rate chart."""
+    found = await asyncio.to_thread(export_pairs, ctx.store, run=run, rubric=rubric, out=results)
+    chart: Chart = None
+    if found.report.matchups:
+        title = f"{rubric.name} · {run.source_name or 'file'} · {found.report.judged:,} pairs"
+        chart = "Win rate of B against A", partial(win_rates_png, title, pairs_view.chart_rows(found))
+    return found.summary, pairs_view.pairs_card(run, rubric, found, results.name), chart
+
+
+async def _upload(ctx: Context, share: SharedFile, run: Run, rubric: Rubric, results: Path, chart: Chart) -> None:
     source = run.source_name or "file"
     uploads = [(results.name, f"Results of {plain(source, 120)} ({rubric.name})", results.read_bytes())]
-    if summary.scored:
-        title = f"{rubric.name} · {source} · {summary.scored:,} scored rows"
-        chart = await asyncio.to_thread(
-            score_distribution_png, title, BANDS,
-            {name: (figures.bands, figures.errors) for name, figures in summary.models.items()})
-        uploads.append((chart_name(run), "Score distribution per model", chart))
+    if chart is not None:
+        uploads.append((chart_name(run), chart[0], await asyncio.to_thread(chart[1])))
+    name = shown(source, 120)[0]
+    comment = (f"Every pair of *{name}* with both orders' verdicts, and the win rates." if rubric.pairwise else
+               f"Every row of *{name}* with its verdict, and the scores per model.")
     try:
-        await upload(ctx.client, channel=share.channel_id, thread_ts=share.thread_ts,
-                     comment=f"Every row of *{shown(source, 120)[0]}* with its verdict, and the scores per model.",
-                     files=uploads)
+        await upload(ctx.client, channel=share.channel_id, thread_ts=share.thread_ts, comment=comment, files=uploads)
     except Exception as err:
         log.warning("could not upload the results of run %s: %s", run.id, slack_error(err))
         await share_thread.say(ctx, share, f":warning: The results file could not be uploaded (`{slack_error(err)}`). Every "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.figures import money
-from bot.runs import checks_of
+from bot.records import checks_of
 from bot.slack import commands
 from bot.slack.admins import admin_refusal
 from bot.slack.context import Context

@@ -15,6 +15,7 @@ from bot.slack.views.budget import spend_text
 from bot.slack.views.limits import HEADER_LIMIT, MODEL_ROOM
 from bot.store import DigestSubscription
 from bot.trust.calibration import Agreement
+from bot.trust.pairwise_texts import win_rate_text
 from bot.trust.report import WeekTrust, people_agreement
 from bot.trust.review import queue_text
 from bot.trust.texts import agreement_text
@@ -151,12 +152,15 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
     error_rate = digest.errors / digest.judged if digest.judged else 0
     head: list[Block] = [
         HeaderBlock(text=title[:HEADER_LIMIT]),
-        section(f"*{digest.judged:,} judgments*{reused_text(digest.reused)} in {channel} · {len(models)} model(s) under test · "
-                f"{len(rubric_names)} rubric(s) · judge errors {error_rate:.1%}\n"
-                "▲ ▼ compare with the 7 days before."),
+        *([section(f"*{digest.judged:,} judgments*{reused_text(digest.reused)} in {channel} · {len(models)} model(s) "
+                   f"under test · {len(rubric_names)} rubric(s) · judge errors {error_rate:.1%}\n"
+                   "▲ ▼ compare with the 7 days before.")] if digest.lines else []),
         *warning_blocks(digest.warnings),
     ]
     tail: list[Block] = []
+    if digest.pairwise:
+        tail.append(section("*Pairwise win rates these 7 days* (each pair judged in both orders, ties split)\n"
+                            + "\n".join(f"• {escape(win_rate_text(match))}" for match in digest.pairwise[:10])))
     if digest.spend is not None and digest.spend.by_judge:
         tail.append(section(f"*Spent on judging these 7 days* {spend_text(digest.spend)}"))
     if digest.changes:
@@ -173,8 +177,9 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
         tail.append(section(regressions_text(digest, team_url)))
     if digest.worst:
         tail.append(section(worst_text(digest, team_url)))
-    tail.append(context(":chart_with_upwards_trend: the trend of the last 8 weeks is in the thread" if chart else
-                        "the trend chart comes with the posted digest",
+    tail.append(context(("" if not digest.lines else
+                         ":chart_with_upwards_trend: the trend of the last 8 weeks is in the thread" if chart else
+                         "the trend chart comes with the posted digest"),
                         "only judgments made in this channel", "`/judge digest` shows the schedule"))
     entries: list[Block] = [section(line_text(line, rubrics)) for line in digest.lines]
     fitted = listing([*head, *tail], entries, more="_{n} more model and rubric pairs; `judgebot digest` in a terminal "
