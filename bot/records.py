@@ -144,6 +144,12 @@ def checks_of(channel_id: str | None) -> str:
     return f"{CHECK_CHANNEL} {channel_id}" if channel_id else CHECK_CHANNEL
 
 
+def channel_of_checks(channel_key: str | None) -> str | None:
+    """The Slack channel whose checks a channel key holds (see `checks_of`): None for the terminal's."""
+    prefix = f"{CHECK_CHANNEL} "
+    return channel_key[len(prefix):] if channel_key and channel_key.startswith(prefix) else None
+
+
 PERIOD = re.compile(r"(\d{1,4})d|all", re.IGNORECASE)  # how a period is written, in `/judge` and on the command line
 
 

@@ -317,6 +317,7 @@ def write_pairs(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: RunO
     from bot.judge.lifetime import judges_of_run
     from bot.runs.pairs import export_pairs
     from bot.store import utcnow
+    from bot.trust.review import send_pairs_to_review
 
     kept = out.exists() and bool(outcome.counts.get(RowState.PENDING))
     try:
@@ -327,6 +328,10 @@ def write_pairs(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: RunO
     if not kept:
         ctx.store.update_run(run.id, results_path=str(out.resolve()), results_written_at=utcnow())
     pairs_views.show_pairs(ctx.console, run, found, None if kept else out)
+    review = send_pairs_to_review(ctx.store, run, found.unsettled)
+    if review.total:
+        ctx.console.print(f"{review.text()}: a person says which answer is better (`/judge review` in Slack; "
+                          "`judgebot review` lists them).", highlight=False)
     show_shutdowns(ctx, judges_of_run(run.judge_model, run.judges))
     _said_how_it_ended(ctx, run, out, outcome, kept)
     return EXIT_OK if outcome.all_scored else EXIT_UNSCORED

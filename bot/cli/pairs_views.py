@@ -21,7 +21,7 @@ QUESTION_SHOWN = 80
 
 def show_pairs(console: Console, run: Run, found: PairsSummary, out: Any) -> None:
     """The end-of-run table of a pairwise run, its ranking, and the pairs whose winner changed with the order."""
-    from bot.trust.pairwise_texts import consistency_text, position_text, rated_text, win_rate_text
+    from bot.trust.pairwise_texts import consistency_text, people_text, position_text, rated_text, win_rate_text
 
     summary, figures = found.summary, found.report
     table = Table(title=shown(f"Run {run.id} · pairwise ({run.rubric_name} {run.rubric_version}) · judge "
@@ -41,6 +41,8 @@ def show_pairs(console: Console, run: Run, found: PairsSummary, out: Any) -> Non
         table.add_row("win rate", shown(win_rate_text(match)))
     table.add_row("position consistency", consistency_text(figures))
     table.add_row("position", position_text(figures))
+    if (people := people_text(figures)) is not None:
+        table.add_row("people", people)
     if summary.cached:
         table.add_row("reused from cache", f"{summary.cached} judgments")
     cached = f" ({summary.tokens_cached:,} of them cached)" if summary.tokens_cached else ""

@@ -9,13 +9,13 @@ from typing import Any
 from bot.digest.week import Period
 from bot.records import checks_of
 from bot.store import Figures, Spend, Store, channel_stats, judge_choices, spend
-from bot.store.pairs import judged_pairs
+from bot.store.pairs import judged_pairs, pair_labels
 from bot.store.review import ANY_TEAM, QueueState, queue_state
 from bot.store.revisions import revision_by_hash
 from bot.store.samples import sampled_in_channel
 from bot.store.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
 from bot.trust.alpha import JudgesAlpha, alphas_by_rubric
-from bot.trust.pairwise import Matchup, matchups, pairs_of
+from bot.trust.pairwise import JudgedPair, Matchup, matchups, pairs_of, people_winner
 from bot.trust.report import WEEKS_BEFORE, TrustBar, WeekTrust, weekly_trust
 
 WEEKS_CHARTED = 8
@@ -152,7 +152,7 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
     start, end = period.utc
     previous = period.previous()
     now = channel_stats(store, channel_id=channel_id, since=start, until=end)
-    pairwise = matchups(pairs_of(judged_pairs(store, channel_key=checks_of(channel_id), since=start, until=end)))
+    pairwise = matchups(pairs_judged(store, channel_key=checks_of(channel_id), since=start, until=end))
     if not now:
         return Digest(channel_id, period, [], pairwise=pairwise)
     before = {(f.model_name, f.rubric_name): f for f in  # last week's people are not shown: not read
@@ -180,6 +180,13 @@ def build_digest(store: Store, *, channel_id: str | None, period: Period, weeks:
         alphas=alphas_by_rubric(sampled_in_channel(store, channel_id=channel_id, since=start, until=end)),
         pairwise=pairwise,
     )
+
+
+def pairs_judged(store: Store, *, channel_key: str, since: datetime, until: datetime) -> list[JudgedPair]:
+    """The pairs of the pairwise runs of a period, each with what people said of it."""
+    rows = judged_pairs(store, channel_key=channel_key, since=since, until=until)
+    said = pair_labels(store, (row.case_key for row in rows))
+    return pairs_of(rows, {key: winner for key, winners in said.items() if (winner := people_winner(winners))})
 
 
 def judge_marks(store: Store, channel_id: str | None, weeks: list[Period]) -> list[tuple[int, str]]:

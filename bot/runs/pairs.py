@@ -14,12 +14,14 @@ from bot.rubric import Rubric, leaves
 from bot.runs.summary import Summary, beside_columns
 from bot.store import Run, Store
 from bot.store.history import run_billed
-from bot.trust.pairwise import FLIP, UNNAMED, JudgedPair, PairwiseReport, report, shown_of
+from bot.store.pairs import pair_case, pair_labels
+from bot.trust.pairwise import FLIP, JudgedPair, PairwiseReport, pair_of, people_winner, report
 
 ORDERS = {False: "ab", True: "ba"}  # the suffix of each order's columns: shown A first, or B first
-PAIR_COLUMNS = ["winner", "consistent"]
+PAIR_COLUMNS = ["winner", "consistent", "people"]
 ORDER_COLUMNS = ["status", "error", "flags"]
 RUN_COLUMNS = ["judge_model", "rubric_version", "cached"]
+LABELS_READ = 500  # pairs whose people's labels are read in one query
 
 
 @dataclass
@@ -30,6 +32,7 @@ class PairsSummary:
     report: PairwiseReport
     malformed: int = 0  # rows of the file that were not pairs (see the summary's problems)
     pairs: list[JudgedPair] = field(default_factory=list)
+    unsettled: list[tuple[int, str]] = field(default_factory=list)  # inconsistent pairs nobody labeled: (row, case)
 
 
 def pair_fieldnames(run: Run, rubric: Rubric) -> dict[str, str]:
@@ -47,26 +50,30 @@ def export_pairs(store: Store, *, run: Run, rubric: Rubric, out: Path | None) ->
     names = pair_fieldnames(run, rubric)
     fieldnames = [names["row"], *(run.columns or []), *list(names.values())[1:]]
     pairs: list[JudgedPair] = []
+    unsettled: list[tuple[int, str]] = []
     malformed = 0
     # Written whole or not at all: a failure part-way leaves whatever was at `out` as it was.
     with ResultsWriter(out, fieldnames) if out else nullcontext(None) as writer:
-        for rows in _pairs(store, run.id):
-            for row in rows:
-                summary.add(row, {}, [])
-            first = rows[0]
-            if first.swapped is None:  # a row of the file that could not be read as a pair
-                malformed += 1
+        for group, people in _labeled(store, _pairs(store, run.id)):
+            for rows in group:
+                for row in rows:
+                    summary.add(row, {}, [])
+                first = rows[0]
+                if first.swapped is None:  # a row of the file that could not be read as a pair
+                    malformed += 1
+                    if writer is not None:
+                        writer.write({**(first.cells or {}), names["status_ab"]: first.status,
+                                      names["error_ab"]: first.error, names["row"]: first.row_number})
+                    continue
+                case = pair_case(first)
+                pair = pair_of(rows, people.get(case))
+                pairs.append(pair)
+                if pair.consistent is False and pair.human is None:
+                    unsettled.append((next((row.id for row in rows if not row.swapped), first.id), case))
                 if writer is not None:
-                    writer.write({**(first.cells or {}), names["status_ab"]: first.status, names["error_ab"]: first.error,
-                                  names["row"]: first.row_number})
-                continue
-            pair = JudgedPair(first.row_number, first.question, first.model_name or UNNAMED[0],
-                              first.model_b or UNNAMED[1], tuple(shown_of(row) for row in rows))
-            pairs.append(pair)
-            if writer is not None:
-                writer.write({**(first.cells or {}), **_pair_cells(rows, pair, names)})
+                    writer.write({**(first.cells or {}), **_pair_cells(rows, pair, names)})
     summary.bill(run_billed(store, run.id))
-    return PairsSummary(summary, report(pairs, swapped=_swapped_run(pairs)), malformed, pairs)
+    return PairsSummary(summary, report(pairs, swapped=_swapped_run(pairs)), malformed, pairs, unsettled)
 
 
 def _swapped_run(pairs: Sequence[JudgedPair]) -> bool:
@@ -78,6 +85,7 @@ def _pair_cells(rows: Sequence[Any], pair: JudgedPair, names: dict[str, str]) ->
     """The results cells of a pair: its outcome, then each order's verdict (winners in the file's terms: A is its
     answer_a whatever order the judge saw)."""
     cells: dict[str, Any] = {names["row"]: pair.line, names["winner"]: pair.outcome, names["consistent"]: pair.consistent,
+                             names["people"]: pair.human,
                              names["judge_model"]: rows[0].judge_model, names["rubric_version"]: rows[0].rubric_version,
                              names["cached"]: all(row.cached_from is not None for row in rows)}
     for row in rows:
@@ -88,6 +96,23 @@ def _pair_cells(rows: Sequence[Any], pair: JudgedPair, names: dict[str, str]) ->
         values |= {"status": row.status, "error": row.error, "flags": row.flags or None}
         cells |= {names[f"{name}_{order}"]: value for name, value in values.items() if f"{name}_{order}" in names}
     return cells
+
+
+def _labeled(store: Store, pairs: Iterator[list[Any]]) -> Iterator[tuple[list[list[Any]], dict[str, str]]]:
+    """The pairs in groups of LABELS_READ, each group with what people said of its pairs (the winner by case)."""
+    group: list[list[Any]] = []
+    for rows in pairs:
+        group.append(rows)
+        if len(group) == LABELS_READ:
+            yield group, _people(store, group)
+            group = []
+    if group:
+        yield group, _people(store, group)
+
+
+def _people(store: Store, group: list[list[Any]]) -> dict[str, str]:
+    said = pair_labels(store, (pair_case(rows[0]) for rows in group if rows[0].swapped is not None))
+    return {key: winner for key, winners in said.items() if (winner := people_winner(winners)) is not None}
 
 
 def _pairs(store: Store, run_id: int) -> Iterator[list[Any]]:

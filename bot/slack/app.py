@@ -33,7 +33,7 @@ from bot.slack.views.commands import FORM, FormSeal
 from bot.slack.views.correction import CORRECTION
 from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
 from bot.slack.views.judges_compare import JUDGE_KEEP, JUDGE_USE
-from bot.slack.views.review import REVIEW_AGREE, REVIEW_FORM, REVIEW_LABEL, REVIEW_SKIP, REVIEW_START
+from bot.slack.views.review import REVIEW_AGREE, REVIEW_FORM, REVIEW_LABEL, REVIEW_PICK, REVIEW_SKIP, REVIEW_START
 
 COMMAND = "/judge"
 HOME_OPENED = "app_home_opened"
@@ -106,6 +106,7 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     app.action(REVIEW_AGREE)(review.on_agree)
     app.action(REVIEW_LABEL)(review.on_label)
     app.action(REVIEW_SKIP)(review.on_skip)
+    app.action(re.compile(f"^{REVIEW_PICK}(A|B|tie)$"))(review.on_pick)
     app.action(REVIEW_START)(review.on_start)
     app.view(REVIEW_FORM)(review.on_form)
     app.action(ALIGN_USE)(align.on_use)

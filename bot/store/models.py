@@ -448,7 +448,8 @@ class ReviewCase(SQLModel, table=True):
     judgment_id: int = Field(foreign_key="judgment.id", description="the verdict that sent it to review")
     run_id: int = Field(foreign_key="run.id")
     rubric_name: str = Field(max_length=64)
-    reason: str = Field(max_length=16, description="unsure, split (a jury), disagree (with a label) or random")
+    reason: str = Field(max_length=16, description="unsure, split (a jury), disagree (with a label), random "
+                        "or inconsistent (a pair)")
     random: bool = Field(default=False, description="picked at random from its run's scored rows")
     state: str = Field(default="open", max_length=16, description="open or labeled")
     created_at: NaiveDatetime = Field(default_factory=utcnow)

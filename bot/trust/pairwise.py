@@ -5,7 +5,7 @@ over A with its interval, and for more than two models a Bradley-Terry ranking w
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +60,7 @@ class JudgedPair:
     model_a: str
     model_b: str
     shown: tuple[Shown, ...]
+    human: str | None = None  # what people said of the pair (A, B or tie, in the file's terms), if they did
 
     @property
     def winners(self) -> list[str]:
@@ -68,8 +69,8 @@ class JudgedPair:
 
     @property
     def judged(self) -> bool:
-        """Whether some order was scored."""
-        return bool(self.winners)
+        """Whether the pair has an outcome: some order was scored, or people said which answer is better."""
+        return bool(self.winners) or self.human is not None
 
     @property
     def both(self) -> bool:
@@ -83,7 +84,10 @@ class JudgedPair:
 
     @property
     def outcome(self) -> str | None:
-        """The pair's winner: what every scored order said, else a tie (an inconsistent pair); None if unscored."""
+        """The pair's winner: what people said of it, else what every scored order said, else a tie (an inconsistent
+        pair); None if nobody said anything."""
+        if self.human is not None:
+            return self.human
         winners = set(self.winners)
         if not winners:
             return None
@@ -132,6 +136,12 @@ class PairwiseReport:
     consistent: int = 0
     inconsistent: list[JudgedPair] = field(default_factory=list)
     shown_first: Counter[str] = field(default_factory=Counter)  # scored judgments by the position named: A, B, tie
+    settled: int = 0  # inconsistent pairs people said the winner of
+    # Of the pairs people labeled and the judge scored in both orders: the labels, and how many of them the judge's
+    # winner matched with A shown first, and with B shown first
+    labeled: int = 0
+    right_first: int = 0
+    right_second: int = 0
     first_p: float | None = None  # sign test of the first position against the second
     matchups: list[Matchup] = field(default_factory=list)
     ranking: list[Rated] = field(default_factory=list)
@@ -155,15 +165,29 @@ class PairwiseReport:
         return "first" if self.first_rate > 0.5 else "second"
 
 
-def pairs_of(rows: Sequence[Any]) -> list[JudgedPair]:
+def pair_of(rows: Sequence[Any], human: str | None = None) -> JudgedPair:
+    """A pair from the rows of its orders in the history, with what people said of it."""
+    first = rows[0]
+    return JudgedPair(first.row_number, first.question, first.model_name or UNNAMED[0], first.model_b or UNNAMED[1],
+                      tuple(shown_of(row) for row in rows), human)
+
+
+def pairs_of(rows: Sequence[Any], people: Mapping[str, str] | None = None) -> list[JudgedPair]:
     """The pairs judged in some runs, from their rows of the history (each order of a pair is a row: same run, same
-    line), in the order of the rows."""
+    line; each row with its case key), with what `people` said of each case, in the order of the rows."""
     grouped: dict[tuple[int, int | None], list[Any]] = {}
     for row in rows:
         grouped.setdefault((row.run_id, row.row_number), []).append(row)
-    return [JudgedPair(first.row_number, first.question, first.model_name or UNNAMED[0], first.model_b or UNNAMED[1],
-                       tuple(shown_of(row) for row in orders))
-            for orders in grouped.values() for first in orders[:1]]
+    return [pair_of(orders, (people or {}).get(orders[0].case_key)) for orders in grouped.values()]
+
+
+def people_winner(said: Sequence[str]) -> str | None:
+    """What people said of a pair, each once: the winner most of them named, a tie when they split evenly."""
+    counts = Counter(winner for winner in said if winner in SCORE_OF_B)
+    if not counts:
+        return None
+    (top, most), *rest = counts.most_common()
+    return "tie" if rest and rest[0][1] == most else top
 
 
 def report(pairs: Sequence[JudgedPair], *, swapped: bool = True) -> PairwiseReport:
@@ -177,6 +201,12 @@ def report(pairs: Sequence[JudgedPair], *, swapped: bool = True) -> PairwiseRepo
                 found.consistent += 1
             else:
                 found.inconsistent.append(pair)
+                found.settled += pair.human is not None
+            if pair.human is not None:
+                found.labeled += 1
+                said = {item.swapped: item.original for item in pair.shown if item.winner is not None}
+                found.right_first += said.get(False) == pair.human
+                found.right_second += said.get(True) == pair.human
     found.judged = sum(pair.judged for pair in pairs)
     found.first_p = sign_test_p(found.shown_first["A"], found.shown_first["B"])
     found.matchups = matchups([pair for pair in pairs if pair.judged])

@@ -30,8 +30,18 @@ def consistency_text(found: PairwiseReport) -> str:
         return "n/a: no pair was scored in both orders"
     inconsistent = found.both - found.consistent
     pairs = f"{found.both} {plural(found.both, 'pair')}"
+    settled = f", {found.settled} settled by people" if found.settled else ""
     return (f"{percent(found.consistency)} ({found.consistent} of {pairs} named the same winner in both orders; "
-            f"{inconsistent} inconsistent, counted as ties)")
+            f"{inconsistent} inconsistent, counted as ties{settled})")
+
+
+def people_text(found: PairwiseReport) -> str | None:
+    """How the judge's winner compares with people's on the pairs they labeled: "people labeled 4 pairs the judge saw
+    in both orders; its winner matched theirs in 3 with A shown first, 1 with B shown first"; None without any."""
+    if not found.labeled:
+        return None
+    return (f"people labeled {found.labeled} {plural(found.labeled, 'pair')} the judge saw in both orders; its winner "
+            f"matched theirs in {found.right_first} with A shown first, {found.right_second} with B shown first")
 
 
 def position_text(found: PairwiseReport) -> str:

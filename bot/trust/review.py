@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from bot.records import channel_of_checks
 from bot.store import Run, Store
 from bot.store.review import ANY_TEAM, DISAGREE, QueuedRow, QueueState, add_cases, queued_rows
 from bot.store.review_figures import random_share_pairs
@@ -19,8 +20,9 @@ from bot.trust.texts import agreement_text
 RANDOM_AT_LEAST = 3  # the random share of a file is never fewer rows than this (when it has them)
 # Why a case is queued, the first that applies; a case picked at random is marked so whatever its reason.
 SPLIT, UNSURE, RANDOM = "split", "unsure", "random"
+INCONSISTENT = "inconsistent"  # a pair whose winner changed with the order the judge saw its answers in
 REASONS = {DISAGREE: "the judge and a person's label disagree", SPLIT: "the jury split", UNSURE: "the samples split",
-           RANDOM: "picked at random"}
+           RANDOM: "picked at random", INCONSISTENT: "the judge's winner changed with the order of the answers"}
 
 
 @dataclass(frozen=True)
@@ -78,11 +80,13 @@ class SentToReview:
         if not self.total:
             return ""
         parts = [f"{count} {_short[reason]}" for reason, count in self.by_reason.items() if count]
-        rows = "1 row" if self.total == 1 else f"{self.total:,} rows"
+        noun = "pair" if set(self.by_reason) == {INCONSISTENT} else "row"
+        rows = f"1 {noun}" if self.total == 1 else f"{self.total:,} {noun}s"
         return f"{rows} sent to review ({', '.join(parts)})"
 
 
-_short = {DISAGREE: "contradicting a label", SPLIT: "split juries", UNSURE: "unsure", RANDOM: "picked at random"}
+_short = {DISAGREE: "contradicting a label", SPLIT: "split juries", UNSURE: "unsure", RANDOM: "picked at random",
+          INCONSISTENT: "inconsistent"}
 
 
 def send_to_review(store: Store, run: Run, *, rate: float) -> SentToReview:
@@ -94,6 +98,18 @@ def send_to_review(store: Store, run: Run, *, rate: float) -> SentToReview:
                        "reason": pick.reason, "random": pick.random} for pick in picks])
     counted = Counter(pick.reason if not pick.random else RANDOM for pick in picks if pick.case_key in open_now)
     return SentToReview({reason: counted[reason] for reason in (RANDOM, DISAGREE, SPLIT, UNSURE) if counted[reason]})
+
+
+def send_pairs_to_review(store: Store, run: Run, unsettled: Sequence[tuple[int, str]]) -> SentToReview:
+    """Queue a pairwise run's inconsistent pairs nobody labeled yet (each a case: the judgment shown A first, and the
+    pair's key) in the review queue of the channel the run was asked in (the terminal's for a terminal run), where a
+    person says which answer is better."""
+    channel = channel_of_checks(run.channel_id)
+    open_now = add_cases(store, [{"team_id": run.team_id, "channel_id": channel, "case_key": key,
+                                  "judgment_id": judgment_id, "run_id": run.id, "rubric_name": run.rubric_name,
+                                  "reason": INCONSISTENT, "random": False} for judgment_id, key in unsettled])
+    count = sum(key in open_now for _, key in unsettled)
+    return SentToReview({INCONSISTENT: count} if count else {})
 
 
 def queue_text(state: QueueState) -> str:

@@ -85,10 +85,13 @@ def test_pairs_judged_in_both_orders_give_the_win_rate_consistency_and_results(t
             f"(sign test p = {sign_p(named['A'], named['B']):.2f}); 2 called a tie") in text
     assert "position bias" not in text
     assert "row 4 inconsistent (A then B): question 2 [flip]" in text
+    assert "1 pair sent to review (1 inconsistent): a person says which answer is better" in text
+    code, listed = judgebot(tmp_path, "review")
+    assert code == 0 and "the judge's winner changed with the order of the answers" in flat(listed)
 
     header, rows = read_results(tmp_path / "pairs.results.csv")
     assert header[:7] == ["row", *HEADER]
-    assert header[7:] == ["winner", "consistent", "winner_ab", "margin_ab", "reasoning_ab", "status_ab", "error_ab",
+    assert header[7:] == ["winner", "consistent", "people", "winner_ab", "margin_ab", "reasoning_ab", "status_ab", "error_ab",
                           "flags_ab", "winner_ba", "margin_ba", "reasoning_ba", "status_ba", "error_ba", "flags_ba",
                           "judge_model", "rubric_version", "cached"]
     assert len(rows) == 12

@@ -6,8 +6,14 @@ import asyncio
 import csv
 import io
 
+from bot.rubric import load_rubrics
+from bot.runs.pairs import export_pairs
+from bot.slack.views.review import REVIEW_PICK
+from bot.store import Store
+from bot.store.review import open_cases
 from tests.support.pairwise_judge import PrefersMarked
 from tests.support.slack_files import blocks_text, finished_thread, reply_to, results_rows, share, summaries
+from tests.support.slack_messages import blocks_json, buttons
 
 
 async def test_judge_with_a_pairwise_rubric_asks_for_a_file_of_pairs(slack, slack_server, judge_server):
@@ -67,3 +73,42 @@ async def test_a_file_of_pairs_named_with_a_rubric_of_one_answer_is_refused_nami
     reply = await reply_to(slack_server, event)
     assert "each row holds two answers (answer_a, answer_b)" in reply and "pairwise" in reply
     assert judge_server.bodies() == []
+
+
+async def test_an_inconsistent_pair_is_settled_in_the_review_queue_blind_to_the_models(slack, slack_server,
+                                                                                       judge_server, bot_settings):
+    judge = PrefersMarked()
+    judge_server.responder = judge
+    rows = [("q0 [flip]", "v1 0", "v2 0 [better]", "secret-model"), ("q1", "v1 1", "v2 1 [better]", "secret-model"),
+            ("q2 [flip]", "v1 2 [better]", "v2 2", "secret-model")]
+    event = await share(slack, slack_server, pairs_csv(rows), name="pairs.csv", text="rubric: pairwise")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    assert "2 pairs sent to review (2 inconsistent)" in card and "`/judge review` asks you which answer" in card
+    assert "tied 2 (2 inconsistent)" in card
+
+    await slack.command("review")
+    offered = (await slack_server.await_for("response_url"))[0].params
+    shown = blocks_json(offered)
+    assert "Which answer is better?" in shown and "Answer A" in shown and "v2 0 [better]" in shown
+    assert "secret-model" not in shown + offered["text"] and "bot-v1" not in shown  # blind to the models' names
+    assert "A with A shown first, B with B shown first" in shown  # what the judge said in each order
+    picks = buttons(offered)
+    assert set(picks) >= {f"{REVIEW_PICK}A", f"{REVIEW_PICK}B", f"{REVIEW_PICK}tie"}
+    case = picks[f"{REVIEW_PICK}B"]
+
+    await slack.click(f"{REVIEW_PICK}B", case, channel="C0OTHER", message_ts="1.0")  # not from its channel: refused
+    assert "cannot find this case" in blocks_json((await slack_server.await_for("response_url", count=2))[1].params)
+    await slack.click(f"{REVIEW_PICK}B", case, channel="C0GENERAL", message_ts="1.0")
+    after = (await slack_server.await_for("response_url", count=3))[2].params
+    assert "Saved: you said B is better" in blocks_json(after) and "q2 [flip]" in blocks_json(after)  # the next one
+
+    store = Store.open(bot_settings.db_url)
+    [run] = [r for r in store.recent_runs() if r.rubric_name == "pairwise"]
+    found = export_pairs(store, run=run, rubric=load_rubrics().get("pairwise"), out=None)
+    assert [pair.outcome for pair in found.pairs] == ["B", "B", "tie"]  # the person settled q0; q2 waits
+    assert found.report.settled == 1 and found.report.labeled == 1
+    assert (found.report.right_first, found.report.right_second) == (0, 1)  # the judge was right only with B first
+    [match] = found.report.matchups
+    assert (match.wins, match.losses, match.ties, match.inconsistent) == (2, 0, 1, 2)
+    assert len(open_cases(store, team_id="T0TEST", channel_id="C0GENERAL")) == 1

@@ -76,3 +76,17 @@ def test_bradley_terry_ratings_are_the_maximum_likelihood_with_the_virtual_tie()
     assert gold.pairs == 11 and gold.wins == 10  # 5 + 1 against silver, 4 of 5 against bronze
     # seeded: the same pairs give the same intervals
     assert [item.interval for item in ranking(pairs)] == [item.interval for item in rated]
+
+
+def test_people_settle_a_pair_and_the_judge_is_measured_against_them() -> None:
+    from bot.trust.pairwise import people_winner
+
+    assert people_winner(["B", "B", "A"]) == "B" and people_winner(["A", "B"]) == "tie"
+    assert people_winner([]) is None and people_winner(["nonsense"]) is None
+    settled = JudgedPair(1, "q", "x", "y", (Shown(False, "A"), Shown(True, "A")), human="B")  # position won, twice
+    agreed = JudgedPair(2, "q", "x", "y", (Shown(False, "B"), Shown(True, "A")), human="B")
+    assert settled.outcome == "B" and settled.consistent is False  # people decide; the judge stays inconsistent
+    found = report([settled, agreed])
+    assert (found.settled, found.labeled, found.right_first, found.right_second) == (1, 2, 1, 2)
+    [match] = found.matchups
+    assert (match.wins, match.inconsistent, match.win_rate) == (2, 1, 1.0)

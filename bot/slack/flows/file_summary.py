@@ -27,7 +27,7 @@ from bot.store import Run, SharedFile, Store, get_share, move_share, process_nam
 from bot.store.graded import graded_answers
 from bot.trust.file_labels import save_file_labels
 from bot.trust.paired import graded, models_compared
-from bot.trust.review import send_to_review
+from bot.trust.review import send_pairs_to_review, send_to_review
 
 log = logging.getLogger(__name__)
 
@@ -130,11 +130,12 @@ async def _pairs_summary(ctx: Context, run: Run, rubric: Rubric, results: Path
                          ) -> tuple[Summary, dict[str, Any], Chart]:
     """A pairwise run's results written (one row per pair), and its summary card and win-rate chart."""
     found = await asyncio.to_thread(export_pairs, ctx.store, run=run, rubric=rubric, out=results)
+    review = await asyncio.to_thread(send_pairs_to_review, ctx.store, run, found.unsettled)
     chart: Chart = None
     if found.report.matchups:
         title = f"{rubric.name} · {run.source_name or 'file'} · {found.report.judged:,} pairs"
         chart = "Win rate of B against A", partial(win_rates_png, title, pairs_view.chart_rows(found))
-    return found.summary, pairs_view.pairs_card(run, rubric, found, results.name), chart
+    return found.summary, pairs_view.pairs_card(run, rubric, found, results.name, review), chart
 
 
 async def _upload(ctx: Context, share: SharedFile, run: Run, rubric: Rubric, results: Path, chart: Chart) -> None:

@@ -26,15 +26,20 @@ from bot.slack.views.commands import FormSeal
 from bot.slack.views.correction import NOTE_BLOCK, correction_values, correction_view
 from bot.slack.views.limits import ERROR_LIMIT
 from bot.slack.views.review import (
+    PICKS,
     REVIEW_FORM,
+    REVIEW_PICK,
     ReviewContext,
     case_card,
+    judge_said_of_pair,
+    pair_case_card,
     queue_empty,
     reviewers_text,
     saved_text,
 )
 from bot.store import Judgment, Store, record_feedback, utcnow
 from bot.store.models import ReviewCase
+from bot.store.pairs import orders_of
 from bot.store.review import OPEN, case_of, offer_next, queue_state, skip_case, waiting_for
 from bot.store.reviewers import ReviewSetup, review_setup, set_blind, set_nudge, set_reviewers
 
@@ -74,6 +79,10 @@ class ReviewCommands:
                 await self.ctx.db(skip_case, case_id=case.id, user_id=user)
                 continue
             waiting = await self.ctx.db(waiting_for, team_id=team, channel_id=channel, user_id=user)
+            if judgment.answer_b is not None:  # a pair: which answer is better?
+                orders = await self.ctx.db(orders_of, judgment)
+                return pair_case_card(case.id, case.reason, judgment, orders, blind=setup.blind,
+                                      waiting=max(waiting - 1, 0), done=done)
             return case_card(case.id, case.reason, judgment, blind=setup.blind, waiting=max(waiting - 1, 0), done=done)
         state = await self.ctx.db(queue_state, team_id=team, channel_id=channel, since=utcnow() - timedelta(days=7))
         return queue_empty(channel, done, state)
@@ -200,6 +209,30 @@ class ReviewCommands:
         user = body["user"]["id"]
         await self.ctx.db(record_feedback, judgment_id=judgment.id, user_id=user, agree=True)
         done = saved_text(judgment, passed=judgment.passed, agreed=True)
+        await self.ctx.say.reply(body.get("response_url"),
+                                 await self.offer(case.team_id or "", case.channel_id or "", user, done=done))
+
+    async def on_pick(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A pair's winner picked (A, B or tie): saved as the person's label of the pair, then the next case."""
+        await ack()
+        self._spawn(self._pick(body, action), "review pick", body.get("response_url"))
+
+    async def _pick(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        winner = str(action.get("action_id") or "").removeprefix(REVIEW_PICK)
+        held = await self._held_case(body, action)
+        if held is None:
+            return
+        case, judgment = held
+        rubric = self.ctx.rubric_of(judgment)
+        if rubric is None or judgment.answer_b is None or winner not in PICKS:
+            await self.ctx.say.tell(body.get("response_url"), NOT_YOURS)
+            return
+        user = body["user"]["id"]
+        await save_correction(self.ctx, judgment, rubric, user_id=user, values={"winner": winner}, note=None)
+        orders = await self.ctx.db(orders_of, judgment)
+        said = "a tie" if winner == "tie" else f"{winner} is better"
+        done = (f":white_check_mark: Saved: you said {said} (#{judgment.id}). The judge said "
+                f"{judge_said_of_pair(orders)}.")
         await self.ctx.say.reply(body.get("response_url"),
                                  await self.offer(case.team_id or "", case.channel_id or "", user, done=done))
 

@@ -12,18 +12,20 @@ from bot.records import RowState
 from bot.slack.text import clip, escape, plain, shown
 from bot.slack.views.blocks import context, listing, message, section
 from bot.slack.views.limits import HEADER_LIMIT
-from bot.trust.pairwise_texts import consistency_text, position_text, rated_text, win_rate_text
+from bot.trust.pairwise_texts import consistency_text, people_text, position_text, rated_text, win_rate_text
 
 if TYPE_CHECKING:
     from bot.rubric import Rubric
     from bot.runs.pairs import PairsSummary
     from bot.store import Run
+    from bot.trust.review import SentToReview
 
 INCONSISTENT_SHOWN = 10
 PROBLEMS_SHOWN = 10
 
 
-def pairs_card(run: Run, rubric: Rubric, found: PairsSummary, results_name: str) -> dict[str, Any]:
+def pairs_card(run: Run, rubric: Rubric, found: PairsSummary, results_name: str,
+               review: SentToReview | None = None) -> dict[str, Any]:
     """The end of a pairwise run, every text from outside escaped (model names, questions, reasons)."""
     summary, figures = found.summary, found.report
     orders = "in both orders" if figures.swapped else "once each (every other pair B first)"
@@ -37,8 +39,12 @@ def pairs_card(run: Run, rubric: Rubric, found: PairsSummary, results_name: str)
         head.append(section("*Win rate* (ties split)\n" + "\n".join(f"• {escape(win_rate_text(match))}"
                                                                      for match in figures.matchups[:10])))
     bias = ":warning: " if figures.position_bias else ""
+    people = people_text(figures)
     head.append(section(f"*Position consistency*: {escape(consistency_text(figures))}\n"
-                        f"*Position*: {bias}{escape(position_text(figures))}"))
+                        f"*Position*: {bias}{escape(position_text(figures))}"
+                        + (f"\n*People*: {escape(people)}" if people else "")))
+    if review is not None and review.total:
+        head.append(section(f":mag: {review.text()}: `/judge review` asks you which answer is better."))
     if figures.ranking:
         ranked = [f"{place}. *{shown(item.model, 80)[0]}* {escape(rated_text(item))}"
                   for place, item in enumerate(figures.ranking[:15], 1)]

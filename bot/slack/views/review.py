@@ -19,6 +19,8 @@ from bot.trust.review import REASONS
 REVIEW_AGREE, REVIEW_LABEL, REVIEW_SKIP = "judgebot_review_agree", "judgebot_review_label", "judgebot_review_skip"
 REVIEW_START = "judgebot_review_start"  # the nudge's button
 REVIEW_FORM = "judgebot_review_form"  # the callback of a reviewer's label form
+REVIEW_PICK = "judgebot_review_pick_"  # a pair's buttons: this, then the winner a reviewer picks (A, B or tie)
+PICKS = {"A": ":point_left: A is better", "B": "B is better :point_right:", "tie": "Neither: a tie"}
 TEXT_ROOM = 900  # characters of each text of a case shown
 
 
@@ -57,6 +59,42 @@ def case_card(case_id: int, reason: str, judgment: Judgment, *, blind: bool, wai
     blocks.append(ActionsBlock(elements=buttons))
     blocks.append(context(f"{escape(judgment.rubric_name)} · judge `{escape(judgment.judge_model)}` · #{judgment.id}"))
     fallback = f"A case waits for your label: {shown(judgment.question, 100)[0]}"
+    return {**message(blocks, fallback), "replace_original": True}
+
+
+def judge_said_of_pair(orders: list[Judgment]) -> str:
+    """What the judge said of a pair in each order, in the file's terms: "A with A shown first, B with B shown
+    first"."""
+    flip = {"A": "B", "B": "A", "tie": "tie"}
+    said = []
+    for order in sorted(orders, key=lambda row: bool(row.swapped)):
+        winner = (order.output or {}).get("winner") if order.status == "scored" else None
+        named = flip.get(str(winner), "-") if order.swapped else (str(winner) if winner else "-")
+        said.append(f"{escape(named)} with {'B' if order.swapped else 'A'} shown first")
+    return ", ".join(said)
+
+
+def pair_case_card(case_id: int, reason: str, judgment: Judgment, orders: list[Judgment], *, blind: bool,
+                   waiting: int, done: str | None = None) -> dict[str, Any]:
+    """A pair to settle: the question, the reference and both answers as A and B (never the models' names), what
+    the judge said in each order unless blind, and a button per winner."""
+    blocks: list[Block] = [section(done)] if done else []
+    more = f" · {waiting:,} more wait" if waiting else ""
+    blocks.append(section(f":mag: *Which answer is better?* ({escape(REASONS.get(reason, reason))}{more})"))
+    for name, text in (("Question", judgment.question), ("Reference", judgment.reference),
+                       ("Answer A", judgment.answer), ("Answer B", judgment.answer_b or "")):
+        blocks.append(section(f"*{name}*\n{shown(text, TEXT_ROOM)[0]}"))
+    if blind:
+        blocks.append(context("Blind review: what the judge said is shown once your choice is saved."))
+    else:
+        blocks.append(section(f"*The judge said* {judge_said_of_pair(orders)}"))
+    buttons = [ButtonElement(text=text, action_id=f"{REVIEW_PICK}{winner}", value=str(case_id))
+               for winner, text in PICKS.items()]
+    buttons.append(ButtonElement(text="Skip", action_id=REVIEW_SKIP, value=str(case_id)))
+    blocks.append(ActionsBlock(elements=buttons))
+    blocks.append(context(f"{escape(judgment.rubric_name)} · judge `{escape(judgment.judge_model)}` · #{judgment.id} · "
+                          "the models' names are not shown"))
+    fallback = f"Which answer is better? {shown(judgment.question, 100)[0]}"
     return {**message(blocks, fallback), "replace_original": True}
 
 
