@@ -115,7 +115,7 @@ async def budget(ctx: Context) -> int:
     from bot.records import CHECK_CHANNEL
 
     spent = spend(ctx.store, channel_id=None, since=month_start(utcnow()))
-    checks = spend(ctx.store, channel_id=CHECK_CHANNEL, since=month_start(utcnow()))  # checks, comparisons, alignments
+    checks = spend(ctx.store, channel_id=CHECK_CHANNEL, since=month_start(utcnow()))  # checks, comparisons, alignments, pairs
     total = spent.usd + checks.usd
     limit = settings.judge_monthly_budget
     against = f" of JUDGE_MONTHLY_BUDGET ({money(limit)}: {money(max(limit - total, 0.0))} left)" if limit else \
@@ -124,8 +124,8 @@ async def budget(ctx: Context) -> int:
     for part in spend_parts(spent.by_judge):
         ctx.console.print(shown(f"  {part}"), highlight=False)
     if checks.by_judge:
-        ctx.console.print(f"Of it, {money(checks.usd)} on calibration checks, judge comparisons and alignments (kept "
-                          "out of every channel's figures, not out of the budget):", highlight=False)
+        ctx.console.print(f"Of it, {money(checks.usd)} on calibration checks, judge comparisons, alignments and "
+                          "pairwise runs (kept out of every channel's figures, not out of the budget):", highlight=False)
         for part in spend_parts(checks.by_judge):
             ctx.console.print(shown(f"  {part}"), highlight=False)
     ctx.console.print(f"A run estimated above {money(settings.confirm_above_usd)} (CONFIRM_ABOVE_USD), or sending more "

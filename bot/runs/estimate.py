@@ -49,6 +49,7 @@ class Estimate(BaseModel):
     reply_basis: str = FROM_SCHEMA  # where the expected reply size comes from
     batch: bool = False  # at the Batch API's price
     reused: int = 0  # rows left out: their verdict is in the history, or another row with the same texts is sent
+    pairs: bool = False  # each row is a pair of answers in one order (a pairwise rubric)
 
     def through_batch(self, share: float) -> Estimate:
         """The same rows through the Batch API, at `share` of the live price."""
@@ -68,7 +69,9 @@ class Estimate(BaseModel):
         batch = " through the Batch API" if self.batch else ""
         others = (f", {self.reused:,} more {plural(self.reused, 'row')} reused from the history or sent once for "
                   "identical texts" if self.reused else "")
-        what = (f"{self.rows:,} {plural(self.rows, 'row')}{times} with {' + '.join(self.judges)}{batch} "
+        rows = (f"{self.rows:,} {plural(self.rows, 'judgment')} of pairs (each pair once per order shown)" if self.pairs
+                else f"{self.rows:,} {plural(self.rows, 'row')}")
+        what = (f"{rows}{times} with {' + '.join(self.judges)}{batch} "
                 f"({self.tokens_in:,} tokens in, {self.tokens_out:,} out{others})")
         return f"{self.cost_text()} for {what}" if self.cost_usd is not None and not self.unpriced else \
             f"{what}: {self.cost_text()}"
@@ -95,7 +98,7 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
     priced = [cost for cost in costs.values() if cost is not None]
     cost = sum(priced) if priced else None
     return Estimate(rows=rows, samples=samples, judges=list(judges), tokens_in=tokens_in, tokens_out=tokens_out,
-                    cost_usd=cost, unpriced=unpriced, reply_basis=basis, batch=batch)
+                    cost_usd=cost, unpriced=unpriced, reply_basis=basis, batch=batch, pairs=rubric.pairwise)
 
 
 def estimate_run(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch: bool = False,

@@ -105,7 +105,7 @@ def test_what_a_comparison_costs_counts_against_the_monthly_budget(tmp_path, jud
     assert code == 0, out
     assert f"This month the terminal's judging spent ${cost:.4f} of JUDGE_MONTHLY_BUDGET ($1.00: ${1 - cost:.2f} left)" \
         in text
-    assert f"Of it, ${cost:.4f} on calibration checks, judge comparisons and alignments" in text
+    assert f"Of it, ${cost:.4f} on calibration checks, judge comparisons, alignments and pairwise runs" in text
     # a budget the comparison would go over is asked about, like any run's
     code, out = judgebot(tmp_path, "judges", "compare", "--rubric", "eth", "--to", priced, "--labels", str(labels),
                          "--fresh", server=judge_server, JUDGE_MONTHLY_BUDGET=f"{cost * 1.5:.6f}")

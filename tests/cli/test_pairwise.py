@@ -53,6 +53,7 @@ def test_pairs_judged_in_both_orders_give_the_win_rate_consistency_and_results(t
 
     text = flat(out)
     assert code == 0, out
+    assert "Estimate: 24 judgments of pairs (each pair once per order shown) with judge-cli" in text
     # every pair was shown twice, once in each order
     shown = Counter((question, frozenset((first, second))) for question, first, second in judge.seen)
     assert len(judge.seen) == 24 and set(shown.values()) == {2}
@@ -286,3 +287,29 @@ def test_the_digest_of_a_week_of_pairwise_runs_shows_their_win_rates(tmp_path: P
     blocks = str(posted.params["blocks"])
     assert "*Pairwise win rates these 7 days*" in blocks and "bot-v2 over bot-v1: 75%" in blocks
     assert slack_server.uploads("C0GENERAL") == []  # no scores, no trend chart
+
+
+def test_pairs_count_against_the_monthly_budget_and_a_jury_judges_each_order(tmp_path: Path, judge_server) -> None:
+    judge = PrefersMarked()
+    judge_server.responder = judge
+    pairs_file(tmp_path, [True, False, True])
+    priced = {"JUDGE_MODEL": "gpt-4o-mini", "JUDGE_MONTHLY_BUDGET": "1"}
+    code, out = judgebot(tmp_path, "judge", "pairs.csv", "--rubric", "pairwise", "--yes", server=judge_server,
+                         **priced)
+    assert code == 0, out
+    [(cost,)] = history(tmp_path, "SELECT sum(cost) FROM billed_tally WHERE channel_key = '#calibration-check'")
+    assert cost > 0
+    code, out = judgebot(tmp_path, "budget", **priced)
+    assert f"This month the terminal's judging spent ${cost:.4f} of JUDGE_MONTHLY_BUDGET" in flat(out)
+    assert f"Of it, ${cost:.4f} on calibration checks, judge comparisons, alignments and pairwise runs" in flat(out)
+    code, out = judgebot(tmp_path, "judge", "pairs.csv", "--rubric", "pairwise", "--fresh", "--out", "again.csv",
+                         server=judge_server, JUDGE_MODEL="gpt-4o-mini", JUDGE_MONTHLY_BUDGET=f"{cost * 1.5:.6f}")
+    assert code == 2 and "would go over the budget" in flat(out), out
+
+    asked = len(judge.seen)
+    code, out = judgebot(tmp_path, "judge", "pairs.csv", "--rubric", "pairwise", "--judges", "judge-a,judge-b",
+                         "--out", "jury.csv", "--yes", server=judge_server)
+    assert code == 0, out
+    assert len(judge.seen) - asked == 12  # 3 pairs x 2 orders x 2 judges
+    header, rows = read_results(tmp_path / "jury.csv")
+    assert [row["winner"] for row in rows] == ["B", "A", "B"]

@@ -427,3 +427,24 @@ def test_an_endpoint_that_refuses_its_batch_list_is_quoted_not_guessed_at(tmp_pa
     assert "answered 403 when asked for its batches (batches are not enabled for this organization)" in text
     assert "vLLM" not in text and "`judgebot resume 1` without --batch" in text
     assert batch_server.created == []
+
+
+def test_a_file_of_pairs_goes_by_batch_in_both_orders(tmp_path, batch_server) -> None:
+    from tests.support.pairwise_judge import PrefersMarked
+
+    judge = PrefersMarked()
+    batch_server.responder = judge
+    write_rows(tmp_path / "pairs.csv", ["question", "reference", "answer_a", "answer_b"],
+               [[f"q{n}", "r", f"a{n}" + (" [better]" if n % 2 else ""), f"b{n}" + ("" if n % 2 else " [better]")]
+                for n in range(4)])
+
+    code, out = judgebot(tmp_path, "judge", "pairs.csv", "--rubric", "pairwise", "--batch", server=batch_server,
+                         **FAST)
+
+    assert code == 0, out
+    lines = batch_server.batch_requests()
+    assert len(lines) == 8 and len(batch_server.created) == 1  # each pair twice, one line per order
+    assert len({(question, first) for question, first, _ in judge.seen}) == 8
+    _, results = read_results(tmp_path / "pairs.results.csv")
+    assert [row["winner"] for row in results] == ["B", "A", "B", "A"]
+    assert {row["consistent"] for row in results} == {"true"}

@@ -39,8 +39,9 @@ class BudgetCommands:
         checks = await self.ctx.db(spend, channel_id=checks_of(channel), since=since)
         limits = await self.ctx.db(cost_limits, team_id=team, channel_id=channel)
         text = budget_text(channel, since.strftime("%B %Y"), spent, limits, self.default_ask)
-        if checks.usd:  # alignments and comparisons this channel asked for count against its budget too
-            text += f"\nAlignments and judge comparisons asked for here: {money(checks.usd)} more this month."
+        if checks.usd:  # alignments, comparisons and pairs this channel asked for count against its budget too
+            text += (f"\nAlignments, judge comparisons and pairwise runs asked for here: {money(checks.usd)} more this "
+                     "month.")
         await self.ctx.say.tell(command.get("response_url"), text)
 
     async def set(self, parsed: commands.BudgetSet, command: dict[str, Any]) -> None:
