@@ -72,6 +72,12 @@ class Settings(BaseSettings):
     judge_timeout: float = Field(120.0, gt=0, description="Seconds one judge request may take.")
     judge_max_retries: int = Field(6, ge=0, description="Retries of one request on 429, 5xx, timeouts.")
     concurrency: int = Field(16, ge=1, le=512, description="Judge requests in flight at once.")
+    judge_rpm: int | None = Field(None, ge=1, description="Requests a minute the judge endpoint allows each model "
+                                  "(default: learned from its x-ratelimit-* headers).")
+    judge_tpm: int | None = Field(None, ge=1, description="Tokens a minute the judge endpoint allows each model "
+                                  "(default: learned from its x-ratelimit-* headers).")
+    judge_rate_window: float = Field(60.0, gt=0, le=3600, description="Seconds the judge endpoint counts its limits "
+                                     "over (OpenAI: a minute); JUDGE_RPM and JUDGE_TPM are per this many seconds.")
     database_url: str | None = Field(None, description="Any SQLAlchemy URL; default SQLite at JUDGEBOT_DB.")
     judgebot_db: Path = Field(default_factory=lambda: default_db_path(),
                               description="SQLite file used when DATABASE_URL is unset.")

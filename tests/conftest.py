@@ -27,6 +27,17 @@ POSTGRES_HELP = (
 )
 
 
+@pytest.fixture(autouse=True)
+def fresh_limiters() -> Iterator[None]:
+    """Each test starts as a new process would: no endpoint's limits learned (a port a later test reuses is another
+    server), and the limiters of its event loop."""
+    from bot.llm.limits import LIMITERS
+
+    LIMITERS.clear()
+    yield
+    LIMITERS.clear()
+
+
 @pytest.fixture
 def judge_server() -> Iterator[FakeJudgeServer]:
     """A fresh local chat completions server; script it with `enqueue` or `responder`."""

@@ -338,7 +338,10 @@ def write_pairs(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: RunO
 
 
 def _said_how_it_ended(ctx: Context, run: Run, out: Path, outcome: RunOutcome, kept: bool) -> None:
-    """A results file left as it was, and a run that stopped with rows pending, said with what to do."""
+    """Which limit of the judge endpoint bound the run, a results file left as it was, and a run that stopped with
+    rows pending, said with what to do."""
+    if outcome.paced:
+        ctx.console.print(f"The judge endpoint's limits set the pace: {shown(outcome.paced)}.", highlight=False)
     if kept:
         ctx.console.print(f"{shown(str(out))} is left as it was: run {run.id}'s results replace it once its pending "
                           "rows are judged.", highlight=False)

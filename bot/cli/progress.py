@@ -54,7 +54,7 @@ class ProgressBar:
             self._notice = ""
         self._done = event.done
         self._bar.update(self._task, completed=event.done, total=event.total, rate=f"{event.rate:.1f} rows/s",
-                         eta=eta, errors=errors, notice=self._notice)
+                         eta=eta, errors=errors, notice=self._notice or shown(event.paced or ""))
 
     def retrying(self, notice: Retrying) -> None:
         """Show at once that a judge request is being sent again, and why ("cannot reach the judge, retrying (2/7)")."""

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import aiohttp
+import httpx2
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
@@ -33,6 +34,7 @@ from bot.llm.answers import (
 )
 from bot.llm.context_window import ContextWindow, discover
 from bot.llm.endpoints import azure_v1_url, on_azure, portable_schema
+from bot.llm.limits import LIMITERS, RateLimiter
 from bot.llm.pacing import Throttle, backoff, rate_limit_wait, retry_after
 from bot.llm.retries import (
     Retry,
@@ -78,8 +80,10 @@ class JudgeClient:
         max_completion_tokens: int | None = None,
         rate_limit_budget: float = RATE_LIMIT_BUDGET,
         outage_budget: float = OUTAGE_BUDGET,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self.client = client
+        self.limiter = limiter or RateLimiter()
         self.model = model
         self.temperature = temperature
         self.max_retries = max_retries
@@ -99,10 +103,12 @@ class JudgeClient:
     def sibling(self, *, model: str | None = None, temperature: float | None = None) -> JudgeClient:
         """A client for another model or temperature that asks through these connections, shares this throttle and
         sends the same settings."""
+        same = model is None or model == self.model
         return JudgeClient(self.client, model=model or self.model, temperature=temperature,
                            max_retries=self.max_retries, throttle=self.throttle,
                            reasoning_effort=self.reasoning_effort, max_completion_tokens=self.max_completion_tokens,
-                           rate_limit_budget=self.rate_limit_budget, outage_budget=self.outage_budget)
+                           rate_limit_budget=self.rate_limit_budget, outage_budget=self.outage_budget,
+                           limiter=self.limiter if same else LIMITERS.of(self.endpoint, model or self.model))
 
     @property
     def endpoint(self) -> str:
@@ -148,12 +154,16 @@ class JudgeClient:
         """One completion, retried on 429, 5xx and timeouts; RunStopped or JudgeCallError when it cannot succeed."""
         key = self._key(schema_name, schema)
         tries = Tries()
+        limiter = self.limiter
         while True:
             async with self.throttle:
                 sent_mode, sent_temperature = self.modes.get(key, "json_schema"), self.temperature
+                entry = await limiter.acquire(messages)  # room in the minute's budget first
                 try:
-                    completion = await self._send(self._body(messages, schema_name, schema, key, sent_mode))
+                    completion, headers = await self._send(self._body(messages, schema_name, schema, key, sent_mode))
                 except openai.APIError as err:
+                    if isinstance(err, openai.RateLimitError):
+                        limiter.void(entry)
                     retry = self._after(err, tries.attempt, key, sent_mode, sent_temperature)
                 except NotACompletion as err:
                     self.reached = True
@@ -163,6 +173,9 @@ class JudgeClient:
                 else:
                     self.reached = True
                     self.throttle.succeeded()
+                    # What the request used, then what the endpoint says is left: the two agree unless others spend too.
+                    limiter.settle(entry, tokens_in=completion.tokens_in, tokens_out=completion.tokens_out)
+                    limiter.observe(headers)
                     return completion
             if retry is None:  # the request changed (format, temperature): send it again at once
                 continue
@@ -196,8 +209,8 @@ class JudgeClient:
                                  f"limits and the network, then {RESUME}")
             raise JudgeCallError(f"{retry.failure}; gave up after {tries.attempt} attempts")
 
-    async def _send(self, body: dict[str, Any]) -> Completion:
-        """One request and its Completion; NotACompletion when a 200 holds something else."""
+    async def _send(self, body: dict[str, Any]) -> tuple[Completion, Any]:
+        """One request: its Completion and the reply's headers; NotACompletion when a 200 holds something else."""
         started = time.monotonic()
         try:
             # The SDK's plain `post` (its documented way to send a body as is) rather than
@@ -205,10 +218,15 @@ class JudgeClient:
             # typed params on each call: ~2 ms of CPU per row, a third of a run's CPU time. With
             # `cast_to=object` it hands back the parsed JSON, read here through a model of the few fields
             # judgebot uses, instead of building the SDK's whole ChatCompletion (about 1 ms more a row).
-            response = await self.client.post("/chat/completions", cast_to=object, body=body)
+            # The HTTP response itself (`cast_to` the SDK's response class) rather than its parsed body: its
+            # `x-ratelimit-*` headers tell the limiter the endpoint's limits and what is left of them.
+            response = await self.client.post("/chat/completions", cast_to=httpx2.Response, body=body)
+            # As the SDK reads a body: JSON when it says it is, else its text (a proxy's page, say what it is).
+            kind = response.headers.get("content-type", "*").split(";")[0]
+            parsed = response.json() if kind.endswith("json") else response.text
         except json.JSONDecodeError as err:  # the body said it was JSON
             raise NotACompletion(f"the judge endpoint answered 200 with a body that is not valid JSON ({err})") from None
-        return completion(response, int((time.monotonic() - started) * 1000))
+        return completion(parsed, int((time.monotonic() - started) * 1000)), response.headers
 
     def _after(self, err: openai.APIError, attempt: int, key: tuple[str, str, str], sent_mode: OutputMode,
                sent_temperature: float | None) -> Retry | None:
@@ -222,7 +240,9 @@ class JudgeClient:
             return None
         if isinstance(err, openai.RateLimitError):
             wait = retry_wait(rate_limit_wait(err.response.headers, raw_message(err)), attempt)
-            self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
+            self.limiter.rate_limited(err.response.headers, raw_message(err), wait * random.uniform(1.0, 1.1))
+            if not self.limiter.known:  # no limit to pace by: fewer requests at once, until they go through again
+                self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
             # The throttle holds every request, this one included, until the wait is over; a saturated
             # endpoint fails every row alike, so running out of the time budget pauses the run.
             return Retry(0.0, f"rate limited (429) {attempt + 1} times", "the judge is rate limiting",
@@ -347,10 +367,12 @@ def make_judge_client(
     plain = urlsplit(base_url or "").scheme == "http"
     client = AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, timeout=limits, max_retries=0,
                          http_client=DefaultAioHttpClient(timeout=limits, verify=not plain))
-    return JudgeClient(client, model=model, temperature=temperature, max_retries=max_retries,
-                       throttle=Throttle(concurrency), reasoning_effort=reasoning_effort,
-                       max_completion_tokens=max_completion_tokens, rate_limit_budget=rate_limit_budget,
-                       outage_budget=outage_budget)
+    judge = JudgeClient(client, model=model, temperature=temperature, max_retries=max_retries,
+                        throttle=Throttle(concurrency), reasoning_effort=reasoning_effort,
+                        max_completion_tokens=max_completion_tokens, rate_limit_budget=rate_limit_budget,
+                        outage_budget=outage_budget)
+    judge.limiter = LIMITERS.of(judge.endpoint, model)  # one per endpoint and model, whichever client asks
+    return judge
 
 
 UNKNOWN_MODEL = "the judge endpoint does not know model"  # how a stop for a model the endpoint does not serve opens
@@ -385,6 +407,7 @@ def judge_client_from(settings: Settings, *, model: str | None = None, base_url:
         key = None
     else:
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    LIMITERS.configure(requests=settings.judge_rpm, tokens=settings.judge_tpm, window=settings.judge_rate_window)
     return make_judge_client(
         api_key=key, base_url=base_url or settings.openai_base_url, model=model or settings.judge_model,
         timeout=settings.judge_timeout,

@@ -94,14 +94,23 @@ class Throttle:
 
 
 def retry_after(headers: Any) -> float | None:
-    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date), if present."""
+    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date), if present: the shorter of
+    the two when both are (Retry-After is whole seconds)."""
     if headers is None:
         return None
+    found = []
     if (value := headers.get("retry-after-ms")) is not None:
         try:
-            return max(0.0, float(value) / 1000)
+            found.append(max(0.0, float(value) / 1000))
         except ValueError:
             pass
+    if (seconds := _retry_after_seconds(headers)) is not None:
+        found.append(seconds)
+    return min(found) if found else None
+
+
+def _retry_after_seconds(headers: Any) -> float | None:
+    """The `Retry-After` header: seconds, or an HTTP date."""
     if (value := headers.get("retry-after")) is not None:
         try:
             return max(0.0, float(value))
@@ -122,19 +131,21 @@ def duration(text: str) -> float | None:
 
 
 def rate_limit_wait(headers: Any, message: str) -> float | None:
-    """Seconds a 429 asks to wait: its Retry-After; else the message's "try again in 450ms"; else the
-    `x-ratelimit-reset-*` header of the limit the message names (tokens or requests), or the longer of the two."""
-    if (hint := retry_after(headers)) is not None:
-        return hint
+    """Seconds a 429 asks to wait: the shortest credible one of its `retry-after-ms`, the message's "try again in
+    450ms", the `x-ratelimit-reset-*` header of the limit the message names (tokens or requests; the longer of the two
+    when it names none) and `retry-after` (whole seconds, often rounded up); None when it gives none."""
+    candidates = [retry_after(headers)]
     if (match := _TRY_AGAIN.search(message)) is not None:
-        return duration(match.group(1))
+        candidates.append(duration(match.group(1)))
     resets = {kind: duration(headers.get(f"x-ratelimit-reset-{kind}") or "") if headers is not None else None
               for kind in ("requests", "tokens")}
     named = [kind for kind in resets if f"{kind} per" in message.lower()]
-    if len(named) == 1 and resets[named[0]] is not None:
-        return resets[named[0]]
-    known = [seconds for seconds in resets.values() if seconds is not None]
-    return max(known) if known else None
+    if len(named) == 1:
+        candidates.append(resets[named[0]])
+    else:
+        candidates.append(max((seconds for seconds in resets.values() if seconds is not None), default=None))
+    known = [seconds for seconds in candidates if seconds is not None]
+    return min(known) if known else None
 
 
 def backoff(attempt: int) -> float:

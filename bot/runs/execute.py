@@ -18,6 +18,7 @@ from bot.judge.panel import Panel
 from bot.judge.samples import UNSURE_SPREAD, Sampled
 from bot.judge.verdicts import combine, failed, from_sample, reused
 from bot.llm.client import JudgeClient
+from bot.llm.limits import Usage, paced_text
 from bot.records import CLAIMABLE, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.grouped import Grouped
@@ -148,6 +149,9 @@ class _Execution:
         self.budget = budget
         self.spent = 0.0  # USD of the judgments made in this session, each sample of a panel on its own
         self.started = time.monotonic()
+        # What this run sends and waits for at each endpoint's limits, to say which one bound it.
+        self.limiters = list({id(client.limiter): client.limiter for client in panel.clients}.values())
+        self.usage = Usage()
         # Database calls of the hot path run on one thread of their own: the event loop never waits on
         # the database, and a single writer never contends with itself for SQLite's lock.
         self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgebot-db")
@@ -160,12 +164,25 @@ class _Execution:
     async def in_db(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.db_thread, partial(function, *args, **kwargs))
 
+    def paced(self) -> str | None:
+        """Which limit of the judge endpoint bound the run so far, if one did."""
+        return paced_text(self.usage, self.limiters[0]) if self.usage.binding is not None else None
+
     def report(self) -> None:
         if self.on_progress is not None:
             self.on_progress(Progress(self.run_id, self.done, self.total, self.errors, self.cached, self.judged_now,
-                                      time.monotonic() - self.started, self.unsure))
+                                      time.monotonic() - self.started, self.unsure, self.paced()))
 
     async def run(self, rejudged: int) -> RunOutcome:
+        for limiter in self.limiters:
+            limiter.usage.append(self.usage)
+        try:
+            return await self._run(rejudged)
+        finally:
+            for limiter in self.limiters:
+                limiter.usage.remove(self.usage)
+
+    async def _run(self, rejudged: int) -> RunOutcome:
         self.report()
         watcher = asyncio.create_task(self.watch())
         try:
@@ -208,7 +225,7 @@ class _Execution:
         # Only while this process still holds the run: one that took it over owns its status now.
         self.store.update_run(self.run_id, held_by=self.owner, status=status, stop_reason=reason,
                               finished_at=utcnow(), owner=None)
-        return RunOutcome(self.run_id, status, reason, counts, rejudged)
+        return RunOutcome(self.run_id, status, reason, counts, rejudged, self.paced())
 
     async def watch(self) -> None:
         """Beat the heartbeat, and drop everything in flight when asked to cancel or when the run is taken over."""

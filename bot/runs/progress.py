@@ -19,6 +19,7 @@ class Progress:
     judged_now: int
     elapsed: float
     unsure: int = 0  # rows whose samples split (with several samples or judges)
+    paced: str | None = None  # the limit the judge endpoint holds the run to, when one does
 
     @property
     def rate(self) -> float:
@@ -48,6 +49,7 @@ class RunOutcome:
     stop_reason: str | None
     counts: dict[str, int]
     rejudged: int = 0  # rows made pending again to be judged anew
+    paced: str | None = None  # "paced by the tokens limit: 398,000 of 400,000 a minute", when a limit bound it
 
     @property
     def all_scored(self) -> bool:

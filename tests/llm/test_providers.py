@@ -189,13 +189,15 @@ def test_a_duration_reads_as_openai_writes_it(text, seconds):
         ({"x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "17ms"},
          "Rate limit reached on tokens per min (TPM): Limit 30000.", 0.017),
         ({"x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "1m30.5s"}, "Too many requests", 90.5),
-        ({"retry-after": "3", "x-ratelimit-reset-tokens": "6m0s"}, "Please try again in 1.2s.", 3.0),
+        ({"retry-after": "3", "x-ratelimit-reset-tokens": "6m0s"}, "Please try again in 1.2s.", 1.2),
+        ({"retry-after": "1", "retry-after-ms": "120"}, "Rate limit reached", 0.12),
         ({}, "Please try again in 1.2s.", 1.2),
         ({}, "Rate limit reached", None),
     ],
-    ids=["message-hint", "named-requests", "named-tokens", "longer-of-two", "retry-after-first", "hint-only", "none"],
+    ids=["message-hint", "named-requests", "named-tokens", "longer-of-two", "shortest-wins", "ms-before-seconds",
+         "hint-only", "none"],
 )
-def test_a_429_wait_comes_from_the_hint_the_named_limit_or_the_longer_reset(headers, message, seconds):
+def test_a_429_wait_is_the_shortest_credible_hint(headers, message, seconds):
     wait = rate_limit_wait(httpx2.Headers(headers), message)
     assert wait == (None if seconds is None else pytest.approx(seconds))
 
@@ -217,7 +219,9 @@ async def test_an_openai_429_waits_what_its_hint_says(judge_server, make_client,
     verdict = await judge(rubrics.get("eth"), TRIPLE, client)
     assert verdict.status == "scored"
     assert seconds <= judge_server.gap() < FASTER_THAN_BACKOFF  # the hint, not a 0.25-0.5 s guess
-    assert client.throttle.rate_limited_count == 1
+    # the 429 told the limits: requests are paced by them from now on, rather than fewer sent at once
+    assert client.limiter.limits == {"requests": 500, "tokens": 200000}
+    assert client.throttle.limit == client.throttle.max_limit
 
 
 async def test_429s_are_waited_out_by_time_not_by_attempts(judge_server, make_client, rubrics):

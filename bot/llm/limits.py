@@ -1,0 +1,296 @@
+"""Running at a provider's rate limit instead of into it: the requests and tokens a minute an endpoint allows a model,
+learned from the `x-ratelimit-*` headers of its replies (or set), and every request waiting for room in the last
+minute's budget before it is sent. One limiter per endpoint and model, shared by every run of the process."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import re
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.llm.pacing import duration
+from bot.llm.tokens import text_tokens
+
+log = logging.getLogger(__name__)
+
+WINDOW = 60.0  # seconds: limits are per minute, and a provider may count them over any part of it
+# A request that waits for one sent a window ago goes this much later (a share of the window, and a little more): the
+# provider counts each request from when it arrives, a little after it was sent, and the two clocks differ.
+MARGIN_SHARE, MARGIN_SECONDS = 0.005, 0.02
+KINDS = ("requests", "tokens")
+REPLY_TOKENS = 200  # the reply expected of a request before any reply was seen
+LEARNING = 0.2  # how far each reply moves the running corrections of the estimates
+# OpenAI's 429 says "Limit 30000, Used 29826, Requested 662": the limit itself, when no header said it.
+_LIMIT_NUMBER = re.compile(r"Limit (\d+)")
+_NAMED = re.compile(r"\b(requests|tokens) per min", re.IGNORECASE)
+
+
+MESSAGE_TOKENS = 4  # what a message costs besides its text
+
+
+@functools.lru_cache(maxsize=64)
+def _text_tokens_kept(text: str) -> float:
+    return text_tokens(text)
+
+
+def prompt_tokens(messages: list[dict[str, str]]) -> float:
+    """About the tokens of a request's messages, before the provider counts them (the system prompt, the same on
+    every row of a rubric, counted once)."""
+    return sum((_text_tokens_kept(message["content"]) if message["role"] == "system" else
+                text_tokens(message["content"])) + MESSAGE_TOKENS for message in messages)
+
+
+def _number(headers: Any, name: str) -> float | None:
+    """A header's non-negative number, or None when it is missing or nonsense (Azure sends -1 for "not known")."""
+    value = headers.get(name) if headers is not None else None
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        log.debug("ignored the header %s: %r is not a number", name, value)
+        return None
+    if not 0 <= number < 1e12:
+        log.debug("ignored the header %s: %r is out of range", name, value)
+        return None
+    return number
+
+
+@dataclass
+class Usage:
+    """What the limiter saw of a run: requests and tokens sent, and the seconds requests waited for each limit."""
+
+    requests: int = 0
+    tokens: float = 0.0
+    waited: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def binding(self) -> str | None:
+        """The limit requests waited for most (requests or tokens), or None when none made them wait."""
+        kind = max(KINDS, key=lambda name: self.waited[name])
+        return kind if self.waited[kind] > 0 else None
+
+    def per_window(self, kind: str, window: float) -> float:
+        """Requests or tokens sent per `window` seconds, over the time since the run began."""
+        seconds = max(time.monotonic() - self.started, min(window, 1.0))
+        return (self.requests if kind == "requests" else self.tokens) * window / seconds
+
+
+class RateLimiter:
+    """The requests and tokens a minute one endpoint allows one model, and what was sent in the last minute.
+
+    A request waits until the last WINDOW seconds leave room for it under both limits, then counts as sent; its
+    tokens are estimated before it goes and replaced by the usage its reply reports. The limits come from JUDGE_RPM
+    and JUDGE_TPM (fixed) or from the `x-ratelimit-limit-*` headers; the `x-ratelimit-remaining-*` headers add what
+    others spent of the same limit (another process with the same key), and a 429 teaches both.
+    """
+
+    def __init__(self, *, requests: int | None = None, tokens: int | None = None, window: float = WINDOW) -> None:
+        self.window = window  # seconds the limits count over: a minute for OpenAI, 10 s for some gateways
+        self._margin = window * MARGIN_SHARE + MARGIN_SECONDS
+        self.limits: dict[str, float | None] = {"requests": requests, "tokens": tokens}
+        self.fixed = {kind: self.limits[kind] is not None for kind in KINDS}
+        self._sent: deque[list[float]] = deque()  # [time, requests, tokens, prompt estimate] sent in the last WINDOW
+        self._spent = {"requests": 0.0, "tokens": 0.0}  # their sums
+        self._paused_until = 0.0
+        self._paused_for = "requests"  # the limit a pause waits for
+        self._prompt_scale = 1.0  # the provider's count of a prompt over our estimate of it
+        self._reply_tokens = float(REPLY_TOKENS)
+        self._replies = 0  # replies learned from: the first ones weigh more
+        self._lock = asyncio.Lock()
+        self.usage: list[Usage] = []  # the runs watching, each told what it sent and waited for
+
+    @property
+    def known(self) -> bool:
+        """Whether some limit is known: only then are requests counted and held."""
+        return any(value is not None for value in self.limits.values())
+
+    def estimate(self, prompt_tokens: float) -> float:
+        """The tokens a request with a prompt of about `prompt_tokens` will count: the prompt as the provider counts
+        it, and the reply expected."""
+        return prompt_tokens * self._prompt_scale + self._reply_tokens
+
+    async def acquire(self, messages: list[dict[str, str]]) -> list[float] | None:
+        """Wait for room for a request of these messages, then count it as sent; the entry to settle once it is
+        answered (None when no limit is known, and nothing is counted)."""
+        if not self.known and time.monotonic() >= self._paused_until:
+            return None
+        prompt = prompt_tokens(messages) if self.known else 0.0
+        async with self._lock:  # one request waits at a time, in the order they came: no burst when room frees
+            while True:
+                now = time.monotonic()
+                tokens = self.estimate(prompt)  # as the replies that came meanwhile correct it
+                wait, kind = self._room(now, tokens)
+                if wait <= 0:
+                    break
+                for usage in self.usage:
+                    usage.waited[kind] += wait
+                await asyncio.sleep(wait)
+            entry = [now, 1.0, tokens, prompt]
+            self._sent.append(entry)
+            self._spent["requests"] += 1
+            self._spent["tokens"] += tokens
+        return entry
+
+    def _room(self, now: float, tokens: float) -> tuple[float, str]:
+        """How long a request of `tokens` must wait from `now`, and for which limit (0 when it may go)."""
+        if now < self._paused_until:
+            return self._paused_until - now, self._paused_for
+        self._expire(now)
+        for kind, need, column in (("requests", 1.0, 1), ("tokens", tokens, 2)):
+            limit = self.limits[kind]
+            if limit is None or self._spent[kind] + need <= limit:
+                continue
+            # What was sent leaves the window oldest first: wait until enough of it has.
+            freed = self._spent[kind] + need - limit
+            for entry in self._sent:
+                freed -= entry[column]
+                if freed <= 0:
+                    return entry[0] + self.window + self._margin - now, kind
+            if not self._sent:
+                return 0.0, kind  # more than the whole limit, and nothing else in the window: it goes alone
+            return self._sent[-1][0] + self.window + self._margin - now, kind
+        return 0.0, "requests"
+
+    def _expire(self, now: float) -> None:
+        while self._sent and self._sent[0][0] <= now - self.window:
+            entry = self._sent.popleft()
+            self._spent["requests"] -= entry[1]
+            self._spent["tokens"] -= entry[2]
+
+    def void(self, entry: list[float] | None) -> None:
+        """A request the endpoint refused with a 429 counts as nothing sent (the provider did not count it)."""
+        if entry is None:
+            return
+        if entry[0] > time.monotonic() - self.window:
+            self._spent["requests"] -= entry[1]
+            self._spent["tokens"] -= entry[2]
+        entry[1] = entry[2] = 0.0
+
+    def settle(self, entry: list[float] | None, *, tokens_in: int, tokens_out: int) -> None:
+        """A reply came: its request counts the tokens it used, and the estimates of the next ones learn from it."""
+        prompt_estimate = entry[3] if entry is not None else 0.0
+        if tokens_in > 0 or tokens_out > 0:
+            self._replies += 1
+            weight = max(LEARNING, 1 / self._replies)  # the mean of the first replies, then a moving one
+            if tokens_in > 0 and prompt_estimate > 0:
+                self._prompt_scale += weight * (tokens_in / prompt_estimate - self._prompt_scale)
+            if tokens_out > 0:
+                self._reply_tokens += weight * (tokens_out - self._reply_tokens)
+        used = float(tokens_in + tokens_out)
+        for usage in self.usage:  # what went through, for the pace a run is told it kept
+            usage.requests += 1
+            usage.tokens += used
+        if entry is None or used <= 0:
+            return
+        if entry[0] > time.monotonic() - self.window:  # still in the window: counted as used, not as guessed
+            self._spent["tokens"] += used - entry[2]
+        entry[2] = used
+
+    def observe(self, headers: Any, *, answered: bool = True) -> None:
+        """Learn from a reply's headers: the limits (unless set), and from an `answered` request's reply what others
+        spent of them (a 429's "0 remaining" says only that this request did not fit: its wait says the rest)."""
+        if headers is None:
+            return
+        for kind in KINDS:
+            limit = _number(headers, f"x-ratelimit-limit-{kind}")
+            if limit is not None and limit >= 1 and not self.fixed[kind] and limit != self.limits[kind]:
+                log.info("the judge endpoint allows %s %s a minute", f"{limit:,.0f}", kind)
+                self.limits[kind] = limit
+            remaining = _number(headers, f"x-ratelimit-remaining-{kind}")
+            known = self.limits[kind]
+            if answered and remaining is not None and known is not None:
+                self._others(kind, known - remaining, headers)
+        if _number(headers, "x-ratelimit-remaining") == 0 and (reset := _number(headers, "x-ratelimit-reset")):
+            # OpenRouter: requests left in its window, and when the window resets (milliseconds since the epoch)
+            self.pause(reset / 1000 - time.time())
+
+    def _others(self, kind: str, used: float, headers: Any) -> None:
+        """The provider counts `used` of the limit: what it counts beyond this process's requests (another process
+        with the same key spends too) is counted as sent now, until the provider says its limit is whole again
+        (`x-ratelimit-reset-*`; at the latest a window from now)."""
+        now = time.monotonic()
+        self._expire(now)
+        others = used - self._spent[kind]
+        limit = self.limits[kind] or 0.0
+        if others <= 0.05 * limit:  # within what estimates and clocks may differ by
+            return
+        reset = duration(str(headers.get(f"x-ratelimit-reset-{kind}") or ""))
+        lasts = self.window if reset is None else min(max(reset, 0.0), self.window)
+        at = now - self.window + lasts  # when it leaves the window: when the provider's count is back to whole
+        entry = [at, others, 0.0, 0.0] if kind == "requests" else [at, 0.0, others, 0.0]
+        # The window is kept in time order: an entry that leaves it sooner than the newest goes where it belongs.
+        position = len(self._sent)
+        while position and self._sent[position - 1][0] > at:
+            position -= 1
+        self._sent.insert(position, entry)
+        self._spent[kind] += others
+
+    def rate_limited(self, headers: Any, message: str, wait: float) -> None:
+        """A 429: hold every request for `wait` s, and learn the limit the message names if no header gave it."""
+        self.observe(headers, answered=False)
+        kind = _NAMED.search(message)
+        found = _LIMIT_NUMBER.search(message)
+        if kind is not None and found is not None:
+            name = kind.group(1).lower()
+            if not self.fixed[name] and self.limits[name] is None:
+                self.limits[name] = float(found.group(1))
+                log.info("the judge endpoint allows %s %s a minute (said with a 429)", found.group(1), name)
+        self.pause(wait, kind.group(1).lower() if kind is not None else "requests")
+
+    def pause(self, seconds: float, kind: str = "requests") -> None:
+        """Hold every request for `seconds` (a 429's wait, a window without requests left), waiting for `kind`."""
+        if 0 < seconds <= 10 * self.window:
+            until = time.monotonic() + seconds
+            if until > self._paused_until:
+                self._paused_until, self._paused_for = until, kind
+
+
+class Limiters:
+    """The limiters of a process, one per endpoint and model, made when first asked for."""
+
+    def __init__(self) -> None:
+        self._set: tuple[int | None, int | None, float] = (None, None, WINDOW)
+        self._made: dict[tuple[str, str], RateLimiter] = {}
+
+    def configure(self, *, requests: int | None, tokens: int | None, window: float = WINDOW) -> None:
+        """The limits JUDGE_RPM and JUDGE_TPM set for every endpoint and model (None: learned from the replies), over
+        JUDGE_RATE_WINDOW seconds."""
+        if (requests, tokens, window) != self._set:
+            self._set = (requests, tokens, window)
+            self._made.clear()  # limiters made before follow the settings from now on
+
+    def of(self, endpoint: str, model: str) -> RateLimiter:
+        """The limiter of `model` at `endpoint`."""
+        key = (endpoint, model)
+        if key not in self._made:
+            requests, tokens, window = self._set
+            self._made[key] = RateLimiter(requests=requests, tokens=tokens, window=window)
+        return self._made[key]
+
+    def clear(self) -> None:
+        """Forget every limiter: what each learned and what was sent (a process that starts over)."""
+        self._made.clear()
+
+    def all(self) -> Mapping[tuple[str, str], RateLimiter]:
+        """Every limiter made so far."""
+        return self._made
+
+
+LIMITERS = Limiters()  # the process's: every judge client of an endpoint and model paces by the same one
+
+
+def paced_text(usage: Usage, limiter: RateLimiter) -> str | None:
+    """Which limit bound a run: "paced by the tokens limit: 398,000 of 400,000 a minute"; None when none did."""
+    kind = usage.binding
+    if kind is None or limiter.limits[kind] is None:
+        return None
+    per = "a minute" if limiter.window == WINDOW else f"per {limiter.window:g} s"
+    return f"paced by the {kind} limit: {usage.per_window(kind, limiter.window):,.0f} of {limiter.limits[kind]:,.0f} {per}"

@@ -1,0 +1,102 @@
+"""A judge server that enforces OpenAI-style limits: requests and tokens a minute over a rolling window, a 429 with
+OpenAI's body past either, and the `x-ratelimit-*` headers on every reply. Shared by the tests and the benchmark."""
+
+from __future__ import annotations
+
+import collections
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tests.support.openai_server import Reply
+
+WINDOW = 60.0
+
+
+def prompt_count(body: dict[str, Any]) -> int:
+    """The tokens the server counts for a request's messages: a token per four characters, four a message."""
+    return sum(len(str(message.get("content") or "")) // 4 + 4 for message in body.get("messages") or [])
+
+
+def _duration(seconds: float) -> str:
+    """A duration as OpenAI writes it: 450ms, 1.2s, 1m3s."""
+    if seconds < 1:
+        return f"{max(seconds, 0.001) * 1000:.0f}ms"
+    minutes, rest = divmod(seconds, 60)
+    return f"{int(minutes)}m{rest:.0f}s" if minutes else f"{rest:.1f}s"
+
+
+class RateLimited:
+    """Wraps a responder with limits a minute over a rolling window (a request counts its prompt and its reply's
+    completion tokens from the moment it arrives); past either, a 429 with OpenAI's message, optionally with a
+    `retry-after` header in whole seconds. Counts what it answered."""
+
+    def __init__(self, good: Callable[[dict[str, Any]], Reply], *, rpm: int | None = None, tpm: int | None = None,
+                 retry_after: bool = False, headers: bool = True, reply_tokens: int = 120,
+                 window: float = WINDOW) -> None:
+        self.good, self.rpm, self.tpm, self.span = good, rpm, tpm, window
+        self.retry_after, self.headers, self.reply_tokens = retry_after, headers, reply_tokens
+        self.window: collections.deque[tuple[float, int]] = collections.deque()
+        self.tokens = 0
+        self.answered = 0
+        self.limited = 0
+
+    def _expire(self, now: float) -> None:
+        while self.window and self.window[0][0] <= now - self.span:
+            self.tokens -= self.window.popleft()[1]
+
+    def _limit_headers(self, now: float) -> dict[str, str]:
+        if not self.headers:
+            return {}
+        found: dict[str, str] = {}
+        if self.rpm is not None:
+            found |= {"x-ratelimit-limit-requests": str(self.rpm),
+                      "x-ratelimit-remaining-requests": str(max(self.rpm - len(self.window), 0)),
+                      "x-ratelimit-reset-requests": self._whole_in(now)}
+        if self.tpm is not None:
+            found |= {"x-ratelimit-limit-tokens": str(self.tpm),
+                      "x-ratelimit-remaining-tokens": str(max(self.tpm - self.tokens, 0)),
+                      "x-ratelimit-reset-tokens": self._whole_in(now)}
+        return found
+
+    def _whole_in(self, now: float) -> str:
+        """When the limit is whole again (OpenAI's `x-ratelimit-reset-*`): the newest request leaves the window."""
+        return _duration(self.window[-1][0] + self.span - now if self.window else 0)
+
+    def _wait(self, now: float, kind: str, need: int) -> float:
+        """When the oldest requests will have left the window enough for this one."""
+        freed = (len(self.window) + 1 - (self.rpm or 0)) if kind == "requests" else self.tokens + need - (self.tpm or 0)
+        for arrived, tokens in self.window:
+            freed -= 1 if kind == "requests" else tokens
+            if freed <= 0:
+                return arrived + self.span - now
+        return self.span
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        now = time.monotonic()
+        self._expire(now)
+        need = prompt_count(body) + self.reply_tokens
+        over = [kind for kind, limit, used in (("requests", self.rpm, len(self.window) + 1),
+                                               ("tokens", self.tpm, self.tokens + need)) if limit is not None and used > limit]
+        if over:
+            self.limited += 1
+            kind = over[0]
+            wait = self._wait(now, kind, need)
+            limit = self.rpm if kind == "requests" else self.tpm
+            used = len(self.window) if kind == "requests" else self.tokens
+            label = "requests per min (RPM)" if kind == "requests" else "tokens per min (TPM)"
+            message = (f"Rate limit reached for judge-bench in organization org-judgebot on {label}: Limit {limit}, "
+                       f"Used {used}, Requested {1 if kind == 'requests' else need}. Please try again in "
+                       f"{_duration(wait)}. Visit https://platform.openai.com/account/rate-limits to learn more.")
+            headers = self._limit_headers(now)
+            if self.retry_after:
+                headers["retry-after"] = str(max(1, int(wait + 0.999)))
+            error = {"message": message, "type": kind, "param": None, "code": "rate_limit_exceeded"}
+            return Reply(status=429, error=error, headers=headers)
+        self.window.append((now, need))
+        self.tokens += need
+        self.answered += 1
+        reply = self.good(body)
+        reply.tokens_in, reply.tokens_out = prompt_count(body), self.reply_tokens
+        reply.headers = {**reply.headers, **self._limit_headers(now)}
+        return reply
