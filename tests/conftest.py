@@ -33,8 +33,10 @@ def fresh_limiters() -> Iterator[None]:
     server), and the limiters of its event loop."""
     from bot.llm.limits import LIMITERS
 
+    LIMITERS.configure(requests=None, tokens=None)
     LIMITERS.clear()
     yield
+    LIMITERS.configure(requests=None, tokens=None)
     LIMITERS.clear()
 
 

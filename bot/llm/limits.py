@@ -25,6 +25,8 @@ WINDOW = 60.0  # seconds: limits are per minute, and a provider may count them o
 MARGIN_SHARE, MARGIN_SECONDS = 0.005, 0.02
 KINDS = ("requests", "tokens")
 REPLY_TOKENS = 200  # the reply expected of a request before any reply was seen
+FIRST_REPLIES = 8  # replies whose usage teaches the estimates even while no limit is known
+TOKENS_HEADROOM = 0.99  # the share of a tokens limit requests are paced to: their tokens are estimates
 LEARNING = 0.2  # how far each reply moves the running corrections of the estimates
 # OpenAI's 429 says "Limit 30000, Used 29826, Requested 662": the limit itself, when no header said it.
 _LIMIT_NUMBER = re.compile(r"Limit (\d+)")
@@ -69,7 +71,7 @@ class Usage:
     requests: int = 0
     tokens: float = 0.0
     waited: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
-    started: float = field(default_factory=time.monotonic)
+    peak: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))  # the most in one window
 
     @property
     def binding(self) -> str | None:
@@ -77,10 +79,6 @@ class Usage:
         kind = max(KINDS, key=lambda name: self.waited[name])
         return kind if self.waited[kind] > 0 else None
 
-    def per_window(self, kind: str, window: float) -> float:
-        """Requests or tokens sent per `window` seconds, over the time since the run began."""
-        seconds = max(time.monotonic() - self.started, min(window, 1.0))
-        return (self.requests if kind == "requests" else self.tokens) * window / seconds
 
 
 class RateLimiter:
@@ -120,9 +118,10 @@ class RateLimiter:
     async def acquire(self, messages: list[dict[str, str]]) -> list[float] | None:
         """Wait for room for a request of these messages, then count it as sent; the entry to settle once it is
         answered (None when no limit is known, and nothing is counted)."""
+        learning = self._replies < FIRST_REPLIES  # the first replies teach the estimates, known limits or not
         if not self.known and time.monotonic() >= self._paused_until:
-            return None
-        prompt = prompt_tokens(messages) if self.known else 0.0
+            return [time.monotonic(), 0.0, 0.0, prompt_tokens(messages)] if learning else None
+        prompt = prompt_tokens(messages)
         async with self._lock:  # one request waits at a time, in the order they came: no burst when room frees
             while True:
                 now = time.monotonic()
@@ -146,7 +145,10 @@ class RateLimiter:
         self._expire(now)
         for kind, need, column in (("requests", 1.0, 1), ("tokens", tokens, 2)):
             limit = self.limits[kind]
-            if limit is None or self._spent[kind] + need <= limit:
+            if limit is None:
+                continue
+            limit *= TOKENS_HEADROOM if kind == "tokens" else 1.0
+            if self._spent[kind] + need <= limit:
                 continue
             # What was sent leaves the window oldest first: wait until enough of it has.
             freed = self._spent[kind] + need - limit
@@ -188,11 +190,14 @@ class RateLimiter:
         for usage in self.usage:  # what went through, for the pace a run is told it kept
             usage.requests += 1
             usage.tokens += used
-        if entry is None or used <= 0:
+        if entry is None or used <= 0 or entry[1] == 0:  # nothing counted for it (no limit was known when it went)
             return
         if entry[0] > time.monotonic() - self.window:  # still in the window: counted as used, not as guessed
             self._spent["tokens"] += used - entry[2]
         entry[2] = used
+        for usage in self.usage:
+            for kind in KINDS:
+                usage.peak[kind] = max(usage.peak[kind], self._spent[kind])
 
     def observe(self, headers: Any, *, answered: bool = True) -> None:
         """Learn from a reply's headers: the limits (unless set), and from an `answered` request's reply what others
@@ -293,4 +298,4 @@ def paced_text(usage: Usage, limiter: RateLimiter) -> str | None:
     if kind is None or limiter.limits[kind] is None:
         return None
     per = "a minute" if limiter.window == WINDOW else f"per {limiter.window:g} s"
-    return f"paced by the {kind} limit: {usage.per_window(kind, limiter.window):,.0f} of {limiter.limits[kind]:,.0f} {per}"
+    return f"paced by the {kind} limit: up to {usage.peak[kind]:,.0f} of {limiter.limits[kind]:,.0f} {per}"

@@ -1,0 +1,131 @@
+"""Running at the judge endpoint's rate limits instead of into them, against the tests' server in its limited mode
+(a rolling window of 1 s here, a minute in production): limits learned from the headers and paced by, no 429 once
+they are known, a limit that drops, two runs sharing one budget, headers missing or nonsense, JUDGE_RPM, and the
+line that says which limit bound a run."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+
+from bot.llm.client import make_judge_client
+from bot.llm.limits import LIMITERS
+from tests.support.cli import eth_responder, flat, judgebot, write_rows
+from tests.support.openai_server import Reply
+from tests.support.rate_limits import RateLimited
+
+WINDOW = 1.0
+OK = Reply.json({"ok": 1})
+SYSTEM = "You grade answers against a reference. " * 60
+
+
+def messages(n: int) -> list[dict[str, str]]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Question {n}? Answer {n}." * 4}]
+
+
+def client_of(server, **options):
+    return make_judge_client(api_key="k", base_url=server.base_url, model="judge-limited", timeout=10,
+                             **{"concurrency": 16, **options})
+
+
+async def ask(client, count: int, start: int = 0) -> list[float]:
+    """Send `count` requests at once; when each was answered, from the first send."""
+    began = time.monotonic()
+
+    async def one(n: int) -> float:
+        await client.complete(messages(n), schema_name="x", schema={"type": "object"})
+        return time.monotonic() - began
+
+    return list(await asyncio.gather(*(one(start + n) for n in range(count))))
+
+
+async def test_a_requests_limit_is_learned_from_the_headers_and_kept_to(judge_server) -> None:
+    LIMITERS.configure(requests=None, tokens=None, window=WINDOW)
+    limited = RateLimited(lambda body: OK, rpm=6, window=WINDOW)
+    judge_server.responder = limited
+    client = client_of(judge_server)
+    await ask(client, 1)  # the first reply tells the limit
+    assert client.limiter.limits["requests"] == 6
+    answered = await ask(client, 17, start=1)
+    assert limited.limited == 0 and limited.answered == 18  # never sent into the limit
+    # 5 fit the first window (one was spent), 6 the next two: the last waits two windows
+    assert 2 * WINDOW <= max(answered) < 3 * WINDOW + 1
+    await client.aclose()
+
+
+async def test_a_tokens_limit_paces_by_the_usage_the_replies_report(judge_server) -> None:
+    LIMITERS.configure(requests=None, tokens=None, window=WINDOW)
+    limited = RateLimited(lambda body: OK, tpm=3000, window=WINDOW)  # about 3 of these requests a window
+    judge_server.responder = limited
+    client = client_of(judge_server)
+    await ask(client, 1)
+    await ask(client, 11, start=1)
+    assert limited.limited == 0 and limited.answered == 12
+    await client.aclose()
+
+
+async def test_a_limit_that_drops_is_learned_again_after_a_429(judge_server) -> None:
+    LIMITERS.configure(requests=None, tokens=None, window=WINDOW)
+    limited = RateLimited(lambda body: OK, rpm=20, window=WINDOW)
+    judge_server.responder = limited
+    client = client_of(judge_server)
+    await ask(client, 4)
+    limited.rpm = 5  # the provider lowers the limit
+    await ask(client, 12, start=4)
+    assert client.limiter.limits["requests"] == 5
+    refused = limited.limited
+    assert refused <= 2  # what was in flight when it dropped; then kept to
+    await ask(client, 10, start=16)
+    assert limited.limited == refused and limited.answered == 26
+    await client.aclose()
+
+
+async def test_two_runs_of_one_process_share_the_budget(judge_server) -> None:
+    LIMITERS.configure(requests=None, tokens=None, window=WINDOW)
+    limited = RateLimited(lambda body: OK, rpm=8, window=WINDOW)
+    judge_server.responder = limited
+    one, other = client_of(judge_server), client_of(judge_server)
+    assert one.limiter is other.limiter  # one limiter for the endpoint and model, whichever client asks
+    await ask(one, 1)
+    await asyncio.gather(ask(one, 10, start=1), ask(other, 10, start=11))
+    assert limited.limited == 0 and limited.answered == 21
+    await one.aclose()
+    await other.aclose()
+
+
+async def test_missing_or_nonsense_headers_are_ignored_with_a_debug_line(judge_server, caplog) -> None:
+    headers = {"x-ratelimit-limit-tokens": "-1", "x-ratelimit-remaining-tokens": "-1", "x-ratelimit-limit-requests":
+               "lots", "x-ratelimit-remaining-requests": ""}
+    judge_server.responder = lambda body: Reply(content='{"ok": 1}', headers=headers)
+    client = client_of(judge_server)
+    with caplog.at_level(logging.DEBUG, logger="bot.llm.limits"):
+        await ask(client, 3)
+    assert client.limiter.limits == {"requests": None, "tokens": None} and not client.limiter.known
+    said = caplog.text
+    assert "ignored the header x-ratelimit-limit-tokens: '-1' is out of range" in said
+    assert "ignored the header x-ratelimit-limit-requests: 'lots' is not a number" in said
+    await client.aclose()
+
+
+async def test_limits_set_by_the_settings_pace_an_endpoint_that_sends_no_headers(judge_server) -> None:
+    LIMITERS.configure(requests=4, tokens=None, window=WINDOW)
+    limited = RateLimited(lambda body: OK, rpm=4, window=WINDOW, headers=False)
+    judge_server.responder = limited
+    client = client_of(judge_server)
+    answered = await ask(client, 9)
+    assert limited.limited == 0 and max(answered) >= 2 * WINDOW
+    await client.aclose()
+
+
+def test_a_run_says_which_limit_paced_it(tmp_path: Path, judge_server) -> None:
+    limited = RateLimited(eth_responder, rpm=8, window=WINDOW)
+    judge_server.responder = limited
+    write_rows(tmp_path / "rows.csv", ["question", "reference", "answer"],
+               [[f"Exams {n}?", "Register in myStudies.", f"Use myStudies ({n})."] for n in range(20)])
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--yes", server=judge_server,
+                         JUDGE_RATE_WINDOW=str(WINDOW))
+    assert code == 0, out
+    assert "The judge endpoint's limits set the pace: paced by the requests limit: up to 8 of 8 per 1 s." in flat(out)
+    assert limited.answered == 20 and limited.limited <= 8  # only the first burst, before the first reply
