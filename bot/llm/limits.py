@@ -27,6 +27,10 @@ KINDS = ("requests", "tokens")
 REPLY_TOKENS = 200  # the reply expected of a request before any reply was seen
 FIRST_REPLIES = 8  # replies whose usage teaches the estimates even while no limit is known
 TOKENS_HEADROOM = 0.99  # the share of a tokens limit requests are paced to: their tokens are estimates
+# A provider may enforce a minute's limit over shorter periods (3,000 a minute as 50 a second): requests are paced
+# evenly, no part of the window (a sixtieth of it) holding more than its share of the limit.
+PARTS = 60
+PART_MARGIN = 0.02
 LEARNING = 0.2  # how far each reply moves the running corrections of the estimates
 # OpenAI's 429 says "Limit 30000, Used 29826, Requested 662": the limit itself, when no header said it.
 _LIMIT_NUMBER = re.compile(r"Limit (\d+)")
@@ -149,6 +153,8 @@ class RateLimiter:
                 continue
             limit *= TOKENS_HEADROOM if kind == "tokens" else 1.0
             if self._spent[kind] + need <= limit:
+                if (wait := self._even(now, column, need, limit / PARTS)) > 0:
+                    return wait, kind
                 continue
             # What was sent leaves the window oldest first: wait until enough of it has.
             freed = self._spent[kind] + need - limit
@@ -160,6 +166,20 @@ class RateLimiter:
                 return 0.0, kind  # more than the whole limit, and nothing else in the window: it goes alone
             return self._sent[-1][0] + self.window + self._margin - now, kind
         return 0.0, "requests"
+
+    def _even(self, now: float, column: int, need: float, share: float) -> float:
+        """How long a request must wait so that the last part of the window (a PARTS-th of it) holds no more than its
+        `share` of the limit; a request alone in its part always goes."""
+        part = self.window / PARTS
+        held, oldest = 0.0, None
+        for entry in reversed(self._sent):
+            if entry[0] <= now - part * (1 + PART_MARGIN):  # with a margin: requests arrive a little unevenly
+                break
+            held += entry[column]
+            oldest = entry[0]
+        if oldest is None or held + need <= share:
+            return 0.0
+        return oldest + part * (1 + PART_MARGIN) - now
 
     def _expire(self, now: float) -> None:
         while self._sent and self._sent[0][0] <= now - self.window:

@@ -33,13 +33,15 @@ class RateLimited:
 
     def __init__(self, good: Callable[[dict[str, Any]], Reply], *, rpm: int | None = None, tpm: int | None = None,
                  retry_after: bool = False, headers: bool = True, reply_tokens: int = 120,
-                 window: float = WINDOW) -> None:
+                 window: float = WINDOW, parts: int = 1) -> None:
         self.good, self.rpm, self.tpm, self.span = good, rpm, tpm, window
+        self.parts = parts  # >1: each part of the window holds at most its share too (OpenAI may enforce so)
         self.retry_after, self.headers, self.reply_tokens = retry_after, headers, reply_tokens
         self.window: collections.deque[tuple[float, int]] = collections.deque()
         self.tokens = 0
         self.answered = 0
         self.limited = 0
+        self.limited_at: list[float] = []  # when each 429 was sent
 
     def _expire(self, now: float) -> None:
         while self.window and self.window[0][0] <= now - self.span:
@@ -78,10 +80,19 @@ class RateLimited:
         need = prompt_count(body) + self.reply_tokens
         over = [kind for kind, limit, used in (("requests", self.rpm, len(self.window) + 1),
                                                ("tokens", self.tpm, self.tokens + need)) if limit is not None and used > limit]
+        part_wait = None
+        if not over and self.parts > 1:
+            part = self.span / self.parts
+            recent = [(arrived, tokens) for arrived, tokens in self.window if arrived > now - part]
+            over = [kind for kind, limit, used in (("requests", self.rpm, len(recent) + 1),
+                                                   ("tokens", self.tpm, sum(t for _, t in recent) + need))
+                    if limit is not None and recent and used > limit / self.parts]
+            part_wait = recent[0][0] + part - now if over else None
         if over:
             self.limited += 1
+            self.limited_at.append(now)
             kind = over[0]
-            wait = self._wait(now, kind, need)
+            wait = part_wait if part_wait is not None else self._wait(now, kind, need)
             limit = self.rpm if kind == "requests" else self.tpm
             used = len(self.window) if kind == "requests" else self.tokens
             label = "requests per min (RPM)" if kind == "requests" else "tokens per min (TPM)"

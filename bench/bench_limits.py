@@ -1,0 +1,144 @@
+"""Benchmark judging at a provider's rate limits: `judgebot judge` at its default settings against a local judge that
+enforces OpenAI-style limits (requests and tokens a window, rolling, and each sixtieth of it holding no more than its
+share, as OpenAI may enforce a minute's limit a second at a time; a 429 with OpenAI's body past either, optionally
+with `retry-after` in whole seconds; `x-ratelimit-*` headers on every reply), beside a plain AsyncOpenAI loop with the
+SDK's default retries, in the same run. Prints, for each scenario, the share of the limit-bound ideal (the rows the
+binding limit lets through, over the time they took) and how many requests were answered 429. Run by hand, e.g.:
+
+    python bench/bench_limits.py --rows 2000 --latency 0.3                      # tokens, then requests bind
+    python bench/bench_limits.py --rows 500 --latency 0.3 --window 15 --scale 0.25  # the same, in a quarter of the time
+
+`--window` and `--scale` shrink the window (60 s, as OpenAI's) and the limits together, so a scenario takes less time
+while the rows per window stay those of the full limits times the scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.support.openai_server import FakeJudgeServer, Reply
+from tests.support.rate_limits import RateLimited, prompt_count
+
+VERDICT = json.dumps({"correctness": 2, "completeness": 1, "result_tag": "Correct", "reasoning": "Names the portal."})
+SCENARIOS = (  # name, requests a minute, tokens a minute, retry-after
+    ("tokens bind (TPM 400,000)", 100_000, 400_000, False),
+    ("requests bind (RPM 3,000)", 3_000, 100_000_000, False),
+    ("requests bind, retry-after sent", 3_000, 100_000_000, True),
+)
+
+
+def write_csv(path: Path, rows: int) -> None:
+    """`rows` distinct triples (distinct so the cache cannot help)."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["question", "reference", "answer"])
+        for i in range(rows):
+            writer.writerow([f"Question {i}: how do I register for exams at ETH?",
+                             "Exam registration is done in myStudies (ETHIS) during the registration period.",
+                             f"Answer {i}: register in myStudies during the registration window."])
+
+
+async def plain_loop(data: Path, base_url: str, concurrency: int) -> int:
+    """The yardstick: each row's request through AsyncOpenAI with the SDK's default retries, C at a time; the rows
+    answered before the first request whose retries ran out."""
+    import asyncio
+
+    from openai import AsyncOpenAI, DefaultAioHttpClient
+
+    from bot.judge.prompt import build_messages
+    from bot.records import Triple
+    from bot.rubric import load_rubrics
+
+    rubric = load_rubrics().get("eth")  # the same prompts as judgebot's, so that both spend as many tokens a row
+    client = AsyncOpenAI(api_key="bench", base_url=base_url, http_client=DefaultAioHttpClient())
+    gate = asyncio.Semaphore(concurrency)
+    done = 0
+
+    async def one(row: dict[str, str]) -> None:
+        nonlocal done
+        async with gate:
+            triple = Triple(question=row["question"], reference=row["reference"], answer=row["answer"])
+            await client.chat.completions.create(model="bench-judge",
+                                                 messages=build_messages(rubric, triple, "DATA"))  # type: ignore[arg-type]
+        done += 1
+
+    with data.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    try:
+        await asyncio.gather(*(one(row) for row in rows))
+    except Exception as err:  # the SDK's retries ran out: the loop stops, as a plain script would
+        print(f"stopped: {type(err).__name__}", file=sys.stderr)
+    await client.close()
+    return done
+
+
+def scenario(args: argparse.Namespace, name: str, rpm: int, tpm: int, retry_after: bool, tmp: Path) -> None:
+    rpm, tpm = max(1, int(rpm * args.scale)), max(1, int(tpm * args.scale))
+    for who in ("judgebot", "plain loop"):
+        limited = RateLimited(lambda body: Reply(content=VERDICT), rpm=rpm, tpm=tpm, retry_after=retry_after,
+                              window=args.window, parts=60)  # a minute's limit enforced a second at a time too
+        server = FakeJudgeServer(limited, latency=args.latency).start()
+        data = tmp / "answers.csv"
+        write_csv(data, args.rows)
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench",
+               "JUDGEBOT_DB": str(tmp / f"{who}-{rpm}-{retry_after}.db"), "JUDGE_MODEL": "bench-judge",
+               "JUDGE_RATE_WINDOW": str(args.window)}
+        if who == "judgebot":
+            command = [sys.executable, "-m", "bot", "judge", str(data), "--rubric", "eth", "--yes", "--out",
+                       str(tmp / "results.csv")]
+        else:
+            command = [sys.executable, __file__, "plain", str(data), server.base_url, "32"]
+        finished = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        server.stop()
+        arrivals = server.arrivals
+        took = (arrivals[-1] - arrivals[0] + args.latency) if arrivals else 0.0
+        answered, refused = limited.answered, limited.limited
+        per_row = sum(prompt_count(body) + limited.reply_tokens for body in server.bodies()[:50]) / 50
+        # The ideal: the rows answered, at the pace the binding limit allows (rows divided by the limit)
+        ideal = max(answered / rpm, answered * per_row / tpm) * args.window
+        share = ideal / took if took else 0.0
+        asked = answered + refused
+        extra = ""
+        if who == "judgebot":
+            paced = [line for line in finished.stdout.splitlines() if "paced by" in line]
+            extra = f"; {paced[-1].strip()}" if paced else ""
+        else:
+            extra = f"; the loop answered {finished.stdout.strip() or 0} rows" + (
+                " and stopped (the SDK's retries ran out)" if answered < args.rows else "")
+        print(f"{name:34} {who:10} {answered:>6,} rows scored in {took:7.1f} s: {share:5.1%} of the limit-bound "
+              f"ideal ({ideal:.1f} s); {refused:,} of {asked:,} requests answered 429 ({refused / max(asked, 1):.1%})"
+              f"{extra}")
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["plain"]:  # the yardstick in a process of its own: plain DATA BASE_URL CONCURRENCY
+        import asyncio
+
+        print(asyncio.run(plain_loop(Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]))))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument("--latency", type=float, default=0.3, help="seconds the judge takes per reply")
+    parser.add_argument("--window", type=float, default=60.0, help="seconds the limits count over")
+    parser.add_argument("--scale", type=float, default=1.0, help="the limits' share (with a shorter window)")
+    args = parser.parse_args()
+    print(f"{args.rows:,} rows, latency {args.latency * 1000:.0f} ms, window {args.window:g} s, limits x{args.scale:g}")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as folder:
+        for name, rpm, tpm, retry_after in SCENARIOS:
+            scenario(args, name, rpm, tpm, retry_after, Path(folder))
+    print(f"({time.monotonic() - started:.0f} s in all)")
+
+
+if __name__ == "__main__":
+    main()
