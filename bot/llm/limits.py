@@ -68,7 +68,7 @@ def _number(headers: Any, name: str) -> float | None:
     return number
 
 
-@dataclass
+@dataclass(eq=False)  # each run's own: told apart by identity, however alike their figures
 class Usage:
     """What the limiter saw of a run: requests and tokens sent, and the seconds requests waited for each limit."""
 
