@@ -25,7 +25,7 @@ NO_ENDPOINT = (
 
 def judge_client(settings: Settings, concurrency: int | None = None, model: str | None = None) -> JudgeClient:
     """The judge client the settings describe; UsageError when they name no endpoint."""
-    from bot.llm.client import judge_client_from
+    from bot.llm.configured import judge_client_from
 
     if not settings.has_judge_endpoint():
         raise UsageError(NO_ENDPOINT)

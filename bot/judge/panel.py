@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.config import Settings
 from bot.errors import SetupError
-from bot.llm.client import JudgeClient, judge_client_from, own_secret
+from bot.llm.client import JudgeClient
+from bot.llm.configured import judge_client_from, own_secret
 from bot.llm.prices import PriceTable, builtin_prices, load_prices
 from bot.yaml_text import load_yaml, yaml_problem
 

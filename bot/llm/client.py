@@ -6,7 +6,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import os
 import random
 import socket
 import time
@@ -18,7 +17,6 @@ import httpx2
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
-from bot.config import Settings
 from bot.errors import JudgeCallError, RunStopped, SetupError
 from bot.llm.answers import (
     RESUME,
@@ -158,7 +156,8 @@ class JudgeClient:
         while True:
             async with self.throttle:
                 sent_mode, sent_temperature = self.modes.get(key, "json_schema"), self.temperature
-                entry = await limiter.acquire(messages)  # room in the minute's budget first
+                # Room in the minute's budget first (an endpoint that tells no limit: no wait, not even a coroutine)
+                entry = None if limiter.free else await limiter.acquire(messages)
                 try:
                     completion, headers = await self._send(self._body(messages, schema_name, schema, key, sent_mode))
                 except openai.APIError as err:
@@ -376,42 +375,3 @@ def make_judge_client(
 
 
 UNKNOWN_MODEL = "the judge endpoint does not know model"  # how a stop for a model the endpoint does not serve opens
-OWN_SECRETS = frozenset({"DATABASE_URL", "JUDGEBOT_DB", "MCP_TOKEN", "JUDGEBOT_MCP_TOKEN"})
-
-
-def own_secret(name: str) -> bool:
-    """Whether the environment variable `name` holds one of judgebot's own secrets (any of Slack's, the database's
-    URL, the MCP server's token), which no judge's key may be read from."""
-    upper = name.upper()
-    return upper.startswith("SLACK_") or upper in OWN_SECRETS
-
-
-def judge_client_from(settings: Settings, *, model: str | None = None, base_url: str | None = None,
-                      key_env: str | None = None, temperature: float | None = None,
-                      concurrency: int | None = None) -> JudgeClient:
-    """The JudgeClient the settings describe; `model`, `temperature` and `concurrency` override theirs.
-
-    A judge at its own `base_url` is never sent the configured endpoint's key (OPENAI_API_KEY), only the one the
-    variable `key_env` holds; SetupError when that variable is not set.
-    """
-    if key_env is not None:
-        if own_secret(key_env):
-            raise SetupError(f"judge {model or settings.judge_model}: key_env {key_env} names one of judgebot's own "
-                             "secrets (Slack's tokens and signing secret, the database URL): it is never sent to a "
-                             "judge. Put the judge's key in a variable of its own and name that one")
-        if not os.environ.get(key_env):
-            raise SetupError(f"judge {model or settings.judge_model}: the environment variable {key_env} that should "
-                             "hold its key is not set")
-        key: str | None = os.environ[key_env]
-    elif base_url is not None:
-        key = None
-    else:
-        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
-    LIMITERS.configure(requests=settings.judge_rpm, tokens=settings.judge_tpm, window=settings.judge_rate_window)
-    return make_judge_client(
-        api_key=key, base_url=base_url or settings.openai_base_url, model=model or settings.judge_model,
-        timeout=settings.judge_timeout,
-        temperature=settings.judge_temperature if temperature is None else temperature,
-        max_retries=settings.judge_max_retries, concurrency=concurrency or settings.concurrency,
-        reasoning_effort=settings.judge_reasoning_effort, max_completion_tokens=settings.judge_max_completion_tokens,
-    )

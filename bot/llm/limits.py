@@ -114,6 +114,11 @@ class RateLimiter:
         """Whether some limit is known: only then are requests counted and held."""
         return any(value is not None for value in self.limits.values())
 
+    @property
+    def free(self) -> bool:
+        """Whether a request may go at once, counting nothing: no limit known, nothing left to learn, no pause."""
+        return not self.known and self._replies >= FIRST_REPLIES and time.monotonic() >= self._paused_until
+
     def estimate(self, prompt_tokens: float) -> float:
         """The tokens a request with a prompt of about `prompt_tokens` will count: the prompt as the provider counts
         it, and the reply expected."""

@@ -19,7 +19,7 @@ from bot.records import checks_of
 from bot.rubric import Rubric, RubricSet
 from bot.slack.messenger import Messenger
 from bot.store import Judgment, Run, Store, judge_of_channel, month_start, spend, utcnow
-from bot.store.models import RubricRevision
+from bot.store.models_trust import RubricRevision
 from bot.store.revisions import revision_in_force
 from bot.yaml_text import load_yaml
 

@@ -20,7 +20,6 @@ from bot.store.history import (
 from bot.store.judgments import INSERT_BATCH, RowVerdict, Store
 from bot.store.leases import owner_gone, process_name
 from bot.store.models import (
-    ChannelJudge,
     ChannelSetting,
     DigestPost,
     DigestSubscription,
@@ -35,6 +34,7 @@ from bot.store.models import (
     UserSetting,
     utcnow,
 )
+from bot.store.models_trust import ChannelJudge
 from bot.store.preferences import (
     CostLimits,
     cost_limits,

@@ -7,7 +7,8 @@ from datetime import datetime
 from sqlmodel import col, select
 
 from bot.store.judgments import Store
-from bot.store.models import ChannelJudge, utcnow
+from bot.store.models import utcnow
+from bot.store.models_trust import ChannelJudge
 
 
 def channel_judge(store: Store, *, team_id: str | None, channel_id: str) -> ChannelJudge | None:

@@ -12,7 +12,8 @@ from sqlmodel import col, select
 from bot.records import PostState
 from bot.store.judgments import Store
 from bot.store.leases import process_name, take_over
-from bot.store.models import DigestPost, ReviewNudge, utcnow
+from bot.store.models import DigestPost, utcnow
+from bot.store.models_trust import ReviewNudge
 
 STALE_CLAIM = 600.0  # seconds after which a claim of a process on another host that went quiet is taken over
 

@@ -17,7 +17,8 @@ from sqlalchemy import update
 from sqlalchemy.engine import CursorResult
 from sqlmodel import Session, col
 
-from bot.store.models import DigestPost, ReviewNudge, Run, SharedFile
+from bot.store.models import DigestPost, Run, SharedFile
+from bot.store.models_trust import ReviewNudge
 
 
 @functools.cache

@@ -1,6 +1,6 @@
 """The history tables: runs, judgments with their samples and hourly tallies, what the judges were billed, human
-feedback and labels, the review queue and its nudges, per-user and per-channel settings, files shared in Slack, weekly
-digest subscriptions and the digests posted."""
+feedback and labels, per-user and per-channel settings, files shared in Slack, weekly digest subscriptions and the
+digests posted (the review queue, its nudges, channels' own judges and revisions of rubrics: bot.store.models_trust)."""
 
 from __future__ import annotations
 
@@ -342,25 +342,6 @@ class ChannelSetting(SQLModel, table=True):
     updated_at: NaiveDatetime = Field(default_factory=utcnow)
 
 
-class ChannelJudge(SQLModel, table=True):
-    """A channel's choice of its own judge model (None: back to the configured judge), kept like a revision: who
-    chose it, when, what it replaced and why. The newest choice of a channel is in force."""
-
-    __tablename__ = "channel_judge"
-    __table_args__ = (Index("ix_channel_judge_channel_set", "team_id", "channel_id", "set_at"),)
-
-    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
-    team_id: str = Field(max_length=32)
-    channel_id: str = Field(max_length=32)
-    judge_model: str | None = Field(default=None, max_length=128)
-    previous: str | None = Field(default=None, max_length=128, description="the channel's judge before (None: the "
-                                 "configured judge)")
-    set_by: str = Field(max_length=32)
-    set_at: NaiveDatetime = Field(default_factory=utcnow)
-    note: str | None = Field(default=None, sa_column=Column(Text), description="why: such as the comparison it "
-                             "followed, with its figures")
-
-
 class SharedFile(SQLModel, table=True):
     """A file shared in Slack, claimed once however often Slack delivers it, and the run it became."""
 
@@ -428,77 +409,4 @@ class DigestPost(SQLModel, table=True):
     owner: str | None = Field(default=None, max_length=128)
     claimed_at: NaiveDatetime = Field(default_factory=utcnow)
     posted_at: NaiveDatetime | None = None
-    message_ts: str | None = Field(default=None, max_length=32)
-
-
-class ReviewCase(SQLModel, table=True):
-    """A case waiting for (or given) a person's label in a channel's review queue: once per case, offered to one
-    reviewer at a time."""
-
-    __tablename__ = "review_case"
-    __table_args__ = (
-        UniqueConstraint("case_key", name="uq_review_case_case"),
-        Index("ix_review_case_channel_state", "channel_id", "state", "created_at"),
-    )
-
-    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
-    team_id: str | None = Field(default=None, max_length=32)
-    channel_id: str | None = Field(default=None, max_length=32, description="None: the terminal's queue")
-    case_key: str = Field(max_length=64, description="the case (bot.store.case_keys), which names team and channel")
-    judgment_id: int = Field(foreign_key="judgment.id", description="the verdict that sent it to review")
-    run_id: int = Field(foreign_key="run.id")
-    rubric_name: str = Field(max_length=64)
-    reason: str = Field(max_length=16, description="unsure, split (a jury), disagree (with a label), random "
-                        "or inconsistent (a pair)")
-    random: bool = Field(default=False, description="picked at random from its run's scored rows")
-    state: str = Field(default="open", max_length=16, description="open or labeled")
-    created_at: NaiveDatetime = Field(default_factory=utcnow)
-    offered_to: str | None = Field(default=None, max_length=32)
-    offered_at: NaiveDatetime | None = None
-    skipped_by: str | None = Field(default=None, max_length=32)
-    skipped_at: NaiveDatetime | None = None
-    labeled_by: str | None = Field(default=None, max_length=32)
-    labeled_at: NaiveDatetime | None = None
-
-
-class ReviewNudge(SQLModel, table=True):
-    """A claim on one reviewer's nudge of one channel and day: whoever inserts it first sends it, once."""
-
-    __tablename__ = "review_nudge"
-    __table_args__ = (UniqueConstraint("channel_id", "user_id", "day", name="uq_review_nudge_channel_user_day"),)
-
-    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
-    team_id: str | None = Field(default=None, max_length=32)
-    channel_id: str = Field(max_length=32)
-    user_id: str = Field(max_length=32)
-    day: str = Field(max_length=10, description="the channel's local day, such as 2026-11-26")
-    state: str = Field(default=PostState.POSTING, max_length=16, description="posting or posted")
-    owner: str | None = Field(default=None, max_length=128)
-    claimed_at: NaiveDatetime = Field(default_factory=utcnow)
-    posted_at: NaiveDatetime | None = None
-    message_ts: str | None = Field(default=None, max_length=32)
-
-
-class RubricRevision(SQLModel, table=True):
-    """A channel's revision of a rubric, proposed by `/judge align` and accepted (in force there) or discarded: its
-    text, its figures, and who decided."""
-
-    __tablename__ = "rubric_revision"
-    __table_args__ = (Index("ix_rubric_revision_channel", "team_id", "channel_id", "rubric_name", "state"),
-                      Index("ix_rubric_revision_hash", "content_hash"))
-
-    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
-    team_id: str = Field(max_length=32)
-    channel_id: str = Field(max_length=32)
-    rubric_name: str = Field(max_length=64)
-    version: str = Field(max_length=32)
-    content_hash: str = Field(max_length=32)
-    based_on: str = Field(max_length=32, description="the hash of the rubric it revises")
-    content: str = Field(sa_column=Column(Text, nullable=False), description="the rubric file's text")
-    figures: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    state: str = Field(default="proposed", max_length=16, description="proposed, accepted, discarded or replaced")
-    proposed_by: str = Field(max_length=32)
-    proposed_at: NaiveDatetime = Field(default_factory=utcnow)
-    decided_by: str | None = Field(default=None, max_length=32)
-    decided_at: NaiveDatetime | None = None
     message_ts: str | None = Field(default=None, max_length=32)

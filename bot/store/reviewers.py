@@ -10,7 +10,8 @@ from sqlmodel import col, select
 
 from bot.store.claims import claim, mark_sent, release
 from bot.store.judgments import Store
-from bot.store.models import ChannelSetting, ReviewNudge, utcnow
+from bot.store.models import ChannelSetting, utcnow
+from bot.store.models_trust import ReviewNudge
 
 
 class ReviewSetup(BaseModel):

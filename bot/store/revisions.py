@@ -9,7 +9,8 @@ from sqlalchemy import update
 from sqlmodel import col, select
 
 from bot.store.judgments import Store
-from bot.store.models import RubricRevision, utcnow
+from bot.store.models import utcnow
+from bot.store.models_trust import RubricRevision
 
 PROPOSED, ACCEPTED, DISCARDED, REPLACED = "proposed", "accepted", "discarded", "replaced"
 

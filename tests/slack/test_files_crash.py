@@ -335,7 +335,7 @@ def test_a_process_dying_after_the_last_verdict_before_the_finishing_step_is_fin
     run done exactly as the bot would have just before it died. A SIGTERM in that window, or one that cancels
     the run while its last verdict is being saved, leaves the same state.
     """
-    from bot.llm.client import judge_client_from
+    from bot.llm.configured import judge_client_from
     from bot.records import RESUMABLE
     from bot.runs import execute_run
 

@@ -18,7 +18,7 @@ from bot.slack.server import start_bot
 from bot.slack.views.review import REVIEW_AGREE, REVIEW_LABEL, REVIEW_SKIP, REVIEW_START
 from bot.store import Judgment, Store, utcnow
 from bot.store.labels import labels_of, save_label
-from bot.store.models import ReviewCase, ReviewNudge
+from bot.store.models_trust import ReviewCase, ReviewNudge
 from bot.store.review import case_of, open_cases, queue_state
 from bot.store.reviewers import review_setup
 from bot.trust.review import send_to_review

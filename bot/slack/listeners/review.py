@@ -38,7 +38,7 @@ from bot.slack.views.review import (
     saved_text,
 )
 from bot.store import Judgment, Store, record_feedback, utcnow
-from bot.store.models import ReviewCase
+from bot.store.models_trust import ReviewCase
 from bot.store.pairs import orders_of
 from bot.store.review import OPEN, case_of, offer_next, queue_state, skip_case, waiting_for
 from bot.store.reviewers import ReviewSetup, review_setup, set_blind, set_nudge, set_reviewers
