@@ -10,7 +10,6 @@ import logging
 import re
 import time
 from collections import deque
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -308,10 +307,6 @@ class Limiters:
     def clear(self) -> None:
         """Forget every limiter: what each learned and what was sent (a process that starts over)."""
         self._made.clear()
-
-    def all(self) -> Mapping[tuple[str, str], RateLimiter]:
-        """Every limiter made so far."""
-        return self._made
 
 
 LIMITERS = Limiters()  # the process's: every judge client of an endpoint and model paces by the same one
