@@ -11,6 +11,12 @@ machine's speed drifts from day to day. Run by hand, e.g.:
 
 With --samples N each row is judged N times (and the plain loop sends each row N times): the ideal is then N times
 the single-sample one, and CPU is given per judgment (per request that got a verdict) as well as per row.
+
+With --load X the machine is shared while it measures: busy processes (one per whole unit of X, one more busy that
+share of the time) keep the load average about X, as other work on a shared machine would. With --runs K judgebot
+and the plain loop take turns K times each and the wall-time ratios are summarised (median, range):
+
+    python bench/bench_judge.py --rows 640 --latency 0.2 --concurrency 32 --load 1.5 --runs 5
 """
 
 from __future__ import annotations
@@ -18,9 +24,11 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import multiprocessing
 import os
 import resource
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -72,6 +80,24 @@ async def plain_loop(data: Path, base_url: str, concurrency: int, samples: int =
     return sum(results)
 
 
+def busy(share: float) -> None:
+    """Keep a core busy `share` of the time (in slices of 50 ms) until killed."""
+    while True:
+        until = time.perf_counter() + 0.05 * share
+        while time.perf_counter() < until:
+            pass
+        time.sleep(0.05 * (1 - share))
+
+
+def load_of(amount: float) -> list[multiprocessing.Process]:
+    """Busy processes that add about `amount` to the load average: one per whole unit, one for the rest."""
+    shares = [1.0] * int(amount) + ([amount - int(amount)] if amount - int(amount) > 0.01 else [])
+    workers = [multiprocessing.Process(target=busy, args=(share,), daemon=True) for share in shares]
+    for worker in workers:
+        worker.start()
+    return workers
+
+
 def measured(command: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float, float, float]:
     """Run `command`; (its result, wall seconds, CPU seconds, peak RSS in MB), the usage of that process alone."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
@@ -97,55 +123,84 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the judge takes per reply")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--samples", type=int, default=1, help="judgments per row")
+    parser.add_argument("--load", type=float, default=0.0, help="the load average other work adds meanwhile")
+    parser.add_argument("--runs", type=int, default=1, help="turns of judgebot and the plain loop, alternating")
     args = parser.parse_args()
-    judgments = args.rows * args.samples
 
     server = FakeJudgeServer(lambda body: Reply(content=VERDICT), latency=args.latency).start()
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "answers.csv"
-        write_csv(data, args.rows)
-        # Byte-compiled as an installed judgebot is (pip compiles what it installs): the one-row run writes them.
-        env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
-        env |= {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench",
-                "JUDGEBOT_DB": str(Path(tmp) / "bench.db"), "JUDGE_MODEL": "bench-judge"}
-        def judging(csv_path: Path, out: Path) -> list[str]:
-            return [sys.executable, "-m", "bot", "judge", str(csv_path), "--rubric", "eth", "--concurrency",
-                    str(args.concurrency), "--out", str(out), "--samples", str(args.samples), "--yes"]
+    load = load_of(args.load)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            turns = measure(args, server, Path(tmp))
+    finally:
+        for worker in load:
+            worker.kill()
+        server.stop()
+    if args.load:
+        print(f"load            {args.load:g} added by busy processes; load average at the end "
+              f"{os.getloadavg()[0]:.2f}")
+    if len(turns) > 1:
+        ratios = [wall / plain_wall for wall, plain_wall in turns]
+        print(f"turns           {len(turns)}: judgebot {', '.join(f'{wall:.2f}' for wall, _ in turns)} s; plain loop "
+              f"{', '.join(f'{plain:.2f}' for _, plain in turns)} s")
+        print(f"wall ratio      median {statistics.median(ratios):.2f}x, from {min(ratios):.2f}x to {max(ratios):.2f}x "
+              "(judgebot over the plain loop, each turn)")
 
-        command = judging(data, Path(tmp) / "results.csv")
-        plain, plain_wall, plain_cpu, _ = measured(
-            [sys.executable, __file__, "plain", str(data), server.base_url, str(args.concurrency), str(args.samples)],
-            env)
-        # Start-up: the same command over one row of its own (its own history), whose CPU is taken off the run's;
-        # the plain loop's too (its imports), so that both are compared per row
-        one = Path(tmp) / "one.csv"
-        write_csv(one, 1)
-        _, _, plain_startup_cpu, _ = measured(
-            [sys.executable, __file__, "plain", str(one), server.base_url, str(args.concurrency), "1"], env)
-        started, _, startup_cpu, _ = measured(judging(one, Path(tmp) / "one.results.csv"),
-                                              {**env, "JUDGEBOT_DB": str(Path(tmp) / "one.db")})
-        assert started.returncode == 0, started.stderr[-2000:]
+
+def measure(args: argparse.Namespace, server: FakeJudgeServer, tmp: Path) -> list[tuple[float, float]]:
+    """Judge the rows `args.runs` times with judgebot and with the plain loop, taking turns; print the figures of the
+    last turn; (judgebot's wall time, the plain loop's) of each turn."""
+    judgments = args.rows * args.samples
+    data = tmp / "answers.csv"
+    write_csv(data, args.rows)
+    # Byte-compiled as an installed judgebot is (pip compiles what it installs): the one-row run writes them.
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    env |= {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench", "JUDGE_MODEL": "bench-judge"}
+
+    def judging(csv_path: Path, out: Path) -> list[str]:
+        return [sys.executable, "-m", "bot", "judge", str(csv_path), "--rubric", "eth", "--concurrency",
+                str(args.concurrency), "--out", str(out), "--samples", str(args.samples), "--yes"]
+
+    def plain_command(csv_path: Path, samples: int) -> list[str]:
+        return [sys.executable, __file__, "plain", str(csv_path), server.base_url, str(args.concurrency), str(samples)]
+
+    # Start-up: the same command over one row of its own (its own history), whose CPU is taken off the run's;
+    # the plain loop's too (its imports), so that both are compared per row
+    one = tmp / "one.csv"
+    write_csv(one, 1)
+    _, _, plain_startup_cpu, _ = measured(plain_command(one, 1), env)
+    started, _, startup_cpu, _ = measured(judging(one, tmp / "one.results.csv"), {**env, "JUDGEBOT_DB": str(tmp / "one.db")})
+    assert started.returncode == 0, started.stderr[-2000:]
+    turns = []
+    for turn in range(args.runs):
+        db = tmp / f"bench-{turn}.db"
+        if turn % 2:  # the plain loop first every other turn: neither always runs on the machine the other warmed
+            plain, plain_wall, plain_cpu, _ = measured(plain_command(data, args.samples), env)
         server_before = resource.getrusage(resource.RUSAGE_SELF)
-        finished, wall, cpu, rss = measured(command, env)
+        finished, wall, cpu, rss = measured(judging(data, tmp / "results.csv"), {**env, "JUDGEBOT_DB": str(db)})
         server_after = resource.getrusage(resource.RUSAGE_SELF)
-        with (Path(tmp) / "results.csv").open(encoding="utf-8-sig") as f:
-            scored = sum(1 for row in csv.DictReader(f) if row["status"] == "scored")
-        with sqlite3.connect(Path(tmp) / "bench.db") as db:
-            started_at, finished_at = db.execute("SELECT started_at, finished_at FROM run").fetchone()
-        judging = (datetime.fromisoformat(finished_at) - datetime.fromisoformat(started_at)).total_seconds()
-    server.stop()
+        if not turn % 2:
+            plain, plain_wall, plain_cpu, _ = measured(plain_command(data, args.samples), env)
+        turns.append((wall, plain_wall))
+        if args.runs > 1:
+            print(f"turn {turn + 1:<10} judgebot {wall:.2f} s, plain loop {plain_wall:.2f} s: {wall / plain_wall:.2f}x")
+    with (tmp / "results.csv").open(encoding="utf-8-sig") as f:
+        scored = sum(1 for row in csv.DictReader(f) if row["status"] == "scored")
+    with sqlite3.connect(db) as connection:
+        started_at, finished_at = connection.execute("SELECT started_at, finished_at FROM run").fetchone()
+    phase = (datetime.fromisoformat(finished_at) - datetime.fromisoformat(started_at)).total_seconds()
 
     rate = judgments / wall
     ideal = args.concurrency / args.latency if args.latency > 0 else float("inf")
     print(f"rows            {args.rows} (scored {scored}, exit code {finished.returncode}), {args.samples} sample(s) "
-          f"each: {judgments} judgments")
+          f"each: {judgments} judgments" + (" (the last turn's figures)" if args.runs > 1 else ""))
     print(f"latency         {args.latency * 1000:.0f} ms, concurrency {args.concurrency}")
     print(f"wall time       {wall:.2f} s (includes start-up, loading the CSV and writing the results)")
     print(f"judgments/s     {rate:.1f}")
-    print(f"judging phase   {judging:.2f} s, {judgments / judging:.1f} judgments/s (first request to last verdict)")
+    print(f"judging phase   {phase:.2f} s, {judgments / phase:.1f} judgments/s (first request to last verdict)")
     if args.latency > 0:
         print(f"ideal C/L       {ideal:.1f} judgments/s (all the judgments in {judgments / ideal:.2f} s)")
-        print(f"ratio           {rate / ideal:.1%} end to end, {judgments / judging / ideal:.1%} judging phase")
+        print(f"ratio           {rate / ideal:.1%} end to end, {judgments / phase / ideal:.1%} judging phase")
     print(f"CPU per row     {cpu / args.rows * 1000:.2f} ms, per judgment {cpu / judgments * 1000:.2f} ms "
           "(judgebot process)")
     print(f"  less start-up {(cpu - startup_cpu) / args.rows * 1000:.2f} ms a row (start-up: {startup_cpu:.2f} s of "
@@ -164,6 +219,7 @@ def main() -> None:
           f"{judgebot_row / plain_row:.2f}x the CPU per judgment less start-up")
     if finished.returncode != 0:
         print(finished.stderr[-2000:])
+    return turns
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Benchmark judging at a provider's rate limits: `judgebot judge` at its default settings against a local judge that
-enforces OpenAI-style limits (requests and tokens a window, rolling, and each sixtieth of it holding no more than its
-share, as OpenAI may enforce a minute's limit a second at a time; a 429 with OpenAI's body past either, optionally
+enforces OpenAI-style limits (requests and tokens a window, rolling, and a bucket per limit holding a sixtieth of it,
+as OpenAI may enforce a minute's limit a second at a time; a 429 with OpenAI's body past either, optionally
 with `retry-after` in whole seconds; `x-ratelimit-*` headers on every reply), beside a plain AsyncOpenAI loop with the
 SDK's default retries, in the same run. Prints, for each scenario, the share of the limit-bound ideal (the rows the
 binding limit lets through, over the time they took) and how many requests were answered 429. Run by hand, e.g.:
@@ -86,7 +86,7 @@ def scenario(args: argparse.Namespace, name: str, rpm: int, tpm: int, retry_afte
     rpm, tpm = max(1, int(rpm * args.scale)), max(1, int(tpm * args.scale))
     for who in ("judgebot", "plain loop"):
         limited = RateLimited(lambda body: Reply(content=VERDICT), rpm=rpm, tpm=tpm, retry_after=retry_after,
-                              window=args.window, parts=60)  # a minute's limit enforced a second at a time too
+                              window=args.window, parts=args.parts)
         server = FakeJudgeServer(limited, latency=args.latency).start()
         data = tmp / "answers.csv"
         write_csv(data, args.rows)
@@ -131,12 +131,17 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.3, help="seconds the judge takes per reply")
     parser.add_argument("--window", type=float, default=60.0, help="seconds the limits count over")
     parser.add_argument("--scale", type=float, default=1.0, help="the limits' share (with a shorter window)")
+    parser.add_argument("--parts", type=int, default=60,
+                        help="the limits also hold over each of this many parts of the window (1: the window alone)")
+    parser.add_argument("--only", help="the scenarios whose name holds this text")
     args = parser.parse_args()
-    print(f"{args.rows:,} rows, latency {args.latency * 1000:.0f} ms, window {args.window:g} s, limits x{args.scale:g}")
+    print(f"{args.rows:,} rows, latency {args.latency * 1000:.0f} ms, window {args.window:g} s, limits x{args.scale:g}, "
+          f"each {args.window / args.parts:g} s holding its share")
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as folder:
         for name, rpm, tpm, retry_after in SCENARIOS:
-            scenario(args, name, rpm, tpm, retry_after, Path(folder))
+            if args.only is None or args.only in name:
+                scenario(args, name, rpm, tpm, retry_after, Path(folder))
     print(f"({time.monotonic() - started:.0f} s in all)")
 
 

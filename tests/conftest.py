@@ -180,6 +180,21 @@ def slack(http_bot: RunningBot, slack_server: FakeSlackServer) -> SlackSide:
     return SlackSide(slack_server, url=f"http://127.0.0.1:{http_bot.port}/slack/events", secret=SIGNING_SECRET)
 
 
+@pytest.fixture
+async def bot_with(bot_settings, slack_server):
+    """Start a bot with some settings changed; returns Slack's side of it."""
+    running = []
+
+    async def start(**changes) -> SlackSide:
+        bot = await start_bot(bot_settings.model_copy(update=changes), host="127.0.0.1")
+        running.append(bot)
+        return SlackSide(slack_server, url=f"http://127.0.0.1:{bot.port}/slack/events", secret=SIGNING_SECRET)
+
+    yield start
+    for bot in running:
+        await bot.stop()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The slow tests first: handed out to the workers at the start, they end before the quick ones do."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)

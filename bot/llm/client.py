@@ -161,9 +161,7 @@ class JudgeClient:
                 try:
                     completion, headers = await self._send(self._body(messages, schema_name, schema, key, sent_mode))
                 except openai.APIError as err:
-                    if isinstance(err, openai.RateLimitError):
-                        limiter.void(entry)
-                    retry = self._after(err, tries.attempt, key, sent_mode, sent_temperature)
+                    retry = self._after(err, tries.attempt, key, sent_mode, sent_temperature, entry)
                 except NotACompletion as err:
                     self.reached = True
                     retry = Retry(backoff(tries.attempt), str(err), "the judge sent no completion",
@@ -173,8 +171,11 @@ class JudgeClient:
                     self.reached = True
                     self.throttle.succeeded()
                     # What the request used, then what the endpoint says is left: the two agree unless others spend too.
-                    limiter.settle(entry, tokens_in=completion.tokens_in, tokens_out=completion.tokens_out)
+                    limiter.settle(entry, tokens_in=completion.tokens_in, tokens_out=completion.tokens_out,
+                                   latency=completion.latency_ms / 1000)
                     limiter.observe(headers)
+                    # Known limits set how many requests are worth sending at once (the settings stay the most).
+                    self.throttle.ceiling = limiter.in_flight()
                     return completion
             if retry is None:  # the request changed (format, temperature): send it again at once
                 continue
@@ -228,8 +229,9 @@ class JudgeClient:
         return completion(parsed, int((time.monotonic() - started) * 1000)), response.headers
 
     def _after(self, err: openai.APIError, attempt: int, key: tuple[str, str, str], sent_mode: OutputMode,
-               sent_temperature: float | None) -> Retry | None:
-        """What a failed request calls for: a changed request (None), a retry, or an exception."""
+               sent_temperature: float | None, entry: list[float] | None) -> Retry | None:
+        """What a failed request (counted at the limiter as `entry`) calls for: a changed request (None), a retry, or
+        an exception."""
         if isinstance(err, openai.APIStatusError):
             self.reached = True
             if (billing := billing_refusal(err)) is not None:
@@ -239,7 +241,7 @@ class JudgeClient:
             return None
         if isinstance(err, openai.RateLimitError):
             wait = retry_wait(rate_limit_wait(err.response.headers, raw_message(err)), attempt)
-            self.limiter.rate_limited(err.response.headers, raw_message(err), wait * random.uniform(1.0, 1.1))
+            self.limiter.rate_limited(err.response.headers, raw_message(err), wait * random.uniform(1.0, 1.1), entry)
             if not self.limiter.known:  # no limit to pace by: fewer requests at once, until they go through again
                 self.throttle.rate_limited(wait * random.uniform(1.0, 1.2))
             # The throttle holds every request, this one included, until the wait is over; a saturated

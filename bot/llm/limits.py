@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import re
 import time
 from collections import deque
@@ -25,12 +26,17 @@ MARGIN_SHARE, MARGIN_SECONDS = 0.005, 0.02
 KINDS = ("requests", "tokens")
 REPLY_TOKENS = 200  # the reply expected of a request before any reply was seen
 FIRST_REPLIES = 8  # replies whose usage teaches the estimates even while no limit is known
-TOKENS_HEADROOM = 0.99  # the share of a tokens limit requests are paced to: their tokens are estimates
-# A provider may enforce a minute's limit over shorter periods (3,000 a minute as 50 a second): requests are paced
-# evenly, no part of the window (a sixtieth of it) holding more than its share of the limit.
-PARTS = 60
-PART_MARGIN = 0.02
+# The share of each limit requests are paced to: a provider's bucket then fills a little faster than it is emptied
+# (the times it sees requests arrive differ from those they were sent at), and tokens are estimates.
+HEADROOM = 0.99
+# Requests go at the pace of the limits, evenly: a provider may enforce a minute's limit over shorter periods (3,000 a
+# minute as 50 a second, a bucket that holds a second's worth), so a burst after a pause holds at most half a
+# sixtieth of the window's worth.
+PARTS, BURST = 60, 0.5
 LEARNING = 0.2  # how far each reply moves the running corrections of the estimates
+# Requests in flight when limits are known: enough for the pace the limits allow at the latency seen, with this much
+# more for replies slower than the mean, and a few spare.
+IN_FLIGHT_SLACK, IN_FLIGHT_SPARE = 1.5, 2
 # OpenAI's 429 says "Limit 30000, Used 29826, Requested 662": the limit itself, when no header said it.
 _LIMIT_NUMBER = re.compile(r"Limit (\d+)")
 _NAMED = re.compile(r"\b(requests|tokens) per min", re.IGNORECASE)
@@ -100,11 +106,14 @@ class RateLimiter:
         self.fixed = {kind: self.limits[kind] is not None for kind in KINDS}
         self._sent: deque[list[float]] = deque()  # [time, requests, tokens, prompt estimate] sent in the last WINDOW
         self._spent = {"requests": 0.0, "tokens": 0.0}  # their sums
+        self._due = dict.fromkeys(KINDS, 0.0)  # when each limit's even pace has room for the next request
         self._paused_until = 0.0
         self._paused_for = "requests"  # the limit a pause waits for
         self._prompt_scale = 1.0  # the provider's count of a prompt over our estimate of it
         self._reply_tokens = float(REPLY_TOKENS)
         self._replies = 0  # replies learned from: the first ones weigh more
+        self._prompt = 0.0  # the running mean of the prompts' estimates, and of the replies' latency in seconds
+        self._latency = 0.0
         self._lock = asyncio.Lock()
         self.usage: list[Usage] = []  # the runs watching, each told what it sent and waited for
 
@@ -118,6 +127,17 @@ class RateLimiter:
         """Whether a request may go at once, counting nothing: no limit known, nothing left to learn, no pause."""
         return not self.known and self._replies >= FIRST_REPLIES and time.monotonic() >= self._paused_until
 
+    def in_flight(self) -> int | None:
+        """The requests worth having in flight at once: what the limits allow a second times the seconds a reply
+        takes, with some slack; None while no limit (or no reply) tells it."""
+        if not self.known or self._replies == 0:
+            return None
+        requests = self.limits["requests"]
+        per_second = [requests / self.window] if requests is not None else []
+        if (tokens := self.limits["tokens"]) is not None:
+            per_second.append(tokens * HEADROOM / self.window / self.estimate(self._prompt))
+        return math.ceil(min(per_second) * self._latency * IN_FLIGHT_SLACK) + IN_FLIGHT_SPARE
+
     def estimate(self, prompt_tokens: float) -> float:
         """The tokens a request with a prompt of about `prompt_tokens` will count: the prompt as the provider counts
         it, and the reply expected."""
@@ -128,7 +148,15 @@ class RateLimiter:
         answered (None when no limit is known, and nothing is counted)."""
         learning = self._replies < FIRST_REPLIES  # the first replies teach the estimates, known limits or not
         if not self.known and time.monotonic() >= self._paused_until:
-            return [time.monotonic(), 0.0, 0.0, prompt_tokens(messages)] if learning else None
+            if not learning:
+                return None
+            # Counted all the same: when a reply tells the limits, these are in the window and in its last part.
+            prompt = prompt_tokens(messages)
+            entry = [time.monotonic(), 1.0, self.estimate(prompt), prompt]
+            self._sent.append(entry)
+            self._spent["requests"] += 1
+            self._spent["tokens"] += entry[2]
+            return entry
         prompt = prompt_tokens(messages)
         async with self._lock:  # one request waits at a time, in the order they came: no burst when room frees
             while True:
@@ -142,6 +170,8 @@ class RateLimiter:
                 await asyncio.sleep(wait)
             entry = [now, 1.0, tokens, prompt]
             self._sent.append(entry)
+            for kind, need in (("requests", 1.0), ("tokens", tokens)):
+                self._due[kind] = max(self._due[kind], now) + need * self._spacing(kind)
             self._spent["requests"] += 1
             self._spent["tokens"] += tokens
         return entry
@@ -155,9 +185,12 @@ class RateLimiter:
             limit = self.limits[kind]
             if limit is None:
                 continue
-            limit *= TOKENS_HEADROOM if kind == "tokens" else 1.0
+            limit *= HEADROOM if kind == "tokens" else 1.0  # requests are counted exactly, tokens estimated
             if self._spent[kind] + need <= limit:
-                if (wait := self._even(now, column, need, limit / PARTS)) > 0:
+                # The even pace: a bucket of half a part's worth, refilled at the limit's pace, must hold the request
+                # (one larger than the bucket goes when it is full).
+                burst = max(self.window / PARTS * BURST - need * self._spacing(kind), 0.0)
+                if (wait := self._due[kind] - burst - now) > 0:
                     return wait, kind
                 continue
             # What was sent leaves the window oldest first: wait until enough of it has.
@@ -171,19 +204,12 @@ class RateLimiter:
             return self._sent[-1][0] + self.window + self._margin - now, kind
         return 0.0, "requests"
 
-    def _even(self, now: float, column: int, need: float, share: float) -> float:
-        """How long a request must wait so that the last part of the window (a PARTS-th of it) holds no more than its
-        `share` of the limit; a request alone in its part always goes."""
-        part = self.window / PARTS
-        held, oldest = 0.0, None
-        for entry in reversed(self._sent):
-            if entry[0] <= now - part * (1 + PART_MARGIN):  # with a margin: requests arrive a little unevenly
-                break
-            held += entry[column]
-            oldest = entry[0]
-        if oldest is None or held + need <= share:
+    def _spacing(self, kind: str) -> float:
+        """Seconds of the even pace one request (or token) of `kind` takes up: 0 while its limit is not known."""
+        limit = self.limits[kind]
+        if limit is None:
             return 0.0
-        return oldest + part * (1 + PART_MARGIN) - now
+        return self.window / (limit * HEADROOM)
 
     def _expire(self, now: float) -> None:
         while self._sent and self._sent[0][0] <= now - self.window:
@@ -191,21 +217,26 @@ class RateLimiter:
             self._spent["requests"] -= entry[1]
             self._spent["tokens"] -= entry[2]
 
-    def void(self, entry: list[float] | None) -> None:
+    def _void(self, entry: list[float] | None) -> None:
         """A request the endpoint refused with a 429 counts as nothing sent (the provider did not count it)."""
         if entry is None:
             return
         if entry[0] > time.monotonic() - self.window:
             self._spent["requests"] -= entry[1]
             self._spent["tokens"] -= entry[2]
+        self._due["requests"] -= entry[1] * self._spacing("requests")
+        self._due["tokens"] -= entry[2] * self._spacing("tokens")
         entry[1] = entry[2] = 0.0
 
-    def settle(self, entry: list[float] | None, *, tokens_in: int, tokens_out: int) -> None:
-        """A reply came: its request counts the tokens it used, and the estimates of the next ones learn from it."""
+    def settle(self, entry: list[float] | None, *, tokens_in: int, tokens_out: int, latency: float = 0.0) -> None:
+        """A reply came `latency` s after its request: the request counts the tokens it used, and the estimates of the
+        next ones learn from it."""
         prompt_estimate = entry[3] if entry is not None else 0.0
         if tokens_in > 0 or tokens_out > 0:
             self._replies += 1
             weight = max(LEARNING, 1 / self._replies)  # the mean of the first replies, then a moving one
+            self._prompt += weight * (prompt_estimate - self._prompt)
+            self._latency += weight * (latency - self._latency)
             if tokens_in > 0 and prompt_estimate > 0:
                 self._prompt_scale += weight * (tokens_in / prompt_estimate - self._prompt_scale)
             if tokens_out > 0:
@@ -218,6 +249,7 @@ class RateLimiter:
             return
         if entry[0] > time.monotonic() - self.window:  # still in the window: counted as used, not as guessed
             self._spent["tokens"] += used - entry[2]
+        self._due["tokens"] += (used - entry[2]) * self._spacing("tokens")
         entry[2] = used
         for usage in self.usage:
             for kind in KINDS:
@@ -232,7 +264,7 @@ class RateLimiter:
             limit = _number(headers, f"x-ratelimit-limit-{kind}")
             if limit is not None and limit >= 1 and not self.fixed[kind] and limit != self.limits[kind]:
                 log.info("the judge endpoint allows %s %s a minute", f"{limit:,.0f}", kind)
-                self.limits[kind] = limit
+                self._learn(kind, limit)
             remaining = _number(headers, f"x-ratelimit-remaining-{kind}")
             known = self.limits[kind]
             if answered and remaining is not None and known is not None:
@@ -240,6 +272,17 @@ class RateLimiter:
         if _number(headers, "x-ratelimit-remaining") == 0 and (reset := _number(headers, "x-ratelimit-reset")):
             # OpenRouter: requests left in its window, and when the window resets (milliseconds since the epoch)
             self.pause(reset / 1000 - time.time())
+
+    def _learn(self, kind: str, limit: float) -> None:
+        """The endpoint's limit of `kind`; when it was not known, the even pace starts from what the last part of the
+        window holds already (a provider's bucket emptied by the requests sent before the limit was known)."""
+        first = self.limits[kind] is None
+        self.limits[kind] = limit
+        if first:
+            now = time.monotonic()
+            column = 1 if kind == "requests" else 2
+            recent = sum(entry[column] for entry in self._sent if entry[0] > now - self.window / PARTS)
+            self._due[kind] = max(self._due[kind], now) + recent * self._spacing(kind)
 
     def _others(self, kind: str, used: float, headers: Any) -> None:
         """The provider counts `used` of the limit: what it counts beyond this process's requests (another process
@@ -262,17 +305,19 @@ class RateLimiter:
         self._sent.insert(position, entry)
         self._spent[kind] += others
 
-    def rate_limited(self, headers: Any, message: str, wait: float) -> None:
-        """A 429: hold every request for `wait` s, and learn the limit the message names if no header gave it."""
+    def rate_limited(self, headers: Any, message: str, wait: float, entry: list[float] | None = None) -> None:
+        """A 429 to the request of `entry`: it counts as nothing sent; every request waits `wait` s, and the limit the
+        message names is learned if no header gave it."""
         self.observe(headers, answered=False)
         kind = _NAMED.search(message)
         found = _LIMIT_NUMBER.search(message)
+        name = kind.group(1).lower() if kind is not None else "requests"
         if kind is not None and found is not None:
-            name = kind.group(1).lower()
             if not self.fixed[name] and self.limits[name] is None:
-                self.limits[name] = float(found.group(1))
+                self._learn(name, float(found.group(1)))
                 log.info("the judge endpoint allows %s %s a minute (said with a 429)", found.group(1), name)
-        self.pause(wait, kind.group(1).lower() if kind is not None else "requests")
+        self._void(entry)
+        self.pause(wait, name)
 
     def pause(self, seconds: float, kind: str = "requests") -> None:
         """Hold every request for `seconds` (a 429's wait, a window without requests left), waiting for `kind`."""

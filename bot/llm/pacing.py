@@ -21,13 +21,15 @@ class Throttle:
     """A concurrency limit shared by a run that halves on 429 and pauses everyone for the Retry-After time.
 
     It grows back by one slot after `limit` successes in a row (additive increase,
-    multiplicative decrease), so a run slows down while 429s keep coming.
+    multiplicative decrease), so a run slows down while 429s keep coming. A `ceiling` (the requests an endpoint's
+    known limits keep busy) holds it lower still.
     """
 
     def __init__(self, limit: int, *, outage_gap: float = OUTAGE_GAP) -> None:
         self.max_limit = limit
         self.outage_gap = outage_gap
         self.limit = limit
+        self.ceiling: int | None = None
         self.active = 0
         self.rate_limited_count = 0
         self.failing_since: float | None = None  # monotonic time of the first failure with no success since
@@ -41,7 +43,7 @@ class Throttle:
         async with self._condition:
             while True:
                 pause = self._resume_at - time.monotonic()
-                if pause <= 0 and self.active < self.limit:
+                if pause <= 0 and self.active < self.allowed:
                     break
                 # Each waiter wakes at a moment of its own, so the end of a pause is not a burst.
                 timeout = pause + random.uniform(0, min(1.0, pause / 4)) if pause > 0 else None
@@ -51,6 +53,11 @@ class Throttle:
                     pass
             self.active += 1
         return self
+
+    @property
+    def allowed(self) -> int:
+        """Requests that may be in flight now."""
+        return self.limit if self.ceiling is None else max(1, min(self.limit, self.ceiling))
 
     async def __aexit__(self, *exc: object) -> None:
         async with self._condition:

@@ -95,6 +95,25 @@ async def test_two_runs_of_one_process_share_the_budget(judge_server) -> None:
     await other.aclose()
 
 
+async def test_known_limits_keep_as_many_requests_in_flight_as_their_pace_needs(judge_server) -> None:
+    LIMITERS.configure(requests=None, tokens=None, window=WINDOW)
+    limited = RateLimited(lambda body: OK, rpm=20, window=WINDOW)  # 20 a second, each reply 0.1 s: 2 busy at a time
+    judge_server.responder, judge_server.latency = limited, 0.1
+    client = client_of(judge_server)
+    await ask(client, 1)
+    wanted = client.limiter.in_flight()
+    assert wanted is not None and 4 <= wanted <= 6  # 20/s x 0.1 s, with half again for slow replies, and 2 spare
+    judge_server.peak_in_flight = 0
+    await ask(client, 30, start=1)
+    assert judge_server.peak_in_flight <= wanted < 16 and limited.limited == 0  # fewer than CONCURRENCY allowed
+    await client.aclose()
+    narrow = client_of(judge_server, concurrency=2)  # the setting stays the most, whatever the limits allow
+    judge_server.peak_in_flight = 0
+    await ask(narrow, 10, start=40)
+    assert judge_server.peak_in_flight <= 2 and limited.limited == 0
+    await narrow.aclose()
+
+
 async def test_missing_or_nonsense_headers_are_ignored_with_a_debug_line(judge_server, caplog) -> None:
     headers = {"x-ratelimit-limit-tokens": "-1", "x-ratelimit-remaining-tokens": "-1", "x-ratelimit-limit-requests":
                "lots", "x-ratelimit-remaining-requests": ""}

@@ -216,24 +216,6 @@ async def test_a_file_with_a_header_and_no_rows_is_refused(slack, slack_server, 
 # -- limits and safe downloads -----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-async def bot_with(bot_settings, slack_server):
-    """Start a bot with some settings changed; returns Slack's side of it."""
-    from bot.slack.server import start_bot
-    from tests.support.slack_side import SIGNING_SECRET, SlackSide
-
-    running = []
-
-    async def start(**changes) -> SlackSide:
-        bot = await start_bot(bot_settings.model_copy(update=changes), host="127.0.0.1")
-        running.append(bot)
-        return SlackSide(slack_server, url=f"http://127.0.0.1:{bot.port}/slack/events", secret=SIGNING_SECRET)
-
-    yield start
-    for bot in running:
-        await bot.stop()
-
-
 async def test_files_over_the_size_or_row_limit_are_refused_naming_the_limit(bot_with, slack_server, judge_server):
     slack = await bot_with(csv_max_mb=0.001, csv_max_rows=5)  # 1,000 bytes
     declared = await share(slack, slack_server, eth_csv(2), text="eth", size=5_000_000)

@@ -4,6 +4,7 @@ OpenAI's body past either, and the `x-ratelimit-*` headers on every reply. Share
 from __future__ import annotations
 
 import collections
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
@@ -35,7 +36,11 @@ class RateLimited:
                  retry_after: bool = False, headers: bool = True, reply_tokens: int = 120,
                  window: float = WINDOW, parts: int = 1) -> None:
         self.good, self.rpm, self.tpm, self.span = good, rpm, tpm, window
-        self.parts = parts  # >1: each part of the window holds at most its share too (OpenAI may enforce so)
+        # >1: the limits are also enforced over shorter periods, as OpenAI may ("60,000 requests a minute enforced as
+        # 1,000 a second"): a bucket per limit that holds a part's share of it and refills at the limit's pace.
+        self.parts = parts
+        self.buckets: dict[str, float] = {}  # what each bucket holds, as of `self.filled`
+        self.filled = time.monotonic()
         self.retry_after, self.headers, self.reply_tokens = retry_after, headers, reply_tokens
         self.window: collections.deque[tuple[float, int]] = collections.deque()
         self.tokens = 0
@@ -74,6 +79,22 @@ class RateLimited:
                 return arrived + self.span - now
         return self.span
 
+    def _part(self, now: float, need: int) -> tuple[list[str], float | None]:
+        """The limits whose bucket (a part's share) cannot hold this request, and when it could; else takes from them."""
+        costs = {kind: (limit, 1 if kind == "requests" else need)
+                 for kind, limit in (("requests", self.rpm), ("tokens", self.tpm)) if limit is not None}
+        for kind, (limit, _) in costs.items():
+            share = limit / self.parts
+            self.buckets[kind] = min(share, self.buckets.get(kind, share) + (now - self.filled) * limit / self.span)
+        self.filled = now
+        short = {kind: (cost - self.buckets[kind]) * self.span / limit for kind, (limit, cost) in costs.items()
+                 if cost > self.buckets[kind] and self.buckets[kind] < limit / self.parts}  # a full bucket lets any go
+        if short:
+            return list(short), max(short.values())
+        for kind, (_, cost) in costs.items():
+            self.buckets[kind] -= cost
+        return [], None
+
     def __call__(self, body: dict[str, Any]) -> Reply:
         now = time.monotonic()
         self._expire(now)
@@ -82,12 +103,7 @@ class RateLimited:
                                                ("tokens", self.tpm, self.tokens + need)) if limit is not None and used > limit]
         part_wait = None
         if not over and self.parts > 1:
-            part = self.span / self.parts
-            recent = [(arrived, tokens) for arrived, tokens in self.window if arrived > now - part]
-            over = [kind for kind, limit, used in (("requests", self.rpm, len(recent) + 1),
-                                                   ("tokens", self.tpm, sum(t for _, t in recent) + need))
-                    if limit is not None and recent and used > limit / self.parts]
-            part_wait = recent[0][0] + part - now if over else None
+            over, part_wait = self._part(now, need)
         if over:
             self.limited += 1
             self.limited_at.append(now)
@@ -107,7 +123,7 @@ class RateLimited:
         self.window.append((now, need))
         self.tokens += need
         self.answered += 1
-        reply = self.good(body)
+        reply = dataclasses.replace(self.good(body))  # a copy: the responder may hand out one reply again and again
         reply.tokens_in, reply.tokens_out = prompt_count(body), self.reply_tokens
         reply.headers = {**reply.headers, **self._limit_headers(now)}
         return reply

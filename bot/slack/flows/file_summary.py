@@ -100,7 +100,8 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
                 await _upload(ctx, share, run, rubric, results, chart)
             await ctx.db(update_share, share_id=share.id, results_posted=True)
     if share.progress_ts:
-        end = view.finished(run, rubric.title, summary, seconds, cancelled_by)
+        paced = shown.latest.paced if shown is not None and shown.latest is not None else None
+        end = view.finished(run, rubric.title, summary, seconds, cancelled_by, paced)
         if shown is not None:
             await shown.close(end)  # the same message: the spacing of its edits holds for the last one too
         else:

@@ -118,6 +118,8 @@ def progress(run: Run, rubric_title: str, event: Progress | None, who: str | Non
             parts.append(f"{event.rate:.1f} rows/s")
         if event.eta is not None and done < total:
             parts.append(f"about {duration(event.eta)} left")
+        if event.paced:
+            parts.append(escape(event.paced))
     started = f" for <@{who}>" if who else ""
     cancel = ButtonElement(
         text="Cancel", action_id=CANCEL_RUN, value=str(run.id), style="danger",
@@ -154,9 +156,10 @@ def interrupted(run: Run, rubric_title: str, done: int, total: int) -> dict[str,
     return message([section(text)], f"Interrupted at {done} / {total} rows")
 
 
-def finished(run: Run, rubric_title: str, summary: Summary, seconds: float | None, cancelled_by: str | None
-             ) -> dict[str, Any]:
-    """The progress message at the end: done (or cancelled), how long it took, where the summary is."""
+def finished(run: Run, rubric_title: str, summary: Summary, seconds: float | None, cancelled_by: str | None,
+             paced: str | None = None) -> dict[str, Any]:
+    """The progress message at the end: done (or cancelled), how long it took (and the judge endpoint's limit that
+    set the pace, if one did), where the summary is."""
     done = summary.rows - summary.counts[RowState.MALFORMED] - summary.counts[RowState.PENDING]
     total = summary.rows - summary.counts[RowState.MALFORMED]
     took = f" in {duration(seconds)}" if seconds is not None else ""
@@ -166,7 +169,10 @@ def finished(run: Run, rubric_title: str, summary: Summary, seconds: float | Non
                 f"{summary.scored:,} graded rows are kept and summarised below.")
     else:
         head = f":white_check_mark: Judged {_title(run, rubric_title)}: {done:,} rows{took}. The summary is below."
-    return message([section(f"{head}\n{bar(done, total)}")], f"Finished {_source(run)}")
+    blocks: list[Block] = [section(f"{head}\n{bar(done, total)}")]
+    if paced:
+        blocks.append(context(f"The judge endpoint's limits set the pace: {escape(paced)}."))
+    return message(blocks, f"Finished {_source(run)}")
 
 
 def failed(file_name: str, problem: str) -> dict[str, Any]:

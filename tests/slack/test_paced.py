@@ -1,0 +1,22 @@
+"""A file run in Slack at the judge endpoint's rate limit: its progress and its end say which limit set the pace."""
+
+from __future__ import annotations
+
+from tests.support.rate_limits import RateLimited
+from tests.support.slack_files import blocks_text, eth_csv, finished_thread, grade_by_answer, share
+
+
+async def test_a_file_run_held_to_the_requests_limit_says_so_as_it_goes_and_at_the_end(bot_with, slack_server,
+                                                                                       judge_server):
+    limited = RateLimited(grade_by_answer, rpm=6, window=1.0)  # 6 requests a second, told in every reply's headers
+    judge_server.responder = limited
+    slack = await bot_with(judge_rate_window=1.0)
+    event = await share(slack, slack_server, eth_csv(24), text="eth")
+    thread = await finished_thread(slack_server, "C0GENERAL", event["ts"])
+
+    assert limited.answered == 24 and limited.limited <= 6  # at most the first requests, before a reply told the limit
+    shown = [str(call.params.get("blocks")) for call in slack_server.calls_to("chat.update")
+             if call.params.get("ts") == thread[0]["ts"]]
+    assert any("paced by the requests limit: up to 6 of 6 per 1 s" in text and "rows/s" in text for text in shown)
+    assert ("The judge endpoint's limits set the pace: paced by the requests limit: up to 6 of 6 per 1 s."
+            in blocks_text(thread[0]))
