@@ -28,7 +28,7 @@ async def rubrics(ctx: Context) -> int:
         show_broken(console, found)
         show_folders(console, found)
         return EXIT_OK
-    from bot.runs import check_goldens
+    from bot.runs.goldens import check_goldens
 
     for rubric in chosen:
         goldens = len(rubric.goldens)

@@ -19,8 +19,9 @@ if TYPE_CHECKING:  # only types: the terminal must not load the judge or the dat
     from bot.digest import Digest
     from bot.records import Verdict
     from bot.rubric import Rubric
-    from bot.runs import GoldenResult, Summary
+    from bot.runs import Summary
     from bot.runs.estimate import Estimate
+    from bot.runs.goldens import GoldenResult
     from bot.store import Figures, Judgment, JudgmentSample, Run
 
 
