@@ -18,6 +18,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -110,8 +111,10 @@ def scenario(args: argparse.Namespace, name: str, rpm: int, tpm: int, retry_afte
         asked = answered + refused
         extra = ""
         if who == "judgebot":
-            paced = [line for line in finished.stdout.splitlines() if "paced by" in line]
-            extra = f"; {paced[-1].strip()}" if paced else ""
+            # The summary's line, however the terminal wrapped it
+            paced = re.search(r"set the pace: (paced by .*? a minute|paced by .*? per [\d.]+ s)",
+                              " ".join(finished.stdout.split()))
+            extra = f"; {paced.group(1)}" if paced else ""
         else:
             extra = f"; the loop answered {finished.stdout.strip() or 0} rows" + (
                 " and stopped (the SDK's retries ran out)" if answered < args.rows else "")
