@@ -107,6 +107,10 @@ class Settings(BaseSettings):
                                       "is measured on cases nobody chose.")
     calibration_confirm_rows: int = Field(200, ge=0, description="Rows above which `judgebot calibration check` asks "
                                           "before judging them (unless --yes).")
+    mcp_token: SecretStr | None = Field(None, description="Bearer token an agent presents to `judgebot mcp --http` "
+                                        "(required there; stdio needs none: it is the person at this machine).")
+    mcp_channels: str = Field("", description="Comma-separated Slack channel ids whose stats and calibration an "
+                              "agent with MCP_TOKEN may read (besides the terminal's and agents' own judgments).")
     judgebot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level.")
 
     @field_validator("judgebot_log_level", mode="before")
@@ -127,6 +131,11 @@ class Settings(BaseSettings):
     def digest_admin_ids(self) -> frozenset[str]:
         """The user ids of DIGEST_ADMINS."""
         return frozenset(part.strip() for part in self.digest_admins.replace(";", ",").split(",") if part.strip())
+
+    @property
+    def mcp_channel_ids(self) -> frozenset[str]:
+        """The channel ids of MCP_CHANNELS."""
+        return frozenset(part.strip() for part in self.mcp_channels.replace(";", ",").split(",") if part.strip())
 
     @field_validator("openai_base_url")
     @classmethod

@@ -38,6 +38,7 @@ def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: b
     asks when the run would take this month over JUDGE_MONTHLY_BUDGET (--yes answers each). Every command that calls
     the judge goes through it."""
     from bot.runs import Budget
+    from bot.store import month_spent
 
     if not quiet:
         views.show_estimate(console, lead, estimate)
@@ -60,7 +61,7 @@ def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: b
     limit = settings.judge_monthly_budget
     if limit is None:
         return True, None
-    spent = month_spent(store)
+    spent = month_spent(store, None)
     left = limit - spent
     if left > 0 and (cost is None or cost <= left):
         return True, Budget(left, RAISE_BUDGET)  # an unknown price cannot be weighed: the run pauses at the budget
@@ -72,13 +73,3 @@ def approve_cost(store: Store, estimate: Estimate, settings: Settings, *, yes: b
               f"pass --yes to judge it anyway (or raise JUDGE_MONTHLY_BUDGET)", yes=yes, console=console):
         return True, None  # going over was agreed to: no pause at the budget
     return False, None
-
-
-def month_spent(store: Store) -> float:
-    """USD the terminal's judging spent this month: its runs, and the checks, comparisons and alignments it ran (kept
-    out of every channel's figures, not out of the budget)."""
-    from bot.records import CHECK_CHANNEL
-    from bot.store import month_start, spend, utcnow
-
-    since = month_start(utcnow())
-    return spend(store, channel_id=None, since=since).usd + spend(store, channel_id=CHECK_CHANNEL, since=since).usd

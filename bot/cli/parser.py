@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 # with it first.
 COMMANDS = {
     "serve": "bot.cli.serve:serve",
+    "mcp": "bot.cli.agents:mcp",
     "judge": "bot.cli.judging:judge",
     "resume": "bot.cli.judging:resume",
     "rubrics": "bot.cli.rubrics:rubrics",
@@ -59,6 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     commands.add_parser("serve", help="run the Slack bot (Socket Mode with SLACK_APP_TOKEN, else HTTP on PORT)")
+
+    mcp_cmd = commands.add_parser("mcp", help="serve the tools grade, rubrics, stats and calibration to agents over "
+                                  "MCP (stdio, or streamable HTTP with --http)")
+    mcp_cmd.add_argument("--http", action="store_true", help="streamable HTTP at http://HOST:PORT/mcp, for agents "
+                         "that present MCP_TOKEN (default: stdio, for an agent this machine starts)")
+    mcp_cmd.add_argument("--host", default="127.0.0.1", help="--http: the address to listen on (default 127.0.0.1)")
+    mcp_cmd.add_argument("--port", type=int, default=8765, help="--http: the port (default 8765)")
 
     judge_cmd = commands.add_parser("judge", help="judge a CSV of question/reference/answer rows, or one triple")
     judge_cmd.add_argument("file", nargs="?", type=Path, help="CSV or TSV file with question, reference, answer (or, "

@@ -15,10 +15,9 @@ from bot.errors import RubricError
 from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import Bench, Panel
 from bot.llm.client import JudgeClient
-from bot.records import checks_of
 from bot.rubric import Rubric, RubricSet
 from bot.slack.messenger import Messenger
-from bot.store import Judgment, Run, Store, judge_of_channel, month_start, spend, utcnow
+from bot.store import Judgment, Run, Store, judge_of_channel, month_spent
 from bot.store.models_trust import RubricRevision
 from bot.store.revisions import revision_in_force
 from bot.yaml_text import load_yaml
@@ -170,11 +169,7 @@ class Context:
 
     async def month_spent(self, channel_id: str | None) -> float:
         """USD a channel spent this month: its runs, and the checks, alignments and comparisons it asked for."""
-        since = month_start(utcnow())
-        own = await self.db(spend, channel_id=channel_id, since=since)
-        if channel_id is None:
-            return own.usd
-        return own.usd + (await self.db(spend, channel_id=checks_of(channel_id), since=since)).usd
+        return await self.db(month_spent, channel_id)
 
     async def rubric_in(self, rubric: Rubric, team_id: str | None, channel_id: str | None) -> Rubric:
         """The rubric a channel judges with: its accepted revision of `rubric` when it has one made from this very

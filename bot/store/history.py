@@ -11,10 +11,10 @@ from sqlalchemy import case, func
 from sqlmodel import col, select
 
 from bot.figures import ratio
-from bot.records import JUDGED, RowState
+from bot.records import JUDGED, RowState, checks_of
 from bot.store.billing import billed
 from bot.store.judgments import Store
-from bot.store.models import BilledTally, Feedback, Judgment, JudgmentTally, table_of
+from bot.store.models import BilledTally, Feedback, Judgment, JudgmentTally, table_of, utcnow
 from bot.store.said import Said, said_by_model
 from bot.store.tallies import KEY_LENGTH, channel_key, counted
 
@@ -181,6 +181,14 @@ def run_billed(store: Store, run_id: int) -> Billed:
 def month_start(moment: datetime) -> datetime:
     """The first instant of the calendar month (UTC) `moment` is in: budgets count from there."""
     return moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def month_spent(store: Store, channel_id: str | None) -> float:
+    """USD a channel (None: the terminal) spent this month, as its monthly budget counts it: its runs, and the checks,
+    alignments, comparisons and pairwise runs it asked for."""
+    since = month_start(utcnow())
+    return (spend(store, channel_id=channel_id, since=since).usd
+            + spend(store, channel_id=checks_of(channel_id), since=since).usd)
 
 
 def channel_stats(

@@ -1,0 +1,161 @@
+"""What the MCP tools do, for a caller who may read some channels: grade one triple through a run of one row (the
+history, the budget and the cache as `judgebot judge -q -r -a`), list the rubrics, and a channel's stats and
+calibration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel
+
+from bot.config import Settings
+from bot.errors import JudgebotError, UsageError
+from bot.figures import money
+from bot.records import RunState, Triple
+from bot.rubric import RubricSet
+from bot.store import Store, channel_stats, month_spent, utcnow
+
+TERMINAL = "terminal"  # how a caller names the terminal's judgments (and the agents'), which belong to no channel
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls the tools: a name for the history, and the Slack channels whose figures it may read (None: every
+    channel, as the person at this machine may)."""
+
+    name: str
+    channels: frozenset[str] | None = None
+
+    def channel(self, asked: str | None) -> str | None:
+        """The channel key `asked` names (None or "terminal": the terminal's), if this caller may read it."""
+        if asked is None or asked.strip() in ("", TERMINAL):
+            return None
+        channel = asked.strip()
+        if self.channels is not None and channel not in self.channels:
+            raise UsageError(f"this caller may not read channel {channel!r}; MCP_CHANNELS lists the channels a token "
+                             "may read")
+        return channel
+
+
+class Graded(BaseModel):
+    """One triple's verdict, as the history keeps it."""
+
+    status: str  # scored, invalid or error
+    headline: float | None = None
+    passed: bool | None = None
+    tag: str | None = None
+    label: str | None = None
+    output: dict[str, Any] | None = None  # the judge's reply, in the rubric's fields (its reasoning among them)
+    error: str | None = None
+    samples: int | None = None  # with several samples: how many, how far they agreed, and whether to doubt it
+    agreement: float | None = None
+    spread: float | None = None
+    unsure: bool | None = None
+    judge_model: str
+    rubric: str
+    run_id: int
+    cost_usd: float | None = None
+
+
+class RubricInfo(BaseModel):
+    """A rubric a grade may name."""
+
+    name: str
+    title: str
+    version: str
+    description: str
+    kind: str
+    fields: list[str]
+    tags: list[str]
+
+
+@dataclass
+class Tools:
+    """The tools over one history, one set of rubrics and the settings' judge."""
+
+    settings: Settings
+    store: Store
+    rubrics: RubricSet
+
+    async def grade(self, caller: Caller, *, question: str, reference: str, answer: str, rubric: str,
+                    samples: int | None = None, model: str | None = None) -> Graded:
+        """Judge one triple live with the configured judge, `samples` times (the rubric's own number by default)."""
+        from bot.judge.panel import open_panel
+        from bot.runs import Origin, execute_run, start_single_run
+        from bot.runs.estimate import estimate_run
+
+        chosen = self.rubrics.get(rubric)
+        if chosen.pairwise:
+            raise UsageError(f"{chosen.name} compares two answers; grade takes one answer: name another rubric")
+        if not question.strip() or (chosen.uses_reference and not reference.strip()):
+            raise UsageError("a judgment needs a question and a reference answer to grade against")
+        panel = open_panel(self.settings, samples=samples or chosen.samples)
+        triple = Triple(question=question, reference=reference, answer=answer)
+        run = start_single_run(self.store, rubric=chosen, triple=triple, **panel.run_fields(),
+                               model_name=(model or "").strip() or None, fresh=False,
+                               origin=Origin(source="mcp", user_id=caller.name[:32]))
+        async with panel:
+            try:
+                estimate = estimate_run(self.store, run, chosen, panel, keep=True)
+                budget = self._budget(estimate.cost_usd, estimate.cost_text())
+            except JudgebotError:
+                self.store.update_run(run.id, status=RunState.CANCELLED, stop_reason="over the budget")
+                raise
+            outcome = await execute_run(self.store, run, chosen, panel, concurrency=1,
+                                        unsure_spread=self.settings.unsure_spread, budget=budget)
+        if outcome.status == RunState.PAUSED:
+            raise UsageError(f"{(outcome.stop_reason or 'the judge stopped').rstrip('.')}. The triple is kept as run "
+                             f"{run.id}: `judgebot resume {run.id}` judges it.")
+        judgment = next(self.store.iter_judgments(run.id))
+        return Graded(status=judgment.status, headline=judgment.headline, passed=judgment.passed, tag=judgment.tag,
+                      label=judgment.label, output=judgment.output, error=judgment.error, samples=judgment.samples,
+                      agreement=judgment.agreement, spread=judgment.spread, unsure=judgment.unsure,
+                      judge_model=judgment.judge_model, rubric=chosen.name, run_id=run.id, cost_usd=judgment.cost_usd)
+
+    def _budget(self, cost: float | None, cost_text: str) -> Any:
+        """What a grade may spend before it pauses (None: no limit), or UsageError when it would go over a limit the
+        person at the terminal would have been asked about: an agent cannot be asked."""
+        from bot.runs import Budget
+
+        settings = self.settings
+        if cost is not None and cost > settings.confirm_above_usd:
+            raise UsageError(f"this grade ({cost_text}) is more than CONFIRM_ABOVE_USD "
+                             f"({money(settings.confirm_above_usd)}), and an agent cannot be asked to agree")
+        limit = settings.judge_monthly_budget
+        if limit is None:
+            return None
+        left = limit - month_spent(self.store, None)
+        if left <= 0 or (cost is not None and cost > left):
+            raise UsageError(f"this grade ({cost_text}) would go over JUDGE_MONTHLY_BUDGET ({money(limit)}): "
+                             f"{money(max(left, 0.0))} is left this month")
+        return Budget(left, "Raise JUDGE_MONTHLY_BUDGET")
+
+    def rubric_list(self) -> list[RubricInfo]:
+        """Every rubric loaded."""
+        return [RubricInfo(name=rubric.name, title=rubric.title, version=rubric.version,
+                           description=rubric.description, kind=rubric.kind, fields=list(rubric.output),
+                           tags=rubric.tags()) for rubric in self.rubrics]
+
+    def stats(self, caller: Caller, *, channel: str | None, days: int, model: str | None) -> list[dict[str, Any]]:
+        """Per model and rubric figures of a channel the caller may read (the terminal's by default)."""
+        if days < 0:
+            raise UsageError("days must be 0 (all time) or more")
+        since = utcnow() - timedelta(days=days) if days else None
+        figures = channel_stats(self.store, channel_id=caller.channel(channel), since=since, model=model or None)
+        return [{"model": found.model_name, "rubric": found.rubric_name, "judged": found.judged,
+                 "scored": found.scored, "mean_headline": found.mean_headline, "pass_rate": found.pass_rate,
+                 "errors": found.errors, "tags": found.tags, "unsure": found.unsure, "reused": found.reused,
+                 "votes": found.votes, "agreeing": found.agreeing} for found in figures]
+
+    def calibration(self, caller: Caller, *, rubric: str, channel: str | None) -> dict[str, Any]:
+        """How far the judge agrees with people's labels on a rubric in a channel the caller may read."""
+        from bot.trust.report import TrustBar, rubric_trust
+
+        chosen = self.rubrics.get(rubric)
+        report = rubric_trust(self.store, rubric_name=chosen.name, rubric=chosen, channel_id=caller.channel(channel),
+                              team_id=None, since=None, bar=TrustBar.from_settings(self.settings))
+        figures = report.figures.model_dump(mode="json")
+        figures["doubts"] = [str(doubt) for doubt in report.doubts]
+        return figures

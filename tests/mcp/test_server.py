@@ -1,0 +1,141 @@
+"""`judgebot mcp` as agents meet it, through the `mcp` SDK's own client: over stdio (the person at this machine) and
+over streamable HTTP behind MCP_TOKEN, against the tests' judge server, with the history read back."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client, MCPError
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.support.cli import base_env, eth_responder
+
+TRIPLE = {"question": "How do I register for exams?", "reference": "In myStudies, during the registration period.",
+          "answer": "Register in myStudies before the deadline."}
+TOKEN = "mcp-test-token-1234"
+
+
+def stdio_server(tmp_path: Path, judge_server, **extra: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "bot", "mcp"],
+                                 env=base_env(tmp_path, judge_server, **extra), cwd=str(tmp_path))
+
+
+def saved(tmp_path: Path) -> list[tuple]:
+    with sqlite3.connect(tmp_path / "h.db") as db:
+        return db.execute("SELECT j.channel_id, j.status, j.tag, r.source, j.model_name FROM judgment j "
+                          "JOIN run r ON r.id = j.run_id").fetchall()
+
+
+async def test_over_stdio_an_agent_lists_the_tools_grades_and_reads_the_figures(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    async with Client(stdio_server(tmp_path, judge_server)) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert tools == {"grade", "rubrics", "stats", "calibration"}
+        listed = (await client.call_tool("rubrics", {})).structured_content
+        names = {rubric["name"] for rubric in listed["result"]}
+        assert {"academic", "eth", "benchmark"} <= names
+
+        graded = await client.call_tool("grade", {**TRIPLE, "rubric": "eth", "model": "bot-v2"})
+        assert not graded.is_error, graded.content
+        verdict = graded.structured_content
+        assert verdict["status"] == "scored" and verdict["tag"] == "Correct" and verdict["passed"] is True
+        assert verdict["output"]["result_tag"] == "Correct" and verdict["rubric"] == "eth"
+
+        stats = (await client.call_tool("stats", {"days": 0})).structured_content["result"]
+        assert [(row["model"], row["rubric"], row["scored"]) for row in stats] == [("bot-v2", "eth", 1)]
+        other = await client.call_tool("stats", {"channel": "C0ELSEWHERE"})  # the person here may read any channel
+        assert not other.is_error and other.structured_content["result"] == []
+        calibration = (await client.call_tool("calibration", {"rubric": "eth"})).structured_content
+        assert calibration["n"] == 0  # nobody has labeled anything yet
+
+    # Kept like a terminal's judgment: no channel, the run's origin says an agent asked
+    assert saved(tmp_path) == [(None, "scored", "Correct", "mcp", "bot-v2")]
+    assert len(judge_server.bodies()) == 1
+
+
+async def test_a_problem_is_a_sentence_the_agent_reads_and_nothing_is_billed(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    # gpt-4o-mini has a known price: one triple costs far more than what is left of a budget of a millionth of a dollar
+    params = stdio_server(tmp_path, judge_server, JUDGE_MODEL="gpt-4o-mini", JUDGE_MONTHLY_BUDGET="0.000001")
+    async with Client(params) as client:
+        unknown = await client.call_tool("grade", {**TRIPLE, "rubric": "ethh"})
+        assert unknown.is_error and "eth" in unknown.content[0].text  # did you mean
+        over = await client.call_tool("grade", {**TRIPLE, "rubric": "eth"})
+        assert over.is_error
+        assert "would go over JUDGE_MONTHLY_BUDGET" in over.content[0].text, over.content
+        empty = await client.call_tool("grade", {**TRIPLE, "question": "  ", "rubric": "eth"})
+        assert empty.is_error and "needs a question and a reference" in empty.content[0].text
+        assert "Traceback" not in unknown.content[0].text + over.content[0].text
+    assert judge_server.bodies() == []
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def http_mcp(tmp_path, judge_server):
+    """`judgebot mcp --http` in a process of its own; its URL."""
+    port = free_port()
+    env = base_env(tmp_path, judge_server, MCP_TOKEN=TOKEN, MCP_CHANNELS="C0READABLE")
+    process = subprocess.Popen([sys.executable, "-m", "bot", "mcp", "--http", "--port", str(port)], cwd=tmp_path,
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while True:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        assert process.poll() is None, process.stdout.read().decode() if process.stdout else ""
+        assert time.monotonic() < deadline, "the MCP server did not start"
+        time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    process.terminate()
+    out, _ = process.communicate(timeout=20)
+    assert b"Traceback" not in out and TOKEN.encode() not in out, out.decode()
+
+
+def with_token(url: str, token: str | None):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30))
+
+
+async def test_over_http_the_token_is_required_and_reaches_only_its_channels(tmp_path, judge_server, http_mcp):
+    judge_server.responder = eth_responder
+    async with Client(with_token(http_mcp, TOKEN)) as client:
+        graded = await client.call_tool("grade", {**TRIPLE, "rubric": "eth"})
+        assert not graded.is_error and graded.structured_content["tag"] == "Correct"
+        readable = await client.call_tool("stats", {"channel": "C0READABLE"})
+        assert not readable.is_error
+        refused = await client.call_tool("stats", {"channel": "C0SECRET"})
+        assert refused.is_error and "may not read channel 'C0SECRET'" in refused.content[0].text
+        refused = await client.call_tool("calibration", {"rubric": "eth", "channel": "C0SECRET"})
+        assert refused.is_error
+    assert saved(tmp_path) == [(None, "scored", "Correct", "mcp", None)]
+
+    for token in (None, "wrong-token"):
+        async with httpx2.AsyncClient() as plain:
+            headers = {"Authorization": f"Bearer {token}"} if token else {}
+            answer = await plain.post(http_mcp, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert answer.status_code == 401
+    with pytest.raises(ExceptionGroup) as refused_client:  # the SDK's client gets no session without the token
+        async with Client(with_token(http_mcp, "wrong-token")) as client:
+            await client.list_tools()
+    assert refused_client.group_contains(MCPError, depth=None)
+    assert len(judge_server.bodies()) == 1
+
+
+def test_http_without_a_token_is_refused_at_start(tmp_path, judge_server):
+    from tests.support.cli import judgebot
+
+    code, out = judgebot(tmp_path, "mcp", "--http", "--port", str(free_port()), server=judge_server)
+    assert code != 0 and "set MCP_TOKEN to serve MCP over HTTP" in out
