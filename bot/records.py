@@ -49,10 +49,12 @@ class ShareState(StrEnum):
 
 
 class PostState(StrEnum):
-    """A channel's weekly digest claim: being posted, or in the channel."""
+    """A claim on a post (a channel's weekly digest, a reviewer's nudge): being posted, in the channel, or sent
+    without an answer."""
 
     POSTING = "posting"
     POSTED = "posted"
+    UNKNOWN = "unknown"  # the post was sent and no answer came: it may be in the channel
 
 
 RESUMABLE = (RunState.PENDING, RunState.RUNNING, RunState.PAUSED)  # what `resume` picks up by itself

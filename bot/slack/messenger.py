@@ -63,6 +63,12 @@ def slack_error(err: Exception) -> str:
     return type(err).__name__
 
 
+def refused(err: Exception) -> bool:
+    """Whether Slack answered a call with an error, so that what it was asked was not done; a call that got no answer
+    (a timeout, a lost connection) may have been done."""
+    return isinstance(err, SlackApiError) and err.response is not None
+
+
 def post_problem(code: str, channel: str) -> str:
     """What to tell a person when Slack refused a message of ours with `code`, and what they can do about it."""
     known = POST_PROBLEMS.get(code)

@@ -68,6 +68,7 @@ from bot.store.subscriptions import (
     release_week,
     subscribe,
     subscription,
+    unanswered_week,
     unsubscribe,
     week_taken,
 )
@@ -131,6 +132,7 @@ __all__ = [
     "spend",
     "record_feedback",
     "release_week",
+    "unanswered_week",
     "remember_model",
     "remembered_model",
     "set_channel_judge",

@@ -8,7 +8,7 @@ from datetime import datetime
 from pydantic import BaseModel
 from sqlmodel import col, select
 
-from bot.store.claims import claim, mark_sent, release
+from bot.store.claims import Claim, claim, mark_sent, release, unanswered
 from bot.store.judgments import Store
 from bot.store.models import ChannelSetting, utcnow
 from bot.store.models_trust import ReviewNudge
@@ -77,9 +77,14 @@ def nudged_channels(store: Store) -> list[ReviewSetup]:
         return [_setup(row) for row in rows]
 
 
-def claim_nudge(store: Store, *, team_id: str, channel_id: str, user_id: str, day: str) -> int | None:
-    """Claim the right to nudge a reviewer of a channel on a (local) day; the claim's id, or None if another has it."""
+def claim_nudge(store: Store, *, team_id: str, channel_id: str, user_id: str, day: str) -> Claim | None:
+    """Claim the right to nudge a reviewer of a channel on a (local) day; None if another has it."""
     return claim(store, ReviewNudge, team_id=team_id, channel_id=channel_id, user_id=user_id, day=day)
+
+
+def unanswered_nudge(store: Store, *, claim_id: int) -> None:
+    """The nudge this process claimed was sent and got no answer: the next try looks for it first."""
+    unanswered(store, ReviewNudge, claim_id=claim_id)
 
 
 def release_nudge(store: Store, *, claim_id: int) -> None:

@@ -9,7 +9,7 @@ from sqlalchemy.engine import CursorResult
 from sqlmodel import col, select
 
 from bot.records import PostState
-from bot.store.claims import claim, mark_sent, release
+from bot.store.claims import Claim, claim, mark_sent, release, unanswered
 from bot.store.judgments import Store
 from bot.store.models import DigestPost, DigestSubscription, utcnow
 
@@ -48,9 +48,14 @@ def all_subscriptions(store: Store) -> list[DigestSubscription]:
         return list(session.exec(select(DigestSubscription).order_by(col(DigestSubscription.id))))
 
 
-def claim_week(store: Store, *, team_id: str | None, channel_id: str, week: str) -> int | None:
-    """Claim the right to post a channel's digest of `week`; the claim's id, or None if another has it."""
+def claim_week(store: Store, *, team_id: str | None, channel_id: str, week: str) -> Claim | None:
+    """Claim the right to post a channel's digest of `week`; None if another has it."""
     return claim(store, DigestPost, team_id=team_id, channel_id=channel_id, week=week)
+
+
+def unanswered_week(store: Store, *, claim_id: int) -> None:
+    """The digest this process claimed was sent and got no answer: the next try looks for it first."""
+    unanswered(store, DigestPost, claim_id=claim_id)
 
 
 def release_week(store: Store, *, claim_id: int) -> None:

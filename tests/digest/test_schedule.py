@@ -78,7 +78,7 @@ class ClaimingPosts(Posts):
         if claim is None:
             self.refused += 1
         else:
-            await asyncio.to_thread(mark_posted, self.store, claim_id=claim, message_ts=f"ts-{week}")
+            await asyncio.to_thread(mark_posted, self.store, claim_id=claim.id, message_ts=f"ts-{week}")
             await super().__call__(sub, due)
 
 
@@ -444,10 +444,10 @@ def test_only_the_process_that_claimed_a_week_releases_or_completes_it(store: St
     claim = claim_week(store, team_id=TEAM, channel_id=CHANNEL, week="2026-W47")
     assert claim is not None and claim_week(store, team_id=TEAM, channel_id=CHANNEL, week="2026-W47") is None
     with store.session() as session:  # as if a process on another host had taken the claim over
-        session.execute(update(DigestPost).where(DigestPost.id == claim).values(owner="elsewhere:1:abc"))
+        session.execute(update(DigestPost).where(DigestPost.id == claim.id).values(owner="elsewhere:1:abc"))
         session.commit()
-    release_week(store, claim_id=claim)
-    mark_posted(store, claim_id=claim, message_ts="1.2")
+    release_week(store, claim_id=claim.id)
+    mark_posted(store, claim_id=claim.id, message_ts="1.2")
     [held] = posted_weeks(store, CHANNEL)
     assert (held.owner, held.state, held.message_ts) == ("elsewhere:1:abc", "posting", None)
 
@@ -460,18 +460,21 @@ async def test_a_digest_whose_answer_was_lost_is_found_in_the_channel_not_posted
             store = running.context.store
             impatient = AsyncWebClient(token=slack_server.bot_token, base_url=slack_server.api_url, timeout=1)
             poster = DigestPoster(store, running.context.rubrics, impatient)
+            slack_server.distributed = True  # history read a call a minute, 15 messages a call
             slack_server.answer_late("chat.postMessage", 3)
             with pytest.raises(TimeoutError):
                 await poster.post_weekly(TEAM, CHANNEL, week)
             [posted] = digests_in(slack_server, CHANNEL)  # in the channel; the bot never learnt it
-            assert posted_weeks(store, CHANNEL) == []
+            [claim] = posted_weeks(store, CHANNEL)
+            assert claim.state == "unknown" and slack_server.calls_to("conversations.history") == []
 
-            assert await poster.post_weekly(TEAM, CHANNEL, week) is None  # the next try looks first
+            assert await poster.post_weekly(TEAM, CHANNEL, week) is None  # the next try looks first, once
             assert len(slack_server.calls_to("chat.postMessage")) == 1
             [claim] = posted_weeks(store, CHANNEL)
             assert (claim.week, claim.state, claim.message_ts) == ("2026-W47", "posted", posted["ts"])
             assert await running.digests.poster.post_weekly(TEAM, CHANNEL, week) is None
             assert digests_in(slack_server, CHANNEL) == [posted]
+            assert len(slack_server.calls_to("conversations.history")) == 1 and slack_server.read_refused == []
 
 
 async def test_a_claim_taken_over_from_a_process_killed_after_posting_does_not_post_again(
@@ -480,14 +483,17 @@ async def test_a_claim_taken_over_from_a_process_killed_after_posting_does_not_p
     with time_machine.travel(at(BERLIN, 2026, 11, 16, 9, 30), tick=True):
         async with bots(bot_settings, db_url, 1) as [running]:
             store, poster = running.context.store, running.digests.poster
-            await poster.post(CHANNEL, week, weekly=False)  # `/judge digest now`: not the weekly digest
-            ts = await poster.post(CHANNEL, week, weekly=True)  # posted, then killed before it was recorded
-            await poster.post(CHANNEL, other, weekly=True)  # a digest of another week: not this one
-            with store.session() as session:
+            slack_server.distributed = True  # history read a call a minute, 15 messages a call
+            with store.session() as session:  # a process on another host claims the week...
                 session.add(DigestPost(team_id=TEAM, channel_id=CHANNEL, week=week.posting_week,
-                                       owner="gone-host:1:dead", claimed_at=utcnow() - timedelta(hours=1)))
+                                       owner="gone-host:1:dead", claimed_at=utcnow()))
                 session.commit()
-            assert await poster.post_weekly(TEAM, CHANNEL, week) is None
+            await poster.post(CHANNEL, week, weekly=False)  # `/judge digest now`: not the weekly digest
+            ts = await poster.post(CHANNEL, week, weekly=True)  # ...posts, then is killed before it records it
+            await poster.post(CHANNEL, other, weekly=True)  # a digest of another week: not this one
+            with time_machine.travel(at(BERLIN, 2026, 11, 16, 9, 45), tick=True):  # its claim is stale by now
+                assert await poster.post_weekly(TEAM, CHANNEL, week) is None
+            assert len(slack_server.calls_to("conversations.history")) == 1 and slack_server.read_refused == []
             assert len(slack_server.calls_to("chat.postMessage")) == 3
             [claim] = posted_weeks(store, CHANNEL)
             assert (claim.state, claim.message_ts, claim.owner) == ("posted", ts, process_name())

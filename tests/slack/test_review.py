@@ -224,16 +224,19 @@ async def test_each_reviewer_is_nudged_once_a_day_across_two_bots_and_a_restart(
     try:
         assert await again.nudges.nudge(setup, "2026-11-26") == 0
         assert len(slack_server.calls_to("chat.postMessage")) == 2
-        # a claim left half-way by a process that is gone, whose message reached Slack: found, not sent again
+        # a claim left half-way by a process that is gone (stale after 10 minutes), whose message reached Slack:
+        # found with one look at the DM (as a distributed app may: a call a minute), not sent again
+        slack_server.distributed = True
         with store.session() as session:
             session.add(ReviewNudge(team_id=TEAM, channel_id=CHANNEL, user_id="U0USER", day="2026-11-27",
-                                    owner="elsewhere:1:gone", claimed_at=utcnow() - timedelta(hours=1)))
+                                    owner="elsewhere:1:gone", claimed_at=utcnow() - timedelta(minutes=11)))
             session.commit()
         client = AsyncWebClient(token=slack_server.bot_token, base_url=slack_server.api_url)
         await client.chat_postMessage(channel="D0USER", text="the nudge that was sent", metadata={
             "event_type": NUDGE_EVENT, "event_payload": {"channel": CHANNEL, "day": "2026-11-27"}})
         assert await again.nudges.nudge(setup, "2026-11-27") == 1  # Ada's
         assert [call.params["channel"] for call in slack_server.calls_to("chat.postMessage")][3:] == ["D0ADMIN"]
+        assert len(slack_server.calls_to("conversations.history")) == 1 and slack_server.read_refused == []
         # the nudge's button shows the first case in its channel, to that person only
         slack = side(slack_server, again.port)
         await slack.click(REVIEW_START, CHANNEL, channel="D0USER", message_ts="1.0")

@@ -19,15 +19,24 @@ from bot.judge.lifetime import JudgeWatch
 from bot.rubric import RubricSet
 from bot.slack.context import Context
 from bot.slack.files import upload
-from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, post_problem, slack_call, slack_error
+from bot.slack.flows.earlier_posts import earlier_post
+from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, post_problem, refused, slack_call, slack_error
 from bot.slack.views.digest import digest_message
-from bot.store import DigestSubscription, Store, claim_week, judge_of_channel, mark_posted, release_week, week_taken
+from bot.store import (
+    DigestSubscription,
+    Store,
+    claim_week,
+    judge_of_channel,
+    mark_posted,
+    release_week,
+    unanswered_week,
+    week_taken,
+)
 from bot.trust.report import TrustBar
 
 log = logging.getLogger(__name__)
 
 DIGEST_EVENT = "judgebot_digest"  # message metadata that marks a posted digest
-HISTORY_PAGES = 10  # pages of 200 messages searched for a digest posted already
 RETRY_SECONDS = (60, 300, 900, 1800)  # waits between tries of a scheduled digest Slack refused; then every 30 min
 # Refusals that waiting does not cure: the digest is not tried again before its next week.
 FOR_GOOD = {"channel_not_found", "not_in_channel", "is_archived", "restricted_action", "invalid_blocks",
@@ -88,15 +97,20 @@ class DigestPoster:
                 log.info("the digest of %s for %s is posted already (or being posted)", channel_id,
                          period.posting_week)
                 return None
-            if (found := await self.find_posted(channel_id, period)) is not None:
+            # Only an earlier try that may have posted (no answer came, or its process died) is looked for
+            if claim.earlier is not None and (found := await earlier_post(
+                    self.client, channel_id, claim.earlier, DIGEST_EVENT,
+                    lambda payload: bool(payload.get("weekly")) and payload.get("posted_in") == period.posting_week)):
                 log.info("the digest of %s for %s is in the channel already: an earlier post whose answer was lost",
                          channel_id, period.posting_week)
-                await asyncio.to_thread(mark_posted, self.store, claim_id=claim, message_ts=found)
+                await asyncio.to_thread(mark_posted, self.store, claim_id=claim.id, message_ts=found)
                 return None
             try:
                 ts = await self.post(channel_id, period, weekly=True)
             except Exception as err:
-                await asyncio.to_thread(release_week, self.store, claim_id=claim)
+                # Refused: nothing was posted, the claim is given up; no answer: it may be there, the next try looks
+                settle = release_week if refused(err) else unanswered_week
+                await asyncio.to_thread(settle, self.store, claim_id=claim.id)
                 wait = RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)]
                 if until is None or slack_error(err) in FOR_GOOD or datetime.now(UTC) + timedelta(seconds=wait) > until:
                     raise
@@ -105,31 +119,8 @@ class DigestPoster:
                 attempt += 1
                 await asyncio.sleep(wait)
                 continue
-            await asyncio.to_thread(mark_posted, self.store, claim_id=claim, message_ts=ts)
+            await asyncio.to_thread(mark_posted, self.store, claim_id=claim.id, message_ts=ts)
             return ts
-
-    async def find_posted(self, channel_id: str, period: Period) -> str | None:
-        """The ts of the channel's weekly digest posted in `period`'s posting week, if Slack has one.
-
-        A post can reach the channel without its answer reaching the bot (a timeout, or a process stopped before
-        it recorded the post); looking first keeps such a digest from being posted twice.
-        """
-        pages = 0
-        try:
-            async for page in await self.client.conversations_history(
-                    channel=channel_id, oldest=f"{period.end.timestamp():.6f}", include_all_metadata=True, limit=200):
-                for message in page.get("messages", []):
-                    metadata = message.get("metadata") or {}
-                    payload = metadata.get("event_payload") or {}
-                    if (metadata.get("event_type") == DIGEST_EVENT and message.get("bot_id") and payload.get("weekly")
-                            and payload.get("posted_in") == period.posting_week):
-                        return str(message["ts"])
-                pages += 1
-                if pages >= HISTORY_PAGES:
-                    break
-        except Exception as err:  # not knowing is no reason to skip the week: post it
-            log.warning("could not look for an earlier digest in %s (%s)", channel_id, slack_error(err))
-        return None
 
     async def post(self, channel_id: str, period: Period, *, weekly: bool) -> str:
         """Post the channel's digest of `period` and its trend chart (in the digest's thread); return its ts."""

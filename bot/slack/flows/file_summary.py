@@ -6,6 +6,7 @@ import asyncio
 import logging
 import tempfile
 from collections.abc import Callable
+from datetime import UTC
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from bot.runs.pairs import export_pairs
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.flows import share_thread
+from bot.slack.flows.earlier_posts import LOOK_BEFORE, LOOK_LIMIT
 from bot.slack.flows.progress import ProgressMessage
 from bot.slack.messenger import slack_error
 from bot.slack.text import escape, plain, shown
@@ -86,8 +88,10 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
             summary, card, chart = await _pairs_summary(ctx, run, rubric, results)
         else:
             summary, card, chart = await _summary(ctx, run, rubric, results)
+        # An interrupted life may have posted the summary or the results without recording it: read the thread once
+        thread = await _thread(ctx, share, run) if recovering and not (share.summary_ts and share.results_posted) else []
         if share.summary_ts is None:
-            ts = await _posted_summary(ctx, share, run) if recovering else None
+            ts = _posted_summary(thread, run)
             if ts is None:
                 ts = (await share_thread.post(ctx, share, card, what="the summary",
                                               metadata={"event_type": SUMMARY_EVENT,
@@ -96,7 +100,7 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
                 raise RuntimeError("Slack refused the summary card")
             await ctx.db(update_share, share_id=share.id, summary_ts=ts)
         if not share.results_posted:
-            if not (recovering and await _posted_files(ctx, share, results.name)):
+            if not _posted_files(thread, results.name):
                 await _upload(ctx, share, run, rubric, results, chart)
             await ctx.db(update_share, share_id=share.id, results_posted=True)
     if share.progress_ts:
@@ -155,25 +159,27 @@ async def _upload(ctx: Context, share: SharedFile, run: Run, rubric: Rubric, res
                                f"verdict is saved: `judgebot resume {run.id}` writes them to a file.")
 
 
-async def _thread(ctx: Context, share: SharedFile) -> list[dict[str, Any]]:
-    """The messages of the share's thread (for finding what an earlier, interrupted life posted)."""
-    found: list[dict[str, Any]] = []
+async def _thread(ctx: Context, share: SharedFile, run: Run) -> list[dict[str, Any]]:
+    """The messages of the share's thread posted since its run finished (where an interrupted life's summary and
+    results would be): one call of at most 15, as Slack allows an app distributed outside its Marketplace a call a
+    minute."""
+    since = f"{run.finished_at.replace(tzinfo=UTC).timestamp() - LOOK_BEFORE:.6f}" if run.finished_at else None
     try:
-        async for page in await ctx.client.conversations_replies(
-                channel=share.channel_id, ts=share.thread_ts, include_all_metadata=True, limit=200):
-            found.extend(page.get("messages") or [])
+        page = await ctx.client.conversations_replies(channel=share.channel_id, ts=share.thread_ts, oldest=since,
+                                                      include_all_metadata=True, limit=LOOK_LIMIT)
     except Exception as err:
         log.warning("could not read the thread %s in %s: %s", share.thread_ts, share.channel_id, slack_error(err))
-    return found
+        return []
+    return list(page.get("messages") or [])
 
 
-async def _posted_summary(ctx: Context, share: SharedFile, run: Run) -> str | None:
-    for item in await _thread(ctx, share):
+def _posted_summary(thread: list[dict[str, Any]], run: Run) -> str | None:
+    for item in thread:
         meta = item.get("metadata") or {}
         if meta.get("event_type") == SUMMARY_EVENT and (meta.get("event_payload") or {}).get("run_id") == run.id:
             return str(item["ts"])
     return None
 
 
-async def _posted_files(ctx: Context, share: SharedFile, name: str) -> bool:
-    return any(f.get("name") == name for item in await _thread(ctx, share) for f in item.get("files") or [])
+def _posted_files(thread: list[dict[str, Any]], name: str) -> bool:
+    return any(f.get("name") == name for item in thread for f in item.get("files") or [])

@@ -17,7 +17,8 @@ from bot.digest.schedule import ChannelScheduler
 from bot.errors import SetupError
 from bot.slack.context import Context
 from bot.slack.flows.digest_post import bot_token
-from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, slack_call, slack_error
+from bot.slack.flows.earlier_posts import earlier_post
+from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, refused, slack_call, slack_error
 from bot.slack.views.review import nudge_message
 from bot.store import Store, utcnow
 from bot.store.review import waiting_for
@@ -28,6 +29,7 @@ from bot.store.reviewers import (
     nudged_channels,
     release_nudge,
     review_setup,
+    unanswered_nudge,
 )
 
 log = logging.getLogger(__name__)
@@ -98,32 +100,23 @@ class Nudger:
         try:
             opened = await self.client.conversations_open(users=user)
             dm = str((opened.get("channel") or {})["id"])
-            if (found := await self._sent_before(dm, setup.channel_id, day)) is not None:
-                await asyncio.to_thread(mark_nudged, self.store, claim_id=claim, message_ts=found)  # answer was lost
+            # Only an earlier try that may have sent it (no answer came, or its process died) is looked for
+            if claim.earlier is not None and (found := await earlier_post(
+                    self.client, dm, claim.earlier, NUDGE_EVENT,
+                    lambda payload: payload == {"channel": setup.channel_id, "day": day})):
+                await asyncio.to_thread(mark_nudged, self.store, claim_id=claim.id, message_ts=found)
                 return False
             posted = await self.client.chat_postMessage(
                 channel=dm, **nudge_message(setup.channel_id, waiting),
                 metadata={"event_type": NUDGE_EVENT, "event_payload": {"channel": setup.channel_id, "day": day}})
         except Exception as err:
-            await asyncio.to_thread(release_nudge, self.store, claim_id=claim)
+            # Refused: nothing was sent, the claim is given up; no answer: it may be there, the next try looks
+            settle = release_nudge if refused(err) else unanswered_nudge
+            await asyncio.to_thread(settle, self.store, claim_id=claim.id)
             log.warning("could not nudge %s for %s: %s", user, setup.channel_id, slack_error(err))
             return False
-        await asyncio.to_thread(mark_nudged, self.store, claim_id=claim, message_ts=str(posted["ts"]))
+        await asyncio.to_thread(mark_nudged, self.store, claim_id=claim.id, message_ts=str(posted["ts"]))
         return True
-
-    async def _sent_before(self, dm: str, channel: str, day: str) -> str | None:
-        """The ts of this day's nudge for `channel` in the DM, if an earlier try sent it without recording it."""
-        try:
-            history = await self.client.conversations_history(channel=dm, limit=50, include_all_metadata=True)
-        except Exception as err:  # not knowing is no reason to skip the nudge
-            log.warning("could not look for an earlier nudge in %s: %s", dm, slack_error(err))
-            return None
-        for message in history.get("messages") or []:
-            metadata = message.get("metadata") or {}
-            payload = metadata.get("event_payload") or {}
-            if metadata.get("event_type") == NUDGE_EVENT and payload == {"channel": channel, "day": day}:
-                return str(message["ts"])
-        return None
 
 
 def today_of(setup: ReviewSetup) -> str:

@@ -75,8 +75,12 @@ class ConversationMethods(SlackCore):
             if parent is None and not replies:
                 return {"ok": False, "error": "thread_not_found"}
             metadata = _truthy(params.get("include_all_metadata"))
-            messages = [self._as_api_message(m, metadata=metadata) for m in replies]
-            if parent is not None:
+            try:  # as Slack reads them: only what was posted after `oldest` and before `latest`
+                oldest, latest = float(params.get("oldest") or 0), float(params.get("latest") or "inf")
+            except ValueError:
+                return {"ok": False, "error": "invalid_arguments"}
+            messages = [self._as_api_message(m, metadata=metadata) for m in replies if oldest < float(m["ts"]) < latest]
+            if parent is not None and oldest < float(ts) < latest:
                 messages.insert(0, self._as_parent(parent, replies, metadata=metadata))
         return self._page(messages, params)
 

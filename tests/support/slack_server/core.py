@@ -18,6 +18,8 @@ from tests.support.threaded import ThreadedServer
 JSON_FIELDS = ("blocks", "view", "attachments", "metadata", "files")
 BOT_USER_ID = "U0BOT"
 BOT_ID = "B0BOT"
+LIMITED_READS = ("conversations.history", "conversations.replies")  # in `distributed` mode: a call a minute...
+LIMITED_MESSAGES = 15  # ...of at most this many messages
 
 
 @dataclass
@@ -84,6 +86,11 @@ class SlackCore(ThreadedServer):
         self.connected = threading.Event()
         self._failures: dict[str, collections.deque[_Failure]] = collections.defaultdict(collections.deque)
         self._delays: dict[str, collections.deque[float]] = collections.defaultdict(collections.deque)
+        # As Slack treats an app distributed outside its Marketplace (since 2025-05-29 for new installs): these
+        # methods answer one call a minute (then 429 "ratelimited") and at most 15 messages a call.
+        self.distributed = False
+        self.read_refused: list[Call] = []  # the calls to those methods answered 429
+        self._last_read: dict[str, float] = {}
         self._lock = threading.RLock()
         self._acked = threading.Condition(self._lock)
         self._last_micros = 0
@@ -227,6 +234,14 @@ class SlackCore(ThreadedServer):
             self.calls.append(call)
             failures = self._failures.get(method)
             failure = failures.popleft() if failures else None
+            if self.distributed and method in LIMITED_READS and failure is None:
+                last = self._last_read.get(method)
+                if last is not None and call.at - last < 60:
+                    self.read_refused.append(call)
+                    return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
+                                             headers={"Retry-After": str(int(60 - (call.at - last)) + 1)})
+                self._last_read[method] = call.at
+                params["limit"] = min(int(params.get("limit") or LIMITED_MESSAGES), LIMITED_MESSAGES)
         if failure is not None:
             if failure.status >= 500:
                 return web.Response(text="server error", status=failure.status, headers=failure.headers)
