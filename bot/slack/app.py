@@ -28,7 +28,7 @@ from bot.slack.listeners.judges_compare import JudgesCompare
 from bot.slack.listeners.review import ReviewCommands
 from bot.slack.messenger import failure_text
 from bot.slack.views.align import ALIGN_DISCARD, ALIGN_DOWNLOAD, ALIGN_USE
-from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RETRY
+from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, FEEDBACK, REJUDGE, RETRY
 from bot.slack.views.commands import FORM, FormSeal
 from bot.slack.views.correction import CORRECTION
 from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
@@ -116,7 +116,8 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     app.action(JUDGE_KEEP)(judges_compare.on_keep)
     cards = CardListener(ctx, seal)
     app.view(FORM)(cards.on_form)
-    app.action(AGREE)(cards.on_vote)
+    app.action(FEEDBACK)(cards.on_vote)
+    app.action(AGREE)(cards.on_vote)  # the buttons of cards posted before the feedback buttons
     app.action(DISAGREE)(cards.on_vote)
     app.action(REJUDGE)(cards.on_rejudge)
     app.action(RETRY)(cards.on_retry)

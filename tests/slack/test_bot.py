@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RETRY
+from bot.slack.views.card import AGREE, CORRECT, DETAILS, REJUDGE, RETRY
 from bot.store import Store
 from bot.store.feedback import feedback_tally
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply, triple_of
-from tests.support.slack_messages import INLINE, buttons, card_of
+from tests.support.slack_messages import INLINE, buttons, card_of, feedback
 
 
 def blocks_text(message: dict) -> str:
@@ -59,7 +59,7 @@ async def test_inline_judging_posts_a_placeholder_then_the_card(slack, slack_ser
                                                     "Use myStudies.")
     [row] = [j for j in store_of(bot_settings).iter_judgments(1)]
     assert (row.status, row.channel_id, row.user_id, row.message_ts) == ("scored", "C0GENERAL", "U0USER", card["ts"])
-    assert set(buttons(card)) == {AGREE, DISAGREE, CORRECT, REJUDGE, DETAILS}
+    assert set(buttons(card)) == {CORRECT, REJUDGE, DETAILS} and set(feedback(card)) == {"agree", "disagree"}
 
 
 async def test_ack_comes_before_the_judge_answers(slack, slack_server, judge_server):
@@ -111,13 +111,13 @@ async def test_agree_disagree_are_stored_and_replace_the_vote(slack, slack_serve
     judge_server.enqueue(eth_reply("Correct"))
     await slack.command(INLINE)
     card = await card_of(slack_server)
-    value = buttons(card)[AGREE]
-    await slack.click(AGREE, value, channel="C0GENERAL", message_ts=card["ts"], user="U0USER")
+    value = buttons(card)[CORRECT]  # the judgment's id
+    await slack.vote(card, agree=True, user="U0USER")
     first = (await slack_server.await_for("response_url", lambda c: "agree" in json.dumps(c.params)))[0]
     assert "Thanks: you agree" in first.params["text"] and first.params["response_type"] == "ephemeral"
-    await slack.click(DISAGREE, value, channel="C0GENERAL", message_ts=card["ts"], user="U0USER")
+    await slack.vote(card, agree=False, user="U0USER")
     await slack_server.await_for("response_url", lambda c: "Changed: you now disagree" in c.params.get("text", ""))
-    await slack.click(AGREE, value, channel="C0GENERAL", message_ts=card["ts"], user="U0ADMIN")
+    await slack.click(AGREE, value, channel="C0GENERAL", message_ts=card["ts"], user="U0ADMIN")  # an older card's
     await slack_server.await_for("response_url", lambda c: "Thanks: you agree" in c.params.get("text", ""), count=2)
     store = store_of(bot_settings)
     assert feedback_tally(store, judgment_id=int(value)) == (1, 1)  # U0USER changed to disagree, U0ADMIN agrees

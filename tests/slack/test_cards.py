@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from slack_sdk.models.blocks import ContextActionsBlock
 
 from bot.rubric import Rubric
 from bot.slack.commands import USAGE
@@ -26,10 +27,9 @@ from bot.slack.text import (
     unescape,
 )
 from bot.slack.views.card import (
-    AGREE,
     CORRECT,
     DETAILS,
-    DISAGREE,
+    FEEDBACK,
     REJUDGE,
     RETRY,
     Card,
@@ -55,6 +55,7 @@ from bot.store.history import Figures
 from bot.store.models import Judgment
 from bot.store.said import Said
 from tests.support.scored_judgments import ETH_CORRECT, scored
+from tests.support.slack_messages import feedback
 
 TEAM_URL = "https://judgebot-test.slack.com/"
 CUT_NOTE = "_(cut here: the full text is in the thread)_"
@@ -77,7 +78,6 @@ ACADEMIC = {
     "termination_reason": "max_revisions",
 }
 OUTPUTS = {"eth": ETH_CORRECT, "benchmark": BENCHMARK, "academic": ACADEMIC}
-
 
 # --- helpers ---------------------------------------------------------------------------------------------------
 
@@ -228,15 +228,17 @@ def test_academic_card_shows_nested_scores_lists_and_the_revision(rubrics):
 def test_scored_card_buttons_carry_the_judgment_id(rubrics):
     eth = rubrics.get("eth")
     message = message_of(result_card(scored(eth, ETH_CORRECT), eth))
-    assert buttons(message) == {AGREE: "42", DISAGREE: "42", CORRECT: "42", REJUDGE: "42", DETAILS: "42"}
-    assert (AGREE, DISAGREE, REJUDGE, DETAILS) == (
-        "judgebot_agree", "judgebot_disagree", "judgebot_rejudge", "judgebot_details")
+    assert buttons(message) == {CORRECT: "42", REJUDGE: "42", DETAILS: "42"}
+    assert feedback(message) == {"agree": "agree:42", "disagree": "disagree:42"}  # Slack's own thumbs
+    [thumbs] = [block for block in message["blocks"] if block["type"] == "context_actions"]
+    ContextActionsBlock(**thumbs).validate_json()  # as slack_sdk validates Block Kit
+    assert (FEEDBACK, REJUDGE, DETAILS) == ("judgebot_feedback", "judgebot_rejudge", "judgebot_details")
 
 
 def test_no_details_button_without_a_raw_reply(rubrics):
     eth = rubrics.get("eth")
     message = message_of(result_card(scored(eth, ETH_CORRECT, raw_reply=None), eth))
-    assert set(buttons(message)) == {AGREE, DISAGREE, CORRECT, REJUDGE}
+    assert set(buttons(message)) == {CORRECT, REJUDGE}
 
 
 def test_votes_are_shown_when_there_are_any(rubrics):
@@ -260,7 +262,7 @@ def test_a_card_without_its_rubric_still_renders(rubrics):
     assert "*correctness*\n2" in fields  # no maximum known without the rubric
     assert "*result tag*\nCorrect" in fields  # a short one-line text is shown as a tag would be
     assert section_named(message, "reasoning").startswith("*reasoning*\n")
-    assert set(buttons(message)) == {AGREE, DISAGREE, CORRECT, REJUDGE, DETAILS}
+    assert set(buttons(message)) == {CORRECT, REJUDGE, DETAILS}
 
 
 def test_a_card_with_more_fields_than_a_message_holds_sends_the_rest_to_the_thread(rubrics):
@@ -273,7 +275,7 @@ def test_a_card_with_more_fields_than_a_message_holds_sends_the_rest_to_the_thre
     assert len(json.dumps(message["blocks"], ensure_ascii=False)) <= MESSAGE_CHARS
     assert "More than a message can hold" in dumped(message)
     assert message["blocks"][-1]["elements"][0]["text"].startswith("People:")  # the tail is kept
-    assert set(buttons(message)) == {AGREE, DISAGREE, CORRECT, REJUDGE, DETAILS}
+    assert set(buttons(message)) == {CORRECT, REJUDGE, DETAILS}
     label, text = card.overflow[-1]
     assert label == "Everything the judge returned"
     assert json.loads(text) == output
@@ -440,7 +442,7 @@ def test_long_answer_and_reasoning_both_overflow_to_the_thread(rubrics):
     card = result_card(scored(eth, output, answer=LONG_ANSWER), eth)
     assert card.overflow == [("reasoning", LONG_REASONING), ("Answer", LONG_ANSWER)]
     blocks = [block.to_dict() for block in card.blocks if block.type != "section"]
-    assert all(block["type"] in ("header", "divider", "actions", "context") for block in blocks)
+    assert all(block["type"] in ("header", "divider", "actions", "context", "context_actions") for block in blocks)
     reasoning = card.blocks[[b.type for b in card.blocks].index("divider") + 1].text.text
     assert reasoning.startswith("*reasoning*\n") and reasoning.endswith(f"{ELLIPSIS}\n{CUT_NOTE}")
     assert all(len(text) <= SECTION_LIMIT for text in sections(message_of(card)))
@@ -793,7 +795,7 @@ def test_when_even_short_cuts_do_not_fit_fields_give_way_but_title_headline_text
     assert len(json.dumps(message["blocks"], ensure_ascii=False)) <= MESSAGE_CHARS
     texts = sections(message)
     assert texts[0].startswith("✅ *Correct") and any(t.startswith("*Question*") for t in texts)
-    assert set(buttons(message)) == {AGREE, DISAGREE, CORRECT, REJUDGE, DETAILS}
+    assert set(buttons(message)) == {CORRECT, REJUDGE, DETAILS}
     assert "More than a message can hold" in dumped(message)
     [(label, text)] = card.overflow
     assert label == "Everything the judge returned" and json.loads(text) == output

@@ -16,7 +16,7 @@ from bot.slack.listeners.card import NOT_HERE as JUDGMENT_NOT_HERE
 from bot.slack.listeners.clicks import OTHER_WORKSPACE
 from bot.slack.listeners.file import NOT_HERE as FILE_NOT_HERE
 from bot.slack.server import start_bot
-from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, REJUDGE, RETRY
+from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, FEEDBACK, REJUDGE, RETRY
 from bot.slack.views.commands import FORM_UNCHECKED, FormContext, FormSeal
 from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
 from bot.store import Store, claim_share, feedback_tally, get_share
@@ -100,7 +100,11 @@ CARD_BUTTONS = (AGREE, DISAGREE, CORRECT, REJUDGE, RETRY, DETAILS)
 async def refused_everywhere(slack, slack_server, judge_server, judgment: int, **where) -> None:
     for action_id in CARD_BUTTONS:
         await slack.click(action_id, str(judgment), message_ts="1700000002.000100", **where)
-    assert await told_times(slack_server, len(CARD_BUTTONS)) == [JUDGMENT_NOT_HERE] * len(CARD_BUTTONS)
+    for way in ("agree", "disagree"):  # Slack's feedback buttons
+        await slack.click(FEEDBACK, f"{way}:{judgment}", message_ts="1700000002.000100", kind="feedback_buttons",
+                          **where)
+    clicks = len(CARD_BUTTONS) + 2
+    assert await told_times(slack_server, clicks) == [JUDGMENT_NOT_HERE] * clicks
     assert judge_server.bodies() == [] and slack_server.calls_to("views.open") == []
     assert slack_server.calls_to("chat.update") == [] and slack_server.calls_to("chat.postMessage") == []
 

@@ -12,9 +12,9 @@ import aiohttp
 import pytest
 
 from bot.slack.http_mode import RETENTION, Replays
-from bot.slack.views.card import AGREE
+from bot.slack.views.card import CORRECT, FEEDBACK
 from tests.support.replies import eth_reply
-from tests.support.slack_messages import INLINE, buttons, card_of
+from tests.support.slack_messages import INLINE, buttons, card_of, feedback
 
 FORM = "application/x-www-form-urlencoded"
 
@@ -115,11 +115,11 @@ async def test_a_replayed_click_runs_once(slack, slack_server, judge_server):
     payload = {"type": "block_actions", "user": {"id": "U0USER", "team_id": "T0TEST"}, "team": {"id": "T0TEST"},
                "channel": {"id": "C0GENERAL"}, "container": {"channel_id": "C0GENERAL", "message_ts": card["ts"]},
                "response_url": slack_server.response_url("vote"), "trigger_id": "trigger.vote",
-               "actions": [{"action_id": AGREE, "value": buttons(card)[AGREE], "type": "button"}]}
+               "actions": [{"action_id": FEEDBACK, "value": feedback(card)["agree"], "type": "feedback_buttons"}]}
     body, stamp = urlencode({"payload": json.dumps(payload)}), int(time.time())
     assert (await slack.post(body, FORM, timestamp=stamp)).status == 200
     assert (await slack.post(body, FORM, timestamp=stamp)).status == 200
     await slack_server.await_for("response_url")
     await asyncio.sleep(0.3)
     assert [c.params["text"] for c in slack_server.calls_to("response_url")] == [
-        f"Thanks: you agree with the judge on #{buttons(card)[AGREE]}."]
+        f"Thanks: you agree with the judge on #{buttons(card)[CORRECT]}."]

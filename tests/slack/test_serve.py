@@ -19,7 +19,7 @@ import pytest
 from bot.config import Settings
 from bot.errors import SetupError
 from bot.slack.server import start_bot
-from bot.slack.views.card import AGREE, RETRY
+from bot.slack.views.card import CORRECT, RETRY
 from bot.store import Store
 from bot.store.feedback import feedback_tally
 from tests.support import forkserver
@@ -49,7 +49,7 @@ async def test_socket_mode_end_to_end(socket_settings, slack_server, judge_serve
         await slack.command(INLINE)
         card = await card_of(slack_server)
         assert "Correct · correctness 2/2" in json.dumps(card["blocks"], ensure_ascii=False)
-        await slack.click(AGREE, buttons(card)[AGREE], channel="C0GENERAL", message_ts=card["ts"])
+        await slack.vote(card, agree=True)
         await slack_server.await_for("response_url", lambda c: "Thanks: you agree" in c.params.get("text", ""))
         await slack.event({"type": "app_home_opened", "user": "U0USER", "channel": "D0HOME", "tab": "home"})
         await slack_server.await_for("views.publish")
@@ -57,7 +57,7 @@ async def test_socket_mode_end_to_end(socket_settings, slack_server, judge_serve
         assert opened and all(c.headers["Authorization"] == f"Bearer {slack_server.app_token}" for c in opened)
     finally:
         await running.stop()
-    assert feedback_tally(Store.open(socket_settings.db_url), judgment_id=int(buttons(card)[AGREE])) == (1, 0)
+    assert feedback_tally(Store.open(socket_settings.db_url), judgment_id=int(buttons(card)[CORRECT])) == (1, 0)
 
 
 async def test_socket_mode_reconnects_after_a_dropped_connection(socket_settings, slack_server, judge_server):

@@ -30,6 +30,15 @@ def buttons(message: dict) -> dict[str, str]:
     return found
 
 
+def feedback(message: dict) -> dict[str, str]:
+    """The values of the feedback buttons on a message: {"agree": ..., "disagree": ...} (empty without them)."""
+    for block in blocks_in(message):
+        for element in block.get("elements", []) if block["type"] == "context_actions" else []:
+            if element["type"] == "feedback_buttons":
+                return {"agree": element["positive_button"]["value"], "disagree": element["negative_button"]["value"]}
+    return {}
+
+
 async def card_of(slack_server, channel: str = "C0GENERAL", *, count: int = 1, timeout: float = 10.0) -> dict:
     """The `count`-th message of `channel` (in posting order) that has become a card with buttons."""
     deadline = asyncio.get_running_loop().time() + timeout

@@ -106,8 +106,18 @@ class SlackSide:
                    "view": {**view, "id": "V0FORM", "state": {"values": values}}}
         return await self._deliver("interactive", payload)
 
+    async def vote(self, card: dict, *, agree: bool, channel: str = "C0GENERAL", user: str = "U0USER") -> Answer:
+        """Click Agree or Disagree, Slack's feedback buttons on a card, as `user`."""
+        from bot.slack.views.card import FEEDBACK
+        from tests.support.slack_messages import feedback
+
+        value = feedback(card)["agree" if agree else "disagree"]
+        return await self.click(FEEDBACK, value, channel=channel, message_ts=card["ts"], user=user,
+                                kind="feedback_buttons")
+
     async def click(self, action_id: str, value: str, *, channel: str | None, message_ts: str,
-                    user: str = "U0USER", team: str | None = TEAM, user_team: str | None = TEAM) -> Answer:
+                    user: str = "U0USER", team: str | None = TEAM, user_team: str | None = TEAM,
+                    kind: str = "button") -> Answer:
         """Click the button `action_id` (with `value`) on the message `message_ts`, in workspace `team`, as a
         person of workspace `user_team` (None for any of channel, team or user_team: the payload names none)."""
         n = next(_ids)
@@ -118,7 +128,7 @@ class SlackSide:
                    "channel": {"id": channel, "name": (channel or "").lower()},
                    "message": {"ts": message_ts, "type": "message"},
                    "response_url": self.slack.response_url(f"click{n}"),
-                   "actions": [{"action_id": action_id, "block_id": "b", "value": value, "type": "button",
+                   "actions": [{"action_id": action_id, "block_id": "b", "value": value, "type": kind,
                                 "action_ts": str(time.time())}]}
         if team is None:
             del payload["team"]

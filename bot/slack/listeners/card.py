@@ -21,7 +21,7 @@ from bot.slack.flows.card import CARD_SOURCE, current_card, record_correction, s
 from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, from_team, made_here, named_teams
 from bot.slack.messenger import failure_text
 from bot.slack.text import clip, escape
-from bot.slack.views.card import AGREE, sampled
+from bot.slack.views.card import sampled, vote_of
 from bot.slack.views.commands import FORM_UNCHECKED, FormSeal, form_values
 from bot.slack.views.correction import (
     NOTE_BLOCK,
@@ -109,10 +109,13 @@ class CardListener:
         self._spawn(self._vote(body, action), "vote", body.get("response_url"))
 
     async def _vote(self, body: dict[str, Any], action: dict[str, Any]) -> None:
-        judgment = await self._card_judgment(body, action)
+        if (vote := vote_of(action)) is None:
+            return  # not a value a card of ours carries
+        agree, judgment_id = vote
+        judgment = await self._card_judgment(body, {**action, "value": judgment_id})
         if judgment is None:
             return
-        agree, where = action["action_id"] == AGREE, body.get("response_url")
+        where = body.get("response_url")
         async with self.ctx.one_at_a_time(judgment.id):
             before = await self.ctx.db(record_feedback, judgment_id=judgment.id, user_id=body["user"]["id"], agree=agree)
             card = await current_card(self.ctx, judgment)

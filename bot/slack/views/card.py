@@ -12,8 +12,11 @@ from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
     ButtonElement,
+    ContextActionsBlock,
     ContextBlock,
     DividerBlock,
+    FeedbackButtonObject,
+    FeedbackButtonsElement,
     HeaderBlock,
     MarkdownTextObject,
     SectionBlock,
@@ -39,6 +42,9 @@ from bot.trust.labels import value_at
 AGREE, DISAGREE, REJUDGE, DETAILS, RETRY, CORRECT = (
     "judgebot_agree", "judgebot_disagree", "judgebot_rejudge", "judgebot_details", "judgebot_retry",
     "judgebot_correct")
+# Slack's own thumbs for AI answers (a context_actions block); each button's value says which one and the judgment:
+# "agree:42". Cards posted before them carry AGREE and DISAGREE buttons, which still count.
+FEEDBACK = "judgebot_feedback"
 LINE_ROOM = 600  # characters of the samples line and the corrections line of a card
 MIN_TEXT = 300  # the shortest cut of a long text in a card
 TRIPLE_LIMITS = {"question": 600, "reference": 600, "answer": 1200}  # the card stays readable; the thread has all
@@ -250,7 +256,7 @@ class _Parts:
             head.append(context(":warning: " + ", ".join(escape(f) for f in judgment.flags)))
         overflow: list[tuple[str, str]] = []
         triple = _triple_sections(judgment, overflow, limit / SECTION_LIMIT)
-        tail: list[Block] = [_buttons(judgment, scored=True), _footer(judgment)]
+        tail: list[Block] = [_thumbs(judgment), _buttons(judgment, scored=True), _footer(judgment)]
         if any(votes):
             tail.append(context(f"People: :+1: {votes[0]} agree · :-1: {votes[1]} disagree"))
         if lines[1]:
@@ -316,15 +322,32 @@ def error_card(judgment: Judgment, rubric: Rubric | None) -> Card:
 def _buttons(judgment: Judgment, *, scored: bool) -> ActionsBlock:
     value = str(judgment.id)
     if scored:
-        buttons = [ButtonElement(text=":+1: Agree", action_id=AGREE, value=value),
-                   ButtonElement(text=":-1: Disagree", action_id=DISAGREE, value=value),
-                   ButtonElement(text=":pencil2: Correct it", action_id=CORRECT, value=value),
+        buttons = [ButtonElement(text=":pencil2: Correct it", action_id=CORRECT, value=value),
                    ButtonElement(text=":repeat: Re-judge", action_id=REJUDGE, value=value)]
     else:
         buttons = [ButtonElement(text=":repeat: Retry", action_id=RETRY, value=value, style="primary")]
     if judgment.raw_reply:
         buttons.append(ButtonElement(text="Details", action_id=DETAILS, value=value))
     return ActionsBlock(elements=buttons)
+
+
+def _thumbs(judgment: Judgment) -> ContextActionsBlock:
+    """Agree / Disagree as Slack's feedback buttons."""
+    return ContextActionsBlock(elements=[FeedbackButtonsElement(
+        action_id=FEEDBACK,
+        positive_button=FeedbackButtonObject(text="Agree", value=f"agree:{judgment.id}",
+                                             accessibility_label="Agree with the judge's verdict"),
+        negative_button=FeedbackButtonObject(text="Disagree", value=f"disagree:{judgment.id}",
+                                             accessibility_label="Disagree with the judge's verdict"))])
+
+
+def vote_of(action: dict[str, Any]) -> tuple[bool, str] | None:
+    """(agree, the judgment id as written) a click on Agree or Disagree says, from the feedback buttons or the buttons
+    of an older card; None for any other value."""
+    if action.get("action_id") in (AGREE, DISAGREE):
+        return action["action_id"] == AGREE, str(action.get("value") or "")
+    way, _, judgment_id = str(action.get("value") or "").partition(":")
+    return (way == "agree", judgment_id) if way in ("agree", "disagree") else None
 
 
 def full_detail(overflow: list[tuple[str, str]]) -> list[Card]:
