@@ -104,8 +104,10 @@ class RateLimiter:
         self._margin = window * MARGIN_SHARE + MARGIN_SECONDS
         self.limits: dict[str, float | None] = {"requests": requests, "tokens": tokens}
         self.fixed = {kind: self.limits[kind] is not None for kind in KINDS}
-        self._sent: deque[list[float]] = deque()  # [time, requests, tokens, prompt estimate] sent in the last WINDOW
+        # [time, requests, tokens, prompt estimate, answered (1.0) or not yet] of what was sent in the last WINDOW
+        self._sent: deque[list[float]] = deque()
         self._spent = {"requests": 0.0, "tokens": 0.0}  # their sums
+        self._answered = {"requests": 0.0, "tokens": 0.0}  # the sums of those answered
         self._due = dict.fromkeys(KINDS, 0.0)  # when each limit's even pace has room for the next request
         self._paused_until = 0.0
         self._paused_for = "requests"  # the limit a pause waits for
@@ -152,7 +154,7 @@ class RateLimiter:
                 return None
             # Counted all the same: when a reply tells the limits, these are in the window and in its last part.
             prompt = prompt_tokens(messages)
-            entry = [time.monotonic(), 1.0, self.estimate(prompt), prompt]
+            entry = [time.monotonic(), 1.0, self.estimate(prompt), prompt, 0.0]
             self._sent.append(entry)
             self._spent["requests"] += 1
             self._spent["tokens"] += entry[2]
@@ -168,7 +170,7 @@ class RateLimiter:
                 for usage in self.usage:
                     usage.waited[kind] += wait
                 await asyncio.sleep(wait)
-            entry = [now, 1.0, tokens, prompt]
+            entry = [now, 1.0, tokens, prompt, 0.0]
             self._sent.append(entry)
             for kind, need in (("requests", 1.0), ("tokens", tokens)):
                 self._due[kind] = max(self._due[kind], now) + need * self._spacing(kind)
@@ -216,6 +218,9 @@ class RateLimiter:
             entry = self._sent.popleft()
             self._spent["requests"] -= entry[1]
             self._spent["tokens"] -= entry[2]
+            if entry[4]:
+                self._answered["requests"] -= entry[1]
+                self._answered["tokens"] -= entry[2]
 
     def _void(self, entry: list[float] | None) -> None:
         """A request the endpoint refused with a 429 counts as nothing sent (the provider did not count it)."""
@@ -249,11 +254,14 @@ class RateLimiter:
             return
         if entry[0] > time.monotonic() - self.window:  # still in the window: counted as used, not as guessed
             self._spent["tokens"] += used - entry[2]
+            self._answered["requests"] += entry[1]
+            self._answered["tokens"] += used
+            entry[4] = 1.0
         self._due["tokens"] += (used - entry[2]) * self._spacing("tokens")
         entry[2] = used
-        for usage in self.usage:
+        for usage in self.usage:  # the most the window held of what the endpoint took (not of what it refused)
             for kind in KINDS:
-                usage.peak[kind] = max(usage.peak[kind], self._spent[kind])
+                usage.peak[kind] = max(usage.peak[kind], self._answered[kind])
 
     def observe(self, headers: Any, *, answered: bool = True) -> None:
         """Learn from a reply's headers: the limits (unless set), and from an `answered` request's reply what others
@@ -297,7 +305,7 @@ class RateLimiter:
         reset = duration(str(headers.get(f"x-ratelimit-reset-{kind}") or ""))
         lasts = self.window if reset is None else min(max(reset, 0.0), self.window)
         at = now - self.window + lasts  # when it leaves the window: when the provider's count is back to whole
-        entry = [at, others, 0.0, 0.0] if kind == "requests" else [at, 0.0, others, 0.0]
+        entry = [at, others, 0.0, 0.0, 0.0] if kind == "requests" else [at, 0.0, others, 0.0, 0.0]
         # The window is kept in time order: an entry that leaves it sooner than the newest goes where it belongs.
         position = len(self._sent)
         while position and self._sent[position - 1][0] > at:

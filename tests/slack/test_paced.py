@@ -17,6 +17,8 @@ async def test_a_file_run_held_to_the_requests_limit_says_so_as_it_goes_and_at_t
     assert limited.answered == 24 and limited.limited <= 6  # at most the first requests, before a reply told the limit
     shown = [str(call.params.get("blocks")) for call in slack_server.calls_to("chat.update")
              if call.params.get("ts") == thread[0]["ts"]]
-    assert any("paced by the requests limit: up to 6 of 6 per 1 s" in text and "rows/s" in text for text in shown)
+    # as it goes (the most a window held so far may still be short of the limit), with the pace in rows a second
+    assert any("paced by the requests limit: up to " in text and " of 6 per 1 s" in text and "rows/s" in text
+               for text in shown), shown
     assert ("The judge endpoint's limits set the pace: paced by the requests limit: up to 6 of 6 per 1 s."
             in blocks_text(thread[0]))

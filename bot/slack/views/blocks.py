@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
+from slack_sdk.models.blocks import AlertBlock, Block, ContextBlock, MarkdownTextObject, SectionBlock
 
 from bot.slack.text import clip, escape
 from bot.slack.views.limits import MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, TEXT_LIMIT
@@ -39,8 +39,18 @@ def message(blocks: list[Block], text: str) -> dict[str, Any]:
 
 
 def warning_blocks(warnings: Iterable[str]) -> list[Block]:
-    """A section per warning (untrusted text, escaped here), marked as one."""
+    """A warning alert per warning (untrusted text, escaped here), for a message."""
+    return [alert(escape(warning)) for warning in warnings]
+
+
+def warning_sections(warnings: Iterable[str]) -> list[Block]:
+    """A section per warning (untrusted text, escaped here), marked as one: for the Home tab, which shows sections."""
     return [section(f":warning: {escape(warning)}") for warning in warnings]
+
+
+def alert(text: str) -> AlertBlock:
+    """Slack's warning alert with `text` (mrkdwn, already escaped)."""
+    return AlertBlock(text=MarkdownTextObject(text=clip(text, SECTION_LIMIT)[0]), level="warning")
 
 
 def notice(text: str) -> dict[str, Any]:

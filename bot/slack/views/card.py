@@ -26,7 +26,7 @@ from bot.judge.samples import split_text
 from bot.records import RowState
 from bot.rubric import FieldSpec, Rubric
 from bot.slack.text import clip, escape, pieces, shown
-from bot.slack.views.blocks import context, message, packed, section, size
+from bot.slack.views.blocks import alert, context, message, packed, section, size
 from bot.slack.views.limits import (
     FIELD_LIMIT,
     HEADER_LIMIT,
@@ -253,7 +253,7 @@ class _Parts:
                                           fields=[MarkdownTextObject(text=f) for f in _meta(judgment)]),
                              *_fields_sections(short)]
         if judgment.flags:
-            head.append(context(":warning: " + ", ".join(escape(f) for f in judgment.flags)))
+            head.append(alert(", ".join(escape(f) for f in judgment.flags)))
         overflow: list[tuple[str, str]] = []
         triple = _triple_sections(judgment, overflow, limit / SECTION_LIMIT)
         tail: list[Block] = [_thumbs(judgment), _buttons(judgment, scored=True), _footer(judgment)]

@@ -9,7 +9,7 @@ from slack_sdk.models.views import View
 
 from bot.rubric import RubricSet
 from bot.slack.commands import USAGE
-from bot.slack.views.blocks import context, section, text_sections, warning_blocks
+from bot.slack.views.blocks import context, section, text_sections, warning_sections
 from bot.slack.views.commands import judgment_entry, rubric_lines
 from bot.slack.views.limits import VIEW_BLOCKS
 from bot.store import Judgment
@@ -22,7 +22,7 @@ def home_view(rubrics: RubricSet, judgments: list[Judgment], team_url: str | Non
     """The App Home tab: the judge's coming shutdown if near, the person's recent judgments, the rubrics, and how to
     use the bot."""
     blocks: list[Block] = [HeaderBlock(text="judgebot"),
-                           *warning_blocks(warnings),
+                           *warning_sections(warnings),
                            section("Grade your assistant's answers against reference answers, right in Slack.\n"
                                    + USAGE),
                            DividerBlock(), section("*Your recent judgments*")]
