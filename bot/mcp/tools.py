@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -16,6 +16,9 @@ from bot.figures import money
 from bot.records import RunState, Triple
 from bot.rubric import RubricSet
 from bot.store import Store, channel_stats, month_spent, utcnow
+
+if TYPE_CHECKING:
+    from bot.runs import Budget
 
 TERMINAL = "terminal"  # how a caller names the terminal's judgments (and the agents'), which belong to no channel
 
@@ -114,7 +117,7 @@ class Tools:
                       agreement=judgment.agreement, spread=judgment.spread, unsure=judgment.unsure,
                       judge_model=judgment.judge_model, rubric=chosen.name, run_id=run.id, cost_usd=judgment.cost_usd)
 
-    def _budget(self, cost: float | None, cost_text: str) -> Any:
+    def _budget(self, cost: float | None, cost_text: str) -> Budget | None:
         """What a grade may spend before it pauses (None: no limit), or UsageError when it would go over a limit the
         person at the terminal would have been asked about: an agent cannot be asked."""
         from bot.runs import Budget
