@@ -175,7 +175,7 @@ class JudgeClient:
                                    latency=completion.latency_ms / 1000)
                     limiter.observe(headers)
                     # Known limits set how many requests are worth sending at once (the settings stay the most).
-                    self.throttle.ceiling = limiter.in_flight()
+                    self.throttle.ceilings[limiter] = limiter.in_flight()
                     return completion
             if retry is None:  # the request changed (format, temperature): send it again at once
                 continue

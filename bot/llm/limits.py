@@ -114,6 +114,7 @@ class RateLimiter:
         self._prompt_scale = 1.0  # the provider's count of a prompt over our estimate of it
         self._reply_tokens = float(REPLY_TOKENS)
         self._replies = 0  # replies learned from: the first ones weigh more
+        self._heard = 0  # replies of any kind (with usage or without): the first ones are counted even unlimited
         self._prompt = 0.0  # the running mean of the prompts' estimates, and of the replies' latency in seconds
         self._latency = 0.0
         self._lock = asyncio.Lock()
@@ -127,7 +128,7 @@ class RateLimiter:
     @property
     def free(self) -> bool:
         """Whether a request may go at once, counting nothing: no limit known, nothing left to learn, no pause."""
-        return not self.known and self._replies >= FIRST_REPLIES and time.monotonic() >= self._paused_until
+        return not self.known and self._heard >= FIRST_REPLIES and time.monotonic() >= self._paused_until
 
     def in_flight(self) -> int | None:
         """The requests worth having in flight at once: what the limits allow a second times the seconds a reply
@@ -148,13 +149,14 @@ class RateLimiter:
     async def acquire(self, messages: list[dict[str, str]]) -> list[float] | None:
         """Wait for room for a request of these messages, then count it as sent; the entry to settle once it is
         answered (None when no limit is known, and nothing is counted)."""
-        learning = self._replies < FIRST_REPLIES  # the first replies teach the estimates, known limits or not
+        learning = self._heard < FIRST_REPLIES  # the first replies teach the estimates, known limits or not
         if not self.known and time.monotonic() >= self._paused_until:
             if not learning:
                 return None
             # Counted all the same: when a reply tells the limits, these are in the window and in its last part.
-            prompt = prompt_tokens(messages)
-            entry = [time.monotonic(), 1.0, self.estimate(prompt), prompt, 0.0]
+            prompt, now = prompt_tokens(messages), time.monotonic()
+            self._expire(now)
+            entry = [now, 1.0, self.estimate(prompt), prompt, 0.0]
             self._sent.append(entry)
             self._spent["requests"] += 1
             self._spent["tokens"] += entry[2]
@@ -226,7 +228,9 @@ class RateLimiter:
         """A request the endpoint refused with a 429 counts as nothing sent (the provider did not count it)."""
         if entry is None:
             return
-        if entry[0] > time.monotonic() - self.window:
+        now = time.monotonic()
+        self._expire(now)  # what is still in the window is in `_sent`, counted; what left it was taken off
+        if entry[0] > now - self.window:
             self._spent["requests"] -= entry[1]
             self._spent["tokens"] -= entry[2]
         self._due["requests"] -= entry[1] * self._spacing("requests")
@@ -237,6 +241,7 @@ class RateLimiter:
         """A reply came `latency` s after its request: the request counts the tokens it used, and the estimates of the
         next ones learn from it."""
         prompt_estimate = entry[3] if entry is not None else 0.0
+        self._heard += 1
         if tokens_in > 0 or tokens_out > 0:
             self._replies += 1
             weight = max(LEARNING, 1 / self._replies)  # the mean of the first replies, then a moving one
@@ -252,7 +257,9 @@ class RateLimiter:
             usage.tokens += used
         if entry is None or used <= 0 or entry[1] == 0:  # nothing counted for it (no limit was known when it went)
             return
-        if entry[0] > time.monotonic() - self.window:  # still in the window: counted as used, not as guessed
+        now = time.monotonic()
+        self._expire(now)
+        if entry[0] > now - self.window:  # still in the window: counted as used, not as guessed
             self._spent["tokens"] += used - entry[2]
             self._answered["requests"] += entry[1]
             self._answered["tokens"] += used
@@ -320,7 +327,7 @@ class RateLimiter:
         kind = _NAMED.search(message)
         found = _LIMIT_NUMBER.search(message)
         name = kind.group(1).lower() if kind is not None else "requests"
-        if kind is not None and found is not None:
+        if kind is not None and found is not None and int(found.group(1)) >= 1:  # "Limit 0": a model not allowed
             if not self.fixed[name] and self.limits[name] is None:
                 self._learn(name, float(found.group(1)))
                 log.info("the judge endpoint allows %s %s a minute (said with a 429)", found.group(1), name)

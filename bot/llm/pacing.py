@@ -21,15 +21,15 @@ class Throttle:
     """A concurrency limit shared by a run that halves on 429 and pauses everyone for the Retry-After time.
 
     It grows back by one slot after `limit` successes in a row (additive increase,
-    multiplicative decrease), so a run slows down while 429s keep coming. A `ceiling` (the requests an endpoint's
-    known limits keep busy) holds it lower still.
+    multiplicative decrease), so a run slows down while 429s keep coming. The `ceilings` (for each endpoint and model
+    asked through it, the requests its known limits keep busy) hold it lower still: their sum, while each is known.
     """
 
     def __init__(self, limit: int, *, outage_gap: float = OUTAGE_GAP) -> None:
         self.max_limit = limit
         self.outage_gap = outage_gap
         self.limit = limit
-        self.ceiling: int | None = None
+        self.ceilings: dict[object, int | None] = {}  # per limiter (an endpoint and model): None while not known
         self.active = 0
         self.rate_limited_count = 0
         self.failing_since: float | None = None  # monotonic time of the first failure with no success since
@@ -57,7 +57,10 @@ class Throttle:
     @property
     def allowed(self) -> int:
         """Requests that may be in flight now."""
-        return self.limit if self.ceiling is None else max(1, min(self.limit, self.ceiling))
+        known = list(self.ceilings.values())
+        if not known or None in known:
+            return self.limit
+        return max(1, min(self.limit, sum(ceiling or 0 for ceiling in known)))
 
     async def __aexit__(self, *exc: object) -> None:
         async with self._condition:

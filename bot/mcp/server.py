@@ -9,7 +9,6 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from mcp.server import MCPServer
-from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver.exceptions import ToolError
@@ -60,7 +59,8 @@ def build_server(tools: Tools, *, local: Caller, remote: Caller, url: str | None
     server: MCPServer = MCPServer("judgebot", instructions=INSTRUCTIONS, token_verifier=verifier, auth=auth)
 
     def caller() -> Caller:
-        return remote if get_access_token() is not None else local
+        # Over HTTP every caller is `remote` (the SDK lets in only a verified token); stdio is the person here.
+        return remote if url is not None else local
 
     @server.tool()
     async def grade(question: str, reference: str, answer: str, rubric: str, samples: int | None = None,

@@ -4,6 +4,7 @@ calibration."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from bot.config import Settings
-from bot.errors import JudgebotError, UsageError
+from bot.errors import UsageError
 from bot.figures import money
 from bot.records import RunState, Triple
 from bot.rubric import RubricSet
@@ -20,6 +21,7 @@ from bot.store import Store, channel_stats, month_spent, utcnow
 if TYPE_CHECKING:
     from bot.runs import Budget
 
+MAX_DAYS = 3660  # ten years: as far back as `stats` reads
 TERMINAL = "terminal"  # how a caller names the terminal's judgments (and the agents'), which belong to no channel
 
 
@@ -96,22 +98,28 @@ class Tools:
             raise UsageError("a judgment needs a question and a reference answer to grade against")
         panel = open_panel(self.settings, samples=samples or chosen.samples)
         triple = Triple(question=question, reference=reference, answer=answer)
-        run = start_single_run(self.store, rubric=chosen, triple=triple, **panel.run_fields(),
-                               model_name=(model or "").strip() or None, fresh=False,
-                               origin=Origin(source="mcp", user_id=caller.name[:32]))
-        async with panel:
-            try:
-                estimate = estimate_run(self.store, run, chosen, panel, keep=True)
-                budget = self._budget(estimate.cost_usd, estimate.cost_text())
-            except JudgebotError:
-                self.store.update_run(run.id, status=RunState.CANCELLED, stop_reason="over the budget")
-                raise
-            outcome = await execute_run(self.store, run, chosen, panel, concurrency=1,
-                                        unsure_spread=self.settings.unsure_spread, budget=budget)
+        # The history is read and written off the event loop: an HTTP server answers other agents meanwhile.
+        run = await asyncio.to_thread(start_single_run, self.store, rubric=chosen, triple=triple, **panel.run_fields(),
+                                      model_name=(model or "").strip() or None, fresh=False,
+                                      origin=Origin(source="mcp", user_id=caller.name[:32]))
+        finished = False
+        try:
+            async with panel:
+                estimate = await asyncio.to_thread(estimate_run, self.store, run, chosen, panel, keep=True)
+                budget = await asyncio.to_thread(self._budget, estimate.cost_usd, estimate.cost_text())
+                outcome = await execute_run(self.store, run, chosen, panel, concurrency=1,
+                                            unsure_spread=self.settings.unsure_spread, budget=budget)
+            finished = True
+        finally:
+            if not finished:  # refused, failed or dropped by the agent: nothing is left for a later resume to bill
+                await asyncio.to_thread(self.store.update_run, run.id, status=RunState.CANCELLED,
+                                        stop_reason="the agent's grade did not finish")
         if outcome.status == RunState.PAUSED:
             raise UsageError(f"{(outcome.stop_reason or 'the judge stopped').rstrip('.')}. The triple is kept as run "
                              f"{run.id}: `judgebot resume {run.id}` judges it.")
-        judgment = next(self.store.iter_judgments(run.id))
+        judgment = await asyncio.to_thread(lambda: next(self.store.iter_judgments(run.id), None))
+        if judgment is None:
+            raise UsageError(f"run {run.id} ended without judging its triple ({outcome.stop_reason or outcome.status})")
         return Graded(status=judgment.status, headline=judgment.headline, passed=judgment.passed, tag=judgment.tag,
                       label=judgment.label, output=judgment.output, error=judgment.error, samples=judgment.samples,
                       agreement=judgment.agreement, spread=judgment.spread, unsure=judgment.unsure,
@@ -143,8 +151,8 @@ class Tools:
 
     def stats(self, caller: Caller, *, channel: str | None, days: int, model: str | None) -> list[dict[str, Any]]:
         """Per model and rubric figures of a channel the caller may read (the terminal's by default)."""
-        if days < 0:
-            raise UsageError("days must be 0 (all time) or more")
+        if not 0 <= days <= MAX_DAYS:
+            raise UsageError(f"days must be from 0 (all time) to {MAX_DAYS}")
         since = utcnow() - timedelta(days=days) if days else None
         figures = channel_stats(self.store, channel_id=caller.channel(channel), since=since, model=model or None)
         return [{"model": found.model_name, "rubric": found.rubric_name, "judged": found.judged,

@@ -63,10 +63,14 @@ def slack_error(err: Exception) -> str:
     return type(err).__name__
 
 
+SERVER_SIDE = frozenset({"internal_error", "fatal_error", "request_timeout", "service_unavailable"})
+
+
 def refused(err: Exception) -> bool:
-    """Whether Slack answered a call with an error, so that what it was asked was not done; a call that got no answer
-    (a timeout, a lost connection) may have been done."""
-    return isinstance(err, SlackApiError) and err.response is not None
+    """Whether Slack answered a call with a refusal, so that what it was asked was not done; a call that got no answer
+    (a timeout, a lost connection) or a server error may have been done."""
+    return (isinstance(err, SlackApiError) and err.response is not None and err.response.status_code < 500
+            and str(err.response.get("error", "")) not in SERVER_SIDE)
 
 
 def post_problem(code: str, channel: str) -> str:

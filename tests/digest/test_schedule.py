@@ -410,11 +410,15 @@ async def test_a_failed_post_gives_the_claim_up_and_a_posted_week_is_not_posted_
     week = Period.of_week("2026-W46", BERLIN)
     async with bots(bot_settings, db_url, 1) as [running]:
         poster, store = running.digests.poster, running.context.store
-        slack_server.fail("chat.postMessage", "fatal_error")
-        with pytest.raises(SlackApiError, match="fatal_error"):  # no `until`: not tried again
+        slack_server.fail("chat.postMessage", "rate_limited")  # Slack refused it: nothing was posted
+        with pytest.raises(SlackApiError, match="rate_limited"):  # no `until`: not tried again
             await poster.post_weekly(TEAM, CHANNEL, week)
         assert len(slack_server.calls_to("chat.postMessage")) == 1
         assert posted_weeks(store, CHANNEL) == []  # given up: the next try may post
+        slack_server.fail("chat.postMessage", "fatal_error")  # Slack's own failure: it may have been posted
+        with pytest.raises(SlackApiError, match="fatal_error"):
+            await poster.post_weekly(TEAM, CHANNEL, week)
+        assert [claim.state for claim in posted_weeks(store, CHANNEL)] == ["unknown"]  # the next try looks first
 
         ts = await poster.post_weekly(TEAM, CHANNEL, week)
         assert ts is not None
@@ -422,8 +426,9 @@ async def test_a_failed_post_gives_the_claim_up_and_a_posted_week_is_not_posted_
         assert (claim.week, claim.state, claim.message_ts) == ("2026-W47", "posted", ts)  # W46, posted in W47
         assert [m["ts"] for m in digests_in(slack_server, CHANNEL)] == [ts]
 
+        assert len(slack_server.calls_to("conversations.history")) == 1  # it looked once, found none, posted
         assert await poster.post_weekly(TEAM, CHANNEL, week) is None
-        assert len(slack_server.calls_to("chat.postMessage")) == 2
+        assert len(slack_server.calls_to("chat.postMessage")) == 3
         assert [m["ts"] for m in digests_in(slack_server, CHANNEL)] == [ts]
 
 
