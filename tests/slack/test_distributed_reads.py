@@ -12,7 +12,7 @@ from sqlmodel import select
 from bot.records import ShareState
 from bot.slack.flows import file_summary
 from bot.store import SharedFile
-from tests.support.slack_files import eth_csv, finished_thread, grade_by_answer, share, summaries
+from tests.support.slack_files import eth_csv, finished_thread, grade_by_answer, share, summaries, wait_until
 
 
 async def test_a_recovered_run_reads_its_thread_once_and_posts_nothing_twice(slack, slack_server, judge_server,
@@ -27,6 +27,12 @@ async def test_a_recovered_run_reads_its_thread_once_and_posts_nothing_twice(sla
 
     # A life that posted the summary and the results, then died before recording either
     store = http_bot.context.store
+
+    def state() -> str:
+        with store.session() as session:
+            return session.exec(select(SharedFile.state).where(SharedFile.thread_ts == event["ts"])).one()
+
+    await wait_until(lambda: state() == ShareState.DONE, what="the run's end recorded")
     with store.session() as session:
         session.execute(update(SharedFile).where(SharedFile.thread_ts == event["ts"])
                         .values(state=ShareState.FINISHING, summary_ts=None, results_posted=False))
