@@ -56,6 +56,13 @@ def make_web_client(token: str, api_url: str) -> AsyncWebClient:
     )
 
 
+def once_client(client: AsyncWebClient) -> AsyncWebClient:
+    """`client`'s token and address, sending each call once (a 429, which says nothing was done, is waited out): for a
+    post that must not be made twice, whose caller decides what an unanswered or failed call means."""
+    return AsyncWebClient(token=client.token, base_url=client.base_url, timeout=client.timeout,
+                          retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3)])
+
+
 def slack_error(err: Exception) -> str:
     """The error code Slack gave, or the kind of failure."""
     if isinstance(err, SlackApiError) and err.response is not None:

@@ -419,6 +419,11 @@ async def test_a_failed_post_gives_the_claim_up_and_a_posted_week_is_not_posted_
         with pytest.raises(SlackApiError, match="fatal_error"):
             await poster.post_weekly(TEAM, CHANNEL, week)
         assert [claim.state for claim in posted_weeks(store, CHANNEL)] == ["unknown"]  # the next try looks first
+        slack_server.fail("chat.postMessage", "internal_error", status=503)  # the same, as an HTTP error
+        with pytest.raises(SlackApiError):
+            await poster.post_weekly(TEAM, CHANNEL, week)
+        assert len(slack_server.calls_to("chat.postMessage")) == 3  # not sent again by the client on its own
+        assert [claim.state for claim in posted_weeks(store, CHANNEL)] == ["unknown"]
 
         ts = await poster.post_weekly(TEAM, CHANNEL, week)
         assert ts is not None
@@ -426,9 +431,9 @@ async def test_a_failed_post_gives_the_claim_up_and_a_posted_week_is_not_posted_
         assert (claim.week, claim.state, claim.message_ts) == ("2026-W47", "posted", ts)  # W46, posted in W47
         assert [m["ts"] for m in digests_in(slack_server, CHANNEL)] == [ts]
 
-        assert len(slack_server.calls_to("conversations.history")) == 1  # it looked once, found none, posted
+        assert len(slack_server.calls_to("conversations.history")) == 2  # it looked each time, found none, posted
         assert await poster.post_weekly(TEAM, CHANNEL, week) is None
-        assert len(slack_server.calls_to("chat.postMessage")) == 3
+        assert len(slack_server.calls_to("chat.postMessage")) == 4
         assert [m["ts"] for m in digests_in(slack_server, CHANNEL)] == [ts]
 
 

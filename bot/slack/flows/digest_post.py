@@ -20,7 +20,15 @@ from bot.rubric import RubricSet
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.flows.earlier_posts import earlier_post
-from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, post_problem, refused, slack_call, slack_error
+from bot.slack.messenger import (
+    BAD_BOT_TOKEN,
+    make_web_client,
+    once_client,
+    post_problem,
+    refused,
+    slack_call,
+    slack_error,
+)
 from bot.slack.views.digest import digest_message
 from bot.store import (
     DigestSubscription,
@@ -129,7 +137,7 @@ class DigestPoster:
         own = await asyncio.to_thread(judge_of_channel, self.store, team_id=self.team_id, channel_id=channel_id)
         digest.warnings = self.watch.warnings(own, slack=True)
         message = digest_message(digest, self.rubrics, self.team_url, weekly=weekly)
-        posted = await self.client.chat_postMessage(
+        posted = await once_client(self.client).chat_postMessage(  # a dropped call is not sent again blindly
             channel=channel_id, unfurl_links=False, unfurl_media=False, **message,
             metadata={"event_type": DIGEST_EVENT, "event_payload": {"week": period.week, "weekly": weekly,
                                                                      "posted_in": period.posting_week}})

@@ -18,7 +18,7 @@ from bot.errors import SetupError
 from bot.slack.context import Context
 from bot.slack.flows.digest_post import bot_token
 from bot.slack.flows.earlier_posts import earlier_post
-from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, refused, slack_call, slack_error
+from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, once_client, refused, slack_call, slack_error
 from bot.slack.views.review import nudge_message
 from bot.store import Store, utcnow
 from bot.store.review import waiting_for
@@ -106,7 +106,7 @@ class Nudger:
                     lambda payload: payload == {"channel": setup.channel_id, "day": day})):
                 await asyncio.to_thread(mark_nudged, self.store, claim_id=claim.id, message_ts=found)
                 return False
-            posted = await self.client.chat_postMessage(
+            posted = await once_client(self.client).chat_postMessage(  # a dropped call is not sent again blindly
                 channel=dm, **nudge_message(setup.channel_id, waiting),
                 metadata={"event_type": NUDGE_EVENT, "event_payload": {"channel": setup.channel_id, "day": day}})
         except Exception as err:
