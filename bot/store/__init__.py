@@ -28,14 +28,13 @@ from bot.store.models import (
     Judgment,
     JudgmentSample,
     JudgmentTally,
-    Label,
     Run,
     RunBatch,
     SharedFile,
     UserSetting,
     utcnow,
 )
-from bot.store.models_trust import ChannelJudge
+from bot.store.models_trust import ChannelJudge, Label
 from bot.store.preferences import (
     CostLimits,
     cost_limits,

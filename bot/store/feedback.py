@@ -10,7 +10,8 @@ from sqlmodel import col, select
 from bot.store.case_keys import case_key
 from bot.store.engine import conflict_insert
 from bot.store.judgments import Store
-from bot.store.models import Feedback, Judgment, JudgmentTally, Label, table_of, utcnow
+from bot.store.models import Feedback, Judgment, JudgmentTally, table_of, utcnow
+from bot.store.models_trust import Label
 from bot.store.review import close_reviewed
 from bot.store.tallies import add_votes
 

@@ -15,7 +15,8 @@ from bot.records import RowState
 from bot.store.case_keys import judgment_case
 from bot.store.engine import conflict_insert
 from bot.store.judgments import Store, id_chunks
-from bot.store.models import Feedback, Judgment, Label, table_of, utcnow
+from bot.store.models import Feedback, Judgment, table_of, utcnow
+from bot.store.models_trust import Label
 from bot.store.review import close_reviewed
 
 

@@ -1,5 +1,5 @@
 """The history tables: runs, judgments with their samples and hourly tallies, what the judges were billed, human
-feedback and labels, per-user and per-channel settings, files shared in Slack, weekly digest subscriptions and the
+feedback, per-user and per-channel settings, files shared in Slack, weekly digest subscriptions and the
 digests posted (the review queue, its nudges, channels' own judges and revisions of rubrics: bot.store.models_trust)."""
 
 from __future__ import annotations
@@ -263,41 +263,6 @@ class Feedback(SQLModel, table=True):
     user_id: str = Field(max_length=32)
     agree: bool
     case_key: str | None = Field(default=None, max_length=64, description="the judgment's case (bot.store.case_keys)")
-    created_at: NaiveDatetime = Field(default_factory=utcnow)
-    updated_at: NaiveDatetime = Field(default_factory=utcnow)
-
-
-class Label(SQLModel, table=True):
-    """What a person says a judgment should have been (or a CSV's human_ columns said); one per person and judgment."""
-
-    __table_args__ = (
-        UniqueConstraint("judgment_id", "user_id", name="uq_label_judgment_user"),
-        Index("ix_label_rubric_judge", "rubric_name", "judge_model"),
-        Index("ix_label_channel", "channel_id", "rubric_name"),
-        Index("ix_label_case_user", "case_key", "user_id"),
-    )
-
-    id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
-    judgment_id: int = Field(foreign_key="judgment.id")
-    team_id: str | None = Field(default=None, max_length=32)
-    channel_id: str | None = Field(default=None, max_length=32)
-    user_id: str = Field(max_length=32, description="who gave it: a Slack user, a CSV's labeled_by or uploader, or "
-                         '"file" for a CSV judged in a terminal')
-    source: str = Field(max_length=16, description="correction (the Correct it form) or file (human_ columns)")
-    case_key: str | None = Field(default=None, max_length=64, description="the judgment's case (bot.store.case_keys): "
-                                 "a person's latest label of a case replaces their earlier ones")
-    rubric_name: str = Field(max_length=64)
-    rubric_hash: str = Field(max_length=32)
-    judge_model: str = Field(max_length=128)
-    values: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False),
-                                   description="the person's value of each field they set, by dotted path")
-    passed: bool | None = Field(default=None, description="pass/fail as the person gave it, or by the pass rule on "
-                                "their own values; None when neither says")
-    pass_from: str | None = Field(default=None, max_length=16, description="given (by the person) or rule (the pass "
-                                  "rule on their own values); None when pass/fail is not given")
-    tag: str | None = Field(default=None, sa_column=Column(Text))
-    headline: float | None = None
-    note: str | None = Field(default=None, sa_column=Column(Text))
     created_at: NaiveDatetime = Field(default_factory=utcnow)
     updated_at: NaiveDatetime = Field(default_factory=utcnow)
 

@@ -14,7 +14,8 @@ from sqlmodel import col, select
 from bot.records import JUDGED
 from bot.store.case_keys import case_key
 from bot.store.judgments import ID_CHUNK, Store
-from bot.store.models import Judgment, Label, table_of
+from bot.store.models import Judgment, table_of
+from bot.store.models_trust import Label
 
 COLUMNS = ("id", "run_id", "row_number", "team_id", "channel_id", "rubric_name", "question", "reference", "answer",
            "answer_b", "model_name", "model_b", "swapped", "status", "output")

@@ -16,8 +16,8 @@ from bot.records import RowState
 from bot.store.case_keys import case_key
 from bot.store.engine import conflict_insert
 from bot.store.judgments import Store
-from bot.store.models import Feedback, Judgment, Label, table_of, utcnow
-from bot.store.models_trust import ReviewCase
+from bot.store.models import Feedback, Judgment, table_of, utcnow
+from bot.store.models_trust import Label, ReviewCase
 
 OPEN, LABELED = "open", "labeled"
 DISAGREE = "disagree"  # the reason of a case a person's label contradicts: asked again for a second opinion

@@ -9,8 +9,8 @@ from sqlmodel import col
 
 from bot.store.judgments import Store
 from bot.store.labels import standing_vote
-from bot.store.models import Feedback, Judgment, Label, table_of
-from bot.store.models_trust import ReviewCase
+from bot.store.models import Feedback, Judgment, table_of
+from bot.store.models_trust import Label, ReviewCase
 from bot.store.review import ANY_TEAM
 
 

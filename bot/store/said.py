@@ -13,7 +13,8 @@ from sqlmodel import col
 from bot.records import RowState
 from bot.store.judgments import Store
 from bot.store.labels import standing_vote
-from bot.store.models import Feedback, Judgment, Label
+from bot.store.models import Feedback, Judgment
+from bot.store.models_trust import Label
 from bot.store.tallies import KEY_LENGTH, key_of
 
 

@@ -23,7 +23,8 @@ from bot.slack.commands import CalibrationCheck, parse_command
 from bot.slack.server import start_bot
 from bot.store import Judgment, Store, channel_stats, record_feedback, utcnow
 from bot.store.labels import labeled_rubric_names, save_label
-from bot.store.models import Feedback, Label
+from bot.store.models import Feedback
+from bot.store.models_trust import Label
 from bot.store.preferences import set_default_rubric
 from bot.trust.calibration import wilson
 from bot.trust.report import TrustBar, judge_in_use

@@ -10,7 +10,8 @@ from sqlmodel import col, update
 from bot.records import Verdict
 from bot.store import Judgment, Store, record_feedback, utcnow
 from bot.store.labels import counted_passes, labels_of, save_label
-from bot.store.models import Feedback, Label
+from bot.store.models import Feedback
+from bot.store.models_trust import Label
 from bot.trust.cases import labeled_verdicts
 
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
