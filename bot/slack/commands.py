@@ -2,21 +2,41 @@
 
 from __future__ import annotations
 
-import difflib
 import re
-import zoneinfo
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.errors import CommandError, RubricError
 from bot.judge.panel import MAX_SAMPLES
-from bot.records import Triple, is_period, period_days
+from bot.records import Triple, is_period
 from bot.rubric import Rubric, RubricSet
+from bot.slack.command_words import (
+    JUDGE_NAME,
+    STATS_DEFAULT_DAYS,
+    clock_of,
+    days_of,
+    timezone_named,
+    weekday_of,
+)
+from bot.slack.commands_trust import (
+    AlignRubric,
+    CompareJudges,
+    CompareModels,
+    ReviewBlind,
+    ReviewersSet,
+    ReviewersShow,
+    ReviewNext,
+    ReviewNudge,
+    align_command,
+    compare_command,
+    judges_command,
+    review_command,
+    reviewers_command,
+)
 from bot.slack.text import clean, escape, unescape
 
 SEPARATOR = "||"
 HISTORY_DEFAULT, HISTORY_MAX = 10, 40
-STATS_DEFAULT_DAYS = 30
 
 
 @dataclass(frozen=True)
@@ -71,7 +91,6 @@ class SetJudge:
     show: bool = False
 
 
-JUDGE_NAME = re.compile(r"^[A-Za-z0-9][\w.:/@+-]{0,127}$")  # a model name as endpoints spell them
 
 
 @dataclass(frozen=True)
@@ -142,71 +161,10 @@ class BudgetSet:
     amount: float | None
 
 
-@dataclass(frozen=True)
-class CompareJudges:
-    """A candidate judge against this channel's judge, on its labeled cases and recent judgments (admins)."""
-
-    model: str
-    rubric: Rubric | None = None
-
-
-@dataclass(frozen=True)
-class CompareModels:
-    """Is B better than A? Two models under test of this channel's history, paired on the same questions."""
-
-    a: str
-    b: str
-    days: int | None = STATS_DEFAULT_DAYS
-
-
-@dataclass(frozen=True)
-class AlignRubric:
-    """Align a rubric with this channel's labels: a candidate revision measured on held-out cases (admins)."""
-
-    rubric: Rubric
-
-
-@dataclass(frozen=True)
-class ReviewNext:
-    """The next case of the channel's review queue, for the caller to label."""
-
-
-@dataclass(frozen=True)
-class ReviewersShow:
-    """Who the channel's review queue asks, blind review, the nudge, and the queue."""
-
-
-@dataclass(frozen=True)
-class ReviewersSet:
-    """Set who the channel's review queue asks: user ids and user groups as S ids, and @handles typed as plain text
-    (Slack sends mentions so when it does not escape them) to look up (none at all: nobody in particular)."""
-
-    reviewers: tuple[str, ...]
-    handles: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ReviewBlind:
-    """Whether reviewers see the judge's verdict only after saving their own label."""
-
-    blind: bool
-
-
-@dataclass(frozen=True)
-class ReviewNudge:
-    """Nudge the channel's reviewers on weekdays at a local time (None: stop)."""
-
-    hour: int | None = None
-    minute: int | None = None
-    timezone: str | None = None
-
-
 Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | SetSamples | SetJudge | OpenForm | Inline
            | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview | CalibrationCheck | BudgetShow | BudgetSet
            | ReviewNext | ReviewersShow | ReviewersSet | ReviewBlind | ReviewNudge | AlignRubric
            | CompareModels | CompareJudges)
-DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(am|pm)?$", re.IGNORECASE)
 DIGEST_USAGE = "`/judge digest on [day] [HH:MM] [timezone]`, for example `/judge digest on monday 09:00 Europe/Berlin`"
 
 USAGE = (
@@ -257,15 +215,15 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
     if word == "budget":
         return _budget(rest)
     if word == "review":
-        return _review(rest)
+        return review_command(rest)
     if word == "reviewers":
-        return _reviewers(rest)
+        return reviewers_command(rest)
     if word == "align":
-        return _align(rest, rubrics)
+        return align_command(rest, rubrics)
     if word == "compare":
-        return _compare(rest)
+        return compare_command(rest)
     if word == "judges":
-        return _judges(rest, rubrics)
+        return judges_command(rest, rubrics)
     try:
         rubric = rubrics.get(word)
     except RubricError as err:
@@ -289,16 +247,8 @@ def _history(rest: str) -> History:
 def _stats(rest: str) -> Stats:
     first, _, model = rest.partition(" ")
     if is_period(first):
-        return Stats(_days(first), model.strip() or None)
+        return Stats(days_of(first), model.strip() or None)
     return Stats(model=rest or None)
-
-
-def _days(word: str) -> int | None:
-    """The days of a period word (None: all time); CommandError for 0 days, the one period word that names none."""
-    try:
-        return period_days(word)
-    except ValueError:
-        raise CommandError("A period of 0 days holds nothing: try `7d`, `30d` or `all`.") from None
 
 
 BUDGET_USAGE = "`/judge budget [USD a month | off]` or `/judge budget ask [USD | off]`, for example `/judge budget 200`"
@@ -409,7 +359,7 @@ def _calibration(rest: str, rubrics: RubricSet) -> CalibrationCheck:
     days: int | None = None
     for word in rest.split():
         if is_period(word):
-            days = _days(word)
+            days = days_of(word)
         elif rubric is None:
             try:
                 rubric = rubrics.get(word)
@@ -437,11 +387,11 @@ def _digest(rest: str) -> DigestShow | DigestOn | DigestOff | DigestNow | Digest
     clock: tuple[int, int] | None = None
     timezone: str | None = None
     for word in options.split():
-        if (day := _weekday(word)) is not None:
+        if (day := weekday_of(word)) is not None:
             if weekday is not None:
                 raise CommandError(f"Give one day only. {DIGEST_USAGE}.")
             weekday = day
-        elif (time := _clock(word)) is not None:
+        elif (time := clock_of(word)) is not None:
             if clock is not None:
                 raise CommandError(f"Give one time only. {DIGEST_USAGE}.")
             clock = time
@@ -451,113 +401,6 @@ def _digest(rest: str) -> DigestShow | DigestOn | DigestOff | DigestNow | Digest
             timezone = timezone_named(word)
     hour, minute = clock or (9, 0)
     return DigestOn(weekday or 0, hour, minute, timezone)
-
-
-def _weekday(word: str) -> int | None:
-    word = word.lower().rstrip(",.s") if len(word) > 3 else word.lower()
-    for index, name in enumerate(DAY_NAMES):
-        if len(word) >= 3 and name.startswith(word):
-            return index
-    return None
-
-
-def _clock(word: str) -> tuple[int, int] | None:
-    match = CLOCK.match(word)
-    if not match:
-        return None
-    hour, minute, half = int(match.group(1)), int(match.group(2) or 0), (match.group(3) or "").lower()
-    if half:
-        if not 1 <= hour <= 12:
-            raise CommandError(f"`{escape(word)}` is not a time: with am or pm the hour is 1 to 12.")
-        hour = hour % 12 + (12 if half == "pm" else 0)
-    if hour > 23 or minute > 59:
-        raise CommandError(f"`{escape(word)}` is not a time of day: write it like 09:00 or 17:30.")
-    return hour, minute
-
-
-def timezone_named(name: str) -> str:
-    """The IANA timezone called `name` (any case, such as europe/berlin or UTC); CommandError with suggestions."""
-    known = {zone.lower(): zone for zone in zoneinfo.available_timezones()}
-    if name.lower() in known:
-        return known[name.lower()]
-    close = difflib.get_close_matches(name.lower(), list(known), n=3, cutoff=0.6)
-    hint = f" Did you mean {' or '.join(f'`{known[c]}`' for c in close)}?" if close else \
-        " Use a name such as `Europe/Berlin`, `America/New_York` or `UTC`."
-    raise CommandError(f"I do not know the timezone `{escape(name)}`.{hint}")
-
-
-REVIEW_USAGE = ("`/judge review` (the next case for you), `/judge review blind on|off` or "
-                "`/judge review nudge 10:00 Europe/Berlin` (or `off`)")
-HANDLE = re.compile(r"@[\w.\-']{1,80}")  # a member's or a user group's handle, as typed
-MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|<!subteam\^(S[A-Z0-9]+)(?:\|[^>]*)?>")
-
-
-def _review(rest: str) -> ReviewNext | ReviewBlind | ReviewNudge:
-    action, _, options = rest.partition(" ")
-    action, options = action.lower(), options.strip()
-    if not action:
-        return ReviewNext()
-    if action == "blind" and options.lower() in ("on", "off"):
-        return ReviewBlind(options.lower() == "on")
-    if action == "nudge":
-        return _nudge(options)
-    raise CommandError(f"I do not understand `/judge review {escape(rest)}`: {REVIEW_USAGE}.")
-
-
-def _nudge(options: str) -> ReviewNudge:
-    if options.lower() in ("off", "none", "stop"):
-        return ReviewNudge()
-    words = [word for word in options.replace(",", " ").split() if word.lower() not in ("weekdays", "on")]
-    if not words or len(words) > 2 or (clock := _clock(words[0])) is None:
-        raise CommandError("Give the time of the weekday nudge: `/judge review nudge 10:00 Europe/Berlin` "
-                           "(the timezone is optional), or `/judge review nudge off`.")
-    return ReviewNudge(clock[0], clock[1], timezone_named(words[1]) if len(words) == 2 else None)
-
-
-def _judges(rest: str, rubrics: RubricSet) -> CompareJudges:
-    words = rest.split()
-    if len(words) not in (2, 3) or words[0].lower() != "compare" or not JUDGE_NAME.fullmatch(words[1]):
-        raise CommandError("`/judge judges compare <model> [rubric]` compares a candidate judge with this channel's, "
-                           "such as `/judge judges compare gpt-5.4-mini eth`.")
-    if len(words) == 2:
-        return CompareJudges(words[1])
-    try:
-        return CompareJudges(words[1], rubrics.get(words[2]))
-    except RubricError as err:
-        raise CommandError(f"{escape(str(err))} `/judge rubrics` lists them.") from None
-
-
-def _compare(rest: str) -> CompareModels:
-    words = rest.split()
-    days: int | None = STATS_DEFAULT_DAYS
-    if words and is_period(words[-1]):
-        days, words = _days(words[-1]), words[:-1]
-    if len(words) != 2:
-        raise CommandError("Name two models under test, A then B: `/judge compare bot-v1 bot-v2 [7d|30d|all]`.")
-    return CompareModels(words[0], words[1], days)
-
-
-def _align(rest: str, rubrics: RubricSet) -> AlignRubric:
-    if not rest.strip():
-        raise CommandError("Name the rubric to align with this channel's labels, such as `/judge align eth`.")
-    try:
-        return AlignRubric(rubrics.get(rest.strip()))
-    except RubricError as err:
-        raise CommandError(f"{escape(str(err))} `/judge rubrics` lists them.") from None
-
-
-def _reviewers(rest: str) -> ReviewersShow | ReviewersSet:
-    if not rest:
-        return ReviewersShow()
-    if rest.lower() in ("none", "off", "clear"):
-        return ReviewersSet(())
-    found = [user or group for user, group in MENTION.findall(rest)]
-    words = MENTION.sub(" ", rest).replace(",", " ").split()
-    left = [word for word in words if not HANDLE.fullmatch(word)]
-    if left:
-        raise CommandError(f"Name reviewers by mentioning them or a user group, for example `/judge reviewers @ana "
-                           f"@ben`; `{escape(' '.join(left))}` is neither. `/judge reviewers none` clears the list.")
-    return ReviewersSet(tuple(dict.fromkeys(found)), tuple(dict.fromkeys(word[1:].lower() for word in words)))
 
 
 def _triple(rest: str, rubric: Rubric) -> Triple:

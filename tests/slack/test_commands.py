@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from bot.records import Triple
+from bot.slack.command_words import STATS_DEFAULT_DAYS
 from bot.slack.commands import (
     HISTORY_DEFAULT,
     HISTORY_MAX,
-    STATS_DEFAULT_DAYS,
     USAGE,
     CommandError,
     Help,

@@ -14,7 +14,7 @@ from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 
-from bot.slack import commands
+from bot.slack import commands_trust
 from bot.slack.admins import admin_refusal
 from bot.slack.context import Context
 from bot.slack.flows.card import save_correction
@@ -61,9 +61,9 @@ class ReviewCommands:
 
     def handlers(self) -> dict[type, Any]:
         """Each parsed subcommand, and the method that answers it."""
-        return {commands.ReviewNext: self.next, commands.ReviewersShow: self.show,
-                commands.ReviewersSet: self.set_reviewers, commands.ReviewBlind: self.set_blind,
-                commands.ReviewNudge: self.set_nudge}
+        return {commands_trust.ReviewNext: self.next, commands_trust.ReviewersShow: self.show,
+                commands_trust.ReviewersSet: self.set_reviewers, commands_trust.ReviewBlind: self.set_blind,
+                commands_trust.ReviewNudge: self.set_nudge}
 
     # -- the queue ------------------------------------------------------------------------------------------------
 
@@ -87,12 +87,12 @@ class ReviewCommands:
         state = await self.ctx.db(queue_state, team_id=team, channel_id=channel, since=utcnow() - timedelta(days=7))
         return queue_empty(channel, done, state)
 
-    async def next(self, parsed: commands.ReviewNext, command: dict[str, Any]) -> None:
+    async def next(self, parsed: commands_trust.ReviewNext, command: dict[str, Any]) -> None:
         """`/judge review`: the next case of this channel for the caller."""
         found = await self.offer(command["team_id"], command["channel_id"], command["user_id"])
         await self.ctx.say.reply(command.get("response_url"), {**found, "replace_original": False})
 
-    async def show(self, parsed: commands.ReviewersShow, command: dict[str, Any]) -> None:
+    async def show(self, parsed: commands_trust.ReviewersShow, command: dict[str, Any]) -> None:
         """`/judge reviewers`: who is asked, blind review, the nudge and the queue."""
         team, channel = command["team_id"], command["channel_id"]
         setup = await self.ctx.db(review_setup, team_id=team, channel_id=channel)
@@ -111,7 +111,7 @@ class ReviewCommands:
     async def _announce(self, command: dict[str, Any], text: str) -> None:
         await self.ctx.say.reply(command.get("response_url"), {**notice(text), "response_type": "in_channel"})
 
-    async def set_reviewers(self, parsed: commands.ReviewersSet, command: dict[str, Any]) -> None:
+    async def set_reviewers(self, parsed: commands_trust.ReviewersSet, command: dict[str, Any]) -> None:
         """`/judge reviewers @a @b` (admins): who the queue asks; handles typed as text are looked up."""
         if await self._refused(command):
             return
@@ -129,7 +129,7 @@ class ReviewCommands:
                                       "asked to label the cases of its review queue (`/judge review`)." if reviewers
                              else f"<@{command['user_id']}> cleared the reviewers of this channel.")
 
-    async def set_blind(self, parsed: commands.ReviewBlind, command: dict[str, Any]) -> None:
+    async def set_blind(self, parsed: commands_trust.ReviewBlind, command: dict[str, Any]) -> None:
         """`/judge review blind on|off` (admins)."""
         if await self._refused(command):
             return
@@ -139,7 +139,7 @@ class ReviewCommands:
                 "off: reviewers see the judge's verdict beside the case")
         await self._announce(command, f"<@{command['user_id']}> turned blind review {said}.")
 
-    async def set_nudge(self, parsed: commands.ReviewNudge, command: dict[str, Any]) -> None:
+    async def set_nudge(self, parsed: commands_trust.ReviewNudge, command: dict[str, Any]) -> None:
         """`/judge review nudge HH:MM [timezone]|off` (admins)."""
         if await self._refused(command):
             return

@@ -8,7 +8,7 @@ from slack_sdk.models.blocks import Block, HeaderBlock
 
 from bot.digest import Digest, Example, JudgeChange, Line, signed
 from bot.rubric import RubricSet, leaves
-from bot.slack.commands import DAY_NAMES
+from bot.slack.command_words import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
 from bot.slack.views.blocks import context, listing, message, notice, section, text_sections, warning_blocks
 from bot.slack.views.budget import spend_text
