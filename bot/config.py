@@ -93,6 +93,8 @@ class Settings(BaseSettings):
     csv_max_rows: int = Field(20_000, ge=1, description="Most data rows a CSV shared in Slack may have.")
     progress_edit_seconds: float = Field(3.0, ge=0.1, le=60, description="Seconds between two edits of a run's progress "
                                          "message in Slack (chat.update allows about one a second per channel).")
+    stream_progress: bool = Field(True, description="Show a file run's progress as a message streamed into its thread "
+                                  "(Slack's chat streaming); off, or where Slack refuses a stream: an edited message.")
     digest_timezone: str = Field("UTC", description="Timezone of weekly digests unless `/judge digest on` names one.")
     digest_admins: str = Field("", description="Comma-separated Slack user ids who may turn digests on and off "
                                "(besides the workspace's admins and owners).")

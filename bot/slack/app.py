@@ -25,7 +25,9 @@ from bot.slack.listeners.file import FileListener
 from bot.slack.listeners.home import HomeListener
 from bot.slack.listeners.judges import JudgeCommands
 from bot.slack.listeners.judges_compare import JudgesCompare
+from bot.slack.listeners.messages_tab import MessagesTab
 from bot.slack.listeners.review import ReviewCommands
+from bot.slack.listeners.workflow import GRADE_STEP, WorkflowStep
 from bot.slack.messenger import failure_text
 from bot.slack.views.align import ALIGN_DISCARD, ALIGN_DOWNLOAD, ALIGN_USE
 from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, FEEDBACK, REJUDGE, RETRY
@@ -38,8 +40,11 @@ from bot.slack.views.review import REVIEW_AGREE, REVIEW_FORM, REVIEW_LABEL, REVI
 COMMAND = "/judge"
 HOME_OPENED = "app_home_opened"
 # Every event the app subscribes to, as manifest.yml declares them: messages of public and private channels
-# (files arrive as messages with the subtype file_share), and file_shared, which Slack sends alongside.
-EVENTS = (HOME_OPENED, "message.channels", "message.groups", "file_shared")
+# (files arrive as messages with the subtype file_share), and file_shared, which Slack sends alongside; the Messages
+# tab's threads (started, the channel looked at changed) and the direct messages written there; and a workflow
+# reaching the app's step (function_executed, which Slack sends to an app whose manifest declares the step).
+EVENTS = (HOME_OPENED, "message.channels", "message.groups", "file_shared", "message.im", "assistant_thread_started",
+          "assistant_thread_context_changed", "function_executed")
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +131,9 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     app.view(CORRECTION)(cards.on_correction)
     app.event(HOME_OPENED)(HomeListener(ctx).on_home_opened)
     files = FileListener(ctx, parts.intake, parts.files)
+    messages_tab = MessagesTab(ctx, files)
+    app.assistant(messages_tab.assistant())  # the Messages tab's threads, and what a person writes in them
+    app.event("message", matchers=[messages_tab.top_level])(messages_tab.on_message)  # written outside a thread
     app.event({"type": "message", "subtype": "file_share"})(files.on_file_share)
     app.event("message")(ignore)  # every other message: answered, or bolt says 404 and Slack retries
     app.event("file_shared")(ignore)  # the file_share message carries everything needed
@@ -135,5 +143,6 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     app.action(CANCEL_RUN)(files.on_cancel)
     app.action(RESUME_RUN)(files.on_resume)
     app.action(BATCH_RUN)(files.on_batch)
+    app.function(GRADE_STEP)(WorkflowStep(ctx).on_step)  # Workflow Builder's "Grade an answer" step
     app.error(on_error(ctx))
     return app

@@ -14,6 +14,7 @@ LRI, RLI, FSI, PDI = "\u2066", "\u2067", "\u2068", "\u2069"
 BIDI = {"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
 UNSENDABLE = re.compile("[\x00\ud800-\udfff]")  # NUL, and surrogates (in a str, always lone ones)
 FENCE = re.compile("`{3,}")
+MARKDOWN_MARKS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:/\"'=^$%?,@])")  # ASCII punctuation but & ; < >: entities
 ZWSP = "\u200b"
 # Paragraph separators (bidi class B): each ends every isolate and override open before it, so each paragraph is
 # isolated on its own, or an override after a U+2029 would reverse the bot's text that follows.
@@ -35,6 +36,19 @@ def escape(text: str) -> str:
     closes, and no direction control reorders the bot's own text around it."""
     text = clean(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return bidi(FENCE.sub(lambda fence: ZWSP.join(fence.group()), text))
+
+
+def literal_markdown(text: str) -> str:
+    """Make untrusted text literal in a `markdown` block: every punctuation mark that standard markdown could read
+    (links, images, emphasis, headings, lists, code, tables) escaped with a backslash, and <, > and & as entities, so
+    that no link, mention or @channel ping sneaks in; right-to-left text isolated as in mrkdwn."""
+    text = MARKDOWN_MARKS.sub(r"\\\1", clean(text))
+    return bidi(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+def shown_markdown(text: str, limit: int) -> tuple[str, bool]:
+    """Untrusted text for a `markdown` block, of at most `limit` characters: literal, cut cleanly."""
+    return _fitted(text, limit, literal_markdown)
 
 
 def code_block(mrkdwn: str) -> str:

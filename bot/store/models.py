@@ -341,6 +341,7 @@ class SharedFile(SQLModel, table=True):
     progress_ts: str | None = Field(default=None, max_length=32)
     summary_ts: str | None = Field(default=None, max_length=32)
     results_posted: bool = False
+    stream_ts: str | None = Field(default=None, max_length=32, description="the stream showing its run's progress")
 
 
 class DigestSubscription(SQLModel, table=True):

@@ -17,6 +17,7 @@ from bot.digest import Digest, Example, JudgeChange, Line, Period, Regression, W
 from bot.digest.charts import trend_png
 from bot.records import Verdict
 from bot.slack.views.digest import digest_message, link_to, tag_values
+from bot.slack.views.limits import MODEL_ROOM
 from bot.store import Store
 from bot.store.feedback import record_feedback
 from bot.store.history import Figures
@@ -24,6 +25,7 @@ from bot.store.labels import save_label
 from bot.store.models import Judgment
 from bot.trust.calibration import Agreement, calibrate
 from bot.trust.cases import labeled_verdicts
+from tests.support.slack_messages import table_dicts, table_rows
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -206,8 +208,9 @@ def test_verdicts_reused_from_the_cache_are_shown_apart_from_new_judgments(store
     history.add(at(2), 100, True, "Correct", cached_from=first)
     digest = build_digest(store, channel_id="C1", period=WEEK)
     assert (digest.judged, digest.reused) == (1, 2)
-    text = json.dumps(digest_message(digest, rubrics, TEAM_URL)["blocks"], ensure_ascii=False)
-    assert "*1 judgments* (+2 reused)" in text and "1 judged (+2 reused)" in text
+    message = digest_message(digest, rubrics, TEAM_URL)
+    assert "*1 judgments* (+2 reused)" in json.dumps(message["blocks"], ensure_ascii=False)
+    assert [row["Judged"] for row in table_dicts(message)] == ["1 (+2 reused)"]
 
 
 # 3. A quiet week
@@ -557,15 +560,18 @@ def test_digest_message_shows_the_week_the_changes_and_every_tag(store, history,
     assert blocks[1]["text"]["text"].startswith(
         "*10 judgments* in <#C1> · 2 model(s) under test · 2 rubric(s) · judge errors 30.0%")  # 3 / 10
     texts = [block["text"]["text"] for block in blocks if block["type"] == "section"]
-    assert texts[1:4] == [
-        "*m1* · `academic` · 2 judged\nmean *80.0*/100 ▲ 20.0 · pass *100%* ▲ 100.0 pts · judge errors 50% (1)",
-        "*m1* · `eth` · 6 judged\nmean *56.2*/100 ▼ 13.8 · pass *50%* ▼ 16.7 pts · judge errors 33% (2)\n"
-        "correct 50% · generic 25% · refusal 25% · hallucination 0%\n"
-        "people agree with the judge: 0% (0/1), 95% CI 0%-79% (Wilson); few labels (n = 1)",
-        "*m2* · `eth` · 2 judged · _new this week_\nmean *62.5*/100 · pass *50%* · judge errors 0%\n"
-        "correct 50% · generic 0% · refusal 0% · hallucination 50%\n"
-        "people agree with the judge: 0% (0/1), 95% CI 0%-79% (Wilson); few labels (n = 1)",
+    assert table_rows(message) == [
+        ["Model", "Rubric", "Judged", "Mean /100", "▲▼ mean", "Pass", "▲▼ pass", "Judge errors", "Tags",
+         "People agree with the judge"],
+        ["m1", "academic", "2", "80.0", "▲ 20.0", "100%", "▲ 100.0 pts", "50% (1)", "–", "–"],
+        ["m1", "eth", "6", "56.2", "▼ 13.8", "50%", "▼ 16.7 pts", "33% (2)",
+         "correct 50% · generic 25% · refusal 25% · hallucination 0%",
+         "0% (0/1), 95% CI 0%-79% (Wilson); few labels (n = 1)"],
+        ["m2", "eth", "2", "62.5", "new this week", "50%", "–", "0%",
+         "correct 50% · generic 0% · refusal 0% · hallucination 50%",
+         "0% (0/1), 95% CI 0%-79% (Wilson); few labels (n = 1)"],
     ]
+    assert blocks[2]["type"] == "table"  # right under the week's counts
     # Every row asks "Q" with reference "R" and answer "A": one case, so each person's latest vote on it counts once.
     # U1's latest is their Disagree on m2's row, U2's their Disagree on m1's: 0 of 1 each (Wilson's 0%-79%), where
     # the tally counts every vote (m1: 2 of 3 agreeing).
@@ -586,7 +592,10 @@ def test_untrusted_names_and_questions_are_escaped(store, history, rubrics):
               judge_model="<!channel>")
     digest = build_digest(store, channel_id="C1", period=WEEK)
     assert len(digest.regressions) == 2 and len(digest.changes) == 2
-    rendered = json.dumps(digest_message(digest, rubrics, TEAM_URL), ensure_ascii=False)
+    message = digest_message(digest, rubrics, TEAM_URL)
+    # the table's cells show the names as they are, as text (never a mention, link or emoji element)
+    assert sorted(row["Model"] for row in table_dicts(message)) == ["<!channel> bot", "m&m"]
+    rendered = json.dumps([block for block in message["blocks"] if block["type"] != "table"], ensure_ascii=False)
     for raw in ("<!channel>", "<@U1>", "<!here>", "<!everyone>", "<b>"):
         assert raw not in rendered
     for escaped in ("&lt;!channel&gt; bot", "&lt;@U1&gt; what is &lt;!here&gt;?", "version &lt;!everyone&gt;",
@@ -620,11 +629,12 @@ def test_two_hundred_pairs_fit_one_message_with_a_more_line(rubrics, make_line):
     blocks = message["blocks"]
     assert len(blocks) <= 50
     assert len(json.dumps(message, ensure_ascii=False)) < 12_000
-    shown = sum(block["type"] == "section" and " judged" in block["text"]["text"] for block in blocks)
+    shown = len(table_dicts(message))
     more = [block["elements"][0]["text"] for block in blocks
-            if block["type"] == "context" and "more model and rubric pairs" in block["elements"][0]["text"]]
+            if block["type"] == "context" and "more model and rubric pair" in block["elements"][0]["text"]]
     assert 0 < shown < 200
-    assert more == [f"_{200 - shown} more model and rubric pairs; `judgebot digest` in a terminal lists them all._"]
+    assert more == [f"_{200 - shown} more model and rubric pair(s) not shown: `judgebot digest --channel C1` in a "
+                    "terminal lists them all._"]
     assert blocks[0]["type"] == "header" and blocks[-1]["type"] == "context"
     assert any(block["type"] == "section" and block["text"]["text"].startswith("*Lowest scores*") for block in blocks)
 
@@ -635,6 +645,8 @@ def test_a_long_model_name_from_a_csv_still_gives_a_postable_digest(store, histo
         history.add(at(day), 10 * day, False, "Generic", model=name, question=f"Question {day}?")
     message = digest_message(build_digest(store, channel_id="C1", period=WEEK), rubrics, TEAM_URL)
     assert all(len(block["text"]["text"]) <= 3000 for block in message["blocks"] if block["type"] == "section")
+    [row] = table_dicts(message)
+    assert row["Model"] == name[:MODEL_ROOM - 1] + "…"  # cut, and said to be
 
 
 def test_a_rubric_edited_all_week_lists_ten_changes_and_a_count(store, history, rubrics):

@@ -14,7 +14,7 @@ from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, RESUME_RUN
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply
 from tests.support.slack_files import blocks_text, finished_thread, share, summaries, wait_until
-from tests.support.slack_messages import buttons, said
+from tests.support.slack_messages import buttons, said, table_rows
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
 PRICED = {"judge_model": "gpt-4o"}
@@ -113,9 +113,12 @@ async def test_the_budget_is_set_by_admins_asks_an_admin_and_pauses_a_run_that_r
         assert "Paused answers.csv at 2 / 3 rows" in paused[0]["text"]
 
         await slack.command("budget")
-        shown = await said(slack_server, count=3)
+        await said(slack_server, count=3)
+        reply = (await slack_server.await_for("response_url", count=3))[-1].params
         spent = 20 * ROW_COST + 2 * (builtin_prices().cost("gpt-4o", 4_000, 100) or 0)
-        assert f"${spent:.4f}: eth · gpt-4o ${spent:.4f}" in shown and "Monthly budget $0.0900" in shown
+        shown = json.dumps(reply["blocks"], ensure_ascii=False)
+        assert f"(UTC)*: ${spent:.4f}." in shown and "Monthly budget $0.0900" in shown
+        assert table_rows(reply) == [["Rubric", "Judge", "Spent"], ["eth", "gpt-4o", f"${spent:.4f}"]]
         await slack.command("digest preview")
         assert f"Spent on judging these 7 days* ${spent:.4f}" in json.dumps(
             [c.params for c in await slack_server.await_for("response_url", count=4)], ensure_ascii=False)

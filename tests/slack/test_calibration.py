@@ -28,6 +28,7 @@ from bot.store.models_trust import Label
 from bot.store.preferences import set_default_rubric
 from bot.trust.calibration import wilson
 from bot.trust.report import TrustBar, judge_in_use
+from tests.support.slack_messages import blocks_in, table_dicts, table_rows
 from tests.support.slack_server import FakeSlackServer
 from tests.support.slack_side import SIGNING_SECRET, TEAM, SlackSide
 
@@ -125,7 +126,7 @@ async def test_calibration_shows_hand_counted_figures_of_this_channel_only(slack
     corrected(store, judged(store, passed=True, tag="Correct", team="T0ELSE"), passed=False, tag="OtherTeam")
     reply = await reply_to(slack, slack_server, "calibration")
     assert reply["response_type"] == "ephemeral"
-    head, figures, table, details = texts(reply)
+    head, figures, heading, details = texts(reply)
     assert "<#C0GENERAL>" in head and "all time" in head
     # pass/fail (judge, person): TT TF FF FT TT FF TT FF: 6 of 8 agree = 75%. Wilson 95%: centre 0.6689, half
     # 0.2596: 41%-93%. Kappa: po 0.75, pe (4*4 + 4*4)/64 = 0.5, (0.75-0.5)/0.5 = 0.50; statsmodels' cohens_kappa on
@@ -139,13 +140,14 @@ async def test_calibration_shows_hand_counted_figures_of_this_channel_only(slack
             in figures)
     assert "*on the tag* 0.62, 95% CI 0.18-1.00: slight to almost perfect over 8 labels; few labels (n = 8)" in figures
     assert ":warning:" not in figures  # 8 labels are fewer than 20, and the judge is the one labeled
-    assert table.splitlines()[1:] == [
-        "```judge \\ human  Correct  Generic  Refusal  Halluci…  total",
-        "Correct              3        0        0         1      4",
-        "Generic              0        2        0         0      2",
-        "Refusal              1        0        0         0      1",
-        "Hallucination        0        0        0         1      1",
-        "total                4        2        0         2      8```"]
+    assert heading == "*The judge's tag (rows) against people's (columns)*"
+    assert table_rows(reply) == [
+        ["judge \\ people", "Correct", "Generic", "Refusal", "Hallucination", "total"],
+        ["Correct", "3", "0", "0", "1", "4"],
+        ["Generic", "0", "2", "0", "0", "2"],
+        ["Refusal", "1", "0", "0", "0", "1"],
+        ["Hallucination", "0", "0", "0", "1", "1"],
+        ["total", "4", "2", "0", "2", "8"]]
     # correctness judge - person: 0 +2 0 -2 0 0 0 0 -> the same on average, 4/8 apart; completeness: +1 0 0 0 0 0 0 -1
     # -> the same, 2/8 apart. Linear weighted kappa (sklearn's cohen_kappa_score(weights="linear", labels=[0, 1, 2])):
     # correctness 0.4286, completeness 0.6923; statsmodels' intervals (-0.2089, 1.0661) and (0.3274, 1.0572)
@@ -163,10 +165,10 @@ async def test_stats_count_every_correction_and_vote(slack, slack_server, http_b
     eight_labels(store)
     corrected(store, judged(store, passed=True, tag="Correct", channel="C0OTHER"), passed=False, tag="Generic")
     reply = await reply_to(slack, slack_server, "stats")
-    [entry] = [text for text in texts(reply) if "model not named" in text]
+    [entry] = [row for row in table_dicts(reply) if row["Model"] == "model not named"]
     # five corrections and three Agree votes, as `/judge calibration` counts them above: 6 of 8 (the tally's votes
     # alone would say 3 of 3); the correction in another channel is not counted here
-    assert entry.endswith("people agree with the judge: 75% (6/8), 95% CI 41%-93% (Wilson); few labels (n = 8)")
+    assert entry["People agree with the judge"] == "75% (6/8), 95% CI 41%-93% (Wilson); few labels (n = 8)"
 
 
 async def test_cases_labeled_by_several_people_are_resampled_as_cases(slack, slack_server, http_bot) -> None:
@@ -261,14 +263,15 @@ async def test_hostile_tags_neither_break_the_table_nor_mention_anyone(slack, sl
     corrected(store, judged(store, passed=True, tag=hostile), passed=False, tag="a`b <@U0BOSS>\n| fake row")
     corrected(store, judged(store, passed=True, tag="Correct"), passed=True, tag="Correct")
     reply = await reply_to(slack, slack_server, "calibration eth")
-    table = texts(reply)[2]
-    assert table.count("```") == 2 and table.rstrip().endswith("```")  # one code block, closed where it should be
-    assert "`" not in table.replace("```", "")  # a backtick in a class name is shown as a look-alike
-    inside = table.split("```")[1]
-    assert len(inside.splitlines()) == 2 + 4 + 2  # header, eth's 4 tags, the 2 others, total: no row was forged
-    shown = json.dumps(reply, ensure_ascii=False)
-    assert "<!channel>" not in shown and "<@U0BOSS>" not in shown
-    assert "ˋˋˋ&lt;!channel…" in inside and "aˋb &lt;@U0BOSS…" in inside  # cut to the row names' width
+    header, *rows = table_rows(reply)
+    # header, eth's 4 tags, the 2 others, total: no row was forged, and each tag is one cell, shown as it is
+    assert header == ["judge \\ people", "Correct", "Generic", "Refusal", "Hallucination", hostile,
+                      "a`b <@U0BOSS> | fake row", "total"]  # a line end in a tag is a space in its cell
+    assert [row[0] for row in rows] == [*header[1:-1], "total"]
+    assert all(len(row) == len(header) for row in rows)
+    # nowhere else (the sections, the fallback text) does a tag mention anyone
+    outside = json.dumps({**reply, "blocks": [b for b in blocks_in(reply) if b["type"] != "table"]}, ensure_ascii=False)
+    assert "<!channel>" not in outside and "<@U0BOSS>" not in outside
 
 
 # -- the digest ----------------------------------------------------------------------------------------------------
@@ -323,9 +326,9 @@ async def test_the_digest_says_how_far_to_trust_the_judge(bot_settings, slack_se
     assert WEEK_LINES[0] in trust and WEEK_LINES[1] in trust
     assert ":warning: The judge agrees with people on pass/fail in 75% of 4 labels, below the 80% expected" in trust
     assert "Most labels (6 of 6) were given on judge model judge-a; the judge now is judge-b" in trust
-    [sampled] = [block["text"]["text"] for block in blocks
-                 if block["type"] == "section" and block["text"]["text"].startswith("*sampled-bot*")]
-    assert "pass *100%* · unsure 50%" in sampled
+    [sampled] = [row for row in table_dicts(post) if row["Model"] == "sampled-bot"]
+    assert (sampled["Pass"], sampled["Unsure"]) == ("100%", "50%")
+
 
 
 def test_the_terminal_digest_and_stats_show_the_same(store: Store, rubrics) -> None:
@@ -370,6 +373,6 @@ async def test_stats_show_the_unsure_rate_only_where_rows_were_judged_several_ti
         judged(store, passed=True, tag="Correct", model="sampled-bot", unsure=unsure)
     judged(store, passed=True, tag="Correct", model="single-bot")
     reply = await reply_to(slack, slack_server, "stats")
-    sampled, single = [text for text in texts(reply) if "sampled-bot" in text or "single-bot" in text]
-    assert "pass 100% · unsure 25%" in sampled
-    assert "unsure" not in single
+    sampled, single = [row for row in table_dicts(reply) if row["Model"] in ("sampled-bot", "single-bot")]
+    assert (sampled["Model"], sampled["Pass"], sampled["Unsure"]) == ("sampled-bot", "100%", "25%")
+    assert (single["Model"], single["Unsure"]) == ("single-bot", "–")

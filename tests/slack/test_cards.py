@@ -55,7 +55,8 @@ from bot.store.history import Figures
 from bot.store.models import Judgment
 from bot.store.said import Said
 from tests.support.scored_judgments import ETH_CORRECT, scored
-from tests.support.slack_messages import feedback
+from tests.support.slack_messages import feedback, table_rows
+from tests.support.slack_server.block_checks import block_problems
 
 TEAM_URL = "https://judgebot-test.slack.com/"
 CUT_NOTE = "_(cut here: the full text is in the thread)_"
@@ -436,30 +437,48 @@ def test_a_long_answer_is_cut_and_given_whole_in_the_thread(rubrics):
     assert parts[0].startswith(f"*Answer* (1/{len(parts)})\n")
 
 
-def test_long_answer_and_reasoning_both_overflow_to_the_thread(rubrics):
+def test_a_long_reasoning_is_a_markdown_block_while_a_long_answer_overflows_to_the_thread(rubrics):
     eth = rubrics.get("eth")
     output = {**ETH_CORRECT, "reasoning": LONG_REASONING}
     card = result_card(scored(eth, output, answer=LONG_ANSWER), eth)
-    assert card.overflow == [("reasoning", LONG_REASONING), ("Answer", LONG_ANSWER)]
-    blocks = [block.to_dict() for block in card.blocks if block.type != "section"]
-    assert all(block["type"] in ("header", "divider", "actions", "context", "context_actions") for block in blocks)
-    reasoning = card.blocks[[b.type for b in card.blocks].index("divider") + 1].text.text
-    assert reasoning.startswith("*reasoning*\n") and reasoning.endswith(f"{ELLIPSIS}\n{CUT_NOTE}")
+    assert card.overflow == [("Answer", LONG_ANSWER)]  # 5,000 characters of reasoning fit a markdown block
+    reasoning = card.blocks[[b.type for b in card.blocks].index("divider") + 1].to_dict()
+    assert reasoning["type"] == "markdown" and reasoning["text"].startswith("**reasoning**\n\n")
+    assert "misses the &amp; registration window &lt;b&gt; and names no portal\\." in reasoning["text"]
+    assert CUT_NOTE.strip() not in reasoning["text"]
     assert all(len(text) <= SECTION_LIMIT for text in sections(message_of(card)))
-    thread = full_detail(card.overflow)
-    for reply in thread:
-        assert all(len(text) <= SECTION_LIMIT for text in sections(message_of(reply)))
-    assert thread_texts(thread) == {"reasoning": LONG_REASONING, "Answer": LONG_ANSWER}
+    assert thread_texts(full_detail(card.overflow)) == {"Answer": LONG_ANSWER}
 
 
-@pytest.mark.parametrize("reasoning", [("The answer names no portal. " * 200)[:5_000], "x" * 5_000])
-def test_a_cut_long_field_stays_within_the_section_limit(rubrics, reasoning):
+def test_a_short_reasoning_stays_a_section(rubrics):
+    eth = rubrics.get("eth")
+    card = result_card(scored(eth, {**ETH_CORRECT, "reasoning": "Names myStudies."}), eth)
+    assert "markdown" not in [b.type for b in card.blocks] and "*reasoning*\nNames myStudies." in sections(
+        message_of(card))
+
+
+@pytest.mark.parametrize("reasoning", [("The answer names no portal.\n" * 800)[:20_000], "x" * 20_000])
+def test_a_cut_long_field_stays_within_the_markdown_limit(rubrics, reasoning):
     eth = rubrics.get("eth")
     card = result_card(scored(eth, {**ETH_CORRECT, "reasoning": reasoning}), eth)
     assert card.overflow == [("reasoning", reasoning)]
+    [markdown] = [block.to_dict() for block in card.blocks if block.type == "markdown"]
+    assert len(markdown["text"]) <= 12_000 and markdown["text"].endswith("_(cut here: the full text is in the thread)_")
     assert all(len(block.text.text) <= SECTION_LIMIT for block in card.blocks
                if block.type == "section" and block.text is not None)
-    message_of(card)
+    assert block_problems(message_of(card)["blocks"]) == []
+    if "\n" in reasoning:  # its lines stay lines: a hard break (a backslash at the end) each
+        assert "portal\\.\\\nThe answer" in markdown["text"]
+
+
+def test_markdown_of_the_judge_is_literal(rubrics):
+    eth = rubrics.get("eth")
+    hostile = "[click here](https://evil.example) ![x](https://evil.example/i.png) <!channel> <@U0BOSS> **bold**\n" * 60
+    card = result_card(scored(eth, {**ETH_CORRECT, "reasoning": hostile}), eth)
+    [markdown] = [block.to_dict()["text"] for block in card.blocks if block.type == "markdown"]
+    assert "<" not in markdown and "](" not in markdown and "**bold" not in markdown
+    assert "\\[click here\\]\\(https\\:\\/\\/evil\\.example\\)" in markdown
+    assert "&lt;\\!channel&gt; &lt;\\@U0BOSS&gt; \\*\\*bold\\*\\*" in markdown
 
 
 def test_full_detail_splits_many_texts_over_several_messages():
@@ -714,13 +733,14 @@ def test_stats_message_shows_the_figures():
                        tags={"Correct": 2, "Generic": 1, "Refusal": 1}, votes=2, agreeing=2, said=said),
                Figures(None, "benchmark", judged=1, scored=0, errors=1)]
     message = stats_message(figures, "C0GENERAL", days=7, model=None)
-    header, first, second = sections(message)
-    assert header == "*Stats in <#C0GENERAL>, last 7 days*"
-    assert first == ("*m1* · `eth`\n5 judged · mean 62/100 · pass 50% · 1 judge error(s)\n"
-                     "tags: Correct 2, Generic 1, Refusal 1\n"
-                     # 3 of 4; statsmodels' proportion_confint(3, 4, method="wilson") (0.3006, 0.9544)
-                     "people agree with the judge: 75% (3/4), 95% CI 30%-95% (Wilson); few labels (n = 4)")
-    assert second == "*_model not named_* · `benchmark`\n1 judged · 1 judge error(s)"
+    assert sections(message) == ["*Stats in <#C0GENERAL>, last 7 days*"]
+    # no row was reused from the cache or left unsure: those columns are left out
+    assert table_rows(message) == [
+        ["Model", "Rubric", "Judged", "Mean /100", "Pass", "Judge errors", "Tags", "People agree with the judge"],
+        # 3 of 4; statsmodels' proportion_confint(3, 4, method="wilson") (0.3006, 0.9544)
+        ["m1", "eth", "5", "62", "50%", "1", "Correct 2, Generic 1, Refusal 1",
+         "75% (3/4), 95% CI 30%-95% (Wilson); few labels (n = 4)"],
+        ["model not named", "benchmark", "1", "–", "–", "1", "–", "–"]]
     assert message["text"] == "judgebot stats, last 7 days"
 
 

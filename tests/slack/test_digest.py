@@ -15,7 +15,7 @@ from bot.store import Store
 from bot.store.models import DigestSubscription
 from bot.store.subscriptions import claim_week, subscribe, subscription
 from tests.support.history_rows import Row, add
-from tests.support.slack_messages import said
+from tests.support.slack_messages import said, table_dicts
 from tests.support.slack_server import FakeSlackServer
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
@@ -155,9 +155,11 @@ async def test_digest_now_posts_this_channels_figures_and_the_chart(slack: Slack
     meta = post["metadata"] if isinstance(post["metadata"], dict) else json.loads(post["metadata"])
     assert meta["event_type"] == DIGEST_EVENT and meta["event_payload"]["weekly"] is False
     text = json.dumps(post["blocks"], ensure_ascii=False)
-    assert "Digest of the last 7 days" in text and "*3 judgments*" in text and "gpt-public" in text
-    assert "mean *62.5*/100" in text and "pass *50%*" in text and "judge errors 33% (1)" in text
-    assert "correct 50%" in text and "hallucination 50%" in text and "refusal 0%" in text
+    assert "Digest of the last 7 days" in text and "*3 judgments*" in text
+    [row] = table_dicts(post)
+    assert (row["Model"], row["Rubric"], row["Mean /100"], row["Pass"], row["Judge errors"]) == (
+        "gpt-public", "eth", "62.5", "50%", "33% (1)")
+    assert "correct 50%" in row["Tags"] and "hallucination 50%" in row["Tags"] and "refusal 0%" in row["Tags"]
     assert "secret-model" not in text and "G0PRIVATE" not in text  # another channel's data never shows here
     digest = channel_messages(slack_server, "C0GENERAL")[-1]
     await slack_server.await_for("files.completeUploadExternal")

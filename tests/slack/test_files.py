@@ -15,12 +15,15 @@ from tests.support.slack_files import (
     eth_csv,
     finished_thread,
     grade_by_answer,
+    posted,
     reply_to,
     results_rows,
     share,
+    streams,
     summaries,
     wait_until,
 )
+from tests.support.slack_messages import table_dicts
 
 
 async def test_a_shared_csv_is_judged_with_progress_summary_results_and_chart(slack, slack_server, judge_server,
@@ -63,12 +66,14 @@ async def test_a_shared_csv_is_judged_with_progress_summary_results_and_chart(sl
 @pytest.mark.slow
 async def test_progress_is_edited_at_most_every_three_seconds_with_a_cancel_button(bot_settings, slack_server,
                                                                                    judge_server):
+    """Where the progress is not streamed (STREAM_PROGRESS off, or refused by Slack), its message is edited."""
     from bot.slack.server import start_bot
     from tests.support.openai_server import Reply
     from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
     judge_server.responder = lambda body: Reply(content=grade_by_answer(body).content, delay=0.6)
-    running = await start_bot(bot_settings.model_copy(update={"progress_edit_seconds": 3.0}), host="127.0.0.1")
+    settings = bot_settings.model_copy(update={"progress_edit_seconds": 3.0, "stream_progress": False})
+    running = await start_bot(settings, host="127.0.0.1")
     try:
         slack = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
         event = await share(slack, slack_server, eth_csv(160), text="eth")  # 10 rounds of 16
@@ -82,6 +87,7 @@ async def test_progress_is_edited_at_most_every_three_seconds_with_a_cancel_butt
     assert min(gaps) >= 3.0, gaps
     moving = [e for e in edits if "Cancel" in json.dumps(e.params.get("blocks"))]
     assert moving and "rows/s" in json.dumps(moving[-1].params["blocks"])
+    assert not slack_server.calls_to("chat.startStream")
 
 
 # -- which rubric ---------------------------------------------------------------------------------------------
@@ -375,7 +381,11 @@ async def test_a_run_out_of_quota_pauses_with_resume_and_finishes_every_row_once
     await finished_thread(slack_server, "C0GENERAL", event["ts"])
     assert store.status_counts(run_id) == {"scored": 30}
     assert len(summaries(slack_server, "C0GENERAL", event["ts"])) == 1
-    assert len(slack_server.thread("C0GENERAL", event["ts"])) == 3  # progress, summary, results: one each
+    assert len(posted(slack_server, "C0GENERAL", event["ts"])) == 3  # progress, summary, results: one each
+    before, after = streams(slack_server, "C0GENERAL", event["ts"])  # the progress before the pause, and after
+    assert before["stream"] == after["stream"] == "stopped"
+    assert before["tasks"]["judge"]["status"] == "error" and "paused at" in before["tasks"]["judge"]["details"]
+    assert after["tasks"]["judge"]["status"] == "complete" and after["tasks"]["summary"]["status"] == "complete"
     scored_questions = [j.question for j in store.iter_judgments(run_id)]
     assert sorted(scored_questions) == sorted(f"Question {n}?" for n in range(1, 31))
     await slack.click("judgebot_run_resume", str(run_id), channel="C0GENERAL", message_ts=paused_ts)
@@ -493,8 +503,12 @@ async def test_a_run_stopped_with_the_bot_goes_on_in_the_same_message_after_a_re
         await finished_thread(slack_server, "C0GENERAL", event["ts"], timeout=60)
     finally:
         await again.stop()
-    thread = slack_server.thread("C0GENERAL", event["ts"])
+    thread = posted(slack_server, "C0GENERAL", event["ts"])
     assert thread[0]["ts"] == stopped["ts"] and len(thread) == 3  # the same progress message, one summary, results
+    first, second = streams(slack_server, "C0GENERAL", event["ts"])  # the progress goes on in a new stream
+    assert first["stream"] == second["stream"] == "stopped" and first["tasks"]["judge"]["status"] == "pending"
+    assert "the bot was stopped at" in first["tasks"]["judge"]["details"]
+    assert second["tasks"]["summary"]["status"] == "complete"
     questions = [triple_of(body)[0] for body in judge_server.bodies()]
     assert sorted(set(questions)) == sorted(f"Question {n}?" for n in range(1, 151))
     assert len(questions) - 150 <= 16  # only requests in flight at the stop were sent twice
@@ -610,9 +624,10 @@ async def test_two_answer_columns_are_refused_until_the_message_names_one(slack,
     await finished_thread(slack_server, "C0GENERAL", event["ts"])
 
     assert sorted(triple_of(body)[2] for body in judge_server.bodies()) == ["Use myStudies too.", "Use myStudies."]
-    card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    summary = summaries(slack_server, "C0GENERAL", event["ts"])[0]
+    card = blocks_text(summary)
     assert "columns question=question, reference=reference, answer=model_response, model=engine" in card
-    assert "*bot-a*" in card and "*bot-b*" in card
+    assert sorted(row["Model under test"] for row in table_dicts(summary)) == ["bot-a", "bot-b"]
     results = results_rows(slack_server.uploads("C0GENERAL", event["ts"])[0])
     assert [(r["answer"], r["model_response"], r["status"]) for r in results] == [
         ("Ask someone.", "Use myStudies.", "scored"), ("Ask around.", "Use myStudies too.", "scored")]
@@ -633,5 +648,6 @@ async def test_a_model_line_naming_no_column_names_the_model_under_test(slack, s
     content = b"question,reference,answer\nQ1?,R,Use myStudies.\n"
     event = await share(slack, slack_server, content, text="eth\nmodel: bot-v2")
     await finished_thread(slack_server, "C0GENERAL", event["ts"])
-    card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
-    assert "*bot-v2*" in card and "columns question=question, reference=reference, answer=answer" in card
+    summary = summaries(slack_server, "C0GENERAL", event["ts"])[0]
+    assert [row["Model under test"] for row in table_dicts(summary)] == ["bot-v2"]
+    assert "columns question=question, reference=reference, answer=answer" in blocks_text(summary)

@@ -188,7 +188,8 @@ def wait_until(condition: Callable[[], Any], what: str, timeout: float = 30.0) -
 
 
 def bot_messages(slack_server: FakeSlackServer, thread_ts: str) -> list[dict]:
-    return [m for m in slack_server.thread(CHANNEL, thread_ts) if m.get("user") == BOT_USER_ID]
+    """The bot's messages in the thread other than the streams of its progress."""
+    return [m for m in slack_server.thread(CHANNEL, thread_ts) if m.get("user") == BOT_USER_ID and not m.get("stream")]
 
 
 def progress_messages(slack_server: FakeSlackServer, thread_ts: str) -> list[dict]:
@@ -322,6 +323,12 @@ def check_cycle(store: Store, slack_server: FakeSlackServer, judge_server, cycle
     assert [m["ts"] for m in shown] == [progress_ts] == [share.progress_ts], where
     assert "Judged" in str(shown[0]["blocks"]) and f"{ROWS} rows" in str(shown[0]["blocks"]), where
     assert len(bot_messages(slack_server, thread_ts)) == 3, where  # progress, summary, results
+    # Each life streamed the progress anew, and ended the stream an earlier life left open (one killed between
+    # starting a stream and saving it may leave that one open); the last one ends with the summary.
+    streamed = [m for m in slack_server.thread(CHANNEL, thread_ts) if m.get("stream")]
+    assert streamed and streamed[-1]["stream"] == "stopped", where
+    assert streamed[-1]["tasks"]["summary"]["status"] == "complete", where
+    assert sum(m["stream"] == "streaming" for m in streamed) <= 1, where
 
 
 

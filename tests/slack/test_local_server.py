@@ -96,6 +96,26 @@ async def test_post_update_and_thread(slack: FakeSlackServer) -> None:
     assert (await client.users_info(user="U0ADMIN"))["user"]["is_admin"] is True
 
 
+@pytest.mark.parametrize("blocks, said", [
+    ([{"type": "section"}], "text or fields attribute must be specified"),
+    ([{"type": "nonsense"}], "unknown block type"),
+    ([{"type": "section", "text": {"type": "mrkdwn", "text": "x" * 3001}}], "cannot exceed 3000 characters"),
+    ([{"type": "divider"}] * 51, "no more than 50 items"),
+    ([{"type": "table", "rows": [[{"type": "raw_text", "text": "a"}]]}] * 2, "only one table block"),
+    ([{"type": "markdown", "text": "x" * 12_001}], "no more than 12000 characters"),
+])
+async def test_blocks_are_checked_as_slack_checks_them(slack: FakeSlackServer, blocks: list, said: str) -> None:
+    client = web_client(slack)
+    with pytest.raises(SlackApiError) as refused:
+        await client.chat_postMessage(channel="C0GENERAL", text="x", blocks=blocks)
+    assert refused.value.response["error"] == "invalid_blocks"
+    assert any(said in problem for problem in refused.value.response["errors"])
+    assert not slack.messages
+    webhook = AsyncWebhookClient(slack.response_url("abc"))
+    answer = await webhook.send(text="x", blocks=blocks)
+    assert answer.status_code == 400 and answer.body == "invalid_blocks"
+
+
 async def test_rate_limit_is_retried(slack: FakeSlackServer) -> None:
     slack.fail("chat.postMessage", "ratelimited", status=429, headers={"Retry-After": "1"})
     client = web_client(slack, retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=1)])

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from tests.support.rate_limits import RateLimited
-from tests.support.slack_files import blocks_text, eth_csv, finished_thread, grade_by_answer, share
+from tests.support.slack_files import (
+    blocks_text,
+    eth_csv,
+    finished_thread,
+    grade_by_answer,
+    share,
+    streams,
+    task_details,
+)
 
 
 async def test_a_file_run_held_to_the_requests_limit_says_so_as_it_goes_and_at_the_end(bot_with, slack_server,
@@ -15,8 +23,8 @@ async def test_a_file_run_held_to_the_requests_limit_says_so_as_it_goes_and_at_t
     thread = await finished_thread(slack_server, "C0GENERAL", event["ts"])
 
     assert limited.answered == 24 and limited.limited <= 6  # at most the first requests, before a reply told the limit
-    shown = [str(call.params.get("blocks")) for call in slack_server.calls_to("chat.update")
-             if call.params.get("ts") == thread[0]["ts"]]
+    [stream] = streams(slack_server, "C0GENERAL", event["ts"])
+    shown = task_details(stream, "judge")
     # as it goes (the most a window held so far may still be short of the limit), with the pace in rows a second
     assert any("paced by the requests limit: up to " in text and " of 6 per 1 s" in text and "rows/s" in text
                for text in shown), shown

@@ -60,21 +60,33 @@ def test_every_paragraph_separator_starts_a_line_of_its_own_isolate() -> None:
     assert escape("0/2 \u2029plain") == "0/2 \u2029plain"  # nothing to isolate: left as it is
 
 
-def test_a_long_list_of_models_is_cut_between_lines_with_how_many_more() -> None:
+def test_a_long_list_of_models_is_cut_between_rows_of_the_table_with_how_many_more(rubrics) -> None:
+    import json
+
     from bot.records import RowState
     from bot.runs.summary import ModelFigures, Summary
-    from bot.slack.views.file_run import _models, _within
+    from bot.slack.views.file_run import summary_card
+    from bot.slack.views.limits import MESSAGE_CHARS
+    from bot.store import Run
+    from tests.support.slack_messages import table_rows
 
+    eth = rubrics.get("eth")
+    run = Run(id=7, rubric_name="eth", rubric_version="1.0", rubric_hash=eth.content_hash, judge_model="j",
+              source_name="answers.csv", total_rows=300)
     summary = Summary(criteria=["headline"])
     for n in range(300):
         summary.models[f"\u202emodel-{n:03d}-" + "x" * 40] = ModelFigures(rows=1)
     summary.counts[RowState.SCORED] = 300
-    lines = _models(summary)
-    kept = _within(lines, 2_900)
-    assert kept[-1].startswith("… and ") and kept[-1].endswith(" more")
-    assert kept[:-1] == lines[:len(kept) - 1]  # whole lines only: each keeps its isolate and bold closed
-    assert int(kept[-1].split()[2].replace(",", "")) == 300 - (len(kept) - 1)
-    assert len("\n".join(kept)) <= 2_900
+    card = summary_card(run, eth, summary, "answers-results.csv")
+    header, *rows = table_rows(card)
+    assert header == ["Model under test", "Rows", "Mean /100", "Pass", "Judge errors"]
+    assert 10 < len(rows) < 300
+    # each name isolated in its cell, so its override reverses nothing after it
+    assert all(row[0].startswith(FSI) and row[0].endswith(PDI) and "\u202emodel-" in row[0] for row in rows)
+    notes = [block["elements"][0]["text"] for block in card["blocks"] if block["type"] == "context"]
+    assert any(note.startswith(f"_{300 - len(rows)} more models not shown: the model column of answers-results.csv")
+               for note in notes), notes
+    assert len(json.dumps(card["blocks"], ensure_ascii=False)) <= MESSAGE_CHARS
 
 
 def test_a_summary_card_of_a_file_with_many_odd_label_columns_stays_within_slacks_limits(rubrics) -> None:

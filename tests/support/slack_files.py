@@ -43,6 +43,21 @@ def summaries(slack_server, channel: str, thread_ts: str) -> list[dict]:
             if (m.get("metadata") or {}).get("event_type") == SUMMARY_EVENT]
 
 
+def posted(slack_server, channel: str, thread_ts: str) -> list[dict]:
+    """The thread's messages other than progress streams: progress message, summary, results, notes."""
+    return [m for m in slack_server.thread(channel, thread_ts) if not m.get("stream")]
+
+
+def streams(slack_server, channel: str, thread_ts: str) -> list[dict]:
+    """The thread's streamed progress messages, oldest first."""
+    return [m for m in slack_server.thread(channel, thread_ts) if m.get("stream")]
+
+
+def task_details(stream: dict, task: str) -> list[str]:
+    """Every details text a stream's task was given, in order."""
+    return [c.get("details") or "" for c in stream["chunks"] if c["type"] == "task_update" and c["id"] == task]
+
+
 async def finished_thread(slack_server, channel: str, thread_ts: str, timeout: float = 30.0) -> list[dict]:
     """The thread once the results are uploaded and the progress message shows the end (the last steps of a run)."""
     def ended() -> bool:

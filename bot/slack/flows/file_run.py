@@ -7,6 +7,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from bot.config import Settings
@@ -24,12 +25,15 @@ from bot.slack.context import SAY_LATER, Context
 from bot.slack.files import file_origin
 from bot.slack.flows import file_summary, share_thread
 from bot.slack.flows.progress import EDIT_EVERY, ProgressMessage
+from bot.slack.flows.progress_stream import APPEND_EVERY, StreamedProgress, end_stream
 from bot.slack.messenger import OUR_FAULT
 from bot.slack.text import escape
 from bot.slack.views import budget as budget_view
 from bot.slack.views import file_run as view
+from bot.slack.views import run_stream
 from bot.slack.views.blocks import notice
 from bot.slack.views.budget import RAISE_BUDGET
+from bot.slack.views.run_stream import RunStream
 from bot.store import (
     Run,
     SharedFile,
@@ -38,6 +42,7 @@ from bot.store import (
     judge_of_channel,
     move_share,
     process_name,
+    update_share,
 )
 from bot.store.batches import open_parts
 
@@ -48,6 +53,7 @@ OVER_BUDGET = ("This run would take the channel over its monthly budget ({over})
                "the people DIGEST_ADMINS names, can start it now. An admin can also raise the budget with "
                "`/judge budget USD`.")
 EDITS_PER_MINUTE = 40  # progress edits of all runs together: under Slack's ~50 chat.update calls a minute
+APPENDS_PER_MINUTE = 80  # appends to the progress streams of all runs together: under Tier 4's 100 a minute
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,7 @@ class FileLimits:
     confirm_above_requests: int = 5_000  # requests to judges of unknown price above which it asks too
     admins: frozenset[str] = frozenset()  # besides the workspace's admins, who may start a run over the budget
     batch_poll: float = 30.0  # seconds between two looks at a run's batches (BATCH_POLL_SECONDS)
+    stream: bool = True  # the progress streamed into the thread, where Slack allows it (STREAM_PROGRESS)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FileLimits:
@@ -71,7 +78,8 @@ class FileLimits:
                    concurrency=settings.concurrency, origin=file_origin(settings.slack_api_url),
                    edit_every=settings.progress_edit_seconds, confirm_above=settings.confirm_above_usd,
                    confirm_above_requests=settings.confirm_above_requests,
-                   admins=settings.digest_admin_ids, batch_poll=settings.batch_poll_seconds)
+                   admins=settings.digest_admin_ids, batch_poll=settings.batch_poll_seconds,
+                   stream=settings.stream_progress)
 
 
 @dataclass
@@ -209,9 +217,7 @@ class FileRuns:
         assert share.progress_ts is not None
         waiting = bool(await self.ctx.db(open_parts, run.id))
         by_batch = batch or waiting
-        shown = ProgressMessage(self.ctx.say, share.channel_id, share.progress_ts,
-                                lambda event: view.progress(run, rubric.title, event, share.user_id, batch=by_batch),
-                                every=self.edit_every)
+        shown = await self._progress(share, run, rubric, by_batch)
         shown.start()
         started = time.monotonic()
         try:
@@ -231,7 +237,7 @@ class FileRuns:
             await shown.close()
             raise
         except (RubricChanged, RunNotResumable, SetupError) as err:
-            await shown.close(view.failed(share.file_name, str(err)))
+            await shown.close(view.failed(share.file_name, str(err)), ending=run_stream.refused(str(err)))
             await self.ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, owner=None, note=str(err))
             return
         except asyncio.CancelledError:
@@ -246,17 +252,40 @@ class FileRuns:
         try:
             current = await self.ctx.db(Store.get_run, run.id)
             if current is not None and current.owner not in (None, process_name()):
-                await shown.close()  # another process took the run over; it goes on there
+                await shown.close(ending=run_stream.elsewhere())  # another process took the run over
                 return
             if outcome.status == RunState.PAUSED:
                 await self._pause(share, run, rubric, shown, outcome.stop_reason or "stopped")
                 return
-            await shown.close()
+            await shown.stop_following()  # the end is shown once the summary is posted
             await file_summary.finish(self.ctx, share, rubric, seconds=time.monotonic() - started,
                                       cancelled_by=active.cancelled_by, shown=shown)
         except asyncio.CancelledError:
             await share_thread.let_go(self.ctx, share)
             raise
+
+    async def _progress(self, share: SharedFile, run: Run, rubric: Rubric, by_batch: bool) -> ProgressMessage:
+        """How the run's progress is shown: streamed into the thread (a run through the Batch API waits for hours, and
+        a stream is for work that moves), or the progress message edited."""
+        assert share.progress_ts is not None
+        render = partial(view.progress, run, rubric.title, who=share.user_id, batch=by_batch)
+        if by_batch or not share.user_id or not self.limits.stream:
+            return ProgressMessage(self.ctx.say, share.channel_id, share.progress_ts, render, every=self.edit_every)
+        if share.stream_ts:  # an earlier process's stream: ended, so that one stream moves at a time
+            await end_stream(self.ctx.say, share.channel_id, share.stream_ts)
+        stored = await self.ctx.db(Store.get_run, run.id)  # with its estimate
+
+        async def streaming(ts: str | None) -> None:
+            await self.ctx.db(update_share, share_id=share.id, stream_ts=ts)
+
+        return StreamedProgress(self.ctx.say, share.channel_id, share.progress_ts, render,
+                                stream=RunStream(stored or run, rubric.title, share.user_id),
+                                thread_ts=share.thread_ts, team=share.team_id, user=share.user_id,
+                                every=self.edit_every, append_every=self.append_every, on_stream=streaming)
+
+    def append_every(self) -> float:
+        """Seconds between appends to one progress stream: Slack allows 100 or more a minute per workspace."""
+        return max(APPEND_EVERY, len(self.active) * 60 / APPENDS_PER_MINUTE)
 
     def edit_every(self) -> float:
         """Seconds between edits of one progress message: Slack allows about 50 edits a minute per workspace."""
@@ -266,14 +295,17 @@ class FileRuns:
         counts = await self.ctx.db(Store.status_counts, run.id)
         total = sum(n for status, n in counts.items() if status != RowState.MALFORMED)
         await self.ctx.db(move_share, share_id=share.id, to=ShareState.PAUSED, owner=None, note=reason)
-        await shown.close(view.paused(run, rubric.title, total - counts.get(RowState.PENDING, 0), total, reason))
+        done = total - counts.get(RowState.PENDING, 0)
+        await shown.close(view.paused(run, rubric.title, done, total, reason),
+                          ending=run_stream.paused(done, total, reason))
 
     async def _interrupted(self, share: SharedFile, run: Run, rubric: Rubric, shown: ProgressMessage) -> None:
         await share_thread.let_go(self.ctx, share)
         done = shown.latest.done if shown.latest else 0
         total = shown.latest.total if shown.latest else run.total_rows
         try:
-            await asyncio.wait_for(shown.close(view.interrupted(run, rubric.title, done, total)), SAY_LATER)
+            await asyncio.wait_for(shown.close(view.interrupted(run, rubric.title, done, total),
+                                               ending=run_stream.interrupted(done, total)), SAY_LATER)
         except Exception:
             log.warning("could not mark run %s as interrupted", run.id)
 

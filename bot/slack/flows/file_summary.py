@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.digest import score_distribution_png, win_rates_png
-from bot.records import ShareState
+from bot.records import RowState, RunState, ShareState
 from bot.rubric import Rubric
 from bot.runs import BANDS, Summary, export_run
 from bot.runs.pairs import export_pairs
@@ -21,10 +21,12 @@ from bot.slack.files import upload
 from bot.slack.flows import share_thread
 from bot.slack.flows.earlier_posts import LOOK_BEFORE, LOOK_LIMIT
 from bot.slack.flows.progress import ProgressMessage
+from bot.slack.flows.progress_stream import end_stream
 from bot.slack.messenger import slack_error
 from bot.slack.text import escape, plain, shown
 from bot.slack.views import file_run as view
 from bot.slack.views import pairs as pairs_view
+from bot.slack.views import run_stream
 from bot.store import Run, SharedFile, Store, get_share, move_share, process_name, update_share
 from bot.store.graded import graded_answers
 from bot.trust.file_labels import save_file_labels
@@ -106,10 +108,17 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
     if share.progress_ts:
         paced = shown.latest.paced if shown is not None and shown.latest is not None else None
         end = view.finished(run, rubric.title, summary, seconds, cancelled_by, paced)
-        if shown is not None:
-            await shown.close(end)  # the same message: the spacing of its edits holds for the last one too
+        done = summary.rows - summary.counts[RowState.MALFORMED] - summary.counts[RowState.PENDING]
+        ending = run_stream.finished(done, summary.rows - summary.counts[RowState.MALFORMED], seconds,
+                                     cancelled=run.status == RunState.CANCELLED)
+        if shown is not None:  # the same message: the spacing of its edits holds for the last one too
+            await shown.close(end, ending=ending)
         else:
             await ctx.say.edit(share.channel_id, share.progress_ts, end, what="a progress message")
+            if share.stream_ts:  # the stream of a process stopped while it finished the run
+                chunks = run_stream.RunStream(run, rubric.title, share.user_id).ending(None, ending)
+                await end_stream(ctx.say, share.channel_id, share.stream_ts, chunks)
+                await ctx.db(update_share, share_id=share.id, stream_ts=None)
     await ctx.db(move_share, share_id=share.id, to=ShareState.DONE, owner=None)
 
 

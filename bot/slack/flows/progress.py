@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.runs import Progress
 from bot.slack.messenger import Messenger
+from bot.slack.views.run_stream import Ending
 
 EDIT_EVERY = 3.0  # seconds between edits of one message: chat.update allows about one a second per channel
 
@@ -55,12 +56,17 @@ class ProgressMessage:
             # Counted from the answer, so that Slack sees the edits at least `every` seconds apart.
             self._last_edit = time.monotonic()
 
-    async def close(self, final: dict[str, Any] | None = None) -> None:
-        """Stop editing; with `final`, show it as the last edit, still keeping the spacing between edits."""
+    async def stop_following(self) -> None:
+        """Stop showing new progress (the message stays as it is, for `close` to end)."""
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
+
+    async def close(self, final: dict[str, Any] | None = None, *, ending: Ending | None = None) -> None:
+        """Stop editing; with `final`, show it as the last edit, still keeping the spacing between edits (`ending`
+        words the end of a streamed progress: this message has none)."""
+        await self.stop_following()
         if final is not None:
             await self.wait_turn()
             await self.edit(final)

@@ -12,7 +12,7 @@ from bot.slack.admins import admin_refusal
 from bot.slack.context import Context
 from bot.slack.messenger import post_problem
 from bot.slack.views.blocks import notice
-from bot.slack.views.budget import budget_text
+from bot.slack.views.budget import budget_message
 from bot.store import cost_limits, month_start, set_cost_limits, spend, utcnow
 
 NOT_ADMIN = (
@@ -38,11 +38,8 @@ class BudgetCommands:
         spent = await self.ctx.db(spend, channel_id=channel, since=since)
         checks = await self.ctx.db(spend, channel_id=checks_of(channel), since=since)
         limits = await self.ctx.db(cost_limits, team_id=team, channel_id=channel)
-        text = budget_text(channel, since.strftime("%B %Y"), spent, limits, self.default_ask)
-        if checks.usd:  # alignments, comparisons and pairs this channel asked for count against its budget too
-            text += (f"\nAlignments, judge comparisons and pairwise runs asked for here: {money(checks.usd)} more this "
-                     "month.")
-        await self.ctx.say.tell(command.get("response_url"), text)
+        await self.ctx.say.reply(command.get("response_url"), budget_message(
+            channel, since.strftime("%B %Y"), spent, limits, self.default_ask, checks=checks.usd))
 
     async def set(self, parsed: commands.BudgetSet, command: dict[str, Any]) -> None:
         """`/judge budget USD|off` or `/judge budget ask USD|off`: set it (admins only), and say so in the channel."""

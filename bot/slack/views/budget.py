@@ -10,8 +10,11 @@ from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, ConfirmO
 from bot.figures import money, spend_parts
 from bot.runs.estimate import Estimate
 from bot.slack.text import escape
-from bot.slack.views.blocks import context, message, section
+from bot.slack.views.blocks import context, message, section, size
 from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, RESUME_RUN
+from bot.slack.views.limits import MESSAGE_CHARS, MODEL_ROOM
+from bot.slack.views.tables import NOTE_ROOM, Column, table, untrusted
+from bot.slack.views.tables import text as cell
 from bot.store import CostLimits, Run, Spend
 
 SPEND_LISTED = 8  # rubric and judge pairs listed before "and N more"
@@ -27,17 +30,34 @@ def spend_text(spend: Spend) -> str:
     return f"{money(spend.usd)}: {', '.join(parts)}" + (f" and {more} more" if more > 0 else "")
 
 
-def budget_text(channel: str, month: str, spend: Spend, limits: CostLimits, default_ask: float) -> str:
-    """The answer to `/judge budget`: this month's spend, the budget, and when a shared file asks first."""
+SPEND_COLUMNS = [Column("Rubric"), Column("Judge"), Column("Spent", right=True),
+                 Column("Judgments of unknown price", right=True)]
+
+
+def budget_message(channel: str, month: str, spend: Spend, limits: CostLimits, default_ask: float, *,
+                   checks: float = 0.0) -> dict[str, Any]:
+    """The answer to `/judge budget`: this month's spend (and what the alignments, comparisons and pairwise runs
+    asked for here added), the budget, when a shared file asks first, and a table of the spend per rubric and judge,
+    dearest first."""
     if limits.monthly_budget is None:
         budget = "No monthly budget (an admin sets one with `/judge budget USD`)."
     else:
-        share = spend.usd / limits.monthly_budget
+        share = spend.usd / limits.monthly_budget if limits.monthly_budget else 1.0
         budget = f"Monthly budget {money(limits.monthly_budget)}: {share:.0%} used."
     ask = limits.confirm_above if limits.confirm_above is not None else default_ask
     source = "" if limits.confirm_above is not None else " (the bot's CONFIRM_ABOVE_USD)"
-    return (f"*Spent in <#{channel}> in {month} (UTC)*: {spend_text(spend)}.\n{budget}\nA shared file asks before it is "
-            f"judged when its estimate is above {money(ask)}{source}; `/judge budget ask USD` changes that.")
+    text = (f"*Spent in <#{channel}> in {month} (UTC)*: {money(spend.usd)}.\n{budget}\nA shared file asks before it "
+            f"is judged when its estimate is above {money(ask)}{source}; `/judge budget ask USD` changes that.")
+    if checks:  # alignments, comparisons and pairs this channel asked for count against its budget too
+        text += f"\nAlignments, judge comparisons and pairwise runs asked for here: {money(checks)} more this month."
+    head: list[Block] = [section(text)]
+    priced = spend.unpriced > 0
+    columns = SPEND_COLUMNS if priced else SPEND_COLUMNS[:3]
+    rows = [[untrusted(rubric, MODEL_ROOM), untrusted(judge, MODEL_ROOM), cell(money(usd)),
+             *([cell(f"{unpriced:,}")] if priced else [])] for rubric, judge, usd, unpriced in spend.by_judge]
+    found = table(columns, rows, room=MESSAGE_CHARS - size(head) - NOTE_ROOM)
+    blocks = [*head, *found.blocks(rows="_{n} more rubric and judge pair(s) not shown._")]
+    return message(blocks, f"Spent in this channel in {month}: {money(spend.usd)}")
 
 
 def cost_question(run: Run, title: str, estimate: Estimate, *, over_budget: str | None,

@@ -7,10 +7,12 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block
 
+from bot.figures import MISSING
 from bot.rubric import RubricSet
 from bot.slack.text import code_block, escape
-from bot.slack.views.blocks import listing, message, notice, section
-from bot.slack.views.limits import SECTION_LIMIT
+from bot.slack.views.blocks import listing, message, notice, section, size
+from bot.slack.views.limits import MESSAGE_CHARS, MODEL_ROOM, SECTION_LIMIT, TABLE_CELLS
+from bot.slack.views.tables import NOTE_ROOM, Column, table, text, untrusted
 from bot.trust import texts
 from bot.trust.calibration import Agreement, Calibration, Confusion
 from bot.trust.kappa import noted
@@ -24,6 +26,7 @@ TABLE_ROOM = SECTION_LIMIT - 300  # the table's code block, leaving room for its
 BACKTICK, LOOK_ALIKE = "`", "\u02cb"
 LAYOUT = re.compile(r"[\t\r\n\v\f\u2028\u2029]")
 
+GAPS_HEADING = "*Scores, the judge against people*"
 HOW_TO_LABEL = (
     "The judge is measured against what people say of its verdicts here: *Correct it* on a judgment's card says "
     "what the verdict should have been, *Agree* and *Disagree* say whether it was right, and a CSV shared with "
@@ -47,6 +50,41 @@ def safe_class(name: str) -> str:
     return LAYOUT.sub(" ", name.replace(BACKTICK, LOOK_ALIKE))
 
 
+CONFUSION_HEADING = "*The judge's tag (rows) against people's (columns)*"
+CLASSES_SHOWN = TABLE_CELLS - 2  # people's tags as columns: the corner and the totals take two of a row's cells
+
+
+def confusion_table(confusion: Confusion, *, room: int, where: str) -> list[Block]:
+    """The judge's tag against people's as a table with row and column totals, cut to Slack's limits (`room`
+    characters among them), and a line saying which of the tags were left out and `where` all of them are."""
+    columns = confusion.classes[:CLASSES_SHOWN]
+    rows = [[untrusted(name, MODEL_ROOM), *(text(str(count)) for count in counts[:len(columns)]), text(str(total))]
+            for name, counts, total in zip(confusion.classes, confusion.counts, confusion.row_totals())]
+    totals = [text("total"), *(text(str(count)) for count in confusion.column_totals()[:len(columns)]),
+              text(str(confusion.total))]
+    found = table([Column("judge \\ people"), *(Column(name, right=True) for name in columns),
+                   Column("total", right=True)], rows, room=room - size([section(CONFUSION_HEADING)]), last=totals)
+    found.columns_left = len(confusion.classes) - len(columns)
+    more = f"_{{n}} more of the judge's tags (rows) not shown: {where}_"
+    return [section(CONFUSION_HEADING), *found.blocks(rows=more, columns=f"_{{n}} more of people's tags (columns) "
+                                                                      f"not shown: {where}_")]
+
+
+GAP_COLUMNS = [Column("Criterion"), Column("Labels", right=True), Column("Judge − people", right=True),
+               Column("Mean absolute difference", right=True), Column("Weighted kappa", wrap=True)]
+
+
+def gaps_table(figures: Calibration, *, room: int, where: str) -> list[Block]:
+    """Per numeric criterion, as a table: labels, how much higher (+) or lower (-) the judge scores on average, the
+    mean absolute difference, and an ordinal scale's weighted kappa."""
+    rows = [[untrusted(name, MODEL_ROOM), text(f"{gap.n:,}"), text(f"{round(gap.mean_signed, 2) + 0.0:+.2f}"),
+             text(f"{gap.mean_abs:.2f}"), text(gap.kappa.text() if gap.kappa is not None else MISSING)]
+            for name, gap in figures.gaps.items()]
+    heading = section(GAPS_HEADING)
+    found = table(GAP_COLUMNS, rows, room=room - size([heading]))
+    return [heading, *found.blocks(rows=f"_{{n}} more criteria not shown: {where}_")]
+
+
 def confusion_text(confusion: Confusion) -> str:
     """The judge's tag against people's as a monospace table in a code block, cut to fit one section."""
     safe = Confusion(classes=[safe_class(name) for name in confusion.classes], counts=confusion.counts)
@@ -57,7 +95,7 @@ def confusion_text(confusion: Confusion) -> str:
             break
         kept.append(line)
     note = f"\n_{len(lines) - len(kept)} more row(s) of the table do not fit._" if len(kept) < len(lines) else ""
-    return "*The judge's tag (rows) against people's (columns)*\n" + code_block("\n".join(kept)) + note
+    return f"{CONFUSION_HEADING}\n" + code_block("\n".join(kept)) + note
 
 
 def figures_text(report: RubricTrust, rubrics: RubricSet) -> str:
@@ -98,11 +136,11 @@ def gaps_text(figures: Calibration) -> str:
     return "\n".join(f"`{escape(name)}`: {escape(texts.gap_text(gap))}" for name, gap in figures.gaps.items())
 
 
-def details_text(figures: Calibration) -> str:
-    """Score differences per numeric criterion, and labels per week (the last few)."""
+def details_text(figures: Calibration, *, gaps: bool = True) -> str:
+    """Score differences per numeric criterion (unless a table shows them), and labels per week (the last few)."""
     lines = []
-    if figures.gaps:
-        lines.append("*Scores, the judge against people*\n" + gaps_text(figures))
+    if figures.gaps and gaps:
+        lines.append(f"{GAPS_HEADING}\n" + gaps_text(figures))
     weeks = [f"{week} {n}" + (f" ({noted(f'{agreement:.0%}', n)})" if agreement is not None else "")
              for week, n, agreement in figures.by_week[-WEEKS_SHOWN:]]
     if weeks:
@@ -110,12 +148,21 @@ def details_text(figures: Calibration) -> str:
     return "\n".join(lines)
 
 
-def rubric_blocks(report: RubricTrust, rubrics: RubricSet) -> list[Block]:
-    """One rubric's section: figures, the confusion matrix, differences and weeks."""
+def rubric_blocks(report: RubricTrust, rubrics: RubricSet, *, room: int | None = None,
+                  where: str = "") -> list[Block]:
+    """One rubric's sections: figures, the confusion matrix, differences and weeks. With `room` (characters), the
+    message's one table is this rubric's: its confusion matrix, or without one its scores per criterion."""
+    figures = report.figures
     blocks: list[Block] = [section(figures_text(report, rubrics))]
-    if report.figures.confusion is not None:
-        blocks.append(section(confusion_text(report.figures.confusion)))
-    if details := details_text(report.figures):
+    in_table = room is not None and figures.confusion is None and bool(figures.gaps)
+    details = details_text(figures, gaps=not in_table)
+    if room is not None and (figures.confusion is not None or in_table):
+        left = room - size([*blocks, *([section(details)] if details else [])])
+        blocks.extend(confusion_table(figures.confusion, room=left, where=where) if figures.confusion is not None
+                      else gaps_table(figures, room=left, where=where))
+    elif figures.confusion is not None:
+        blocks.append(section(confusion_text(figures.confusion)))
+    if details:
         blocks.append(section(details))
     return blocks
 
@@ -127,7 +174,11 @@ def calibration_message(reports: list[RubricTrust], rubrics: RubricSet, channel_
     if not labeled:
         return empty_message(channel_id, rubric_name, days)
     head = [section(f"*How far the judge agrees with people in <#{channel_id}>, {period_text(days)}*")]
-    entries = [block for report in labeled for block in rubric_blocks(report, rubrics)]
+    # One table in a message: the first rubric's (its sections come first, so its table has room to fit).
+    first, *others = labeled
+    where = f"`judgebot calibration --rubric {escape(first.rubric_name)} --channel {channel_id}` shows them all"
+    entries = [*rubric_blocks(first, rubrics, room=MESSAGE_CHARS - size(head) - NOTE_ROOM, where=where),
+               *(block for report in others for block in rubric_blocks(report, rubrics))]
     names = ", ".join(escape(report.rubric_name) for report in labeled)
     return message(listing(head, entries, more="_{n} more section(s); name one rubric to see it whole._"),
                    f"judgebot calibration, {period_text(days)}: {names}")

@@ -4,6 +4,7 @@ modal is in details.py)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from slack_sdk.models.blocks import (
     FeedbackButtonObject,
     FeedbackButtonsElement,
     HeaderBlock,
+    MarkdownBlock,
     MarkdownTextObject,
     SectionBlock,
 )
@@ -25,7 +27,7 @@ from slack_sdk.models.blocks import (
 from bot.judge.samples import split_text
 from bot.records import RowState
 from bot.rubric import FieldSpec, Rubric
-from bot.slack.text import clip, escape, pieces, shown
+from bot.slack.text import clip, escape, literal_markdown, pieces, shown, shown_markdown
 from bot.slack.views.blocks import alert, context, message, packed, section, size
 from bot.slack.views.limits import (
     FIELD_LIMIT,
@@ -49,6 +51,8 @@ LINE_ROOM = 600  # characters of the samples line and the corrections line of a 
 MIN_TEXT = 300  # the shortest cut of a long text in a card
 TRIPLE_LIMITS = {"question": 600, "reference": 600, "answer": 1200}  # the card stays readable; the thread has all
 CUT_NOTE = "\n_(cut here: the full text is in the thread)_"
+MARKDOWN_CUT_NOTE = "\n\n_(cut here: the full text is in the thread)_"
+MARKDOWN_SCALE = 3  # a long text of the judge's in a markdown block: up to three sections' worth
 LABEL_ROOM = 300  # characters of a verdict's label (the rubric builds it from what the judge returned)
 
 
@@ -158,6 +162,19 @@ def _text_section(label: str, text: str, limit: int, overflow: list[tuple[str, s
     return section(heading + body)
 
 
+def _long_field(label: str, text: str, limit: int, overflow: list[tuple[str, str]]) -> Block:
+    """A long text the judge returned: a section while it fits one, else a `markdown` block, which holds
+    MARKDOWN_SCALE times more before the rest goes to the thread (its line breaks kept, its marks literal)."""
+    if len(escape(text)) + len(escape(label)) + 3 <= limit:
+        return _text_section(label, text, limit, overflow)
+    heading = f"**{literal_markdown(label)}**\n\n"
+    body, was_cut = shown_markdown(text, limit * MARKDOWN_SCALE - len(heading) - len(MARKDOWN_CUT_NOTE))
+    if was_cut:
+        overflow.append((label, text))
+    lines = "\n\n".join("\\\n".join(paragraph.split("\n")) for paragraph in re.split(r"\n{2,}", body.strip("\n")))
+    return MarkdownBlock(text=heading + lines + (MARKDOWN_CUT_NOTE if was_cut else ""))
+
+
 def _triple_sections(judgment: Judgment, overflow: list[tuple[str, str]], scale: float = 1.0) -> list[Block]:
     return [_text_section(name.capitalize(), getattr(judgment, name), max(MIN_TEXT, int(limit * scale)), overflow)
             for name, limit in TRIPLE_LIMITS.items()]
@@ -243,7 +260,7 @@ class _Parts:
                 short.append(clip(f"*{escape(_label(path))}*\n{_short_value(value, spec)}", FIELD_LIMIT)[0])
             else:
                 cut: list[tuple[str, str]] = []
-                long.append((_text_section(_label(path), _long_value(value), limit, cut), cut[0] if cut else None))
+                long.append((_long_field(_label(path), _long_value(value), limit, cut), cut[0] if cut else None))
         for name, value in (judgment.derived or {}).items():
             short.append(f"*{escape(name.replace('_', ' '))}*\n{value:g}")
         title = rubric.title if rubric else judgment.rubric_name

@@ -17,12 +17,14 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.figures import MISSING, number, percent
 from bot.records import RowState
 from bot.rubric import Rubric, RubricSet
 from bot.slack.commands import USAGE
 from bot.slack.text import clean, clip, date, escape, permalink, shown
-from bot.slack.views.blocks import context, listing, message, notice, section, text_sections, warning_blocks
-from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, LABEL_ROOM, MODEL_ROOM, SELECT_OPTIONS
+from bot.slack.views.blocks import context, listing, message, notice, section, size, text_sections, warning_blocks
+from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, LABEL_ROOM, MESSAGE_CHARS, MODEL_ROOM, SELECT_OPTIONS
+from bot.slack.views.tables import NOTE_ROOM, Cell, Column, Table, table, text, untrusted
 from bot.store import Figures, Judgment
 from bot.trust.report import people_agreement
 from bot.trust.texts import agreement_text
@@ -170,36 +172,47 @@ def history_message(judgments: list[Judgment], channel_id: str, team_url: str | 
                    f"Latest judgments in this channel ({len(judgments)})")
 
 
-def _figures_text(figures: Figures) -> str:
-    model = shown(figures.model_name, MODEL_ROOM)[0] if figures.model_name else "_model not named_"
-    parts = [f"{figures.judged} judged"] + ([f"{figures.reused} reused from the cache"] if figures.reused else [])
-    if figures.mean_headline is not None:
-        parts.append(f"mean {figures.mean_headline:.0f}/100")
-    if figures.pass_rate is not None:
-        parts.append(f"pass {figures.pass_rate:.0%}")
-    if figures.unsure_rate is not None:
-        parts.append(f"unsure {figures.unsure_rate:.0%}")
-    parts.append(f"{figures.errors} judge error(s)")
-    lines = [f"*{model}* · `{escape(figures.rubric_name)}`", " · ".join(parts)]
-    if figures.tags:
-        lines.append("tags: " + ", ".join(f"{escape(t)} {n}" for t, n in sorted(figures.tags.items(),
-                                                                               key=lambda item: -item[1])))
+STATS_COLUMNS = {"model": Column("Model"), "rubric": Column("Rubric"), "judged": Column("Judged", right=True),
+                 "reused": Column("Reused", right=True), "mean": Column("Mean /100", right=True),
+                 "pass": Column("Pass", right=True), "unsure": Column("Unsure", right=True),
+                 "errors": Column("Judge errors", right=True), "tags": Column("Tags", wrap=True),
+                 "people": Column("People agree with the judge", wrap=True)}
+
+
+def stats_row(figures: Figures) -> dict[str, Cell]:
+    """One model on one rubric: judged, reused, mean, pass and unsure rates, judge errors, tags, and how far people
+    agree with the judge (every label, correction and vote on its rows), by column."""
     agreement = people_agreement(figures.said)
-    if agreement.agreement is not None:  # every label, correction and vote on its rows
-        lines.append(f"people agree with the judge: {escape(agreement_text(agreement))}")
-    return "\n".join(lines)
+    tags = ", ".join(f"{tag} {n}" for tag, n in sorted(figures.tags.items(), key=lambda item: -item[1]))
+    return {"model": untrusted(figures.model_name, MODEL_ROOM) if figures.model_name else text("model not named"),
+            "rubric": untrusted(figures.rubric_name, MODEL_ROOM), "judged": text(f"{figures.judged:,}"),
+            "reused": text(f"{figures.reused:,}"),
+            "mean": text(number(figures.mean_headline, 0)), "pass": text(percent(figures.pass_rate)),
+            "unsure": text(percent(figures.unsure_rate)), "errors": text(f"{figures.errors:,}"),
+            "tags": untrusted(tags) if tags else text(MISSING),
+            "people": text(agreement_text(agreement) if agreement.agreement is not None else MISSING)}
+
+
+def stats_table(figures: Sequence[Figures], *, room: int) -> Table:
+    """Per model and rubric figures as a table: the columns no row has a figure in are left out."""
+    rows = [stats_row(f) for f in figures]
+    needed = {"reused": any(f.reused for f in figures), "unsure": any(f.unsure_rate is not None for f in figures),
+              "tags": any(f.tags for f in figures), "people": any(row["people"]["text"] != MISSING for row in rows)}
+    names = [name for name in STATS_COLUMNS if needed.get(name, True)]
+    return table([STATS_COLUMNS[name] for name in names], [[row[name] for name in names] for row in rows], room=room)
 
 
 def stats_message(figures: list[Figures], channel_id: str, *, days: int | None, model: str | None,
                   warnings: Sequence[str] = ()) -> dict[str, Any]:
-    """The answer to `/judge stats`: per model and rubric figures of this channel, after the judge's coming shutdown
-    when it is near."""
+    """The answer to `/judge stats`: per model and rubric figures of this channel as a table, after the judge's
+    coming shutdown when it is near."""
     period = f"last {days} days" if days else "all time"
     scope = f" for model *{shown(model, MODEL_ROOM)[0]}*" if model else ""
     if not figures:
         empty = f"No judgments in <#{channel_id}>{scope} over the {period}."
         return message([section(empty), *warning_blocks(warnings)], empty) if warnings else notice(empty)
     head = [section(f"*Stats in <#{channel_id}>{scope}, {period}*"), *warning_blocks(warnings)]
-    entries = [section(_figures_text(f)) for f in figures]
-    return message(listing(head, entries, more="_{n} more; name a model to narrow it down._"),
-                   f"judgebot stats, {period}")
+    found = stats_table(figures, room=MESSAGE_CHARS - size(head) - NOTE_ROOM)
+    more = ("_{n} more model and rubric pair(s) not shown: name a model to narrow it down, or "
+            f"`judgebot stats --channel {channel_id}` in a terminal lists them all._")
+    return message([*head, *found.blocks(rows=more)], f"judgebot stats, {period}")

@@ -1,4 +1,5 @@
-"""Block Kit of a weekly digest: per model and rubric figures with their change, regressions, worst examples."""
+"""Block Kit of a weekly digest: a table of per model and rubric figures with their change, regressions, worst
+examples."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ from typing import Any
 from slack_sdk.models.blocks import Block, HeaderBlock
 
 from bot.digest import Digest, Example, JudgeChange, Line, signed
+from bot.figures import MISSING, number, percent
 from bot.rubric import RubricSet, leaves
 from bot.slack.command_words import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
-from bot.slack.views.blocks import context, listing, message, notice, section, text_sections, warning_blocks
+from bot.slack.views.blocks import context, message, notice, section, size, text_sections, warning_blocks
 from bot.slack.views.budget import spend_text
-from bot.slack.views.limits import HEADER_LIMIT, MODEL_ROOM
+from bot.slack.views.limits import HEADER_LIMIT, MESSAGE_CHARS, MODEL_ROOM
+from bot.slack.views.tables import NOTE_ROOM, Cell, Column, Table, table, untrusted
+from bot.slack.views.tables import text as cell
 from bot.store import DigestSubscription
 from bot.trust.calibration import Agreement
 from bot.trust.pairwise_texts import win_rate_text
@@ -51,31 +55,49 @@ def reused_text(reused: int) -> str:
     return f" (+{reused:,} reused)" if reused else ""
 
 
-def line_text(line: Line, rubrics: RubricSet) -> str:
-    """One model on one rubric: count, mean, pass rate, their change, tag rates, judge errors, human agreement."""
+LINE_COLUMNS = {"model": Column("Model"), "rubric": Column("Rubric"), "judged": Column("Judged", right=True),
+                "mean": Column("Mean /100", right=True), "change": Column("▲▼ mean", right=True),
+                "pass": Column("Pass", right=True), "pass_change": Column("▲▼ pass", right=True),
+                "unsure": Column("Unsure", right=True), "errors": Column("Judge errors", right=True),
+                "tags": Column("Tags", wrap=True), "people": Column("People agree with the judge", wrap=True)}
+
+
+def tags_text(line: Line, rubrics: RubricSet) -> str:
+    """The share of each tag among the scored rows, in the rubric's order, then the others by count (untrusted)."""
     now = line.now
-    head = f"{model_of(now.model_name)} · `{escape(now.rubric_name)}` · {now.judged:,} judged{reused_text(now.reused)}"
-    if line.before is None:
-        head += " · _new this week_"
-    figures = []
-    if now.mean_headline is not None:
-        figures.append(f"mean *{now.mean_headline:.1f}*/100 {signed(line.change)}".rstrip())
-    if now.pass_rate is not None:
-        figures.append(f"pass *{now.pass_rate:.0%}* {signed(line.pass_change, ' pts')}".rstrip())
-    if now.unsure_rate is not None:
-        figures.append(f"unsure {now.unsure_rate:.0%}")
-    if line.error_rate is not None:
-        figures.append(f"judge errors {line.error_rate:.0%}" + (f" ({now.errors})" if now.errors else ""))
-    lines = [head, " · ".join(figures)]
-    if now.scored and (now.tags or tag_values(rubrics, now.rubric_name)):
-        names = tag_values(rubrics, now.rubric_name)
-        names += sorted(set(now.tags) - set(names), key=lambda name: -now.tags[name])
-        lines.append(" · ".join(f"{shown(name.lower(), 40)[0]} {now.tags.get(name, 0) / now.scored:.0%}"
-                                for name in names[:TAGS_SHOWN]))
+    if not now.scored or not (now.tags or tag_values(rubrics, now.rubric_name)):
+        return ""
+    names = tag_values(rubrics, now.rubric_name)
+    names += sorted(set(now.tags) - set(names), key=lambda name: -now.tags[name])
+    return " · ".join(f"{name.lower()[:40]} {now.tags.get(name, 0) / now.scored:.0%}" for name in names[:TAGS_SHOWN])
+
+
+def line_row(line: Line, rubrics: RubricSet) -> dict[str, Cell]:
+    """One model on one rubric, by column: count, mean, pass rate, their change, unsure and judge error rates, tag
+    rates, and how far people agree with the judge (every label, correction and vote on its rows)."""
+    now = line.now
     agreement = people_agreement(now.said)
-    if agreement.agreement is not None:  # every label, correction and vote on its rows
-        lines.append(f"people agree with the judge: {escape(agreement_text(agreement))}")
-    return "\n".join(lines)
+    error = line.error_rate
+    tags = tags_text(line, rubrics)
+    return {"model": untrusted(now.model_name, MODEL_ROOM) if now.model_name else cell("model not named"),
+            "rubric": untrusted(now.rubric_name, MODEL_ROOM), "judged": cell(f"{now.judged:,}{reused_text(now.reused)}"),
+            "mean": cell(number(now.mean_headline, 1)),
+            "change": cell("new this week" if line.before is None else signed(line.change) or MISSING),
+            "pass": cell(percent(now.pass_rate)), "pass_change": cell(signed(line.pass_change, " pts") or MISSING),
+            "unsure": cell(percent(now.unsure_rate)),
+            "errors": cell(MISSING if error is None else f"{error:.0%}" + (f" ({now.errors})" if now.errors else "")),
+            "tags": untrusted(tags) if tags else cell(MISSING),
+            "people": cell(agreement_text(agreement) if agreement.agreement is not None else MISSING)}
+
+
+def lines_table(lines: list[Line], rubrics: RubricSet, *, room: int) -> Table:
+    """The week's figures per model and rubric as a table: the columns no row has a figure in are left out."""
+    rows = [line_row(line, rubrics) for line in lines]
+    needed = {"unsure": any(line.now.unsure_rate is not None for line in lines),
+              "tags": any(row["tags"]["type"] != "raw_text" for row in rows),
+              "people": any(row["people"]["text"] != MISSING for row in rows)}
+    names = [name for name in LINE_COLUMNS if needed.get(name, True)]
+    return table([LINE_COLUMNS[name] for name in names], [[row[name] for name in names] for row in rows], room=room)
 
 
 def link_to(example: Example, team_url: str | None) -> str:
@@ -181,8 +203,7 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
                          ":chart_with_upwards_trend: the trend of the last 8 weeks is in the thread" if chart else
                          "the trend chart comes with the posted digest"),
                         "only judgments made in this channel", "`/judge digest` shows the schedule"))
-    entries: list[Block] = [section(line_text(line, rubrics)) for line in digest.lines]
-    fitted = listing([*head, *tail], entries, more="_{n} more model and rubric pairs; `judgebot digest` in a terminal "
-                                                   "lists them all._")
-    return message([*head, *fitted[len(head) + len(tail):], *tail], f"judgebot: {title}")
-
+    found = lines_table(digest.lines, rubrics, room=MESSAGE_CHARS - size([*head, *tail]) - NOTE_ROOM)
+    more = ("_{n} more model and rubric pair(s) not shown: `judgebot digest"
+            + (f" --channel {digest.channel_id}" if digest.channel_id else "") + "` in a terminal lists them all._")
+    return message([*head, *found.blocks(rows=more), *tail], f"judgebot: {title}")

@@ -20,9 +20,19 @@ from bot.rubric import Rubric, RubricSet
 from bot.runs import Progress, Summary
 from bot.slack.text import clip, escape, plain, shown
 from bot.slack.views import calibration
-from bot.slack.views.blocks import context, listing, message, section
+from bot.slack.views.blocks import context, listing, message, section, size
 from bot.slack.views.calibration import confusion_text
-from bot.slack.views.limits import BUTTON_LIMIT, BUTTONS_PER_ROW, HEADER_LIMIT, SECTION_FIELDS, SECTION_LIMIT
+from bot.slack.views.limits import (
+    BUTTON_LIMIT,
+    BUTTONS_PER_ROW,
+    HEADER_LIMIT,
+    MESSAGE_CHARS,
+    MODEL_ROOM,
+    SECTION_FIELDS,
+    SECTION_LIMIT,
+)
+from bot.slack.views.tables import NOTE_ROOM, Column, Table, table, untrusted
+from bot.slack.views.tables import text as cell
 from bot.store import Run
 from bot.trust.file_labels import FileLabels
 from bot.trust.paired import PairedReport, summary_text
@@ -33,6 +43,7 @@ PICK_RUBRIC, RUN_AGAIN, SKIP_AGAIN, CANCEL_RUN, RESUME_RUN = (
     "judgebot_run_resume")
 BAR_CELLS = 20
 PROBLEMS_SHOWN = 10
+PROBLEMS_ROOM = 1500  # characters of the card kept for the first rows not scored, whatever the table of models takes
 ACCEPTS = ("I judge CSV and TSV files with a header row naming the columns `question`, `reference` and `answer` "
            "(and optionally `model`). Share one here with the rubric in the message, such as `eth`, or set the "
            "channel's rubric with `/judge default <rubric>`.")
@@ -184,27 +195,16 @@ def failed(file_name: str, problem: str) -> dict[str, Any]:
 # -- the summary card ----------------------------------------------------------------------------------------
 
 
-def _models(summary: Summary) -> list[str]:
-    lines = []
-    for name, figures in sorted(summary.models.items(), key=lambda item: -(item[1].mean_headline or 0)):
-        lines.append(f"• *{shown(name, 80)[0]}*: {figures.rows:,} rows · mean {number(figures.mean_headline, 1)} · "
-                     f"pass {percent(figures.pass_rate)}" + (f" · {figures.errors:,} errors" if figures.errors else ""))
-    return lines
+MODEL_COLUMNS = [Column("Model under test"), Column("Rows", right=True), Column("Mean /100", right=True),
+                 Column("Pass", right=True), Column("Judge errors", right=True)]
 
 
-def _within(lines: list[str], room: int) -> list[str]:
-    """As many whole `lines` as fit `room` characters (each rendered already), then "and N more": a line is never
-    cut, so no isolate or bold mark is left open."""
-    kept: list[str] = []
-    used = 0
-    for index, line in enumerate(lines):
-        left = len(lines) - index
-        after = 0 if left == 1 else len(f"… and {left:,} more") + 1  # room kept for saying what is cut
-        if used + len(line) + after > room:
-            return [*kept, f"… and {left:,} more"]
-        kept.append(line)
-        used += len(line) + 1
-    return kept
+def models_table(summary: Summary, *, room: int) -> Table:
+    """Each model under test, best mean first: rows, mean headline, pass rate and judge errors, as a table."""
+    rows = [[untrusted(name, MODEL_ROOM), cell(f"{figures.rows:,}"), cell(number(figures.mean_headline, 1)),
+             cell(percent(figures.pass_rate)), cell(f"{figures.errors:,}")]
+            for name, figures in sorted(summary.models.items(), key=lambda item: -(item[1].mean_headline or 0))]
+    return table(MODEL_COLUMNS, rows, room=room)
 
 
 def _samples(summary: Summary, tagged: bool) -> str:
@@ -283,8 +283,8 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
     for path, tags in summary.tags.items():
         shares = " · ".join(f"{escape(tag)} {n:,} ({n / max(summary.scored, 1):.0%})" for tag, n in tags.most_common())
         head.append(section(f"*{escape(path.replace('_', ' '))}*\n{shares}"))
-    if len(summary.models) > 1 or next(iter(summary.models), "(no model)") != "(no model)":
-        head.append(section("*Per model under test*\n" + "\n".join(_within(_models(summary), SECTION_LIMIT - 100))))
+    per_model = len(summary.models) > 1 or next(iter(summary.models), "(no model)") != "(no model)"
+    at = len(head)  # where the table of the models goes, once the rest of the card says how much room it leaves
     if summary.samples:
         head.append(section(_samples(summary, bool(rubric.headline.tag))))
     if labels is not None and labels.any:
@@ -309,7 +309,15 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
     unscored = summary.rows - summary.scored - pending
     if problems:
         head.append(section(f"*Rows not scored* ({unscored:,})"))
-    blocks = listing(head, problems, more="{n} more; the status and error columns of the results file list them")
+    if per_model:
+        found = models_table(summary, room=MESSAGE_CHARS - size([*head, footer]) - NOTE_ROOM - PROBLEMS_ROOM)
+        head[at:at] = [section("*Per model under test*"), *found.blocks(
+            rows=f"_{{n}} more models not shown: the model column of {escape(results_name)} has every row, and "
+                 "`judgebot stats` in a terminal sums them up_")]
+    # The footer is counted among the blocks the rows not scored must leave room for, and kept for the end.
+    blocks = listing([*head, footer], problems, more="{n} more; the status and error columns of the results file "
+                                                     "list them")
+    del blocks[len(head)]
     if unscored > len(problems) and problems and len(problems) == len(summary.problems[:PROBLEMS_SHOWN]):
         blocks.append(context(f"{unscored - len(problems):,} more rows not scored: see the status and error columns "
                               "of the results file"))

@@ -18,3 +18,7 @@ ERROR_LIMIT = 150  # characters of an error shown under a form's input
 MODEL_ROOM = 80  # characters of a model's name shown in a message (a CSV column: any length)
 TEXT_LIMIT = 40_000  # characters of a message's fallback text
 LABEL_ROOM = 300  # characters of a judgment's label in a history entry, leaving room for its question and link
+TABLE_ROWS = 100  # rows of a table block, its header included (and one table block in a message)
+TABLE_CELLS = 20  # cells in a table's row, and column settings
+TABLE_TEXT = 10_000  # characters of text over all of a table's cells, as others have found Slack to refuse above
+TABLE_CELL = 500  # characters of one cell: ours, so that a name never takes a table's room from its figures

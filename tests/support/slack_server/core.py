@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.support.slack_server.block_checks import block_problems
 from tests.support.threaded import ThreadedServer
 
 JSON_FIELDS = ("blocks", "view", "attachments", "metadata", "files")
@@ -20,6 +21,7 @@ BOT_USER_ID = "U0BOT"
 BOT_ID = "B0BOT"
 LIMITED_READS = ("conversations.history", "conversations.replies")  # in `distributed` mode: a call a minute...
 LIMITED_MESSAGES = 15  # ...of at most this many messages
+BLOCK_METHODS = ("chat.postMessage", "chat.update", "chat.postEphemeral", "chat.scheduleMessage", "chat.stopStream")
 
 
 @dataclass
@@ -91,6 +93,7 @@ class SlackCore(ThreadedServer):
         self.distributed = False
         self.read_refused: list[Call] = []  # the calls to those methods answered 429
         self._last_read: dict[str, float] = {}
+        self.refuse_streams: str | None = None  # Slack's error for every chat.startStream (a workspace without streams)
         self._lock = threading.RLock()
         self._acked = threading.Condition(self._lock)
         self._last_micros = 0
@@ -251,8 +254,12 @@ class SlackCore(ThreadedServer):
         if not token:
             return self._error("not_authed")
         expected = self.app_token if method == "apps.connections.open" else self.bot_token
-        if token != expected:
+        function_token = method.startswith("functions.") and token.startswith("xwfp-")  # an execution's own token
+        if token != expected and not function_token:
             return self._error("invalid_auth")
+        if problems := self._block_problems(method, params):
+            return web.json_response({"ok": False, "error": "invalid_blocks", "errors": problems,
+                                      "response_metadata": {"messages": problems}})
         handler = self._handlers().get(method)
         body = handler(params) if handler else {"ok": True}
         with self._lock:
@@ -260,6 +267,15 @@ class SlackCore(ThreadedServer):
             delay = delays.popleft() if delays else 0.0
         await asyncio.sleep(delay)  # done, but the answer is late: a client that gives up first never learns it
         return web.json_response(body)
+
+    @staticmethod
+    def _block_problems(method: str, params: dict) -> list[str]:
+        """What Slack would refuse in the blocks a message or a view carries (a view's own limits are in views.py)."""
+        if method.startswith("views.") and isinstance(params.get("view"), dict) and "blocks" in params["view"]:
+            return block_problems(params["view"]["blocks"], message=False)
+        if method in BLOCK_METHODS and params.get("blocks") is not None:
+            return block_problems(params["blocks"])
+        return []
 
     @staticmethod
     def _token(request: web.Request, params: dict) -> str:
@@ -295,4 +311,6 @@ class SlackCore(ThreadedServer):
                     headers=dict(request.headers), at=time.monotonic(), path=request.path)
         with self._lock:
             self.calls.append(call)
+        if isinstance(params, dict) and params.get("blocks") is not None and block_problems(params["blocks"]):
+            return web.Response(text="invalid_blocks", status=400, content_type="text/plain")
         return web.Response(text="ok", content_type="text/plain")

@@ -6,14 +6,18 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from tests.support.slack_server.assistant import AssistantMethods
 from tests.support.slack_server.chat import ChatMethods
 from tests.support.slack_server.conversations import ConversationMethods
 from tests.support.slack_server.files import FileMethods
+from tests.support.slack_server.functions import FunctionMethods
 from tests.support.slack_server.socket_mode import SocketMode
+from tests.support.slack_server.streams import StreamMethods
 from tests.support.slack_server.views import ViewMethods
 
 
-class FakeSlackServer(ChatMethods, ConversationMethods, ViewMethods, FileMethods, SocketMode):
+class FakeSlackServer(ChatMethods, StreamMethods, ConversationMethods, ViewMethods, FileMethods, AssistantMethods,
+                      FunctionMethods, SocketMode):
     """Serves /api/{method}, /response/{key}, files (/files-pri/, /upload/) and Socket Mode (/link/) in a thread."""
 
     def routes(self, app: web.Application) -> None:
@@ -33,6 +37,9 @@ class FakeSlackServer(ChatMethods, ConversationMethods, ViewMethods, FileMethods
             "chat.update": self._update,
             "chat.postEphemeral": self._post_ephemeral,
             "chat.getPermalink": self._permalink,
+            "chat.startStream": self._start_stream,
+            "chat.appendStream": self._append_stream,
+            "chat.stopStream": self._stop_stream,
             "views.open": self._view_open,
             "views.push": self._view,
             "views.update": self._view,
@@ -50,4 +57,9 @@ class FakeSlackServer(ChatMethods, ConversationMethods, ViewMethods, FileMethods
             "files.getUploadURLExternal": self._get_upload_url,
             "files.completeUploadExternal": self._complete_upload,
             "apps.connections.open": self._connections_open,
+            "assistant.threads.setStatus": self._set_status,
+            "assistant.threads.setSuggestedPrompts": self._set_suggested_prompts,
+            "assistant.threads.setTitle": self._set_title,
+            "functions.completeSuccess": self._complete_success,
+            "functions.completeError": self._complete_error,
         }
