@@ -113,6 +113,8 @@ class Settings(BaseSettings):
                                         "(required there; stdio needs none: it is the person at this machine).")
     mcp_channels: str = Field("", description="Comma-separated Slack channel ids whose stats and calibration an "
                               "agent with MCP_TOKEN may read (besides the terminal's and agents' own judgments).")
+    retention_days: int | None = Field(None, ge=1, description="Days judgments keep their texts (question, reference, "
+                                       "answers, the judge's reasoning, notes); their figures stay. Unset: kept.")
     judgebot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level.")
 
     @field_validator("judgebot_log_level", mode="before")

@@ -34,6 +34,8 @@ COMMANDS = {
     "judges compare": "bot.cli.judges:compare",
     "align": "bot.cli.align:align",
     "compare": "bot.cli.compare:compare",
+    "retention": "bot.cli.retention:retention",
+    "forget": "bot.cli.retention:forget",
 }
 
 
@@ -59,7 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    commands.add_parser("serve", help="run the Slack bot (Socket Mode with SLACK_APP_TOKEN, else HTTP on PORT)")
+    serve_cmd = commands.add_parser("serve", help="run the Slack bot (Socket Mode with SLACK_APP_TOKEN, else HTTP on "
+                                    "PORT)")
+    serve_cmd.add_argument("--workers-only", action="store_true", help="only judge rows of the runs the Slack "
+                           "replicas on this DATABASE_URL hold: no Slack connection, nothing posted")
 
     mcp_cmd = commands.add_parser("mcp", help="serve the tools grade, rubrics, stats and calibration to agents over "
                                   "MCP (stdio, or streamable HTTP with --http)")
@@ -134,6 +139,13 @@ def build_parser() -> argparse.ArgumentParser:
                             "a week is posted once, whoever posts it)")
     commands.add_parser("budget", help="what the terminal's judging spent this month, against JUDGE_MONTHLY_BUDGET "
                         "and CONFIRM_ABOVE_USD")
+    retention_cmd = commands.add_parser("retention", help="remove the texts of judgments older than RETENTION_DAYS "
+                                        "(their figures stay); the bot does it once a day when it is set")
+    retention_cmd.add_argument("--days", type=int, metavar="N", help="older than N days (default: RETENTION_DAYS)")
+    forget_cmd = commands.add_parser("forget", help="delete every row of one Slack workspace, after typing its id "
+                                     "again")
+    forget_cmd.add_argument("--team", required=True, metavar="T", help="the workspace id, such as T0123ABCD")
+    forget_cmd.add_argument("--yes", action="store_true", help="do not ask (a script, or no terminal)")
     add_calibration_commands(commands)
     add_judges_commands(commands)
     return parser

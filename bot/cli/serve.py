@@ -18,11 +18,14 @@ if TYPE_CHECKING:
 
 
 async def serve(ctx: Context) -> int:
-    """Run the Slack bot until SIGINT or SIGTERM, then let judgments in flight finish."""
+    """Run the Slack bot (or, with --workers-only, judge for the Slack replicas) until SIGINT or SIGTERM, then let
+    judgments in flight finish."""
     from bot.slack import server  # the Slack libraries load only to serve
 
     settings, console = ctx.settings, ctx.console
-    settings.slack_tokens()
+    workers_only = bool(getattr(ctx.args, "workers_only", False))
+    if not workers_only:
+        settings.slack_tokens()
     if not settings.has_judge_endpoint():
         raise UsageError(NO_ENDPOINT)
     stop = asyncio.Event()
@@ -43,6 +46,12 @@ async def serve(ctx: Context) -> int:
         for warning in running.context.watch.warnings():
             console.print(f"[yellow]warning[/]: {shown(warning)}", highlight=False)
 
-    await server.serve(settings, stop, announce)
+    if workers_only:
+        from bot.runs.assist import work_only
+
+        console.print("judgebot judges rows of the runs the Slack replicas hold (no Slack connection). Ctrl-C stops it.")
+        await work_only(settings, stop)
+    else:
+        await server.serve(settings, stop, announce)
     console.print("judgebot stopped.")
     return EXIT_OK

@@ -28,7 +28,7 @@ RESERVED_WORDS = frozenset({
     "serve", "judge", "resume", "runs", "list", "check",  # judgebot COMMAND, judgebot rubrics list|check
     "samples", "judges", "label", "labels", "correct", "calibration", "budget", "batch",  # planned
     "review", "reviewers", "align", "compare",  # /judge review, judgebot review, align, compare
-    "mcp",  # judgebot mcp
+    "mcp", "retention", "forget",  # judgebot mcp, retention, forget
 })
 # The judge is sent the reply's schema as "<name>_verdict", and OpenAI takes schema names of 64 characters at most.
 NAME_LIMIT = 64 - len("_verdict")
@@ -44,6 +44,13 @@ class BrokenFile:
 
     def __str__(self) -> str:
         return f"{self.path.name}: {self.problem}"
+
+
+def rubric_from_text(text: str) -> Rubric:
+    """A rubric from the YAML of a channel's revision of it, checked as a file's is (any error of either raises)."""
+    rubric = Rubric.model_validate(load_yaml(text))
+    rubric.self_check()
+    return rubric
 
 
 def load_rubric(path: Path) -> Rubric:

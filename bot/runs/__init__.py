@@ -3,7 +3,8 @@ triple end to end, summarise and export the results. (A rubric's goldens are che
 only by the command that checks them: it brings the statistics of pairs along.)"""
 
 from bot.errors import RubricChanged, RunBusy, RunNotResumable
-from bot.runs.execute import HEARTBEAT_SECONDS, STALE_AFTER, busy, execute_run, held_elsewhere
+from bot.runs.execute import execute_run
+from bot.runs.ownership import HEARTBEAT_SECONDS, STALE_AFTER, busy, held_elsewhere
 from bot.runs.progress import Budget, Progress, RunOutcome
 from bot.runs.single import abandon_triple, finish_triple, start_triple
 from bot.runs.start import ONE_TRIPLE, Origin, start_csv_run, start_run, start_single_run

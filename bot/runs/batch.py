@@ -31,8 +31,8 @@ from bot.runs.batch_lines import (
     save_malformed,
     settle,
 )
-from bot.runs.execute import STALE_AFTER
 from bot.runs.job import RunJob
+from bot.runs.ownership import STALE_AFTER
 from bot.runs.progress import Progress, RunOutcome
 from bot.store import Run, RunBatch, Store, process_name, utcnow
 from bot.store.batches import ENDED, SENT, UPLOADING, Slot, add_part, open_parts, pending_rows, slots_of, update_part

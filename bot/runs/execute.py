@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from bot.errors import JudgebotError, RubricChanged, RunBusy, RunNotResumable, RunStopped
+from bot.errors import JudgebotError, RubricChanged, RunNotResumable, RunStopped
 from bot.figures import money
 from bot.judge.judgment import judge
 from bot.judge.panel import Panel
@@ -23,15 +23,16 @@ from bot.records import CLAIMABLE, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.grouped import Grouped
 from bot.runs.job import RunJob
+from bot.runs.ownership import HEARTBEAT_SECONDS, STALE_AFTER, busy
 from bot.runs.progress import Budget, Progress, RunOutcome
 from bot.runs.twins import Twins
-from bot.store import Judgment, RowVerdict, Run, Store, owner_gone, process_name, utcnow
+from bot.store import Judgment, RowVerdict, Run, Store, process_name, utcnow
+from bot.store.row_claims import claim_rows, judged_elsewhere, pending_elsewhere, refresh_claims, release_claims
 from bot.store.samples import known_samples, save_sample
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_SECONDS = 5.0
-STALE_AFTER = 120.0  # seconds without a heartbeat after which another host's "running" run counts as abandoned
+CLAIM_POLL = 1.0  # seconds between looks at rows other processes hold, once none is left to claim
 # Verdicts saved in one transaction at most (and cache lookups made in one query). The workers never wait for a
 # group being committed, only for a whole group waiting behind it: stopped together, they would start again together,
 # and their requests would come back as a wave.
@@ -53,20 +54,6 @@ class _Next:
     look: int
 
 
-def busy(run_id: int) -> RunBusy:
-    """Why a run another live process is judging cannot be taken, and what to do."""
-    return RunBusy(f"run {run_id} is being judged by another judgebot process right now; let it finish, or stop that "
-                   f"process (a run whose process died can be resumed at once on the same machine, or "
-                   f"{STALE_AFTER:.0f} s after its last sign of life from another)")
-
-
-def held_elsewhere(run: Run) -> bool:
-    """Whether another live process is judging `run` now (as read just before): a resume is refused before anything
-    is estimated or shown."""
-    return (run.status == RunState.RUNNING and run.owner is not None and run.owner != process_name()
-            and not owner_gone(run.owner, run.heartbeat_at, utcnow(), STALE_AFTER))
-
-
 async def execute_run(
     store: Store,
     run: Run,
@@ -80,6 +67,7 @@ async def execute_run(
     statuses: tuple[str, ...] = CLAIMABLE,
     unsure_spread: float = UNSURE_SPREAD,
     budget: Budget | None = None,
+    joining: bool = False,
 ) -> RunOutcome:
     """Judge every pending row of `run`; stop early on a quota or key problem, leaving the rest pending.
 
@@ -97,6 +85,10 @@ async def execute_run(
     A panel of several judges or samples judges each row with every one, keeping each sample as it arrives; the
     row's verdict is the one closest to the others (see `bot.samples.combine`), unsure from `unsure_spread` points.
     With a `budget`, the run pauses once its verdicts have cost what is left of it (the requests in flight still land).
+    Rows are claimed GROUP_ROWS at a time (bot.store.row_claims), so other processes may judge the same run: with
+    `joining`, this process helps the one that holds the run (it claims rows while the run is being judged, and leaves
+    the run's state and its end to that process); the holder waits for the rows others claimed, or takes them over
+    when their process dies.
     """
     panel = client if isinstance(client, Panel) else Panel.solo(client)
     # Every database call runs off the event loop: a bot judging here must keep answering Slack meanwhile.
@@ -110,14 +102,18 @@ async def execute_run(
             f"loaded rubric is {rubric.version} ({rubric.content_hash}). Restore that file, or start a new run."
         )
     owner = process_name()
-    if not await asyncio.to_thread(store.claim_run, run.id, owner=owner,
-                                   stale_after=STALE_AFTER, statuses=statuses):
+    if joining:
+        if current.status != RunState.RUNNING:
+            raise RunNotResumable(f"run {run.id} is not being judged: there is nothing to help with")
+    elif not await asyncio.to_thread(store.claim_run, run.id, owner=owner,
+                                     stale_after=STALE_AFTER, statuses=statuses):
         raise busy(run.id)
-    rejudged = await asyncio.to_thread(store.reset_rows, run.id, rejudge) if rejudge else 0
+    await asyncio.to_thread(release_claims, store, run.id, owner)  # none in flight here: an earlier stop's leftovers
+    rejudged = await asyncio.to_thread(store.reset_rows, run.id, rejudge) if rejudge and not joining else 0
     counts = await asyncio.to_thread(store.status_counts, run.id)
     unsure = 0 if panel.single else await asyncio.to_thread(store.unsure_count, run.id)
     execution = _Execution(RunJob(store, run, rubric, panel, unsure_spread), concurrency, on_progress,
-                           cancel or asyncio.Event(), owner, counts, unsure, budget)
+                           cancel or asyncio.Event(), owner, counts, unsure, budget, joining)
     return await execution.run(rejudged)
 
 
@@ -125,7 +121,8 @@ class _Execution:
     """The state of one `execute_run`: a producer feeding pending rows to `concurrency` workers."""
 
     def __init__(self, job: RunJob, concurrency: int, on_progress: Callable[[Progress], None] | None,
-                 cancel: asyncio.Event, owner: str, counts: dict[str, int], unsure: int, budget: Budget | None) -> None:
+                 cancel: asyncio.Event, owner: str, counts: dict[str, int], unsure: int, budget: Budget | None,
+                 joining: bool) -> None:
         self.job = job
         store, panel = job.store, job.panel
         self.store, self.rubric, self.panel = store, job.rubric, panel
@@ -135,7 +132,9 @@ class _Execution:
         self.concurrency = max(1, -(-concurrency // panel.samples))
         self.on_progress = on_progress
         self.cancel = cancel
-        self.owner = owner
+        self.owner, self.joining = owner, joining
+        self.since = utcnow()
+        self.elsewhere = (0, 0)  # rows other processes judged since, and how many of them got no score
         self.stop = asyncio.Event()  # no new rows: a problem every request would hit, or a cancel
         self.stop_reason: str | None = None
         self.queue: asyncio.Queue[_Next | None] = asyncio.Queue(maxsize=concurrency * 2)
@@ -170,7 +169,8 @@ class _Execution:
 
     def report(self) -> None:
         if self.on_progress is not None:
-            self.on_progress(Progress(self.run_id, self.done, self.total, self.errors, self.cached, self.judged_now,
+            done, errors = self.done + self.elsewhere[0], self.errors + self.elsewhere[1]
+            self.on_progress(Progress(self.run_id, done, self.total, errors, self.cached, self.judged_now,
                                       time.monotonic() - self.started, self.unsure, self.paced()))
 
     async def run(self, rejudged: int) -> RunOutcome:
@@ -213,7 +213,10 @@ class _Execution:
         return [found.get(key) for key in keys]
 
     def finish(self, rejudged: int) -> RunOutcome:
+        release_claims(self.store, self.run_id, self.owner)
         counts = self.store.status_counts(self.run_id)
+        if self.joining:  # the run's state and its end belong to the process that holds it
+            return RunOutcome(self.run_id, RunState.RUNNING, self.stop_reason, counts, 0, self.paced())
         if self.stop_reason and counts.get(RowState.PENDING):  # a stop after the last row leaves nothing to resume
             status, reason = RunState.PAUSED, self.stop_reason
         elif self.cancel.is_set():
@@ -237,9 +240,13 @@ class _Execution:
             except TimeoutError:
                 pass
             try:
-                if not await self.in_db(self.store.beat, self.run_id, self.owner):
+                if not self.joining and not await self.in_db(self.store.beat, self.run_id, self.owner):
                     self.halt("another judgebot process took the run over")
                     return
+                await self.in_db(refresh_claims, self.store, self.run_id, self.owner)
+                if not self.joining:
+                    self.elsewhere = await self.in_db(judged_elsewhere, self.store, self.run_id, self.owner, self.since)
+                    self.report()
             except Exception:  # a missed beat is not fatal; the next one may go through
                 log.warning("could not record the heartbeat of run %s", self.run_id, exc_info=True)
 
@@ -250,17 +257,18 @@ class _Execution:
             task.cancel()
 
     async def produce(self) -> None:
-        after = 0
-        while not self.stop.is_set() and (batch := await self.in_db(self.store.pending_triples, self.run_id,
-                                                                    after_id=after)):
-            for start in range(0, len(batch), GROUP_ROWS):
+        while not self.stop.is_set():
+            batch = await self.in_db(claim_rows, self.store, self.run_id, self.owner, limit=GROUP_ROWS,
+                                     running_only=self.joining)
+            if not batch:
+                if self.joining or not await self.in_db(pending_elsewhere, self.store, self.run_id, self.owner):
+                    break
+                await asyncio.sleep(CLAIM_POLL)  # rows other live processes hold: done by them, or taken if they die
+                continue
+            for item in await self.looked_up(batch):
                 if self.stop.is_set():
                     break
-                for item in await self.looked_up(batch[start:start + GROUP_ROWS]):
-                    if self.stop.is_set():
-                        break
-                    await self.queue.put(item)
-            after = batch[-1][0]
+                await self.queue.put(item)
         for _ in range(self.concurrency):
             await self.queue.put(None)
 

@@ -12,7 +12,8 @@ from bot.llm.answers import RESUME
 from bot.llm.client import JudgeClient
 from bot.records import RESUMABLE, RowState, RunState, Triple
 from bot.rubric import Rubric
-from bot.runs.execute import STALE_AFTER, execute_run
+from bot.runs.execute import execute_run
+from bot.runs.ownership import STALE_AFTER
 from bot.runs.start import start_single_run
 from bot.store import Judgment, Run, Store, process_name
 from bot.store.judgments import triple_of

@@ -11,6 +11,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 
 from bot.slack.context import Context
+from bot.slack.deliveries import Deliveries
 from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
 from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_run import FileRuns
@@ -58,13 +59,14 @@ class _NoTokenNotice(logging.Filter):
 
 @dataclass
 class Parts:
-    """What the app is made of besides the context: the file runs, the weekly digests and the reviewers' nudges (started
-    by the server)."""
+    """What the app is made of besides the context: the file runs, the weekly digests, the reviewers' nudges and the
+    record of Slack's deliveries (started by the server)."""
 
     intake: FileIntake
     files: FileRuns
     digests: WeeklyDigests
     nudges: ReviewNudges
+    deliveries: Deliveries
 
 
 async def ignore() -> None:
@@ -96,6 +98,7 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
         logger.addFilter(_NoTokenNotice())
     app = AsyncApp(client=ctx.client, signing_secret=signing_secret or "",
                    request_verification_enabled=bool(signing_secret), logger=logger)
+    app.middleware(parts.deliveries)  # the first of ours: a delivery taken already reaches none of our listeners
     digest_commands = DigestCommands(ctx, parts.digests, digest_settings)
     seal = FormSeal(form_secret)
     budget_commands = BudgetCommands(ctx, digest_settings.admins, parts.files.limits.confirm_above)

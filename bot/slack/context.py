@@ -15,12 +15,11 @@ from bot.errors import RubricError
 from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import Bench, Panel
 from bot.llm.client import JudgeClient
-from bot.rubric import Rubric, RubricSet
+from bot.rubric import Rubric, RubricSet, rubric_from_text
 from bot.slack.messenger import Messenger
 from bot.store import Judgment, Run, Store, judge_of_channel, month_spent
 from bot.store.models_trust import RubricRevision
 from bot.store.revisions import revision_in_force
-from bot.yaml_text import load_yaml
 
 log = logging.getLogger(__name__)
 
@@ -159,8 +158,7 @@ class Context:
         if (known := self.revisions.get(revision.content_hash)) is not None:
             return known
         try:
-            rubric = Rubric.model_validate(load_yaml(revision.content))
-            rubric.self_check()
+            rubric = rubric_from_text(revision.content)
         except Exception:
             log.warning("revision %s of %s does not read as a rubric", revision.id, revision.rubric_name, exc_info=True)
             return None

@@ -16,8 +16,10 @@ from bot.errors import SetupError
 from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import open_bench
 from bot.rubric import load_rubrics
+from bot.runs.assist import Assist
 from bot.slack.app import Parts, build_app
 from bot.slack.context import Context
+from bot.slack.deliveries import Deliveries
 from bot.slack.flows.card import CARD_SOURCE, recover_cards
 from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
 from bot.slack.flows.file_intake import FileIntake
@@ -26,6 +28,7 @@ from bot.slack.flows.file_run import FileLimits, FileRuns
 from bot.slack.flows.review_nudge import ReviewNudges
 from bot.slack.http_mode import events_handler
 from bot.slack.messenger import BAD_BOT_TOKEN, Messenger, make_web_client, slack_call
+from bot.slack.retention import DailyRetention
 from bot.store import Store, unfinished_shares
 from bot.store.revisions import all_revisions
 
@@ -51,14 +54,20 @@ class RunningBot:
     files: FileRuns
     digests: WeeklyDigests
     nudges: ReviewNudges | None = None
+    deliveries: Deliveries | None = None
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
+    retention: DailyRetention | None = None  # with RETENTION_DAYS
 
     async def stop(self, drain: float = DRAIN_SECONDS) -> None:
         """Stop taking requests, let judgments in flight finish for `drain` seconds, then close everything."""
         self.digests.stop()
+        if self.retention is not None:
+            self.retention.stop()
         if self.nudges is not None:
             self.nudges.stop()
+        if self.deliveries is not None:
+            self.deliveries.stop()
         if self._socket is not None:
             await self._socket.close_async()
         if self._runner is not None:
@@ -95,14 +104,15 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     digest_settings = DigestSettings.from_settings(settings)
     limits = FileLimits.from_settings(settings)
     files = FileRuns(ctx, limits)
-    parts = Parts(FileIntake(ctx, limits, files), files, WeeklyDigests(ctx, digest_settings), ReviewNudges(ctx))
+    parts = Parts(FileIntake(ctx, limits, files), files, WeeklyDigests(ctx, digest_settings), ReviewNudges(ctx),
+                  Deliveries(ctx))
     app = build_app(ctx, parts, signing_secret=secret, digest_settings=digest_settings,
                     form_secret=secret or app_token or "")
     if app_token:
         socket = AsyncSocketModeHandler(app, app_token)
         await socket.connect_async()
         running = RunningBot("socket", 0, str(auth.get("team")), ctx, parts.files, parts.digests, parts.nudges,
-                             _socket=socket)
+                             parts.deliveries, _socket=socket)
     else:
         web_app = web.Application()
         web_app.router.add_post(EVENTS_PATH, events_handler(app, secret or ""))
@@ -117,11 +127,17 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
             raise SetupError(f"Cannot listen on port {settings.port} ({err.strerror or err}). Set PORT to a free "
                              "port, or stop what uses it.") from None
         running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), ctx, parts.files, parts.digests,
-                             parts.nudges, _runner=runner)
+                             parts.nudges, parts.deliveries, _runner=runner)
     recover_cards(ctx, left_over)
     recover_files(parts.intake, left_files)
+    helping = Assist(store, rubrics, ctx.panel_of, concurrency=settings.concurrency, own=lambda: set(files.active))
+    ctx.tasks.spawn(helping.forever(), "helping the other replicas with their runs", interruptible=True)
     await parts.digests.start()
     await parts.nudges.start()
+    if settings.retention_days is not None:
+        running.retention = DailyRetention(ctx, settings.retention_days)
+        await running.retention.start()
+    await parts.deliveries.start()
     return running
 
 

@@ -1,17 +1,26 @@
-"""What makes a labeled case one case: its workspace, channel, rubric and texts, as one key."""
+"""What makes a labeled case one case: its workspace, channel, rubric and texts, as one key (kept in the question of
+a judgment whose texts were removed, so that it stays the same case)."""
 
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from bot.store.models import Judgment
+
+REMOVED = "[removed]"  # what every removed text reads as (bot.store.retention)
+REMOVED_CASE = f"{REMOVED} case "  # a removed question: the marker, then the case the judgment was of
 
 
 def case_key(team_id: str | None, channel_id: str | None, rubric_name: str, question: str, reference: str,
              answer: str, answer_b: str | None = None) -> str:
     """One key for a question, reference and answer graded with a rubric in a channel (None: the terminal's): every
     judgment of the same texts there, whichever run or file it came with, is the same case to a person labeling it.
-    A pair's case is its question, reference and both answers in the file's order (whichever order the judge saw)."""
+    A pair's case is its question, reference and both answers in the file's order (whichever order the judge saw).
+    A judgment whose texts were removed keeps the case it was of."""
+    kept = removed_case(question)
+    if kept is not None:
+        return kept
     parts = [team_id or "", channel_id or "", rubric_name, question, reference, answer,
              *(() if answer_b is None else (answer_b,))]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
@@ -21,3 +30,18 @@ def judgment_case(judgment: Judgment) -> str:
     """The case a judgment is of."""
     return case_key(judgment.team_id, judgment.channel_id, judgment.rubric_name, judgment.question,
                     judgment.reference, judgment.answer, judgment.answer_b)
+
+
+def removed_question(case: str) -> str:
+    """What the question of a judgment of `case` reads as once its texts are removed."""
+    return f"{REMOVED_CASE}{case}"
+
+
+def removed_case(question: str) -> str | None:
+    """The case of a judgment whose texts were removed, from its question; None for a question still there."""
+    return question[len(REMOVED_CASE):] if question.startswith(REMOVED_CASE) else None
+
+
+def texts_removed(question: Any) -> Any:
+    """SQL: the judgment whose `question` column this is had its texts removed."""
+    return question.like(f"{REMOVED_CASE}%")

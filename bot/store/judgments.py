@@ -15,6 +15,7 @@ from sqlmodel import Session, SQLModel, col, select
 from bot.errors import RunBusy, StoreUnavailable
 from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, RowState, RunState, Triple, Verdict
 from bot.store.billing import bill_judgments
+from bot.store.case_keys import texts_removed
 from bot.store.engine import (
     CANNOT_OPEN,
     check_sqlite_file,
@@ -234,13 +235,14 @@ class Store:
     def reset_rows(self, run_id: int, statuses: tuple[str, ...]) -> int:
         """Make rows of these statuses pending again, to be judged anew; return how many."""
         cleared = dict.fromkeys([*JUDGED_FIELDS, "judged_at", "cached_from"])
-        chosen = (col(Judgment.run_id) == run_id) & col(Judgment.status).in_(statuses)
+        # A row whose texts were removed (bot.store.retention) has nothing left to judge: it keeps its verdict.
+        chosen = (col(Judgment.run_id) == run_id) & col(Judgment.status).in_(statuses) & ~texts_removed(col(Judgment.question))
         with self.engine.begin() as conn:
             conn.execute(select(Judgment.id).where(chosen).with_for_update())  # no verdict lands in between
             add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), chosen, sign=-1, feedback=table_of(Feedback))
             result = conn.execute(update(Judgment).where(chosen).values(
                 status=RowState.PENDING, tokens_in=0, tokens_out=0, tokens_cached=0, cost_usd=None, latency_ms=0,
-                attempts=0, **cleared))
+                attempts=0, claimed_by=None, claimed_at=None, **cleared))
             # Their samples that failed are asked again; those that scored were paid for and stay.
             rows = select(Judgment.id).where(col(Judgment.run_id) == run_id, col(Judgment.status) == RowState.PENDING)
             conn.execute(delete(JudgmentSample).where(col(JudgmentSample.judgment_id).in_(rows),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from bot.store.migrations_claims import _v22_row_claims
 from bot.store.migrations_costs import (
     _v10_costs_estimates_and_budgets,
     _v11_batches,
@@ -20,6 +21,7 @@ from bot.store.migrations_costs import (
     _v14_results_written,
 )
 from bot.store.migrations_pairs import _v19_pairs
+from bot.store.migrations_replicas import _v21_deliveries
 from bot.store.migrations_streams import _v20_progress_streams
 from bot.store.migrations_trust import (
     _v15_labels_by_case,
@@ -333,6 +335,6 @@ MIGRATIONS: list[Callable[[Operations], None]] = [
     _v8_run_column_roles, _v9_samples_juries_and_labels, _v10_costs_estimates_and_budgets,
     _v11_batches, _v12_votes_in_tallies, _v13_billed_tally,
     _v14_results_written, _v15_labels_by_case, _v16_review_queue, _v17_channel_judges, _v18_rubric_revisions,
-    _v19_pairs, _v20_progress_streams,
+    _v19_pairs, _v20_progress_streams, _v21_deliveries, _v22_row_claims,
 ]
 LATEST = len(MIGRATIONS)

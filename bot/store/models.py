@@ -1,6 +1,7 @@
 """The history tables: runs, judgments with their samples and hourly tallies, what the judges were billed, human
 feedback, per-user and per-channel settings, files shared in Slack, weekly digest subscriptions and the
-digests posted (the review queue, its nudges, channels' own judges and revisions of rubrics: bot.store.models_trust)."""
+digests posted, Slack's deliveries (the review queue, its nudges, channels' own judges and revisions of rubrics:
+bot.store.models_trust)."""
 
 from __future__ import annotations
 
@@ -127,6 +128,8 @@ class Judgment(SQLModel, table=True):
                                  description="a pair's second answer (`answer` is its first), for a pairwise judge")
     model_b: str | None = Field(default=None, sa_column=Column(Text), description="the model of a pair's answer_b")
     swapped: bool | None = Field(default=None, description="a pair shown to the judge in the order B, A")
+    claimed_by: str | None = Field(default=None, max_length=128, description="the process judging the pending row")
+    claimed_at: NaiveDatetime | None = Field(default=None, description="when that process last showed life")
 
 
 class JudgmentSample(SQLModel, table=True):
@@ -376,3 +379,15 @@ class DigestPost(SQLModel, table=True):
     claimed_at: NaiveDatetime = Field(default_factory=utcnow)
     posted_at: NaiveDatetime | None = None
     message_ts: str | None = Field(default=None, max_length=32)
+
+
+class SlackDelivery(SQLModel, table=True):
+    """A request or event Slack delivered, recorded before it is processed: whichever process records it first
+    processes it; a retry or a replay reaching any process finds it and is dropped."""
+
+    __tablename__ = "slack_delivery"
+
+    key: str = Field(primary_key=True, max_length=80, description="event:<event_id>, or request:<sha256 hex>")
+    kind: str = Field(max_length=32, description="the payload's type (event_callback, block_actions...) or command")
+    owner: str = Field(max_length=128, description="host:pid:incarnation of the process that took it")
+    received_at: NaiveDatetime = Field(default_factory=utcnow, index=True)

@@ -7,6 +7,7 @@ import random
 from sqlmodel import col, select
 
 from bot.records import RowState
+from bot.store.case_keys import texts_removed
 from bot.store.judgments import Store
 from bot.store.models import Judgment
 
@@ -20,7 +21,8 @@ def recent_sample(store: Store, *, rubric_name: str, channel_id: str | None, lim
     where = col(Judgment.channel_id).is_(None) if channel_id is None else col(Judgment.channel_id) == channel_id
     with store.session() as session:
         newest = list(session.exec(select(Judgment).where(
-            where, Judgment.rubric_name == rubric_name, Judgment.status == RowState.SCORED)
+            where, Judgment.rubric_name == rubric_name, Judgment.status == RowState.SCORED,
+            ~texts_removed(col(Judgment.question)))  # texts removed: nothing to judge again
             .order_by(col(Judgment.id).desc()).limit(max(limit, 1) * POOL)))
     distinct = list({(j.question, j.reference, j.answer): j for j in reversed(newest)}.values())
     picked = distinct if len(distinct) <= limit else random.Random(seed).sample(distinct, limit)

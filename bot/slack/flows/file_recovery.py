@@ -7,14 +7,17 @@ import logging
 
 from bot.errors import RunBusy
 from bot.records import RESUMABLE, RunState, ShareState
-from bot.runs import STALE_AFTER
+from bot.runs import STALE_AFTER, held_elsewhere
 from bot.slack.flows import file_summary, share_thread
 from bot.slack.flows.file_intake import FileIntake
 from bot.store import SharedFile, Store, get_share, move_share, process_name, take_share, unfinished_shares
 
 log = logging.getLogger(__name__)
 
-WATCH_EVERY = 60.0  # seconds between looks for files whose process went away
+# Seconds between looks for files whose process went away: with STALE_AFTER, a replica takes up the run of one that
+# died within half a minute.
+WATCH_EVERY = 10.0
+QUIET_STEP = 120.0  # seconds after which another host's file in any other step counts as abandoned
 
 
 def recover_files(intake: FileIntake, shares: list[SharedFile]) -> None:
@@ -35,13 +38,21 @@ async def _watch(intake: FileIntake) -> None:
             log.warning("could not list the unfinished shared files", exc_info=True)
             continue
         for share in shares:
-            if share.run_id not in files.active and share.owner != process_name():
-                files.spawn(_recover(intake, share), f"taking up shared file {share.id}")
+            if share.run_id in files.active or share.owner == process_name():
+                continue
+            run = await files.ctx.db(Store.get_run, share.run_id) if share.run_id is not None else None
+            if run is not None and held_elsewhere(run):  # another replica judges it and shows life
+                continue
+            files.spawn(_recover(intake, share), f"taking up shared file {share.id}")
 
 
 async def _recover(intake: FileIntake, share: SharedFile) -> None:
     ctx, files = intake.ctx, intake.runs
-    if not await ctx.db(take_share, share=share, stale_after=STALE_AFTER):
+    # A run being judged shows life with its heartbeat (checked by the watch): its file is taken once that stops. Any
+    # other step (loading the rows, posting the summary) shows none while it works: given longer, so that a slow
+    # upload on another host is never finished twice.
+    stale = STALE_AFTER if share.state == ShareState.RUNNING else QUIET_STEP
+    if not await ctx.db(take_share, share=share, stale_after=stale):
         return
     if share.state in (ShareState.RECEIVED, ShareState.LOADING):
         await intake.begin(share, rubric_name=share.rubric_name, confirmed=share.state == ShareState.LOADING)

@@ -49,11 +49,15 @@ class SocketMode(SlackCore):
                 self.connected.clear()
         return ws
 
-    async def _send_to_socket(self, message: dict) -> None:
+    async def _send_to_socket(self, message: dict, connection: int = -1) -> None:
         open_sockets = [ws for ws in self._sockets if not ws.closed]
         if not open_sockets:
             raise AssertionError("no Socket Mode client is connected")
-        await open_sockets[-1].send_json(message)
+        await open_sockets[connection].send_json(message)
+
+    def connections(self) -> int:
+        """How many Socket Mode connections are open (Slack spreads envelopes over up to 10 of them)."""
+        return len([ws for ws in self._sockets if not ws.closed])
 
     async def _close_sockets(self) -> None:
         self.connected.clear()
@@ -61,8 +65,9 @@ class SocketMode(SlackCore):
             await ws.close()
 
     def send_envelope(self, type: str, payload: dict, *, retry_attempt: int = 0, retry_reason: str = "",
-                      accepts_response_payload: bool | None = None) -> str:
-        """Send an envelope to the connected Socket Mode client and return its envelope_id."""
+                      accepts_response_payload: bool | None = None, connection: int = -1) -> str:
+        """Send an envelope to a connected Socket Mode client (`connection`: the index among the open ones, in the
+        order they connected; the newest by default) and return its envelope_id."""
         if not self.connected.wait(5):
             raise AssertionError("no Socket Mode client connected within 5s")
         envelope_id = str(uuid.uuid4())
@@ -73,14 +78,16 @@ class SocketMode(SlackCore):
             message["accepts_response_payload"] = accepts_response_payload
         message["retry_attempt"] = retry_attempt
         message["retry_reason"] = retry_reason
-        asyncio.run_coroutine_threadsafe(self._send_to_socket(message), self._loop).result(5)  # type: ignore[arg-type]
+        asyncio.run_coroutine_threadsafe(self._send_to_socket(message, connection),
+                                         self._loop).result(5)  # type: ignore[arg-type]
         return envelope_id
 
     async def async_send_envelope(self, type: str, payload: dict, *, retry_attempt: int = 0, retry_reason: str = "",
-                                  accepts_response_payload: bool | None = None) -> str:
+                                  accepts_response_payload: bool | None = None, connection: int = -1) -> str:
         """Like send_envelope, without blocking the caller's event loop."""
         return await asyncio.to_thread(self.send_envelope, type, payload, retry_attempt=retry_attempt,
-                                       retry_reason=retry_reason, accepts_response_payload=accepts_response_payload)
+                                       retry_reason=retry_reason, accepts_response_payload=accepts_response_payload,
+                                       connection=connection)
 
     def wait_ack(self, envelope_id: str, timeout: float = 5.0) -> dict:
         """Block until the client acks the envelope and return its ack message."""

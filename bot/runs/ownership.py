@@ -1,0 +1,27 @@
+"""Who holds a run: the process judging it shows life with a heartbeat, and another may take it once that process is
+gone."""
+
+from __future__ import annotations
+
+from bot.errors import RunBusy
+from bot.records import RunState
+from bot.store import Run, owner_gone, process_name, utcnow
+
+HEARTBEAT_SECONDS = 5.0
+# Seconds without a heartbeat after which another host's "running" run counts as abandoned: a replica takes over
+# the run of one that died within this and its next look for left-over work (bot.slack.flows.file_recovery).
+STALE_AFTER = 20.0
+
+
+def busy(run_id: int) -> RunBusy:
+    """Why a run another live process is judging cannot be taken, and what to do."""
+    return RunBusy(f"run {run_id} is being judged by another judgebot process right now; let it finish, or stop that "
+                   f"process (a run whose process died can be resumed at once on the same machine, or "
+                   f"{STALE_AFTER:.0f} s after its last sign of life from another)")
+
+
+def held_elsewhere(run: Run) -> bool:
+    """Whether another live process is judging `run` now (as read just before): a resume is refused before anything
+    is estimated or shown."""
+    return (run.status == RunState.RUNNING and run.owner is not None and run.owner != process_name()
+            and not owner_gone(run.owner, run.heartbeat_at, utcnow(), STALE_AFTER))
