@@ -111,6 +111,7 @@ class RateLimiter:
         self._due = dict.fromkeys(KINDS, 0.0)  # when each limit's even pace has room for the next request
         self._paused_until = 0.0
         self._paused_for = "requests"  # the limit a pause waits for
+        self.told: tuple[float, str] | None = None  # the latest pause a 429 set here (wall-clock end, limit), to tell
         self._prompt_scale = 1.0  # the provider's count of a prompt over our estimate of it
         self._reply_tokens = float(REPLY_TOKENS)
         self._replies = 0  # replies learned from: the first ones weigh more
@@ -334,12 +335,19 @@ class RateLimiter:
         self._void(entry)
         self.pause(wait, name)
 
-    def pause(self, seconds: float, kind: str = "requests") -> None:
-        """Hold every request for `seconds` (a 429's wait, a window without requests left), waiting for `kind`."""
+    def pause(self, seconds: float, kind: str = "requests", *, tell: bool = True) -> None:
+        """Hold every request for `seconds` (a 429's wait, a window without requests left), waiting for `kind`; kept
+        in `told` for the other processes of the endpoint unless it came from them (`tell`)."""
         if 0 < seconds <= 10 * self.window:
             until = time.monotonic() + seconds
             if until > self._paused_until:
                 self._paused_until, self._paused_for = until, kind
+                if tell:
+                    self.told = (time.time() + seconds, kind)
+
+    def hold_until(self, wall: float, kind: str) -> None:
+        """Hold every request until `wall` (the clock's time): a pause another process of the endpoint learned."""
+        self.pause(wall - time.time(), kind, tell=False)
 
 
 class Limiters:
@@ -363,6 +371,10 @@ class Limiters:
             requests, tokens, window = self._set
             self._made[key] = RateLimiter(requests=requests, tokens=tokens, window=window)
         return self._made[key]
+
+    def made(self) -> list[tuple[str, str, RateLimiter]]:
+        """Every limiter made so far: its endpoint, its model, and itself."""
+        return [(endpoint, model, limiter) for (endpoint, model), limiter in self._made.items()]
 
     def clear(self) -> None:
         """Forget every limiter: what each learned and what was sent (a process that starts over)."""

@@ -12,6 +12,7 @@ from bot.errors import JudgebotError, SetupError
 from bot.judge.panel import Bench, Panel, open_bench
 from bot.rubric import Rubric, RubricError, RubricSet, load_rubrics, rubric_from_text
 from bot.runs.execute import execute_run
+from bot.runs.shared_pauses import SharedPauses
 from bot.store import Run, Store, process_name
 from bot.store.revisions import revision_by_hash
 from bot.store.row_claims import runs_to_help
@@ -67,6 +68,13 @@ class Assist:
             if rubric is not None:
                 self.helping[run.id] = asyncio.create_task(self._help(run, rubric, panel), name=f"helping run {run.id}")
 
+    async def stop_helping(self, run_id: int) -> None:
+        """Stop helping with a run this process now takes itself (its claims given back first)."""
+        task = self.helping.get(run_id)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
     async def rubric_of(self, run: Run) -> Rubric | None:
         """The very rubric the run was started with: a loaded one, or a channel's revision of it from the history."""
         try:
@@ -107,10 +115,12 @@ async def work_only(settings: Settings, stop: asyncio.Event) -> None:
     store = await asyncio.to_thread(Store.open, settings.db_url)
     bench = open_bench(settings)
     assist = Assist(store, load_rubrics(settings.rubrics_dir), run_panel(bench), concurrency=settings.concurrency)
-    helping = asyncio.create_task(assist.forever(), name="helping the other processes")
+    tasks = [asyncio.create_task(assist.forever(), name="helping the other processes"),
+             asyncio.create_task(SharedPauses(store).forever(), name="sharing the judge endpoints' pauses")]
     try:
         await stop.wait()
     finally:
-        helping.cancel()
-        await asyncio.gather(helping, return_exceptions=True)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         await bench.aclose()

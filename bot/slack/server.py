@@ -17,6 +17,7 @@ from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import open_bench
 from bot.rubric import load_rubrics
 from bot.runs.assist import Assist
+from bot.runs.shared_pauses import SharedPauses
 from bot.slack.app import Parts, build_app
 from bot.slack.context import Context
 from bot.slack.deliveries import Deliveries
@@ -130,8 +131,9 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
                              parts.nudges, parts.deliveries, _runner=runner)
     recover_cards(ctx, left_over)
     recover_files(parts.intake, left_files)
-    helping = Assist(store, rubrics, ctx.panel_of, concurrency=settings.concurrency, own=lambda: set(files.active))
-    ctx.tasks.spawn(helping.forever(), "helping the other replicas with their runs", interruptible=True)
+    files.assist = Assist(store, rubrics, ctx.panel_of, concurrency=settings.concurrency, own=lambda: set(files.active))
+    ctx.tasks.spawn(files.assist.forever(), "helping the other replicas with their runs", interruptible=True)
+    ctx.tasks.spawn(SharedPauses(store).forever(), "sharing the judge endpoints' pauses", interruptible=True)
     await parts.digests.start()
     await parts.nudges.start()
     if settings.retention_days is not None:

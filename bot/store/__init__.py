@@ -34,6 +34,7 @@ from bot.store.models import (
     UserSetting,
     utcnow,
 )
+from bot.store.models_replicas import EndpointPause
 from bot.store.models_trust import ChannelJudge, Label
 from bot.store.preferences import (
     CostLimits,
@@ -74,6 +75,7 @@ from bot.store.subscriptions import (
 from bot.store.tallies import HOUR, hour_of
 
 __all__ = [
+    "EndpointPause",
     "BUSY_TIMEOUT_MS",
     "HOUR",
     "INSERT_BATCH",

@@ -1,4 +1,5 @@
-"""The schema versions of replicas judging one run together: pending rows claimed by the process judging them (22)."""
+"""The schema versions of replicas judging together: pending rows claimed by the process judging them (22), and the
+judge endpoints' pauses told to every process (23)."""
 
 from __future__ import annotations
 
@@ -15,3 +16,17 @@ def _v22_row_claims(op: Operations) -> None:
     # row held by one, and a row whose process died is taken by another.
     op.add_column("judgment", sa.Column("claimed_by", sa.String(128)))
     op.add_column("judgment", sa.Column("claimed_at", sa.DateTime))
+
+
+def _v23_endpoint_pauses(op: Operations) -> None:
+    # The pause a 429 set on an endpoint and model, told to every process judging with them (one row each, its end
+    # moved later when another 429 asks more).
+    op.create_table(
+        "endpoint_pause",
+        sa.Column("endpoint", sa.String(255), primary_key=True),
+        sa.Column("model", sa.String(128), primary_key=True),
+        sa.Column("until", sa.DateTime, nullable=False),
+        sa.Column("kind", sa.String(16), nullable=False),
+        sa.Column("told_by", sa.String(128), nullable=False),
+        sa.Column("updated_at", sa.DateTime, nullable=False),
+    )

@@ -9,7 +9,9 @@ so two processes claiming at once get different rows; SQLite takes one writer at
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import and_, case, func, or_, select, update
 from sqlalchemy.engine import Connection
@@ -35,24 +37,30 @@ def _lapsed(conn: Connection, run_id: int, owner: str, now: datetime) -> list[st
 def claim_rows(store: Store, run_id: int, owner: str, *, limit: int, running_only: bool = False
                ) -> list[tuple[int, Triple]]:
     """Claim up to `limit` of the run's pending rows no live process holds, in row order, for `owner`; their ids and
-    texts. With `running_only`, none unless the run is being judged (a process helping another stops with it)."""
-    table, runs = table_of(Judgment), table_of(Run)
+    texts. With `running_only`, none unless the run is being judged (a process helping another stops with it).
+
+    The processes holding claims are looked at only when free rows run short: a run's rows are read once each."""
     now = utcnow()
     with store.engine.begin() as conn:
-        gone = _lapsed(conn, run_id, owner, now)
-        free = or_(table.c.claimed_by.is_(None), table.c.claimed_at < now - timedelta(seconds=CLAIM_STALE),
-                   table.c.claimed_by.in_(gone))
-        chosen = (select(table.c.id).where(table.c.run_id == run_id, table.c.status == RowState.PENDING, free)
-                  .order_by(table.c.id).limit(limit).with_for_update(skip_locked=True))
-        if running_only:
-            chosen = chosen.where(select(runs.c.id).where(runs.c.id == run_id, runs.c.status == RunState.RUNNING)
-                                  .exists())
-        claimed = conn.execute(update(table).where(table.c.id.in_(chosen.scalar_subquery()))
-                               .values(claimed_by=owner, claimed_at=now)
-                               .returning(table.c.id, table.c.question, table.c.reference, table.c.answer,
-                                          table.c.answer_b, table.c.swapped))
-        rows = sorted(claimed, key=lambda row: row.id)
-    return [(row.id, triple_of(row)) for row in rows]
+        rows = _claim(conn, run_id, owner, limit, now, (), running_only)
+        if len(rows) < limit and (gone := _lapsed(conn, run_id, owner, now)):
+            rows += _claim(conn, run_id, owner, limit - len(rows), now, gone, running_only)
+    return [(row.id, triple_of(row)) for row in sorted(rows, key=lambda row: row.id)]
+
+
+def _claim(conn: Connection, run_id: int, owner: str, limit: int, now: datetime, gone: Sequence[str],
+           running_only: bool) -> list[Any]:
+    table, runs = table_of(Judgment), table_of(Run)
+    free = or_(table.c.claimed_by.is_(None), table.c.claimed_at < now - timedelta(seconds=CLAIM_STALE),
+               table.c.claimed_by.in_(gone))
+    chosen = (select(table.c.id).where(table.c.run_id == run_id, table.c.status == RowState.PENDING, free)
+              .order_by(table.c.id).limit(limit).with_for_update(skip_locked=True))
+    if running_only:
+        chosen = chosen.where(select(runs.c.id).where(runs.c.id == run_id, runs.c.status == RunState.RUNNING).exists())
+    return list(conn.execute(update(table).where(table.c.id.in_(chosen.scalar_subquery()))
+                             .values(claimed_by=owner, claimed_at=now)
+                             .returning(table.c.id, table.c.question, table.c.reference, table.c.answer,
+                                        table.c.answer_b, table.c.swapped)))
 
 
 def refresh_claims(store: Store, run_id: int, owner: str) -> int:

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlencode
@@ -23,9 +20,9 @@ from bot.slack.deliveries import FORGET_EVERY, KEEP, delivery_key
 from bot.slack.views.card import FEEDBACK
 from bot.store import Store, utcnow
 from bot.store.deliveries import forget_deliveries, record_delivery
-from tests.support import forkserver
+from tests.support.replicas import replicas
 from tests.support.replies import eth_reply
-from tests.support.serve_process import free_port, serve_env, wait_healthy
+from tests.support.serve_process import free_port, wait_healthy
 from tests.support.slack_messages import INLINE, buttons, card_of, feedback
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
@@ -139,29 +136,6 @@ async def test_a_bot_that_cannot_record_a_delivery_takes_none(http_bot, slack, s
 # -- replicas: real processes on one PostgreSQL database ----------------------------------------------------------
 
 
-@contextmanager
-def replicas(bot_settings, db_url: str, tmp_path: Path) -> Iterator[Callable[..., Path]]:
-    """Yields `start(**env)`, which starts one more `judgebot serve` process on the database `db_url` (with `env` added
-    to its environment) and returns the file of its log. Every one is stopped at the end with SIGTERM, and exits 0."""
-    started, logs = [], []
-
-    def start(**env: str) -> Path:
-        folder = tmp_path / f"replica{len(started)}"
-        folder.mkdir()
-        logs.append(folder / "log")
-        started.append(forkserver.start(["serve"], cwd=folder, out=logs[-1], env=serve_env(
-            bot_settings, DATABASE_URL=db_url, JUDGEBOT_LOG_LEVEL="INFO", **env)))
-        return logs[-1]
-
-    try:
-        yield start
-    finally:
-        for process in started:
-            process.send_signal(signal.SIGTERM)
-        codes = [process.wait(timeout=60) for process in started]
-    assert codes == [0] * len(started), [log.read_text()[-3000:] for log in logs]
-
-
 def dropped(log: Path) -> int:
     """How many deliveries a replica dropped as taken already, by its log."""
     return log.read_text().count("delivered again")
@@ -183,8 +157,9 @@ def test_a_replay_or_retry_sent_to_another_http_replica_is_acknowledged_and_drop
                                                                                     tmp_path):
     judge_server.responder = lambda body: eth_reply("Correct")
     ports = [free_port(), free_port()]
-    with replicas(bot_settings, db_url, tmp_path) as start:
-        logs = [start(PORT=str(port)) for port in ports]  # started together: they set the new database up together
+    with replicas(bot_settings, db_url, tmp_path) as running:
+        # started together: they set the new database up together
+        logs = [running.logs[running.start(PORT=str(port))] for port in ports]
 
         async def talk() -> None:
             urls = [f"http://127.0.0.1:{port}" for port in ports]
@@ -220,10 +195,10 @@ def test_a_delivery_repeated_on_another_replicas_socket_mode_connection_is_dropp
                                                                                     slack_server, judge_server,
                                                                                     tmp_path):
     judge_server.responder = lambda body: eth_reply("Correct")
-    with replicas(bot_settings, db_url, tmp_path) as start:
+    with replicas(bot_settings, db_url, tmp_path) as running:
         logs = []
         for n in (1, 2):  # one at a time, so that connection 0 is replica A's and connection 1 replica B's
-            logs.append(start(SLACK_APP_TOKEN=slack_server.app_token))
+            logs.append(running.logs[running.start(SLACK_APP_TOKEN=slack_server.app_token)])
             deadline = time.monotonic() + 60
             while slack_server.connections() < n:
                 assert time.monotonic() < deadline, logs[-1].read_text()

@@ -17,6 +17,7 @@ from bot.figures import money
 from bot.records import RESUMABLE, RowState, RunState, ShareState
 from bot.rubric import Rubric
 from bot.runs import Budget, Origin, execute_run, start_csv_run
+from bot.runs.assist import Assist
 from bot.runs.batch import judge_by_batch
 from bot.runs.estimate import Estimate, estimate_run
 from bot.runs.resume import judge_on_resume
@@ -98,6 +99,7 @@ class FileRuns:
         self.ctx, self.limits = ctx, limits
         self.active: dict[int, _Active] = {}
         self.past_budget: set[int] = set()  # runs an admin started over the channel's monthly budget
+        self.assist: Assist | None = None  # how this process helps other processes with their runs
 
     def spawn(self, work: Any, what: str) -> None:
         """Run file work in the background: interrupted at a stop, and taken up again after the restart."""
@@ -214,6 +216,8 @@ class FileRuns:
         if run.id in self.active:
             return  # this process judges it already
         active = self.active[run.id] = _Active()
+        if self.assist is not None:  # this process may have been helping the process that held it
+            await self.assist.stop_helping(run.id)
         assert share.progress_ts is not None
         waiting = bool(await self.ctx.db(open_parts, run.id))
         by_batch = batch or waiting

@@ -1,0 +1,22 @@
+"""The tables several processes on one database share besides the history: the judge endpoints' pauses."""
+
+from __future__ import annotations
+
+from pydantic import NaiveDatetime
+from sqlmodel import Field, SQLModel
+
+from bot.store.models import utcnow
+
+
+class EndpointPause(SQLModel, table=True):
+    """Until when a judge endpoint refuses a model's requests (a 429's wait), as one process learned it: every
+    process judging with that endpoint and model holds its requests until then too."""
+
+    __tablename__ = "endpoint_pause"
+
+    endpoint: str = Field(primary_key=True, max_length=255, description="the endpoint's base URL")
+    model: str = Field(primary_key=True, max_length=128)
+    until: NaiveDatetime = Field(description="UTC: when requests may go again")
+    kind: str = Field(max_length=16, description="the limit it waits for: requests or tokens")
+    told_by: str = Field(max_length=128, description="host:pid:incarnation of the process that learned it")
+    updated_at: NaiveDatetime = Field(default_factory=utcnow)
