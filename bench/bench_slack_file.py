@@ -105,6 +105,10 @@ async def main(rows: int, latency: float, concurrency: int) -> None:
         print(f"  first -> last request   {arrivals[-1] - arrivals[0]:.1f} s (ideal {spread:.1f} s)")
         print(f"  last request -> summary {summary_at - (arrivals[-1] - shared):.1f} s (its reply, the last saves, the card)")
         print(f"progress message edits    {len(edits)}  (shortest gap {min(gaps, default=0):.2f} s)")
+        appends = slack.calls_to("chat.appendStream")
+        spaced = [b.at - a.at for a, b in zip(appends, appends[1:])]
+        print(f"progress stream appends   {len(appends)}  (shortest gap {min(spaced, default=0):.2f} s; "
+              f"streams started {len(slack.calls_to('chat.startStream'))})")
         print(f"judge requests            {len(judge.bodies())}")
         print(f"bot peak RSS              {rss:.0f} MB")
     finally:
