@@ -32,6 +32,14 @@ NO_MODE = (
     "SLACK_SIGNING_SECRET and point the app's request URLs at https://<your host>/slack/events."
 )
 BAD_TOKEN = "{name} does not look right: {problem}."
+BOTH_MODES = (
+    "Both SLACK_BOT_TOKEN (one workspace) and SLACK_CLIENT_ID (many workspaces, installed through OAuth) are set: "
+    "unset one of them."
+)
+HALF_OAUTH = (
+    "Installing judgebot in many workspaces needs SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_SIGNING_SECRET "
+    "(all three on the app's Basic Information page), in HTTP mode without SLACK_APP_TOKEN; missing or extra: {what}."
+)
 
 
 class Settings(BaseSettings):
@@ -87,6 +95,13 @@ class Settings(BaseSettings):
         None, description="Signing secret (Basic Information page); HTTP mode verifies every request with it.")
     slack_app_token: SecretStr | None = Field(
         None, description="App-level token (xapp-..., scope connections:write): set it to run in Socket Mode.")
+    slack_client_id: str | None = Field(
+        None, description="Many workspaces: the app's Client ID (Basic Information); with SLACK_CLIENT_SECRET and "
+        "SLACK_SIGNING_SECRET instead of SLACK_BOT_TOKEN, each workspace installs the bot at /slack/install (HTTP mode).")
+    slack_client_secret: SecretStr | None = Field(None, description="Many workspaces: the app's Client Secret.")
+    slack_redirect_uri: str | None = Field(
+        None, description="Many workspaces: the OAuth redirect URL, https://<your host>/slack/oauth_redirect (unset: "
+        "the one the app's OAuth & Permissions page names).")
     slack_api_url: str = Field("https://slack.com/api/", description="Base URL of Slack's Web API.")
     port: int = Field(3000, ge=0, le=65535, description="HTTP mode: the port Slack's requests come to (0: any free one).")
     csv_max_mb: float = Field(20.0, gt=0, description="Largest CSV file a Slack run accepts, in MB.")
@@ -163,12 +178,37 @@ class Settings(BaseSettings):
         """Whether a key or a base URL says where the judge lives."""
         return bool(self.openai_api_key and self.openai_api_key.get_secret_value()) or bool(self.openai_base_url)
 
+    def oauth_install(self) -> tuple[str, str] | None:
+        """(client id, client secret) when each workspace installs the bot through Slack's OAuth flow, else None (one
+        workspace, one SLACK_BOT_TOKEN); SetupError when the settings mix the two or lack a part."""
+        client_id = (self.slack_client_id or "").strip()
+        if not client_id and not self.slack_client_secret:
+            return None
+        bot_token, app_token, secret, client_secret = (
+            value.get_secret_value().strip() if value else ""
+            for value in (self.slack_bot_token, self.slack_app_token, self.slack_signing_secret,
+                          self.slack_client_secret)
+        )
+        if bot_token:
+            raise SetupError(BOTH_MODES)
+        wrong = [name for name, bad in (("SLACK_CLIENT_ID", not client_id), ("SLACK_CLIENT_SECRET", not client_secret),
+                                        ("SLACK_SIGNING_SECRET", not secret), ("SLACK_APP_TOKEN (set)", bool(app_token)))
+                 if bad]
+        if wrong:
+            raise SetupError(HALF_OAUTH.format(what=", ".join(wrong)))
+        return client_id, client_secret
+
     def slack_tokens(self) -> tuple[str, str | None, str | None]:
-        """(bot token, app token, signing secret), or SetupError naming what is missing or malformed."""
+        """(bot token, app token, signing secret), or SetupError naming what is missing or malformed.
+
+        With the OAuth install (`oauth_install`) there is no one bot token: it is "" and the signing secret is set.
+        """
         bot_token, app_token, secret = (
             value.get_secret_value().strip() if value else ""
             for value in (self.slack_bot_token, self.slack_app_token, self.slack_signing_secret)
         )
+        if self.oauth_install() is not None:
+            return "", None, secret
         if not bot_token:
             raise SetupError(NO_BOT_TOKEN)
         if not bot_token.startswith("xoxb-"):

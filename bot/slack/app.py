@@ -9,6 +9,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 
 from bot.slack.context import Context
 from bot.slack.deliveries import Deliveries
@@ -30,6 +31,7 @@ from bot.slack.listeners.messages_tab import MessagesTab
 from bot.slack.listeners.review import ReviewCommands
 from bot.slack.listeners.workflow import GRADE_STEP, WorkflowStep
 from bot.slack.messenger import failure_text
+from bot.slack.oauth import workspace_middleware
 from bot.slack.views.align import ALIGN_DISCARD, ALIGN_DOWNLOAD, ALIGN_USE
 from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, FEEDBACK, REJUDGE, RETRY
 from bot.slack.views.commands import FORM, FormSeal
@@ -43,9 +45,11 @@ HOME_OPENED = "app_home_opened"
 # Every event the app subscribes to, as manifest.yml declares them: messages of public and private channels
 # (files arrive as messages with the subtype file_share), and file_shared, which Slack sends alongside; the Messages
 # tab's threads (started, the channel looked at changed) and the direct messages written there; and a workflow
-# reaching the app's step (function_executed, which Slack sends to an app whose manifest declares the step).
+# reaching the app's step (function_executed, which Slack sends to an app whose manifest declares the step); and a
+# workspace uninstalling the app or revoking its tokens (with the OAuth install, its tokens are deleted).
+REVOKED = ("app_uninstalled", "tokens_revoked")
 EVENTS = (HOME_OPENED, "message.channels", "message.groups", "file_shared", "message.im", "assistant_thread_started",
-          "assistant_thread_context_changed", "function_executed")
+          "assistant_thread_context_changed", "function_executed", *REVOKED)
 
 log = logging.getLogger(__name__)
 
@@ -88,17 +92,24 @@ def on_error(ctx: Context) -> Any:
 
 
 def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_settings: DigestSettings,
-              form_secret: str) -> AsyncApp:
+              form_secret: str, oauth: AsyncOAuthSettings | None = None) -> AsyncApp:
     """The bolt app; with a signing secret every HTTP request is verified, without one it serves Socket Mode only.
 
-    `form_secret` (the signing secret, or in Socket Mode the app token) signs where each form was opened.
+    `form_secret` (the signing secret, or in Socket Mode the app token) signs where each form was opened. With `oauth`
+    (many workspaces) bolt serves the install pages and authorizes each request from the installation store.
     """
     logger = logging.getLogger("judgebot.bolt")
     if not any(isinstance(f, _NoTokenNotice) for f in logger.filters):
         logger.addFilter(_NoTokenNotice())
     app = AsyncApp(client=ctx.client, signing_secret=signing_secret or "",
-                   request_verification_enabled=bool(signing_secret), logger=logger)
+                   request_verification_enabled=bool(signing_secret), logger=logger, oauth_settings=oauth)
     app.middleware(parts.deliveries)  # the first of ours: a delivery taken already reaches none of our listeners
+    if oauth is not None:
+        app.middleware(workspace_middleware(ctx))  # each request answered with its own workspace's token
+        app.enable_token_revocation_listeners()  # app_uninstalled, tokens_revoked: the workspace's tokens deleted
+    else:
+        for revoked in REVOKED:  # one SLACK_BOT_TOKEN: nothing stored to delete
+            app.event(revoked)(ignore)
     digest_commands = DigestCommands(ctx, parts.digests, digest_settings)
     seal = FormSeal(form_secret)
     budget_commands = BudgetCommands(ctx, digest_settings.admins, parts.files.limits.confirm_above)

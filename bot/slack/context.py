@@ -1,22 +1,25 @@
-"""What every listener and flow shares: the history, the rubrics, the judge, the messenger, and the task supervisor."""
+"""What every listener and flow shares: the history, the rubrics, the judge, the workspace's messenger, the tasks."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.errors import RubricError
+from bot.errors import RubricError, SetupError
 from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import Bench, Panel
 from bot.llm.client import JudgeClient
 from bot.rubric import Rubric, RubricSet, rubric_from_text
-from bot.slack.messenger import Messenger
+from bot.slack.messenger import Messenger, make_web_client
 from bot.store import Judgment, Run, Store, judge_of_channel, month_spent
 from bot.store.models_trust import RubricRevision
 from bot.store.revisions import revision_in_force
@@ -98,17 +101,41 @@ class Supervisor:
             await asyncio.wait(late, timeout=SAY_LATER + 1)
 
 
+class NotInstalled(SetupError):
+    """Work for a workspace that has no installation (any more): the app was uninstalled there, or never installed."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A workspace the bot acts for: its id, its bot user, its URL (for links), and a messenger with its bot token."""
+
+    say: Messenger
+    team_id: str | None = None
+    bot_user_id: str | None = None
+    team_url: str | None = None
+
+
+# The workspace of the request being answered (set by bot.slack.oauth's middleware) or of the background work being
+# done (Context.acting_for). Tasks spawned meanwhile inherit it: asyncio copies the context into each new task.
+# Unset (one workspace, SLACK_BOT_TOKEN): the context's own workspace.
+_ACTING: ContextVar[Workspace | None] = ContextVar("judgebot_workspace", default=None)
+
+
 @dataclass
 class Context:
-    """The bot's shared parts; built once in `serve`, handed to every listener and flow."""
+    """The bot's shared parts; built once in `serve`, handed to every listener and flow.
+
+    `say`, `client`, `team_id`, `bot_user_id` and `team_url` are those of the workspace acted for: with one
+    SLACK_BOT_TOKEN always `home`; with the OAuth install, the request's workspace (its bot token found in the
+    installation store by bolt), or the one named by `acting_for` in work no request started.
+    """
 
     store: Store
     rubrics: RubricSet
     bench: Bench  # the judge, and the jury of JUDGES or JUDGES_FILE
-    say: Messenger
-    team_url: str | None = None
-    bot_user_id: str | None = None
-    team_id: str | None = None  # the workspace the bot is installed in: the only one it acts for
+    home: Workspace  # one token: the workspace the bot is installed in; OAuth: none (a client without a token)
+    installations: AsyncInstallationStore | None = None  # OAuth: the workspaces' bot tokens
+    pinned: Workspace | None = None  # a copy speaking through its own messenger (`speaking_through`)
     review_sample_rate: float = 0.05  # REVIEW_SAMPLE_RATE: the share of a file's rows sent to review at random
     watch: JudgeWatch = field(default_factory=JudgeWatch)  # the configured judges and their shutdown dates
     revisions: dict[str, Rubric] = field(default_factory=dict)  # channels' revisions of rubrics, by hash
@@ -131,9 +158,66 @@ class Context:
         return self.watch.warnings(own, slack=True)
 
     @property
+    def workspace(self) -> Workspace:
+        """The workspace acted for now."""
+        return self.pinned or _ACTING.get() or self.home
+
+    def speaking_through(self, say: Messenger) -> Context:
+        """A copy of the context (the same history, judge and tasks) whose messages go through `say`, for the
+        workspace acted for now."""
+        return dataclasses.replace(self, pinned=dataclasses.replace(self.workspace, say=say))
+
+    @property
+    def say(self) -> Messenger:
+        """The messenger of the workspace acted for."""
+        return self.workspace.say
+
+    @property
     def client(self) -> AsyncWebClient:
         """The Web API client (for calls that are not messages: files, views, users, history)."""
-        return self.say.client
+        return self.workspace.say.client
+
+    @property
+    def team_id(self) -> str | None:
+        """The workspace acted for: the only one whose requests and history this request or work may touch."""
+        return self.workspace.team_id
+
+    @property
+    def bot_user_id(self) -> str | None:
+        """The bot's user in the workspace acted for."""
+        return self.workspace.bot_user_id
+
+    @property
+    def team_url(self) -> str | None:
+        """The URL of the workspace acted for, for links to messages (None: no links)."""
+        return self.workspace.team_url
+
+    @staticmethod
+    def answer_for(workspace: Workspace) -> None:
+        """Act for `workspace` for the rest of the request being answered (and the tasks it starts)."""
+        _ACTING.set(workspace)
+
+    @asynccontextmanager
+    async def acting_for(self, team_id: str | None) -> AsyncIterator[Workspace]:
+        """Act for workspace `team_id` inside the block (work no request started: a digest, a nudge, a recovery).
+
+        With one SLACK_BOT_TOKEN nothing changes. With the OAuth install the workspace's bot token comes from the
+        installation store; NotInstalled when it has none (uninstalled).
+        """
+        if self.installations is None:
+            yield self.workspace
+            return
+        bot = await self.installations.async_find_bot(enterprise_id=None, team_id=team_id)
+        if bot is None or not bot.bot_token:
+            raise NotInstalled(f"judgebot is not installed in workspace {team_id} (any more)")
+        base = self.home.say.client
+        workspace = Workspace(Messenger(make_web_client(bot.bot_token, base.base_url)), team_id=team_id,
+                              bot_user_id=bot.bot_user_id)
+        token = _ACTING.set(workspace)
+        try:
+            yield workspace
+        finally:
+            _ACTING.reset(token)
 
     async def db(self, function: Callable[Concatenate[Store, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """`function(store, ...)` off the event loop, so a busy database never delays an ack.

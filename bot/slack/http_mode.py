@@ -1,5 +1,5 @@
 """HTTP mode's front door: Slack's signature checked first on the raw bytes, then the bolt app (whose first middleware,
-bot.slack.deliveries, drops a request or event taken already, by this process or another)."""
+bot.slack.deliveries, drops a request or event taken already, by this process or another); and the install pages."""
 
 from __future__ import annotations
 
@@ -48,3 +48,19 @@ def events_handler(app: AsyncApp, signing_secret: str) -> Handler:
         return await to_aiohttp_response(await app.async_dispatch(bolt_request))
 
     return events
+
+
+def install_handler(app: AsyncApp) -> Handler:
+    """The GET handler of the install pages (many workspaces): bolt's OAuth flow starts an install (a state issued,
+    set as the installer's cookie, and the link to Slack's authorize page) or finishes one (the state checked against
+    the store and the cookie, the code exchanged for the workspace's bot token, the installation saved)."""
+    flow = app.oauth_flow
+    assert flow is not None, "the install pages exist only with the OAuth install"
+
+    async def install(request: web.Request) -> web.StreamResponse:
+        bolt_request = AsyncBoltRequest(body="", query=request.query_string, headers=dict(request.headers))
+        if request.path == flow.install_path:
+            return await to_aiohttp_response(await flow.handle_installation(bolt_request))
+        return await to_aiohttp_response(await flow.handle_callback(bolt_request))
+
+    return install

@@ -46,7 +46,7 @@ def failure_text(err: BaseException) -> str:
     return f":warning: {OUR_FAULT}"
 
 
-def make_web_client(token: str, api_url: str) -> AsyncWebClient:
+def make_web_client(token: str | None, api_url: str) -> AsyncWebClient:
     """A Web API client that waits out rate limits (Retry-After) and retries server errors and dropped connections."""
     return AsyncWebClient(
         token=token, base_url=api_url, timeout=30,

@@ -19,7 +19,7 @@ from bot.rubric import load_rubrics
 from bot.runs.assist import Assist
 from bot.runs.shared_pauses import SharedPauses
 from bot.slack.app import Parts, build_app
-from bot.slack.context import Context
+from bot.slack.context import Context, Workspace
 from bot.slack.deliveries import Deliveries
 from bot.slack.flows.card import CARD_SOURCE, recover_cards
 from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
@@ -27,8 +27,9 @@ from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_recovery import recover_files
 from bot.slack.flows.file_run import FileLimits, FileRuns
 from bot.slack.flows.review_nudge import ReviewNudges
-from bot.slack.http_mode import events_handler
+from bot.slack.http_mode import events_handler, install_handler
 from bot.slack.messenger import BAD_BOT_TOKEN, Messenger, make_web_client, slack_call
+from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH, installation_store, oauth_settings
 from bot.slack.retention import DailyRetention
 from bot.store import Store, unfinished_shares
 from bot.store.revisions import all_revisions
@@ -83,8 +84,9 @@ class RunningBot:
 async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     """Check the settings and tokens, open the history, and start taking Slack's requests."""
     bot_token, app_token, secret = settings.slack_tokens()
-    client = make_web_client(bot_token, settings.slack_api_url)
-    auth = await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)
+    install = settings.oauth_install()  # many workspaces: no one bot token, each found per request
+    client = make_web_client(bot_token or None, settings.slack_api_url)
+    auth = {} if install else await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)
     if app_token:
         await slack_call(lambda: client.apps_connections_open(app_token=app_token), BAD_APP_TOKEN,
                           settings.slack_api_url)
@@ -93,10 +95,11 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     rubrics = load_rubrics(settings.rubrics_dir)
     for broken in rubrics.broken:  # the other rubrics work: the bot starts with them
         log.warning("rubric file left out until it is fixed: %s: %s", broken.path, broken.problem)
-    ctx = Context(store=store, rubrics=rubrics, bench=open_bench(settings),
-                  say=Messenger(client), team_url=auth.get("url"), bot_user_id=auth.get("user_id"),
-                  team_id=auth.get("team_id"), review_sample_rate=settings.review_sample_rate,
-                  watch=JudgeWatch.from_settings(settings))
+    home = Workspace(Messenger(client), team_id=auth.get("team_id"), bot_user_id=auth.get("user_id"),
+                     team_url=auth.get("url"))
+    installations = installation_store(install[0], store) if install else None
+    ctx = Context(store=store, rubrics=rubrics, bench=open_bench(settings), home=home, installations=installations,
+                  review_sample_rate=settings.review_sample_rate, watch=JudgeWatch.from_settings(settings))
     for revision in await ctx.db(all_revisions):  # the rubrics judgments of the history may have been made with
         ctx.know_revision(revision)
     # Listed before any request is taken, so a judgment started from now on is never mistaken for a left-over.
@@ -107,8 +110,11 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     files = FileRuns(ctx, limits)
     parts = Parts(FileIntake(ctx, limits, files), files, WeeklyDigests(ctx, digest_settings), ReviewNudges(ctx),
                   Deliveries(ctx))
+    oauth = None if install is None or installations is None else oauth_settings(
+        client_id=install[0], client_secret=install[1], redirect_uri=settings.slack_redirect_uri, store=store,
+        installations=installations)
     app = build_app(ctx, parts, signing_secret=secret, digest_settings=digest_settings,
-                    form_secret=secret or app_token or "")
+                    form_secret=secret or app_token or "", oauth=oauth)
     if app_token:
         socket = AsyncSocketModeHandler(app, app_token)
         await socket.connect_async()
@@ -117,6 +123,9 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     else:
         web_app = web.Application()
         web_app.router.add_post(EVENTS_PATH, events_handler(app, secret or ""))
+        if oauth is not None:  # the installer's browser: not signed by Slack, the OAuth state is checked instead
+            web_app.router.add_get(INSTALL_PATH, install_handler(app))
+            web_app.router.add_get(REDIRECT_PATH, install_handler(app))
         web_app.router.add_get(HEALTH_PATH, _health(store))
         runner = web.AppRunner(web_app, access_log=None)
         await runner.setup()
@@ -127,7 +136,8 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
             await ctx.bench.aclose()
             raise SetupError(f"Cannot listen on port {settings.port} ({err.strerror or err}). Set PORT to a free "
                              "port, or stop what uses it.") from None
-        running = RunningBot("http", runner.addresses[0][1], str(auth.get("team")), ctx, parts.files, parts.digests,
+        team = str(auth.get("team") or "every workspace that installs it at " + INSTALL_PATH)
+        running = RunningBot("http", runner.addresses[0][1], team, ctx, parts.files, parts.digests,
                              parts.nudges, parts.deliveries, _runner=runner)
     recover_cards(ctx, left_over)
     recover_files(parts.intake, left_files)

@@ -1,6 +1,7 @@
 """The history: engine set-up, tables, migrations, tallies, leases, and every query the rest of judgebot needs."""
 
 from bot.errors import SchemaTooNew, StoreUnavailable
+from bot.store import models_oauth  # noqa: F401  (slack_sdk's installation tables, in the schema)
 from bot.store.channel_judges import channel_judge, judge_choices, judge_of_channel, set_channel_judge
 from bot.store.engine import BUSY_TIMEOUT_MS, configure_sqlite, make_engine
 from bot.store.feedback import feedback_tally, record_feedback

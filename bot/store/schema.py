@@ -87,7 +87,7 @@ def _created(engine: Engine) -> bool:
     """
     from sqlmodel import SQLModel
 
-    from bot.store import models  # noqa: F401  (the tables of the models)
+    from bot.store import models, models_oauth  # noqa: F401  (the tables of the models, and slack_sdk's)
 
     with engine.begin() as conn:
         _lock(conn)

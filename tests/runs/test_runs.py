@@ -261,7 +261,7 @@ async def test_twins_among_rows_the_history_holds_are_billed_once(store, eth, ju
     out second may be judged first, and the first must then find its verdict rather than be billed again."""
     judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, delay=0.01)
     client = make_client(concurrency=8)
-    pairs, between = 100, 31
+    pairs, between = 50, 31
     known = [f"known {i}" for i in range(pairs * between)]
     earlier = start_run(store, rubric=eth, rows=same_question(*known), judge_model=client.model, columns=COLUMNS)
     await execute_run(store, earlier, eth, client, concurrency=32)

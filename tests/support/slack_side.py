@@ -79,17 +79,19 @@ class SlackSide:
 
     # -- what people do -------------------------------------------------------------------------------------
 
-    def command_payload(self, text: str, *, channel: str = "C0GENERAL", user: str = "U0USER") -> dict[str, Any]:
-        """The fields of a `/judge` slash command."""
+    def command_payload(self, text: str, *, channel: str = "C0GENERAL", user: str = "U0USER",
+                        team: str = TEAM) -> dict[str, Any]:
+        """The fields of a `/judge` slash command typed in workspace `team`."""
         n = next(_ids)
-        return {"token": "legacy", "team_id": TEAM, "team_domain": "judgebot-test", "channel_id": channel,
+        return {"token": "legacy", "team_id": team, "team_domain": "judgebot-test", "channel_id": channel,
                 "channel_name": channel.lower(), "user_id": user, "user_name": user.lower(), "command": "/judge",
                 "text": text, "api_app_id": "A0TEST", "is_enterprise_install": "false",
                 "response_url": self.slack.response_url(f"cmd{n}"), "trigger_id": f"trigger.{n}"}
 
-    async def command(self, text: str, *, channel: str = "C0GENERAL", user: str = "U0USER") -> Answer:
-        """Type `/judge <text>` in `channel`."""
-        return await self._deliver("slash_commands", self.command_payload(text, channel=channel, user=user))
+    async def command(self, text: str, *, channel: str = "C0GENERAL", user: str = "U0USER",
+                      team: str = TEAM) -> Answer:
+        """Type `/judge <text>` in `channel` (of workspace `team`)."""
+        return await self._deliver("slash_commands", self.command_payload(text, channel=channel, user=user, team=team))
 
     async def submit(self, view: dict[str, Any], *, rubric: str, model: str = "", question: str = "",
                      reference: str = "", answer: str = "", user: str = "U0USER", team: str = TEAM) -> Answer:
@@ -138,9 +140,10 @@ class SlackSide:
             del payload["channel"], payload["container"]["channel_id"]
         return await self._deliver("interactive", payload)
 
-    def event_payload(self, event: dict[str, Any], *, event_id: str | None = None) -> dict[str, Any]:
-        """The event_callback envelope of an Events API event (a new event_id unless given)."""
-        return {"token": "legacy", "team_id": TEAM, "api_app_id": "A0TEST", "event": event,
+    def event_payload(self, event: dict[str, Any], *, event_id: str | None = None,
+                      team: str = TEAM) -> dict[str, Any]:
+        """The event_callback envelope of an Events API event of workspace `team` (a new event_id unless given)."""
+        return {"token": "legacy", "team_id": team, "api_app_id": "A0TEST", "event": event,
                 "type": "event_callback", "event_id": event_id or f"Ev{next(_ids):08d}",
                 "event_time": int(time.time())}
 

@@ -11,7 +11,7 @@ from bot.errors import RunBusy
 from bot.records import RESUMABLE, RowState, RunState, Triple
 from bot.rubric import Rubric
 from bot.runs import STALE_AFTER, Origin, abandon_triple, finish_triple, start_triple
-from bot.slack.context import SAY_LATER, Context
+from bot.slack.context import SAY_LATER, Context, NotInstalled
 from bot.slack.messenger import OUR_FAULT, Sent, post_problem
 from bot.slack.text import code_block, shown
 from bot.slack.views.blocks import notice
@@ -215,6 +215,14 @@ def recover_cards(ctx: Context, runs: list[Run]) -> None:
 
 
 async def _recover(ctx: Context, run: Run) -> None:
+    try:
+        async with ctx.acting_for(run.team_id):  # the workspace the card is in (its own token, with the OAuth install)
+            await _complete(ctx, run)
+    except NotInstalled:
+        log.warning("the card of run %s is left: judgebot is no longer installed in workspace %s", run.id, run.team_id)
+
+
+async def _complete(ctx: Context, run: Run) -> None:
     row = await ctx.db(Store.first_judgment, run.id)
     if row is None or not row.channel_id:
         return

@@ -172,9 +172,14 @@ class WeeklyDigests:
 
     def __init__(self, ctx: Context, settings: DigestSettings) -> None:
         self.ctx, self.settings = ctx, settings
-        self.poster = DigestPoster(ctx.store, ctx.rubrics, ctx.client, ctx.team_url, ctx.team_id, settings.trust,
-                                   ctx.watch)
         self.scheduler = DigestScheduler(ctx.store, self.on_due, grace=settings.grace)
+
+    @property
+    def poster(self) -> DigestPoster:
+        """The poster of the workspace acted for now (the request's, or the one `acting_for` names)."""
+        ctx = self.ctx
+        return DigestPoster(ctx.store, ctx.rubrics, ctx.client, ctx.team_url, ctx.team_id, self.settings.trust,
+                            ctx.watch)
 
     async def start(self) -> None:
         """Start the schedule of every subscribed channel."""
@@ -186,9 +191,13 @@ class WeeklyDigests:
 
     async def on_due(self, sub: DigestSubscription, due: datetime) -> None:
         """A channel's digest is due (called by the schedule): post the 7 days before the day it is due."""
-        self.ctx.tasks.spawn(self.poster.post_weekly(sub.team_id, sub.channel_id, Period.before_day_of(due),
-                                                     until=due + self.settings.grace),
-                             f"weekly digest of {sub.channel_id}")
+        self.ctx.tasks.spawn(self.post_weekly(sub, due), f"weekly digest of {sub.channel_id}")
+
+    async def post_weekly(self, sub: DigestSubscription, due: datetime) -> str | None:
+        """Post a channel's digest due at `due`, for the channel's workspace (see DigestPoster.post_weekly)."""
+        async with self.ctx.acting_for(sub.team_id):
+            return await self.poster.post_weekly(sub.team_id, sub.channel_id, Period.before_day_of(due),
+                                                 until=due + self.settings.grace)
 
     async def next_digest(self, sub: DigestSubscription) -> datetime:
         """When the channel's next digest is posted (naive UTC): a week already posted in is skipped."""

@@ -8,6 +8,7 @@ import logging
 from bot.errors import RunBusy
 from bot.records import RESUMABLE, RunState, ShareState
 from bot.runs import STALE_AFTER, held_elsewhere
+from bot.slack.context import NotInstalled
 from bot.slack.flows import file_summary, share_thread
 from bot.slack.flows.file_intake import FileIntake
 from bot.store import SharedFile, Store, get_share, move_share, process_name, take_share, unfinished_shares
@@ -47,6 +48,18 @@ async def _watch(intake: FileIntake) -> None:
 
 
 async def _recover(intake: FileIntake, share: SharedFile) -> None:
+    """Take up one file, for the workspace it was shared in (with the OAuth install, through that workspace's token)."""
+    try:
+        async with intake.ctx.acting_for(share.team_id):
+            await _take_up(intake, share)
+    except NotInstalled:  # uninstalled meanwhile: nobody there to tell, nothing to post with
+        log.warning("shared file %s is left: judgebot is no longer installed in workspace %s", share.id,
+                    share.team_id)
+        await intake.ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, owner=None,
+                            note="judgebot was uninstalled from the workspace")
+
+
+async def _take_up(intake: FileIntake, share: SharedFile) -> None:
     ctx, files = intake.ctx, intake.runs
     # A run being judged shows life with its heartbeat (checked by the watch): its file is taken once that stops. Any
     # other step (loading the rows, posting the summary) shows none while it works: given longer, so that a slow

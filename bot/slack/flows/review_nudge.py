@@ -129,7 +129,6 @@ class ReviewNudges:
 
     def __init__(self, ctx: Context, *, grace: timedelta = GRACE) -> None:
         self.ctx = ctx
-        self.nudger = Nudger(ctx.store, ctx.client)
         self.scheduler = NudgeScheduler(ctx.store, self.on_due, grace=grace)
 
     async def start(self) -> None:
@@ -145,8 +144,9 @@ class ReviewNudges:
         self.ctx.tasks.spawn(self.nudge(setup, due.date().isoformat()), f"review nudge of {setup.channel_id}")
 
     async def nudge(self, setup: ReviewSetup, day: str) -> int:
-        """Nudge a channel's reviewers of `day` (see Nudger.nudge)."""
-        return await self.nudger.nudge(setup, day)
+        """Nudge a channel's reviewers of `day` (see Nudger.nudge), for the channel's workspace."""
+        async with self.ctx.acting_for(setup.team_id):
+            return await Nudger(self.ctx.store, self.ctx.client).nudge(setup, day)
 
 
 async def nudge_from_terminal(settings: Settings, store: Store, channel_id: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import re
 from collections import OrderedDict
@@ -207,7 +206,7 @@ class MessagesTab:
         if not self._ours(event, body):
             await replies.tell(None, OTHER_WORKSPACE)
             return
-        here = dataclasses.replace(self.ctx, say=replies)
+        here = self.ctx.speaking_through(replies)
         self.ctx.tasks.spawn(self._answer(here, replies, event, body, set_title), f"a message in {channel}",
                              on_failure=lambda err: replies.tell(None, failure_text(err)))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import re
 from collections import OrderedDict
@@ -196,7 +195,7 @@ class WorkflowStep:
         if (refusal := await budget_refusal(self.ctx, origin)) is not None:
             raise StepRefused(plain(refusal))
         kept = _KeptMessenger(self.ctx.client)
-        ctx = dataclasses.replace(self.ctx, say=kept)  # the same history, judge and tasks; only what is told is kept
+        ctx = self.ctx.speaking_through(kept)  # the same history, judge and tasks; only what is told is kept
         judgment = await show_judgment(ctx, rubric=request.rubric, triple=request.triple, origin=origin,
                                        model_name=request.model_name, response_url=None)
         if judgment is None:

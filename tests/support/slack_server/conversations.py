@@ -16,6 +16,11 @@ class ConversationMethods(SlackCore):
     """auth.test, users.info, conversations.info, join, replies and history (with Slack's cursor paging)."""
 
     def _auth_test(self, params: dict) -> dict:
+        team = self.caller_team  # the workspace of the token (the one SLACK_BOT_TOKEN, or one issued at an install)
+        if team != self.team_id:
+            return {"ok": True, "url": f"https://{team.lower()}.slack.com/", "team": f"Workspace {team}",
+                    "user": "judgebot", "team_id": team, "user_id": f"U{team}BOT", "bot_id": f"B{team}BOT",
+                    "is_enterprise_install": False}
         return {"ok": True, "url": self.team_url, "team": "Judgebot Test", "user": "judgebot", "team_id": self.team_id,
                 "user_id": BOT_USER_ID, "bot_id": BOT_ID, "is_enterprise_install": False}
 

@@ -33,6 +33,7 @@ class Call:
     headers: dict
     at: float
     path: str = ""
+    token: str = ""  # the token the call carried (a bot token tells the workspace it acted for)
 
 
 @dataclass
@@ -68,6 +69,12 @@ class SlackCore(ThreadedServer):
         self.app_token = app_token
         self.team_id = team_id
         self.team_domain = team_domain
+        # Many workspaces (the OAuth install): the app's credentials, the codes Slack gave installers, and every bot
+        # token issued for a code, with its workspace (revoked tokens are removed)
+        self.client_id, self.client_secret = "1111.2222", "test-client-secret"
+        self.codes: dict[str, str] = {}
+        self.team_tokens: dict[str, str] = {}
+        self.caller_team = team_id  # the workspace of the call being answered
         self.calls: list[Call] = []
         self.users: dict[str, dict] = {
             "U0ADMIN": self._user("U0ADMIN", "ada", "Ada Admin", is_admin=True, tz="Europe/Zurich"),
@@ -250,13 +257,18 @@ class SlackCore(ThreadedServer):
                 return web.Response(text="server error", status=failure.status, headers=failure.headers)
             return web.json_response({"ok": False, "error": failure.error}, status=failure.status,
                                      headers=failure.headers)
-        token = self._token(request, params)
+        if method == "oauth.v2.access":  # the app's credentials, not a token
+            return web.json_response(self._oauth_access(request, params))
+        token = call.token = self._token(request, params)
         if not token:
             return self._error("not_authed")
         expected = self.app_token if method == "apps.connections.open" else self.bot_token
         function_token = method.startswith("functions.") and token.startswith("xwfp-")  # an execution's own token
-        if token != expected and not function_token:
+        with self._lock:
+            team = self.team_tokens.get(token)
+        if token != expected and not function_token and team is None:
             return self._error("invalid_auth")
+        self.caller_team = team or self.team_id  # read by the handler below, which runs before any other call
         if problems := self._block_problems(method, params):
             return web.json_response({"ok": False, "error": "invalid_blocks", "errors": problems,
                                       "response_metadata": {"messages": problems}})
@@ -291,6 +303,10 @@ class SlackCore(ThreadedServer):
     def _handlers(self) -> dict[str, Callable[[dict], dict]]:
         """The Web API methods served, by name (FakeSlackServer names every one)."""
         return {}
+
+    def _oauth_access(self, request: web.Request, params: dict) -> dict:
+        """oauth.v2.access (tests.support.slack_server.oauth answers it)."""
+        raise NotImplementedError
 
     def _channel_error(self, channel: str | None) -> str | None:
         info = self.channels.get(channel or "")

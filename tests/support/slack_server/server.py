@@ -11,13 +11,14 @@ from tests.support.slack_server.chat import ChatMethods
 from tests.support.slack_server.conversations import ConversationMethods
 from tests.support.slack_server.files import FileMethods
 from tests.support.slack_server.functions import FunctionMethods
+from tests.support.slack_server.oauth import OAuthMethods
 from tests.support.slack_server.socket_mode import SocketMode
 from tests.support.slack_server.streams import StreamMethods
 from tests.support.slack_server.views import ViewMethods
 
 
 class FakeSlackServer(ChatMethods, StreamMethods, ConversationMethods, ViewMethods, FileMethods, AssistantMethods,
-                      FunctionMethods, SocketMode):
+                      FunctionMethods, OAuthMethods, SocketMode):
     """Serves /api/{method}, /response/{key}, files (/files-pri/, /upload/) and Socket Mode (/link/) in a thread."""
 
     def routes(self, app: web.Application) -> None:

@@ -1,0 +1,252 @@
+"""Many workspaces: the OAuth install over real HTTP, each request answered with its own workspace's token, the stats
+of one workspace never showing another's, and an uninstall that deletes the workspace's tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import sqlalchemy as sa
+import yaml
+from pydantic import SecretStr
+from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
+from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
+
+from bot.config import Settings
+from bot.errors import SetupError
+from bot.slack.context import NotInstalled
+from bot.slack.oauth import BOT_SCOPES
+from bot.slack.server import RunningBot, start_bot
+from bot.store import Store
+from bot.store.models_oauth import BOTS, INSTALLATIONS, OAUTH_STATES
+from tests.support.replies import eth_reply
+from tests.support.slack_messages import card_of, table_dicts
+from tests.support.slack_side import SIGNING_SECRET, SlackSide
+
+COOKIE = "slack-app-oauth-state"  # bolt's cookie of the state an install started with
+CHANNEL = {"T1": "C1GENERAL", "T2": "C2GENERAL"}
+
+
+@dataclass
+class Page:
+    status: int
+    text: str
+    cookies: dict[str, str]
+
+
+def oauth_settings(bot_settings: Settings, slack_server) -> Settings:
+    return bot_settings.model_copy(update={"slack_bot_token": None, "slack_client_id": slack_server.client_id,
+                                           "slack_client_secret": SecretStr(slack_server.client_secret)})
+
+
+@pytest.fixture
+async def oauth_bot(bot_settings, slack_server):
+    """The bot in HTTP mode with the OAuth install (SLACK_CLIENT_ID and SECRET, no SLACK_BOT_TOKEN)."""
+    running = await start_bot(oauth_settings(bot_settings, slack_server), host="127.0.0.1")
+    yield running
+    await running.stop()
+
+
+@pytest.fixture
+def side(oauth_bot: RunningBot, slack_server) -> SlackSide:
+    return SlackSide(slack_server, url=f"http://127.0.0.1:{oauth_bot.port}/slack/events", secret=SIGNING_SECRET)
+
+
+async def get(url: str, *, params: dict[str, str] | None = None, cookie: str | None = None) -> Page:
+    """GET as the installer's browser would (the state cookie sent back by hand: bolt marks it Secure)."""
+    headers = {"Cookie": f"{COOKIE}={cookie}"} if cookie else {}
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as session, session.get(
+            url, params=params, headers=headers, allow_redirects=False) as response:
+        cookies = SimpleCookie()
+        for header in response.headers.getall("Set-Cookie", []):
+            cookies.load(header)
+        return Page(response.status, await response.text(), {name: morsel.value for name, morsel in cookies.items()})
+
+
+async def start_install(bot: RunningBot) -> tuple[Page, str]:
+    """Open /slack/install: the state (as cookie and in the authorize link)."""
+    page = await get(f"http://127.0.0.1:{bot.port}/slack/install")
+    assert page.status == 200, page.text
+    state = page.cookies[COOKIE]
+    return page, state
+
+
+async def install(bot: RunningBot, slack_server, team: str) -> Page:
+    """The whole install of workspace `team`: the install page, Slack's consent (a code), the redirect back."""
+    _, state = await start_install(bot)
+    code = slack_server.grant(team)
+    return await get(f"http://127.0.0.1:{bot.port}/slack/oauth_redirect", params={"code": code, "state": state},
+                     cookie=state)
+
+
+def bots_in(bot: RunningBot) -> list[tuple[str, str]]:
+    with bot.context.store.engine.connect() as conn:
+        return [(row.team_id, row.bot_token) for row in conn.execute(sa.select(BOTS.c.team_id, BOTS.c.bot_token)
+                                                                     .order_by(BOTS.c.team_id))]
+
+
+def posts_by(slack_server, token: str) -> list[Any]:
+    return [call for call in slack_server.calls_to("chat.postMessage") if call.token == token]
+
+
+async def stats_of(side: SlackSide, slack_server, team: str) -> list[dict[str, str]]:
+    before = len(slack_server.calls_to("response_url"))
+    assert (await side.command("stats", team=team, channel=CHANNEL[team])).status == 200
+    calls = await slack_server.await_for("response_url", count=before + 1)
+    return table_dicts(calls[before].params)
+
+
+async def test_two_workspaces_install_judge_apart_and_one_uninstalls(oauth_bot, side, slack_server, judge_server):
+    judge_server.responder = lambda body: eth_reply("Correct")
+    for team in ("T1", "T2"):  # Slack's channel ids are unique across workspaces
+        slack_server.channels[CHANNEL[team]] = slack_server._channel(CHANNEL[team], team.lower(), is_private=False,
+                                                                     is_member=True)
+    page, state = await start_install(oauth_bot)
+    link = re.search(r'href="(https://slack\.com/oauth/v2/authorize\?[^"]+)"', page.text)
+    assert link is not None and f"state={state}" in link[1] and f"client_id={slack_server.client_id}" in link[1]
+    assert f"&scope={','.join(BOT_SCOPES)}&" in link[1].replace("&amp;", "&")
+
+    for team in ("T1", "T2"):
+        done = await install(oauth_bot, slack_server, team)
+        assert done.status == 200, done.text
+    assert [team for team, _ in bots_in(oauth_bot)] == ["T1", "T2"]
+    tokens = {team: slack_server.tokens_of(team) for team in ("T1", "T2")}
+    assert all(len(issued) == 1 for issued in tokens.values())
+    assert dict(bots_in(oauth_bot)) == {team: issued[0] for team, issued in tokens.items()}
+
+    for team in ("T1", "T2"):
+        answer = await side.command(f"eth Question of {team}? || R || A", team=team, channel=CHANNEL[team])
+        assert answer.status == 200 and not answer.body
+        card = await card_of(slack_server, CHANNEL[team])
+        assert f"Question of {team}?" in str(card)
+        [post] = posts_by(slack_server, tokens[team][0])  # posted with that workspace's own token
+        assert post.params["channel"] == CHANNEL[team]
+        updates = [c for c in slack_server.calls_to("chat.update") if c.params.get("ts") == card["ts"]]
+        assert updates and {c.token for c in updates} == {tokens[team][0]}
+    assert not [c for c in slack_server.calls if c.token == slack_server.bot_token]  # no single token anywhere
+
+    for team in ("T1", "T2"):  # each workspace's stats count its own judgment only
+        assert [row["Judged"] for row in await stats_of(side, slack_server, team)] == ["1"]
+
+    slack_server.revoke("T2")
+    gone = await side.send_event(side.event_payload({"type": "app_uninstalled"}, team="T2"))
+    assert gone.status == 200
+    for _ in range(50):
+        if [team for team, _ in bots_in(oauth_bot)] == ["T1"]:
+            break
+        await asyncio.sleep(0.05)
+    assert [team for team, _ in bots_in(oauth_bot)] == ["T1"]
+    with oauth_bot.context.store.engine.connect() as conn:
+        assert [r.team_id for r in conn.execute(sa.select(INSTALLATIONS.c.team_id))] == ["T1"]
+
+    posts_before, asked = len(slack_server.calls_to("chat.postMessage")), len(judge_server.bodies())
+    answer = await side.command("eth After the uninstall? || R || A", team="T2", channel=CHANNEL["T2"])
+    assert answer.status == 200
+    refusal = (await slack_server.await_for("response_url", lambda c: "installation" in c.params.get("text", "")))[0]
+    assert "reinstall" in refusal.params["text"]
+    await asyncio.sleep(0.3)  # a card would have been posted and judged by now
+    assert len(slack_server.calls_to("chat.postMessage")) == posts_before and len(judge_server.bodies()) == asked
+
+    await side.command("eth Still here? || R || A", team="T1", channel=CHANNEL["T1"])  # the other goes on
+    await card_of(slack_server, CHANNEL["T1"], count=2)
+    assert len(posts_by(slack_server, tokens["T1"][0])) == 2
+
+
+async def test_work_no_request_started_acts_for_the_workspace_it_handles(oauth_bot, slack_server):
+    ctx = oauth_bot.context
+    assert (await install(oauth_bot, slack_server, "T1")).status == 200
+    [token] = slack_server.tokens_of("T1")
+    assert ctx.client.token is None and ctx.team_id is None  # no request: no workspace, no token
+    async with ctx.acting_for("T1") as workspace:
+        assert (ctx.team_id, ctx.client.token, workspace.bot_user_id) == ("T1", token, "UT1BOT")
+        sent = await ctx.say.post("C0GENERAL", {"text": "digest"}, what="a test post")
+        assert sent.ok
+        seen: list[str | None] = []
+
+        async def spawned() -> None:
+            seen.append(ctx.client.token)
+
+        await asyncio.create_task(spawned())  # tasks started meanwhile inherit the workspace
+        assert seen == [token]
+    assert ctx.client.token is None
+    assert posts_by(slack_server, token)
+    with pytest.raises(NotInstalled):
+        async with ctx.acting_for("T9"):
+            pass
+
+
+async def test_a_bad_or_missing_state_is_refused(oauth_bot, slack_server):
+    redirect = f"http://127.0.0.1:{oauth_bot.port}/slack/oauth_redirect"
+    _, state = await start_install(oauth_bot)
+    code = slack_server.grant("T1")
+    refused = [
+        await get(redirect, params={"code": code, "state": "forged"}, cookie="forged"),  # not issued by the bot
+        await get(redirect, params={"code": code, "state": state}),  # no cookie: another browser
+        await get(redirect, params={"code": code, "state": state}, cookie="other"),  # another browser's cookie
+        await get(redirect, params={"code": code}, cookie=state),  # no state at all
+    ]
+    assert [page.status for page in refused] == [401, 400, 400, 400]  # bolt: invalid_state; invalid_browser...
+    assert bots_in(oauth_bot) == [] and slack_server.calls_to("oauth.v2.access") == []
+    assert (await get(redirect, params={"code": code, "state": state}, cookie=state)).status == 200
+    assert [team for team, _ in bots_in(oauth_bot)] == ["T1"]
+    again = await get(redirect, params={"code": slack_server.grant("T1"), "state": state}, cookie=state)
+    assert again.status == 401  # a state is consumed once
+
+
+async def test_single_token_mode_has_no_install_pages(http_bot, slack):
+    page = await get(f"http://127.0.0.1:{http_bot.port}/slack/install")
+    assert page.status in (404, 405)
+    assert http_bot.context.installations is None
+    async with http_bot.context.acting_for("T0TEST") as workspace:  # one token: nothing changes
+        assert workspace is http_bot.context.home
+    answer = await slack.event({"type": "app_uninstalled"})  # subscribed: answered, nothing to delete
+    assert answer.status == 200
+
+
+def test_settings_choose_one_mode(bot_settings, slack_server):
+    many = oauth_settings(bot_settings, slack_server)
+    assert many.oauth_install() == (slack_server.client_id, slack_server.client_secret)
+    assert many.slack_tokens() == ("", None, SIGNING_SECRET)
+    assert bot_settings.oauth_install() is None
+    with pytest.raises(SetupError, match="Both SLACK_BOT_TOKEN"):
+        many.model_copy(update={"slack_bot_token": bot_settings.slack_bot_token}).oauth_install()
+    with pytest.raises(SetupError, match="SLACK_SIGNING_SECRET"):
+        many.model_copy(update={"slack_signing_secret": None}).slack_tokens()
+    with pytest.raises(SetupError, match="SLACK_CLIENT_SECRET"):
+        many.model_copy(update={"slack_client_secret": None}).oauth_install()
+    with pytest.raises(SetupError, match="SLACK_APP_TOKEN"):
+        many.model_copy(update={"slack_app_token": SecretStr("xapp-1-x")}).oauth_install()
+
+
+def test_scopes_are_the_manifests():
+    manifest = yaml.safe_load((Path(__file__).parents[2] / "manifest.yml").read_text())
+    assert tuple(manifest["oauth_config"]["scopes"]["bot"]) == BOT_SCOPES
+    assert {"app_uninstalled", "tokens_revoked"} <= set(manifest["settings"]["event_subscriptions"]["bot_events"])
+
+
+def described(table: sa.Table) -> tuple[Any, ...]:
+    columns = tuple((c.name, repr(c.type), c.nullable, c.primary_key, c.default is not None) for c in table.columns)
+    indexes = sorted((i.name, tuple(c.name for c in i.columns)) for i in table.indexes)
+    return table.name, columns, indexes
+
+
+def test_the_store_declares_slack_sdks_tables_as_it_builds_them(db_url):
+    theirs = sa.MetaData()
+    assert described(SQLAlchemyInstallationStore.build_installations_table(theirs, "slack_installations")) == \
+        described(INSTALLATIONS)
+    assert described(SQLAlchemyInstallationStore.build_bots_table(theirs, "slack_bots")) == described(BOTS)
+    assert described(SQLAlchemyOAuthStateStore.build_oauth_states_table(theirs, "slack_oauth_states")) == \
+        described(OAUTH_STATES)
+    store = Store.open(db_url)  # and slack_sdk's stores work on a history the migrations made
+    try:
+        states = SQLAlchemyOAuthStateStore(expiration_seconds=60, engine=store.engine)
+        state = states.issue()
+        assert states.consume(state) and not states.consume(state)
+    finally:
+        store.engine.dispose()
