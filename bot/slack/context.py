@@ -141,6 +141,7 @@ class Context:
     revisions: dict[str, Rubric] = field(default_factory=dict)  # channels' revisions of rubrics, by hash
     tasks: Supervisor = field(default_factory=Supervisor)
     _locks: dict[int, tuple[asyncio.Lock, list[int]]] = field(default_factory=dict)
+    _team_urls: dict[str | None, str | None] = field(default_factory=dict)  # OAuth: each workspace's URL, once learned
 
     @property
     def judge(self) -> JudgeClient:
@@ -211,8 +212,13 @@ class Context:
         if bot is None or not bot.bot_token:
             raise NotInstalled(f"judgebot is not installed in workspace {team_id} (any more)")
         base = self.home.say.client
-        workspace = Workspace(Messenger(make_web_client(bot.bot_token, base.base_url)), team_id=team_id,
-                              bot_user_id=bot.bot_user_id)
+        say = Messenger(make_web_client(bot.bot_token, base.base_url))
+        if team_id not in self._team_urls:  # for links to messages: asked once per workspace
+            try:
+                self._team_urls[team_id] = (await say.client.auth_test()).get("url")
+            except Exception as err:
+                log.info("could not learn the URL of workspace %s: %s", team_id, type(err).__name__)
+        workspace = Workspace(say, team_id=team_id, bot_user_id=bot.bot_user_id, team_url=self._team_urls.get(team_id))
         token = _ACTING.set(workspace)
         try:
             yield workspace

@@ -112,8 +112,9 @@ def workspace_middleware(ctx: Context) -> Callable[..., Awaitable[None]]:
     (`ctx.say`, `ctx.client` and `ctx.team_id` are that workspace's in its listeners and the tasks they start)."""
 
     async def answer_for_workspace(context: AsyncBoltContext, next: Callable[[], Awaitable[None]]) -> None:
+        authorized = context.authorize_result  # bolt asked auth.test for it (cached): it has the workspace's URL
         ctx.answer_for(Workspace(Messenger(context.client), team_id=context.team_id,
-                                 bot_user_id=context.bot_user_id))
+                                 bot_user_id=context.bot_user_id, team_url=authorized.url if authorized else None))
         await next()
 
     return answer_for_workspace

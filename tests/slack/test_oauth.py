@@ -133,6 +133,11 @@ async def test_two_workspaces_install_judge_apart_and_one_uninstalls(oauth_bot, 
 
     for team in ("T1", "T2"):  # each workspace's stats count its own judgment only
         assert [row["Judged"] for row in await stats_of(side, slack_server, team)] == ["1"]
+    for team in ("T1", "T2"):  # and its history links to its own workspace's messages
+        before = len(slack_server.calls_to("response_url"))
+        assert (await side.command("history", team=team, channel=CHANNEL[team])).status == 200
+        shown = str((await slack_server.await_for("response_url", count=before + 1))[before].params)
+        assert f"https://{team.lower()}.slack.com/archives/{CHANNEL[team]}/p" in shown
 
     slack_server.revoke("T2")
     gone = await side.send_event(side.event_payload({"type": "app_uninstalled"}, team="T2"))
@@ -165,6 +170,7 @@ async def test_work_no_request_started_acts_for_the_workspace_it_handles(oauth_b
     assert ctx.client.token is None and ctx.team_id is None  # no request: no workspace, no token
     async with ctx.acting_for("T1") as workspace:
         assert (ctx.team_id, ctx.client.token, workspace.bot_user_id) == ("T1", token, "UT1BOT")
+        assert ctx.team_url == "https://t1.slack.com/"  # for links in a digest
         sent = await ctx.say.post("C0GENERAL", {"text": "digest"}, what="a test post")
         assert sent.ok
         seen: list[str | None] = []
