@@ -182,7 +182,7 @@ class JudgeClient:
             tries.attempt += 1
             self._give_up_unless_worth_it(retry, tries)
             log.info("judge request failed (%s); retrying in %.1fs", retry.failure, retry.delay)
-            tell_observer(Retrying(retry.gist, tries.attempt + 1, self.max_retries + 1))
+            tell_observer(Retrying(retry.gist, tries.attempt + 1, self.max_retries + 1, max(retry.delay, retry.waited)))
             await asyncio.sleep(retry.delay)
 
     def _give_up_unless_worth_it(self, retry: Retry, tries: Tries) -> None:

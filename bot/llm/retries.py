@@ -49,6 +49,7 @@ class Retrying:
     gist: str
     attempt: int
     attempts: int
+    wait: float = 0.0  # seconds before it goes: its back-off, or the pause a 429 asked of every request
 
     def __str__(self) -> str:
         if self.attempt > self.attempts:  # waiting out 429s or an outage: bounded by time, not by attempts

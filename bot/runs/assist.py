@@ -13,6 +13,7 @@ from bot.judge.panel import Bench, Panel, open_bench
 from bot.rubric import Rubric, RubricError, RubricSet, load_rubrics, rubric_from_text
 from bot.runs.execute import execute_run
 from bot.runs.shared_pauses import SharedPauses
+from bot.runs.start import FILE_SOURCE
 from bot.store import Run, Store, process_name
 from bot.store.revisions import revision_by_hash
 from bot.store.row_claims import runs_to_help
@@ -21,14 +22,18 @@ log = logging.getLogger(__name__)
 
 ASSIST_EVERY = 2.0  # seconds between looks for runs to help with
 HELPED_AT_ONCE = 2  # runs helped at a time; each shares the judges' concurrency with the process's own runs
+# The runs helped: those of files shared in Slack, started by replicas configured alike (the same judges at the same
+# endpoints); a run of the terminal may use an endpoint of its own under a model's name, and is left to it.
+SHARED = (FILE_SOURCE,)
 
 
 class Assist:
     """Looks now and then for runs other processes judge that have rows left to claim, and judges some of them."""
 
     def __init__(self, store: Store, rubrics: RubricSet, panel_of: Callable[[Run], Panel], *, concurrency: int,
-                 own: Callable[[], set[int]] = set) -> None:
+                 unsure_spread: float, own: Callable[[], set[int]] = set) -> None:
         self.store, self.rubrics, self.panel_of, self.concurrency = store, rubrics, panel_of, concurrency
+        self.unsure_spread = unsure_spread  # UNSURE_SPREAD, as the process holding the run judges with
         self.own = own  # the runs this process judges itself: never helped
         self.helping: dict[int, asyncio.Task[None]] = {}
         self.revisions: dict[str, Rubric | None] = {}  # channels' revisions of rubrics, by hash
@@ -50,7 +55,7 @@ class Assist:
         if len(self.helping) >= HELPED_AT_ONCE:
             return
         try:
-            runs = await asyncio.to_thread(runs_to_help, self.store, process_name())
+            runs = await asyncio.to_thread(runs_to_help, self.store, process_name(), sources=SHARED)
         except Exception:
             log.warning("could not look for runs to help with", exc_info=True)
             return
@@ -94,7 +99,8 @@ class Assist:
 
     async def _help(self, run: Run, rubric: Rubric, panel: Panel) -> None:
         try:
-            await execute_run(self.store, run, rubric, panel, concurrency=self.concurrency, joining=True)
+            await execute_run(self.store, run, rubric, panel, concurrency=self.concurrency, joining=True,
+                              unsure_spread=self.unsure_spread)
             log.info("helped with run %s", run.id)
         except JudgebotError as err:  # the run ended, or its rubric changed: nothing to help with
             log.info("stopped helping with run %s: %s", run.id, err)
@@ -114,7 +120,8 @@ async def work_only(settings: Settings, stop: asyncio.Event) -> None:
     """Judge rows of the runs other processes hold until `stop` is set: no Slack connection, nothing posted."""
     store = await asyncio.to_thread(Store.open, settings.db_url)
     bench = open_bench(settings)
-    assist = Assist(store, load_rubrics(settings.rubrics_dir), run_panel(bench), concurrency=settings.concurrency)
+    assist = Assist(store, load_rubrics(settings.rubrics_dir), run_panel(bench), concurrency=settings.concurrency,
+                    unsure_spread=bench.unsure_spread)
     tasks = [asyncio.create_task(assist.forever(), name="helping the other processes"),
              asyncio.create_task(SharedPauses(store).forever(), name="sharing the judge endpoints' pauses")]
     try:

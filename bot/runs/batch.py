@@ -32,7 +32,7 @@ from bot.runs.batch_lines import (
     settle,
 )
 from bot.runs.job import RunJob
-from bot.runs.ownership import STALE_AFTER
+from bot.runs.ownership import HEARTBEAT_SECONDS, STALE_AFTER
 from bot.runs.progress import Progress, RunOutcome
 from bot.store import Run, RunBatch, Store, process_name, utcnow
 from bot.store.batches import ENDED, SENT, UPLOADING, Slot, add_part, open_parts, pending_rows, slots_of, update_part
@@ -94,6 +94,8 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
         raise RunBusy(f"run {run.id} is being judged by another judgebot process right now")
     started = time.monotonic()
     reasons: list[str] = []
+    taken = asyncio.Event()  # another process took the run over: it waits for the same batches, so none is cancelled
+    alive = asyncio.create_task(_beat(store, run.id, owner, taken), name=f"heartbeat of batch run {run.id}")
     try:
         if new_parts:
             await _send_pending(job, file_requests)
@@ -105,20 +107,19 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
                 reason = await _poll(job, part)
                 if reason:
                     reasons.append(reason)
-            await asyncio.to_thread(store.beat, run.id, owner)
             if on_progress is not None:
                 on_progress(await asyncio.to_thread(_progress, job, started))
             if await asyncio.to_thread(open_parts, store, run.id):
-                try:
-                    await asyncio.wait_for(cancel.wait(), poll_seconds)
-                except TimeoutError:
-                    pass
+                await _first_of(cancel, taken, timeout=poll_seconds)
+            if taken.is_set():
+                break
             if cancel.is_set() and not cancelled:
                 cancelled = True
                 await _cancel(job)
     except BatchUnavailable as err:
         reasons.append(str(err))
     finally:
+        alive.cancel()
         counts = await asyncio.to_thread(store.status_counts, run.id)
         pending = counts.get(RowState.PENDING, 0)
         status = RunState.CANCELLED if cancelled else RunState.PAUSED if pending else RunState.DONE
@@ -127,6 +128,30 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
         await asyncio.to_thread(store.update_run, run.id, held_by=owner, status=status, stop_reason=reason,
                                 finished_at=utcnow(), owner=None)
     return RunOutcome(run.id, status, reason, counts)
+
+
+async def _first_of(*events: asyncio.Event, timeout: float) -> None:
+    """Wait until one of `events` is set, or `timeout` seconds."""
+    waits = [asyncio.create_task(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+
+
+async def _beat(store: Store, run_id: int, owner: str, taken: asyncio.Event) -> None:
+    """Show life every HEARTBEAT_SECONDS for the whole batch run (an upload or a poll may take longer than another
+    host waits before it takes a quiet run over); set `taken` when another process took it over meanwhile."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_SECONDS)
+        try:
+            if not await asyncio.to_thread(store.beat, run_id, owner):
+                log.warning("batch run %s was taken over by another process: stopping here", run_id)
+                taken.set()
+                return
+        except Exception:  # a missed beat is not fatal; the next one may go through
+            log.warning("could not record the heartbeat of batch run %s", run_id, exc_info=True)
 
 
 def _client_of(job: RunJob, part: RunBatch) -> JudgeClient:

@@ -15,8 +15,8 @@ from bot.errors import JudgebotError, RubricChanged, RunNotResumable, RunStopped
 from bot.figures import money
 from bot.judge.judgment import judge
 from bot.judge.panel import Panel
-from bot.judge.samples import UNSURE_SPREAD, Sampled
-from bot.judge.verdicts import combine, failed, from_sample, reused
+from bot.judge.samples import UNSURE_SPREAD
+from bot.judge.verdicts import failed, reused
 from bot.llm.client import JudgeClient
 from bot.llm.limits import Usage, paced_text
 from bot.records import CLAIMABLE, RowState, RunState, Triple, Verdict
@@ -24,15 +24,16 @@ from bot.rubric import Rubric
 from bot.runs.grouped import Grouped
 from bot.runs.job import RunJob
 from bot.runs.ownership import HEARTBEAT_SECONDS, STALE_AFTER, busy
+from bot.runs.panel_rows import PanelRows
 from bot.runs.progress import Budget, Progress, RunOutcome
 from bot.runs.twins import Twins
 from bot.store import Judgment, RowVerdict, Run, Store, process_name, utcnow
 from bot.store.row_claims import claim_rows, judged_elsewhere, pending_elsewhere, refresh_claims, release_claims
-from bot.store.samples import known_samples, save_sample
 
 log = logging.getLogger(__name__)
 
 CLAIM_POLL = 1.0  # seconds between looks at rows other processes hold, once none is left to claim
+JOINED_LOOK = 1.0  # seconds between a helping process's looks at whether the run is still being judged
 # Verdicts saved in one transaction at most (and cache lookups made in one query). The workers never wait for a
 # group being committed, only for a whole group waiting behind it: stopped together, they would start again together,
 # and their requests would come back as a wave.
@@ -117,7 +118,7 @@ async def execute_run(
     return await execution.run(rejudged)
 
 
-class _Execution:
+class _Execution(PanelRows):
     """The state of one `execute_run`: a producer feeding pending rows to `concurrency` workers."""
 
     def __init__(self, job: RunJob, concurrency: int, on_progress: Callable[[Progress], None] | None,
@@ -134,7 +135,7 @@ class _Execution:
         self.cancel = cancel
         self.owner, self.joining = owner, joining
         self.since = utcnow()
-        self.elsewhere = (0, 0)  # rows other processes judged since, and how many of them got no score
+        self.elsewhere = (0, 0, 0.0)  # rows other processes judged since, those that got no score, what they cost
         self.stop = asyncio.Event()  # no new rows: a problem every request would hit, or a cancel
         self.stop_reason: str | None = None
         self.queue: asyncio.Queue[_Next | None] = asyncio.Queue(maxsize=concurrency * 2)
@@ -169,8 +170,9 @@ class _Execution:
 
     def report(self) -> None:
         if self.on_progress is not None:
-            done, errors = self.done + self.elsewhere[0], self.errors + self.elsewhere[1]
-            self.on_progress(Progress(self.run_id, done, self.total, errors, self.cached, self.judged_now,
+            done, errors, judged = (self.done + self.elsewhere[0], self.errors + self.elsewhere[1],
+                                    self.judged_now + self.elsewhere[0])
+            self.on_progress(Progress(self.run_id, done, self.total, errors, self.cached, judged,
                                       time.monotonic() - self.started, self.unsure, self.paced()))
 
     async def run(self, rejudged: int) -> RunOutcome:
@@ -231,21 +233,33 @@ class _Execution:
         return RunOutcome(self.run_id, status, reason, counts, rejudged, self.paced())
 
     async def watch(self) -> None:
-        """Beat the heartbeat, and drop everything in flight when asked to cancel or when the run is taken over."""
+        """Beat the heartbeat, and drop everything in flight when asked to cancel or when the run is taken over; a
+        process helping another drops it too as soon as the run is no longer being judged (cancelled, paused)."""
+        every = JOINED_LOOK if self.joining else HEARTBEAT_SECONDS
+        looks = 0
         while True:
             try:
-                await asyncio.wait_for(self.cancel.wait(), HEARTBEAT_SECONDS)
+                await asyncio.wait_for(self.cancel.wait(), every)
                 self.halt(None)
                 return
             except TimeoutError:
                 pass
+            looks += 1
             try:
-                if not self.joining and not await self.in_db(self.store.beat, self.run_id, self.owner):
+                if self.joining:
+                    current = await self.in_db(self.store.get_run, self.run_id)
+                    if current is None or current.status != RunState.RUNNING:
+                        self.halt(None)
+                        return
+                elif not await self.in_db(self.store.beat, self.run_id, self.owner):
                     self.halt("another judgebot process took the run over")
                     return
-                await self.in_db(refresh_claims, self.store, self.run_id, self.owner)
+                if looks * every >= HEARTBEAT_SECONDS:
+                    looks = 0
+                    await self.in_db(refresh_claims, self.store, self.run_id, self.owner)
                 if not self.joining:
                     self.elsewhere = await self.in_db(judged_elsewhere, self.store, self.run_id, self.owner, self.since)
+                    self.over_budget()
                     self.report()
             except Exception:  # a missed beat is not fatal; the next one may go through
                 log.warning("could not record the heartbeat of run %s", self.run_id, exc_info=True)
@@ -325,42 +339,6 @@ class _Execution:
             log.exception("judging a row failed")
             return failed(self.rubric, client.model, triple, f"internal error: {type(err).__name__}: {err}")
 
-    async def judge_panel(self, judgment_id: int, triple: Triple) -> tuple[Verdict, int | None]:
-        """Every judge's samples of a row (those saved before a stop are kept, not asked again), made one verdict.
-
-        Each sample is saved as it arrives. When a judge cannot be used (RunStopped), the other samples in flight
-        still land and are saved, then the row stays pending.
-        """
-        if self.job.is_malformed(triple):  # not sent to any judge
-            return self.job.malformed(triple), None
-        keys = {(client.model, number): self.job.sample_key(triple, client, number)
-                for client, number in self.panel.slots}
-        rows, cached = await self.in_db(known_samples, self.store, judgment_id, keys.values(), run_id=self.job.scope)
-        saved = {(row.judge_model, row.sample): row for row in rows}
-
-        async def slot(client: JudgeClient, number: int) -> Sampled:
-            if (found := saved.get((client.model, number))) is not None:
-                return Sampled(client.model, number, from_sample(found, self.rubric, triple), None)
-            key = keys[(client.model, number)]
-            earlier = cached.get(key)
-            verdict = (from_sample(earlier, self.rubric, triple, reused=True) if earlier is not None
-                       else await self.judge(triple, client))
-            self.charge(verdict)
-            await self.in_db(save_sample, self.store, judgment_id=judgment_id, run_id=self.run_id,
-                             judge_model=client.model, sample=number, verdict=verdict, cache_key=key,
-                             cached_from=earlier.id if earlier is not None else None)
-            return Sampled(client.model, number, verdict, earlier.judgment_id if earlier is not None else None)
-
-        results = await asyncio.gather(*(slot(client, number) for client, number in self.panel.slots),
-                                       return_exceptions=True)
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
-        sampled = [result for result in results if isinstance(result, Sampled)]
-        verdict = combine(sampled, judge_model=self.job.judge_model, unsure_spread=self.job.unsure_spread)
-        sources = {item.reused_from for item in sampled}
-        return verdict, (sources.pop() if len(sources) == 1 and None not in sources else None)
-
     def record(self, judgment_id: int, verdict: Verdict, key: str, cached_from: int | None) -> asyncio.Future[bool]:
         """Hand a verdict to the group being saved, count it, and return what says when it is committed."""
         saved = self.saves.submit(RowVerdict(judgment_id, verdict, key, cached_from))
@@ -378,9 +356,14 @@ class _Execution:
     def charge(self, verdict: Verdict) -> None:
         """Count what a judgment just made cost against the budget; at the budget, stop taking rows."""
         self.spent += verdict.cost_usd or 0.0
-        if self.budget is not None and self.spent >= self.budget.left and not self.stop.is_set():
+        self.over_budget()
+
+    def over_budget(self) -> None:
+        """At the budget (what this process and those helping it spent in this session), stop taking rows."""
+        spent = self.spent + self.elsewhere[2]
+        if self.budget is not None and spent >= self.budget.left and not self.stop.is_set():
             self.stop_reason = self.stop_reason or (
-                f"the monthly budget is reached: this run spent {money(self.spent)} of the {money(self.budget.left)} "
+                f"the monthly budget is reached: this run spent {money(spent)} of the {money(self.budget.left)} "
                 f"left this month. {self.budget.how_to_raise}, then resume")
             self.stop.set()
 

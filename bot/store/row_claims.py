@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 from bot.records import RowState, RunState, Triple
 from bot.store.judgments import Store, triple_of
 from bot.store.leases import owner_gone
-from bot.store.models import Judgment, Run, table_of, utcnow
+from bot.store.models import Judgment, Run, RunBatch, table_of, utcnow
 
 CLAIM_STALE = 20.0  # seconds without a refresh after which another host's claim lapses
 HELP_ABOVE = 100  # rows left to claim above which a run is worth another process's help
@@ -90,26 +90,31 @@ def pending_elsewhere(store: Store, run_id: int, owner: str) -> int:
                                                            table.c.status == RowState.PENDING, ~mine)).scalar_one())
 
 
-def judged_elsewhere(store: Store, run_id: int, owner: str, since: datetime) -> tuple[int, int]:
-    """The rows of the run other processes judged since `since`: (all of them, those that got no score)."""
+def judged_elsewhere(store: Store, run_id: int, owner: str, since: datetime) -> tuple[int, int, float]:
+    """The rows of the run other processes judged since `since`: (all of them, those that got no score, what they
+    cost in USD)."""
     table = table_of(Judgment)
     unscored = func.sum(case((table.c.status.in_((RowState.ERROR, RowState.INVALID)), 1), else_=0))
     with store.engine.connect() as conn:
-        done, errors = conn.execute(select(func.count(), unscored).where(
+        done, errors, cost = conn.execute(select(func.count(), unscored, func.sum(table.c.cost_usd)).where(
             table.c.run_id == run_id, table.c.status != RowState.PENDING, table.c.judged_at >= since,
             table.c.claimed_by.is_not(None), table.c.claimed_by != owner)).one()
-    return int(done or 0), int(errors or 0)
+    return int(done or 0), int(errors or 0), float(cost or 0.0)
 
 
-def runs_to_help(store: Store, owner: str, *, above: int = HELP_ABOVE, limit: int = 10) -> list[Run]:
-    """Runs being judged by another process that still have more than `above` rows no live process holds (one
-    judgment's run, or the end of a file's, is not worth sharing), oldest first."""
-    table, runs = table_of(Judgment), table_of(Run)
+def runs_to_help(store: Store, owner: str, *, sources: Sequence[str], above: int = HELP_ABOVE,
+                 limit: int = 10) -> list[Run]:
+    """Runs from `sources` being judged live by another process that still have more than `above` rows no live
+    process holds (one judgment's run, or the end of a file's, is not worth sharing), oldest first. A run through the
+    Batch API is never among them: its pending rows wait in the provider's batches."""
+    table, runs, batches = table_of(Judgment), table_of(Run), table_of(RunBatch)
     now = utcnow()
     free = or_(table.c.claimed_by.is_(None), table.c.claimed_at < now - timedelta(seconds=CLAIM_STALE))
     waiting = (select(table.c.id).where(table.c.run_id == runs.c.id, table.c.status == RowState.PENDING, free)
                .order_by(table.c.id).offset(above).limit(1).exists())
+    batched = select(batches.c.id).where(batches.c.run_id == runs.c.id).exists()
     with store.session() as session:
-        found = session.execute(select(Run).where(runs.c.status == RunState.RUNNING, runs.c.owner != owner, waiting)
+        found = session.execute(select(Run).where(runs.c.status == RunState.RUNNING, runs.c.owner != owner,
+                                                  runs.c.source.in_(sources), waiting, ~batched)
                                 .order_by(runs.c.id).limit(limit)).scalars()
         return list(found)

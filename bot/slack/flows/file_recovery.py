@@ -41,9 +41,6 @@ async def _watch(intake: FileIntake) -> None:
         for share in shares:
             if share.run_id in files.active or share.owner == process_name():
                 continue
-            run = await files.ctx.db(Store.get_run, share.run_id) if share.run_id is not None else None
-            if run is not None and held_elsewhere(run):  # another replica judges it and shows life
-                continue
             files.spawn(_recover(intake, share), f"taking up shared file {share.id}")
 
 
@@ -61,7 +58,10 @@ async def _recover(intake: FileIntake, share: SharedFile) -> None:
 
 async def _take_up(intake: FileIntake, share: SharedFile) -> None:
     ctx, files = intake.ctx, intake.runs
-    # A run being judged shows life with its heartbeat (checked by the watch): its file is taken once that stops. Any
+    held = await ctx.db(Store.get_run, share.run_id) if share.run_id is not None else None
+    if held is not None and held_elsewhere(held):  # another replica judges it and shows life: left to it
+        return
+    # A run being judged shows life with its heartbeat (checked just above): its file is taken once that stops. Any
     # other step (loading the rows, posting the summary) shows none while it works: given longer, so that a slow
     # upload on another host is never finished twice.
     stale = STALE_AFTER if share.state == ShareState.RUNNING else QUIET_STEP

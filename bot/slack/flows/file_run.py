@@ -21,6 +21,7 @@ from bot.runs.assist import Assist
 from bot.runs.batch import judge_by_batch
 from bot.runs.estimate import Estimate, estimate_run
 from bot.runs.resume import judge_on_resume
+from bot.runs.start import FILE_SOURCE
 from bot.slack.admins import admin_refusal
 from bot.slack.context import SAY_LATER, Context
 from bot.slack.files import file_origin
@@ -49,7 +50,6 @@ from bot.store.batches import open_parts
 
 log = logging.getLogger(__name__)
 
-FILE_SOURCE = "slack-file"  # the source of runs over a file shared in Slack
 OVER_BUDGET = ("This run would take the channel over its monthly budget ({over}): only the workspace's admins, and "
                "the people DIGEST_ADMINS names, can start it now. An admin can also raise the budget with "
                "`/judge budget USD`.")
