@@ -28,7 +28,14 @@ from bot.runs.panel_rows import PanelRows
 from bot.runs.progress import Budget, Progress, RunOutcome
 from bot.runs.twins import Twins
 from bot.store import Judgment, RowVerdict, Run, Store, process_name, utcnow
-from bot.store.row_claims import claim_rows, judged_elsewhere, pending_elsewhere, refresh_claims, release_claims
+from bot.store.row_claims import (
+    cancel_requested,
+    claim_rows,
+    judged_elsewhere,
+    pending_elsewhere,
+    refresh_claims,
+    release_claims,
+)
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +141,7 @@ class _Execution(PanelRows):
         self.on_progress = on_progress
         self.cancel = cancel
         self.owner, self.joining = owner, joining
+        self.cancelled_by: str | None = None  # who cancelled through another process
         self.since = utcnow()
         self.elsewhere = (0, 0, 0.0)  # rows other processes judged since, those that got no score, what they cost
         self.stop = asyncio.Event()  # no new rows: a problem every request would hit, or a cancel
@@ -230,7 +238,7 @@ class _Execution(PanelRows):
         # Only while this process still holds the run: one that took it over owns its status now.
         self.store.update_run(self.run_id, held_by=self.owner, status=status, stop_reason=reason,
                               finished_at=utcnow(), owner=None)
-        return RunOutcome(self.run_id, status, reason, counts, rejudged, self.paced())
+        return RunOutcome(self.run_id, status, reason, counts, rejudged, self.paced(), self.cancelled_by)
 
     async def watch(self) -> None:
         """Beat the heartbeat, and drop everything in flight when asked to cancel or when the run is taken over; a
@@ -253,6 +261,11 @@ class _Execution(PanelRows):
                         return
                 elif not await self.in_db(self.store.beat, self.run_id, self.owner):
                     self.halt("another judgebot process took the run over")
+                    return
+                elif (asked := await self.in_db(cancel_requested, self.store, self.run_id)) is not None:
+                    self.cancelled_by = asked  # a Cancel that reached another process of the bot
+                    self.cancel.set()
+                    self.halt(None)
                     return
                 if looks * every >= HEARTBEAT_SECONDS:
                     looks = 0

@@ -50,6 +50,7 @@ class RunOutcome:
     counts: dict[str, int]
     rejudged: int = 0  # rows made pending again to be judged anew
     paced: str | None = None  # "paced by the tokens limit: 398,000 of 400,000 a minute", when a limit bound it
+    cancelled_by: str | None = None  # who cancelled it through another process of the bot
 
     @property
     def all_scored(self) -> bool:

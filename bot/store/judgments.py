@@ -224,7 +224,8 @@ class Store:
             # Only a running run is held by its owner; one paused or done is free, whoever was named in it.
             claimed = take_over(session, Run, run, seen="heartbeat_at", stale_after=stale_after, now=now, owner=owner,
                                 held=run.status == RunState.RUNNING, where=(Run.status == run.status,),
-                                status=RunState.RUNNING, started_at=run.started_at or now, stop_reason=None)
+                                status=RunState.RUNNING, started_at=run.started_at or now, stop_reason=None,
+                                cancel_requested_by=run.cancel_requested_by if run.status == RunState.RUNNING else None)
             session.commit()
             return claimed
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from bot.store.migrations_claims import _v22_row_claims, _v23_endpoint_pauses
+from bot.store.migrations_claims import _v22_row_claims, _v23_endpoint_pauses, _v25_cancel_requests
 from bot.store.migrations_costs import (
     _v10_costs_estimates_and_budgets,
     _v11_batches,
@@ -337,6 +337,6 @@ MIGRATIONS: list[Callable[[Operations], None]] = [
     _v11_batches, _v12_votes_in_tallies, _v13_billed_tally,
     _v14_results_written, _v15_labels_by_case, _v16_review_queue, _v17_channel_judges, _v18_rubric_revisions,
     _v19_pairs, _v20_progress_streams, _v21_deliveries, _v22_row_claims,
-    _v23_endpoint_pauses, _v24_slack_installations,
+    _v23_endpoint_pauses, _v24_slack_installations, _v25_cancel_requests,
 ]
 LATEST = len(MIGRATIONS)

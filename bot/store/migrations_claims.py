@@ -1,5 +1,5 @@
 """The schema versions of replicas judging together: pending rows claimed by the process judging them (22), and the
-judge endpoints' pauses told to every process (23)."""
+judge endpoints' pauses told to every process (23), and a cancel asked of whichever process holds a run (25)."""
 
 from __future__ import annotations
 
@@ -30,3 +30,9 @@ def _v23_endpoint_pauses(op: Operations) -> None:
         sa.Column("told_by", sa.String(128), nullable=False),
         sa.Column("updated_at", sa.DateTime, nullable=False),
     )
+
+
+def _v25_cancel_requests(op: Operations) -> None:
+    # Who asked to cancel a run another process is judging (a click that reached another replica): the process that
+    # holds the run reads it with its heartbeat and stops.
+    op.add_column("run", sa.Column("cancel_requested_by", sa.String(32)))

@@ -65,6 +65,8 @@ class Run(SQLModel, table=True):
     temperature: float | None = Field(default=None, description="the judges' sampling temperature, when sampled")
     estimate: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)),
                                             description="the cost estimated before it started (bot.estimate.Estimate)")
+    cancel_requested_by: str | None = Field(default=None, max_length=32, description="who asked another process to "
+                                            "cancel it: the one holding it stops")
 
 
 class Judgment(SQLModel, table=True):

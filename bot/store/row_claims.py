@@ -118,3 +118,19 @@ def runs_to_help(store: Store, owner: str, *, sources: Sequence[str], above: int
                                                   runs.c.source.in_(sources), waiting, ~batched)
                                 .order_by(runs.c.id).limit(limit)).scalars()
         return list(found)
+
+
+def request_cancel(store: Store, run_id: int, user: str) -> bool:
+    """Ask whichever process holds the run to cancel it, for `user`; False when it is not being judged."""
+    runs = table_of(Run)
+    with store.engine.begin() as conn:
+        asked = conn.execute(update(runs).where(runs.c.id == run_id, runs.c.status == RunState.RUNNING)
+                             .values(cancel_requested_by=user[:32]))
+        return bool(asked.rowcount)
+
+
+def cancel_requested(store: Store, run_id: int) -> str | None:
+    """Who asked to cancel the run while another process held it (None: nobody)."""
+    runs = table_of(Run)
+    with store.engine.connect() as conn:
+        return conn.execute(select(runs.c.cancel_requested_by).where(runs.c.id == run_id)).scalar_one_or_none()

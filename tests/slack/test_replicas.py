@@ -137,3 +137,35 @@ def test_the_replica_holding_a_run_dies_and_another_goes_on_in_the_same_thread(b
     later = [c for c in slack_server.calls_to("chat.update") if c.at > killed and c.params.get("ts") == head["ts"]]
     assert later  # edited by the replica that took the run
     assert max(asked(judge_server).values()) <= 2
+
+
+def test_cancel_clicked_on_another_replica_stops_the_run_where_it_is_judged(bot_settings, db_url, slack_server,
+                                                                              judge_server, tmp_path):
+    judge_server.responder = slowly
+    ports, rows = [free_port(), free_port()], 800
+    store = Store.open(db_url)
+    with replicas(bot_settings, db_url, tmp_path) as running:
+        running.start(PORT=str(ports[0]), CONCURRENCY="4")
+        running.start(PORT=str(ports[1]), CONCURRENCY="4")
+
+        async def talk() -> tuple[dict, str, int]:
+            holder, other = await asyncio.gather(started(slack_server, ports[0]), started(slack_server, ports[1]))
+            event = await share(holder, slack_server, eth_csv(rows), text="eth")
+            head = await wait_until(lambda: "judgebot_run_cancel" in str(posted(slack_server, "C0GENERAL", event["ts"])[:1])
+                                    and posted(slack_server, "C0GENERAL", event["ts"])[0], timeout=60, what="Cancel")
+            await wait_until(lambda: sum(judged_by(store).values()) >= 40, timeout=60, what="40 rows judged")
+            run_id = store.get_run(1).id
+            answer = await other.click("judgebot_run_cancel", str(run_id), channel="C0GENERAL", message_ts=head["ts"])
+            assert answer.status == 200
+            told = (await slack_server.await_for("response_url", lambda c: "Cancelling" in c.params.get("text", "")))[0]
+            await finished_thread(slack_server, "C0GENERAL", event["ts"], timeout=60)
+            return event, told.params["text"], run_id
+
+        event, told, run_id = asyncio.run(talk())
+    assert "another process of the bot judges it" in told
+    run = store.get_run(run_id)
+    counts = store.status_counts(run_id)
+    assert run.status == "cancelled" and 0 < counts["scored"] < rows and counts.get("pending", 0) > 0
+    assert len(summaries(slack_server, "C0GENERAL", event["ts"])) == 1
+    end = posted(slack_server, "C0GENERAL", event["ts"])[0]
+    assert "Cancelled by <@U0USER>" in str(end["blocks"])

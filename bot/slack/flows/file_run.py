@@ -263,7 +263,7 @@ class FileRuns:
                 return
             await shown.stop_following()  # the end is shown once the summary is posted
             await file_summary.finish(self.ctx, share, rubric, seconds=time.monotonic() - started,
-                                      cancelled_by=active.cancelled_by, shown=shown)
+                                      cancelled_by=active.cancelled_by or outcome.cancelled_by, shown=shown)
         except asyncio.CancelledError:
             await share_thread.let_go(self.ctx, share)
             raise

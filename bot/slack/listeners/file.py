@@ -12,6 +12,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 
 from bot.errors import RunBusy
 from bot.records import RunState, ShareState
+from bot.runs import held_elsewhere
 from bot.slack.context import Context
 from bot.slack.files import is_table
 from bot.slack.flows import file_summary
@@ -22,6 +23,7 @@ from bot.slack.text import escape
 from bot.slack.views import file_run as view
 from bot.slack.views.blocks import notice
 from bot.store import SharedFile, Store, get_share, move_share, process_name, share_of_run
+from bot.store.row_claims import request_cancel
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +129,9 @@ class FileListener:
                              f"finishing run {run.id}")
         elif share.state in (ShareState.FINISHING, ShareState.DONE):
             await self.ctx.say.tell(where, f"Run #{share.run_id} has finished already.")
+        elif run is not None and held_elsewhere(run) and await self.ctx.db(request_cancel, run.id, user):
+            await self.ctx.say.tell(where, f"Cancelling run #{share.run_id}: another process of the bot judges it and "
+                                    "stops within a few seconds; the rows graded so far are kept and summarised.")
         else:
             await self.ctx.say.tell(where, f"Run #{share.run_id} is not being judged by this bot right now (another "
                                        "process, or a restart); try again in a minute.")
