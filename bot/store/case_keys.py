@@ -18,8 +18,8 @@ def case_key(team_id: str | None, channel_id: str | None, rubric_name: str, ques
     judgment of the same texts there, whichever run or file it came with, is the same case to a person labeling it.
     A pair's case is its question, reference and both answers in the file's order (whichever order the judge saw).
     A judgment whose texts were removed keeps the case it was of."""
-    kept = removed_case(question)
-    if kept is not None:
+    kept = removed_case(question) if reference == REMOVED and answer == REMOVED else None
+    if kept is not None:  # a question typed with the marker, beside texts of its own, is a question like any other
         return kept
     parts = [team_id or "", channel_id or "", rubric_name, question, reference, answer,
              *(() if answer_b is None else (answer_b,))]
@@ -42,6 +42,12 @@ def removed_case(question: str) -> str | None:
     return question[len(REMOVED_CASE):] if question.startswith(REMOVED_CASE) else None
 
 
-def texts_removed(question: Any) -> Any:
-    """SQL: the judgment whose `question` column this is had its texts removed."""
-    return question.like(f"{REMOVED_CASE}%")
+def was_removed(judgment: Judgment) -> bool:
+    """Whether a judgment had its texts removed (bot.store.retention)."""
+    return removed_case(judgment.question) is not None and judgment.reference == REMOVED
+
+
+def texts_removed(question: Any, reference: Any) -> Any:
+    """SQL: the judgment of these `question` and `reference` columns had its texts removed (a question typed with the
+    marker, beside a reference of its own, has not)."""
+    return question.like(f"{REMOVED_CASE}%") & (reference == REMOVED)

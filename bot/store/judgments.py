@@ -237,7 +237,8 @@ class Store:
         """Make rows of these statuses pending again, to be judged anew; return how many."""
         cleared = dict.fromkeys([*JUDGED_FIELDS, "judged_at", "cached_from"])
         # A row whose texts were removed (bot.store.retention) has nothing left to judge: it keeps its verdict.
-        chosen = (col(Judgment.run_id) == run_id) & col(Judgment.status).in_(statuses) & ~texts_removed(col(Judgment.question))
+        kept = texts_removed(col(Judgment.question), col(Judgment.reference))
+        chosen = (col(Judgment.run_id) == run_id) & col(Judgment.status).in_(statuses) & ~kept
         with self.engine.begin() as conn:
             conn.execute(select(Judgment.id).where(chosen).with_for_update())  # no verdict lands in between
             add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), chosen, sign=-1, feedback=table_of(Feedback))

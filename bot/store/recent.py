@@ -22,7 +22,7 @@ def recent_sample(store: Store, *, rubric_name: str, channel_id: str | None, lim
     with store.session() as session:
         newest = list(session.exec(select(Judgment).where(
             where, Judgment.rubric_name == rubric_name, Judgment.status == RowState.SCORED,
-            ~texts_removed(col(Judgment.question)))  # texts removed: nothing to judge again
+            ~texts_removed(col(Judgment.question), col(Judgment.reference)))  # texts removed: nothing to judge again
             .order_by(col(Judgment.id).desc()).limit(max(limit, 1) * POOL)))
     distinct = list({(j.question, j.reference, j.answer): j for j in reversed(newest)}.values())
     picked = distinct if len(distinct) <= limit else random.Random(seed).sample(distinct, limit)

@@ -113,7 +113,8 @@ def remove_old_texts(store: Store, *, before: datetime, shapes: Shapes, batch: i
     while True:
         chosen = (sa.select(*(j.c[name] for name in JUDGMENT_TEXTS))
                   .where(j.c.id > last, sa.func.coalesce(j.c.judged_at, j.c.created_at) < before,
-                         ~texts_removed(j.c.question), sa.or_(j.c.status != RowState.PENDING, j.c.run_id.in_(settled)))
+                         ~texts_removed(j.c.question, j.c.reference),
+                         sa.or_(j.c.status != RowState.PENDING, j.c.run_id.in_(settled)))
                   .order_by(j.c.id).limit(batch).with_for_update(skip_locked=True, of=j))
         with store.engine.begin() as conn:
             rows = conn.execute(chosen).all()

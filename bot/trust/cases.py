@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from bot.csvfiles.results import neutralise
 from bot.rubric import Rubric
 from bot.store import Judgment, Store
-from bot.store.case_keys import removed_case
+from bot.store.case_keys import was_removed
 from bot.store.labels import Scope, label_and_vote_rows, labeled_judgments
 from bot.trust.calibration import LabeledVerdict
 from bot.trust.labels import PASS, PREFIX, HumanValues, labelable, numbers_at, value_at, vote_as_label
@@ -73,8 +73,8 @@ def labeled_cases(store: Store, rubric: Rubric, channel_id: str | None) -> list[
     """
     labels, votes = labeled_judgments(store, rubric_name=rubric.name, channel_id=channel_id,
                                       everywhere=channel_id is None)
-    labels = [(label, judgment) for label, judgment in labels if removed_case(judgment.question) is None]
-    votes = [(vote, judgment) for vote, judgment in votes if removed_case(judgment.question) is None]
+    labels = [(label, judgment) for label, judgment in labels if not was_removed(judgment)]
+    votes = [(vote, judgment) for vote, judgment in votes if not was_removed(judgment)]
     cases = [LabeledCase(judgment, label.user_id, label.updated_at, label_values(label.values, label.passed, rubric),
                          label.pass_from if label.passed is not None else None, label.note) for label, judgment in labels]
     cases += [LabeledCase(judgment, vote.user_id, vote.updated_at, vote_values(vote.agree, judgment, rubric),

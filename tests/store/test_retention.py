@@ -191,3 +191,18 @@ def test_forget_removes_one_workspace_and_nothing_of_another(store: Store, rubri
     with store.session() as session:
         assert session.execute(sa.select(sa.func.count()).select_from(table_of(JudgmentTally))
                                .where(table_of(JudgmentTally).c.channel_key == "C1")).scalar_one() == 0
+
+
+def test_a_question_typed_with_the_marker_is_a_question_like_any_other(store: Store, rubrics: RubricSet) -> None:
+    rubric = rubrics.get("eth")
+    [typed] = make_run(store, rubric, [OLD[0]])
+    forged = "[removed] case " + "f" * 64
+    judgments = table_of(Judgment)
+    with store.engine.begin() as conn:
+        conn.execute(sa.update(judgments).where(judgments.c.id == typed).values(question=forged))
+    before = store.get_judgment(typed)
+    assert before is not None and judgment_case(before) != "f" * 64  # it chooses no case: its texts make it
+    remove_old_texts(store, before=utcnow() - timedelta(days=DAYS), shapes=Shapes.of(rubrics))
+    after = store.get_judgment(typed)
+    assert after is not None and after.reference == REMOVED and after.answer == REMOVED  # retention reached it
+    assert removed_case(after.question) == judgment_case(before)  # and kept the case its real texts made

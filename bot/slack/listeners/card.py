@@ -33,7 +33,7 @@ from bot.slack.views.correction import (
 from bot.slack.views.details import details_file, details_text, details_view
 from bot.slack.views.limits import ERROR_LIMIT
 from bot.store import Judgment, Store, newest_on_message, record_feedback, remember_model
-from bot.store.case_keys import removed_case
+from bot.store.case_keys import was_removed
 from bot.store.samples import samples_of
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ class CardListener:
         if judgment is None:
             return
         where = body.get("response_url")
-        if removed_case(judgment.question) is not None:
+        if was_removed(judgment):
             await self.ctx.say.tell(where, f"#{judgment.id} is older than this workspace keeps texts for "
                                            "(RETENTION_DAYS): its texts were removed, so it cannot be judged again.")
             return
