@@ -23,6 +23,7 @@ from bot.slack.messenger import Messenger, make_web_client
 from bot.store import Judgment, Run, Store, judge_of_channel, month_spent
 from bot.store.models_trust import RubricRevision
 from bot.store.revisions import revision_in_force
+from bot.store.workspace_orgs import org_of
 
 log = logging.getLogger(__name__)
 
@@ -203,12 +204,16 @@ class Context:
         """Act for workspace `team_id` inside the block (work no request started: a digest, a nudge, a recovery).
 
         With one SLACK_BOT_TOKEN nothing changes. With the OAuth install the workspace's bot token comes from the
-        installation store; NotInstalled when it has none (uninstalled).
+        installation store (its own install's, or its organisation's org-wide install's); NotInstalled when it has
+        none (uninstalled).
         """
         if self.installations is None:
             yield self.workspace
             return
         bot = await self.installations.async_find_bot(enterprise_id=None, team_id=team_id)
+        if bot is None and team_id and (org := await self.db(org_of, team_id)) is not None:
+            # an Enterprise Grid org-wide install serves the workspace: its bot is found by the organisation
+            bot = await self.installations.async_find_bot(enterprise_id=org, team_id=None, is_enterprise_install=True)
         if bot is None or not bot.bot_token:
             raise NotInstalled(f"judgebot is not installed in workspace {team_id} (any more)")
         base = self.home.say.client

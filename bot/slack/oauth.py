@@ -20,6 +20,7 @@ from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 from bot.slack.context import Context, Workspace
 from bot.slack.messenger import Messenger
 from bot.store import Store
+from bot.store.workspace_orgs import remember_org
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,14 @@ def workspace_middleware(ctx: Context) -> Callable[..., Awaitable[None]]:
     """A global middleware: each request is answered for its own workspace, with the client bolt authorized for it
     (`ctx.say`, `ctx.client` and `ctx.team_id` are that workspace's in its listeners and the tasks they start)."""
 
+    orgs: set[tuple[str, str]] = set()  # (workspace, organisation) pairs saved by this process
+
     async def answer_for_workspace(context: AsyncBoltContext, next: Callable[[], Awaitable[None]]) -> None:
+        if context.is_enterprise_install and context.enterprise_id and context.team_id:
+            pair = (context.team_id, context.enterprise_id)  # an org-wide install: digests find its bot by the org
+            if pair not in orgs:
+                await ctx.db(remember_org, team_id=pair[0], enterprise_id=pair[1])
+                orgs.add(pair)
         authorized = context.authorize_result  # bolt asked auth.test for it (cached): it has the workspace's URL
         ctx.answer_for(Workspace(Messenger(context.client), team_id=context.team_id,
                                  bot_user_id=context.bot_user_id, team_url=authorized.url if authorized else None))

@@ -1,4 +1,5 @@
-"""The schema version of many workspaces: slack_sdk's installation and OAuth state tables (24)."""
+"""The schema versions of many workspaces: slack_sdk's installation and OAuth state tables (24), and the organisation
+each workspace of an org-wide install is part of (26)."""
 
 from __future__ import annotations
 
@@ -68,4 +69,14 @@ def _v24_slack_installations(op: Operations) -> None:
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("state", sa.String(200), nullable=False),
         sa.Column("expire_at", sa.DateTime, nullable=False),
+    )
+
+
+def _v26_workspace_orgs(op: Operations) -> None:
+    # The Enterprise Grid organisation of each workspace an org-wide install serves, as its requests name it.
+    op.create_table(
+        "workspace_org",
+        sa.Column("team_id", sa.String(32), primary_key=True),
+        sa.Column("enterprise_id", sa.String(32), nullable=False),
+        sa.Column("updated_at", sa.DateTime, nullable=False),
     )

@@ -1,4 +1,5 @@
-"""The tables several processes on one database share besides the history: the judge endpoints' pauses."""
+"""The tables several processes on one database share besides the history: the judge endpoints' pauses, and the
+Enterprise Grid organisation each workspace is part of."""
 
 from __future__ import annotations
 
@@ -19,4 +20,15 @@ class EndpointPause(SQLModel, table=True):
     until: NaiveDatetime = Field(description="UTC: when requests may go again")
     kind: str = Field(max_length=16, description="the limit it waits for: requests or tokens")
     told_by: str = Field(max_length=128, description="host:pid:incarnation of the process that learned it")
+    updated_at: NaiveDatetime = Field(default_factory=utcnow)
+
+
+class WorkspaceOrg(SQLModel, table=True):
+    """The Enterprise Grid organisation a workspace belongs to, as its requests said: an org-wide install's bot token is
+    found by the organisation, so work no request started (a digest) needs it to act in that workspace."""
+
+    __tablename__ = "workspace_org"
+
+    team_id: str = Field(primary_key=True, max_length=32)
+    enterprise_id: str = Field(max_length=32)
     updated_at: NaiveDatetime = Field(default_factory=utcnow)

@@ -77,10 +77,11 @@ async def start_install(bot: RunningBot) -> tuple[Page, str]:
     return page, state
 
 
-async def install(bot: RunningBot, slack_server, team: str) -> Page:
-    """The whole install of workspace `team`: the install page, Slack's consent (a code), the redirect back."""
+async def install(bot: RunningBot, slack_server, team: str, *, org: bool = False) -> Page:
+    """The whole install of workspace `team` (with `org`: of organisation `team`, org-wide): the install page, Slack's
+    consent (a code), the redirect back."""
     _, state = await start_install(bot)
-    code = slack_server.grant(team)
+    code = slack_server.grant(team, org=org)
     return await get(f"http://127.0.0.1:{bot.port}/slack/oauth_redirect", params={"code": code, "state": state},
                      cookie=state)
 
@@ -184,6 +185,27 @@ async def test_work_no_request_started_acts_for_the_workspace_it_handles(oauth_b
     assert posts_by(slack_server, token)
     with pytest.raises(NotInstalled):
         async with ctx.acting_for("T9"):
+            pass
+
+
+async def test_an_org_wide_install_serves_its_workspaces_requests_and_their_digests(oauth_bot, side, slack_server,
+                                                                                    judge_server):
+    judge_server.responder = lambda body: eth_reply("Correct")
+    slack_server.channels["C3GENERAL"] = slack_server._channel("C3GENERAL", "t3", is_private=False, is_member=True)
+    assert (await install(oauth_bot, slack_server, "E1", org=True)).status == 200  # Enterprise Grid, org-wide
+    [token] = slack_server.tokens_of("E1")
+    with oauth_bot.context.store.engine.connect() as conn:
+        assert [(r.enterprise_id, r.team_id) for r in conn.execute(sa.select(BOTS.c.enterprise_id, BOTS.c.team_id))] == [
+            ("E1", None)]
+    answer = await side.command("eth Question of T3? || R || A", team="T3", channel="C3GENERAL", org="E1")
+    assert answer.status == 200 and not answer.body
+    card = await card_of(slack_server, "C3GENERAL")
+    assert "Question of T3?" in str(card) and [post.token for post in posts_by(slack_server, token)] == [token]
+    ctx = oauth_bot.context
+    async with ctx.acting_for("T3"):  # a digest of T3, no request to name its organisation: the one it said before
+        assert (ctx.team_id, ctx.client.token) == ("T3", token)
+    with pytest.raises(NotInstalled):
+        async with ctx.acting_for("T4"):  # a workspace no request of the organisation ever came from
             pass
 
 

@@ -80,18 +80,23 @@ class SlackSide:
     # -- what people do -------------------------------------------------------------------------------------
 
     def command_payload(self, text: str, *, channel: str = "C0GENERAL", user: str = "U0USER",
-                        team: str = TEAM) -> dict[str, Any]:
-        """The fields of a `/judge` slash command typed in workspace `team`."""
+                        team: str = TEAM, org: str | None = None) -> dict[str, Any]:
+        """The fields of a `/judge` slash command typed in workspace `team` (of organisation `org`, which installed
+        the app org-wide)."""
         n = next(_ids)
-        return {"token": "legacy", "team_id": team, "team_domain": "judgebot-test", "channel_id": channel,
-                "channel_name": channel.lower(), "user_id": user, "user_name": user.lower(), "command": "/judge",
-                "text": text, "api_app_id": "A0TEST", "is_enterprise_install": "false",
-                "response_url": self.slack.response_url(f"cmd{n}"), "trigger_id": f"trigger.{n}"}
+        payload = {"token": "legacy", "team_id": team, "team_domain": "judgebot-test", "channel_id": channel,
+                   "channel_name": channel.lower(), "user_id": user, "user_name": user.lower(), "command": "/judge",
+                   "text": text, "api_app_id": "A0TEST", "is_enterprise_install": "false",
+                   "response_url": self.slack.response_url(f"cmd{n}"), "trigger_id": f"trigger.{n}"}
+        if org is not None:
+            payload |= {"enterprise_id": org, "enterprise_name": f"Org {org}", "is_enterprise_install": "true"}
+        return payload
 
     async def command(self, text: str, *, channel: str = "C0GENERAL", user: str = "U0USER",
-                      team: str = TEAM) -> Answer:
-        """Type `/judge <text>` in `channel` (of workspace `team`)."""
-        return await self._deliver("slash_commands", self.command_payload(text, channel=channel, user=user, team=team))
+                      team: str = TEAM, org: str | None = None) -> Answer:
+        """Type `/judge <text>` in `channel` (of workspace `team`, of organisation `org` when it installed org-wide)."""
+        return await self._deliver("slash_commands", self.command_payload(text, channel=channel, user=user, team=team,
+                                                                          org=org))
 
     async def submit(self, view: dict[str, Any], *, rubric: str, model: str = "", question: str = "",
                      reference: str = "", answer: str = "", user: str = "U0USER", team: str = TEAM) -> Answer:

@@ -74,6 +74,7 @@ class SlackCore(ThreadedServer):
         self.client_id, self.client_secret = "1111.2222", "test-client-secret"
         self.codes: dict[str, str] = {}
         self.team_tokens: dict[str, str] = {}
+        self.orgs: set[str] = set()  # Enterprise Grid organisations that installed the app org-wide
         self.caller_team = team_id  # the workspace of the call being answered
         self.calls: list[Call] = []
         self.users: dict[str, dict] = {

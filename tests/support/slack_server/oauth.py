@@ -16,11 +16,14 @@ _codes = itertools.count(1)
 class OAuthMethods(SlackCore):
     """oauth.v2.access, and the codes that Slack's authorize page would give an installer."""
 
-    def grant(self, team_id: str) -> str:
-        """What Slack's authorize page does when a person of `team_id` allows the app: a code for the redirect."""
+    def grant(self, team_id: str, *, org: bool = False) -> str:
+        """What Slack's authorize page does when a person of `team_id` allows the app: a code for the redirect. With
+        `org`, `team_id` is an Enterprise Grid organisation (E...) installing the app org-wide."""
         code = f"code-{team_id}-{next(_codes)}"
         with self._lock:
             self.codes[code] = team_id
+            if org:
+                self.orgs.add(team_id)
         return code
 
     def tokens_of(self, team_id: str) -> list[str]:
@@ -44,9 +47,13 @@ class OAuthMethods(SlackCore):
                 return {"ok": False, "error": "invalid_code"}
             token = f"xoxb-{team}-{len(self.team_tokens) + 1}"
             self.team_tokens[token] = team
-        return {"ok": True, "app_id": "A0TEST", "authed_user": {"id": "U0ADMIN"}, "scope": ",".join(BOT_SCOPES),
-                "token_type": "bot", "access_token": token, "bot_user_id": f"U{team}BOT",
-                "team": {"id": team, "name": f"Workspace {team}"}, "enterprise": None, "is_enterprise_install": False}
+        granted = {"ok": True, "app_id": "A0TEST", "authed_user": {"id": "U0ADMIN"}, "scope": ",".join(BOT_SCOPES),
+                   "token_type": "bot", "access_token": token, "bot_user_id": f"U{team}BOT"}
+        if team in self.orgs:  # org-wide: the organisation installs, no one workspace
+            return {**granted, "team": None, "enterprise": {"id": team, "name": f"Org {team}"},
+                    "is_enterprise_install": True}
+        return {**granted, "team": {"id": team, "name": f"Workspace {team}"}, "enterprise": None,
+                "is_enterprise_install": False}
 
     @staticmethod
     def _credentials(request: web.Request, params: dict) -> tuple[str, str]:
