@@ -20,17 +20,45 @@ from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, FEEDBACK, RE
 from bot.slack.views.commands import FORM_UNCHECKED, FormContext, FormSeal
 from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
 from bot.store import Store, claim_share, feedback_tally, get_share
+from tests.support.oauth_install import install, oauth_settings
 from tests.support.replies import eth_reply
 from tests.support.slack_messages import INLINE, card_of, table_dicts
-from tests.support.slack_side import SlackSide
+from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
 PARTNER = "T0PARTNER"  # the other organisation of a Slack Connect channel
+
+
+@pytest.fixture(params=["one workspace's token", "two workspaces installed"])
+async def slack(request, bot_settings, slack_server):
+    """Slack's side of the bot: with one SLACK_BOT_TOKEN (the partner's workspace never installed it), or with the
+    OAuth install, this workspace and the partner's both installed (each request then answered with its own token):
+    the same rules hold both ways."""
+    settings = bot_settings if request.param.startswith("one") else oauth_settings(bot_settings, slack_server)
+    running = await start_bot(settings, host="127.0.0.1")
+    try:
+        if not request.param.startswith("one"):
+            for team in ("T0TEST", PARTNER):
+                assert (await install(running, slack_server, team)).status == 200
+        yield SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
+    finally:
+        await running.stop()
 ELSEWHERE = {  # how a click names where it comes from: (channel, team of the click, team of the person)
     "from another workspace": ("C0GENERAL", PARTNER, PARTNER),
     "by a person of another workspace": ("C0GENERAL", "T0TEST", PARTNER),
     "with no team": ("C0GENERAL", None, None),
     "with no channel": (None, "T0TEST", "T0TEST"),
 }
+
+
+def two_installed(request: pytest.FixtureRequest) -> bool:
+    """Whether this test runs with both workspaces installed through OAuth (each request then answered, and refused,
+    by bolt as its workspace's; one that names no workspace bolt cannot authorize at all)."""
+    return str(request.node.callspec.params.get("slack", "")).startswith("two")
+
+
+def unauthorized(texts: list[str]) -> bool:
+    """bolt's answer to a request it finds no installation for (with OAuth): nothing of ours ran."""
+    return bool(texts) and all("installation" in text for text in texts)
 
 
 def told(slack_server) -> list[str]:
@@ -62,7 +90,7 @@ def run_in(store: Store, rubrics, status: RunState) -> int:
 
 @pytest.mark.parametrize("where", list(ELSEWHERE))
 async def test_file_run_buttons_refuse_a_click_from_elsewhere(slack, slack_server, judge_server, bot_settings,
-                                                              rubrics, where, caplog):
+                                                              rubrics, where, caplog, request):
     store = Store.open(bot_settings.db_url)
     asking, again = share_in(store, ShareState.ASKING), share_in(store, ShareState.CONFIRM)
     paused_run, running_run = run_in(store, rubrics, RunState.PAUSED), run_in(store, rubrics, RunState.RUNNING)
@@ -74,14 +102,16 @@ async def test_file_run_buttons_refuse_a_click_from_elsewhere(slack, slack_serve
         answer = await slack.click(action_id, value, channel=channel, message_ts="1700000001.000100", team=team,
                                    user_team=user_team)
         assert answer.status == 200
-    assert await told_times(slack_server, len(clicks)) == [FILE_NOT_HERE] * len(clicks)
+    said = await told_times(slack_server, len(clicks))
+    nowhere = two_installed(request) and team is None and user_team is None
+    assert unauthorized(said) if nowhere else said == [FILE_NOT_HERE] * len(clicks)
     states = {share: get_share(store, share_id=share).state for share in (asking, again, paused, running)}
     assert states == {asking: ShareState.ASKING, again: ShareState.CONFIRM, paused: ShareState.PAUSED,
                       running: ShareState.RUNNING}
     assert [store.get_run(run).status for run in (paused_run, running_run)] == [RunState.PAUSED, RunState.RUNNING]
     assert slack_server.calls_to("chat.update") == [] and judge_server.bodies() == []
     refused = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
-    assert len(refused) == len(clicks) and all(action_id in " ".join(refused) for action_id, _ in clicks)
+    assert nowhere or (len(refused) == len(clicks) and all(action_id in " ".join(refused) for action_id, _ in clicks))
 
 
 def judgment_in(store: Store, rubrics, *, team: str | None, channel: str | None) -> int:
@@ -97,26 +127,28 @@ def judgment_in(store: Store, rubrics, *, team: str | None, channel: str | None)
 CARD_BUTTONS = (AGREE, DISAGREE, CORRECT, REJUDGE, RETRY, DETAILS)
 
 
-async def refused_everywhere(slack, slack_server, judge_server, judgment: int, **where) -> None:
+async def refused_everywhere(slack, slack_server, judge_server, judgment: int, *, unauthorized_here: bool = False,
+                             **where) -> None:
     for action_id in CARD_BUTTONS:
         await slack.click(action_id, str(judgment), message_ts="1700000002.000100", **where)
     for way in ("agree", "disagree"):  # Slack's feedback buttons
         await slack.click(FEEDBACK, f"{way}:{judgment}", message_ts="1700000002.000100", kind="feedback_buttons",
                           **where)
     clicks = len(CARD_BUTTONS) + 2
-    assert await told_times(slack_server, clicks) == [JUDGMENT_NOT_HERE] * clicks
+    said = await told_times(slack_server, clicks)
+    assert unauthorized(said) if unauthorized_here else said == [JUDGMENT_NOT_HERE] * clicks
     assert judge_server.bodies() == [] and slack_server.calls_to("views.open") == []
     assert slack_server.calls_to("chat.update") == [] and slack_server.calls_to("chat.postMessage") == []
 
 
 @pytest.mark.parametrize("where", list(ELSEWHERE))
 async def test_card_buttons_refuse_a_click_from_elsewhere(slack, slack_server, judge_server, bot_settings, rubrics,
-                                                          where):
+                                                          where, request):
     store = Store.open(bot_settings.db_url)
     judgment = judgment_in(store, rubrics, team="T0TEST", channel="C0GENERAL")
     channel, team, user_team = ELSEWHERE[where]
     await refused_everywhere(slack, slack_server, judge_server, judgment, channel=channel, team=team,
-                             user_team=user_team)
+                             user_team=user_team, unauthorized_here=two_installed(request) and team is None)
     assert feedback_tally(store, judgment_id=judgment) == (0, 0)
 
 
@@ -132,12 +164,22 @@ async def test_card_buttons_refuse_a_judgment_made_without_a_channel_or_a_worksp
 @pytest.mark.parametrize("text", ["history", "stats", "stats all", "digest", "digest preview", "default", "eth",
                                   "help", INLINE])
 async def test_a_command_from_another_workspace_is_refused_and_shows_nothing(slack, slack_server, judge_server,
-                                                                             text, caplog):
+                                                                             text, caplog, request):
     judge_server.enqueue(eth_reply("Correct"))
     await slack.command(INLINE)  # a judgment of this workspace in #general
     await card_of(slack_server)
     payload = slack.command_payload(text) | {"team_id": PARTNER}
+    before = len(slack_server.calls)
     answer = await slack.post(urlencode(payload), "application/x-www-form-urlencoded")
+    if two_installed(request):  # the partner installed the bot too: its command is its own, answered with its token
+        assert answer.status == 200 and (answer.body or {}).get("text") != OTHER_WORKSPACE
+        await asyncio.sleep(0.5)
+        [ours] = slack_server.tokens_of(PARTNER)
+        since = [call for call in slack_server.calls[before:] if call.method not in ("response_url", "auth.test")]
+        assert all(call.token == ours for call in since), [(c.method, c.token) for c in since]
+        replied = [call for call in slack_server.calls[before:] if call.method == "response_url"]
+        assert since or replied or (answer.body or {}).get("text")  # answered, one way or another
+        return
     assert answer.status == 200 and answer.body["text"] == OTHER_WORKSPACE
     await asyncio.sleep(0.3)
     assert told(slack_server) == [] and slack_server.calls_to("views.open") == []
@@ -243,16 +285,20 @@ async def test_a_file_shared_by_a_person_of_another_workspace_is_not_judged(slac
 
 
 async def test_a_file_shared_by_an_event_naming_no_workspace_is_not_judged(slack, slack_server, judge_server,
-                                                                             bot_settings):
+                                                                             bot_settings, request):
     file = slack_server.add_file(b"question,reference,answer\nQ?,R,A\n", "answers.csv")
     event = {key: value for key, value in slack_server.file_share_event(file, text="eth").items()
              if key not in ("team", "user_team", "source_team")}
     payload = slack.event_payload(event)
     del payload["team_id"]
     assert (await slack.send_event(payload)).status == 200
-    [note] = await slack_server.await_for("chat.postMessage")
-    assert OTHER_WORKSPACE in json.dumps(note.params)
-    await asyncio.sleep(0.3)
+    if two_installed(request):  # bolt finds no installation for it: nothing of ours runs, nothing is posted
+        await asyncio.sleep(0.5)
+        assert slack_server.calls_to("chat.postMessage") == []
+    else:
+        [note] = await slack_server.await_for("chat.postMessage")
+        assert OTHER_WORKSPACE in json.dumps(note.params)
+        await asyncio.sleep(0.3)
     assert get_share(Store.open(bot_settings.db_url), share_id=1) is None
     assert slack_server.calls_to("files.info") == [] and judge_server.bodies() == []
 
@@ -271,8 +317,17 @@ async def test_a_file_shared_by_a_person_of_this_workspace_is_taken(slack, slack
     assert get_share(store, share_id=1) is not None
 
 
-async def test_app_home_is_not_shown_to_another_workspace(slack, slack_server, caplog):
+async def test_app_home_is_not_shown_to_another_workspace(slack, slack_server, judge_server, caplog, request):
     event = {"type": "app_home_opened", "user": "U0GUEST", "channel": "D0HOME", "tab": "home"}
+    if two_installed(request):  # the partner's own Home, with its token, shows nothing of this workspace's judgments
+        judge_server.enqueue(eth_reply("Correct"))
+        await slack.command(INLINE)
+        await card_of(slack_server)
+        assert (await slack.send_event(slack.event_payload(event) | {"team_id": PARTNER})).status == 200
+        [published] = await slack_server.await_for("views.publish")
+        assert published.token == slack_server.tokens_of(PARTNER)[0]
+        assert "register for exams" not in json.dumps(published.params)
+        return
     assert (await slack.send_event(slack.event_payload(event) | {"team_id": PARTNER})).status == 200
     await asyncio.sleep(0.3)
     assert slack_server.calls_to("views.publish") == []

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass
-from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 import sqlalchemy as sa
 import yaml
@@ -18,31 +15,18 @@ from pydantic import SecretStr
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 
-from bot.config import Settings
 from bot.errors import SetupError
 from bot.slack.context import NotInstalled
 from bot.slack.oauth import BOT_SCOPES
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store
 from bot.store.models_oauth import BOTS, INSTALLATIONS, OAUTH_STATES
+from tests.support.oauth_install import get, install, oauth_settings, start_install
 from tests.support.replies import eth_reply
 from tests.support.slack_messages import card_of, table_dicts
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
-COOKIE = "slack-app-oauth-state"  # bolt's cookie of the state an install started with
 CHANNEL = {"T1": "C1GENERAL", "T2": "C2GENERAL"}
-
-
-@dataclass
-class Page:
-    status: int
-    text: str
-    cookies: dict[str, str]
-
-
-def oauth_settings(bot_settings: Settings, slack_server) -> Settings:
-    return bot_settings.model_copy(update={"slack_bot_token": None, "slack_client_id": slack_server.client_id,
-                                           "slack_client_secret": SecretStr(slack_server.client_secret)})
 
 
 @pytest.fixture
@@ -56,34 +40,6 @@ async def oauth_bot(bot_settings, slack_server):
 @pytest.fixture
 def side(oauth_bot: RunningBot, slack_server) -> SlackSide:
     return SlackSide(slack_server, url=f"http://127.0.0.1:{oauth_bot.port}/slack/events", secret=SIGNING_SECRET)
-
-
-async def get(url: str, *, params: dict[str, str] | None = None, cookie: str | None = None) -> Page:
-    """GET as the installer's browser would (the state cookie sent back by hand: bolt marks it Secure)."""
-    headers = {"Cookie": f"{COOKIE}={cookie}"} if cookie else {}
-    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as session, session.get(
-            url, params=params, headers=headers, allow_redirects=False) as response:
-        cookies = SimpleCookie()
-        for header in response.headers.getall("Set-Cookie", []):
-            cookies.load(header)
-        return Page(response.status, await response.text(), {name: morsel.value for name, morsel in cookies.items()})
-
-
-async def start_install(bot: RunningBot) -> tuple[Page, str]:
-    """Open /slack/install: the state (as cookie and in the authorize link)."""
-    page = await get(f"http://127.0.0.1:{bot.port}/slack/install")
-    assert page.status == 200, page.text
-    state = page.cookies[COOKIE]
-    return page, state
-
-
-async def install(bot: RunningBot, slack_server, team: str, *, org: bool = False) -> Page:
-    """The whole install of workspace `team` (with `org`: of organisation `team`, org-wide): the install page, Slack's
-    consent (a code), the redirect back."""
-    _, state = await start_install(bot)
-    code = slack_server.grant(team, org=org)
-    return await get(f"http://127.0.0.1:{bot.port}/slack/oauth_redirect", params={"code": code, "state": state},
-                     cookie=state)
 
 
 def bots_in(bot: RunningBot) -> list[tuple[str, str]]:
