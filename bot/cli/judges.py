@@ -137,7 +137,7 @@ async def judge_both(ctx: Context, rubric: Rubric, rows: list[CsvRow], old: str,
 async def cancel_left(ctx: Context, runs: list[Run], panels: tuple[Panel, Panel]) -> None:
     """Compare runs not to be judged: those not cancelled yet are, and their connections closed."""
     from bot.records import RunState
-    from bot.store.judgments import COST_NOT_AGREED
+    from bot.store.run_records import COST_NOT_AGREED
 
     for run, panel in zip(runs, panels, strict=True):
         current = ctx.store.get_run(run.id)

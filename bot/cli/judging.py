@@ -236,7 +236,7 @@ async def cancelled(ctx: Context, run: Run, panel: Panel, *, new: bool = True) -
     and the person told."""
     await panel.aclose()
     if new:
-        from bot.store.judgments import COST_NOT_AGREED
+        from bot.store.run_records import COST_NOT_AGREED
 
         ctx.store.update_run(run.id, status=RunState.CANCELLED, stop_reason=COST_NOT_AGREED)
     ctx.console.print("Nothing judged." if new else f"Nothing judged: run {run.id} keeps its pending rows.")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import csv
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -11,6 +10,7 @@ from itertools import chain
 from pathlib import Path
 from typing import TextIO
 
+from bot.csvfiles.encoding import RESAVE, detect_encoding
 from bot.errors import CsvError
 
 REQUIRED = ("question", "reference", "answer")
@@ -30,11 +30,7 @@ MODEL_NAME_LIMIT = 200  # characters: history, stats and cards show a model's na
 CHOOSE = "{role}={column}"  # how a person names the column of a role, unless the caller words it otherwise
 
 _HEAD = 8192  # bytes inspected for magic numbers and NULs
-_CHUNK = 1 << 20  # bytes per step of the UTF-8 pre-scan
 _FIELD_LIMIT = 2**31 - 1  # fits a C long on every platform; csv's default is 131,072
-_EXCEL_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")  # xlsx (zip), xls (OLE2)
-_RESAVE = "open it in your spreadsheet and save it again as 'CSV UTF-8'"
-_STRAY = re.compile("[\udc80-\udcff]")  # a byte that is not UTF-8, as the surrogateescape handler decodes it
 _END = "\ud800"  # fed to the reader after the last line: strict decoding never yields a lone surrogate
 _EMPTY_ROW = ',;\t" \r\n\f\v'  # what a row of empty cells above the header is made of
 _PAIR = re.compile(r",(?=[^,=]*=)")  # the comma between two role=column pairs (a column name may hold one)
@@ -165,7 +161,7 @@ class CsvSource:
         except UnicodeDecodeError as err:
             raise CsvError(
                 f"{self.path}: the text near row {row + 1} is not valid {self.encoding} "
-                f"(the file may have changed since it was opened); {_RESAVE}"
+                f"(the file may have changed since it was opened); {RESAVE}"
             ) from err
         except csv.Error as err:
             raise CsvError(f"{self.path}: row {row + 1} cannot be read: {err}") from err
@@ -240,7 +236,7 @@ def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how:
     try:
         with path.open("rb") as f:
             head = f.read(_HEAD)
-        encoding = _detect_encoding(path, head)
+        encoding = detect_encoding(path, head)
         csv.field_size_limit(max(csv.field_size_limit(), _FIELD_LIMIT))
         with path.open(encoding=encoding, newline="") as f:
             started = _start(f)
@@ -251,7 +247,7 @@ def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how:
     except OSError as err:
         raise CsvError(f"cannot read {path}: {err.strerror or err}") from err
     except UnicodeDecodeError as err:  # only if the file changed during the pre-scan
-        raise CsvError(f"{path}: the header is not valid {encoding}; {_RESAVE}") from err
+        raise CsvError(f"{path}: the header is not valid {encoding}; {RESAVE}") from err
     except csv.Error as err:
         raise CsvError(f"{path}: the header row cannot be read: {err}") from err
     if raw[-1].endswith(_END):
@@ -311,78 +307,6 @@ def _resolve(path: Path, raw: list[str], headers: list[str], chosen: Mapping[str
                            f"grade, such as {how.format(role=role, column=second)}, or rename the other")
         index[role] = fits[0]
     return index
-
-
-def _detect_encoding(path: Path, head: bytes) -> str:
-    """Pick the codec from the byte-order mark, else UTF-8 if the whole file decodes, else cp1252 when bytes that are
-    not UTF-8 outnumber the UTF-8 characters; a UTF-8 file with stray bytes is refused (read as cp1252, its good rows
-    would be garbled)."""
-    if head.startswith(_EXCEL_MAGIC):
-        raise CsvError(f"{path} looks like an Excel workbook, not a CSV; {_RESAVE}")
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        problem = _decode_problem(path, "utf-16")
-        if problem is not None:
-            raise CsvError(f"{path} starts with a UTF-16 marker but is not valid UTF-16 ({problem}); {_RESAVE}")
-        return "utf-16"
-    if b"\x00" in head:
-        raise CsvError(f"{path} is not a text CSV (it contains binary data); {_RESAVE}")
-    marked = head.startswith(codecs.BOM_UTF8)
-    first, strays, multibyte = _utf8_scan(path, len(codecs.BOM_UTF8) if marked else 0)
-    if first is None:
-        return "utf-8-sig" if marked else "utf-8"
-    if marked or multibyte >= strays:  # UTF-8 text with a byte pasted in; cp1252 makes a pair UTF-8 only by chance
-        line, byte = first
-        more = f", and {strays - 1} more bytes like it" if strays > 1 else ""
-        raise CsvError(f"{path}: line {line} has byte 0x{byte:02x}, which is not UTF-8 (the rest of the file is "
-                       f"UTF-8{more}); {_RESAVE}, or retype the character at that place")
-    problem = _decode_problem(path, "cp1252")
-    if problem is None:
-        return "cp1252"
-    raise CsvError(f"{path} is neither UTF-8 nor Windows-1252 text ({problem}); {_RESAVE}")
-
-
-def _utf8_scan(path: Path, skip: int) -> tuple[tuple[int, int] | None, int, int]:
-    """In chunks (constant memory): (line, byte) of the first byte that is not UTF-8, if any, how many such bytes
-    there are, and how many characters are UTF-8 encoded in several bytes."""
-    decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
-    first: tuple[int, int] | None = None
-    strays = multibyte = newlines = 0
-    with path.open("rb") as f:
-        f.seek(skip)
-        while True:
-            chunk = f.read(_CHUNK)
-            text = decoder.decode(chunk, final=not chunk)
-            if not text.isascii():
-                found = _STRAY.findall(text)
-                if found and first is None:
-                    at = text.index(found[0])
-                    first = (newlines + text.count("\n", 0, at) + 1, ord(found[0]) - 0xDC00)
-                strays += len(found)
-                multibyte += len(text) - len(text.encode("ascii", "ignore")) - len(found)
-            if not chunk:
-                return first, strays, multibyte
-            newlines += text.count("\n")
-
-
-def _decode_problem(path: Path, encoding: str) -> str | None:
-    """Strictly decode the whole file in chunks (constant memory); describe the first bad byte, if any."""
-    decoder = codecs.getincrementaldecoder(encoding)("strict")
-    newlines = 0
-    with path.open("rb") as f:
-        while True:
-            chunk = f.read(_CHUNK)
-            pending = len(decoder.getstate()[0])  # bytes of a character split across chunks
-            try:
-                decoder.decode(chunk, final=not chunk)
-            except UnicodeDecodeError as err:
-                bad = f"byte 0x{err.object[err.start]:02x}"
-                if encoding == "utf-16":
-                    return bad
-                line = newlines + chunk[: max(0, err.start - pending)].count(b"\n") + 1
-                return f"{bad} on line {line}"
-            if not chunk:
-                return None
-            newlines += chunk.count(b"\n")
 
 
 def _start(f: TextIO) -> tuple[str, int, Iterator[list[str]]] | None:

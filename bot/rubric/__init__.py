@@ -4,7 +4,8 @@ from bot.errors import FormulaError, RubricError
 from bot.rubric.fields import FieldSpec, leaves
 from bot.rubric.goldens import Golden, misses
 from bot.rubric.loading import RubricSet, builtin_dir, load_rubric, load_rubrics, rubric_from_text
-from bot.rubric.model import Rubric, Scoring
+from bot.rubric.model import Rubric
+from bot.rubric.scoring import Scoring
 
 __all__ = ["FieldSpec", "FormulaError", "Golden", "Rubric", "RubricError", "RubricSet", "Scoring", "builtin_dir",
            "leaves", "load_rubric", "load_rubrics", "misses", "rubric_from_text"]

@@ -1,26 +1,15 @@
-"""The Rubric model: a rubric file's fields validated strictly, and how a validated reply is scored."""
+"""The Rubric model: a rubric file's fields validated strictly, the prompt and hash it gives, and its load-time checks."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import string
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from bot.errors import FormulaError, RubricError
@@ -35,8 +24,9 @@ from bot.rubric.fields import (
     leaves,
     sample_reply,
 )
-from bot.rubric.formulas import check_syntax, did_you_mean, evaluate
+from bot.rubric.formulas import did_you_mean, evaluate
 from bot.rubric.goldens import Golden
+from bot.rubric.scoring import Derived, Headline, PartScoring, Rule, Scoring, score_part, score_reply
 
 TEMPLATE_NAMES = {"pointwise": {"question", "reference", "answer"},
                   "pairwise": {"question", "reference", "answer_a", "answer_b"}}
@@ -44,69 +34,6 @@ NEEDED_NAMES = {"pointwise": {"question", "answer"}, "pairwise": {"question", "a
 WINNERS = ("A", "B", "tie")  # what a pairwise rubric's `winner` field says: the first answer shown, the second, or tie
 NL = "\n"
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]*")
-
-
-def _parsed(expression: str) -> str:
-    check_syntax(expression)
-    return expression
-
-
-Formula = Annotated[str, AfterValidator(_parsed)]  # an expression over the reply, checked when the file loads
-
-
-class Rule(BaseModel):
-    """A consistency rule: `check` must be true of every accepted reply."""
-
-    model_config = ConfigDict(extra="forbid")
-    check: Formula
-    message: str
-
-
-class Derived(BaseModel):
-    """A value computed from the reply: a weighted mean of fields, or an expression."""
-
-    model_config = ConfigDict(extra="forbid")
-    weights: dict[str, float] | None = None
-    expr: Formula | None = None
-    round: int | None = Field(2, ge=0)
-    description: str | None = None
-
-    @model_validator(mode="after")
-    def _one_way(self) -> Derived:
-        if (self.weights is None) == (self.expr is None):
-            raise ValueError("give exactly one of 'weights' or 'expr'")
-        if self.weights is not None and (not self.weights or sum(self.weights.values()) <= 0):
-            raise ValueError("'weights' must be non-empty with a positive total")
-        return self
-
-
-class Headline(BaseModel):
-    """How a reply becomes one 0-100 quality figure, pass/fail, and a one-glance label."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    score: Formula = Field(description="Expression giving 0..100.")
-    passed: Formula = Field(alias="pass", description="Expression giving true or false.")
-    label: str = Field(description="str.format template over the reply and derived values.")
-    tag: str | None = Field(None, description="Dotted path of the categorical field shown as the tag.")
-
-
-@dataclass(frozen=True)
-class Scoring:
-    """What a validated reply adds up to."""
-
-    derived: dict[str, float]
-    headline: float
-    passed: bool
-    label: str
-    tag: str | None
-
-
-@dataclass(frozen=True)
-class PartScoring:
-    """What some values of a reply add up to, where they are enough: pass/fail and the headline, or None."""
-
-    passed: bool | None
-    headline: float | None
 
 
 class Rubric(BaseModel):
@@ -293,7 +220,7 @@ class Rubric(BaseModel):
     def score(self, output: dict[str, Any]) -> Scoring:
         """Compute derived values, headline, pass/fail and label of a valid reply; FormulaError if one fails."""
         try:
-            return self._score(output)
+            return score_reply(self.derived, self.headline, output)
         except FormulaError:
             raise
         except (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError) as err:
@@ -303,54 +230,7 @@ class Rubric(BaseModel):
         """Pass/fail and the headline by the rubric's formulas on these values alone (nested, as a reply holds them)
         and the derived values they give: each None when its formula reads a value they do not hold, so that nothing
         is filled in from elsewhere (a person's label is never made whole from the judge's reply)."""
-        derived: dict[str, float] = {}
-        for key, spec in self.derived.items():
-            try:
-                derived[key] = self._derive(spec, {**values, **derived})
-            except (FormulaError, TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError):
-                continue  # a derived value the formulas may not need
-        found: list[Any] = []
-        for expression in (self.headline.passed, self.headline.score):
-            try:
-                found.append(evaluate(expression, {**values, **derived}))
-            except FormulaError:
-                found.append(None)
-        passed, headline = found
-        number = isinstance(headline, (int, float)) and not isinstance(headline, bool) and math.isfinite(headline)
-        return PartScoring(passed if isinstance(passed, bool) else None,
-                           round(float(headline), 2) if number and 0 <= headline <= 100 else None)
-
-    @staticmethod
-    def _derive(spec: Derived, values: dict[str, Any]) -> float:
-        """One derived value over `values` (the reply's, and the derived values before it)."""
-        if spec.weights is not None:
-            total = sum(spec.weights.values())
-            value = sum(w * float(_lookup(values, path)) for path, w in spec.weights.items()) / total
-        else:
-            value = float(evaluate(spec.expr or "", values))
-        return round(value, spec.round) if spec.round is not None else value
-
-    def _score(self, output: dict[str, Any]) -> Scoring:
-        derived: dict[str, float] = {}
-        for key, spec in self.derived.items():
-            derived[key] = self._derive(spec, {**output, **derived})
-        values = {**output, **derived}
-        headline = float(evaluate(self.headline.score, values))
-        if not math.isfinite(headline) or not 0 <= headline <= 100:
-            raise FormulaError(f"the headline {headline} is outside 0..100")
-        try:
-            label = self.headline.label.format_map(values)
-        except (KeyError, IndexError, ValueError, AttributeError, TypeError) as err:
-            hint = did_you_mean(str(err.args[0]), values) if isinstance(err, KeyError) and err.args else ""
-            raise FormulaError(
-                f"label {self.headline.label!r}: {type(err).__name__}: {err} (nested keys are written {{a[b]}}).{hint}"
-            ) from None
-        tag = _lookup(output, self.headline.tag) if self.headline.tag else None
-        passed = evaluate(self.headline.passed, values)
-        if not isinstance(passed, bool):
-            raise FormulaError(f"pass {self.headline.passed!r} gave {passed!r}, not true or false: write a comparison "
-                               "such as `score >= 3`")
-        return Scoring(derived, round(headline, 2), passed, label, tag)
+        return score_part(self.derived, self.headline, values)
 
     def self_check(self) -> None:
         """Evaluate every formula on a sample reply, so a typo in a name fails at load, not mid-run."""
@@ -409,16 +289,3 @@ def describe(error: Any) -> str:
     """A pydantic error as `path.to.field: message`."""
     where = ".".join(str(part) for part in error["loc"]) or "reply"
     return f"{where}: {error['msg']}"
-
-
-def _lookup(values: dict[str, Any], path: str) -> Any:
-    if path in values:
-        return values[path]
-    current: Any = values
-    for part in path.split("."):
-        if not isinstance(current, dict) or part not in current:
-            raise FormulaError(f"no field {path!r} in the reply")
-        current = current[part]
-    return current
-
-

@@ -13,7 +13,7 @@ from bot.errors import CsvError, RunBusy
 from bot.records import RowState, RunState, Triple, checks_of
 from bot.rubric import Rubric
 from bot.store import Run, Store, process_name, utcnow
-from bot.store.judgments import LOAD_LOST
+from bot.store.run_records import LOAD_LOST
 
 ONE_TRIPLE = "one triple"  # the source name of a run of one triple: it has a verdict to show, no results file
 FILE_SOURCE = "slack-file"  # the source of runs over a file shared in Slack: the runs replicas judge together

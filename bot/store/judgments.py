@@ -1,19 +1,20 @@
-"""Runs and their rows: saved before judging, claimed by one process, verdicts recorded once, read back in order."""
+"""The history and the rows of its runs: saved before judging, verdicts recorded once, read back in order (the runs
+themselves: bot.store.run_records)."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, insert, or_, update
-from sqlalchemy.engine import CursorResult, Engine, Row
+from sqlalchemy import bindparam, delete, func, insert, update
+from sqlalchemy.engine import Engine, Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlmodel import Session, SQLModel, col, select
+from sqlmodel import SQLModel, col, select
 
 from bot.errors import RunBusy, StoreUnavailable
-from bot.records import CLAIMABLE, JUDGED_FIELDS, RESUMABLE, VERDICT_FIELDS, RowState, RunState, Triple, Verdict
+from bot.records import JUDGED_FIELDS, VERDICT_FIELDS, RowState, RunState, Triple, Verdict
 from bot.store.billing import bill_judgments
 from bot.store.case_keys import texts_removed
 from bot.store.engine import (
@@ -25,8 +26,8 @@ from bot.store.engine import (
     one_at_a_time,
     quick_check,
 )
-from bot.store.leases import owner_gone, take_over
 from bot.store.models import BilledTally, Feedback, Judgment, JudgmentSample, JudgmentTally, Run, table_of, utcnow
+from bot.store.run_records import LOAD_LOST, RunRecords
 from bot.store.schema import migrate
 from bot.store.tallies import add_judgments, question_key, tally_upsert
 
@@ -66,13 +67,7 @@ def triple_of(row: Any) -> Triple:
     return Triple(question=row.question, reference=row.reference, answer=first, answer_b=second)
 
 
-COST_NOT_AGREED = "not started: its cost was not agreed to"  # the stop reason of a run refused at its estimate
-LOADING_STALE_AFTER = 120.0  # seconds without a batch of rows after which another host's loading run is abandoned
-ABANDONED_LOAD = "its process stopped while its rows were loading"
-LOAD_LOST = "run {run_id} was marked failed by another process while its rows were loading; start it again"
-
-
-class Store:
+class Store(RunRecords):
     """Runs and judgments, over one engine; every method is its own transaction.
 
     On SQLite every transaction takes the write lock when it begins, so never hold two
@@ -130,108 +125,10 @@ class Store:
         """
         quick_check(self.engine)
 
-    def fail_abandoned_loads(self) -> list[int]:
-        """Mark failed each run left loading by a process that is gone, dropping its half-loaded rows; their ids.
-
-        Such a run can never be judged (its file was not read to the end), so its rows, all without a verdict,
-        are not kept as if it could. A live process loading a run beats its heartbeat at every batch of rows.
-        """
-        now, failed = utcnow(), []
-        with self.session() as session:
-            for run in session.exec(select(Run).where(Run.status == RunState.LOADING)).all():
-                if not owner_gone(run.owner, run.heartbeat_at or run.created_at, now, LOADING_STALE_AFTER):
-                    continue
-                unchanged = (col(Run.id) == run.id, col(Run.status) == RunState.LOADING,
-                             col(Run.owner).is_not_distinct_from(run.owner))
-                result = cast(CursorResult[Any], session.execute(update(Run).where(*unchanged).values(
-                    status=RunState.FAILED, owner=None, finished_at=now, stop_reason=ABANDONED_LOAD)))
-                if result.rowcount == 1:
-                    session.execute(delete(Judgment).where(col(Judgment.run_id) == run.id))
-                    failed.append(run.id)
-            session.commit()
-        return failed
-
-    def session(self) -> Session:
-        """A new session; use it as a context manager."""
-        return Session(self.engine, expire_on_commit=False)
-
     def ping(self) -> None:
         """Ask the database one trivial question; raises when it cannot answer (a health check)."""
         with self.engine.connect() as conn:
             conn.execute(select(1))
-
-    def create_run(self, **fields: Any) -> Run:
-        """Insert a run and return it with its id."""
-        with self.session() as session:
-            run = Run(**fields)
-            session.add(run)
-            session.commit()
-            return run
-
-    def get_run(self, run_id: int) -> Run | None:
-        """The run with `run_id`, if any."""
-        with self.session() as session:
-            return session.get(Run, run_id)
-
-    def latest_unfinished_run(self, *, source: str = "cli") -> Run | None:
-        """The newest run from `source` that still has work to do: paused, interrupted, cut off by a crash, or judged
-        but killed before its results file was written."""
-        unwritten = and_(col(Run.status) == RunState.DONE, col(Run.results_path).is_not(None),
-                         col(Run.results_written_at).is_(None))
-        with self.session() as session:
-            statement = (select(Run).where(or_(col(Run.status).in_(RESUMABLE), unwritten), Run.source == source)
-                         .order_by(col(Run.id).desc()))
-            return session.exec(statement.limit(1)).first()
-
-    def newer_results(self, path: str, run_id: int) -> Run | None:
-        """A run newer than `run_id` whose results file, written whole, is the one at `path` (its resolved path)."""
-        with self.session() as session:
-            return session.exec(select(Run).where(Run.results_path == path, col(Run.id) > run_id,
-                                                  col(Run.results_written_at).is_not(None))
-                                .order_by(col(Run.id).desc()).limit(1)).first()
-
-    def unfinished_runs(self, *, source: str) -> list[Run]:
-        """Every run from `source` that still has work to do, oldest first."""
-        with self.session() as session:
-            return list(session.exec(select(Run).where(col(Run.status).in_(RESUMABLE), Run.source == source)
-                                     .order_by(col(Run.id))))
-
-    def recent_runs(self, limit: int = 20) -> list[Run]:
-        """The newest runs first, but those cancelled because their cost was not agreed to: nothing of them was
-        judged."""
-        never_started = and_(col(Run.status) == RunState.CANCELLED, col(Run.stop_reason) == COST_NOT_AGREED)
-        with self.session() as session:
-            return list(session.exec(select(Run).where(~never_started).order_by(col(Run.id).desc()).limit(limit)))
-
-    def update_run(self, run_id: int, *, held_by: str | None = None, **fields: Any) -> bool:
-        """Set fields of a run (only while process `held_by` still holds it, when given); False if none was set."""
-        statement = update(Run).where(col(Run.id) == run_id)
-        if held_by is not None:
-            statement = statement.where(col(Run.owner) == held_by)
-        with self.session() as session:
-            result = cast(CursorResult[Any], session.execute(statement.values(**fields)))
-            session.commit()
-            return result.rowcount == 1
-
-    def claim_run(self, run_id: int, *, owner: str, stale_after: float,
-                  statuses: tuple[str, ...] = CLAIMABLE) -> bool:
-        """Mark a run in one of `statuses` as judged by `owner`, unless another live process is judging it."""
-        now = utcnow()
-        with self.session() as session:
-            run = session.get(Run, run_id)
-            if run is None or run.status not in statuses:
-                return False
-            # Only a running run is held by its owner; one paused or done is free, whoever was named in it.
-            claimed = take_over(session, Run, run, seen="heartbeat_at", stale_after=stale_after, now=now, owner=owner,
-                                held=run.status == RunState.RUNNING, where=(Run.status == run.status,),
-                                status=RunState.RUNNING, started_at=run.started_at or now, stop_reason=None,
-                                cancel_requested_by=run.cancel_requested_by if run.status == RunState.RUNNING else None)
-            session.commit()
-            return claimed
-
-    def beat(self, run_id: int, owner: str) -> bool:
-        """Record that `owner` is alive and judging the run; False when another process has taken it over."""
-        return self.update_run(run_id, held_by=owner, heartbeat_at=utcnow())
 
     def reset_rows(self, run_id: int, statuses: tuple[str, ...]) -> int:
         """Make rows of these statuses pending again, to be judged anew; return how many."""
@@ -291,14 +188,6 @@ class Store:
                 .limit(limit)
             )
             return list(session.exec(statement))
-
-    def pending_triples(self, run_id: int, *, after_id: int = 0, limit: int = 500) -> list[tuple[int, Triple]]:
-        """The id and texts of the next pending rows of a run, in row order, after `after_id`: what judging a row
-        needs, read as columns (building the rows' entities would cost 45 us a row)."""
-        table = table_of(Judgment)
-        statement = _pending_texts(run_id).where(table.c.id > after_id).order_by(table.c.id).limit(limit)
-        with self.engine.connect() as conn:
-            return [(row.id, triple_of(row)) for row in conn.execute(statement)]
 
     def pending_texts(self, run_id: int, *, page: int = 5_000) -> Iterator[Triple]:
         """The texts of every pending row of a run, in row order, read a page at a time (as columns, not entities)."""

@@ -499,7 +499,7 @@ def test_the_readme_example_loads_as_a_rubric(tmp_path):
 
 
 def test_the_readme_example_marks_exactly_the_required_keys():
-    from bot.rubric.model import Headline, Rule
+    from bot.rubric.scoring import Headline, Rule
 
     marked: dict[str, bool] = {}
     for line in readme_example().splitlines():

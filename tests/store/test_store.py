@@ -20,6 +20,7 @@ from bot.rubric import RubricSet
 from bot.runs.execute import GROUP_ROWS
 from bot.runs.start import start_run
 from bot.store import INSERT_BATCH, RowVerdict, Store, make_engine
+from bot.store.row_claims import claim_rows, release_claims
 from tests.support.store_rows import ARABIC, ARABIC_ANSWER, COMMON, make_verdict, reload, row
 
 # --- the store ---------------------------------------------------------------------------------------------------
@@ -100,12 +101,12 @@ def test_pending_pages_in_row_order(store: Store, big_runs: dict[str, Any]) -> N
         assert store.save_verdict(j.id, make_verdict(), cache_key=f"k{j.id}")
     assert [j.id for j in store.pending(run_a, limit=3)] == ids[5:8]
     assert [j.id for j in store.pending(run_a, after_id=ids[100], limit=2)] == ids[101:103]
-    # what a run's workers read: the id and texts of the next pending rows
-    triples = store.pending_triples(run_a, after_id=ids[100], limit=2)
-    assert [judgment_id for judgment_id, _ in triples] == ids[101:103]
+    # what a run's workers read (bot.store.row_claims): the id and texts of the next pending rows, claimed
+    triples = claim_rows(store, run_a, "a-host:1:x", limit=2)
+    assert [judgment_id for judgment_id, _ in triples] == ids[5:7]
     assert [(t.question, t.reference, t.answer) for _, t in triples] == [
-        (j.question, j.reference, j.answer) for j in rows[101:103]]
-    assert store.pending_triples(run_a, limit=1)[0][0] == ids[5]
+        (j.question, j.reference, j.answer) for j in rows[5:7]]
+    release_claims(store, run_a, "a-host:1:x")
     # the texts the estimate reads: those of the pending rows only, in row order, across pages
     texts = list(store.pending_texts(run_a, page=700))
     assert [t.question for t in texts] == [j.question for j in rows[5:]]
