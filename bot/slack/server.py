@@ -141,10 +141,11 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
                              parts.nudges, parts.deliveries, _runner=runner)
     recover_cards(ctx, left_over)
     recover_files(parts.intake, left_files)
-    files.assist = Assist(store, rubrics, ctx.panel_of, concurrency=settings.concurrency,
-                          unsure_spread=ctx.bench.unsure_spread, own=lambda: set(files.active))
-    ctx.tasks.spawn(files.assist.forever(), "helping the other replicas with their runs", interruptible=True)
-    ctx.tasks.spawn(SharedPauses(store).forever(), "sharing the judge endpoints' pauses", interruptible=True)
+    if store.engine.dialect.name != "sqlite":  # replicas share a server database; SQLite is one process's history
+        files.assist = Assist(store, rubrics, ctx.panel_of, concurrency=settings.concurrency,
+                              unsure_spread=ctx.bench.unsure_spread, own=lambda: set(files.active))
+        ctx.tasks.spawn(files.assist.forever(), "helping the other replicas with their runs", interruptible=True)
+        ctx.tasks.spawn(SharedPauses(store).forever(), "sharing the judge endpoints' pauses", interruptible=True)
     await parts.digests.start()
     await parts.nudges.start()
     if settings.retention_days is not None:
