@@ -125,9 +125,13 @@ class Settings(BaseSettings):
     calibration_confirm_rows: int = Field(200, ge=0, description="Rows above which `judgebot calibration check` asks "
                                           "before judging them (unless --yes).")
     mcp_token: SecretStr | None = Field(None, description="Bearer token an agent presents to `judgebot mcp --http` "
-                                        "(required there; stdio needs none: it is the person at this machine).")
+                                        "(stdio needs none: it is the person at this machine; Slackbot presents "
+                                        "Slack's signature instead, with SLACK_SIGNING_SECRET set).")
     mcp_channels: str = Field("", description="Comma-separated Slack channel ids whose stats and calibration an "
                               "agent with MCP_TOKEN may read (besides the terminal's and agents' own judgments).")
+    mcp_allowed_hosts: str = Field("", description="Comma-separated Host headers `judgebot mcp --http` answers on a "
+                                   "loopback address besides this machine's own: the public name a TLS proxy passes "
+                                   "on (judgebot.example.com), as Slackbot reaches it.")
     retention_days: int | None = Field(None, ge=1, description="Days judgments keep their texts (question, reference, "
                                        "answers, the judge's reasoning, notes); their figures stay. Unset: kept.")
     judgebot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level.")
@@ -155,6 +159,11 @@ class Settings(BaseSettings):
     def mcp_channel_ids(self) -> frozenset[str]:
         """The channel ids of MCP_CHANNELS."""
         return frozenset(part.strip() for part in self.mcp_channels.replace(";", ",").split(",") if part.strip())
+
+    @property
+    def mcp_public_hosts(self) -> frozenset[str]:
+        """The Host headers of MCP_ALLOWED_HOSTS."""
+        return frozenset(part.strip() for part in self.mcp_allowed_hosts.replace(";", ",").split(",") if part.strip())
 
     @field_validator("openai_base_url")
     @classmethod

@@ -1,19 +1,25 @@
-"""`judgebot mcp`: judgebot's tools served to agents over MCP, over stdio or streamable HTTP, until stopped."""
+"""`judgebot mcp`: judgebot's tools served to agents over MCP, over stdio or streamable HTTP (to an agent with
+MCP_TOKEN, and to Slackbot with Slack's signature), until stopped."""
 
 from __future__ import annotations
 
 import getpass
+from typing import TYPE_CHECKING
 
 from bot.cli.context import Context
 from bot.cli.exits import EXIT_OK
 from bot.cli.panels import NO_ENDPOINT
 from bot.errors import UsageError
 
+if TYPE_CHECKING:
+    from bot.slack.mcp_reach import SlackReach
+
 
 async def mcp(ctx: Context) -> int:
     """Serve the MCP tools: over stdio for the person at this machine (every channel), or over HTTP for an agent
-    presenting MCP_TOKEN (the channels of MCP_CHANNELS)."""
-    from bot.mcp.server import build_server  # the MCP SDK loads only to serve it
+    presenting MCP_TOKEN (the channels of MCP_CHANNELS) and, with SLACK_SIGNING_SECRET, Slackbot calling for a Slack
+    person (the channels they are in)."""
+    from bot.mcp.server import build_server, serve_http  # the MCP SDK loads only to serve it
     from bot.mcp.tools import Caller, Tools
 
     settings, args = ctx.settings, ctx.args
@@ -31,8 +37,33 @@ async def mcp(ctx: Context) -> int:
         await build_server(tools, local=local, remote=remote).run_stdio_async()
         return EXIT_OK
     token = settings.mcp_token.get_secret_value().strip() if settings.mcp_token else None
+    slack = slack_reach(ctx)
     url = f"http://{args.host}:{args.port}/mcp"
-    server = build_server(tools, local=local, remote=remote, url=url, token=token)
-    ctx.console.print(f"judgebot serves MCP at {url} (bearer token: MCP_TOKEN). Ctrl-C stops it.", highlight=False)
-    await server.run_streamable_http_async(host=args.host, port=args.port)
+    doors = [door for door, open_ in (("an agent presenting MCP_TOKEN", token),
+                                      ("Slackbot, for the Slack person it asks for", slack)) if open_]
+    server = build_server(tools, local=local, remote=remote, http=True, slack=slack)
+    ctx.console.print(f"judgebot serves MCP at {url} to {' and '.join(doors) or 'nobody'}. Ctrl-C stops it.",
+                      highlight=False)
+    await serve_http(server, host=args.host, port=args.port, token=token or None, slack=slack,
+                     public_hosts=settings.mcp_public_hosts)
     return EXIT_OK
+
+
+def slack_reach(ctx: Context) -> SlackReach | None:
+    """Slack's side of Slackbot's calls when SLACK_SIGNING_SECRET is set: the bot token, or the OAuth install's."""
+    from bot.slack.mcp_reach import SlackReach
+    from bot.slack.oauth import installation_store
+
+    settings = ctx.settings
+    secret = settings.slack_signing_secret.get_secret_value().strip() if settings.slack_signing_secret else ""
+    if not secret:
+        return None
+    client_id = (settings.slack_client_id or "").strip()
+    bot_token = settings.slack_bot_token.get_secret_value().strip() if settings.slack_bot_token else ""
+    if not client_id and not bot_token:
+        raise UsageError("SLACK_SIGNING_SECRET is set, so Slackbot may call this server: set SLACK_BOT_TOKEN (or "
+                         "SLACK_CLIENT_ID with the OAuth install) too, so that judgebot can ask Slack which channels "
+                         "the person is in")
+    installations = installation_store(client_id, ctx.store) if client_id else None
+    return SlackReach(secret, settings.slack_api_url, bot_token=None if client_id else bot_token,
+                      installations=installations)

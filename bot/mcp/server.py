@@ -1,37 +1,29 @@
 """The MCP server: judgebot's tools for agents, with the official `mcp` SDK, over stdio (the person at this machine) or
-streamable HTTP (an agent presenting MCP_TOKEN as a bearer token, reading only the channels of MCP_CHANNELS)."""
+streamable HTTP (an agent presenting MCP_TOKEN, or Slackbot calling for a Slack person with Slack's signature)."""
 
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from mcp.server import MCPServer
-from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
 
 from bot.errors import JudgebotError, SetupError
+from bot.mcp.gate import PRESENTED, Gate, Presented
+from bot.mcp.people import SlackReach, slack_caller
 from bot.mcp.tools import TERMINAL, Caller, Graded, RubricInfo, Tools
 
 T = TypeVar("T")
+READ_ONLY = ToolAnnotations(readOnlyHint=True)  # Slackbot asks the person before it calls a tool that is not
 INSTRUCTIONS = ("judgebot grades an answer against a reference with a rubric (an LLM judge), and keeps every judgment "
                 "in its history. `rubrics` lists the rubrics; `grade` judges one question, reference and answer; "
-                f"`stats` and `calibration` read a channel's figures (\"{TERMINAL}\" or none: the judgments made here).")
-
-
-class BearerToken:
-    """Lets in a request whose bearer token is MCP_TOKEN (compared in constant time); nothing else."""
-
-    def __init__(self, token: str) -> None:
-        self._token = token.encode()
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        if secrets.compare_digest(token.encode(), self._token):
-            return AccessToken(token="MCP_TOKEN", client_id="mcp-token", scopes=[])  # the secret is not kept
-        return None
+                "`stats` and `calibration` read a Slack channel's figures (none: the caller's own judgments: for a Slack person "
+                f"those of their conversation with judgebot, else the \"{TERMINAL}\"'s, made here and by agents).")
 
 
 async def _answered(work: Awaitable[T]) -> T:
@@ -47,45 +39,68 @@ async def _off_loop(work: Any, *args: Any, **kwargs: Any) -> Any:
     return await _answered(asyncio.to_thread(work, *args, **kwargs))
 
 
-def build_server(tools: Tools, *, local: Caller, remote: Caller, url: str | None = None,
-                 token: str | None = None) -> MCPServer:
-    """The server of `tools`: a caller over HTTP is `remote` (with `token` required at `url`), else `local`."""
-    auth = verifier = None
-    if url is not None:
-        if not token:
-            raise SetupError("set MCP_TOKEN to serve MCP over HTTP: an agent presents it as a bearer token")
-        verifier = BearerToken(token)
-        auth = AuthSettings(issuer_url=url, resource_server_url=url)
-    server: MCPServer = MCPServer("judgebot", instructions=INSTRUCTIONS, token_verifier=verifier, auth=auth)
+def build_server(tools: Tools, *, local: Caller, remote: Caller, http: bool = False,
+                 slack: SlackReach | None = None) -> MCPServer:
+    """The server of `tools`: over HTTP a caller is `remote` (it presented MCP_TOKEN) or the Slack person Slackbot calls
+    for (a request `slack` found signed by Slack), as `Gate` found; over stdio it is `local`."""
+    server: MCPServer = MCPServer("judgebot", instructions=INSTRUCTIONS)
 
-    def caller() -> Caller:
-        # Over HTTP every caller is `remote` (the SDK lets in only a verified token); stdio is the person here.
-        return remote if url is not None else local
+    async def caller(ctx: Context) -> Caller:
+        if not http:
+            return local
+        request = ctx.request_context.request
+        presented = getattr(request, "scope", {}).get("state", {}).get(PRESENTED)
+        if isinstance(presented, Presented) and presented.kind == "token":
+            return remote
+        if isinstance(presented, Presented) and presented.kind == "slack" and slack is not None:
+            return await _answered(slack_caller(slack, presented.person))
+        raise ToolError("this request proved neither MCP_TOKEN nor Slack's signature")  # Gate lets in no such request
 
     @server.tool()
-    async def grade(question: str, reference: str, answer: str, rubric: str, samples: int | None = None,
+    async def grade(question: str, reference: str, answer: str, rubric: str, ctx: Context, samples: int | None = None,
                     model: str | None = None) -> Graded:
         """Grade one answer to a question against a reference answer with a rubric (see `rubrics`). `samples` asks
         the judge several times and says how far the answers agreed (`unsure` when they split); `model` names the
         model under test that gave the answer. The judgment is kept in judgebot's history."""
-        return await _answered(tools.grade(caller(), question=question, reference=reference, answer=answer,
+        return await _answered(tools.grade(await caller(ctx), question=question, reference=reference, answer=answer,
                                            rubric=rubric, samples=samples, model=model))
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def rubrics() -> list[RubricInfo]:
         """The rubrics `grade` may use: name, title, version, what they grade, their fields and tags."""
         return await _off_loop(tools.rubric_list)
 
-    @server.tool()
-    async def stats(channel: str | None = None, days: int = 30, model: str | None = None) -> list[dict[str, Any]]:
+    @server.tool(annotations=READ_ONLY)
+    async def stats(ctx: Context, channel: str | None = None, days: int = 30,
+                    model: str | None = None) -> list[dict[str, Any]]:
         """Per model and rubric figures of a Slack channel id (or "terminal": the judgments made here and by agents)
         over the last `days` (0: all time): judged, scored, mean headline, pass rate, tags, errors, unsure rows."""
-        return await _off_loop(tools.stats, caller(), channel=channel, days=days, model=model)
+        return await _off_loop(tools.stats, await caller(ctx), channel=channel, days=days, model=model)
 
-    @server.tool()
-    async def calibration(rubric: str, channel: str | None = None) -> dict[str, Any]:
+    @server.tool(annotations=READ_ONLY)
+    async def calibration(rubric: str, ctx: Context, channel: str | None = None) -> dict[str, Any]:
         """How far the judge agrees with people's labels on `rubric` in a Slack channel id (or "terminal"): agreement
         on pass/fail with its interval, kappa, the confusion matrix of tags, per-criterion gaps, and what to doubt."""
-        return await _off_loop(tools.calibration, caller(), rubric=rubric, channel=channel)
+        return await _off_loop(tools.calibration, await caller(ctx), rubric=rubric, channel=channel)
 
     return server
+
+
+async def serve_http(server: MCPServer, *, host: str, port: int, token: str | None, slack: SlackReach | None,
+                     public_hosts: frozenset[str] = frozenset()) -> None:
+    """Serve `server` over streamable HTTP at http://host:port/mcp, each request on its own (no session: any replica
+    answers), behind `Gate`; on a loopback address only to the Host headers of this machine and `public_hosts` (a TLS
+    proxy's names)."""
+    import uvicorn
+
+    if not token and slack is None:
+        raise SetupError("set MCP_TOKEN to serve MCP over HTTP (an agent presents it as a bearer token), or "
+                         "SLACK_SIGNING_SECRET with the Slack app's token so that Slackbot may call it")
+    security = None
+    if host in ("127.0.0.1", "localhost", "::1"):
+        local = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+        security = TransportSecuritySettings(allowed_hosts=[*local, *sorted(public_hosts)],
+                                             allowed_origins=[f"http://{name}" for name in local])
+    app = server.streamable_http_app(stateless_http=True, transport_security=security, host=host)
+    config = uvicorn.Config(Gate(app, token=token, slack=slack), host=host, port=port, log_level="warning")
+    await uvicorn.Server(config).serve()

@@ -16,7 +16,7 @@ from bot.errors import UsageError
 from bot.figures import money
 from bot.records import RunState, Triple
 from bot.rubric import RubricSet
-from bot.store import Store, channel_stats, month_spent, utcnow
+from bot.store import Store, channel_stats, cost_limits, month_spent, utcnow
 
 if TYPE_CHECKING:
     from bot.runs import Budget
@@ -27,20 +27,32 @@ TERMINAL = "terminal"  # how a caller names the terminal's judgments (and the ag
 
 @dataclass(frozen=True)
 class Caller:
-    """Who calls the tools: a name for the history, and the Slack channels whose figures it may read (None: every
-    channel, as the person at this machine may)."""
+    """Who calls the tools: a name for the history, the Slack channels whose figures it may read (None: every channel,
+    as the person at this machine may), and where its own grades belong (`home`; None: with the terminal's).
+
+    A Slack person (Slackbot's caller) has a home in their workspace, their direct conversation with judgebot, and
+    reads the channels they are in there, never the terminal's judgments."""
 
     name: str
     channels: frozenset[str] | None = None
+    home: str | None = None
+    team_id: str | None = None
+    user_id: str | None = None
+    why_not: str = "MCP_CHANNELS lists the channels a token may read"
 
     def channel(self, asked: str | None) -> str | None:
-        """The channel key `asked` names (None or "terminal": the terminal's), if this caller may read it."""
-        if asked is None or asked.strip() in ("", TERMINAL):
-            return None
+        """The channel key `asked` names (None or "": the caller's home; "terminal": the terminal's), if this caller
+        may read it."""
+        if asked is None or not asked.strip():
+            return self.home
         channel = asked.strip()
+        if channel == TERMINAL:
+            if self.home is not None:
+                raise UsageError(f"the {TERMINAL}'s judgments are not for a Slack person to read: name a channel you "
+                                 "are in, or none for your conversation with judgebot")
+            return None
         if self.channels is not None and channel not in self.channels:
-            raise UsageError(f"this caller may not read channel {channel!r}; MCP_CHANNELS lists the channels a token "
-                             "may read")
+            raise UsageError(f"this caller may not read channel {channel!r}; {self.why_not}")
         return channel
 
 
@@ -101,12 +113,13 @@ class Tools:
         # The history is read and written off the event loop: an HTTP server answers other agents meanwhile.
         run = await asyncio.to_thread(start_single_run, self.store, rubric=chosen, triple=triple, **panel.run_fields(),
                                       model_name=(model or "").strip() or None, fresh=False,
-                                      origin=Origin(source="mcp", user_id=caller.name[:32]))
+                                      origin=Origin(source="mcp", user_id=caller.user_id or caller.name[:32],
+                                                    team_id=caller.team_id, channel_id=caller.home))
         finished = False
         try:
             async with panel:
                 estimate = await asyncio.to_thread(estimate_run, self.store, run, chosen, panel, keep=True)
-                budget = await asyncio.to_thread(self._budget, estimate.cost_usd, estimate.cost_text())
+                budget = await asyncio.to_thread(self._budget, caller, estimate.cost_usd, estimate.cost_text())
                 outcome = await execute_run(self.store, run, chosen, panel, concurrency=1,
                                             unsure_spread=self.settings.unsure_spread, budget=budget)
             finished = True
@@ -125,23 +138,31 @@ class Tools:
                       agreement=judgment.agreement, spread=judgment.spread, unsure=judgment.unsure,
                       judge_model=judgment.judge_model, rubric=chosen.name, run_id=run.id, cost_usd=judgment.cost_usd)
 
-    def _budget(self, cost: float | None, cost_text: str) -> Budget | None:
+    def _budget(self, caller: Caller, cost: float | None, cost_text: str) -> Budget | None:
         """What a grade may spend before it pauses (None: no limit), or UsageError when it would go over a limit the
-        person at the terminal would have been asked about: an agent cannot be asked."""
+        person would have been asked about: an agent cannot be asked. A Slack person's grades count against their
+        conversation with judgebot (its `/judge budget`), the others' against the terminal's JUDGE_MONTHLY_BUDGET."""
         from bot.runs import Budget
 
-        settings = self.settings
-        if cost is not None and cost > settings.confirm_above_usd:
-            raise UsageError(f"this grade ({cost_text}) is more than CONFIRM_ABOVE_USD "
-                             f"({money(settings.confirm_above_usd)}), and an agent cannot be asked to agree")
-        limit = settings.judge_monthly_budget
+        settings, threshold = self.settings, "CONFIRM_ABOVE_USD"
+        limit, name, raise_it = settings.judge_monthly_budget, "JUDGE_MONTHLY_BUDGET", "Raise JUDGE_MONTHLY_BUDGET"
+        confirm_above = settings.confirm_above_usd
+        if caller.home is not None:
+            limits = cost_limits(self.store, team_id=caller.team_id or "", channel_id=caller.home)
+            limit, name = limits.monthly_budget, "the monthly budget of your conversation with judgebot"
+            raise_it = "Raise it with /judge budget in your conversation with judgebot"
+            if limits.confirm_above is not None:
+                confirm_above, threshold = limits.confirm_above, "its /judge budget confirmation threshold"
+        if cost is not None and cost > confirm_above:
+            raise UsageError(f"this grade ({cost_text}) is more than {threshold} ({money(confirm_above)}), and an "
+                             "agent cannot be asked to agree")
         if limit is None:
             return None
-        left = limit - month_spent(self.store, None)
+        left = limit - month_spent(self.store, caller.home)
         if left <= 0 or (cost is not None and cost > left):
-            raise UsageError(f"this grade ({cost_text}) would go over JUDGE_MONTHLY_BUDGET ({money(limit)}): "
+            raise UsageError(f"this grade ({cost_text}) would go over {name} ({money(limit)}): "
                              f"{money(max(left, 0.0))} is left this month")
-        return Budget(left, "Raise JUDGE_MONTHLY_BUDGET")
+        return Budget(left, raise_it)
 
     def rubric_list(self) -> list[RubricInfo]:
         """Every rubric loaded."""
@@ -166,7 +187,7 @@ class Tools:
 
         chosen = self.rubrics.get(rubric)
         report = rubric_trust(self.store, rubric_name=chosen.name, rubric=chosen, channel_id=caller.channel(channel),
-                              team_id=None, since=None, bar=TrustBar.from_settings(self.settings))
+                              team_id=caller.team_id, since=None, bar=TrustBar.from_settings(self.settings))
         figures = report.figures.model_dump(mode="json")
         figures["doubts"] = [str(doubt) for doubt in report.doubts]
         return figures

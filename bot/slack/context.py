@@ -19,6 +19,7 @@ from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import Bench, Panel
 from bot.llm.client import JudgeClient
 from bot.rubric import Rubric, RubricSet, rubric_from_text
+from bot.slack.installed import bot_of
 from bot.slack.messenger import Messenger, make_web_client
 from bot.store import Judgment, Run, Store, judge_of_channel, month_spent
 from bot.store.models_trust import RubricRevision
@@ -210,11 +211,10 @@ class Context:
         if self.installations is None:
             yield self.workspace
             return
-        bot = await self.installations.async_find_bot(enterprise_id=None, team_id=team_id)
-        if bot is None and team_id and (org := await self.db(org_of, team_id)) is not None:
-            # an Enterprise Grid org-wide install serves the workspace: its bot is found by the organisation
-            bot = await self.installations.async_find_bot(enterprise_id=org, team_id=None, is_enterprise_install=True)
-        if bot is None or not bot.bot_token:
+        # an Enterprise Grid org-wide install serves a workspace of its organisation (as the workspace's requests said)
+        org = await self.db(org_of, team_id) if team_id else None
+        bot = await bot_of(self.installations, team_id, org)
+        if bot is None:
             raise NotInstalled(f"judgebot is not installed in workspace {team_id} (any more)")
         base = self.home.say.client
         say = Messenger(make_web_client(bot.bot_token, base.base_url))

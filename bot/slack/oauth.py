@@ -28,7 +28,8 @@ INSTALL_PATH, REDIRECT_PATH = "/slack/install", "/slack/oauth_redirect"
 STATE_SECONDS = 600  # how long an install started at INSTALL_PATH may take to come back to REDIRECT_PATH
 # The bot scopes of manifest.yml (oauth_config.scopes.bot), asked for at each install (a test holds the two together)
 BOT_SCOPES = ("commands", "chat:write", "files:read", "files:write", "channels:history", "groups:history", "users:read",
-              "usergroups:read", "im:write", "im:history", "assistant:write")
+              "usergroups:read", "im:write", "im:history", "assistant:write", "channels:read", "groups:read",
+              "mcp:connect")
 
 
 class ThreadedInstallationStore(AsyncInstallationStore):

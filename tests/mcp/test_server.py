@@ -3,20 +3,17 @@ over streamable HTTP behind MCP_TOKEN, against the tests' judge server, with the
 
 from __future__ import annotations
 
-import socket
 import sqlite3
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx2
 import pytest
 from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.cli import base_env, eth_responder
+from tests.support.mcp_process import free_port, mcp_server, with_token
 
 TRIPLE = {"question": "How do I register for exams?", "reference": "In myStudies, during the registration period.",
           "answer": "Register in myStudies before the deadline."}
@@ -77,36 +74,11 @@ async def test_a_problem_is_a_sentence_the_agent_reads_and_nothing_is_billed(tmp
     assert judge_server.bodies() == []
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def http_mcp(tmp_path, judge_server):
     """`judgebot mcp --http` in a process of its own; its URL."""
-    port = free_port()
-    env = base_env(tmp_path, judge_server, MCP_TOKEN=TOKEN, MCP_CHANNELS="C0READABLE")
-    process = subprocess.Popen([sys.executable, "-m", "bot", "mcp", "--http", "--port", str(port)], cwd=tmp_path,
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while True:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        assert process.poll() is None, process.stdout.read().decode() if process.stdout else ""
-        assert time.monotonic() < deadline, "the MCP server did not start"
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/mcp"
-    process.terminate()
-    out, _ = process.communicate(timeout=20)
-    assert b"Traceback" not in out and TOKEN.encode() not in out, out.decode()
-
-
-def with_token(url: str, token: str | None):
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30))
+    with mcp_server(tmp_path, judge_server, secrets=(TOKEN,), MCP_TOKEN=TOKEN, MCP_CHANNELS="C0READABLE") as url:
+        yield url
 
 
 async def test_over_http_the_token_is_required_and_reaches_only_its_channels(tmp_path, judge_server, http_mcp):

@@ -198,7 +198,8 @@ def test_manifest_declares_what_the_app_listens_to():
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == {"commands", "chat:write", "files:read", "files:write",
                                                              "channels:history", "groups:history", "users:read",
                                                              "usergroups:read", "im:write", "im:history",
-                                                             "assistant:write"}
+                                                             "assistant:write", "channels:read", "groups:read",
+                                                             "mcp:connect"}
     assert manifest["features"]["agent_view"]["suggested_prompts"]  # the Messages tab is an AI app's
     assert manifest["features"]["app_home"]["messages_tab_read_only_enabled"] is False  # people write there
     assert set(EVENTS) == set(manifest["settings"]["event_subscriptions"]["bot_events"])

@@ -12,6 +12,12 @@ def _truthy(value: Any) -> bool:
     return value is True or str(value).lower() in ("1", "true")
 
 
+def _kind(channel: dict) -> str:
+    if channel.get("is_im"):
+        return "im"
+    return "private_channel" if channel["is_private"] else "public_channel"
+
+
 class ConversationMethods(SlackCore):
     """auth.test, users.info, conversations.info, join, replies and history (with Slack's cursor paging)."""
 
@@ -55,6 +61,20 @@ class ConversationMethods(SlackCore):
             channel = self.channels.setdefault(ident, {**self._channel(ident, user, is_private=True, is_member=True),
                                                        "is_im": True, "user": user})
         return {"ok": True, "channel": {"id": channel["id"]}}
+
+    def _users_conversations(self, params: dict) -> dict:
+        """The conversations a person is in, of the types asked for (public channels by default); as with a bot
+        token, private ones only where the bot is a member too."""
+        user = str(params.get("user") or "")
+        types = set(str(params.get("types") or "public_channel").split(","))
+        with self._lock:
+            if user not in self.users:
+                return {"ok": False, "error": "user_not_found"}
+            found = [channel for ident, channel in self.channels.items()
+                     if _kind(channel) in types and user in self.members.get(ident, set())
+                     and (channel["is_member"] or not channel["is_private"])
+                     and not (_truthy(params.get("exclude_archived")) and channel["is_archived"])]
+        return self._page(found, params, key="channels")
 
     def _conversations_info(self, params: dict) -> dict:
         with self._lock:

@@ -89,6 +89,9 @@ class SlackCore(ThreadedServer):
             "G0PRIVATE": self._channel("G0PRIVATE", "secret", is_private=True, is_member=True),
             "C0NOBOT": self._channel("C0NOBOT", "nobot", is_private=False, is_member=False),
         }
+        # who is in which channel (users.conversations); a direct conversation with the app is its person's
+        self.members: dict[str, set[str]] = {"C0GENERAL": {"U0ADMIN", "U0USER"}, "C0OTHER": {"U0ADMIN"},
+                                             "G0PRIVATE": {"U0ADMIN", "U0USER"}, "C0NOBOT": {"U0USER"}}
         self.usergroups: dict[str, dict] = {"S0EVALS": {"handle": "evals", "users": ["U0USER", "U0ADMIN"]}}
         self.messages: dict[tuple[str, str], dict] = {}
         self.files: dict[str, dict] = {}

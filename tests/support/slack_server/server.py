@@ -47,6 +47,7 @@ class FakeSlackServer(ChatMethods, StreamMethods, ConversationMethods, ViewMetho
             "views.publish": self._view_publish,
             "users.info": self._users_info,
             "users.list": self._users_list,
+            "users.conversations": self._users_conversations,
             "usergroups.list": self._usergroups_list,
             "usergroups.users.list": self._usergroups_users_list,
             "conversations.open": self._conversations_open,

@@ -1,0 +1,137 @@
+"""Who calls the MCP server over HTTP: an agent presenting MCP_TOKEN, or Slackbot with Slack's signature on the request
+(and, on a tool call, the Slack person it calls for). Anything else is refused with 401 before the MCP SDK reads it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field, ValidationError
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 4 * 1024 * 1024  # bytes of a signed request read before it is refused (the MCP SDK's own limit)
+PRESENTED = "judgebot.presented"  # where the request's scope state keeps what it proved
+SLACK_ID = r"^[A-Z0-9]{2,32}$"  # T..., E..., U... or W...
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class SlackSignature(Protocol):
+    """Checks that Slack signed a request with the app's signing secret (over the raw body, within five minutes)."""
+
+    def signed(self, body: bytes, timestamp: str, signature: str) -> bool: ...
+
+
+class SlackPerson(BaseModel):
+    """The person Slackbot calls a tool for, as Slack puts it in the signed request's `params._meta.slack`."""
+
+    user_id: str = Field(pattern=SLACK_ID)
+    team_id: str | None = Field(None, pattern=SLACK_ID)  # None: an Enterprise org's workspace Slack could not name
+    enterprise_id: str | None = Field(None, pattern=SLACK_ID)
+
+
+@dataclass(frozen=True)
+class Presented:
+    """What a request proved: MCP_TOKEN, or Slack's signature (with the person, when a tool is called for one)."""
+
+    kind: Literal["token", "slack"]
+    person: SlackPerson | None = None
+
+
+def person_in(body: bytes) -> SlackPerson | None:
+    """The Slack person a signed JSON-RPC request names in `params._meta.slack`, if it names one well."""
+    try:
+        message = json.loads(body)
+        found = message["params"]["_meta"]["slack"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(found, dict):
+        return None
+    try:
+        return SlackPerson.model_validate(found)
+    except ValidationError:
+        log.info("a signed MCP request named a Slack person in a form judgebot does not read")
+        return None
+
+
+class Gate:
+    """ASGI middleware in front of the MCP SDK's app: lets in a request bearing `token`, or one Slack signed (with
+    `slack`); records which in the request's state for the tools; answers 401 to the rest."""
+
+    def __init__(self, app: App, *, token: str | None, slack: SlackSignature | None) -> None:
+        self.app = app
+        self._token = token.encode() if token else None
+        self._slack = slack
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # the server's lifespan
+            await self.app(scope, receive, send)
+            return
+        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
+        presented: Presented | None = None
+        if self._token is not None and self._bears_token(headers.get("authorization", "")):
+            presented = Presented("token")
+        elif self._slack is not None and "x-slack-signature" in headers:
+            body = await _body(receive)
+            if body is not None and self._slack.signed(body, headers.get("x-slack-request-timestamp", ""),
+                                                       headers["x-slack-signature"]):
+                presented = Presented("slack", person_in(body))
+                receive = _replay(body, receive)
+        if presented is None:
+            log.info("refused an MCP request that bore neither MCP_TOKEN nor Slack's signature")
+            await _refuse(send)
+            return
+        scope.setdefault("state", {})[PRESENTED] = presented
+        await self.app(scope, receive, send)
+
+    def _bears_token(self, authorization: str) -> bool:
+        scheme, _, value = authorization.partition(" ")
+        return (self._token is not None and scheme.lower() == "bearer"
+                and secrets.compare_digest(value.strip().encode(), self._token))
+
+
+async def _body(receive: Receive) -> bytes | None:
+    """The request's body (None when it is larger than MAX_BODY)."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None  # the client went away
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, then: Receive) -> Receive:
+    """A `receive` that hands the MCP SDK the body already read, then what the client sends next (its going away)."""
+    sent = False
+
+    async def receive() -> MutableMapping[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await then()
+
+    return receive
+
+
+async def _refuse(send: Send) -> None:
+    body = json.dumps({"error": "unauthorized",
+                       "error_description": "present MCP_TOKEN as a bearer token, or call through Slackbot"}).encode()
+    await send({"type": "http.response.start", "status": 401,
+                "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="judgebot"'),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})

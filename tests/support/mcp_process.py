@@ -1,0 +1,77 @@
+"""`judgebot mcp --http` in a process of its own, and the clients that call it: an agent with a bearer token, and
+Slackbot, which signs each request with the app's signing secret."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx2
+from mcp.client.streamable_http import streamable_http_client
+from slack_sdk.signature import SignatureVerifier
+
+from tests.support.cli import base_env
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def mcp_server(tmp_path: Path, judge_server, *, secrets: tuple[str, ...] = (), **env: str | None) -> Iterator[str]:
+    """`judgebot mcp --http` with `env`, until the block ends; its URL. Its output must hold no traceback and none
+    of `secrets`."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "bot", "mcp", "--http", "--port", str(port)], cwd=tmp_path,
+                               env=base_env(tmp_path, judge_server, **env), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    try:
+        while True:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert process.poll() is None, process.stdout.read().decode() if process.stdout else ""
+            assert time.monotonic() < deadline, "the MCP server did not start"
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        out, _ = process.communicate(timeout=20)
+    assert b"Traceback" not in out, out.decode()
+    for secret in secrets:
+        assert secret.encode() not in out, out.decode()
+
+
+def with_token(url: str, token: str | None):
+    """The SDK's transport to `url`, presenting `token` as a bearer token (None: none)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30))
+
+
+class SlackSigns(httpx2.Auth):
+    """What Slackbot adds to each request to an app's MCP server: Slack's signature over the raw body (`age`
+    seconds old)."""
+
+    requires_request_body = True
+
+    def __init__(self, secret: str, *, age: int = 0) -> None:
+        self.verifier, self.age = SignatureVerifier(secret), age
+
+    def auth_flow(self, request: httpx2.Request):
+        stamp = str(int(time.time()) - self.age)
+        request.headers["X-Slack-Request-Timestamp"] = stamp
+        request.headers["X-Slack-Signature"] = self.verifier.generate_signature(timestamp=stamp, body=request.content)
+        yield request
+
+
+def as_slackbot(url: str, secret: str, *, age: int = 0):
+    """The SDK's transport to `url`, every request signed as Slackbot's are."""
+    return streamable_http_client(url, http_client=httpx2.AsyncClient(auth=SlackSigns(secret, age=age), timeout=30))
