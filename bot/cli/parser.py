@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_cmd = commands.add_parser("mcp", help="serve the tools grade, rubrics, stats and calibration to agents over "
                                   "MCP (stdio, or streamable HTTP with --http)")
     mcp_cmd.add_argument("--http", action="store_true", help="streamable HTTP at http://HOST:PORT/mcp, for agents "
-                         "that present MCP_TOKEN (default: stdio, for an agent this machine starts)")
+                         "that present MCP_TOKEN and, with SLACK_SIGNING_SECRET, for Slackbot (default: stdio, for an "
+                         "agent this machine starts)")
     mcp_cmd.add_argument("--host", default="127.0.0.1", help="--http: the address to listen on (default 127.0.0.1)")
     mcp_cmd.add_argument("--port", type=int, default=8765, help="--http: the port (default 8765)")
 

@@ -15,6 +15,7 @@ from mcp import Client
 from slack_sdk.signature import SignatureVerifier
 
 from bot.slack.server import start_bot
+from bot.store import Store, set_cost_limits
 from tests.support.cli import eth_responder
 from tests.support.mcp_process import as_slackbot, mcp_server, with_token
 from tests.support.oauth_install import install, oauth_settings
@@ -131,6 +132,29 @@ async def test_only_slacks_signature_lets_slackbot_in_and_only_the_signed_person
         graded = await agent.call_tool("grade", {**TRIPLE, "rubric": "eth"}, meta=BOB)
         assert not graded.is_error, graded.content
     assert saved(tmp_path / "h.db") == [(None, None, "mcp:token", "mcp", "scored")]
+    assert len(judge_server.bodies()) == 1
+
+
+async def test_a_persons_grades_count_against_their_conversations_budget(tmp_path, judge_server, slack_server):
+    judge_server.responder = eth_responder
+    # gpt-4o-mini has a known price: a triple costs more than a threshold of a millionth of a dollar
+    with mcp_server(tmp_path, judge_server, SLACK_SIGNING_SECRET=SIGNING_SECRET, JUDGE_MODEL="gpt-4o-mini",
+                    SLACK_BOT_TOKEN=slack_server.bot_token, SLACK_API_URL=slack_server.api_url) as url:
+        store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")  # the history the server made
+        try:  # as `/judge budget` in Bob's conversation with judgebot would set it
+            set_cost_limits(store, team_id="T0TEST", channel_id="D0USER", user_id="U0USER", confirm_above=0.000001)
+        finally:
+            store.engine.dispose()
+        async with Client(as_slackbot(url, SIGNING_SECRET)) as slackbot:
+            over = refusal(await slackbot.call_tool("grade", {**TRIPLE, "rubric": "eth"}, meta=BOB))
+            assert "confirmation threshold" in over and "cannot be asked to agree" in over
+            graded = await slackbot.call_tool("grade", {**TRIPLE, "rubric": "eth"}, meta=ADA)  # Ada's has none
+            assert not graded.is_error, graded.content
+    # Bob's triple is kept, unjudged, in a cancelled run that nothing resumes or bills
+    assert saved(tmp_path / "h.db") == [("T0TEST", "D0USER", "U0USER", "mcp", "pending"),
+                                        ("T0TEST", "D0ADMIN", "U0ADMIN", "mcp", "scored")]
+    with sqlite3.connect(tmp_path / "h.db") as history:
+        assert history.execute("SELECT status FROM run WHERE user_id = 'U0USER'").fetchall() == [("cancelled",)]
     assert len(judge_server.bodies()) == 1
 
 
