@@ -27,6 +27,7 @@ from bot.slack.flows.file_intake import FileIntake
 from bot.slack.flows.file_recovery import recover_files
 from bot.slack.flows.file_run import FileLimits, FileRuns
 from bot.slack.flows.review_nudge import ReviewNudges
+from bot.slack.flows.step_end import recover_steps
 from bot.slack.http_mode import events_handler, install_handler
 from bot.slack.messenger import BAD_BOT_TOKEN, Messenger, make_web_client, slack_call
 from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH, installation_store, oauth_settings
@@ -140,6 +141,7 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
         running = RunningBot("http", runner.addresses[0][1], team, ctx, parts.files, parts.digests,
                              parts.nudges, parts.deliveries, _runner=runner)
     recover_cards(ctx, left_over)
+    recover_steps(ctx)
     recover_files(parts.intake, left_files)
     if store.engine.dialect.name != "sqlite":  # replicas share a server database; SQLite is one process's history
         files.assist = Assist(store, rubrics, ctx.panel_of, concurrency=settings.concurrency,

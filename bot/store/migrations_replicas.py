@@ -1,4 +1,5 @@
-"""The schema versions of several bot processes on one database: Slack's deliveries recorded once (21)."""
+"""The schema versions of several bot processes on one database: Slack's deliveries recorded once (21), and the
+workflow steps being judged, so that a process taking over completes them (27)."""
 
 from __future__ import annotations
 
@@ -21,3 +22,19 @@ def _v21_deliveries(op: Operations) -> None:
         sa.Column("received_at", sa.DateTime, nullable=False),
     )
     op.create_index("ix_slack_delivery_received_at", "slack_delivery", ["received_at"])
+
+
+def _v27_workflow_steps(op: Operations) -> None:
+    # A Workflow Builder step being judged, with the step's own token (it lapses within 15 minutes): the process that
+    # finds its run judged after a restart completes the step. Deleted once completed, failed or lapsed.
+    op.create_table(
+        "workflow_step",
+        sa.Column("execution_id", sa.String(64), primary_key=True),
+        sa.Column("team_id", sa.String(32), nullable=False),
+        sa.Column("channel_id", sa.String(32), nullable=False),
+        sa.Column("token", sa.String(255), nullable=False),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("run.id")),
+        sa.Column("expires_at", sa.DateTime, nullable=False),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+    )
+    op.create_index("ix_workflow_step_run_id", "workflow_step", ["run_id"])

@@ -1,9 +1,10 @@
-"""The tables several processes on one database share besides the history: the judge endpoints' pauses, and the
-Enterprise Grid organisation each workspace is part of."""
+"""The tables several processes on one database share besides the history: the judge endpoints' pauses, the
+Enterprise Grid organisation each workspace is part of, and the workflow steps waiting for their judgment."""
 
 from __future__ import annotations
 
 from pydantic import NaiveDatetime
+from sqlalchemy import Column, ForeignKey, Integer
 from sqlmodel import Field, SQLModel
 
 from bot.store.models import utcnow
@@ -32,3 +33,18 @@ class WorkspaceOrg(SQLModel, table=True):
     team_id: str = Field(primary_key=True, max_length=32)
     enterprise_id: str = Field(max_length=32)
     updated_at: NaiveDatetime = Field(default_factory=utcnow)
+
+
+class WorkflowStep(SQLModel, table=True):
+    """A Workflow Builder step being judged: what completes it after a restart, until Slack's token for it lapses
+    (15 minutes after the step started, or once it is completed). Deleted when completed or failed, or lapsed."""
+
+    __tablename__ = "workflow_step"
+
+    execution_id: str = Field(primary_key=True, max_length=64, description="Slack's function_execution_id")
+    team_id: str = Field(max_length=32)
+    channel_id: str = Field(max_length=32)
+    token: str = Field(max_length=255, description="the step's own token (xwfp-...), good only for this execution")
+    run_id: int | None = Field(default=None, sa_column=Column(Integer, ForeignKey("run.id"), index=True))
+    expires_at: NaiveDatetime = Field(description="UTC: when Slack's token for the step lapses")
+    created_at: NaiveDatetime = Field(default_factory=utcnow)

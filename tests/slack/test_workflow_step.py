@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 import yaml
 
 from bot.slack.listeners.workflow import GRADE_STEP, OTHER_TEAM
@@ -20,7 +22,7 @@ from tests.support.replies import eth_reply, triple_of
 from tests.support.slack_messages import blocks_json, card_of, said
 from tests.support.slack_server import FakeSlackServer
 from tests.support.slack_server.functions import StepEnd
-from tests.support.slack_side import TEAM, SlackSide
+from tests.support.slack_side import SIGNING_SECRET, TEAM, SlackSide
 
 MANIFEST = yaml.safe_load((Path(__file__).parents[2] / "manifest.yml").read_text())
 STEP = MANIFEST["functions"][GRADE_STEP]
@@ -209,3 +211,54 @@ async def test_the_step_in_socket_mode(bot_settings, slack_server, judge_server)
         assert json.loads(json.dumps(end.outputs))["card_link"].startswith(slack_server.team_url)
     finally:
         await running.stop()
+
+
+async def test_a_step_left_by_a_stopped_bot_is_completed_by_the_next_start(bot_settings, slack_server, judge_server):
+    judge_server.enqueue(Reply(content=eth_reply("Correct").content, delay=3.0), eth_reply("Generic"))
+    running = await start_bot(bot_settings, host="127.0.0.1")
+    slack = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
+    payload, execution, token = step_payload(slack, GRADE)
+    await slack.send_event(payload)
+    while not judge_server.bodies():  # the card's run is saved and the judge asked
+        await asyncio.sleep(0.01)
+    await running.stop(drain=0.1)
+    assert not slack_server.step_ends(execution)  # left to the next process, not failed
+    kept = stored(bot_settings)
+    with kept.engine.connect() as conn:  # the step is kept with its own token, and the run that judges it
+        [(kept_token, run_id)] = conn.execute(sa.text("SELECT token, run_id FROM workflow_step")).all()
+    assert kept_token == token and run_id == kept.recent_runs()[0].id
+
+    again = await start_bot(bot_settings, host="127.0.0.1")
+    try:
+        end = await ended(slack_server, execution)
+    finally:
+        await again.stop()
+    assert end.token == token and end.outputs is not None
+    assert (end.outputs["tag"], end.outputs["passed"]) == ("Generic", False)
+    assert end.outputs["card_link"].startswith(f"{slack_server.team_url}archives/C0OTHER/")
+    with kept.engine.connect() as conn:  # ended: the token is forgotten
+        assert conn.execute(sa.text("SELECT count(*) FROM workflow_step")).scalar_one() == 0
+
+
+async def test_steps_left_without_a_run_fail_and_lapsed_ones_are_forgotten(bot_settings, slack_server, judge_server):
+    from bot.store.workflow_steps import keep_step
+
+    store = Store.open(bot_settings.db_url)
+    unsaved, unsaved_token = slack_server.new_execution()
+    lapsed, _ = slack_server.new_execution()
+    now = datetime.now(UTC).replace(tzinfo=None)
+    keep_step(store, execution_id=unsaved, team_id=TEAM, channel_id="C0OTHER", token=unsaved_token,
+              expires_at=now + timedelta(minutes=13))
+    keep_step(store, execution_id=lapsed, team_id=TEAM, channel_id="C0OTHER", token="xwfp-lapsed",
+              expires_at=now - timedelta(seconds=1))
+    with store.engine.begin() as conn:  # the process died two minutes ago, before it saved what the step asked
+        conn.execute(sa.text("UPDATE workflow_step SET created_at = :at"), {"at": now - timedelta(minutes=2)})
+    running = await start_bot(bot_settings, host="127.0.0.1")
+    try:
+        end = await ended(slack_server, unsaved)
+    finally:
+        await running.stop()
+    assert end.error is not None and "restarted before it saved what this step asked for" in end.error
+    assert not slack_server.step_ends(lapsed) and not judge_server.bodies()
+    with store.engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM workflow_step")).scalar_one() == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.errors import RunBusy
@@ -66,10 +67,12 @@ async def budget_refusal(ctx: Context, origin: Origin) -> str | None:
 async def show_judgment(
     ctx: Context, *, rubric: Rubric, triple: Triple, origin: Origin, model_name: str | None,
     response_url: str | None, fresh: bool = False, replace_ts: str | None = None, samples: int | None = None,
+    on_saved: Callable[[Run], Awaitable[None]] | None = None,
 ) -> Judgment | None:
     """Save the triple, post a placeholder (or reuse message `replace_ts`), judge, and put the card there.
 
-    The triple is judged `samples` times, else as many as the channel's default or the rubric's own say.
+    The triple is judged `samples` times, else as many as the channel's default or the rubric's own say; `on_saved`
+    is told of the run once it is saved.
     """
     channel, thread = origin.channel_id or "", origin.thread_ts
     rubric = await ctx.rubric_in(rubric, origin.team_id, origin.channel_id)  # the channel's revision, if it has one
@@ -86,6 +89,8 @@ async def show_judgment(
         own = await ctx.db(judge_of_channel, team_id=origin.team_id, channel_id=origin.channel_id)
         run = await start_triple(ctx.store, rubric=rubric, triple=triple, **ctx.bench.panel(samples, own).run_fields(),
                                  model_name=model_name, fresh=fresh, origin=origin, message_ts=replace_ts)
+        if on_saved is not None:
+            await on_saved(run)
     except Exception:
         log.exception("saving a judgment for %s in %s failed", origin.user_id, channel)
         await ctx.say.tell(response_url, f":warning: {OUR_FAULT}\n\n{echo(triple, SECTION_LIMIT - 300)}")

@@ -104,6 +104,7 @@ class SlackCore(ThreadedServer):
         self.distributed = False
         self.read_refused: list[Call] = []  # the calls to those methods answered 429
         self._last_read: dict[str, float] = {}
+        self.ended_executions: set[str] = set()  # workflow steps completed or failed (functions.complete*)
         self.refuse_streams: str | None = None  # Slack's error for every chat.startStream (a workspace without streams)
         self._lock = threading.RLock()
         self._acked = threading.Condition(self._lock)

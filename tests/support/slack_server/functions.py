@@ -59,9 +59,17 @@ class FunctionMethods(SlackCore):
             return {"ok": False, "error": "invalid_arguments"}
         if _outputs(params) is None:
             return {"ok": False, "error": "invalid_arguments"}
-        return {"ok": True}
+        return self._end(str(params["function_execution_id"]))
 
     def _complete_error(self, params: dict) -> dict:
         if not params.get("function_execution_id") or not str(params.get("error") or "").strip():
             return {"ok": False, "error": "invalid_arguments"}
+        return self._end(str(params["function_execution_id"]))
+
+    def _end(self, execution_id: str) -> dict:
+        """As Slack: an execution ends once; ending it again is refused."""
+        with self._lock:
+            if execution_id in self.ended_executions:
+                return {"ok": False, "error": "execution_not_in_running_state"}
+            self.ended_executions.add(execution_id)
         return {"ok": True}
