@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import secrets
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -15,6 +17,8 @@ from pydantic import BaseModel, Field, ValidationError
 log = logging.getLogger(__name__)
 
 MAX_BODY = 4 * 1024 * 1024  # bytes of a signed request read before it is refused (the MCP SDK's own limit)
+BODY_SECONDS = 30  # how long a signed request's body may take to arrive
+SIGNED_WITHIN = 300  # seconds: how old a signature Slack's own check accepts
 PRESENTED = "judgebot.presented"  # where the request's scope state keeps what it proved
 SLACK_ID = r"^[A-Z0-9]{2,32}$"  # T..., E..., U... or W...
 
@@ -72,22 +76,35 @@ class Gate:
         self._slack = slack
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":  # the server's lifespan
+        if scope["type"] == "lifespan":  # the server starting and stopping
             await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # a websocket: not MCP
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if scope["method"] != "POST":  # each request stands alone: no stream to open (GET), no session to end
+            await _answer(send, 405, {"error": "method not allowed", "error_description": "POST JSON-RPC requests"},
+                          [(b"allow", b"POST")])
             return
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
         presented: Presented | None = None
         if self._token is not None and self._bears_token(headers.get("authorization", "")):
             presented = Presented("token")
-        elif self._slack is not None and "x-slack-signature" in headers:
-            body = await _body(receive)
-            if body is not None and self._slack.signed(body, headers.get("x-slack-request-timestamp", ""),
-                                                       headers["x-slack-signature"]):
+        elif self._slack is not None and _fresh(headers) and _small(headers):
+            try:
+                async with asyncio.timeout(BODY_SECONDS):
+                    body = await _body(receive)
+            except TimeoutError:
+                body = None
+            if body is not None and self._slack.signed(body, headers["x-slack-request-timestamp"],
+                                                       headers.get("x-slack-signature", "")):
                 presented = Presented("slack", person_in(body))
                 receive = _replay(body, receive)
         if presented is None:
             log.info("refused an MCP request that bore neither MCP_TOKEN nor Slack's signature")
-            await _refuse(send)
+            await _answer(send, 401, {"error": "unauthorized", "error_description": "present MCP_TOKEN as a bearer "
+                                      "token, or call through Slackbot"},
+                          [(b"www-authenticate", b'Bearer realm="judgebot"')])
             return
         scope.setdefault("state", {})[PRESENTED] = presented
         await self.app(scope, receive, send)
@@ -128,10 +145,28 @@ def _replay(body: bytes, then: Receive) -> Receive:
     return receive
 
 
-async def _refuse(send: Send) -> None:
-    body = json.dumps({"error": "unauthorized",
-                       "error_description": "present MCP_TOKEN as a bearer token, or call through Slackbot"}).encode()
-    await send({"type": "http.response.start", "status": 401,
-                "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="judgebot"'),
-                            (b"content-length", str(len(body)).encode())]})
+async def _answer(send: Send, status: int, error: dict[str, str], headers: list[tuple[bytes, bytes]]) -> None:
+    body = json.dumps(error).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *headers]})
     await send({"type": "http.response.body", "body": body})
+
+
+def _fresh(headers: dict[str, str]) -> bool:
+    """Whether the request says Slack signed it within SIGNED_WITHIN seconds (checked again with the signature):
+    a stale or unsigned request is refused before its body is read."""
+    if "x-slack-signature" not in headers:
+        return False
+    try:
+        return abs(time.time() - int(headers.get("x-slack-request-timestamp", ""))) <= SIGNED_WITHIN
+    except ValueError:
+        return False
+
+
+def _small(headers: dict[str, str]) -> bool:
+    """Whether the body the request announces fits MAX_BODY (a body without a length is counted as it is read)."""
+    try:
+        return int(headers.get("content-length", "0")) <= MAX_BODY
+    except ValueError:
+        return False

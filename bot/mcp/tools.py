@@ -128,8 +128,11 @@ class Tools:
                 await asyncio.to_thread(self.store.update_run, run.id, status=RunState.CANCELLED,
                                         stop_reason="the agent's grade did not finish")
         if outcome.status == RunState.PAUSED:
-            raise UsageError(f"{(outcome.stop_reason or 'the judge stopped').rstrip('.')}. The triple is kept as run "
-                             f"{run.id}: `judgebot resume {run.id}` judges it.")
+            reason = (outcome.stop_reason or "the judge stopped").rstrip(".")
+            if caller.home is not None:  # a Slack person has no terminal to resume it from: nothing is left to bill
+                await asyncio.to_thread(self.store.update_run, run.id, status=RunState.CANCELLED, stop_reason=reason)
+                raise UsageError(f"{reason}. Nothing was scored: ask again later.")
+            raise UsageError(f"{reason}. The triple is kept as run {run.id}: `judgebot resume {run.id}` judges it.")
         judgment = await asyncio.to_thread(lambda: next(self.store.iter_judgments(run.id), None))
         if judgment is None:
             raise UsageError(f"run {run.id} ended without judging its triple ({outcome.stop_reason or outcome.status})")

@@ -24,7 +24,7 @@ def signed(verifier: SignatureVerifier, body: bytes, timestamp: str, signature: 
     is simply not signed."""
     try:
         return verifier.is_valid(body, timestamp, signature)
-    except ValueError:  # UnicodeDecodeError included
+    except (ValueError, TypeError):  # UnicodeDecodeError included; TypeError: a signature that is not ASCII
         return False
 
 

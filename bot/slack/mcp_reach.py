@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import aiohttp
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
@@ -19,10 +19,12 @@ from bot.errors import UsageError
 from bot.slack.http_mode import signed
 from bot.slack.installed import bot_of
 from bot.slack.messenger import make_web_client
+from bot.slack.text import escape
 
 log = logging.getLogger(__name__)
 
 KEEP_SECONDS = 60.0  # how long what Slack said of a person's channels is believed
+UNREACHABLE = "judgebot could not learn from Slack which channels you are in: try again in a minute"
 MISSING_SCOPE = ("judgebot's Slack app lacks a scope this needs (channels:read, groups:read, im:write): reinstall "
                  "it from manifest.yml")
 
@@ -44,9 +46,9 @@ class Person(Protocol):
 class SlackReach:
     """Slack's side of Slackbot's calls: one SLACK_BOT_TOKEN (its workspace only), or the OAuth install's tokens."""
 
-    signing_secret: str
+    signing_secret: str = field(repr=False)
     api_url: str
-    bot_token: str | None = None
+    bot_token: str | None = field(default=None, repr=False)
     installations: AsyncInstallationStore | None = None
     _verifier: SignatureVerifier = field(init=False)
     _home: dict[str, Any] | None = field(default=None, init=False)  # auth.test of SLACK_BOT_TOKEN, once
@@ -66,25 +68,31 @@ class SlackReach:
         known = self._known.get(key)
         if known is not None and known[0] > time.monotonic():
             return known[1]
-        client = await self._client(team, person.enterprise_id)
         try:
-            home = (await client.conversations_open(users=person.user_id))["channel"]["id"]
+            client = await self._client(team, person.enterprise_id)
+            home = str((await client.conversations_open(users=person.user_id))["channel"]["id"])
             channels: set[str] = set()
             pages = await client.users_conversations(user=person.user_id, types="public_channel,private_channel",
                                                      exclude_archived=True, limit=200)
             async for page in pages:
-                channels.update(channel["id"] for channel in page.get("channels", []))
+                channels.update(str(channel["id"]) for channel in page.get("channels", []))
+        except UsageError:
+            raise
         except SlackApiError as err:
-            code = err.response.get("error", "unknown error")
+            code = str(err.response.get("error", "unknown error"))
             log.info("Slack answered %s about a person of workspace %s", code, team)
             raise UsageError(MISSING_SCOPE if code == "missing_scope" else
-                             f"Slack answered `{code}` when judgebot asked which channels you are in") from None
-        except (aiohttp.ClientError, OSError, TimeoutError) as err:
+                             f"Slack answered `{escape(code)}` when judgebot asked which channels you are in") from None
+        except (SlackClientError, aiohttp.ClientError, OSError, TimeoutError) as err:
             log.info("Slack could not be reached for workspace %s: %s", team, type(err).__name__)
-            raise UsageError("judgebot could not reach Slack to learn which channels you are in: try again in a "
-                             "minute") from None
-        found = (str(home), frozenset(channels))
-        self._known[key] = (time.monotonic() + KEEP_SECONDS, found)
+            raise UsageError(UNREACHABLE) from None
+        except Exception:  # Slack's answer in a shape it never has, or the history out of reach
+            log.exception("learning the channels of a person of workspace %s failed", team)
+            raise UsageError(UNREACHABLE) from None
+        now = time.monotonic()
+        self._known = {known: entry for known, entry in self._known.items() if entry[0] > now}
+        found = (home, frozenset(channels))
+        self._known[key] = (now + KEEP_SECONDS, found)
         return found
 
     async def _client(self, team_id: str, org_id: str | None) -> AsyncWebClient:
@@ -100,7 +108,7 @@ class SlackReach:
         if self._home is None:
             try:
                 self._home = (await client.auth_test()).data  # type: ignore[assignment]
-            except (SlackApiError, aiohttp.ClientError, OSError, TimeoutError) as err:
+            except (SlackClientError, aiohttp.ClientError, OSError, TimeoutError) as err:
                 log.warning("auth.test failed for the MCP server: %s", type(err).__name__)
                 raise UsageError("judgebot could not reach Slack with its bot token: try again in a minute") from None
         home = self._home or {}

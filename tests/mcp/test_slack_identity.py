@@ -76,10 +76,12 @@ async def test_slackbot_grades_for_a_person_into_their_conversation_and_reads_on
 
         not_in = refusal(await slackbot.call_tool("stats", {"channel": "C0OTHER"}, meta=BOB))
         assert "may not read channel 'C0OTHER'" in not_in and "conversations you are in" in not_in
-        assert refusal(await slackbot.call_tool("calibration", {"rubric": "eth", "channel": "C0OTHER"}, meta=BOB))
+        calibration = refusal(await slackbot.call_tool("calibration", {"rubric": "eth", "channel": "C0OTHER"}, meta=BOB))
+        assert "may not read channel 'C0OTHER'" in calibration
         assert "terminal" in refusal(await slackbot.call_tool("stats", {"channel": "terminal"}, meta=BOB))
         # another person reads neither Bob's conversation nor, by default, anything but their own
-        assert refusal(await slackbot.call_tool("stats", {"channel": "D0USER"}, meta=ADA))
+        assert "may not read channel 'D0USER'" in refusal(await slackbot.call_tool("stats", {"channel": "D0USER"},
+                                                                                  meta=ADA))
         assert figures(await slackbot.call_tool("stats", {"days": 0}, meta=ADA)) == []
         assert figures(await slackbot.call_tool("stats", {"channel": "C0OTHER"}, meta=ADA)) == []
 
@@ -89,6 +91,19 @@ async def test_slackbot_grades_for_a_person_into_their_conversation_and_reads_on
     assert len(asked) == 2  # what Slack said of a person is kept a minute
     assert {call.token for call in asked} == {slack_server.bot_token}
     assert len(judge_server.bodies()) == 1
+
+
+async def test_a_person_in_many_channels_reads_each_of_them(slack_server, slack_mcp):
+    many = [f"C1{n:04d}" for n in range(450)]  # more than one page of users.conversations
+    with slack_server._lock:
+        for channel in many:
+            slack_server.channels[channel] = slack_server._channel(channel, channel.lower(), is_private=False,
+                                                                   is_member=True)
+            slack_server.members[channel] = {"U0USER"}
+    async with Client(as_slackbot(slack_mcp, SIGNING_SECRET)) as slackbot:
+        for channel in (many[0], many[249], many[-1]):
+            assert figures(await slackbot.call_tool("stats", {"channel": channel}, meta=BOB)) == []
+    assert len(slack_server.calls_to("users.conversations")) == 3  # three pages, asked once
 
 
 async def test_only_slacks_signature_lets_slackbot_in_and_only_the_signed_person_counts(
@@ -114,6 +129,15 @@ async def test_only_slacks_signature_lets_slackbot_in_and_only_the_signed_person
         assert (await plain.post(slack_mcp, content=tampered, headers=signed_headers(listing))).status_code == 401
         fine = await plain.post(slack_mcp, content=listing, headers=signed_headers(listing))
         assert fine.status_code == 200, fine.text
+        # a signature that is not ASCII, a body far too large that is stale anyway, a GET for a stream: refused
+        # without a traceback (the server's output is checked for one when it stops)
+        odd = {**signed_headers(listing), "X-Slack-Signature": "v0=\u00ff\u00fe".encode("latin-1")}
+        assert (await plain.post(slack_mcp, content=listing, headers=odd)).status_code == 401
+        huge = b"x" * (5 * 1024 * 1024)
+        assert (await plain.post(slack_mcp, content=huge, headers=signed_headers("", age=600))).status_code == 401
+        assert (await plain.get(slack_mcp, headers=signed_headers(""))).status_code == 405
+        both = {**signed_headers(listing), "Authorization": f"Bearer {TOKEN}"}  # the token's agent, signed or not
+        assert (await plain.post(slack_mcp, content=listing, headers=both)).status_code == 200
 
     async with Client(as_slackbot(slack_mcp, SIGNING_SECRET)) as slackbot:
         assert not (await slackbot.call_tool("rubrics", {})).is_error  # nothing of anyone's: no person needed
@@ -128,7 +152,8 @@ async def test_only_slacks_signature_lets_slackbot_in_and_only_the_signed_person
 
     # An agent with the token cannot pass for a Slack person by writing one into its request
     async with Client(with_token(slack_mcp, TOKEN)) as agent:
-        assert refusal(await agent.call_tool("stats", {"channel": "C0GENERAL"}, meta=ADA))  # not in MCP_CHANNELS
+        not_listed = refusal(await agent.call_tool("stats", {"channel": "C0GENERAL"}, meta=ADA))
+        assert "MCP_CHANNELS lists the channels a token may read" in not_listed  # the token's rule, not Ada's
         graded = await agent.call_tool("grade", {**TRIPLE, "rubric": "eth"}, meta=BOB)
         assert not graded.is_error, graded.content
     assert saved(tmp_path / "h.db") == [(None, None, "mcp:token", "mcp", "scored")]

@@ -249,7 +249,7 @@ async def test_app_home_shows_the_persons_judgments(slack, slack_server, judge_s
 
 
 @pytest.mark.parametrize("tamper", ["wrong secret", "old timestamp", "one byte changed", "no headers",
-                                    "no signature"])
+                                    "no signature", "a signature that is not ASCII"])
 async def test_http_mode_refuses_unsigned_or_forged_requests(slack, slack_server, tamper):
     import time
     from urllib.parse import urlencode
@@ -270,6 +270,9 @@ async def test_http_mode_refuses_unsigned_or_forged_requests(slack, slack_server
                                   headers={"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature})
     elif tamper == "no headers":
         answer = await slack.post(body, form, signed=False)
+    elif tamper == "a signature that is not ASCII":  # refused as unsigned, not answered with a server error
+        answer = await slack.post(body, form, signed=False, headers={"X-Slack-Request-Timestamp": str(int(time.time())),
+                                                                     "X-Slack-Signature": "v0=\u00ff\u00fe"})
     else:
         answer = await slack.post(body, form, signed=False,
                                   headers={"X-Slack-Request-Timestamp": str(int(time.time()))})

@@ -29,25 +29,29 @@ def mcp_server(tmp_path: Path, judge_server, *, secrets: tuple[str, ...] = (), *
     """`judgebot mcp --http` with `env`, until the block ends; its URL. Its output must hold no traceback and none
     of `secrets`."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "bot", "mcp", "--http", "--port", str(port)], cwd=tmp_path,
-                               env=base_env(tmp_path, judge_server, **env), stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT)
+    env = {"JUDGEBOT_LOG_LEVEL": "DEBUG", **env}  # everything it logs is checked for secrets
+    log = tmp_path / f"mcp-{port}.log"  # a file, not a pipe: a full pipe would stop a server that logs a lot
+    with log.open("wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "bot", "mcp", "--http", "--port", str(port)],
+                                   cwd=tmp_path, env=base_env(tmp_path, judge_server, **env), stdout=out,
+                                   stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     try:
         while True:
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
                     break
-            assert process.poll() is None, process.stdout.read().decode() if process.stdout else ""
+            assert process.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "the MCP server did not start"
             time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
-        out, _ = process.communicate(timeout=20)
-    assert b"Traceback" not in out, out.decode()
+        process.wait(timeout=20)
+    said = log.read_text(errors="replace")
+    assert "Traceback" not in said, said
     for secret in secrets:
-        assert secret.encode() not in out, out.decode()
+        assert secret not in said, said
 
 
 def with_token(url: str, token: str | None):
