@@ -16,6 +16,7 @@ from bot.rubric import RubricSet, load_rubrics
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store, make_engine
 from bot.store.schema import migrate
+from tests.support import forkserver
 from tests.support.openai_server import FakeJudgeServer
 from tests.support.slack_server import FakeSlackServer
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
@@ -25,6 +26,14 @@ POSTGRES_HELP = (
     f"PostgreSQL is not reachable at {POSTGRES_URL}. Start a server (trust auth, a database named test) or set "
     "JUDGEBOT_TEST_POSTGRES_URL to one, to run the store tests on PostgreSQL too."
 )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def forkserver_warm(request: pytest.FixtureRequest) -> None:
+    """In a run of many tests, each worker's fork server starts importing judgebot at once, beside the first tests,
+    rather than when the first command needs it."""
+    if len(request.session.items) > 200:
+        forkserver.warm()
 
 
 @pytest.fixture(autouse=True)

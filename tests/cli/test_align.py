@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bot.rubric import load_rubrics
 from tests.support.cli import flat, history, judgebot, write_rows
 from tests.support.learning_judge import LearningJudge
@@ -22,6 +24,7 @@ def labels_file(tmp_path: Path) -> Path:
                       [row + [""] * (6 - len(row)) for row in ROWS])
 
 
+@pytest.mark.slow
 def test_align_fixes_held_out_cases_and_writes_a_candidate_beside_the_rubric(tmp_path: Path, judge_server) -> None:
     judge = LearningJudge({"Use": "Correct", "Maybe": "Correct"})
     judge_server.responder = judge
@@ -52,6 +55,7 @@ def test_align_fixes_held_out_cases_and_writes_a_candidate_beside_the_rubric(tmp
     assert history(tmp_path, "SELECT COUNT(*) FROM run WHERE source != 'check'") == [(0,)]
 
 
+@pytest.mark.slow
 def test_a_judge_that_ignores_examples_shows_no_improvement(tmp_path: Path, judge_server) -> None:
     judge_server.responder = LearningJudge({"Use": "Correct", "Maybe": "Correct"}, ignores_examples=True)
     code, out = judgebot(tmp_path, "align", "--rubric", "eth", "--labels", labels_file(tmp_path), "--yes",

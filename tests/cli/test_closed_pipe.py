@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import EXAMPLE, base_env, eth_responder, history, read_results, write_rows
 from tests.support.openai_server import FakeJudgeServer
 
@@ -23,6 +25,7 @@ def closed_pipe(tmp_path: Path, *args: str, server: FakeJudgeServer | None = Non
     return proc.wait(timeout=60), errors
 
 
+@pytest.mark.slow
 def test_a_run_whose_output_nobody_reads_still_writes_its_results(tmp_path: Path, judge_server: FakeJudgeServer) -> None:
     judge_server.responder = eth_responder
     code, errors = closed_pipe(tmp_path, "judge", str(EXAMPLE), "--rubric", "eth", "--out", "x.csv", "--yes",
@@ -33,6 +36,7 @@ def test_a_run_whose_output_nobody_reads_still_writes_its_results(tmp_path: Path
     assert history(tmp_path, "SELECT status FROM run") == [("done",)]
 
 
+@pytest.mark.slow
 def test_an_export_whose_reader_went_away_ends_quietly(tmp_path: Path, judge_server: FakeJudgeServer) -> None:
     judge_server.responder = eth_responder
     labeled = write_rows(tmp_path / "labeled.csv", ["question", "reference", "answer", "human_pass"],

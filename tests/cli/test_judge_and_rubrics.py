@@ -239,6 +239,7 @@ def test_duplicate_header_names_keep_both_columns_in_the_results(tmp_path, judge
     assert (result["note"], result["note.2"]) == ("first", "second")
 
 
+@pytest.mark.slow
 def test_usage_errors_exit_2_with_a_clear_message(tmp_path, judge_server):
     write_rows(tmp_path / "nocol.csv", ["Question", "Gold", "answer"], [["q", "r", "a"]])
     (tmp_path / "empty.csv").write_bytes(b"")
@@ -310,6 +311,7 @@ def test_single_triple_prints_the_verdict_and_lands_in_history(tmp_path, judge_s
     assert "done" in line and "eth 1.0" in line and "cli" in line and JUDGE_MODEL in line
 
 
+@pytest.mark.slow
 def test_once_a_command_ends_the_history_file_alone_holds_its_verdicts(tmp_path, judge_server):
     """judgebot ends without the interpreter's last collector passes (they cost start-up a third of its time): the
     connections are still closed at exit, so SQLite folds its write-ahead log back into the file, and a copy of the

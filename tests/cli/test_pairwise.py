@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.support.cli import flat, history, judgebot, read_results, write_rows
 from tests.support.kills import count, kill_when
@@ -178,6 +179,7 @@ def test_mistakes_are_refused_with_a_sentence(tmp_path: Path, judge_server) -> N
     assert judge_server.bodies() == []
 
 
+@pytest.mark.slow
 def test_a_kill_mid_run_loses_no_pair_and_judges_no_order_twice(tmp_path: Path, judge_server) -> None:
     judge = PrefersMarked()
     judge_server.responder = judge

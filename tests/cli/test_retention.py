@@ -7,6 +7,7 @@ import asyncio
 import io
 import sys
 
+import pytest
 from rich.console import Console
 
 from bot.cli.context import Context
@@ -39,6 +40,7 @@ def test_retention_removes_old_texts_says_what_and_then_finds_nothing(tmp_path, 
     assert code == EXIT_OK and "nothing removed" in out
 
 
+@pytest.mark.slow
 def test_forget_asks_for_the_id_again_and_refuses_without_it(tmp_path, db_url: str, store: Store,
                                                             rubrics: RubricSet, monkeypatch) -> None:
     rubric = rubrics.get("eth")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bot.records import Verdict
 from bot.store import Store
 from bot.store.labels import save_label
@@ -71,6 +73,7 @@ def test_review_sample_rate_zero_sends_nothing_at_random(tmp_path: Path, judge_s
     assert history(tmp_path, "SELECT COUNT(*) FROM review_case") == [(0,)]
 
 
+@pytest.mark.slow
 def test_two_processes_nudging_at_once_send_each_reviewer_one_message(tmp_path: Path, db_url: str,
                                                                       slack_server) -> None:
     store = Store.open(db_url)  # SQLite, then PostgreSQL

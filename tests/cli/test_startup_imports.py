@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import base_env
 from tests.support.replies import eth_reply
 
@@ -43,6 +45,7 @@ def test_help_and_the_rubric_list_load_neither_the_judge_nor_the_history(tmp_pat
         assert loaded(modules, NEVER + JUDGING) == set(), command
 
 
+@pytest.mark.slow
 def test_one_triple_loads_the_judge_and_the_history_and_nothing_of_slack_or_the_digest(tmp_path, judge_server):
     judge_server.responder = lambda body: eth_reply("Correct")
     assert imported(tmp_path, "judge", "--rubric", "eth", "-q", "Where?", "-r", "Here.", "-a", "Here.",

@@ -75,6 +75,7 @@ def test_cp1252_fallback(tmp_path):
     assert (row.question, row.reference) == ("café", "“hi”")
 
 
+@pytest.mark.slow
 def test_cp1252_detected_even_when_the_bad_byte_is_far_into_the_file(tmp_path):
     body = b"q,r,a\n" * 200_000  # ~1.2 MB of valid ASCII first, crossing pre-scan chunks
     src = open_csv(put(tmp_path, b"question,reference,answer\n" + body + b"caf\xe9,r,a\n"))
@@ -283,6 +284,7 @@ def test_iterating_twice_gives_the_same_rows(tmp_path):
     assert first == list(src) and len(first) == 3
 
 
+@pytest.mark.slow
 def test_iteration_streams_in_constant_memory(tmp_path):
     # ~40 MB in rows of ~2 KB; memory must not follow the file size
     row = ("q " * 300 + "؟," + "r " * 300 + ',"' + "a, " * 200 + '",gpt\n').encode()

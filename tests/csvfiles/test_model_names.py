@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bot.csvfiles.reading import MODEL_NAME_LIMIT, CsvRow, open_csv
 from tests.support.cli import history, judgebot, read_results, write_rows
 from tests.support.slack_files import blocks_text, finished_thread, grade_by_answer, share, summaries
@@ -24,6 +26,7 @@ def test_a_model_name_over_the_limit_is_cut_with_a_mark_and_the_cell_kept_whole(
     assert second.cells["model"] == TOO_LONG  # the results file keeps the cell as it was
 
 
+@pytest.mark.slow
 def test_the_cli_keeps_model_names_of_a_csv_and_of_model_name_within_the_limit(tmp_path, judge_server):
     from tests.support.cli import eth_responder
 

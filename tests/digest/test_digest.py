@@ -386,6 +386,7 @@ def test_how_far_to_trust_the_judge_counts_the_labels_and_votes_of_its_weeks_onl
     assert trust.given_on.judge_models == {"judge-a": 4} and trust.now is not None and trust.now.judge_model == "judge-a"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("team", [None, "T1"])
 def test_the_trust_counted_in_the_database_is_the_calibration_of_every_label_read_one_by_one(store, history, team):
     """Votes and labels counted in groups give the figures a calibration of the same labels read one by one gives."""

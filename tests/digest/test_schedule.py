@@ -405,6 +405,7 @@ async def test_moving_the_digest_from_tuesday_to_monday_posts_on_the_first_monda
     assert len(digests_in(slack_server, CHANNEL)) == 2
 
 
+@pytest.mark.slow
 async def test_a_failed_post_gives_the_claim_up_and_a_posted_week_is_not_posted_again(
         bot_settings: Settings, db_url: str, slack_server: FakeSlackServer) -> None:
     week = Period.of_week("2026-W46", BERLIN)

@@ -313,6 +313,7 @@ def test_cli_jury_from_a_file_across_endpoints_with_member_columns(tmp_path: Pat
         other.stop()
 
 
+@pytest.mark.slow
 def test_cli_refuses_bad_sample_counts_and_two_kinds_of_jury(tmp_path: Path, judge_server) -> None:
     source = write_rows(tmp_path / "a.csv", ["question", "reference", "answer"], [["q", "r", "a"]])
     code, out = judgebot(tmp_path, "judge", source, "--rubric", "eth", "--samples", "12", server=judge_server)

@@ -201,6 +201,7 @@ def test_the_reason_names_the_source_and_a_size_that_would_fit() -> None:
         "--max-model-len (e.g. --max-model-len 8192), or shorten the texts")
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_a_row_too_long_for_ollamas_context_and_says_why(tmp_path: Path,
                                                                           judge_server: FakeJudgeServer) -> None:
     judge_server.discovery["/api/show"] = ollama_show()
@@ -222,6 +223,7 @@ def test_the_cli_refuses_a_row_too_long_for_ollamas_context_and_says_why(tmp_pat
     assert "row 3 error: not sent to the judge" in out
 
 
+@pytest.mark.slow
 def test_a_row_too_long_for_a_listed_context_is_refused_before_it_is_sent(tmp_path, judge_server):
     from tests.support.cli import flat, judgebot, read_results, write_rows
 

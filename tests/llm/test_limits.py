@@ -10,6 +10,8 @@ import logging
 import time
 from pathlib import Path
 
+import pytest
+
 from bot.llm.client import make_judge_client
 from bot.llm.limits import LIMITERS
 from tests.support.cli import eth_responder, flat, judgebot, write_rows
@@ -66,6 +68,7 @@ async def test_a_tokens_limit_paces_by_the_usage_the_replies_report(judge_server
     await client.aclose()
 
 
+@pytest.mark.slow
 async def test_a_limit_that_drops_is_learned_again_after_a_429(judge_server) -> None:
     LIMITERS.configure(requests=None, tokens=None, window=WINDOW)
     limited = RateLimited(lambda body: OK, rpm=20, window=WINDOW)
@@ -140,6 +143,7 @@ async def test_limits_set_by_the_settings_pace_an_endpoint_that_sends_no_headers
     await client.aclose()
 
 
+@pytest.mark.slow
 def test_a_run_says_which_limit_paced_it(tmp_path: Path, judge_server) -> None:
     limited = RateLimited(eth_responder, rpm=8, window=WINDOW)
     judge_server.responder = limited

@@ -81,6 +81,7 @@ def http_mcp(tmp_path, judge_server):
         yield url
 
 
+@pytest.mark.slow
 async def test_over_http_the_token_is_required_and_reaches_only_its_channels(tmp_path, judge_server, http_mcp):
     judge_server.responder = eth_responder
     async with Client(with_token(http_mcp, TOKEN)) as client:

@@ -55,6 +55,7 @@ def slack_mcp(tmp_path, judge_server, slack_server):
         yield url
 
 
+@pytest.mark.slow
 async def test_slackbot_grades_for_a_person_into_their_conversation_and_reads_only_their_channels(
         tmp_path, judge_server, slack_server, slack_mcp):
     judge_server.responder = eth_responder
@@ -106,6 +107,7 @@ async def test_a_person_in_many_channels_reads_each_of_them(slack_server, slack_
     assert len(slack_server.calls_to("users.conversations")) == 3  # three pages, asked once
 
 
+@pytest.mark.slow
 async def test_only_slacks_signature_lets_slackbot_in_and_only_the_signed_person_counts(
         tmp_path, judge_server, slack_server, slack_mcp):
     judge_server.responder = eth_responder
@@ -160,6 +162,7 @@ async def test_only_slacks_signature_lets_slackbot_in_and_only_the_signed_person
     assert len(judge_server.bodies()) == 1
 
 
+@pytest.mark.slow
 async def test_a_persons_grades_count_against_their_conversations_budget(tmp_path, judge_server, slack_server):
     judge_server.responder = eth_responder
     # gpt-4o-mini has a known price: a triple costs more than a threshold of a millionth of a dollar
@@ -183,6 +186,7 @@ async def test_a_persons_grades_count_against_their_conversations_budget(tmp_pat
     assert len(judge_server.bodies()) == 1
 
 
+@pytest.mark.slow
 async def test_with_the_oauth_install_each_workspace_is_asked_with_its_own_token(
         tmp_path, judge_server, slack_server, bot_settings):
     judge_server.responder = eth_responder

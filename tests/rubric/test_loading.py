@@ -517,6 +517,7 @@ def test_the_readme_example_marks_exactly_the_required_keys():
 # --- the command line and the bot report the files left out -------------------------------------------------
 
 
+@pytest.mark.slow
 def test_rubrics_check_fails_while_a_file_is_broken_and_the_list_shows_why(tmp_path, judge_server):
     from tests.support.cli import flat, judgebot
 

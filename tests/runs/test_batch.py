@@ -108,6 +108,7 @@ def test_a_kill_while_waiting_for_a_batch_neither_loses_nor_repeats_it(tmp_path,
     assert history(tmp_path, "SELECT status, count(*) FROM judgment GROUP BY status") == [("scored", ROWS)]
 
 
+@pytest.mark.slow
 def test_an_endpoint_without_the_batch_api_says_so_and_the_run_goes_on_live(tmp_path, batch_server) -> None:
     batch_server.batch_api = False
     rows_file(tmp_path, 3)

@@ -230,6 +230,7 @@ def test_a_reply_cut_off_at_its_token_limit_names_the_setting_to_raise(tmp_path,
     assert "cut off at its token limit" in error and "raise JUDGE_MAX_COMPLETION_TOKENS" in error
 
 
+@pytest.mark.slow
 def test_one_triple_and_a_calibration_check_are_held_to_the_budget_and_the_threshold(tmp_path, judge_server) -> None:
     judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, tokens_in=1_000, tokens_out=100)
     write_rows(tmp_path / "labeled.csv", ["question", "reference", "answer", "human_pass"],

@@ -8,6 +8,8 @@ import sys
 import time
 from datetime import timedelta
 
+import pytest
+
 from bot.llm.limits import LIMITERS
 from bot.runs.shared_pauses import SharedPauses
 from bot.store import process_name, utcnow
@@ -31,6 +33,7 @@ def told_by_another_process(db_url: str, seconds: float, model: str = MODEL) -> 
                    timeout=60)
 
 
+@pytest.mark.slow
 async def test_a_pause_another_process_learned_holds_this_ones_requests(store, db_url):
     limiter, elsewhere = LIMITERS.of(ENDPOINT, MODEL), LIMITERS.of(ENDPOINT, "another-model")
     told_by_another_process(db_url, 4.0)  # a process of its own, which may take seconds to start on a busy machine

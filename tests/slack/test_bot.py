@@ -331,6 +331,7 @@ async def test_a_form_that_cannot_be_posted_gives_back_what_was_typed(slack, sla
     assert run.status == "cancelled" and "not_in_channel" in run.stop_reason
 
 
+@pytest.mark.slow
 async def test_many_people_judging_at_once_are_all_acked_before_any_card(slack, slack_server, judge_server):
     judge_server.responder = lambda body: eth_reply("Correct")
     judge_server.latency = 0.5

@@ -126,6 +126,7 @@ async def test_the_budget_is_set_by_admins_asks_an_admin_and_pauses_a_run_that_r
         await running.stop()
 
 
+@pytest.mark.slow
 async def test_half_price_via_batch_waits_through_a_restart_and_summarises(bot_settings, slack_server) -> None:
     from tests.support.batch_server import BatchJudgeServer
 

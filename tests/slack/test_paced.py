@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.rate_limits import RateLimited
 from tests.support.slack_files import (
     blocks_text,
@@ -14,6 +16,7 @@ from tests.support.slack_files import (
 )
 
 
+@pytest.mark.slow
 async def test_a_file_run_held_to_the_requests_limit_says_so_as_it_goes_and_at_the_end(bot_with, slack_server,
                                                                                        judge_server):
     limited = RateLimited(grade_by_answer, rpm=6, window=1.0)  # 6 requests a second, told in every reply's headers

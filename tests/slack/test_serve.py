@@ -87,6 +87,7 @@ async def test_token_problems_are_named(bot_settings, change, words):
     assert words in str(raised.value)
 
 
+@pytest.mark.slow
 def test_serve_exits_2_with_a_paragraph_on_a_bad_token(bot_settings, tmp_path):
     for token, words in (("", "SLACK_BOT_TOKEN is not set"), ("xoxb-revoked", "does not accept SLACK_BOT_TOKEN")):
         code, _, stderr = forkserver.run(["serve"], cwd=tmp_path, env=serve_env(bot_settings, SLACK_BOT_TOKEN=token),
@@ -119,6 +120,7 @@ def test_serve_in_http_mode_answers_and_stops_on_sigterm(bot_settings, slack_ser
     assert f"HTTP mode on port {port}" in out and "judgebot stopped." in out
 
 
+@pytest.mark.slow
 def test_serve_stopped_leaves_its_verdicts_in_the_history_file_alone(bot_settings, slack_server, judge_server,
                                                                       tmp_path):
     """A real `judgebot serve` process (not a fork that skips the interpreter's exit) judges a triple and is stopped:

@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from bot.slack.views.card import DETAILS
 from bot.slack.views.file_run import PICK_RUBRIC, RESUME_RUN, SKIP_AGAIN
 from tests.support.openai_server import Reply
@@ -126,6 +128,7 @@ def shown_everything(slack_server, acks: list[Any]) -> list[tuple[str, Any]]:
     return sent + [("ack", ack) for ack in acks if ack]
 
 
+@pytest.mark.slow
 async def test_no_hostile_text_is_live_or_breaks_a_message_anywhere(slack, slack_server, judge_server):
     judge_server.responder = judge
     acks = []

@@ -25,7 +25,7 @@ from typing import Any
 PRELOAD = ("bot.cli.main", "bot.cli.judging", "bot.cli.history", "bot.cli.calibration", "bot.cli.check", "bot.cli.labels",
            "bot.cli.rubrics", "bot.cli.progress", "bot.runs", "bot.llm.client", "bot.judge.judgment", "bot.store",
            "bot.digest", "bot.csvfiles.reading", "bot.rubric", "bot.slack.server", "bot.slack.flows.digest_post",
-           "rich.progress", "rich.table")
+           "bot.mcp.server", "rich.progress", "rich.table")
 
 
 # -- the server -----------------------------------------------------------------------------------------------
@@ -187,13 +187,19 @@ _server: _Server | None = None
 _server_lock = threading.Lock()
 
 
-def start(argv: list[str], *, cwd: Path, env: dict[str, str], out: Path | None = None,
-          err: Path | None = None) -> Forked:
-    """Start `python -m bot ARGV` as a forked process; stdout goes to `out` (or nowhere), stderr to `err` (or out)."""
+def warm() -> None:
+    """Start this worker's fork server now, without waiting for it: it imports judgebot while other tests run."""
     global _server
     with _server_lock:
         if _server is None or _server.process.poll() is not None:
             _server = _Server()
+
+
+def start(argv: list[str], *, cwd: Path, env: dict[str, str], out: Path | None = None,
+          err: Path | None = None) -> Forked:
+    """Start `python -m bot ARGV` as a forked process; stdout goes to `out` (or nowhere), stderr to `err` (or out)."""
+    warm()
+    assert _server is not None
     return _server.start(argv, cwd=cwd, env=env, out=out, err=err)
 
 

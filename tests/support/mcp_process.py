@@ -1,11 +1,10 @@
-"""`judgebot mcp --http` in a process of its own, and the clients that call it: an agent with a bearer token, and
-Slackbot, which signs each request with the app's signing secret."""
+"""`judgebot mcp --http` in a process of its own (forked from the tests' fork server), and the clients that call it:
+an agent with a bearer token, and Slackbot, which signs each request with the app's signing secret."""
 
 from __future__ import annotations
 
+import signal
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +14,7 @@ import httpx2
 from mcp.client.streamable_http import streamable_http_client
 from slack_sdk.signature import SignatureVerifier
 
+from tests.support import forkserver
 from tests.support.cli import base_env
 
 
@@ -31,22 +31,20 @@ def mcp_server(tmp_path: Path, judge_server, *, secrets: tuple[str, ...] = (), *
     port = free_port()
     env = {"JUDGEBOT_LOG_LEVEL": "DEBUG", **env}  # everything it logs is checked for secrets
     log = tmp_path / f"mcp-{port}.log"  # a file, not a pipe: a full pipe would stop a server that logs a lot
-    with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "bot", "mcp", "--http", "--port", str(port)],
-                                   cwd=tmp_path, env=base_env(tmp_path, judge_server, **env), stdout=out,
-                                   stderr=subprocess.STDOUT)
+    process = forkserver.start(["mcp", "--http", "--port", str(port)], cwd=tmp_path,
+                               env=base_env(tmp_path, judge_server, **env), out=log)
     deadline = time.monotonic() + 30
     try:
         while True:
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
                     break
-            assert process.poll() is None, log.read_text()
+            assert process.poll() is None, log.read_text() if log.exists() else "the MCP server ended"
             assert time.monotonic() < deadline, "the MCP server did not start"
             time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
+        process.send_signal(signal.SIGTERM)
         process.wait(timeout=20)
     said = log.read_text(errors="replace")
     assert "Traceback" not in said, said
