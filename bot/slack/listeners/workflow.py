@@ -148,7 +148,7 @@ class WorkflowStep:
     async def _judge(self, request: StepRequest, execution: str) -> dict[str, Any]:
         """Judge the request as `/judge` would (saved, posted as a card, scoped to its channel); the outputs, or
         StepRefused saying why there are none. A channel the bot cannot post in is found out by posting the card's
-        placeholder, before the judge is asked (looking it up first would need the channels:read scopes)."""
+        placeholder, before the judge is asked."""
         origin = Origin(source=CARD_SOURCE, team_id=request.team_id, channel_id=request.channel_id)
         if (refusal := await budget_refusal(self.ctx, origin)) is not None:
             raise StepRefused(plain(refusal))
