@@ -22,6 +22,7 @@ from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AG
 from bot.store import Store, claim_share, feedback_tally, get_share
 from tests.support.oauth_install import install, oauth_settings
 from tests.support.replies import eth_reply
+from tests.support.slack_files import wait_until
 from tests.support.slack_messages import INLINE, card_of, table_dicts
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
@@ -173,12 +174,16 @@ async def test_a_command_from_another_workspace_is_refused_and_shows_nothing(sla
     answer = await slack.post(urlencode(payload), "application/x-www-form-urlencoded")
     if two_installed(request):  # the partner installed the bot too: its command is its own, answered with its token
         assert answer.status == 200 and (answer.body or {}).get("text") != OTHER_WORKSPACE
-        await asyncio.sleep(0.5)
         [ours] = slack_server.tokens_of(PARTNER)
-        since = [call for call in slack_server.calls[before:] if call.method not in ("response_url", "auth.test")]
+
+        def answered() -> list:  # the calls that answered it, one way or another (in the ack, or after it)
+            return [call for call in slack_server.calls[before:] if call.method != "auth.test"]
+
+        if not (answer.body or {}).get("text"):
+            await wait_until(answered, what="an answer to the partner's command", timeout=15)
+        await asyncio.sleep(0.3)  # anything else it was going to send
+        since = [call for call in answered() if call.method != "response_url"]
         assert all(call.token == ours for call in since), [(c.method, c.token) for c in since]
-        replied = [call for call in slack_server.calls[before:] if call.method == "response_url"]
-        assert since or replied or (answer.body or {}).get("text")  # answered, one way or another
         return
     assert answer.status == 200 and answer.body["text"] == OTHER_WORKSPACE
     await asyncio.sleep(0.3)
