@@ -7,8 +7,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from bot.csvfiles.reading import CsvRow
 from bot.records import RowState
 from bot.rubric import Rubric
@@ -130,6 +128,8 @@ def mean_shift(shifts: Sequence[float]) -> tuple[float | None, tuple[float, floa
     """The mean of paired headline differences and its 95 % interval: a seeded percentile bootstrap over the rows."""
     if not shifts:
         return None, None
+    import numpy as np  # loaded only when something is compared
+
     values = np.asarray(shifts, dtype=float)
     if len(values) < 2:
         return float(values.mean()), None

@@ -10,8 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from bot.trust.compare import mean_shift
 from bot.trust.mcnemar import mcnemar_p, p_text
 
@@ -75,6 +73,8 @@ def correlation(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     """Pearson's r; None with fewer than 3 values or no spread on a side."""
     if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
         return None
+    import numpy as np  # loaded only when two models are compared, not by every run's summary
+
     return float(np.corrcoef(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))[0, 1])
 
 
