@@ -85,12 +85,13 @@ async def digest(ctx: Context) -> int:
     except WeekError as err:
         raise UsageError(str(err)) from None
     if args.post:
-        from bot.slack.flows.digest_post import bot_token, post_from_terminal  # the Slack libraries load only to post
+        from bot.slack.flows.digest_post import post_from_terminal  # the Slack libraries load only to post
+        from bot.slack.terminal import can_post
 
         if period.end > datetime.now(zone):
             raise UsageError(f"{period.week} is not over yet (it ends {period.end:%Y-%m-%d %H:%M %Z}): a weekly digest "
                              "is posted once the week is complete. Leave out --post to see it so far.")
-        bot_token(settings)  # before the table: a missing token is said at once
+        can_post(settings)  # before the table: a missing token is said at once
     title = f"Digest of {args.channel or 'the terminal'}, {period.label} ({period.week}, {zone.key})"
     found = build_digest(store, channel_id=args.channel, period=period, team_id=sub.team_id if sub else None,
                          bar=TrustBar.from_settings(settings))

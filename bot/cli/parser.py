@@ -124,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     review_cmd.add_argument("--channel", help=where)
     review_cmd.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
     review_cmd.add_argument("--nudge", action="store_true", help="send today's nudge to the channel's reviewers now "
-                            "(each gets one a day, whoever sends it); needs --channel and SLACK_BOT_TOKEN")
+                            "(each gets one a day, whoever sends it); needs --channel and SLACK_BOT_TOKEN, or the "
+                            "OAuth install")
     stats_cmd = commands.add_parser("stats", help="per model and rubric figures of a Slack channel or the terminal")
     stats_cmd.add_argument("--channel", help=where)
     stats_cmd.add_argument("--days", type=int, default=30, help="the last N days (default 30; 0: all time)")
@@ -136,8 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     digest_cmd.add_argument("--week", help="ISO week such as 2026-W47 (default: last week)")
     digest_cmd.add_argument("--timezone", help="where the week's days begin (default: the channel's digest "
                             "timezone, else DIGEST_TIMEZONE)")
-    digest_cmd.add_argument("--post", action="store_true", help="post it in the channel too (needs SLACK_BOT_TOKEN; "
-                            "a week is posted once, whoever posts it)")
+    digest_cmd.add_argument("--post", action="store_true", help="post it in the channel too (needs SLACK_BOT_TOKEN "
+                            "or the OAuth install; a week is posted once, whoever posts it)")
     commands.add_parser("budget", help="what the terminal's judging spent this month, against JUDGE_MONTHLY_BUDGET "
                         "and CONFIRM_ABOVE_USD")
     retention_cmd = commands.add_parser("retention", help="remove the texts of judgments older than RETENTION_DAYS "

@@ -1,4 +1,5 @@
-"""The Enterprise Grid organisation of each workspace an org-wide install serves, kept as its requests name it."""
+"""Which workspace a channel or workspace belongs to: the Enterprise Grid organisation of each workspace an org-wide
+install serves, kept as its requests name it; the workspaces a channel's history and settings name."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import sqlalchemy as sa
 
 from bot.store.engine import conflict_insert
 from bot.store.judgments import Store
-from bot.store.models import table_of, utcnow
+from bot.store.models import ChannelSetting, Run, table_of, utcnow
 from bot.store.models_replicas import WorkspaceOrg
 
 
@@ -27,3 +28,13 @@ def org_of(store: Store, team_id: str) -> str | None:
     table = table_of(WorkspaceOrg)
     with store.engine.connect() as conn:
         return conn.execute(sa.select(table.c.enterprise_id).where(table.c.team_id == team_id)).scalar_one_or_none()
+
+
+def channel_teams(store: Store, channel_id: str) -> list[str]:
+    """The workspaces whose runs or settings name channel `channel_id` (two for a channel shared by two workspaces
+    that both use judgebot), sorted."""
+    run, setting = table_of(Run), table_of(ChannelSetting)
+    found = sa.union(sa.select(run.c.team_id).where(run.c.channel_id == channel_id, run.c.team_id.is_not(None)),
+                     sa.select(setting.c.team_id).where(setting.c.channel_id == channel_id))
+    with store.engine.connect() as conn:
+        return sorted(team for team in conn.execute(found).scalars() if team)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,10 @@ from bot.slack.oauth import BOT_SCOPES
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store
 from bot.store.models_oauth import BOTS, INSTALLATIONS, OAUTH_STATES
+from tests.support.cli import judgebot
 from tests.support.oauth_install import get, install, oauth_settings, start_install
 from tests.support.replies import eth_reply
-from tests.support.slack_messages import card_of, table_dicts
+from tests.support.slack_messages import INLINE, card_of, table_dicts
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
 CHANNEL = {"T1": "C1GENERAL", "T2": "C2GENERAL"}
@@ -234,3 +236,33 @@ def test_the_store_declares_slack_sdks_tables_as_it_builds_them(db_url):
         assert states.consume(state) and not states.consume(state)
     finally:
         store.engine.dispose()
+
+
+@pytest.mark.slow
+async def test_the_terminal_posts_a_digest_through_the_channels_own_workspace(oauth_bot, side, slack_server,
+                                                                              judge_server, bot_settings, tmp_path):
+    judge_server.responder = lambda body: eth_reply("Correct")
+    for team in ("T1", "T2"):
+        slack_server.channels[CHANNEL[team]] = slack_server._channel(CHANNEL[team], team.lower(), is_private=False,
+                                                                     is_member=True)
+        assert (await install(oauth_bot, slack_server, team)).status == 200
+    assert (await side.command(INLINE, team="T2", channel=CHANNEL["T2"])).status == 200
+    await card_of(slack_server, CHANNEL["T2"])
+    with sqlite3.connect(bot_settings.judgebot_db) as db:  # as if judged on Wednesday of 2026-W46
+        db.execute("UPDATE judgment SET judged_at = '2026-11-11 12:00:00.000000'")
+    oauth = {"JUDGEBOT_DB": str(bot_settings.judgebot_db), "SLACK_CLIENT_ID": slack_server.client_id,
+             "SLACK_CLIENT_SECRET": slack_server.client_secret, "SLACK_BOT_TOKEN": None,
+             "SLACK_API_URL": slack_server.api_url}
+    [token] = slack_server.tokens_of("T2")
+
+    code, out = await asyncio.to_thread(judgebot, tmp_path, "digest", "--channel", CHANNEL["T2"], "--week",
+                                        "2026-W46", "--post", **oauth)
+    assert code == 0 and f"Posted the digest of {CHANNEL['T2']}" in out, out
+    [digest] = [call for call in slack_server.calls_to("chat.postMessage") if "Weekly digest" in call.params["text"]]
+    assert digest.token == token and digest.params["channel"] == CHANNEL["T2"]
+    code, out = await asyncio.to_thread(judgebot, tmp_path, "review", "--channel", CHANNEL["T2"], "--nudge", **oauth)
+    assert code != 0 and "has no reviewers" in out  # the workspace was found: its setup was read
+    assert slack_server.calls_to("auth.test")[-1].token == token
+    code, out = await asyncio.to_thread(judgebot, tmp_path, "digest", "--channel", "C9NEVER", "--week", "2026-W46",
+                                        "--post", **oauth)
+    assert code != 0 and "knows of no workspace with channel C9NEVER" in out

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.config import NO_BOT_TOKEN, Settings
+from bot.config import Settings
 from bot.digest import Digest, DigestScheduler, Period, build_digest, next_posting, trend_png
 from bot.errors import SetupError
 from bot.judge.lifetime import JudgeWatch
@@ -21,14 +21,12 @@ from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.flows.earlier_posts import earlier_post
 from bot.slack.messenger import (
-    BAD_BOT_TOKEN,
-    make_web_client,
     once_client,
     post_problem,
     refused,
-    slack_call,
     slack_error,
 )
+from bot.slack.terminal import workspace_of
 from bot.slack.views.digest import digest_message
 from bot.store import (
     DigestSubscription,
@@ -158,15 +156,6 @@ class DigestPoster:
             log.warning("the trend chart of %s could not be posted: %s", channel_id, slack_error(err))
 
 
-def bot_token(settings: Settings) -> str:
-    """The bot token, all a post from the terminal needs; SetupError saying where to find it if it is missing."""
-    token = settings.slack_bot_token.get_secret_value().strip() if settings.slack_bot_token else ""
-    if not token.startswith("xoxb-"):
-        raise SetupError(NO_BOT_TOKEN if not token else "SLACK_BOT_TOKEN does not look right: a bot token starts "
-                         "with xoxb- (the Bot User OAuth Token on the app's OAuth & Permissions page).")
-    return token
-
-
 class WeeklyDigests:
     """The schedule that posts each subscribed channel's digest, through one poster."""
 
@@ -210,13 +199,14 @@ class WeeklyDigests:
 
 async def post_from_terminal(settings: Settings, store: Store, rubrics: RubricSet, channel_id: str, period: Period, *,
                              team_id: str | None) -> str:
-    """`judgebot digest --post`: post a channel's weekly digest through the bot's token, once per week."""
-    client = make_web_client(bot_token(settings), settings.slack_api_url)
-    auth = await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)  # a refusal or no Slack, said
-    poster = DigestPoster(store, rubrics, client, auth.get("url"), team_id or auth.get("team_id"),
-                          TrustBar.from_settings(settings), JudgeWatch.from_settings(settings))
+    """`judgebot digest --post`: post a channel's weekly digest through the bot's token in its workspace, once per
+    week."""
+    found = await workspace_of(settings, store, channel_id, team_id=team_id)
+    team = team_id or found.team_id
+    poster = DigestPoster(store, rubrics, found.client, found.url, team, TrustBar.from_settings(settings),
+                          JudgeWatch.from_settings(settings))
     try:
-        ts = await poster.post_weekly(team_id or auth.get("team_id"), channel_id, period)
+        ts = await poster.post_weekly(team, channel_id, period)
     except SlackApiError as err:
         raise SetupError(post_problem(slack_error(err), channel_id)) from None
     if ts is None:

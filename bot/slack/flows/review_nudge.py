@@ -16,9 +16,9 @@ from bot.config import Settings
 from bot.digest.schedule import ChannelScheduler
 from bot.errors import SetupError
 from bot.slack.context import Context
-from bot.slack.flows.digest_post import bot_token
 from bot.slack.flows.earlier_posts import earlier_post
-from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, once_client, refused, slack_call, slack_error
+from bot.slack.messenger import once_client, refused, slack_error
+from bot.slack.terminal import workspace_of
 from bot.slack.views.review import nudge_message
 from bot.store import Store, utcnow
 from bot.store.review import waiting_for
@@ -152,11 +152,10 @@ class ReviewNudges:
 async def nudge_from_terminal(settings: Settings, store: Store, channel_id: str) -> str:
     """`judgebot review --channel ID --nudge`: today's nudge of a channel's reviewers, through the bot's token; each
     reviewer gets it once a day, whoever sends it."""
-    client = make_web_client(bot_token(settings), settings.slack_api_url)
-    auth = await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)
-    setup = await asyncio.to_thread(review_setup, store, team_id=str(auth.get("team_id") or ""), channel_id=channel_id)
+    found = await workspace_of(settings, store, channel_id)
+    setup = await asyncio.to_thread(review_setup, store, team_id=found.team_id or "", channel_id=channel_id)
     if not setup.reviewers:
         raise SetupError(f"{channel_id} has no reviewers: `/judge reviewers @a @b` in the channel names them.")
-    sent = await Nudger(store, client).nudge(setup, today_of(setup))
+    sent = await Nudger(store, found.client).nudge(setup, today_of(setup))
     return (f"Nudged {sent} reviewer(s) of {channel_id}." if sent else
             f"Nobody of {channel_id} was nudged: no reviewer has cases waiting, or each was nudged today already.")

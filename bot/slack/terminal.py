@@ -1,0 +1,74 @@
+"""The workspace a terminal command posts in (`digest --post`, `review --nudge`): SLACK_BOT_TOKEN's, or with the OAuth
+install the channel's own workspace, its bot token found in the installation store."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.config import NO_BOT_TOKEN, Settings
+from bot.errors import SetupError
+from bot.slack.installed import bot_of
+from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, slack_call
+from bot.slack.oauth import installation_store
+from bot.store import Store
+from bot.store.workspace_orgs import channel_teams, org_of
+
+
+@dataclass(frozen=True)
+class TerminalWorkspace:
+    """A client with the workspace's bot token, and what auth.test says of it (its team_id, its URL)."""
+
+    client: AsyncWebClient
+    auth: dict[str, Any]
+
+    @property
+    def team_id(self) -> str | None:
+        return self.auth.get("team_id")
+
+    @property
+    def url(self) -> str | None:
+        return self.auth.get("url")
+
+
+def can_post(settings: Settings) -> None:
+    """SetupError, at once, when a terminal command could post nowhere: neither a bot token nor the OAuth install."""
+    if (settings.slack_client_id or "").strip():
+        return
+    token = settings.slack_bot_token.get_secret_value().strip() if settings.slack_bot_token else ""
+    if not token.startswith("xoxb-"):
+        raise SetupError(NO_BOT_TOKEN if not token else "SLACK_BOT_TOKEN does not look right: a bot token starts "
+                         "with xoxb- (the Bot User OAuth Token on the app's OAuth & Permissions page).")
+
+
+async def workspace_of(settings: Settings, store: Store, channel_id: str, *,
+                       team_id: str | None = None) -> TerminalWorkspace:
+    """The workspace to post in channel `channel_id` (of workspace `team_id` when known); SetupError in a sentence when
+    there is no token for it, or the token is refused."""
+    can_post(settings)
+    client_id = (settings.slack_client_id or "").strip()
+    if not client_id:
+        token = settings.slack_bot_token.get_secret_value().strip() if settings.slack_bot_token else ""
+        return await _checked(make_web_client(token, settings.slack_api_url), settings)
+    teams = [team_id] if team_id else await asyncio.to_thread(channel_teams, store, channel_id)
+    if not teams:
+        raise SetupError(f"judgebot knows of no workspace with channel {channel_id}: with the OAuth install a channel's "
+                         "workspace is learned from its judgments and settings. Judge something there first.")
+    if len(teams) > 1:
+        raise SetupError(f"{channel_id} is shared by the workspaces {', '.join(teams)}, both with judgebot: post from "
+                         "Slack in the workspace you mean (`/judge digest now`, `/judge review nudge`).")
+    team = teams[0]
+    org = await asyncio.to_thread(org_of, store, team)
+    bot = await bot_of(installation_store(client_id, store), team, org)
+    if bot is None:
+        raise SetupError(f"judgebot is not installed in workspace {team} (any more): install it from /slack/install "
+                         "first.")
+    return await _checked(make_web_client(bot.bot_token, settings.slack_api_url), settings)
+
+
+async def _checked(client: AsyncWebClient, settings: Settings) -> TerminalWorkspace:
+    """The token asked about itself: a refusal, or no Slack at all, said in a sentence."""
+    return TerminalWorkspace(client, await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url))
