@@ -187,6 +187,12 @@ class RubricSet:
         """The rubric called `name` or one of its aliases (any case, full-width letters as plain), if there is one."""
         return self._by_key.get(typed(name))
 
+    def exact(self, name: str, content_hash: str) -> Rubric | None:
+        """The loaded rubric called `name` if it is that very version (its content hash), as a run made with it needs;
+        None when it is not loaded or has changed since."""
+        found = self._by_key.get(typed(name))
+        return found if found is not None and found.content_hash == content_hash else None
+
     def get(self, name: str) -> Rubric:
         """The rubric called `name` or one of its aliases; RubricError with a suggestion otherwise."""
         key = typed(name)

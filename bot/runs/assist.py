@@ -10,7 +10,7 @@ from collections.abc import Callable
 from bot.config import Settings
 from bot.errors import JudgebotError, SetupError
 from bot.judge.panel import Bench, Panel, open_bench
-from bot.rubric import Rubric, RubricError, RubricSet, load_rubrics, rubric_from_text
+from bot.rubric import Rubric, RubricSet, load_rubrics, rubric_from_text
 from bot.runs.execute import execute_run
 from bot.runs.shared_pauses import SharedPauses
 from bot.runs.start import FILE_SOURCE
@@ -82,12 +82,8 @@ class Assist:
 
     async def rubric_of(self, run: Run) -> Rubric | None:
         """The very rubric the run was started with: a loaded one, or a channel's revision of it from the history."""
-        try:
-            loaded = self.rubrics.get(run.rubric_name)
-            if loaded.content_hash == run.rubric_hash:
-                return loaded
-        except RubricError:
-            pass
+        if (loaded := self.rubrics.exact(run.rubric_name, run.rubric_hash)) is not None:
+            return loaded
         if run.rubric_hash not in self.revisions:
             revision = await asyncio.to_thread(revision_by_hash, self.store, run.rubric_hash)
             try:

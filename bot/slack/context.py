@@ -14,7 +14,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.errors import RubricError, SetupError
+from bot.errors import SetupError
 from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import Bench, Panel
 from bot.llm.client import JudgeClient
@@ -241,11 +241,7 @@ class Context:
     def rubric_of(self, made: Judgment | Run) -> Rubric | None:
         """The rubric a judgment or run was made with, if that very version is still loaded (a file's, or a channel's
         revision of it)."""
-        try:
-            rubric = self.rubrics.get(made.rubric_name)
-        except RubricError:
-            return self.revisions.get(made.rubric_hash)
-        return rubric if rubric.content_hash == made.rubric_hash else self.revisions.get(made.rubric_hash)
+        return self.rubrics.exact(made.rubric_name, made.rubric_hash) or self.revisions.get(made.rubric_hash)
 
     def know_revision(self, revision: RubricRevision) -> Rubric | None:
         """A channel's revision of a rubric as a rubric, remembered by its hash; None (logged) if it no longer
