@@ -20,14 +20,12 @@ from bot.store.workspace_orgs import channel_teams, org_of
 
 @dataclass(frozen=True)
 class TerminalWorkspace:
-    """A client with the workspace's bot token, and what auth.test says of it (its team_id, its URL)."""
+    """A client with the workspace's bot token, the workspace (the channel's, else the token's), and what auth.test
+    says of the token (its URL, for links)."""
 
     client: AsyncWebClient
+    team_id: str | None
     auth: dict[str, Any]
-
-    @property
-    def team_id(self) -> str | None:
-        return self.auth.get("team_id")
 
     @property
     def url(self) -> str | None:
@@ -52,7 +50,7 @@ async def workspace_of(settings: Settings, store: Store, channel_id: str, *,
     client_id = (settings.slack_client_id or "").strip()
     if not client_id:
         token = settings.slack_bot_token.get_secret_value().strip() if settings.slack_bot_token else ""
-        return await _checked(make_web_client(token, settings.slack_api_url), settings)
+        return await _checked(make_web_client(token, settings.slack_api_url), settings, team_id)
     teams = [team_id] if team_id else await asyncio.to_thread(channel_teams, store, channel_id)
     if not teams:
         raise SetupError(f"judgebot knows of no workspace with channel {channel_id}: with the OAuth install a channel's "
@@ -66,9 +64,11 @@ async def workspace_of(settings: Settings, store: Store, channel_id: str, *,
     if bot is None:
         raise SetupError(f"judgebot is not installed in workspace {team} (any more): install it from /slack/install "
                          "first.")
-    return await _checked(make_web_client(bot.bot_token, settings.slack_api_url), settings)
+    return await _checked(make_web_client(bot.bot_token, settings.slack_api_url), settings, team)
 
 
-async def _checked(client: AsyncWebClient, settings: Settings) -> TerminalWorkspace:
-    """The token asked about itself: a refusal, or no Slack at all, said in a sentence."""
-    return TerminalWorkspace(client, await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url))
+async def _checked(client: AsyncWebClient, settings: Settings, team_id: str | None) -> TerminalWorkspace:
+    """The token asked about itself (a refusal, or no Slack at all, said in a sentence); the workspace is `team_id`,
+    else the token's own (one SLACK_BOT_TOKEN)."""
+    auth = await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)
+    return TerminalWorkspace(client, team_id or auth.get("team_id"), auth)

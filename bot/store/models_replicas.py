@@ -44,7 +44,8 @@ class WorkflowStep(SQLModel, table=True):
     execution_id: str = Field(primary_key=True, max_length=64, description="Slack's function_execution_id")
     team_id: str = Field(max_length=32)
     channel_id: str = Field(max_length=32)
-    token: str = Field(max_length=255, description="the step's own token (xwfp-...), good only for this execution")
+    token: str = Field(max_length=255, repr=False,
+                       description="the step's own token (xwfp-...), good only for this execution")
     run_id: int | None = Field(default=None, sa_column=Column(Integer, ForeignKey("run.id"), index=True))
     expires_at: NaiveDatetime = Field(description="UTC: when Slack's token for the step lapses")
     created_at: NaiveDatetime = Field(default_factory=utcnow)

@@ -15,7 +15,7 @@ from bot.store.models_replicas import WorkflowStep
 def keep_step(store: Store, *, execution_id: str, team_id: str, channel_id: str, token: str,
               expires_at: datetime) -> None:
     """A step started: kept until it is completed, failed or its token lapses (kept once, if Slack sends it again)."""
-    store.upsert(WorkflowStep, {"execution_id": execution_id[:64]},
+    store.upsert(WorkflowStep, {"execution_id": execution_id},
                  {"team_id": team_id[:32], "channel_id": channel_id[:32], "token": token[:255],
                   "expires_at": expires_at})
 

@@ -22,6 +22,7 @@ from bot.slack.oauth import BOT_SCOPES
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store
 from bot.store.models_oauth import BOTS, INSTALLATIONS, OAUTH_STATES
+from bot.store.reviewers import set_reviewers
 from tests.support.cli import judgebot
 from tests.support.oauth_install import get, install, oauth_settings, start_install
 from tests.support.replies import eth_reply
@@ -260,9 +261,19 @@ async def test_the_terminal_posts_a_digest_through_the_channels_own_workspace(oa
     assert code == 0 and f"Posted the digest of {CHANNEL['T2']}" in out, out
     [digest] = [call for call in slack_server.calls_to("chat.postMessage") if "Weekly digest" in call.params["text"]]
     assert digest.token == token and digest.params["channel"] == CHANNEL["T2"]
+    # the reviewers of T2's channel are read for T2 (another workspace's setup would have none)
+    set_reviewers(oauth_bot.context.store, team_id="T2", channel_id=CHANNEL["T2"], reviewers=["U0USER"],
+                  user_id="U0ADMIN")
     code, out = await asyncio.to_thread(judgebot, tmp_path, "review", "--channel", CHANNEL["T2"], "--nudge", **oauth)
-    assert code != 0 and "has no reviewers" in out  # the workspace was found: its setup was read
+    assert code == 0 and f"Nobody of {CHANNEL['T2']} was nudged" in out, out
     assert slack_server.calls_to("auth.test")[-1].token == token
+    # an uninstalled workspace's channel is said, not posted to with another's token
+    slack_server.revoke("T2")
+    with sqlite3.connect(bot_settings.judgebot_db) as db:
+        db.execute("DELETE FROM slack_bots WHERE team_id = 'T2'")
+    code, out = await asyncio.to_thread(judgebot, tmp_path, "digest", "--channel", CHANNEL["T2"], "--week",
+                                        "2026-W47", "--post", **oauth)
+    assert code != 0 and "not installed in workspace T2" in out, out
     code, out = await asyncio.to_thread(judgebot, tmp_path, "digest", "--channel", "C9NEVER", "--week", "2026-W46",
                                         "--post", **oauth)
     assert code != 0 and "knows of no workspace with channel C9NEVER" in out

@@ -231,6 +231,8 @@ async def test_a_step_left_by_a_stopped_bot_is_completed_by_the_next_start(bot_s
     again = await start_bot(bot_settings, host="127.0.0.1")
     try:
         end = await ended(slack_server, execution)
+        await asyncio.sleep(1.5)  # a second look of the recovery would have come by now
+        assert len(slack_server.step_ends(execution)) == 1
     finally:
         await again.stop()
     assert end.token == token and end.outputs is not None
@@ -262,3 +264,26 @@ async def test_steps_left_without_a_run_fail_and_lapsed_ones_are_forgotten(bot_s
     assert not slack_server.step_ends(lapsed) and not judge_server.bodies()
     with store.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM workflow_step")).scalar_one() == 0
+
+
+async def test_a_step_whose_judgment_was_cancelled_meanwhile_fails_with_a_sentence(bot_settings, slack_server,
+                                                                                   judge_server):
+    from bot.store.workflow_steps import keep_step, step_run
+
+    store = Store.open(bot_settings.db_url)
+    common = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-test"}
+    run = store.create_run(**common, channel_id="C0OTHER", team_id=TEAM)
+    store.add_rows([{**common, "run_id": run.id, "row_number": 1, "status": "pending", "question": "q",
+                     "reference": "r", "answer": "a", "channel_id": "C0OTHER", "team_id": TEAM}])
+    store.update_run(run.id, status="cancelled", stop_reason="cancelled while the bot was down")
+    execution, token = slack_server.new_execution()
+    keep_step(store, execution_id=execution, team_id=TEAM, channel_id="C0OTHER", token=token,
+              expires_at=datetime.now(UTC).replace(tzinfo=None) + timedelta(minutes=10))
+    step_run(store, execution, run.id)
+    running = await start_bot(bot_settings, host="127.0.0.1")
+    try:
+        end = await ended(slack_server, execution)
+    finally:
+        await running.stop()
+    assert end.token == token and end.error is not None and "was cancelled before the judge answered" in end.error
+    assert not judge_server.bodies()

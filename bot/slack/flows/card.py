@@ -89,12 +89,15 @@ async def show_judgment(
         own = await ctx.db(judge_of_channel, team_id=origin.team_id, channel_id=origin.channel_id)
         run = await start_triple(ctx.store, rubric=rubric, triple=triple, **ctx.bench.panel(samples, own).run_fields(),
                                  model_name=model_name, fresh=fresh, origin=origin, message_ts=replace_ts)
-        if on_saved is not None:
-            await on_saved(run)
     except Exception:
         log.exception("saving a judgment for %s in %s failed", origin.user_id, channel)
         await ctx.say.tell(response_url, f":warning: {OUR_FAULT}\n\n{echo(triple, SECTION_LIMIT - 300)}")
         return None
+    if on_saved is not None:
+        try:  # what is told of the saved run is a courtesy: the judgment goes on whatever happens to it
+            await on_saved(run)
+        except Exception:
+            log.exception("telling of run %s failed", run.id)
     waiting = placeholder(rubric, origin.user_id, model_name).as_message()
     if replace_ts:
         sent = await ctx.say.edit(channel, replace_ts, waiting, what="the placeholder of a card")

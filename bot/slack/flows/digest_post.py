@@ -202,7 +202,7 @@ async def post_from_terminal(settings: Settings, store: Store, rubrics: RubricSe
     """`judgebot digest --post`: post a channel's weekly digest through the bot's token in its workspace, once per
     week."""
     found = await workspace_of(settings, store, channel_id, team_id=team_id)
-    team = team_id or found.team_id
+    team = found.team_id
     poster = DigestPoster(store, rubrics, found.client, found.url, team, TrustBar.from_settings(settings),
                           JudgeWatch.from_settings(settings))
     try:

@@ -10,10 +10,10 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from bot.records import RowState
+from bot.records import RESUMABLE, RowState
 from bot.rubric import Rubric
 from bot.rubric.fields import leaves
-from bot.slack.context import SAY_LATER, Context
+from bot.slack.context import Context
 from bot.slack.messenger import make_web_client, slack_error
 from bot.slack.text import clip, escape, permalink, shown
 from bot.store import Judgment, Store, utcnow
@@ -28,10 +28,15 @@ REASONING_ROOM = 3000  # characters of the reasoning output; the card (linked) h
 REASON_ROOM = 300  # characters of a judge's error quoted in a failure
 UNSAVED_AFTER = 60.0  # seconds after which a step left without a run is taken for one whose process died first
 LOOK_EVERY = 1.0  # seconds between two looks at the runs of the steps left over
+LAST_SECONDS = 30.0  # a step still unjudged this close to its token's lapse is failed while Slack can still be told
+END_SECONDS = 10.0  # how long Slack may take to hear that a step ended
 OUR_SIDE = ("Something went wrong on judgebot's side and nothing was judged. Run the workflow again; if it keeps "
             "failing, tell the bot's admin.")
 UNSAVED = ("The bot was restarted before it saved what this step asked for, so nothing was judged. Run the workflow "
            "again.")
+STOPPED = ("The judge did not answer before Slack's time for this step ran out (the bot was restarted while it "
+           "judged). The card in the channel is completed when it can be; run the workflow again for its outputs.")
+CANCELLED = "The judgment of this step was cancelled before the judge answered. Run the workflow again."
 
 
 class StepRefused(Exception):
@@ -116,22 +121,24 @@ async def end_step(ctx: Context, execution: str, token: str, *, outputs: dict[st
     if not await ctx.db(drop_step, execution):
         log.info("workflow step %s was ended by another process", execution)
         return False
-    await send_end(ctx, execution, token, outputs=outputs, error=error)
+    # Claimed: nothing else will end it, so a stop of the bot waits for Slack's answer rather than cut it short.
+    await asyncio.shield(send_end(ctx, execution, token, outputs=outputs, error=error))
     return True
 
 
 async def send_end(ctx: Context, execution: str, token: str, *, outputs: dict[str, Any] | None = None,
                    error: str | None = None) -> None:
     """Tell Slack the step ended (functions.completeSuccess, or completeError with the sentence), with the step's
-    own token; what Slack refuses is logged (the step then times out)."""
+    own token; what Slack refuses or does not answer in time is logged (the step then times out)."""
     client = make_web_client(token, ctx.home.say.client.base_url)
     try:
         if outputs is not None:
-            await client.functions_completeSuccess(function_execution_id=execution, outputs=outputs)
+            await asyncio.wait_for(client.functions_completeSuccess(function_execution_id=execution,
+                                                                    outputs=outputs), END_SECONDS)
         else:
             log.info("workflow step %s failed: %s", execution, error)
             await asyncio.wait_for(client.functions_completeError(function_execution_id=execution,
-                                                                  error=error or OUR_SIDE), SAY_LATER)
+                                                                  error=error or OUR_SIDE), END_SECONDS)
     except Exception as err:  # the verdict is stored and shown; only the workflow does not learn it
         log.warning("could not end workflow step %s: %s", execution, slack_error(err))
 
@@ -143,21 +150,42 @@ def recover_steps(ctx: Context) -> None:
 
 
 async def _recover(ctx: Context) -> None:
-    while steps := await ctx.db(waiting_steps):
+    while True:
+        try:
+            steps = await ctx.db(waiting_steps)
+        except Exception:
+            log.exception("looking for the workflow steps left over failed")
+            await asyncio.sleep(LOOK_EVERY * 10)
+            continue
+        if not steps:
+            return
         for step in steps:
-            await _try_to_end(ctx, step)
+            try:
+                await _try_to_end(ctx, step)
+            except Exception:  # the others are still ended
+                log.exception("ending workflow step %s failed", step.execution_id)
         await asyncio.sleep(LOOK_EVERY)
 
 
 async def _try_to_end(ctx: Context, step: WorkflowStep) -> None:
-    """End `step` if its run is judged (or it has none long after it started)."""
+    """End `step` if its run is judged, or can no longer be (or it has none long after it started, or its token is
+    about to lapse)."""
+    lapsing = (step.expires_at - utcnow()).total_seconds() < LAST_SECONDS
     if step.run_id is None:
-        if (utcnow() - step.created_at).total_seconds() > UNSAVED_AFTER:
+        if lapsing or (utcnow() - step.created_at).total_seconds() > UNSAVED_AFTER:
             await end_step(ctx, step.execution_id, step.token, error=UNSAVED)
         return
     judgment = await ctx.db(Store.first_judgment, step.run_id)
-    if judgment is None or judgment.status == RowState.PENDING:
-        return  # still being judged
+    run = await ctx.db(Store.get_run, step.run_id)
+    if judgment is None or run is None:
+        await end_step(ctx, step.execution_id, step.token, error=UNSAVED)
+        return
+    if judgment.status == RowState.PENDING:
+        if run.status in RESUMABLE and not lapsing:
+            return  # still being judged, here or elsewhere
+        await end_step(ctx, step.execution_id, step.token,
+                       error=STOPPED if run.status in RESUMABLE else CANCELLED)
+        return
     try:
         async with ctx.acting_for(step.team_id):
             outputs = await outputs_from(ctx, judgment)
