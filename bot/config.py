@@ -207,6 +207,16 @@ class Settings(BaseSettings):
             raise SetupError(HALF_OAUTH.format(what=", ".join(wrong)))
         return client_id, client_secret
 
+    def bot_token(self) -> str:
+        """The one SLACK_BOT_TOKEN, or SetupError saying it is missing or is not a bot token."""
+        token = self.slack_bot_token.get_secret_value().strip() if self.slack_bot_token else ""
+        if not token:
+            raise SetupError(NO_BOT_TOKEN)
+        if not token.startswith("xoxb-"):
+            raise SetupError(BAD_TOKEN.format(name="SLACK_BOT_TOKEN", problem="a bot token starts with xoxb- "
+                             "(the Bot User OAuth Token on the app's OAuth & Permissions page)"))
+        return token
+
     def slack_tokens(self) -> tuple[str, str | None, str | None]:
         """(bot token, app token, signing secret), or SetupError naming what is missing or malformed.
 
@@ -218,11 +228,7 @@ class Settings(BaseSettings):
         )
         if self.oauth_install() is not None:
             return "", None, secret
-        if not bot_token:
-            raise SetupError(NO_BOT_TOKEN)
-        if not bot_token.startswith("xoxb-"):
-            raise SetupError(BAD_TOKEN.format(name="SLACK_BOT_TOKEN", problem="a bot token starts with xoxb- "
-                             "(the Bot User OAuth Token on the app's OAuth & Permissions page)"))
+        bot_token = self.bot_token()
         if app_token and not app_token.startswith("xapp-"):
             raise SetupError(BAD_TOKEN.format(name="SLACK_APP_TOKEN", problem="an app-level token starts with xapp- "
                              "(Basic Information > App-Level Tokens, scope connections:write)"))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from bot.cli.context import Context
 from bot.cli.exits import EXIT_OK
 from bot.cli.panels import NO_ENDPOINT
-from bot.errors import UsageError
+from bot.errors import SetupError, UsageError
 
 if TYPE_CHECKING:
     from bot.slack.mcp_reach import SlackReach
@@ -38,12 +38,14 @@ async def mcp(ctx: Context) -> int:
         return EXIT_OK
     token = settings.mcp_token.get_secret_value().strip() if settings.mcp_token else None
     slack = slack_reach(ctx)
-    url = f"http://{args.host}:{args.port}/mcp"
     doors = [door for door, open_ in (("an agent presenting MCP_TOKEN", token),
                                       ("Slackbot, for the Slack person it asks for", slack)) if open_]
+    if not doors:
+        raise SetupError("set MCP_TOKEN to serve MCP over HTTP (an agent presents it as a bearer token), or "
+                         "SLACK_SIGNING_SECRET with the Slack app's token so that Slackbot may call it")
     server = build_server(tools, local=local, remote=remote, http=True, slack=slack)
-    ctx.console.print(f"judgebot serves MCP at {url} to {' and '.join(doors) or 'nobody'}. Ctrl-C stops it.",
-                      highlight=False)
+    ctx.console.print(f"judgebot serves MCP at http://{args.host}:{args.port}/mcp to {' and '.join(doors)}. Ctrl-C "
+                      "stops it.", highlight=False)
     await serve_http(server, host=args.host, port=args.port, token=token or None, slack=slack,
                      public_hosts=settings.mcp_public_hosts)
     return EXIT_OK
@@ -58,12 +60,12 @@ def slack_reach(ctx: Context) -> SlackReach | None:
     secret = settings.slack_signing_secret.get_secret_value().strip() if settings.slack_signing_secret else ""
     if not secret:
         return None
-    client_id = (settings.slack_client_id or "").strip()
-    bot_token = settings.slack_bot_token.get_secret_value().strip() if settings.slack_bot_token else ""
-    if not client_id and not bot_token:
-        raise UsageError("SLACK_SIGNING_SECRET is set, so Slackbot may call this server: set SLACK_BOT_TOKEN (or "
-                         "SLACK_CLIENT_ID with the OAuth install) too, so that judgebot can ask Slack which channels "
-                         "the person is in")
-    installations = installation_store(client_id, ctx.store) if client_id else None
-    return SlackReach(secret, settings.slack_api_url, bot_token=None if client_id else bot_token,
-                      installations=installations)
+    install = settings.oauth_install()
+    if install is not None:
+        return SlackReach(secret, settings.slack_api_url, installations=installation_store(install[0], ctx.store))
+    try:
+        bot_token = settings.bot_token()
+    except SetupError as err:
+        raise UsageError(f"SLACK_SIGNING_SECRET is set, so Slackbot may call this server, and judgebot asks Slack "
+                         f"which channels the person is in with its bot token (or the OAuth install's): {err}") from None
+    return SlackReach(secret, settings.slack_api_url, bot_token=bot_token)

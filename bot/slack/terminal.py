@@ -9,7 +9,7 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.config import NO_BOT_TOKEN, Settings
+from bot.config import Settings
 from bot.errors import SetupError
 from bot.slack.installed import bot_of
 from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, slack_call
@@ -33,24 +33,18 @@ class TerminalWorkspace:
 
 
 def can_post(settings: Settings) -> None:
-    """SetupError, at once, when a terminal command could post nowhere: neither a bot token nor the OAuth install."""
-    if (settings.slack_client_id or "").strip():
-        return
-    token = settings.slack_bot_token.get_secret_value().strip() if settings.slack_bot_token else ""
-    if not token.startswith("xoxb-"):
-        raise SetupError(NO_BOT_TOKEN if not token else "SLACK_BOT_TOKEN does not look right: a bot token starts "
-                         "with xoxb- (the Bot User OAuth Token on the app's OAuth & Permissions page).")
+    """SetupError, at once, when a terminal command could post nowhere: neither the OAuth install nor a bot token."""
+    if not _client_id(settings):
+        settings.bot_token()
 
 
 async def workspace_of(settings: Settings, store: Store, channel_id: str, *,
                        team_id: str | None = None) -> TerminalWorkspace:
     """The workspace to post in channel `channel_id` (of workspace `team_id` when known); SetupError in a sentence when
     there is no token for it, or the token is refused."""
-    can_post(settings)
-    client_id = (settings.slack_client_id or "").strip()
+    client_id = _client_id(settings)
     if not client_id:
-        token = settings.slack_bot_token.get_secret_value().strip() if settings.slack_bot_token else ""
-        return await _checked(make_web_client(token, settings.slack_api_url), settings, team_id)
+        return await _checked(make_web_client(settings.bot_token(), settings.slack_api_url), settings, team_id)
     teams = [team_id] if team_id else await asyncio.to_thread(channel_teams, store, channel_id)
     if not teams:
         raise SetupError(f"judgebot knows of no workspace with channel {channel_id}: with the OAuth install a channel's "
@@ -72,3 +66,8 @@ async def _checked(client: AsyncWebClient, settings: Settings, team_id: str | No
     else the token's own (one SLACK_BOT_TOKEN)."""
     auth = await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)
     return TerminalWorkspace(client, team_id or auth.get("team_id"), auth)
+
+
+def _client_id(settings: Settings) -> str:
+    """The OAuth install's client id ("": one SLACK_BOT_TOKEN); a terminal needs no signing secret to post."""
+    return (settings.slack_client_id or "").strip()

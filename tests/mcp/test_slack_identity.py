@@ -218,4 +218,4 @@ def test_the_server_needs_a_door_and_slack_identity_needs_a_bot_token(tmp_path, 
 
     code, out = judgebot(tmp_path, "mcp", "--http", "--port", str(free_port()), server=judge_server,
                          SLACK_SIGNING_SECRET="a-secret", SLACK_BOT_TOKEN=None, SLACK_CLIENT_ID=None, MCP_TOKEN=None)
-    assert code != 0 and "set SLACK_BOT_TOKEN" in out
+    assert code != 0 and "SLACK_SIGNING_SECRET is set" in out and "SLACK_BOT_TOKEN is not set" in out
