@@ -180,19 +180,30 @@ def people_text(figures: Figures) -> str:
 
 
 def show_stats(console: Console, figures: Iterable[Figures], title: str) -> None:
-    """Per model and rubric figures: new judgments, reused verdicts, mean headline, pass rate, tags, judge errors,
-    agreement with people's labels."""
-    columns = [Column("model under test"), Column("rubric", 1), Column("judged", 2), Column("reused", 4),
+    """Per model and rubric figures, each case once: cases, judgments of them a later one replaced, mean headline,
+    pass rate, tags, judge errors, agreement with people's labels; then what the verdicts mix."""
+    figures = list(figures)
+    columns = [Column("model under test"), Column("rubric", 1), Column("cases", 2), Column("judged again", 4),
                Column("mean headline", 1), Column("pass rate", 2), Column("tags", 5, free_text=True),
                Column("judge errors", 3), Column("people agree", 4)]
     rows = []
     for f in figures:
         tags = ", ".join(f"{tag} {n}" for tag, n in sorted(f.tags.items(), key=lambda item: -item[1]))
         unsure = "" if f.unsure_rate is None else f" · unsure {f.unsure_rate:.0%}"
-        rows.append((f.model_name or DASH, f.rubric_name, str(f.judged), str(f.reused),
+        rows.append((f.model_name or DASH, f.rubric_name, str(f.cases), str(f.rejudged),
                      number(f.mean_headline, 1, missing=DASH), percent(f.pass_rate, missing=DASH) + unsure, tags or DASH,
                      str(f.errors), people_text(f)))
     console.print(fitted_table(console, columns, rows, title=shown(title)))
+    show_mixed(console, figures)
+
+
+def show_mixed(console: Console, figures: Iterable[Figures]) -> None:
+    """A warning for each model and rubric whose counted verdicts mix judge models or rubric texts."""
+    for f in figures:
+        if f.mixed:
+            console.print(f"[yellow]mixed verdicts[/]: {shown(f.model_name or DASH)} · {shown(f.rubric_name)}: "
+                          f"{shown('; '.join(f.mixed))} (each case counted once, with its latest verdict)",
+                          highlight=False)
 
 
 def show_digest(console: Console, digest: Digest, title: str) -> None:
@@ -221,7 +232,7 @@ def _digest_table(console: Console, digest: Digest, title: str) -> None:
     """The digest's figures per model and rubric, against the week before."""
     from bot.digest import signed
 
-    columns = [Column("model under test"), Column("rubric", 1), Column("judged", 1), Column("mean headline", 1),
+    columns = [Column("model under test"), Column("rubric", 1), Column("cases", 1), Column("mean headline", 1),
                Column("change", 1), Column("pass rate", 2), Column("change", 2), Column("tags", 5, free_text=True),
                Column("judge errors", 3), Column("people agree", 4)]
     rows = []
@@ -231,10 +242,11 @@ def _digest_table(console: Console, digest: Digest, title: str) -> None:
         agree = people_text(f)
         errors = DASH if line.error_rate is None else f"{line.error_rate:.0%} ({f.errors})"
         unsure = "" if f.unsure_rate is None else f" · unsure {f.unsure_rate:.0%}"
-        rows.append((f.model_name or DASH, f.rubric_name, str(f.judged), number(f.mean_headline, 1, missing=DASH),
+        rows.append((f.model_name or DASH, f.rubric_name, str(f.cases), number(f.mean_headline, 1, missing=DASH),
                      signed(line.change) or "new", percent(f.pass_rate, missing=DASH) + unsure,
                      signed(line.pass_change, " pts") or "new", tags or DASH, errors, agree))
     console.print(fitted_table(console, columns, rows, title=shown(title)))
+    show_mixed(console, [line.now for line in digest.lines])
 
 
 def _digest_rest(console: Console, digest: Digest) -> None:

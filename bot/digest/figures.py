@@ -56,8 +56,9 @@ class Line:
 
     @property
     def error_rate(self) -> float | None:
-        """Share of judged rows that ended in a judge error or broke the rubric's rules."""
-        return self.now.errors / self.now.judged if self.now.judged else None
+        """Share of the cases whose verdict was a judge's failure (an error, or a reply that broke the rubric's
+        rules)."""
+        return self.now.errors / self.now.cases if self.now.cases else None
 
 
 @dataclass(frozen=True)
@@ -124,13 +125,14 @@ class Digest:
         return not self.lines and not self.pairwise
 
     @property
-    def judged(self) -> int:
-        return sum(line.now.judged for line in self.lines)
+    def cases(self) -> int:
+        """Cases evaluated in the period, each once."""
+        return sum(line.now.cases for line in self.lines)
 
     @property
-    def reused(self) -> int:
-        """Verdicts taken from the cache (not new judgments, not billed), counted apart from `judged`."""
-        return sum(line.now.reused for line in self.lines)
+    def rejudged(self) -> int:
+        """Judgments of those cases that a later one replaced in the period (re-reads, re-runs): not counted."""
+        return sum(line.now.rejudged for line in self.lines)
 
     @property
     def errors(self) -> int:

@@ -174,14 +174,16 @@ class Tools:
                            tags=rubric.tags()) for rubric in self.rubrics]
 
     def stats(self, caller: Caller, *, channel: str | None, days: int, model: str | None) -> list[dict[str, Any]]:
-        """Per model and rubric figures of a channel the caller may read (the terminal's by default)."""
+        """Per model and rubric figures of a channel the caller may read (the terminal's by default), each case once
+        with its latest verdict (`judged_again`: judgments of those cases a later one replaced, not counted)."""
         if not 0 <= days <= MAX_DAYS:
             raise UsageError(f"days must be from 0 (all time) to {MAX_DAYS}")
         since = utcnow() - timedelta(days=days) if days else None
         figures = channel_stats(self.store, channel_id=caller.channel(channel), since=since, model=model or None)
-        return [{"model": found.model_name, "rubric": found.rubric_name, "judged": found.judged,
+        return [{"model": found.model_name, "rubric": found.rubric_name, "cases": found.cases,
                  "scored": found.scored, "mean_headline": found.mean_headline, "pass_rate": found.pass_rate,
-                 "errors": found.errors, "tags": found.tags, "unsure": found.unsure, "reused": found.reused,
+                 "errors": found.errors, "tags": found.tags, "unsure": found.unsure, "judged_again": found.rejudged,
+                 "judges": found.judges, "rubric_versions": found.versions, "mixed": found.mixed,
                  "votes": found.votes, "agreeing": found.agreeing} for found in figures]
 
     def calibration(self, caller: Caller, *, rubric: str, channel: str | None) -> dict[str, Any]:

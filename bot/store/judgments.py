@@ -9,14 +9,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, delete, func, insert, update
-from sqlalchemy.engine import Engine, Row
+from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import SQLModel, col, select
 
 from bot.errors import RunBusy, StoreUnavailable
 from bot.records import JUDGED_FIELDS, VERDICT_FIELDS, RowState, RunState, Triple, Verdict
 from bot.store.billing import bill_judgments
-from bot.store.case_keys import texts_removed
+from bot.store.case_keys import case_key, texts_removed
+from bot.store.counting import counted_case, lock_cases, restack
 from bot.store.engine import (
     CANNOT_OPEN,
     check_sqlite_file,
@@ -58,6 +59,13 @@ def _pending_texts(run_id: int) -> Any:
     return table.select().with_only_columns(*texts).where(table.c.run_id == run_id, table.c.status == RowState.PENDING)
 
 
+def case_of(row: dict[str, Any]) -> str:
+    """The case a new judgment row is counted under (bot.store.counting)."""
+    label_case = case_key(row.get("team_id"), row.get("channel_id"), row["rubric_name"], row["question"],
+                          row["reference"], row["answer"], row.get("answer_b"))
+    return counted_case(label_case, row.get("model_name"), row.get("model_b"), row.get("swapped"))
+
+
 def triple_of(row: Any) -> Triple:
     """The texts a row is judged on, as the judge is shown them: a pair's answers in the order it is shown (B first
     when the row is the pair swapped)."""
@@ -79,6 +87,7 @@ class Store(RunRecords):
         table = table_of(Judgment)
         ids = table.c.id.in_(bindparam("ids", expanding=True))
         # The statements of the hot path are built once; Core rather than the ORM keeps them cheap.
+        self._cases_of = select(table.c.case_hash).where(ids).distinct()
         self._still_pending = select(table.c.id).where(ids, table.c.status == RowState.PENDING).with_for_update()
         self._save = (
             table.update()
@@ -137,11 +146,14 @@ class Store(RunRecords):
         kept = texts_removed(col(Judgment.question), col(Judgment.reference))
         chosen = (col(Judgment.run_id) == run_id) & col(Judgment.status).in_(statuses) & ~kept
         with self.engine.begin() as conn:
+            cases = conn.execute(select(col(Judgment.case_hash)).where(chosen).distinct()).scalars().all()
+            lock_cases(conn, cases)  # before any row: a writer of the same cases waits here, never in between
             conn.execute(select(Judgment.id).where(chosen).with_for_update())  # no verdict lands in between
             add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), chosen, sign=-1, feedback=table_of(Feedback))
             result = conn.execute(update(Judgment).where(chosen).values(
                 status=RowState.PENDING, tokens_in=0, tokens_out=0, tokens_cached=0, cost_usd=None, latency_ms=0,
-                attempts=0, claimed_by=None, claimed_at=None, **cleared))
+                attempts=0, claimed_by=None, claimed_at=None, replaced_at=None, **cleared))
+            self._restack(conn, cases)  # what they had replaced stands again
             # Their samples that failed are asked again; those that scored were paid for and stay.
             rows = select(Judgment.id).where(col(Judgment.run_id) == run_id, col(Judgment.status) == RowState.PENDING)
             conn.execute(delete(JudgmentSample).where(col(JudgmentSample.judgment_id).in_(rows),
@@ -167,7 +179,8 @@ class Store(RunRecords):
         with self.session() as session:
             session.execute(insert(Judgment), [
                 {"created_at": now, "question_key": question_key(row.get("model_name"), row["rubric_name"],
-                                                                 row["question"]), **row} for row in batch])
+                                                                 row["question"]),
+                 "case_hash": case_of(row), **row} for row in batch])
             # The process loading the run shows it is alive, so another host never takes it for abandoned.
             session.execute(update(Run).where(col(Run.id).in_(loading), col(Run.status) == RunState.LOADING)
                             .values(heartbeat_at=now))
@@ -216,9 +229,12 @@ class Store(RunRecords):
         if not verdicts:
             return []
         judged_at = utcnow()
+        asked = {"ids": [v.judgment_id for v in verdicts]}
         with self.engine.begin() as conn:
+            cases = conn.execute(self._cases_of, asked).scalars().all()
+            lock_cases(conn, cases)  # the chains of their cases first, then the rows: two writers never cross
             # Locked until the commit (SQLite's write lock is taken at BEGIN): no other writer lands in between.
-            free = set(conn.execute(self._still_pending, {"ids": [v.judgment_id for v in verdicts]}).scalars())
+            free = set(conn.execute(self._still_pending, asked).scalars())
             taken = []
             for item in verdicts:
                 taken.append(item.judgment_id in free)
@@ -231,7 +247,13 @@ class Store(RunRecords):
                 saved = {"ids": [item.judgment_id for item in chosen]}
                 conn.execute(self._count, saved)
                 conn.execute(self._bill, saved)
+                self._restack(conn, cases)
         return taken
+
+    def _restack(self, conn: Connection, cases: Sequence[str | None]) -> None:
+        """Chain the judged rows of these cases again (bot.store.counting), the tally following."""
+        restack(conn, table_of(Judgment), table_of(JudgmentTally), table_of(Feedback),
+                [case for case in cases if case is not None])
 
     def unsure_count(self, run_id: int) -> int:
         """How many rows of a run have a verdict whose samples split."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from bot.store.migrations_cases import _v28_cases_counted_once
 from bot.store.migrations_claims import _v22_row_claims, _v23_endpoint_pauses, _v25_cancel_requests
 from bot.store.migrations_costs import (
     _v10_costs_estimates_and_budgets,
@@ -30,7 +31,7 @@ from bot.store.migrations_trust import (
     _v17_channel_judges,
     _v18_rubric_revisions,
 )
-from bot.store.tallies import KEY, add_judgments, question_key
+from bot.store.tallies import FIRST_KEY, add_judgments, question_key
 
 if TYPE_CHECKING:  # Alembic is imported only when a migration runs (see bot.store.schema.migrate)
     from alembic.operations import Operations
@@ -258,7 +259,7 @@ def _v7_results_path_and_reuses(op: Operations) -> None:
     op.add_column("judgment_tally", sa.Column("reused", sa.Integer, nullable=False, server_default=sa.text("0")))
     # Count again from the judgments, now telling a verdict reused from the cache from a new one.
     counts = ("rows", "headlines", "headline_total", "passed", "reused")  # the tally's counts at this version
-    tally = sa.table("judgment_tally", *[sa.column(name) for name in (*KEY, *counts)])
+    tally = sa.table("judgment_tally", *[sa.column(name) for name in (*FIRST_KEY, *counts)])
     judgment = sa.table("judgment", *[sa.column(name) for name in (
         "channel_id", "model_name", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status", "tag",
         "headline", "passed", "cached_from")], sa.column("judged_at", sa.DateTime))
@@ -338,6 +339,6 @@ MIGRATIONS: list[Callable[[Operations], None]] = [
     _v14_results_written, _v15_labels_by_case, _v16_review_queue, _v17_channel_judges, _v18_rubric_revisions,
     _v19_pairs, _v20_progress_streams, _v21_deliveries, _v22_row_claims,
     _v23_endpoint_pauses, _v24_slack_installations, _v25_cancel_requests,
-    _v26_workspace_orgs, _v27_workflow_steps,
+    _v26_workspace_orgs, _v27_workflow_steps, _v28_cases_counted_once,
 ]
 LATEST = len(MIGRATIONS)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from bot.store.billing import BILLED_COUNTS, BILLED_KEY, bill_judgments, bill_samples
-from bot.store.tallies import KEY, add_judgments
+from bot.store.tallies import FIRST_KEY, add_judgments
 
 if TYPE_CHECKING:  # Alembic is imported only when a migration runs (see bot.store.schema.migrate)
     from alembic.operations import Operations
@@ -25,7 +25,7 @@ def _v10_costs_estimates_and_budgets(op: Operations) -> None:
     op.add_column("channel_setting", sa.Column("confirm_above", sa.Float))
     # Judgments saved before have no recorded cost: counted again, those that used tokens are unpriced.
     counts = ("rows", "headlines", "headline_total", "passed", "reused", "unsure", "cost", "unpriced")
-    tally = sa.table("judgment_tally", *[sa.column(name) for name in (*KEY, *counts)])
+    tally = sa.table("judgment_tally", *[sa.column(name) for name in (*FIRST_KEY, *counts)])
     judgment = sa.table("judgment", *[sa.column(name) for name in (
         "channel_id", "model_name", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status", "tag",
         "headline", "passed", "cached_from", "unsure", "tokens_in", "tokens_out", "cost_usd")],
@@ -59,7 +59,7 @@ def _v12_votes_in_tallies(op: Operations) -> None:
     # Counted again from the judgments, now with the votes on them.
     counts = ("rows", "headlines", "headline_total", "passed", "reused", "unsure", "cost", "unpriced", "votes",
               "agreeing")
-    tally = sa.table("judgment_tally", *[sa.column(name) for name in (*KEY, *counts)])
+    tally = sa.table("judgment_tally", *[sa.column(name) for name in (*FIRST_KEY, *counts)])
     judgment = sa.table("judgment", *[sa.column(name) for name in (
         "id", "channel_id", "model_name", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "status", "tag",
         "headline", "passed", "cached_from", "unsure", "tokens_in", "tokens_out", "cost_usd")],

@@ -75,7 +75,9 @@ class Judgment(SQLModel, table=True):
     __table_args__ = (
         Index("ix_judgment_run_status", "run_id", "status", "id"),
         Index("ix_judgment_cache", "cache_key", "status"),
-        Index("ix_judgment_channel_judged", "channel_id", "judged_at", "status", "question_key", "headline"),
+        Index("ix_judgment_channel_judged", "channel_id", "judged_at", "status", "question_key", "headline", "replaced_at"),
+        Index("ix_judgment_case", "case_hash", "judged_at"),
+        Index("ix_judgment_channel_replaced", "channel_id", "replaced_at"),
         Index("ix_judgment_team_user_created", "team_id", "user_id", "created_at"),
         Index("ix_judgment_channel_message", "channel_id", "message_ts"),
     )
@@ -132,6 +134,10 @@ class Judgment(SQLModel, table=True):
     swapped: bool | None = Field(default=None, description="a pair shown to the judge in the order B, A")
     claimed_by: str | None = Field(default=None, max_length=128, description="the process judging the pending row")
     claimed_at: NaiveDatetime | None = Field(default=None, description="when that process last showed life")
+    case_hash: str | None = Field(default=None, max_length=64, description="the case it is counted under "
+                                  "(bot.store.counting.counted_case)")
+    replaced_at: NaiveDatetime | None = Field(default=None, description="when a later judgment of its case took its "
+                                              "place in the figures (bot.store.counting); None while it stands")
 
 
 class JudgmentSample(SQLModel, table=True):
@@ -217,16 +223,17 @@ class RunBatch(SQLModel, table=True):
 
 
 class JudgmentTally(SQLModel, table=True):
-    """How many rows of one channel were judged in one hour, with one model, rubric version, judge, status and tag.
+    """How many rows of one channel were judged in one hour, with one model, rubric version, judge, status and tag,
+    and replaced by a later judgment of their cases in one hour (or not yet).
 
-    Kept in the transaction that saves a verdict (counted out when rows are judged again, and changed when a person
-    votes on one), so figures over weeks add up a few of these instead of reading every judgment.
+    Kept in the transaction that saves a verdict (counted out when rows are judged again or replaced, and changed
+    when a person votes on one), so figures over weeks add up a few of these instead of reading every judgment.
     """
 
     __tablename__ = "judgment_tally"
     __table_args__ = (
         UniqueConstraint("channel_key", "hour", "model_key", "rubric_name", "rubric_version", "rubric_hash",
-                         "judge_model", "status", "tag_key", name="uq_judgment_tally_key"),
+                         "judge_model", "status", "tag_key", "replaced_hour", name="uq_judgment_tally_key"),
     )
 
     id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
@@ -239,6 +246,8 @@ class JudgmentTally(SQLModel, table=True):
     judge_model: str = Field(max_length=128)
     status: str = Field(max_length=16, description="scored, invalid or error")
     tag_key: str = Field(sa_column=Column(Text, nullable=False), description='the tag, or ""')
+    replaced_hour: NaiveDatetime = Field(description="the hour (UTC) a later judgment of their cases replaced the rows "
+                                         "in, or bot.store.tallies.STANDS while they stand")
     rows: int = 0
     headlines: int = Field(default=0, description="rows with a headline score")
     headline_total: float = 0.0

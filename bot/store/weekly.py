@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func, select
+from sqlalchemy import case, func, or_, select
 from sqlalchemy.engine import Row
 from sqlmodel import col
 
 from bot.records import RowState
+from bot.store.counting import standing
 from bot.store.history import counted_in_channel, in_channel, model_of
 from bot.store.judgments import Store
 from bot.store.models import Judgment
@@ -25,10 +26,12 @@ EXAMPLE_COLUMNS = (col(Judgment.id), col(Judgment.model_name), col(Judgment.rubr
 
 def lowest_scored(store: Store, *, channel_id: str | None, since: datetime, until: datetime,
                   limit: int) -> list[Row[Any]]:
-    """The `limit` scored judgments of the channel in [since, until) with the lowest headline (EXAMPLE_COLUMNS)."""
+    """The `limit` cases of the channel evaluated in [since, until) whose latest scored verdict there has the lowest
+    headline (EXAMPLE_COLUMNS), each case once."""
     order = (col(Judgment.headline), col(Judgment.id).desc())
     # The lowest found in the index of the channel's judgments first: only they are read whole.
-    lowest = (select(col(Judgment.id)).where(*in_channel(channel_id, since, until), col(Judgment.status) == RowState.SCORED)
+    lowest = (select(col(Judgment.id)).where(*in_channel(channel_id, since, until), col(Judgment.status) == RowState.SCORED,
+                                             standing(col(Judgment.replaced_at), until))
               .order_by(*order).limit(limit))
     with store.session() as session:
         return list(session.execute(select(*EXAMPLE_COLUMNS).where(col(Judgment.id).in_(lowest)).order_by(*order)))
@@ -37,12 +40,15 @@ def lowest_scored(store: Store, *, channel_id: str | None, since: datetime, unti
 def score_drops(store: Store, *, channel_id: str | None, since: datetime, cut: datetime, until: datetime,
                 points: float, limit: int) -> list[tuple[Row[Any], float, float]]:
     """Questions whose mean headline in [cut, until) is `points` or more below their mean in [since, cut), biggest
-    drop first: each as (its lowest judgment from `cut` on, in EXAMPLE_COLUMNS, the mean before, the mean after)."""
-    earlier = col(Judgment.judged_at) < cut
+    drop first: each as (its lowest judgment from `cut` on, in EXAMPLE_COLUMNS, the mean before, the mean after).
+    Each side counts each case (an answer to the question) once, with its latest scored verdict on that side."""
+    replaced = col(Judgment.replaced_at)
+    earlier = (col(Judgment.judged_at) < cut) & standing(replaced, cut)
+    later = (col(Judgment.judged_at) >= cut) & standing(replaced, until)
     # The means are named in a subquery: repeated in HAVING and ORDER BY, each with its own parameters, SQLite would
     # not know them for the same aggregates and would work each out again.
     means = (select(col(Judgment.question_key).label("key"), func.avg(case((earlier, Judgment.headline))).label("before"),
-                    func.avg(case((earlier, None), else_=Judgment.headline)).label("now"))
+                    func.avg(case((later, Judgment.headline))).label("now"))
              .where(*in_channel(channel_id, since, until),
                     col(Judgment.status) == RowState.SCORED, col(Judgment.question_key).is_not(None))
              .group_by(col(Judgment.question_key)).subquery("means"))
@@ -50,10 +56,10 @@ def score_drops(store: Store, *, channel_id: str | None, since: datetime, cut: d
     with store.session() as session:
         drops = session.execute(select(means.c.key, means.c.before, means.c.now).where(drop >= points)
                                 .order_by(drop.desc(), means.c.key).limit(limit)).all()
-        examples = session.execute(  # each question's lowest judgment from the cut on, to link to
+        examples = session.execute(  # each question's lowest standing judgment from the cut on, to link to
             select(*EXAMPLE_COLUMNS, col(Judgment.question_key))
             .where(*in_channel(channel_id, cut, until), col(Judgment.status) == RowState.SCORED,
-                   col(Judgment.question_key).in_([key for key, _, _ in drops]))
+                   standing(replaced, until), col(Judgment.question_key).in_([key for key, _, _ in drops]))
             .order_by(col(Judgment.headline).desc(), col(Judgment.id))).all()
     lowest = {row.question_key: row for row in examples}
     return [(lowest[key], float(before), float(now)) for key, before, now in drops]
@@ -95,12 +101,14 @@ def first_judged(store: Store, *, channel_id: str | None, hour: datetime, rubric
 def weekly_means(store: Store, *, channel_id: str | None,
                  weeks: Sequence[tuple[datetime, datetime]]) -> dict[tuple[str | None, str], list[float | None]]:
     """Mean headline per model under test and rubric in each of `weeks` ([start, end) each, in order, adjoining),
-    added up from the hourly tallies."""
+    over the cases evaluated in the week, each with its latest verdict there, added up from the hourly tallies."""
     rows = counted_in_channel(channel_id, weeks[0][0], weeks[-1][1], cuts=tuple(end for _, end in weeks[:-1]))
     bucket = case(*[(rows.c.at < end, index) for index, (_, end) in enumerate(weeks)])
+    stands = or_(*[(rows.c.at >= start) & (rows.c.at < end) & (rows.c.replaced >= end) for start, end in weeks])
     statement = (select(bucket, rows.c.model_key, rows.c.rubric_name, func.sum(rows.c.headline_total),
                         func.sum(rows.c.headlines))
-                 .where(rows.c.status == RowState.SCORED).group_by(bucket, rows.c.model_key, rows.c.rubric_name))
+                 .where(rows.c.status == RowState.SCORED, stands)
+                 .group_by(bucket, rows.c.model_key, rows.c.rubric_name))
     trend: dict[tuple[str | None, str], list[float | None]] = {}
     with store.session() as session:
         for index, key, rubric, total, headlines in session.execute(statement):

@@ -117,7 +117,7 @@ def busy_week(h: History) -> None:
 
 def figures_of(line: Line) -> tuple:
     now = line.now
-    return (now.model_name, now.rubric_name, now.judged, now.scored, now.passed, now.errors, now.tags, now.votes,
+    return (now.model_name, now.rubric_name, now.cases, now.scored, now.passed, now.errors, now.tags, now.votes,
             now.agreeing)
 
 
@@ -138,7 +138,7 @@ def test_figures_and_changes_match_a_hand_computed_week(store, history):
     assert m1_eth.now.pass_rate == pytest.approx(0.5)  # 2 passed / 4 scored
     assert m1_eth.error_rate == pytest.approx(2 / 6)  # error + invalid / 6 judged
     assert m1_eth.now.agreement == pytest.approx(2 / 3)  # U1 agrees twice, U2 disagrees once; U3 voted on an error
-    assert m1_eth.before.judged == 4 and m1_eth.before.scored == 3  # 100, 40, 70 and an error
+    assert m1_eth.before.cases == 4 and m1_eth.before.scored == 3  # 100, 40, 70 and an error
     assert m1_eth.before.mean_headline == pytest.approx(70.0)  # (100 + 40 + 70) / 3
     assert m1_eth.change == pytest.approx(-13.75)  # 56.25 - 70
     assert m1_eth.pass_change == pytest.approx(-50 / 3)  # 100 * (2/4 - 2/3) = -16.67 points
@@ -157,7 +157,7 @@ def test_figures_and_changes_match_a_hand_computed_week(store, history):
     assert m2_eth.error_rate == 0.0
     assert m2_eth.now.agreement == 0.0  # 0 of 1 vote
 
-    assert (digest.judged, digest.errors) == (10, 3)  # 2 + 6 + 2 judged; 1 + 2 + 0 errors
+    assert (digest.cases, digest.errors) == (10, 3)  # 2 + 6 + 2 judged; 1 + 2 + 0 errors
 
 
 # 2. Only this channel, only this period
@@ -183,7 +183,7 @@ def test_other_channels_and_the_terminal_never_leak_into_a_digest(store, history
     assert [figures_of(line) for line in digest.lines] == [("m1", "eth", 2, 2, 2, 0, {"Correct": 2}, 0, 0)]
     line = digest.lines[0]
     assert line.now.mean_headline == pytest.approx(80.0)  # (100 + 60) / 2: the row at the end is next week's
-    assert (line.before.judged, line.before.mean_headline) == (1, pytest.approx(20.0))  # the second before start
+    assert (line.before.cases, line.before.mean_headline) == (1, pytest.approx(20.0))  # the second before start
     assert line.change == pytest.approx(60.0)
     assert [e.judgment_id for e in digest.worst] == [inside, at_start]
     assert {e.channel_id for e in digest.worst} == {"C1"}
@@ -207,7 +207,7 @@ def test_verdicts_reused_from_the_cache_are_shown_apart_from_new_judgments(store
     history.add(at(2), 100, True, "Correct", cached_from=first)
     history.add(at(2), 100, True, "Correct", cached_from=first)
     digest = build_digest(store, channel_id="C1", period=WEEK)
-    assert (digest.judged, digest.reused) == (1, 2)
+    assert (digest.cases, digest.rejudged) == (1, 2)
     message = digest_message(digest, rubrics, TEAM_URL)
     assert "*1 judgments* (+2 reused)" in json.dumps(message["blocks"], ensure_ascii=False)
     assert [row["Judged"] for row in table_dicts(message)] == ["1 (+2 reused)"]
@@ -217,7 +217,7 @@ def test_verdicts_reused_from_the_cache_are_shown_apart_from_new_judgments(store
 
 def test_a_week_without_judgments_is_one_short_line(store, history, rubrics):
     digest = build_digest(store, channel_id="C1", period=WEEK)
-    assert digest.quiet and digest.lines == [] and digest.judged == 0
+    assert digest.quiet and digest.lines == [] and digest.cases == 0
     message = digest_message(digest, rubrics, TEAM_URL)
     assert len(message["blocks"]) == 1 and message["blocks"][0]["type"] == "section"
     text = message["blocks"][0]["text"]["text"]
@@ -607,14 +607,14 @@ def test_untrusted_names_and_questions_are_escaped(store, history, rubrics):
 def busy_line(n: int, rubric: str) -> Line:
     """A pair with every figure (long in Slack: the message's size limit cuts the list)."""
     name = f"campus-bot-{n:03d}-with-a-longish-name"
-    return Line(Figures(name, rubric, judged=120, scored=100, mean_headline=55.5, passed=40, errors=20,
+    return Line(Figures(name, rubric, cases=120, scored=100, mean_headline=55.5, passed=40, errors=20,
                         tags={"Correct": 40, "Generic": 60}, votes=7, agreeing=5),
-                Figures(name, rubric, judged=100, scored=100, mean_headline=60.0, passed=50))
+                Figures(name, rubric, cases=100, scored=100, mean_headline=60.0, passed=50))
 
 
 def terse_line(n: int, rubric: str) -> Line:
     """A pair with one judge error and nothing else (short: the 50-block limit cuts the list)."""
-    return Line(Figures(f"m{n}", rubric, judged=1, errors=1), None)
+    return Line(Figures(f"m{n}", rubric, cases=1, errors=1), None)
 
 
 @pytest.mark.parametrize("make_line", [busy_line, terse_line])

@@ -729,9 +729,9 @@ def test_stats_message_shows_the_figures():
     # people said: an Agree vote on a pass and one on a fail, a correction that passes a pass and one that fails it
     said = [Said(True, True, True, "c1", 1), Said(False, True, True, "c2", 1), Said(True, True, False, "c3", 1),
             Said(True, False, False, "c4", 1)]
-    figures = [Figures("m1", "eth", judged=5, scored=4, mean_headline=62.5, passed=2, errors=1,
+    figures = [Figures("m1", "eth", cases=5, scored=4, mean_headline=62.5, passed=2, errors=1,
                        tags={"Correct": 2, "Generic": 1, "Refusal": 1}, votes=2, agreeing=2, said=said),
-               Figures(None, "benchmark", judged=1, scored=0, errors=1)]
+               Figures(None, "benchmark", cases=1, scored=0, errors=1)]
     message = stats_message(figures, "C0GENERAL", days=7, model=None)
     assert sections(message) == ["*Stats in <#C0GENERAL>, last 7 days*"]
     # no row was reused from the cache or left unsure: those columns are left out

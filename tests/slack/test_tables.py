@@ -107,9 +107,9 @@ def test_an_untrusted_cell_is_one_literal_line_without_what_slack_refuses() -> N
 
 
 def test_stats_show_a_hostile_model_literally_and_cut_many_pairs_with_a_line() -> None:
-    figures = [Figures(HOSTILE, "eth", judged=3, scored=3, mean_headline=50.0, passed=1,
+    figures = [Figures(HOSTILE, "eth", cases=3, scored=3, mean_headline=50.0, passed=1,
                        tags={"<@U0BOSS>": 2, "Correct": 1})]
-    figures += [Figures(f"campus-bot-{n:03d}", "eth", judged=2, scored=2, mean_headline=40.0, passed=1)
+    figures += [Figures(f"campus-bot-{n:03d}", "eth", cases=2, scored=2, mean_headline=40.0, passed=1)
                 for n in range(150)]
     posted = postable(stats_message(figures, "C0GENERAL", days=30, model=None))
     literal(posted, HOSTILE)
@@ -210,7 +210,7 @@ def test_the_budget_lists_the_spend_per_rubric_and_judge_in_a_table() -> None:
 
 def test_the_digest_shows_a_hostile_model_literally_in_its_table(rubrics) -> None:
     week = Period.ending(datetime(2026, 11, 23, tzinfo=ZoneInfo("Europe/Berlin")))
-    lines = [Line(Figures(HOSTILE, "eth", judged=4, scored=4, mean_headline=75.0, passed=3,
+    lines = [Line(Figures(HOSTILE, "eth", cases=4, scored=4, mean_headline=75.0, passed=3,
                           tags={"Correct": 3, "Generic": 1}), None)]
     posted = postable(digest_message(Digest("C0GENERAL", week, lines), rubrics, None))
     [row] = table_dicts(posted)

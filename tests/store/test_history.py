@@ -22,8 +22,8 @@ def same(actual: list[Figures], expected: list[Figures]) -> None:
     for got, want in zip(actual, expected):
         assert got.mean_headline == pytest.approx(want.mean_headline), (got, want)
         assert type(got.mean_headline) is type(want.mean_headline)
-        assert (got.judged, got.scored, got.passed, got.errors, got.tags, got.votes, got.agreeing) == (
-            want.judged, want.scored, want.passed, want.errors, want.tags, want.votes, want.agreeing), (got, want)
+        assert (got.cases, got.scored, got.passed, got.errors, got.tags, got.votes, got.agreeing) == (
+            want.cases, want.scored, want.passed, want.errors, want.tags, want.votes, want.agreeing), (got, want)
         assert got.pass_rate == pytest.approx(want.pass_rate)
         assert got.agreement == pytest.approx(want.agreement)
 
@@ -73,12 +73,12 @@ def history(store: Store, rubrics: RubricSet) -> dict[str, Any]:
 
 # Worked out by hand from the history above.
 C1_FIGURES = [
-    Figures(None, "eth", judged=1, scored=1, mean_headline=100.0, passed=1, errors=0, tags={"Correct": 1}),
-    Figures("m1", "benchmark", judged=2, scored=1, mean_headline=80.0, passed=1, errors=1, tags={}, votes=1,
+    Figures(None, "eth", cases=1, scored=1, mean_headline=100.0, passed=1, errors=0, tags={"Correct": 1}),
+    Figures("m1", "benchmark", cases=2, scored=1, mean_headline=80.0, passed=1, errors=1, tags={}, votes=1,
             agreeing=0),
-    Figures("m1", "eth", judged=5, scored=3, mean_headline=125 / 3, passed=1, errors=2,
+    Figures("m1", "eth", cases=5, scored=3, mean_headline=125 / 3, passed=1, errors=2,
             tags={"Correct": 1, "Generic": 1, "Refusal": 1}, votes=3, agreeing=2),
-    Figures("m2", "eth", judged=2, scored=2, mean_headline=62.5, passed=1, errors=0,
+    Figures("m2", "eth", cases=2, scored=2, mean_headline=62.5, passed=1, errors=0,
             tags={"Correct": 1, "Generic": 1}),
 ]
 
@@ -95,9 +95,9 @@ def test_channel_stats_per_model_and_rubric(store, history):
 
 def test_channel_stats_keep_to_their_channel(store, history):
     same(channel_stats(store, channel_id="C2"), [
-        Figures("m1", "eth", judged=2, scored=1, mean_headline=50.0, passed=1, errors=1, tags={"Hallucination": 1},
+        Figures("m1", "eth", cases=2, scored=1, mean_headline=50.0, passed=1, errors=1, tags={"Hallucination": 1},
                 votes=2, agreeing=2),
-        Figures("m2", "eth", judged=1, scored=1, mean_headline=10.0, passed=0, errors=0, tags={"Generic": 1}),
+        Figures("m2", "eth", cases=1, scored=1, mean_headline=10.0, passed=0, errors=0, tags={"Generic": 1}),
     ])
     assert all("Hallucination" not in f.tags for f in channel_stats(store, channel_id="C1"))
     assert channel_stats(store, channel_id="C0EMPTY") == []
@@ -114,7 +114,7 @@ def test_since_leaves_out_older_rows(store, history):
     same(channel_stats(store, channel_id="C1", since=since), [
         C1_FIGURES[0],
         C1_FIGURES[1],
-        Figures("m1", "eth", judged=4, scored=2, mean_headline=62.5, passed=1, errors=2,
+        Figures("m1", "eth", cases=4, scored=2, mean_headline=62.5, passed=1, errors=2,
                 tags={"Correct": 1, "Generic": 1}, votes=3, agreeing=2),
     ])
     same(channel_stats(store, channel_id="C1"), C1_FIGURES)  # all time still has them
@@ -173,7 +173,7 @@ def test_feedback_returns_the_earlier_vote_and_counts_one_per_person(store, hist
     assert feedback_tally(store, judgment_id=history["c1_eth_u1"][1]) == (0, 1)
     assert feedback_tally(store, judgment_id=history["c1_eth_u1"][3]) == (0, 0)
     same(channel_stats(store, channel_id="C1", model="m1")[1:], [
-        Figures("m1", "eth", judged=5, scored=3, mean_headline=125 / 3, passed=1, errors=2,
+        Figures("m1", "eth", cases=5, scored=3, mean_headline=125 / 3, passed=1, errors=2,
                 tags={"Correct": 1, "Generic": 1, "Refusal": 1}, votes=3, agreeing=1)])
 
 

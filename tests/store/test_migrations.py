@@ -184,12 +184,12 @@ def test_upgrade_from_version_1_keeps_old_rows(db_url: str) -> None:
         # the upgrade tallied the row judged before it, and keyed its question
         assert scored.question_key == question_key(None, "correctness", ARABIC)
         [old_figures] = channel_stats(store, channel_id=None)
-        assert (old_figures.judged, old_figures.scored, old_figures.mean_headline) == (1, 1, 1.0)
-        assert channel_stats(store, channel_id=None, since=judged, until=judged + timedelta(seconds=1))[0].judged == 1
+        assert (old_figures.cases, old_figures.scored, old_figures.mean_headline) == (1, 1, 1.0)
+        assert channel_stats(store, channel_id=None, since=judged, until=judged + timedelta(seconds=1))[0].cases == 1
         assert store.save_verdict(pending.id, make_verdict(flags=["injection"]), cache_key="k-new")
         assert reload(db_url, pending.id).flags == ["injection"]
         [both] = channel_stats(store, channel_id=None)
-        assert (both.judged, both.scored, both.mean_headline) == (2, 2, pytest.approx(0.9))
+        assert (both.cases, both.scored, both.mean_headline) == (2, 2, pytest.approx(0.9))
         new_run = store.create_run(**COMMON)
         assert new_run.id > run_id  # the id sequence survived the upgrade
         store.add_rows([row(new_run.id, 1)])
@@ -251,7 +251,8 @@ def test_upgrade_to_version_7_counts_reused_verdicts_apart_and_keeps_runs(db_url
     store = Store.open(db_url)
     try:
         [figures] = channel_stats(store, channel_id=None)
-        assert (figures.judged, figures.reused, figures.scored, figures.mean_headline) == (1, 1, 2, 80.0)
+        # one case (schema 28): the verdict read from the cache replaced the first
+        assert (figures.cases, figures.rejudged, figures.scored, figures.mean_headline) == (1, 1, 1, 80.0)
         assert store.get_run(run_id).results_path is None
     finally:
         store.engine.dispose()

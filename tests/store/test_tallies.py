@@ -28,12 +28,16 @@ class Judged:
 
     def __init__(self, store: Store, *, channel: str | None = "C1", rubric: str = "eth") -> None:
         self.store, self.channel, self.rubric = store, channel, rubric
+        self.added = 0
         self.run_id = store.create_run(rubric_name=rubric, rubric_version="1", rubric_hash="h1", judge_model="judge-a",
                                        source="slack", channel_id=channel).id
 
     def add(self, when: datetime, status: str = "scored", headline: float | None = 50.0, *, model: str | None = "m1",
-            tag: str | None = None, question: str = "Q") -> int:
-        """One row added at `when` (naive UTC) and, unless `status` is pending, judged at that moment; its id."""
+            tag: str | None = None, question: str | None = None) -> int:
+        """One row added at `when` (naive UTC) and, unless `status` is pending, judged at that moment; its id. Each
+        row is a case of its own unless `question` names one of an earlier row."""
+        self.added += 1
+        question = f"Q{self.added}" if question is None else question
         with time_machine.travel(when.replace(tzinfo=UTC), tick=False):
             self.store.add_rows([{"run_id": self.run_id, "status": "pending", "model_name": model, "question": question,
                                   "reference": "R", "answer": "A", "channel_id": self.channel, "team_id": "T1",
@@ -126,7 +130,7 @@ def test_figures_are_exact_across_a_midnight_half_past_a_utc_hour(store: Store) 
     judged.add(at(6, 23, 59, 59), "scored", 80.0, model="last")
     judged.add(at(7, 0, 0, 0), "scored", 10.0, model="late")  # the week after, in the same UTC hour as the one before
 
-    figures = {f.model_name: (f.judged, f.scored, f.mean_headline, f.errors)
+    figures = {f.model_name: (f.cases, f.scored, f.mean_headline, f.errors)
                for f in channel_stats(store, channel_id="C1", since=start, until=end)}
     assert figures == {"first": (3, 2, 75.0, 1), "last": (1, 1, 80.0, 0)}
     digest = build_digest(store, channel_id="C1", period=week)
@@ -136,7 +140,7 @@ def test_figures_are_exact_across_a_midnight_half_past_a_utc_hour(store: Store) 
     assert ("late", "eth") not in digest.trend
     # A span inside one hour, and spans open at one end.
     inside = channel_stats(store, channel_id="C1", since=at(0, 0, 10), until=at(0, 0, 25))
-    assert [(f.model_name, f.judged, f.errors) for f in inside] == [("first", 1, 1)]
+    assert [(f.model_name, f.cases, f.errors) for f in inside] == [("first", 1, 1)]
     assert {f.model_name for f in channel_stats(store, channel_id="C1", since=start)} == {"first", "last", "late"}
     assert {f.model_name for f in channel_stats(store, channel_id="C1", until=start)} == {"early"}
 
@@ -150,7 +154,7 @@ def test_a_row_counts_in_the_week_it_was_judged_not_the_week_it_was_added(store:
         assert judged.judge(added_then, "scored", 40.0, tag="Generic")
     assert build_digest(store, channel_id="C1", period=before).quiet
     [line] = build_digest(store, channel_id="C1", period=week).lines
-    assert (line.now.judged, line.now.mean_headline, line.now.tags) == (1, 40.0, {"Generic": 1})
+    assert (line.now.cases, line.now.mean_headline, line.now.tags) == (1, 40.0, {"Generic": 1})
 
 
 @pytest.mark.parametrize("retried_status", ["error", "invalid"])
@@ -159,33 +163,36 @@ def test_an_error_judged_again_leaves_its_old_week(store: Store, retried_status:
     week = Period.of_week("2026-W47", ZoneInfo("Europe/Berlin"))
     failed = judged.add(week.previous().utc[0] + timedelta(days=1), retried_status)
     [old] = channel_stats(store, channel_id="C1", since=week.previous().utc[0], until=week.utc[0])
-    assert (old.judged, old.errors) == (1, 1)
+    assert (old.cases, old.errors) == (1, 1)
     assert store.reset_rows(judged.run_id, (retried_status,)) == 1
     assert channel_stats(store, channel_id="C1") == []
     with time_machine.travel(week.start + timedelta(hours=30), tick=False):
         assert judged.judge(failed, "scored", 60.0)
     assert channel_stats(store, channel_id="C1", since=week.previous().utc[0], until=week.utc[0]) == []
     [now] = channel_stats(store, channel_id="C1", since=week.utc[0], until=week.utc[1])
-    assert (now.judged, now.scored, now.errors, now.mean_headline) == (1, 1, 0, 60.0)
+    assert (now.cases, now.scored, now.errors, now.mean_headline) == (1, 1, 0, 60.0)
 
 
-def test_a_verdict_reused_from_the_cache_is_counted_apart_not_as_a_new_judgment(store: Store) -> None:
+def test_a_verdict_reused_from_the_cache_replaces_the_one_before_never_adds_to_it(store: Store) -> None:
     judged = Judged(store)
     base = datetime(2026, 11, 16, 9, 0)
-    first = judged.add(base, "scored", 80.0, tag="Correct")
+    first = judged.add(base, "scored", 80.0, tag="Correct", question="Q")
     verdict = Verdict(status="scored", headline=80.0, passed=True, tag="Correct", rubric_name="eth", rubric_version="1",
                       rubric_hash="h1", judge_model="judge-a", prompt_hash="p")
     for minute in (10, 20):  # the same file judged twice more: both verdicts come from the cache, at no cost
-        reuse = judged.add(base + timedelta(minutes=minute), "pending")
+        reuse = judged.add(base + timedelta(minutes=minute), "pending", question="Q")
         with time_machine.travel(base.replace(minute=minute, tzinfo=UTC), tick=False):
             assert store.save_verdict(reuse, verdict, cache_key="k", cached_from=first)
 
     [figures] = channel_stats(store, channel_id="C1")
-    assert (figures.judged, figures.reused, figures.scored, figures.mean_headline, figures.tags) == (
-        1, 2, 3, 80.0, {"Correct": 3})
-    # read row by row in an hour cut by the bounds, the count is the same
+    assert (figures.cases, figures.rejudged, figures.scored, figures.mean_headline, figures.tags) == (
+        1, 2, 1, 80.0, {"Correct": 1})
+    # read row by row in an hour cut by the bounds: the two re-reads in it, one case
     [inside] = channel_stats(store, channel_id="C1", since=base + timedelta(minutes=5), until=base + timedelta(minutes=30))
-    assert (inside.judged, inside.reused) == (0, 2)
+    assert (inside.cases, inside.rejudged, inside.scored) == (1, 1, 1)
+    # a period that ends before the re-reads holds the first verdict
+    [before] = channel_stats(store, channel_id="C1", since=base, until=base + timedelta(minutes=5))
+    assert (before.cases, before.rejudged, before.mean_headline) == (1, 0, 80.0)
     with store.engine.connect() as conn:
         transaction = conn.begin()
         assert conn.execute(select(func.sum(JudgmentTally.reused))).scalar() == 2

@@ -24,6 +24,7 @@ from bot.slack.commands import USAGE
 from bot.slack.text import clean, clip, date, escape, permalink, shown
 from bot.slack.views.blocks import context, listing, message, notice, section, size, text_sections, warning_blocks
 from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, LABEL_ROOM, MESSAGE_CHARS, MODEL_ROOM, SELECT_OPTIONS
+from bot.slack.views.mixed import mixed_blocks
 from bot.slack.views.tables import NOTE_ROOM, Cell, Column, Table, table, text, untrusted
 from bot.store import Figures, Judgment
 from bot.trust.report import people_agreement
@@ -172,21 +173,22 @@ def history_message(judgments: list[Judgment], channel_id: str, team_url: str | 
                    f"Latest judgments in this channel ({len(judgments)})")
 
 
-STATS_COLUMNS = {"model": Column("Model"), "rubric": Column("Rubric"), "judged": Column("Judged", right=True),
-                 "reused": Column("Reused", right=True), "mean": Column("Mean /100", right=True),
+STATS_COLUMNS = {"model": Column("Model"), "rubric": Column("Rubric"), "cases": Column("Cases", right=True),
+                 "rejudged": Column("Judged again", right=True), "mean": Column("Mean /100", right=True),
                  "pass": Column("Pass", right=True), "unsure": Column("Unsure", right=True),
                  "errors": Column("Judge errors", right=True), "tags": Column("Tags", wrap=True),
                  "people": Column("People agree with the judge", wrap=True)}
 
 
 def stats_row(figures: Figures) -> dict[str, Cell]:
-    """One model on one rubric: judged, reused, mean, pass and unsure rates, judge errors, tags, and how far people
-    agree with the judge (every label, correction and vote on its rows), by column."""
+    """One model on one rubric: its cases, the judgments of them a later one replaced, mean, pass and unsure rates,
+    judge errors, tags, and how far people agree with the judge (every label, correction and vote on its rows), by
+    column."""
     agreement = people_agreement(figures.said)
     tags = ", ".join(f"{tag} {n}" for tag, n in sorted(figures.tags.items(), key=lambda item: -item[1]))
     return {"model": untrusted(figures.model_name, MODEL_ROOM) if figures.model_name else text("model not named"),
-            "rubric": untrusted(figures.rubric_name, MODEL_ROOM), "judged": text(f"{figures.judged:,}"),
-            "reused": text(f"{figures.reused:,}"),
+            "rubric": untrusted(figures.rubric_name, MODEL_ROOM), "cases": text(f"{figures.cases:,}"),
+            "rejudged": text(f"{figures.rejudged:,}"),
             "mean": text(number(figures.mean_headline, 0)), "pass": text(percent(figures.pass_rate)),
             "unsure": text(percent(figures.unsure_rate)), "errors": text(f"{figures.errors:,}"),
             "tags": untrusted(tags) if tags else text(MISSING),
@@ -196,7 +198,7 @@ def stats_row(figures: Figures) -> dict[str, Cell]:
 def stats_table(figures: Sequence[Figures], *, room: int) -> Table:
     """Per model and rubric figures as a table: the columns no row has a figure in are left out."""
     rows = [stats_row(f) for f in figures]
-    needed = {"reused": any(f.reused for f in figures), "unsure": any(f.unsure_rate is not None for f in figures),
+    needed = {"rejudged": any(f.rejudged for f in figures), "unsure": any(f.unsure_rate is not None for f in figures),
               "tags": any(f.tags for f in figures), "people": any(row["people"]["text"] != MISSING for row in rows)}
     names = [name for name in STATS_COLUMNS if needed.get(name, True)]
     return table([STATS_COLUMNS[name] for name in names], [[row[name] for name in names] for row in rows], room=room)
@@ -212,7 +214,7 @@ def stats_message(figures: list[Figures], channel_id: str, *, days: int | None, 
         empty = f"No judgments in <#{channel_id}>{scope} over the {period}."
         return message([section(empty), *warning_blocks(warnings)], empty) if warnings else notice(empty)
     head = [section(f"*Stats in <#{channel_id}>{scope}, {period}*"), *warning_blocks(warnings)]
-    found = stats_table(figures, room=MESSAGE_CHARS - size(head) - NOTE_ROOM)
+    found = stats_table(figures, room=MESSAGE_CHARS - size(head) - size(mixed_blocks(figures)) - NOTE_ROOM)
     more = ("_{n} more model and rubric pair(s) not shown: name a model to narrow it down, or "
             f"`judgebot stats --channel {channel_id}` in a terminal lists them all._")
-    return message([*head, *found.blocks(rows=more)], f"judgebot stats, {period}")
+    return message([*head, *found.blocks(rows=more), *mixed_blocks(figures)], f"judgebot stats, {period}")

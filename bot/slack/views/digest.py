@@ -8,13 +8,14 @@ from typing import Any
 from slack_sdk.models.blocks import Block, HeaderBlock
 
 from bot.digest import Digest, Example, JudgeChange, Line, signed
-from bot.figures import MISSING, number, percent
+from bot.figures import MISSING, number, percent, plural
 from bot.rubric import RubricSet, leaves
 from bot.slack.command_words import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
 from bot.slack.views.blocks import context, message, notice, section, size, text_sections, warning_blocks
 from bot.slack.views.budget import spend_text
 from bot.slack.views.limits import HEADER_LIMIT, MESSAGE_CHARS, MODEL_ROOM
+from bot.slack.views.mixed import mixed_blocks
 from bot.slack.views.tables import NOTE_ROOM, Cell, Column, Table, table, untrusted
 from bot.slack.views.tables import text as cell
 from bot.store import DigestSubscription
@@ -50,12 +51,12 @@ def model_of(name: str | None) -> str:
     return f"*{shown(name, MODEL_ROOM)[0]}*" if name else "_model not named_"
 
 
-def reused_text(reused: int) -> str:
-    """Verdicts reused from the cache, shown beside the new judgments (the figures count both)."""
-    return f" (+{reused:,} reused)" if reused else ""
+def rejudged_text(rejudged: int) -> str:
+    """Judgments a later one of the same case replaced, beside the cases (the figures count each case once)."""
+    return f" (+{rejudged:,} judged again, counted once)" if rejudged else ""
 
 
-LINE_COLUMNS = {"model": Column("Model"), "rubric": Column("Rubric"), "judged": Column("Judged", right=True),
+LINE_COLUMNS = {"model": Column("Model"), "rubric": Column("Rubric"), "cases": Column("Cases", right=True),
                 "mean": Column("Mean /100", right=True), "change": Column("▲▼ mean", right=True),
                 "pass": Column("Pass", right=True), "pass_change": Column("▲▼ pass", right=True),
                 "unsure": Column("Unsure", right=True), "errors": Column("Judge errors", right=True),
@@ -80,7 +81,7 @@ def line_row(line: Line, rubrics: RubricSet) -> dict[str, Cell]:
     error = line.error_rate
     tags = tags_text(line, rubrics)
     return {"model": untrusted(now.model_name, MODEL_ROOM) if now.model_name else cell("model not named"),
-            "rubric": untrusted(now.rubric_name, MODEL_ROOM), "judged": cell(f"{now.judged:,}{reused_text(now.reused)}"),
+            "rubric": untrusted(now.rubric_name, MODEL_ROOM), "cases": cell(f"{now.cases:,}{rejudged_text(now.rejudged)}"),
             "mean": cell(number(now.mean_headline, 1)),
             "change": cell("new this week" if line.before is None else signed(line.change) or MISSING),
             "pass": cell(percent(now.pass_rate)), "pass_change": cell(signed(line.pass_change, " pts") or MISSING),
@@ -171,15 +172,16 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
         return message([section(quiet), *warning_blocks(digest.warnings)], quiet) if digest.warnings else notice(quiet)
     models = {line.now.model_name for line in digest.lines}
     rubric_names = {line.now.rubric_name for line in digest.lines}
-    error_rate = digest.errors / digest.judged if digest.judged else 0
+    error_rate = digest.errors / digest.cases if digest.cases else 0
     head: list[Block] = [
         HeaderBlock(text=title[:HEADER_LIMIT]),
-        *([section(f"*{digest.judged:,} judgments*{reused_text(digest.reused)} in {channel} · {len(models)} model(s) "
+        *([section(f"*{digest.cases:,} {plural(digest.cases, 'case')}*{rejudged_text(digest.rejudged)} in {channel} · "
+                   f"{len(models)} model(s) "
                    f"under test · {len(rubric_names)} rubric(s) · judge errors {error_rate:.1%}\n"
                    "▲ ▼ compare with the 7 days before.")] if digest.lines else []),
         *warning_blocks(digest.warnings),
     ]
-    tail: list[Block] = []
+    tail: list[Block] = mixed_blocks([line.now for line in digest.lines])
     if digest.pairwise:
         tail.append(section("*Pairwise win rates these 7 days* (each pair judged in both orders, ties split)\n"
                             + "\n".join(f"• {escape(win_rate_text(match))}" for match in digest.pairwise[:10])))
