@@ -81,7 +81,7 @@ def test_narrow_terminals_never_cut_the_model_under_test(tmp_path, judge_server,
     assert "100.0" in outputs["stats"]  # and the mean headline
 
 
-def test_stats_count_verdicts_reused_from_the_cache_apart_from_new_judgments(tmp_path, judge_server):
+def test_stats_count_each_case_once_however_often_its_file_is_judged(tmp_path, judge_server):
     judge_server.responder = eth_responder
     rows = [[f"How do I register for exam {i}?", "In myStudies.", f"Use myStudies, step {i}."] for i in range(4)]
     write_rows(tmp_path / "in.csv", ["question", "reference", "answer"], rows)
@@ -93,8 +93,8 @@ def test_stats_count_verdicts_reused_from_the_cache_apart_from_new_judgments(tmp
     code, out = judgebot(tmp_path, "stats")
 
     assert code == 0, out
-    assert "model under test rubric judged reused mean headline" in flat(out)
-    assert "bot-a eth 4 8 100.0 100% Correct 12 0 -" in flat(out), out
+    assert "model under test rubric cases judged again mean headline" in flat(out)
+    assert "bot-a eth 4 8 100.0 100% Correct 4 0 -" in flat(out), out
 
 
 @pytest.mark.slow
@@ -220,7 +220,7 @@ def test_the_terminals_own_digest(tmp_path, judge_server):
     week = "{}-W{:02d}".format(*datetime.now(UTC).isocalendar())
     code, out = judgebot(tmp_path, "digest", "--week", week, "--timezone", "UTC")
     text = flat(out)
-    assert code == 0 and "Digest of the terminal" in text and "eth" in text and "judged" in text, out
+    assert code == 0 and "Digest of the terminal" in text and "eth" in text and " cases " in text, out
     code, out = judgebot(tmp_path, "digest", "--post")
     assert code == 2 and "--post posts a Slack channel's digest: give --channel ID" in flat(out), out
 

@@ -53,18 +53,22 @@ class History:
         self.store = store
         self.run_id = store.create_run(rubric_name="eth", rubric_version="1", rubric_hash="h1",
                                        judge_model="judge-a", source="slack").id
+        self.added = 0
 
     def add(self, when: datetime, headline: float | None = None, passed: bool | None = None, tag: str | None = None,
             *, status: str = "scored", model: str | None = "m1", rubric: str = "eth", channel: str | None = "C1",
             question: str = "Q", version: str = "1", judge_model: str = "judge-a", cached_from: int | None = None,
-            **more) -> int:
-        """One judgment judged at `when` (naive UTC), scored unless `status` says otherwise; its id."""
+            answer: str | None = None, **more) -> int:
+        """One judgment judged at `when` (naive UTC), scored unless `status` says otherwise; its id. Each is a case of
+        its own (an answer of its own) unless `answer` names an earlier one's."""
+        self.added += 1
+        answer = f"A{self.added}" if answer is None else answer
         judge = {"rubric_name": rubric, "rubric_version": version, "judge_model": judge_model,
                  "rubric_hash": more.pop("rubric_hash", f"hash-of-{version}")}
         with time_machine.travel(when.replace(tzinfo=UTC), tick=False):
             self.store.add_rows([{"run_id": self.run_id, "status": "malformed" if status == "malformed" else "pending",
                                   "model_name": model, "channel_id": channel, "team_id": "T1", "question": question,
-                                  "reference": "R", "answer": "A", **judge, **more}])
+                                  "reference": "R", "answer": answer, **judge, **more}])
         with self.store.session() as session:
             row = session.exec(select(Judgment).order_by(Judgment.id.desc()).limit(1)).one()
         if status in ("scored", "invalid", "error"):
@@ -202,15 +206,16 @@ def test_other_channels_and_the_terminal_never_leak_into_a_digest(store, history
     assert terminal.trend[("m1", "eth")] == [None, None, None, None, 10.0, None, 100.0, 0.0]
 
 
-def test_verdicts_reused_from_the_cache_are_shown_apart_from_new_judgments(store, history, rubrics):
-    first = history.add(at(1), 100, True, "Correct")
-    history.add(at(2), 100, True, "Correct", cached_from=first)
-    history.add(at(2), 100, True, "Correct", cached_from=first)
+def test_verdicts_read_again_from_the_cache_count_their_case_once(store, history, rubrics):
+    first = history.add(at(1), 100, True, "Correct", answer="A")
+    history.add(at(2), 100, True, "Correct", cached_from=first, answer="A")
+    history.add(at(2), 100, True, "Correct", cached_from=first, answer="A")
     digest = build_digest(store, channel_id="C1", period=WEEK)
     assert (digest.cases, digest.rejudged) == (1, 2)
+    assert (digest.lines[0].now.scored, digest.lines[0].now.passed, digest.lines[0].now.tags) == (1, 1, {"Correct": 1})
     message = digest_message(digest, rubrics, TEAM_URL)
-    assert "*1 judgments* (+2 reused)" in json.dumps(message["blocks"], ensure_ascii=False)
-    assert [row["Judged"] for row in table_dicts(message)] == ["1 (+2 reused)"]
+    assert "*1 case* (+2 judged again, counted once)" in json.dumps(message["blocks"], ensure_ascii=False)
+    assert [row["Cases"] for row in table_dicts(message)] == ["1 (+2 judged again, counted once)"]
 
 
 # 3. A quiet week
@@ -559,23 +564,22 @@ def test_digest_message_shows_the_week_the_changes_and_every_tag(store, history,
     assert (blocks[0]["type"], blocks[0]["text"]["text"]) == ("header", "Weekly digest · 16–22 Nov 2026 (2026-W47)")
     assert message["text"] == "judgebot: Weekly digest · 16–22 Nov 2026 (2026-W47)"
     assert blocks[1]["text"]["text"].startswith(
-        "*10 judgments* in <#C1> · 2 model(s) under test · 2 rubric(s) · judge errors 30.0%")  # 3 / 10
+        "*10 cases* in <#C1> · 2 model(s) under test · 2 rubric(s) · judge errors 30.0%")  # 3 / 10
     texts = [block["text"]["text"] for block in blocks if block["type"] == "section"]
     assert table_rows(message) == [
-        ["Model", "Rubric", "Judged", "Mean /100", "▲▼ mean", "Pass", "▲▼ pass", "Judge errors", "Tags",
+        ["Model", "Rubric", "Cases", "Mean /100", "▲▼ mean", "Pass", "▲▼ pass", "Judge errors", "Tags",
          "People agree with the judge"],
         ["m1", "academic", "2", "80.0", "▲ 20.0", "100%", "▲ 100.0 pts", "50% (1)", "–", "–"],
         ["m1", "eth", "6", "56.2", "▼ 13.8", "50%", "▼ 16.7 pts", "33% (2)",
          "correct 50% · generic 25% · refusal 25% · hallucination 0%",
-         "0% (0/1), 95% CI 0%-79% (Wilson); few labels (n = 1)"],
+         "67% (2/3), 95% CI 50%-100% (bootstrap over 2 cases); few labels (n = 3)"],
         ["m2", "eth", "2", "62.5", "new this week", "50%", "–", "0%",
          "correct 50% · generic 0% · refusal 0% · hallucination 50%",
          "0% (0/1), 95% CI 0%-79% (Wilson); few labels (n = 1)"],
     ]
     assert blocks[2]["type"] == "table"  # right under the week's counts
-    # Every row asks "Q" with reference "R" and answer "A": one case, so each person's latest vote on it counts once.
-    # U1's latest is their Disagree on m2's row, U2's their Disagree on m1's: 0 of 1 each (Wilson's 0%-79%), where
-    # the tally counts every vote (m1: 2 of 3 agreeing).
+    # Every row is a case of its own: m1's two voted cases hold three votes (U1 and U2 on the first, U1 on the
+    # refusal), two agreeing; m2's one vote disagrees (Wilson's 0%-79%).
     assert (digest.lines[1].now.votes, digest.lines[1].now.agreeing) == (3, 2)
     assert tag_values(rubrics, "eth") == ["Correct", "Generic", "Refusal", "Hallucination"]
     assert tag_values(rubrics, "academic") == [] and tag_values(rubrics, "no-such-rubric") == []

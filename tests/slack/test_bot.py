@@ -193,7 +193,7 @@ async def test_buttons_and_history_never_cross_channels(slack, slack_server, jud
 
     await slack.command("stats", channel="C0OTHER")
     stats = (await slack_server.await_for("response_url", lambda c: "stats" in c.params.get("text", "")))[0]
-    assert [row["Judged"] for row in table_dicts(stats.params)] == ["1"] and "C0OTHER" in json.dumps(stats.params)
+    assert [row["Cases"] for row in table_dicts(stats.params)] == ["1"] and "C0OTHER" in json.dumps(stats.params)
 
     # A button naming a judgment of #general, clicked in #other, is refused and shows nothing of it.
     await slack.click(DETAILS, buttons(general)[DETAILS], channel="C0OTHER", message_ts="1.000000")

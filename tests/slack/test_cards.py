@@ -736,7 +736,7 @@ def test_stats_message_shows_the_figures():
     assert sections(message) == ["*Stats in <#C0GENERAL>, last 7 days*"]
     # no row was reused from the cache or left unsure: those columns are left out
     assert table_rows(message) == [
-        ["Model", "Rubric", "Judged", "Mean /100", "Pass", "Judge errors", "Tags", "People agree with the judge"],
+        ["Model", "Rubric", "Cases", "Mean /100", "Pass", "Judge errors", "Tags", "People agree with the judge"],
         # 3 of 4; statsmodels' proportion_confint(3, 4, method="wilson") (0.3006, 0.9544)
         ["m1", "eth", "5", "62", "50%", "1", "Correct 2, Generic 1, Refusal 1",
          "75% (3/4), 95% CI 30%-95% (Wilson); few labels (n = 4)"],

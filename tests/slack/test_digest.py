@@ -155,7 +155,7 @@ async def test_digest_now_posts_this_channels_figures_and_the_chart(slack: Slack
     meta = post["metadata"] if isinstance(post["metadata"], dict) else json.loads(post["metadata"])
     assert meta["event_type"] == DIGEST_EVENT and meta["event_payload"]["weekly"] is False
     text = json.dumps(post["blocks"], ensure_ascii=False)
-    assert "Digest of the last 7 days" in text and "*3 judgments*" in text
+    assert "Digest of the last 7 days" in text and "*3 cases*" in text
     [row] = table_dicts(post)
     assert (row["Model"], row["Rubric"], row["Mean /100"], row["Pass"], row["Judge errors"]) == (
         "gpt-public", "eth", "62.5", "50%", "33% (1)")

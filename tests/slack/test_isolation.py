@@ -201,7 +201,7 @@ async def test_history_and_stats_of_this_workspace_are_still_shown(slack, slack_
     replies = [c.params for c in await slack_server.await_for("response_url", count=2)]
     assert "How do I register for exams?" in json.dumps(replies)
     stats = next(reply for reply in replies if reply["text"].startswith("judgebot stats"))
-    assert [row["Judged"] for row in table_dicts(stats)] == ["1"]
+    assert [row["Cases"] for row in table_dicts(stats)] == ["1"]
 
 
 # -- forms --------------------------------------------------------------------------------------------------

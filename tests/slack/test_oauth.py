@@ -92,7 +92,7 @@ async def test_two_workspaces_install_judge_apart_and_one_uninstalls(oauth_bot, 
     assert not [c for c in slack_server.calls if c.token == slack_server.bot_token]  # no single token anywhere
 
     for team in ("T1", "T2"):  # each workspace's stats count its own judgment only
-        assert [row["Judged"] for row in await stats_of(side, slack_server, team)] == ["1"]
+        assert [row["Cases"] for row in await stats_of(side, slack_server, team)] == ["1"]
     for team in ("T1", "T2"):  # and its history links to its own workspace's messages
         before = len(slack_server.calls_to("response_url"))
         assert (await side.command("history", team=team, channel=CHANNEL[team])).status == 200
