@@ -73,12 +73,12 @@ def replacements(links: Sequence[Link]) -> dict[int, datetime | None]:
     return found
 
 
-def lock_cases(conn: Connection, cases: Iterable[str]) -> None:
+def lock_cases(conn: Connection, cases: Iterable[str | None]) -> None:
     """On PostgreSQL, hold the chains of these cases until the transaction ends (in one order, so two writers never
     wait for each other); SQLite's write transaction holds everything already."""
     if conn.dialect.name != "postgresql":
         return
-    numbers = sorted({int(case[:8], 16) - 2**31 for case in cases})
+    numbers = sorted({int(case[:8], 16) - 2**31 for case in cases if case})
     if numbers:
         conn.execute(sa.text("SELECT pg_advisory_xact_lock(:family, n) FROM unnest(CAST(:numbers AS integer[])) AS n"),
                      {"family": CASE_LOCKS, "numbers": numbers})
