@@ -13,6 +13,7 @@ from sqlmodel import col, select
 from bot.figures import ratio
 from bot.records import JUDGED, RowState, checks_of
 from bot.store.billing import billed
+from bot.store.counting import standing
 from bot.store.judgments import Store
 from bot.store.models import BilledTally, Feedback, Judgment, JudgmentTally, table_of, utcnow
 from bot.store.said import Said, said_by_model
@@ -25,11 +26,12 @@ def _in_channel(channel_id: str | None) -> Any:
 
 
 def recent_in_channel(store: Store, *, channel_id: str | None, limit: int = 10) -> list[Judgment]:
-    """The newest judgments made in one channel (None: in a terminal), newest first."""
+    """The newest judgments made in one channel (None: in a terminal), newest first: each case once, its latest
+    verdict (bot.store.counting)."""
     with store.session() as session:
         statement = (
             select(Judgment)
-            .where(_in_channel(channel_id), col(Judgment.status).in_(JUDGED))
+            .where(_in_channel(channel_id), col(Judgment.status).in_(JUDGED), standing(col(Judgment.replaced_at), None))
             .order_by(col(Judgment.id).desc())
             .limit(limit)
         )
@@ -37,11 +39,13 @@ def recent_in_channel(store: Store, *, channel_id: str | None, limit: int = 10) 
 
 
 def recent_by_user(store: Store, *, team_id: str, user_id: str, limit: int = 10) -> list[Judgment]:
-    """The newest judgments one person asked for, in any channel of their workspace, newest first."""
+    """The newest judgments one person asked for, in any channel of their workspace, newest first: each case once,
+    while its latest verdict is theirs."""
     with store.session() as session:
         statement = (
             select(Judgment)
-            .where(Judgment.team_id == team_id, Judgment.user_id == user_id, col(Judgment.status).in_(JUDGED))
+            .where(Judgment.team_id == team_id, Judgment.user_id == user_id, col(Judgment.status).in_(JUDGED),
+                   standing(col(Judgment.replaced_at), None))
             .order_by(col(Judgment.id).desc())
             .limit(limit)
         )

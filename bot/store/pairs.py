@@ -13,6 +13,7 @@ from sqlmodel import col, select
 
 from bot.records import JUDGED
 from bot.store.case_keys import case_key
+from bot.store.counting import standing
 from bot.store.judgments import ID_CHUNK, Store
 from bot.store.models import Judgment, table_of
 from bot.store.models_trust import Label
@@ -44,15 +45,14 @@ def pair_case(row: Any) -> str:
 
 
 def judged_pairs(store: Store, *, channel_key: str, since: datetime, until: datetime) -> list[PairRow]:
-    """The judged orders of the pairs of a channel key (where pairwise runs keep their judgments, `checks_of`) whose
-    run judged some of them in [since, until): every order of those pairs, by run and line."""
+    """The orders of pairs judged in [since, until) under a channel key (where pairwise runs keep their judgments,
+    `checks_of`), each order of each pair once: its latest judgment there (bot.store.counting), by run and line."""
     table = table_of(Judgment)
-    runs = (sa.select(table.c.run_id).where(table.c.channel_id == channel_key, table.c.swapped.is_not(None),
-                                            table.c.judged_at >= since, table.c.judged_at < until)
-            .distinct().scalar_subquery())
     with store.engine.connect() as conn:
         rows = conn.execute(sa.select(*(table.c[name] for name in COLUMNS))
-                            .where(table.c.run_id.in_(runs), table.c.swapped.is_not(None), table.c.status.in_(JUDGED))
+                            .where(table.c.channel_id == channel_key, table.c.swapped.is_not(None),
+                                   table.c.status.in_(JUDGED), table.c.judged_at >= since, table.c.judged_at < until,
+                                   standing(table.c.replaced_at, until))
                             .order_by(table.c.run_id, table.c.row_number, table.c.id)).all()
     return [PairRow(row.id, row.run_id, row.row_number, row.question, row.model_name, row.model_b, row.swapped,
                     row.status, row.output, pair_case(row)) for row in rows]

@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from bot.records import SAMPLE_FIELDS, RowState, Verdict
 from bot.store.billing import bill_samples
+from bot.store.counting import standing
 from bot.store.judgments import Store
 from bot.store.models import BilledTally, Judgment, JudgmentSample, table_of, utcnow
 
@@ -82,12 +83,13 @@ def known_samples(store: Store, judgment_id: int, cache_keys: Iterable[str], *, 
 
 def sampled_in_channel(store: Store, *, channel_id: str | None, since: datetime,
                        until: datetime) -> list[tuple[str, list[JudgmentSample]]]:
-    """(rubric, samples) of each scored judgment of a channel (None: the terminal's) judged several times (samples or
-    a jury) between `since` and `until`."""
+    """(rubric, samples) of each case of a channel (None: the terminal's) evaluated between `since` and `until` whose
+    latest verdict there was judged several times (samples or a jury): each case once (bot.store.counting)."""
     judgments = table_of(Judgment)
     with store.engine.connect() as conn:
         rows = conn.execute(sa.select(judgments.c.id, judgments.c.rubric_name).where(
             judgments.c.channel_id.is_not_distinct_from(channel_id), judgments.c.status == RowState.SCORED,
-            judgments.c.samples > 1, judgments.c.judged_at >= since, judgments.c.judged_at < until)).all()
+            judgments.c.samples > 1, judgments.c.judged_at >= since, judgments.c.judged_at < until,
+            standing(judgments.c.replaced_at, until))).all()
     samples = samples_by_judgment(store, [row.id for row in rows])
     return [(row.rubric_name, samples[row.id]) for row in rows if row.id in samples]

@@ -173,11 +173,12 @@ def pair_of(rows: Sequence[Any], human: str | None = None) -> JudgedPair:
 
 
 def pairs_of(rows: Sequence[Any], people: Mapping[str, str] | None = None) -> list[JudgedPair]:
-    """The pairs judged in some runs, from their rows of the history (each order of a pair is a row: same run, same
-    line; each row with its case key), with what `people` said of each case, in the order of the rows."""
-    grouped: dict[tuple[int, int | None], list[Any]] = {}
+    """The pairs judged in some runs, from their rows of the history (each order of a pair is a row, with its case
+    key), each pair once: its orders grouped by the pair's case and models, whichever runs they came with; with what
+    `people` said of each case, in the order of the rows."""
+    grouped: dict[tuple[str, str | None, str | None], list[Any]] = {}
     for row in rows:
-        grouped.setdefault((row.run_id, row.row_number), []).append(row)
+        grouped.setdefault((row.case_key, row.model_name, row.model_b), []).append(row)
     return [pair_of(orders, (people or {}).get(orders[0].case_key)) for orders in grouped.values()]
 
 
