@@ -51,11 +51,6 @@ def model_of(name: str | None) -> str:
     return f"*{shown(name, MODEL_ROOM)[0]}*" if name else "_model not named_"
 
 
-def rejudged_text(rejudged: int) -> str:
-    """Judgments a later one of the same case replaced, beside the cases (the figures count each case once)."""
-    return f" (+{rejudged:,} judged again, counted once)" if rejudged else ""
-
-
 LINE_COLUMNS = {"model": Column("Model"), "rubric": Column("Rubric"), "cases": Column("Cases", right=True),
                 "mean": Column("Mean /100", right=True), "change": Column("▲▼ mean", right=True),
                 "pass": Column("Pass", right=True), "pass_change": Column("▲▼ pass", right=True),
@@ -81,7 +76,7 @@ def line_row(line: Line, rubrics: RubricSet) -> dict[str, Cell]:
     error = line.error_rate
     tags = tags_text(line, rubrics)
     return {"model": untrusted(now.model_name, MODEL_ROOM) if now.model_name else cell("model not named"),
-            "rubric": untrusted(now.rubric_name, MODEL_ROOM), "cases": cell(f"{now.cases:,}{rejudged_text(now.rejudged)}"),
+            "rubric": untrusted(now.rubric_name, MODEL_ROOM), "cases": cell(f"{now.cases:,}"),
             "mean": cell(number(now.mean_headline, 1)),
             "change": cell("new this week" if line.before is None else signed(line.change) or MISSING),
             "pass": cell(percent(now.pass_rate)), "pass_change": cell(signed(line.pass_change, " pts") or MISSING),
@@ -175,8 +170,7 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
     error_rate = digest.errors / digest.cases if digest.cases else 0
     head: list[Block] = [
         HeaderBlock(text=title[:HEADER_LIMIT]),
-        *([section(f"*{digest.cases:,} {plural(digest.cases, 'case')}*{rejudged_text(digest.rejudged)} in {channel} · "
-                   f"{len(models)} model(s) "
+        *([section(f"*{digest.cases:,} {plural(digest.cases, 'case')}* in {channel} · {len(models)} model(s) "
                    f"under test · {len(rubric_names)} rubric(s) · judge errors {error_rate:.1%}\n"
                    "▲ ▼ compare with the 7 days before.")] if digest.lines else []),
         *warning_blocks(digest.warnings),
