@@ -29,6 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.digest import Period, build_digest
 from bot.store import Store
 from bot.store.models import Feedback, Judgment, JudgmentTally, Run
+from bot.store.case_keys import case_key
+from bot.store.counting import counted_case
+from bot.store.migrations_cases import fill_replacements
 from bot.store.tallies import add_judgments, question_key
 
 CHANNEL = "C0BENCH"
@@ -36,6 +39,7 @@ MODELS = ("gpt-4o", "gpt-4o-mini", "llama-3.1-70b", "mistral-large", "qwen2.5-72
 ETH_TAGS = ("Correct", "Generic", "Refusal", "Hallucination")
 QUESTIONS = 2_000  # distinct questions asked again week after week
 BATCH = 20_000
+REFERENCE = "Registration is done in myStudies during the period."
 
 
 def fill(store: Store, *, rows: int, weeks: int, other_rows: int, end: datetime, seed: int = 7) -> None:
@@ -66,6 +70,8 @@ def fill(store: Store, *, rows: int, weeks: int, other_rows: int, end: datetime,
                 headline = rng.choice((0.0, 25.0, 50.0, 75.0, 100.0)) if status == "scored" else None
                 question = f"Question {rng.randrange(QUESTIONS)}: how do I register for the exams of my programme?"
                 model = MODELS[i % len(MODELS)]
+                answer = "You register in myStudies."  # each question's answer again each week: one case, re-judged
+                case = counted_case(case_key("T0BENCH", channel, rubric, question, REFERENCE, answer), model)
                 batch.append({
                     "run_id": run_id, "row_number": i + 2, "created_at": at.replace(tzinfo=None),
                     "judged_at": at.replace(tzinfo=None), "status": status, "team_id": "T0BENCH",
@@ -73,8 +79,8 @@ def fill(store: Store, *, rows: int, weeks: int, other_rows: int, end: datetime,
                     "model_name": model, "rubric_name": rubric, "question_key": question_key(model, rubric, question),
                     "rubric_version": "2" if late and rubric == "eth" else "1",
                     "rubric_hash": "h2" if late and rubric == "eth" else "h1", "judge_model": "judge-bench",
-                    "question": question, "reference": "Registration is done in myStudies during the period.",
-                    "answer": "You register in myStudies.", "headline": headline,
+                    "question": question, "reference": REFERENCE, "answer": answer, "case_hash": case,
+                    "headline": headline,
                     "passed": None if headline is None else headline >= 75,
                     "tag": rng.choice(ETH_TAGS) if rubric == "eth" and status == "scored" else None,
                     "tokens_in": 300, "tokens_out": 60, "latency_ms": 900, "attempts": 1,
@@ -88,7 +94,8 @@ def fill(store: Store, *, rows: int, weeks: int, other_rows: int, end: datetime,
         # "how far to trust the judge" calibrates.
         conn.execute(feedback.insert(), [{"judgment_id": i, "user_id": "U0BENCH", "agree": i % 4 != 0,
                                           "created_at": at, "updated_at": at} for i, at in voted])
-        # Rows and votes written straight into the tables are counted as an upgrade counts an existing history.
+        # Rows and votes written straight into the tables are chained and counted as an upgrade does.
+        fill_replacements(conn, table)
         add_judgments(conn, table, JudgmentTally.__table__, true(), feedback=feedback)
 
 
@@ -122,7 +129,7 @@ def main() -> None:
             digest = build_digest(store, channel_id=CHANNEL, period=period)
             times.append(time.perf_counter() - began)
             store.engine.dispose()
-        print(f"digest of {period.label} ({period.week}): {digest.judged:,} judgments this week, "
+        print(f"digest of {period.label} ({period.week}): {digest.cases:,} cases this week, "
               f"{len(digest.lines)} model/rubric lines, {len(digest.regressions)} regressions, "
               f"{len(digest.changes)} judge change(s), trend of {len(digest.weeks)} weeks")
         print(f"build_digest: first {times[0] * 1000:.0f} ms, median {statistics.median(times) * 1000:.0f} ms, "

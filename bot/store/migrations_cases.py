@@ -30,7 +30,7 @@ def _v28_cases_counted_once(op: Operations) -> None:
                         sa.column("judged_at", sa.DateTime), sa.column("replaced_at", sa.DateTime))
     _fill_cases(conn, judgment)
     op.create_index("ix_judgment_case", "judgment", ["case_hash", "judged_at"])
-    _fill_replacements(conn, judgment)
+    fill_replacements(conn, judgment)
     op.drop_index("ix_judgment_channel_judged", "judgment")
     op.create_index("ix_judgment_channel_judged", "judgment",
                     ["channel_id", "judged_at", "status", "question_key", "headline", "replaced_at"])
@@ -84,9 +84,9 @@ def _fill_cases(conn: Connection, judgment: Any) -> None:
         after = rows[-1].id
 
 
-def _fill_replacements(conn: Connection, judgment: Any) -> None:
+def fill_replacements(conn: Connection, judgment: Any) -> None:
     """Chain the judged rows of every case, reading them in case order a batch at a time (a case cut by a batch's
-    end is finished with the next)."""
+    end is finished with the next); rows written straight into the table (an upgrade, a benchmark) are chained so."""
     c = judgment.c
     fill = judgment.update().where(c.id == sa.bindparam("row_id")).values(replaced_at=sa.bindparam("at"))
     judged = (c.status.in_(JUDGED), c.judged_at.is_not(None))

@@ -13,9 +13,12 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.support.cli import base_env, eth_responder, flat, judgebot, write_rows
+from tests.support.openai_server import Reply
 from tests.support.pairwise_judge import PrefersMarked
 
 HEADER = ["question", "reference", "answer", "model"]
+BENCHMARK = {"Factual Accuracy": 5, "Relevance": 4, "Clarity": 4, "Language Consistency": 4, "Conciseness": 4,
+             "Overall": 4.5}
 WEEK = "{}-W{:02d}".format(*datetime.now(UTC).isocalendar()[:2])
 
 
@@ -110,3 +113,17 @@ def digest_with_pairs(tmp_path: Path) -> str:
     code, out = judgebot(tmp_path, "digest", "--week", WEEK, "--timezone", "UTC")
     assert code == 0, out
     return flat(out)
+
+
+def test_a_case_judged_with_two_rubrics_is_two_cases_each_in_its_rubric(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    everything, _ = eval_set(tmp_path)
+    assert judgebot(tmp_path, "judge", everything.name, "--rubric", "eth", server=judge_server)[0] == 0
+    code, before = judgebot(tmp_path, "stats")
+    assert code == 0, before
+    judge_server.responder = lambda body: Reply.json(BENCHMARK)
+    code, out = judgebot(tmp_path, "judge", everything.name, "--rubric", "benchmark", server=judge_server)
+    assert code == 0, out
+    code, after = judgebot(tmp_path, "stats")
+    assert code == 0 and figures(after, "hv1") == figures(before, "hv1"), after  # eth's figures as they were
+    assert re.search(r"hv1 benchmark 10 0 ", flat(after)) and re.search(r"hv2 benchmark 10 0 ", flat(after)), after

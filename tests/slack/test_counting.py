@@ -3,9 +3,13 @@ judged again with Re-judge move no figure of `/judge stats` or the digest."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 from bot.slack.views.card import REJUDGE
+from tests.support.pairwise_judge import PrefersMarked
 from tests.support.replies import eth_reply
-from tests.support.slack_files import finished_thread, grade_by_answer, share
+from tests.support.slack_files import blocks_text, finished_thread, grade_by_answer, share, summaries
 from tests.support.slack_messages import buttons, card_of, table_dicts
 
 HEADER = "question,reference,answer,model\n"
@@ -72,3 +76,27 @@ async def test_shared_again_and_judged_again_the_figures_stay(bot_with, slack_se
     rejudged = await stats(slack, slack_server)
     assert [{k: v for k, v in row.items() if k != "again"} for row in rejudged] == [
         {k: v for k, v in row.items() if k != "again"} for row in with_card]
+
+
+async def test_a_file_of_pairs_shared_three_times_is_its_pairs_once_in_the_digest(bot_with, slack_server, judge_server):
+    judge_server.responder = PrefersMarked()
+    slack = await bot_with()
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["question", "reference", "answer_a", "answer_b", "model_a", "model_b"])
+    for n in range(20):  # bot-v2's answer is the better one in 14 pairs of 20
+        better_b = n % 10 < 7
+        writer.writerow([f"q{n}", "Use myStudies.", f"v1 {n}" + ("" if better_b else " [better]"),
+                         f"v2 {n}" + (" [better]" if better_b else ""), "bot-v1", "bot-v2"])
+    for n in range(3):
+        event = await share(slack, slack_server, out.getvalue().encode(), name=f"pairs-{n}.csv", text="v1 against v2")
+        await finished_thread(slack_server, "C0GENERAL", event["ts"], timeout=60)
+        [summary] = summaries(slack_server, "C0GENERAL", event["ts"])
+        assert "of 20 pairs" in blocks_text(summary)
+
+    count = len(slack_server.calls_to("chat.postMessage"))
+    await slack.command("digest now")
+    post = (await slack_server.await_for("chat.postMessage", count=count + 1))[-1]
+    text = blocks_text(post.params)
+    assert "bot-v2 over bot-v1: 70%" in text and "of 20 pairs; won 14, lost 6, tied 0" in text, text
+    assert "of 60 pairs" not in text
