@@ -372,3 +372,44 @@ def test_upgrade_to_version_15_keeps_one_label_a_case_and_person_and_drops_passe
         assert len(set(keys)) == 2 and votes == [keys[0]]  # Q1's vote and labels are one case
     finally:
         store.engine.dispose()
+
+
+def test_upgrade_to_version_28_counts_each_case_once_and_chains_its_judgments(db_url: str) -> None:
+    engine = make_engine(db_url)
+    assert migrate(engine, target=27) == 27
+    monday = datetime(2026, 11, 16, 9, 30)
+    with engine.begin() as conn:  # one case judged three times (a score, a later failure, a new score), another once
+        run_id = conn.execute(sa.text(
+            "INSERT INTO run (created_at, status, rubric_name, rubric_version, rubric_hash, judge_model, source, fresh, "
+            "total_rows, samples) VALUES (:t, 'done', 'eth', '1', 'h', 'j', 'slack', false, 4, 1) RETURNING id"),
+            {"t": monday}).scalar_one()
+        insert = sa.text(
+            "INSERT INTO judgment (run_id, row_number, created_at, judged_at, status, team_id, channel_id, model_name, "
+            "rubric_name, rubric_version, rubric_hash, judge_model, question, reference, answer, headline, passed, "
+            "tokens_in, tokens_out, latency_ms, attempts, tokens_cached) VALUES (:run, :n, :t, :t, :status, 'T1', 'C1', "
+            "'m1', 'eth', '1', 'h', 'j', :q, 'R', 'A', :headline, :passed, 0, 0, 0, 0, 0) RETURNING id"
+        ).bindparams(sa.bindparam("t", type_=sa.DateTime))  # written as judgebot writes a time, to compare as one
+        ids = [conn.execute(insert, {"run": run_id, "n": n, "t": monday + timedelta(days=day), "status": status, "q": q,
+                                     "headline": headline, "passed": None if headline is None else headline >= 50})
+               .scalar_one()
+               for n, (day, status, q, headline) in enumerate([(0, "scored", "Q", 25.0), (1, "error", "Q", None),
+                                                               (2, "scored", "Q", 100.0), (0, "scored", "Q2", 75.0)])]
+    engine.dispose()
+
+    store = Store.open(db_url)
+    try:
+        with store.engine.connect() as conn:
+            rows = dict(conn.execute(sa.text("SELECT id, replaced_at FROM judgment")).all())
+            cases = {case for (case,) in conn.execute(sa.text("SELECT case_hash FROM judgment"))}
+        assert len(cases) == 2
+        # the first score replaced by the second; the failure after a score counts nowhere; the rest stand
+        replaced = {id_: None if at is None else datetime.fromisoformat(str(at)) for id_, at in rows.items()}
+        assert replaced == {ids[0]: monday + timedelta(days=2), ids[1]: monday + timedelta(days=1), ids[2]: None,
+                            ids[3]: None}
+        [figures] = channel_stats(store, channel_id="C1")
+        assert (figures.cases, figures.scored, figures.errors, figures.rejudged, figures.mean_headline) == (
+            2, 2, 0, 2, 87.5)
+        [week] = channel_stats(store, channel_id="C1", since=monday, until=monday + timedelta(days=2))
+        assert (week.cases, week.scored, week.mean_headline) == (2, 2, 50.0)  # before the new score: 25 and 75
+    finally:
+        store.engine.dispose()
