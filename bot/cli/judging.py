@@ -303,6 +303,8 @@ def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: Ru
         calibration_views.show_file_labels(console, labels)
     if review.total:
         console.print(f"{review.text()}: `judgebot review` lists them.", highlight=False)
+    elif review.text():
+        console.print(f"{review.text()}.", highlight=False)
     if (models := models_compared(graded(graded_answers(store, run_id=run.id)))) is not None:
         from bot.cli.paired_views import show as show_comparison
 
@@ -332,6 +334,8 @@ def write_pairs(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: RunO
     if review.total:
         ctx.console.print(f"{review.text()}: a person says which answer is better (`/judge review` in Slack; "
                           "`judgebot review` lists them).", highlight=False)
+    elif review.text():
+        ctx.console.print(f"{review.text()}.", highlight=False)
     show_shutdowns(ctx, judges_of_run(run.judge_model, run.judges))
     _said_how_it_ended(ctx, run, out, outcome, kept)
     return EXIT_OK if outcome.all_scored else EXIT_UNSCORED

@@ -297,6 +297,8 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
                             f"{escape(summary_text(*models))}"))
     if review is not None and review.total:
         head.append(section(f":mag: {review.text()}: `/judge review` asks for your label, one case at a time."))
+    elif review is not None and review.text():
+        head.append(section(f":mag: {review.text()}."))
     if summary.worst:
         low = [f"• row {row}: {score:.0f}/100 · {shown(question, 150)[0]}" for score, row, question in summary.worst]
         head.append(section("*Lowest-scoring rows*\n" + "\n".join(low)))
