@@ -24,6 +24,7 @@ DISAGREE = "disagree"  # the reason of a case a person's label contradicts: aske
 OFFER_FOR = timedelta(days=1)  # a case offered and not answered returns to the queue after this
 CANDIDATES = 25  # open cases looked at per offer; two reviewers at once each win a different one
 ANY_TEAM = "*"  # a channel's cases in whichever workspace (the terminal's view of a channel id)
+KEYS_PER_SCAN = 10_000  # question keys looked up per read of a channel's history (SQLite takes 32,766 parameters)
 
 
 @dataclass(frozen=True)
@@ -81,11 +82,11 @@ def _judged_before(conn: Connection, run_id: int, rows: Sequence[Any]) -> set[st
     for channel, question_keys in asked.items():
         here = table.c.channel_id.is_(None) if channel is None else table.c.channel_id == channel
         wanted = sorted(question_keys)
-        for start in range(0, len(wanted), 500):
+        for start in range(0, len(wanted), KEYS_PER_SCAN):  # each query reads the channel's index entries once
             earlier = conn.execute(sa.select(table.c.team_id, table.c.channel_id, table.c.rubric_name,
                                              table.c.question, table.c.reference, table.c.answer)
                                    .where(here, table.c.status == RowState.SCORED,
-                                          table.c.question_key.in_(wanted[start:start + 500]),
+                                          table.c.question_key.in_(wanted[start:start + KEYS_PER_SCAN]),
                                           table.c.run_id < run_id))
             found.update(case_key(*texts) for texts in earlier)
     return found
