@@ -153,6 +153,16 @@ def test_cli_reads_and_measures_peoples_scores_on_the_benchmark_rubric(tmp_path:
         assert (f"{name}: the judge scores {abs(gap.mean()):.2f} {side}, mean absolute difference "
                 f"{np.abs(gap).mean():.2f} (4 labels)") in text, (name, text)
 
+    # the labels written out name the fields as the rubric spells them, and are read back whole
+    code, out = judgebot(tmp_path, "labels", "export", "--rubric", "benchmark", "--out", "export.csv")
+    assert code == 0, out
+    header = (tmp_path / "export.csv").read_text(encoding="utf-8-sig").splitlines()[0].split(",")
+    assert [name for name in header if name.startswith("human_")] == ["human_pass", *(f"human_{f}" for f in FIVE),
+                                                                      "human_Overall"]
+    code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "benchmark", "--labels", "export.csv", "--yes",
+                         server=judge_server)
+    assert code in (0, 1) and "labels 4" in flat(out) and "names no field" not in flat(out), out
+
 
 def test_cli_refuses_a_column_that_fits_two_fields_in_a_judged_file_and_a_labels_file(tmp_path: Path,
                                                                                       judge_server) -> None:
@@ -179,12 +189,3 @@ def test_cli_refuses_a_column_that_fits_two_fields_in_a_judged_file_and_a_labels
     assert code == 2 and "could name any of the fields" in flat(out) and "such as human_Factual Accuracy" in flat(out)
     assert len(judge_server.bodies()) == 2  # refused before anything was judged
 
-    # the labels written out name the fields as the rubric spells them, and are read back whole
-    code, out = judgebot(tmp_path, "labels", "export", "--rubric", "benchmark", "--out", "export.csv")
-    assert code == 0, out
-    header = (tmp_path / "export.csv").read_text(encoding="utf-8-sig").splitlines()[0].split(",")
-    assert [name for name in header if name.startswith("human_")] == ["human_pass", *(f"human_{f}" for f in FIVE),
-                                                                      "human_Overall"]
-    code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "benchmark", "--labels", "export.csv", "--yes",
-                         server=judge_server)
-    assert code in (0, 1) and "labels 4" in flat(out) and "names no field" not in flat(out), out
