@@ -86,6 +86,10 @@ def show_file_labels(console: Console, labels: FileLabels) -> None:
     for header, read in labels.repeated:
         console.print(f"[yellow]warning[/]: column {shown(header)} names the same label as column {shown(read)}, which "
                       "is read (the leftmost of them); it was not read", highlight=False)
+    for header, fields in labels.ambiguous:
+        from bot.trust.labels import ambiguity_text
+
+        console.print(f"[yellow]warning[/]: {shown(ambiguity_text(header, fields))}", highlight=False)
     for row, problem in labels.problems:
         console.print(f"[yellow]row {row}[/] label not read: {shown(problem)}", highlight=False)
     if labels.unreadable > len(labels.problems):

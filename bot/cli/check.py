@@ -84,6 +84,10 @@ def check_cases(ctx: Context, rubric: Rubric) -> list[CheckCase]:
     for header in found.unknown:
         ctx.console.print(f"[yellow]warning[/]: column {shown(header)} names no field of {rubric.name} that can be "
                           "labeled; it is not read")
+    for header, fields in found.ambiguous:
+        from bot.trust.labels import ambiguity_text
+
+        ctx.console.print(f"[yellow]warning[/]: {shown(ambiguity_text(header, fields))}")
     for header, read in found.repeated:
         ctx.console.print(f"[yellow]warning[/]: column {shown(header)} names the same label as column {shown(read)}, "
                           "which is read (the leftmost of them); it is not read")

@@ -74,6 +74,7 @@ async def finish_triple(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *,
                         rejudge: tuple[RowState, ...] = ()) -> int:
     """Judge a run of one triple and show its verdict, as CONFIRM_ABOVE_USD and JUDGE_MONTHLY_BUDGET allow (its
     estimate said only when they ask)."""
+    from bot.judge.lifetime import judges_of_run
     from bot.llm.retries import observing_retries
     from bot.records import Verdict
     from bot.runs import execute_run
@@ -93,6 +94,7 @@ async def finish_triple(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *,
     views.show_verdict(ctx.console, rubric, Verdict.model_validate(judgment, from_attributes=True))
     if not panel.single:
         views.show_samples(ctx.console, samples_of(ctx.store, judgment.id))
+    show_shutdowns(ctx, judges_of_run(run.judge_model, run.judges))  # as a file's summary warns
     return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
 
 
@@ -303,6 +305,8 @@ def write_results(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: Ru
         calibration_views.show_file_labels(console, labels)
     if review.total:
         console.print(f"{review.text()}: `judgebot review` lists them.", highlight=False)
+    elif review.text():
+        console.print(f"{review.text()}.", highlight=False)
     if (models := models_compared(graded(graded_answers(store, run_id=run.id)))) is not None:
         from bot.cli.paired_views import show as show_comparison
 
@@ -332,6 +336,8 @@ def write_pairs(ctx: Context, run: Run, rubric: Rubric, out: Path, outcome: RunO
     if review.total:
         ctx.console.print(f"{review.text()}: a person says which answer is better (`/judge review` in Slack; "
                           "`judgebot review` lists them).", highlight=False)
+    elif review.text():
+        ctx.console.print(f"{review.text()}.", highlight=False)
     show_shutdowns(ctx, judges_of_run(run.judge_model, run.judges))
     _said_how_it_ended(ctx, run, out, outcome, kept)
     return EXIT_OK if outcome.all_scored else EXIT_UNSCORED

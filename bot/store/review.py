@@ -24,6 +24,7 @@ DISAGREE = "disagree"  # the reason of a case a person's label contradicts: aske
 OFFER_FOR = timedelta(days=1)  # a case offered and not answered returns to the queue after this
 CANDIDATES = 25  # open cases looked at per offer; two reviewers at once each win a different one
 ANY_TEAM = "*"  # a channel's cases in whichever workspace (the terminal's view of a channel id)
+KEYS_PER_SCAN = 10_000  # question keys looked up per read of a channel's history (SQLite takes 32,766 parameters)
 
 
 @dataclass(frozen=True)
@@ -37,13 +38,15 @@ class QueuedRow:
     passed: bool | None
     label_passes: tuple[bool, ...]  # pass/fail of people's labels of the case that give one
     labeled: bool  # any label or vote on the case
+    judged_before: bool = False  # an earlier run scored the case: it had its one chance at the random share there
 
 
 def queued_rows(store: Store, run_id: int) -> list[QueuedRow]:
-    """Every scored row of a run with what people said of its case, in row order."""
+    """Every scored row of a run with what people said of its case and whether a run before it scored the case, in
+    row order."""
     table = table_of(Judgment)
     columns = [table.c[name] for name in ("id", "team_id", "channel_id", "rubric_name", "question", "reference",
-                                          "answer", "unsure", "judge_model", "passed")]
+                                          "answer", "unsure", "judge_model", "passed", "question_key")]
     with store.session() as session:
         rows = session.execute(sa.select(*columns).where(table.c.run_id == run_id, table.c.status == RowState.SCORED)
                                .order_by(table.c.row_number, table.c.id)).all()
@@ -61,14 +64,39 @@ def queued_rows(store: Store, run_id: int) -> list[QueuedRow]:
                     passes.setdefault(key, []).append(passed)
             labeled.update(key for (key,) in session.execute(select(Feedback.case_key)
                                                              .where(col(Feedback.case_key).in_(chunk))) if key)
+        before = _judged_before(session.connection(), run_id, rows)
     return [QueuedRow(row.id, keys[row.id], bool(row.unsure), "+" in row.judge_model, row.passed,
-                      tuple(passes.get(keys[row.id], ())), keys[row.id] in labeled) for row in rows]
+                      tuple(passes.get(keys[row.id], ())), keys[row.id] in labeled, keys[row.id] in before)
+            for row in rows]
+
+
+def _judged_before(conn: Connection, run_id: int, rows: Sequence[Any]) -> set[str]:
+    """The cases among a run's `rows` that a run started before it scored (by question key within the channel, the
+    index's way in; then by the case's own key, so a judgment whose texts were removed still counts)."""
+    table = table_of(Judgment)
+    asked: dict[str | None, set[int]] = {}
+    for row in rows:
+        if row.question_key is not None:
+            asked.setdefault(row.channel_id, set()).add(row.question_key)
+    found: set[str] = set()
+    for channel, question_keys in asked.items():
+        here = table.c.channel_id.is_(None) if channel is None else table.c.channel_id == channel
+        wanted = sorted(question_keys)
+        for start in range(0, len(wanted), KEYS_PER_SCAN):  # each query reads the channel's index entries once
+            earlier = conn.execute(sa.select(table.c.team_id, table.c.channel_id, table.c.rubric_name,
+                                             table.c.question, table.c.reference, table.c.answer)
+                                   .where(here, table.c.status == RowState.SCORED,
+                                          table.c.question_key.in_(wanted[start:start + KEYS_PER_SCAN]),
+                                          table.c.run_id < run_id))
+            found.update(case_key(*texts) for texts in earlier)
+    return found
 
 
 def add_cases(store: Store, cases: Iterable[dict[str, Any]]) -> set[str]:
-    """Queue cases (each a ReviewCase's columns), once each: a case queued already keeps its place (marked random if
-    it is drawn at random now); one labeled already is opened again only for a second opinion (reason "disagree").
-    The keys of the given cases that are open now."""
+    """Queue cases (each a ReviewCase's columns, all of one run), once each: a case queued already keeps its place
+    (marked random if it is drawn at random now); one labeled already is opened again only for a second opinion
+    (reason "disagree"). The keys of the given cases this run queued (now, or when it was summarised before): the
+    cases it added to the queue."""
     unique = {case["case_key"]: case for case in reversed(list(cases))}  # rows of the same texts: the first one's
     rows = [{"state": OPEN, "created_at": utcnow(), **case} for case in reversed(list(unique.values()))]
     if not rows:
@@ -87,7 +115,15 @@ def add_cases(store: Store, cases: Iterable[dict[str, Any]]) -> set[str]:
     with store.engine.begin() as conn:
         conn.execute(insert.values(rows).on_conflict_do_update(index_elements=[table.c.case_key], set_=again))
         return set(conn.execute(sa.select(table.c.case_key).where(table.c.case_key.in_(keys),
-                                                                  table.c.state == OPEN)).scalars())
+                                                                  table.c.run_id == rows[0]["run_id"])).scalars())
+
+
+def drawn_by(store: Store, run_id: int) -> set[str]:
+    """The cases a run queued at random: once it has drawn, it draws no more (labels given since change no draw)."""
+    table = table_of(ReviewCase)
+    with store.engine.connect() as conn:
+        return set(conn.execute(sa.select(table.c.case_key).where(table.c.run_id == run_id,
+                                                                  table.c.random.is_(True))).scalars())
 
 
 def close_reviewed(conn: Connection, *, case_key: str, user_id: str, now: datetime) -> None:

@@ -20,6 +20,8 @@ from bot.trust.labels import (
     FALSE_WORDS,
     TRUE_WORDS,
     HumanValues,
+    ambiguity_text,
+    ambiguous_columns,
     complete,
     label_columns,
     read_label,
@@ -44,12 +46,13 @@ class CheckCase:
 
 @dataclass
 class FileCases:
-    """The labeled rows a labels file holds, its human_ columns that name no field, and the rows left out (line,
-    whether its row was malformed or its label unreadable, why), in file order."""
+    """The labeled rows a labels file holds, its human_ columns that name no field (or several), and the rows left
+    out (line, whether its row was malformed or its label unreadable, why), in file order."""
 
     cases: list[CheckCase] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     repeated: list[tuple[str, str]] = field(default_factory=list)  # (a column not read, the one read for its label)
+    ambiguous: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (a column not read, fields it fits)
     left_out: list[tuple[int, bool, str]] = field(default_factory=list)
 
 
@@ -70,10 +73,13 @@ def cases_from_file(path: Path, rubric: Rubric) -> FileCases:
     skipped, rows that cannot be read are left out with the reason. UsageError when it has no label column."""
     source = open_csv(path)
     columns, unknown = label_columns(source.headers, rubric)
+    if not columns and (ambiguous := ambiguous_columns(source.headers, rubric)):
+        raise UsageError(f"{path}: {ambiguity_text(*ambiguous[0])}")
     if not columns:
         raise UsageError(f"{path} has no human_pass or human_<field> column for {rubric.name}, so it holds no labels; "
                          "`judgebot labels export` writes such a file")
-    found = FileCases(unknown=unknown, repeated=repeated_columns(source.headers, rubric))
+    found = FileCases(unknown=unknown, repeated=repeated_columns(source.headers, rubric),
+                      ambiguous=ambiguous_columns(source.headers, rubric))
     knows_original = any(header in source.headers for header in ("judge_pass", "judge_tag"))
     for row in source:
         if isinstance(row, MalformedRow):

@@ -13,6 +13,7 @@ from bot.store.case_keys import judgment_case
 from bot.store.labels import save_label
 from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
 from bot.trust.labels import (
+    ambiguous_columns,
     complete,
     label_columns,
     numbers_at,
@@ -34,25 +35,27 @@ PROBLEMS_KEPT = 20
 @dataclass
 class FileLabels:
     """What a run's label columns gave: the figures of the judge against them, cells that could not be read, and
-    human_ columns that name no field of the rubric."""
+    human_ columns that name no field of the rubric or could name several."""
 
     columns: list[str] = field(default_factory=list)
     calibration: Calibration | None = None
     problems: list[tuple[int | None, str]] = field(default_factory=list)  # the first PROBLEMS_KEPT
     unknown: list[str] = field(default_factory=list)
     repeated: list[tuple[str, str]] = field(default_factory=list)  # (a column not read, the one read for its label)
+    ambiguous: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (a column not read, fields it fits)
     unreadable: int = 0  # rows whose label could not be read, all of them
 
     @property
     def any(self) -> bool:
         """Whether the file had label columns at all."""
-        return bool(self.columns or self.unknown)
+        return bool(self.columns or self.unknown or self.ambiguous)
 
 
 def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
     """Save the labels in a run's human_ columns for its scored rows, and compare the judge with them."""
     columns, unknown = label_columns(run.columns or [], rubric)
-    found = FileLabels(columns=list(columns), unknown=unknown, repeated=repeated_columns(run.columns or [], rubric))
+    found = FileLabels(columns=list(columns), unknown=unknown, repeated=repeated_columns(run.columns or [], rubric),
+                       ambiguous=ambiguous_columns(run.columns or [], rubric))
     if not columns:
         return found
     by_column = next((header for header in run.columns or [] if spelled(header) in (LABELED_BY, "labelled_by")), None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -77,52 +77,78 @@ def spelled(header: str) -> str:
     return re.sub(r"[\s_-]+", "_", header.strip().lower())
 
 
-def _label_targets(headers: list[str], rubric: Rubric) -> tuple[list[tuple[str, str]], list[str]]:
-    """Each header that names a label, with what it names (a field path, or "pass"), in file order; and the headers
-    that start like one (human_...) but name no field of the rubric that can be labeled."""
-    fields = {path.lower(): path for path in labelable(rubric)}
-    named: list[tuple[str, str]] = []
-    unknown: list[str] = []
+def _label_targets(headers: list[str], rubric: Rubric) -> _Targets:
+    """Each header that names a label, with what it names (a field path, or "pass"), in file order; the headers that
+    start like one (human_...) but name no field of the rubric that can be labeled; and those that name several."""
+    fields: dict[str, list[str]] = {}
+    for path in labelable(rubric):
+        fields.setdefault(spelled(path), []).append(path)
+    found = _Targets()
     for header in headers:
         written = spelled(header)
         if not written.startswith(PREFIX):
             continue
         name = written[len(PREFIX):]
+        alike = fields.get(name, [])
+        exact = [path for path in alike if header.strip()[len(PREFIX):] == path]  # the rubric's own spelling decides
         if name == PASS:
-            named.append((header, PASS))
-        elif name in fields:
-            named.append((header, fields[name]))
+            found.named.append((header, PASS))
+        elif len(alike) == 1 or len(exact) == 1:
+            found.named.append((header, (exact or alike)[0]))
+        elif alike:
+            found.ambiguous.append((header, tuple(alike)))
         else:
-            unknown.append(header)
-    return named, unknown
+            found.unknown.append(header)
+    return found
+
+
+@dataclass
+class _Targets:
+    named: list[tuple[str, str]] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    ambiguous: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
 
 
 def label_columns(headers: list[str], rubric: Rubric) -> tuple[dict[str, str], list[str]]:
     """The label columns among `headers` ({header: field path, or "pass"}), and the `human_` headers that name no
     field of the rubric (to be reported, not guessed at).
 
-    A header is matched whatever its case and separators ("Human Pass" is human_pass). When several name the same
-    label, the leftmost is read and the others are not (`repeated_columns` names them, to be reported).
+    A header is matched whatever its case, spaces, hyphens and underscores: "Human Pass" is human_pass, and
+    `human_Factual Accuracy`, `human_factual_accuracy` and `Human Factual-Accuracy` all name the field "Factual
+    Accuracy". When several headers name the same label, the leftmost is read and the others are not
+    (`repeated_columns` names them); a header that could name several fields is not read (`ambiguous_columns`).
     """
-    named, unknown = _label_targets(headers, rubric)
+    found = _label_targets(headers, rubric)
     columns: dict[str, str] = {}
-    for header, target in named:
+    for header, target in found.named:
         if target not in columns.values():
             columns[header] = target
-    return columns, unknown
+    return columns, found.unknown
 
 
 def repeated_columns(headers: list[str], rubric: Rubric) -> list[tuple[str, str]]:
     """(header, the header read instead) for each label column that names a label a column left of it names too."""
-    named, _ = _label_targets(headers, rubric)
     first: dict[str, str] = {}
     repeated = []
-    for header, target in named:
+    for header, target in _label_targets(headers, rubric).named:
         if target in first:
             repeated.append((header, first[target]))
         else:
             first[target] = header
     return repeated
+
+
+def ambiguous_columns(headers: list[str], rubric: Rubric) -> list[tuple[str, tuple[str, ...]]]:
+    """(header, the fields it could name) for each `human_` header that fits several fields of the rubric alike
+    (such as "Factual Accuracy" and "factual_accuracy") and spells none of them exactly: it is not read."""
+    return _label_targets(headers, rubric).ambiguous
+
+
+def ambiguity_text(header: str, fields: Sequence[str]) -> str:
+    """Why an ambiguous label column is not read, and how to name one field: a sentence."""
+    named = " and ".join(f'"{path}"' for path in fields)
+    return (f"column {header} could name any of the fields {named} of this rubric, so it was not read as a label; "
+            f"name one exactly as the rubric spells it, such as {PREFIX}{fields[0]}")
 
 
 def _cell(value: str, spec: FieldSpec, header: str) -> Any:

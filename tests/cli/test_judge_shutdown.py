@@ -72,3 +72,20 @@ def test_serve_names_the_judges_shutdown_when_it_starts(bot_settings, slack_serv
     out = " ".join(stdout.read_text().split())
     assert process.returncode == 0, stderr.read_text()
     assert "The judge judge-test shuts down on" in out and "in 30 days" in out and COMPARE in out
+
+
+def test_one_triple_judged_by_a_judge_near_its_shutdown_says_so_as_a_file_does(tmp_path, judge_server) -> None:
+    judge_server.responder = eth_responder
+    triple = ["-q", "How do I register for exams?", "-r", "In myStudies.", "-a", "Use myStudies."]
+    when = (datetime.now(UTC).date() + timedelta(days=39)).isoformat()
+    code, out = judgebot(tmp_path, "judge", *triple, "--rubric", "eth", server=judge_server,
+                         JUDGE_SHUTDOWNS=str(shutdowns_file(tmp_path, JUDGE_MODEL, 39)))
+    assert code == 0, out
+    verdict_at = out.index("Correct")
+    warning_at = out.index(f"warning: The judge {JUDGE_MODEL} shuts down on {when}, in 39 days")
+    assert verdict_at < warning_at  # after the verdict, in the words of a file's summary
+    assert "our provider's notice, read 2026-11-20" in out and COMPARE in " ".join(out.split())
+
+    code, far = judgebot(tmp_path, "judge", *triple, "--rubric", "eth", "--fresh", server=judge_server,
+                         JUDGE_SHUTDOWNS=str(shutdowns_file(tmp_path, JUDGE_MODEL, 61)))
+    assert code == 0 and "Correct" in far and "shuts down" not in far and "judges compare" not in far

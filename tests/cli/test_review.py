@@ -33,13 +33,14 @@ def test_a_judged_file_sends_a_random_share_to_review_once_and_review_lists_it(t
 
     code, out = judgebot(tmp_path, "judge", source, "--rubric", "eth", server=judge_server)
     assert code == 0, out
-    # 5% of 10 rows is less than 3: three rows, drawn with the run's seed
-    assert "3 rows sent to review (3 picked at random): `judgebot review` lists them." in flat(out)
+    # 5% of 10 cases is less than 3: three cases, drawn with the run's seed
+    assert "3 cases sent to review (3 at random): `judgebot review` lists them." in flat(out)
     assert history(tmp_path, "SELECT COUNT(*), SUM(random), MIN(reason) FROM review_case") == [(3, 3, "random")]
 
     code, out = judgebot(tmp_path, "resume", "1", "--out", "again.csv", server=judge_server)  # summarised again
     assert code == 0, out
     assert history(tmp_path, "SELECT COUNT(*) FROM review_case") == [(3,)]  # the same three, not three more
+    assert "3 cases sent to review (3 at random)" in flat(out)  # the run's own, as it said the first time
 
     code, out = judgebot(tmp_path, "review")
     text = flat(out)
@@ -99,3 +100,35 @@ def test_two_processes_nudging_at_once_send_each_reviewer_one_message(tmp_path: 
     assert code == 0 and "each was nudged today already" in flat(out) and len(slack_server.calls_to("chat.postMessage")) == 2
     code, out = judgebot(tmp_path, "review", "--nudge")
     assert code == 2 and "give --channel ID" in flat(out)
+
+
+def test_judging_the_same_file_again_from_the_cache_or_fresh_adds_no_case(tmp_path: Path, judge_server) -> None:
+    torn = "a10"  # its three samples split: unsure, so it goes to review whatever the draw
+    plan = {f"a{n}": ["Correct"] for n in range(1, 10)} | {torn: ["Correct", "Generic", "Generic"]}
+    judge_server.responder = Script({"judge-cli": plan})
+    source = write_rows(tmp_path / "a.csv", ["question", "reference", "answer"],
+                        [[f"q{n}", "Use myStudies.", f"a{n}"] for n in range(1, 11)])
+
+    code, out = judgebot(tmp_path, "judge", source, "--rubric", "eth", "--samples", "3", server=judge_server)
+    assert code == 0, out
+    queued = history(tmp_path, "SELECT j.answer, c.reason, c.random FROM review_case c "
+                     "JOIN judgment j ON j.id = c.judgment_id ORDER BY j.row_number")
+    drawn = sum(random for _, _, random in queued)
+    assert drawn == 3 and (torn, "unsure") in {(answer, reason) for answer, reason, _ in queued}
+    unsure = sum(not random for _, _, random in queued)  # the torn row, unless it was drawn at random too
+    parts = ", ".join([*([f"{unsure} unsure"] if unsure else []), "3 at random"])
+    assert f"{len(queued)} cases sent to review ({parts}): `judgebot review` lists them." in flat(out)
+    asked = len(judge_server.bodies())
+
+    for again in ([], ["--fresh"]):  # from the cache ($0), then judged anew by the same judge
+        code, out = judgebot(tmp_path, "judge", source, "--rubric", "eth", "--samples", "3", "--out",
+                             f"again{len(again)}.csv", *again, server=judge_server)
+        assert code == 0, out
+        assert "no new case sent to review: all were queued before." in flat(out), out  # the torn row's case
+        assert "cases sent to review (" not in flat(out)
+        assert history(tmp_path, "SELECT COUNT(*), SUM(random) FROM review_case") == [(len(queued), 3)]
+    assert len(judge_server.bodies()) == asked + 30  # the cache, then 10 rows x 3 samples judged fresh
+    assert history(tmp_path, "SELECT COUNT(DISTINCT run_id) FROM judgment") == [(3,)]
+
+    code, out = judgebot(tmp_path, "review")
+    assert code == 0 and flat(out).count("picked at random") == 3 and flat(out).count("the samples split") == unsure

@@ -72,6 +72,36 @@ async def test_a_judge_with_no_announced_date_is_not_named(bot_settings, slack_s
     assert all("shuts down" not in text for text in shown)
 
 
+async def test_a_card_judged_by_a_judge_near_its_shutdown_says_so_as_a_file_does(bot_settings, slack_server,
+                                                                                 judge_server) -> None:
+    from tests.support.replies import eth_reply
+    from tests.support.slack_messages import card_of
+
+    judge_server.responder = lambda body: eth_reply("Correct")
+    with time_machine.travel(NEAR, tick=True):
+        async with bot_judging_with(bot_settings, slack_server, "gpt-4o-mini") as (_, slack):
+            await slack.command("eth Where is my payslip? || In Staffnet. || Staffnet ESS.")
+            card = all_text(await card_of(slack_server))
+    assert WARNING in card and "OpenAI's deprecations page" in card
+    assert "/judge judges compare MODEL" in card and "judgebot judges compare --rubric NAME --to MODEL" in card
+    assert '"type": "alert"' in card and "*Correct" in card  # a warning beside the verdict, not instead of it
+
+
+async def test_a_card_judged_by_a_judge_far_from_its_shutdown_or_with_no_date_says_nothing(bot_settings, slack_server,
+                                                                                          judge_server) -> None:
+    from tests.support.replies import eth_reply
+    from tests.support.slack_messages import card_of
+
+    judge_server.responder = lambda body: eth_reply("Correct")
+    cards = []
+    for moment, judge in ((FAR, "gpt-4o-mini"), (NEAR, "gpt-4.1-nano")):
+        with time_machine.travel(moment, tick=True):
+            async with bot_judging_with(bot_settings, slack_server, judge) as (_, slack):
+                await slack.command("eth Where is my payslip? || In Staffnet. || Staffnet ESS.")
+                cards.append(all_text(await card_of(slack_server, count=len(cards) + 1)))
+    assert all("*Correct" in card and "shuts down" not in card and '"type": "alert"' not in card for card in cards)
+
+
 # -- a channel's own judge --------------------------------------------------------------------------------------------
 
 

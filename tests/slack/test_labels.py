@@ -320,3 +320,43 @@ async def test_correct_it_clicked_elsewhere_never_opens_the_form(slack, slack_se
     await slack_server.await_for("response_url", lambda c: "cannot find this judgment" in c.params.get("text", ""),
                                  count=2)
     assert slack_server.calls_to("views.open") == []
+
+
+# --- a shared file's human_ columns, as people spell them ------------------------------------------------------
+
+
+async def test_a_shared_files_scores_on_the_benchmark_rubric_are_read_by_any_spelling(slack, slack_server,
+                                                                                      judge_server, bot_settings):
+    import sqlite3
+
+    from tests.support.replies import triple_of
+    from tests.support.slack_files import blocks_text, finished_thread, share, summaries
+
+    judge = {"A1": 5, "A2": 4, "A3": 4}  # Factual Accuracy; the other four parameters 4 (weighted: 4.4, 4.0, 4.0)
+    judge_server.responder = lambda body: Reply.json({**BENCHMARK, "Factual Accuracy": judge[triple_of(body)[2]],
+                                                      "Overall": 4})
+    content = ("question,reference,answer,Human Factual-Accuracy,human_relevance,HUMAN clarity,"
+               "human_Language Consistency,human-conciseness\n"
+               "Q1?,The facts.,A1,4,4,4,4,4\n"   # people pass it (4.0)
+               "Q2?,The facts.,A2,2,3,3,3,3\n"   # people fail it (2.6)
+               "Q3?,The facts.,A3,NaN,4,4,4,4\n")  # refused: never read as a label
+    event = await share(slack, slack_server, content.encode(), text="benchmark")
+    await finished_thread(slack_server, CHANNEL, event["ts"])
+
+    card = blocks_text(summaries(slack_server, CHANNEL, event["ts"])[0])
+    assert "The judge against the file's labels* (2 labels)" in card
+    # Wilson 95% for 1/2 (statsmodels proportion_confint(1, 2, method="wilson")): 0.0945-0.9055
+    assert "*agreement on pass/fail* 50% (1/2), 95% CI 9%-91% (Wilson)" in card
+    # Factual Accuracy: judge 5 and 4 against people's 4 and 2: 1.50 higher on average
+    assert "`Factual Accuracy`: the judge scores 1.50 higher, mean absolute difference 1.50 (2 labels)" in card
+    assert "row 4: label not read: Human Factual-Accuracy 'NaN' is not a number" in card
+    assert "names no field" not in card
+    db = sqlite3.connect(bot_settings.judgebot_db)
+    try:
+        saved = db.execute("SELECT user_id, passed, pass_from, \"values\" FROM label ORDER BY id").fetchall()
+    finally:
+        db.close()
+    assert [(user, passed, source) for user, passed, source, _ in saved] == [("U0USER", 1, "rule"),
+                                                                           ("U0USER", 0, "rule")]
+    assert json.loads(saved[1][3]) == {"Factual Accuracy": 2.0, "Relevance": 3.0, "Clarity": 3.0,
+                                       "Language Consistency": 3.0, "Conciseness": 3.0}

@@ -120,11 +120,37 @@ async def test_a_shared_files_summary_says_which_rows_went_to_review(slack: Slac
     event = await share(slack, slack_server, content.encode(), text="eth")
     await finished_thread(slack_server, CHANNEL, event["ts"])
     card = blocks_text(summaries(slack_server, CHANNEL, event["ts"])[0])
-    # row 1: the uploader said fail where the judge passed; 3 of the 5 rows nobody labeled, at random
-    assert "4 rows sent to review (3 picked at random, 1 contradicting a label)" in card
+    # row 1: the uploader said fail where the judge passed; 3 of the 5 cases nobody labeled, at random
+    assert "4 cases sent to review (1 contradicting a label, 3 at random)" in card
     assert "`/judge review` asks for your label" in card
     cases = open_cases(http_bot.context.store, team_id=TEAM, channel_id=CHANNEL)
     assert len(cases) == 4 and [judgment.question for case, judgment in cases if case.reason == "disagree"] == ["Q1?"]
+
+
+async def test_sharing_the_same_file_again_adds_no_case_to_the_queue(slack: SlackSide, slack_server, http_bot,
+                                                                       judge_server) -> None:
+    judge_server.responder = Script({"judge-test": {f"A{n}": ["Correct"] for n in range(1, 11)}})
+    content = ("question,reference,answer\n" + "".join(f"Q{n}?,In myStudies.,A{n}\n" for n in range(1, 11))).encode()
+    store = http_bot.context.store
+    event = await share(slack, slack_server, content, text="eth")
+    await finished_thread(slack_server, CHANNEL, event["ts"])
+    card = blocks_text(summaries(slack_server, CHANNEL, event["ts"])[0])
+    assert "3 cases sent to review (3 at random)" in card  # 5% of 10 is less than 3
+    assert len(open_cases(store, team_id=TEAM, channel_id=CHANNEL)) == 3
+
+    for fresh in (False, True):  # from the cache, then judged anew by the same judge (its cache emptied)
+        if fresh:
+            with store.session() as session:
+                session.execute(update(Judgment).values(cache_key=None))
+                session.commit()
+        asked = len(judge_server.bodies())
+        again = await share(slack, slack_server, content, text="eth")
+        await finished_thread(slack_server, CHANNEL, again["ts"])
+        card = blocks_text(summaries(slack_server, CHANNEL, again["ts"])[0])
+        assert ":mag: no new case sent to review: all were judged before (each is drawn for review once)." in card
+        assert "cases sent to review (" not in card
+        assert len(judge_server.bodies()) == asked + (10 if fresh else 0)
+        assert len(open_cases(store, team_id=TEAM, channel_id=CHANNEL)) == 3
 
 
 async def test_calibration_shows_agreement_on_the_random_share_apart(slack: SlackSide, slack_server, http_bot,

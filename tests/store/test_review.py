@@ -7,9 +7,13 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
+import sqlalchemy as sa
+
 from bot.records import Verdict
 from bot.store import Judgment, Run, Store, record_feedback, utcnow
 from bot.store.labels import save_label
+from bot.store.models import table_of
+from bot.store.models_trust import ReviewCase
 from bot.store.review import (
     OFFER_FOR,
     offer_next,
@@ -20,7 +24,14 @@ from bot.store.review import (
     waiting_for,
 )
 from bot.store.review_figures import random_share_pairs
-from bot.trust.review import RANDOM_AT_LEAST, random_count, random_share, random_share_text, send_to_review
+from bot.trust.review import (
+    RANDOM_AT_LEAST,
+    SentToReview,
+    random_count,
+    random_share,
+    random_share_text,
+    send_to_review,
+)
 
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
 
@@ -64,34 +75,86 @@ def test_a_run_queues_unsure_rows_contradicted_rows_and_a_random_share_once(stor
     first, rows = judged_run(store, [True] * 40)
     correct(store, rows[4], "U1", passed=False)  # row 5: a person says fail where the judge passed
     correct(store, rows[5], "U1", passed=True)   # row 6: a person agrees: nothing to ask
-    again, more = judged_run(store, [True] * 40, unsure={2, 3})  # the same 40 cases judged again, two rows unsure
 
-    sent = send_to_review(store, again, rate=0.05)
+    sent = send_to_review(store, first, rate=0.05)
 
-    # 38 unlabeled rows: 5% is 2, so 3 at random; row 5 contradicts a label; rows 2 and 3 are unsure
-    assert sent.by_reason.get("disagree") == 1 and sent.total == 3 + 1 + sum(
-        1 for row in (2, 3) if row not in _random_rows(store, again))
+    # 38 cases nobody labeled: 5% is 2, so 3 at random; row 5 contradicts a label
+    assert sent == SentToReview({"disagree": 1, "random": 3})
+    assert sent.text() == "4 cases sent to review (1 contradicting a label, 3 at random)"
     cases = open_cases(store, team_id="T1", channel_id="C1")
-    assert len(cases) == sent.total
     by_row = {judgment.row_number: case for case, judgment in cases}
-    assert by_row[5].reason == "disagree" and not by_row[5].random
-    assert by_row[2].reason == "unsure" and by_row[3].reason == "unsure"
-    assert sum(case.random for case, _ in cases) == 3
-    assert 6 not in by_row or by_row[6].random is False  # an agreeing label: never picked at random (labeled)
-    assert all(not case.random or judgment.row_number not in (5, 6) for case, judgment in cases)
-    assert "sent to review" in sent.text()
+    assert len(cases) == 4 and by_row[5].reason == "disagree" and not by_row[5].random and 6 not in by_row
+    drawn = _random_rows(store, first)
+    assert len(drawn) == 3 and not drawn & {5, 6}
+    assert send_to_review(store, first, rate=0.05) == sent  # summarised again: the same cases, nothing queued twice
+    assert sum(queued_of_run(store, first.id).values()) == 4
 
-    assert send_to_review(store, again, rate=0.05) == sent  # summarised again: the same rows, nothing queued twice
-    assert len(open_cases(store, team_id="T1", channel_id="C1")) == sent.total
-    assert sum(queued_of_run(store, again.id).values()) == sent.total
-    assert send_to_review(store, first, rate=0).total == 1  # the first run: only row 5, queued already by the second
-    assert len(open_cases(store, team_id="T1", channel_id="C1")) == sent.total
-    assert {judgment.run_id for _, judgment in cases} == {again.id} and len(more) == 40  # queued with the 2nd run
+    # the same 40 cases judged again (from the cache or fresh), rows 2 and 3 now unsure: no random share (each case
+    # had its draw in the first run), row 5 is queued already; rows 2 and 3 are added unless drawn before
+    again, _ = judged_run(store, [True] * 40, unsure={2, 3})
+    sent = send_to_review(store, again, rate=0.05)
+    added = {2, 3} - drawn
+    assert sent == SentToReview({"unsure": len(added)} if added else {}, queued_before=3 - len(added),
+                                judged_before=40)
+    assert len(open_cases(store, team_id="T1", channel_id="C1")) == 4 + len(added)
+
+    # again, with nothing unsure: nothing added, and the summary says why
+    third, _ = judged_run(store, [True] * 40)
+    sent = send_to_review(store, third, rate=0.05)
+    assert sent.total == 0 and sent.text() == "no new case sent to review: all were queued before"
+    subset, _ = judged_run(store, [True] * 4)  # a part of the file, judged again
+    sent = send_to_review(store, subset, rate=0.05)
+    assert sent.total == 0 and sent.text() == ("no new case sent to review: all were judged before (each is drawn for "
+                                               "review once)")
+    assert len(open_cases(store, team_id="T1", channel_id="C1")) == 4 + len(added)
+    assert {judgment.run_id for case, judgment in open_cases(store, team_id="T1", channel_id="C1")
+            if case.random} == {first.id}
 
 
-def _random_rows(store: Store, run: Run) -> set[int]:
-    return {judgment.row_number or 0 for case, judgment in open_cases(store, team_id="T1", channel_id="C1")
-            if case.random and judgment.run_id == run.id}
+def test_the_random_share_is_drawn_from_the_cases_new_to_the_history(store: Store) -> None:
+    old, _ = judged_run(store, [True] * 20)
+    assert send_to_review(store, old, rate=0.05).by_reason == {"random": 3}
+    mixed = store.create_run(**COMMON, channel_id="C1", team_id="T1")  # the 20 cases again, and 20 new ones
+    store.add_rows([{**COMMON, "run_id": mixed.id, "row_number": n, "status": "pending",
+                     "question": f"q{n}" if n <= 20 else f"new{n}", "reference": "r", "answer": "a",
+                     "channel_id": "C1", "team_id": "T1"} for n in range(1, 41)])
+    for row in store.iter_judgments(mixed.id):
+        assert store.save_verdict(row.id, verdict(True), cache_key=f"k{row.id}")
+    sent = send_to_review(store, mixed, rate=0.05)
+    assert sent.by_reason == {"random": 3}  # 5% of the 20 new cases is 1: three, at least
+    assert all(row > 20 for row in _random_rows(store, mixed, channel="C1"))
+    # another channel's cases are its own: the same texts there are new
+    elsewhere, _ = judged_run(store, [True] * 20, channel="C2")
+    assert send_to_review(store, elsewhere, rate=0.05).by_reason == {"random": 3}
+
+
+def test_a_run_summarised_again_after_its_cases_were_labeled_draws_nothing_new(store: Store) -> None:
+    run, rows = judged_run(store, [True] * 10)
+    sent = send_to_review(store, run, rate=0.05)
+    assert sent.by_reason == {"random": 3}
+    for _, judgment in open_cases(store, team_id="T1", channel_id="C1"):
+        correct(store, judgment, "U1", passed=True)  # the three drawn are labeled: the unlabeled ones changed
+    assert open_cases(store, team_id="T1", channel_id="C1") == []
+    assert send_to_review(store, run, rate=0.05) == sent  # the same three, still counted as this run's
+    assert open_cases(store, team_id="T1", channel_id="C1") == []  # and none drawn in their place
+    assert sum(queued_of_run(store, run.id).values()) == 3
+
+
+def test_a_case_first_judged_on_a_card_takes_no_part_in_a_later_draw(store: Store) -> None:
+    card, _ = judged_run(store, [True])  # one triple, judged on its own: no random share
+    assert send_to_review(store, card, rate=0) == SentToReview({})
+    file, _ = judged_run(store, [True] * 4)
+    send_to_review(store, file, rate=1.0)
+    assert _random_rows(store, file) == {2, 3, 4}
+
+
+def _random_rows(store: Store, run: Run, *, channel: str = "C1") -> set[int]:
+    """The rows of `run` whose cases it queued at random (open or labeled)."""
+    table = table_of(ReviewCase)
+    with store.engine.connect() as conn:
+        ids = set(conn.execute(sa.select(table.c.judgment_id).where(table.c.run_id == run.id, table.c.random.is_(True),
+                                                                    table.c.channel_id == channel)).scalars())
+    return {row.row_number or 0 for row in store.iter_judgments(run.id) if row.id in ids}
 
 
 def test_a_case_is_offered_to_one_reviewer_at_a_time_and_returns_after_a_day(store: Store) -> None:
@@ -219,5 +282,5 @@ def test_a_queued_case_drawn_at_random_is_marked_so_and_counted_once(store: Stor
                      "reference": "r", "answer": "a", "channel_id": "C1", "team_id": "T1"} for n in (1, 2)])
     for row in store.iter_judgments(twice.id):
         assert store.save_verdict(row.id, verdict(True, unsure=True), cache_key=f"k{row.id}")
-    assert send_to_review(store, twice, rate=0).by_reason == {"unsure": 2}  # both rows are in review, as one case
+    assert send_to_review(store, twice, rate=0).by_reason == {"unsure": 1}  # two rows of one case: one case
     assert len(open_cases(store, team_id="T1", channel_id="C1")) == 4

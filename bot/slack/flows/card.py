@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.errors import RunBusy
+from bot.judge.lifetime import judges_of_run
 from bot.records import RESUMABLE, RowState, RunState, Triple
 from bot.rubric import Rubric
 from bot.runs import STALE_AFTER, Origin, abandon_triple, finish_triple, start_triple
@@ -134,15 +135,20 @@ async def _to_review(ctx: Context, run: Run) -> None:
         log.warning("could not queue the case of run %s for review", run.id, exc_info=True)
 
 
-def _card_state(store: Store, *, judgment: Judgment) -> tuple[tuple[int, int], list[JudgmentSample], list[Label]]:
+def _card_state(store: Store, *, judgment: Judgment
+                ) -> tuple[tuple[int, int], list[JudgmentSample], list[Label], list[str]]:
     samples = samples_of(store, judgment.id) if sampled(judgment) else []
-    return feedback_tally(store, judgment_id=judgment.id), samples, labels_of(store, judgment.id)
+    run = store.get_run(judgment.run_id)
+    judges = judges_of_run(run.judge_model, run.judges) if run is not None else [judgment.judge_model]
+    return feedback_tally(store, judgment_id=judgment.id), samples, labels_of(store, judgment.id), judges
 
 
 async def current_card(ctx: Context, judgment: Judgment) -> Card:
-    """The card of `judgment` as it stands: with people's votes and corrections, and how its samples went."""
-    votes, samples, labels = await ctx.db(_card_state, judgment=judgment)
-    return result_card(judgment, ctx.rubric_of(judgment), votes=votes, samples=samples, labels=labels)
+    """The card of `judgment` as it stands: with people's votes and corrections, how its samples went, and its
+    judges' coming shutdown, warned of as a file's summary does."""
+    votes, samples, labels, judges = await ctx.db(_card_state, judgment=judgment)
+    return result_card(judgment, ctx.rubric_of(judgment), votes=votes, samples=samples, labels=labels,
+                       warnings=ctx.watch.warnings_of(judges, slack=True))
 
 
 async def save_correction(ctx: Context, judgment: Judgment, rubric: Rubric, *, user_id: str, values: dict[str, Any],

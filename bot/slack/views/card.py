@@ -28,7 +28,7 @@ from bot.judge.samples import split_text
 from bot.records import RowState
 from bot.rubric import FieldSpec, Rubric
 from bot.slack.text import clip, escape, literal_markdown, pieces, shown, shown_markdown
-from bot.slack.views.blocks import alert, context, message, packed, section, size
+from bot.slack.views.blocks import alert, context, message, packed, section, size, warning_blocks
 from bot.slack.views.limits import (
     FIELD_LIMIT,
     HEADER_LIMIT,
@@ -223,18 +223,19 @@ def corrections_line(judgment: Judgment, labels: Sequence[Label]) -> str:
 
 
 def result_card(judgment: Judgment, rubric: Rubric | None, *, votes: tuple[int, int] = (0, 0),
-                samples: Sequence[JudgmentSample] = (), labels: Sequence[Label] = ()) -> Card:
+                samples: Sequence[JudgmentSample] = (), labels: Sequence[Label] = (),
+                warnings: Sequence[str] = ()) -> Card:
     """The card of a judgment: a scored one shows its scores, how its samples went and people's corrections;
-    anything else is an error card.
+    anything else is an error card. `warnings` (such as its judge's coming shutdown) are shown under its headline.
 
     Long texts get shorter cuts until the whole card fits in one message; what is cut goes to the thread.
     """
     if judgment.status != RowState.SCORED:
-        return error_card(judgment, rubric)
+        return error_card(judgment, rubric, warnings)
     lines = (samples_line(judgment, samples), corrections_line(judgment, labels))
     limit = SECTION_LIMIT
     while True:
-        parts = _Parts.of(judgment, rubric, votes, limit, lines)
+        parts = _Parts.of(judgment, rubric, votes, limit, lines, warnings)
         if parts.fits() or limit == MIN_TEXT:
             return parts.card(judgment, rubric)
         limit = max(MIN_TEXT, limit * 2 // 3)
@@ -252,7 +253,7 @@ class _Parts:
 
     @classmethod
     def of(cls, judgment: Judgment, rubric: Rubric | None, votes: tuple[int, int], limit: int,
-           lines: tuple[str, str] = ("", "")) -> _Parts:
+           lines: tuple[str, str] = ("", ""), warnings: Sequence[str] = ()) -> _Parts:
         short: list[str] = []
         long: list[tuple[Block, tuple[str, str] | None]] = []
         for path, value, spec in _walk(judgment.output or {}, rubric.output if rubric else None):
@@ -268,7 +269,7 @@ class _Parts:
                              SectionBlock(text=MarkdownTextObject(text="\n".join(
                                  part for part in (_headline(judgment), lines[0]) if part)),
                                           fields=[MarkdownTextObject(text=f) for f in _meta(judgment)]),
-                             *_fields_sections(short)]
+                             *warning_blocks(warnings), *_fields_sections(short)]
         if judgment.flags:
             head.append(alert(", ".join(escape(f) for f in judgment.flags)))
         overflow: list[tuple[str, str]] = []
@@ -310,8 +311,9 @@ class _Parts:
         return Card(text=fallback, blocks=blocks, overflow=[whole, *self.overflow])
 
 
-def error_card(judgment: Judgment, rubric: Rubric | None) -> Card:
-    """A judgment that got no score: what went wrong and what to do, with a Retry button. Never a score."""
+def error_card(judgment: Judgment, rubric: Rubric | None, warnings: Sequence[str] = ()) -> Card:
+    """A judgment that got no score: what went wrong and what to do, with a Retry button (and `warnings`, such as
+    its judge's coming shutdown). Never a score."""
     title = rubric.title if rubric else judgment.rubric_name
     if judgment.status == RowState.MALFORMED:  # the answer itself: asking again gives the same
         what = "This answer was not sent to the judge"
@@ -330,7 +332,7 @@ def error_card(judgment: Judgment, rubric: Rubric | None) -> Card:
         HeaderBlock(text=clip(title, HEADER_LIMIT)[0]),
         SectionBlock(text=MarkdownTextObject(text=f":warning: *{what}.*\n{reason}\n\n{todo}"),
                      fields=[MarkdownTextObject(text=f) for f in _meta(judgment)]),
-        DividerBlock(), *_triple_sections(judgment, overflow),
+        *warning_blocks(warnings), DividerBlock(), *_triple_sections(judgment, overflow),
         *([_buttons(judgment, scored=False)] if judgment.status != RowState.MALFORMED else []), _footer(judgment),
     ]
     return Card(text=escape(f"{title}: {what.lower()}"), blocks=blocks, overflow=overflow)

@@ -35,6 +35,7 @@ from bot.slack.views.tables import NOTE_ROOM, Column, Table, table, untrusted
 from bot.slack.views.tables import text as cell
 from bot.store import Run
 from bot.trust.file_labels import FileLabels
+from bot.trust.labels import ambiguity_text
 from bot.trust.paired import PairedReport, summary_text
 from bot.trust.review import SentToReview
 
@@ -245,9 +246,11 @@ def label_notes(labels: FileLabels) -> list[str]:
     def more(count: int, what: str) -> list[str]:
         return [f"and {count} more {what}"] if count > 0 else []
 
-    notes = [f"column {shown(header, 80)[0]} names no field of this rubric that can be labeled"
-             for header in labels.unknown[:LABEL_NOTES]]
-    notes += more(len(labels.unknown) - LABEL_NOTES, "columns that name no field")
+    columns = [f"column {shown(header, 80)[0]} names no field of this rubric that can be labeled"
+               for header in labels.unknown]
+    columns += [shown(ambiguity_text(header[:80], fields), 600)[0] for header, fields in labels.ambiguous]
+    notes = columns[:LABEL_NOTES]
+    notes += more(len(columns) - LABEL_NOTES, "columns that name no field" + " or several" * bool(labels.ambiguous))
     notes += [f"column {shown(header, 80)[0]} names the same label as {shown(read, 80)[0]} (read); it was not read"
               for header, read in labels.repeated[:1]]
     notes += more(len(labels.repeated) - 1, "columns that repeat a label")
@@ -294,6 +297,8 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
                             f"{escape(summary_text(*models))}"))
     if review is not None and review.total:
         head.append(section(f":mag: {review.text()}: `/judge review` asks for your label, one case at a time."))
+    elif review is not None and review.text():
+        head.append(section(f":mag: {review.text()}."))
     if summary.worst:
         low = [f"• row {row}: {score:.0f}/100 · {shown(question, 150)[0]}" for score, row, question in summary.worst]
         head.append(section("*Lowest-scoring rows*\n" + "\n".join(low)))

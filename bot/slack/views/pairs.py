@@ -45,6 +45,8 @@ def pairs_card(run: Run, rubric: Rubric, found: PairsSummary, results_name: str,
                         + (f"\n*People*: {escape(people)}" if people else "")))
     if review is not None and review.total:
         head.append(section(f":mag: {review.text()}: `/judge review` asks you which answer is better."))
+    elif review is not None and review.text():
+        head.append(section(f":mag: {review.text()}."))
     if figures.ranking:
         ranked = [f"{place}. *{shown(item.model, 80)[0]}* {escape(rated_text(item))}"
                   for place, item in enumerate(figures.ranking[:15], 1)]
