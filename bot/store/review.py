@@ -15,7 +15,7 @@ from sqlmodel import col, select
 from bot.records import RowState
 from bot.store.case_keys import case_key
 from bot.store.engine import conflict_insert
-from bot.store.judgments import Store
+from bot.store.judgments import ID_CHUNK, Store
 from bot.store.models import Feedback, Judgment, table_of, utcnow
 from bot.store.models_trust import Label, ReviewCase
 
@@ -24,7 +24,6 @@ DISAGREE = "disagree"  # the reason of a case a person's label contradicts: aske
 OFFER_FOR = timedelta(days=1)  # a case offered and not answered returns to the queue after this
 CANDIDATES = 25  # open cases looked at per offer; two reviewers at once each win a different one
 ANY_TEAM = "*"  # a channel's cases in whichever workspace (the terminal's view of a channel id)
-KEYS_PER_SCAN = 10_000  # question keys looked up per read of a channel's history (SQLite takes 32,766 parameters)
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ def queued_rows(store: Store, run_id: int) -> list[QueuedRow]:
     row order."""
     table = table_of(Judgment)
     columns = [table.c[name] for name in ("id", "team_id", "channel_id", "rubric_name", "question", "reference",
-                                          "answer", "unsure", "judge_model", "passed", "question_key")]
+                                          "answer", "unsure", "judge_model", "passed", "case_hash")]
     with store.session() as session:
         rows = session.execute(sa.select(*columns).where(table.c.run_id == run_id, table.c.status == RowState.SCORED)
                                .order_by(table.c.row_number, table.c.id)).all()
@@ -71,25 +70,17 @@ def queued_rows(store: Store, run_id: int) -> list[QueuedRow]:
 
 
 def _judged_before(conn: Connection, run_id: int, rows: Sequence[Any]) -> set[str]:
-    """The cases among a run's `rows` that a run started before it scored (by question key within the channel, the
-    index's way in; then by the case's own key, so a judgment whose texts were removed still counts)."""
+    """The cases among a run's `rows` that a run started before it scored: found by the case each row is counted
+    under (bot.store.counting), in its index, so a judgment whose texts were removed still counts."""
     table = table_of(Judgment)
-    asked: dict[str | None, set[int]] = {}
-    for row in rows:
-        if row.question_key is not None:
-            asked.setdefault(row.channel_id, set()).add(row.question_key)
-    found: set[str] = set()
-    for channel, question_keys in asked.items():
-        here = table.c.channel_id.is_(None) if channel is None else table.c.channel_id == channel
-        wanted = sorted(question_keys)
-        for start in range(0, len(wanted), KEYS_PER_SCAN):  # each query reads the channel's index entries once
-            earlier = conn.execute(sa.select(table.c.team_id, table.c.channel_id, table.c.rubric_name,
-                                             table.c.question, table.c.reference, table.c.answer)
-                                   .where(here, table.c.status == RowState.SCORED,
-                                          table.c.question_key.in_(wanted[start:start + KEYS_PER_SCAN]),
-                                          table.c.run_id < run_id))
-            found.update(case_key(*texts) for texts in earlier)
-    return found
+    wanted = sorted({row.case_hash for row in rows if row.case_hash is not None})
+    earlier: set[str] = set()
+    for start in range(0, len(wanted), ID_CHUNK):
+        earlier.update(conn.execute(sa.select(table.c.case_hash).where(
+            table.c.case_hash.in_(wanted[start:start + ID_CHUNK]), table.c.status == RowState.SCORED,
+            table.c.run_id < run_id)).scalars())
+    return {case_key(row.team_id, row.channel_id, row.rubric_name, row.question, row.reference, row.answer)
+            for row in rows if row.case_hash in earlier}
 
 
 def add_cases(store: Store, cases: Iterable[dict[str, Any]]) -> set[str]:
