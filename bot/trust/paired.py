@@ -248,14 +248,15 @@ def warnings(a: str, b: str, found: PairedReport) -> list[str]:
                     "part of the difference may be the judges', not the models'")
     if found.other_version:
         said.append(f"on {found.other_version} of the {n} pairs the two answers were graded with different versions "
-                    f"of rubric {found.rubric} ({a}: {_counted(found.versions_a)}; {b}: "
-                    f"{_counted(found.versions_b)}): part of the difference may be the rubric's, not the models'")
+                    f"of rubric {found.rubric} ({a}: {_counted(found.versions_a, 'version {} on {}')}; {b}: "
+                    f"{_counted(found.versions_b, 'version {} on {}')}): part of the difference may be the rubric's, "
+                    "not the models'")
     return said
 
 
-def _counted(counts: Counter[str]) -> str:
-    return ", ".join(f"{name} ({count})" for name, count in sorted(counts.items(), key=lambda item: (-item[1],
-                                                                                                     item[0])))
+def _counted(counts: Counter[str], form: str = "{} ({})") -> str:
+    return ", ".join(form.format(name, count) for name, count in sorted(counts.items(),
+                                                                       key=lambda item: (-item[1], item[0])))
 
 
 def summary_text(a: str, b: str, found: PairedReport) -> str:

@@ -13,7 +13,17 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
 from bot.records import RowState
-from bot.trust.paired import DIFFERENCES, Graded, PairedReport, compare, compare_one, sign_test_p, summary_text
+from bot.trust.paired import (
+    DIFFERENCES,
+    Graded,
+    PairedReport,
+    compare,
+    compare_one,
+    judges_text,
+    sign_test_p,
+    summary_text,
+    warnings,
+)
 from bot.trust.paired_t import mean_interval, t_quantile
 
 TAGS = ("Correct", "Generic", "Refusal")
@@ -190,3 +200,23 @@ def test_p_values_are_never_printed_as_zero() -> None:
     text = summary_text("A", "B", found)
     assert "p < 0.001" in text and "0.00)" not in text and "= 0.0" not in text
     assert not math.isnan(found.mcnemar or math.nan)
+
+
+def test_versions_of_the_rubric_and_judges_are_named_where_the_sides_differ() -> None:
+    def row(id_: int, side: str, judge: str, version: str, text: str) -> Graded:
+        return Graded(id_, "eth", f"q{id_ % 10}", "r", f"{side} {id_}", 50.0 + id_ % 10, None, None, side,
+                      RowState.SCORED, judge, version, text)
+
+    a_rows = [row(n, "A", "judge-a", "1.0", "aaaaaaa1") for n in range(4)]
+    b_rows = [row(10 + n, "B", "judge-a" if n < 2 else "judge-b", "1.0", "bbbbbbb2" if n else "aaaaaaa1")
+              for n in range(4)]
+    found = compare_one("eth", a_rows, b_rows)
+    assert judges_text("A", "B", found) == "judged by: A judge-a (4); B judge-a (2), judge-b (2)"
+    assert warnings("A", "B", found) == [
+        "on 2 of the 4 pairs the two answers were judged by different judges: part of the difference may be the "
+        "judges', not the models'",
+        "on 3 of the 4 pairs the two answers were graded with different versions of rubric eth (A: version 1.0 "
+        "(aaaaaaa) on 4; B: version 1.0 (bbbbbbb) on 3, version 1.0 (aaaaaaa) on 1): part of the difference may be "
+        "the rubric's, not the models'"]
+    same = compare_one("eth", a_rows, [row(10 + n, "B", "judge-a", "1.0", "aaaaaaa1") for n in range(4)])
+    assert judges_text("A", "B", same) == "judged by judge-a on both sides" and warnings("A", "B", same) == []
