@@ -1,5 +1,4 @@
-"""How a paired comparison of two models looks in a terminal: one block per rubric, the questions counted and the judges
-first, then the paired difference, wins, pass/fail, tags, the biggest moves and length."""
+"""How a paired comparison of two models looks in a terminal: a block per rubric, what was paired first."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Is B better than A? Two models' graded answers paired on the same question, one rubric at a time: the paired mean
-difference with its t interval, wins and losses with a sign test, pass/fail changes with McNemar's test, the tag
-transitions, the biggest moves, whether the difference survives answer length, and the judges behind each side."""
+"""Is B better than A? Two models' verdicts paired question by question, one rubric at a time, and their figures."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The card of `/judge compare`: B against A, one rubric at a time, on the questions both have a score for: its figures
-in a table, who judged each side, the biggest moves."""
+"""The card of `/judge compare`: B against A on the questions both have a score for, a block per rubric."""
 
 from __future__ import annotations
 
