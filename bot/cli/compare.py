@@ -13,13 +13,13 @@ from bot.errors import UsageError
 if TYPE_CHECKING:
     from bot.csvfiles.reading import CsvRow
     from bot.rubric import Rubric
-    from bot.trust.paired import Pair, PairedReport
+    from bot.trust.paired import Graded, Pair, PairedReport
 
 
 async def compare(ctx: Context) -> int:
-    """Pair the two sides' graded answers and print the comparison."""
+    """Pair the two sides' verdicts, each case once, and print the comparison, one rubric at a time."""
     from bot.cli.calibration import since_of
-    from bot.cli.paired_views import show
+    from bot.cli.paired_views import show_all
     from bot.store.graded import graded_answers
     from bot.trust.paired import compare as compared
     from bot.trust.paired import graded
@@ -41,19 +41,42 @@ async def compare(ctx: Context) -> int:
         names = list(models)
     if not all(sides):
         empty = [name for name, side in zip(names, sides, strict=True) if not side]
-        raise UsageError(f"no scored answers of {', '.join(empty)} here: `judgebot runs` lists the runs; a model is "
+        raise UsageError(f"no judged answers of {', '.join(empty)} here: `judgebot runs` lists the runs; a model is "
                          "named as in the file's model column")
+    if runs:
+        one_rubric_and_model(runs, sides)
     judge = ctx.rubrics.get(args.judge) if args.judge else None
     if judge is not None and not judge.pairwise:
         raise UsageError(f"--judge takes a pairwise rubric, which reads two answers at once; {judge.name} grades one "
                          "(the built-in pairwise rubric is called pairwise)")
     if judge is None and (args.no_swap or args.batch or args.out):
         raise UsageError("--no-swap, --batch and --out are for --judge RUBRIC, which asks a pairwise judge")
-    found = compared(sides[0], sides[1])
-    show(ctx.console, names[0], names[1], found)
-    if judge is None or not found.pairs:
+    reports = compared(sides[0], sides[1])
+    paired = [found for found in reports if found.pairs]
+    if judge is not None and len(paired) > 1:
+        raise UsageError(f"the answers were graded with {len(paired)} rubrics ({', '.join(f.rubric for f in paired)}): "
+                         "--judge asks about each pair once, so name one with --rubric")
+    show_all(ctx.console, names[0], names[1], reports)
+    if judge is None or not paired:
         return EXIT_OK
-    return await judge_pairs(ctx, judge, names, found)
+    return await judge_pairs(ctx, judge, names, paired[0])
+
+
+def one_rubric_and_model(runs: list[int], sides: list[list[Graded]]) -> None:
+    """Two runs are compared when they were graded with one rubric and each holds one model's answers; else a
+    sentence saying what differs."""
+    names = [f"run {run}" for run in runs]
+    rubrics = [sorted({row.rubric for row in side}) for side in sides]
+    if rubrics[0] != rubrics[1]:
+        raise UsageError(f"{names[0]} was graded with rubric {', '.join(rubrics[0])} and {names[1]} with "
+                         f"{', '.join(rubrics[1])}: answers are compared on one rubric, so judge both files with the "
+                         "same --rubric")
+    for run, side in zip(runs, sides, strict=True):
+        held = sorted({row.model or "(no model)" for row in side})
+        if len(held) > 1:
+            raise UsageError(f"run {run} holds the answers of {len(held)} models under test ({', '.join(held)}): compare "
+                             f"two of them with `judgebot compare --model A --model B --run {run}`; two "
+                             "runs are compared when each holds one model's answers")
 
 
 async def judge_pairs(ctx: Context, rubric: Rubric, names: list[str], found: PairedReport) -> int:

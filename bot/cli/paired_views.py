@@ -1,11 +1,12 @@
-"""How a paired comparison of two models looks in a terminal: the paired difference first, then wins, pass/fail, tags,
-the biggest moves and length."""
+"""How a paired comparison of two models looks in a terminal: a block per rubric, what was paired first."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bot.cli.screen import shown
+from bot.figures import plural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -15,22 +16,43 @@ if TYPE_CHECKING:
 NAMED = 5  # unpaired questions named per side
 
 
-def show(console: Console, a: str, b: str, found: PairedReport) -> None:
-    """The comparison as lines: the paired difference first, then wins, pass/fail, tags, moves and length."""
-    from bot.trust.mcnemar import p_text
+def show_all(console: Console, a: str, b: str, reports: Sequence[PairedReport]) -> None:
+    """Every rubric's comparison, one block each: answers graded with different rubrics are never pooled."""
+    if len(reports) > 1:
+        console.print(f"answers graded with {len(reports)} rubrics, compared one rubric at a time: "
+                      f"{', '.join(shown(found.rubric) for found in reports)} (`--rubric NAME` for one)",
+                      highlight=False)
+    for found in reports:
+        show(console, a, b, found)
 
-    a, b = shown(a), shown(b)
-    console.print(f"[bold]{b} against {a}[/]: {len(found.pairs)} questions answered by both", highlight=False)
-    for name, rows in ((a, found.unpaired_a), (b, found.unpaired_b)):
+
+def show(console: Console, a_name: str, b_name: str, found: PairedReport) -> None:
+    """One rubric's comparison as lines: what was paired and who judged it, then the paired difference, wins,
+    pass/fail, tags, moves and length."""
+    from bot.trust.mcnemar import p_text
+    from bot.trust.paired import judges_text, unscored_text, warnings
+
+    a, b = shown(a_name), shown(b_name)
+    n = len(found.pairs)
+    console.print(f"[bold]{b} against {a}, rubric {shown(found.rubric)}[/]: {n} {plural(n, 'question')} with a score "
+                  "on both sides", highlight=False)
+    for name, rows in ((a, found.only_a), (b, found.only_b)):
         if rows:
-            named = "; ".join(_question(row) for row in rows[:NAMED])
-            console.print(f"  {len(rows)} answered by {name} only, left out: {named}"
-                          + (" ..." if len(rows) > NAMED else ""), highlight=False)
-    if not found.pairs:
+            console.print(f"  {len(rows)} answered by {name} only, left out: {_named(rows)}", highlight=False)
+    for name, rows in ((a_name, found.unscored_a), (b_name, found.unscored_b)):
+        if rows:
+            console.print(f"  {shown(unscored_text(name, rows))}, left out: {_named(rows)}", highlight=False)
+    for name, repeated in ((a, found.repeated_a), (b, found.repeated_b)):
+        if repeated:
+            console.print(f"  {name} answered {repeated} {plural(repeated, 'question')} more than "
+                          "once: its latest scored answer counts", highlight=False)
+    if not found.pairs or found.difference is None:
         return
-    interval = "" if found.interval is None else f", 95% CI {found.interval[0]:+.1f} to {found.interval[1]:+.1f}"
+    console.print(f"  {shown(judges_text(a_name, b_name, found))}", highlight=False)
+    for warning in warnings(a_name, b_name, found):
+        console.print(f"  [yellow]warning[/]: {shown(warning)}", highlight=False)
     console.print(f"  mean headline: {a} {found.mean_a:.1f}, {b} {found.mean_b:.1f}; paired difference "
-                  f"{found.difference:+.1f}{interval} (bootstrap over the questions)", highlight=False)
+                  f"{found.difference.text()}", highlight=False)
     sign = "n/a" if found.sign_p is None else p_text(found.sign_p)
     console.print(f"  {b} higher on {found.wins}, equal on {found.ties}, lower on {found.losses} (sign test "
                   f"{sign})", highlight=False)
@@ -38,8 +60,8 @@ def show(console: Console, a: str, b: str, found: PairedReport) -> None:
         console.print(f"  pass/fail: {found.b_only_passed} pass only with {b}, {found.a_only_passed} only with {a} "
                       f"(McNemar {p_text(found.mcnemar)})", highlight=False)
     if found.transitions:
-        moves = ", ".join(f"{shown(before)} -> {shown(after)} {count}"
-                          for (before, after), count in sorted(found.transitions.items(), key=lambda item: -item[1]))
+        moves = ", ".join(f"{shown(before)} -> {shown(after)} {count}" for (before, after), count
+                          in sorted(found.transitions.items(), key=lambda item: (-item[1], item[0])))
         console.print(f"  tags, {a} -> {b}: {moves}", highlight=False)
     for title, pairs in (("regressions", found.regressions), ("improvements", found.improvements)):
         if pairs:
@@ -51,11 +73,15 @@ def show(console: Console, a: str, b: str, found: PairedReport) -> None:
 
 
 def _length(console: Console, a: str, b: str, found: PairedReport) -> None:
-    similar = ("no pair of similar length" if found.similar_difference is None else
-               f"{found.similar_difference:+.1f} over the {found.similar_n} pairs of similar length (within 20%)")
+    similar = ("no pair of similar length (within 20%)" if found.similar is None else
+               f"over the pairs of similar length (within 20%), paired difference {found.similar.text('pairs')}")
     r = ", ".join(f"{name} {'n/a' if value is None else f'{value:+.2f}'}"
                   for name, value in ((a, found.length_r_a), (b, found.length_r_b)))
-    console.print(f"  length: paired difference {similar}; headline against answer length r: {r}", highlight=False)
+    console.print(f"  length: {similar}; headline against answer length r: {r}", highlight=False)
+
+
+def _named(rows: Sequence[Graded]) -> str:
+    return "; ".join(_question(row) for row in rows[:NAMED]) + (" ..." if len(rows) > NAMED else "")
 
 
 def _question(row: Graded) -> str:

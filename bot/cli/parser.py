@@ -200,7 +200,8 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
     compare_cmd.add_argument("--run", type=int, help="with --model: the models of this run")
     compare_cmd.add_argument("--channel", help="with --model: a Slack channel's history (default: the terminal's)")
     compare_cmd.add_argument("--since", help="with --model: 7d, 30d, all or a date such as 2026-11-01 (default: all)")
-    compare_cmd.add_argument("--rubric", help="only answers graded with this rubric")
+    compare_cmd.add_argument("--rubric", help="only answers graded with this rubric (default: each rubric compared on "
+                             "its own)")
     compare_cmd.add_argument("--judge", metavar="RUBRIC", help="then ask a pairwise judge which answer of each pair is "
                              "better (a pairwise rubric, such as pairwise), each pair in both orders")
     compare_cmd.add_argument("--no-swap", action="store_true", help="--judge: each pair once (every other one B first)")

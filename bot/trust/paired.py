@@ -1,45 +1,58 @@
-"""Is B better than A? Two models' graded answers paired on the same rubric, question and reference: the paired mean
-difference with its interval, wins and losses with a sign test, pass/fail changes with McNemar's test, the tag
-transitions, the biggest moves, and whether the difference survives answer length."""
+"""Is B better than A? Two models' verdicts paired question by question, one rubric at a time, and their figures."""
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.trust.compare import mean_shift
+from bot.figures import plural
+from bot.records import RowState
 from bot.trust.mcnemar import mcnemar_p, p_text
+from bot.trust.paired_t import MeanInterval, mean_interval
 
 MOVES_SHOWN = 5
 SIMILAR_LENGTH = 0.2  # answers whose lengths differ by less than this share are "of similar length"
+DIFFERENCES = (-100.0, 100.0)  # where a difference of two 0-100 headlines lies
+
+Key = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
 class Graded:
-    """One graded answer as a comparison reads it."""
+    """One verdict of an answer as a comparison reads it: scored, or a judge's failure (invalid, error)."""
 
     judgment_id: int
     rubric: str
     question: str
     reference: str
     answer: str
-    headline: float
+    headline: float | None
     passed: bool | None
     tag: str | None
     model: str | None = None
+    status: str = RowState.SCORED
+    judge: str = ""
+    version: str = ""  # the rubric's version
+    rubric_hash: str = ""  # and its text
+
+    @property
+    def scored(self) -> bool:
+        """Whether the verdict has a headline to compare."""
+        return self.status == RowState.SCORED and self.headline is not None
 
 
-def key_of(row: Graded) -> tuple[str, str, str]:
+def key_of(row: Graded) -> Key:
     """What pairs two answers: the rubric, and the question and reference with their whitespace normalised."""
     return row.rubric, " ".join(row.question.split()), " ".join(row.reference.split())
 
 
 @dataclass(frozen=True)
 class Pair:
-    """A's and B's answers to one question."""
+    """A's and B's scored answers to one question."""
 
     a: Graded
     b: Graded
@@ -47,17 +60,131 @@ class Pair:
     @property
     def difference(self) -> float:
         """B's headline less A's."""
-        return self.b.headline - self.a.headline
+        return (self.b.headline or 0.0) - (self.a.headline or 0.0)
 
 
-def paired(a_rows: Sequence[Graded], b_rows: Sequence[Graded]) -> tuple[list[Pair], list[Graded], list[Graded]]:
-    """The pairs (a question answered by both; where one side answered it more than once, its latest answer), and
-    the answers of each side that have no partner, in order."""
-    latest_a = {key_of(row): row for row in sorted(a_rows, key=lambda row: row.judgment_id)}
-    latest_b = {key_of(row): row for row in sorted(b_rows, key=lambda row: row.judgment_id)}
-    pairs = [Pair(row, latest_b[key]) for key, row in latest_a.items() if key in latest_b]
-    return (pairs, [row for key, row in latest_a.items() if key not in latest_b],
-            [row for key, row in latest_b.items() if key not in latest_a])
+@dataclass
+class PairedReport:
+    """The paired comparison of B against A on one rubric: how the questions were matched, and every figure over
+    the pairs (each question once: the questions both sides have a score for)."""
+
+    rubric: str
+    pairs: list[Pair] = field(default_factory=list)
+    only_a: list[Graded] = field(default_factory=list)  # questions B never answered
+    only_b: list[Graded] = field(default_factory=list)
+    unscored_a: list[Graded] = field(default_factory=list)  # questions both answered, A's verdict a judge's failure
+    unscored_b: list[Graded] = field(default_factory=list)
+    repeated_a: int = 0  # questions A answered more than once: its latest scored answer counts
+    repeated_b: int = 0
+    mean_a: float | None = None
+    mean_b: float | None = None
+    difference: MeanInterval | None = None  # B less A, with its paired t interval
+    wins: int = 0  # B scored higher
+    ties: int = 0
+    losses: int = 0
+    sign_p: float | None = None
+    a_only_passed: int = 0
+    b_only_passed: int = 0
+    mcnemar: float | None = None
+    transitions: Counter[tuple[str, str]] = field(default_factory=Counter)
+    regressions: list[Pair] = field(default_factory=list)
+    improvements: list[Pair] = field(default_factory=list)
+    similar: MeanInterval | None = None  # the paired difference over the pairs of similar length
+    length_r_a: float | None = None
+    length_r_b: float | None = None
+    judges_a: Counter[str] = field(default_factory=Counter)  # pairs by the judge model of A's verdict
+    judges_b: Counter[str] = field(default_factory=Counter)
+    versions_a: Counter[str] = field(default_factory=Counter)  # pairs by the rubric version of A's verdict
+    versions_b: Counter[str] = field(default_factory=Counter)
+    other_judge: int = 0  # pairs whose two verdicts came from different judge models
+    other_version: int = 0  # or different texts of the rubric
+
+
+def chosen(rows: Sequence[Graded]) -> tuple[dict[Key, Graded], int]:
+    """Each question's verdict that counts on one side (the latest scored one, else the latest failure: a judge's
+    failure never takes a score's place), and how many questions the side answered more than once."""
+    found: dict[Key, Graded] = {}
+    seen: Counter[Key] = Counter()
+    for row in sorted(rows, key=lambda row: row.judgment_id):
+        key = key_of(row)
+        seen[key] += 1
+        kept = found.get(key)
+        if kept is None or row.scored or not kept.scored:
+            found[key] = row
+    return found, sum(count > 1 for count in seen.values())
+
+
+def compare(a_rows: Sequence[Graded], b_rows: Sequence[Graded]) -> list[PairedReport]:
+    """B against A, one report per rubric either side was graded with (answers graded with different rubrics are
+    never paired or pooled), by rubric name."""
+    rubrics = sorted({row.rubric for row in (*a_rows, *b_rows)})
+    return [compare_one(rubric, [row for row in a_rows if row.rubric == rubric],
+                        [row for row in b_rows if row.rubric == rubric]) for rubric in rubrics]
+
+
+def compare_one(rubric: str, a_rows: Sequence[Graded], b_rows: Sequence[Graded]) -> PairedReport:
+    """Every figure of B against A over the questions of one rubric both have a score for."""
+    side_a, repeated_a = chosen(a_rows)
+    side_b, repeated_b = chosen(b_rows)
+    found = PairedReport(rubric, repeated_a=repeated_a, repeated_b=repeated_b)
+    found.only_a = sorted((row for key, row in side_a.items() if key not in side_b), key=lambda row: row.judgment_id)
+    found.only_b = sorted((row for key, row in side_b.items() if key not in side_a), key=lambda row: row.judgment_id)
+    both = sorted(key for key in side_a if key in side_b)  # one order whichever side is A: mirror images
+    found.unscored_a = [side_a[key] for key in both if not side_a[key].scored]
+    found.unscored_b = [side_b[key] for key in both if not side_b[key].scored]
+    found.pairs = [Pair(side_a[key], side_b[key]) for key in both if side_a[key].scored and side_b[key].scored]
+    if found.pairs:
+        _figures(found)
+    return found
+
+
+def _figures(found: PairedReport) -> None:
+    pairs = found.pairs
+    differences = [pair.difference for pair in pairs]
+    found.mean_a = statistics.fmean(pair.a.headline or 0.0 for pair in pairs)
+    found.mean_b = statistics.fmean(pair.b.headline or 0.0 for pair in pairs)
+    found.difference = mean_interval(differences, bounds=DIFFERENCES)
+    found.wins = sum(difference > 0 for difference in differences)
+    found.losses = sum(difference < 0 for difference in differences)
+    found.ties = len(pairs) - found.wins - found.losses
+    found.sign_p = sign_test_p(found.wins, found.losses)
+    known = [pair for pair in pairs if pair.a.passed is not None and pair.b.passed is not None]
+    found.a_only_passed = sum(bool(pair.a.passed) and not pair.b.passed for pair in known)
+    found.b_only_passed = sum(bool(pair.b.passed) and not pair.a.passed for pair in known)
+    if found.a_only_passed + found.b_only_passed:
+        found.mcnemar = mcnemar_p(found.a_only_passed, found.b_only_passed)
+    found.transitions = Counter((pair.a.tag or "-", pair.b.tag or "-") for pair in pairs
+                                if pair.a.tag is not None or pair.b.tag is not None)
+    found.regressions = sorted((pair for pair in pairs if pair.difference < 0),
+                               key=lambda pair: (pair.difference, key_of(pair.a)))[:MOVES_SHOWN]
+    found.improvements = sorted((pair for pair in pairs if pair.difference > 0),
+                                key=lambda pair: (-pair.difference, key_of(pair.a)))[:MOVES_SHOWN]
+    found.similar = mean_interval([pair.difference for pair in pairs
+                                   if _similar(len(pair.a.answer), len(pair.b.answer))], bounds=DIFFERENCES)
+    found.length_r_a = correlation([len(p.a.answer) for p in pairs], [p.a.headline or 0.0 for p in pairs])
+    found.length_r_b = correlation([len(p.b.answer) for p in pairs], [p.b.headline or 0.0 for p in pairs])
+    found.judges_a = Counter(pair.a.judge for pair in pairs)
+    found.judges_b = Counter(pair.b.judge for pair in pairs)
+    labels = _version_labels([row for pair in pairs for row in (pair.a, pair.b)])
+    found.versions_a = Counter(labels[(pair.a.version, pair.a.rubric_hash)] for pair in pairs)
+    found.versions_b = Counter(labels[(pair.b.version, pair.b.rubric_hash)] for pair in pairs)
+    found.other_judge = sum(pair.a.judge != pair.b.judge for pair in pairs)
+    found.other_version = sum((pair.a.version, pair.a.rubric_hash) != (pair.b.version, pair.b.rubric_hash)
+                              for pair in pairs)
+
+
+def _version_labels(rows: Sequence[Graded]) -> dict[tuple[str, str], str]:
+    """How each (version, text) of the rubric reads: "1.0", or "1.0 (3f2a1c9)" where one version had several texts."""
+    texts: dict[str, set[str]] = {}
+    for row in rows:
+        texts.setdefault(row.version, set()).add(row.rubric_hash)
+    return {(version, text): version if len(found) == 1 else f"{version} ({text[:7]})"
+            for version, found in texts.items() for text in found}
+
+
+def _similar(one: int, other: int) -> bool:
+    longer = max(one, other)
+    return longer == 0 or abs(one - other) / longer < SIMILAR_LENGTH
 
 
 def sign_test_p(wins: int, losses: int) -> float | None:
@@ -73,100 +200,83 @@ def correlation(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     """Pearson's r; None with fewer than 3 values or no spread on a side."""
     if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
         return None
-    import numpy as np  # loaded only when two models are compared, not by every run's summary
-
-    return float(np.corrcoef(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))[0, 1])
-
-
-@dataclass
-class PairedReport:
-    """The paired comparison of B against A."""
-
-    pairs: list[Pair]
-    unpaired_a: list[Graded]
-    unpaired_b: list[Graded]
-    mean_a: float | None = None
-    mean_b: float | None = None
-    difference: float | None = None
-    interval: tuple[float, float] | None = None
-    wins: int = 0  # B scored higher
-    ties: int = 0
-    losses: int = 0
-    sign_p: float | None = None
-    a_only_passed: int = 0
-    b_only_passed: int = 0
-    mcnemar: float | None = None
-    transitions: Counter[tuple[str, str]] = field(default_factory=Counter)
-    regressions: list[Pair] = field(default_factory=list)
-    improvements: list[Pair] = field(default_factory=list)
-    similar_n: int = 0
-    similar_difference: float | None = None
-    length_r_a: float | None = None
-    length_r_b: float | None = None
-
-
-def compare(a_rows: Sequence[Graded], b_rows: Sequence[Graded]) -> PairedReport:
-    """Every figure of B against A over their paired answers."""
-    pairs, only_a, only_b = paired(a_rows, b_rows)
-    found = PairedReport(pairs, only_a, only_b)
-    if not pairs:
-        return found
-    differences = [pair.difference for pair in pairs]
-    found.mean_a = sum(pair.a.headline for pair in pairs) / len(pairs)
-    found.mean_b = sum(pair.b.headline for pair in pairs) / len(pairs)
-    found.difference, found.interval = mean_shift(differences)
-    found.wins = sum(difference > 0 for difference in differences)
-    found.losses = sum(difference < 0 for difference in differences)
-    found.ties = len(pairs) - found.wins - found.losses
-    found.sign_p = sign_test_p(found.wins, found.losses)
-    known = [pair for pair in pairs if pair.a.passed is not None and pair.b.passed is not None]
-    found.a_only_passed = sum(bool(pair.a.passed) and not pair.b.passed for pair in known)
-    found.b_only_passed = sum(bool(pair.b.passed) and not pair.a.passed for pair in known)
-    if found.a_only_passed + found.b_only_passed:
-        found.mcnemar = mcnemar_p(found.a_only_passed, found.b_only_passed)
-    found.transitions = Counter((pair.a.tag or "-", pair.b.tag or "-") for pair in pairs
-                                if pair.a.tag is not None or pair.b.tag is not None)
-    ordered = sorted(pairs, key=lambda pair: pair.difference)
-    found.regressions = [pair for pair in ordered if pair.difference < 0][:MOVES_SHOWN]
-    found.improvements = [pair for pair in reversed(ordered) if pair.difference > 0][:MOVES_SHOWN]
-    similar = [pair.difference for pair in pairs if _similar(len(pair.a.answer), len(pair.b.answer))]
-    found.similar_n = len(similar)
-    found.similar_difference = sum(similar) / len(similar) if similar else None
-    found.length_r_a = correlation([len(p.a.answer) for p in pairs], [p.a.headline for p in pairs])
-    found.length_r_b = correlation([len(p.b.answer) for p in pairs], [p.b.headline for p in pairs])
-    return found
-
-
-def _similar(one: int, other: int) -> bool:
-    longer = max(one, other)
-    return longer == 0 or abs(one - other) / longer < SIMILAR_LENGTH
+    return statistics.correlation(xs, ys)
 
 
 def graded(rows: Sequence[Any]) -> list[Graded]:
     """The store's rows (bot.store.graded) as graded answers."""
-    return [Graded(row.id, row.rubric_name, row.question, row.reference, row.answer, float(row.headline), row.passed,
-                   row.tag, row.model_name) for row in rows]
+    return [Graded(row.id, row.rubric_name, row.question, row.reference, row.answer,
+                   None if row.headline is None else float(row.headline), row.passed, row.tag, row.model_name,
+                   row.status, row.judge_model, row.rubric_version, row.rubric_hash) for row in rows]
 
 
 def models_compared(rows: Sequence[Graded]) -> tuple[str, str, PairedReport] | None:
     """Of a run whose file holds several models under test: the two with most answers (A the first by name), and B
-    against A; None unless two of them answered some question alike."""
+    against A; None unless both have a score on some question."""
     counts = Counter(row.model for row in rows if row.model)
     if len(counts) < 2:
         return None
     a, b = sorted(name for name, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:2])
-    found = compare([row for row in rows if row.model == a], [row for row in rows if row.model == b])
-    return (a, b, found) if found.pairs else None
+    reports = compare([row for row in rows if row.model == a], [row for row in rows if row.model == b])
+    best = max(reports, key=lambda found: len(found.pairs))  # a run has one rubric
+    return (a, b, best) if best.pairs else None
+
+
+def unscored_text(name: str, rows: Sequence[Graded]) -> str:
+    """"2 not scored for bot-v1 (invalid: 1, error: 1)": questions both answered that the judge failed on one side."""
+    kinds = Counter(row.status for row in rows)
+    return (f"{len(rows)} not scored for {name} (invalid: {kinds[RowState.INVALID]}, "
+            f"error: {kinds[RowState.ERROR]})")
+
+
+def judges_text(a: str, b: str, found: PairedReport) -> str:
+    """Who judged each side's verdicts of the pairs: "judged by gpt-x on both sides", else each side's judges."""
+    if set(found.judges_a) == set(found.judges_b) and len(found.judges_a) == 1:
+        return f"judged by {next(iter(found.judges_a))} on both sides"
+    return f"judged by: {a} {_counted(found.judges_a)}; {b} {_counted(found.judges_b)}"
+
+
+def warnings(a: str, b: str, found: PairedReport) -> list[str]:
+    """What the comparison mixes, as sentences: pairs whose two verdicts came from different judges, or from
+    different texts of the rubric; a difference there may be the judges' or the rubric's, not the models'."""
+    said = []
+    n = len(found.pairs)
+    if found.other_judge:
+        said.append(f"on {found.other_judge} of the {n} pairs the two answers were judged by different judges: "
+                    "part of the difference may be the judges', not the models'")
+    if found.other_version:
+        said.append(f"on {found.other_version} of the {n} pairs the two answers were graded with different versions "
+                    f"of rubric {found.rubric} ({a}: {_counted(found.versions_a, 'version {} on {}')}; {b}: "
+                    f"{_counted(found.versions_b, 'version {} on {}')}): part of the difference may be the rubric's, "
+                    "not the models'")
+    return said
+
+
+def _counted(counts: Counter[str], form: str = "{} ({})") -> str:
+    return ", ".join(form.format(name, count) for name, count in sorted(counts.items(),
+                                                                       key=lambda item: (-item[1], item[0])))
 
 
 def summary_text(a: str, b: str, found: PairedReport) -> str:
-    """The comparison in two lines, for a run's summary: the paired difference, wins, and pass/fail changes."""
-    interval = "" if found.interval is None else f", 95% CI {found.interval[0]:+.1f} to {found.interval[1]:+.1f}"
+    """The comparison in two lines, for a run's summary and the Slack card: the paired difference, wins, and
+    pass/fail changes."""
+    difference = "none" if found.difference is None else found.difference.text()
     sign = "n/a" if found.sign_p is None else p_text(found.sign_p)
-    text = (f"{b} against {a} on the {len(found.pairs)} questions both answered: paired difference "
-            f"{found.difference:+.1f}{interval}; higher on {found.wins}, equal on {found.ties}, lower on "
-            f"{found.losses} (sign test {sign})")
+    n = len(found.pairs)
+    text = (f"{b} against {a} on the {n} {plural(n, 'question')} both have a score for (rubric {found.rubric}): "
+            f"paired difference {difference}; higher on {found.wins}, equal on {found.ties}, lower on {found.losses} "
+            f"(sign test {sign})")
     if found.mcnemar is not None:
         text += (f"; pass/fail: {found.b_only_passed} pass only with {b}, {found.a_only_passed} only with {a} "
                  f"(McNemar {p_text(found.mcnemar)})")
+    if left_out := left_out_text(a, b, found):
+        text += f"; left out: {left_out}"
     return text
+
+
+def left_out_text(a: str, b: str, found: PairedReport) -> str:
+    """The questions not paired, by why: "1 answered by bot-v1 only, 2 not scored for bot-v2 (invalid: 1, error:
+    1)"; empty when none was left out."""
+    parts = [f"{len(rows)} answered by {name} only" for name, rows in ((a, found.only_a), (b, found.only_b)) if rows]
+    parts += [unscored_text(name, rows) for name, rows in ((a, found.unscored_a), (b, found.unscored_b)) if rows]
+    return ", ".join(parts)

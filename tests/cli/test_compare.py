@@ -1,22 +1,67 @@
-"""`judgebot compare`: two models under test paired on the same questions, with figures computed by hand (the sign
-test and McNemar's exact binomial, the seeded bootstrap of the paired mean)."""
+"""`judgebot compare`: two models under test paired on the same questions, each case once, one rubric at a time, with
+figures checked against scipy (the paired t interval, the sign test) and by hand (McNemar's exact binomial)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-import numpy as np
+from scipy import stats
 
-from tests.support.cli import flat, judgebot, write_rows
+from bot.trust.mcnemar import p_text
+from tests.support.cli import ROOT, flat, history, judgebot, write_rows
+from tests.support.openai_server import Reply
+from tests.support.replies import eth_reply, triple_of
 from tests.support.scripted_judge import Script
 
 # q1..q6 answered by bot-v1 and bot-v2; eth headlines: Correct 100, Generic 25, Refusal 0
 V1 = {"q1": "Correct", "q2": "Correct", "q3": "Generic", "q4": "Generic", "q5": "Refusal", "q6": "Correct"}
 V2 = {"q1": "Correct", "q2": "Generic", "q3": "Correct", "q4": "Correct", "q5": "Correct", "q6": "Correct"}
 HEADLINE = {"Correct": 100.0, "Generic": 25.0, "Refusal": 0.0}
+DIFFERENCE = re.compile(r"paired difference ([+-][\d.]+), 95% CI ([+-][\d.]+) to ([+-][\d.]+)")
 
 
-def test_compare_two_models_of_a_run_with_figures_computed_by_hand(tmp_path: Path, judge_server) -> None:
+def t_interval(b: list[float], a: list[float], unit: str = "questions") -> str:
+    """scipy's paired t interval of B less A, as compare prints it: held within -100..+100, where a difference of two
+    headlines lies."""
+    found = stats.ttest_rel(b, a).confidence_interval(0.95)
+    low, high = max(found.low, -100), min(found.high, 100)
+    return f"95% CI {low:+.1f} to {high:+.1f} (paired t over {len(a)} {unit})"
+
+
+def tagged(body: dict) -> Reply:
+    """The answer names its verdict: "... Correct", "... Generic", "... Refusal"; GARBLE gets prose (invalid) and
+    FAIL400 a 400 (a judge error). A team copy of eth (its system says so) hears every answer one grade lower."""
+    answer = triple_of(body)[2]
+    if "GARBLE" in answer:
+        return Reply(content="Looks fine to me.")
+    if "FAIL400" in answer:
+        return Reply(status=400, error={"message": "cannot be served", "type": "invalid_request_error", "code": None})
+    tag = answer.rsplit(" ", 1)[-1]
+    if "team copy" in body["messages"][0]["content"]:
+        tag = {"Correct": "Generic", "Generic": "Refusal", "Refusal": "Refusal"}[tag]
+    return eth_reply(tag)
+
+
+def team_rubric(tmp_path: Path) -> Path:
+    """A directory holding team-eth: eth's scales under another name, whose judge grades one step lower."""
+    team = tmp_path / "team"
+    team.mkdir()
+    text = (ROOT / "rubrics" / "eth.yaml").read_text("utf-8")
+    text = (text.replace("name: eth\n", "name: team-eth\n").replace("aliases: [eth-audit, auditor, strict]", "aliases: []")
+            .replace("You audit answers given by an assistant", "You audit answers (team copy) given by an assistant"))
+    (team / "team-eth.yaml").write_text(text, encoding="utf-8")
+    return team
+
+
+def figures(text: str) -> tuple[float, float, float]:
+    """(difference, low, high) of the first paired difference printed."""
+    found = DIFFERENCE.search(text)
+    assert found, text
+    return float(found[1]), float(found[2]), float(found[3])
+
+
+def test_compare_two_models_of_a_run_with_figures_checked_against_scipy(tmp_path: Path, judge_server) -> None:
     plan = {f"v1 says {q}": [tag] for q, tag in V1.items()} | {f"v2 says {q}": [tag] for q, tag in V2.items()}
     judge_server.responder = Script({"judge-cli": plan})
     rows = [[q, "Use myStudies.", f"v1 says {q}", "bot-v1"] for q in V1]
@@ -26,30 +71,170 @@ def test_compare_two_models_of_a_run_with_figures_computed_by_hand(tmp_path: Pat
     write_rows(tmp_path / "both.csv", ["question", "reference", "answer", "model"], rows)
     code, out = judgebot(tmp_path, "judge", "both.csv", "--rubric", "eth", server=judge_server)
     assert code == 0, out
-    assert "bot-v2 against bot-v1: 6 questions answered by both" in flat(out)  # in the run's own summary too
+    assert "bot-v2 against bot-v1, rubric eth: 6 questions with a score on both sides" in flat(out)  # the summary
 
     code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", "--run", "1")
     text = flat(out)
     assert code == 0, out
-    differences = [HEADLINE[V2[q]] - HEADLINE[V1[q]] for q in V1]  # 0, -75, +75, +75, +100, 0
-    assert "bot-v2 against bot-v1: 6 questions answered by both" in text
+    a = [HEADLINE[V1[q]] for q in V1]
+    b = [HEADLINE[V2[q]] for q in V1]  # differences 0, -75, +75, +75, +100, 0
+    assert "bot-v2 against bot-v1, rubric eth: 6 questions with a score on both sides" in text
     assert "1 answered by bot-v2 only, left out: q7" in text
-    # the seeded percentile bootstrap of the paired mean (2,000 resamples of the 6 questions)
-    values = np.asarray(differences)
-    draws = np.random.default_rng(20260101).integers(0, 6, size=(2000, 6))
-    low, high = np.percentile(values[draws].mean(axis=1), [2.5, 97.5])
-    assert (f"mean headline: bot-v1 58.3, bot-v2 87.5; paired difference +29.2, 95% CI {low:+.1f} to {high:+.1f}"
-            in text)
-    # 3 higher, 2 equal, 1 lower: exact two-sided binomial, n = 4, 2 * (1 + 4) / 16 = 0.625
-    assert "bot-v2 higher on 3, equal on 2, lower on 1 (sign test p = 0.62)" in text
-    # pass/fail: q3, q4, q5 pass only with v2; q2 only with v1: McNemar exact, the same 0.625
-    assert "pass/fail: 3 pass only with bot-v2, 1 only with bot-v1 (McNemar p = 0.62)" in text
+    assert "judged by judge-cli on both sides" in text and "warning" not in text
+    assert (f"mean headline: bot-v1 58.3, bot-v2 87.5; paired difference +29.2, {t_interval(b, a)}" in text)
+    # 3 higher, 2 equal, 1 lower: the exact two-sided binomial over the 4 that moved
+    sign = stats.binomtest(3, 4).pvalue
+    assert f"bot-v2 higher on 3, equal on 2, lower on 1 (sign test {p_text(sign)})" in text
+    # pass/fail: q3, q4, q5 pass only with v2; q2 only with v1: McNemar exact, 2 * (1 + 4) / 16
+    assert f"pass/fail: 3 pass only with bot-v2, 1 only with bot-v1 (McNemar {p_text(0.625)})" in text
     assert "tags, bot-v1 -> bot-v2: Correct -> Correct 2, Generic -> Correct 2," in text
     assert "Correct -> Generic 1" in text and "Refusal -> Correct 1" in text
     assert "biggest regressions: -75 (100 -> 25) q2" in text and "biggest improvements: +100 (0 -> 100) q5" in text
-    assert "paired difference +29.2 over the 6 pairs of similar length" in text
+    assert f"over the pairs of similar length (within 20%), paired difference +29.2, {t_interval(b, a, 'pairs')}" in text
 
     code, out = judgebot(tmp_path, "compare", "--model", "bot-v1")
     assert code == 2 and "compare two runs" in flat(out)
     code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v9")
-    assert code == 2 and "no scored answers of bot-v9" in flat(out)
+    assert code == 2 and "no judged answers of bot-v9" in flat(out)
+    code, out = judgebot(tmp_path, "compare", "1", "1")  # a run of two models is not one side
+    assert code == 2 and "run 1 holds the answers of 2 models under test (bot-v1, bot-v2)" in flat(out)
+
+
+def test_a_history_judged_three_times_counts_each_question_once(tmp_path: Path, judge_server) -> None:
+    judge_server.responder = tagged
+    tags_a = ["Correct", "Generic", "Refusal", "Correct", "Generic", "Correct", "Refusal", "Generic", "Correct",
+              "Correct"]
+    tags_b = ["Correct", "Correct", "Generic", "Correct", "Correct", "Generic", "Correct", "Correct", "Correct",
+              "Refusal"]
+    rows = [[f"q{n}", "Use myStudies.", f"v1 on q{n}: {tag}", "bot-v1"] for n, tag in enumerate(tags_a)]
+    rows += [[f"q{n}", "Use myStudies.", f"v2 on q{n}: {tag}", "bot-v2"] for n, tag in enumerate(tags_b)]
+    rows.append(rows[0])  # one case twice in the file: counted once
+    write_rows(tmp_path / "both.csv", ["question", "reference", "answer", "model"], rows)
+    for fresh in ((), (), ("--fresh",)):  # judged, read again from the cache, judged again by the same judge
+        code, out = judgebot(tmp_path, "judge", "both.csv", "--rubric", "eth", *fresh, server=judge_server)
+        assert code == 0, out
+    assert history(tmp_path, "SELECT count(*) FROM judgment") == [(63,)]
+
+    code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2")
+    text = flat(out)
+    assert code == 0, out
+    assert "bot-v2 against bot-v1, rubric eth: 10 questions with a score on both sides" in text
+    assert "more than once" not in text and "only" not in text.split("mean headline")[0]
+    a, b = [HEADLINE[tag] for tag in tags_a], [HEADLINE[tag] for tag in tags_b]
+    assert t_interval(b, a) in text
+    wins = sum(y > x for x, y in zip(a, b, strict=True))
+    losses = sum(y < x for x, y in zip(a, b, strict=True))
+    assert (f"bot-v2 higher on {wins}, equal on {10 - wins - losses}, lower on {losses} (sign test "
+            f"{p_text(stats.binomtest(wins, wins + losses).pvalue)})") in text
+    for run in ("1", "3"):  # each run alone reads the same: its rows, one per case
+        code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", "--run", run)
+        assert code == 0 and t_interval(b, a) in flat(out) and "10 questions with a score" in flat(out), out
+
+
+def test_runs_compare_as_mirror_images_and_runs_of_two_rubrics_are_refused(tmp_path: Path, judge_server) -> None:
+    judge_server.responder = tagged
+    team = str(team_rubric(tmp_path))
+    tags_a = ["Correct", "Generic", "Refusal", "Correct", "Generic", "Correct", "Refusal", "Generic"]
+    tags_b = ["Correct", "Correct", "Generic", "Generic", "Correct", "Correct", "Correct", "Refusal"]
+    for name, tags, model in (("v1.csv", tags_a, "bot-v1"), ("v2.csv", tags_b, "bot-v2")):
+        rows = [[f"q{n}", "Use myStudies.", f"{model} on q{n}: {tag}", model] for n, tag in enumerate(tags)]
+        write_rows(tmp_path / name, ["question", "reference", "answer", "model"], [*rows, rows[2]])  # q2 twice
+    commands = [("v1.csv", "eth"), ("v2.csv", "eth"), ("v1.csv", "team-eth"), ("v2.csv", "team-eth")]
+    for name, rubric in commands:  # runs 1-4
+        code, out = judgebot(tmp_path, "judge", name, "--rubric", rubric, server=judge_server, RUBRICS_DIR=team)
+        assert code == 0, out
+
+    code, forward = judgebot(tmp_path, "compare", "1", "2", RUBRICS_DIR=team)
+    assert code == 0, forward
+    code, backward = judgebot(tmp_path, "compare", "2", "1", RUBRICS_DIR=team)
+    assert code == 0, backward
+    forward, backward = flat(forward), flat(backward)
+    assert "run 2 against run 1, rubric eth: 8 questions with a score on both sides" in forward
+    assert "run 1 against run 2, rubric eth: 8 questions with a score on both sides" in backward
+    difference, low, high = figures(forward)
+    assert figures(backward) == (-difference, -high, -low)
+    a, b = [HEADLINE[tag] for tag in tags_a], [HEADLINE[tag] for tag in tags_b]
+    assert t_interval(b, a) in forward and t_interval(a, b) in backward
+    wins, losses = (int(n) for n in re.search(r"run 2 higher on (\d+), equal on \d+, lower on (\d+)", forward).groups())
+    assert f"run 1 higher on {losses}, equal on {8 - wins - losses}, lower on {wins}" in backward
+    mcnemar = re.search(r"McNemar (p [^)]+)\)", forward)[1]
+    assert f"McNemar {mcnemar})" in backward
+
+    code, out = judgebot(tmp_path, "compare", "2", "3", RUBRICS_DIR=team)
+    assert code == 2, out
+    assert ("run 2 was graded with rubric eth and run 3 with team-eth: answers are compared on one rubric"
+            in flat(out))
+
+
+def test_a_history_of_two_rubrics_compares_each_on_its_own(tmp_path: Path, judge_server) -> None:
+    judge_server.responder = tagged
+    team = str(team_rubric(tmp_path))
+    tags_a = ["Correct", "Generic", "Correct", "Generic", "Correct"]
+    tags_b = ["Correct", "Correct", "Correct", "Correct", "Generic"]
+    rows = [[f"q{n}", "Use myStudies.", f"v1 on q{n}: {tag}", "bot-v1"] for n, tag in enumerate(tags_a)]
+    rows += [[f"q{n}", "Use myStudies.", f"v2 on q{n}: {tag}", "bot-v2"] for n, tag in enumerate(tags_b)]
+    write_rows(tmp_path / "both.csv", ["question", "reference", "answer", "model"], rows)
+    for rubric in ("eth", "team-eth"):
+        code, out = judgebot(tmp_path, "judge", "both.csv", "--rubric", rubric, server=judge_server, RUBRICS_DIR=team)
+        assert code == 0, out
+
+    code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", RUBRICS_DIR=team)
+    text = flat(out)
+    assert code == 0, out
+    assert "answers graded with 2 rubrics, compared one rubric at a time: eth, team-eth (`--rubric NAME` for one)" in text
+    eth, team_eth = text.split("bot-v2 against bot-v1, rubric ")[1:]
+    assert eth.startswith("eth: 5 questions with a score on both sides")
+    assert team_eth.startswith("team-eth: 5 questions with a score on both sides")
+    a, b = [HEADLINE[tag] for tag in tags_a], [HEADLINE[tag] for tag in tags_b]
+    lower = {"Correct": 25.0, "Generic": 0.0}  # the team copy grades one step lower
+    team_a, team_b = [lower[tag] for tag in tags_a], [lower[tag] for tag in tags_b]
+    assert t_interval(b, a) in eth and t_interval(team_b, team_a) in team_eth
+
+    code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", "--rubric", "team-eth",
+                         RUBRICS_DIR=team)
+    assert code == 0 and "rubric eth:" not in flat(out) and t_interval(team_b, team_a) in flat(out), out
+    code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", "--judge", "pairwise",
+                         RUBRICS_DIR=team)
+    assert code == 2 and "--judge asks about each pair once, so name one with --rubric" in flat(out), out
+
+
+def test_other_judges_and_unscored_rows_are_named_not_taken_for_unanswered(tmp_path: Path, judge_server) -> None:
+    judge_server.responder = tagged
+    v1 = [[f"q{n}", "R.", f"v1 on q{n}: {tag}", "bot-v1"] for n, tag in enumerate(["Correct", "Generic", "Correct"])]
+    v1 += [["q3", "R.", "GARBLE v1 on q3", "bot-v1"], ["q4", "R.", "FAIL400 v1 on q4", "bot-v1"]]
+    v2 = [[f"q{n}", "R.", f"v2 on q{n}: Correct", "bot-v2"] for n in range(6)]  # q5: v2 only
+    write_rows(tmp_path / "v1.csv", ["question", "reference", "answer", "model"], v1)
+    write_rows(tmp_path / "v2.csv", ["question", "reference", "answer", "model"], v2)
+    code, out = judgebot(tmp_path, "judge", "v1.csv", "--rubric", "eth", server=judge_server, JUDGE_MODEL="judge-a")
+    assert code == 1, out  # two rows without a score
+    code, out = judgebot(tmp_path, "judge", "v2.csv", "--rubric", "eth", server=judge_server, JUDGE_MODEL="judge-b")
+    assert code == 0, out
+
+    code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2")
+    text = flat(out)
+    assert code == 0, out
+    assert "bot-v2 against bot-v1, rubric eth: 3 questions with a score on both sides" in text
+    assert "1 answered by bot-v2 only, left out: q5" in text and "answered by bot-v1 only" not in text
+    assert "2 not scored for bot-v1 (invalid: 1, error: 1), left out: q3; q4" in text
+    assert "judged by: bot-v1 judge-a (3); bot-v2 judge-b (3)" in text
+    assert ("warning: on 3 of the 3 pairs the two answers were judged by different judges: part of the difference "
+            "may be the judges', not the models'") in text
+    code, out = judgebot(tmp_path, "compare", "2", "1")
+    assert code == 0 and "2 not scored for run 1 (invalid: 1, error: 1)" in flat(out), out
+
+
+def test_pairs_that_all_differ_alike_get_no_interval_and_a_reason(tmp_path: Path, judge_server) -> None:
+    judge_server.responder = tagged
+    rows = [[f"q{n}", "R.", f"v1 on q{n}: Refusal", "bot-v1"] for n in range(3)]
+    rows += [[f"q{n}", "R.", f"v2 on q{n}: Correct", "bot-v2"] for n in range(3)]
+    write_rows(tmp_path / "both.csv", ["question", "reference", "answer", "model"], rows)
+    code, out = judgebot(tmp_path, "judge", "both.csv", "--rubric", "eth", server=judge_server)
+    assert code == 0, out
+
+    code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2")
+    text = flat(out)
+    assert code == 0, out
+    assert ("paired difference +100.0 (no interval: the difference is +100.0 on each of the 3 questions, no spread "
+            "to estimate one from)") in text
+    assert "CI" not in text
+    assert f"higher on 3, equal on 0, lower on 0 (sign test {p_text(stats.binomtest(3, 3).pvalue)})" in text

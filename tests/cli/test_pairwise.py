@@ -245,7 +245,7 @@ def test_compare_asks_a_pairwise_judge_about_two_models_answers(tmp_path: Path, 
 
     text = flat(out)
     assert code == 0, out
-    assert "bot-v2 against bot-v1: 4 questions answered by both" in text  # the free comparison first
+    assert "bot-v2 against bot-v1, rubric eth: 4 questions with a score on both sides" in text  # the free comparison first
     assert "paired difference +0.0" in text  # the eth judge gave both Correct everywhere...
     assert len(judge.seen) == 8  # ... the pairwise judge sees that v2 is better on 3 of 4, in both orders
     assert "bot-v2 over bot-v1: 88%" in text and "won 3, lost 0, tied 1" in text

@@ -13,7 +13,7 @@ from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.messenger import slack_error
 from bot.slack.text import escape
-from bot.slack.views.compare import compare_card
+from bot.slack.views.compare import RUBRICS_SHOWN, compare_card
 from bot.store import utcnow
 from bot.store.graded import graded_answers
 from bot.trust.paired import compare, graded
@@ -35,22 +35,25 @@ class CompareCommands:
         since = utcnow() - timedelta(days=parsed.days) if parsed.days else None
         sides = [graded(await self.ctx.db(graded_answers, channel_id=channel, model=model, since=since))
                  for model in (parsed.a, parsed.b)]
-        found = compare(*sides)
-        if not found.pairs:
+        paired = [found for found in compare(*sides) if found.pairs]
+        if not paired:
             await self.ctx.say.tell(where, f"No question of <#{channel}> was answered by both `{escape(parsed.a)}` "
                                            f"and `{escape(parsed.b)}` in that time ({len(sides[0])} and "
                                            f"{len(sides[1])} graded answers): models are named as in the files' "
                                            "model column.")
             return
-        card = compare_card(parsed.a, parsed.b, found, parsed.days)
+        card = compare_card(parsed.a, parsed.b, paired, parsed.days)
         sent = await self.ctx.say.post(channel, card, what="a comparison")
         if sent.ts is None:
             await self.ctx.say.tell(where, f"I could not post the comparison here (`{sent.refusal}`).")
             return
-        title = f"{parsed.b} against {parsed.a}: {len(found.pairs)} questions"
+        titles = [f"{parsed.b} against {parsed.a}, rubric {found.rubric}: {len(found.pairs)} questions"
+                  for found in paired[:RUBRICS_SHOWN]]
         try:
-            png = await asyncio.to_thread(differences_png, title, [pair.difference for pair in found.pairs])
+            charts = [(f"judgebot-compare-{n}.png", title,
+                       await asyncio.to_thread(differences_png, title, [pair.difference for pair in found.pairs]))
+                      for n, (title, found) in enumerate(zip(titles, paired, strict=False), 1)]
             await upload(self.ctx.client, channel=channel, thread_ts=sent.ts, comment="Paired differences",
-                         files=[("judgebot-compare.png", title, png)])
+                         files=charts)
         except Exception as err:  # the card is there: that is what counts
             await self.ctx.say.tell(where, f"The chart could not be posted (`{slack_error(err)}`).")
