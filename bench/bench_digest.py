@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.digest import Period, build_digest
 from bot.store import Store
-from bot.store.models import Feedback, Judgment, JudgmentTally, Run
 from bot.store.case_keys import case_key
 from bot.store.counting import counted_case
 from bot.store.migrations_cases import fill_replacements
+from bot.store.models import Feedback, Judgment, JudgmentTally, Run
 from bot.store.tallies import add_judgments, question_key
 
 CHANNEL = "C0BENCH"
