@@ -567,10 +567,10 @@ def test_digest_message_shows_the_week_the_changes_and_every_tag(store, history,
         ["m1", "academic", "2", "80.0", "▲ 20.0", "100%", "▲ 100.0 pts", "50% (1)", "–", "–"],
         ["m1", "eth", "6", "56.2", "▼ 13.8", "50%", "▼ 16.7 pts", "33% (2)",
          "correct 50% · generic 25% · refusal 25% · hallucination 0%",
-         "0% (0/1), 95% CI 0%-79% (Wilson); few labels (n = 1)"],
+         "0% (0/1), 95% CI 0%-79% (Wilson); few labeled cases (n = 1)"],
         ["m2", "eth", "2", "62.5", "new this week", "50%", "–", "0%",
          "correct 50% · generic 0% · refusal 0% · hallucination 50%",
-         "0% (0/1), 95% CI 0%-79% (Wilson); few labels (n = 1)"],
+         "0% (0/1), 95% CI 0%-79% (Wilson); few labeled cases (n = 1)"],
     ]
     assert blocks[2]["type"] == "table"  # right under the week's counts
     # Every row asks "Q" with reference "R" and answer "A": one case, so each person's latest vote on it counts once.

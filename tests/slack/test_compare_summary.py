@@ -16,4 +16,4 @@ async def test_a_files_summary_says_whether_b_is_better_than_a(slack, slack_serv
     card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
     # Q1: 25 -> 100, Q2: 100 -> 100; the model name from the file is escaped
     assert "Is bot-v2 better than bot-&lt;v1&gt;?" in card
-    assert "paired difference +37.5" in card and "higher on 1, equal on 1, lower on 0 (sign test p = 1.00)" in card
+    assert "paired difference +37.5" in card and "higher on 1, equal on 1, lower on 0 (sign test p = 1.0)" in card
