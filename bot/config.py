@@ -117,8 +117,8 @@ class Settings(BaseSettings):
                                       "the bot was down is still posted.")
     calibration_min_agreement: float = Field(0.75, ge=0, le=1, description="Agreement with people's labels on "
                                              "pass/fail below which `/judge calibration` and the digest warn.")
-    calibration_min_labels: int = Field(20, ge=1, description="Labels needed before low agreement is warned of "
-                                        "(fewer say too little).")
+    calibration_min_labels: int = Field(20, ge=1, description="Distinct labeled cases needed before low agreement "
+                                        "is warned of (fewer say too little).")
     review_sample_rate: float = Field(0.05, ge=0, le=1, description="Share of each file's scored rows sent to the "
                                       "review queue at random (at least 3; 0: none), so that agreement with people "
                                       "is measured on cases nobody chose.")

@@ -18,7 +18,7 @@ from bot.errors import UsageError
 if TYPE_CHECKING:
     from bot.rubric import Rubric
     from bot.store import Judgment
-    from bot.trust.align import AlignReport
+    from bot.trust.align_report import AlignReport
     from bot.trust.drift import CheckCase
 
 CHANGES_SHOWN = 10  # fixed and broken cases listed each
@@ -34,10 +34,12 @@ async def align(ctx: Context) -> int:
         raise UsageError("give --labels FILE (such as one `judgebot labels export` wrote) or --channel ID, not both")
     if not 2 <= args.folds <= 20 or not 1 <= args.examples <= 20:
         raise UsageError("--folds takes 2 to 20, --examples 1 to 20")
+    from bot.trust.drift import case_count
+
     rubric = ctx.rubrics.get(args.rubric)
     cases = check_cases(ctx, rubric)
-    if len(cases) < MIN_LABELS:
-        raise UsageError(f"{len(cases)} labeled cases of {rubric.name} are too few to align on: it takes at least "
+    if (count := case_count(cases)) < MIN_LABELS:
+        raise UsageError(f"{count} labeled cases of {rubric.name} are too few to align on: it takes at least "
                          f"{MIN_LABELS}, {MIN_CORRECTIONS} of them corrections of the judge. "
                          f"{calibration_views.HOW_TO_LABEL}")
     settled()
@@ -81,22 +83,31 @@ async def _judged(ctx: Context, rubric: Rubric, cases: list[CheckCase], what: st
 
 
 def _show(ctx: Context, rubric: Rubric, found: AlignReport) -> None:
-    from bot.trust.texts import agreement_text
+    from bot.trust.align_report import verdict_text
+    from bot.trust.mcnemar import p_text
+    from bot.trust.texts import agreement_text, tag_agreement_text
 
     console = ctx.console
+    labels = f", {found.labels} labels" if found.labels != found.n else ""
     console.print(f"[bold]{shown(rubric.name)}: the rubric as it is against the candidate, each on cases its examples "
-                  f"never came from[/] ({found.n} held-out cases, {found.corrections} corrections)", highlight=False)
-    for name, figures in (("as it is", found.before), ("candidate", found.after)):
-        console.print(f"  {name:<10} agreement {shown(agreement_text(figures))}; kappa "
-                      f"{shown(figures.kappa_pass.text())}", highlight=False)
-    p = "n/a" if found.p is None else "p < 0.001" if found.p < 0.001 else f"p = {found.p:.2f}"
-    console.print(f"  fixed {len(found.fixed)}, broken {len(found.broken)} (McNemar {p})", highlight=False)
+                  f"never came from[/] ({found.n} held-out cases{labels}, {found.corrections} corrections; folds by "
+                  "question)", highlight=False)
+    figures = (("as it is", found.before), ("candidate", found.after))
+    for name, side in figures:
+        console.print(f"  {name:<10} agreement on pass/fail {shown(agreement_text(side))}; kappa "
+                      f"{shown(side.kappa_pass.text())}", highlight=False)
+    console.print(f"  pass/fail: fixed {len(found.fixed)}, broken {len(found.broken)} "
+                  f"(McNemar {'n/a' if found.p is None else p_text(found.p)})", highlight=False)
+    if found.tag_fixed or found.tag_broken:  # the tag moved: its own agreement and test, beside pass/fail's
+        for name, side in figures:
+            console.print(f"  {name:<10} the same tag {shown(tag_agreement_text(side))}", highlight=False)
+        console.print(f"  the tag: fixed {len(found.tag_fixed)}, broken {len(found.tag_broken)} "
+                      f"(McNemar {'n/a' if found.tag_p is None else p_text(found.tag_p)})", highlight=False)
     if found.unjudged:
-        console.print(f"  [yellow]{found.unjudged} cases got no verdict from one of them[/] and are left out.")
-    console.print("  " + ("The candidate agrees with people more often, and not by chance." if found.improved else
-                          "No improvement that could not be chance: keep the rubric as it is, or label more cases."),
-                  highlight=False)
-    for title, changes in (("fixed", found.fixed), ("broken", found.broken)):
+        console.print(f"  [yellow]{found.unjudged} labels got no verdict from one of them[/] and are left out.")
+    console.print("  " + verdict_text(found), highlight=False)
+    for title, changes in (("fixed", found.fixed), ("broken", found.broken), ("tag fixed", found.tag_fixed),
+                           ("tag broken", found.tag_broken)):
         for change in changes[:CHANGES_SHOWN]:
             console.print(f"  {title} row {change.line}: people {shown(change.human)}; before {shown(change.before)},"
                           f" after {shown(change.after)} · {shown(' '.join(change.question.split())[:70])}",

@@ -38,7 +38,8 @@ def figure_lines(console: Console, figures: Calibration) -> None:
     _line(console, "pass rates", pass_rates_text(figures))
     _line(console, "kappa on pass/fail", shown(figures.kappa_pass.text()))
     if figures.tag_n:
-        _line(console, "kappa on the tag", over_labels(shown(figures.kappa_tag.text(note=False)), figures.tag_n))
+        _line(console, "kappa on the tag", over_labels(shown(figures.kappa_tag.text(note=False)), figures.tag_n,
+                                                       figures.kappa_tag.cases))
 
 
 def gap_lines(console: Console, figures: Calibration) -> None:
@@ -55,7 +56,7 @@ def show_calibration(console: Console, title: str, figures: Calibration) -> None
     """Every figure of the judge against the labels: agreement, pass rates, kappa, the confusion matrix, score gaps,
     weeks."""
     console.print(f"[bold]{title}[/]", highlight=False)
-    _line(console, "labels", str(figures.n))
+    _line(console, "labels", labels_text(figures))
     figure_lines(console, figures)
     if figures.confusion is not None:
         console.print("tags, judge (rows) against people (columns):", highlight=False)
@@ -64,10 +65,15 @@ def show_calibration(console: Console, title: str, figures: Calibration) -> None
     from bot.trust.kappa import noted
 
     console.print("labels per week:", highlight=False)
-    for week, count, agreement in figures.by_week:
-        console.print(f"  {week}  {count:>5} labels  agreement {noted(percent(agreement), count)}", highlight=False)
+    for week, count, cases, agreement in figures.by_week:
+        console.print(f"  {week}  {count:>5} labels  agreement {noted(percent(agreement), cases)}", highlight=False)
     _line(console, "judge models", _counts(figures.judge_models))
     _line(console, "rubric versions", _counts(figures.rubric_hashes))
+
+
+def labels_text(figures: Calibration) -> str:
+    """How many labels, and of how many cases when several people labeled some: "54 (40 cases)"."""
+    return f"{figures.n} ({figures.pass_cases} cases)" if figures.clustered else str(figures.n)
 
 
 def confusion_lines(console: Console, figures: Calibration) -> None:
@@ -126,8 +132,8 @@ def show_doubts(console: Console, doubts: Sequence[Doubt], rubric_name: str, jud
 
     for doubt in doubts:
         if isinstance(doubt, LowAgreement):
-            text = (f"the judge agrees with people on pass/fail in {percent(doubt.agreement)} of {doubt.labels} labels, "
-                    f"below {percent(doubt.minimum)} (CALIBRATION_MIN_AGREEMENT): read its pass rates with care")
+            text = (f"the judge agrees with people on pass/fail in {percent(doubt.agreement)} of {doubt.cases} labeled "
+                    f"cases, below {percent(doubt.minimum)} (CALIBRATION_MIN_AGREEMENT): read its pass rates with care")
         elif isinstance(doubt, OtherJudge):
             text = (f"{doubt.labels} of {doubt.n} labels were given on verdicts of {doubt.given_on}, but the judge now is "
                     f"{doubt.now} ({judge_setting}): these figures may not hold for it; `judgebot calibration check` "
@@ -146,7 +152,7 @@ def show_check(console: Console, current: tuple[str, Calibration], original: tup
     judges = [current, *([original] if original is not None else [])]
     for name, figures in judges:
         console.print(f"[bold]{name}[/]", highlight=False)
-        _line(console, "labels", str(figures.n))
+        _line(console, "labels", labels_text(figures))
         figure_lines(console, figures)
     if original is None:
         console.print("The labels do not say what the original judge gave (no judge_pass or judge_tag column).",

@@ -8,7 +8,6 @@ from bot.cli.calibration_views import figure_lines
 from bot.cli.screen import Column, fitted_table, shown
 from bot.figures import percent
 from bot.trust.compare import FLIPS_SHOWN, HistorySide, LabeledSide
-from bot.trust.mcnemar import p_text
 
 
 def verdict(passed: bool | None, tag: str | None, headline: float | None) -> str:
@@ -26,9 +25,8 @@ def show_comparison(console: Console, old: str, new: str, labeled: LabeledSide |
         for name, figures in ((f"{old} (in use)", labeled.old), (f"{new} (candidate)", labeled.new)):
             console.print(f"[bold]{shown(name)}[/]", highlight=False)
             figure_lines(console, figures)
-        p = "n/a (they never differ)" if labeled.p is None else p_text(labeled.p)
         console.print(shown(f"Right where the other was wrong: {new} {labeled.new_right}, {old} {labeled.old_right} "
-                            f"(McNemar {p}, over {labeled.paired} cases)"), highlight=False)
+                            f"({labeled.mcnemar_text()})"), highlight=False)
         if labeled.unscored:
             console.print(f"[yellow]{labeled.unscored} labeled cases got no verdict from one of them[/] and are left "
                           "out.", highlight=False)
@@ -53,9 +51,7 @@ def show_history(console: Console, old: str, new: str, history: HistorySide) -> 
     console.print(shown(f"  flips: pass -> fail {history.to_fail}, fail -> pass {history.to_pass} "
                         f"({old} -> {new})"), highlight=False)
     if history.shift is not None:
-        bounds = "" if history.shift_interval is None else \
-            f", 95% CI {history.shift_interval[0]:+.1f} to {history.shift_interval[1]:+.1f} (bootstrap over rows)"
-        console.print(f"  mean headline shift {history.shift:+.1f} points{bounds}", highlight=False)
+        console.print(f"  mean headline shift {history.shift_text()}", highlight=False)
     if history.unscored:
         console.print(f"  [yellow]{history.unscored} rows got no verdict from one of them[/] and are left out.",
                       highlight=False)
@@ -77,9 +73,5 @@ def show_history(console: Console, old: str, new: str, history: HistorySide) -> 
 
 def kappa_text(history: HistorySide) -> str:
     """Cohen's kappa between the two judges on pass/fail with its interval, or why there is none."""
-    kappa = history.kappa
-    if kappa.value is None:
-        return "n/a (one class only)"
-    if kappa.interval is None:
-        return f"{kappa.value:.2f}"
-    return f"{kappa.value:.2f}, 95% CI {kappa.interval[0]:.2f}-{kappa.interval[1]:.2f}"
+    return history.kappa.text(note=False)
+

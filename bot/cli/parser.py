@@ -181,8 +181,9 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
     calibration_cmd.add_argument("--min-agreement", type=float, metavar="SHARE",
                                  help="check: exit 1 unless the 95%% interval of agreement on pass/fail lies above "
                                  "this (its lower bound; default 0.8)")
-    calibration_cmd.add_argument("--min-labels", type=int, metavar="N", help="check: exit 1 with fewer labels than "
-                                 "this (default 20): a handful of labels proves nothing")
+    calibration_cmd.add_argument("--min-labels", type=int, metavar="N", help="check: exit 1 with fewer distinct "
+                                 "labeled cases than this (default 20; a second person's label of a case is not "
+                                 "another case): a handful proves nothing")
     calibration_cmd.add_argument("--min-kappa", type=float, metavar="KAPPA", help="check: exit 1 unless the 95%% "
                                  "interval of kappa on pass/fail lies above this (a judge that passes everything has "
                                  "no kappa)")

@@ -8,7 +8,7 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import yaml
 
@@ -17,38 +17,27 @@ from bot.records import RowState
 from bot.rubric import Rubric
 from bot.rubric.examples import EXAMPLE_KINDS, Example, check_examples
 from bot.rubric.fields import leaves
-from bot.store import Judgment, utcnow
-from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
-from bot.trust.drift import CheckCase, case_of, verdict_pair
-from bot.trust.labels import Completed, complete, tag_order
-from bot.trust.mcnemar import mcnemar_p
+from bot.store import Judgment
+from bot.trust.align_report import AlignCase, AlignReport, report
+from bot.trust.drift import CheckCase, case_count
+from bot.trust.labels import Completed, complete
 
-MIN_LABELS, MIN_CORRECTIONS = 20, 5  # fewer say too little to align on
+MIN_LABELS, MIN_CORRECTIONS = 20, 5  # fewer distinct cases say too little to align on
 DEFAULT_FOLDS, DEFAULT_EXAMPLES = 5, 6
 
 
-@dataclass
-class AlignCase:
-    """A labeled case as alignment reads it: its texts and label, the person's verdict, and its fold."""
-
-    case: CheckCase
-    human: Completed
-    fold: int
-    note: str | None = None
-
-    @property
-    def line(self) -> int:
-        return self.case.row.line
+def question_of(case: CheckCase) -> str:
+    """The question a labeled row asks, whitespace aside: what a fold is dealt by."""
+    return " ".join(case.row.question.split())
 
 
 def folds_of(cases: Sequence[CheckCase], rubric: Rubric, k: int) -> list[AlignCase]:
-    """The cases dealt into `k` folds by the hash of their texts (the same case is always in the same fold, and a
-    rerun deals them alike), each with what the person's own values say."""
-    keyed = sorted(cases, key=lambda case: hashlib.sha256(case_of(case).encode("utf-8")).hexdigest())
-    folds: dict[str, int] = {}
-    for case in keyed:
-        folds.setdefault(case_of(case), len(folds) % k)
-    return [AlignCase(case, complete(case.human, rubric), folds[case_of(case)], case.note) for case in cases]
+    """The cases dealt into `k` folds by the hash of their question: every answer to one question (and every
+    person's label of one case) is in the same fold, so no held-out case shares its question with an example from
+    another fold; a rerun deals them alike. Each comes with what the person's own values say."""
+    keyed = sorted({question_of(case) for case in cases}, key=lambda text: hashlib.sha256(text.encode()).hexdigest())
+    folds = {question: index % k for index, question in enumerate(keyed)}
+    return [AlignCase(case, complete(case.human, rubric), folds[question_of(case)], case.note) for case in cases]
 
 
 def disagrees(judgment: Judgment | None, human: Completed) -> bool:
@@ -122,71 +111,6 @@ def next_version(version: str) -> str:
     return f"{version[:found.start()]}{int(found.group(1)) + 1}{version[found.end():]}"
 
 
-@dataclass
-class Changed:
-    """A held-out case the candidate got right where the rubric got it wrong (fixed), or the other way (broken)."""
-
-    line: int
-    question: str
-    human: str
-    before: str
-    after: str
-
-
-@dataclass
-class AlignReport:
-    """The rubric and the candidate on held-out cases: figures against the labels, paired changes, McNemar."""
-
-    n: int
-    corrections: int
-    before: Calibration
-    after: Calibration
-    fixed: list[Changed] = field(default_factory=list)
-    broken: list[Changed] = field(default_factory=list)
-    p: float | None = None  # McNemar's on the paired cases (fixed against broken)
-    unjudged: int = 0  # held-out cases without a verdict of both (a judge error): left out
-
-    @property
-    def improved(self) -> bool:
-        """Whether the candidate fixed more held-out cases than it broke, and McNemar's test says it is no chance."""
-        return len(self.fixed) > len(self.broken) and self.p is not None and self.p < 0.05
-
-
-def _said(judgment: Judgment) -> str:
-    return f"{judgment.tag or ''} ({'pass' if judgment.passed else 'fail'})".strip()
-
-
-def _human(human: Completed) -> str:
-    verdict = "" if human.passed is None else f" ({'pass' if human.passed else 'fail'})"
-    return f"{human.tag or ''}{verdict}".strip() or "-"
-
-
-def report(cases: Sequence[AlignCase], before: dict[int, Judgment], after: dict[int, Judgment],
-           rubric: Rubric, corrections: int) -> AlignReport:
-    """The rubric's verdicts and the candidate's on the same held-out cases, against the people's labels."""
-    now, tags = utcnow(), tag_order(rubric)
-    pairs_before: list[LabeledVerdict] = []
-    pairs_after: list[LabeledVerdict] = []
-    found = AlignReport(0, corrections, calibrate([], tags=tags), calibrate([], tags=tags))
-    for case in cases:
-        old, new = before.get(case.line), after.get(case.line)
-        if old is None or new is None or old.status != RowState.SCORED or new.status != RowState.SCORED:
-            found.unjudged += 1
-            continue
-        human = case.human
-        for judgment, into in ((old, pairs_before), (new, pairs_after)):
-            into.append(verdict_pair(judgment.passed, judgment.tag, judgment.judge_model, human.passed, human.tag, now,
-                                     judgment.rubric_hash, case_of(case.case)))
-        wrong_before, wrong_after = disagrees(old, human), disagrees(new, human)
-        if wrong_before != wrong_after:
-            changed = Changed(case.line, case.case.row.question, _human(human), _said(old), _said(new))
-            (found.fixed if wrong_before else found.broken).append(changed)
-    found.n = len(pairs_before)
-    found.before, found.after = calibrate(pairs_before, tags=tags), calibrate(pairs_after, tags=tags)
-    found.p = mcnemar_p(len(found.fixed), len(found.broken)) if found.fixed or found.broken else None
-    return found
-
-
 def guidelines_from(notes: Sequence[str | None]) -> list[str]:
     """People's notes with their corrections, as candidate guidelines: each once, in one line, shortest first."""
     lines = {" ".join(note.split()) for note in notes if note and note.strip()}
@@ -216,14 +140,17 @@ async def cross_validate(cases: Sequence[CheckCase], rubric: Rubric, *, folds: i
     (None: its cost was not agreed, and None is returned); a sentence when there are too few corrections to learn
     from."""
     aligned = folds_of(cases, rubric, folds)
+    count = case_count(cases)
+    labels = f" ({len(cases)} labels)" if len(cases) != count else ""
     before = await judge(rubric, [case.case for case in aligned], "the rubric as it is",
-                         f"Aligning {rubric.name} on {len(aligned)} labeled cases: first the rubric as it is (the "
+                         f"Aligning {rubric.name} on {count} labeled cases{labels}: first the rubric as it is (the "
                          "candidate then judges each case once more)")
     if before is None:
         return None
     corrections = [case for case in aligned if disagrees(before.get(case.line), case.human)]
-    if len(corrections) < MIN_CORRECTIONS:
-        return (f"The judge disagrees with people on {len(corrections)} of {len(aligned)} labeled cases: too few "
+    corrected = case_count([case.case for case in corrections])  # a case several people corrected is one
+    if corrected < MIN_CORRECTIONS:
+        return (f"The judge disagrees with people on {corrected} of {count} labeled cases: too few "
                 f"corrections to learn from (it takes {MIN_CORRECTIONS}).")
     after: dict[int, Judgment] = {}
     for fold in range(folds):
@@ -239,7 +166,7 @@ async def cross_validate(cases: Sequence[CheckCase], rubric: Rubric, *, folds: i
         after.update(judged)
     final = pick_examples(corrections, rubric, examples)
     candidate = candidate_rubric(rubric, final, name=name, version=next_version(rubric.version))
-    return Aligned(report(aligned, before, after, rubric, len(corrections)), corrections, candidate,
+    return Aligned(report(aligned, before, after, rubric, corrected), corrections, candidate,
                    guidelines_from([case.note for case in corrections]), folds)
 
 
@@ -251,9 +178,10 @@ def candidate_file(aligned: Aligned, rubric: Rubric, day: str) -> str:
     data["examples"] = [example.model_dump(mode="json", exclude_none=True) for example in candidate.examples]
     header = [f"# {candidate.name} {candidate.version}: {rubric.name} {rubric.version} with {len(candidate.examples)} "
               f"examples from people's corrections (judgebot align, {day}).",
-              f"# Held out by {aligned.folds}-fold cross-validation over {found.n} labeled cases: agreement "
-              f"{_share(found.before.agreement)} -> {_share(found.after.agreement)}, fixed {len(found.fixed)}, "
-              f"broken {len(found.broken)}."]
+              f"# Held out by {aligned.folds}-fold cross-validation (folds by question) over {found.n} labeled "
+              f"cases: agreement on pass/fail {_share(found.before.agreement)} -> {_share(found.after.agreement)}, "
+              f"fixed {len(found.fixed)}, broken {len(found.broken)}; on the tag {_share(found.before.tag_agreement)} "
+              f"-> {_share(found.after.tag_agreement)}, fixed {len(found.tag_fixed)}, broken {len(found.tag_broken)}."]
     if aligned.notes:
         header.append("# People's notes, to consider as guidelines (a guideline is not measured until it is in use):")
         header += [f"#   - {note}" for note in aligned.notes]

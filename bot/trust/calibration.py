@@ -1,42 +1,31 @@
 """How far the judge agrees with people: agreement, pass rates, kappa, a confusion matrix and score gaps, from labeled
-verdicts, with intervals that count a case labeled by several people once."""
+verdicts, over cases: a case labeled by several people weighs one, its labels as shares of it."""
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TypeVar
 
 from pydantic import BaseModel
 
 from bot.figures import iso_week
-from bot.trust import bootstrap
 from bot.trust.confusion import Confusion
-from bot.trust.kappa import Z95, Kappa, agreement_weights, counted_kappa, kappa_interval
-from bot.trust.mcnemar import clustered_mcnemar_p, mcnemar_p
+from bot.trust.intervals import score_interval
+from bot.trust.kappa import Kappa, counted_kappa
+from bot.trust.mcnemar import majority, mcnemar_p
 
-__all__ = ["Agreement", "Calibration", "Confusion", "Gap", "Kappa", "LabeledVerdict", "calibrate", "cohen_kappa",
-           "counted_kappa", "kappa_interval", "mean_abs_diff", "most_first", "wilson"]
+__all__ = ["Agreement", "Calibration", "Confusion", "Gap", "Kappa", "LabeledVerdict", "by_case", "calibrate",
+           "cohen_kappa", "counted_kappa", "mean_abs_diff", "most_first", "wilson"]
 
 Class = TypeVar("Class", bound=Hashable)  # what a rater's answers are: pass/fail, or a tag
-PASS_CLASSES = (True, False)
 PASS_NAMES = {True: "pass", False: "fail"}
 
 
-def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    """The Wilson score interval of `successes` out of `n` (95 % by default), or None when n == 0."""
-    if n == 0:
-        return None
-    p = successes / n
-    spread = z * z / n
-    centre = (p + spread / 2) / (1 + spread)
-    half = z * math.sqrt(p * (1 - p) / n + spread / (4 * n)) / (1 + spread)
-    # At 0 or n the bound is exactly 0 or 1; rounding would leave it a hair off.
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == n else min(1.0, centre + half)
-    return low, high
+def wilson(successes: int, n: int) -> tuple[float, float] | None:
+    """The 95 % Wilson score interval of `successes` out of `n`, or None when n == 0."""
+    return score_interval([1.0] * successes + [0.0] * (n - successes))
 
 
 def cohen_kappa(pairs: Iterable[tuple[Hashable, Hashable]]) -> float | None:
@@ -52,55 +41,23 @@ def mean_abs_diff(pairs: Sequence[tuple[float, float]]) -> float | None:
     return sum(abs(first - second) for first, second in pairs) / len(pairs)
 
 
-def by_case(items: Iterable[tuple[str | None, Class, Class, int]]) -> list[Mapping[tuple[Class, Class], int]] | None:
-    """The (judge, human) pairs of each case, from (case, judge, human, how many) items, cases in the order of their
-    keys (an item without a case is that many cases of their own); None when no case holds several labels, as when
-    each case was labeled by one person, so that nothing is built per label then."""
-    given = list(items)
-    keyed: Counter[str] = Counter()
-    for case, _, _, count in given:
-        if case is not None:
-            keyed[case] += count
-    if all(total < 2 for total in keyed.values()):
-        return None
+def by_case(items: Iterable[tuple[str | None, Class, Class, int]]) -> list[Counter[tuple[Class, Class]]]:
+    """The (judge, human) pairs of each case, from (case, judge, human, how many) items: cases in the order of their
+    keys, then each item without a case as that many cases of their own."""
     cases: dict[str, Counter[tuple[Class, Class]]] = {}
-    alone: list[Mapping[tuple[Class, Class], int]] = []
-    for case, judge, human, count in given:
+    alone: list[Counter[tuple[Class, Class]]] = []
+    for case, judge, human, count in items:
         if case is None:
-            alone += [{(judge, human): 1}] * count  # one mapping, read only, for each of them
+            alone += [Counter({(judge, human): 1}) for _ in range(count)]
         else:
             cases.setdefault(case, Counter())[judge, human] += count
     return [*(cases[key] for key in sorted(cases)), *alone]
 
 
-def clustered(cases: Sequence[Mapping[tuple[Class, Class], int]]) -> bool:
-    """Whether some case holds several labels (several people labeled it)."""
-    return any(sum(counts.values()) > 1 for counts in cases)
-
-
-def case_tables(cases: Sequence[Mapping[tuple[Class, Class], int]], classes: Sequence[Class]) -> list[list[list[int]]]:
-    """Each case's pairs as a table of counts, judge's class in rows and the person's in columns, in `classes` order."""
-    return [[[counts.get((judge, human), 0) for human in classes] for judge in classes] for counts in cases]
-
-
-def _classes(counts: Mapping[tuple[Class, Class], int], order: Sequence[Class]) -> list[Class]:
-    seen = {label for pair in counts for label in pair}
-    return [*order, *sorted(seen - set(order), key=str)]
-
-
-def kappa_of(items: Sequence[tuple[str | None, Class, Class]], *, order: Sequence[Class] = (),
-             scale: Sequence[Class] | None = None, names: Mapping[Class, str] | None = None) -> Kappa:
-    """The kappa of (case, judge, human) items, weighted over `scale` when given; its interval a bootstrap over cases
-    where some case holds several labels, else analytic."""
-    counts = Counter((judge, human) for _, judge, human in items)
-    cases = by_case((case, judge, human, 1) for case, judge, human in items)
-    boot = None
-    if cases is not None and clustered(cases):
-        classes = list(scale) if scale else _classes(counts, order)
-        weights = agreement_weights([float(value) for value in scale]) if scale else None  # type: ignore[arg-type]
-        tables = bootstrap.resampled_tables(case_tables(cases, classes))
-        boot = (bootstrap.kappa_interval(tables, weights), len(cases))
-    return Kappa.of(counts, scale=scale, bootstrap=boot, names=names)
+def kappa_of(items: Sequence[tuple[str | None, Class, Class]], *, scale: Sequence[Class] | None = None,
+             names: Mapping[Class, str] | None = None) -> Kappa:
+    """The kappa of (case, judge, human) items over their cases, weighted over `scale` when given."""
+    return Kappa.of(by_case((case, judge, human, 1) for case, judge, human in items), scale=scale, names=names)
 
 
 class LabeledVerdict(BaseModel):
@@ -124,63 +81,68 @@ class LabeledVerdict(BaseModel):
 
 
 class Agreement(BaseModel):
-    """How far the judge and people agree on pass/fail: over `n` labels, the `pass_n` with pass/fail on both sides,
-    of which `pass_agree` alike; how often each side passes, and McNemar's p of their difference; kappa.
-
-    Where several people labeled some case, the intervals are a bootstrap over `cases` cases and McNemar's test is
-    clustered by case; otherwise `cases` is None, agreement's interval is Wilson's and kappa's analytic.
+    """How far the judge and people agree on pass/fail, over `pass_cases` labeled cases: their `pass_n` labels with
+    pass/fail on both sides (of `n` labels), `pass_agree` of them alike; agreement, each side's pass rate and kappa
+    with every case weighing one (`clustered`: several people labeled some case, whose labels count as shares of it);
+    McNemar's exact test over the cases each side decides by its majority.
     """
 
     n: int
     pass_n: int
     pass_agree: int
+    pass_cases: int = 0
+    clustered: bool = False
     agreement: float | None
     interval: tuple[float, float] | None
-    cases: int | None = None
-    judge_passes: int = 0
-    human_passes: int = 0
+    judge_pass_rate: float | None = None
+    human_pass_rate: float | None = None
+    judge_only: int = 0  # cases the judge passes and most of their labels fail
+    human_only: int = 0
+    split: int = 0  # cases people (or the judge's verdicts) split evenly on: out of McNemar's test
     mcnemar_p: float | None = None
     kappa_pass: Kappa = Kappa()
-
-    @property
-    def judge_pass_rate(self) -> float | None:
-        """The share of the labels with pass/fail on both sides that the judge passed."""
-        return self.judge_passes / self.pass_n if self.pass_n else None
-
-    @property
-    def human_pass_rate(self) -> float | None:
-        """The share of the labels with pass/fail on both sides that people passed."""
-        return self.human_passes / self.pass_n if self.pass_n else None
 
     @classmethod
     def counted(cls, n: int, passes: Mapping[tuple[bool, bool], int],
                 cases: Sequence[Mapping[tuple[bool, bool], int]] | None = None) -> Agreement:
         """The figures of `n` labels, whose (judge, human) pass/fail pairs occur as often as `passes` counts, and
         fall into `cases` so (the pairs of each case; by default each pair a case of its own)."""
-        pass_n = sum(passes.values())
-        agreed = sum(count for (judge, human), count in passes.items() if judge == human)
-        judge_only, human_only = passes.get((True, False), 0), passes.get((False, True), 0)
-        figures = {"n": n, "pass_n": pass_n, "pass_agree": agreed, "agreement": agreed / pass_n if pass_n else None,
-                   "judge_passes": passes.get((True, True), 0) + judge_only,
-                   "human_passes": passes.get((True, True), 0) + human_only}
-        if cases is None or not clustered(cases):
-            return cls(**figures, interval=wilson(agreed, pass_n),
-                       mcnemar_p=mcnemar_p(judge_only, human_only) if pass_n else None,
-                       kappa_pass=Kappa.of(passes, names=PASS_NAMES))
-        tables = bootstrap.resampled_tables(case_tables(cases, PASS_CLASSES))
-        return cls(**figures, interval=bootstrap.agreement_interval(tables), cases=len(cases),
-                   mcnemar_p=clustered_mcnemar_p([(case.get((True, False), 0), case.get((False, True), 0))
-                                                  for case in cases]),
-                   kappa_pass=Kappa.of(passes, names=PASS_NAMES,
-                                       bootstrap=(bootstrap.kappa_interval(tables), len(cases))))
+        given = [counts for counts in (cases if cases is not None else by_case(
+            (None, judge, human, count) for (judge, human), count in passes.items())) if sum(counts.values())]
+        figures = {"n": n, "pass_n": sum(passes.values()), "pass_cases": len(given),
+                   "pass_agree": sum(count for (judge, human), count in passes.items() if judge == human),
+                   "clustered": any(sum(counts.values()) > 1 for counts in given)}
+        if not given:
+            return cls(**figures, agreement=None, interval=None)
+        agreed = [_share(counts, lambda judge, human: judge == human) for counts in given]
+        decided = [(majority(_sides(counts, 0)), majority(_sides(counts, 1))) for counts in given]
+        judge_only = sum(judge is True and human is False for judge, human in decided)
+        human_only = sum(judge is False and human is True for judge, human in decided)
+        return cls(**figures, agreement=sum(agreed) / len(agreed), interval=score_interval(agreed),
+                   judge_pass_rate=sum(_share(counts, lambda judge, _: judge) for counts in given) / len(given),
+                   human_pass_rate=sum(_share(counts, lambda _, human: human) for counts in given) / len(given),
+                   judge_only=judge_only, human_only=human_only,
+                   split=sum(judge is None or human is None for judge, human in decided),
+                   mcnemar_p=mcnemar_p(judge_only, human_only), kappa_pass=Kappa.of(given, names=PASS_NAMES))
+
+
+def _sides(counts: Mapping[tuple[bool, bool], int], side: int) -> list[bool]:
+    """One side's pass/fail in each of a case's labels."""
+    return [pair[side] for pair, count in counts.items() for _ in range(count)]
+
+
+def _share(counts: Mapping[tuple[Class, Class], int], said: Callable[[Class, Class], bool]) -> float:
+    """The share of a case's labels of which `said(judge, human)` holds."""
+    return sum(count for (judge, human), count in counts.items() if said(judge, human)) / sum(counts.values())
 
 
 class Gap(BaseModel):
-    """How the judge's scores on one numeric criterion differ from people's, over `n` labels: the mean absolute
-    difference, the mean signed one (judge less person: above 0 the judge scores higher), and for an ordinal integer
-    scale the linearly weighted kappa."""
+    """How the judge's scores on one numeric criterion differ from people's, over `n` labels of `cases` cases (each
+    case weighing one): the mean absolute difference, the mean signed one (judge less person: above 0 the judge
+    scores higher), and for an ordinal integer scale the linearly weighted kappa."""
 
     n: int
+    cases: int = 0
     mean_abs: float
     mean_signed: float
     kappa: Kappa | None = None
@@ -190,9 +152,12 @@ class Calibration(Agreement):
     """The calibration figures of a set of labels (see `calibrate`): pass/fail agreement, and the rest."""
 
     kappa_tag: Kappa = Kappa()
+    tag_agree: int = 0  # labels with the same tag on both sides
+    tag_agreement: float | None = None  # over cases, each weighing one
+    tag_interval: tuple[float, float] | None = None
     confusion: Confusion | None
     gaps: dict[str, Gap]
-    by_week: list[tuple[str, int, float | None]]
+    by_week: list[tuple[str, int, int, float | None]]  # (week, labels, cases, agreement)
     judge_models: dict[str, int]
     rubric_hashes: dict[str, int]
 
@@ -214,18 +179,27 @@ def calibrate(
     models and rubric hashes come most labels first.
     """
     given = list(labels)
-    passes = _pass_items(given)
     tag_items = _tag_items(given) if tags else []
+    tag_shares = [_share(counts, lambda judge, human: judge == human)
+                  for counts in by_case((case, judge, human, 1) for case, judge, human in tag_items)]
     return Calibration(
-        **dict(Agreement.counted(len(given), Counter((judge, human) for _, judge, human in passes),
-                                 by_case((case, judge, human, 1) for case, judge, human in passes))),
-        kappa_tag=kappa_of(tag_items, order=tags) if tag_items else Kappa(),
+        **dict(_agreement(given)),
+        kappa_tag=kappa_of(tag_items) if tag_items else Kappa(),
+        tag_agree=sum(judge == human for _, judge, human in tag_items),
+        tag_agreement=sum(tag_shares) / len(tag_shares) if tag_shares else None,
+        tag_interval=score_interval(tag_shares),
         confusion=Confusion.build([(judge, human) for _, judge, human in tag_items], order=tags) if tag_items else None,
         gaps=_gaps(given, criteria, scales or {}),
         by_week=_by_week(given),
         judge_models=most_first((label.judge_model, 1) for label in given),
         rubric_hashes=most_first((label.rubric_hash, 1) for label in given),
     )
+
+
+def _agreement(labels: Sequence[LabeledVerdict]) -> Agreement:
+    passes = _pass_items(labels)
+    return Agreement.counted(len(labels), Counter((judge, human) for _, judge, human in passes),
+                             by_case((case, judge, human, 1) for case, judge, human in passes))
 
 
 def _pass_items(labels: Sequence[LabeledVerdict]) -> list[tuple[str | None, bool, bool]]:
@@ -246,25 +220,31 @@ def _gaps(labels: Sequence[LabeledVerdict], criteria: Sequence[str],
                  if path in label.judge_values and path in label.human_values]
         if not items:
             continue
-        pairs = [(judge, human) for _, judge, human in items]
+        cases = by_case((case, judge, human, 1) for case, judge, human in items)
         kappa = None
         if path in scales:
-            scale = sorted({float(value) for value in scales[path]} | {value for pair in pairs for value in pair})
-            kappa = kappa_of(items, scale=scale, names={value: f"{value:g}" for value in scale})
-        figures[path] = Gap(n=len(pairs), mean_abs=mean_abs_diff(pairs) or 0.0,
-                            mean_signed=sum(judge - human for judge, human in pairs) / len(pairs), kappa=kappa)
+            scale = sorted({float(value) for value in scales[path]} | {value for _, *pair in items for value in pair})
+            kappa = Kappa.of(cases, scale=scale, names={value: f"{value:g}" for value in scale})
+        figures[path] = Gap(n=len(items), cases=len(cases),
+                            mean_abs=_case_mean(cases, lambda judge, human: abs(judge - human)),
+                            mean_signed=_case_mean(cases, lambda judge, human: judge - human), kappa=kappa)
     return figures
 
 
-def _by_week(labels: Sequence[LabeledVerdict]) -> list[tuple[str, int, float | None]]:
+def _case_mean(cases: Sequence[Mapping[tuple[float, float], int]], of: Callable[[float, float], float]) -> float:
+    """The mean over cases of each case's mean of `of(judge, human)` over its labels."""
+    return sum(sum(count * of(*pair) for pair, count in counts.items()) / sum(counts.values())
+               for counts in cases) / len(cases)
+
+
+def _by_week(labels: Sequence[LabeledVerdict]) -> list[tuple[str, int, int, float | None]]:
     weeks: dict[str, list[LabeledVerdict]] = {}
     for label in labels:
         weeks.setdefault(iso_week(label.labeled_at), []).append(label)
-    rows: list[tuple[str, int, float | None]] = []
+    rows: list[tuple[str, int, int, float | None]] = []
     for week in sorted(weeks):  # "YYYY-Www" sorts in time order
-        passes = _pass_items(weeks[week])
-        agreed = sum(judge == human for _, judge, human in passes)
-        rows.append((week, len(weeks[week]), agreed / len(passes) if passes else None))
+        figures = _agreement(weeks[week])
+        rows.append((week, len(weeks[week]), figures.pass_cases, figures.agreement))
     return rows
 
 

@@ -1,5 +1,6 @@
-"""Two judges compared: each against people's labels on the same cases (agreement, kappa, McNemar between them), and
-on a sample of recent judgments against each other (pass/fail flips, the tag transitions, the headline's shift)."""
+"""Two judges compared: each against people's labels on the same cases (agreement, kappa, McNemar's test between them
+over cases), and on a sample of recent judgments against each other (pass/fail flips, the tag transitions, the
+headline's shift with its t interval)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ from bot.csvfiles.reading import CsvRow
 from bot.records import RowState
 from bot.rubric import Rubric
 from bot.store import Judgment
-from bot.trust.bootstrap import RESAMPLES, SEED
 from bot.trust.calibration import Calibration, wilson
-from bot.trust.drift import CheckCase, check_figures
+from bot.trust.drift import CheckCase, case_of, check_figures
+from bot.trust.intervals import MEAN_MIN_VALUES, mean_interval
 from bot.trust.kappa import Kappa
 from bot.trust.labels import complete
-from bot.trust.mcnemar import mcnemar_p
+from bot.trust.mcnemar import majority, mcnemar_p, p_text
 
 FLIPS_SHOWN = 10  # flipped rows listed
+RESAMPLES, SEED = 2000, 20260101  # mean_shift's bootstrap draws the same way every time
 
 
 @dataclass(frozen=True)
@@ -34,19 +36,27 @@ class Flip:
 
 @dataclass
 class LabeledSide:
-    """Both judges against people's labels, on the cases each scored: figures, and where only one was right."""
+    """Both judges against people's labels, on the cases each scored: figures, and the cases only one got right."""
 
     old: Calibration
     new: Calibration
-    paired: int = 0  # cases both scored with a pass/fail label: McNemar's pairs
-    new_right: int = 0  # the candidate agrees with the person, the judge in use does not
+    paired: int = 0  # distinct cases both scored that people decided pass or fail: McNemar's pairs
+    new_right: int = 0  # cases the candidate gets right by people's majority, the judge in use does not
     old_right: int = 0
-    unscored: int = 0  # cases one of them gave no verdict
+    split: int = 0  # cases people split evenly on: out of McNemar's test
+    unscored: int = 0  # labeled rows one of them gave no verdict
 
     @property
     def p(self) -> float | None:
-        """McNemar's p of the two judges' agreement with people, over the cases only one of them got right."""
+        """McNemar's exact p of the two judges' agreement with people, over the cases only one of them got right."""
         return mcnemar_p(self.new_right, self.old_right) if self.new_right or self.old_right else None
+
+    def mcnemar_text(self) -> str:
+        """McNemar's exact test over the cases, by people's majority: "McNemar p = 0.12, over 12 cases (1 split
+        evenly, left out)"."""
+        p = "n/a (they never differ)" if self.p is None else p_text(self.p)
+        split = f" ({self.split} split evenly, left out)" if self.split else ""
+        return f"McNemar {p}, over {self.paired} cases{split}"
 
 
 @dataclass
@@ -73,6 +83,17 @@ class HistorySide:
     def interval(self) -> tuple[float, float] | None:
         return wilson(self.same_pass, self.pass_n)
 
+    def shift_text(self) -> str:
+        """The mean headline shift with its t interval, or why it has none: "+4.2 points, 95% CI -1.0 to +9.4
+        (t interval over rows)"."""
+        if self.shift is None:
+            return "n/a (no headline from both)"
+        if self.shift_interval is not None:
+            low, high = self.shift_interval
+            return f"{self.shift:+.1f} points, 95% CI {low:+.1f} to {high:+.1f} (t interval over rows)"
+        why = f"under {MEAN_MIN_VALUES} rows" if self.n < MEAN_MIN_VALUES else "every row moved alike"
+        return f"{self.shift:+.1f} points (no interval {why})"
+
 
 def scored(judgment: Judgment | None) -> bool:
     return judgment is not None and judgment.status == RowState.SCORED
@@ -81,14 +102,21 @@ def scored(judgment: Judgment | None) -> bool:
 def labeled_side(cases: Sequence[CheckCase], old: dict[int, Judgment], new: dict[int, Judgment],
                  rubric: Rubric) -> LabeledSide:
     """Both judges against the labels of `cases` (their rows numbered as the runs numbered them), on the cases both
-    scored, so the two sets of figures rest on the same labels."""
+    scored, so the two sets of figures rest on the same labels. McNemar's test counts cases, not labels: each case
+    is what most of its people said (an even split leaves it out) against each judge's verdict on it."""
     both = [case for case in cases if scored(old.get(case.row.line)) and scored(new.get(case.row.line))]
     found = LabeledSide(check_figures(both, old, rubric)[0], check_figures(both, new, rubric)[0],
                         unscored=len(cases) - len(both))
+    said: dict[str, list[tuple[bool, bool, bool]]] = {}  # case: (person, judge in use, candidate) per label
     for case in both:
         human = complete(case.human, rubric).passed
         was, now = old[case.row.line].passed, new[case.row.line].passed
+        if human is not None and was is not None and now is not None:
+            said.setdefault(case_of(case), []).append((human, was, now))
+    for labels in said.values():
+        human, was, now = (majority(label[side] for label in labels) for side in range(3))
         if human is None or was is None or now is None:
+            found.split += 1
             continue
         found.paired += 1
         found.new_right += now == human and was != human
@@ -118,14 +146,18 @@ def history_side(rows: Sequence[CsvRow], old: dict[int, Judgment], new: dict[int
     found.same_pass = passes[(True, True)] + passes[(False, False)]
     found.to_fail, found.to_pass = passes[(True, False)], passes[(False, True)]
     found.pass_n = sum(passes.values())
-    found.kappa = Kappa.of(passes, names={True: "pass", False: "fail"}) if passes else Kappa()
-    found.shift, found.shift_interval = mean_shift(shifts)
+    found.kappa = Kappa.counted(passes, names={True: "pass", False: "fail"}) if passes else Kappa()
+    found.shift, found.shift_interval = mean_interval(shifts)
     found.flips.sort(key=lambda flip: abs(float(flip.new.headline or 0) - float(flip.old.headline or 0)), reverse=True)
     return found
 
 
 def mean_shift(shifts: Sequence[float]) -> tuple[float | None, tuple[float, float] | None]:
-    """The mean of paired headline differences and its 95 % interval: a seeded percentile bootstrap over the rows."""
+    """The mean of paired headline differences and its 95 % interval: a seeded percentile bootstrap over the rows.
+
+    Kept for `judgebot compare` (bot.trust.paired); it under-covers below 30 rows, so judges compare uses the
+    Student t interval (bot.trust.intervals.mean_interval) instead.
+    """
     if not shifts:
         return None, None
     import numpy as np  # loaded only when something is compared

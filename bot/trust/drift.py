@@ -3,6 +3,7 @@ judges that made the labeled verdicts, and the gate a CI job holds it to."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 from bot.csvfiles.reading import CsvRow, MalformedRow, open_csv
 from bot.csvfiles.results import restore
 from bot.errors import UsageError
-from bot.figures import percents_apart
+from bot.figures import percent, percents_apart
 from bot.records import RowState
 from bot.rubric import Rubric
 from bot.store import Judgment, Store, utcnow
@@ -31,7 +32,7 @@ from bot.trust.labels import (
 from bot.trust.texts import agreement_text
 
 MIN_AGREEMENT = 0.8  # the gate when --min-agreement does not say
-MIN_LABELS = 20  # labels a check needs before its figures say anything (--min-labels)
+MIN_LABELS = 20  # distinct labeled cases a check needs before its figures say anything (--min-labels)
 
 
 @dataclass
@@ -133,6 +134,11 @@ def case_of(case: CheckCase) -> str:
     return "\x1f".join((case.row.question, case.row.reference, case.row.answer))
 
 
+def case_count(cases: Sequence[CheckCase]) -> int:
+    """How many distinct cases labeled rows are of: several people's labels of one case count once."""
+    return len({case_of(case) for case in cases})
+
+
 def verdict_pair(judge_passed: bool | None, judge_tag: str | None, judge_model: str, human_passed: bool | None,
                  human_tag: str | None, at: datetime, rubric_hash: str, case: str | None = None) -> LabeledVerdict:
     """One (judge, person) pair as calibration reads it."""
@@ -153,7 +159,8 @@ class Condition:
 @dataclass(frozen=True)
 class Gate:
     """What a drift check holds today's judge to: agreement on evidence (the 95 % interval's lower bound, or with
-    `point` the figure itself), enough labels, and when asked a kappa whose lower bound reaches `min_kappa`."""
+    `point` the figure itself), enough distinct labeled cases, a pass/fail that varies where people's does, and when
+    asked a kappa whose lower bound reaches `min_kappa`."""
 
     min_agreement: float = MIN_AGREEMENT
     min_labels: int = MIN_LABELS
@@ -161,22 +168,12 @@ class Gate:
     point: bool = False
 
     def conditions(self, figures: Calibration) -> list[Condition]:
-        """Each condition with its figure: a judge that passes everything, or a handful of labels, does not pass."""
-        found = [Condition(f"at least {self.min_labels} labels with pass/fail on both sides (--min-labels)",
-                           f"{figures.pass_n}", figures.pass_n >= self.min_labels)]
-        if figures.agreement is None:
-            found.append(Condition(f"agreement of {self.min_agreement:.0%} (--min-agreement)", "no label says pass or "
-                                   "fail", False))
-        elif self.point or figures.interval is None:
-            said, asked = percents_apart(figures.agreement, self.min_agreement)
-            found.append(Condition(f"agreement of at least {asked} (--min-agreement, --point)", said,
-                                   figures.agreement >= self.min_agreement))
-        else:
-            low = figures.interval[0]
-            said, asked = percents_apart(low, self.min_agreement)
-            found.append(Condition(f"the 95% interval of agreement above {asked} (--min-agreement)",
-                                   f"{said} at its lower bound (agreement {agreement_text(figures)})",
-                                   low >= self.min_agreement))
+        """Each condition with its figure: a handful of cases (however many people labeled them) does not pass, and
+        neither does a judge that passes (or fails) everything where people do not, whatever its agreement."""
+        labels = f" ({figures.pass_n} labels)" if figures.pass_n != figures.pass_cases else ""
+        found = [Condition(f"at least {self.min_labels} labeled cases with pass/fail on both sides (--min-labels)",
+                           f"{figures.pass_cases}{labels}", figures.pass_cases >= self.min_labels),
+                 self._agreement(figures), self._one_class(figures)]
         if self.min_kappa is not None:
             kappa = figures.kappa_pass
             bounds = kappa.interval
@@ -185,6 +182,32 @@ class Gate:
                                    f"{bounds[0]:.2f} at its lower bound (kappa {kappa.text()})",
                                    bounds is not None and bounds[0] >= self.min_kappa))
         return found
+
+    def _agreement(self, figures: Calibration) -> Condition:
+        if figures.agreement is None:
+            return Condition(f"agreement of {self.min_agreement:.0%} (--min-agreement)", "no label says pass or fail",
+                             False)
+        if self.point or figures.interval is None:
+            said, asked = percents_apart(figures.agreement, self.min_agreement)
+            return Condition(f"agreement of at least {asked} (--min-agreement, --point)", said,
+                             figures.agreement >= self.min_agreement)
+        low = figures.interval[0]
+        said, asked = percents_apart(low, self.min_agreement)
+        return Condition(f"the 95% interval of agreement above {asked} (--min-agreement)",
+                         f"{said} at its lower bound (agreement {agreement_text(figures)})", low >= self.min_agreement)
+
+    @staticmethod
+    def _one_class(figures: Calibration) -> Condition:
+        """A judge that says pass (or fail) every time agrees with people exactly as often as they say it: its
+        agreement measures people, not the judge."""
+        judge, people = figures.judge_pass_rate, figures.human_pass_rate
+        asked = "the judge both passes and fails where people do"
+        if judge is None or people is None:
+            return Condition(asked, "no label says pass or fail", False)
+        one_class = judge in (0.0, 1.0) and 0 < people < 1
+        said = "pass" if judge == 1 else "fail"
+        return Condition(asked, f"the judge said {said} every time, people passed {percent(people)}" if one_class else
+                         f"the judge passes {percent(judge)}, people {percent(people)}", not one_class)
 
     def passes(self, figures: Calibration) -> bool:
         """Whether every condition is met."""

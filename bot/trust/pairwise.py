@@ -1,6 +1,6 @@
 """Which of two answers is better, from a pairwise judge's verdicts: each pair seen in both orders (consistent, or a
-tie when its winner changes with the order), how often the judge picked the position shown first, the win rate of B
-over A with its interval, and for more than two models a Bradley-Terry ranking with intervals."""
+tie when its winner changes with the order), the position bias as a sign test over pairs, the win rate of B over A
+with its interval, and for more than two models a Bradley-Terry ranking with intervals."""
 
 from __future__ import annotations
 
@@ -9,21 +9,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from bot.records import RowState
-from bot.trust.bootstrap import RESAMPLES, SEED
-from bot.trust.compare import mean_shift
-from bot.trust.paired import sign_test_p
+from bot.trust.bradley_terry import Rated, ranking
+from bot.trust.intervals import score_interval
+from bot.trust.mcnemar import by_chance, sign_test_p
 
 FLIP = {"A": "B", "B": "A", "tie": "tie"}
 UNNAMED = ("A", "B")  # the two sides of a file that names no models
 SCORE_OF_B = {"A": 0.0, "tie": 0.5, "B": 1.0}  # what a pair's outcome gives B: a win, half of a tie, or nothing
-BIAS_P = 0.05  # the judge picks one position more often than chance would, at this p
-BT_PRIOR = 0.5  # a virtual tie of this weight between every two models keeps a model that always wins finite
-BT_ITERATIONS = 500
-BT_TOLERANCE = 1e-9
-RATING_BASE, RATING_SCALE = 1000.0, 400.0  # ratings on the Elo scale: 400 points are 10:1 odds of winning
 
 
 @dataclass(frozen=True)
@@ -83,6 +76,15 @@ class JudgedPair:
         return len(set(self.winners)) == 1 if self.both else None
 
     @property
+    def position(self) -> str | None:
+        """"first" when the answer shown first won in both orders, "second" when the one shown second did (either
+        way the winner changed with the order); None otherwise."""
+        if not self.both:
+            return None
+        named = {item.winner for item in self.shown if item.winner is not None}
+        return {"A": "first", "B": "second"}.get(named.pop()) if len(named) == 1 else None
+
+    @property
     def outcome(self) -> str | None:
         """The pair's winner: what people said of it, else what every scored order said, else a tie (an inconsistent
         pair); None if nobody said anything."""
@@ -114,17 +116,6 @@ class Matchup:
         return self.wins + self.losses + self.ties
 
 
-@dataclass(frozen=True)
-class Rated:
-    """One model's Bradley-Terry rating (Elo scale) with its 95% interval, and its record."""
-
-    model: str
-    rating: float
-    interval: tuple[float, float] | None
-    pairs: int
-    wins: float  # ties counted a half
-
-
 @dataclass
 class PairwiseReport:
     """Every figure of a pairwise run."""
@@ -136,13 +127,16 @@ class PairwiseReport:
     consistent: int = 0
     inconsistent: list[JudgedPair] = field(default_factory=list)
     shown_first: Counter[str] = field(default_factory=Counter)  # scored judgments by the position named: A, B, tie
+    # Pairs whose answer shown first won in both orders, and those whose answer shown second did (judged in both
+    # orders); judged once each (--no-swap), the pairs whose one judgment named the first answer, and the second
+    positions: Counter[str] = field(default_factory=Counter)
     settled: int = 0  # inconsistent pairs people said the winner of
     # Of the pairs people labeled and the judge scored in both orders: the labels, and how many of them the judge's
     # winner matched with A shown first, and with B shown first
     labeled: int = 0
     right_first: int = 0
     right_second: int = 0
-    first_p: float | None = None  # sign test of the first position against the second
+    first_p: float | None = None  # sign test over pairs: first-first against second-second
     matchups: list[Matchup] = field(default_factory=list)
     ranking: list[Rated] = field(default_factory=list)
 
@@ -159,10 +153,11 @@ class PairwiseReport:
 
     @property
     def position_bias(self) -> str | None:
-        """"first" or "second" when the judge picked that position more often than chance allows, else None."""
-        if self.first_p is None or self.first_p >= BIAS_P or self.first_rate is None:
+        """"first" or "second" when more pairs went to that position in both orders than chance allows (the sign
+        test over pairs, read as printed), else None."""
+        if by_chance(self.first_p) or self.positions["first"] == self.positions["second"]:
             return None
-        return "first" if self.first_rate > 0.5 else "second"
+        return "first" if self.positions["first"] > self.positions["second"] else "second"
 
 
 def pair_of(rows: Sequence[Any], human: str | None = None) -> JudgedPair:
@@ -209,17 +204,24 @@ def report(pairs: Sequence[JudgedPair], *, swapped: bool = True) -> PairwiseRepo
                 found.right_first += said.get(False) == pair.human
                 found.right_second += said.get(True) == pair.human
     found.judged = sum(pair.judged for pair in pairs)
-    found.first_p = sign_test_p(found.shown_first["A"], found.shown_first["B"])
+    for pair in pairs:
+        if swapped and pair.position is not None:
+            found.positions[pair.position] += 1
+        elif not swapped and (named := [item.winner for item in pair.shown if item.winner in ("A", "B")]):
+            found.positions["first" if named[0] == "A" else "second"] += 1
+    found.first_p = sign_test_p(found.positions["first"], found.positions["second"])
     found.matchups = matchups([pair for pair in pairs if pair.judged])
     models = {name for pair in pairs if pair.judged for name in (pair.model_a, pair.model_b)}
     if len(models) > 2:
-        found.ranking = ranking([pair for pair in pairs if pair.judged])
+        found.ranking = ranking([(pair.model_a, pair.model_b, SCORE_OF_B[pair.outcome or "tie"])
+                                 for pair in pairs if pair.judged])
     return found
 
 
 def matchups(pairs: Sequence[JudgedPair]) -> list[Matchup]:
     """B against A for each two models that met, in the orientation the file first gave them (a pair that gives
-    them the other way round is turned round)."""
+    them the other way round is turned round): B's win rate (a tie counts half) with its Wilson-type score interval
+    over the pairs, and the exact sign test of wins against losses."""
     found: dict[frozenset[str], Matchup] = {}
     scores: dict[frozenset[str], list[float]] = {}
     for pair in pairs:
@@ -234,60 +236,6 @@ def matchups(pairs: Sequence[JudgedPair]) -> list[Matchup]:
         match.inconsistent += pair.consistent is False
         scores.setdefault(key, []).append(SCORE_OF_B[outcome])
     for key, match in found.items():
-        match.win_rate, match.interval = mean_shift(scores[key])
+        match.win_rate, match.interval = sum(scores[key]) / len(scores[key]), score_interval(scores[key])
         match.sign_p = sign_test_p(match.wins, match.losses)
     return list(found.values())
-
-
-def _strengths(wins: np.ndarray) -> np.ndarray:
-    """Bradley-Terry strengths by Hunter's MM algorithm, for one table of wins (k x k, row beat column) or a stack
-    of them (r x k x k); each set of strengths has a geometric mean of 1."""
-    wins = wins + BT_PRIOR / 2 * (1 - np.eye(wins.shape[-1]))  # a virtual tie: half a win each way
-    games = wins + np.swapaxes(wins, -1, -2)
-    won = wins.sum(axis=-1)
-    strength = np.ones(wins.shape[:-1])
-    for _ in range(BT_ITERATIONS):
-        pairs_sum = strength[..., :, None] + strength[..., None, :]
-        new = won / (games / pairs_sum).sum(axis=-1)
-        new /= np.exp(np.log(new).mean(axis=-1, keepdims=True))
-        if np.max(np.abs(new - strength)) < BT_TOLERANCE:
-            return new
-        strength = new
-    return strength
-
-
-def rating(strength: np.ndarray) -> np.ndarray:
-    """Strengths on the Elo scale."""
-    return RATING_BASE + RATING_SCALE * np.log10(strength)
-
-
-def ranking(pairs: Sequence[JudgedPair], resamples: int = RESAMPLES, seed: int = SEED) -> list[Rated]:
-    """The models ranked by their Bradley-Terry rating (ties count a half win each way, inconsistent pairs are ties),
-    with 95% intervals from a seeded bootstrap over the pairs."""
-    names = sorted({name for pair in pairs for name in (pair.model_a, pair.model_b)})
-    index = {name: number for number, name in enumerate(names)}
-    size = len(names)
-    # Each pair as its contribution to the table of wins, flattened: B's score to (b, a), A's to (a, b).
-    parts = np.zeros((len(pairs), size * size))
-    for row, pair in enumerate(pairs):
-        a, b, score = index[pair.model_a], index[pair.model_b], SCORE_OF_B[pair.outcome or "tie"]
-        parts[row, b * size + a] += score
-        parts[row, a * size + b] += 1 - score
-    strength = _strengths(parts.sum(axis=0).reshape(size, size))
-    intervals: list[tuple[float, float] | None] = [None] * size
-    if len(pairs) >= 2:
-        rng = np.random.default_rng(seed)
-        weights = rng.multinomial(len(pairs), np.full(len(pairs), 1.0 / len(pairs)), size=resamples)
-        drawn = rating(_strengths((weights @ parts).reshape(resamples, size, size)))
-        low, high = np.percentile(drawn, [2.5, 97.5], axis=0)
-        intervals = [(float(low[i]), float(high[i])) for i in range(size)]
-    record: Counter[str] = Counter()
-    won: dict[str, float] = dict.fromkeys(names, 0.0)
-    for pair in pairs:
-        score = SCORE_OF_B[pair.outcome or "tie"]
-        record.update((pair.model_a, pair.model_b))
-        won[pair.model_b] += score
-        won[pair.model_a] += 1 - score
-    rated = [Rated(name, float(rating(strength)[i]), intervals[i], record[name], won[name])
-             for i, name in enumerate(names)]
-    return sorted(rated, key=lambda item: (-item.rating, item.model))

@@ -4,13 +4,14 @@ makes it safe to show)."""
 from __future__ import annotations
 
 from bot.figures import percent, plural
+from bot.trust.bradley_terry import Rated
 from bot.trust.mcnemar import p_text
-from bot.trust.pairwise import Matchup, PairwiseReport, Rated
+from bot.trust.pairwise import Matchup, PairwiseReport
 
 
 def win_rate_text(match: Matchup) -> str:
-    """B's win rate over A with ties split, its interval and record: "bot-v2 over bot-v1: 62% (95% CI 51%-73%) of
-    30 pairs; won 14, lost 7, tied 9 (4 inconsistent); sign test p = 0.19"."""
+    """B's win rate over A with ties split, its interval (Wilson-type, over the pairs) and record: "bot-v2 over
+    bot-v1: 62% (95% CI 44%-77%) of 30 pairs; won 14, lost 7, tied 9 (4 inconsistent); sign test p = 0.19"."""
     if match.win_rate is None:
         return f"{match.b} over {match.a}: no pair was judged"
     interval = "" if match.interval is None else f" (95% CI {percent(match.interval[0])}-{percent(match.interval[1])})"
@@ -45,18 +46,26 @@ def people_text(found: PairwiseReport) -> str | None:
 
 
 def position_text(found: PairwiseReport) -> str:
-    """How often the judge picked the answer shown first: "picked the first answer in 71% of 48 judgments that named
-    a winner (sign test p = 0.006): position bias", or "n/a"."""
-    rate = found.first_rate
-    if rate is None or found.first_p is None:
-        return "n/a: no judgment named a winner"
-    decisive = found.shown_first["A"] + found.shown_first["B"]
-    ties = f"; {found.shown_first['tie']} called a tie" if found.shown_first["tie"] else ""
-    judgments = f"{decisive} {plural(decisive, 'judgment')}"
-    text = (f"picked the first answer in {percent(rate)} of {judgments} that named a winner (sign test "
-            f"{p_text(found.first_p)}){ties}")
+    """The position bias over pairs: "the first answer won in both orders in 6 pairs, the second in 0, of 30 pairs
+    judged in both orders (sign test p = 0.031): position bias toward the first answer; the first answer was picked
+    in 60% of 54 judgments that named a winner", or "n/a"."""
+    first, second = found.positions["first"], found.positions["second"]
+    if found.first_p is None:
+        return "n/a: no pair went to one position" if found.swapped else "n/a: no judgment named a winner"
+    if found.swapped:
+        text = (f"the first answer won in both orders in {first} {plural(first, 'pair')}, the second in {second}, of "
+                f"{found.both} {plural(found.both, 'pair')} judged in both orders (sign test {p_text(found.first_p)})")
+    else:
+        pairs = first + second
+        text = (f"the first answer won {first} of the {pairs} {plural(pairs, 'pair')} whose one judgment named a "
+                f"winner (sign test {p_text(found.first_p)})")
     if found.position_bias is not None:
         text += f": position bias toward the {found.position_bias} answer"
+    rate = found.first_rate
+    if found.swapped and rate is not None:
+        decisive = found.shown_first["A"] + found.shown_first["B"]
+        text += (f"; the first answer was picked in {percent(rate)} of {decisive} {plural(decisive, 'judgment')} "
+                 "that named a winner")
     return text
 
 

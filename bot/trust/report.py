@@ -25,7 +25,8 @@ HASH_SHOWN = 7  # characters of a rubric's hash shown to tell two texts of it ap
 
 @dataclass(frozen=True)
 class TrustBar:
-    """When the figures earn a warning: agreement below `min_agreement` over at least `min_labels` labels."""
+    """When the figures earn a warning: agreement below `min_agreement` over at least `min_labels` distinct labeled
+    cases (a second person's label of a case is not another case)."""
 
     min_agreement: float = 0.75
     min_labels: int = 20
@@ -68,15 +69,16 @@ class GivenOn:
 
 @dataclass(frozen=True)
 class LowAgreement:
-    """The judge agrees with people on pass/fail in `agreement` of `labels` labels, under the bar's `minimum`."""
+    """The judge agrees with people on pass/fail in `agreement` of `cases` labeled cases, under the bar's `minimum`."""
 
     agreement: float
-    labels: int
+    cases: int
     minimum: float
 
     def __str__(self) -> str:
-        return (f"The judge agrees with people on pass/fail in {self.agreement:.0%} of {self.labels} labels, below the "
-                f"{self.minimum:.0%} expected: read its verdicts with care, and look at where people disagree with it.")
+        return (f"The judge agrees with people on pass/fail in {self.agreement:.0%} of {self.cases} labeled cases, below "
+                f"the {self.minimum:.0%} expected: read its verdicts with care, and look at where people disagree with "
+                "it.")
 
 
 @dataclass(frozen=True)
@@ -112,11 +114,12 @@ Doubt = LowAgreement | OtherJudge | OtherRubricText  # str() is the sentence Sla
 
 
 def doubts(figures: Agreement, now: JudgeInUse | None, bar: TrustBar, given_on: GivenOn) -> list[Doubt]:
-    """Why the figures may not say much of the judge in use: agreement under the bar (over enough labels), and a
-    judge or a rubric text that is not the one most labels (`given_on`) were given on."""
+    """Why the figures may not say much of the judge in use: agreement under the bar (over enough labeled cases), and
+    a judge or a rubric text that is not the one most labels (`given_on`) were given on."""
     found: list[Doubt] = []
-    if figures.agreement is not None and figures.pass_n >= bar.min_labels and figures.agreement < bar.min_agreement:
-        found.append(LowAgreement(figures.agreement, figures.pass_n, bar.min_agreement))
+    if (figures.agreement is not None and figures.pass_cases >= bar.min_labels
+            and figures.agreement < bar.min_agreement):
+        found.append(LowAgreement(figures.agreement, figures.pass_cases, bar.min_agreement))
     if now is None or not given_on.n:
         return found
     model, model_n = next(iter(given_on.judge_models.items()))

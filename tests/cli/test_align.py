@@ -3,6 +3,7 @@ rubric as it is, and written as a candidate rubric; a judge that ignores example
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from bot.rubric import load_rubrics
 from tests.support.cli import flat, history, judgebot, write_rows
 from tests.support.learning_judge import LearningJudge
+from tests.support.replies import triple_of
 
 # 15 answers people call Correct and the judge too; 15 that begin "Maybe", which the judge passes as Correct and
 # people call Generic (a fail by eth's own rule): 15 corrections to learn from.
@@ -35,11 +37,13 @@ def test_align_fixes_held_out_cases_and_writes_a_candidate_beside_the_rubric(tmp
     text = flat(out)
     assert code == 0, out
     # the rubric as it is agrees on the 15 "Use" cases; the candidate, whose examples come from the other folds,
-    # learns that "Maybe ..." is Generic and fixes all 15 held-out cases, breaking none (exact McNemar: 2 * 0.5^15)
-    assert "30 held-out cases, 15 corrections" in text
-    assert "as it is agreement 50% (15/30)" in text and "candidate agreement 100% (30/30)" in text
-    assert "fixed 15, broken 0 (McNemar p < 0.001)" in text
-    assert "The candidate agrees with people more often, and not by chance." in text
+    # learns that "Maybe ..." is Generic and fixes all 15 held-out cases, breaking none (exact McNemar: 2 * 0.5^15),
+    # on pass/fail (Generic fails by eth's rule) and on the tag alike
+    assert "30 held-out cases, 15 corrections; folds by question" in text
+    assert "as it is agreement on pass/fail 50% (15/30)" in text and "candidate agreement on pass/fail 100% (30/30)" in text
+    assert "pass/fail: fixed 15, broken 0 (McNemar p < 0.001)" in text
+    assert "as it is the same tag 50% (15/30)" in text and "the tag: fixed 15, broken 0 (McNemar p < 0.001)" in text
+    assert "The candidate agrees with people more often on pass/fail and the tag, and not by chance." in text
     assert "fixed row 17: people Generic (fail); before Correct (pass), after Generic (fail)" in text
     assert judge.leaks == []  # no held-out case was ever shown as its own example
     assert len(judge_server.bodies()) == 60  # each case once as it is, once with the candidate
@@ -50,7 +54,8 @@ def test_align_fixes_held_out_cases_and_writes_a_candidate_beside_the_rubric(tmp
     assert len({example.question for example in candidate.examples}) == len(candidate.examples)
     written = (tmp_path / "candidates" / "eth-aligned.yaml").read_text(encoding="utf-8")
     assert written.startswith("# eth-aligned 1.1: eth 1.0 with")
-    assert "agreement 50% -> 100%, fixed 15, broken 0" in written
+    assert ("agreement on pass/fail 50% -> 100%, fixed 15, broken 0; on the tag 50% -> 100%, fixed 15, broken 0"
+            in written)
     # the check runs are kept out of every figure: the terminal's history shows no judgment of them
     assert history(tmp_path, "SELECT COUNT(*) FROM run WHERE source != 'check'") == [(0,)]
 
@@ -62,8 +67,9 @@ def test_a_judge_that_ignores_examples_shows_no_improvement(tmp_path: Path, judg
                          "--out", tmp_path, server=judge_server)
     text = flat(out)
     assert code == 0, out
-    assert "as it is agreement 50% (15/30)" in text and "candidate agreement 50% (15/30)" in text
-    assert "fixed 0, broken 0 (McNemar n/a)" in text and "No improvement that could not be chance" in text
+    assert "as it is agreement on pass/fail 50% (15/30)" in text and "candidate agreement on pass/fail 50% (15/30)" in text
+    assert "pass/fail: fixed 0, broken 0 (McNemar n/a)" in text and "No improvement that could not be chance" in text
+    assert "the tag:" not in text  # no tag moved: no second line
 
 
 def test_too_few_labels_or_corrections_are_refused_with_a_sentence(tmp_path: Path, judge_server) -> None:
@@ -135,3 +141,55 @@ def test_align_through_the_batch_api_measures_the_same(tmp_path: Path) -> None:
     assert "fixed 15, broken 0 (McNemar p < 0.001)" in flat(out)
     # every verdict came through batches: the rubric as it is once, then a batch per fold
     assert history(tmp_path, "SELECT COUNT(DISTINCT run_id), SUM(done) FROM run_batch") == [(6, 60)]
+
+
+def test_align_counts_cases_deals_folds_by_question_and_splits_tag_fixes_from_pass_fail(tmp_path: Path,
+                                                                                         judge_server) -> None:
+    # 12 questions, two answers each: "Sorry ..." answers the judge calls Generic and people Refusal (both fail:
+    # fixing them changes the tag, not pass/fail); "Use ..." answers both call Correct. The answer "Sorry case 0." is
+    # labeled by three people.
+    rows = []
+    for question in range(12):
+        for answer, tag in ((f"Use myStudies, case {question}.", "Correct"), (f"Sorry case {question}.", "Refusal")):
+            people = ["ana", "ben", "eva"] if answer == "Sorry case 0." else ["ana"]
+            rows += [[f"Where do I register, {question}?", "In myStudies.", answer, tag, "2" if tag == "Correct" else "0",
+                      person] for person in people]
+    labels = write_rows(tmp_path / "labels.csv", ["question", "reference", "answer", "human_result_tag",
+                                                  "human_completeness", "labeled_by"], rows)
+    judge = LearningJudge({"Use": "Correct", "Sorry": "Generic"})
+    prompts: list[tuple[str, list[str]]] = []  # (the question judged, the questions of the examples beside it)
+
+    def watched(body: dict):
+        user = next(message["content"] for message in body["messages"] if message["role"] == "user")
+        prompts.append((triple_of(body)[0], re.findall(r"^Question: (.*)$", user, re.MULTILINE)))
+        return judge(body)
+
+    judge_server.responder = watched
+    code, out = judgebot(tmp_path, "align", "--rubric", "eth", "--labels", labels, "--yes", "--folds", "3",
+                         "--out", tmp_path, server=judge_server)
+
+    text = flat(out)
+    assert code == 0, out
+    # no case was judged beside an example of its own question: the folds are dealt by question
+    assert all(question not in shown for question, shown in prompts if shown)
+    assert any(shown for _, shown in prompts)
+    # 24 cases (26 labels); pass/fail agrees before and after (Generic and Refusal both fail); the tag is fixed on
+    # 12 cases, each once though one has three labels: McNemar over cases, 2 / 2^12
+    assert "(24 held-out cases, 26 labels, 12 corrections; folds by question)" in text
+    assert "as it is agreement on pass/fail 100% (26 labels of 24 cases, each case weighing one)" in text
+    assert "pass/fail: fixed 0, broken 0 (McNemar n/a)" in text
+    assert "as it is the same tag 50% (26 labels of 24 cases, each case weighing one)" in text
+    assert "the tag: fixed 12, broken 0 (McNemar p < 0.001)" in text
+    assert "The candidate agrees with people more often on the tag, and not by chance." in text
+
+
+def test_mcnemar_over_held_out_cases_counts_a_case_labeled_three_times_once() -> None:
+    from bot.trust.align_report import AlignReport, Changed, verdict_text
+    from bot.trust.calibration import calibrate
+    from bot.trust.mcnemar import mcnemar_p
+
+    # 4 fixed cases: as cases p = 2 / 2^4 = 0.125, not "not by chance" (as 6 labels it would read 0.031)
+    assert mcnemar_p(4, 0) == 0.125 and mcnemar_p(6, 0) == 0.03125
+    found = AlignReport(4, 4, calibrate([]), calibrate([]), fixed=[Changed(n, "q", "-", "-", "-") for n in range(4)],
+                        p=mcnemar_p(4, 0))
+    assert not found.improved and verdict_text(found).startswith("No improvement that could not be chance")

@@ -56,20 +56,18 @@ HEADER = ["question", "reference", "answer", "model", "human_pass", "human_corre
           "labeled_at", "judgment_id"]
 TWO_WEEKS_AGO = timedelta(days=14)
 
-# Pass/fail, (judge, people): A1 TT, A2 TT, A3 TF, A4 TF, A5 FF, A6 FF, A7 FF, A8 FF: 6 of 8 agree.
+# Pass/fail, (judge, people): A1 TT, A2 TT, A3 TF, A4 TF, A5 FF, A6 FF, A7 FF, A8 FF: 6 of 8 agree, each a case.
 # Wilson 95 %, p = 0.75, n = 8, z² = 3.8415: centre (0.75 + 3.8415/16) / (1 + 3.8415/8) = 0.6689, half
 # 1.96 * sqrt(0.75 * 0.25 / 8 + 3.8415/256) / 1.4802 = 0.2596: 40.9 % to 92.9 %.
-# The judge passes 4 of 8, people 2; McNemar: 2 labels only the judge passed, none only people: exact p = 0.5.
+# The judge passes 4 of 8, people 2; McNemar over cases: 2 only the judge passed, none only people: exact p = 0.5.
 # Kappa: the judge says pass 4, fail 4; people 2 and 6; expected agreement (4*2 + 4*6) / 64 = 0.5, so
-# (0.75 - 0.5) / (1 - 0.5) = 0.50; statsmodels' cohens_kappa on [[2, 2], [0, 4]]: kappa_low -0.0197, kappa_upp 1.0197
-# (judgebot keeps the interval within -1..1).
+# (0.75 - 0.5) / (1 - 0.5) = 0.50; under 20 cases kappa prints no interval (none held its coverage there).
 # Tags where people gave one (not A4): 7 pairs, 4 agree (A1, A2, A6, A7); judge C3 G2 R1 H1, people C2 G2 R3 H0;
-# expected (3*2 + 2*2 + 1*3 + 1*0) / 49 = 13/49; kappa (28 - 13) / (49 - 13) = 15/36 = 0.42; statsmodels' interval
-# (-0.0128, 0.8461).
-FIRST_JUDGE = ["agreement on pass/fail 75% (6/8), 95% CI 41%-93% (Wilson); few labels (n = 8)",
-               "pass rates the judge passes 50%, people 25%, McNemar p = 0.50; few labels (n = 8)",
-               "kappa on pass/fail 0.50, 95% CI -0.02-1.00: poor to almost perfect; few labels (n = 8)",
-               "kappa on the tag 0.42, 95% CI -0.01-0.85: poor to almost perfect over 7 labels; few labels (n = 7)"]
+# expected (3*2 + 2*2 + 1*3 + 1*0) / 49 = 13/49; kappa (28 - 13) / (49 - 13) = 15/36 = 0.42.
+FIRST_JUDGE = ["agreement on pass/fail 75% (6/8), 95% CI 41%-93% (Wilson); few labeled cases (n = 8)",
+               "pass rates the judge passes 50%, people 25%, McNemar p = 0.50; few labeled cases (n = 8)",
+               "kappa on pass/fail 0.50 (no interval under 20 cases); few labeled cases (n = 8)",
+               "kappa on the tag 0.42 (no interval under 20 cases) over 7 labels; few labeled cases (n = 7)"]
 
 
 def tag_reply(tags: dict[str, str]) -> Callable[[dict[str, Any]], Reply]:
@@ -140,29 +138,29 @@ def test_calibration_prints_the_figures_and_warns(tmp_path: Path, judge_server: 
     # judge - people where people gave values (not A4): correctness A3 +2 (2 against 0), others 0: 2/7 = 0.29 higher,
     # and as much apart; completeness A3 +2, A5 +1 (Generic's 1 against 0): 3/7 = 0.43. Linear weighted kappa on the
     # 0-2 scale, sklearn's cohen_kappa_score(weights="linear", labels=[0, 1, 2]): correctness 0.6957, completeness
-    # 0.5714; statsmodels' cohens_kappa(wt="linear") intervals (0.1696, 1.2217) and (0.0815, 1.0614)
+    # 0.5714
     assert ("correctness: the judge scores 0.29 higher, mean absolute difference 0.29 (7 labels); weighted kappa "
-            "0.70, 95% CI 0.17-1.00: slight to almost perfect; few labels (n = 7)") in lines, out
+            "0.70 (no interval under 20 cases); few labeled cases (n = 7)") in lines, out
     assert ("completeness: the judge scores 0.43 higher, mean absolute difference 0.43 (7 labels); weighted kappa "
-            "0.57, 95% CI 0.08-1.00: slight to almost perfect; few labels (n = 7)") in lines, out
+            "0.57 (no interval under 20 cases); few labeled cases (n = 7)") in lines, out
     # A7 and A8 two weeks ago (both agree on fail); the other six this week, 4 of 6 agreeing: 67 %
     now = datetime.now(UTC)
-    assert f"{iso_week(now - TWO_WEEKS_AGO)} 2 labels agreement 100%; few labels (n = 2)" in lines
-    assert f"{iso_week(now)} 6 labels agreement 67%; few labels (n = 6)" in lines
+    assert f"{iso_week(now - TWO_WEEKS_AGO)} 2 labels agreement 100%; few labeled cases (n = 2)" in lines
+    assert f"{iso_week(now)} 6 labels agreement 67%; few labeled cases (n = 6)" in lines
     assert "judge models judge-cli (8)" in lines
     assert "warning" not in out  # 75 % is not below the default 75 %, and 8 labels are under 20
 
     code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", "--since", "7d")
     assert code == 0 and "labels 6" in lines_of(out), out
-    assert "agreement on pass/fail 67% (4/6), 95% CI 30%-90% (Wilson); few labels (n = 6)" in flat(out)
-    # [[2, 2], [0, 2]]: statsmodels' cohens_kappa 0.40, (-0.1432, 0.9432)
-    assert "kappa on pass/fail 0.40, 95% CI -0.14-0.94: poor to almost perfect; few labels (n = 6)" in flat(out)
+    assert "agreement on pass/fail 67% (4/6), 95% CI 30%-90% (Wilson); few labeled cases (n = 6)" in flat(out)
+    # [[2, 2], [0, 2]]: statsmodels' cohens_kappa 0.40
+    assert "kappa on pass/fail 0.40 (no interval under 20 cases); few labeled cases (n = 6)" in flat(out)
 
     code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", JUDGE_MODEL="judge-new",
                          CALIBRATION_MIN_AGREEMENT="0.8", CALIBRATION_MIN_LABELS="8")
     text = flat(out)
     assert code == 0, out
-    assert ("warning: the judge agrees with people on pass/fail in 75% of 8 labels, below 80% "
+    assert ("warning: the judge agrees with people on pass/fail in 75% of 8 labeled cases, below 80% "
             "(CALIBRATION_MIN_AGREEMENT)") in text
     assert "warning: 8 of 8 labels were given on verdicts of judge-cli, but the judge now is judge-new" in text
 
@@ -254,16 +252,17 @@ def test_exported_labels_are_checked_again_by_an_agreeing_judge(tmp_path: Path, 
     today, before = text.index("Today's judge: judge-cli, eth 1.0"), text.index("The labeled verdicts' judges: judge-cli")
     assert today < before
     # 8 of 8 agree: Wilson low (1 + 3.8415/16) / 1.4802 - 1.96 * sqrt(3.8415/256) / 1.4802 = 0.8384 - 0.1622 = 67.6 %;
-    # kappa 1 on pass/fail (2 pass, 6 fail on both sides) and on the 7 tags; the large-sample interval of a perfect
-    # table has no width (statsmodels' cohens_kappa gives (1.0, 1.0) too)
-    assert "agreement on pass/fail 100% (8/8), 95% CI 68%-100% (Wilson); few labels (n = 8)" in lines
-    assert "pass rates the judge passes 25%, people 25%, McNemar p = 1.00; few labels (n = 8)" in lines
-    assert "kappa on pass/fail 1.00, 95% CI 1.00-1.00: almost perfect; few labels (n = 8)" in lines
-    assert "kappa on the tag 1.00, 95% CI 1.00-1.00: almost perfect over 7 labels; few labels (n = 7)" in lines
+    # kappa 1 on pass/fail (2 pass, 6 fail on both sides) and on the 7 tags, with no interval at 8 cases: the
+    # large-sample one of a perfect table has no width, "1.00-1.00"
+    assert "agreement on pass/fail 100% (8/8), 95% CI 68%-100% (Wilson); few labeled cases (n = 8)" in lines
+    assert "pass rates the judge passes 25%, people 25%, McNemar p = 1.0; few labeled cases (n = 8)" in lines
+    assert "kappa on pass/fail 1.00 (no interval under 20 cases); few labeled cases (n = 8)" in lines
+    assert "kappa on the tag 1.00 (no interval under 20 cases) over 7 labels; few labeled cases (n = 7)" in lines
     assert all(figure in lines for figure in FIRST_JUDGE), out  # the first judge, from the judge_ columns
-    assert "ok: at least 8 labels with pass/fail on both sides (--min-labels): 8" in text
+    assert "ok: at least 8 labeled cases with pass/fail on both sides (--min-labels): 8" in text
     assert ("ok: the 95% interval of agreement above 60% (--min-agreement): 68% at its lower bound (agreement 100% "
-            "(8/8), 95% CI 68%-100% (Wilson); few labels (n = 8))") in text
+            "(8/8), 95% CI 68%-100% (Wilson); few labeled cases (n = 8))") in text
+    assert "ok: the judge both passes and fails where people do: the judge passes 25%, people 25%" in text
     assert history(tmp_path, "SELECT source, total_rows, status, source_name FROM run WHERE id = 2") == [
         ("check", 8, "done", "labels.csv")]
     assert history(tmp_path, "SELECT count(*) FROM label") == [(5,)]  # a check saves no labels of its own
@@ -305,17 +304,16 @@ def test_a_channel_check_asks_before_many_rows_and_fails_below_the_bar(tmp_path:
     assert len(judge_server.bodies()) == asked_before + 8
     # 0 of 8: Wilson high (0 + 3.8415/16) / 1.4802 + 1.96 * sqrt(3.8415/256) / 1.4802 = 0.1622 + 0.1622 = 32.4 %.
     # Kappa on pass/fail: the judge passes 6, people 2; expected (6*2 + 2*6) / 64 = 0.375: (0 - 0.375) / 0.625 = -0.60;
-    # statsmodels' cohens_kappa on [[0, 6], [2, 0]]: (-1.368, 0.168); mcnemar(exact=True) p = 0.2890625.
-    # Tags: judge G2 C5 against people C2 G2 R3, none agree; expected (2*2 + 5*2) / 49: -14 / 35 = -0.40; statsmodels'
-    # interval (-0.8294, 0.0294).
-    assert "agreement on pass/fail 0% (0/8), 95% CI 0%-32% (Wilson); few labels (n = 8)" in lines
-    assert "pass rates the judge passes 75%, people 25%, McNemar p = 0.29; few labels (n = 8)" in lines
-    assert "kappa on pass/fail -0.60, 95% CI -1.00-0.17: poor to slight; few labels (n = 8)" in lines
-    assert "kappa on the tag -0.40, 95% CI -0.83-0.03: poor to slight over 7 labels; few labels (n = 7)" in lines
+    # mcnemar([[0, 6], [2, 0]], exact=True) p = 0.2890625. Tags: judge G2 C5 against people C2 G2 R3, none agree;
+    # expected (2*2 + 5*2) / 49: -14 / 35 = -0.40.
+    assert "agreement on pass/fail 0% (0/8), 95% CI 0%-32% (Wilson); few labeled cases (n = 8)" in lines
+    assert "pass rates the judge passes 75%, people 25%, McNemar p = 0.29; few labeled cases (n = 8)" in lines
+    assert "kappa on pass/fail -0.60 (no interval under 20 cases); few labeled cases (n = 8)" in lines
+    assert "kappa on the tag -0.40 (no interval under 20 cases) over 7 labels; few labeled cases (n = 7)" in lines
     assert "The labeled verdicts' judges: judge-cli" in text
     assert all(figure in lines for figure in FIRST_JUDGE), out  # the channel's own verdicts against the same labels
     assert "below: the 95% interval of agreement above 80% (--min-agreement): 0% at its lower bound" in text
-    assert "below: at least 20 labels with pass/fail on both sides (--min-labels): 8" in text
+    assert "below: at least 20 labeled cases with pass/fail on both sides (--min-labels): 8" in text
 
     # The same judge again takes its verdicts from the history, at no cost; a bar of 0 is met
     code, out = judgebot(tmp_path, *check, "--min-agreement", "0", "--min-labels", "0", "--point", server=judge_server)
@@ -353,7 +351,7 @@ def test_a_check_asks_the_configured_jury_every_sample(tmp_path: Path, judge_ser
     bodies = judge_server.bodies()[asked_before:]
     assert sorted(Counter(body["model"] for body in bodies).items()) == [("gpt-4o-mini", 16), ("judge-cli", 16)]
     assert "Today's judge: gpt-4o-mini+judge-cli, 2 samples each, eth 1.0" in text
-    assert "agreement on pass/fail 100% (8/8), 95% CI 68%-100% (Wilson); few labels (n = 8)" in lines
+    assert "agreement on pass/fail 100% (8/8), 95% CI 68%-100% (Wilson); few labeled cases (n = 8)" in lines
     assert history(tmp_path, "SELECT judge_model, samples FROM run WHERE source = 'check'") == [
         ("gpt-4o-mini+judge-cli", 2)]
 
@@ -385,6 +383,52 @@ def test_stats_count_every_label_correction_and_vote(tmp_path: Path, judge_serve
     # tally counts are 2 of 4 agreeing, u2's replaced Disagree among them
     assert history(tmp_path, "SELECT sum(votes), sum(agreeing) FROM judgment_tally WHERE model_key = 'bot-v1'") == [
         (4, 2)]
-    assert "75% (6/8), 95% CI 41%-93% (Wilson); few labels (n = 8)" in text, out
+    assert "75% (6/8), 95% CI 41%-93% (Wilson); few labeled cases (n = 8)" in text, out
     # bot-v2: the file's two labels, 1 of 2 (Wilson 9%-91%)
-    assert "50% (1/2), 95% CI 9%-91% (Wilson); few labels (n = 2)" in text, out
+    assert "50% (1/2), 95% CI 9%-91% (Wilson); few labeled cases (n = 2)" in text, out
+
+
+def test_a_second_person_labeling_the_same_cases_does_not_pass_a_failing_check(tmp_path: Path,
+                                                                                judge_server: FakeJudgeServer) -> None:
+    # Ten cases, the judge right on every one (Correct passes, Generic fails): 100% agreement, but ten cases are
+    # fewer than --min-labels 20. Labeled again by a second person, they are twenty labels of the same ten cases.
+    cases = [(f"Question {n}?", "In myStudies.", f"Answer {n}.", n < 6) for n in range(10)]
+    judge_server.responder = tag_reply({answer: "Correct" if passed else "Generic" for _, _, answer, passed in cases})
+    header = ["question", "reference", "answer", "human_pass", "labeled_by"]
+    once = [[question, reference, answer, "yes" if passed else "no", "ana"]
+            for question, reference, answer, passed in cases]
+    write_rows(tmp_path / "once.csv", header, once)
+    write_rows(tmp_path / "twice.csv", header, once + [[*row[:4], "ben"] for row in once])
+    check = ["calibration", "check", "--rubric", "eth", "--yes"]
+
+    code, out = judgebot(tmp_path, *check, "--labels", "once.csv", server=judge_server)
+    assert code == 1 and "below: at least 20 labeled cases with pass/fail on both sides (--min-labels): 10" in flat(out)
+
+    code, out = judgebot(tmp_path, *check, "--labels", "twice.csv", server=judge_server)
+    text = flat(out)
+    assert code == 1, out
+    assert "below: at least 20 labeled cases with pass/fail on both sides (--min-labels): 10 (20 labels)" in text
+    # each case weighs one: the same agreement and interval as one label each (Wilson over 10: 72%-100%)
+    assert ("agreement on pass/fail 100% (20 labels of 10 cases, each case weighing one), 95% CI 72%-100% (score "
+            "interval over cases); few labeled cases (n = 10)") in text
+    assert "labels 20 (10 cases)" in lines_of(out)
+
+
+def test_a_judge_that_passes_everything_fails_the_default_gate(tmp_path: Path, judge_server: FakeJudgeServer) -> None:
+    # 40 cases, the judge passes all, people fail 2: agreement 95% (38/40), Wilson 83.5%-98.6%, clears 80% at its
+    # lower bound; kappa is undefined. The default gate fails it all the same, saying why.
+    cases = [(f"Question {n}?", "In myStudies.", f"Answer {n}.", n >= 2) for n in range(40)]
+    judge_server.responder = tag_reply({answer: "Correct" for _, _, answer, _ in cases})
+    write_rows(tmp_path / "labels.csv", ["question", "reference", "answer", "human_pass"],
+               [[question, reference, answer, "yes" if passed else "no"] for question, reference, answer, passed in cases])
+
+    code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", "--labels", "labels.csv", "--yes",
+                         server=judge_server)
+
+    text = flat(out)
+    assert code == 1, out
+    assert "ok: at least 20 labeled cases with pass/fail on both sides (--min-labels): 40" in text
+    assert "ok: the 95% interval of agreement above 80% (--min-agreement): 83% at its lower bound" in text
+    assert ("below: the judge both passes and fails where people do: the judge said pass every time, people passed "
+            "95%") in text
+    assert "pass rates the judge passes 100%, people 95%, McNemar p = 0.50" in text  # 2 cases apart: 2 / 2^2

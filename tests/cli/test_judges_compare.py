@@ -52,12 +52,12 @@ def test_compare_shows_both_judges_against_people_and_against_each_other(tmp_pat
         == ANSWERS  # the labeled rows and the sample share texts: each is sent once
     # against people: each right on 7 of 8, each where the other was wrong once
     assert text.count("agreement on pass/fail 88% (7/8)") == 2
-    assert f"Right where the other was wrong: {NEW} 1, {JUDGE_MODEL} 1 (McNemar p = 1.00, over 8 cases)" in text
+    assert f"Right where the other was wrong: {NEW} 1, {JUDGE_MODEL} 1 (McNemar p = 1.0, over 8 cases)" in text
     # against each other on the terminal's eight recent judgments
     assert "On 8 recent judgments" in text
     assert "the same pass/fail on 75% (6/8), 95% CI " in text
     assert f"flips: pass -> fail 1, fail -> pass 1 ({JUDGE_MODEL} -> {NEW})" in text
-    assert "mean headline shift +0.0 points, 95% CI " in text
+    assert "mean headline shift +0.0 points (no interval under 10 rows)" in text  # a t interval held from 10
     assert "row 12: judge-cli pass, Correct, 100; judge-new fail, Generic, 25 · question 3?" in text
     assert "row 13: judge-cli fail, Generic, 25; judge-new pass, Correct, 100 · question 4?" in text
     assert "question 6?" not in text.split("mean headline shift")[1].split("Tags")[0]  # a tag change, not a flip
@@ -67,6 +67,28 @@ def test_compare_shows_both_judges_against_people_and_against_each_other(tmp_pat
     # the comparison's runs stay out of the terminal's figures
     assert flat(judgebot(tmp_path, "stats")[1]) == stats_before
     assert history(tmp_path, "SELECT DISTINCT source FROM run ORDER BY 1") == [("check",), ("cli",)]
+
+
+def test_mcnemar_between_the_judges_counts_cases_not_labels(tmp_path, judge_server) -> None:
+    # Six cases: the candidate right on the first four where the judge in use is wrong, the last two both right. The
+    # first case is labeled by three people: still four cases only the candidate got right, p = 2 / 2^4 = 0.125 (over
+    # its six labels it would read 0.031, "not by chance")
+    answers = [f"reply {n}" for n in range(6)]
+    judge_server.responder = Script({JUDGE_MODEL: {answer: ["Generic"] for answer in answers},
+                                     NEW: {answer: ["Correct" if n < 4 else "Generic"] for n, answer in
+                                           enumerate(answers)}})
+    rows = [[f"question {n}?", "Use myStudies.", answer, "yes" if n < 4 else "no", "ana"]
+            for n, answer in enumerate(answers)]
+    labels = write_rows(tmp_path / "labels.csv", ["question", "reference", "answer", "human_pass", "labeled_by"],
+                        rows + [[*rows[0][:4], person] for person in ("ben", "eva")])
+
+    code, out = judgebot(tmp_path, "judges", "compare", "--rubric", "eth", "--to", NEW, "--labels", str(labels),
+                         "--history", "0", "--yes", server=judge_server)
+
+    text = flat(out)
+    assert code == 0, out
+    assert f"Right where the other was wrong: {NEW} 4, {JUDGE_MODEL} 0 (McNemar p = 0.12, over 6 cases)" in text
+    assert "agreement on pass/fail 100% (8 labels of 6 cases, each case weighing one)" in text
 
 
 def test_compare_agreed_to_nothing_judges_nothing(tmp_path, judge_server) -> None:

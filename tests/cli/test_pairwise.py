@@ -1,6 +1,6 @@
 """`judgebot judge FILE --rubric pairwise`: each pair shown to the judge in both orders, an inconsistent pair counted
-as a tie and listed, position bias measured, B's win rate with its seeded bootstrap interval, and the results file
-with one row per pair; figures checked against values computed here by hand."""
+as a tie and listed, position bias measured over pairs, B's win rate with its Wilson-type score interval, and the
+results file with one row per pair; figures checked against values computed here by hand and by scipy."""
 
 from __future__ import annotations
 
@@ -31,12 +31,20 @@ def pairs_file(tmp_path: Path, b_better: list[bool | None], *, flip: set[int] = 
     return write_rows(tmp_path / name, HEADER, rows)
 
 
-def bootstrap(values: list[float]) -> tuple[float, float]:
-    """The seeded percentile bootstrap of a mean, as the figures promise it (2,000 resamples, seed 20260101)."""
-    array = np.asarray(values)
-    draws = np.random.default_rng(20260101).integers(0, len(array), size=(2000, len(array)))
-    low, high = np.percentile(array[draws].mean(axis=1), [2.5, 97.5])
-    return float(low), float(high)
+def score_bounds(values: list[float]) -> tuple[float, float]:
+    """The 95% score interval of a win rate with ties as the figures promise it, found here by scipy's root finder:
+    the p where (mean - p)^2 = z^2 (p (1 - p) - spread) / n, spread the ties' s (1 - s) over n + 1."""
+    from scipy import optimize, stats
+
+    n, mean, z = len(values), float(np.mean(values)), stats.norm.ppf(0.975)
+    spread = sum(value * (1 - value) for value in values) / (n + 1)
+
+    def gap(p: float) -> float:
+        return (mean - p) ** 2 - z * z * (p * (1 - p) - spread) / n
+
+    low = 0.0 if mean == 0 else optimize.brentq(gap, 0.0, mean)
+    high = 1.0 if mean == 1 else optimize.brentq(gap, mean, 1.0)
+    return low, high
 
 
 def sign_p(wins: int, losses: int) -> float:
@@ -65,11 +73,11 @@ def test_pairs_judged_in_both_orders_give_the_win_rate_consistency_and_results(t
     outcomes[2] = "tie"
     scores = [{"A": 0.0, "tie": 0.5, "B": 1.0}[o] for o in outcomes]
     rate = sum(scores) / len(scores)
-    low, high = bootstrap(scores)
+    low, high = score_bounds(scores)
     wins, losses, ties = outcomes.count("B"), outcomes.count("A"), outcomes.count("tie")
-    p = sign_p(wins, losses)
+    assert sign_p(wins, losses) == pytest.approx(0.109375)  # 8 against 2: printed with two significant digits
     assert (f"bot-v2 over bot-v1: {rate:.0%} (95% CI {low:.0%}-{high:.0%}) of 12 pairs; won {wins}, lost {losses}, "
-            f"tied {ties} (1 inconsistent); sign test p = {p:.2f}") in text
+            f"tied {ties} (1 inconsistent); sign test p = 0.11") in text
     assert "position consistency 92% (11 of 12 pairs named the same winner in both orders; 1 inconsistent" in text
     # named A (shown first) in: 7 pairs' A-first order won by A... count the judgments by the position they named
     named = Counter()
@@ -83,8 +91,10 @@ def test_pairs_judged_in_both_orders_give_the_win_rate_consistency_and_results(t
         else:
             named["tie"] += 1
     decisive = named["A"] + named["B"]
-    assert (f"picked the first answer in {named['A'] / decisive:.0%} of {decisive} judgments that named a winner "
-            f"(sign test p = {sign_p(named['A'], named['B']):.2f}); 2 called a tie") in text
+    # the test counts pairs: only pair 2 went to one position (the first) in both orders, 1 against 0: p = 1
+    assert ("the first answer won in both orders in 1 pair, the second in 0, of 12 pairs judged in both orders (sign "
+            f"test p = 1.0); the first answer was picked in {named['A'] / decisive:.0%} of {decisive} judgments that "
+            "named a winner") in text
     assert "position bias" not in text
     assert "row 4 inconsistent (A then B): question 2 [flip]" in text
     assert "1 pair sent to review (1 inconsistent): a person says which answer is better" in text
@@ -117,10 +127,13 @@ def test_a_judge_that_always_picks_the_first_answer_shows_its_position_bias(tmp_
     text = flat(out)
     assert code == 0, out
     assert "position consistency 0% (0 of 10 pairs named the same winner in both orders; 10 inconsistent" in text
-    # 20 judgments, all for the first position: the exact two-sided sign test gives 2 / 2**20, below 0.001
-    assert ("picked the first answer in 100% of 20 judgments that named a winner (sign test p < 0.001): position "
-            "bias toward the first answer") in text
-    low, high = bootstrap([0.5] * 10)
+    # 10 pairs, each won by the first answer in both orders: the exact two-sided sign test over the pairs gives
+    # 2 / 2**10 = 0.00195 (over the 20 judgments it would claim 2 / 2**20)
+    assert ("the first answer won in both orders in 10 pairs, the second in 0, of 10 pairs judged in both orders "
+            "(sign test p = 0.0020): position bias toward the first answer; the first answer was picked in 100% of 20 "
+            "judgments") in text
+    low, high = score_bounds([0.5] * 10)  # ten ties: not "50% (CI 50%-50%)"
+    assert high - low > 0.1
     assert f"bot-v2 over bot-v1: 50% (95% CI {low:.0%}-{high:.0%}) of 10 pairs; won 0, lost 0, tied 10" in text
 
 
@@ -275,9 +288,9 @@ def test_the_digest_of_a_week_of_pairwise_runs_shows_their_win_rates(tmp_path: P
     text = flat(out)
     assert code == 0, out
     assert "no judgments" not in text  # only pairs were judged that week: the digest is not quiet
-    low, high = bootstrap([1.0, 1.0, 1.0, 0.0])
-    assert (f"Pairwise win rates (each pair judged in both orders, ties split): bot-v2 over bot-v1: 75% (95% CI "
-            f"{low:.0%}-{high:.0%}) of 4 pairs; won 3, lost 1, tied 0") in text
+    # 3 of 4 won: Wilson's interval, statsmodels' proportion_confint(3, 4, method="wilson") = (0.3006, 0.9544)
+    assert ("Pairwise win rates (each pair judged in both orders, ties split): bot-v2 over bot-v1: 75% (95% CI "
+            "30%-95%) of 4 pairs; won 3, lost 1, tied 0") in text
     code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W45")
     assert code == 0 and "no judgments over these 7 days" in out
 

@@ -58,7 +58,7 @@ def test_a_judged_file_sends_a_random_share_to_review_once_and_review_lists_it(t
     code, out = judgebot(tmp_path, "calibration", "--rubric", "eth")
     # Wilson 95% for 2/3 (statsmodels proportion_confint(2, 3, method="wilson")): 0.2077-0.9385
     assert code == 0 and ("on cases picked at random for review: random sample: 67% (2/3), 95% CI 21%-94% (Wilson); "
-                          "few labels (n = 3); all labels: 50%") in flat(out)
+                          "few labeled cases (n = 3); all labels: 50%") in flat(out)
     code, out = judgebot(tmp_path, "review")
     assert "No case of the terminal waits for a label." in flat(out)  # labeled: out of the queue
 

@@ -572,10 +572,11 @@ def test_digest_message_shows_the_week_the_changes_and_every_tag(store, history,
         ["m1", "academic", "2", "80.0", "▲ 20.0", "100%", "▲ 100.0 pts", "50% (1)", "–", "–"],
         ["m1", "eth", "6", "56.2", "▼ 13.8", "50%", "▼ 16.7 pts", "33% (2)",
          "correct 50% · generic 25% · refusal 25% · hallucination 0%",
-         "67% (2/3), 95% CI 50%-100% (bootstrap over 2 cases); few labels (n = 3)"],
+         "75% (3 labels of 2 cases, each case weighing one), 95% CI 28%-89% (score interval over cases); "
+         "few labeled cases (n = 2)"],
         ["m2", "eth", "2", "62.5", "new this week", "50%", "–", "0%",
          "correct 50% · generic 0% · refusal 0% · hallucination 50%",
-         "0% (0/1), 95% CI 0%-79% (Wilson); few labels (n = 1)"],
+         "0% (0/1), 95% CI 0%-79% (Wilson); few labeled cases (n = 1)"],
     ]
     assert blocks[2]["type"] == "table"  # right under the week's counts
     # Every row is a case of its own: m1's two voted cases hold three votes (U1 and U2 on the first, U1 on the

@@ -129,16 +129,15 @@ async def test_calibration_shows_hand_counted_figures_of_this_channel_only(slack
     head, figures, heading, details = texts(reply)
     assert "<#C0GENERAL>" in head and "all time" in head
     # pass/fail (judge, person): TT TF FF FT TT FF TT FF: 6 of 8 agree = 75%. Wilson 95%: centre 0.6689, half
-    # 0.2596: 41%-93%. Kappa: po 0.75, pe (4*4 + 4*4)/64 = 0.5, (0.75-0.5)/0.5 = 0.50; statsmodels' cohens_kappa on
-    # [[3, 1], [1, 3]]: (-0.1001, 1.1001), kept within -1..1. Both pass 4 of 8; McNemar (exact, 1 against 1): p = 1.
+    # 0.2596: 41%-93%. Kappa: po 0.75, pe (4*4 + 4*4)/64 = 0.5, (0.75-0.5)/0.5 = 0.50, with no interval under 20
+    # cases. Both pass 4 of 8; McNemar (exact, 1 case against 1): p = 1.
     # tags agree 6 of 8; judge Correct 4 Generic 2 Refusal 1 Hallucination 1, people 4 2 0 2:
-    # pe = (16 + 4 + 0 + 2)/64 = 0.34375, kappa = (0.75 - 0.34375)/0.65625 = 0.619; statsmodels' (0.1802, 1.0579).
+    # pe = (16 + 4 + 0 + 2)/64 = 0.34375, kappa = (0.75 - 0.34375)/0.65625 = 0.619.
     assert figures.splitlines()[0].endswith("*8 label(s)*")
-    assert "*agreement on pass/fail* 75% (6/8), 95% CI 41%-93% (Wilson); few labels (n = 8)" in figures
-    assert "*pass rates* the judge passes 50%, people 50%, McNemar p = 1.00; few labels (n = 8)" in figures
-    assert ("*Cohen's kappa on pass/fail* 0.50, 95% CI -0.10-1.00: poor to almost perfect; few labels (n = 8)"
-            in figures)
-    assert "*on the tag* 0.62, 95% CI 0.18-1.00: slight to almost perfect over 8 labels; few labels (n = 8)" in figures
+    assert "*agreement on pass/fail* 75% (6/8), 95% CI 41%-93% (Wilson); few labeled cases (n = 8)" in figures
+    assert "*pass rates* the judge passes 50%, people 50%, McNemar p = 1.0; few labeled cases (n = 8)" in figures
+    assert "*Cohen's kappa on pass/fail* 0.50 (no interval under 20 cases); few labeled cases (n = 8)" in figures
+    assert "*on the tag* 0.62 (no interval under 20 cases) over 8 labels; few labeled cases (n = 8)" in figures
     assert ":warning:" not in figures  # 8 labels are fewer than 20, and the judge is the one labeled
     assert heading == "*The judge's tag (rows) against people's (columns)*"
     assert table_rows(reply) == [
@@ -150,12 +149,12 @@ async def test_calibration_shows_hand_counted_figures_of_this_channel_only(slack
         ["total", "4", "2", "0", "2", "8"]]
     # correctness judge - person: 0 +2 0 -2 0 0 0 0 -> the same on average, 4/8 apart; completeness: +1 0 0 0 0 0 0 -1
     # -> the same, 2/8 apart. Linear weighted kappa (sklearn's cohen_kappa_score(weights="linear", labels=[0, 1, 2])):
-    # correctness 0.4286, completeness 0.6923; statsmodels' intervals (-0.2089, 1.0661) and (0.3274, 1.0572)
+    # correctness 0.4286, completeness 0.6923
     assert ("`correctness`: the judge scores the same on average, mean absolute difference 0.50 (8 labels); weighted "
-            "kappa 0.43, 95% CI -0.21-1.00: poor to almost perfect; few labels (n = 8)") in details
+            "kappa 0.43 (no interval under 20 cases); few labeled cases (n = 8)") in details
     assert ("`completeness`: the judge scores the same on average, mean absolute difference 0.25 (8 labels); weighted "
-            "kappa 0.69, 95% CI 0.33-1.00: fair to almost perfect; few labels (n = 8)") in details
-    assert f"labels per week (agreement): {iso_week(utcnow())} 8 (75%; few labels (n = 8))" in details
+            "kappa 0.69 (no interval under 20 cases); few labeled cases (n = 8)") in details
+    assert f"labels per week (agreement): {iso_week(utcnow())} 8 (75%; few labeled cases (n = 8))" in details
     shown = json.dumps(reply, ensure_ascii=False)
     assert "OtherChannel" not in shown and "OtherTeam" not in shown
 
@@ -168,10 +167,10 @@ async def test_stats_count_every_correction_and_vote(slack, slack_server, http_b
     [entry] = [row for row in table_dicts(reply) if row["Model"] == "model not named"]
     # five corrections and three Agree votes, as `/judge calibration` counts them above: 6 of 8 (the tally's votes
     # alone would say 3 of 3); the correction in another channel is not counted here
-    assert entry["People agree with the judge"] == "75% (6/8), 95% CI 41%-93% (Wilson); few labels (n = 8)"
+    assert entry["People agree with the judge"] == "75% (6/8), 95% CI 41%-93% (Wilson); few labeled cases (n = 8)"
 
 
-async def test_cases_labeled_by_several_people_are_resampled_as_cases(slack, slack_server, http_bot) -> None:
+async def test_cases_labeled_by_several_people_count_as_cases(slack, slack_server, http_bot) -> None:
     store = http_bot.context.store
     # ten cases, each corrected by two people alike: 20 labels, but ten cases' worth of evidence; the judge passes
     # every one, people fail three cases
@@ -180,19 +179,21 @@ async def test_cases_labeled_by_several_people_are_resampled_as_cases(slack, sla
         for user in ("U0ONE", "U0TWO"):
             corrected(store, judgment, passed=index >= 3, tag="Correct" if index >= 3 else "Generic", user=user)
     figures = texts(await reply_to(slack, slack_server, "calibration eth"))[1]
-    assert "*20 label(s)*" in figures
-    assert "*agreement on pass/fail* 70% (14/20), 95% CI " in figures and "(bootstrap over 10 cases)" in figures
-    # Durkalski's McNemar over the cases: d = 2 for three cases, 0 for seven: 6^2 / (3 * 4) = 3, and
-    # scipy.stats.chi2.sf(3, 1) = 0.0833
-    assert "*pass rates* the judge passes 100%, people 70%, McNemar p = 0.08 (clustered by case)" in figures
-    # the digest's section counts them alike, and its interval, a bootstrap over the ten cases, is the one shown
+    assert "*20 label(s) of 10 cases*" in figures
+    # each case weighs one: 7 of 10 cases agree, with Wilson's interval over the ten cases,
+    # statsmodels' proportion_confint(7, 10, method="wilson") (0.3968, 0.8922)
+    assert ("*agreement on pass/fail* 70% (20 labels of 10 cases, each case weighing one), 95% CI 40%-89% (score "
+            "interval over cases); few labeled cases (n = 10)") in figures
+    # McNemar's exact test over the cases, by people's majority: 3 cases only the judge passed, 2 / 2^3
+    assert "*pass rates* the judge passes 100%, people 70%, McNemar p = 0.25 (over cases, by people's majority)" in figures
+    # the digest's section counts them alike
     period = Period.ending(datetime.now(UTC) + timedelta(seconds=1))
     [found] = week_trust(store, channel_id="C0GENERAL", team_id=TEAM, period=period, bar=TrustBar())
-    assert (found.week.n, found.week.cases, found.week.pass_agree) == (20, 10, 14) and found.week.interval is not None
-    low, high = found.week.interval
-    assert f"95% CI {low:.0%}-{high:.0%} (bootstrap over 10 cases)" in figures
+    assert (found.week.n, found.week.pass_cases, found.week.pass_agree) == (20, 10, 14)
+    assert found.week.interval == wilson(7, 10)
     naive = wilson(14, 20)  # as if the 20 labels were independent
-    assert naive is not None and high - low > naive[1] - naive[0]
+    assert naive is not None and found.week.interval is not None
+    assert found.week.interval[1] - found.week.interval[0] > naive[1] - naive[0]
 
 
 async def test_calibration_of_a_period_leaves_older_labels_out(slack, slack_server, http_bot) -> None:
@@ -208,9 +209,8 @@ async def test_calibration_of_a_period_leaves_older_labels_out(slack, slack_serv
     # statsmodels' proportion_confint(4, 5, method="wilson") (0.3755, 0.9638); cohens_kappa on [[2, 1], [0, 2]]
     # 0.6154 (-0.0070, 1.2378)
     assert "*5 label(s)*" in figures and "75%" not in figures
-    assert "*agreement on pass/fail* 80% (4/5), 95% CI 38%-96% (Wilson); few labels (n = 5)" in figures
-    assert ("*Cohen's kappa on pass/fail* 0.62, 95% CI -0.01-1.00: poor to almost perfect; few labels (n = 5)"
-            in figures)
+    assert "*agreement on pass/fail* 80% (4/5), 95% CI 38%-96% (Wilson); few labeled cases (n = 5)" in figures
+    assert "*Cohen's kappa on pass/fail* 0.62 (no interval under 20 cases); few labeled cases (n = 5)" in figures
     assert "last 30 days" in texts(reply)[0]
 
 
@@ -222,11 +222,11 @@ async def test_calibration_warns_of_low_agreement_and_of_a_judge_not_the_one_lab
         corrected(store, judgment, passed=index < 13, tag="Correct" if index < 13 else "Generic")
     first = texts(await reply_to(slack, slack_server, "calibration eth"))[1]
     # proportion_confint(13, 19, method="wilson") (0.4601, 0.8464); a judge that passes everything: kappa n/a, and
-    # McNemar's exact test on 6 labels only the judge passed, none only people: p = 0.03125
-    assert "68% (13/19), 95% CI 46%-85% (Wilson); few labels (n = 19)" in first and ":warning:" not in first
-    assert "*pass rates* the judge passes 100%, people 68%, McNemar p = 0.03; few labels (n = 19)" in first
-    assert ("*Cohen's kappa on pass/fail* n/a (one class only: the judge said pass every time); few labels (n = 19)"
-            in first)
+    # McNemar's exact test on 6 cases only the judge passed, none only people: p = 0.03125
+    assert "68% (13/19), 95% CI 46%-85% (Wilson); few labeled cases (n = 19)" in first and ":warning:" not in first
+    assert "*pass rates* the judge passes 100%, people 68%, McNemar p = 0.031; few labeled cases (n = 19)" in first
+    assert ("*Cohen's kappa on pass/fail* n/a (one class only: the judge said pass every time); few labeled cases "
+            "(n = 19)") in first
 
     corrected(store, judged(store, passed=True, tag="Correct"), passed=True, tag="Correct")  # 14 of 20: 70%
     # the judge now: another model and another text of the rubric, on a judgment nobody labeled
@@ -236,8 +236,8 @@ async def test_calibration_warns_of_low_agreement_and_of_a_judge_not_the_one_lab
     assert "*agreement on pass/fail* 70% (14/20), 95% CI 48%-85% (Wilson)\n" in second
     warnings = [line for line in second.splitlines() if line.startswith(":warning:")]
     assert warnings == [
-        ":warning: The judge agrees with people on pass/fail in 70% of 20 labels, below the 75% expected: read its "
-        "verdicts with care, and look at where people disagree with it.",
+        ":warning: The judge agrees with people on pass/fail in 70% of 20 labeled cases, below the 75% expected: read "
+        "its verdicts with care, and look at where people disagree with it.",
         ":warning: Most labels (20 of 20) were given on judge model judge-a; the judge now is judge-b: these figures "
         "may not hold for it.",
         ":warning: Most labels (20 of 20) were given on another text of the rubric (aaaaaaa); it is now version 2.0 "
@@ -287,13 +287,13 @@ def backdate(store: Store, judgment_ids: list[int], days: int) -> None:
 
 
 # this week: 3 of 4 = 75%, proportion_confint(3, 4, method="wilson") (0.3006, 0.9544); the judge passes 3, people 2:
-# McNemar exact p = 1; kappa: judge T 3 F 1, people T 2 F 2, pe = (6 + 2)/16 = 0.5, (0.75 - 0.5)/0.5 = 0.50,
-# statsmodels' cohens_kappa on [[2, 1], [0, 1]] (-0.235, 1.235). The 4 weeks before: 2 of 2, Wilson (0.3424, 1);
-# pe = (1 + 1)/4 = 0.5, kappa (1 - 0.5)/0.5 = 1.00, an interval of no width.
+# McNemar exact p = 1; kappa: judge T 3 F 1, people T 2 F 2, pe = (6 + 2)/16 = 0.5, (0.75 - 0.5)/0.5 = 0.50, with no
+# interval under 20 cases. The 4 weeks before: 2 of 2, Wilson (0.3424, 1); pe = (1 + 1)/4 = 0.5, kappa
+# (1 - 0.5)/0.5 = 1.00, and no interval either (not "1.00-1.00").
 WEEK_LINES = ("this week: agreement 75% (3/4), 95% CI 30%-95% (Wilson) · the judge passes 75%, people 50%, McNemar "
-              "p = 1.00 · kappa 0.50, 95% CI -0.23-1.00: poor to almost perfect · few labels (n = 4)",
+              "p = 1.0 · kappa 0.50 (no interval under 20 cases) · few labeled cases (n = 4)",
               "the 4 weeks before: agreement 100% (2/2), 95% CI 34%-100% (Wilson) · the judge passes 50%, people 50%, "
-              "McNemar p = 1.00 · kappa 1.00, 95% CI 1.00-1.00: almost perfect · few labels (n = 2)")
+              "McNemar p = 1.0 · kappa 1.00 (no interval under 20 cases) · few labeled cases (n = 2)")
 
 
 def labeled_weeks(store: Store) -> None:
@@ -324,7 +324,8 @@ async def test_the_digest_says_how_far_to_trust_the_judge(bot_settings, slack_se
     [trust] = [block["text"]["text"] for block in blocks
                if block["type"] == "section" and "How far to trust the judge" in block["text"]["text"]]
     assert WEEK_LINES[0] in trust and WEEK_LINES[1] in trust
-    assert ":warning: The judge agrees with people on pass/fail in 75% of 4 labels, below the 80% expected" in trust
+    assert ":warning: The judge agrees with people on pass/fail in 75% of 4 labeled cases, below the 80% expected" \
+        in trust
     assert "Most labels (6 of 6) were given on judge model judge-a; the judge now is judge-b" in trust
     [sampled] = [row for row in table_dicts(post) if row["Model"] == "sampled-bot"]
     assert (sampled["Pass"], sampled["Unsure"]) == ("100%", "50%")
@@ -342,7 +343,7 @@ def test_the_terminal_digest_and_stats_show_the_same(store: Store, rubrics) -> N
     show_stats(console, channel_stats(store, channel_id="C0GENERAL"), "stats")
     printed = console.export_text()
     assert WEEK_LINES[0] in printed and WEEK_LINES[1] in printed
-    assert "warning: The judge agrees with people on pass/fail in 75% of 4 labels, below the 80% expected" in printed
+    assert "warning: The judge agrees with people on pass/fail in 75% of 4 labeled cases, below the 80% expected" in printed
     assert "the judge now is judge-b" in printed
     assert printed.count("0% · unsure 100%") == 2  # sampled-bot: 0 of 1 passed, 1 of 1 unsure; in both tables
 

@@ -739,7 +739,7 @@ def test_stats_message_shows_the_figures():
         ["Model", "Rubric", "Cases", "Mean /100", "Pass", "Judge errors", "Tags", "People agree with the judge"],
         # 3 of 4; statsmodels' proportion_confint(3, 4, method="wilson") (0.3006, 0.9544)
         ["m1", "eth", "5", "62", "50%", "1", "Correct 2, Generic 1, Refusal 1",
-         "75% (3/4), 95% CI 30%-95% (Wilson); few labels (n = 4)"],
+         "75% (3/4), 95% CI 30%-95% (Wilson); few labeled cases (n = 4)"],
         ["model not named", "benchmark", "1", "–", "–", "1", "–", "–"]]
     assert message["text"] == "judgebot stats, last 7 days"
 

@@ -167,8 +167,8 @@ async def test_calibration_shows_agreement_on_the_random_share_apart(slack: Slac
     shown = blocks_json(await reply(slack_server, 1))
     # random: 3 of 4 agree (Wilson 95%, statsmodels proportion_confint(3, 4, method="wilson"): 0.3006-0.9544);
     # all labels: 3 of 6
-    assert ("on cases picked at random for review* random sample: 75% (3/4), 95% CI 30%-95% (Wilson); few labels "
-            "(n = 4); all labels: 50%") in shown
+    assert ("on cases picked at random for review* random sample: 75% (3/4), 95% CI 30%-95% (Wilson); few labeled "
+            "cases (n = 4); all labels: 50%") in shown
 
 
 async def test_blind_review_hides_the_verdict_until_the_label_is_saved(slack: SlackSide, slack_server, http_bot,

@@ -74,7 +74,7 @@ async def test_a_files_human_columns_are_labels_measured_in_the_summary(slack, s
     # Correct, Generic. eth passes on Correct with completeness at least 1: the Generic label fails by the person's
     # own tag, the Correct one says nothing of pass/fail (no completeness given), so pass/fail counts 0/1
     assert "The judge against the file's labels* (2 labels)" in card
-    assert "*agreement on pass/fail* 0% (0/1), 95% CI 0%-79% (Wilson); few labels (n = 1)" in card
+    assert "*agreement on pass/fail* 0% (0/1), 95% CI 0%-79% (Wilson); few labeled cases (n = 1)" in card
     assert "1 1 0 0 2" in " ".join(card.replace("\\n", " ").split())  # the tag: both labels count
     assert "```" in card and "column human_colour names no field" in card
     db = sqlite3.connect(bot_settings.judgebot_db)

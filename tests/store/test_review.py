@@ -222,8 +222,8 @@ def test_agreement_on_the_random_share_counts_only_cases_picked_at_random(store:
     share = random_share(store, rubric_name="eth", channel_id="C1", team_id="T1")
     # Wilson 95% for 2/3 (statsmodels proportion_confint(2, 3, method="wilson")): 0.2077-0.9385
     assert (share.pass_agree, share.pass_n) == (2, 3)
-    assert random_share_text(share, 0.5) == ("random sample: 67% (2/3), 95% CI 21%-94% (Wilson); few labels (n = 3); "
-                                             "all labels: 50%")
+    assert random_share_text(share, 0.5) == ("random sample: 67% (2/3), 95% CI 21%-94% (Wilson); few labeled cases "
+                                             "(n = 3); all labels: 50%")
     assert random_share_text(random_share(store, rubric_name="eth", channel_id="C2", team_id="T1")).startswith(
         "random sample: no labels yet")
 

@@ -75,12 +75,12 @@ def test_kappa_of_a_rater_with_one_class_only_is_undefined():
     assert cohen_kappa([("A", "B")] * 3) is None
     # A judge that passes everything: kappa 0 whatever the agreement, so none is given.
     assert cohen_kappa([(True, True)] * 17 + [(True, False)] * 3) is None
-    assert Kappa.of({(True, False): 25}, names=PASS_NAMES).text() == (
+    assert Kappa.counted({(True, False): 25}, names=PASS_NAMES).text() == (
         "n/a (one class only: the judge said pass every time, people said fail every time)")
-    lenient = Kappa.of({(True, True): 17, (True, False): 3}, names=PASS_NAMES)
+    lenient = Kappa.counted({(True, True): 17, (True, False): 3}, names=PASS_NAMES)
     assert lenient.text() == "n/a (one class only: the judge said pass every time)"
-    assert Kappa.of({("Correct", "Correct"): 2, ("Generic", "Correct"): 3}).text() == (
-        "n/a (one class only: people said Correct every time); few labels (n = 5)")
+    assert Kappa.counted({("Correct", "Correct"): 2, ("Generic", "Correct"): 3}).text() == (
+        "n/a (one class only: people said Correct every time); few labeled cases (n = 5)")
 
 
 def test_kappa_perfect_agreement():
@@ -102,17 +102,19 @@ def test_landis_and_koch_bands(kappa: float, name: str):
 
 @pytest.mark.parametrize(("kappa", "text"), [
     # the band is named only when the whole interval lies in it; else the bands from its low end to its high end
-    (Kappa(n=50, value=0.55, interval=(0.40, 0.70)), "0.55, 95% CI 0.40-0.70: fair to substantial"),
-    (Kappa(n=50, value=0.66, interval=(0.61, 0.70)), "0.66, 95% CI 0.61-0.70: substantial"),
-    (Kappa(n=50, value=0.9, interval=(0.804, 0.95)), "0.90, 95% CI 0.80-0.95: substantial to almost perfect"),
-    (Kappa(n=50, value=0.0, interval=(-0.3, 0.3)), "0.00, 95% CI -0.30-0.30: poor to fair"),
-    (Kappa(n=50, value=-0.001, interval=(-0.001, 0.1)), "0.00, 95% CI 0.00-0.10: slight"),  # not "-0.00"
-    (Kappa(n=40, value=0.6, interval=(0.5, 0.7), cases=25),
-     "0.60, 95% CI 0.50-0.70 (bootstrap over 25 cases): moderate to substantial"),
-    (Kappa(n=12, value=0.6, interval=(0.2, 1.0)), "0.60, 95% CI 0.20-1.00: slight to almost perfect; few labels "
-                                                  "(n = 12)"),
-    (Kappa(n=4, judge_only="pass", human_only="pass"),
-     "n/a (one class only: the judge and people said pass every time); few labels (n = 4)"),
+    (Kappa(n=50, cases=50, value=0.55, interval=(0.40, 0.70)), "0.55, 95% CI 0.40-0.70: fair to substantial"),
+    (Kappa(n=50, cases=50, value=0.66, interval=(0.61, 0.70)), "0.66, 95% CI 0.61-0.70: substantial"),
+    (Kappa(n=50, cases=50, value=0.9, interval=(0.804, 0.95)), "0.90, 95% CI 0.80-0.95: substantial to almost "
+                                                               "perfect"),
+    # "to" between the bounds once one is negative: "-0.30-0.30" would read as a range from -0.30 to -0.30
+    (Kappa(n=50, cases=50, value=0.0, interval=(-0.3, 0.3)), "0.00, 95% CI -0.30 to 0.30: poor to fair"),
+    (Kappa(n=50, cases=50, value=-0.7, interval=(-1.0, -0.4)), "-0.70, 95% CI -1.00 to -0.40: poor"),
+    (Kappa(n=50, cases=50, value=-0.001, interval=(-0.001, 0.1)), "0.00, 95% CI 0.00-0.10: slight"),  # not "-0.00"
+    (Kappa(n=40, cases=25, clustered=True, value=0.6, interval=(0.5, 0.7)),
+     "0.60, 95% CI 0.50-0.70 (25 cases, each weighing one): moderate to substantial"),
+    (Kappa(n=30, cases=12, clustered=True, value=0.6), "0.60 (no interval under 20 cases); few labeled cases (n = 12)"),
+    (Kappa(n=4, cases=4, judge_only="pass", human_only="pass"),
+     "n/a (one class only: the judge and people said pass every time); few labeled cases (n = 4)"),
     (Kappa(), "n/a (no labels)"),
 ])
 def test_kappa_text(kappa: Kappa, text: str):
@@ -209,8 +211,8 @@ def test_mean_abs_diff():
 
 def test_calibrate_no_labels():
     result = calibrate([], tags=ETH_TAGS, criteria=ETH_CRITERIA)
-    assert (result.n, result.pass_n, result.pass_agree, result.agreement, result.interval, result.cases) == (
-        0, 0, 0, None, None, None)
+    assert (result.n, result.pass_n, result.pass_agree, result.agreement, result.interval, result.pass_cases) == (
+        0, 0, 0, None, None, 0)
     assert (result.judge_pass_rate, result.human_pass_rate, result.mcnemar_p) == (None, None, None)
     assert (result.kappa_pass, result.kappa_tag, result.tag_n, result.confusion) == (Kappa(), Kappa(), 0, None)
     assert (result.gaps, result.by_week, result.judge_models, result.rubric_hashes) == ({}, [], {}, {})
@@ -245,7 +247,8 @@ def test_calibrate_skips_missing_human_values_per_figure():
     # kappa = (1/3 - 5/9) / (4/9) = -0.5
     assert result.kappa_pass.value == pytest.approx(-0.5)
     # both pass 2 of 3; the judge alone passed one (label 3), the person alone one (label 2)
-    assert (result.judge_passes, result.human_passes) == (2, 2)
+    assert (result.judge_pass_rate, result.human_pass_rate) == (pytest.approx(2 / 3), pytest.approx(2 / 3))
+    assert (result.judge_only, result.human_only, result.mcnemar_p) == (1, 1, 1.0)
     # tags: labels 1, 3, 4 (Correct,Correct) (Correct,Hallucination) (Refusal,Generic); label 2 has no human tag
     assert result.tag_n == 3
     # p_o = 1/3; judge Correct 2/3 Refusal 1/3; human Correct 1/3 Hallucination 1/3 Generic 1/3
@@ -260,8 +263,8 @@ def test_calibrate_skips_missing_human_values_per_figure():
     correctness, completeness = result.gaps["correctness"], result.gaps["completeness"]
     assert (correctness.n, correctness.mean_abs, correctness.mean_signed) == (3, pytest.approx(2 / 3),
                                                                               pytest.approx(2 / 3))
-    assert completeness == Gap(n=2, mean_abs=0.0, mean_signed=0.0)  # no scales given: no weighted kappa
-    assert result.by_week == [("2026-W47", 4, pytest.approx(1 / 3))]
+    assert completeness == Gap(n=2, cases=2, mean_abs=0.0, mean_signed=0.0)  # no scales given: no weighted kappa
+    assert result.by_week == [("2026-W47", 4, 3, pytest.approx(1 / 3))]
 
 
 def test_calibrate_without_a_tag():
@@ -277,15 +280,16 @@ def test_calibrate_no_label_with_both_tags():
     assert (result.tag_n, result.kappa_tag, result.confusion) == (0, Kappa(), None)
     # pass/fail: (T,T) (T,F): one class for the judge; p_o = p_e = 1/2, so (p_o - p_e) would be 0 whatever happened
     assert result.kappa_pass.value is None  # the judge said pass only: "n/a (one class only)", not 0.00 (slight)
-    assert result.kappa_pass.text() == "n/a (one class only: the judge said pass every time); few labels (n = 2)"
+    assert result.kappa_pass.text() == ("n/a (one class only: the judge said pass every time); few labeled cases "
+                                        "(n = 2)")
 
 
 def test_calibrate_one_class_only():
     labels = [label(judge_passed=True, human_passed=True)] * 3
     result = calibrate(labels)
     assert (result.pass_n, result.pass_agree, result.agreement, result.kappa_pass.value) == (3, 3, 1.0, None)
-    assert result.kappa_pass.text() == "n/a (one class only: the judge and people said pass every time); few labels " \
-                                       "(n = 3)"
+    assert result.kappa_pass.text() == "n/a (one class only: the judge and people said pass every time); few " \
+                                       "labeled cases (n = 3)"
 
 
 def test_by_week_across_a_year_boundary():
@@ -302,17 +306,17 @@ def test_by_week_across_a_year_boundary():
         label(labeled_at=datetime(2027, 1, 5, tzinfo=UTC), judge_passed=True),  # 2027-W01, no human pass/fail
     ]
     assert iso_week(datetime(2027, 1, 1)) == "2026-W53"
-    assert calibrate(labels).by_week == [
-        ("2026-W01", 1, 1.0),  # 1 of 1 agree
-        ("2026-W52", 1, 0.0),  # 0 of 1
-        ("2026-W53", 3, pytest.approx(2 / 3)),  # (T,T) (F,T) (F,F): 2 of 3
-        ("2027-W01", 2, 1.0),  # 2 labels, 1 with both sides, which agrees
+    assert calibrate(labels).by_week == [  # (week, labels, cases with pass/fail on both sides, agreement)
+        ("2026-W01", 1, 1, 1.0),  # 1 of 1 agree
+        ("2026-W52", 1, 1, 0.0),  # 0 of 1
+        ("2026-W53", 3, 3, pytest.approx(2 / 3)),  # (T,T) (F,T) (F,F): 2 of 3
+        ("2027-W01", 2, 1, 1.0),  # 2 labels, 1 with both sides, which agrees
     ]
 
 
 def test_by_week_without_pass_fail_has_no_agreement():
     result = calibrate([label(human_tag="Generic", judge_tag="Correct")], tags=ETH_TAGS)
-    assert result.by_week == [("2026-W47", 1, None)]
+    assert result.by_week == [("2026-W47", 1, 0, None)]
 
 
 def test_labels_per_judge_model_and_rubric_hash_most_first():
@@ -322,32 +326,30 @@ def test_labels_per_judge_model_and_rubric_hash_most_first():
     assert list(result.rubric_hashes.items()) == [("h1", 4), ("h2", 1)]
 
 
-def test_the_kappa_interval_is_statsmodels_asymptotic_one() -> None:
-    from bot.trust.calibration import kappa_interval
-
-    # statsmodels.stats.inter_rater.cohens_kappa on the same tables: kappa_low, kappa_upp
-    two = {("a", "a"): 20, ("a", "b"): 5, ("b", "a"): 10, ("b", "b"): 15}
-    assert kappa_interval(two) == pytest.approx((0.151092290476661, 0.6489077095233389))
-    three = {(0, 0): 10, (0, 1): 2, (0, 2): 1, (1, 0): 3, (1, 1): 12, (1, 2): 2, (2, 0): 1, (2, 1): 2, (2, 2): 9}
-    assert kappa_interval(three) == pytest.approx((0.40190246323021017, 0.8056447065811108))
-    assert kappa_interval({(True, True): 17, (True, False): 3}) is None  # the judge passes everything
-
-
-def test_the_drift_gate_holds_a_lenient_judge_and_a_handful_of_labels_to_the_evidence() -> None:
+def test_the_drift_gate_holds_a_lenient_judge_and_a_handful_of_cases_to_the_evidence() -> None:
     from bot.trust.drift import Gate
 
     lenient = calibrate([label(judge_passed=True, human_passed=True)] * 17 + [label(judge_passed=True,
                                                                                    human_passed=False)] * 3)
     assert lenient.agreement == pytest.approx(0.85) and lenient.kappa_pass.value is None
     assert not Gate().passes(lenient)  # 85%, but the interval reaches down to 64%
-    assert Gate(point=True).passes(lenient)  # the old gate on the point alone lets it through
+    # the point alone clears 80%, but a judge that passes everything where people do not fails by default
+    conditions = Gate(point=True).conditions(lenient)
+    assert [c.met for c in conditions] == [True, True, False]
+    assert (conditions[2].asked, conditions[2].found) == ("the judge both passes and fails where people do",
+                                                          "the judge said pass every time, people passed 85%")
     gated = Gate(point=True, min_kappa=0.2)
-    assert not gated.passes(lenient)
     assert [c.found for c in gated.conditions(lenient)][-1] == "n/a (one class only: the judge said pass every time)"
+    # the judge: passes all 40 cases, people failed 2; agreement 95%, its interval's low end 83.5% clears
+    # --min-agreement 0.8, and it still fails
+    forty = calibrate([label(case=f"c{n}", judge_passed=True, human_passed=n >= 2) for n in range(40)])
+    assert [c.met for c in Gate(min_agreement=0.8).conditions(forty)] == [True, True, False]
     few = calibrate([label(judge_passed=True, human_passed=True)] * 3)
-    assert not Gate(min_agreement=0.4).passes(few)  # 100% of 3 labels: interval 44%-100%, and fewer than 20
-    conditions = Gate(min_agreement=0.4).conditions(few)
-    assert [c.met for c in conditions] == [False, True]
+    assert not Gate(min_agreement=0.4).passes(few)  # 100% of 3 cases: interval 44%-100%, and fewer than 20
+    assert [c.met for c in Gate(min_agreement=0.4).conditions(few)] == [False, True, True]  # people passed all too
+    # ten cases labeled by two people each are ten cases, not twenty
+    twice = calibrate([label(case=f"t{n}", judge_passed=n < 5, human_passed=n < 5) for n in range(10)] * 2)
+    assert Gate(min_labels=20).conditions(twice)[0].found == "10 (20 labels)"
     good = calibrate([label(judge_passed=True, human_passed=True)] * 30 + [label(judge_passed=False,
                                                                                 human_passed=False)] * 30)
     assert Gate(min_kappa=0.8).passes(good)

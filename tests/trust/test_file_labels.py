@@ -77,14 +77,14 @@ def test_cli_judges_a_file_with_labels_and_measures_the_judge_against_them(tmp_p
     # Wilson 95% for 1/2: centre 0.5, half-width 1.96 * sqrt(0.125 + 0.2401) / 2.9207 = 0.4055 -> 9%-91%
     # McNemar: the person alone passed one label, the judge alone none: exact two-sided p = 2 * 0.5 -> 1
     assert "The judge against the file's labels (2 labels)" in text
-    assert "agreement on pass/fail 50% (1/2), 95% CI 9%-91% (Wilson); few labels (n = 2)" in text
-    assert "pass rates the judge passes 50%, people 100%, McNemar p = 1.00; few labels (n = 2)" in text
-    assert "kappa on pass/fail n/a (one class only: people said pass every time); few labels (n = 2)" in text
-    assert ("kappa on the tag n/a (one class only: people said Correct every time) over 2 labels; few labels (n = 2)"
+    assert "agreement on pass/fail 50% (1/2), 95% CI 9%-91% (Wilson); few labeled cases (n = 2)" in text
+    assert "pass rates the judge passes 50%, people 100%, McNemar p = 1.0; few labeled cases (n = 2)" in text
+    assert "kappa on pass/fail n/a (one class only: people said pass every time); few labeled cases (n = 2)" in text
+    assert ("kappa on the tag n/a (one class only: people said Correct every time) over 2 labels; few labeled cases (n = 2)"
             in text)
     # completeness: the judge gave Correct 2 and Generic 1 against people's 2 and 2: (0 - 1) / 2 = -0.50
     assert ("completeness: the judge scores 0.50 lower, mean absolute difference 0.50 (2 labels); weighted kappa n/a "
-            "(one class only: people said 2 every time); few labels (n = 2)") in text
+            "(one class only: people said 2 every time); few labeled cases (n = 2)") in text
     me = getpass.getuser()[:32]
     assert history(tmp_path, "SELECT l.user_id, l.source, l.tag, l.passed, l.pass_from, j.row_number FROM label l "
                    "JOIN judgment j ON j.id = l.judgment_id ORDER BY j.row_number") == [

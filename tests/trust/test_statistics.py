@@ -1,19 +1,25 @@
-"""Weighted kappa, McNemar's test, Krippendorff's alpha and the bootstrap over cases, each held to a reference
-implementation: the expected numbers were computed once with scikit-learn 1.9.1, statsmodels 0.15.0, krippendorff
-and scipy 1.17.1 (none of which judgebot needs to run) and are written here as literals."""
+"""Every statistic of calibration held to a reference implementation: on random data against statsmodels and scipy
+(test extras; judgebot never imports them), and on fixed data against literals computed once with scikit-learn 1.9.1
+and krippendorff. Each figure is held to the function that makes it, so the coverage of those functions
+(tests/trust/test_coverage.py) is the coverage of the figures."""
 
 from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
+from scipy import optimize, stats
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.inter_rater import cohens_kappa
+from statsmodels.stats.proportion import proportion_confint
 
-from bot.trust import bootstrap
 from bot.trust.alpha import AlphaTally, krippendorff_alpha
-from bot.trust.calibration import LabeledVerdict, calibrate, wilson
-from bot.trust.kappa import counted_kappa, kappa_interval
-from bot.trust.mcnemar import clustered_mcnemar_p, mcnemar_p, p_text
+from bot.trust.calibration import Agreement, LabeledVerdict, by_case, calibrate, wilson
+from bot.trust.intervals import kappa_from_agreement, mean_interval, score_interval, t_quantile
+from bot.trust.kappa import Kappa, case_weighted, counted_kappa
+from bot.trust.mcnemar import by_chance, mcnemar_p, p_text, shown_p, sign_test_p
 from bot.trust.texts import agreement_text, gap_text, pass_rates_text
 
 # Linear weighted kappa on eth's 0-2 scale, 30 labels (judge, person): as a table, judge in rows,
@@ -21,28 +27,125 @@ from bot.trust.texts import agreement_text, gap_text, pass_rates_text
 JUDGE = [2] * 10 + [1] * 8 + [0] * 6 + [2] * 3 + [1] * 2 + [0] * 1
 HUMAN = [2] * 7 + [1] * 3 + [1] * 5 + [0] * 3 + [0] * 5 + [1] * 1 + [0] * 3 + [2] * 2 + [1] * 1
 MONDAY = datetime(2026, 11, 16, 9, 0, tzinfo=UTC)
+RNG_SEED = 20261116
 
 
 def label(**fields) -> LabeledVerdict:
     return LabeledVerdict(**{"labeled_at": MONDAY, "judge_model": "judge-a", "rubric_hash": "h1", **fields})
 
 
-def test_linear_weighted_kappa_is_sklearns_and_its_interval_statsmodels() -> None:
+def random_table(rng: np.random.Generator, size: int, n: int) -> np.ndarray:
+    return rng.multinomial(n, rng.dirichlet(np.ones(size * size))).reshape(size, size)
+
+
+# --- kappa ---------------------------------------------------------------------------------------------------------
+
+def test_linear_weighted_kappa_is_sklearns() -> None:
     counts = Counter(zip(JUDGE, HUMAN))
     # sklearn.metrics.cohen_kappa_score(JUDGE, HUMAN, weights="linear", labels=[0, 1, 2]) = 0.40886699507389157
     assert counted_kappa(counts, [0, 1, 2]) == pytest.approx(0.40886699507389157)
     # unweighted, cohen_kappa_score(JUDGE, HUMAN, labels=[0, 1, 2]) = 0.3564356435643564
     assert counted_kappa(counts) == pytest.approx(0.3564356435643564)
-    # statsmodels.stats.inter_rater.cohens_kappa(table, wt="linear"): kappa_low, kappa_upp
-    assert kappa_interval(counts, [0, 1, 2]) == pytest.approx((0.1535681327949589, 0.6641658573528242))
     # A 1-5 scale on which nobody used 2: the weights follow the values, not the classes seen.
-    # cohen_kappa_score(..., weights="linear", labels=[1, 2, 3, 4, 5]) = 0.631578947368421; statsmodels' interval
-    # on the 5 x 5 table: (0.3705240355975213, 0.8926338591393208)
+    # cohen_kappa_score(..., weights="linear", labels=[1, 2, 3, 4, 5]) = 0.631578947368421
     judge = [5, 5, 4, 4, 3, 3, 1, 1, 5, 4, 3, 1, 5, 4]
     human = [5, 4, 4, 3, 3, 1, 1, 3, 5, 5, 3, 1, 4, 4]
-    five = Counter(zip(judge, human))
-    assert counted_kappa(five, [1, 2, 3, 4, 5]) == pytest.approx(0.631578947368421)
-    assert kappa_interval(five, [1, 2, 3, 4, 5]) == pytest.approx((0.3705240355975213, 0.8926338591393208))
+    assert counted_kappa(Counter(zip(judge, human)), [1, 2, 3, 4, 5]) == pytest.approx(0.631578947368421)
+
+
+def test_kappa_plain_and_weighted_is_statsmodels_on_random_tables() -> None:
+    rng = np.random.default_rng(RNG_SEED)
+    for _ in range(200):
+        size = int(rng.integers(2, 6))
+        table = random_table(rng, size, int(rng.integers(10, 200)))
+        if (table.sum(axis=1) > 0).sum() < 2 or (table.sum(axis=0) > 0).sum() < 2:
+            continue  # one class on a side: undefined, said so (tests/trust/test_calibration.py)
+        counts = {(i, j): int(table[i, j]) for i in range(size) for j in range(size)}
+        assert counted_kappa(counts) == pytest.approx(cohens_kappa(table).kappa)
+        assert counted_kappa(counts, list(range(size))) == pytest.approx(cohens_kappa(table, wt="linear").kappa)
+
+
+def test_kappa_over_cases_weighs_each_case_once() -> None:
+    rng = np.random.default_rng(RNG_SEED + 1)
+    for _ in range(50):  # cases of 1 to 3 labels of three classes: the table of each case's shares is the reference's
+        cases = [Counter((int(rng.integers(0, 3)), int(rng.integers(0, 3))) for _ in range(int(rng.integers(1, 4))))
+                 for _ in range(30)]
+        shares = np.zeros((3, 3))
+        for counts in cases:
+            for (judge, human), count in counts.items():
+                shares[judge, human] += count / sum(counts.values())
+        assert case_weighted(cases) == pytest.approx({(i, j): shares[i, j] for i in range(3) for j in range(3)
+                                                      if shares[i, j]})
+        found = Kappa.of(cases)
+        assert found.value == pytest.approx(cohens_kappa(shares).kappa)
+        assert (found.n, found.cases) == (sum(sum(counts.values()) for counts in cases), 30)
+        # its interval: the score interval of each case's agreement, chance-corrected with the same margins
+        agreed = score_interval([counts[(0, 0)] / sum(counts.values()) + counts[(1, 1)] / sum(counts.values())
+                                 + counts[(2, 2)] / sum(counts.values()) for counts in cases])
+        assert agreed is not None
+        chance = float(shares.sum(axis=1) @ shares.sum(axis=0)) / 30 / 30
+        assert found.interval == pytest.approx(kappa_from_agreement(agreed, chance))
+        assert found.interval is not None and found.interval[0] <= found.value <= found.interval[1]
+
+
+def test_kappa_has_no_interval_where_none_holds_and_says_to_between_negative_bounds() -> None:
+    two = Kappa.counted({(True, True): 1, (False, False): 1}, names={True: "pass", False: "fail"})
+    assert two.value == 1.0 and two.interval is None  # not "1.00, 95% CI 1.00-1.00"
+    assert two.text() == "1.00 (no interval under 20 cases); few labeled cases (n = 2)"
+    opposed = Kappa.counted({(True, False): 12, (False, True): 12})
+    assert opposed.value == -1.0 and opposed.interval is not None
+    low, high = opposed.interval
+    assert low == -1.0 and high < 0
+    assert opposed.text().startswith(f"-1.00, 95% CI -1.00 to {high:.2f}: poor")  # not "-1.00--1.00"
+
+
+# --- McNemar, the sign test, and how p reads ------------------------------------------------------------------------
+
+def test_mcnemar_is_statsmodels_exact_test_at_every_size() -> None:
+    rng = np.random.default_rng(RNG_SEED + 2)
+    for _ in range(300):
+        judge_only, human_only = (int(value) for value in rng.integers(0, 80, size=2))
+        reference = mcnemar([[10, judge_only], [human_only, 10]], exact=True).pvalue
+        assert mcnemar_p(judge_only, human_only) == pytest.approx(reference, rel=1e-9, abs=1e-300)
+        if judge_only + human_only:
+            assert sign_test_p(judge_only, human_only) == pytest.approx(
+                stats.binomtest(judge_only, judge_only + human_only).pvalue, rel=1e-9, abs=1e-300)
+    assert sign_test_p(0, 0) is None and mcnemar_p(0, 0) == 1.0
+    # past 5,000 cases the tail is summed in logarithms: still scipy's
+    assert sign_test_p(2900, 3100) == pytest.approx(stats.binomtest(2900, 6000).pvalue, rel=1e-9)
+
+
+def test_mcnemar_counts_cases_and_one_more_label_never_changes_its_method() -> None:
+    # 4 cases the judge passes and people fail; one of them labeled by three people: 4 cases, p = 2 / 2^4
+    cases = [f"c{n}" for n in range(4)]
+    labels = [label(case=case, judge_passed=True, human_passed=False) for case in cases]
+    one_each = calibrate(labels)
+    three_on_one = calibrate(labels + [label(case="c0", judge_passed=True, human_passed=False)] * 2)
+    assert one_each.mcnemar_p == three_on_one.mcnemar_p == 0.125
+    assert (three_on_one.judge_only, three_on_one.pass_cases, three_on_one.pass_n) == (4, 4, 6)
+    # 4 cases x 3 labels: still 4 cases (as labels it would read p = 0.0005)
+    assert calibrate(labels * 3).mcnemar_p == 0.125
+    # 25 discordant cases, then one more label: the exact test both times, as statsmodels' exact test
+    many = [label(case=f"d{n}", judge_passed=n < 8, human_passed=n >= 8) for n in range(25)]
+    exact = mcnemar([[0, 8], [17, 0]], exact=True).pvalue
+    assert calibrate(many).mcnemar_p == pytest.approx(exact)
+    assert calibrate(many + [label(case="d0", judge_passed=True, human_passed=False)]).mcnemar_p == pytest.approx(exact)
+    # people split evenly on a case: it is out of the test, and said so
+    split = calibrate(labels + [label(case="c0", judge_passed=True, human_passed=True)])
+    assert (split.split, split.judge_only, split.mcnemar_p) == (1, 3, 0.25)
+    assert pass_rates_text(split).endswith("McNemar p = 0.25 (over cases, by people's majority; 1 split evenly, left "
+                                           "out); few labeled cases (n = 4)")
+
+
+@pytest.mark.parametrize(("p", "text"), [(0.0004, "p < 0.001"), (0.001, "p = 0.0010"), (0.0041, "p = 0.0041"),
+                                         (0.0312, "p = 0.031"), (0.03125, "p = 0.031"), (0.125, "p = 0.12"),
+                                         (0.0625, "p = 0.062"), (0.0496, "p = 0.050"), (0.0494, "p = 0.049"), (0.5, "p = 0.50"),
+                                         (0.9999, "p = 1.0"), (1.0, "p = 1.0")])
+def test_p_reads_with_two_significant_digits_and_never_as_zero(p: float, text: str) -> None:
+    assert p_text(p) == text
+    # "not by chance" is read off the p as printed: 0.0496 prints 0.050, which is not below 0.05
+    assert by_chance(p) == (shown_p(p) >= 0.05)
+    assert by_chance(0.0496) and not by_chance(0.0494)
 
 
 def test_calibration_weights_an_ordinal_criterion_and_signs_its_difference() -> None:
@@ -53,42 +156,17 @@ def test_calibration_weights_an_ordinal_criterion_and_signs_its_difference() -> 
     # absolute, cell by cell (judge, person): (0,1) 2, (1,0) 3, (1,2) 2, (2,0) 3*2, (2,1) 3 -> 16 / 30 = 0.53
     assert (gap.n, gap.mean_signed, gap.mean_abs) == (30, pytest.approx(8 / 30), pytest.approx(16 / 30))
     assert gap.kappa is not None and gap.kappa.value == pytest.approx(0.40886699507389157)
+    # Its interval: the score interval of the labels' linear weights (1 alike, 0.5 a step apart, 0 two apart; a
+    # weight spreads less than a coin, as partial credit), chance-corrected with the margins' weighted agreement
+    table = np.zeros((3, 3))
+    np.add.at(table, (JUDGE, HUMAN), 1)
+    weights = 1 - np.abs(np.subtract.outer(np.arange(3), np.arange(3))) / 2
+    chance = float(table.sum(axis=1) @ weights @ table.sum(axis=0)) / 30 / 30
+    agreed = score_interval([float(weights[judge, human]) for judge, human in zip(JUDGE, HUMAN)], partial=True)
+    assert agreed is not None and gap.kappa.interval == pytest.approx(kappa_from_agreement(agreed, chance))
+    low, high = gap.kappa.interval
     assert gap_text(gap) == ("the judge scores 0.27 higher, mean absolute difference 0.53 (30 labels); weighted kappa "
-                             "0.41, 95% CI 0.15-0.66: slight to substantial")
-
-
-@pytest.mark.parametrize(("judge_only", "human_only", "p"), [
-    # statsmodels.stats.contingency_tables.mcnemar([[10, b], [c, 10]], exact=b + c < 25, correction=True).pvalue
-    (3, 10, 0.09228515625),
-    (0, 5, 0.0625),
-    (12, 12, 1.0),
-    (1, 23, 2.9802322387695312e-06),
-    (13, 12, 1.0),  # 25 discordant: chi-square, corrected
-    (20, 40, 0.014171388254012323),
-    (30, 5, 4.976233487907417e-05),
-    (0, 0, 1.0),
-])
-def test_mcnemar_is_statsmodels(judge_only: int, human_only: int, p: float) -> None:
-    assert mcnemar_p(judge_only, human_only) == pytest.approx(p)
-
-
-def test_clustered_mcnemar_is_mcnemar_without_correction_when_each_case_has_one_label() -> None:
-    # mcnemar([[10, 20], [40, 10]], exact=False, correction=False).pvalue = 0.009823274507519235
-    assert clustered_mcnemar_p([(1, 0)] * 20 + [(0, 1)] * 40 + [(0, 0)] * 20) == pytest.approx(0.009823274507519235)
-    # mcnemar([[10, 3], [10, 10]], exact=False, correction=False).pvalue = 0.0522036353413146
-    assert clustered_mcnemar_p([(1, 0)] * 3 + [(0, 1)] * 10) == pytest.approx(0.0522036353413146)
-    # The same 20 against 40 as ten cases each labeled by six people alike: the evidence is ten cases, not 60 labels.
-    # Durkalski's statistic (sum of d)^2 / sum of d^2 with d = +6 four times, -6 six times: 144 / 360 = 0.4, whose
-    # upper tail scipy.stats.chi2.sf(0.4, 1) = 0.5270892568655381
-    clustered = clustered_mcnemar_p([(6, 0)] * 4 + [(0, 6)] * 6)
-    assert clustered == pytest.approx(0.5270892568655381)
-    assert clustered_mcnemar_p([(0, 0), (1, 1)]) == 1.0
-
-
-@pytest.mark.parametrize(("p", "text"), [(0.0004, "p < 0.001"), (0.001, "p = 0.001"), (0.0041, "p = 0.004"),
-                                         (0.0312, "p = 0.03"), (1.0, "p = 1.00")])
-def test_p_reads_as_a_statistician_writes_it(p: float, text: str) -> None:
-    assert p_text(p) == text
+                             f"0.41, 95% CI {low:.2f}-{high:.2f}: slight to substantial")
 
 
 def test_krippendorffs_alpha_is_the_krippendorff_packages() -> None:
@@ -125,46 +203,79 @@ def test_alpha_is_undefined_without_pairs_or_variation() -> None:
     assert tally.alpha == pytest.approx(-0.5) and tally.units == 2
 
 
-def test_the_bootstrap_over_cases_matches_scipys_and_is_reproducible() -> None:
-    # scipy.stats.bootstrap((agree,), np.mean, n_resamples=20000, method="percentile", random_state=1) over 200
-    # cases, 150 agreeing: (0.69, 0.81); over 40 cases, 30 agreeing: (0.6, 0.875)
-    two_hundred = [[[1, 0], [0, 0]]] * 150 + [[[0, 1], [0, 0]]] * 50
-    low, high = bootstrap.agreement_interval(bootstrap.resampled_tables(two_hundred))  # type: ignore[misc]
-    assert (low, high) == (pytest.approx(0.69, abs=0.01), pytest.approx(0.81, abs=0.01))
-    forty = [[[1, 0], [0, 0]]] * 30 + [[[0, 1], [0, 0]]] * 10
-    interval = bootstrap.agreement_interval(bootstrap.resampled_tables(forty))
-    assert interval == (pytest.approx(0.6, abs=0.02), pytest.approx(0.875, abs=0.02))
-    assert bootstrap.agreement_interval(bootstrap.resampled_tables(forty)) == interval  # seeded: the same every time
-    # Kappa over 100 cases, (judge, person) TT 40, TF 10, FT 15, FF 35: kappa 0.5; scipy.stats.bootstrap((judge,
-    # human), kappa, paired=True, n_resamples=5000, method="percentile", random_state=1): (0.32, 0.6603)
-    hundred = ([[[1, 0], [0, 0]]] * 40 + [[[0, 1], [0, 0]]] * 10 + [[[0, 0], [1, 0]]] * 15
-               + [[[0, 0], [0, 1]]] * 35)
-    assert bootstrap.kappa_interval(bootstrap.resampled_tables(hundred)) == (pytest.approx(0.32, abs=0.02),
-                                                                            pytest.approx(0.6603, abs=0.02))
+# --- intervals ------------------------------------------------------------------------------------------------------
+
+def test_the_score_interval_of_zeros_and_ones_is_statsmodels_wilson() -> None:
+    rng = np.random.default_rng(RNG_SEED + 3)
+    for _ in range(300):
+        n = int(rng.integers(1, 200))
+        agreed = int(rng.integers(0, n + 1))
+        assert wilson(agreed, n) == pytest.approx(proportion_confint(agreed, n, method="wilson"), abs=1e-12)
+    assert wilson(0, 0) is None
 
 
-def test_labels_of_one_case_by_several_people_count_as_one_case_in_the_interval() -> None:
-    # 40 cases, each labeled alike by three people: 120 labels, 105 agreeing (35 cases). As if independent, Wilson
-    # over 120 labels would claim 80%-92%; the evidence is 40 cases, whose interval is the bootstrap over 40 cases
-    # of one label each.
+def test_the_score_interval_with_ties_solves_its_own_score_equation() -> None:
+    # (mean - p)^2 = z^2 (p (1 - p) - spread) / n at both bounds, found here by scipy's root finder
+    rng = np.random.default_rng(RNG_SEED + 4)
+    z = stats.norm.ppf(0.975)
+    for _ in range(100):
+        scores = rng.choice([0.0, 0.5, 1.0], size=int(rng.integers(3, 60)), p=rng.dirichlet([1, 1, 1])).tolist()
+        n, mean = len(scores), float(np.mean(scores))
+        if mean in (0.0, 1.0):
+            continue
+        spread = sum(score * (1 - score) for score in scores) / (n + 1)
+
+        def gap(p: float, mean: float = mean, spread: float = spread, n: int = n) -> float:
+            return (mean - p) ** 2 - z * z * (p * (1 - p) - spread) / n
+
+        low, high = score_interval(scores)  # type: ignore[misc]
+        assert low == pytest.approx(optimize.brentq(gap, 0.0, mean) if gap(0.0) > 0 else 0.0, abs=1e-9)
+        assert high == pytest.approx(optimize.brentq(gap, mean, 1.0) if gap(1.0) > 0 else 1.0, abs=1e-9)
+
+
+def test_students_t_is_scipys() -> None:
+    rng = np.random.default_rng(RNG_SEED + 5)
+    for df in (1, 2, 3, 5, 9, 19, 30, 99, 500):
+        assert t_quantile(0.975, df) == pytest.approx(stats.t.ppf(0.975, df), rel=1e-9)
+    for _ in range(50):
+        values = rng.normal(5, 20, size=int(rng.integers(10, 80))).tolist()
+        mean, interval = mean_interval(values)
+        assert mean == pytest.approx(np.mean(values))
+        assert interval == pytest.approx(stats.t.interval(0.95, len(values) - 1, loc=np.mean(values),
+                                                          scale=stats.sem(values)))
+
+
+def test_agreement_weighs_each_case_once_with_the_score_interval_over_cases() -> None:
+    rng = np.random.default_rng(RNG_SEED + 6)
+    for _ in range(50):
+        items = [(f"c{int(rng.integers(0, 25))}", bool(rng.random() < 0.7), bool(rng.random() < 0.6))
+                 for _ in range(60)]
+        figures = calibrate([label(case=case, judge_passed=judge, human_passed=human) for case, judge, human in items])
+        cases = by_case((case, judge, human, 1) for case, judge, human in items)
+        shares = [sum(count for (judge, human), count in counts.items() if judge == human) / sum(counts.values())
+                  for counts in cases]
+        assert figures.agreement == pytest.approx(np.mean(shares))
+        assert figures.interval == score_interval(shares)
+        assert (figures.pass_n, figures.pass_cases, figures.clustered) == (60, len(cases), True)
+
+
+def test_labels_of_one_case_by_several_people_count_as_one_case() -> None:
+    # 40 cases, each labeled alike by three people: 120 labels, 35 cases agreeing. The evidence is 40 cases: the
+    # interval is Wilson's over 40 (statsmodels' proportion_confint(35, 40, method="wilson")), not over 120 labels.
     labels = [label(case=f"c{case}", judge_passed=True, human_passed=case < 30 or case >= 35)
               for case in range(40) for _ in range(3)]
     figures = calibrate(labels)
-    assert (figures.n, figures.pass_n, figures.pass_agree, figures.cases) == (120, 120, 105, 40)
-    naive = wilson(105, 120)
-    # statsmodels.stats.proportion.proportion_confint(105, 120, method="wilson")
-    assert naive == (pytest.approx(0.8039705979199261), pytest.approx(0.9227650272660464))
-    alone = calibrate([label(case=f"c{case}", judge_passed=True, human_passed=case < 30 or case >= 35)
-                       for case in range(40)])
-    assert alone.cases is None and alone.interval == wilson(35, 40)
-    # the same forty cases labeled once each, in the order of their keys (c0, c1, c10, ...) as the bootstrap takes them
-    keys = sorted(f"c{case}" for case in range(40))
-    one_each = bootstrap.agreement_interval(bootstrap.resampled_tables(
-        [[[1, 0], [0, 0]] if not 30 <= int(key[1:]) < 35 else [[0, 1], [0, 0]] for key in keys]))
-    assert figures.interval == one_each  # three alike labels a case weigh as one: the same draws, the same interval
-    assert one_each is not None and one_each[1] - one_each[0] > naive[1] - naive[0] + 0.05  # wider than the naive one
-    assert agreement_text(figures).endswith("(bootstrap over 40 cases)")
-    # the judge passes all: kappa undefined; McNemar clustered by case, 5 cases of 3 discordant labels each:
-    # (5 * 3)^2 / (5 * 3^2) = 5, scipy.stats.chi2.sf(5, 1) = 0.0253
+    assert (figures.n, figures.pass_n, figures.pass_agree, figures.pass_cases) == (120, 120, 105, 40)
+    assert figures.agreement == 35 / 40
+    assert figures.interval == pytest.approx(proportion_confint(35, 40, method="wilson"))
+    assert agreement_text(figures) == ("88% (120 labels of 40 cases, each case weighing one), 95% CI 74%-95% (score "
+                                       "interval over cases)")
+    # the judge passes all: kappa undefined; McNemar over the 5 cases people failed, exact: 2 / 2^5
     assert figures.kappa_pass.value is None
-    assert pass_rates_text(figures) == "the judge passes 100%, people 88%, McNemar p = 0.03 (clustered by case)"
+    assert pass_rates_text(figures) == ("the judge passes 100%, people 88%, McNemar p = 0.062 (over cases, by "
+                                        "people's majority)")
+    # a second person labeling ten cases does not turn them into twenty
+    ten = [label(case=f"t{n}", judge_passed=True, human_passed=True) for n in range(10)]
+    assert calibrate(ten * 2).pass_cases == 10 and agreement_text(calibrate(ten * 2)).endswith(
+        "few labeled cases (n = 10)")
+    assert Agreement.counted(3, Counter({(True, True): 3})).pass_cases == 3  # labels without a case: one case each

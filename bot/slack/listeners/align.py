@@ -27,7 +27,7 @@ from bot.store import Judgment, judge_of_channel
 from bot.store.revisions import decide_revision, propose_revision, revision_of, set_message
 from bot.trust.align import DEFAULT_EXAMPLES, DEFAULT_FOLDS, MIN_CORRECTIONS, MIN_LABELS, Aligned, candidate_file
 from bot.trust.align import cross_validate as aligned_by
-from bot.trust.drift import CheckCase, cases_from_history
+from bot.trust.drift import CheckCase, case_count, cases_from_history
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +62,13 @@ class AlignCommands:
             return
         base = await self.ctx.rubric_in(parsed.rubric, team, channel)  # what the channel judges with now
         cases = await self.ctx.db(cases_from_history, rubric=base, channel_id=channel)
-        if len(cases) < MIN_LABELS:
-            await self.ctx.say.tell(where, f"<#{channel}> has {len(cases)} labeled cases of `{escape(base.name)}`: "
+        if (count := case_count(cases)) < MIN_LABELS:  # several people's labels of one case count once
+            await self.ctx.say.tell(where, f"<#{channel}> has {count} labeled cases of `{escape(base.name)}`: "
                                     f"too few to align on (it takes {MIN_LABELS}, {MIN_CORRECTIONS} of them "
                                     "corrections of the judge). `/judge review` asks for more.")
             return
         head = await self.ctx.say.post(channel, notice(
-            f"<@{user}> is aligning *{escape(base.title)}* with this channel's {len(cases)} labeled cases: each is "
+            f"<@{user}> is aligning *{escape(base.title)}* with this channel's {count} labeled cases: each is "
             f"judged as the rubric is and once more by a candidate with examples from other cases' corrections. The "
             "result follows in this thread."), what="an alignment begun")
         if head.ts is None:

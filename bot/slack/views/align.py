@@ -11,7 +11,9 @@ from bot.slack.text import clip, escape, shown
 from bot.slack.views.blocks import context, message, section
 from bot.slack.views.limits import HEADER_LIMIT
 from bot.trust.align import Aligned
-from bot.trust.texts import agreement_text
+from bot.trust.align_report import verdict_text
+from bot.trust.mcnemar import p_text
+from bot.trust.texts import agreement_text, tag_agreement_text
 
 ALIGN_USE, ALIGN_DOWNLOAD, ALIGN_DISCARD = "judgebot_align_use", "judgebot_align_download", "judgebot_align_discard"
 CASES_SHOWN, EXAMPLES_SHOWN, TEXT_ROOM = 5, 6, 200
@@ -20,20 +22,23 @@ CASES_SHOWN, EXAMPLES_SHOWN, TEXT_ROOM = 5, 6, 200
 def align_card(revision_id: int, found: Aligned, title: str, base_version: str) -> dict[str, Any]:
     """The result of aligning a rubric in a channel, with the buttons that decide what becomes of the candidate."""
     report, candidate = found.report, found.candidate
-    p = "n/a" if report.p is None else "p < 0.001" if report.p < 0.001 else f"p = {report.p:.2f}"
-    verdict = ("The candidate agrees with people more often, and not by chance." if report.improved else
-               "No improvement that could not be chance: keep the rubric as it is, or label more cases.")
+    sides = ((f"as it is ({escape(base_version)})", report.before), (f"candidate ({escape(candidate.version)})",
+                                                                      report.after))
+    lines = [f"*{name}* agreement on pass/fail {escape(agreement_text(side))}; kappa {escape(side.kappa_pass.text())}"
+             for name, side in sides]
+    lines.append(f"pass/fail: fixed {len(report.fixed)}, broken {len(report.broken)} (McNemar {_p(report.p)})")
+    if report.tag_fixed or report.tag_broken:  # the tag moved: its own agreement and test, beside pass/fail's
+        lines += [f"*{name}* the same tag {escape(tag_agreement_text(side))}" for name, side in sides]
+        lines.append(f"the tag: fixed {len(report.tag_fixed)}, broken {len(report.tag_broken)} (McNemar "
+                     f"{_p(report.tag_p)})")
     blocks: list[Block] = [
         HeaderBlock(text=clip(f"Aligning {title} with this channel's labels", HEADER_LIMIT)[0]),
         section(f"*On {report.n} held-out cases* ({report.corrections} corrections, {found.folds}-fold "
-                f"cross-validation: each case judged by a candidate whose examples came from other cases)\n"
-                f"*as it is ({escape(base_version)})* {escape(agreement_text(report.before))}; kappa "
-                f"{escape(report.before.kappa_pass.text())}\n"
-                f"*candidate ({escape(candidate.version)})* {escape(agreement_text(report.after))}; kappa "
-                f"{escape(report.after.kappa_pass.text())}\n"
-                f"fixed {len(report.fixed)}, broken {len(report.broken)} (McNemar {p})\n{verdict}"),
+                f"cross-validation by question: each case judged by a candidate whose examples came from other "
+                f"questions)\n" + "\n".join(lines) + f"\n{verdict_text(report)}"),
     ]
-    for name, changes in (("Fixed", report.fixed), ("Broken", report.broken)):
+    for name, changes in (("Fixed", report.fixed), ("Broken", report.broken), ("Tag fixed", report.tag_fixed),
+                          ("Tag broken", report.tag_broken)):
         if changes:
             lines = [f"• people {escape(change.human)}; before {escape(change.before)}, after {escape(change.after)} · "
                      f"{shown(change.question, TEXT_ROOM)[0]}" for change in changes[:CASES_SHOWN]]
@@ -57,6 +62,10 @@ def align_card(revision_id: int, found: Aligned, title: str, base_version: str) 
                           f"revision #{revision_id}"))
     return message(blocks, f"Aligning {title}: agreement on held-out cases {agreement_text(report.before)} as it is, "
                            f"{agreement_text(report.after)} with the candidate")
+
+
+def _p(p: float | None) -> str:
+    return "n/a" if p is None else p_text(p)
 
 
 def decided(card_blocks: list[dict[str, Any]], line: str) -> list[dict[str, Any]]:

@@ -104,7 +104,8 @@ def figures_text(report: RubricTrust, rubrics: RubricSet) -> str:
     figures = report.figures
     rubric = rubrics.find(report.rubric_name)
     title = f" · {escape(rubric.title)}" if rubric is not None else ""
-    lines = [f"*`{escape(report.rubric_name)}`*{title} · *{figures.n} label(s)*", agreement_text(figures),
+    cases = f" of {figures.pass_cases} cases" if figures.clustered else ""
+    lines = [f"*`{escape(report.rubric_name)}`*{title} · *{figures.n} label(s){cases}*", agreement_text(figures),
              pass_rates_text(figures), kappas_text(figures)]
     if report.random is not None:  # the cases nobody chose: the estimate to report
         lines.insert(2, f"*on cases picked at random for review* {escape(random_share_text(report.random, figures.agreement))}")
@@ -126,7 +127,8 @@ def kappas_text(figures: Calibration) -> str:
     """Cohen's kappa on pass/fail, and on the tag when labels give one, each with its interval."""
     text = f"*Cohen's kappa on pass/fail* {escape(figures.kappa_pass.text())}"
     if figures.tag_n:
-        text += f"\n*on the tag* {escape(texts.over_labels(figures.kappa_tag.text(note=False), figures.tag_n))}"
+        text += (f"\n*on the tag* "
+                 f"{escape(texts.over_labels(figures.kappa_tag.text(note=False), figures.tag_n, figures.kappa_tag.cases))}")
     return text
 
 
@@ -141,8 +143,8 @@ def details_text(figures: Calibration, *, gaps: bool = True) -> str:
     lines = []
     if figures.gaps and gaps:
         lines.append(f"{GAPS_HEADING}\n" + gaps_text(figures))
-    weeks = [f"{week} {n}" + (f" ({noted(f'{agreement:.0%}', n)})" if agreement is not None else "")
-             for week, n, agreement in figures.by_week[-WEEKS_SHOWN:]]
+    weeks = [f"{week} {n}" + (f" ({noted(f'{agreement:.0%}', cases)})" if agreement is not None else "")
+             for week, n, cases, agreement in figures.by_week[-WEEKS_SHOWN:]]
     if weeks:
         lines.append("labels per week (agreement): " + " · ".join(weeks))
     return "\n".join(lines)

@@ -13,7 +13,6 @@ from bot.slack.text import clip, escape, shown
 from bot.slack.views.blocks import context, message, section
 from bot.slack.views.limits import HEADER_LIMIT
 from bot.trust.compare import HistorySide, LabeledSide
-from bot.trust.mcnemar import p_text
 from bot.trust.texts import agreement_text
 
 JUDGE_USE, JUDGE_KEEP = "judgebot_judge_use", "judgebot_judge_keep"
@@ -32,9 +31,8 @@ def figures_note(old: str, new: str, labeled: LabeledSide | None, history: Histo
     """The comparison's figures in one plain line, such as the channel's judge record keeps."""
     parts = []
     if labeled is not None:
-        p = "n/a" if labeled.p is None else p_text(labeled.p)
         parts.append(f"against people {new} {agreement_text(labeled.new, note=False)}, {old} "
-                     f"{agreement_text(labeled.old, note=False)}, McNemar {p} over {labeled.paired} cases")
+                     f"{agreement_text(labeled.old, note=False)}, {labeled.mcnemar_text()}")
     if history.pass_n:
         parts.append(f"on {history.n} recent judgments the same pass/fail {percent(history.agreement)} "
                      f"({history.same_pass}/{history.pass_n}), pass to fail {history.to_fail}, fail to pass "
@@ -47,7 +45,6 @@ def judges_card(old: str, new: str, rubric: str, labeled: LabeledSide | None, hi
     """Both judges against people and against each other, and the buttons that decide."""
     blocks: list[Block] = [HeaderBlock(text=clip(f"{new} against {old}, the judge of this channel", HEADER_LIMIT)[0])]
     if labeled is not None:
-        p = "n/a (they never differ)" if labeled.p is None else p_text(labeled.p)
         blocks.append(section(
             f"*Against this channel's labels* (`{escape(rubric)}`)\n"
             f"*{escape(old)}* (in use) {escape(agreement_text(labeled.old))}; kappa "
@@ -55,7 +52,7 @@ def judges_card(old: str, new: str, rubric: str, labeled: LabeledSide | None, hi
             f"*{escape(new)}* (candidate) {escape(agreement_text(labeled.new))}; kappa "
             f"{escape(labeled.new.kappa_pass.text(note=False))}\n"
             f"right where the other was wrong: {escape(new)} {labeled.new_right}, {escape(old)} {labeled.old_right} "
-            f"(McNemar {p}, over {labeled.paired} cases)"))
+            f"({escape(labeled.mcnemar_text())})"))
     else:
         blocks.append(section("No labeled cases here: the judges are compared on recent judgments only."))
     if history.n:
@@ -76,9 +73,7 @@ def judges_card(old: str, new: str, rubric: str, labeled: LabeledSide | None, hi
 
 def _between(history: HistorySide) -> str:
     """The two judges against each other on the recent judgments: same pass/fail, kappa, flips, headline shift."""
-    shift = "" if history.shift is None else f"; mean headline shift {history.shift:+.1f} points" + (
-        "" if history.shift_interval is None else
-        f" (95% CI {history.shift_interval[0]:+.1f} to {history.shift_interval[1]:+.1f})")
+    shift = "" if history.shift is None else f"; mean headline shift {history.shift_text()}"
     interval = "" if history.interval is None else \
         f", 95% CI {percent(history.interval[0])}-{percent(history.interval[1])}"
     kappa = f"; kappa between them {escape(history.kappa.text(note=False))}" if history.pass_n else ""
