@@ -20,7 +20,6 @@ from bot.trust.labels import complete
 from bot.trust.mcnemar import majority, mcnemar_p, p_text
 
 FLIPS_SHOWN = 10  # flipped rows listed
-RESAMPLES, SEED = 2000, 20260101  # mean_shift's bootstrap draws the same way every time
 
 
 @dataclass(frozen=True)
@@ -147,25 +146,9 @@ def history_side(rows: Sequence[CsvRow], old: dict[int, Judgment], new: dict[int
     found.to_fail, found.to_pass = passes[(True, False)], passes[(False, True)]
     found.pass_n = sum(passes.values())
     found.kappa = Kappa.counted(passes, names={True: "pass", False: "fail"}) if passes else Kappa()
-    found.shift, found.shift_interval = mean_interval(shifts)
+    shift = mean_interval(shifts, at_least=MEAN_MIN_VALUES)
+    found.shift, found.shift_interval = (None, None) if shift is None else (shift.mean, shift.interval)
     found.flips.sort(key=lambda flip: abs(float(flip.new.headline or 0) - float(flip.old.headline or 0)), reverse=True)
     return found
 
 
-def mean_shift(shifts: Sequence[float]) -> tuple[float | None, tuple[float, float] | None]:
-    """The mean of paired headline differences and its 95 % interval: a seeded percentile bootstrap over the rows.
-
-    Kept for `judgebot compare` (bot.trust.paired); it under-covers below 30 rows, so judges compare uses the
-    Student t interval (bot.trust.intervals.mean_interval) instead.
-    """
-    if not shifts:
-        return None, None
-    import numpy as np  # loaded only when something is compared
-
-    values = np.asarray(shifts, dtype=float)
-    if len(values) < 2:
-        return float(values.mean()), None
-    draws = np.random.default_rng(SEED).integers(0, len(values), size=(RESAMPLES, len(values)))
-    means = values[draws].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return float(values.mean()), (float(low), float(high))

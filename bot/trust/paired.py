@@ -11,8 +11,8 @@ from typing import Any
 
 from bot.figures import plural
 from bot.records import RowState
+from bot.trust.intervals import MeanInterval, mean_interval
 from bot.trust.mcnemar import mcnemar_p, p_text
-from bot.trust.paired_t import MeanInterval, mean_interval
 
 MOVES_SHOWN = 5
 SIMILAR_LENGTH = 0.2  # answers whose lengths differ by less than this share are "of similar length"

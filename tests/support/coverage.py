@@ -14,7 +14,7 @@ from scipy.stats import binom
 
 from bot.trust.bradley_terry import ranking
 from bot.trust.calibration import wilson
-from bot.trust.intervals import mean_interval, score_interval
+from bot.trust.intervals import MEAN_MIN_VALUES, mean_interval, score_interval
 from bot.trust.kappa import counted_kappa, kappa_interval
 
 Interval = tuple[float, float] | None
@@ -112,7 +112,8 @@ def shifts(n: int) -> Draw:
         while True:
             values = rng.choice(moves, size=n, p=weights)
             if len(set(values.tolist())) > 1:  # every shift alike prints no interval
-                return float(weights @ moves), mean_interval(values.tolist())[1]
+                found = mean_interval(values.tolist(), at_least=MEAN_MIN_VALUES)
+                return float(weights @ moves), None if found is None else found.interval
     return draw
 
 

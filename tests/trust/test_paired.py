@@ -1,4 +1,4 @@
-"""bot.trust.paired and bot.trust.paired_t against scipy and statsmodels on random data: the t quantile, the paired t
+"""bot.trust.paired and bot.trust.intervals against scipy and statsmodels on random data: the t quantile, the paired t
 interval, the sign test, McNemar, Pearson's r; and the comparison's rules: mirror images when A and B swap, rubrics
 never pooled, each question once, a judge's failure never taken for an answer missing."""
 
@@ -13,6 +13,7 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
 from bot.records import RowState
+from bot.trust.intervals import mean_interval, t_quantile
 from bot.trust.paired import (
     DIFFERENCES,
     Graded,
@@ -24,7 +25,6 @@ from bot.trust.paired import (
     summary_text,
     warnings,
 )
-from bot.trust.paired_t import mean_interval, t_quantile
 
 TAGS = ("Correct", "Generic", "Refusal")
 

@@ -239,9 +239,9 @@ def test_students_t_is_scipys() -> None:
         assert t_quantile(0.975, df) == pytest.approx(stats.t.ppf(0.975, df), rel=1e-9)
     for _ in range(50):
         values = rng.normal(5, 20, size=int(rng.integers(10, 80))).tolist()
-        mean, interval = mean_interval(values)
-        assert mean == pytest.approx(np.mean(values))
-        assert interval == pytest.approx(stats.t.interval(0.95, len(values) - 1, loc=np.mean(values),
+        found = mean_interval(values)
+        assert found is not None and found.mean == pytest.approx(np.mean(values))
+        assert found.interval == pytest.approx(stats.t.interval(0.95, len(values) - 1, loc=np.mean(values),
                                                           scale=stats.sem(values)))
 
 
