@@ -320,7 +320,11 @@ def test_a_jury_with_a_judge_of_unknown_price_still_pauses_at_the_budget(tmp_pat
 
 
 def test_the_estimate_counts_what_will_be_sent(tmp_path, judge_server) -> None:
-    judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, tokens_in=1_000, tokens_out=100)
+    def responder(body: dict) -> Reply:  # the answer "b" is generic; so the judge fails what people fail below
+        tag = "Generic" if triple_of(body)[2] == "b" else "Correct"
+        return Reply(content=eth_reply(tag).content, tokens_in=1_000, tokens_out=100)
+
+    judge_server.responder = responder
     write_rows(tmp_path / "same.csv", ["question", "reference", "answer"], [["Exams?", "myStudies.", "Same."]] * 100)
     money = {"JUDGE_MODEL": "gpt-4o", "CONFIRM_ABOVE_USD": "0.01"}
     code, out = judgebot(tmp_path, "judge", "same.csv", "--rubric", "eth", server=judge_server, **money)
