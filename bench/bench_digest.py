@@ -8,6 +8,7 @@ cold and warm. Run by hand, e.g.:
 
     python bench/bench_digest.py --rows 1000000 --weeks 52
     python bench/bench_digest.py --rows 1000000 --weeks 8      # the whole history in the charted weeks
+    python bench/bench_digest.py --rows 1000000 --weeks 52 --scattered   # no runs: every judgment on its own
 """
 
 from __future__ import annotations
@@ -42,8 +43,13 @@ BATCH = 20_000
 REFERENCE = "Registration is done in myStudies during the period."
 
 
-def fill(store: Store, *, rows: int, weeks: int, other_rows: int, end: datetime, seed: int = 7) -> None:
-    """Insert `rows` judgments in CHANNEL over the `weeks` before `end`, and `other_rows` in other channels."""
+def fill(store: Store, *, rows: int, weeks: int, other_rows: int, end: datetime, runs: bool, seed: int = 7) -> None:
+    """Insert `rows` judgments in CHANNEL over the `weeks` before `end`, and `other_rows` in other channels.
+
+    With `runs`, the channel's judgments come as a team makes them: runs of its eval set (every question once, one
+    model and rubric a run, judged within about ten minutes), spread evenly over the weeks; else each judgment at a
+    time of its own and a question drawn at random (the case the hourly tally compresses least).
+    """
     rng = random.Random(seed)
     with store.session() as session:
         run = Run(rubric_name="eth", rubric_version="1", rubric_hash="h1", judge_model="judge-bench", source="bench",
@@ -65,11 +71,16 @@ def fill(store: Store, *, rows: int, weeks: int, other_rows: int, end: datetime,
                 at = start + timedelta(seconds=span * ((i % rows if i < rows else i - rows) /
                                                        (rows if i < rows else max(other_rows, 1))))
                 rubric = "eth" if i % 3 else "academic"
+                model = MODELS[i % len(MODELS)]
+                number = rng.randrange(QUESTIONS)
+                if runs and i < rows:  # run n asks question i % QUESTIONS, at 0.3 s a row from the run's start
+                    n, number = divmod(i, QUESTIONS)
+                    at = start + timedelta(seconds=span * n * QUESTIONS / rows + 0.3 * number)
+                    model, rubric = MODELS[n % len(MODELS)], "eth" if (n // len(MODELS)) % 3 else "academic"
                 late = at > end - timedelta(days=3)
                 status = "error" if rng.random() < 0.02 else "invalid" if rng.random() < 0.01 else "scored"
                 headline = rng.choice((0.0, 25.0, 50.0, 75.0, 100.0)) if status == "scored" else None
-                question = f"Question {rng.randrange(QUESTIONS)}: how do I register for the exams of my programme?"
-                model = MODELS[i % len(MODELS)]
+                question = f"Question {number}: how do I register for the exams of my programme?"
                 answer = "You register in myStudies."  # each question's answer again each week: one case, re-judged
                 case = counted_case(case_key("T0BENCH", channel, rubric, question, REFERENCE, answer), model)
                 batch.append({
@@ -106,6 +117,8 @@ def main() -> None:
     parser.add_argument("--other-rows", type=int, default=200_000, help="judgments in other channels")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--db", type=Path, help="SQLite file to use (default: a temporary one)")
+    parser.add_argument("--scattered", action="store_true", help="each judgment at a time of its own, its question "
+                        "at random, rather than in runs of the eval set (the tally compresses it least)")
     args = parser.parse_args()
 
     zone = ZoneInfo("Europe/Berlin")
@@ -118,7 +131,7 @@ def main() -> None:
         if not filled:
             began = time.perf_counter()
             fill(store, rows=args.rows, weeks=args.weeks, other_rows=args.other_rows,
-                 end=period.end.astimezone(UTC))
+                 end=period.end.astimezone(UTC), runs=not args.scattered)
             print(f"filled {args.rows:,} judgments over {args.weeks} weeks (+{args.other_rows:,} elsewhere) in "
                   f"{time.perf_counter() - began:.1f} s; database {path.stat().st_size / 1e6:.0f} MB")
         store.engine.dispose()

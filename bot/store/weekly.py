@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func, or_, select
+from sqlalchemy import case, func, literal, select, union_all
 from sqlalchemy.engine import Row
 from sqlmodel import col
 
@@ -100,18 +100,19 @@ def first_judged(store: Store, *, channel_id: str | None, hour: datetime, rubric
 
 def weekly_means(store: Store, *, channel_id: str | None,
                  weeks: Sequence[tuple[datetime, datetime]]) -> dict[tuple[str | None, str], list[float | None]]:
-    """Mean headline per model under test and rubric in each of `weeks` ([start, end) each, in order, adjoining),
-    over the cases evaluated in the week, each with its latest verdict there, added up from the hourly tallies."""
-    rows = counted_in_channel(channel_id, weeks[0][0], weeks[-1][1], cuts=tuple(end for _, end in weeks[:-1]))
-    bucket = case(*[(rows.c.at < end, index) for index, (_, end) in enumerate(weeks)])
-    stands = or_(*[(rows.c.at >= start) & (rows.c.at < end) & (rows.c.replaced >= end) for start, end in weeks])
-    statement = (select(bucket, rows.c.model_key, rows.c.rubric_name, func.sum(rows.c.headline_total),
-                        func.sum(rows.c.headlines))
-                 .where(rows.c.status == RowState.SCORED, stands)
-                 .group_by(bucket, rows.c.model_key, rows.c.rubric_name))
+    """Mean headline per model under test and rubric in each of `weeks` ([start, end) each, in order), over the cases
+    evaluated in the week, each with its latest verdict there, added up from the hourly tallies: a week a query, in
+    one statement (each reads its week's tallies by their index and keeps those still standing at its end)."""
+    parts = []
+    for index, (start, end) in enumerate(weeks):
+        rows = counted_in_channel(channel_id, start, end)
+        parts.append(select(literal(index).label("week"), rows.c.model_key, rows.c.rubric_name,
+                            func.sum(rows.c.headline_total).label("total"), func.sum(rows.c.headlines).label("headlines"))
+                     .where(rows.c.status == RowState.SCORED, rows.c.replaced >= end)
+                     .group_by(rows.c.model_key, rows.c.rubric_name))
     trend: dict[tuple[str | None, str], list[float | None]] = {}
     with store.session() as session:
-        for index, key, rubric, total, headlines in session.execute(statement):
+        for index, key, rubric, total, headlines in session.execute(union_all(*parts)):
             mean = float(total) / int(headlines) if headlines else None
             trend.setdefault((model_of(key), rubric), [None] * len(weeks))[index] = mean
     return trend

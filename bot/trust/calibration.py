@@ -114,13 +114,24 @@ class Agreement(BaseModel):
                    "clustered": any(sum(counts.values()) > 1 for counts in given)}
         if not given:
             return cls(**figures, agreement=None, interval=None)
-        agreed = [_share(counts, lambda judge, human: judge == human) for counts in given]
-        decided = [(majority(_sides(counts, 0)), majority(_sides(counts, 1))) for counts in given]
+        agreed: list[float] = []
+        decided: list[tuple[bool | None, bool | None]] = []
+        judge_passes = human_passes = 0.0
+        for counts in given:  # one pass over the cases; most hold one label, read as it is
+            if len(counts) == 1 and sum(counts.values()) == 1:
+                [(judge, human)] = counts
+                agreed.append(float(judge == human))
+                decided.append((judge, human))
+                judge_passes, human_passes = judge_passes + judge, human_passes + human
+                continue
+            agreed.append(_share(counts, lambda judge, human: judge == human))
+            decided.append((majority(_sides(counts, 0)), majority(_sides(counts, 1))))
+            judge_passes += _share(counts, lambda judge, _: judge)
+            human_passes += _share(counts, lambda _, human: human)
         judge_only = sum(judge is True and human is False for judge, human in decided)
         human_only = sum(judge is False and human is True for judge, human in decided)
         return cls(**figures, agreement=sum(agreed) / len(agreed), interval=score_interval(agreed),
-                   judge_pass_rate=sum(_share(counts, lambda judge, _: judge) for counts in given) / len(given),
-                   human_pass_rate=sum(_share(counts, lambda _, human: human) for counts in given) / len(given),
+                   judge_pass_rate=judge_passes / len(given), human_pass_rate=human_passes / len(given),
                    judge_only=judge_only, human_only=human_only,
                    split=sum(judge is None or human is None for judge, human in decided),
                    mcnemar_p=mcnemar_p(judge_only, human_only), kappa_pass=Kappa.of(given, names=PASS_NAMES))
