@@ -266,3 +266,22 @@ def test_votes_are_tallied_as_people_give_change_them_and_rows_are_judged_again(
     assert tally(store) == counted_afresh(store)
     [figures] = channel_stats(store, channel_id="C1", since=start, until=week.utc[1])
     assert (figures.scored, figures.votes, figures.agreeing) == (1, 1, 1)
+
+
+def test_a_case_judged_again_in_the_hour_a_week_ends_counts_where_it_stood_at_the_end(store: Store) -> None:
+    judged = Judged(store)
+    week = Period.of_week("2026-W47", KOLKATA)
+    start, end = week.utc  # 18:30 UTC: the hour from 18:00 holds the end of one week and the start of the next
+    judged.add(at(3, 12), "scored", 20.0, question="before the end")
+    judged.add(at(6, 23, 50), "scored", 60.0, question="before the end")  # 18:20 UTC: replaces it inside the week
+    judged.add(at(3, 12), "scored", 40.0, question="after the end")
+    judged.add(at(7, 0, 10), "scored", 90.0, question="after the end")  # 18:40 UTC: the next week's
+
+    [figures] = channel_stats(store, channel_id="C1", since=start, until=end)
+    assert (figures.cases, figures.rejudged, figures.mean_headline) == (2, 1, 50.0)  # 60 and 40
+    [next_week] = channel_stats(store, channel_id="C1", since=end, until=end + timedelta(days=7))
+    assert (next_week.cases, next_week.mean_headline) == (1, 90.0)
+    [now] = channel_stats(store, channel_id="C1")
+    assert (now.cases, now.rejudged, now.mean_headline) == (2, 2, 75.0)  # 60 and 90
+    digest = build_digest(store, channel_id="C1", period=week)
+    assert digest.lines[0].now.mean_headline == 50.0 and digest.trend[("m1", "eth")][-1] == 50.0
