@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from bot.figures import iso_week
 from bot.trust.confusion import Confusion
 from bot.trust.intervals import score_interval
-from bot.trust.kappa import Kappa, counted_kappa
+from bot.trust.kappa import Kappa, alike, counted_kappa
 from bot.trust.mcnemar import majority, mcnemar_p
 
 __all__ = ["Agreement", "Calibration", "Confusion", "Gap", "Kappa", "LabeledVerdict", "by_case", "calibrate",
@@ -117,17 +117,11 @@ class Agreement(BaseModel):
         agreed: list[float] = []
         decided: list[tuple[bool | None, bool | None]] = []
         judge_passes = human_passes = 0.0
-        for counts in given:  # one pass over the cases; most hold one label, read as it is
-            if len(counts) == 1 and sum(counts.values()) == 1:
-                [(judge, human)] = counts
-                agreed.append(float(judge == human))
-                decided.append((judge, human))
-                judge_passes, human_passes = judge_passes + judge, human_passes + human
-                continue
-            agreed.append(_share(counts, lambda judge, human: judge == human))
-            decided.append((majority(_sides(counts, 0)), majority(_sides(counts, 1))))
-            judge_passes += _share(counts, lambda judge, _: judge)
-            human_passes += _share(counts, lambda _, human: human)
+        for counts, times in alike(given):  # a handful of distinct tables, however many cases
+            agreed += [_share(counts, lambda judge, human: judge == human)] * times
+            decided += [(majority(_sides(counts, 0)), majority(_sides(counts, 1)))] * times
+            judge_passes += times * _share(counts, lambda judge, _: judge)
+            human_passes += times * _share(counts, lambda _, human: human)
         judge_only = sum(judge is True and human is False for judge, human in decided)
         human_only = sum(judge is False and human is True for judge, human in decided)
         return cls(**figures, agreement=sum(agreed) / len(agreed), interval=score_interval(agreed),

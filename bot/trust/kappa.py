@@ -79,15 +79,25 @@ def _chance(counts: Mapping[tuple[Class, Class], float], weight: Mapping[tuple[C
     return sum(j * h * weight[first, second] for first, j in judge.items() for second, h in human.items()) / (n * n)
 
 
+def alike(cases: Sequence[Mapping[tuple[Class, Class], int]]) -> list[tuple[Mapping[tuple[Class, Class], int], int]]:
+    """The cases as their distinct tables of (judge, human) counts, each with how many cases have it: thousands of
+    cases of one label each are a handful of tables, and every figure over cases reads those."""
+    times: dict[tuple[tuple[tuple[Class, Class], int], ...], int] = {}
+    for counts in cases:  # a table's items in its own order: two orders of one table are two keys, no harm done
+        key = tuple(counts.items())
+        times[key] = times.get(key, 0) + 1
+    return [(dict(key), count) for key, count in times.items()]
+
+
 def case_weighted(cases: Sequence[Mapping[tuple[Class, Class], int]]) -> dict[tuple[Class, Class], float]:
     """The (judge, human) pairs of every case, each case's as shares of its labels: a case weighs one whatever the
     number of people who labeled it (one label a case: the plain counts)."""
     weighted: dict[tuple[Class, Class], float] = {}
-    for counts in cases:
+    for counts, times in alike(cases):
         total = sum(counts.values())
         for pair, count in counts.items():
             if count:
-                weighted[pair] = weighted.get(pair, 0.0) + count / total
+                weighted[pair] = weighted.get(pair, 0.0) + times * count / total
     return weighted
 
 
@@ -100,8 +110,9 @@ def kappa_interval(cases: Sequence[Mapping[tuple[Class, Class], int]], scale: Se
     if len(cases) < KAPPA_MIN_CASES or counted_kappa(weighted, scale) is None:
         return None
     weight = _weights(weighted, scale)
-    agreed = score_interval([sum(count * weight[pair] for pair, count in counts.items()) / sum(counts.values())
-                             for counts in cases], partial=bool(scale))
+    scores = [(sum(count * weight[pair] for pair, count in counts.items()) / sum(counts.values()), times)
+              for counts, times in alike(cases)]
+    agreed = score_interval([score for score, times in scores for _ in range(times)], partial=bool(scale))
     return None if agreed is None else kappa_from_agreement(agreed, _chance(weighted, weight))
 
 
@@ -140,6 +151,7 @@ class Kappa(BaseModel):
         given = [counts for counts in cases if sum(counts.values())]
         weighted = case_weighted(given)
         _, judge, human = _margins(weighted)
+        tables = alike(given)
 
         def only(side: Mapping[Class, float]) -> str | None:
             if len(side) != 1:
@@ -147,8 +159,8 @@ class Kappa(BaseModel):
             (label,) = side
             return names[label] if names and label in names else str(label)
 
-        return cls(n=sum(sum(counts.values()) for counts in given), cases=len(given),
-                   clustered=any(sum(counts.values()) > 1 for counts in given), value=counted_kappa(weighted, scale),
+        return cls(n=sum(times * sum(counts.values()) for counts, times in tables), cases=len(given),
+                   clustered=any(sum(counts.values()) > 1 for counts, _ in tables), value=counted_kappa(weighted, scale),
                    interval=kappa_interval(given, scale), judge_only=only(judge), human_only=only(human))
 
     @classmethod
