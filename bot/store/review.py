@@ -15,7 +15,7 @@ from sqlmodel import col, select
 from bot.records import RowState
 from bot.store.case_keys import case_key
 from bot.store.engine import conflict_insert
-from bot.store.judgments import ID_CHUNK, Store
+from bot.store.judgments import Store
 from bot.store.models import Feedback, Judgment, table_of, utcnow
 from bot.store.models_trust import Label, ReviewCase
 
@@ -70,17 +70,16 @@ def queued_rows(store: Store, run_id: int) -> list[QueuedRow]:
 
 
 def _judged_before(conn: Connection, run_id: int, rows: Sequence[Any]) -> set[str]:
-    """The cases among a run's `rows` that a run started before it scored: found by the case each row is counted
-    under (bot.store.counting), in its index, so a judgment whose texts were removed still counts."""
-    table = table_of(Judgment)
-    wanted = sorted({row.case_hash for row in rows if row.case_hash is not None})
-    earlier: set[str] = set()
-    for start in range(0, len(wanted), ID_CHUNK):
-        earlier.update(conn.execute(sa.select(table.c.case_hash).where(
-            table.c.case_hash.in_(wanted[start:start + ID_CHUNK]), table.c.status == RowState.SCORED,
-            table.c.run_id < run_id)).scalars())
-    return {case_key(row.team_id, row.channel_id, row.rubric_name, row.question, row.reference, row.answer)
-            for row in rows if row.case_hash in earlier}
+    """The cases among a run's `rows` that a run started before it scored: for each row, the first earlier scored
+    judgment of the case it is counted under (bot.store.counting), found in that index (so a judgment whose texts
+    were removed still counts)."""
+    row, earlier = table_of(Judgment), table_of(Judgment).alias("earlier")
+    before = sa.exists().where(earlier.c.case_hash == row.c.case_hash, earlier.c.run_id < run_id,
+                               earlier.c.status == RowState.SCORED)
+    found = set(conn.execute(sa.select(row.c.case_hash).where(row.c.run_id == run_id, row.c.status == RowState.SCORED,
+                                                              before)).scalars())
+    return {case_key(item.team_id, item.channel_id, item.rubric_name, item.question, item.reference, item.answer)
+            for item in rows if item.case_hash in found}
 
 
 def add_cases(store: Store, cases: Iterable[dict[str, Any]]) -> set[str]:
