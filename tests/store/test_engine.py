@@ -75,7 +75,9 @@ def test_concurrent_writers_never_see_database_is_locked(db_url: str) -> None:
         assert report["locked"] == 0, reports
         assert report["other"] == [] and report["wrong"] == [], reports
         assert (report["rows"], report["saved"], report["not_saved"]) == (ROUNDS * 3, ROUNDS * 3, 0)
-    assert seconds < 30, f"{seconds:.1f} s: writers stalled"
+    # No writer waited out the busy timeout (it would have counted as locked); on a loaded machine the whole takes
+    # from 10 s to about a minute, so only a hang is caught by time.
+    assert seconds < 180, f"{seconds:.1f} s: writers stalled"
 
     run_ids = [rid for report in reports for rid in report["runs"]]
     assert len(run_ids) == len(set(run_ids)) == WRITERS * ROUNDS
