@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 # Slack retries an event three times within about 6 minutes, and a signed request is refused once its timestamp is
 # more than 5 minutes from the clock, so a replay matters for about 10 minutes: an hour is ample, whatever the clocks.
+# A workflow step can be ended only within the 15 minutes of its token, so its execution is kept four times as long.
 KEEP = timedelta(hours=1)
 FORGET_EVERY = timedelta(minutes=10)
 UNRECORDED = ("judgebot cannot reach its database just now, so it did not take this command. "
@@ -33,10 +34,17 @@ def delivery_key(req: AsyncBoltRequest) -> str:
     """What is the same in every delivery of one thing and differs between two things.
 
     An event keeps its event_id through Slack's retries, which are signed anew (another timestamp) and may reach
-    another process or Socket Mode connection. A command or an interaction is not retried by Slack: over HTTP the
+    another process or Socket Mode connection. A Workflow Builder step is one execution however often it is
+    delivered: Slack may send its function_executed event again under a new event_id, so the execution's id is the
+    key (one judgment, one card, one bill a step). A command or an interaction is not retried by Slack: over HTTP the
     request it signed (timestamp and body) is the delivery, so that a replay of it is dropped; in Socket Mode,
     where nothing is signed, its payload is (it holds the trigger_id Slack makes for each one).
     """
+    event = req.body.get("event")
+    if isinstance(event, dict) and event.get("type") == "function_executed":
+        execution = event.get("function_execution_id")
+        if isinstance(execution, str) and execution:
+            return f"step:{execution}"[:80]
     event_id = req.body.get("event_id")
     if isinstance(event_id, str) and event_id:
         return f"event:{event_id}"[:80]

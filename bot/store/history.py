@@ -52,14 +52,6 @@ def recent_by_user(store: Store, *, team_id: str, user_id: str, limit: int = 10)
         return list(session.exec(statement))
 
 
-def newest_on_message(store: Store, *, channel_id: str, message_ts: str) -> Judgment | None:
-    """The latest judgment shown in one message (a Retry puts a new one where an error was)."""
-    with store.session() as session:
-        statement = (select(Judgment).where(Judgment.channel_id == channel_id, Judgment.message_ts == message_ts)
-                     .order_by(col(Judgment.id).desc()).limit(1))
-        return session.exec(statement).first()
-
-
 @dataclass
 class Figures:
     """How one model under test did on one rubric in one channel over a period, each case once (bot.store.counting):

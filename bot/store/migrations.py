@@ -23,7 +23,7 @@ from bot.store.migrations_costs import (
 )
 from bot.store.migrations_oauth import _v24_slack_installations, _v26_workspace_orgs
 from bot.store.migrations_pairs import _v19_pairs
-from bot.store.migrations_replicas import _v21_deliveries, _v27_workflow_steps
+from bot.store.migrations_replicas import _v21_deliveries, _v27_workflow_steps, _v29_rejudges
 from bot.store.migrations_streams import _v20_progress_streams
 from bot.store.migrations_trust import (
     _v15_labels_by_case,
@@ -339,6 +339,6 @@ MIGRATIONS: list[Callable[[Operations], None]] = [
     _v14_results_written, _v15_labels_by_case, _v16_review_queue, _v17_channel_judges, _v18_rubric_revisions,
     _v19_pairs, _v20_progress_streams, _v21_deliveries, _v22_row_claims,
     _v23_endpoint_pauses, _v24_slack_installations, _v25_cancel_requests,
-    _v26_workspace_orgs, _v27_workflow_steps, _v28_cases_counted_once,
+    _v26_workspace_orgs, _v27_workflow_steps, _v28_cases_counted_once, _v29_rejudges,
 ]
 LATEST = len(MIGRATIONS)

@@ -1,5 +1,6 @@
-"""The schema versions of several bot processes on one database: Slack's deliveries recorded once (21), and the
-workflow steps being judged, so that a process taking over completes them (27)."""
+"""The schema versions of several bot processes on one database: Slack's deliveries recorded once (21), the
+workflow steps being judged, so that a process taking over completes them (27), and a card judged again once however
+many click its button on whichever process (29)."""
 
 from __future__ import annotations
 
@@ -38,3 +39,16 @@ def _v27_workflow_steps(op: Operations) -> None:
         sa.Column("created_at", sa.DateTime, nullable=False),
     )
     op.create_index("ix_workflow_step_run_id", "workflow_step", ["run_id"])
+
+
+def _v29_rejudges(op: Operations) -> None:
+    # A card judged again (Re-judge, or Retry on an error card): the first click inserts the claim, on any process;
+    # the others find it. It keeps the run that judges the card again once that run is saved.
+    op.create_table(
+        "rejudge",
+        sa.Column("judgment_id", sa.Integer, sa.ForeignKey("judgment.id"), primary_key=True, autoincrement=False),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("run.id")),
+        sa.Column("owner", sa.String(128), nullable=False),
+        sa.Column("claimed_at", sa.DateTime, nullable=False),
+    )
+    op.create_index("ix_rejudge_run_id", "rejudge", ["run_id"])

@@ -1,5 +1,6 @@
 """The tables several processes on one database share besides the history: the judge endpoints' pauses, the
-Enterprise Grid organisation each workspace is part of, and the workflow steps waiting for their judgment."""
+Enterprise Grid organisation each workspace is part of, the workflow steps waiting for their judgment, and the cards
+being judged again."""
 
 from __future__ import annotations
 
@@ -49,3 +50,18 @@ class WorkflowStep(SQLModel, table=True):
     run_id: int | None = Field(default=None, sa_column=Column(Integer, ForeignKey("run.id"), index=True))
     expires_at: NaiveDatetime = Field(description="UTC: when Slack's token for the step lapses")
     created_at: NaiveDatetime = Field(default_factory=utcnow)
+
+
+class Rejudge(SQLModel, table=True):
+    """A card judged again (its Re-judge, or the Retry of an error card), claimed once by the first click on any
+    process: the others are told it is being judged again, or was. Kept with the run that judges it once saved;
+    given up when nothing was shown, so that the next click can try again."""
+
+    __tablename__ = "rejudge"
+
+    judgment_id: int = Field(sa_column=Column(Integer, ForeignKey("judgment.id"), primary_key=True, autoincrement=False),
+                             description="the judgment whose card was clicked")
+    run_id: int | None = Field(default=None, sa_column=Column(Integer, ForeignKey("run.id"), index=True),
+                               description="the run judging it again, once saved")
+    owner: str = Field(max_length=128, description="host:pid:incarnation of the process judging it again")
+    claimed_at: NaiveDatetime = Field(default_factory=utcnow)

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 
 import pytest
 
+from bot.slack.server import start_bot
 from bot.slack.views.card import AGREE, CORRECT, DETAILS, REJUDGE, RETRY
-from bot.store import Store
+from bot.store import Store, spend, utcnow
 from bot.store.feedback import feedback_tally
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply, triple_of
 from tests.support.slack_messages import INLINE, buttons, card_of, feedback, table_dicts
+from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
 
 def blocks_text(message: dict) -> str:
@@ -305,6 +308,50 @@ async def test_a_double_click_on_retry_judges_once(slack, slack_server, judge_se
     assert len(store_of(bot_settings).recent_runs()) == 2
     assert "Correct · correctness" in json.dumps(slack_server.messages[("C0GENERAL", card["ts"])]["blocks"],
                                                  ensure_ascii=False)
+
+
+async def test_re_judge_clicked_by_fifty_people_on_two_bots_at_once_judges_once(db_url, bot_settings, slack_server,
+                                                                                judge_server):
+    settings = bot_settings.model_copy(update={"database_url": db_url})  # SQLite, then PostgreSQL
+    one, two = await start_bot(settings, host="127.0.0.1"), await start_bot(settings, host="127.0.0.1")
+    try:
+        sides = [SlackSide(slack_server, url=f"http://127.0.0.1:{bot.port}/slack/events", secret=SIGNING_SECRET)
+                 for bot in (one, two)]
+        judge_server.enqueue(eth_reply("Correct"), Reply(content=eth_reply("Generic").content, delay=2.0))
+        await sides[0].command(INLINE)
+        card = await card_of(slack_server)
+        store = Store.open(db_url)
+        once = spend(store, channel_id="C0GENERAL", since=utcnow() - timedelta(hours=1))
+
+        def told(call) -> bool:
+            return "judged again already" in call.params.get("text", "")
+
+        answers = await asyncio.gather(*(  # each click another person's, every other one on the other bot
+            sides[n % 2].click(REJUDGE, buttons(card)[REJUDGE], channel="C0GENERAL", message_ts=card["ts"],
+                               user=f"U0P{n:03d}") for n in range(50)))
+        assert {answer.status for answer in answers} == {200}
+        second = await card_of(slack_server, count=2)
+        assert second["thread_ts"] == card["ts"] and "Generic" in blocks_text(second)
+        others = await slack_server.await_for("response_url", told, count=49, timeout=30)
+        assert any("is being judged again already; its card follows shortly" in c.params["text"] for c in others)
+        await asyncio.sleep(1.0)  # a second judgment would have been asked for by now
+        assert len(judge_server.bodies()) == 2 and len(store.recent_runs()) == 2
+        assert len(slack_server.calls_to("chat.postMessage")) == 2  # the first card, and one new card
+        twice = spend(store, channel_id="C0GENERAL", since=utcnow() - timedelta(hours=1))
+        assert (twice.usd, twice.unpriced) == (2 * once.usd, 2 * once.unpriced) and twice.unpriced + twice.usd > 0
+
+        # A click after the card was judged again points at the new card; Re-judge on that one judges once more.
+        await sides[1].click(REJUDGE, buttons(card)[REJUDGE], channel="C0GENERAL", message_ts=card["ts"])
+        late = (await slack_server.await_for("response_url", told, count=50))[-1].params["text"]
+        assert late == ("This card was judged again already (#2): its card is in the thread, and its buttons judge it "
+                        "again."), late
+        judge_server.enqueue(eth_reply("Correct"))
+        await sides[1].click(REJUDGE, buttons(second)[REJUDGE], channel="C0GENERAL", message_ts=second["ts"])
+        third = await card_of(slack_server, count=3)
+        assert third["thread_ts"] == card["ts"] and len(judge_server.bodies()) == 3
+    finally:
+        await two.stop()
+        await one.stop()
 
 
 async def test_http_mode_answers_slacks_url_verification(slack):

@@ -87,6 +87,17 @@ def test_an_event_is_known_by_its_event_id_through_slacks_retries():
     assert delivery_key(first) == delivery_key(retry) == delivery_key(socket) == "event:Ev0RETRIED"
 
 
+def test_a_workflow_step_is_known_by_its_execution_under_any_event_id():
+    step = {"type": "function_executed", "function_execution_id": "Fx0GRADE", "bot_access_token": "xwfp-1"}
+    first = http_request(json.dumps({"type": "event_callback", "event_id": "Ev0FIRST", "event": step}), "1000",
+                         "application/json")
+    again = AsyncBoltRequest(mode="socket_mode", body={"type": "event_callback", "event_id": "Ev0AGAIN",
+                                                       "event": {**step, "bot_access_token": "xwfp-2"}})
+    assert delivery_key(first) == delivery_key(again) == "step:Fx0GRADE"
+    other = {"type": "event_callback", "event_id": "Ev0OTHER", "event": {**step, "function_execution_id": "Fx0NEXT"}}
+    assert delivery_key(AsyncBoltRequest(mode="socket_mode", body=other)) == "step:Fx0NEXT"
+
+
 def test_a_command_over_http_is_known_by_what_slack_signed():
     body = urlencode({"command": "/judge", "text": "help", "trigger_id": "trigger.1"})
     assert delivery_key(http_request(body, "1000")) == delivery_key(http_request(body, "1000"))  # a replay

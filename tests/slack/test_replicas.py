@@ -1,6 +1,7 @@
 """Replicas as real processes on one PostgreSQL database judging one file together: a worker-only process takes part
 of its rows, a helper killed with SIGKILL loses nothing, and the replica holding the run dies and another goes on in
-the same messages with exactly one summary."""
+the same messages with exactly one summary; a workflow step delivered to both, and Re-judge clicked on both, judged
+once."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from sqlmodel import col, select
 
 from bot.store import Store
 from bot.store.models import Judgment, Run
+from tests.slack.test_workflow_step import GRADE, ended, step_payload
 from tests.support.openai_server import Reply
 from tests.support.replicas import replicas
-from tests.support.replies import triple_of
+from tests.support.replies import eth_reply, triple_of
 from tests.support.serve_process import free_port, wait_healthy
 from tests.support.slack_files import eth_csv, finished_thread, grade_by_answer, posted, share, summaries, wait_until
+from tests.support.slack_messages import INLINE, buttons, card_of
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
 pytestmark = [pytest.mark.slow, pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)]
@@ -169,3 +172,38 @@ def test_cancel_clicked_on_another_replica_stops_the_run_where_it_is_judged(bot_
     assert len(summaries(slack_server, "C0GENERAL", event["ts"])) == 1
     end = posted(slack_server, "C0GENERAL", event["ts"])[0]
     assert "Cancelled by <@U0USER>" in str(end["blocks"])
+
+
+def test_a_step_delivered_again_and_re_judge_clicked_on_both_replicas_are_judged_once(bot_settings, db_url,
+                                                                                        slack_server, judge_server,
+                                                                                        tmp_path):
+    judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, delay=1.0)
+    ports = [free_port(), free_port()]
+    with replicas(bot_settings, db_url, tmp_path) as running:
+        for port in ports:
+            running.start(PORT=str(port))
+
+        async def talk() -> tuple[str, dict]:
+            a, b = await asyncio.gather(started(slack_server, ports[0]), started(slack_server, ports[1]))
+            payload, execution, _ = step_payload(a, {**GRADE, "answer": "Ask at the desk."})  # one execution, two ids
+            again = {**payload, "event_id": f"{payload['event_id']}X"}
+            await asyncio.gather(a.send_event(payload), b.send_event(again))
+            await ended(slack_server, execution, timeout=30)
+
+            await a.command(INLINE)
+            card = await card_of(slack_server, timeout=30)
+            await asyncio.gather(*((a, b)[n % 2].click("judgebot_rejudge", buttons(card)["judgebot_rejudge"],
+                                                       channel="C0GENERAL", message_ts=card["ts"],
+                                                       user=f"U0P{n:03d}") for n in range(50)))
+            await slack_server.await_for("response_url", lambda c: "judged again already" in c.params.get("text", ""),
+                                         count=49, timeout=30)
+            await card_of(slack_server, count=2, timeout=30)
+            await asyncio.sleep(2.0)  # a second judgment of either would have been asked for by now
+            return execution, card
+
+        execution, card = asyncio.run(talk())
+    assert len(slack_server.step_ends(execution)) == 1
+    assert len(judge_server.bodies()) == 3  # the step once, the card once, and once again
+    store = Store.open(db_url)
+    assert len(store.recent_runs()) == 3
+    assert len(slack_server.calls_to("chat.postMessage")) == 3  # the step's card, the card, one new card

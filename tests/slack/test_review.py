@@ -17,6 +17,7 @@ from bot.slack.flows.review_nudge import NUDGE_EVENT
 from bot.slack.server import start_bot
 from bot.slack.views.review import REVIEW_AGREE, REVIEW_LABEL, REVIEW_SKIP, REVIEW_START
 from bot.store import Judgment, Store, utcnow
+from bot.store.feedback import feedback_tally
 from bot.store.labels import labels_of, save_label
 from bot.store.models_trust import ReviewCase, ReviewNudge
 from bot.store.review import case_of, open_cases, queue_state
@@ -201,6 +202,35 @@ async def test_blind_review_hides_the_verdict_until_the_label_is_saved(slack: Sl
     [label] = labels_of(store, _judgment_of(store, case))
     assert (label.user_id, label.tag, label.passed, label.pass_from) == ("U0USER", "Generic", False, "rule")
     assert queue_state(store, team_id=TEAM, channel_id=CHANNEL, since=utcnow() - timedelta(days=1)).labeled == 1
+
+
+async def test_the_judge_is_right_is_refused_while_blind_and_the_label_form_still_works(slack: SlackSide, slack_server,
+                                                                                        http_bot, rubrics) -> None:
+    store = http_bot.context.store
+    [case] = queued(store, rubrics, 1)
+    await slack.command("review")  # shown before blind review was turned on: with the judge's verdict and its button
+    shown = await reply(slack_server, 1)
+    assert buttons(shown)[REVIEW_AGREE] == str(case)
+    await slack.command("review blind on", user="U0ADMIN")
+    await reply(slack_server, 2)
+
+    await slack.click(REVIEW_AGREE, str(case), channel=CHANNEL, message_ts="1.0")  # the old card, or a forged click
+    refused = blocks_json(await reply(slack_server, 3))
+    assert "Blind review is on in <#C0GENERAL>" in refused and "press *Label it*" in refused, refused
+    judgment = _judgment_of(store, case)
+    assert feedback_tally(store, judgment_id=judgment) == (0, 0) and labels_of(store, judgment) == []
+    assert case_of(store, case).state == "open"  # still the person's to label
+
+    await slack.click(REVIEW_LABEL, str(case), channel=CHANNEL, message_ts="1.0")
+    view = (await slack_server.await_for("views.open"))[0].params["view"]
+    view = view if isinstance(view, dict) else json.loads(view)
+    assert "Correct ·" not in json.dumps(view)
+    assert (await submit_form(slack, view, {"correctness": "2", "completeness": "2", "result tag": "Correct"})).status \
+        == 200
+    saved = blocks_json(await reply(slack_server, 4))
+    assert "Saved your label" in saved and "The judge said *Correct" in saved
+    [label] = labels_of(store, judgment)
+    assert (label.user_id, label.tag, label.passed) == ("U0USER", "Correct", True)
 
 
 def _judgment_of(store: Store, case_id: int) -> int:

@@ -43,7 +43,7 @@ async def test_samples_named_with_a_file_mark_its_unsure_rows(slack, slack_serve
 async def test_the_channels_default_samples_apply_to_files_shared_there(slack, slack_server, judge_server,
                                                                          bot_settings):
     judge_server.responder = judge_script()
-    await slack.command("default samples 3")
+    await slack.command("default samples 3", user="U0ADMIN")
     said = (await slack_server.await_for("response_url"))[-1].params
     assert said["response_type"] == "in_channel" and "judge each row 3 times" in json.dumps(said)
     await slack.command("default")
@@ -60,6 +60,38 @@ async def test_the_channels_default_samples_apply_to_files_shared_there(slack, s
         assert db.execute("SELECT samples, temperature FROM run").fetchall() == [(3, 0.7)]
     finally:
         db.close()
+
+
+async def test_only_admins_set_the_channels_samples_and_the_reply_says_what_they_cost(bot_with, slack_server,
+                                                                                      judge_server, bot_settings):
+    slack = await bot_with()
+    judge_server.responder = judge_script()
+    await slack.command("default samples 9")  # Bob is no admin: nine times the cost of every judgment here
+    refused = json.dumps((await slack_server.await_for("response_url"))[-1].params)
+    assert "Only the workspace's admins" in refused and "multiplies what every judgment here costs" in refused
+    assert "`samples=N`" in refused and "in_channel" not in refused
+    await slack.command("default samples 9", user="U0GUEST", team="T0TEST")  # an admin of another organisation
+    guest = json.dumps((await slack_server.await_for("response_url", count=2))[-1].params)
+    assert "Only the workspace's admins" in guest
+    await slack.command("default")
+    shown = json.dumps((await slack_server.await_for("response_url", count=3))[-1].params)
+    assert "judged 9 times" not in shown  # nothing changed
+
+    await slack.command("eth Exams? || Register in myStudies. || Use myStudies.")
+    await card_of(slack_server)
+    assert len(judge_server.bodies()) == 1  # judged once, as before the refused commands
+
+    await slack.command("default samples 3", user="U0ADMIN")
+    said = (await slack_server.await_for("response_url", count=4))[-1].params
+    text = json.dumps(said)
+    assert said["response_type"] == "in_channel" and "<@U0ADMIN> set this channel to judge each row 3 times" in text
+    assert "*Each judgment here now costs 3x* what one judged once does (3 requests to the judge a row)" in text
+
+    jury = await bot_with(judges="judge-a,judge-b")  # the bot's jury: each sample asks both judges
+    await jury.command("default samples 2", user="U0ADMIN")
+    said = json.dumps((await slack_server.await_for("response_url", count=5))[-1].params)
+    assert "*Each judgment here now costs 2x* what one judged once does (4 requests a row: 2 judges, 2 times each)" \
+        in said
 
 
 async def test_a_files_human_columns_are_labels_measured_in_the_summary(slack, slack_server, judge_server,

@@ -16,7 +16,7 @@ import yaml
 
 from bot.slack.listeners.workflow import GRADE_STEP, OTHER_TEAM
 from bot.slack.server import start_bot
-from bot.store import Store, set_cost_limits
+from bot.store import Store, set_cost_limits, spend, utcnow
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply, triple_of
 from tests.support.slack_messages import blocks_json, card_of, said
@@ -106,6 +106,42 @@ async def test_a_step_delivered_again_is_judged_and_ended_once(slack, slack_serv
     end = await ended(slack_server, execution)
     assert end.outputs is not None and (end.outputs["tag"], end.outputs["passed"]) == ("Generic", False)
     assert len(judge_server.bodies()) == 1
+
+
+async def test_a_step_delivered_again_under_a_new_event_id_to_another_bot_is_judged_once(db_url, bot_settings,
+                                                                                        slack_server, judge_server):
+    settings = bot_settings.model_copy(update={"database_url": db_url})  # SQLite, then PostgreSQL
+    one, two = await start_bot(settings, host="127.0.0.1"), await start_bot(settings, host="127.0.0.1")
+    try:
+        sides = [SlackSide(slack_server, url=f"http://127.0.0.1:{bot.port}/slack/events", secret=SIGNING_SECRET)
+                 for bot in (one, two)]
+        judge_server.enqueue(Reply(content=eth_reply("Generic").content, delay=0.5), eth_reply("Correct"))
+        payload, execution, token = step_payload(sides[0], GRADE)
+        again = {**payload, "event_id": f"{payload['event_id']}X", "event_time": payload["event_time"] + 1}
+        answers = await asyncio.gather(sides[0].send_event(payload), sides[1].send_event(again))
+        assert [answer.status for answer in answers] == [200, 200]
+        end = await ended(slack_server, execution)
+        assert end.outputs is not None and end.outputs["tag"] == "Generic" and end.token == token
+        await asyncio.sleep(1.0)  # a second judgment would have been asked for and posted by now
+        assert len(judge_server.bodies()) == 1
+        assert len(slack_server.calls_to("chat.postMessage")) == 1  # one card
+        store = Store.open(db_url)
+        [run] = store.recent_runs()
+        once = spend(store, channel_id="C0OTHER", since=utcnow() - timedelta(hours=1))
+        assert (once.usd, once.unpriced) == (0.0, 1) or (once.usd > 0 and once.unpriced == 0)  # one judgment billed
+
+        # Delivered once more after the step ended (the bot restarted meanwhile): still judged once.
+        await two.stop()
+        two = await start_bot(settings, host="127.0.0.1")
+        late = {**payload, "event_id": f"{payload['event_id']}Y"}
+        side = SlackSide(slack_server, url=f"http://127.0.0.1:{two.port}/slack/events", secret=SIGNING_SECRET)
+        assert (await side.send_event(late)).status == 200
+        await asyncio.sleep(1.0)
+        assert len(judge_server.bodies()) == 1 and len(slack_server.step_ends(execution)) == 1
+        assert [r.id for r in store.recent_runs()] == [run.id]
+    finally:
+        await two.stop()
+        await one.stop()
 
 
 async def test_a_rubric_without_a_tag_has_no_tag_output(slack, slack_server, judge_server):

@@ -48,7 +48,8 @@ def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
                                                  "digest_post", "judgment_tally", "judgment_sample", "label", "run_batch",
                                                  "billed_tally", "review_case", "review_nudge", "channel_judge",
                                                  "rubric_revision", "slack_delivery", "endpoint_pause", "workspace_org",
-                                                 "workflow_step", "slack_installations", "slack_bots", "slack_oauth_states"}
+                                                 "workflow_step", "rejudge", "slack_installations", "slack_bots",
+                                                 "slack_oauth_states"}
             assert schema_diffs(store.engine) == []
         finally:
             store.engine.dispose()

@@ -32,8 +32,10 @@ from bot.slack.views.correction import (
 )
 from bot.slack.views.details import details_file, details_text, details_view
 from bot.slack.views.limits import ERROR_LIMIT
-from bot.store import Judgment, Store, newest_on_message, record_feedback, remember_model
+from bot.store import Judgment, Run, Store, record_feedback, remember_model
 from bot.store.case_keys import was_removed
+from bot.store.models_replicas import Rejudge
+from bot.store.rejudges import claim_rejudge, give_up_rejudge, rejudge_saved
 from bot.store.samples import samples_of
 
 log = logging.getLogger(__name__)
@@ -58,7 +60,6 @@ class CardListener:
 
     def __init__(self, ctx: Context, seal: FormSeal) -> None:
         self.ctx, self.seal = ctx, seal
-        self.rejudging: set[int] = set()  # judgments being judged again right now
         self.details_posted: set[int] = set()  # judgments whose cut Details went to the card's thread
 
     def _spawn(self, work: Any, what: str, where: str | None) -> None:
@@ -156,26 +157,38 @@ class CardListener:
             await self.ctx.say.tell(where, f"The rubric `{escape(judgment.rubric_name)}` is no longer loaded, so I "
                                            "cannot judge this again. `/judge rubrics` lists the ones I have.")
             return
-        if judgment.id in self.rejudging:
-            await self.ctx.say.tell(where, f"#{judgment.id} is being judged again already; its card follows shortly.")
+        if (held := await self.ctx.db(claim_rejudge, judgment_id=judgment.id)) is not None:
+            await self.ctx.say.tell(where, await self._judged_again(judgment, held))
             return
-        self.rejudging.add(judgment.id)
+        card_ts = _message_ts(body, judgment)
+        thread = (judgment.thread_ts or card_ts) if fresh else judgment.thread_ts  # a new card: in the thread
+        origin = Origin(source=CARD_SOURCE, team_id=judgment.team_id, channel_id=judgment.channel_id,
+                        thread_ts=thread, user_id=body["user"]["id"])
+        triple = Triple(question=judgment.question, reference=judgment.reference, answer=judgment.answer)
+
+        async def saved(run: Run) -> None:  # kept with the claim: the card is judged again, here or after a restart
+            await self.ctx.db(rejudge_saved, judgment_id=judgment.id, run_id=run.id)
+
         try:
-            card_ts = _message_ts(body, judgment)
-            if not fresh:  # a late second Retry must not replace the card the first one put here
-                newest = await self.ctx.db(newest_on_message, channel_id=judgment.channel_id or "", message_ts=card_ts)
-                if newest is not None and newest.id != judgment.id:
-                    await self.ctx.say.tell(where, f"This card was judged again already (#{newest.id}).")
-                    return
-            thread = (judgment.thread_ts or card_ts) if fresh else judgment.thread_ts  # a new card: in the thread
-            origin = Origin(source=CARD_SOURCE, team_id=judgment.team_id, channel_id=judgment.channel_id,
-                            thread_ts=thread, user_id=body["user"]["id"])
-            triple = Triple(question=judgment.question, reference=judgment.reference, answer=judgment.answer)
-            await show_judgment(self.ctx, rubric=rubric, triple=triple, origin=origin, model_name=judgment.model_name,
-                                response_url=where, fresh=fresh, replace_ts=None if fresh else card_ts,
-                                samples=judgment.samples or 1)
-        finally:
-            self.rejudging.discard(judgment.id)
+            shown = await show_judgment(self.ctx, rubric=rubric, triple=triple, origin=origin,
+                                        model_name=judgment.model_name, response_url=where, fresh=fresh,
+                                        replace_ts=None if fresh else card_ts, samples=judgment.samples or 1,
+                                        on_saved=saved)
+        except asyncio.CancelledError:  # the bot is stopping: a saved run's card is completed by the next process
+            raise
+        except Exception:
+            await self.ctx.db(give_up_rejudge, judgment_id=judgment.id)
+            raise
+        if shown is None:  # refused, or the card could not be posted: the next click may try again
+            await self.ctx.db(give_up_rejudge, judgment_id=judgment.id)
+
+    async def _judged_again(self, judgment: Judgment, held: Rejudge) -> str:
+        """What a click on a card being judged again, or judged again already, is told."""
+        again = await self.ctx.db(Store.first_judgment, held.run_id) if held.run_id is not None else None
+        if again is None or again.status == RowState.PENDING:
+            return f"#{judgment.id} is being judged again already; its card follows shortly."
+        where = "in this card's place" if again.message_ts == judgment.message_ts else "in the thread"
+        return f"This card was judged again already (#{again.id}): its card is {where}, and its buttons judge it again."
 
     async def on_details(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         """Details: every sample behind the verdict and the judge's full reply in a modal, opened while the trigger

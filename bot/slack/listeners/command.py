@@ -41,7 +41,6 @@ from bot.store import (
     recent_in_channel,
     remembered_model,
     set_default_rubric,
-    set_default_samples,
     utcnow,
 )
 from bot.store.labels import labeled_rubric_names
@@ -63,7 +62,6 @@ class CommandListener:
             commands.Inline: self._inline, commands.History: self._history, commands.Stats: self._stats,
             commands.ShowDefault: self._show_default, commands.SetDefault: self._set_default,
             commands.CalibrationCheck: self._calibration,
-            commands.SetSamples: self._set_samples,
         }
         for handlers in more:
             self.handlers.update(handlers)
@@ -169,15 +167,6 @@ class CommandListener:
             text += (f"\nEach row judged here is judged {samples} times (`/judge default samples 1`: once), unless a "
                      "message or command says `samples=N`.")
         await self.ctx.say.tell(command.get("response_url"), text)
-
-    async def _set_samples(self, parsed: commands.SetSamples, command: dict[str, Any]) -> None:
-        await self.ctx.db(set_default_samples, team_id=command["team_id"], channel_id=command["channel_id"],
-                          samples=None if parsed.samples == 1 else parsed.samples, user_id=command["user_id"])
-        who = f"<@{command['user_id']}>"
-        text = (f"{who} set this channel to judge each row {parsed.samples} times: each verdict shows how far the "
-                "samples agree, and rows where they split are marked unsure. More samples cost more." if parsed.samples > 1
-                else f"{who} set this channel to judge each row once (unless its rubric asks for more).")
-        await self.ctx.say.reply(command.get("response_url"), {**notice(text), "response_type": "in_channel"})
 
     async def _set_default(self, parsed: commands.SetDefault, command: dict[str, Any]) -> None:
         name = parsed.rubric.name if parsed.rubric else None

@@ -1,5 +1,6 @@
-"""`/judge default judge [<model>|none]`: a channel's own judge shown, or set (admins only, said in the channel and
-recorded with who set it)."""
+"""How a channel's rows are judged: `/judge default judge [<model>|none]` (its own judge shown, or set) and `/judge
+default samples N` (how many times each row is judged); set by admins only, said in the channel and recorded with who
+set it."""
 
 from __future__ import annotations
 
@@ -11,11 +12,17 @@ from bot.slack.context import Context
 from bot.slack.messenger import post_problem
 from bot.slack.text import escape
 from bot.slack.views.blocks import notice
-from bot.store import channel_judge, set_channel_judge
+from bot.store import channel_judge, judge_of_channel, set_channel_judge, set_default_samples
 
 NOT_ADMIN = (
     "Only the workspace's admins and owners, and the people the bot's DIGEST_ADMINS setting names, can change this "
     "channel's judge. `/judge default judge` shows which judges here."
+)
+NOT_ADMIN_SAMPLES = (
+    "Only the workspace's admins and owners, and the people the bot's DIGEST_ADMINS setting names, can change how "
+    "many times each row is judged in this channel: it multiplies what every judgment here costs. To judge one "
+    "request several times, write `samples=N` in it (`/judge eth samples=3 question || reference || answer`, or "
+    "`samples: 3` with a shared file)."
 )
 
 
@@ -27,7 +34,7 @@ class JudgeCommands:
 
     def handlers(self) -> dict[type, Any]:
         """Each parsed subcommand, and the method that answers it."""
-        return {commands.SetJudge: self.on_judge}
+        return {commands.SetJudge: self.on_judge, commands.SetSamples: self.on_samples}
 
     async def on_judge(self, parsed: commands.SetJudge, command: dict[str, Any]) -> None:
         """Show the channel's judge, or set it (admins only)."""
@@ -79,3 +86,30 @@ class JudgeCommands:
             await self.ctx.say.tell(where, f"{post_problem(sent.refusal or '', channel)} The judge stays as it was.")
             return False
         return True
+
+    async def on_samples(self, parsed: commands.SetSamples, command: dict[str, Any]) -> None:
+        """`/judge default samples N` (admins only): how many times each row judged here is judged, and what that
+        costs, said in the channel."""
+        team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
+        refusal = await admin_refusal(self.ctx.client, self.admins, user=user, team=team, not_admin=NOT_ADMIN_SAMPLES)
+        if refusal is not None:
+            await self.ctx.say.tell(command.get("response_url"), refusal)
+            return
+        await self.ctx.db(set_default_samples, team_id=team, channel_id=channel,
+                          samples=None if parsed.samples == 1 else parsed.samples, user_id=user)
+        own = await self.ctx.db(judge_of_channel, team_id=team, channel_id=channel)
+        judges = len(self.ctx.bench.panel(parsed.samples, own).clients)
+        if parsed.samples > 1:
+            text = (f"<@{user}> set this channel to judge each row {parsed.samples} times: each verdict shows how far "
+                    "the samples agree, and rows where they split are marked unsure. "
+                    f"{cost_of(parsed.samples, judges)}")
+        else:
+            text = f"<@{user}> set this channel to judge each row once (unless its rubric asks for more)."
+        await self.ctx.say.reply(command.get("response_url"), {**notice(text), "response_type": "in_channel"})
+
+
+def cost_of(samples: int, judges: int) -> str:
+    """What judging each row `samples` times costs, against judging it once, with `judges` judges asked each time."""
+    asked = (f"{samples * judges} requests a row: {judges} judges, {samples} times each" if judges > 1 else
+             f"{samples} requests to the judge a row")
+    return f"*Each judgment here now costs {samples}x* what one judged once does ({asked})."

@@ -50,6 +50,8 @@ NOT_ADMIN = ("Only the workspace's admins and owners, and the people the bot's D
 NOT_YOURS = "This case is no longer offered to you (it was labeled, or it returned to the queue). `/judge review` " \
             "gives you your next one."
 FORM_NOT_HERE = "This form no longer matches its case. Close it and press Label it on the case again."
+BLIND = ("Blind review is on in <#{channel}>, so the judge's verdict cannot be agreed with unseen: press *Label it* "
+         "and give your own label; the judge's verdict is shown once it is saved.")
 OFFERS = 5  # cases looked at per request before giving up on ones whose rubric is no longer loaded
 
 
@@ -206,6 +208,11 @@ class ReviewCommands:
         if held is None:
             return
         case, judgment = held
+        # A card shown before blind review was turned on, or a forged click, still carries the button: blind review
+        # asks for a person's own label, never a vote on a verdict they may have seen.
+        if (setup := await self._setup_of(held)) is None or setup.blind:
+            await self.ctx.say.tell(body.get("response_url"), BLIND.format(channel=case.channel_id))
+            return
         user = body["user"]["id"]
         await self.ctx.db(record_feedback, judgment_id=judgment.id, user_id=user, agree=True)
         done = saved_text(judgment, passed=judgment.passed, agreed=True)

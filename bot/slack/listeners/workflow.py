@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +34,6 @@ log = logging.getLogger(__name__)
 
 GRADE_STEP = "grade_answer"  # the step's callback_id in manifest.yml: renaming it removes the step from workflows
 TEXTS = ("question", "reference", "answer")
-REMEMBERED = 1000  # function executions remembered, so that an event Slack sends again is judged once
 CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")  # a channel (public or private), not a direct message
 
 OTHER_TEAM = ("This workflow runs in another workspace than the one judgebot is installed in, so its judgments "
@@ -102,20 +100,14 @@ class WorkflowStep:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self._seen: OrderedDict[str, None] = OrderedDict()
 
     async def on_step(self, body: dict[str, Any], event: dict[str, Any], inputs: dict[str, Any]) -> None:
         """A workflow reached the step (bolt has acknowledged the event). It is ended with the execution's own token
         (the event's bot_access_token), kept in the history until then so that a process taking over after a restart
-        can end it."""
+        can end it. An execution delivered again, under any event_id and to any process, never gets here: the
+        deliveries' record keys it by its function_execution_id (bot.slack.deliveries)."""
         execution = str(event.get("function_execution_id") or "")
         token = str(event.get("bot_access_token") or "")
-        if execution in self._seen:
-            log.info("workflow step %s delivered again: judged once", execution)
-            return
-        self._seen[execution] = None
-        while len(self._seen) > REMEMBERED:
-            self._seen.popitem(last=False)
         try:
             request = read_request(self.ctx.rubrics, self.ctx.team_id, body, inputs)
             await self.ctx.db(keep_step, execution_id=execution, team_id=request.team_id,
