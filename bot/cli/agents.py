@@ -19,6 +19,7 @@ async def mcp(ctx: Context) -> int:
     """Serve the MCP tools: over stdio for the person at this machine (every channel), or over HTTP for an agent
     presenting MCP_TOKEN (the channels of MCP_CHANNELS) and, with SLACK_SIGNING_SECRET, Slackbot calling for a Slack
     person (the channels they are in)."""
+    from bot.mcp.replays import SignedOnce
     from bot.mcp.server import build_server, serve_http  # the MCP SDK loads only to serve it
     from bot.mcp.tools import Caller, Tools
 
@@ -47,7 +48,7 @@ async def mcp(ctx: Context) -> int:
     ctx.console.print(f"judgebot serves MCP at http://{args.host}:{args.port}/mcp to {' and '.join(doors)}. Ctrl-C "
                       "stops it.", highlight=False)
     await serve_http(server, host=args.host, port=args.port, token=token or None, slack=slack,
-                     public_hosts=settings.mcp_public_hosts)
+                     once=SignedOnce(ctx.store) if slack else None, public_hosts=settings.mcp_public_hosts)
     return EXIT_OK
 
 

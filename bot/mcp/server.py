@@ -14,7 +14,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 
 from bot.errors import JudgebotError
-from bot.mcp.gate import PRESENTED, Gate, Presented
+from bot.mcp.gate import PRESENTED, Gate, Once, Presented
 from bot.mcp.people import SlackReach, slack_caller
 from bot.mcp.tools import TERMINAL, Caller, Graded, RubricInfo, Tools
 
@@ -87,10 +87,10 @@ def build_server(tools: Tools, *, local: Caller, remote: Caller, http: bool = Fa
 
 
 async def serve_http(server: MCPServer, *, host: str, port: int, token: str | None, slack: SlackReach | None,
-                     public_hosts: frozenset[str] = frozenset()) -> None:
+                     once: Once | None = None, public_hosts: frozenset[str] = frozenset()) -> None:
     """Serve `server` over streamable HTTP at http://host:port/mcp, each request on its own (no session: any replica
-    answers), behind `Gate`; on a loopback address only to the Host headers of this machine and `public_hosts` (a TLS
-    proxy's names)."""
+    answers), behind `Gate` (each signed request taken once, as `once` remembers); on a loopback address only to the
+    Host headers of this machine and `public_hosts` (a TLS proxy's names)."""
     import uvicorn
 
     security = None
@@ -99,5 +99,5 @@ async def serve_http(server: MCPServer, *, host: str, port: int, token: str | No
         security = TransportSecuritySettings(allowed_hosts=[*local, *sorted(public_hosts)],
                                              allowed_origins=[f"http://{name}" for name in local])
     app = server.streamable_http_app(stateless_http=True, transport_security=security, host=host)
-    config = uvicorn.Config(Gate(app, token=token, slack=slack), host=host, port=port, log_level="warning")
+    config = uvicorn.Config(Gate(app, token=token, slack=slack, once=once), host=host, port=port, log_level="warning")
     await uvicorn.Server(config).serve()
