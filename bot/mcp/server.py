@@ -14,6 +14,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 
 from bot.errors import JudgebotError
+from bot.mcp.arguments import JudgebotServer
 from bot.mcp.gate import PRESENTED, Gate, Once, Presented
 from bot.mcp.people import SlackReach, slack_caller
 from bot.mcp.tools import TERMINAL, Caller, Graded, RubricInfo, Tools
@@ -43,7 +44,7 @@ def build_server(tools: Tools, *, local: Caller, remote: Caller, http: bool = Fa
                  slack: SlackReach | None = None) -> MCPServer:
     """The server of `tools`: over HTTP a caller is `remote` (it presented MCP_TOKEN) or the Slack person Slackbot calls
     for (a request `slack` found signed by Slack), as `Gate` found; over stdio it is `local`."""
-    server: MCPServer = MCPServer("judgebot", instructions=INSTRUCTIONS)
+    server: MCPServer = JudgebotServer("judgebot", instructions=INSTRUCTIONS)
 
     async def caller(ctx: Context) -> Caller:
         if not http:
