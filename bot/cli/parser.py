@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "agent this machine starts)")
     mcp_cmd.add_argument("--host", default="127.0.0.1", help="--http: the address to listen on (default 127.0.0.1)")
     mcp_cmd.add_argument("--port", type=int, default=8765, help="--http: the port (default 8765)")
+    mcp_cmd.add_argument("--allow-remote", action="store_true", help="--http: listen on an address other machines "
+                         "reach (--host 0.0.0.0), though it serves plain HTTP: only with a TLS proxy in front")
 
     judge_cmd = commands.add_parser("judge", help="judge a CSV of question/reference/answer rows, or one triple")
     judge_cmd.add_argument("file", nargs="?", type=Path, help="CSV or TSV file with question, reference, answer (or, "

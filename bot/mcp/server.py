@@ -4,6 +4,7 @@ streamable HTTP (an agent presenting MCP_TOKEN, or Slackbot calling for a Slack 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -87,6 +88,16 @@ def build_server(tools: Tools, *, local: Caller, remote: Caller, http: bool = Fa
     return server
 
 
+def loopback(host: str) -> bool:
+    """Whether `host` is an address only this machine reaches (127.0.0.0/8, ::1, localhost)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:  # a name, which may stand for any interface
+        return False
+
+
 async def serve_http(server: MCPServer, *, host: str, port: int, token: str | None, slack: SlackReach | None,
                      once: Once | None = None, public_hosts: frozenset[str] = frozenset()) -> None:
     """Serve `server` over streamable HTTP at http://host:port/mcp, each request on its own (no session: any replica
@@ -95,7 +106,7 @@ async def serve_http(server: MCPServer, *, host: str, port: int, token: str | No
     import uvicorn
 
     security = None
-    if host in ("127.0.0.1", "localhost", "::1"):
+    if loopback(host):
         local = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
         security = TransportSecuritySettings(allowed_hosts=[*local, *sorted(public_hosts)],
                                              allowed_origins=[f"http://{name}" for name in local])

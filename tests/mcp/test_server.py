@@ -145,3 +145,40 @@ def test_http_without_a_token_is_refused_at_start(tmp_path, judge_server):
 
     code, out = judgebot(tmp_path, "mcp", "--http", "--port", str(free_port()), server=judge_server)
     assert code != 0 and "set MCP_TOKEN to serve MCP over HTTP" in out
+
+
+@pytest.mark.slow
+async def test_off_loopback_the_server_refuses_without_allow_remote_and_warns_with_it(tmp_path, judge_server):
+    from tests.support.cli import judgebot
+
+    for host in ("0.0.0.0", "::", "192.0.2.10"):
+        port = free_port()
+        code, out = judgebot(tmp_path, "mcp", "--http", "--host", host, "--port", str(port), server=judge_server,
+                             MCP_TOKEN=TOKEN)
+        said = " ".join(out.split())
+        assert code != 0 and "--allow-remote" in said, out
+        assert "plain HTTP (no TLS)" in said and "unencrypted" in said and "127.0.0.1 behind a TLS proxy" in said
+    assert "on every interface" in " ".join(judgebot(tmp_path, "mcp", "--http", "--host", "0.0.0.0", "--port",
+                                                      str(free_port()), server=judge_server, MCP_TOKEN=TOKEN)[1].split())
+
+    with mcp_server(tmp_path, judge_server, secrets=(TOKEN,), args=("--host", "0.0.0.0", "--allow-remote"),
+                    MCP_TOKEN=TOKEN) as url:
+        async with Client(with_token(url, TOKEN)) as client:  # it serves, having said what it risks
+            assert {tool.name for tool in (await client.list_tools()).tools} >= {"grade", "stats"}
+    [log] = tmp_path.glob("mcp-*.log")
+    said = " ".join(log.read_text().split())
+    assert "warning: judgebot serves plain HTTP (no TLS) on every interface (--allow-remote)" in said
+
+
+async def test_a_token_shorter_than_16_characters_is_refused_with_a_sentence(tmp_path, judge_server):
+    from tests.support.cli import judgebot
+
+    for short in ("hunter2", "fifteen-chars-x"):
+        code, out = judgebot(tmp_path, "mcp", "--http", "--port", str(free_port()), server=judge_server,
+                             MCP_TOKEN=short)
+        said = " ".join(out.split())
+        assert code != 0 and f"MCP_TOKEN is {len(short)} characters long" in said and "at least 16" in said, out
+        assert "token_urlsafe" in said and short not in out  # how to make one; the token itself never shown
+    with mcp_server(tmp_path, judge_server, secrets=("sixteen-chars-xy",), MCP_TOKEN="sixteen-chars-xy") as url:
+        async with Client(with_token(url, "sixteen-chars-xy")) as client:
+            assert (await client.list_tools()).tools
