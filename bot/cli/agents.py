@@ -83,7 +83,8 @@ def _remote(host: str, allowed: bool) -> str | None:
 def slack_reach(ctx: Context) -> SlackReach | None:
     """Slack's side of Slackbot's calls when SLACK_SIGNING_SECRET is set: the bot token, or the OAuth install's."""
     from bot.slack.mcp_reach import SlackReach
-    from bot.slack.oauth import installation_store
+    from bot.slack.oauth import installation_store, sealing_warnings
+    from bot.store.sealing import Sealer
 
     settings = ctx.settings
     secret = settings.slack_signing_secret.get_secret_value().strip() if settings.slack_signing_secret else ""
@@ -91,7 +92,10 @@ def slack_reach(ctx: Context) -> SlackReach | None:
         return None
     install = settings.oauth_install()
     if install is not None:
-        return SlackReach(secret, settings.slack_api_url, installations=installation_store(install[0], ctx.store))
+        sealer = Sealer(settings.secrets_keys)
+        sealing_warnings(ctx.store, sealer)  # a key that opens no stored token is said now, not at each request
+        installations = installation_store(install[0], ctx.store, sealer)
+        return SlackReach(secret, settings.slack_api_url, installations=installations)
     try:
         bot_token = settings.bot_token()
     except SetupError as err:

@@ -36,6 +36,7 @@ COMMANDS = {
     "compare": "bot.cli.compare:compare",
     "retention": "bot.cli.retention:retention",
     "forget": "bot.cli.retention:forget",
+    "secrets rotate": "bot.cli.tokens:rotate",
 }
 
 
@@ -150,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      "again")
     forget_cmd.add_argument("--team", required=True, metavar="T", help="the workspace id, such as T0123ABCD")
     forget_cmd.add_argument("--yes", action="store_true", help="do not ask (a script, or no terminal)")
+    secrets_cmd = commands.add_parser("secrets", help="`secrets rotate` encrypts the OAuth install's stored Slack "
+                                      "tokens anew with the first key of SECRETS_KEY (and any stored unencrypted)")
+    secrets_cmd.add_argument("action", choices=["rotate"])
     add_calibration_commands(commands)
     add_judges_commands(commands)
     return parser
