@@ -1,5 +1,6 @@
 """Who calls the MCP server over HTTP: an agent presenting MCP_TOKEN, or Slackbot with Slack's signature on the request
-(and, on a tool call, the Slack person it calls for). Anything else is refused with 401 before the MCP SDK reads it."""
+(and, on a tool call, the Slack person it calls for), each signed request once. Anything else, and a signed request
+taken before, is refused with 401 before the MCP SDK reads it."""
 
 from __future__ import annotations
 
