@@ -102,6 +102,9 @@ class Settings(BaseSettings):
     slack_redirect_uri: str | None = Field(
         None, description="Many workspaces: the OAuth redirect URL, https://<your host>/slack/oauth_redirect (unset: "
         "the one the app's OAuth & Permissions page names).")
+    secrets_key: SecretStr | None = Field(
+        None, description="Many workspaces: a Fernet key that encrypts the OAuth install's Slack tokens in the history "
+        "database (while rotating: the new key, a comma, the old one); unset, they are stored unencrypted.")
     slack_api_url: str = Field("https://slack.com/api/", description="Base URL of Slack's Web API.")
     port: int = Field(3000, ge=0, le=65535, description="HTTP mode: the port Slack's requests come to (0: any free one).")
     csv_max_mb: float = Field(20.0, gt=0, description="Largest CSV file a Slack run accepts, in MB.")
@@ -159,6 +162,12 @@ class Settings(BaseSettings):
     def mcp_channel_ids(self) -> frozenset[str]:
         """The channel ids of MCP_CHANNELS."""
         return frozenset(part.strip() for part in self.mcp_channels.replace(";", ",").split(",") if part.strip())
+
+    @property
+    def secrets_keys(self) -> list[str]:
+        """The keys of SECRETS_KEY, newest first."""
+        text = self.secrets_key.get_secret_value() if self.secrets_key else ""
+        return [part.strip() for part in text.split(",") if part.strip()]
 
     @property
     def mcp_public_hosts(self) -> frozenset[str]:

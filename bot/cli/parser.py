@@ -36,6 +36,7 @@ COMMANDS = {
     "compare": "bot.cli.compare:compare",
     "retention": "bot.cli.retention:retention",
     "forget": "bot.cli.retention:forget",
+    "secrets rotate": "bot.cli.tokens:rotate",
 }
 
 
@@ -73,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "agent this machine starts)")
     mcp_cmd.add_argument("--host", default="127.0.0.1", help="--http: the address to listen on (default 127.0.0.1)")
     mcp_cmd.add_argument("--port", type=int, default=8765, help="--http: the port (default 8765)")
+    mcp_cmd.add_argument("--allow-remote", action="store_true", help="--http: listen on an address other machines "
+                         "reach (--host 0.0.0.0), though it serves plain HTTP: only with a TLS proxy in front")
 
     judge_cmd = commands.add_parser("judge", help="judge a CSV of question/reference/answer rows, or one triple")
     judge_cmd.add_argument("file", nargs="?", type=Path, help="CSV or TSV file with question, reference, answer (or, "
@@ -148,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      "again")
     forget_cmd.add_argument("--team", required=True, metavar="T", help="the workspace id, such as T0123ABCD")
     forget_cmd.add_argument("--yes", action="store_true", help="do not ask (a script, or no terminal)")
+    secrets_cmd = commands.add_parser("secrets", help="`secrets rotate` encrypts the OAuth install's stored Slack "
+                                      "tokens anew with the first key of SECRETS_KEY (and any stored unencrypted)")
+    secrets_cmd.add_argument("action", choices=["rotate"])
     add_calibration_commands(commands)
     add_judges_commands(commands)
     return parser

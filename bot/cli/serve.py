@@ -43,7 +43,7 @@ async def serve(ctx: Context) -> int:
     def announce(running: RunningBot) -> None:
         where = "Socket Mode" if running.mode == "socket" else f"HTTP mode on port {running.port} ({server.EVENTS_PATH})"
         console.print(f"judgebot is up for {shown(running.team)} in {where}. Ctrl-C stops it.")
-        for warning in running.context.watch.warnings():
+        for warning in [*running.warnings, *running.context.watch.warnings()]:
             console.print(f"[yellow]warning[/]: {shown(warning)}", highlight=False)
 
     if workers_only:

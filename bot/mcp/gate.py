@@ -1,5 +1,6 @@
 """Who calls the MCP server over HTTP: an agent presenting MCP_TOKEN, or Slackbot with Slack's signature on the request
-(and, on a tool call, the Slack person it calls for). Anything else is refused with 401 before the MCP SDK reads it."""
+(and, on a tool call, the Slack person it calls for), each signed request once. Anything else, and a signed request
+taken before, is refused with 401 before the MCP SDK reads it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ BODY_SECONDS = 30  # how long a signed request's body may take to arrive
 SIGNED_WITHIN = 300  # seconds: how old a signature Slack's own check accepts
 PRESENTED = "judgebot.presented"  # where the request's scope state keeps what it proved
 SLACK_ID = r"^[A-Z0-9]{2,32}$"  # T..., E..., U... or W...
+# What Slackbot sends to learn what the server offers: nothing done for anyone, and the same bytes from two of its
+# conversations in one second, so not remembered. Every other signed request (a tool call) is taken once.
+DISCOVERY = frozenset({"server/discover", "initialize", "notifications/initialized", "ping", "tools/list"})
+REPLAYED = ("Slack signed this request once and judgebot took it already: a request is taken once (a replay is "
+            "refused), so send a new one")
+UNRECORDED = "judgebot cannot reach its database just now, so it did not take this request: try again in a minute"
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -32,6 +39,12 @@ class SlackSignature(Protocol):
     """Checks that Slack signed a request with the app's signing secret (over the raw body, within five minutes)."""
 
     def signed(self, body: bytes, timestamp: str, signature: str) -> bool: ...
+
+
+class Once(Protocol):
+    """Remembers the signed requests taken, across every replica (bot.mcp.replays.SignedOnce)."""
+
+    async def first(self, timestamp: str, body: bytes) -> bool: ...
 
 
 class SlackPerson(BaseModel):
@@ -50,12 +63,24 @@ class Presented:
     person: SlackPerson | None = None
 
 
-def person_in(body: bytes) -> SlackPerson | None:
-    """The Slack person a signed JSON-RPC request names in `params._meta.slack`, if it names one well."""
+def parsed(body: bytes) -> Any:
+    """The JSON-RPC message of a request's body (None when it is not JSON)."""
     try:
-        message = json.loads(body)
+        return json.loads(body)
+    except (ValueError, RecursionError):  # not JSON (or not UTF-8), or nested past the parser's depth
+        return None
+
+
+def acts(message: Any) -> bool:
+    """Whether a signed message may do something for someone (a tool call, a batch, anything but discovery)."""
+    return not (isinstance(message, dict) and message.get("method") in DISCOVERY)
+
+
+def person_in(message: Any) -> SlackPerson | None:
+    """The Slack person a signed JSON-RPC message names in `params._meta.slack`, if it names one well."""
+    try:
         found = message["params"]["_meta"]["slack"]
-    except (ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         return None
     if not isinstance(found, dict):
         return None
@@ -68,12 +93,14 @@ def person_in(body: bytes) -> SlackPerson | None:
 
 class Gate:
     """ASGI middleware in front of the MCP SDK's app: lets in a request bearing `token`, or one Slack signed (with
-    `slack`); records which in the request's state for the tools; answers 401 to the rest."""
+    `slack`) that `once` has not seen taken before; records which in the request's state for the tools; answers 401
+    to the rest."""
 
-    def __init__(self, app: App, *, token: str | None, slack: SlackSignature | None) -> None:
+    def __init__(self, app: App, *, token: str | None, slack: SlackSignature | None, once: Once | None = None) -> None:
         self.app = app
         self._token = token.encode() if token else None
         self._slack = slack
+        self._once = once
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":  # the server starting and stopping
@@ -96,9 +123,12 @@ class Gate:
                     body = await _body(receive)
             except TimeoutError:
                 body = None
-            if body is not None and self._slack.signed(body, headers["x-slack-request-timestamp"],
-                                                       headers.get("x-slack-signature", "")):
-                presented = Presented("slack", person_in(body))
+            stamp = headers["x-slack-request-timestamp"]
+            if body is not None and self._slack.signed(body, stamp, headers.get("x-slack-signature", "")):
+                message = parsed(body)
+                if acts(message) and not await self._first(stamp, body, send):
+                    return
+                presented = Presented("slack", person_in(message))
                 receive = _replay(body, receive)
         if presented is None:
             log.info("refused an MCP request that bore neither MCP_TOKEN nor Slack's signature")
@@ -108,6 +138,24 @@ class Gate:
             return
         scope.setdefault("state", {})[PRESENTED] = presented
         await self.app(scope, receive, send)
+
+    async def _first(self, stamp: str, body: bytes, send: Send) -> bool:
+        """Whether a signed request is taken for the first time; if not, it is answered here (401, or 503 when the
+        database cannot say)."""
+        if self._once is None:
+            return True
+        try:
+            if await self._once.first(stamp, body):
+                return True
+        except Exception as err:  # unrecorded, it is not taken: taking it could run a tool twice
+            log.warning("could not record a signed MCP request, so it was not taken: %s", type(err).__name__)
+            await _answer(send, 503, {"error": "unavailable", "error_description": UNRECORDED},
+                          [(b"retry-after", b"60")])
+            return False
+        log.info("refused a signed MCP request received before (a replay)")
+        await _answer(send, 401, {"error": "unauthorized", "error_description": REPLAYED},
+                      [(b"www-authenticate", b'Bearer realm="judgebot"')])
+        return False
 
     def _bears_token(self, authorization: str) -> bool:
         scheme, _, value = authorization.partition(" ")

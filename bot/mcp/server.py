@@ -4,6 +4,7 @@ streamable HTTP (an agent presenting MCP_TOKEN, or Slackbot calling for a Slack 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -14,7 +15,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 
 from bot.errors import JudgebotError
-from bot.mcp.gate import PRESENTED, Gate, Presented
+from bot.mcp.arguments import JudgebotServer
+from bot.mcp.gate import PRESENTED, Gate, Once, Presented
 from bot.mcp.people import SlackReach, slack_caller
 from bot.mcp.tools import TERMINAL, Caller, Graded, RubricInfo, Tools
 
@@ -43,7 +45,7 @@ def build_server(tools: Tools, *, local: Caller, remote: Caller, http: bool = Fa
                  slack: SlackReach | None = None) -> MCPServer:
     """The server of `tools`: over HTTP a caller is `remote` (it presented MCP_TOKEN) or the Slack person Slackbot calls
     for (a request `slack` found signed by Slack), as `Gate` found; over stdio it is `local`."""
-    server: MCPServer = MCPServer("judgebot", instructions=INSTRUCTIONS)
+    server: MCPServer = JudgebotServer("judgebot", instructions=INSTRUCTIONS)
 
     async def caller(ctx: Context) -> Caller:
         if not http:
@@ -86,18 +88,28 @@ def build_server(tools: Tools, *, local: Caller, remote: Caller, http: bool = Fa
     return server
 
 
+def loopback(host: str) -> bool:
+    """Whether `host` is an address only this machine reaches (127.0.0.0/8, ::1, localhost)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:  # a name, which may stand for any interface
+        return False
+
+
 async def serve_http(server: MCPServer, *, host: str, port: int, token: str | None, slack: SlackReach | None,
-                     public_hosts: frozenset[str] = frozenset()) -> None:
+                     once: Once | None = None, public_hosts: frozenset[str] = frozenset()) -> None:
     """Serve `server` over streamable HTTP at http://host:port/mcp, each request on its own (no session: any replica
-    answers), behind `Gate`; on a loopback address only to the Host headers of this machine and `public_hosts` (a TLS
-    proxy's names)."""
+    answers), behind `Gate` (each signed request taken once, as `once` remembers); on a loopback address only to the
+    Host headers of this machine and `public_hosts` (a TLS proxy's names)."""
     import uvicorn
 
     security = None
-    if host in ("127.0.0.1", "localhost", "::1"):
+    if loopback(host):
         local = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
         security = TransportSecuritySettings(allowed_hosts=[*local, *sorted(public_hosts)],
                                              allowed_origins=[f"http://{name}" for name in local])
     app = server.streamable_http_app(stateless_http=True, transport_security=security, host=host)
-    config = uvicorn.Config(Gate(app, token=token, slack=slack), host=host, port=port, log_level="warning")
+    config = uvicorn.Config(Gate(app, token=token, slack=slack, once=once), host=host, port=port, log_level="warning")
     await uvicorn.Server(config).serve()

@@ -5,6 +5,7 @@ calibration."""
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -16,13 +17,14 @@ from bot.errors import UsageError
 from bot.figures import money
 from bot.records import RunState, Triple
 from bot.rubric import RubricSet
-from bot.store import Store, channel_stats, cost_limits, month_spent, utcnow
+from bot.store import Store, channel_stats, cost_limits, month_spent, recent_in_channel, utcnow
 
 if TYPE_CHECKING:
     from bot.runs import Budget
 
 MAX_DAYS = 3660  # ten years: as far back as `stats` reads
 TERMINAL = "terminal"  # how a caller names the terminal's judgments (and the agents'), which belong to no channel
+CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,31}")  # a public or private channel, or a direct conversation
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,12 @@ class Tools:
         if not 0 <= days <= MAX_DAYS:
             raise UsageError(f"days must be from 0 (all time) to {MAX_DAYS}")
         since = utcnow() - timedelta(days=days) if days else None
-        figures = channel_stats(self.store, channel_id=caller.channel(channel), since=since, model=model or None)
+        channel_id = caller.channel(channel)
+        figures = channel_stats(self.store, channel_id=channel_id, since=since, model=model or None)
+        named = bool(channel and channel.strip())
+        if not figures and named and channel_id is not None and not recent_in_channel(self.store,
+                                                                                       channel_id=channel_id, limit=1):
+            raise UsageError(unknown_channel(caller, channel_id))
         return [{"model": found.model_name, "rubric": found.rubric_name, "cases": found.cases,
                  "scored": found.scored, "mean_headline": found.mean_headline, "pass_rate": found.pass_rate,
                  "errors": found.errors, "tags": found.tags, "unsure": found.unsure, "judged_again": found.rejudged,
@@ -196,3 +203,11 @@ class Tools:
         figures = report.figures.model_dump(mode="json")
         figures["doubts"] = [str(doubt) for doubt in report.doubts]
         return figures
+
+
+def unknown_channel(caller: Caller, channel: str) -> str:
+    """What to say of a channel named that holds no judgment: how to name one (an agent may have guessed a name)."""
+    named = "" if CHANNEL_ID.fullmatch(channel) else f"{channel!r} is not a Slack channel id, and "
+    terminal = "" if caller.home is not None else f", or \"{TERMINAL}\" for the judgments made here and by agents"
+    return (f"{named}judgebot has no judgments in channel {channel!r}: name a channel where judgebot has judged by its "
+            f"id (such as C0123ABCD, at the bottom of the channel's details){terminal}")

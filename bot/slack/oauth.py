@@ -1,8 +1,10 @@
-"""Many workspaces: Slack's OAuth install through bolt, with slack_sdk's SQLAlchemy stores on the history's database."""
+"""Many workspaces: Slack's OAuth install through bolt, with slack_sdk's SQLAlchemy stores on the history's database
+(the tokens sealed with SECRETS_KEY when it is set)."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from collections.abc import Awaitable, Callable
 from logging import Logger
@@ -17,9 +19,11 @@ from slack_sdk.oauth.state_store import OAuthStateStore
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 
+from bot.errors import SetupError
 from bot.slack.context import Context, Workspace
 from bot.slack.messenger import Messenger
 from bot.store import Store
+from bot.store.sealing import Sealer, sealed, stored_tokens
 from bot.store.workspace_orgs import remember_org
 
 log = logging.getLogger(__name__)
@@ -30,6 +34,68 @@ STATE_SECONDS = 600  # how long an install started at INSTALL_PATH may take to c
 BOT_SCOPES = ("commands", "chat:write", "files:read", "files:write", "channels:history", "groups:history", "users:read",
               "usergroups:read", "im:write", "im:history", "assistant:write", "channels:read", "groups:read",
               "mcp:connect")
+TOKENS = ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token")  # of an Installation (a Bot: the first two)
+UNSEALED = ("the OAuth install's Slack tokens are stored unencrypted in the history database: set SECRETS_KEY to "
+            "encrypt them (docs/operations.md)")
+SOME_UNSEALED = ("{n} Slack tokens stored before SECRETS_KEY was set are still unencrypted: `judgebot secrets rotate` "
+                 "encrypts them")
+
+
+class SealedInstallationStore(InstallationStore):
+    """slack_sdk's installation store with every token sealed on its way in and opened on its way out."""
+
+    def __init__(self, store: InstallationStore, sealer: Sealer) -> None:
+        self.store, self.sealer = store, sealer
+
+    @property
+    def logger(self) -> Logger:
+        return self.store.logger
+
+    def save(self, installation: Installation) -> None:
+        self.store.save(self._sealed(installation))
+
+    def save_bot(self, bot: Bot) -> None:
+        self.store.save_bot(self._sealed(bot))
+
+    def find_bot(self, *, enterprise_id: str | None, team_id: str | None,
+                 is_enterprise_install: bool | None = False) -> Bot | None:
+        return self._opened(self.store.find_bot(enterprise_id=enterprise_id, team_id=team_id,
+                                                is_enterprise_install=is_enterprise_install))
+
+    def find_installation(self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None,
+                          is_enterprise_install: bool | None = False) -> Installation | None:
+        return self._opened(self.store.find_installation(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id,
+                                                         is_enterprise_install=is_enterprise_install))
+
+    def delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        self.store.delete_bot(enterprise_id=enterprise_id, team_id=team_id)
+
+    def delete_installation(self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None) -> None:
+        self.store.delete_installation(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id)
+
+    def delete_all(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        self.store.delete_all(enterprise_id=enterprise_id, team_id=team_id)
+
+    def _sealed(self, item: Any) -> Any:
+        sealed_copy = copy.copy(item)  # bolt goes on using the installation it saved, with its tokens plain
+        for name in TOKENS:
+            if hasattr(item, name):
+                setattr(sealed_copy, name, self.sealer.seal(getattr(item, name)))
+        return sealed_copy
+
+    def _opened(self, item: Any) -> Any:
+        """`item` with its tokens opened; None (as if not installed: a reinstall stores a token anew) when a token
+        cannot be, which is logged in a sentence."""
+        if item is None:
+            return None
+        try:
+            for name in TOKENS:
+                if hasattr(item, name):
+                    setattr(item, name, self.sealer.open(getattr(item, name)))
+        except SetupError as err:
+            log.error("the bot token of workspace %s cannot be read: %s", item.team_id or item.enterprise_id, err)
+            return None
+        return item
 
 
 class ThreadedInstallationStore(AsyncInstallationStore):
@@ -89,9 +155,23 @@ class ThreadedStateStore(AsyncOAuthStateStore):
         return await asyncio.to_thread(self.store.consume, state)
 
 
-def installation_store(client_id: str, store: Store) -> ThreadedInstallationStore:
-    """slack_sdk's SQLAlchemy installation store on the history's engine (its tables: schema version 24)."""
-    return ThreadedInstallationStore(SQLAlchemyInstallationStore(client_id=client_id, engine=store.engine))
+def installation_store(client_id: str, store: Store, sealer: Sealer) -> ThreadedInstallationStore:
+    """slack_sdk's SQLAlchemy installation store on the history's engine (its tables: schema version 24), its tokens
+    sealed by `sealer`."""
+    return ThreadedInstallationStore(SealedInstallationStore(
+        SQLAlchemyInstallationStore(client_id=client_id, engine=store.engine), sealer))
+
+
+def sealing_warnings(store: Store, sealer: Sealer) -> list[str]:
+    """What to say at start of how the tokens are stored: unencrypted without SECRETS_KEY, or some still plain with
+    it; SetupError in a sentence when SECRETS_KEY cannot open a stored token (the wrong key, or none)."""
+    tokens = stored_tokens(store)
+    for token in tokens:
+        sealer.open(token)
+    if not sealer.keyed:
+        return [UNSEALED]
+    plain = sum(not sealed(token) for token in tokens)
+    return [SOME_UNSEALED.format(n=plain)] if plain else []
 
 
 def oauth_settings(*, client_id: str, client_secret: str, redirect_uri: str | None, store: Store,

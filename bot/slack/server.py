@@ -6,7 +6,7 @@ import asyncio
 import gc
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -30,10 +30,11 @@ from bot.slack.flows.review_nudge import ReviewNudges
 from bot.slack.flows.step_end import recover_steps
 from bot.slack.http_mode import events_handler, install_handler
 from bot.slack.messenger import BAD_BOT_TOKEN, Messenger, make_web_client, slack_call
-from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH, installation_store, oauth_settings
+from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH, installation_store, oauth_settings, sealing_warnings
 from bot.slack.retention import DailyRetention
 from bot.store import Store, unfinished_shares
 from bot.store.revisions import all_revisions
+from bot.store.sealing import Sealer
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,7 @@ class RunningBot:
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
     retention: DailyRetention | None = None  # with RETENTION_DAYS
+    warnings: list[str] = field(default_factory=list)  # said once at start (the OAuth tokens stored unencrypted)
 
     async def stop(self, drain: float = DRAIN_SECONDS) -> None:
         """Stop taking requests, let judgments in flight finish for `drain` seconds, then close everything."""
@@ -86,6 +88,7 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     """Check the settings and tokens, open the history, and start taking Slack's requests."""
     bot_token, app_token, secret = settings.slack_tokens()
     install = settings.oauth_install()  # many workspaces: no one bot token, each found per request
+    sealer = Sealer(settings.secrets_keys)  # a SECRETS_KEY that is not a key refuses the bot before anything starts
     client = make_web_client(bot_token or None, settings.slack_api_url)
     auth = {} if install else await slack_call(client.auth_test, BAD_BOT_TOKEN, settings.slack_api_url)
     if app_token:
@@ -98,7 +101,10 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
         log.warning("rubric file left out until it is fixed: %s: %s", broken.path, broken.problem)
     home = Workspace(Messenger(client), team_id=auth.get("team_id"), bot_user_id=auth.get("user_id"),
                      team_url=auth.get("url"))
-    installations = installation_store(install[0], store) if install else None
+    warnings = await asyncio.to_thread(sealing_warnings, store, sealer) if install else []
+    for warning in warnings:
+        log.warning(warning)
+    installations = installation_store(install[0], store, sealer) if install else None
     ctx = Context(store=store, rubrics=rubrics, bench=open_bench(settings), home=home, installations=installations,
                   review_sample_rate=settings.review_sample_rate, watch=JudgeWatch.from_settings(settings))
     for revision in await ctx.db(all_revisions):  # the rubrics judgments of the history may have been made with
@@ -140,6 +146,7 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
         team = str(auth.get("team") or "every workspace that installs it at " + INSTALL_PATH)
         running = RunningBot("http", runner.addresses[0][1], team, ctx, parts.files, parts.digests,
                              parts.nudges, parts.deliveries, _runner=runner)
+    running.warnings = warnings
     recover_cards(ctx, left_over)
     recover_steps(ctx)
     recover_files(parts.intake, left_files)

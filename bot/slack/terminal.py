@@ -15,6 +15,7 @@ from bot.slack.installed import bot_of
 from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, slack_call
 from bot.slack.oauth import installation_store
 from bot.store import Store
+from bot.store.sealing import Sealer
 from bot.store.workspace_orgs import channel_teams, org_of
 
 
@@ -54,7 +55,7 @@ async def workspace_of(settings: Settings, store: Store, channel_id: str, *,
                          "Slack in the workspace you mean (`/judge digest now`, `/judge review nudge`).")
     team = teams[0]
     org = await asyncio.to_thread(org_of, store, team)
-    bot = await bot_of(installation_store(client_id, store), team, org)
+    bot = await bot_of(installation_store(client_id, store, Sealer(settings.secrets_keys)), team, org)
     if bot is None:
         raise SetupError(f"judgebot is not installed in workspace {team} (any more): install it from /slack/install "
                          "first.")

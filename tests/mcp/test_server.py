@@ -49,7 +49,7 @@ async def test_over_stdio_an_agent_lists_the_tools_grades_and_reads_the_figures(
         stats = (await client.call_tool("stats", {"days": 0})).structured_content["result"]
         assert [(row["model"], row["rubric"], row["scored"]) for row in stats] == [("bot-v2", "eth", 1)]
         other = await client.call_tool("stats", {"channel": "C0ELSEWHERE"})  # the person here may read any channel
-        assert not other.is_error and other.structured_content["result"] == []
+        assert other.is_error and "no judgments in channel 'C0ELSEWHERE'" in other.content[0].text  # nothing there
         calibration = (await client.call_tool("calibration", {"rubric": "eth"})).structured_content
         assert calibration["n"] == 0  # nobody has labeled anything yet
 
@@ -74,6 +74,39 @@ async def test_a_problem_is_a_sentence_the_agent_reads_and_nothing_is_billed(tmp
     assert judge_server.bodies() == []
 
 
+async def test_stats_of_a_channel_with_no_judgments_is_a_sentence_saying_how_to_name_one(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    async with Client(stdio_server(tmp_path, judge_server)) as client:
+        assert not (await client.call_tool("grade", {**TRIPLE, "rubric": "eth"})).is_error  # the terminal's
+        for channel in ("C0NOWHERE", "#general"):  # an id nothing was judged in; a channel's name, not its id
+            unknown = await client.call_tool("stats", {"channel": channel})
+            assert unknown.is_error and unknown.structured_content is None
+            text = unknown.content[0].text
+            assert f"judgebot has no judgments in channel {channel!r}" in text and "by its id" in text
+            assert '"terminal" for the judgments made here and by agents' in text
+        assert "'#general' is not a Slack channel id" in text
+        terminal = await client.call_tool("stats", {"channel": "terminal", "days": 0})
+        assert not terminal.is_error and len(terminal.structured_content["result"]) == 1
+    assert len(judge_server.bodies()) == 1
+
+
+async def test_a_missing_or_wrong_argument_is_a_sentence_naming_it_and_what_the_tool_takes(tmp_path, judge_server):
+    async with Client(stdio_server(tmp_path, judge_server)) as client:
+        missing = await client.call_tool("grade", {"question": "Q?", "reference": "R", "answer": "A"})
+        assert missing.is_error
+        assert missing.content[0].text == ("Error executing tool grade: the argument `rubric` is missing. grade takes "
+                                           "question, reference, answer and rubric, and optionally samples and model")
+        wrong = (await client.call_tool("stats", {"days": "many"})).content[0].text
+        assert "the argument `days` is wrong (input should be a valid integer" in wrong
+        assert "stats takes channel, days and model, each optional" in wrong
+        nothing = (await client.call_tool("calibration", {})).content[0].text
+        assert "`rubric` is missing. calibration takes rubric, and optionally channel" in nothing
+        for said in (missing.content[0].text, wrong, nothing):  # neither pydantic's text, its link, nor the values
+            assert "validation error" not in said and "pydantic" not in said and "input_value" not in said
+            assert "many" not in said and "Q?" not in said
+    assert judge_server.bodies() == []
+
+
 @pytest.fixture
 def http_mcp(tmp_path, judge_server):
     """`judgebot mcp --http` in a process of its own; its URL."""
@@ -87,8 +120,8 @@ async def test_over_http_the_token_is_required_and_reaches_only_its_channels(tmp
     async with Client(with_token(http_mcp, TOKEN)) as client:
         graded = await client.call_tool("grade", {**TRIPLE, "rubric": "eth"})
         assert not graded.is_error and graded.structured_content["tag"] == "Correct"
-        readable = await client.call_tool("stats", {"channel": "C0READABLE"})
-        assert not readable.is_error
+        readable = await client.call_tool("stats", {"channel": "C0READABLE"})  # readable, and nothing judged there
+        assert readable.is_error and "no judgments in channel 'C0READABLE'" in readable.content[0].text
         refused = await client.call_tool("stats", {"channel": "C0SECRET"})
         assert refused.is_error and "may not read channel 'C0SECRET'" in refused.content[0].text
         refused = await client.call_tool("calibration", {"rubric": "eth", "channel": "C0SECRET"})
@@ -112,3 +145,40 @@ def test_http_without_a_token_is_refused_at_start(tmp_path, judge_server):
 
     code, out = judgebot(tmp_path, "mcp", "--http", "--port", str(free_port()), server=judge_server)
     assert code != 0 and "set MCP_TOKEN to serve MCP over HTTP" in out
+
+
+@pytest.mark.slow
+async def test_off_loopback_the_server_refuses_without_allow_remote_and_warns_with_it(tmp_path, judge_server):
+    from tests.support.cli import judgebot
+
+    for host in ("0.0.0.0", "::", "192.0.2.10"):
+        port = free_port()
+        code, out = judgebot(tmp_path, "mcp", "--http", "--host", host, "--port", str(port), server=judge_server,
+                             MCP_TOKEN=TOKEN)
+        said = " ".join(out.split())
+        assert code != 0 and "--allow-remote" in said, out
+        assert "plain HTTP (no TLS)" in said and "unencrypted" in said and "127.0.0.1 behind a TLS proxy" in said
+    assert "on every interface" in " ".join(judgebot(tmp_path, "mcp", "--http", "--host", "0.0.0.0", "--port",
+                                                      str(free_port()), server=judge_server, MCP_TOKEN=TOKEN)[1].split())
+
+    with mcp_server(tmp_path, judge_server, secrets=(TOKEN,), args=("--host", "0.0.0.0", "--allow-remote"),
+                    MCP_TOKEN=TOKEN) as url:
+        async with Client(with_token(url, TOKEN)) as client:  # it serves, having said what it risks
+            assert {tool.name for tool in (await client.list_tools()).tools} >= {"grade", "stats"}
+    [log] = tmp_path.glob("mcp-*.log")
+    said = " ".join(log.read_text().split())
+    assert "warning: judgebot serves plain HTTP (no TLS) on every interface (--allow-remote)" in said
+
+
+async def test_a_token_shorter_than_16_characters_is_refused_with_a_sentence(tmp_path, judge_server):
+    from tests.support.cli import judgebot
+
+    for short in ("hunter2", "fifteen-chars-x"):
+        code, out = judgebot(tmp_path, "mcp", "--http", "--port", str(free_port()), server=judge_server,
+                             MCP_TOKEN=short)
+        said = " ".join(out.split())
+        assert code != 0 and f"MCP_TOKEN is {len(short)} characters long" in said and "at least 16" in said, out
+        assert "token_urlsafe" in said and short not in out  # how to make one; the token itself never shown
+    with mcp_server(tmp_path, judge_server, secrets=("sixteen-chars-xy",), MCP_TOKEN="sixteen-chars-xy") as url:
+        async with Client(with_token(url, "sixteen-chars-xy")) as client:
+            assert (await client.list_tools()).tools

@@ -70,8 +70,9 @@ async def test_slackbot_grades_for_a_person_into_their_conversation_and_reads_on
         # with no channel named: the person's own conversation with judgebot, where the grade went
         assert figures(await slackbot.call_tool("stats", {"days": 0}, meta=BOB)) == [("bot-v2", "eth", 1)]
         assert figures(await slackbot.call_tool("stats", {"channel": "D0USER"}, meta=BOB)) == [("bot-v2", "eth", 1)]
-        assert figures(await slackbot.call_tool("stats", {"channel": "C0GENERAL"}, meta=BOB)) == []  # a member
-        assert figures(await slackbot.call_tool("stats", {"channel": "G0PRIVATE"}, meta=BOB)) == []
+        for channel in ("C0GENERAL", "G0PRIVATE"):  # a member, of channels where nothing was judged
+            nothing = refusal(await slackbot.call_tool("stats", {"channel": channel}, meta=BOB))
+            assert f"no judgments in channel '{channel}'" in nothing and "terminal" not in nothing
         calibration = await slackbot.call_tool("calibration", {"rubric": "eth"}, meta=BOB)
         assert not calibration.is_error and calibration.structured_content["n"] == 0
 
@@ -84,7 +85,8 @@ async def test_slackbot_grades_for_a_person_into_their_conversation_and_reads_on
         assert "may not read channel 'D0USER'" in refusal(await slackbot.call_tool("stats", {"channel": "D0USER"},
                                                                                   meta=ADA))
         assert figures(await slackbot.call_tool("stats", {"days": 0}, meta=ADA)) == []
-        assert figures(await slackbot.call_tool("stats", {"channel": "C0OTHER"}, meta=ADA)) == []
+        assert "no judgments in channel 'C0OTHER'" in refusal(await slackbot.call_tool("stats", {"channel": "C0OTHER"},
+                                                                                       meta=ADA))
 
     assert saved(tmp_path / "h.db") == [("T0TEST", "D0USER", "U0USER", "mcp", "scored")]
     asked = slack_server.calls_to("users.conversations")
@@ -103,7 +105,7 @@ async def test_a_person_in_many_channels_reads_each_of_them(slack_server, slack_
             slack_server.members[channel] = {"U0USER"}
     async with Client(as_slackbot(slack_mcp, SIGNING_SECRET)) as slackbot:
         for channel in (many[0], many[249], many[-1]):
-            assert figures(await slackbot.call_tool("stats", {"channel": channel}, meta=BOB)) == []
+            assert "no judgments in channel" in refusal(await slackbot.call_tool("stats", {"channel": channel}, meta=BOB))
     assert len(slack_server.calls_to("users.conversations")) == 3  # three pages, asked once
 
 

@@ -25,13 +25,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def mcp_server(tmp_path: Path, judge_server, *, secrets: tuple[str, ...] = (), **env: str | None) -> Iterator[str]:
-    """`judgebot mcp --http` with `env`, until the block ends; its URL. Its output must hold no traceback and none
-    of `secrets`."""
+def mcp_server(tmp_path: Path, judge_server, *, secrets: tuple[str, ...] = (), args: tuple[str, ...] = (),
+               **env: str | None) -> Iterator[str]:
+    """`judgebot mcp --http ARGS` with `env`, until the block ends; its URL (on 127.0.0.1). Its output must hold no
+    traceback and none of `secrets`."""
     port = free_port()
     env = {"JUDGEBOT_LOG_LEVEL": "DEBUG", **env}  # everything it logs is checked for secrets
     log = tmp_path / f"mcp-{port}.log"  # a file, not a pipe: a full pipe would stop a server that logs a lot
-    process = forkserver.start(["mcp", "--http", "--port", str(port)], cwd=tmp_path,
+    process = forkserver.start(["mcp", "--http", "--port", str(port), *args], cwd=tmp_path,
                                env=base_env(tmp_path, judge_server, **env), out=log)
     deadline = time.monotonic() + 30
     try:
