@@ -67,14 +67,17 @@ def _pruned(conn: Connection, row: Any, before: datetime, kept: Any) -> tuple[st
     """A revision's text and hash with the copies of removed texts taken out, and how many examples and notes went;
     None when it holds no such copy."""
     head, body = _split(row.content)
-    notes = _notes_kept(conn, row.channel_id, before)
-    listed_gone = [line for line in head if line.startswith(NOTE_LINE) and _one_line(line[len(NOTE_LINE):]) not in notes]
     try:
         data = load_yaml(body)
     except yaml.YAMLError:
         data = None
     examples = data.get("examples") if isinstance(data, dict) else None
     examples = examples if isinstance(examples, list) else []
+    listed = [line for line in head if line.startswith(NOTE_LINE)]
+    if not examples and not listed:
+        return None
+    notes = _notes_kept(conn, row.channel_id, before)
+    listed_gone = [line for line in listed if _one_line(line[len(NOTE_LINE):]) not in notes]
     left: list[Any] = []
     notes_gone = len(listed_gone)
     for example in examples:
