@@ -1,7 +1,8 @@
-"""Reading YAML safely: through libyaml's C parser when PyYAML was built with it, else through PyYAML's own."""
+"""Reading YAML safely (through libyaml's C parser when PyYAML was built with it), and writing it for people to diff."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -23,3 +24,26 @@ def yaml_problem(err: Exception) -> str:
         context = f" ({err.context})" if err.context else ""
         return f"{err.problem}{context} at line {mark.line + 1}, column {mark.column + 1}"
     return str(err)
+
+
+class _Dumper(yaml.SafeDumper):
+    """The safe dumper, writing a text of several lines as a block (`|`), line by line as it reads."""
+
+
+_OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")  # line breaks YAML reads back as "\n" unless escaped
+
+
+def _text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    # PyYAML falls back to a quoted scalar when a block cannot hold the text exactly (such as trailing spaces); other
+    # line breaks are written raw even in quotes, so such a text is written in double quotes, where they are escaped
+    style = '"' if _OTHER_BREAKS.search(text) else "|" if "\n" in text else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
+def dump_yaml(data: Any, *, width: int = 110) -> str:
+    """`data` as YAML a reviewer can read and diff: keys in their order, texts of several lines as blocks, long ones
+    folded at `width`; reading it back gives `data` exactly."""
+    return yaml.dump(data, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=width)

@@ -9,6 +9,8 @@ from bot.cli.screen import Column, fitted_table, shown
 from bot.figures import percent
 from bot.trust.compare import FLIPS_SHOWN, HistorySide, LabeledSide
 
+QUESTION_ROOM = 70  # characters of a flipped row's question
+
 
 def verdict(passed: bool | None, tag: str | None, headline: float | None) -> str:
     """"pass, Correct, 100" as a flipped row shows a verdict."""
@@ -62,13 +64,25 @@ def show_history(console: Console, old: str, new: str, history: HistorySide) -> 
         rows = [[tag, *(str(history.tags.get((tag, other), 0)) for other in news)] for tag in olds]
         console.print(fitted_table(console, columns, rows, title=shown("Tags: the judge in use's (rows) against the "
                                                                      "candidate's (columns)")))
-    for flip in history.flips[:FLIPS_SHOWN]:
-        question = " ".join(flip.question.split())[:70]
-        console.print(shown(f"  row {flip.line}: {old} {verdict(flip.old.passed, flip.old.tag, flip.old.headline)}; "
-                            f"{new} {verdict(flip.new.passed, flip.new.tag, flip.new.headline)} · {question}"),
-                      highlight=False)
+    for flip in history.flips[:FLIPS_SHOWN]:  # named by their question: the comparison's own rows open nowhere
+        model = f" ({flip.model})" if flip.model else ""
+        console.print(shown(f"  {question_shown(flip.question)}{model}: {old} "
+                            f"{verdict(flip.old.passed, flip.old.tag, flip.old.headline)}; {new} "
+                            f"{verdict(flip.new.passed, flip.new.tag, flip.new.headline)}"), highlight=False)
     if len(history.flips) > FLIPS_SHOWN:
         console.print(f"  ...and {len(history.flips) - FLIPS_SHOWN} more flipped rows", highlight=False)
+
+
+def question_shown(question: str, room: int = QUESTION_ROOM) -> str:
+    """A question in one line, in quotes, cut after a word to at most `room` characters with "…" (plain text: print
+    it through `shown`)."""
+    line = " ".join(question.split())
+    if len(line) <= room:
+        return f'"{line}"'
+    head = line[:room - 1]
+    if line[room - 1] != " " and " " in head:  # not in the middle of a word
+        head = head.rsplit(" ", 1)[0]
+    return f'"{head.rstrip()}…"'
 
 
 def kappa_text(history: HistorySide) -> str:

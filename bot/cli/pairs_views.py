@@ -21,7 +21,7 @@ QUESTION_SHOWN = 80
 
 def show_pairs(console: Console, run: Run, found: PairsSummary, out: Any) -> None:
     """The end-of-run table of a pairwise run, its ranking, and the pairs whose winner changed with the order."""
-    from bot.trust.pairwise_texts import consistency_text, people_text, position_text, rated_text, win_rate_text
+    from bot.trust.pairwise_texts import consistency_text, outcomes_text, people_text, position_text, rated_text, win_rate_text
 
     summary, figures = found.summary, found.report
     table = Table(title=shown(f"Run {run.id} · pairwise ({run.rubric_name} {run.rubric_version}) · judge "
@@ -29,7 +29,7 @@ def show_pairs(console: Console, run: Run, found: PairsSummary, out: Any) -> Non
     table.add_column(style="bold")
     table.add_column()
     orders = "both orders" if figures.swapped else "one order each (--no-swap)"
-    table.add_row("pairs", f"{figures.pairs} judged in {orders}; {figures.judged} with a winner")
+    table.add_row("pairs", f"{figures.pairs} judged in {orders}: {outcomes_text(figures)}")
     table.add_row("judgments", f"{summary.scored} scored of {summary.rows - summary.counts[RowState.MALFORMED]}")
     if summary.errors:
         table.add_row("judge errors", str(summary.errors))

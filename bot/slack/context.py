@@ -23,7 +23,7 @@ from bot.slack.installed import bot_of
 from bot.slack.messenger import Messenger, make_web_client
 from bot.store import Judgment, Run, Store, judge_of_channel, month_spent
 from bot.store.models_trust import RubricRevision
-from bot.store.revisions import revision_in_force
+from bot.store.revisions import earlier_hashes, revision_in_force
 from bot.store.workspace_orgs import org_of
 
 log = logging.getLogger(__name__)
@@ -244,8 +244,9 @@ class Context:
         return self.rubrics.exact(made.rubric_name, made.rubric_hash) or self.revisions.get(made.rubric_hash)
 
     def know_revision(self, revision: RubricRevision) -> Rubric | None:
-        """A channel's revision of a rubric as a rubric, remembered by its hash; None (logged) if it no longer
-        reads as one."""
+        """A channel's revision of a rubric as a rubric, remembered by its hash (and by the hashes it had before
+        retention took old cases' examples out of it, so that judgments made with it still find it); None (logged)
+        if it no longer reads as one."""
         if (known := self.revisions.get(revision.content_hash)) is not None:
             return known
         try:
@@ -253,7 +254,8 @@ class Context:
         except Exception:
             log.warning("revision %s of %s does not read as a rubric", revision.id, revision.rubric_name, exc_info=True)
             return None
-        self.revisions[rubric.content_hash] = rubric
+        for content_hash in (*earlier_hashes(revision), rubric.content_hash):
+            self.revisions[content_hash] = rubric
         return rubric
 
     async def month_spent(self, channel_id: str | None) -> float:

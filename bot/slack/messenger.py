@@ -127,7 +127,9 @@ class Messenger:
     async def reply(self, response_url: str | None, message: dict[str, Any]) -> None:
         """Send `message` to one person only, through the response_url Slack gave; failures are logged."""
         if not response_url:
-            log.warning("no response_url to send a reply to: %s", message.get("text"))
+            # its length, not its text: a reply may quote what people wrote, and logs are beyond RETENTION_DAYS
+            log.warning("no response_url to send a reply to: a reply of %d characters not sent",
+                        len(str(message.get("text") or "")))
             return
         webhook = AsyncWebhookClient(response_url, timeout=10, retry_handlers=self.client.retry_handlers)
         try:

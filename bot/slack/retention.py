@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
+from bot.csvfiles.folders import remove_left_over
 from bot.slack.context import Context
 from bot.store import utcnow
 from bot.store.retention import Removed, Shapes, remove_old_texts
@@ -40,14 +42,19 @@ class DailyRetention:
 
     async def remove(self) -> Removed | None:
         """One pass; None when it failed (logged: the next pass tries again)."""
+        before = utcnow() - timedelta(days=self.days)
         try:
-            removed = await self.ctx.db(remove_old_texts, before=utcnow() - timedelta(days=self.days),
-                                        shapes=Shapes.of(self.ctx.rubrics))
+            removed = await self.ctx.db(remove_old_texts, before=before, shapes=Shapes.of(self.ctx.rubrics))
+            if folders := await asyncio.to_thread(remove_left_over, before):
+                log.info("deleted %d temporary folders a stopped bot left behind", folders)
         except Exception:
             log.warning("could not remove the texts older than %d days; the next pass tries again", self.days,
                         exc_info=True)
             return None
         if removed.total:
-            log.info("removed the texts older than %d days: %d judgments, %d samples, %d notes, %d messages",
-                     self.days, removed.judgments, removed.samples, removed.notes, removed.messages)
+            pruned = removed.revisions
+            log.info("removed the texts older than %d days: %d judgments, %d samples, %d notes, %d messages; from %d "
+                     "revisions of rubrics (%d in force) %d worked examples and %d notes copied from them", self.days,
+                     removed.judgments, removed.samples, removed.notes, removed.messages, pruned.revisions,
+                     pruned.in_force, pruned.examples, pruned.notes)
         return removed

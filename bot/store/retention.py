@@ -18,6 +18,7 @@ from bot.store.case_keys import REMOVED, case_key, removed_question, texts_remov
 from bot.store.judgments import Store
 from bot.store.models import BilledTally, Feedback, Judgment, JudgmentSample, JudgmentTally, Run, SharedFile, table_of
 from bot.store.models_trust import Label
+from bot.store.retention_revisions import Pruned, prune_revisions
 from bot.store.tallies import tally_upsert
 
 BATCH = 500  # rows changed in one transaction: a million old rows never hold the write lock for long
@@ -88,18 +89,20 @@ class Removed:
     samples: int = 0  # samples of those judgments whose texts were removed
     notes: int = 0  # people's notes with their labels
     messages: int = 0  # the messages files were shared with
+    revisions: Pruned = field(default_factory=Pruned)  # the examples and notes alignment copied into revisions
 
     @property
     def total(self) -> int:
         """Rows changed."""
-        return self.judgments + self.samples + self.notes + self.messages
+        return self.judgments + self.samples + self.notes + self.messages + self.revisions.revisions
 
 
 def remove_old_texts(store: Store, *, before: datetime, shapes: Shapes, batch: int = BATCH) -> Removed:
     """Remove the texts of the judgments judged (or, never judged, made) before `before`, and of their samples, the
-    notes of labels last changed before then, and the messages of files shared before then; `batch` rows a
-    transaction. Whatever weeks and calibration count is kept: statuses, scores, pass/fail, tags, rubric, models,
-    judge, dates, tokens, costs, the output's figures, question keys and case keys.
+    notes of labels last changed before then, the messages of files shared before then, and what revisions of rubrics
+    copied from them (bot.store.retention_revisions); `batch` rows a transaction. Whatever weeks and calibration
+    count is kept: statuses, scores, pass/fail, tags, rubric, models, judge, dates, tokens, costs, the output's
+    figures, question keys and case keys.
 
     Each removed text reads REMOVED, but a question reads `removed_question(its case)`, so that labels, votes and
     pairs given later still find their case. The cache key goes: an identical triple judged later is judged afresh,
@@ -109,12 +112,9 @@ def remove_old_texts(store: Store, *, before: datetime, shapes: Shapes, batch: i
     """
     removed, last = Removed(), 0
     j = table_of(Judgment)
-    settled = sa.select(table_of(Run).c.id).where(table_of(Run).c.status.in_(SETTLED_RUNS))
     while True:
         chosen = (sa.select(*(j.c[name] for name in JUDGMENT_TEXTS))
-                  .where(j.c.id > last, sa.func.coalesce(j.c.judged_at, j.c.created_at) < before,
-                         ~texts_removed(j.c.question, j.c.reference),
-                         sa.or_(j.c.status != RowState.PENDING, j.c.run_id.in_(settled)))
+                  .where(j.c.id > last, _past(j, before), ~texts_removed(j.c.question, j.c.reference))
                   .order_by(j.c.id).limit(batch).with_for_update(skip_locked=True, of=j))
         with store.engine.begin() as conn:
             rows = conn.execute(chosen).all()
@@ -129,7 +129,17 @@ def remove_old_texts(store: Store, *, before: datetime, shapes: Shapes, batch: i
     removed.notes = _set_in_batches(store, label, label.c.note, batch, label.c.updated_at < before)
     removed.messages = _set_in_batches(store, share, share.c.text, batch, share.c.updated_at < before,
                                        share.c.state.in_(SETTLED_SHARES), share.c.text != "")
+    removed.revisions = prune_revisions(store, before=before,
+                                        kept=~texts_removed(j.c.question, j.c.reference) & ~_past(j, before))
     return removed
+
+
+def _past(j: sa.Table, before: datetime) -> Any:
+    """SQL: a judgment whose texts go at `before`: judged before it (or, never judged, made before it), unless it is a
+    row of a run still to be resumed."""
+    settled = sa.select(table_of(Run).c.id).where(table_of(Run).c.status.in_(SETTLED_RUNS))
+    return sa.and_(sa.func.coalesce(j.c.judged_at, j.c.created_at) < before,
+                   sa.or_(j.c.status != RowState.PENDING, j.c.run_id.in_(settled)))
 
 
 def _judgment_removed(row: Any, shapes: Shapes) -> dict[str, Any]:

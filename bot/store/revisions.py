@@ -13,6 +13,7 @@ from bot.store.models import utcnow
 from bot.store.models_trust import RubricRevision
 
 PROPOSED, ACCEPTED, DISCARDED, REPLACED = "proposed", "accepted", "discarded", "replaced"
+EARLIER_HASHES = "earlier_hashes"  # in a revision's figures: the hashes its text had before retention took copies out
 
 
 def propose_revision(store: Store, *, team_id: str, channel_id: str, rubric_name: str, version: str,
@@ -78,10 +79,20 @@ def revision_in_force(store: Store, *, team_id: str | None, channel_id: str | No
 
 
 def revision_by_hash(store: Store, content_hash: str) -> RubricRevision | None:
-    """A revision by the hash of its rubric (any state: a judgment made with it names it so)."""
+    """A revision by the hash of its rubric (any state: a judgment made with it names it so), or by a hash it had
+    before retention took the examples copied from old cases out of it."""
     with store.session() as session:
-        return session.exec(select(RubricRevision).where(RubricRevision.content_hash == content_hash)
-                            .order_by(col(RubricRevision.id))).first()
+        found = session.exec(select(RubricRevision).where(RubricRevision.content_hash == content_hash)
+                             .order_by(col(RubricRevision.id))).first()
+        if found is not None:
+            return found
+        return next((revision for revision in session.exec(select(RubricRevision).order_by(col(RubricRevision.id)))
+                     if content_hash in earlier_hashes(revision)), None)  # a channel has a handful of revisions
+
+
+def earlier_hashes(revision: RubricRevision) -> list[str]:
+    """The hashes a revision's text had before retention took copies of old cases' texts out of it."""
+    return [str(value) for value in (revision.figures or {}).get(EARLIER_HASHES, [])]
 
 
 def all_revisions(store: Store) -> list[RubricRevision]:

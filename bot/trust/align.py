@@ -10,8 +10,6 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-import yaml
-
 from bot.errors import RubricError
 from bot.records import RowState
 from bot.rubric import Rubric
@@ -21,6 +19,7 @@ from bot.store import Judgment
 from bot.trust.align_report import AlignCase, AlignReport, report
 from bot.trust.drift import CheckCase, case_count
 from bot.trust.labels import Completed, complete
+from bot.yaml_text import dump_yaml
 
 MIN_LABELS, MIN_CORRECTIONS = 20, 5  # fewer distinct cases say too little to align on
 DEFAULT_FOLDS, DEFAULT_EXAMPLES = 5, 6
@@ -185,7 +184,7 @@ def candidate_file(aligned: Aligned, rubric: Rubric, day: str) -> str:
     if aligned.notes:
         header.append("# People's notes, to consider as guidelines (a guideline is not measured until it is in use):")
         header += [f"#   - {note}" for note in aligned.notes]
-    return "\n".join(header) + "\n" + yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=110)
+    return "\n".join(header) + "\n" + dump_yaml(data)
 
 
 def _share(value: float | None) -> str:

@@ -121,7 +121,8 @@ class PairwiseReport:
     """Every figure of a pairwise run."""
 
     pairs: int = 0  # pairs of the file that reached a judge (malformed rows are not pairs)
-    judged: int = 0  # pairs with an outcome
+    judged: int = 0  # pairs with an outcome: a winner, or a tie (an inconsistent pair is one)
+    tied: int = 0  # of them, ties
     swapped: bool = True  # judged in both orders (else once, half of them with B shown first)
     both: int = 0  # pairs scored in both orders
     consistent: int = 0
@@ -204,6 +205,7 @@ def report(pairs: Sequence[JudgedPair], *, swapped: bool = True) -> PairwiseRepo
                 found.right_first += said.get(False) == pair.human
                 found.right_second += said.get(True) == pair.human
     found.judged = sum(pair.judged for pair in pairs)
+    found.tied = sum(pair.judged and (pair.outcome or "tie") == "tie" for pair in pairs)
     for pair in pairs:
         if swapped and pair.position is not None:
             found.positions[pair.position] += 1

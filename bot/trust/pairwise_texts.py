@@ -22,6 +22,17 @@ def win_rate_text(match: Matchup) -> str:
             f"{match.losses}, tied {match.ties}{inconsistent}{sign}")
 
 
+def outcomes_text(found: PairwiseReport) -> str:
+    """What the pairs came to: "9 with a winner, 3 tied (an inconsistent pair is a tie), 1 with no verdict"."""
+    if not found.judged:
+        return "none with an outcome (no verdict, and no label of people)"
+    won = found.judged - found.tied
+    parts = [f"{won} with a winner", f"{found.tied} tied"]
+    if found.pairs > found.judged:
+        parts.append(f"{found.pairs - found.judged} with no verdict")
+    return ", ".join(parts)
+
+
 def consistency_text(found: PairwiseReport) -> str:
     """Position consistency: "87% (26 of 30 pairs named the same winner in both orders; 4 inconsistent, counted as
     ties)", or why it was not measured."""

@@ -56,6 +56,11 @@ def test_align_fixes_held_out_cases_and_writes_a_candidate_beside_the_rubric(tmp
     assert written.startswith("# eth-aligned 1.1: eth 1.0 with")
     assert ("agreement on pass/fail 50% -> 100%, fixed 15, broken 0; on the tag 50% -> 100%, fixed 15, broken 0"
             in written)
+    # the instructions as blocks a reviewer can diff line by line, not one escaped line; read back exactly
+    eth = load_rubrics(None).get("eth")
+    assert "\nsystem: |\n  You audit answers" in written and "\\n" not in written
+    assert f"  {eth.system.splitlines()[1]}" in written.splitlines()
+    assert candidate.system == eth.system and candidate.user_template == eth.user_template
     # the check runs are kept out of every figure: the terminal's history shows no judgment of them
     assert history(tmp_path, "SELECT COUNT(*) FROM run WHERE source != 'check'") == [(0,)]
 

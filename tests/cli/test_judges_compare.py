@@ -15,6 +15,7 @@ CANDIDATE = ["Correct", "Correct", "Correct", "Generic", "Correct", "Generic", "
 PEOPLE_PASS = ["yes", "yes", "yes", "no", "no", "no", "no", "no"]  # row 4: only the candidate is right; row 5: only
 # the judge in use is
 NEW = "judge-new"
+LONG = " [red]Aisha[/red] asks\nwhere the room booking portal is, and whom to call when it is down"
 
 
 def scripted(judge_server: FakeJudgeServer) -> Script:
@@ -26,7 +27,8 @@ def scripted(judge_server: FakeJudgeServer) -> Script:
 
 def judged_in_the_terminal(tmp_path: Path, judge_server: FakeJudgeServer) -> Path:
     """The eight rows judged by the judge in use, and a labels file of people's pass/fail for them."""
-    rows = [[f"question {n}?", "Use myStudies.", answer, "bot-v1"] for n, answer in enumerate(ANSWERS)]
+    rows = [[f"question {n}?" + (LONG if n == 3 else ""), "Use myStudies.", answer, "bot-v1"]
+            for n, answer in enumerate(ANSWERS)]
     write_rows(tmp_path / "rows.csv", ["question", "reference", "answer", "model"], rows)
     code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", server=judge_server)
     assert code == 1 or code == 0, out
@@ -58,8 +60,11 @@ def test_compare_shows_both_judges_against_people_and_against_each_other(tmp_pat
     assert "the same pass/fail on 75% (6/8), 95% CI " in text
     assert f"flips: pass -> fail 1, fail -> pass 1 ({JUDGE_MODEL} -> {NEW})" in text
     assert "mean headline shift +0.0 points (no interval under 10 rows)" in text  # a t interval held from 10
-    assert "row 12: judge-cli pass, Correct, 100; judge-new fail, Generic, 25 · question 3?" in text
-    assert "row 13: judge-cli fail, Generic, 25; judge-new pass, Correct, 100 · question 4?" in text
+    # a flipped row is named by its question (the comparison's own row numbers open nowhere), with its model
+    assert ('"question 3? [red]Aisha[/red] asks where the room booking portal is,…" (bot-v1): judge-cli pass, '
+            'Correct, 100; judge-new fail, Generic, 25') in text  # in one line, cut, its markup shown as typed
+    assert '"question 4?" (bot-v1): judge-cli fail, Generic, 25; judge-new pass, Correct, 100' in text
+    assert "row 12" not in text and "row 13" not in text
     assert "question 6?" not in text.split("mean headline shift")[1].split("Tags")[0]  # a tag change, not a flip
     # the tag transitions: the judge in use's tags are the rows
     [matrix] = [line for line in out.splitlines() if "Refusal" in line and ("│" in line or "┃" in line)]

@@ -79,6 +79,7 @@ def test_pairs_judged_in_both_orders_give_the_win_rate_consistency_and_results(t
     assert (f"bot-v2 over bot-v1: {rate:.0%} (95% CI {low:.0%}-{high:.0%}) of 12 pairs; won {wins}, lost {losses}, "
             f"tied {ties} (1 inconsistent); sign test p = 0.11") in text
     assert "position consistency 92% (11 of 12 pairs named the same winner in both orders; 1 inconsistent" in text
+    assert "pairs 12 judged in both orders: 10 with a winner, 2 tied" in text  # the ties have no winner
     # named A (shown first) in: 7 pairs' A-first order won by A... count the judgments by the position they named
     named = Counter()
     for question, first, second in judge.seen:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import os
 import sys
+import time
 
 import pytest
 from rich.console import Console
@@ -38,6 +40,25 @@ def test_retention_removes_old_texts_says_what_and_then_finds_nothing(tmp_path, 
     assert code == EXIT_OK and "Removed the texts older than 2 days: 2 judgments" in out  # --days wins: 2, 3 days
     code, out = judgebot(tmp_path, "retention", "--days", "2", DATABASE_URL=db_url)
     assert code == EXIT_OK and "nothing removed" in out
+
+
+def test_retention_deletes_the_temporary_folders_a_killed_bot_left_behind(tmp_path, db_url: str) -> None:
+    temp = tmp_path / "tmp"
+    old, new, other = temp / "judgebot-abc123", temp / "judgebot-def456", temp / "other-ghi789"
+    for folder in (old, new, other):
+        folder.mkdir(parents=True)
+        (folder / "pairs-results-run1.csv").write_text("question\nWhere does Aisha book room 3?\n", encoding="utf-8")
+    ten_days = time.time() - 10 * 86400
+    for folder in (old, other):
+        os.utime(folder, (ten_days, ten_days))
+
+    code, out = judgebot(tmp_path, "retention", "--days", "8", DATABASE_URL=db_url, TMPDIR=str(temp))
+
+    assert code == EXIT_OK, out
+    said = " ".join(out.split())
+    assert "Deleted 1 temporary folder older than 8 days that a stopped bot left behind on this machine" in said
+    assert "nothing removed" not in said
+    assert not old.exists() and new.exists() and other.exists()  # one of its own, older than 8 days
 
 
 @pytest.mark.slow

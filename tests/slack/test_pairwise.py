@@ -53,6 +53,7 @@ async def test_a_shared_file_of_pairs_is_judged_pairwise_with_a_card_results_and
     assert "&lt;!channel&gt; bot-v2 over bot-v1" in card and "<!channel>" not in card + summary["text"]
     # q0 (neither marked) and q4 (inconsistent) ties, the 6 others won by v2: (6 + 2 / 2) / 8 = 88%
     assert "88% (95% CI" in card and "won 6, lost 0, tied 2 (1 inconsistent)" in card
+    assert "*8 pairs* judged in both orders: 6 with a winner, 2 tied" in card  # a tie has no winner
     assert "*Position consistency*: 88% (7 of 8 pairs named the same winner in both orders" in card
     assert "row 6: q4 [flip]" in card
     assert "Judged" in blocks_text(thread[0])

@@ -41,6 +41,7 @@ def _child(request: dict[str, Any]) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        tempfile.tempdir = None  # as a new process would, it finds its temporary directory in this environment
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
         out = os.open(request["out"] or os.devnull, flags, 0o644)
         os.dup2(out, 1)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from bot.csvfiles.folders import work_folder
 from bot.csvfiles.reading import CsvSource, choose_columns, holds_pairs, open_csv
 from bot.errors import CommandError, CsvError, FileProblem
 from bot.records import ShareState
@@ -97,7 +97,7 @@ class FileIntake:
 
     async def begin(self, share: SharedFile, *, rubric_name: str | None = None, confirmed: bool = False) -> None:
         """Fetch and check the file, ask what is missing (run again? which rubric?), else start the run."""
-        with tempfile.TemporaryDirectory(prefix="judgebot-") as folder:
+        with work_folder() as folder:
             try:
                 wanted = parse_share_text(share.text, self.ctx.rubrics)
                 rubric = (self.ctx.rubrics.find(rubric_name) if rubric_name

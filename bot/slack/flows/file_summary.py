@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import tempfile
 from collections.abc import Callable
 from datetime import UTC
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bot.csvfiles.folders import work_folder
 from bot.digest import score_distribution_png, win_rates_png
 from bot.records import RowState, RunState, ShareState
 from bot.rubric import Rubric
@@ -84,7 +84,7 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
     share = found
     run = await ctx.db(Store.get_run, found.run_id)
     assert run is not None, "a share's run is never deleted"
-    with tempfile.TemporaryDirectory(prefix="judgebot-") as folder:
+    with work_folder() as folder:
         results = Path(folder) / results_name(run)
         if rubric.pairwise:
             summary, card, chart = await _pairs_summary(ctx, run, rubric, results)

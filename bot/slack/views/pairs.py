@@ -12,7 +12,7 @@ from bot.records import RowState
 from bot.slack.text import clip, escape, plain, shown
 from bot.slack.views.blocks import context, listing, message, section
 from bot.slack.views.limits import HEADER_LIMIT
-from bot.trust.pairwise_texts import consistency_text, people_text, position_text, rated_text, win_rate_text
+from bot.trust.pairwise_texts import consistency_text, outcomes_text, people_text, position_text, rated_text, win_rate_text
 
 if TYPE_CHECKING:
     from bot.rubric import Rubric
@@ -31,8 +31,8 @@ def pairs_card(run: Run, rubric: Rubric, found: PairsSummary, results_name: str,
     orders = "in both orders" if figures.swapped else "once each (every other pair B first)"
     head: list[Block] = [
         HeaderBlock(text=clip(f"Pairwise · {plain(run.source_name or 'file', 80)} · {rubric.title}", HEADER_LIMIT)[0]),
-        section(f"*{figures.pairs:,} {plural(figures.pairs, 'pair')}* judged {orders}: {figures.judged:,} with a "
-                f"winner" + (f", {found.malformed:,} malformed rows" if found.malformed else "")
+        section(f"*{figures.pairs:,} {plural(figures.pairs, 'pair')}* judged {orders}: {escape(outcomes_text(figures))}"
+                + (f", {found.malformed:,} malformed rows" if found.malformed else "")
                 + (f", {summary.errors:,} judge errors" if summary.errors else "")),
     ]
     if figures.matchups:
