@@ -7,9 +7,11 @@ import argparse
 import gc
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 
 from bot.config import Settings
 
@@ -28,10 +30,14 @@ class Context:
 
     @cached_property
     def store(self) -> Store:
-        """The history database (DATABASE_URL), brought up to date when it is opened."""
+        """The history database (DATABASE_URL), brought up to date when it is opened; where it is said once, on
+        stderr, when this command created it (the output of `labels export` or `mcp` stays its own)."""
         from bot.store import Store
 
-        return Store.open(self.settings.db_url)
+        store = Store.open(self.settings.db_url)
+        if store.created:
+            Console(stderr=True, highlight=False).print(f"History: {escape(where(store))} (new)")
+        return store
 
     @cached_property
     def rubrics(self) -> RubricSet:
@@ -39,6 +45,15 @@ class Context:
         from bot.rubric import load_rubrics
 
         return load_rubrics(self.settings.rubrics_dir)
+
+
+def where(store: Store) -> str:
+    """Where the history is kept, as a person finds it: a file's absolute path (~ for the home folder), or the
+    database's URL without its password."""
+    if "://" in store.name:
+        return store.name
+    path, home = Path(store.name).expanduser().absolute(), Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
 
 
 def settled() -> None:

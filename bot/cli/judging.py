@@ -15,6 +15,7 @@ from bot.cli.cost import approve_cost
 from bot.cli.exits import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE
 from bot.cli.panels import judge_panel, run_panel
 from bot.cli.screen import shown
+from bot.cli.unfinished import interrupted, unfinished_first
 from bot.errors import UsageError
 from bot.records import REJUDGEABLE, RowState, RunState
 
@@ -67,7 +68,10 @@ async def judge_triple(ctx: Context, rubric: Rubric) -> int:
     triple = Triple(question=args.question, reference=args.reference, answer=args.answer)
     run = start_single_run(ctx.store, rubric=rubric, triple=triple, **panel.run_fields(), model_name=args.model_name,
                            fresh=args.fresh, origin=terminal_origin())
-    return await finish_triple(ctx, run, rubric, panel, new=True)
+    try:
+        return await finish_triple(ctx, run, rubric, panel, new=True)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        return interrupted(ctx, run)
 
 
 async def finish_triple(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *, new: bool,
@@ -113,20 +117,24 @@ async def judge_file(ctx: Context, rubric: Rubric) -> int:
                           f"{shown(source.columns['model'])}: --model-name {shown(args.model_name)} names only the rows "
                           "whose cell there is empty", highlight=False)
     panel = judge_panel(ctx.settings, args, rubric, args.concurrency)
+    if not args.new_run:
+        await unfinished_first(ctx, rubric, source, panel, terminal_origin())
     run = start_csv_run(ctx.store, rubric=rubric, source=source, **panel.run_fields(), model_name=args.model_name,
                         fresh=args.fresh, origin=terminal_origin(), results_path=str(out.resolve()),
                         swap=not args.no_swap)
-    go, budget = await cost_agreed(ctx, run, rubric, panel, new=True, batch=args.batch)
-    if not go:
-        return EXIT_USAGE
-    return await finish_run(ctx, run, rubric, panel, out, budget=budget, batch=args.batch)
+    try:
+        go, budget = await cost_agreed(ctx, run, rubric, panel, new=True, batch=args.batch)
+        if not go:
+            return EXIT_USAGE
+        return await finish_run(ctx, run, rubric, panel, out, budget=budget, batch=args.batch)
+    except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl-C: asyncio.run cancels this task at its next await
+        return interrupted(ctx, run)
 
 
 async def resume(ctx: Context) -> int:
     """`judgebot resume`: judge what a run left pending, then write its results and summary (or, for one triple,
     show its verdict)."""
     from bot.runs import ONE_TRIPLE, busy, held_elsewhere
-    from bot.store.batches import open_parts
 
     args, store = ctx.args, ctx.store
     run = store.get_run(args.run_id) if args.run_id else store.latest_unfinished_run()
@@ -142,12 +150,27 @@ async def resume(ctx: Context) -> int:
             raise UsageError(f"run {run.id} is finished; nothing to resume (`judgebot history` shows its verdict, "
                              "`--retry-errors` judges it again if it ended in an error)")
         run = judge_now(ctx, run)
-        return await finish_triple(ctx, run, rubric, run_panel(ctx.settings, run), new=False, rejudge=rejudge)
+        try:
+            return await finish_triple(ctx, run, rubric, run_panel(ctx.settings, run), new=False, rejudge=rejudge)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            return interrupted(ctx, run)
     if run.status == RunState.DONE and run.results_written_at is not None and not rejudge and args.out is None:
         raise UsageError(f"run {run.id} is finished; nothing to resume. Its results are in {run.results_path}: "
                          f"`judgebot resume {run.id} --out PATH` writes them again elsewhere, `--retry-errors` judges "
                          "its errors again")
     run = judge_now(ctx, run)
+    try:
+        return await resume_file(ctx, run, rubric, rejudge)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        return interrupted(ctx, run)
+
+
+async def resume_file(ctx: Context, run: Run, rubric: Rubric, rejudge: tuple[RowState, ...]) -> int:
+    """Resume a run of a file: its estimate agreed to (or its batches waited for), its rows judged, its results
+    written."""
+    from bot.store.batches import open_parts
+
+    args, store = ctx.args, ctx.store
     out = writable(args.out or Path(run.results_path or f"run-{run.id}.results.csv"))
     if (newer := store.newer_results(str(out.resolve()), run.id)) is not None:
         raise UsageError(f"{out} holds the results of run {newer.id}, newer than run {run.id}, and is never replaced "

@@ -91,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     judge_cmd.add_argument("--concurrency", type=int, help="judge requests in flight (default: CONCURRENCY)")
     add_panel_options(judge_cmd)
     judge_cmd.add_argument("--fresh", action="store_true", help="judge again even when a cached verdict exists")
+    judge_cmd.add_argument("--new-run", action="store_true", help="start a new run even when an unfinished run of the "
+                           "same rows, rubric and judge waits for `judgebot resume`")
     judge_cmd.add_argument("--batch", action="store_true", help="judge through the Batch API: half the price, "
                            "results within 24 h; stop any time, `judgebot resume` goes on waiting")
     judge_cmd.add_argument("--yes", action="store_true", help="judge without asking, even when the estimate is above "

@@ -25,6 +25,7 @@ async def rubrics(ctx: Context) -> int:
     chosen = [found.get(ctx.args.name)] if ctx.args.name else list(found)
     if ctx.args.action == "list":
         views.show_rubrics(console, chosen)
+        show_replaced(console, found)
         show_broken(console, found)
         show_folders(console, found)
         return EXIT_OK
@@ -47,6 +48,20 @@ async def rubrics(ctx: Context) -> int:
     if found.broken:
         return EXIT_USAGE
     return EXIT_UNSCORED if failed else EXIT_OK
+
+
+def show_replaced(console: Console, found: RubricSet) -> None:
+    """The team's files (RUBRICS_DIR) named like a shipped rubric, which they replace."""
+    broken = {file.path.stem: file for file in found.broken}
+    for name in sorted(found.replaced):
+        rubric = next((r for r in found if r.name == name), None)
+        path = rubric.source if rubric is not None else broken[name].path if name in broken else None
+        if path is None:
+            continue
+        state = "" if rubric is not None else (f"; it is broken, so {shown(name)} cannot be used until it is fixed (or "
+                                               "removed, to use the shipped one)")
+        console.print(f"[yellow]{shown(name)}[/]: {shown(str(path))} replaces the shipped rubric of this name{state}",
+                      highlight=False)
 
 
 def show_broken(console: Console, found: RubricSet) -> None:

@@ -27,19 +27,28 @@ class Example(BaseModel):
 
 
 def check_examples(examples: list[Example], output: dict[str, FieldSpec], rules: list[Any]) -> None:
-    """Refuse an example whose values name no field, do not fit their field, or break a rule they can be read by."""
+    """Refuse an example whose values name no field, do not fit their field, or break a rule they can be read by
+    (RubricError naming every such problem)."""
+    if problems := example_problems(examples, output, rules):
+        raise RubricError("; ".join(problems))
+
+
+def example_problems(examples: list[Example], output: dict[str, FieldSpec], rules: list[Any]) -> list[str]:
+    """Every value of the examples that names no field or does not fit its field, and every rule an example breaks,
+    each naming the example."""
     fields = {path: spec for path, spec in leaves(output) if spec.type in EXAMPLE_KINDS}
+    problems = []
     for index, example in enumerate(examples):
         where = f"examples.{index}"
         for path, value in example.expected.items():
             if path not in fields:
-                raise RubricError(f"{where}.expected: no field {path!r} an example can give (an enum, number or "
-                                  f"boolean of the output).{did_you_mean(path, fields)}")
+                problems.append(f"{where}.expected: no field {path!r} an example can give (an enum, number or "
+                                f"boolean of the output).{did_you_mean(path, fields)}")
+                continue
             try:
                 TypeAdapter(annotation_of(f"example_{index}", fields[path])).validate_python(value, strict=True)
             except ValidationError as err:
-                problem = err.errors(include_url=False)[0]["msg"]
-                raise RubricError(f"{where}.expected.{path}: {value!r}: {problem}") from None
+                problems.append(f"{where}.expected.{path}: {value!r}: {err.errors(include_url=False)[0]['msg']}")
         values = nested(example.expected)
         for rule in rules:
             try:
@@ -47,7 +56,8 @@ def check_examples(examples: list[Example], output: dict[str, FieldSpec], rules:
             except FormulaError:
                 continue  # the rule reads a field the example does not give
             if ok is False:
-                raise RubricError(f"{where}: breaks the rule {rule.message!r}")
+                problems.append(f"{where}: breaks the rule {rule.message!r}")
+    return problems
 
 
 def examples_text(examples: list[Example], uses_reference: bool) -> str:

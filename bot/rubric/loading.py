@@ -6,9 +6,10 @@ import re
 import types
 import typing
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from bot.errors import RubricError
 from bot.rubric.formulas import did_you_mean
-from bot.rubric.model import Rubric, describe
+from bot.rubric.model import NAME_PATTERN, Rubric, describe
 from bot.yaml_text import load_yaml, yaml_problem
 
 RUBRIC_SUFFIXES = (".yaml", ".yml")
@@ -37,13 +38,32 @@ ALIAS_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")  # what people type, in
 
 @dataclass(frozen=True)
 class BrokenFile:
-    """A rubric file left out of the set, and why."""
+    """A rubric file left out of the set: every problem found in it, and the names it gives as far as they can be
+    read (its file name's stem, its `name` and `aliases`), so that a command typing one says the file is broken."""
 
     path: Path
-    problem: str
+    problems: tuple[str, ...]
+    names: frozenset[str] = frozenset()
+
+    @property
+    def problem(self) -> str:
+        """The problems on one line."""
+        return "; ".join(self.problems)
 
     def __str__(self) -> str:
         return f"{self.path.name}: {self.problem}"
+
+    def named(self, key: str) -> bool:
+        """Whether people typing `key` (as `typed` makes it) mean this file's rubric."""
+        return key == typed(self.path.stem) or key in self.names
+
+
+class _Broken(RubricError):
+    """A rubric file's problems, all of them, and the names it gives."""
+
+    def __init__(self, problems: Sequence[str], names: frozenset[str] = frozenset()) -> None:
+        super().__init__("; ".join(problems))
+        self.problems, self.names = tuple(problems), names
 
 
 def rubric_from_text(text: str) -> Rubric:
@@ -54,7 +74,7 @@ def rubric_from_text(text: str) -> Rubric:
 
 
 def load_rubric(path: Path) -> Rubric:
-    """Read and validate one rubric file; errors name the file and the field."""
+    """Read and validate one rubric file; errors name the file and the field, every one found."""
     try:
         return _read(path)
     except RubricError as err:
@@ -62,20 +82,29 @@ def load_rubric(path: Path) -> Rubric:
 
 
 def _read(path: Path) -> Rubric:
+    """One rubric file; _Broken with every problem found: those of its structure all at once (a key unknown or
+    missing, a wrong type, a name people could not type) and, once the structure holds, those of its formulas."""
     try:
         data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise RubricError(f"cannot read the file: {yaml_problem(err)}") from None
+        raise _Broken([f"cannot read the file: {yaml_problem(err)}"]) from None
     if not isinstance(data, dict):
-        raise RubricError("expected a mapping of rubric fields at the top level")
+        raise _Broken(["expected a mapping of rubric fields at the top level"])
+    name, aliases = data.get("name"), data.get("aliases")
+    aliases = [alias for alias in aliases if isinstance(alias, str)] if isinstance(aliases, list) else []
+    names = frozenset(typed(text) for text in (name, *aliases) if isinstance(text, str))
+    problems = []
     try:
         rubric = Rubric.model_validate(data)
     except ValidationError as err:
-        raise RubricError("; ".join(_explain(e) for e in err.errors(include_url=False))) from None
-    if path.stem != rubric.name:
-        raise RubricError(f"name {rubric.name!r} must match the file name {path.stem!r}")
-    _check_names(rubric)
-    rubric.self_check()
+        rubric, problems = None, [_explain(e) for e in err.errors(include_url=False)]
+    if isinstance(name, str) and NAME_PATTERN.fullmatch(name) and path.stem != name:
+        problems.append(f"name: {name!r} must match the file name {path.stem!r}")
+    problems += _name_problems(name if isinstance(name, str) else "", aliases)
+    if rubric is not None:
+        problems += rubric.problems()
+    if problems or rubric is None:
+        raise _Broken(problems, names)
     rubric.loaded_from(path)
     return rubric
 
@@ -117,34 +146,37 @@ def _model_in(annotation: Any) -> Any:
     return args[0] if len(args) == 1 else annotation
 
 
-def _check_names(rubric: Rubric) -> None:
-    """Refuse a name or alias people could not type after /judge or `judgebot judge --rubric`."""
-    if len(rubric.name) > NAME_LIMIT:
-        raise RubricError(f"name: {rubric.name!r} is {len(rubric.name)} characters long; a rubric name has at most "
-                          f"{NAME_LIMIT} (the judge's schema name is limited to 64). Shorten the name and the file name")
-    if rubric.name in RESERVED_WORDS:
-        raise RubricError(f"name: {rubric.name!r} is a word judgebot keeps for a command (`/judge {rubric.name}`), "
-                          "so this rubric could never be chosen. Rename the rubric and its file")
-    for index, alias in enumerate(rubric.aliases):
+def _name_problems(name: str, aliases: list[str]) -> list[str]:
+    """A name or alias people could not type after /judge or `judgebot judge --rubric`."""
+    problems = []
+    if len(name) > NAME_LIMIT:
+        problems.append(f"name: {name!r} is {len(name)} characters long; a rubric name has at most {NAME_LIMIT} (the "
+                        "judge's schema name is limited to 64). Shorten the name and the file name")
+    if name in RESERVED_WORDS:
+        problems.append(f"name: {name!r} is a word judgebot keeps for a command (`/judge {name}`), so this rubric "
+                        "could never be chosen. Rename the rubric and its file")
+    for index, alias in enumerate(aliases):
         if alias.strip().lower() in RESERVED_WORDS:
-            raise RubricError(f"aliases.{index}: {alias!r} is a word judgebot keeps for a command "
-                              f"(`/judge {alias.strip().lower()}`), so it could never name this rubric. Choose "
-                              "another alias")
-        if not alias.strip() or len(alias.split()) > 1:
-            raise RubricError(f"aliases.{index}: {alias!r} is not one word; people type an alias after /judge, "
-                              "so it has no spaces")
-        if not ALIAS_PATTERN.fullmatch(alias.strip()):
+            problems.append(f"aliases.{index}: {alias!r} is a word judgebot keeps for a command "
+                            f"(`/judge {alias.strip().lower()}`), so it could never name this rubric. Choose another "
+                            "alias")
+        elif not alias.strip() or len(alias.split()) > 1:
+            problems.append(f"aliases.{index}: {alias!r} is not one word; people type an alias after /judge, so it has "
+                            "no spaces")
+        elif not ALIAS_PATTERN.fullmatch(alias.strip()):
             # Letters from other scripts, full-width or styled, can pass for another rubric's name ("еth", "ｅｔｈ").
-            raise RubricError(f"aliases.{index}: {alias!r} is not plain ASCII letters, digits, \"-\" and \"_\": a "
-                              "look-alike of another rubric's name could be typed or shared for it. Choose another alias")
+            problems.append(f"aliases.{index}: {alias!r} is not plain ASCII letters, digits, \"-\" and \"_\": a "
+                            "look-alike of another rubric's name could be typed or shared for it. Choose another alias")
+    return problems
 
 
 class RubricSet:
     """The rubrics in force, and the files left out: broken, or sharing a name or an alias with another file."""
 
     def __init__(self, rubrics: Iterable[Rubric], broken: Iterable[BrokenFile] = (),
-                 folders: Sequence[Path] = ()) -> None:
+                 folders: Sequence[Path] = (), replaced: Mapping[str, Path] = MappingProxyType({})) -> None:
         self.folders = list(folders)  # the directories read: the shipped rubrics', then a team's
+        self.replaced = dict(replaced)  # the shipped files a team's file of the same name replaces, by name
         users: dict[str, list[Rubric]] = {}
         for rubric in rubrics:
             for key in {rubric.name, *(alias.strip().lower() for alias in rubric.aliases)}:
@@ -159,14 +191,15 @@ class RubricSet:
                 users[key] = builtin
                 for rubric in sharing:
                     if rubric is not builtin[0]:
-                        left_out.setdefault(rubric.name, BrokenFile(_path(rubric), f"name or alias {key!r} is a name "
-                                                                    f"of the shipped rubric {builtin[0].name}; rename "
-                                                                    "it to use this file"))
+                        left_out.setdefault(rubric.name, BrokenFile(_path(rubric), (
+                            f"name or alias {key!r} is a name of the shipped rubric {builtin[0].name}; rename it to "
+                            "use this file",), _names(rubric)))
                 continue
             for rubric in sharing:  # none of them wins
                 others = " and ".join(_path(other).name for other in sharing if other is not rubric)
-                left_out.setdefault(rubric.name, BrokenFile(_path(rubric), f"name or alias {key!r} is also used by "
-                                                            f"{others}; neither is used until one is renamed"))
+                left_out.setdefault(rubric.name, BrokenFile(_path(rubric), (
+                    f"name or alias {key!r} is also used by {others}; neither is used until one is renamed",),
+                    _names(rubric)))
         self._by_key = {key: sharing[0] for key, sharing in users.items()
                         if len(sharing) == 1 and sharing[0].name not in left_out}
         self._by_name = {rubric.name: rubric for rubric in self._by_key.values()}
@@ -199,12 +232,30 @@ class RubricSet:
         found = self._by_key.get(key)
         if found is not None:
             return found
-        if broken := [b for b in self._broken if b.path.stem == key]:
-            raise RubricError(f"The rubric {key!r} cannot be used until its file is fixed: {broken[0]}")
+        if broken := [b for b in self._broken if b.named(key)]:
+            raise RubricError(self._broken_text(broken[0], key))
         hint = did_you_mean(key, self._by_key)
         for alias, rubric in self._by_key.items():  # the closest key may be an alias: name its rubric
             hint = hint.replace(repr(alias), repr(rubric.name))
-        raise RubricError(f"No rubric named {name!r}.{hint} Available: {', '.join(r.name for r in self)}.")
+        left_out = ""
+        if self._broken:  # a name the broken files' could not be read from may be the one meant
+            left_out = (f" Left out until fixed: {', '.join(str(b.path) for b in self._broken)} "
+                        "(`judgebot rubrics` says why).")
+        raise RubricError(f"No rubric named {name!r}.{hint} Available: {', '.join(r.name for r in self)}.{left_out}")
+
+    def _broken_text(self, broken: BrokenFile, key: str) -> str:
+        """Why the rubric `key` names cannot be used: its file, and every problem in it by field."""
+        count = len(broken.problems)
+        shipped = (f"It replaces the shipped rubric {broken.path.stem}: fix it, or remove it to use the shipped one."
+                   if broken.path.stem in self.replaced else "")
+        team = self.folders[1:] and broken.path.parent.resolve() == self.folders[-1].resolve()
+        return (f"The rubric file {broken.path.name}{' in RUBRICS_DIR' if team else ''} is broken, so the rubric "
+                f"{key!r} cannot be used until it is fixed ({count} {'problem' if count == 1 else 'problems'}):\n"
+                + "".join(f"  - {problem}\n" for problem in broken.problems) + shipped).rstrip("\n")
+
+
+def _names(rubric: Rubric) -> frozenset[str]:
+    return frozenset(typed(text) for text in (rubric.name, *rubric.aliases))
 
 
 def typed(name: str) -> str:
@@ -229,6 +280,7 @@ def load_rubrics(extra_dir: Path | None = None) -> RubricSet:
     A broken file is left out and reported with the set, so that it does not stop every other rubric.
     """
     files: dict[str, list[Path]] = {}
+    replaced: dict[str, Path] = {}
     folders = [builtin_dir(), *([extra_dir] if extra_dir else [])]
     for directory in folders:
         if not directory.is_dir():
@@ -236,16 +288,18 @@ def load_rubrics(extra_dir: Path | None = None) -> RubricSet:
         here: dict[str, list[Path]] = {}
         for path in sorted(p for p in directory.iterdir() if p.suffix in RUBRIC_SUFFIXES):
             here.setdefault(path.stem, []).append(path)
+        if directory.resolve() != folders[0].resolve():  # a team's file named like a shipped one replaces it
+            replaced |= {stem: files[stem][0] for stem in here if stem in files}
         files.update(here)
     rubrics: list[Rubric] = []
     broken: list[BrokenFile] = []
     for paths in files.values():
         if len(paths) > 1:  # name.yaml and name.yml
-            broken.extend(BrokenFile(path, f"{' and '.join(p.name for p in paths if p != path)} defines the rubric "
-                                           f"{path.stem!r} too; keep one of the files") for path in paths)
+            broken.extend(BrokenFile(path, (f"{' and '.join(p.name for p in paths if p != path)} defines the rubric "
+                                            f"{path.stem!r} too; keep one of the files",)) for path in paths)
             continue
         try:
             rubrics.append(_read(paths[0]))
-        except RubricError as err:
-            broken.append(BrokenFile(paths[0], str(err)))
-    return RubricSet(rubrics, broken, folders)
+        except _Broken as err:
+            broken.append(BrokenFile(paths[0], err.problems, err.names))
+    return RubricSet(rubrics, broken, folders, replaced)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from pydantic_core import PydanticCustomError
 
 from bot.errors import FormulaError, RubricError
-from bot.rubric.examples import Example, check_examples, examples_text
+from bot.rubric.examples import Example, example_problems, examples_text
 from bot.rubric.fields import (
     LENIENT_NUMBERS,
     FieldSpec,
@@ -26,7 +26,16 @@ from bot.rubric.fields import (
 )
 from bot.rubric.formulas import did_you_mean, evaluate
 from bot.rubric.goldens import Golden
-from bot.rubric.scoring import Derived, Headline, PartScoring, Rule, Scoring, score_part, score_reply
+from bot.rubric.scoring import (
+    Derived,
+    Headline,
+    PartScoring,
+    Rule,
+    Scoring,
+    formula_problems,
+    score_part,
+    score_reply,
+)
 
 TEMPLATE_NAMES = {"pointwise": {"question", "reference", "answer"},
                   "pairwise": {"question", "reference", "answer_a", "answer_b"}}
@@ -233,56 +242,69 @@ class Rubric(BaseModel):
         return score_part(self.derived, self.headline, values)
 
     def self_check(self) -> None:
-        """Evaluate every formula on a sample reply, so a typo in a name fails at load, not mid-run."""
+        """Raise RubricError naming every problem `problems` finds, so a typo in a name fails at load, not mid-run."""
+        if found := self.problems():
+            raise RubricError("; ".join(found))
+
+    def problems(self) -> list[str]:
+        """Every problem of the load-time checks, each naming its field: weights, the generation order and the tag
+        naming no fitting field, a pairwise rubric's winner, every formula tried on a sample reply, the examples and
+        the goldens."""
         paths = dict(leaves(self.output))
+        named: list[str] = []  # fields the formulas read that are not there: the formulas are tried once they are
         for key, spec in self.derived.items():
             for path in spec.weights or {}:
                 if paths.get(path) is None or not paths[path].kind.numeric:
-                    raise RubricError(f"derived.{key}.weights: {path!r} is not a number field of the output."
-                                      f"{did_you_mean(path, paths)}")
-                if paths[path].nullable:
-                    raise RubricError(f"derived.{key}.weights: {path!r} is nullable; a weighted mean needs a value")
-        self._check_generation_order()
+                    named.append(f"derived.{key}.weights: {path!r} is not a number field of the output."
+                                 f"{did_you_mean(path, paths)}")
+                elif paths[path].nullable:
+                    named.append(f"derived.{key}.weights: {path!r} is nullable; a weighted mean needs a value")
+        tag = self.headline.tag
+        if tag and tag not in paths:
+            named.append(f"headline.tag: no field {tag!r} in the output.{did_you_mean(tag, paths)}")
+        elif tag and paths[tag].type != "enum":
+            named.append(f"headline.tag: {tag!r} is of type {paths[tag].type}; the tag must be an enum field (one of a "
+                         "few values, counted in summaries)")
+        found = [*named, *self._generation_order_problems()]
         if self.pairwise and (paths.get("winner") is None or paths["winner"].type != "enum"
                               or sorted(paths["winner"].values or []) != sorted(WINNERS)):
-            raise RubricError("a pairwise rubric has an output field winner: {type: enum, values: [A, B, tie]}: "
-                              "A for the answer shown first, B for the second, tie when neither is better")
+            found.append("output: a pairwise rubric has an output field winner: {type: enum, values: [A, B, tie]}: "
+                         "A for the answer shown first, B for the second, tie when neither is better")
         if self.pairwise and self.examples:
-            raise RubricError("examples: a pairwise rubric takes no worked examples (each shows one answer); say what "
-                              "you expect in guidelines instead")
-        if self.headline.tag and self.headline.tag not in paths:
-            raise RubricError(f"headline.tag: no field {self.headline.tag!r} in the output."
-                              f"{did_you_mean(self.headline.tag, paths)}")
-        if self.headline.tag and paths[self.headline.tag].type != "enum":
-            raise RubricError(f"headline.tag: {self.headline.tag!r} is of type {paths[self.headline.tag].type}; the "
-                              "tag must be an enum field (one of a few values, counted in summaries)")
-        sample = sample_reply(self.output)
-        output, problems = self.validate_reply(sample)
-        broken = [p for p in problems if p.startswith("rule could not be checked")]
-        if output is None or broken:
-            raise RubricError("; ".join(broken or problems))
-        try:
-            self.score(output)
-        except FormulaError as err:
-            raise RubricError(str(err)) from None
-        check_examples(self.examples, self.output, self.rules)
+            found.append("examples: a pairwise rubric takes no worked examples (each shows one answer); say what you "
+                         "expect in guidelines instead")
+        output, invalid = self.validate_reply(sample_reply(self.output))
+        if output is None:
+            found += invalid
+        else:
+            for index, rule in enumerate(self.rules):
+                try:
+                    evaluate(rule.check, output)
+                except FormulaError as err:
+                    found.append(f"rules.{index}.check: rule could not be checked: {err}")
+            if not named:
+                found += formula_problems(self.derived, self.headline, output)
+        found += example_problems(self.examples, self.output, self.rules)
         for golden in self.goldens:
             if (problem := golden.problem(self.pairwise)) is not None:
-                raise RubricError(f"goldens.{golden.name}: {problem}")
+                found.append(f"goldens.{golden.name}: {problem}")
             for path in golden.expect:
                 if path not in {"headline", "passed", *self.derived} and path not in paths:
-                    raise RubricError(f"goldens.{golden.name}.expect: no field {path!r}."
-                                      f"{did_you_mean(path, [*paths, 'headline', 'passed', *self.derived])}")
+                    found.append(f"goldens.{golden.name}.expect: no field {path!r}."
+                                 f"{did_you_mean(path, [*paths, 'headline', 'passed', *self.derived])}")
+        return found
 
-    def _check_generation_order(self) -> None:
-        """Refuse a path of `generation_order` that names no output field, or one named twice."""
+    def _generation_order_problems(self) -> list[str]:
+        """A path of `generation_order` that names no output field, or one named twice."""
         known = field_paths(self.output)
+        found = []
         for index, path in enumerate(self.generation_order or []):
             if path not in known:
-                raise RubricError(f"generation_order.{index}: no field {path!r} in the output (nested fields are "
-                                  f"written a.b).{did_you_mean(path, known)}")
-            if path in (self.generation_order or [])[:index]:
-                raise RubricError(f"generation_order.{index}: {path!r} is listed twice")
+                found.append(f"generation_order.{index}: no field {path!r} in the output (nested fields are written "
+                             f"a.b).{did_you_mean(path, known)}")
+            elif path in (self.generation_order or [])[:index]:
+                found.append(f"generation_order.{index}: {path!r} is listed twice")
+        return found
 
 
 def describe(error: Any) -> str:

@@ -113,22 +113,63 @@ def score_reply(derived_specs: dict[str, Derived], headline_spec: Headline, outp
     for key, spec in derived_specs.items():
         derived[key] = derive(spec, {**output, **derived})
     values = {**output, **derived}
-    headline = float(evaluate(headline_spec.score, values))
+    headline = _headline(headline_spec, values)
+    label = _label(headline_spec, values)
+    tag = lookup(output, headline_spec.tag) if headline_spec.tag else None
+    return Scoring(derived, round(headline, 2), _passed(headline_spec, values), label, tag)
+
+
+FORMULA_FAILURES = (FormulaError, TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError)
+
+
+def formula_problems(derived_specs: dict[str, Derived], headline_spec: Headline, output: dict[str, Any]) -> list[str]:
+    """Every formula of a rubric tried on a valid reply, each on its own: what fails, by the field that holds it
+    (the headline's formulas once the derived values they may read are computed)."""
+    problems: list[str] = []
+    derived: dict[str, float] = {}
+    for key, spec in derived_specs.items():
+        try:
+            derived[key] = derive(spec, {**output, **derived})
+        except FORMULA_FAILURES as err:
+            problems.append(f"derived.{key}: {_failure(err)}")
+    if problems:
+        return problems
+    values = {**output, **derived}
+    for where, formula in (("headline.score", _headline), ("headline.label", _label), ("headline.pass", _passed)):
+        try:
+            formula(headline_spec, values)
+        except FORMULA_FAILURES as err:
+            problems.append(f"{where}: {_failure(err)}")
+    return problems
+
+
+def _failure(err: Exception) -> str:
+    return str(err) if isinstance(err, FormulaError) else f"{type(err).__name__}: {err}"
+
+
+def _headline(spec: Headline, values: dict[str, Any]) -> float:
+    headline = float(evaluate(spec.score, values))
     if not math.isfinite(headline) or not 0 <= headline <= 100:
         raise FormulaError(f"the headline {headline} is outside 0..100")
+    return headline
+
+
+def _label(spec: Headline, values: dict[str, Any]) -> str:
     try:
-        label = headline_spec.label.format_map(values)
+        return spec.label.format_map(values)
     except (KeyError, IndexError, ValueError, AttributeError, TypeError) as err:
         hint = did_you_mean(str(err.args[0]), values) if isinstance(err, KeyError) and err.args else ""
         raise FormulaError(
-            f"label {headline_spec.label!r}: {type(err).__name__}: {err} (nested keys are written {{a[b]}}).{hint}"
+            f"label {spec.label!r}: {type(err).__name__}: {err} (nested keys are written {{a[b]}}).{hint}"
         ) from None
-    tag = lookup(output, headline_spec.tag) if headline_spec.tag else None
-    passed = evaluate(headline_spec.passed, values)
+
+
+def _passed(spec: Headline, values: dict[str, Any]) -> bool:
+    passed = evaluate(spec.passed, values)
     if not isinstance(passed, bool):
-        raise FormulaError(f"pass {headline_spec.passed!r} gave {passed!r}, not true or false: write a comparison "
+        raise FormulaError(f"pass {spec.passed!r} gave {passed!r}, not true or false: write a comparison "
                            "such as `score >= 3`")
-    return Scoring(derived, round(headline, 2), passed, label, tag)
+    return passed
 
 
 def lookup(values: dict[str, Any], path: str) -> Any:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from bot.errors import RunBusy
 from bot.records import RunState
-from bot.store import Run, owner_gone, process_name, utcnow
+from bot.store import Run, Store, owner_gone, process_name, utcnow
+from bot.store.row_claims import release_claims
 
 HEARTBEAT_SECONDS = 5.0
 # Seconds without a heartbeat after which another host's "running" run counts as abandoned: a replica takes over
@@ -25,3 +26,13 @@ def held_elsewhere(run: Run) -> bool:
     is estimated or shown."""
     return (run.status == RunState.RUNNING and run.owner is not None and run.owner != process_name()
             and not owner_gone(run.owner, run.heartbeat_at, utcnow(), STALE_AFTER))
+
+
+def let_go(store: Store, run_id: int) -> dict[str, int]:
+    """A run this process was about to judge or judging when it was interrupted (Ctrl-C): the rows it claimed given
+    back, and the run paused as interrupted unless it ended or another process holds it, so that `resume` takes it
+    at once; the counts of its rows by state."""
+    owner = process_name()
+    release_claims(store, run_id, owner)
+    store.interrupt_run(run_id, owner=owner)
+    return store.status_counts(run_id)

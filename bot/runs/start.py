@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from itertools import chain
+from collections.abc import Iterable, Iterator
+from itertools import chain, zip_longest
 from typing import Any
 
 from pydantic import BaseModel
@@ -17,6 +17,8 @@ from bot.store.run_records import LOAD_LOST
 
 ONE_TRIPLE = "one triple"  # the source name of a run of one triple: it has a verdict to show, no results file
 FILE_SOURCE = "slack-file"  # the source of runs over a file shared in Slack: the runs replicas judge together
+# What makes two runs' rows the same rows (a malformed row's texts are empty, and its status says so).
+SAME_ROW = ("row_number", "question", "reference", "answer", "answer_b", "model_name", "model_b", "swapped", "cells")
 
 
 def pairs_origin(origin: Origin) -> Origin:
@@ -85,27 +87,11 @@ def start_run(
     fields = {**common, "message_ts": message_ts}
     if rubric.pairwise:  # every row of a batch inserts the same columns
         fields |= {"answer_b": None, "model_b": None, "swapped": None}
-
-    def judgment_rows() -> Iterable[dict[str, Any]]:
-        for row in rows:
-            if isinstance(row, MalformedRow):
-                yield {**fields, "run_id": run.id, "row_number": row.line, "status": RowState.MALFORMED, "error": row.reason,
-                       "question": "", "reference": "", "answer": "", "model_name": model_name,
-                       "cells": dict(zip(columns, row.cells))}
-            elif rubric.pairwise:
-                pair = {**fields, "run_id": run.id, "row_number": row.line, "status": RowState.PENDING,
-                        "question": row.question, "reference": row.reference, "answer": row.answer,
-                        "answer_b": row.answer_b or "", "model_name": row.model, "model_b": row.model_b,
-                        "cells": row.cells}
-                orders = (False, True) if swap else (row.line % 2 == 1,)
-                yield from ({**pair, "swapped": swapped} for swapped in orders)
-            else:
-                yield {**fields, "run_id": run.id, "row_number": row.line, "status": RowState.PENDING,
-                       "question": row.question, "reference": row.reference, "answer": row.answer,
-                       "model_name": row.model or model_name, "cells": row.cells}
+    judgment_rows = _judgment_rows(run.id, rows, fields, columns=columns, model_name=model_name,
+                                   pairwise=rubric.pairwise, swap=swap)
 
     try:
-        total = store.add_rows(judgment_rows())
+        total = store.add_rows(judgment_rows)
     except RunBusy:  # another process failed the run and dropped its rows: nothing more of it is ours to change
         raise
     except BaseException as err:  # a half-loaded run must never look resumable
@@ -115,6 +101,49 @@ def start_run(
         raise RunBusy(LOAD_LOST.format(run_id=run.id))
     run.status, run.total_rows, run.owner = RunState.PENDING, total, None
     return run
+
+
+def _judgment_rows(run_id: int, rows: Iterable[CsvRow | MalformedRow], fields: dict[str, Any], *, columns: list[str],
+                   model_name: str | None, pairwise: bool, swap: bool) -> Iterator[dict[str, Any]]:
+    """The judgment rows a run saves for the rows of its source (see `start_run`), `fields` in each."""
+    for row in rows:
+        if isinstance(row, MalformedRow):
+            yield {**fields, "run_id": run_id, "row_number": row.line, "status": RowState.MALFORMED, "error": row.reason,
+                   "question": "", "reference": "", "answer": "", "model_name": model_name,
+                   "cells": dict(zip(columns, row.cells))}
+        elif pairwise:
+            pair = {**fields, "run_id": run_id, "row_number": row.line, "status": RowState.PENDING,
+                    "question": row.question, "reference": row.reference, "answer": row.answer,
+                    "answer_b": row.answer_b or "", "model_name": row.model, "model_b": row.model_b, "cells": row.cells}
+            orders = (False, True) if swap else (row.line % 2 == 1,)
+            yield from ({**pair, "swapped": swapped} for swapped in orders)
+        else:
+            yield {**fields, "run_id": run_id, "row_number": row.line, "status": RowState.PENDING,
+                   "question": row.question, "reference": row.reference, "answer": row.answer,
+                   "model_name": row.model or model_name, "cells": row.cells}
+
+
+def unfinished_run_of(store: Store, *, rubric: Rubric, source: CsvSource, judge_model: str, samples: int = 1,
+                      judges: list[dict[str, Any]] | None = None, temperature: float | None = None,
+                      model_name: str | None = None, fresh: bool = False, swap: bool = True,
+                      origin: Origin | None = None) -> Run | None:
+    """The newest unfinished run (pending, running or paused) from `origin`'s source over these very rows: a file of
+    the same name and columns, judged with the same rubric version, judges and options, row for row the same cells.
+    Judging the file again would start another run beside it (and pay again for the rows it judged)."""
+    model_name = capped_model_name(model_name)
+    wanted = {"source_name": source.path.name, "columns": source.headers, "column_roles": source.columns,
+              "rubric_name": rubric.name, "rubric_hash": rubric.content_hash, "judge_model": judge_model,
+              "samples": samples, "judges": judges, "temperature": temperature, "model_name": model_name, "fresh": fresh}
+    for run in reversed(store.unfinished_runs(source=(origin or Origin()).source)):
+        if any(getattr(run, key) != value for key, value in wanted.items()):
+            continue
+        saved = ({key: getattr(row, key, None) for key in SAME_ROW} for row in store.iter_columns(run.id))
+        made = ({key: row.get(key) for key in SAME_ROW}
+                for row in _judgment_rows(run.id, source, {}, columns=source.headers, model_name=model_name,
+                                          pairwise=rubric.pairwise, swap=swap))
+        if all(a == b for a, b in zip_longest(saved, made)):
+            return run
+    return None
 
 
 def start_csv_run(store: Store, *, rubric: Rubric, source: CsvSource, **kwargs: Any) -> Run:

@@ -29,7 +29,7 @@ from bot.store.engine import (
 )
 from bot.store.models import BilledTally, Feedback, Judgment, JudgmentSample, JudgmentTally, Run, table_of, utcnow
 from bot.store.run_records import LOAD_LOST, RunRecords
-from bot.store.schema import migrate
+from bot.store.schema import set_up
 from bot.store.tallies import add_judgments, question_key, tally_upsert
 
 VERDICT_COLUMNS = [*VERDICT_FIELDS, "cache_key", "cached_from", "judged_at"]
@@ -84,6 +84,7 @@ class Store(RunRecords):
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.created = False  # whether `open` created this history, new and empty
         table = table_of(Judgment)
         ids = table.c.id.in_(bindparam("ids", expanding=True))
         # The statements of the hot path are built once; Core rather than the ORM keeps them cheap.
@@ -113,7 +114,7 @@ class Store(RunRecords):
         try:
             with one_at_a_time(engine):
                 check_sqlite_file(engine)
-                migrate(engine)
+                created = set_up(engine)
         except Exception as err:
             # The driver's own errors too: psycopg's connection refusal comes through unwrapped.
             driver = getattr(getattr(engine.dialect, "loaded_dbapi", None), "Error", None)
@@ -123,8 +124,14 @@ class Store(RunRecords):
             reason = first_line(getattr(err, "orig", None) or err)
             raise StoreUnavailable(CANNOT_OPEN.format(name=history_name(engine), reason=reason)) from None
         store = cls(engine)
+        store.created = created
         store.fail_abandoned_loads()
         return store
+
+    @property
+    def name(self) -> str:
+        """How messages name the history: its file, or its URL without the password."""
+        return history_name(self.engine)
 
     def check_integrity(self) -> None:
         """Run SQLite's quick check over the whole history (a no-op elsewhere).

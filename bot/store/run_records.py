@@ -14,6 +14,7 @@ from bot.store.leases import owner_gone, take_over
 from bot.store.models import Judgment, Run, utcnow
 
 COST_NOT_AGREED = "not started: its cost was not agreed to"  # the stop reason of a run refused at its estimate
+INTERRUPTED = "interrupted"  # the stop reason of a run stopped by its process (Ctrl-C) with rows left to judge
 LOADING_STALE_AFTER = 120.0  # seconds without a batch of rows after which another host's loading run is abandoned
 ABANDONED_LOAD = "its process stopped while its rows were loading"
 LOAD_LOST = "run {run_id} was marked failed by another process while its rows were loading; start it again"
@@ -118,6 +119,17 @@ class RunRecords:
                                 cancel_requested_by=run.cancel_requested_by if run.status == RunState.RUNNING else None)
             session.commit()
             return claimed
+
+    def interrupt_run(self, run_id: int, *, owner: str) -> bool:
+        """Mark paused, as interrupted, a run that process `owner` stopped before judging it (still pending) or while
+        judging it (running, held by `owner`); False when it is in another state (paused or over already, or held by
+        another process)."""
+        ours = or_(col(Run.status) == RunState.PENDING, and_(col(Run.status) == RunState.RUNNING, col(Run.owner) == owner))
+        with self.session() as session:
+            result = cast(CursorResult[Any], session.execute(update(Run).where(col(Run.id) == run_id, ours).values(
+                status=RunState.PAUSED, stop_reason=INTERRUPTED, owner=None, finished_at=utcnow())))
+            session.commit()
+            return result.rowcount == 1
 
     def beat(self, run_id: int, owner: str) -> bool:
         """Record that `owner` is alive and judging the run; False when another process has taken it over."""

@@ -44,6 +44,16 @@ def _lock(conn: Connection) -> None:
         conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
 
 
+def set_up(engine: Engine) -> bool:
+    """Bring the history up to date (see `migrate`); True when this call created it, new and empty."""
+    if _version_unlocked(engine) == LATEST:
+        return False
+    if _created(engine):
+        return True
+    migrate(engine)
+    return False
+
+
 def migrate(engine: Engine, target: int = LATEST) -> int:
     """Bring the database up to `target`, in one transaction that other processes wait for; return the version.
 

@@ -30,7 +30,7 @@ def test_a_run_whose_output_nobody_reads_still_writes_its_results(tmp_path: Path
     judge_server.responder = eth_responder
     code, errors = closed_pipe(tmp_path, "judge", str(EXAMPLE), "--rubric", "eth", "--out", "x.csv", "--yes",
                                server=judge_server)
-    assert code == 0 and errors == "", errors
+    assert code == 0 and errors == f"History: {tmp_path / 'h.db'} (new)\n", errors  # said once, on the first run
     _, rows = read_results(tmp_path / "x.csv")
     assert len(rows) == 8 and {row["status"] for row in rows} == {"scored"}
     assert history(tmp_path, "SELECT status FROM run") == [("done",)]

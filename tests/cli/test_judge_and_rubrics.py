@@ -494,8 +494,8 @@ def test_a_broken_team_rubric_is_left_out_and_named_with_its_field_by_every_comm
     (judged, judge_out), (listed, list_out) = judgebot_many(tmp_path, commands, server=judge_server,
                                                            RUBRICS_DIR=str(team))
     assert judged == 2, judge_out
-    assert ("error: The rubric 'broken' cannot be used until its file is fixed: broken.yaml: output.correctness.type: "
-            "Input should be 'integer'") in flat(judge_out)
+    assert ("error: The rubric file broken.yaml in RUBRICS_DIR is broken, so the rubric 'broken' cannot be used until it "
+            "is fixed (1 problem): - output.correctness.type: Input should be 'integer'") in flat(judge_out)
     assert listed == 0, list_out
     assert re.findall(r"^│ ([\w-]+)\s+│", list_out, re.MULTILINE) == ["academic", "benchmark", "eth", "pairwise"]
     assert f"broken {team / 'broken.yaml'}: output.correctness.type: Input should be 'integer'" in flat(list_out)

@@ -287,7 +287,7 @@ def test_non_utf8_file_names_the_file(tmp_path):
 
 def test_name_must_match_the_file_name(tmp_path):
     path = write(tmp_path, mini("mini"), name="other")
-    with pytest.raises(RubricError, match=r"^other\.yaml: name 'mini' must match the file name 'other'"):
+    with pytest.raises(RubricError, match=r"^other\.yaml: name: 'mini' must match the file name 'other'"):
         load_rubric(path)
 
 
@@ -300,7 +300,8 @@ def test_a_broken_file_is_left_out_and_reported_while_the_others_load(tmp_path):
     assert [r.name for r in found] == ["academic", "benchmark", "eth", "good", "pairwise"]
     assert [(b.path, b.problem.split(":")[0]) for b in found.broken] == [(tmp_path / "bad.yaml", "output.score.type")]
     assert str(found.broken[0]).startswith("bad.yaml: output.score.type: Input should be 'integer'")
-    with pytest.raises(RubricError, match=r"'bad' cannot be used until its file is fixed: bad\.yaml: output\.score"):
+    with pytest.raises(RubricError, match=r"^The rubric file bad\.yaml in RUBRICS_DIR is broken, so the rubric 'bad' cannot "
+                                          r"be used until it is fixed \(1 problem\):\n  - output\.score\.type: "):
         found.get("bad")
     assert found.find("bad") is None
 
@@ -374,7 +375,10 @@ def test_a_broken_team_file_does_not_fall_back_to_the_builtin_of_its_name(tmp_pa
     assert found.find("eth") is None and found.find("auditor") is None
     with pytest.raises(RubricError) as caught:
         found.get("eth")
-    assert "eth.yaml: headline.tag: no field 'result-tag' in the output. Did you mean 'result_tag'?" in str(caught.value)
+    assert str(caught.value) == (
+        "The rubric file eth.yaml in RUBRICS_DIR is broken, so the rubric 'eth' cannot be used until it is fixed (1 "
+        "problem):\n  - headline.tag: no field 'result-tag' in the output. Did you mean 'result_tag'?\nIt replaces the "
+        "shipped rubric eth: fix it, or remove it to use the shipped one.")
 
 
 def test_list_with_min_items_loads(tmp_path):
@@ -465,7 +469,7 @@ def test_a_name_longer_than_the_schema_name_allows_is_refused(tmp_path):
 def test_a_name_the_schema_name_rule_refuses_is_refused_saying_what_a_name_holds(tmp_path, name):
     with pytest.raises(RubricError) as caught:
         load_rubric(write(tmp_path, mini(name), name="mini"))
-    assert str(caught.value) == (
+    assert str(caught.value).startswith(
         f"mini.yaml: name: {name!r} is not a rubric name: use lowercase letters a-z, digits, \"-\" and \"_\", starting "
         "with a letter (it is typed after /judge and names the schema the judge is sent)")
 
@@ -531,15 +535,16 @@ def test_rubrics_check_fails_while_a_file_is_broken_and_the_list_shows_why(tmp_p
     assert code == 2, out
     text = flat(out)
     assert f"valid {team / 'good.yaml'} (0 goldens)" in text
-    assert (f"broken {team / 'bad.yaml'}: rule could not be checked: 'scor == 2' failed: 'scor' is not defined for "
-            "expression 'scor == 2'. Did you mean 'score'?") in text
+    assert (f"broken {team / 'bad.yaml'}: rules.0.check: rule could not be checked: 'scor == 2' failed: 'scor' is not "
+            "defined for expression 'scor == 2'. Did you mean 'score'?") in text
     assert "1 rubric file(s) left out until fixed; the other rubrics can be used." in text
     code, out = judgebot(tmp_path, "rubrics", "check", "bad", server=judge_server, RUBRICS_DIR=str(team))
-    assert code == 2 and "error: The rubric 'bad' cannot be used until its file is fixed: bad.yaml: rule" in flat(out)
+    assert code == 2 and ("error: The rubric file bad.yaml in RUBRICS_DIR is broken, so the rubric 'bad' cannot be used until "
+                          "it is fixed (1 problem): - rules.0.check: rule could not be checked") in flat(out)
     code, out = judgebot(tmp_path, "rubrics", RUBRICS_DIR=str(team))
     assert code == 0, out
     assert re.findall(r"^│ ([\w-]+)\s+│", out, re.MULTILINE) == ["academic", "benchmark", "eth", "good", "pairwise"]
-    assert f"broken {team / 'bad.yaml'}: rule could not be checked" in flat(out)
+    assert f"broken {team / 'bad.yaml'}: rules.0.check: rule could not be checked" in flat(out)
     assert judge_server.bodies() == []
 
 
@@ -557,7 +562,7 @@ async def test_the_bot_starts_with_the_good_rubrics_and_reports_the_broken_files
     running = await start_bot(bot_settings.model_copy(update={"rubrics_dir": folder}), host="127.0.0.1")
     try:
         logged = [record.getMessage() for record in caplog.records if record.name == "bot.slack.server"]
-        assert f"rubric file left out until it is fixed: {folder / '<!channel>.yaml'}: name 'ok' must match the " \
+        assert f"rubric file left out until it is fixed: {folder / '<!channel>.yaml'}: name: 'ok' must match the " \
                "file name '<!channel>'" in logged
         assert any(line.startswith(f"rubric file left out until it is fixed: {folder / 'evil.yaml'}: <@U0BOSS>: ")
                    for line in logged), logged
@@ -565,13 +570,15 @@ async def test_the_bot_starts_with_the_good_rubrics_and_reports_the_broken_files
         listed = await slack.command("rubrics")
         text = listed.text()
         assert "`good`" in text and "Rubric files left out until they are fixed" in text
-        assert "• &lt;!channel&gt;.yaml: name 'ok' must match the file name '&lt;!channel&gt;'" in text
+        assert "• &lt;!channel&gt;.yaml: name: 'ok' must match the file name '&lt;!channel&gt;'" in text
         assert "• evil.yaml: &lt;@U0BOSS&gt;: Extra inputs are not permitted" in text
         assert "<!channel>" not in text and "<@U0BOSS>" not in text
         await slack.command("good")
         assert (await slack_server.await_for("views.open"))[0].params["view"]
         refused = await slack.command("evil")
-        assert "The rubric 'evil' cannot be used until its file is fixed: evil.yaml: &lt;@U0BOSS&gt;" in refused.text()
+        assert ("The rubric file evil.yaml in RUBRICS_DIR is broken, so the rubric 'evil' cannot be used until it is "
+                "fixed (1 problem)") in refused.text()
+        assert "  - &lt;@U0BOSS&gt;: Extra inputs" in refused.text()
         assert "<@U0BOSS>" not in refused.text()
     finally:
         await running.stop()

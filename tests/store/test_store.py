@@ -376,6 +376,26 @@ def test_claim_run_takes_over_only_an_abandoned_run(store: Store, owner: str, ag
         assert got.heartbeat_at == heartbeat
 
 
+@pytest.mark.parametrize(("status", "owner", "interrupted"), [
+    ("pending", None, True),  # interrupted before it was claimed
+    ("running", "here", True),  # interrupted while this process judged it
+    ("running", "otherhost:1", False),  # another process holds it
+    ("paused", None, False),  # paused already (its own reason kept)
+    ("done", None, False),
+], ids=["pending", "held-here", "held-elsewhere", "paused", "done"])
+def test_interrupt_run_pauses_only_a_run_this_process_was_about_to_judge_or_judging(store: Store, status, owner,
+                                                                                    interrupted) -> None:
+    run = store.create_run(**COMMON)
+    owner = _owner_here() if owner == "here" else owner
+    store.update_run(run.id, status=status, owner=owner, stop_reason="insufficient_quota" if status == "paused" else None)
+    assert store.interrupt_run(run.id, owner=_owner_here()) is interrupted
+    got = store.get_run(run.id)
+    if interrupted:
+        assert (got.status, got.stop_reason, got.owner) == ("paused", "interrupted", None) and got.finished_at
+    else:
+        assert (got.status, got.owner) == (status, owner) and got.stop_reason != "interrupted"
+
+
 def test_beat_moves_only_the_heartbeat(store: Store) -> None:
     from datetime import timedelta
 
