@@ -86,9 +86,10 @@ def confusion_lines(console: Console, figures: Calibration) -> None:
 
 def show_file_labels(console: Console, labels: FileLabels) -> None:
     """The judge against the labels a file's human_ columns hold: agreement, kappa, the confusion matrix."""
+    from bot.trust.labels import unknown_text
+
     for header in labels.unknown:
-        console.print(f"[yellow]warning[/]: column {shown(header)} names no field of this rubric that can be labeled; "
-                      "it was not read as a label", highlight=False)
+        console.print(f"[yellow]warning[/]: {shown(unknown_text(header, labels.meant.get(header)))}", highlight=False)
     for header, read in labels.repeated:
         console.print(f"[yellow]warning[/]: column {shown(header)} names the same label as column {shown(read)}, which "
                       "is read (the leftmost of them); it was not read", highlight=False)

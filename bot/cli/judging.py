@@ -108,6 +108,10 @@ async def judge_file(ctx: Context, rubric: Rubric) -> int:
     source = open_csv(args.file, parse_columns(args.columns or []), how="--columns {role}={column}",
                       reference=rubric.uses_reference, pairs=rubric.pairwise)
     out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"), not_over=args.file)
+    for role, header in source.near_misses.items():
+        ctx.console.print(f"[yellow]warning[/]: no {role.replace('_', ' ')} column: did you mean " + shown(f'"{header}"? ')
+                          + "Its cells are not read as the model under test; name it with "
+                          + shown(f"--columns {role}={header}"), highlight=False)
     if args.model_name and "model" in source.columns:
         ctx.console.print(f"[yellow]warning[/]: the file names each row's model in its column "
                           f"{shown(source.columns['model'])}: --model-name {shown(args.model_name)} names only the rows "

@@ -90,7 +90,7 @@ def start_run(
         for row in rows:
             if isinstance(row, MalformedRow):
                 yield {**fields, "run_id": run.id, "row_number": row.line, "status": RowState.MALFORMED, "error": row.reason,
-                       "question": "", "reference": "", "answer": "", "model_name": model_name,
+                       "question": "", "reference": "", "answer": "", "model_name": row.model or model_name,
                        "cells": dict(zip(columns, row.cells))}
             elif rubric.pairwise:
                 pair = {**fields, "run_id": run.id, "row_number": row.line, "status": RowState.PENDING,

@@ -1,0 +1,80 @@
+"""The smaller edges a new user meets in the terminal, each through `judgebot` in a process of its own against the local
+judge server: what became of identical rows, malformed rows with their model, misspelled columns, ..."""
+
+from __future__ import annotations
+
+from tests.support.cli import eth_responder, flat, history, judgebot, write_rows
+
+HEADER = ["question", "reference", "answer", "model"]
+EXAMS = ["How do I register for exams?", "Register in myStudies.", "Use myStudies.", "bot-a"]
+PRINT = ["How do I print?", "Use Web Print.", "Use the portal at print.example.", "bot-b"]
+
+
+def test_identical_rows_of_a_first_run_are_said_judged_once_apart_from_the_history(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    write_rows(tmp_path / "rows.csv", HEADER, [EXAMS] * 4 + [PRINT])
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--yes", server=judge_server)
+    assert code == 0 and len(judge_server.bodies()) == 2, out
+    text = flat(out)
+    # a first run reuses nothing from the history: its identical rows were sent once
+    assert "repeated texts 4 identical rows judged once" in text and "reused from" not in text.split("Run 1")[1]
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--yes", server=judge_server)
+    assert code == 0 and len(judge_server.bodies()) == 2, out
+    text = flat(out)
+    assert "reused from the history 5 rows (not billed)" in text and "identical rows" not in text
+
+    others = [[f"Q{n}?", "R.", "Use myStudies.", "bot-c"] for n in range(3)]
+    write_rows(tmp_path / "more.csv", HEADER, [EXAMS, PRINT, *others] * 2)
+    code, out = judgebot(tmp_path, "judge", "more.csv", "--rubric", "eth", "--yes", server=judge_server)
+    assert code == 0 and len(judge_server.bodies()) == 5, out  # Q0, Q1 and Q2 once each
+    text = flat(out)
+    assert "repeated texts 6 identical rows judged once a text (3 texts)" in text
+    assert "reused from the history 4 rows (not billed)" in text  # EXAMS and PRINT, twice each
+
+
+def test_a_malformed_row_keeps_its_model_and_names_its_row_once(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    (tmp_path / "rows.csv").write_text(
+        "question,reference,answer,model\n"
+        "How do I register for exams?,Register in myStudies.,Use myStudies.,bot-a\n"
+        "How do I print?,Use Web Print.,Use Web Print.,bot-b,one cell too many\n"
+        "How do I print?,Use Web Print.,Ask IT.,bot-b\n"
+        ",Use Web Print.,Ask IT.,bot-c\n"
+        "only,two\n", encoding="utf-8")
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--yes", server=judge_server)
+    assert code == 1, out
+    text = flat(out)
+    assert "row 3 malformed: it has 5 cells but the header has 4" in text
+    assert "row 5 malformed: the question cell is empty" in text
+    assert "row 6 malformed: it has 2 cells but the header has 4" in text
+    assert "malformed: row" not in text
+    # the per-model table counts each malformed row under the model its cells name
+    assert "bot-b 2 1 0% 25.0" in text and "bot-c 1 0 - -" in text and "(no model) 1 0 - -" in text
+    assert history(tmp_path, "SELECT row_number, model_name FROM judgment WHERE status = 'malformed' ORDER BY 1") == [
+        (3, "bot-b"), (5, "bot-c"), (6, None)]
+
+
+def test_a_misspelled_column_gets_a_did_you_mean(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    write_rows(tmp_path / "typo.csv", ["questoin", "Refrence", "answer"], [EXAMS[:3]])
+    code, out = judgebot(tmp_path, "judge", "typo.csv", "--rubric", "eth", "--yes", server=judge_server)
+    text = flat(out)
+    assert code == 2 and 'Did you mean "questoin" for the question and "Refrence" for the reference?' in text, out
+    assert "or name the column: --columns question=questoin." in text
+    write_rows(tmp_path / "rows.csv", ["question", "reference", "answer", "modle", "human_pas", "human_mood"],
+               [[*EXAMS, "yes", "calm"]])
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--columns", "answer=answr", "--yes",
+                         server=judge_server)
+    assert code == 2 and 'there is no column "answr" for the answer; did you mean "answer"?' in flat(out), out
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--yes", server=judge_server)
+    text = flat(out)
+    assert code == 0, out
+    assert ('warning: no model column: did you mean "modle"? Its cells are not read as the model under test; name it '
+            "with --columns model=modle") in text
+    assert ("column human_pas names no field of this rubric that can be labeled, so it is not read as a label; did "
+            "you mean human_pass?") in text
+    assert "column human_mood names no field of this rubric that can be labeled, so it is not read as a label" in text
+    assert "human_mood names no field of this rubric that can be labeled, so it is not read as a label; did" not in text
+    code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", "--labels", "rows.csv", "--yes",
+                         server=judge_server)
+    assert code == 2 and "(did you mean human_pass for human_pas?)" in flat(out), out
