@@ -227,9 +227,11 @@ async def cost_agreed(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *, n
     nothing is judged: a `new` run is cancelled, a resumed one keeps its pending rows."""
     go, budget = False, None
     try:  # refused without a terminal to ask (UsageError) or at the question: the same end
-        from bot.runs.estimate import estimate_run
+        from bot.runs.estimate import context_windows, estimate_run
 
-        go, budget = approve_cost(ctx.store, estimate_run(ctx.store, run, rubric, panel, batch=batch, keep=True),
+        windows = await context_windows(panel)
+        go, budget = approve_cost(ctx.store, estimate_run(ctx.store, run, rubric, panel, batch=batch, keep=True,
+                                                          windows=windows),
                                   ctx.settings, yes=ctx.args.yes, console=ctx.console, quiet=quiet, lead=lead)
     finally:
         if not go:

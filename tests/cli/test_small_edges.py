@@ -3,6 +3,10 @@ judge server: what became of identical rows, malformed rows with their model, mi
 
 from __future__ import annotations
 
+import re
+
+from tests.llm.test_context_window import ANSWER, LONG_ANSWER, LONG_REFERENCE, QUESTION, REFERENCE, ollama_show
+from tests.llm.test_context_window import academic_responder as perfect_academic
 from tests.support.cli import eth_responder, flat, history, judgebot, write_rows
 
 HEADER = ["question", "reference", "answer", "model"]
@@ -78,3 +82,25 @@ def test_a_misspelled_column_gets_a_did_you_mean(tmp_path, judge_server):
     code, out = judgebot(tmp_path, "calibration", "check", "--rubric", "eth", "--labels", "rows.csv", "--yes",
                          server=judge_server)
     assert code == 2 and "(did you mean human_pass for human_pas?)" in flat(out), out
+
+
+def test_the_estimate_leaves_out_a_row_too_long_for_the_judges_context_and_says_so(tmp_path, judge_server):
+    judge_server.discovery["/api/show"] = ollama_show()  # Ollama's default context: 4,096 tokens
+    judge_server.responder = perfect_academic
+    header = ["question", "reference", "answer"]
+    write_rows(tmp_path / "both.csv", header, [[QUESTION, REFERENCE, ANSWER], [QUESTION, LONG_REFERENCE, LONG_ANSWER]])
+    write_rows(tmp_path / "short.csv", header, [[QUESTION, REFERENCE, ANSWER]])
+    (tmp_path / "prices.yaml").write_text("models:\n  judge-cli: {input: 1.0, output: 4.0}\n", encoding="utf-8")
+    prices = {"JUDGE_PRICES": str(tmp_path / "prices.yaml")}
+    code, out = judgebot(tmp_path, "judge", "both.csv", "--rubric", "academic", "--yes", server=judge_server, **prices)
+    both = flat(out)
+    assert code == 1 and "row 3 error: not sent to the judge" in both, out
+    assert "1 row too long for the judge's context window left out: refused, never sent)" in both
+    code, out = judgebot(tmp_path, "judge", "short.csv", "--rubric", "academic", "--yes", "--fresh", server=judge_server,
+                         **prices)
+    assert code == 0, out
+    # the prompt of the short row alone: the long one is priced nowhere (the replies are sized from the first run's)
+    priced = re.compile(r"Estimate: about \$[\d.]+ for 1 row with judge-cli \(([\d,]+) tokens in")
+    alone, with_long = priced.search(flat(out)), priced.search(both)
+    assert alone is not None and with_long is not None and alone.group(1) == with_long.group(1), (out, both)
+    assert len(judge_server.bodies()) == 2  # the short row, in each run
