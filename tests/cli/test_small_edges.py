@@ -4,6 +4,7 @@ judge server: what became of identical rows, malformed rows with their model, mi
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 from tests.llm.test_context_window import ANSWER, LONG_ANSWER, LONG_REFERENCE, QUESTION, REFERENCE, ollama_show
 from tests.llm.test_context_window import academic_responder as perfect_academic
@@ -104,3 +105,20 @@ def test_the_estimate_leaves_out_a_row_too_long_for_the_judges_context_and_says_
     alone, with_long = priced.search(flat(out)), priced.search(both)
     assert alone is not None and with_long is not None and alone.group(1) == with_long.group(1), (out, both)
     assert len(judge_server.bodies()) == 2  # the short row, in each run
+
+
+def test_an_empty_digest_on_a_first_day_points_at_the_week_under_way(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    code, out = judgebot(tmp_path, "digest")
+    assert code == 0 and "no judgments over these 7 days" in out and "Nothing was judged in the week under way" in out
+    write_rows(tmp_path / "rows.csv", HEADER, [EXAMS, PRINT])
+    assert judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--yes", server=judge_server)[0] == 0
+    weeks = {datetime.now(UTC).strftime("%G-W%V")}
+    code, out = judgebot(tmp_path, "digest")
+    weeks.add(datetime.now(UTC).strftime("%G-W%V"))  # a week may have begun meanwhile
+    text = flat(out)
+    assert code == 0 and "no judgments over these 7 days" in text, out
+    week = next(week for week in weeks if f"The week under way, {week}, has judgments" in text)
+    assert f"`judgebot digest --week {week}` shows it so far, `judgebot stats --days 1` the last day's." in text
+    code, out = judgebot(tmp_path, "digest", "--week", week)
+    assert code == 0 and "bot-a" in out and "bot-b" in out and "week under way" not in out, out
