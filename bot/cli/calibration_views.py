@@ -80,7 +80,7 @@ def confusion_lines(console: Console, figures: Calibration) -> None:
     """The judge's tags against people's, as a table: printed as it is (markup off) so its columns line up."""
     if figures.confusion is None:
         return
-    for row in figures.confusion.table():
+    for row in figures.confusion.table(width=console.width - 2):  # as wide as the terminal: no name cut with room
         console.print("  " + printable(row), markup=False, highlight=False)
 
 

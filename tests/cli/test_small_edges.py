@@ -122,3 +122,17 @@ def test_an_empty_digest_on_a_first_day_points_at_the_week_under_way(tmp_path, j
     assert f"`judgebot digest --week {week}` shows it so far, `judgebot stats --days 1` the last day's." in text
     code, out = judgebot(tmp_path, "digest", "--week", week)
     assert code == 0 and "bot-a" in out and "bot-b" in out and "week under way" not in out, out
+
+
+def test_tag_names_are_not_cut_in_a_wide_terminal(tmp_path, judge_server):
+    judge_server.responder = eth_responder  # the tag follows the answer: see tests.support.cli.tag_for
+    answers = {"Correct": "Use myStudies.", "Hallucination": "Use the portal at x.", "Refusal": "I don't know.",
+               "Generic": "Ask someone."}
+    rows = [[f"Q{n}?", "Register in myStudies.", answer, "bot-a", human]
+            for n, (human, answer) in enumerate([*answers.items(), ("Hallucination", answers["Generic"])])]
+    write_rows(tmp_path / "rows.csv", ["question", "reference", "answer", "model", "human_result_tag"], rows)
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--yes", server=judge_server)
+    assert code == 0, out
+    header = next(line for line in out.splitlines() if "judge \\ human" in line)
+    assert header.split() == ["judge", "\\", "human", "Correct", "Generic", "Refusal", "Hallucination", "total"], out
+    assert "…" not in out
