@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 from tests.llm.test_context_window import ANSWER, LONG_ANSWER, LONG_REFERENCE, QUESTION, REFERENCE, ollama_show
 from tests.llm.test_context_window import academic_responder as perfect_academic
-from tests.support.cli import eth_responder, flat, history, judgebot, write_rows
+from tests.support.cli import eth_responder, flat, history, judgebot, read_results, write_rows
+from tests.support.openai_server import Reply
 
 HEADER = ["question", "reference", "answer", "model"]
 EXAMS = ["How do I register for exams?", "Register in myStudies.", "Use myStudies.", "bot-a"]
@@ -136,3 +137,23 @@ def test_tag_names_are_not_cut_in_a_wide_terminal(tmp_path, judge_server):
     header = next(line for line in out.splitlines() if "judge \\ human" in line)
     assert header.split() == ["judge", "\\", "human", "Correct", "Generic", "Refusal", "Hallucination", "total"], out
     assert "…" not in out
+
+
+def test_a_provider_message_ending_in_a_url_and_a_period_gets_no_second_period(tmp_path, judge_server):
+    key = "Incorrect API key provided: sk-abc. You can find your API key at https://platform.openai.com/account/api-keys."
+    judge_server.responder = lambda body: Reply(status=401, error={"message": key, "type": "invalid_request_error",
+                                                                   "code": "invalid_api_key"})
+    write_rows(tmp_path / "rows.csv", HEADER, [EXAMS, PRINT])
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--yes", server=judge_server)
+    text = flat(out)
+    assert code == 1 and "Run 1 stopped: the judge endpoint rejected the key: Incorrect API key provided: sk-abc. You " \
+        "can find your API key at https://platform.openai.com/account/api-keys. 2 rows are still pending" in text, out
+    assert ".." not in text
+    down = "The server had an error. See https://status.openai.com."
+    judge_server.responder = lambda body: Reply(status=500, error={"message": down, "type": "server_error"})
+    code, out = judgebot(tmp_path, "resume", "1", "--yes", server=judge_server)
+    assert code == 1 and ".." not in flat(out) and ".;" not in flat(out), out
+    _, rows = read_results(tmp_path / "rows.results.csv")
+    assert {row["error"] for row in rows} == {
+        "the judge endpoint answered 500: The server had an error. See https://status.openai.com; gave up after 2 "
+        "attempts"}
