@@ -80,15 +80,16 @@ def confusion_lines(console: Console, figures: Calibration) -> None:
     """The judge's tags against people's, as a table: printed as it is (markup off) so its columns line up."""
     if figures.confusion is None:
         return
-    for row in figures.confusion.table():
+    for row in figures.confusion.table(width=console.width - 2):  # as wide as the terminal: no name cut with room
         console.print("  " + printable(row), markup=False, highlight=False)
 
 
 def show_file_labels(console: Console, labels: FileLabels) -> None:
     """The judge against the labels a file's human_ columns hold: agreement, kappa, the confusion matrix."""
+    from bot.trust.labels import unknown_text
+
     for header in labels.unknown:
-        console.print(f"[yellow]warning[/]: column {shown(header)} names no field of this rubric that can be labeled; "
-                      "it was not read as a label", highlight=False)
+        console.print(f"[yellow]warning[/]: {shown(unknown_text(header, labels.meant.get(header)))}", highlight=False)
     for header, read in labels.repeated:
         console.print(f"[yellow]warning[/]: column {shown(header)} names the same label as column {shown(read)}, which "
                       "is read (the leftmost of them); it was not read", highlight=False)

@@ -77,16 +77,15 @@ def check_cases(ctx: Context, rubric: Rubric) -> list[CheckCase]:
     """The labeled rows a check judges: from the labels file (saying what it leaves out), else from the channel's
     labeled judgments."""
     from bot.trust.drift import cases_from_file, cases_from_history
+    from bot.trust.labels import ambiguity_text, unknown_text
 
     if ctx.args.labels is None:
         return cases_from_history(ctx.store, rubric, ctx.args.channel)
     found = cases_from_file(ctx.args.labels, rubric)
     for header in found.unknown:
-        ctx.console.print(f"[yellow]warning[/]: column {shown(header)} names no field of {rubric.name} that can be "
-                          "labeled; it is not read")
+        ctx.console.print(f"[yellow]warning[/]: {shown(unknown_text(header, found.meant.get(header), rubric.name))}",
+                          highlight=False)
     for header, fields in found.ambiguous:
-        from bot.trust.labels import ambiguity_text
-
         ctx.console.print(f"[yellow]warning[/]: {shown(ambiguity_text(header, fields))}")
     for header, read in found.repeated:
         ctx.console.print(f"[yellow]warning[/]: column {shown(header)} names the same label as column {shown(read)}, "

@@ -98,12 +98,27 @@ async def digest(ctx: Context) -> int:
     found.warnings = JudgeWatch.from_settings(settings).warnings(
         judge_of_channel(store, team_id=sub.team_id if sub else None, channel_id=args.channel))
     views.show_digest(ctx.console, found, title)
+    if found.quiet and args.week is None:  # on a first day, the judgments are all in the week under way
+        current = Period.of_week(iso_week(datetime.now(zone).date()), zone)
+        so_far = build_digest(store, channel_id=args.channel, period=current, team_id=sub.team_id if sub else None,
+                              bar=TrustBar.from_settings(settings))
+        ctx.console.print(shown(_under_way(current.week, so_far.quiet, args.channel, args.timezone)), highlight=False)
     if not args.post:
         return EXIT_OK
     outcome = await post_from_terminal(settings, store, ctx.rubrics, args.channel, period,
                                        team_id=sub.team_id if sub else None)
     ctx.console.print(shown(outcome))
     return EXIT_OK
+
+
+def _under_way(week: str, quiet: bool, channel: str | None, timezone: str | None) -> str:
+    """What to type to see the week under way (`week`) when last week's digest is empty: a sentence."""
+    if quiet:
+        return f"Nothing was judged in the week under way ({week}) either."
+    where = f" --channel {channel}" if channel else ""
+    zone = f" --timezone {timezone}" if timezone else ""
+    return (f"The week under way, {week}, has judgments: `judgebot digest --week {week}{where}{zone}` shows it so far, "
+            f"`judgebot stats --days 1{where}` the last day's.")
 
 
 async def budget(ctx: Context) -> int:

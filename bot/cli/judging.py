@@ -112,6 +112,10 @@ async def judge_file(ctx: Context, rubric: Rubric) -> int:
     source = open_csv(args.file, parse_columns(args.columns or []), how="--columns {role}={column}",
                       reference=rubric.uses_reference, pairs=rubric.pairwise)
     out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"), not_over=args.file)
+    for role, header in source.near_misses.items():
+        ctx.console.print(f"[yellow]warning[/]: no {role.replace('_', ' ')} column: did you mean " + shown(f'"{header}"? ')
+                          + "Its cells are not read as the model under test; name it with "
+                          + shown(f"--columns {role}={header}"), highlight=False)
     if args.model_name and "model" in source.columns:
         ctx.console.print(f"[yellow]warning[/]: the file names each row's model in its column "
                           f"{shown(source.columns['model'])}: --model-name {shown(args.model_name)} names only the rows "
@@ -246,9 +250,11 @@ async def cost_agreed(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *, n
     nothing is judged: a `new` run is cancelled, a resumed one keeps its pending rows."""
     go, budget = False, None
     try:  # refused without a terminal to ask (UsageError) or at the question: the same end
-        from bot.runs.estimate import estimate_run
+        from bot.runs.estimate import context_windows, estimate_run
 
-        go, budget = approve_cost(ctx.store, estimate_run(ctx.store, run, rubric, panel, batch=batch, keep=True),
+        windows = await context_windows(panel)
+        go, budget = approve_cost(ctx.store, estimate_run(ctx.store, run, rubric, panel, batch=batch, keep=True,
+                                                          windows=windows),
                                   ctx.settings, yes=ctx.args.yes, console=ctx.console, quiet=quiet, lead=lead)
     finally:
         if not go:

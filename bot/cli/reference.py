@@ -28,10 +28,10 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, tuple[argparse.Ar
 
 
 def _options(parser: argparse.ArgumentParser) -> list[str]:
-    """One line per argument: its flags or name, what it takes, and its help."""
+    """One line per argument: its flags or name, what it takes, and its help (none for a hidden one, as --help)."""
     lines = []
     for action in parser._actions:
-        if isinstance(action, argparse._HelpAction):
+        if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
             continue
         if action.option_strings:
             name = ", ".join(f"`{flag}`" for flag in action.option_strings)

@@ -59,8 +59,10 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
         more = f", ... ({summary.unsure - len(summary.unsure_rows)} more)" if summary.unsure > len(summary.unsure_rows) else ""
         table.add_row("unsure rows", f"{summary.unsure}" + (f": rows {listed}{more}" if summary.unsure else ""))
         table.add_row("Krippendorff's alpha", summary.alpha_text(bool(rubric.headline.tag)))
-    if summary.cached:
-        table.add_row("reused from cache", str(summary.cached))
+    if (identical := summary.identical_text()) is not None:
+        table.add_row("repeated texts", identical)
+    if summary.from_history:
+        table.add_row("reused from the history", f"{summary.from_history:,} rows (not billed)")
     cached = f" ({summary.tokens_cached:,} of them cached)" if summary.tokens_cached else ""
     table.add_row("tokens", f"{summary.tokens_in:,} in{cached} · {summary.tokens_out:,} out")
     table.add_row("cost", summary.cost_text())

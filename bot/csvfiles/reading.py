@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.csvfiles.encoding import RESAVE, detect_encoding
+from bot.csvfiles.spelling import closest
 from bot.errors import CsvError
 
 REQUIRED = ("question", "reference", "answer")
@@ -52,11 +53,13 @@ class CsvRow:
 
 @dataclass(frozen=True, slots=True)
 class MalformedRow:
-    """A row that cannot be graded, with the reason a person should read."""
+    """A row that cannot be graded, with the reason a person should read (without its row number, which whoever
+    shows the reason says), and the model its cells name when they reach the model column."""
 
     line: int
     reason: str
     cells: list[str]
+    model: str | None = None
 
 
 def _normalise(header: str) -> str:
@@ -136,6 +139,15 @@ class CsvSource:
         self.has_answer = "answer" in index  # a column of one answer, whatever the rubric reads
         self._index = index  # role -> column position
 
+    @property
+    def near_misses(self) -> dict[str, str]:
+        """{role: header} for each model column not found whose name a header nearly spells ("modle"): most likely
+        a typo, and its rows' models are not read."""
+        roles = ("model_a", "model_b") if self.pairs else ("model",)
+        taken = set(self._index.values())
+        found = {role: _meant(ALIASES[role], self.headers, taken) for role in roles if role not in self._index}
+        return {role: header for role, header in found.items() if header is not None}
+
     def __iter__(self) -> Iterator[CsvRow | MalformedRow]:
         csv.field_size_limit(max(csv.field_size_limit(), _FIELD_LIMIT))
         row = 0
@@ -151,9 +163,9 @@ class CsvSource:
                         return
                     row += 1
                     if cells and cells[-1].endswith(_END):  # the reader reached the end of the file inside a quoted cell
-                        yield MalformedRow(row, f'row {row} opens a quote (") that is never closed, so it runs to the '
-                                                "end of the file; close the quote or remove it",
-                                           _clean([*cells[:-1], cells[-1][: -len(_END)]]))
+                        opened = _clean([*cells[:-1], cells[-1][: -len(_END)]])
+                        yield MalformedRow(row, 'it opens a quote (") that is never closed, so it runs to the end of '
+                                                "the file; close the quote or remove it", opened, self._model_in(opened))
                         return
                     item = self._make(row, _clean(cells))
                     if item is not None:
@@ -179,20 +191,26 @@ class CsvSource:
             cells = cells + [""] * (width - len(cells))  # a delimiter at the end of the header only: unnamed columns
         if len(cells) != width:
             count = f"{len(cells)} cell" + ("" if len(cells) == 1 else "s")
-            return MalformedRow(line, f"row {line} has {count} but the header has {width}", cells)
+            return MalformedRow(line, f"it has {count} but the header has {width}", cells, self._model_in(cells))
         value = {role: cells[i] for role, i in self._index.items()}
         # A question and, when there is a reference column, a reference to grade against (an empty answer is graded).
         needed = ("question", "reference") if self.reference else ("question",)
         empty = [role for role in needed if not value.get(role, "").strip()]
         if empty:
             what = " and ".join(empty) + (" cells are" if len(empty) > 1 else " cell is")
-            return MalformedRow(line, f"row {line}: the {what} empty", cells)
+            return MalformedRow(line, f"the {what} empty", cells, self._model_in(cells))
         if self.pairs:
             return CsvRow(line, value["question"], value.get("reference", ""), value["answer_a"],
                           _model(value.get("model_a")), dict(zip(self.headers, cells)), value["answer_b"],
                           _model(value.get("model_b")))
         return CsvRow(line, value["question"], value.get("reference", ""), value["answer"], _model(value.get("model")),
                       dict(zip(self.headers, cells)))
+
+
+    def _model_in(self, cells: list[str]) -> str | None:
+        """The model the cells of a malformed row name in the model column (a pair's model A), if they reach it."""
+        at = self._index.get("model_a" if self.pairs else "model")
+        return _model(cells[at]) if at is not None and at < len(cells) else None
 
 
 def _model(cell: str | None) -> str | None:
@@ -266,14 +284,18 @@ def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how:
                        f"{headers[index['answer_b']]}) and the rubric grades one; compare them with a pairwise "
                        "rubric (such as the built-in pairwise), or name the column to grade: "
                        f"{how.format(role='answer', column=headers[index['answer_a']])}")
-    if missing:  # said whole: every column missing is named
+    if missing:  # said whole: every column missing is named, and the headers that nearly spell one
         found = ", ".join(f'"{h}"' for h in headers) or "none"
         accepted = "; ".join(f"{role}: {', '.join(ALIASES[role])}" for role in missing)
+        meant = {role: header for role in missing
+                 if (header := _meant(ALIASES[role], headers, set(index.values()))) is not None}
+        guess = " and ".join(f'"{header}" for the {role}' if len(missing) > 1 else f'"{header}"'
+                             for role, header in meant.items())
         raise CsvError(
-            f"{path}: no {' or '.join(missing)} column. Headers found: {found}. "
-            f"Accepted header names (any case; spaces, _ and - count alike) - {accepted}. "
+            f"{path}: no {' or '.join(missing)} column." + (f" Did you mean {guess}?" if guess else "")
+            + f" Headers found: {found}. Accepted header names (any case; spaces, _ and - count alike) - {accepted}. "
             f"Rename the header cells and try again, or name the column: "
-            f"{how.format(role=missing[0], column='COLUMN')}."
+            f"{how.format(role=missing[0], column=meant.get(missing[0], 'COLUMN'))}."
         )
     named = next((i + 1 for i in range(len(raw) - 1, -1, -1) if raw[i]), 0)
     return CsvSource(path, encoding, delimiter, headers, index, chosen, named=named, reference=reference, pairs=pairs)
@@ -287,6 +309,16 @@ def _position(headers: list[str], column: str) -> int | None:
     return alike[0] if len(alike) == 1 else None
 
 
+def _meant(names: Iterable[str], headers: list[str], taken: set[int]) -> str | None:
+    """The header (at none of the `taken` positions) that nearly spells one of `names`, as the file writes it."""
+    spelled: dict[str, str] = {}
+    for position, header in enumerate(headers):
+        if position not in taken and header.strip():
+            spelled.setdefault(_normalise(header), header)
+    found = closest([_normalise(name) for name in names], spelled)
+    return spelled[found] if found is not None else None
+
+
 def _resolve(path: Path, raw: list[str], headers: list[str], chosen: Mapping[str, str], how: str) -> dict[str, int]:
     """The column position of each role: the one a person named, else the one column whose header fits the role."""
     index: dict[str, int] = {}
@@ -294,7 +326,9 @@ def _resolve(path: Path, raw: list[str], headers: list[str], chosen: Mapping[str
         position = _position(headers, column)
         if position is None:
             found = ", ".join(f'"{h}"' for h in headers)
-            raise CsvError(f'{path}: there is no column "{column}" for the {role}; the columns are {found}')
+            meant = _meant([column], headers, set())
+            guess = f'; did you mean "{meant}"? The' if meant is not None else "; the"
+            raise CsvError(f'{path}: there is no column "{column}" for the {role}{guess} columns are {found}')
         index[role] = position
     taken = set(index.values())
     for role, names in ALIASES.items():

@@ -59,13 +59,18 @@ def room_for(rubric: Rubric) -> float:
     return room
 
 
-async def overflow(rubric: Rubric, triple: Triple, client: JudgeClient, prices: PriceTable | None = None) -> str | None:
-    """Why the row cannot fit the judge model's context window, as its endpoint tells it (else as the price table
-    lists it for the model); None when it fits, or when neither says."""
+async def window_of(client: JudgeClient, prices: PriceTable | None = None) -> ContextWindow | None:
+    """The judge model's context window, as its endpoint tells it (else as the price table lists it for the model);
+    None when neither says."""
     window = await client.context_window()
     if window is None and prices is not None and (listed := prices.context_of(client.model)) is not None:
         window = ContextWindow(tokens=listed, source="the model's listed context window",
                                advice="choose a judge model with a longer context")
-    if window is None:
-        return None
-    return window.overflow(room_for(rubric), triple.texts())
+    return window
+
+
+async def overflow(rubric: Rubric, triple: Triple, client: JudgeClient, prices: PriceTable | None = None) -> str | None:
+    """Why the row cannot fit the judge model's context window (`window_of`); None when it fits, or when it is not
+    known."""
+    window = await window_of(client, prices)
+    return None if window is None else window.overflow(room_for(rubric), triple.texts())

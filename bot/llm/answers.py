@@ -70,7 +70,7 @@ def billing_refusal(err: openai.APIStatusError) -> str | None:
         return None
     what = "quota" if "insufficient_quota" in codes else "credit"
     label = "insufficient_quota" if what == "quota" else str(err.status_code)
-    return (f"the judge account has no {what} left ({label}): {message_of(err).rstrip('. ')}; add credit or raise the "
+    return (f"the judge account has no {what} left ({label}): {message_of(err)}; add credit or raise the "
             f"limit, then {RESUME}")
 
 
@@ -87,8 +87,10 @@ def raw_message(err: openai.APIStatusError) -> str:
 
 
 def message_of(err: openai.APIStatusError) -> str:
-    """The provider's own message, as one printable line of at most 300 characters (it is shown and saved)."""
-    return one_line(raw_message(err), 300)
+    """The provider's own message, as one printable line of at most 300 characters (it is shown and saved), without
+    the period that closes it: judgebot's sentences put their own after it ("... see https://x.example/docs" and
+    then ". 5 rows are still pending"), never a second one."""
+    return one_line(raw_message(err), 300).rstrip(". ")
 
 
 def status_text(status: int) -> str:

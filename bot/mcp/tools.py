@@ -103,7 +103,7 @@ class Tools:
         """Judge one triple live with the configured judge, `samples` times (the rubric's own number by default)."""
         from bot.judge.panel import open_panel
         from bot.runs import Origin, execute_run, start_single_run
-        from bot.runs.estimate import estimate_run
+        from bot.runs.estimate import context_windows, estimate_run
 
         chosen = self.rubrics.get(rubric)
         if chosen.pairwise:
@@ -120,7 +120,8 @@ class Tools:
         finished = False
         try:
             async with panel:
-                estimate = await asyncio.to_thread(estimate_run, self.store, run, chosen, panel, keep=True)
+                estimate = await asyncio.to_thread(estimate_run, self.store, run, chosen, panel, keep=True,
+                                                   windows=await context_windows(panel))
                 budget = await asyncio.to_thread(self._budget, caller, estimate.cost_usd, estimate.cost_text())
                 outcome = await execute_run(self.store, run, chosen, panel, concurrency=1,
                                             unsure_spread=self.settings.unsure_spread, budget=budget)

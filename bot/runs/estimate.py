@@ -1,6 +1,7 @@
 """What a run will cost before it starts: tokens in from the rubric's prompt and each row's texts, tokens out from
 the reply the rubric asks for (refined by this rubric's recent replies in the history), times samples and judges,
-at each judge's price; rows the history or an identical row spares are left out."""
+at each judge's price; rows the history or an identical row spares, and rows a judge's context window refuses, are
+left out."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pydantic import BaseModel
 
 from bot.figures import money, plural
 from bot.judge.panel import Panel
-from bot.judge.window import prompt_tokens, schema_reply_tokens
+from bot.judge.window import prompt_tokens, room_for, schema_reply_tokens, window_of
+from bot.llm.context_window import ContextWindow
 from bot.llm.prices import PriceTable
 from bot.llm.tokens import text_tokens
 from bot.records import Triple
@@ -49,6 +51,7 @@ class Estimate(BaseModel):
     reply_basis: str = FROM_SCHEMA  # where the expected reply size comes from
     batch: bool = False  # at the Batch API's price
     reused: int = 0  # rows left out: their verdict is in the history, or another row with the same texts is sent
+    too_long: int = 0  # rows left out for a judge whose context window they overflow: refused, never sent to it
     pairs: bool = False  # each row is a pair of answers in one order (a pairwise rubric)
 
     def through_batch(self, share: float) -> Estimate:
@@ -69,6 +72,10 @@ class Estimate(BaseModel):
         batch = " through the Batch API" if self.batch else ""
         others = (f", {self.reused:,} more {plural(self.reused, 'row')} reused from the history or sent once for "
                   "identical texts" if self.reused else "")
+        if self.too_long:
+            whose = "the judge's context window" if len(self.judges) == 1 else "a judge's context window"
+            others += (f", {self.too_long:,} {plural(self.too_long, 'row')} too long for {whose} left out: refused, "
+                       "never sent")
         rows = (f"{self.rows:,} {plural(self.rows, 'judgment')} of pairs (each pair once per order shown)" if self.pairs
                 else f"{self.rows:,} {plural(self.rows, 'row')}")
         what = (f"{rows}{times} with {' + '.join(self.judges)}{batch} "
@@ -78,37 +85,57 @@ class Estimate(BaseModel):
 
 
 def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence[str], samples: int,
-                  prices: PriceTable, store: Store | None = None, batch: bool = False) -> Estimate:
-    """The estimate of judging `triples` with the rubric, by each judge `samples` times."""
+                  prices: PriceTable, store: Store | None = None, batch: bool = False,
+                  windows: Sequence[ContextWindow | None] = ()) -> Estimate:
+    """The estimate of judging `triples` with the rubric, by each judge `samples` times; with `windows` (each judge's
+    context window, None where not known), a row is left out for each judge whose window it overflows, as the
+    judgment refuses it there before sending it."""
     fixed = prompt_tokens(rubric)
-    rows = 0
-    texts = 0.0
+    room = room_for(rubric) if any(windows) else 0.0
+    rows = too_long = 0
+    sent = [0] * len(judges)  # rows each judge is sent, and the tokens of their texts
+    texts = [0.0] * len(judges)
     for triple in triples:
+        fits = [window is None or window.overflow(room, triple.texts()) is None for window in windows] or [True]
+        too_long += not all(fits)
+        if not any(fits):
+            continue
         rows += 1
-        texts += sum(text_tokens(text) for text in triple.texts())
+        tokens = sum(text_tokens(text) for text in triple.texts())
+        for judge in range(len(judges)):
+            if fits[judge % len(fits)]:
+                sent[judge] += 1
+                texts[judge] += tokens
     recent = recent_reply_tokens(store, rubric.name, RECENT_REPLIES) if store is not None else None
     reply, basis = (recent[0], f"the last {recent[1]:,} replies of {rubric.name}") if recent else (
         schema_reply_tokens(rubric), FROM_SCHEMA)
-    asked = samples * len(judges)
-    tokens_in = math.ceil((fixed * rows + texts) * asked)
-    tokens_out = math.ceil(reply * rows * asked)
-    each_in, each_out = math.ceil((fixed * rows + texts) * samples), math.ceil(reply * rows * samples)
-    costs = {judge: prices.cost(judge, each_in, each_out, batch=batch) for judge in judges}
+    each = [(math.ceil((fixed * count + tokens) * samples), math.ceil(reply * count * samples))
+            for count, tokens in zip(sent, texts, strict=True)]
+    costs = {judge: prices.cost(judge, each_in, each_out, batch=batch)
+             for judge, (each_in, each_out) in zip(judges, each, strict=True)}
     unpriced = [judge for judge, cost in costs.items() if cost is None]
     priced = [cost for cost in costs.values() if cost is not None]
     cost = sum(priced) if priced else None
-    return Estimate(rows=rows, samples=samples, judges=list(judges), tokens_in=tokens_in, tokens_out=tokens_out,
-                    cost_usd=cost, unpriced=unpriced, reply_basis=basis, batch=batch, pairs=rubric.pairwise)
+    return Estimate(rows=rows, samples=samples, judges=list(judges), tokens_in=sum(part[0] for part in each),
+                    tokens_out=sum(part[1] for part in each), cost_usd=cost, unpriced=unpriced, reply_basis=basis,
+                    batch=batch, pairs=rubric.pairwise, too_long=too_long)
+
+
+async def context_windows(panel: Panel) -> list[ContextWindow | None]:
+    """Each judge's context window (None where its endpoint and the price table do not tell it), asked once per
+    client, for the estimate to leave out the rows a live judgment refuses before sending them."""
+    return [await window_of(client, panel.prices) for client in panel.clients]
 
 
 def estimate_run(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch: bool = False,
-                 keep: bool = False) -> Estimate:
+                 keep: bool = False, windows: Sequence[ContextWindow | None] = ()) -> Estimate:
     """The estimate of what judging a run's pending rows will send, by every judge and sample of `panel`: rows whose
     verdict the history holds (for one judge asked once) and rows whose texts another pending row has are left out,
-    as the run leaves them out. With `keep`, saved with the run the first time, to be shown beside what it cost."""
+    as the run leaves them out, and (judged live) rows too long for a judge's context window in `windows`
+    (`context_windows`). With `keep`, saved with the run the first time, to be shown beside what it cost."""
     sending = ToSend(RunJob(store, run, rubric, panel))
     estimate = estimate_rows(rubric, sending, judges=[client.model for client in panel.clients], samples=panel.samples,
-                             prices=panel.prices, store=store, batch=batch)
+                             prices=panel.prices, store=store, batch=batch, windows=() if batch else windows)
     estimate = estimate.model_copy(update={"reused": sending.reused})
     if keep and run.estimate is None:
         store.update_run(run.id, estimate=as_saved(estimate))

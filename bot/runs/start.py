@@ -109,7 +109,7 @@ def _judgment_rows(run_id: int, rows: Iterable[CsvRow | MalformedRow], fields: d
     for row in rows:
         if isinstance(row, MalformedRow):
             yield {**fields, "run_id": run_id, "row_number": row.line, "status": RowState.MALFORMED, "error": row.reason,
-                   "question": "", "reference": "", "answer": "", "model_name": model_name,
+                   "question": "", "reference": "", "answer": "", "model_name": row.model or model_name,
                    "cells": dict(zip(columns, row.cells))}
         elif pairwise:
             pair = {**fields, "run_id": run_id, "row_number": row.line, "status": RowState.PENDING,

@@ -14,7 +14,7 @@ from bot.figures import money, percent, plural, ratio
 from bot.records import REJUDGEABLE, RowState
 from bot.rubric import Rubric, leaves
 from bot.store import JudgmentSample, Run, Store
-from bot.store.history import Billed, run_billed
+from bot.store.history import Billed, identical_rows, run_billed
 from bot.store.samples import samples_by_judgment
 from bot.trust.alpha import JudgesAlpha, member_samples
 
@@ -65,7 +65,9 @@ class Summary:
     seen: Counter[str] = field(default_factory=Counter)
     tags: dict[str, Counter[str]] = field(default_factory=dict)
     passed: int = 0
-    cached: int = 0
+    cached: int = 0  # rows given a verdict judged before: of an identical row of the run, or of an earlier run
+    identical: int = 0  # of those, the rows given the verdict of an identical row of the run (its texts sent once)
+    identical_texts: int = 0  # the verdicts those rows were given
     tokens_in: int = 0
     tokens_out: int = 0
     problems: list[tuple[int | None, str, str]] = field(default_factory=list)
@@ -96,6 +98,20 @@ class Summary:
     def scored(self) -> int:
         """Rows with a score."""
         return self.counts[RowState.SCORED]
+
+    @property
+    def from_history(self) -> int:
+        """Rows given a verdict of an earlier run (not billed)."""
+        return self.cached - self.identical
+
+    def identical_text(self) -> str | None:
+        """What became of rows repeating another row's texts: "5 identical rows judged once"; None without any."""
+        if not self.identical:
+            return None
+        rows = self.identical + self.identical_texts  # those that reused a verdict and those it came from
+        if self.identical_texts == 1:
+            return f"{rows:,} identical rows judged once"
+        return f"{rows:,} identical rows judged once a text ({self.identical_texts:,} texts)"
 
     @property
     def errors(self) -> int:
@@ -267,6 +283,8 @@ def export_run(store: Store, *, run: Run, rubric: Rubric, out: Path | None) -> S
             judged = {names[k]: v for k, v in {**values, **verdict}.items() if k in names}
             writer.write({**(row.cells or {}), **judged})
     summary.bill(run_billed(store, run.id))
+    if summary.cached:
+        summary.identical, summary.identical_texts = identical_rows(store, run.id)
     return summary
 
 

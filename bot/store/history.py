@@ -194,6 +194,19 @@ def run_billed(store: Store, run_id: int) -> Billed:
     return Billed(*(value or 0 for value in found))
 
 
+def identical_rows(store: Store, run_id: int) -> tuple[int, int]:
+    """The rows of run `run_id` that reused the verdict of an identical row of the same run (texts sent once), and
+    how many verdicts they reused: the rest of its reused rows came from earlier runs."""
+    rows, source = table_of(Judgment), table_of(Judgment).alias("source")
+    statement = (sa.select(func.count(), func.count(sa.distinct(rows.c.cached_from)))
+                 .select_from(rows.join(source, sa.and_(source.c.id == rows.c.cached_from,
+                                                        source.c.run_id == rows.c.run_id)))
+                 .where(rows.c.run_id == run_id))
+    with store.engine.connect() as conn:
+        reused, judged = conn.execute(statement).one()
+    return int(reused), int(judged)
+
+
 def month_start(moment: datetime) -> datetime:
     """The first instant of the calendar month (UTC) `moment` is in: budgets count from there."""
     return moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)

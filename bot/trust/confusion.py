@@ -6,8 +6,9 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-NAME_WIDTH = 13  # as wide as the corner "judge \ human"; longer class names are cut
+NAME_WIDTH = 13  # as wide as the corner "judge \ human"; longer class names are cut when the table has no room
 TABLE_WIDTH = 60  # four classes fit this, so the table reads in a narrow Slack message
+NAMES_SHARE = 3  # in a wider table, longer row names take up to a third of it
 GAP = "  "
 CORNER = "judge \\ human"
 TOTAL = "total"
@@ -61,26 +62,29 @@ class Confusion(BaseModel):
         """Pairs per human class."""
         return [sum(column) for column in zip(*self.counts)]
 
-    def table(self) -> list[str]:
-        """The matrix as lines of monospace text, with row and column totals."""
+    def table(self, width: int = TABLE_WIDTH) -> list[str]:
+        """The matrix as lines of monospace text within about `width` characters (a narrow Slack message by
+        default, a terminal's width there), with row and column totals; a class name is cut only when it has no
+        room."""
+        longest = max(map(len, self.classes), default=0)
+        names = NAME_WIDTH if width <= TABLE_WIDTH else max(NAME_WIDTH, min(longest, width // NAMES_SHARE))
         total_width = max(len(TOTAL), len(str(self.total)))
-        widths = self._column_widths(total_width)
-        header = [_cut(name, width).rjust(width) for name, width in zip(self.classes, widths)]
-        lines = [self._line(CORNER, header, TOTAL.rjust(total_width))]
+        widths = self._column_widths(width - names - len(GAP) - total_width)
+        header = [_cut(name, column).rjust(column) for name, column in zip(self.classes, widths)]
+        lines = [self._line(CORNER.ljust(names), header, TOTAL.rjust(total_width))]
         for name, row, row_total in zip(self.classes, self.counts, self.row_totals()):
-            cells = [str(count).rjust(width) for count, width in zip(row, widths)]
-            lines.append(self._line(_cut(name, NAME_WIDTH), cells, str(row_total).rjust(total_width)))
-        cells = [str(count).rjust(width) for count, width in zip(self.column_totals(), widths)]
-        lines.append(self._line(TOTAL, cells, str(self.total).rjust(total_width)))
+            cells = [str(count).rjust(column) for count, column in zip(row, widths)]
+            lines.append(self._line(_cut(name, names).ljust(names), cells, str(row_total).rjust(total_width)))
+        cells = [str(count).rjust(column) for count, column in zip(self.column_totals(), widths)]
+        lines.append(self._line(TOTAL.ljust(names), cells, str(self.total).rjust(total_width)))
         return lines
 
-    def _column_widths(self, total_width: int) -> list[int]:
+    def _column_widths(self, room: int) -> list[int]:
         # Headers share what the row names and the total column leave of the line; a count never gets cut.
-        room = TABLE_WIDTH - NAME_WIDTH - len(GAP) - total_width
-        cap = max(3, min(NAME_WIDTH, room // max(1, len(self.classes)) - len(GAP)))
+        cap = max(3, room // max(1, len(self.classes)) - len(GAP))
         return [max(min(len(name), cap), *(len(str(count)) for count in column))
                 for name, column in zip(self.classes, zip(*self.counts))]
 
     @staticmethod
     def _line(name: str, cells: list[str], total: str) -> str:
-        return GAP.join([name.ljust(NAME_WIDTH), *cells, total])
+        return GAP.join([name, *cells, total])

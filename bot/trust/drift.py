@@ -25,6 +25,7 @@ from bot.trust.labels import (
     ambiguous_columns,
     complete,
     label_columns,
+    meant_labels,
     read_label,
     repeated_columns,
     tag_order,
@@ -52,6 +53,7 @@ class FileCases:
 
     cases: list[CheckCase] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    meant: dict[str, str] = field(default_factory=dict)  # {an unknown column: the label column it nearly spells}
     repeated: list[tuple[str, str]] = field(default_factory=list)  # (a column not read, the one read for its label)
     ambiguous: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (a column not read, fields it fits)
     left_out: list[tuple[int, bool, str]] = field(default_factory=list)
@@ -76,10 +78,13 @@ def cases_from_file(path: Path, rubric: Rubric) -> FileCases:
     columns, unknown = label_columns(source.headers, rubric)
     if not columns and (ambiguous := ambiguous_columns(source.headers, rubric)):
         raise UsageError(f"{path}: {ambiguity_text(*ambiguous[0])}")
+    meant = meant_labels(unknown, rubric)
     if not columns:
-        raise UsageError(f"{path} has no human_pass or human_<field> column for {rubric.name}, so it holds no labels; "
-                         "`judgebot labels export` writes such a file")
-    found = FileCases(unknown=unknown, repeated=repeated_columns(source.headers, rubric),
+        guess = " or ".join(f"{written} for {header}" for header, written in meant.items())
+        raise UsageError(f"{path} has no human_pass or human_<field> column for {rubric.name}, so it holds no labels"
+                         + (f" (did you mean {guess}?)" if guess else "")
+                         + "; `judgebot labels export` writes such a file")
+    found = FileCases(unknown=unknown, meant=meant, repeated=repeated_columns(source.headers, rubric),
                       ambiguous=ambiguous_columns(source.headers, rubric))
     knows_original = any(header in source.headers for header in ("judge_pass", "judge_tag"))
     for row in source:

@@ -16,6 +16,7 @@ from bot.trust.labels import (
     ambiguous_columns,
     complete,
     label_columns,
+    meant_labels,
     numbers_at,
     numeric_paths,
     ordinal_scales,
@@ -41,6 +42,7 @@ class FileLabels:
     calibration: Calibration | None = None
     problems: list[tuple[int | None, str]] = field(default_factory=list)  # the first PROBLEMS_KEPT
     unknown: list[str] = field(default_factory=list)
+    meant: dict[str, str] = field(default_factory=dict)  # {an unknown column: the label column it nearly spells}
     repeated: list[tuple[str, str]] = field(default_factory=list)  # (a column not read, the one read for its label)
     ambiguous: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (a column not read, fields it fits)
     unreadable: int = 0  # rows whose label could not be read, all of them
@@ -54,7 +56,8 @@ class FileLabels:
 def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
     """Save the labels in a run's human_ columns for its scored rows, and compare the judge with them."""
     columns, unknown = label_columns(run.columns or [], rubric)
-    found = FileLabels(columns=list(columns), unknown=unknown, repeated=repeated_columns(run.columns or [], rubric),
+    found = FileLabels(columns=list(columns), unknown=unknown, meant=meant_labels(unknown, rubric),
+                       repeated=repeated_columns(run.columns or [], rubric),
                        ambiguous=ambiguous_columns(run.columns or [], rubric))
     if not columns:
         return found

@@ -11,6 +11,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from bot.csvfiles.spelling import closest
 from bot.rubric import FieldSpec, Rubric, leaves
 from bot.rubric.fields import nested
 
@@ -124,6 +125,24 @@ def label_columns(headers: list[str], rubric: Rubric) -> tuple[dict[str, str], l
         if target not in columns.values():
             columns[header] = target
     return columns, found.unknown
+
+
+def meant_labels(unknown: Sequence[str], rubric: Rubric) -> dict[str, str]:
+    """{header: label column} for each of the `unknown` human_ headers that nearly spells a label column of the
+    rubric ("human_pas": human_pass), named as the rubric spells its field."""
+    names = {spelled(name): name for name in (PASS, *labelable(rubric))}
+    meant = {}
+    for header in unknown:
+        found = closest([spelled(header)[len(PREFIX):]], names)
+        if found is not None:
+            meant[header] = PREFIX + names[found]
+    return meant
+
+
+def unknown_text(header: str, meant: str | None, rubric_name: str = "this rubric") -> str:
+    """Why a human_ column is not read as a label, and the label column it nearly spells, if one: a sentence."""
+    return (f"column {header} names no field of {rubric_name} that can be labeled, so it is not read as a label"
+            + (f"; did you mean {meant}?" if meant else ""))
 
 
 def repeated_columns(headers: list[str], rubric: Rubric) -> list[tuple[str, str]]:

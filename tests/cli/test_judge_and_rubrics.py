@@ -161,14 +161,14 @@ def test_malformed_rows_are_counted_shown_reported_and_fail_the_exit_code(tmp_pa
     assert code == 1, out
     text = flat(out)
     assert "malformed rows 2" in text and "scored 2" in text and "rows 4" in text
-    assert "row 3 malformed: row 3 has 4 cells but the header has 3" in text
-    assert "row 4 malformed: row 4 has 2 cells but the header has 3" in text
+    assert "row 3 malformed: it has 4 cells but the header has 3" in text
+    assert "row 4 malformed: it has 2 cells but the header has 3" in text
     _, results = read_results(tmp_path / "in.results.csv")
     assert [(r["row"], r["status"]) for r in results] == [("2", "scored"), ("3", "malformed"), ("4", "malformed"),
                                                           ("5", "scored")]
-    assert results[1]["error"] == "row 3 has 4 cells but the header has 3"
+    assert results[1]["error"] == "it has 4 cells but the header has 3"
     assert (results[1]["question"], results[1]["answer"]) == ("one", "three")
-    assert results[2]["error"] == "row 4 has 2 cells but the header has 3"
+    assert results[2]["error"] == "it has 2 cells but the header has 3"
     assert (results[2]["question"], results[2]["reference"], results[2]["answer"]) == ("only", "two", "")
     assert results[1]["result_tag"] == results[1]["headline"] == ""
     assert len(judge_server.bodies()) == 2

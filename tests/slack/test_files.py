@@ -300,6 +300,17 @@ async def test_the_same_file_shared_again_in_the_thread_asks_and_bills_nothing_t
     assert again["thread_ts"] == first["ts"]
 
 
+async def test_identical_rows_of_a_first_share_are_said_judged_once_not_reused_from_the_history(slack, slack_server,
+                                                                                                 judge_server):
+    judge_server.responder = grade_by_answer
+    rows = "".join(f"Question {n % 2}?,Register in myStudies.,Use myStudies.,bot-a\n" for n in range(5))
+    event = await share(slack, slack_server, (HEADER + rows).encode(), text="eth")
+    await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    text = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    assert len(judge_server.bodies()) == 2  # one request a text
+    assert "5 identical rows judged once a text (2 texts)" in text and "reused from the history" not in text
+
+
 async def test_dont_leaves_a_file_shared_again_alone(slack, slack_server, judge_server):
     judge_server.responder = grade_by_answer
     first = await share(slack, slack_server, eth_csv(2), text="eth")
@@ -429,8 +440,8 @@ async def test_malformed_rows_are_counted_and_listed_in_the_summary(slack, slack
     await finished_thread(slack_server, "C0GENERAL", event["ts"])
     card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
     assert "*Malformed*\\n2" in card and "*Scored*\\n2" in card
-    assert "row 3 (malformed): row 3 has 2 cells but the header has 4" in card
-    assert "row 4 (malformed): row 4: the question cell is empty" in card
+    assert "row 3 (malformed): it has 2 cells but the header has 4" in card
+    assert "row 4 (malformed): the question cell is empty" in card
     assert len(judge_server.bodies()) == 2
 
 

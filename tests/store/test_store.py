@@ -576,3 +576,23 @@ def test_a_run_failed_by_another_process_while_loading_stops_its_loader(tmp_path
         assert store.status_counts(1) == {}  # no row of the failed run inserted after it was failed
     finally:
         store.engine.dispose()
+
+
+def test_identical_rows_of_a_run_are_told_from_verdicts_of_earlier_runs(store: Store) -> None:
+    from bot.store.history import identical_rows
+
+    earlier, run = store.create_run(**COMMON), store.create_run(**COMMON)
+    store.add_rows([row(earlier.id, n) for n in range(2, 5)])
+    store.add_rows([row(run.id, n) for n in range(2, 8)])
+    before, now = list(store.iter_judgments(earlier.id)), list(store.iter_judgments(run.id))
+    assert store.save_verdict(before[0].id, make_verdict(), cache_key="A")
+    for twin in before[1:]:  # the earlier run's own identical rows
+        assert store.save_verdict(twin.id, make_verdict(), cache_key="A", cached_from=before[0].id)
+    assert store.save_verdict(now[0].id, make_verdict(), cache_key="A", cached_from=before[0].id)  # from the history
+    assert store.save_verdict(now[1].id, make_verdict(), cache_key="B")
+    assert store.save_verdict(now[2].id, make_verdict(), cache_key="C")
+    for twin, source in ((now[3], now[1]), (now[4], now[1]), (now[5], now[2])):
+        assert store.save_verdict(twin.id, make_verdict(), cache_key="B", cached_from=source.id)
+    assert identical_rows(store, run.id) == (3, 2)  # three rows reused two verdicts of their own run
+    assert identical_rows(store, earlier.id) == (2, 1)
+    assert identical_rows(store, 10**9) == (0, 0)

@@ -19,7 +19,7 @@ from bot.rubric import Rubric
 from bot.runs import Budget, Origin, execute_run, start_csv_run
 from bot.runs.assist import Assist
 from bot.runs.batch import judge_by_batch
-from bot.runs.estimate import Estimate, estimate_run
+from bot.runs.estimate import Estimate, context_windows, estimate_run
 from bot.runs.resume import judge_on_resume
 from bot.runs.start import FILE_SOURCE
 from bot.slack.admins import admin_refusal
@@ -128,7 +128,7 @@ class FileRuns:
                                       **panel.run_fields(), model_name=model, origin=origin)
         await self.ctx.db(move_share, share_id=share.id, to=ShareState.RUNNING, run_id=run.id)
         share.run_id, share.state = run.id, ShareState.RUNNING
-        estimate = await self.ctx.db(estimate_run, run, rubric, panel, keep=True)
+        estimate = await self.ctx.db(estimate_run, run, rubric, panel, keep=True, windows=await context_windows(panel))
         if await self._ask_first(share, run, rubric, estimate):
             return
         await self.judge(share, run, rubric)
@@ -173,7 +173,7 @@ class FileRuns:
             panel = self.ctx.panel_of(run)
         except SetupError:
             return None  # judging says what is wrong with the judges
-        left = await self.ctx.db(estimate_run, run, rubric, panel)
+        left = await self.ctx.db(estimate_run, run, rubric, panel, windows=await context_windows(panel))
         over = await self.over_budget(share, left.cost_usd, limits.monthly_budget)
         if over is None:
             return None

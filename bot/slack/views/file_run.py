@@ -35,7 +35,7 @@ from bot.slack.views.tables import NOTE_ROOM, Column, Table, table, untrusted
 from bot.slack.views.tables import text as cell
 from bot.store import Run
 from bot.trust.file_labels import FileLabels
-from bot.trust.labels import ambiguity_text
+from bot.trust.labels import ambiguity_text, unknown_text
 from bot.trust.paired import PairedReport, summary_text
 from bot.trust.review import SentToReview
 
@@ -246,7 +246,7 @@ def label_notes(labels: FileLabels) -> list[str]:
     def more(count: int, what: str) -> list[str]:
         return [f"and {count} more {what}"] if count > 0 else []
 
-    columns = [f"column {shown(header, 80)[0]} names no field of this rubric that can be labeled"
+    columns = [shown(unknown_text(header[:80], (labels.meant.get(header) or "")[:80] or None), 400)[0]
                for header in labels.unknown]
     columns += [shown(ambiguity_text(header[:80], fields), 600)[0] for header, fields in labels.ambiguous]
     notes = columns[:LABEL_NOTES]
@@ -302,11 +302,11 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
     if summary.worst:
         low = [f"• row {row}: {score:.0f}/100 · {shown(question, 150)[0]}" for score, row, question in summary.worst]
         head.append(section("*Lowest-scoring rows*\n" + "\n".join(low)))
-    reused = f"{summary.cached:,} rows reused from the history (not billed)" if summary.cached else ""
+    reused = f"{summary.from_history:,} rows reused from the history (not billed)" if summary.from_history else ""
     guess = summary.estimate_text()
     footer = context(f"{summary.tokens_in + summary.tokens_out:,} tokens ({summary.tokens_in:,} in · "
                      f"{summary.tokens_out:,} out)", escape(summary.cost_text()), escape(guess) if guess else "",
-                     reused, f"judge `{escape(run.judge_model)}`",
+                     summary.identical_text() or "", reused, f"judge `{escape(run.judge_model)}`",
                      f"{escape(rubric.name)} {escape(rubric.version)}", f"every row is in {escape(results_name)}",
                      f"columns {shown(summary.column_text, 500)[0]}" if summary.columns else "")
     problems = [section(f"• row {row} ({status}): {shown(reason, 400)[0]}")
