@@ -662,3 +662,14 @@ async def test_a_model_line_naming_no_column_names_the_model_under_test(slack, s
     summary = summaries(slack_server, "C0GENERAL", event["ts"])[0]
     assert [row["Model under test"] for row in table_dicts(summary)] == ["bot-v2"]
     assert "columns question=question, reference=reference, answer=answer" in blocks_text(summary)
+
+
+async def test_a_model_column_nearly_named_is_said_in_the_thread(slack, slack_server, judge_server):
+    judge_server.responder = grade_by_answer
+    content = b"question,reference,answer,modle\nExams?,Register in myStudies.,Use myStudies.,<!channel> bot-a\n"
+    event = await share(slack, slack_server, content, text="eth")
+    thread = await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    notes = [m["text"] for m in thread if "did you mean" in (m.get("text") or "")]
+    assert notes == [":warning: No model column: did you mean *modle*? Its cells are not read as the model under test; "
+                     "to read them, share the file again with a line `model: modle` in the message."], notes
+    assert "<!channel>" not in json.dumps(thread)  # the cell was never read as a model, nor shown

@@ -20,7 +20,7 @@ from bot.slack.files import Downloaded, download, is_table, megabytes, safe_name
 from bot.slack.flows import share_thread
 from bot.slack.flows.file_run import FileLimits, FileRuns
 from bot.slack.messenger import slack_error
-from bot.slack.text import clean, unescape
+from bot.slack.text import clean, escape, unescape
 from bot.slack.views import file_run as view
 from bot.store import (
     SharedFile,
@@ -41,6 +41,13 @@ EARLIER_FETCH_WAIT = 10.0  # seconds a share waits for an earlier one in its thr
 COLUMN_LINE = re.compile(r"^\s*(question|reference|answer|model)\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 PROSE_WORDS = 4  # a column's name has at most this many words; a longer value is a sentence of the message
 CHOOSE_IN_MESSAGE = "a line `{role}: {column}` in the message you share the file with (share it again)"
+
+
+def near_miss_text(role: str, header: str) -> str:
+    """What to say of a model column the file nearly names (`header`, untrusted): its cells are not read."""
+    name = role.replace("_", " ")
+    return (f":warning: No {name} column: did you mean *{escape(header)}*? Its cells are not read as the model under "
+            f"test; to read them, share the file again with a line `{role}: {escape(header)}` in the message.")
 
 
 class FileIntake:
@@ -132,6 +139,8 @@ class FileIntake:
                 return
             samples = wanted.samples or await self.ctx.db(default_samples, team_id=share.team_id,
                                                           channel_id=share.channel_id) or rubric.samples
+            for role, header in source.near_misses.items():  # a typo in a model column's name: its cells go unread
+                await share_thread.say(self.ctx, share, near_miss_text(role, header))
             await self.runs.start(share, rubric, source, None if "model" in source.chosen else wanted.model, samples)
 
     async def _earlier(self, share: SharedFile) -> SharedFile | None:
