@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -25,6 +24,7 @@ from tests.support.replies import eth_reply
 from tests.support.serve_process import free_port, wait_healthy
 from tests.support.slack_messages import INLINE, buttons, card_of, feedback
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
+from tests.support.store_rows import at_once
 
 FORM = "application/x-www-form-urlencoded"
 HOME = {"type": "app_home_opened", "user": "U0USER", "channel": "D0HOME", "tab": "home"}
@@ -41,22 +41,7 @@ def test_a_delivery_is_recorded_once(store: Store):
 
 
 def test_processes_recording_one_delivery_at_once_get_one_yes_between_them(db_url: str, store: Store):
-    stores = [Store.open(db_url) for _ in range(6)]  # each its own engine and connections, as a process has
-    start, answers = threading.Barrier(len(stores)), []
-
-    def record(each: Store) -> None:
-        start.wait()
-        answers.append(record_delivery(each, key="event:EvSAME", kind="event_callback"))
-
-    threads = [threading.Thread(target=record, args=(each,)) for each in stores]
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
-    finally:
-        for each in stores:
-            each.engine.dispose()
+    answers = at_once(db_url, lambda each: record_delivery(each, key="event:EvSAME", kind="event_callback"))
     assert sorted(answers) == [False] * 5 + [True]
 
 

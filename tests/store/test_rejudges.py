@@ -4,7 +4,6 @@ PostgreSQL)."""
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
 import sqlalchemy as sa
@@ -14,7 +13,7 @@ from bot.store.models import table_of
 from bot.store.models_replicas import Rejudge
 from bot.store.rejudges import STALE, claim_rejudge, give_up_rejudge, rejudge_saved
 from bot.store.retention import forget_team
-from tests.support.store_rows import COMMON, row
+from tests.support.store_rows import COMMON, at_once, row
 
 
 def judgments(store: Store, count: int, team: str = "T0TEST") -> tuple[int, list[int]]:
@@ -25,22 +24,7 @@ def judgments(store: Store, count: int, team: str = "T0TEST") -> tuple[int, list
 
 def test_processes_clicking_one_card_at_once_get_one_claim_between_them(db_url: str, store: Store):
     _, [card] = judgments(store, 1)
-    stores = [Store.open(db_url) for _ in range(6)]  # each its own engine and connections, as a process has
-    start, answers = threading.Barrier(len(stores)), []
-
-    def click(each: Store) -> None:
-        start.wait()
-        answers.append(claim_rejudge(each, judgment_id=card))
-
-    threads = [threading.Thread(target=click, args=(each,)) for each in stores]
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
-    finally:
-        for each in stores:
-            each.engine.dispose()
+    answers = at_once(db_url, lambda each: claim_rejudge(each, judgment_id=card))
     assert sum(answer is None for answer in answers) == 1
     assert {answer.judgment_id for answer in answers if answer is not None} == {card}
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from bot.records import Verdict
 from bot.store import Store, make_engine
 from bot.store.models import Judgment
 
 COMMON = {"rubric_name": "correctness", "rubric_version": "1.0", "rubric_hash": "h" * 32, "judge_model": "judge-m"}
+T = TypeVar("T")
 ARABIC = "ما هي عاصمة مصر؟"
 ARABIC_ANSWER = "القاهرة هي عاصمة مصر."
 
@@ -42,3 +45,25 @@ def reload(db_url: str, judgment_id: int) -> Judgment:
             return found
     finally:
         fresh.engine.dispose()
+
+
+def at_once(db_url: str, act: Callable[[Store], T], *, stores: int = 6) -> list[T]:
+    """`act` run at the same moment by `stores` stores of their own (each its own engine and connections, as a
+    process has), each in a thread of its own; what each returned, in the order they returned."""
+    opened = [Store.open(db_url) for _ in range(stores)]
+    start, answers = threading.Barrier(len(opened)), []
+
+    def run(each: Store) -> None:
+        start.wait()
+        answers.append(act(each))
+
+    threads = [threading.Thread(target=run, args=(each,)) for each in opened]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    finally:
+        for each in opened:
+            each.engine.dispose()
+    return answers
