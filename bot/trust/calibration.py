@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from bot.figures import iso_week
 from bot.trust.confusion import Confusion
 from bot.trust.intervals import score_interval
-from bot.trust.kappa import Kappa, alike, counted_kappa
+from bot.trust.kappa import Kappa, Tables, alike, counted_kappa
 from bot.trust.mcnemar import majority, mcnemar_p
 
 __all__ = ["Agreement", "Calibration", "Confusion", "Gap", "Kappa", "LabeledVerdict", "by_case", "calibrate",
@@ -107,28 +107,55 @@ class Agreement(BaseModel):
                 cases: Sequence[Mapping[tuple[bool, bool], int]] | None = None) -> Agreement:
         """The figures of `n` labels, whose (judge, human) pass/fail pairs occur as often as `passes` counts, and
         fall into `cases` so (the pairs of each case; by default each pair a case of its own)."""
-        given = [counts for counts in (cases if cases is not None else by_case(
-            (None, judge, human, count) for (judge, human), count in passes.items())) if sum(counts.values())]
-        figures = {"n": n, "pass_n": sum(passes.values()), "pass_cases": len(given),
+        given = cases if cases is not None else by_case(
+            (None, judge, human, count) for (judge, human), count in passes.items())
+        return cls.of_tables(n, passes, alike(given))
+
+    @classmethod
+    def of_tables(cls, n: int, passes: Mapping[tuple[bool, bool], int], tables: Tables[bool]) -> Agreement:
+        """`counted` over the cases' distinct tables (`alike`, or `case_tables`)."""
+        cases = sum(times for _, times in tables)
+        figures = {"n": n, "pass_n": sum(passes.values()), "pass_cases": cases,
                    "pass_agree": sum(count for (judge, human), count in passes.items() if judge == human),
-                   "clustered": any(sum(counts.values()) > 1 for counts in given)}
-        if not given:
+                   "clustered": any(sum(counts.values()) > 1 for counts, _ in tables)}
+        if not cases:
             return cls(**figures, agreement=None, interval=None)
         agreed: list[float] = []
-        decided: list[tuple[bool | None, bool | None]] = []
         judge_passes = human_passes = 0.0
-        for counts, times in alike(given):  # a handful of distinct tables, however many cases
+        judge_only = human_only = split = 0
+        for counts, times in tables:  # a handful of distinct tables, however many cases
             agreed += [_share(counts, lambda judge, human: judge == human)] * times
-            decided += [(majority(_sides(counts, 0)), majority(_sides(counts, 1)))] * times
+            judge, human = majority(_sides(counts, 0)), majority(_sides(counts, 1))
+            judge_only += times * (judge is True and human is False)
+            human_only += times * (judge is False and human is True)
+            split += times * (judge is None or human is None)
             judge_passes += times * _share(counts, lambda judge, _: judge)
             human_passes += times * _share(counts, lambda _, human: human)
-        judge_only = sum(judge is True and human is False for judge, human in decided)
-        human_only = sum(judge is False and human is True for judge, human in decided)
         return cls(**figures, agreement=sum(agreed) / len(agreed), interval=score_interval(agreed),
-                   judge_pass_rate=judge_passes / len(given), human_pass_rate=human_passes / len(given),
-                   judge_only=judge_only, human_only=human_only,
-                   split=sum(judge is None or human is None for judge, human in decided),
-                   mcnemar_p=mcnemar_p(judge_only, human_only), kappa_pass=Kappa.of(given, names=PASS_NAMES))
+                   judge_pass_rate=judge_passes / cases, human_pass_rate=human_passes / cases,
+                   judge_only=judge_only, human_only=human_only, split=split,
+                   mcnemar_p=mcnemar_p(judge_only, human_only), kappa_pass=Kappa.of_tables(tables, names=PASS_NAMES))
+
+
+def case_tables(items: Iterable[tuple[str | None, bool, bool, int]]) -> Tables[bool]:
+    """The distinct tables of the cases of (case, judge, human, how many) items (`alike` of `by_case`), read without a
+    table a case: a case of one item, as most are, is its item."""
+    grouped: dict[str, list[tuple[tuple[bool, bool], int]]] = {}
+    times: dict[tuple[tuple[tuple[bool, bool], int], ...], int] = {}
+    for case, judge, human, count in items:
+        if case is None:
+            times[(((judge, human), 1),)] = times.get((((judge, human), 1),), 0) + count
+        else:
+            grouped.setdefault(case, []).append(((judge, human), count))
+    for parts in grouped.values():
+        if len(parts) > 1:  # several items of one case: their pairs counted together, in one order
+            merged: dict[tuple[bool, bool], int] = {}
+            for pair, count in parts:
+                merged[pair] = merged.get(pair, 0) + count
+            parts = sorted(merged.items())
+        key = tuple(parts)
+        times[key] = times.get(key, 0) + 1
+    return [(dict(key), count) for key, count in times.items() if any(dict(key).values())]
 
 
 def _sides(counts: Mapping[tuple[bool, bool], int], side: int) -> list[bool]:

@@ -79,21 +79,25 @@ def _chance(counts: Mapping[tuple[Class, Class], float], weight: Mapping[tuple[C
     return sum(j * h * weight[first, second] for first, j in judge.items() for second, h in human.items()) / (n * n)
 
 
-def alike(cases: Sequence[Mapping[tuple[Class, Class], int]]) -> list[tuple[Mapping[tuple[Class, Class], int], int]]:
+Tables = list[tuple[Mapping[tuple[Class, Class], int], int]]  # distinct case tables, each with how many cases have it
+
+
+def alike(cases: Sequence[Mapping[tuple[Class, Class], int]]) -> Tables[Class]:
     """The cases as their distinct tables of (judge, human) counts, each with how many cases have it: thousands of
     cases of one label each are a handful of tables, and every figure over cases reads those."""
     times: dict[tuple[tuple[tuple[Class, Class], int], ...], int] = {}
     for counts in cases:  # a table's items in its own order: two orders of one table are two keys, no harm done
-        key = tuple(counts.items())
-        times[key] = times.get(key, 0) + 1
+        if any(counts.values()):
+            key = tuple(counts.items())
+            times[key] = times.get(key, 0) + 1
     return [(dict(key), count) for key, count in times.items()]
 
 
-def case_weighted(cases: Sequence[Mapping[tuple[Class, Class], int]]) -> dict[tuple[Class, Class], float]:
+def case_weighted(tables: Tables[Class]) -> dict[tuple[Class, Class], float]:
     """The (judge, human) pairs of every case, each case's as shares of its labels: a case weighs one whatever the
     number of people who labeled it (one label a case: the plain counts)."""
     weighted: dict[tuple[Class, Class], float] = {}
-    for counts, times in alike(cases):
+    for counts, times in tables:
         total = sum(counts.values())
         for pair, count in counts.items():
             if count:
@@ -101,17 +105,17 @@ def case_weighted(cases: Sequence[Mapping[tuple[Class, Class], int]]) -> dict[tu
     return weighted
 
 
-def kappa_interval(cases: Sequence[Mapping[tuple[Class, Class], int]], scale: Sequence[Class] | None = None,
-                   ) -> tuple[float, float] | None:
-    """The 95 % interval of kappa over `cases` (each case weighing one, as `case_weighted`), weighted over `scale`
-    when given: the score interval of the cases' (weighted) agreement, chance-corrected as kappa is with the same
-    margins. None where kappa is undefined, or under KAPPA_MIN_CASES cases, where no interval held its coverage."""
-    weighted = case_weighted(cases)
-    if len(cases) < KAPPA_MIN_CASES or counted_kappa(weighted, scale) is None:
+def kappa_interval(tables: Tables[Class], scale: Sequence[Class] | None = None) -> tuple[float, float] | None:
+    """The 95 % interval of kappa over the cases of `tables` (each case weighing one, as `case_weighted`), weighted
+    over `scale` when given: the score interval of the cases' (weighted) agreement, chance-corrected as kappa is with
+    the same margins. None where kappa is undefined, or under KAPPA_MIN_CASES cases, where no interval held its
+    coverage."""
+    weighted = case_weighted(tables)
+    if sum(times for _, times in tables) < KAPPA_MIN_CASES or counted_kappa(weighted, scale) is None:
         return None
     weight = _weights(weighted, scale)
     scores = [(sum(count * weight[pair] for pair, count in counts.items()) / sum(counts.values()), times)
-              for counts, times in alike(cases)]
+              for counts, times in tables]
     agreed = score_interval([score for score, times in scores for _ in range(times)], partial=bool(scale))
     return None if agreed is None else kappa_from_agreement(agreed, _chance(weighted, weight))
 
@@ -148,10 +152,14 @@ class Kappa(BaseModel):
            names: Mapping[Class, str] | None = None) -> Kappa:
         """The kappa of each case's counted (judge, human) pairs, weighted over `scale` when given, with its interval
         (`kappa_interval`). `names` say how a class reads (default str)."""
-        given = [counts for counts in cases if sum(counts.values())]
-        weighted = case_weighted(given)
+        return cls.of_tables(alike(cases), scale=scale, names=names)
+
+    @classmethod
+    def of_tables(cls, tables: Tables[Class], *, scale: Sequence[Class] | None = None,
+                  names: Mapping[Class, str] | None = None) -> Kappa:
+        """`of` over the cases' distinct tables (`alike`)."""
+        weighted = case_weighted(tables)
         _, judge, human = _margins(weighted)
-        tables = alike(given)
 
         def only(side: Mapping[Class, float]) -> str | None:
             if len(side) != 1:
@@ -159,9 +167,10 @@ class Kappa(BaseModel):
             (label,) = side
             return names[label] if names and label in names else str(label)
 
-        return cls(n=sum(times * sum(counts.values()) for counts, times in tables), cases=len(given),
+        return cls(n=sum(times * sum(counts.values()) for counts, times in tables),
+                   cases=sum(times for _, times in tables),
                    clustered=any(sum(counts.values()) > 1 for counts, _ in tables), value=counted_kappa(weighted, scale),
-                   interval=kappa_interval(given, scale), judge_only=only(judge), human_only=only(human))
+                   interval=kappa_interval(tables, scale), judge_only=only(judge), human_only=only(human))
 
     @classmethod
     def counted(cls, counts: Mapping[tuple[Class, Class], int], *, names: Mapping[Class, str] | None = None) -> Kappa:

@@ -14,7 +14,7 @@ from bot.rubric import Rubric
 from bot.store import Store
 from bot.store.history import newest_judge
 from bot.store.labels import PassGroup, counted_passes
-from bot.trust.calibration import Agreement, Calibration, LabeledVerdict, by_case, calibrate, most_first
+from bot.trust.calibration import Agreement, Calibration, LabeledVerdict, calibrate, case_tables, most_first
 from bot.trust.cases import labeled_verdicts
 from bot.trust.labels import numeric_paths, ordinal_scales, tag_order, vote_as_label
 from bot.trust.review import random_share
@@ -244,4 +244,4 @@ def _agreement(counts: Sequence[Said]) -> Agreement:
         if group.judge_passed is not None and human is not None:
             passes[group.judge_passed, human] += group.count
             items.append((group.case_key, group.judge_passed, human, group.count))
-    return Agreement.counted(sum(group.count for group in counts), passes, by_case(items))
+    return Agreement.of_tables(sum(group.count for group in counts), passes, case_tables(items))

@@ -15,7 +15,7 @@ from scipy.stats import binom
 from bot.trust.bradley_terry import ranking
 from bot.trust.calibration import wilson
 from bot.trust.intervals import MEAN_MIN_VALUES, mean_interval, score_interval
-from bot.trust.kappa import counted_kappa, kappa_interval
+from bot.trust.kappa import alike, counted_kappa, kappa_interval
 
 Interval = tuple[float, float] | None
 Draw = Callable[[np.random.Generator], tuple[float, Interval]]
@@ -68,7 +68,7 @@ def kappa_set(table: np.ndarray, n: int, labels: int = 1, scale: Sequence[int] |
                 judge, human = divmod(int(cell), size)
                 flips = rng.random(labels) < 0.1 if labels > 1 else np.zeros(1, dtype=bool)
                 cases.append(Counter((judge, 1 - human if flip else human) for flip in flips))
-            interval = kappa_interval(cases, scale)
+            interval = kappa_interval(alike(cases), scale)
             if interval is not None:
                 return truth, interval
     return draw

@@ -18,7 +18,7 @@ from statsmodels.stats.proportion import proportion_confint
 from bot.trust.alpha import AlphaTally, krippendorff_alpha
 from bot.trust.calibration import Agreement, LabeledVerdict, by_case, calibrate, wilson
 from bot.trust.intervals import kappa_from_agreement, mean_interval, score_interval, t_quantile
-from bot.trust.kappa import Kappa, case_weighted, counted_kappa
+from bot.trust.kappa import Kappa, alike, case_weighted, counted_kappa
 from bot.trust.mcnemar import by_chance, mcnemar_p, p_text, shown_p, sign_test_p
 from bot.trust.texts import agreement_text, gap_text, pass_rates_text
 
@@ -74,7 +74,7 @@ def test_kappa_over_cases_weighs_each_case_once() -> None:
         for counts in cases:
             for (judge, human), count in counts.items():
                 shares[judge, human] += count / sum(counts.values())
-        assert case_weighted(cases) == pytest.approx({(i, j): shares[i, j] for i in range(3) for j in range(3)
+        assert case_weighted(alike(cases)) == pytest.approx({(i, j): shares[i, j] for i in range(3) for j in range(3)
                                                       if shares[i, j]})
         found = Kappa.of(cases)
         assert found.value == pytest.approx(cohens_kappa(shares).kappa)
@@ -279,3 +279,27 @@ def test_labels_of_one_case_by_several_people_count_as_one_case() -> None:
     assert calibrate(ten * 2).pass_cases == 10 and agreement_text(calibrate(ten * 2)).endswith(
         "few labeled cases (n = 10)")
     assert Agreement.counted(3, Counter({(True, True): 3})).pass_cases == 3  # labels without a case: one case each
+
+
+def test_case_tables_give_the_figures_of_the_cases_one_by_one() -> None:
+    from bot.trust.calibration import Agreement, by_case, case_tables
+
+    rng = np.random.default_rng(RNG_SEED + 11)
+    for _ in range(200):
+        items = [(None if rng.random() < 0.2 else f"c{int(rng.integers(0, 30))}", bool(rng.random() < 0.6),
+                  bool(rng.random() < 0.5), int(rng.integers(0, 3))) for _ in range(int(rng.integers(0, 80)))]
+        passes: Counter[tuple[bool, bool]] = Counter()
+        for _, judge, human, count in items:
+            passes[judge, human] += count
+        one_by_one = Agreement.counted(sum(passes.values()), passes, by_case(items))
+        tabled = Agreement.of_tables(sum(passes.values()), passes, case_tables(items))
+        floats = {"agreement", "interval", "judge_pass_rate", "human_pass_rate", "kappa_pass"}
+        assert tabled.model_dump(exclude=floats) == one_by_one.model_dump(exclude=floats)
+        assert tabled.kappa_pass.model_dump(exclude={"value", "interval"}) == one_by_one.kappa_pass.model_dump(
+            exclude={"value", "interval"})
+        if one_by_one.agreement is not None:
+            assert tabled.agreement == pytest.approx(one_by_one.agreement)
+            assert tabled.interval == pytest.approx(one_by_one.interval)
+            assert tabled.judge_pass_rate == pytest.approx(one_by_one.judge_pass_rate)
+            assert tabled.kappa_pass.value == pytest.approx(one_by_one.kappa_pass.value)
+            assert tabled.kappa_pass.interval == pytest.approx(one_by_one.kappa_pass.interval)
