@@ -27,16 +27,21 @@ class RubricEntry(Document):
     """pointwise (grades one answer) or pairwise (compares two)."""
     fields: list[str]
     """The judge's output fields."""
+    tag_field: str | None
+    """The output field that holds its tag (such as result_tag); null without one."""
     tags: list[str]
-    """The classes of its tag, in order; empty without one."""
+    """The values its tag takes, in the rubric's order; empty without one."""
     source: str | None
     """The file it was read from."""
 
     @classmethod
     def of(cls, rubric: Rubric) -> RubricEntry:
         """A loaded rubric."""
+        from bot.trust.labels import tag_order
+
         return cls(name=rubric.name, aliases=list(rubric.aliases), version=rubric.version, title=rubric.title,
-                   description=rubric.description, kind=rubric.kind, fields=list(rubric.output), tags=rubric.tags(),
+                   description=rubric.description, kind=rubric.kind, fields=list(rubric.output),
+                   tag_field=rubric.headline.tag, tags=tag_order(rubric),
                    source=None if rubric.source is None else str(rubric.source))
 
 
