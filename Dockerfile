@@ -23,7 +23,9 @@ EXPOSE 3000
 # reported healthy while the process runs.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 CMD ["python", "-c", "import os, urllib.request; os.environ.get('SLACK_APP_TOKEN') or urllib.request.urlopen('http://127.0.0.1:%s/health' % os.environ.get('PORT', '3000'), timeout=4)"]
 ENTRYPOINT ["judgebot"]
-# The Slack bot by default, its history on the volume judgebot-data; any other command runs the CLI on your files,
-# as your own user (the image's user cannot write a folder of the host), with a history beside them, e.g.
+# The Slack bot by default, its history on the volume judgebot-data, e.g.
+#   docker run -d --env-file .env -e JUDGEBOT_ADMINS=U0123ABCD,U0456EFGH -v judgebot-data:/data -p 3000:3000 judgebot
+# (JUDGEBOT_ADMINS: who may change a channel's settings besides the workspace's admins). Any other command runs the
+# CLI on your files, as your own user (the image's user cannot write a folder of the host), with a history beside them, e.g.
 #   docker run --rm --user "$(id -u):$(id -g)" -v "$PWD:/in" -w /in -e JUDGEBOT_DB=/in/judgebot.db -e OPENAI_API_KEY judgebot judge answers.csv --rubric eth
 CMD ["serve"]

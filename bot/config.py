@@ -41,6 +41,8 @@ HALF_OAUTH = (
     "(all three on the app's Basic Information page), in HTTP mode without SLACK_APP_TOKEN; missing or extra: {what}."
 )
 
+RENAMED = "{old} is now called {new} ({what}): rename it in the environment or .env; it is still read for now."
+
 
 class Settings(BaseSettings):
     """Every setting of judgebot; each field is read from the env var of the same name in upper case."""
@@ -114,8 +116,11 @@ class Settings(BaseSettings):
     stream_progress: bool = Field(True, description="Show a file run's progress as a message streamed into its thread "
                                   "(Slack's chat streaming); off, or where Slack refuses a stream: an edited message.")
     digest_timezone: str = Field("UTC", description="Timezone of weekly digests unless `/judge digest on` names one.")
-    digest_admins: str = Field("", description="Comma-separated Slack user ids who may turn digests on and off "
-                               "(besides the workspace's admins and owners).")
+    judgebot_admins: str = Field("", description="Comma-separated Slack user ids who may change a channel's settings "
+                                 "(its digest, budget, reviewers, judge, samples, an aligned rubric), besides the "
+                                 "workspace's admins and owners.")
+    digest_admins: str = Field("", description="The former name of JUDGEBOT_ADMINS: still read, with a notice at "
+                               "start to rename it.")
     digest_grace_hours: float = Field(12.0, gt=0, le=72, description="Hours after its time a digest missed while "
                                       "the bot was down is still posted.")
     calibration_min_agreement: float = Field(0.75, ge=0, le=1, description="Agreement with people's labels on "
@@ -154,9 +159,17 @@ class Settings(BaseSettings):
         return value
 
     @property
-    def digest_admin_ids(self) -> frozenset[str]:
-        """The user ids of DIGEST_ADMINS."""
-        return frozenset(part.strip() for part in self.digest_admins.replace(";", ",").split(",") if part.strip())
+    def admin_ids(self) -> frozenset[str]:
+        """The user ids of JUDGEBOT_ADMINS, and of DIGEST_ADMINS (its former name, still read)."""
+        return frozenset(part.strip() for names in (self.judgebot_admins, self.digest_admins)
+                         for part in names.replace(";", ",").split(",") if part.strip())
+
+    def renamed(self) -> list[str]:
+        """A one-line notice for each setting still set under its former name (said at start): how to rename it."""
+        if not self.digest_admins.strip():
+            return []
+        return [RENAMED.format(old="DIGEST_ADMINS", new="JUDGEBOT_ADMINS", what="the people who may change a "
+                               "channel's settings, not only its digest")]
 
     @property
     def mcp_channel_ids(self) -> frozenset[str]:

@@ -37,6 +37,13 @@ async def calibration(ctx: Context) -> int:
     report = rubric_trust(ctx.store, rubric_name=rubric.name, rubric=rubric, channel_id=args.channel,
                           team_id=None, since=since, bar=TrustBar.from_settings(settings), judge_model=args.judge_model,
                           everywhere=args.channel is None, now=now)
+    if args.json:
+        from bot.cli.json_output import print_json
+        from bot.cli.json_output.calibration import CalibrationDocument
+
+        print_json(CalibrationDocument.of(report, rubric=rubric.name, channel=args.channel,
+                                          judge_model=args.judge_model, since=since))
+        return EXIT_OK
     where = scope_text(rubric, args.channel, args.judge_model)
     if not report.figures.n:
         calibration_views.show_no_labels(ctx.console, f"{where}, {period_text(args.since)}")

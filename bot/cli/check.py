@@ -37,6 +37,8 @@ async def check(ctx: Context) -> int:
         raise UsageError("give --labels FILE (such as one `judgebot labels export` wrote) or --channel ID, not both")
     if args.since is not None:
         raise UsageError("--since belongs to `judgebot calibration`; a check judges every labeled row it is given")
+    if args.json:
+        raise UsageError("--json belongs to `judgebot calibration`; a check judges the labeled rows and prints its gate")
     gate = Gate(MIN_AGREEMENT if args.min_agreement is None else args.min_agreement,
                 MIN_LABELS if args.min_labels is None else args.min_labels, args.min_kappa, args.point)
     if not 0 <= gate.min_agreement <= 1:

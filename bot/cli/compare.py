@@ -51,11 +51,20 @@ async def compare(ctx: Context) -> int:
                          "(the built-in pairwise rubric is called pairwise)")
     if judge is None and (args.no_swap or args.batch or args.out):
         raise UsageError("--no-swap, --batch and --out are for --judge RUBRIC, which asks a pairwise judge")
+    if judge is not None and args.json:
+        raise UsageError("--json prints the comparison; --judge then judges its pairs as a run: leave out one of them "
+                         "(`judgebot runs --json` lists the run afterwards)")
     reports = compared(sides[0], sides[1])
     paired = [found for found in reports if found.pairs]
     if judge is not None and len(paired) > 1:
         raise UsageError(f"the answers were graded with {len(paired)} rubrics ({', '.join(f.rubric for f in paired)}): "
                          "--judge asks about each pair once, so name one with --rubric")
+    if args.json:
+        from bot.cli.json_output import print_json
+        from bot.cli.json_output.compare import CompareDocument
+
+        print_json(CompareDocument.of(names[0], names[1], reports))
+        return EXIT_OK
     show_all(ctx.console, names[0], names[1], reports)
     if judge is None or not paired:
         return EXIT_OK

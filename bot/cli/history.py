@@ -25,6 +25,12 @@ async def runs(ctx: Context) -> int:
     found = [run.model_copy(update={"status": "interrupted", "stop_reason": "its process is gone"})
              if run.status == RunState.RUNNING and owner_gone(run.owner, run.heartbeat_at, now, STALE_AFTER) else run
              for run in ctx.store.recent_runs(ctx.args.limit)]
+    if ctx.args.json:
+        from bot.cli.json_output import print_json
+        from bot.cli.json_output.history import RunEntry, RunsDocument
+
+        print_json(RunsDocument(runs=[RunEntry.of(run) for run in found]))
+        return EXIT_OK
     views.show_runs(ctx.console, found)
     return EXIT_OK
 
@@ -36,7 +42,14 @@ async def history(ctx: Context) -> int:
     settled()
     if ctx.args.limit < 1:
         raise UsageError("-n/--limit must be at least 1")
-    views.show_history(ctx.console, recent_in_channel(ctx.store, channel_id=ctx.args.channel, limit=ctx.args.limit))
+    found = recent_in_channel(ctx.store, channel_id=ctx.args.channel, limit=ctx.args.limit)
+    if ctx.args.json:
+        from bot.cli.json_output import print_json
+        from bot.cli.json_output.history import HistoryDocument, JudgmentEntry
+
+        print_json(HistoryDocument(channel=ctx.args.channel, judgments=[JudgmentEntry.of(row) for row in found]))
+        return EXIT_OK
+    views.show_history(ctx.console, found)
     return EXIT_OK
 
 
@@ -53,6 +66,12 @@ async def stats(ctx: Context) -> int:
     period = f"last {args.days} days" if args.days else "all time"
     figures = channel_stats(ctx.store, channel_id=args.channel, since=since, model=args.model)
     title = f"{where}, {period}" + (f", model {args.model}" if args.model else "")
+    if args.json:
+        from bot.cli.json_output import print_json
+        from bot.cli.json_output.history import StatsDocument
+
+        print_json(StatsDocument.of(figures, channel=args.channel, days=args.days, since=since, model=args.model))
+        return EXIT_OK
     if not figures:
         ctx.console.print(shown(f"No judgments in {title}" + (": `judgebot stats` without --model lists the models "
                                                              "judged" if args.model else ".")), highlight=False)
@@ -97,7 +116,13 @@ async def digest(ctx: Context) -> int:
                          bar=TrustBar.from_settings(settings))
     found.warnings = JudgeWatch.from_settings(settings).warnings(
         judge_of_channel(store, team_id=sub.team_id if sub else None, channel_id=args.channel))
-    views.show_digest(ctx.console, found, title)
+    if args.json:
+        from bot.cli.json_output import print_json
+        from bot.cli.json_output.digest import DigestDocument
+
+        print_json(DigestDocument.of(found, zone.key))
+    else:
+        views.show_digest(ctx.console, found, title)
     if found.quiet and args.week is None:  # on a first day, the judgments are all in the week under way
         current = Period.of_week(iso_week(datetime.now(zone).date()), zone)
         so_far = build_digest(store, channel_id=args.channel, period=current, team_id=sub.team_id if sub else None,
@@ -130,10 +155,21 @@ async def budget(ctx: Context) -> int:
     settings = ctx.settings
     from bot.records import CHECK_CHANNEL
 
-    spent = spend(ctx.store, channel_id=None, since=month_start(utcnow()))
-    checks = spend(ctx.store, channel_id=CHECK_CHANNEL, since=month_start(utcnow()))  # checks, comparisons, alignments, pairs
+    start = month_start(utcnow())
+    spent = spend(ctx.store, channel_id=None, since=start)
+    checks = spend(ctx.store, channel_id=CHECK_CHANNEL, since=start)  # checks, comparisons, alignments, pairs
     total = spent.usd + checks.usd
     limit = settings.judge_monthly_budget
+    if ctx.args.json:
+        from bot.cli.json_output import print_json
+        from bot.cli.json_output.history import BudgetDocument, Spending
+
+        print_json(BudgetDocument(
+            month_start=start, spent_usd=total, monthly_budget_usd=limit,
+            left_usd=None if limit is None else max(limit - total, 0.0), runs=Spending.of(spent),
+            checks=Spending.of(checks), confirm_above_usd=settings.confirm_above_usd,
+            confirm_above_requests=settings.confirm_above_requests))
+        return EXIT_OK
     against = f" of JUDGE_MONTHLY_BUDGET ({money(limit)}: {money(max(limit - total, 0.0))} left)" if limit else \
         " (no JUDGE_MONTHLY_BUDGET set)"
     ctx.console.print(f"This month the terminal's judging spent {money(total)}{against}.", highlight=False)

@@ -55,8 +55,19 @@ async def compare(ctx: Context) -> int:
         return EXIT_USAGE
     before, after = judged
     labeled = labeled_side(cases, before, after, rubric) if cases else None
-    compare_views.show_comparison(console, old, new, labeled, history_side(sample, before, after),
-                                  labels_from=shown(args.labels.name) if args.labels else shown(args.channel or ""))
+    history = history_side(sample, before, after)
+    labels_from = args.labels.name if args.labels else args.channel or ""
+    if args.json:
+        from bot.cli.json_output import print_json
+        from bot.cli.json_output.judges import AgainstEachOther, AgainstPeople, JudgesCompareDocument
+
+        print_json(JudgesCompareDocument(
+            rubric=rubric.name, rubric_version=rubric.version, judge_in_use=old, candidate=new,
+            labeled_cases=len(cases), recent_judgments=len(sample),
+            against_people=None if labeled is None else AgainstPeople.of(labeled, labels_from),
+            against_each_other=AgainstEachOther.of(history)))
+        return EXIT_OK
+    compare_views.show_comparison(console, old, new, labeled, history, labels_from=shown(labels_from))
     return EXIT_OK
 
 

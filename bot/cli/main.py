@@ -41,7 +41,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if not isinstance(sys.stdout, ClosedPipeProof):
         sys.stdout = ClosedPipeProof(sys.stdout)
     args = build_parser().parse_args(argv)
-    console = Console(highlight=False)
+    # With --json the one document is standard output's alone: everything else said goes to standard error.
+    console = Console(highlight=False, stderr=bool(getattr(args, "json", False)))
     errors = Console(stderr=True, highlight=False)
     try:
         settings = Settings()

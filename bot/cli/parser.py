@@ -116,14 +116,17 @@ def build_parser() -> argparse.ArgumentParser:
                                       "their goldens (exit 1 when a golden is missed, 2 while a file is broken)")
     rubrics_cmd.add_argument("action", nargs="?", choices=["list", "check"], default="list")
     rubrics_cmd.add_argument("name", nargs="?")
+    add_json_option(rubrics_cmd, "rubrics", "not with check")
 
     runs_cmd = commands.add_parser("runs", help="list recent runs")
     runs_cmd.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
+    add_json_option(runs_cmd, "runs")
 
     where = "a Slack channel id such as C0123456789 (default: the judgments made in a terminal)"
     history_cmd = commands.add_parser("history", help="the latest judgments of a Slack channel or of the terminal")
     history_cmd.add_argument("--channel", help=where)
     history_cmd.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
+    add_json_option(history_cmd, "history")
     review_cmd = commands.add_parser("review", help="the cases of a Slack channel's review queue (or the terminal's) "
                                      "that wait for a person's label")
     review_cmd.add_argument("--channel", help=where)
@@ -131,10 +134,12 @@ def build_parser() -> argparse.ArgumentParser:
     review_cmd.add_argument("--nudge", action="store_true", help="send today's nudge to the channel's reviewers now "
                             "(each gets one a day, whoever sends it); needs --channel and SLACK_BOT_TOKEN, or the "
                             "OAuth install")
+    add_json_option(review_cmd, "review", "not with --nudge")
     stats_cmd = commands.add_parser("stats", help="per model and rubric figures of a Slack channel or the terminal")
     stats_cmd.add_argument("--channel", help=where)
     stats_cmd.add_argument("--days", type=int, default=30, help="the last N days (default 30; 0: all time)")
     stats_cmd.add_argument("--model", help="only this model under test")
+    add_json_option(stats_cmd, "stats")
     digest_cmd = commands.add_parser("digest", help="a Slack channel's weekly digest (or the terminal's) as a table; "
                                      "--post posts a channel's")
     digest_cmd.add_argument("--channel", help="a Slack channel id such as C0123456789 (default: the judgments made in "
@@ -144,8 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "timezone, else DIGEST_TIMEZONE)")
     digest_cmd.add_argument("--post", action="store_true", help="post it in the channel too (needs SLACK_BOT_TOKEN "
                             "or the OAuth install; a week is posted once, whoever posts it)")
-    commands.add_parser("budget", help="what the terminal's judging spent this month, against JUDGE_MONTHLY_BUDGET "
-                        "and CONFIRM_ABOVE_USD")
+    add_json_option(digest_cmd, "digest")
+    budget_cmd = commands.add_parser("budget", help="what the terminal's judging spent this month, against "
+                                     "JUDGE_MONTHLY_BUDGET and CONFIRM_ABOVE_USD")
+    add_json_option(budget_cmd, "budget")
     retention_cmd = commands.add_parser("retention", help="remove the texts of judgments older than RETENTION_DAYS "
                                         "(their figures stay); the bot does it once a day when it is set")
     retention_cmd.add_argument("--days", type=int, metavar="N", help="older than N days (default: RETENTION_DAYS)")
@@ -159,6 +166,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_calibration_commands(commands)
     add_judges_commands(commands)
     return parser
+
+
+def add_json_option(command: argparse.ArgumentParser, anchor: str, scope: str = "") -> None:
+    """--json: what a reading command shows, as one JSON document on stdout (its keys: docs/json.md#ANCHOR)."""
+    only = f" ({scope})" if scope else ""
+    command.add_argument("--json", action="store_true", help=f"print one JSON document on standard output instead "
+                         f"of tables{only}, its keys as docs/json.md#{anchor} documents them; anything else said "
+                         "goes to standard error")
 
 
 def add_panel_options(command: argparse.ArgumentParser, scope: str = "") -> None:
@@ -202,6 +217,7 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
                                  "price, within 24 h, rather than live")
     calibration_cmd.add_argument("--fresh", action="store_true", help="check: judge again even when a cached "
                                  "verdict of the same judge exists")
+    add_json_option(calibration_cmd, "calibration", "not with check")
     compare_cmd = commands.add_parser("compare", help="is B better than A? two runs, or two models under test, paired "
                                       "on the same questions (no judge is asked)")
     compare_cmd.add_argument("runs", nargs="*", type=int, metavar="RUN", help="two run ids: A then B")
@@ -220,6 +236,7 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
     compare_cmd.add_argument("--batch", action="store_true", help="--judge: through the Batch API (half the price)")
     compare_cmd.add_argument("--fresh", action="store_true", help="--judge: judge again even when a verdict is cached")
     compare_cmd.add_argument("--yes", action="store_true", help="--judge: judge without asking, whatever the estimate")
+    add_json_option(compare_cmd, "compare", "not with --judge")
 
     align_cmd = commands.add_parser("align", help="a candidate rubric with worked examples from people's corrections, "
                                     "measured on held-out cases against the rubric as it is, written beside it")
@@ -266,3 +283,4 @@ def add_judges_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     judges_cmd.add_argument("--yes", action="store_true", help="judge without asking, whatever the estimate")
     judges_cmd.add_argument("--fresh", action="store_true", help="judge again even when a cached verdict of the same "
                             "judge exists")
+    add_json_option(judges_cmd, "judges-compare")

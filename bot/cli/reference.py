@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from bot.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNSCORED, EXIT_USAGE
 from bot.cli.parser import build_parser
 
+JSON_KEYS = re.compile(r"docs/json\.md#([\w-]+)")  # where --json's keys are documented
 WIDTH = 100  # the width usage lines are wrapped to, whatever the terminal that runs this
 EXITS = [(EXIT_OK, "done: every row scored, or nothing to judge"),
          (EXIT_UNSCORED, "done, with rows left without a score; a calibration check below --min-agreement; goldens "
@@ -41,6 +43,7 @@ def _options(parser: argparse.ArgumentParser) -> list[str]:
             choices = f" ({' or '.join(map(str, action.choices))})" if action.choices else ""
             name = f"`{action.metavar or action.dest.upper()}`{choices}"
         text = (action.help or "").replace("%(default)s", str(action.default)).replace("%%", "%")
+        text = JSON_KEYS.sub(r"[docs/json.md#\1](json.md#\1)", text)  # a link beside this page
         required = " (required)" if action.required and action.option_strings else ""
         lines.append(f"- {name}{required}: {text}" if text else f"- {name}{required}")
     return lines

@@ -24,6 +24,8 @@ async def review(ctx: Context) -> int:
         raise UsageError("-n/--limit must be at least 1")
     channel = ctx.args.channel
     if ctx.args.nudge:
+        if ctx.args.json:
+            raise UsageError("--json lists the queue's cases; --nudge sends the reviewers' nudge: give one of them")
         if not channel:
             raise UsageError("--nudge nudges a Slack channel's reviewers: give --channel ID")
         from bot.slack.flows.review_nudge import nudge_from_terminal  # the Slack libraries load only to nudge
@@ -31,6 +33,12 @@ async def review(ctx: Context) -> int:
         ctx.console.print(await nudge_from_terminal(ctx.settings, ctx.store, channel), highlight=False)
         return EXIT_OK
     cases = open_cases(ctx.store, team_id=ANY_TEAM if channel else None, channel_id=channel, limit=ctx.args.limit)
+    if ctx.args.json:
+        from bot.cli.json_output import print_json
+        from bot.cli.json_output.review import ReviewDocument
+
+        print_json(ReviewDocument.of(channel, cases))
+        return EXIT_OK
     where = f"channel {channel}" if channel else "the terminal"
     if not cases:
         ctx.console.print(f"No case of {where} waits for a label.", highlight=False)

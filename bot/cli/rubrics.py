@@ -23,6 +23,14 @@ async def rubrics(ctx: Context) -> int:
     """List the rubrics (and the broken files); with `check`, judge their goldens too."""
     found, console = ctx.rubrics, ctx.console
     chosen = [found.get(ctx.args.name)] if ctx.args.name else list(found)
+    if ctx.args.action == "list" and ctx.args.json:
+        from bot.cli.json_output import print_json
+        from bot.cli.json_output.rubrics import RubricsDocument
+
+        print_json(RubricsDocument.of(chosen, found))
+        return EXIT_OK
+    if ctx.args.json:
+        raise UsageError("--json lists the rubrics; `rubrics check` judges their goldens: leave out one of them")
     if ctx.args.action == "list":
         views.show_rubrics(console, chosen)
         show_replaced(console, found)

@@ -1,5 +1,5 @@
-"""Who may change what a whole channel lives with (its weekly digest, its budget): the workspace's admins and owners,
-and the people the bot's DIGEST_ADMINS setting names."""
+"""Who may change a channel's settings (its digest, budget, reviewers, judge, samples, an aligned rubric): the
+workspace's admins and owners, and the people the bot's JUDGEBOT_ADMINS setting names."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from bot.slack.messenger import slack_error
 
 log = logging.getLogger(__name__)
 
+ADMINS_ONLY = "Only the workspace's admins and owners, and the people the bot's JUDGEBOT_ADMINS setting names, can"
 CANNOT_CHECK = (
     "I could not check whether you are a workspace admin (`{error}`): the app needs the users:read scope for that. "
-    "Ask whoever runs the bot to reinstall it with that scope, or to add your user id to DIGEST_ADMINS."
+    "Ask whoever runs the bot to reinstall it with that scope, or to add your user id to JUDGEBOT_ADMINS."
 )
 
 

@@ -62,7 +62,7 @@ class RunningBot:
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
     retention: DailyRetention | None = None  # with RETENTION_DAYS
-    warnings: list[str] = field(default_factory=list)  # said once at start (the OAuth tokens stored unencrypted)
+    warnings: list[str] = field(default_factory=list)  # said once at start (a renamed setting, unencrypted tokens)
 
     async def stop(self, drain: float = DRAIN_SECONDS) -> None:
         """Stop taking requests, let judgments in flight finish for `drain` seconds, then close everything."""
@@ -101,7 +101,8 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
         log.warning("rubric file left out until it is fixed: %s: %s", broken.path, broken.problem)
     home = Workspace(Messenger(client), team_id=auth.get("team_id"), bot_user_id=auth.get("user_id"),
                      team_url=auth.get("url"))
-    warnings = await asyncio.to_thread(sealing_warnings, store, sealer) if install else []
+    # Said once at start, in the log and in `serve`'s output: settings under their former names, unsealed tokens.
+    warnings = [*settings.renamed(), *(await asyncio.to_thread(sealing_warnings, store, sealer) if install else [])]
     for warning in warnings:
         log.warning(warning)
     installations = installation_store(install[0], store, sealer) if install else None

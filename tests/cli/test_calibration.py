@@ -16,12 +16,14 @@ A Correct verdict passes (completeness 2), every other tag fails.
 from __future__ import annotations
 
 import csv
+import math
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import update
 from sqlmodel import col
 
@@ -32,7 +34,7 @@ from bot.rubric import RubricSet
 from bot.runs.estimate import Estimate, estimate_rows
 from bot.store import Judgment, Label, Store, record_feedback, utcnow
 from bot.store.labels import save_label
-from tests.support.cli import flat, history, judgebot, write_rows
+from tests.support.cli import flat, history, judgebot, judgebot_json, write_rows
 from tests.support.openai_server import FakeJudgeServer, Reply
 from tests.support.replies import eth_reply, triple_of
 
@@ -121,43 +123,71 @@ def lines_of(out: str) -> list[str]:
     return [" ".join(line.split()) for line in out.splitlines()]
 
 
+def wilson(successes: int, n: int) -> list[float]:
+    """The 95 % Wilson score interval, from its formula."""
+    z2, share = 1.959964 ** 2, successes / n
+    centre, half = share + z2 / (2 * n), 1.959964 * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n))
+    return [(centre - half) / (1 + z2 / n), (centre + half) / (1 + z2 / n)]
+
+
 def test_calibration_prints_the_figures_and_warns(tmp_path: Path, judge_server: FakeJudgeServer) -> None:
     store = labeled_history(tmp_path, judge_server)
 
-    code, out = judgebot(tmp_path, "calibration", "--rubric", "auditor")
+    code, found, stderr = judgebot_json(tmp_path, "calibration", "--rubric", "auditor")
 
-    assert code == 0, out
-    text, lines = flat(out), lines_of(out)
-    assert "Calibration of eth (ETH institutional knowledge audit), all channels and the terminal, all time" in text
-    assert "labels 8" in lines  # the Disagree vote of u2 on A2 is not counted: u2's label stands in for it
-    assert all(figure in lines for figure in FIRST_JUDGE), out
-    # The confusion matrix, judge's tag in rows and people's in columns (Correct, Generic, Refusal, Hallucination)
-    for row in ("Correct 2 1 0 0 3", "Generic 0 1 1 0 2", "Refusal 0 0 1 0 1", "Hallucination 0 0 1 0 1",
-                "total 2 2 3 0 7"):
-        assert row in lines, out
+    assert code == 0, stderr
+    assert (found["rubric"], found["channel"], found["since"], found["judge_model"]) == ("eth", None, None, None)
+    assert found["labels"] == 8  # the Disagree vote of u2 on A2 is not counted: u2's label stands in for it
+    figures = found["figures"]
+    pass_fail = figures["pass_fail"]  # the figures FIRST_JUDGE says in words
+    assert (pass_fail["pass_fail_labels"], pass_fail["agreeing_labels"], pass_fail["cases"]) == (8, 6, 8)
+    assert pass_fail["agreement"] == 0.75 and pass_fail["interval"] == pytest.approx(wilson(6, 8))
+    assert pass_fail["interval"] == pytest.approx([0.409, 0.929], abs=5e-4)
+    assert (pass_fail["judge_pass_rate"], pass_fail["people_pass_rate"], pass_fail["mcnemar_p"]) == (0.5, 0.25, 0.5)
+    assert (pass_fail["judge_only_passed_cases"], pass_fail["people_only_passed_cases"]) == (2, 0)
+    assert pass_fail["kappa"]["value"] == pytest.approx(0.5) and pass_fail["kappa"]["interval"] is None
+    assert (figures["tag"]["labels"], figures["tag"]["agreeing_labels"]) == (7, 4)
+    assert figures["tag"]["kappa"]["value"] == pytest.approx(15 / 36) and figures["tag"]["kappa"]["interval"] is None
+    # The confusion matrix, judge's tag in rows and people's in columns
+    assert figures["confusion"] == {"classes": ["Correct", "Generic", "Refusal", "Hallucination"],
+                                    "labels": [[2, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 0], [0, 0, 1, 0]]}
     # judge - people where people gave values (not A4): correctness A3 +2 (2 against 0), others 0: 2/7 = 0.29 higher,
     # and as much apart; completeness A3 +2, A5 +1 (Generic's 1 against 0): 3/7 = 0.43. Linear weighted kappa on the
     # 0-2 scale, sklearn's cohen_kappa_score(weights="linear", labels=[0, 1, 2]): correctness 0.6957, completeness
     # 0.5714
-    assert ("correctness: the judge scores 0.29 higher, mean absolute difference 0.29 (7 labels); weighted kappa "
-            "0.70 (no interval under 20 cases); few labeled cases (n = 7)") in lines, out
-    assert ("completeness: the judge scores 0.43 higher, mean absolute difference 0.43 (7 labels); weighted kappa "
-            "0.57 (no interval under 20 cases); few labeled cases (n = 7)") in lines, out
+    for criterion, apart, kappa in (("correctness", 2 / 7, 0.6957), ("completeness", 3 / 7, 0.5714)):
+        gap = figures["score_gaps"][criterion]
+        assert (gap["labels"], gap["cases"]) == (7, 7), criterion
+        assert gap["mean_signed_difference"] == pytest.approx(apart) and gap["mean_abs_difference"] == pytest.approx(apart)
+        assert gap["weighted_kappa"]["value"] == pytest.approx(kappa, abs=1e-4), criterion
     # A7 and A8 two weeks ago (both agree on fail); the other six this week, 4 of 6 agreeing: 67 %
     now = datetime.now(UTC)
-    assert f"{iso_week(now - TWO_WEEKS_AGO)} 2 labels agreement 100%; few labeled cases (n = 2)" in lines
-    assert f"{iso_week(now)} 6 labels agreement 67%; few labeled cases (n = 6)" in lines
-    assert "judge models judge-cli (8)" in lines
-    assert "warning" not in out  # 75 % is not below the default 75 %, and 8 labels are under 20
+    assert [(week["week"], week["labels"], week["agreement"]) for week in figures["weeks"]] == [
+        (iso_week(now - TWO_WEEKS_AGO), 2, 1.0), (iso_week(now), 6, pytest.approx(4 / 6))]
+    assert figures["labels_by_judge_model"] == {"judge-cli": 8}
+    assert found["doubts"] == []  # 75 % is not below the default 75 %, and 8 labels are under 20
+    assert found["judge_in_use"]["judge_model"] == "judge-cli"
 
-    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", "--since", "7d")
-    assert code == 0 and "labels 6" in lines_of(out), out
-    assert "agreement on pass/fail 67% (4/6), 95% CI 30%-90% (Wilson); few labeled cases (n = 6)" in flat(out)
-    # [[2, 2], [0, 2]]: statsmodels' cohens_kappa 0.40
-    assert "kappa on pass/fail 0.40 (no interval under 20 cases); few labeled cases (n = 6)" in flat(out)
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "auditor")  # as a person reads it
+    text, lines = flat(out), lines_of(out)
+    assert code == 0 and "Calibration of eth (ETH institutional knowledge audit), all channels and the terminal, all " \
+        "time" in text, out
+    assert all(figure in lines for figure in FIRST_JUDGE), out
+    assert "Correct 2 1 0 0 3" in lines and "total 2 2 3 0 7" in lines, out  # the matrix, with its totals
+    assert "warning" not in out
 
-    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", JUDGE_MODEL="judge-new",
-                         CALIBRATION_MIN_AGREEMENT="0.8", CALIBRATION_MIN_LABELS="8")
+    code, found, stderr = judgebot_json(tmp_path, "calibration", "--rubric", "eth", "--since", "7d")
+    pass_fail = found["figures"]["pass_fail"]
+    assert code == 0 and found["labels"] == 6 and found["since"].endswith("Z"), stderr
+    assert (pass_fail["agreeing_labels"], pass_fail["pass_fail_labels"]) == (4, 6)
+    assert pass_fail["interval"] == pytest.approx(wilson(4, 6))
+    assert pass_fail["kappa"]["value"] == pytest.approx(0.40)  # [[2, 2], [0, 2]]: statsmodels' cohens_kappa 0.40
+
+    settings = {"JUDGE_MODEL": "judge-new", "CALIBRATION_MIN_AGREEMENT": "0.8", "CALIBRATION_MIN_LABELS": "8"}
+    code, found, stderr = judgebot_json(tmp_path, "calibration", "--rubric", "eth", **settings)
+    assert code == 0 and [doubt["kind"] for doubt in found["doubts"]] == ["low_agreement", "other_judge"], stderr
+    assert found["judge_in_use"]["judge_model"] == "judge-new"
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", **settings)
     text = flat(out)
     assert code == 0, out
     assert ("warning: the judge agrees with people on pass/fail in 75% of 8 labeled cases, below 80% "
@@ -177,6 +207,8 @@ def test_calibration_prints_the_figures_and_warns(tmp_path: Path, judge_server: 
 
     code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", "--channel", "C0NOLABELS")
     assert code == 0 and "No labels found (eth (ETH institutional knowledge audit), channel C0NOLABELS" in flat(out)
+    code, found, _ = judgebot_json(tmp_path, "calibration", "--rubric", "eth", "--channel", "C0NOLABELS")
+    assert code == 0 and (found["channel"], found["labels"], found["figures"]) == ("C0NOLABELS", 0, None)
 
 
 def test_labels_of_a_jury_are_held_against_the_configured_jury(tmp_path: Path, judge_server: FakeJudgeServer) -> None:
@@ -374,18 +406,23 @@ def test_stats_count_every_label_correction_and_vote(tmp_path: Path, judge_serve
     code, out = judgebot(tmp_path, "judge", "labeled.csv", "--rubric", "eth", server=judge_server)
     assert code == 0, out
 
-    code, out = judgebot(tmp_path, "stats", COLUMNS="400")
+    code, stats, stderr = judgebot_json(tmp_path, "stats")
 
-    text = flat(out)
-    assert code == 0, out
+    assert code == 0, stderr
+    people = {figures["model"]: figures["people"] for figures in stats["figures"]}
     # bot-v1: every label, correction and vote on its eight rows, one per person and case (u2's label stands in for
     # their Disagree vote on the same row): 6 of 8 agree, as calibration counts them (Wilson 41%-93%); the votes the
     # tally counts are 2 of 4 agreeing, u2's replaced Disagree among them
     assert history(tmp_path, "SELECT sum(votes), sum(agreeing) FROM judgment_tally WHERE model_key = 'bot-v1'") == [
         (4, 2)]
-    assert "75% (6/8), 95% CI 41%-93% (Wilson); few labeled cases (n = 8)" in text, out
+    assert (people["bot-v1"]["agreeing_labels"], people["bot-v1"]["pass_fail_labels"], people["bot-v1"]["cases"]) == \
+        (6, 8, 8)
+    assert people["bot-v1"]["agreement"] == 0.75 and people["bot-v1"]["interval"] == pytest.approx(wilson(6, 8))
     # bot-v2: the file's two labels, 1 of 2 (Wilson 9%-91%)
-    assert "50% (1/2), 95% CI 9%-91% (Wilson); few labeled cases (n = 2)" in text, out
+    assert (people["bot-v2"]["agreeing_labels"], people["bot-v2"]["pass_fail_labels"]) == (1, 2)
+    assert people["bot-v2"]["interval"] == pytest.approx(wilson(1, 2))
+    code, out = judgebot(tmp_path, "stats", COLUMNS="400")  # in the terminal's column "people agree"
+    assert code == 0 and "75% (6/8), 95% CI 41%-93% (Wilson); few labeled cases (n = 8)" in flat(out), out
 
 
 def test_a_second_person_labeling_the_same_cases_does_not_pass_a_failing_check(tmp_path: Path,

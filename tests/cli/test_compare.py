@@ -3,13 +3,13 @@ figures checked against scipy (the paired t interval, the sign test) and by hand
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+import pytest
 from scipy import stats
 
 from bot.trust.mcnemar import p_text
-from tests.support.cli import ROOT, flat, history, judgebot, write_rows
+from tests.support.cli import ROOT, flat, history, judgebot, judgebot_json, write_rows
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply, triple_of
 from tests.support.scripted_judge import Script
@@ -18,15 +18,30 @@ from tests.support.scripted_judge import Script
 V1 = {"q1": "Correct", "q2": "Correct", "q3": "Generic", "q4": "Generic", "q5": "Refusal", "q6": "Correct"}
 V2 = {"q1": "Correct", "q2": "Generic", "q3": "Correct", "q4": "Correct", "q5": "Correct", "q6": "Correct"}
 HEADLINE = {"Correct": 100.0, "Generic": 25.0, "Refusal": 0.0}
-DIFFERENCE = re.compile(r"paired difference ([+-][\d.]+), 95% CI ([+-][\d.]+) to ([+-][\d.]+)")
 
 
-def t_interval(b: list[float], a: list[float], unit: str = "questions") -> str:
-    """scipy's paired t interval of B less A, as compare prints it: held within -100..+100, where a difference of two
-    headlines lies."""
+def t_interval(b: list[float], a: list[float]) -> list[float]:
+    """scipy's paired t interval of B less A, held within -100..+100, where a difference of two headlines lies."""
     found = stats.ttest_rel(b, a).confidence_interval(0.95)
-    low, high = max(found.low, -100), min(found.high, 100)
+    return [max(found.low, -100), min(found.high, 100)]
+
+
+def t_text(b: list[float], a: list[float], unit: str = "questions") -> str:
+    """That interval as compare prints it."""
+    low, high = t_interval(b, a)
     return f"95% CI {low:+.1f} to {high:+.1f} (paired t over {len(a)} {unit})"
+
+
+def compared(tmp_path: Path, *args: str, **env: str) -> list[dict]:
+    """`compare ARGS --json`: each rubric's comparison."""
+    code, found, stderr = judgebot_json(tmp_path, "compare", *args, **env)
+    assert code == 0, stderr
+    return found["rubrics"]
+
+
+def moved(found: dict) -> tuple[int, int, int]:
+    """(B higher, equal, B lower) over the pairs."""
+    return found["b_higher_questions"], found["equal_questions"], found["b_lower_questions"]
 
 
 def tagged(body: dict) -> Reply:
@@ -54,13 +69,6 @@ def team_rubric(tmp_path: Path) -> Path:
     return team
 
 
-def figures(text: str) -> tuple[float, float, float]:
-    """(difference, low, high) of the first paired difference printed."""
-    found = DIFFERENCE.search(text)
-    assert found, text
-    return float(found[1]), float(found[2]), float(found[3])
-
-
 def test_compare_two_models_of_a_run_with_figures_checked_against_scipy(tmp_path: Path, judge_server) -> None:
     plan = {f"v1 says {q}": [tag] for q, tag in V1.items()} | {f"v2 says {q}": [tag] for q, tag in V2.items()}
     judge_server.responder = Script({"judge-cli": plan})
@@ -73,24 +81,38 @@ def test_compare_two_models_of_a_run_with_figures_checked_against_scipy(tmp_path
     assert code == 0, out
     assert "bot-v2 against bot-v1, rubric eth: 6 questions with a score on both sides" in flat(out)  # the summary
 
-    code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", "--run", "1")
-    text = flat(out)
-    assert code == 0, out
+    [eth] = compared(tmp_path, "--model", "bot-v1", "--model", "bot-v2", "--run", "1")
     a = [HEADLINE[V1[q]] for q in V1]
     b = [HEADLINE[V2[q]] for q in V1]  # differences 0, -75, +75, +75, +100, 0
+    assert (eth["rubric"], eth["paired_questions"]) == ("eth", 6)
+    assert [row["question"] for row in eth["only_b"]] == ["q7"] and eth["only_a"] == []
+    assert eth["a_pairs_by_judge_model"] == eth["b_pairs_by_judge_model"] == {"judge-cli": 6}
+    assert eth["other_judge_pairs"] == eth["other_rubric_version_pairs"] == 0
+    assert eth["a_mean_headline"] == pytest.approx(58.333, abs=1e-3) and eth["b_mean_headline"] == 87.5
+    difference = eth["difference"]
+    assert difference["mean"] == pytest.approx(29.1667, abs=1e-4) and difference["pairs"] == 6
+    assert difference["interval"] == pytest.approx(t_interval(b, a))
+    # 3 higher, 2 equal, 1 lower: the exact two-sided binomial over the 4 that moved
+    assert moved(eth) == (3, 2, 1) and eth["sign_test_p"] == pytest.approx(stats.binomtest(3, 4).pvalue)
+    # pass/fail: q3, q4, q5 pass only with v2; q2 only with v1: McNemar exact, 2 * (1 + 4) / 16
+    assert (eth["b_only_passed_questions"], eth["a_only_passed_questions"], eth["mcnemar_p"]) == (3, 1, 0.625)
+    assert eth["tag_moves"] == [{"a_tag": "Correct", "b_tag": "Correct", "questions": 2},
+                                {"a_tag": "Generic", "b_tag": "Correct", "questions": 2},
+                                {"a_tag": "Correct", "b_tag": "Generic", "questions": 1},
+                                {"a_tag": "Refusal", "b_tag": "Correct", "questions": 1}]
+    assert eth["regressions"] == [{"question": "q2", "a_headline": 100.0, "b_headline": 25.0, "difference": -75.0}]
+    assert eth["improvements"][0] == {"question": "q5", "a_headline": 0.0, "b_headline": 100.0, "difference": 100.0}
+    similar = eth["similar_length_difference"]  # every pair's answers are of similar length
+    assert similar["pairs"] == 6 and similar["interval"] == pytest.approx(t_interval(b, a))
+
+    code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", "--run", "1")
+    text = flat(out)  # as a person reads it
+    assert code == 0, out
     assert "bot-v2 against bot-v1, rubric eth: 6 questions with a score on both sides" in text
     assert "1 answered by bot-v2 only, left out: q7" in text
     assert "judged by judge-cli on both sides" in text and "warning" not in text
-    assert (f"mean headline: bot-v1 58.3, bot-v2 87.5; paired difference +29.2, {t_interval(b, a)}" in text)
-    # 3 higher, 2 equal, 1 lower: the exact two-sided binomial over the 4 that moved
-    sign = stats.binomtest(3, 4).pvalue
-    assert f"bot-v2 higher on 3, equal on 2, lower on 1 (sign test {p_text(sign)})" in text
-    # pass/fail: q3, q4, q5 pass only with v2; q2 only with v1: McNemar exact, 2 * (1 + 4) / 16
-    assert f"pass/fail: 3 pass only with bot-v2, 1 only with bot-v1 (McNemar {p_text(0.625)})" in text
-    assert "tags, bot-v1 -> bot-v2: Correct -> Correct 2, Generic -> Correct 2," in text
-    assert "Correct -> Generic 1" in text and "Refusal -> Correct 1" in text
-    assert "biggest regressions: -75 (100 -> 25) q2" in text and "biggest improvements: +100 (0 -> 100) q5" in text
-    assert f"over the pairs of similar length (within 20%), paired difference +29.2, {t_interval(b, a, 'pairs')}" in text
+    assert f"mean headline: bot-v1 58.3, bot-v2 87.5; paired difference +29.2, {t_text(b, a)}" in text
+    assert f"bot-v2 higher on 3, equal on 2, lower on 1 (sign test {p_text(stats.binomtest(3, 4).pvalue)})" in text
 
     code, out = judgebot(tmp_path, "compare", "--model", "bot-v1")
     assert code == 2 and "compare two runs" in flat(out)
@@ -115,20 +137,17 @@ def test_a_history_judged_three_times_counts_each_question_once(tmp_path: Path, 
         assert code == 0, out
     assert history(tmp_path, "SELECT count(*) FROM judgment") == [(63,)]
 
-    code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2")
-    text = flat(out)
-    assert code == 0, out
-    assert "bot-v2 against bot-v1, rubric eth: 10 questions with a score on both sides" in text
-    assert "more than once" not in text and "only" not in text.split("mean headline")[0]
+    [eth] = compared(tmp_path, "--model", "bot-v1", "--model", "bot-v2")
+    assert eth["paired_questions"] == 10
+    assert (eth["repeated_a_questions"], eth["repeated_b_questions"], eth["only_a"], eth["only_b"]) == (0, 0, [], [])
     a, b = [HEADLINE[tag] for tag in tags_a], [HEADLINE[tag] for tag in tags_b]
-    assert t_interval(b, a) in text
+    assert eth["difference"]["interval"] == pytest.approx(t_interval(b, a))
     wins = sum(y > x for x, y in zip(a, b, strict=True))
     losses = sum(y < x for x, y in zip(a, b, strict=True))
-    assert (f"bot-v2 higher on {wins}, equal on {10 - wins - losses}, lower on {losses} (sign test "
-            f"{p_text(stats.binomtest(wins, wins + losses).pvalue)})") in text
+    assert moved(eth) == (wins, 10 - wins - losses, losses)
+    assert eth["sign_test_p"] == pytest.approx(stats.binomtest(wins, wins + losses).pvalue)
     for run in ("1", "3"):  # each run alone reads the same: its rows, one per case
-        code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", "--run", run)
-        assert code == 0 and t_interval(b, a) in flat(out) and "10 questions with a score" in flat(out), out
+        assert compared(tmp_path, "--model", "bot-v1", "--model", "bot-v2", "--run", run) == [eth]
 
 
 def test_runs_compare_as_mirror_images_and_runs_of_two_rubrics_are_refused(tmp_path: Path, judge_server) -> None:
@@ -144,21 +163,19 @@ def test_runs_compare_as_mirror_images_and_runs_of_two_rubrics_are_refused(tmp_p
         code, out = judgebot(tmp_path, "judge", name, "--rubric", rubric, server=judge_server, RUBRICS_DIR=team)
         assert code == 0, out
 
-    code, forward = judgebot(tmp_path, "compare", "1", "2", RUBRICS_DIR=team)
-    assert code == 0, forward
-    code, backward = judgebot(tmp_path, "compare", "2", "1", RUBRICS_DIR=team)
-    assert code == 0, backward
-    forward, backward = flat(forward), flat(backward)
-    assert "run 2 against run 1, rubric eth: 8 questions with a score on both sides" in forward
-    assert "run 1 against run 2, rubric eth: 8 questions with a score on both sides" in backward
-    difference, low, high = figures(forward)
-    assert figures(backward) == (-difference, -high, -low)
+    code, document, stderr = judgebot_json(tmp_path, "compare", "1", "2", RUBRICS_DIR=team)
+    assert code == 0 and (document["a"], document["b"]) == ("run 1", "run 2"), stderr
+    [forward] = document["rubrics"]
+    [backward] = compared(tmp_path, "2", "1", RUBRICS_DIR=team)
+    assert forward["paired_questions"] == backward["paired_questions"] == 8
     a, b = [HEADLINE[tag] for tag in tags_a], [HEADLINE[tag] for tag in tags_b]
-    assert t_interval(b, a) in forward and t_interval(a, b) in backward
-    wins, losses = (int(n) for n in re.search(r"run 2 higher on (\d+), equal on \d+, lower on (\d+)", forward).groups())
-    assert f"run 1 higher on {losses}, equal on {8 - wins - losses}, lower on {wins}" in backward
-    mcnemar = re.search(r"McNemar (p [^)]+)\)", forward)[1]
-    assert f"McNemar {mcnemar})" in backward
+    assert forward["difference"]["interval"] == pytest.approx(t_interval(b, a))
+    assert backward["difference"]["interval"] == pytest.approx(t_interval(a, b))
+    low, high = forward["difference"]["interval"]
+    assert backward["difference"]["mean"] == pytest.approx(-forward["difference"]["mean"])
+    assert backward["difference"]["interval"] == pytest.approx([-high, -low])
+    assert moved(backward) == moved(forward)[::-1] and backward["mcnemar_p"] == forward["mcnemar_p"]
+    assert backward["sign_test_p"] == forward["sign_test_p"]
 
     code, out = judgebot(tmp_path, "compare", "2", "3", RUBRICS_DIR=team)
     assert code == 2, out
@@ -178,21 +195,20 @@ def test_a_history_of_two_rubrics_compares_each_on_its_own(tmp_path: Path, judge
         code, out = judgebot(tmp_path, "judge", "both.csv", "--rubric", rubric, server=judge_server, RUBRICS_DIR=team)
         assert code == 0, out
 
-    code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", RUBRICS_DIR=team)
-    text = flat(out)
-    assert code == 0, out
-    assert "answers graded with 2 rubrics, compared one rubric at a time: eth, team-eth (`--rubric NAME` for one)" in text
-    eth, team_eth = text.split("bot-v2 against bot-v1, rubric ")[1:]
-    assert eth.startswith("eth: 5 questions with a score on both sides")
-    assert team_eth.startswith("team-eth: 5 questions with a score on both sides")
+    eth, team_eth = compared(tmp_path, "--model", "bot-v1", "--model", "bot-v2", RUBRICS_DIR=team)
+    assert (eth["rubric"], eth["paired_questions"]) == ("eth", 5)
+    assert (team_eth["rubric"], team_eth["paired_questions"]) == ("team-eth", 5)
     a, b = [HEADLINE[tag] for tag in tags_a], [HEADLINE[tag] for tag in tags_b]
     lower = {"Correct": 25.0, "Generic": 0.0}  # the team copy grades one step lower
     team_a, team_b = [lower[tag] for tag in tags_a], [lower[tag] for tag in tags_b]
-    assert t_interval(b, a) in eth and t_interval(team_b, team_a) in team_eth
+    assert eth["difference"]["interval"] == pytest.approx(t_interval(b, a))
+    assert team_eth["difference"]["interval"] == pytest.approx(t_interval(team_b, team_a))
+    code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", RUBRICS_DIR=team)
+    assert code == 0 and "answers graded with 2 rubrics, compared one rubric at a time: eth, team-eth (`--rubric " \
+        "NAME` for one)" in flat(out), out
 
-    code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", "--rubric", "team-eth",
-                         RUBRICS_DIR=team)
-    assert code == 0 and "rubric eth:" not in flat(out) and t_interval(team_b, team_a) in flat(out), out
+    assert compared(tmp_path, "--model", "bot-v1", "--model", "bot-v2", "--rubric", "team-eth",
+                    RUBRICS_DIR=team) == [team_eth]
     code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2", "--judge", "pairwise",
                          RUBRICS_DIR=team)
     assert code == 2 and "--judge asks about each pair once, so name one with --rubric" in flat(out), out
@@ -210,17 +226,19 @@ def test_other_judges_and_unscored_rows_are_named_not_taken_for_unanswered(tmp_p
     code, out = judgebot(tmp_path, "judge", "v2.csv", "--rubric", "eth", server=judge_server, JUDGE_MODEL="judge-b")
     assert code == 0, out
 
+    [eth] = compared(tmp_path, "--model", "bot-v1", "--model", "bot-v2")
+    assert eth["paired_questions"] == 3
+    assert [row["question"] for row in eth["only_b"]] == ["q5"] and eth["only_a"] == []
+    assert [(row["question"], row["status"]) for row in eth["unscored_a"]] == [("q3", "invalid"), ("q4", "error")]
+    assert (eth["a_pairs_by_judge_model"], eth["b_pairs_by_judge_model"]) == ({"judge-a": 3}, {"judge-b": 3})
+    assert eth["other_judge_pairs"] == 3
     code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2")
-    text = flat(out)
-    assert code == 0, out
-    assert "bot-v2 against bot-v1, rubric eth: 3 questions with a score on both sides" in text
-    assert "1 answered by bot-v2 only, left out: q5" in text and "answered by bot-v1 only" not in text
-    assert "2 not scored for bot-v1 (invalid: 1, error: 1), left out: q3; q4" in text
-    assert "judged by: bot-v1 judge-a (3); bot-v2 judge-b (3)" in text
+    text = flat(out)  # said to a person, beside the figures
+    assert code == 0 and "2 not scored for bot-v1 (invalid: 1, error: 1), left out: q3; q4" in text, out
     assert ("warning: on 3 of the 3 pairs the two answers were judged by different judges: part of the difference "
             "may be the judges', not the models'") in text
-    code, out = judgebot(tmp_path, "compare", "2", "1")
-    assert code == 0 and "2 not scored for run 1 (invalid: 1, error: 1)" in flat(out), out
+    [eth] = compared(tmp_path, "2", "1")
+    assert [row["status"] for row in eth["unscored_b"]] == ["invalid", "error"] and eth["unscored_a"] == []
 
 
 def test_pairs_that_all_differ_alike_get_no_interval_and_a_reason(tmp_path: Path, judge_server) -> None:
@@ -231,10 +249,12 @@ def test_pairs_that_all_differ_alike_get_no_interval_and_a_reason(tmp_path: Path
     code, out = judgebot(tmp_path, "judge", "both.csv", "--rubric", "eth", server=judge_server)
     assert code == 0, out
 
+    [eth] = compared(tmp_path, "--model", "bot-v1", "--model", "bot-v2")
+    assert eth["difference"] == {"mean": 100.0, "interval": None, "pairs": 3}
+    assert moved(eth) == (3, 0, 0) and eth["sign_test_p"] == pytest.approx(stats.binomtest(3, 3).pvalue)
     code, out = judgebot(tmp_path, "compare", "--model", "bot-v1", "--model", "bot-v2")
-    text = flat(out)
+    text = flat(out)  # and the reason, said to a person
     assert code == 0, out
     assert ("paired difference +100.0 (no interval: the difference is +100.0 on each of the 3 questions, no spread "
             "to estimate one from)") in text
     assert "CI" not in text
-    assert f"higher on 3, equal on 0, lower on 0 (sign test {p_text(stats.binomtest(3, 3).pvalue)})" in text

@@ -4,7 +4,6 @@ pairs judged three times is its pairs once; a second judge's verdicts are named 
 
 from __future__ import annotations
 
-import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.cli import base_env, eth_responder, flat, judgebot, write_rows
+from tests.support.cli import base_env, eth_responder, flat, judgebot, judgebot_json, write_rows
 from tests.support.openai_server import Reply
 from tests.support.pairwise_judge import PrefersMarked
 
@@ -35,40 +34,54 @@ def eval_set(tmp_path: Path) -> tuple[Path, Path]:
     return write_rows(tmp_path / "eval.csv", HEADER, rows), write_rows(tmp_path / "failing.csv", HEADER, failing)
 
 
-def figures(out: str, model: str) -> str:
-    """A model's row of `stats` with the column of judgments counted again taken out (it may grow): the figures."""
-    found = re.search(rf"{model} eth (\d+) (\d+) (.*?)(?= hv\d|$)", flat(out))
-    assert found, out
-    return f"{found.group(1)} {found.group(3)}"
+def stats(tmp_path: Path) -> dict[tuple[str, str], dict]:
+    """`stats --json`: each model's and rubric's figures."""
+    code, found, stderr = judgebot_json(tmp_path, "stats")
+    assert code == 0, stderr
+    return {(figures["model"], figures["rubric"]): figures for figures in found["figures"]}
 
 
-def digest(tmp_path: Path) -> str:
-    code, out = judgebot(tmp_path, "digest", "--week", WEEK, "--timezone", "UTC")
-    assert code == 0, out
-    text = flat(out)
-    return text[:text.index("Spent on judging")]  # the figures; what judging cost follows (a fresh run costs)
+def counted(document: dict | list) -> dict | list:
+    """A document without the judgments a later one replaced (they may grow): the figures."""
+    if isinstance(document, list):
+        return [counted(item) for item in document]
+    return {key: counted(value) if isinstance(value, dict | list) else value for key, value in document.items()
+            if key != "replaced_judgments"}
+
+
+def week_figures(document: dict) -> dict | list:
+    """A digest's figures (what judging cost, and which judgment is the lowest, are not figures of the cases)."""
+    return counted({key: document[key] for key in ("cases", "error_cases", "figures", "pairwise", "trust")})
+
+
+def digest(tmp_path: Path) -> dict:
+    code, found, stderr = judgebot_json(tmp_path, "digest", "--week", WEEK, "--timezone", "UTC")
+    assert code == 0, stderr
+    return found
 
 
 async def test_judging_failing_rows_again_moves_no_figure(tmp_path, judge_server):
     judge_server.responder = eth_responder
     everything, failing = eval_set(tmp_path)
     assert judgebot(tmp_path, "judge", everything.name, "--rubric", "eth", server=judge_server)[0] == 0
-    code, stats = judgebot(tmp_path, "stats")
-    assert code == 0 and figures(stats, "hv1").startswith("10 ") and " 50% " in figures(stats, "hv1"), stats
-    before = (figures(stats, "hv1"), figures(stats, "hv2"), digest(tmp_path))
-    assert "hv1 eth 10 " in before[2] and " 50% " in before[2]
+    found = stats(tmp_path)
+    assert (found["hv1", "eth"]["cases"], found["hv1", "eth"]["pass_rate"]) == (10, 0.5)
+    before = (counted(found["hv1", "eth"]), counted(found["hv2", "eth"]), week_figures(digest(tmp_path)))
+    [week_hv1] = [line for line in before[2]["figures"] if line["model"] == "hv1"]
+    assert (week_hv1["cases"], week_hv1["pass_rate"]) == (10, 0.5)
 
     for extra in ([], [], [], ["--fresh"]):  # three times from the cache, once afresh by the same judge
         code, out = judgebot(tmp_path, "judge", failing.name, "--rubric", "eth", *extra, server=judge_server)
         assert code == 0, out
     assert len(judge_server.bodies()) == 20 + 5  # only the fresh run asked the judge again
 
-    code, stats = judgebot(tmp_path, "stats")
-    assert code == 0, stats
-    assert (figures(stats, "hv1"), figures(stats, "hv2"), digest(tmp_path)) == before
-    assert re.search(r"hv1 eth 10 20 ", flat(stats)), stats  # the 20 judgments of those 5 cases, shown apart
-    code, history = judgebot(tmp_path, "history", "-n", "50")
-    assert code == 0 and flat(history).count(" eth hv1 ") == 10, history  # each case once, its latest verdict
+    found = stats(tmp_path)
+    assert (counted(found["hv1", "eth"]), counted(found["hv2", "eth"]), week_figures(digest(tmp_path))) == before
+    assert found["hv1", "eth"]["replaced_judgments"] == 20  # the 20 judgments of those 5 cases, shown apart
+    code, history, stderr = judgebot_json(tmp_path, "history", "-n", "50")
+    assert code == 0, stderr
+    hv1 = [row for row in history["judgments"] if (row["model"], row["rubric"]) == ("hv1", "eth")]
+    assert len(hv1) == 10 and len({row["question"] for row in hv1}) == 10  # each case once, its latest verdict
 
     server = StdioServerParameters(command=sys.executable, args=["-m", "bot", "mcp"],
                                    env=base_env(tmp_path, judge_server), cwd=str(tmp_path))
@@ -87,12 +100,16 @@ def test_a_second_judge_replaces_verdicts_and_the_figures_say_they_mix(tmp_path,
                          JUDGE_MODEL="judge-other")
     assert code == 0, out
 
-    code, stats = judgebot(tmp_path, "stats")
-    text = flat(stats)
-    assert code == 0 and figures(stats, "hv1").startswith("10 "), stats  # still ten cases
-    assert "mixed verdicts: hv1 · eth: judged by judge-cli (5 cases), judge-other (5 cases)" in text, stats
-    assert "hv2 · eth" not in text  # hv2's verdicts all come from one judge
-    assert "mixed verdicts: hv1 · eth: judged by judge-cli (5 cases), judge-other (5 cases)" in digest(tmp_path)
+    found = stats(tmp_path)
+    assert found["hv1", "eth"]["cases"] == 10  # still ten cases
+    assert found["hv1", "eth"]["cases_by_judge_model"] == {"judge-cli": 5, "judge-other": 5}
+    assert found["hv2", "eth"]["cases_by_judge_model"] == {"judge-cli": 10}  # hv2's verdicts from one judge
+    [week_hv1] = [line for line in digest(tmp_path)["figures"] if line["model"] == "hv1"]
+    assert week_hv1["cases_by_judge_model"] == {"judge-cli": 5, "judge-other": 5}
+    code, out = judgebot(tmp_path, "stats")  # and the terminal says so, beside the table
+    text = flat(out)
+    assert "mixed verdicts: hv1 · eth: judged by judge-cli (5 cases), judge-other (5 cases)" in text, out
+    assert "hv2 · eth" not in text
 
 
 def test_a_file_of_pairs_judged_three_times_is_its_pairs_once(tmp_path, judge_server):
@@ -104,26 +121,20 @@ def test_a_file_of_pairs_judged_three_times_is_its_pairs_once(tmp_path, judge_se
         code, out = judgebot(tmp_path, "judge", "pairs.csv", "--rubric", "pairwise", "--yes", server=judge_server)
         assert code == 0 and "of 20 pairs" in flat(out), out
 
-    text = digest_with_pairs(tmp_path)
-    assert "bot-v2 over bot-v1: 70%" in text and "of 20 pairs; won 14, lost 6, tied 0" in text, text
-    assert "of 60 pairs" not in text
-
-
-def digest_with_pairs(tmp_path: Path) -> str:
-    code, out = judgebot(tmp_path, "digest", "--week", WEEK, "--timezone", "UTC")
-    assert code == 0, out
-    return flat(out)
+    [match] = digest(tmp_path)["pairwise"]
+    assert (match["a"], match["b"], match["win_rate"]) == ("bot-v1", "bot-v2", 0.7)
+    assert (match["pairs"], match["b_won_pairs"], match["a_won_pairs"], match["tied_pairs"]) == (20, 14, 6, 0)
 
 
 def test_a_case_judged_with_two_rubrics_is_two_cases_each_in_its_rubric(tmp_path, judge_server):
     judge_server.responder = eth_responder
     everything, _ = eval_set(tmp_path)
     assert judgebot(tmp_path, "judge", everything.name, "--rubric", "eth", server=judge_server)[0] == 0
-    code, before = judgebot(tmp_path, "stats")
-    assert code == 0, before
+    before = stats(tmp_path)
     judge_server.responder = lambda body: Reply.json(BENCHMARK)
     code, out = judgebot(tmp_path, "judge", everything.name, "--rubric", "benchmark", server=judge_server)
     assert code == 0, out
-    code, after = judgebot(tmp_path, "stats")
-    assert code == 0 and figures(after, "hv1") == figures(before, "hv1"), after  # eth's figures as they were
-    assert re.search(r"hv1 benchmark 10 0 ", flat(after)) and re.search(r"hv2 benchmark 10 0 ", flat(after)), after
+    after = stats(tmp_path)
+    assert after["hv1", "eth"] == before["hv1", "eth"]  # eth's figures as they were
+    for model in ("hv1", "hv2"):
+        assert (after[model, "benchmark"]["cases"], after[model, "benchmark"]["replaced_judgments"]) == (10, 0)

@@ -17,7 +17,7 @@ from bot.store import Store, make_engine
 from bot.store.models import Feedback, Judgment, JudgmentTally
 from bot.store.tallies import add_judgments
 from tests.support import forkserver
-from tests.support.cli import EXAMPLE, JUDGE_MODEL, base_env, eth_responder, flat, judgebot, write_rows
+from tests.support.cli import EXAMPLE, JUDGE_MODEL, base_env, eth_responder, flat, judgebot, judgebot_json, write_rows
 from tests.support.slack_side import SIGNING_SECRET
 
 
@@ -39,21 +39,34 @@ def test_history_and_stats_of_the_terminal_and_of_a_slack_channel(tmp_path, judg
     # one row as if judged in a Slack channel
     rewrite_history(tmp_path, "UPDATE judgment SET channel_id = 'C0SLACK' WHERE id = (SELECT MIN(id) FROM judgment)")
 
-    code, out = judgebot(tmp_path, "stats")
-    assert code == 0, out
-    text = flat(out)
-    assert "the terminal, last 30 days" in text
-    assert "campus-bot-v2 eth 3 0 100.0 100% Correct 3 0 -" in text  # its first row went to the channel
-    assert "campus-bot-v1 eth 4 0 12.5 0% Generic 2, Hallucination 1, Refusal 1 0 -" in text
+    code, stats, stderr = judgebot_json(tmp_path, "stats")
+    assert code == 0, stderr
+    assert (stats["channel"], stats["days"], stats["model"]) == (None, 30, None)  # the terminal, last 30 days
+    v1, v2 = sorted(stats["figures"], key=lambda found: found["model"])
+    assert model_figures(v2) == ("campus-bot-v2", "eth", 3, 0, 100.0, 1.0, {"Correct": 3}, 0, None)  # its first
+    assert model_figures(v1) == ("campus-bot-v1", "eth", 4, 0, 12.5, 0.0,  # row went to the channel
+                                 {"Generic": 2, "Hallucination": 1, "Refusal": 1}, 0, None)
 
-    code, out = judgebot(tmp_path, "stats", "--channel", "C0SLACK", "--days", "0", "--model", "CAMPUS-BOT-V2")
-    text = flat(out)
-    assert code == 0 and "campus-bot-v2 eth 1 0 100.0 100% Correct 1 0 -" in text and "campus-bot-v1" not in text, out
-    code, out = judgebot(tmp_path, "history", "--channel", "C0SLACK")
-    assert code == 0 and flat(out).count(" eth campus-bot-") == 1, out
-    code, out = judgebot(tmp_path, "history", "-n", "3")
-    assert code == 0 and flat(out).count(" eth campus-bot-") == 3, out
+    code, stats, stderr = judgebot_json(tmp_path, "stats", "--channel", "C0SLACK", "--days", "0", "--model",
+                                        "CAMPUS-BOT-V2")
+    assert code == 0 and (stats["channel"], stats["days"], stats["since"]) == ("C0SLACK", 0, None), stderr
+    assert [model_figures(f) for f in stats["figures"]] == [
+        ("campus-bot-v2", "eth", 1, 0, 100.0, 1.0, {"Correct": 1}, 0, None)]
+    code, found, stderr = judgebot_json(tmp_path, "history", "--channel", "C0SLACK")
+    assert code == 0 and found["channel"] == "C0SLACK", stderr
+    assert [(j["rubric"], j["model"], j["status"]) for j in found["judgments"]] == [("eth", "campus-bot-v2", "scored")]
+    code, found, stderr = judgebot_json(tmp_path, "history", "-n", "3")
+    assert code == 0 and len(found["judgments"]) == 3 and found["channel"] is None, stderr
+    ids = [j["id"] for j in found["judgments"]]
+    assert ids == sorted(ids, reverse=True)  # newest first
     assert judgebot(tmp_path, "history", "-n", "0")[0] == 2
+
+
+def model_figures(found: dict) -> tuple:
+    """A model's row of `stats --json` as the terminal's table shows it: model, rubric, cases, judgments replaced,
+    mean headline, pass rate, tags, judge errors, people's agreement."""
+    return (found["model"], found["rubric"], found["cases"], found["replaced_judgments"], found["mean_headline"],
+            found["pass_rate"], found["tag_cases"], found["error_cases"], found["people"]["agreement"])
 
 
 @pytest.mark.parametrize("columns", ["80", "60"])
@@ -90,11 +103,12 @@ def test_stats_count_each_case_once_however_often_its_file_is_judged(tmp_path, j
                         server=judge_server)[0] == 0
     assert len(judge_server.bodies()) == 4
 
-    code, out = judgebot(tmp_path, "stats")
+    code, stats, stderr = judgebot_json(tmp_path, "stats")
 
-    assert code == 0, out
-    assert "model under test rubric cases judged again mean headline" in flat(out)
-    assert "bot-a eth 4 8 100.0 100% Correct 4 0 -" in flat(out), out
+    assert code == 0, stderr
+    assert [model_figures(f) for f in stats["figures"]] == [("bot-a", "eth", 4, 8, 100.0, 1.0, {"Correct": 4}, 0, None)]
+    code, out = judgebot(tmp_path, "stats")  # the terminal names what it counts
+    assert code == 0 and "model under test rubric cases judged again mean headline" in flat(out), out
 
 
 @pytest.mark.slow
@@ -105,12 +119,20 @@ def test_digest_of_a_channel_in_the_terminal_and_posted_once(tmp_path, judge_ser
     rewrite_history(tmp_path, "UPDATE judgment SET channel_id = 'C0GENERAL', "  # as if judged on Wednesday of W46
                               "judged_at = '2026-11-11 12:00:00.000000'")
 
-    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46")
+    code, found, stderr = judgebot_json(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46")
+    assert code == 0, stderr
+    assert (found["channel"], found["week"], found["timezone"]) == ("C0GENERAL", "2026-W46", "UTC")
+    assert (found["start"], found["end"]) == ("2026-11-09T00:00:00Z", "2026-11-16T00:00:00Z")  # 9–15 Nov 2026
+    v1, v2 = sorted(found["figures"], key=lambda line: line["model"])
+    assert week_figures(v2) == ("campus-bot-v2", "eth", 4, 100.0, None, 1.0, None, {"Correct": 4}, 0.0, 0)  # new
+    assert week_figures(v1)[:7] == ("campus-bot-v1", "eth", 4, 12.5, None, 0.0, None)
+    assert found["cases"] == 8 and found["error_cases"] == 0
+    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46")  # as a person reads it
     text = flat(out)
-    assert code == 0, out
-    assert "Digest of C0GENERAL, 9–15 Nov 2026 (2026-W46, UTC)" in text
+    assert code == 0 and "Digest of C0GENERAL, 9–15 Nov 2026 (2026-W46, UTC)" in text, out
     assert "campus-bot-v2 eth 4 100.0 new 100% new Correct 100% 0% (0)" in text, out
-    assert "campus-bot-v1 eth 4 12.5 new 0% new" in text, out
+    code, found, stderr = judgebot_json(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W45")
+    assert code == 0 and (found["cases"], found["figures"], found["pairwise"]) == (0, [], []), stderr
     code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W45")
     assert code == 0 and "no judgments over these 7 days" in out
     code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-46")
@@ -132,6 +154,14 @@ def test_digest_of_a_channel_in_the_terminal_and_posted_once(tmp_path, judge_ser
     this_week = "{}-W{:02d}".format(*datetime.now(UTC).isocalendar())
     code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", this_week, "--post", **slack)
     assert code == 2 and "is not over yet" in out and len(slack_server.calls_to("chat.postMessage")) == 2
+
+
+def week_figures(line: dict) -> tuple:
+    """A line of `digest --json` as the terminal's table shows it: model, rubric, cases, mean headline and its
+    change, pass rate and its change (points), tags, the judge error rate and count."""
+    return (line["model"], line["rubric"], line["cases"], line["mean_headline"], line["mean_headline_change"],
+            line["pass_rate"], line["pass_rate_change_points"], line["tag_cases"], line["error_rate"],
+            line["error_cases"])
 
 
 def test_a_history_folder_that_cannot_be_made_is_named_and_exits_2(tmp_path):
@@ -213,14 +243,26 @@ def test_texts_from_a_csv_never_reach_the_terminal_as_escape_sequences(tmp_path,
     assert "]0;pwned[2J31mevil-bot" in flat(outputs["stats"]) and "]0;pwned[2J31mevil-bot" in flat(outputs["history"])
     assert "in[2J.csv" in flat(outputs["runs"]) and "How do I register?[31m" in flat(outputs["history"])
 
+    for command in ("stats", "history", "runs"):  # the documents give the texts as they are, escaped
+        code, stdout, stderr = forkserver.run([command, "--json"], cwd=tmp_path, env=base_env(tmp_path))
+        assert code == 0 and not any(char in stdout for char in "\x1b\x07\x9b"), (command, stdout, stderr)
+        assert "\\u001b]0;pwned\\u0007" in stdout and "\\u009b31m" in stdout or command == "runs", stdout
+    code, found, _ = judgebot_json(tmp_path, "history")
+    assert {row["model"] for row in found["judgments"]} == {evil, "plain-bot"}
+    assert "How do I register?\x1b[31m" in {row["question"] for row in found["judgments"]}
+    code, found, _ = judgebot_json(tmp_path, "runs")
+    assert found["runs"][0]["source_name"] == name
+
 
 def test_the_terminals_own_digest(tmp_path, judge_server):
     judge_server.responder = eth_responder
     assert judgebot(tmp_path, "judge", str(EXAMPLE), "--rubric", "eth", server=judge_server)[0] == 0
     week = "{}-W{:02d}".format(*datetime.now(UTC).isocalendar())
+    code, found, stderr = judgebot_json(tmp_path, "digest", "--week", week, "--timezone", "UTC")
+    assert code == 0 and found["channel"] is None and found["week"] == week, stderr
+    assert {line["rubric"] for line in found["figures"]} == {"eth"} and found["cases"] == 8
     code, out = judgebot(tmp_path, "digest", "--week", week, "--timezone", "UTC")
-    text = flat(out)
-    assert code == 0 and "Digest of the terminal" in text and "eth" in text and " cases " in text, out
+    assert code == 0 and "Digest of the terminal" in flat(out), out
     code, out = judgebot(tmp_path, "digest", "--post")
     assert code == 2 and "--post posts a Slack channel's digest: give --channel ID" in flat(out), out
 
@@ -266,3 +308,5 @@ def test_stats_of_a_model_never_judged_says_so(tmp_path, judge_server):
     code, out = judgebot(tmp_path, "stats", "--model", "nosuch")
     assert code == 0 and "No judgments in the terminal, last 30 days, model nosuch" in flat(out), out
     assert "mean headline" not in out  # no empty table
+    code, stats, stderr = judgebot_json(tmp_path, "stats", "--model", "nosuch")
+    assert code == 0 and (stats["model"], stats["figures"]) == ("nosuch", []) and stderr == "", stderr

@@ -31,6 +31,7 @@ from tests.support.cli import (
     flat,
     history,
     judgebot,
+    judgebot_json,
     judgebot_many,
     read_results,
     tag_for,
@@ -305,10 +306,11 @@ def test_single_triple_prints_the_verdict_and_lands_in_history(tmp_path, judge_s
         ("Where do I book a sports course?", "Through ASVZ.", "Sorry, I don't know.")]
     assert history(tmp_path, "SELECT status, model_name, tag FROM judgment") == [("scored", "campus-bot", "Refusal")]
 
-    code, out = judgebot(tmp_path, "runs")
-    assert code == 0, out
-    [line] = [line for line in out.splitlines() if re.match(r"│\s*1\s*│", line)]
-    assert "done" in line and "eth 1.0" in line and "cli" in line and JUDGE_MODEL in line
+    code, found, stderr = judgebot_json(tmp_path, "runs")
+    assert code == 0, stderr
+    [run] = found["runs"]
+    assert (run["id"], run["status"], run["rubric"], run["rubric_version"], run["source"], run["judge_model"],
+            run["rows"]) == (1, "done", "eth", "1.0", "cli", JUDGE_MODEL, 1)
 
 
 @pytest.mark.slow
@@ -423,10 +425,16 @@ def test_a_killed_run_resumes_and_scores_every_row_once(tmp_path, judge_server):
 
 
 def test_rubrics_lists_the_three_rubrics_with_descriptions(tmp_path):
+    code, found, stderr = judgebot_json(tmp_path, "rubrics")
+    assert code == 0 and found["broken"] == [], stderr
+    assert [rubric["name"] for rubric in found["rubrics"]] == ["academic", "benchmark", "eth", "pairwise"]
+    eth = found["rubrics"][2]
+    assert (eth["aliases"], eth["kind"]) == (["eth-audit", "auditor", "strict"], "pointwise")
+    assert (eth["tag_field"], eth["tags"]) == ("result_tag", ["Correct", "Generic", "Refusal", "Hallucination"])
+    assert "result_tag" in eth["fields"] and found["rubrics"][0]["tags"] == []  # academic has no tag
+    assert found["rubrics"][3]["kind"] == "pairwise"
     code, out = judgebot(tmp_path, "rubrics")
     assert code == 0, out
-    names = re.findall(r"^│ (\w+)\s+│", out, re.MULTILINE)
-    assert names == ["academic", "benchmark", "eth", "pairwise"]
     text = flat(out)
     for fragment in ("Coverage, factuality and clarity on 1-5", "Factual accuracy, relevance, clarity",
                      "Strict auditor; does the answer name the specific ETH tool", "eth-audit, auditor, strict"):
@@ -473,10 +481,12 @@ def test_a_team_rubric_directory_adds_rubrics(tmp_path, judge_server):
     team.mkdir()
     (team / "team-audit.yaml").write_text(_team_rubric((ROOT / "rubrics" / "eth.yaml").read_text("utf-8"),
                                                        "team-audit"), encoding="utf-8")
-    code, out = judgebot(tmp_path, "rubrics", RUBRICS_DIR=str(team))
-    assert code == 0, out
-    assert re.findall(r"^│ ([\w-]+)\s+│", out, re.MULTILINE) == ["academic", "benchmark", "eth", "pairwise", "team-audit"]
-    assert "Team copy of the auditor;" in flat(out)
+    code, found, stderr = judgebot_json(tmp_path, "rubrics", RUBRICS_DIR=str(team))
+    assert code == 0, stderr
+    assert [rubric["name"] for rubric in found["rubrics"]] == ["academic", "benchmark", "eth", "pairwise", "team-audit"]
+    assert found["rubrics"][-1]["source"] == str(team / "team-audit.yaml")
+    assert found["rubrics"][-1]["description"].startswith("Team copy of the auditor;")
+    assert found["folders"][1:] == [str(team)]
 
 
 def test_a_broken_team_rubric_is_left_out_and_named_with_its_field_by_every_command(tmp_path, judge_server):
@@ -500,6 +510,10 @@ def test_a_broken_team_rubric_is_left_out_and_named_with_its_field_by_every_comm
     assert re.findall(r"^│ ([\w-]+)\s+│", list_out, re.MULTILINE) == ["academic", "benchmark", "eth", "pairwise"]
     assert f"broken {team / 'broken.yaml'}: output.correctness.type: Input should be 'integer'" in flat(list_out)
     assert judge_server.bodies() == []
+    code, found, _ = judgebot_json(tmp_path, "rubrics", RUBRICS_DIR=str(team))
+    [broken] = found["broken"]
+    assert code == 0 and broken["path"] == str(team / "broken.yaml")
+    assert "output.correctness.type: Input should be 'integer'" in broken["problem"]
 
 
 def test_a_judges_file_naming_a_slack_token_as_a_key_is_refused(tmp_path, judge_server):

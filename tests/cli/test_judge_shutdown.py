@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tests.support import forkserver
-from tests.support.cli import EXAMPLE, JUDGE_MODEL, eth_responder, judgebot
+from tests.support.cli import EXAMPLE, JUDGE_MODEL, eth_responder, judgebot, judgebot_json
 from tests.support.serve_process import free_port, serve_env, wait_healthy
 
 COMPARE = "judgebot judges compare --rubric NAME --to MODEL"
@@ -57,6 +57,9 @@ def test_the_digest_names_the_judges_shutdown(tmp_path) -> None:
     assert f"The judge {JUDGE_MODEL} shuts down on" in out and "in 3 days" in out
     code, out = judgebot(tmp_path, "digest", JUDGE_MODEL="gpt-4.1-nano")
     assert code == 0 and "shuts down" not in out
+    code, found, _ = judgebot_json(tmp_path, "digest", JUDGE_SHUTDOWNS=str(shutdowns_file(tmp_path, JUDGE_MODEL, 3)))
+    [warning] = found["warnings"]  # in the document, beside the figures
+    assert code == 0 and f"The judge {JUDGE_MODEL} shuts down on" in warning and "in 3 days" in warning
 
 
 def test_serve_names_the_judges_shutdown_when_it_starts(bot_settings, slack_server, judge_server, tmp_path) -> None:

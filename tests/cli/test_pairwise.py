@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.cli import flat, history, judgebot, read_results, write_rows
+from tests.support.cli import flat, history, judgebot, judgebot_json, read_results, write_rows
 from tests.support.kills import count, kill_when
 from tests.support.pairwise_judge import PicksFirst, PrefersMarked
 
@@ -99,8 +99,8 @@ def test_pairs_judged_in_both_orders_give_the_win_rate_consistency_and_results(t
     assert "position bias" not in text
     assert "row 4 inconsistent (A then B): question 2 [flip]" in text
     assert "1 pair sent to review (1 inconsistent): a person says which answer is better" in text
-    code, listed = judgebot(tmp_path, "review")
-    assert code == 0 and "the judge's winner changed with the order of the answers" in flat(listed)
+    code, listed, stderr = judgebot_json(tmp_path, "review")
+    assert code == 0 and [case["reason"] for case in listed["cases"]] == ["inconsistent"], stderr
 
     header, rows = read_results(tmp_path / "pairs.results.csv")
     assert header[:7] == ["row", *HEADER]
@@ -115,8 +115,8 @@ def test_pairs_judged_in_both_orders_give_the_win_rate_consistency_and_results(t
     assert rows[0]["reasoning_ba"] == "chose A"  # the judge's own words: it saw answer_b as its A
     # the pairs' judgments stay out of every model's figures: they are kept beside the checks
     assert history(tmp_path, "SELECT DISTINCT channel_id FROM judgment") == [("#calibration-check",)]
-    code, out = judgebot(tmp_path, "stats")
-    assert "bot-v2" not in out
+    code, stats, stderr = judgebot_json(tmp_path, "stats")
+    assert code == 0 and stats["figures"] == [], stderr
 
 
 def test_a_judge_that_always_picks_the_first_answer_shows_its_position_bias(tmp_path: Path, judge_server) -> None:
@@ -285,15 +285,20 @@ def test_the_digest_of_a_week_of_pairwise_runs_shows_their_win_rates(tmp_path: P
                    "judged_at = '2026-11-11 12:00:00.000000'")
     db.close()
 
+    code, found, stderr = judgebot_json(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46")
+    assert code == 0 and found["figures"] == [], stderr  # only pairs were judged that week
+    [match] = found["pairwise"]
+    assert (match["a"], match["b"], match["win_rate"]) == ("bot-v1", "bot-v2", 0.75)
+    assert (match["pairs"], match["b_won_pairs"], match["a_won_pairs"], match["tied_pairs"]) == (4, 3, 1, 0)
+    # 3 of 4 won: Wilson's interval, statsmodels' proportion_confint(3, 4, method="wilson") = (0.3006, 0.9544)
+    assert match["interval"] == pytest.approx([0.3006, 0.9544], abs=1e-4)
     code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46")
     text = flat(out)
-    assert code == 0, out
-    assert "no judgments" not in text  # only pairs were judged that week: the digest is not quiet
-    # 3 of 4 won: Wilson's interval, statsmodels' proportion_confint(3, 4, method="wilson") = (0.3006, 0.9544)
+    assert code == 0 and "no judgments" not in text, out  # the digest is not quiet
     assert ("Pairwise win rates (each pair judged in both orders, ties split): bot-v2 over bot-v1: 75% (95% CI "
             "30%-95%) of 4 pairs; won 3, lost 1, tied 0") in text
-    code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W45")
-    assert code == 0 and "no judgments over these 7 days" in out
+    code, found, _ = judgebot_json(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W45")
+    assert code == 0 and (found["cases"], found["figures"], found["pairwise"]) == (0, [], [])
 
     slack = {"SLACK_BOT_TOKEN": slack_server.bot_token, "SLACK_API_URL": slack_server.api_url}
     code, out = judgebot(tmp_path, "digest", "--channel", "C0GENERAL", "--week", "2026-W46", "--post", **slack)
@@ -314,7 +319,11 @@ def test_pairs_count_against_the_monthly_budget_and_a_jury_judges_each_order(tmp
     assert code == 0, out
     [(cost,)] = history(tmp_path, "SELECT sum(cost) FROM billed_tally WHERE channel_key = '#calibration-check'")
     assert cost > 0
-    code, out = judgebot(tmp_path, "budget", **priced)
+    code, budget, stderr = judgebot_json(tmp_path, "budget", **priced)
+    assert code == 0 and budget["spent_usd"] == pytest.approx(cost), stderr
+    assert budget["checks"]["usd"] == pytest.approx(cost) and budget["runs"]["by_judge"] == []  # pairs are checks
+    assert (budget["monthly_budget_usd"], budget["left_usd"]) == (1.0, pytest.approx(1 - cost))
+    code, out = judgebot(tmp_path, "budget", **priced)  # as a person reads it
     assert f"This month the terminal's judging spent ${cost:.4f} of JUDGE_MONTHLY_BUDGET" in flat(out)
     assert f"Of it, ${cost:.4f} on calibration checks, judge comparisons, alignments and pairwise runs" in flat(out)
     code, out = judgebot(tmp_path, "judge", "pairs.csv", "--rubric", "pairwise", "--fresh", "--out", "again.csv",

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+from bot.cli.json_output.reference import DOCUMENTS, parts_of
+from bot.cli.json_output.reference import markdown as json_markdown
 from bot.cli.parser import COMMANDS, build_parser
 from bot.cli.reference import markdown
 from tests.support.cli import judgebot
@@ -42,3 +45,35 @@ def test_hidden_options_stay_out_of_the_reference_as_out_of_help(tmp_path) -> No
     assert code == 0 and "--judge-model" in align and "--judge-model" in out
     for hidden in ("--judges ", "--judges-file", "--samples"):  # align's hidden options: neither shows them
         assert hidden not in align and hidden not in out, hidden
+
+
+JSON_REFERENCE = REFERENCE.parent / "json.md"
+SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
+
+
+def test_the_json_reference_is_the_one_the_documents_write() -> None:
+    assert JSON_REFERENCE.read_text(encoding="utf-8") == json_markdown(), (
+        "docs/json.md is stale: write it again with `python -m bot.cli.json_output.reference > docs/json.md`")
+
+
+def test_every_command_with_json_has_a_documented_document() -> None:
+    parser = build_parser()
+    choices = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    with_json = {name for name, sub in choices.items() if any("--json" in a.option_strings for a in sub._actions)}
+    assert {command.split()[0] for command, _ in DOCUMENTS} == with_json
+    assert with_json >= {"runs", "stats", "history", "review", "calibration", "compare", "digest", "budget", "judges"}
+    text = json_markdown()
+    for command, _ in DOCUMENTS:
+        assert f"\n## {command}\n" in text
+        sub = choices[command.split()[0]]
+        assert any(f"docs/json.md#{command.replace(' ', '-')}" in (a.help or "") for a in sub._actions), command
+
+
+def test_every_key_is_snake_case_and_says_what_it_is() -> None:
+    parts = {model for _, model in DOCUMENTS} | {part for _, model in DOCUMENTS for part in parts_of(model)}
+    assert len({part.__name__ for part in parts}) == len(parts)  # each part has a heading of its own
+    for part in parts:
+        assert part.__doc__ and part.model_config.get("extra") == "forbid", part
+        for name, field in part.model_fields.items():
+            assert SNAKE.fullmatch(name), (part.__name__, name)
+            assert field.description and field.description.strip(), (part.__name__, name)

@@ -13,7 +13,7 @@ from bot.store.labels import save_label
 from bot.store.review import open_cases
 from bot.store.reviewers import set_reviewers
 from bot.trust.review import send_to_review
-from tests.support.cli import flat, history, judgebot, judgebot_many, write_rows
+from tests.support.cli import flat, history, judgebot, judgebot_json, judgebot_many, write_rows
 from tests.support.scripted_judge import Script
 
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
@@ -42,9 +42,16 @@ def test_a_judged_file_sends_a_random_share_to_review_once_and_review_lists_it(t
     assert history(tmp_path, "SELECT COUNT(*) FROM review_case") == [(3,)]  # the same three, not three more
     assert "3 cases sent to review (3 at random)" in flat(out)  # the run's own, as it said the first time
 
+    code, found, stderr = judgebot_json(tmp_path, "review")
+    assert code == 0 and found["channel"] is None, stderr
+    assert [(case["reason"], case["at_random"], case["rubric"]) for case in found["cases"]] == [("random", True, "eth")] * 3
+    queued = [case["queued_at"] for case in found["cases"]]
+    assert queued == sorted(queued) and all(when.endswith("Z") for when in queued)  # oldest first, in UTC
     code, out = judgebot(tmp_path, "review")
     text = flat(out)
     assert code == 0 and "Cases of the terminal waiting for a label" in text and text.count("picked at random") == 3
+    code, found, _ = judgebot_json(tmp_path, "review", "--channel", "C0NONE")
+    assert code == 0 and found == {"channel": "C0NONE", "cases": []}
     code, out = judgebot(tmp_path, "review", "--channel", "C0NONE")
     assert code == 0 and "No case of channel C0NONE waits for a label." in flat(out)
 
@@ -55,12 +62,19 @@ def test_a_judged_file_sends_a_random_share_to_review_once_and_review_lists_it(t
     for judgment, passed in [(picked[0], True), (picked[1], True), (picked[2], False), (others[0], False)]:
         save_label(store, judgment=judgment, user_id="me", source="correction", values={}, passed=passed,
                    pass_from="given", tag=None, headline=None, note=None)
-    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth")
+    code, found, stderr = judgebot_json(tmp_path, "calibration", "--rubric", "eth")
+    assert code == 0, stderr
+    at_random = found["at_random"]
+    assert (at_random["pass_fail_labels"], at_random["agreeing_labels"], at_random["cases"]) == (3, 2, 3)
     # Wilson 95% for 2/3 (statsmodels proportion_confint(2, 3, method="wilson")): 0.2077-0.9385
+    assert at_random["agreement"] == pytest.approx(2 / 3)
+    assert at_random["interval"] == pytest.approx([0.2077, 0.9385], abs=1e-4)
+    assert found["figures"]["pass_fail"]["agreement"] == 0.5 and found["labels"] == 4  # all labels
+    code, out = judgebot(tmp_path, "calibration", "--rubric", "eth")  # and how a person reads it
     assert code == 0 and ("on cases picked at random for review: random sample: 67% (2/3), 95% CI 21%-94% (Wilson); "
                           "few labeled cases (n = 3); all labels: 50%") in flat(out)
-    code, out = judgebot(tmp_path, "review")
-    assert "No case of the terminal waits for a label." in flat(out)  # labeled: out of the queue
+    code, found, _ = judgebot_json(tmp_path, "review")
+    assert code == 0 and found["cases"] == []  # labeled: out of the queue
 
 
 def test_review_sample_rate_zero_sends_nothing_at_random(tmp_path: Path, judge_server) -> None:
@@ -130,5 +144,8 @@ def test_judging_the_same_file_again_from_the_cache_or_fresh_adds_no_case(tmp_pa
     assert len(judge_server.bodies()) == asked + 30  # the cache, then 10 rows x 3 samples judged fresh
     assert history(tmp_path, "SELECT COUNT(DISTINCT run_id) FROM judgment") == [(3,)]
 
-    code, out = judgebot(tmp_path, "review")
-    assert code == 0 and flat(out).count("picked at random") == 3 and flat(out).count("the samples split") == unsure
+    code, found, stderr = judgebot_json(tmp_path, "review")
+    assert code == 0, stderr
+    listed = sorted((case["reason"], case["at_random"]) for case in found["cases"])
+    assert listed == sorted((reason, bool(random)) for _, reason, random in queued)  # the queue, each case once
+    assert sum(at_random for _, at_random in listed) == 3

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from tests.llm.test_context_window import ANSWER, LONG_ANSWER, LONG_REFERENCE, QUESTION, REFERENCE, ollama_show
 from tests.llm.test_context_window import academic_responder as perfect_academic
-from tests.support.cli import eth_responder, flat, history, judgebot, read_results, write_rows
+from tests.support.cli import eth_responder, flat, history, judgebot, judgebot_json, read_results, write_rows
 from tests.support.openai_server import Reply
 
 HEADER = ["question", "reference", "answer", "model"]
@@ -123,6 +123,9 @@ def test_an_empty_digest_on_a_first_day_points_at_the_week_under_way(tmp_path, j
     assert f"`judgebot digest --week {week}` shows it so far, `judgebot stats --days 1` the last day's." in text
     code, out = judgebot(tmp_path, "digest", "--week", week)
     assert code == 0 and "bot-a" in out and "bot-b" in out and "week under way" not in out, out
+    code, found, stderr = judgebot_json(tmp_path, "digest")  # the document alone on stdout, the hint on stderr
+    assert code == 0 and found["cases"] == 0 and found["week"] not in weeks, stderr
+    assert "has judgments: `judgebot digest --week" in " ".join(stderr.split()), stderr
 
 
 def test_tag_names_are_not_cut_in_a_wide_terminal(tmp_path, judge_server):

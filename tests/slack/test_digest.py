@@ -74,10 +74,10 @@ async def test_only_admins_turn_digests_on_and_off(slack: SlackSide, slack_serve
 
 async def test_digest_on_takes_the_default_day_time_and_timezone(bot_settings, slack_server: FakeSlackServer) -> None:
     running = await start_bot(bot_settings.model_copy(update={"digest_timezone": "America/New_York",
-                                                              "digest_admins": "U0USER, U0OTHER"}), host="127.0.0.1")
+                                                              "judgebot_admins": "U0USER, U0OTHER"}), host="127.0.0.1")
     try:
         side = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
-        await side.command("digest on", user="U0USER")  # listed in DIGEST_ADMINS, though not a workspace admin
+        await side.command("digest on", user="U0USER")  # listed in JUDGEBOT_ADMINS, though not a workspace admin
         await slack_server.await_for("chat.postMessage")
         sub = sub_of(running)
         assert sub is not None and (sub.weekday, sub.hour, sub.minute, sub.timezone) == \

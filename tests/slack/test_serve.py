@@ -99,8 +99,8 @@ def test_serve_exits_2_with_a_paragraph_on_a_bad_token(bot_settings, tmp_path):
 def test_serve_in_http_mode_answers_and_stops_on_sigterm(bot_settings, slack_server, judge_server, tmp_path):
     port = free_port()
     stdout, stderr = tmp_path / "stdout", tmp_path / "stderr"
-    process = forkserver.start(["serve"], cwd=tmp_path, env=serve_env(bot_settings, PORT=str(port)), out=stdout,
-                               err=stderr)
+    env = serve_env(bot_settings, PORT=str(port), DIGEST_ADMINS="U0USER")  # the former name of JUDGEBOT_ADMINS
+    process = forkserver.start(["serve"], cwd=tmp_path, env=env, out=stdout, err=stderr)
     try:
         url = f"http://127.0.0.1:{port}"
 
@@ -118,6 +118,11 @@ def test_serve_in_http_mode_answers_and_stops_on_sigterm(bot_settings, slack_ser
     out, err = stdout.read_text(), stderr.read_text()
     assert process.returncode == 0, err
     assert f"HTTP mode on port {port}" in out and "judgebot stopped." in out
+    renamed = ("DIGEST_ADMINS is now called JUDGEBOT_ADMINS (the people who may change a channel's settings, not only "
+               "its digest): rename it in the environment or .env; it is still read for now.")
+    shown = " ".join(out.split())  # as wide as the terminal
+    assert shown.count(renamed) == 1 and f"warning: {renamed}" in shown, out  # said once in serve's output
+    assert err.count(renamed) == 1 and f"WARNING bot.slack.server: {renamed}" in err, err  # and once in the log
 
 
 @pytest.mark.slow

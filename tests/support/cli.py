@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import json
 import os
 import re
 import sqlite3
@@ -78,6 +79,19 @@ def judgebot(tmp_path: Path, *args: str, server=None, timeout: float = 60, **ext
     out = stdout + stderr
     assert "Traceback" not in out, out
     return code, out
+
+
+def judgebot_json(tmp_path: Path, *args: str, server=None, timeout: float = 60, **extra: str | None):
+    """Run `judgebot ARGS --json` in a process of its own; (exit code, the one JSON document its standard output
+    holds, or None when it failed, and its standard error). Anything else on standard output fails the test."""
+    code, stdout, stderr = forkserver.run([*(str(arg) for arg in args), "--json"], cwd=tmp_path,
+                                          env=base_env(tmp_path, server, **extra), timeout=timeout)
+    assert "Traceback" not in stdout + stderr, stdout + stderr
+    if code != 0:
+        assert stdout == "", stdout  # a refusal is a sentence on stderr, never half a document
+        return code, None, stderr
+    assert stdout.endswith("}\n"), stdout
+    return code, json.loads(stdout), stderr  # one document, and nothing else, or it does not parse
 
 
 def judgebot_many(tmp_path: Path, commands: list[list[str]], server=None, **extra: str | None):

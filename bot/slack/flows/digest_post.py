@@ -61,7 +61,7 @@ class DigestSettings:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DigestSettings:
-        return cls(settings.digest_timezone, settings.digest_admin_ids, timedelta(hours=settings.digest_grace_hours),
+        return cls(settings.digest_timezone, settings.admin_ids, timedelta(hours=settings.digest_grace_hours),
                    TrustBar.from_settings(settings))
 
 

@@ -51,7 +51,7 @@ from bot.store.batches import open_parts
 log = logging.getLogger(__name__)
 
 OVER_BUDGET = ("This run would take the channel over its monthly budget ({over}): only the workspace's admins, and "
-               "the people DIGEST_ADMINS names, can start it now. An admin can also raise the budget with "
+               "the people JUDGEBOT_ADMINS names, can start it now. An admin can also raise the budget with "
                "`/judge budget USD`.")
 EDITS_PER_MINUTE = 40  # progress edits of all runs together: under Slack's ~50 chat.update calls a minute
 APPENDS_PER_MINUTE = 80  # appends to the progress streams of all runs together: under Tier 4's 100 a minute
@@ -79,7 +79,7 @@ class FileLimits:
                    concurrency=settings.concurrency, origin=file_origin(settings.slack_api_url),
                    edit_every=settings.progress_edit_seconds, confirm_above=settings.confirm_above_usd,
                    confirm_above_requests=settings.confirm_above_requests,
-                   admins=settings.digest_admin_ids, batch_poll=settings.batch_poll_seconds,
+                   admins=settings.admin_ids, batch_poll=settings.batch_poll_seconds,
                    stream=settings.stream_progress)
 
 

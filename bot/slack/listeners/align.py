@@ -13,7 +13,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from bot.rubric import Rubric
 from bot.runs import Origin
 from bot.slack import commands_trust
-from bot.slack.admins import admin_refusal
+from bot.slack.admins import ADMINS_ONLY, admin_refusal
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.flows.card import budget_refusal
@@ -31,8 +31,7 @@ from bot.trust.drift import CheckCase, case_count, cases_from_history
 
 log = logging.getLogger(__name__)
 
-NOT_ADMIN = ("Only the workspace's admins and owners, and the people the bot's DIGEST_ADMINS setting names, can align "
-             "a rubric for this channel or keep what it proposes.")
+NOT_ADMIN = f"{ADMINS_ONLY} align a rubric for this channel or keep what it proposes."
 GONE = "This proposal is decided already, or it is not of this channel."
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from bot.figures import money
 from bot.records import checks_of
 from bot.slack import commands
-from bot.slack.admins import admin_refusal
+from bot.slack.admins import ADMINS_ONLY, admin_refusal
 from bot.slack.context import Context
 from bot.slack.messenger import post_problem
 from bot.slack.views.blocks import notice
@@ -16,8 +16,7 @@ from bot.slack.views.budget import budget_message
 from bot.store import cost_limits, month_start, set_cost_limits, spend, utcnow
 
 NOT_ADMIN = (
-    "Only the workspace's admins and owners, and the people the bot's DIGEST_ADMINS setting names, can set this "
-    "channel's budget. `/judge budget` shows you what it spent."
+    f"{ADMINS_ONLY} set this channel's budget. `/judge budget` shows you what it spent."
 )
 
 

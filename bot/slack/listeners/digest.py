@@ -11,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.digest import Period, build_digest
 from bot.slack import commands
-from bot.slack.admins import admin_refusal
+from bot.slack.admins import ADMINS_ONLY, admin_refusal
 from bot.slack.context import Context
 from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
 from bot.slack.messenger import post_problem, slack_error
@@ -23,8 +23,8 @@ from bot.store import DigestSubscription, last_posted, subscribe, subscription, 
 log = logging.getLogger(__name__)
 
 NOT_ADMIN = (
-    "Only the workspace's admins and owners, and the people the bot's DIGEST_ADMINS setting names, can turn the "
-    "weekly digest on or off. Ask one of them; `/judge digest preview` shows you what it says."
+    f"{ADMINS_ONLY} turn the weekly digest on or off. Ask one of them; `/judge digest preview` shows you what "
+    "it says."
 )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.slack import commands
-from bot.slack.admins import admin_refusal
+from bot.slack.admins import ADMINS_ONLY, admin_refusal
 from bot.slack.context import Context
 from bot.slack.messenger import post_problem
 from bot.slack.text import escape
@@ -15,14 +15,12 @@ from bot.slack.views.blocks import notice
 from bot.store import channel_judge, judge_of_channel, set_channel_judge, set_default_samples
 
 NOT_ADMIN = (
-    "Only the workspace's admins and owners, and the people the bot's DIGEST_ADMINS setting names, can change this "
-    "channel's judge. `/judge default judge` shows which judges here."
+    f"{ADMINS_ONLY} change this channel's judge. `/judge default judge` shows which judges here."
 )
 NOT_ADMIN_SAMPLES = (
-    "Only the workspace's admins and owners, and the people the bot's DIGEST_ADMINS setting names, can change how "
-    "many times each row is judged in this channel: it multiplies what every judgment here costs. To judge one "
-    "request several times, write `samples=N` in it (`/judge eth samples=3 question || reference || answer`, or "
-    "`samples: 3` with a shared file)."
+    f"{ADMINS_ONLY} change how many times each row is judged in this channel: it multiplies what every judgment "
+    "here costs. To judge one request several times, write `samples=N` in it (`/judge eth samples=3 question || "
+    "reference || answer`, or `samples: 3` with a shared file)."
 )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from slack_bolt.context.ack.async_ack import AsyncAck
 
 from bot.slack import commands_trust
-from bot.slack.admins import admin_refusal
+from bot.slack.admins import ADMINS_ONLY, admin_refusal
 from bot.slack.context import Context
 from bot.slack.flows.card import save_correction
 from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, clicked_in, from_team, made_here, named_teams
@@ -45,8 +45,7 @@ from bot.store.reviewers import ReviewSetup, review_setup, set_blind, set_nudge,
 
 log = logging.getLogger(__name__)
 
-NOT_ADMIN = ("Only the workspace's admins and owners, and the people the bot's DIGEST_ADMINS setting names, can change "
-             "who reviews this channel's cases and how. `/judge reviewers` shows the settings.")
+NOT_ADMIN = f"{ADMINS_ONLY} change who reviews this channel's cases and how. `/judge reviewers` shows the settings."
 NOT_YOURS = "This case is no longer offered to you (it was labeled, or it returned to the queue). `/judge review` " \
             "gives you your next one."
 FORM_NOT_HERE = "This form no longer matches its case. Close it and press Label it on the case again."

@@ -1,0 +1,37 @@
+"""`--json`: what a reading command shows, as one JSON document with documented, stable keys (docs/json.md)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, PlainSerializer
+
+# C1 control characters (CSI among them) are legal in a JSON string, but a terminal showing the document may obey
+# them: written as \u escapes, they read back as the same text. (JSON itself escapes C0 ones, ESC among them.)
+C1 = re.compile("[\x7f-\x9f]")
+
+
+def iso_utc(moment: datetime) -> str:
+    """A moment as ISO 8601 in UTC, such as "2026-11-11T12:00:00Z" (the history keeps naive UTC times)."""
+    aware = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return aware.isoformat().replace("+00:00", "Z")
+
+
+UtcTime = Annotated[datetime, PlainSerializer(iso_utc, return_type=str)]
+Interval = tuple[float, float]  # a 95 % interval: [low, high]
+
+
+class Document(BaseModel):
+    """A JSON document or a part of one: its keys are its fields, each documented by the docstring under it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+def print_json(document: Document) -> None:
+    """Write `document` to standard output as one JSON document (UTF-8, indented), and nothing else."""
+    text = document.model_dump_json(indent=2)  # a figure that is not a number (NaN) becomes null
+    sys.stdout.write(C1.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n")
+    sys.stdout.flush()
