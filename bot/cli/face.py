@@ -35,12 +35,14 @@ def engine_of(ctx: Context) -> Engine:
 
 
 class Terminal(Face):
-    """The person at this terminal: asked at the prompt (or answered by --yes), shown a progress bar (`bar`; one
-    triple shows none) and the retries. `new`: the run is started for this command (a refused one is cancelled)."""
+    """The person at this terminal: asked at the prompt (or answered by --yes; the estimate shown, with `quiet` only
+    when the budget rule asks, after `lead`), shown a progress bar (`bar`; one triple shows none) and the retries.
+    `new`: the run is started for this command (a refused one is cancelled)."""
 
     def __init__(self, ctx: Context, *, new: bool, bar: bool = True, quiet: bool = False, rejudge: bool = False,
-                 lead: str = "Estimate") -> None:
+                 lead: str = "Estimate", what: str = "run") -> None:
         self.ctx, self.new, self.bar, self.quiet, self.rejudge, self.lead = ctx, new, bar, quiet, rejudge, lead
+        self.what = what  # what the progress bar calls the run
         self.run: Run | None = None
 
     async def saved(self, run: Run) -> None:
@@ -71,7 +73,7 @@ class Terminal(Face):
             return
         from bot.cli.progress import ProgressBar
 
-        with ProgressBar(console, f"{run.rubric_name} · run {run.id}") as bar, observing_retries(bar.retrying):
+        with ProgressBar(console, f"{run.rubric_name} · {self.what} {run.id}") as bar, observing_retries(bar.retrying):
             yield bar.update
 
     async def judged(self, run: Run, outcome: RunOutcome) -> None:

@@ -76,9 +76,9 @@ class Ending:
         if run.source_name == ONE_TRIPLE:
             judgment = store.first_judgment(run.id)
             return End(run, self._review(lambda: send_to_review(store, run, rate=0)), shutdowns, judgment=judgment)
-        pending = outcome.counts.get(RowState.PENDING) if outcome is not None else store.status_counts(run.id).get(
-            RowState.PENDING)
-        kept = results is not None and results.exists() and bool(pending)
+        counts = outcome.counts if outcome is not None else None
+        kept = results is not None and results.exists() and bool(
+            (counts if counts is not None else store.status_counts(run.id)).get(RowState.PENDING))
         out = None if kept else results
         # A file's end brings its figures' statistics along: loaded here, not where one triple is judged.
         from bot.runs.pairs import export_pairs
