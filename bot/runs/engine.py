@@ -178,30 +178,41 @@ class Engine:
         async with request.panel:
             run = request.rows if isinstance(request.rows, Run) else await self.start(request.rubric, request.panel,
                                                                                       request.rows)
+            await face.saved(run)
+            tier, sending = await self.tier_of(run, request.tier)
+            question, answer, budget = await self._agreed(run, request, face, tier, sending, new=new)
+            if answer != Answer.YES:
+                return Ended(run, question, answer)
             try:
-                await face.saved(run)
-                tier, sending = await self.tier_of(run, request.tier)
-                question = None
-                if request.agreed or not sending:  # nothing new is asked of the judges, or it was agreed to
-                    past = request.past_budget or not sending
-                    budget = (await self.weigh_spend(request.limits)).budget(past=past)
-                else:
-                    question = await self.question(run, request.rubric, request.panel, request.limits, tier)
-                    try:
-                        answer = await face.agree(question)
-                    except BaseException:
-                        await self.refused(run, new=new)
-                        raise
-                    if answer != Answer.YES:
-                        if answer == Answer.NO:
-                            await self.refused(run, new=new)
-                        return Ended(run, question, answer)
-                    budget = question.weighed.budget(past=request.past_budget or Ask.OVER in question.asks)
                 async with face.judging(run, tier, sending) as on_progress:
                     outcome = await self._judge(run, request, tier, sending, budget, on_progress)
             except NotJudged as err:
                 await self.refused(run, new=new, reason=str(err))
-                return Ended(run, answer=Answer.NO)
+                return Ended(run, question, Answer.NO)
+        return await self._ended(run, request, face, question, outcome)
+
+    async def _agreed(self, run: Run, request: Request, face: Face, tier: Tier, sending: bool, *,
+                      new: bool) -> tuple[Question | None, Answer, Budget | None]:
+        """(what was asked, the answer, what the run may spend before it pauses). A run agreed to already, or with
+        nothing new to send, goes on, held to what is left of the month's budget; else its estimate is weighed by
+        the budget rule and the face asked. A run not agreed to (or whose estimate or question fails) is refused."""
+        if request.agreed or not sending:
+            weighed = await self.weigh_spend(request.limits)
+            return None, Answer.YES, weighed.budget(past=request.past_budget or not sending)
+        try:
+            question = await self.question(run, request.rubric, request.panel, request.limits, tier)
+            answer = await face.agree(question)
+        except BaseException:
+            await self.refused(run, new=new)
+            raise
+        if answer == Answer.NO:
+            await self.refused(run, new=new)
+        return question, answer, question.weighed.budget(past=request.past_budget or Ask.OVER in question.asks)
+
+    async def _ended(self, run: Run, request: Request, face: Face, question: Question | None,
+                     outcome: RunOutcome) -> Ended:
+        """After the judging: a triple nobody comes back to settled, the face told, and the run ended unless another
+        process took it over, or it paused with rows to resume (and is not to be ended as far as it got)."""
         if not request.resumable:
             await asyncio.to_thread(settle_triple, self.store, run, request.rubric, outcome.stop_reason, process_name())
         await face.judged(run, outcome)
