@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,7 +67,7 @@ class Ending:
         """End a judged run (off the event loop). A file's results go to `results` (none without it), unless a file
         is there and the run has rows pending: results of a run stopped half-way never replace what may be good
         ones. With `record` the run keeps where its results are, whole (for a resume to write there again).
-        OSError when the results cannot be written; every verdict is saved before."""
+        ResultsUnwritable when the results cannot be written; every verdict is saved before."""
         return await asyncio.to_thread(self._end, store, run, rubric, outcome, results, record)
 
     def _end(self, store: Store, run: Run, rubric: Rubric, outcome: RunOutcome | None, results: Path | None,
@@ -80,32 +80,37 @@ class Ending:
         kept = results is not None and results.exists() and bool(
             (counts if counts is not None else store.status_counts(run.id)).get(RowState.PENDING))
         out = None if kept else results
-        # A file's end brings its figures' statistics along: loaded here, not where one triple is judged.
-        from bot.runs.pairs import export_pairs
-        from bot.runs.summary import export_run
-        from bot.store.graded import graded_answers
-        from bot.trust.file_labels import save_file_labels
-        from bot.trust.paired import graded, models_compared
-
         try:
-            if rubric.pairwise:
-                found = export_pairs(store, run=run, rubric=rubric, out=out)
-                review = self._review(lambda: send_pairs_to_review(store, run, found.unsettled))
-                end = End(run, review, shutdowns, summary=found.summary, pairs=found, results=out, kept=kept)
-            else:
-                labels = save_file_labels(store, run, rubric)
-                review = self._review(lambda: send_to_review(store, run, rate=self.review_rate))
-                summary = export_run(store, run=run, rubric=rubric, out=out)
-                models = models_compared(graded(graded_answers(store, run_id=run.id)))
-                end = End(run, review, shutdowns, summary=summary, labels=labels, models=models, results=out,
-                          kept=kept)
+            end = self._pairs(store, run, rubric, out) if rubric.pairwise else self._file(store, run, rubric, out)
         except OSError as err:
             if out is None:
                 raise
             raise ResultsUnwritable(out, err) from err
         if record and out is not None:
             store.update_run(run.id, results_path=str(out.resolve()), results_written_at=utcnow())
-        return end
+        return replace(end, shutdowns=shutdowns, kept=kept)
+
+    def _file(self, store: Store, run: Run, rubric: Rubric, out: Path | None) -> End:
+        """A file's labels saved, its cases sent to review, its results written to `out`, its models compared."""
+        # A file's figures bring their statistics along: loaded here, not where one triple is judged.
+        from bot.runs.summary import export_run
+        from bot.store.graded import graded_answers
+        from bot.trust.file_labels import save_file_labels
+        from bot.trust.paired import graded, models_compared
+
+        labels = save_file_labels(store, run, rubric)
+        review = self._review(lambda: send_to_review(store, run, rate=self.review_rate))
+        summary = export_run(store, run=run, rubric=rubric, out=out)
+        models = models_compared(graded(graded_answers(store, run_id=run.id)))
+        return End(run, review, summary=summary, labels=labels, models=models, results=out)
+
+    def _pairs(self, store: Store, run: Run, rubric: Rubric, out: Path | None) -> End:
+        """A pairwise run's results written to `out` (one row per pair), its inconsistent pairs sent to review."""
+        from bot.runs.pairs import export_pairs  # the ranking of models: loaded for a pairwise run only
+
+        found = export_pairs(store, run=run, rubric=rubric, out=out)
+        review = self._review(lambda: send_pairs_to_review(store, run, found.unsettled))
+        return End(run, review, summary=found.summary, pairs=found, results=out)
 
     @staticmethod
     def _review(send: Callable[[], SentToReview]) -> SentToReview:
