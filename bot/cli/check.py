@@ -142,25 +142,18 @@ def start_check(ctx: Context, rubric: Rubric, cases: list[CheckCase], panel: Pan
 
 async def judge_again(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *,
                       budget: Budget | None) -> dict[int, Judgment]:
-    """Judge a check's run with a progress bar, live or (with --batch) through the Batch API; the judgments by row
-    number."""
-    from bot.cli.progress import ProgressBar
+    """Judge a check's run (its estimate agreed to: `budget` None when it may go past the monthly budget) through the
+    engine with a progress bar, live or (with --batch) through the Batch API; the judgments by row number."""
+    from bot.cli.face import Terminal, engine_of
     from bot.errors import RunStopped
-    from bot.llm.retries import observing_retries
     from bot.records import RunState
-    from bot.runs import execute_run
-    from bot.runs.batch import judge_by_batch
+    from bot.runs import Limits, Request, Tier
 
     store, settings = ctx.store, ctx.settings
-    with ProgressBar(ctx.console, f"{rubric.name} · check run {run.id}") as bar, observing_retries(bar.retrying):
-        if ctx.args.batch:
-            outcome = await judge_by_batch(store, run, rubric, panel, prices=panel.prices,
-                                           poll_seconds=settings.batch_poll_seconds, on_progress=bar.update,
-                                           unsure_spread=settings.unsure_spread)
-        else:
-            outcome = await execute_run(store, run, rubric, panel, concurrency=settings.concurrency,
-                                        on_progress=bar.update, unsure_spread=settings.unsure_spread, budget=budget)
-    if outcome.status == RunState.PAUSED:
+    request = Request(rubric, panel, run, limits=Limits.of_terminal(settings), agreed=True, past_budget=budget is None,
+                      tier=Tier.BATCH if ctx.args.batch else Tier.LIVE, concurrency=settings.concurrency, end=False)
+    outcome = (await engine_of(ctx).judge(request, Terminal(ctx, new=False, what="check run"))).outcome
+    if outcome is not None and outcome.status == RunState.PAUSED:
         raise RunStopped(f"{(outcome.stop_reason or 'the judge stopped').rstrip('.')}. The check is incomplete: "
                          "run it again once the judge answers")
     return {judgment.row_number: judgment for judgment in store.iter_judgments(run.id)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.cli.context import Context, settled
-from bot.cli.exits import EXIT_OK, EXIT_USAGE
+from bot.cli.exits import EXIT_OK
 from bot.errors import UsageError
 
 if TYPE_CHECKING:
@@ -91,7 +91,8 @@ def one_rubric_and_model(runs: list[int], sides: list[list[Graded]]) -> None:
 async def judge_pairs(ctx: Context, rubric: Rubric, names: list[str], found: PairedReport) -> int:
     """Ask a pairwise judge about every pair of the comparison: a run of pairs (A's answer, B's), judged like a file,
     its results written and its figures shown."""
-    from bot.cli.judging import check_concurrency, cost_agreed, finish_run, terminal_origin, writable
+    from bot.cli.face import Terminal, file_ended
+    from bot.cli.judging import check_concurrency, terminal_origin, terminal_request, writable
     from bot.cli.panels import judge_panel
     from bot.runs import start_run
 
@@ -104,10 +105,7 @@ async def judge_pairs(ctx: Context, rubric: Rubric, names: list[str], found: Pai
     run = start_run(ctx.store, rubric=rubric, rows=rows, **panel.run_fields(), columns=columns,
                     column_roles={role: role for role in columns}, source_name=f"{names[0]} vs {names[1]}",
                     fresh=args.fresh, origin=terminal_origin(), results_path=str(out.resolve()), swap=not args.no_swap)
-    go, budget = await cost_agreed(ctx, run, rubric, panel, new=True, batch=args.batch)
-    if not go:
-        return EXIT_USAGE
-    return await finish_run(ctx, run, rubric, panel, out, budget=budget, batch=args.batch)
+    return await file_ended(ctx, terminal_request(ctx, rubric, panel, run, out=out, new=True), Terminal(ctx, new=True))
 
 
 def pair_row(line: int, pair: Pair, names: list[str]) -> CsvRow:

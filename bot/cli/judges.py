@@ -118,7 +118,6 @@ async def judge_both(ctx: Context, rubric: Rubric, rows: list[CsvRow], old: str,
     they are not agreed to."""
     from bot.cli.check import judge_again
     from bot.cli.judging import cost_agreed
-    from bot.runs import Budget
 
     panels = (one_judge(ctx, old), one_judge(ctx, new))
     runs = [start_compare(ctx, rubric, rows, panel, f"compare {old} with {new}: {panel.name}") for panel in panels]
@@ -129,12 +128,7 @@ async def judge_both(ctx: Context, rubric: Rubric, rows: list[CsvRow], old: str,
                                            batch=ctx.args.batch)
             if not go:
                 return None
-            if budget is not None and budgets and budgets[0] is not None:
-                # both runs draw on one monthly budget: what the first is expected to spend is not the second's
-                first = ctx.store.get_run(runs[0].id)
-                spent = ((first.estimate if first is not None else None) or {}).get("cost_usd") or 0.0
-                budget = Budget(max(budget.left - float(spent), 0.0), budget.how_to_raise)
-            budgets.append(budget)
+            budgets.append(budget)  # both draw on one monthly budget: the second's is what the first leaves of it
     finally:
         if len(budgets) < len(runs):  # one was refused (that one is cancelled): neither is judged
             await cancel_left(ctx, runs, panels)

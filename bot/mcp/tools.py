@@ -15,14 +15,17 @@ from pydantic import BaseModel
 from bot.config import Settings
 from bot.errors import UsageError
 from bot.figures import money
+from bot.judge.lifetime import shutdown_advice
 from bot.records import RunState, Triple
 from bot.rubric import RubricSet
-from bot.store import Store, channel_stats, cost_limits, month_spent, recent_in_channel, utcnow
+from bot.runs import Face
+from bot.store import Run, Store, channel_stats, cost_limits, recent_in_channel, utcnow
 
 if TYPE_CHECKING:
-    from bot.runs import Budget
+    from bot.runs import Limits, Question
 
 MAX_DAYS = 3660  # ten years: as far back as `stats` reads
+RAISE_IN_SLACK = "Raise it with /judge budget in your conversation with judgebot"
 TERMINAL = "terminal"  # how a caller names the terminal's judgments (and the agents'), which belong to no channel
 CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,31}")  # a public or private channel, or a direct conversation
 
@@ -76,6 +79,7 @@ class Graded(BaseModel):
     rubric: str
     run_id: int
     cost_usd: float | None = None
+    warnings: list[str] = []  # the judge's announced shutdown, when it is near: compare a successor before then
 
 
 class RubricInfo(BaseModel):
@@ -100,10 +104,10 @@ class Tools:
 
     async def grade(self, caller: Caller, *, question: str, reference: str, answer: str, rubric: str,
                     samples: int | None = None, model: str | None = None) -> Graded:
-        """Judge one triple live with the configured judge, `samples` times (the rubric's own number by default)."""
+        """Judge one triple live with the configured judge, `samples` times (the rubric's own number by default).
+        An agent cannot be asked to agree: what the budget rule would ask a person about is refused."""
         from bot.judge.panel import open_panel
-        from bot.runs import Origin, execute_run, start_single_run
-        from bot.runs.estimate import context_windows, estimate_run
+        from bot.runs import Engine, Origin, Request, Rows
 
         chosen = self.rubrics.get(rubric)
         if chosen.pairwise:
@@ -112,63 +116,53 @@ class Tools:
             raise UsageError("a judgment needs a question and a reference answer to grade against")
         panel = open_panel(self.settings, samples=samples or chosen.samples)
         triple = Triple(question=question, reference=reference, answer=answer)
-        # The history is read and written off the event loop: an HTTP server answers other agents meanwhile.
-        run = await asyncio.to_thread(start_single_run, self.store, rubric=chosen, triple=triple, **panel.run_fields(),
-                                      model_name=(model or "").strip() or None, fresh=False,
-                                      origin=Origin(source="mcp", user_id=caller.user_id or caller.name[:32],
-                                                    team_id=caller.team_id, channel_id=caller.home))
-        finished = False
+        origin = Origin(source="mcp", user_id=caller.user_id or caller.name[:32], team_id=caller.team_id,
+                        channel_id=caller.home)
+        # A Slack person has no terminal to resume a paused grade from: it ends as an error, nothing left to bill.
+        limits, threshold = await asyncio.to_thread(self._limits, caller)
+        request = Request(chosen, panel, Rows(triple, origin, model_name=(model or "").strip() or None),
+                          limits=limits, resumable=caller.home is None)
+        face = _Agent()  # the engine works off the event loop: an HTTP server answers other agents meanwhile
         try:
-            async with panel:
-                estimate = await asyncio.to_thread(estimate_run, self.store, run, chosen, panel, keep=True,
-                                                   windows=await context_windows(panel))
-                budget = await asyncio.to_thread(self._budget, caller, estimate.cost_usd, estimate.cost_text())
-                outcome = await execute_run(self.store, run, chosen, panel, concurrency=1,
-                                            unsure_spread=self.settings.unsure_spread, budget=budget)
-            finished = True
-        finally:
-            if not finished:  # refused, failed or dropped by the agent: nothing is left for a later resume to bill
-                await asyncio.to_thread(self.store.update_run, run.id, status=RunState.CANCELLED,
+            ended = await Engine.from_settings(self.store, self.settings).judge(request, face)
+        except BaseException:  # failed or dropped by the agent: nothing is left for a later resume to bill
+            if face.run is not None:
+                await asyncio.to_thread(self.store.update_run, face.run.id, status=RunState.CANCELLED,
                                         stop_reason="the agent's grade did not finish")
+            raise
+        run, outcome = ended.run, ended.outcome
+        if outcome is None:
+            assert ended.question is not None
+            raise UsageError(refusal(ended.question, threshold, slack=caller.home is not None))
         if outcome.status == RunState.PAUSED:
             reason = (outcome.stop_reason or "the judge stopped").rstrip(".")
-            if caller.home is not None:  # a Slack person has no terminal to resume it from: nothing is left to bill
-                await asyncio.to_thread(self.store.update_run, run.id, status=RunState.CANCELLED, stop_reason=reason)
+            if caller.home is not None:
                 raise UsageError(f"{reason}. Nothing was scored: ask again later.")
             raise UsageError(f"{reason}. The triple is kept as run {run.id}: `judgebot resume {run.id}` judges it.")
-        judgment = await asyncio.to_thread(lambda: next(self.store.iter_judgments(run.id), None))
+        judgment = ended.end.judgment if ended.end is not None else None
         if judgment is None:
             raise UsageError(f"run {run.id} ended without judging its triple ({outcome.stop_reason or outcome.status})")
         return Graded(status=judgment.status, headline=judgment.headline, passed=judgment.passed, tag=judgment.tag,
                       label=judgment.label, output=judgment.output, error=judgment.error, samples=judgment.samples,
                       agreement=judgment.agreement, spread=judgment.spread, unsure=judgment.unsure,
-                      judge_model=judgment.judge_model, rubric=chosen.name, run_id=run.id, cost_usd=judgment.cost_usd)
+                      judge_model=judgment.judge_model, rubric=chosen.name, run_id=run.id, cost_usd=judgment.cost_usd,
+                      warnings=[shutdown_advice(found) for found in ended.end.shutdowns] if ended.end else [])
 
-    def _budget(self, caller: Caller, cost: float | None, cost_text: str) -> Budget | None:
-        """What a grade may spend before it pauses (None: no limit), or UsageError when it would go over a limit the
-        person would have been asked about: an agent cannot be asked. A Slack person's grades count against their
-        conversation with judgebot (its `/judge budget`), the others' against the terminal's JUDGE_MONTHLY_BUDGET."""
-        from bot.runs import Budget
+    def _limits(self, caller: Caller) -> tuple[Limits, str]:
+        """What a grade is held to, and the name of its threshold: a Slack person's grades count against their
+        conversation with judgebot (its `/judge budget`), the others' against the terminal's CONFIRM_ABOVE_USD and
+        JUDGE_MONTHLY_BUDGET."""
+        from bot.runs import Limits
 
-        settings, threshold = self.settings, "CONFIRM_ABOVE_USD"
-        limit, name, raise_it = settings.judge_monthly_budget, "JUDGE_MONTHLY_BUDGET", "Raise JUDGE_MONTHLY_BUDGET"
-        confirm_above = settings.confirm_above_usd
-        if caller.home is not None:
-            limits = cost_limits(self.store, team_id=caller.team_id or "", channel_id=caller.home)
-            limit, name = limits.monthly_budget, "the monthly budget of your conversation with judgebot"
-            raise_it = "Raise it with /judge budget in your conversation with judgebot"
-            if limits.confirm_above is not None:
-                confirm_above, threshold = limits.confirm_above, "its /judge budget confirmation threshold"
-        if cost is not None and cost > confirm_above:
-            raise UsageError(f"this grade ({cost_text}) is more than {threshold} ({money(confirm_above)}), and an "
-                             "agent cannot be asked to agree")
-        if limit is None:
-            return None
-        left = limit - month_spent(self.store, caller.home)
-        if left <= 0 or (cost is not None and cost > left):
-            raise UsageError(f"this grade ({cost_text}) would go over {name} ({money(limit)}): "
-                             f"{money(max(left, 0.0))} is left this month")
-        return Budget(left, raise_it)
+        terminal = Limits.of_terminal(self.settings)
+        if caller.home is None:
+            return terminal, "CONFIRM_ABOVE_USD"
+        limits = cost_limits(self.store, team_id=caller.team_id or "", channel_id=caller.home)
+        own = limits.confirm_above is not None
+        return (Limits(confirm_above=limits.confirm_above if own else terminal.confirm_above,
+                       confirm_above_requests=terminal.confirm_above_requests, monthly=limits.monthly_budget,
+                       channel_id=caller.home, how_to_raise=RAISE_IN_SLACK),
+                "its /judge budget confirmation threshold" if own else "CONFIRM_ABOVE_USD")
 
     def rubric_list(self) -> list[RubricInfo]:
         """Every rubric loaded."""
@@ -204,6 +198,35 @@ class Tools:
         figures = report.figures.model_dump(mode="json")
         figures["doubts"] = [str(doubt) for doubt in report.doubts]
         return figures
+
+
+class _Agent(Face):
+    """An agent as a face of the engine: nobody to ask (what the budget rule asks about is refused), nothing shown
+    until the verdict."""
+
+    run: Run | None = None
+
+    async def saved(self, run: Run) -> None:
+        self.run = run
+
+
+def refusal(question: Question, threshold: str, *, slack: bool) -> str:
+    """Why a grade the budget rule would ask a person about is not judged (`threshold` names the limit above which
+    it asks; `slack`: a Slack person's grade, held to their conversation's budget): an agent cannot be asked."""
+    from bot.runs.budget import Ask
+
+    estimate, weighed = question.estimate, question.weighed
+    limits, cost = weighed.limits, estimate.cost_text()
+    if question.asks[0] == Ask.ABOVE:
+        return (f"this grade ({cost}) is more than {threshold} ({money(limits.confirm_above or 0.0)}), and an agent "
+                "cannot be asked to agree")
+    if question.asks[0] == Ask.UNPRICED:
+        return (f"this grade ({estimate.unpriced_requests:,} requests to judges of unknown price) is more than "
+                f"CONFIRM_ABOVE_REQUESTS ({limits.confirm_above_requests or 0:,}), and an agent cannot be asked to "
+                "agree")
+    name = "the monthly budget of your conversation with judgebot" if slack else "JUDGE_MONTHLY_BUDGET"
+    return (f"this grade ({cost}) would go over {name} ({money(limits.monthly or 0.0)}): "
+            f"{money(max(weighed.left or 0.0, 0.0))} is left this month")
 
 
 def unknown_channel(caller: Caller, channel: str) -> str:

@@ -21,11 +21,12 @@ from bot.llm.client import JudgeClient
 from bot.llm.limits import Usage, paced_text
 from bot.records import CLAIMABLE, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
+from bot.runs.budget import Budget
 from bot.runs.grouped import Grouped
 from bot.runs.job import RunJob
 from bot.runs.ownership import HEARTBEAT_SECONDS, STALE_AFTER, busy
 from bot.runs.panel_rows import PanelRows
-from bot.runs.progress import Budget, Progress, RunOutcome
+from bot.runs.progress import Progress, RunOutcome
 from bot.runs.twins import Twins
 from bot.store import Judgment, RowVerdict, Run, Store, process_name, utcnow
 from bot.store.row_claims import (

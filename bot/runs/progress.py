@@ -1,4 +1,4 @@
-"""What a run reports while it is judged (its progress, the budget it may spend) and how it ended."""
+"""What a run reports while it is judged (its progress) and how it ended."""
 
 from __future__ import annotations
 
@@ -30,14 +30,6 @@ class Progress:
     def eta(self) -> float | None:
         """Seconds until the last row, at the current rate."""
         return (self.total - self.done) / self.rate if self.rate > 0 else None
-
-
-@dataclass(frozen=True)
-class Budget:
-    """What a run may still spend before it pauses (what is left of a monthly budget), and how to give it more."""
-
-    left: float
-    how_to_raise: str
 
 
 @dataclass(frozen=True)

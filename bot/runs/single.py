@@ -1,38 +1,18 @@
-"""Judging one triple end to end: a run of one row, judged through the same path as a file, read back."""
+"""A run of one triple that nobody comes back to (a card, a Slack person's grade): its row ended as an error when the
+judge cannot answer now, or without asking the judge at all."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from bot.errors import RunBusy
-from bot.judge.panel import Panel
 from bot.judge.verdicts import failed, unjudged
 from bot.llm.answers import RESUME
-from bot.llm.client import JudgeClient
-from bot.records import RESUMABLE, RowState, RunState, Triple
+from bot.records import RESUMABLE, RowState, RunState
 from bot.rubric import Rubric
-from bot.runs.execute import execute_run
 from bot.runs.ownership import STALE_AFTER
-from bot.runs.start import start_single_run
 from bot.store import Judgment, Run, Store, process_name
 from bot.store.judgments import triple_of
-
-
-async def start_triple(store: Store, *, rubric: Rubric, triple: Triple, judge_model: str, **kwargs: Any) -> Run:
-    """Save a run of one triple, its row pending, before anything is shown or judged."""
-    return await asyncio.to_thread(start_single_run, store, rubric=rubric, triple=triple, judge_model=judge_model, **kwargs)
-
-
-async def finish_triple(store: Store, *, run: Run, rubric: Rubric, client: JudgeClient | Panel) -> Judgment:
-    """Judge the pending row of a run of one triple (unless another live process holds it) and return it.
-
-    A judge that cannot be used right now (quota, key, unreachable) would pause a file's run; one
-    triple has nothing to come back to, so its row ends as an error with that reason instead.
-    RunBusy when the run is finished already or held by another live process.
-    """
-    outcome = await execute_run(store, run, rubric, client, concurrency=1, statuses=RESUMABLE)
-    return await asyncio.to_thread(_settle, store, run, rubric, outcome.stop_reason, process_name())
 
 
 async def abandon_triple(store: Store, *, run: Run, reason: str) -> Judgment:
@@ -45,14 +25,16 @@ async def abandon_triple(store: Store, *, run: Run, reason: str) -> Judgment:
     def claim_and_settle() -> Judgment:
         if not store.claim_run(run.id, owner=owner, stale_after=STALE_AFTER, statuses=RESUMABLE):
             raise RunBusy(f"run {run.id} is finished or held by another judgebot process")
-        return _settle(store, run, None, reason, owner, holding=True)
+        return settle_triple(store, run, None, reason, owner, holding=True)
 
     return await asyncio.to_thread(claim_and_settle)
 
 
-def _settle(store: Store, run: Run, rubric: Rubric | None, stop_reason: str | None, owner: str, *,
-            holding: bool = False) -> Judgment:
-    """Read the row back; one still pending becomes an error with the reason, unless another process took it."""
+def settle_triple(store: Store, run: Run, rubric: Rubric | None, stop_reason: str | None, owner: str, *,
+                  holding: bool = False) -> Judgment:
+    """The row of a run of one triple, read back; one still pending becomes an error with the reason (a judge that
+    cannot be used right now would pause a file's run, and one triple has nothing to come back to), unless another
+    process took the run."""
     row = store.first_judgment(run.id)
     assert row is not None and row.id is not None, "a run of one triple has one row"
     current = store.get_run(run.id)

@@ -19,6 +19,8 @@ from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import Bench, Panel
 from bot.llm.client import JudgeClient
 from bot.rubric import Rubric, RubricSet, rubric_from_text
+from bot.runs import Engine
+from bot.runs.ending import Ending
 from bot.slack.installed import bot_of
 from bot.slack.messenger import Messenger, make_web_client
 from bot.store import Judgment, Run, Store, judge_of_channel, month_spent
@@ -149,6 +151,13 @@ class Context:
     def judge(self) -> JudgeClient:
         """The configured judge (JUDGE_MODEL), for one judgment at a time."""
         return self.bench.judge
+
+    @property
+    def engine(self) -> Engine:
+        """The engine every request is judged through, over this history, with the bot's share of rows sent to
+        review and its watch over the judges' shutdowns."""
+        return Engine(self.store, unsure_spread=self.bench.unsure_spread,
+                      ending=Ending(self.review_sample_rate, self.watch))
 
     def panel_of(self, run: Run) -> Panel:
         """The judges a run was started with, over the bot's connections (SetupError: one is not configured now)."""

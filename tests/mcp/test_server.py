@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx2
@@ -12,7 +13,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.cli import base_env, eth_responder
+from tests.support.cli import JUDGE_MODEL, base_env, eth_responder
 from tests.support.mcp_process import free_port, mcp_server, with_token
 
 TRIPLE = {"question": "How do I register for exams?", "reference": "In myStudies, during the registration period.",
@@ -56,6 +57,18 @@ async def test_over_stdio_an_agent_lists_the_tools_grades_and_reads_the_figures(
     # Kept like a terminal's judgment: no channel, the run's origin says an agent asked
     assert saved(tmp_path) == [(None, "scored", "Correct", "mcp", "bot-v2")]
     assert len(judge_server.bodies()) == 1
+
+
+async def test_a_grade_by_a_judge_near_its_shutdown_says_so(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    when = (datetime.now(UTC).date() + timedelta(days=20)).isoformat()
+    shutdowns = tmp_path / "shutdowns.yaml"
+    shutdowns.write_text(f"models:\n  {JUDGE_MODEL}: {{shutdown: {when}, source: our provider's notice, "
+                         "read: 2026-11-20}\n")
+    async with Client(stdio_server(tmp_path, judge_server, JUDGE_SHUTDOWNS=str(shutdowns))) as client:
+        verdict = (await client.call_tool("grade", {**TRIPLE, "rubric": "eth"})).structured_content
+    assert verdict["status"] == "scored"
+    assert len(verdict["warnings"]) == 1 and f"The judge {JUDGE_MODEL} shuts down on {when}" in verdict["warnings"][0]
 
 
 async def test_a_problem_is_a_sentence_the_agent_reads_and_nothing_is_billed(tmp_path, judge_server):

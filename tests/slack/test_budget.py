@@ -201,6 +201,28 @@ async def test_a_card_in_a_channel_whose_budget_is_spent_is_not_judged(bot_setti
         await running.stop()
 
 
+async def test_a_card_that_would_take_the_channel_over_its_budget_is_not_judged(bot_settings, slack_server,
+                                                                              judge_server):
+    from bot.store import set_cost_limits
+    from tests.support.slack_side import TEAM
+
+    judge_server.responder = billed
+    running, slack = await priced_bot(bot_settings, slack_server)
+    try:
+        await slack.command("eth Where do I register? || In myStudies. || In myStudies.")
+        await wait_until(lambda: len(judge_server.bodies()) == 1, what="the first card judged")
+        set_cost_limits(running.context.store, team_id=TEAM, channel_id="C0GENERAL", user_id="U0ADMIN",
+                        monthly_budget=ROW_COST + 0.000001)  # not spent, but less is left than a card costs
+        await slack.command("eth Where do I print? || With Web Print. || With Web Print.")
+        refused = await said(slack_server)
+        assert "would take this channel over its monthly budget ($0.0035 of $0.0035 spent this month)" in refused, \
+            refused
+        assert "`/judge budget USD`" in refused and "Where do I print?" in refused  # what was asked is not lost
+        assert len(judge_server.bodies()) == 1
+    finally:
+        await running.stop()
+
+
 async def test_a_file_paused_for_an_unknown_model_goes_on_with_the_bots_judge_after_a_restart(bot_settings,
                                                                                             slack_server, judge_server):
     def served(body: dict) -> Reply:

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from bot.errors import RunBusy
 from bot.judge.lifetime import judges_of_run
-from bot.records import RESUMABLE, RowState, RunState, Triple
+from bot.records import RESUMABLE, RowState, Triple
 from bot.rubric import Rubric
-from bot.runs import STALE_AFTER, Origin, abandon_triple, finish_triple, start_triple
+from bot.runs import STALE_AFTER, Answer, Ended, Face, Limits, NotJudged, Origin, Question, Request, Rows, Tier, abandon_triple
+from bot.runs.budget import over_budget
+from bot.runs.engine import OnProgress
 from bot.slack.context import SAY_LATER, Context, NotInstalled
 from bot.slack.messenger import OUR_FAULT, Sent, post_problem
-from bot.slack.text import code_block, shown
+from bot.slack.text import code_block, escape, shown
 from bot.slack.views.blocks import notice
-from bot.slack.views.budget import budget_spent
+from bot.slack.views.budget import RAISE_BUDGET, over_budget_text
 from bot.slack.views.card import Card, full_detail, placeholder, result_card, sampled
 from bot.slack.views.limits import SECTION_LIMIT
 from bot.store import (
@@ -34,7 +37,6 @@ from bot.store import (
 from bot.store.labels import labels_of, save_label
 from bot.store.samples import samples_of
 from bot.trust.labels import Completed, HumanValues, complete
-from bot.trust.review import send_to_review
 
 log = logging.getLogger(__name__)
 
@@ -56,13 +58,69 @@ def echo(triple: Triple, room: int) -> str:
     return "What you sent:\n" + "\n".join(parts)
 
 
-async def budget_refusal(ctx: Context, origin: Origin) -> str | None:
-    """Why nothing is judged in a channel whose monthly budget is spent, as a card would be; None when it is not."""
+async def channel_limits(ctx: Context, origin: Origin) -> Limits:
+    """What a judgment asked for in a channel is held to: the channel's monthly budget (`/judge budget`). A card has
+    nobody to ask about a threshold: only a shared file asks before it is judged."""
     limits = await ctx.db(cost_limits, team_id=origin.team_id or "", channel_id=origin.channel_id or "")
-    if limits.monthly_budget is None:
+    return Limits(monthly=limits.monthly_budget, channel_id=origin.channel_id, how_to_raise=RAISE_BUDGET)
+
+
+async def budget_refusal(ctx: Context, origin: Origin) -> str | None:
+    """Why nothing is judged in a channel whose monthly budget is spent (for what asks before any estimate: an
+    alignment, a comparison); None when it is not."""
+    limits = await channel_limits(ctx, origin)
+    if limits.monthly is None:
         return None
     spent = await ctx.month_spent(origin.channel_id)
-    return budget_spent(spent, limits.monthly_budget) if spent >= limits.monthly_budget else None
+    return over_budget_text(spent, limits.monthly) if over_budget(limits.monthly, spent, None) else None
+
+
+class _CardFace(Face):
+    """A card as a face of the engine: it cannot ask (a card over the channel's budget is refused, and the person
+    told with what they typed), and shows a placeholder while the judge works (`ts`)."""
+
+    def __init__(self, ctx: Context, triple: Triple, rubric: Rubric, origin: Origin, *, model_name: str | None,
+                 response_url: str | None, replace_ts: str | None,
+                 on_saved: Callable[[Run], Awaitable[None]] | None) -> None:
+        self.ctx, self.triple, self.rubric, self.origin, self.model_name = ctx, triple, rubric, origin, model_name
+        self.response_url, self.replace_ts, self.on_saved = response_url, replace_ts, on_saved
+        self.run: Run | None = None
+        self.ts: str | None = None
+
+    async def saved(self, run: Run) -> None:
+        self.run = run
+        if self.on_saved is not None:
+            try:  # what is told of the saved run is a courtesy: the judgment goes on whatever happens to it
+                await self.on_saved(run)
+            except Exception:
+                log.exception("telling of run %s failed", run.id)
+
+    async def agree(self, question: Question) -> Answer:
+        if not question.asks:
+            return Answer.YES
+        weighed = question.weighed
+        refusal = over_budget_text(weighed.spent, weighed.limits.monthly or 0.0, escape(question.estimate.cost_text()))
+        await self.ctx.say.tell(self.response_url,
+                                f"{refusal}\n\n{echo(self.triple, SECTION_LIMIT - len(refusal) - 10)}")
+        return Answer.NO
+
+    @asynccontextmanager
+    async def judging(self, run: Run, tier: Tier, sending: bool) -> AsyncIterator[OnProgress]:
+        channel, ctx = self.origin.channel_id or "", self.ctx
+        waiting = placeholder(self.rubric, self.origin.user_id, self.model_name).as_message()
+        if self.replace_ts:
+            sent = await ctx.say.edit(channel, self.replace_ts, waiting, what="the placeholder of a card")
+        else:
+            sent = await ctx.say.post(channel, waiting, thread_ts=self.origin.thread_ts,
+                                      what="the placeholder of a card")
+            if sent.ts is not None:
+                await ctx.db(Store.set_message, run.id, sent.ts)
+        if sent.ts is None:
+            problem = post_problem(sent.refusal or "", channel)
+            await ctx.say.tell(self.response_url, f"{problem}\n\n{echo(self.triple, SECTION_LIMIT - len(problem) - 10)}")
+            raise NotJudged(f"the card could not be posted ({sent.refusal})")
+        self.ts = sent.ts
+        yield None
 
 
 async def show_judgment(
@@ -73,66 +131,48 @@ async def show_judgment(
     """Save the triple, post a placeholder (or reuse message `replace_ts`), judge, and put the card there.
 
     The triple is judged `samples` times, else as many as the channel's default or the rubric's own say; `on_saved`
-    is told of the run once it is saved.
+    is told of the run once it is saved. Nothing is judged in a channel whose monthly budget it would go over.
     """
-    channel, thread = origin.channel_id or "", origin.thread_ts
+    channel = origin.channel_id or ""
     rubric = await ctx.rubric_in(rubric, origin.team_id, origin.channel_id)  # the channel's revision, if it has one
     if rubric.pairwise:
         needs = pairs_need_a_file(rubric)
         await ctx.say.tell(response_url, f"{needs}\n\n{echo(triple, SECTION_LIMIT - len(needs) - 10)}")
         return None
-    if (refusal := await budget_refusal(ctx, origin)) is not None:
-        await ctx.say.tell(response_url, f"{refusal}\n\n{echo(triple, SECTION_LIMIT - len(refusal) - 10)}")
-        return None
+    face = _CardFace(ctx, triple, rubric, origin, model_name=model_name, response_url=response_url,
+                     replace_ts=replace_ts, on_saved=on_saved)
     try:
         if samples is None:
             samples = await ctx.db(default_samples, team_id=origin.team_id or "", channel_id=channel) or rubric.samples
         own = await ctx.db(judge_of_channel, team_id=origin.team_id, channel_id=origin.channel_id)
-        run = await start_triple(ctx.store, rubric=rubric, triple=triple, **ctx.bench.panel(samples, own).run_fields(),
-                                 model_name=model_name, fresh=fresh, origin=origin, message_ts=replace_ts)
-    except Exception:
-        log.exception("saving a judgment for %s in %s failed", origin.user_id, channel)
-        await ctx.say.tell(response_url, f":warning: {OUR_FAULT}\n\n{echo(triple, SECTION_LIMIT - 300)}")
-        return None
-    if on_saved is not None:
-        try:  # what is told of the saved run is a courtesy: the judgment goes on whatever happens to it
-            await on_saved(run)
-        except Exception:
-            log.exception("telling of run %s failed", run.id)
-    waiting = placeholder(rubric, origin.user_id, model_name).as_message()
-    if replace_ts:
-        sent = await ctx.say.edit(channel, replace_ts, waiting, what="the placeholder of a card")
-    else:
-        sent = await ctx.say.post(channel, waiting, thread_ts=thread, what="the placeholder of a card")
-        if sent.ts is not None:
-            await ctx.db(Store.set_message, run.id, sent.ts)
-    if sent.ts is None:
-        await ctx.db(Store.update_run, run.id, status=RunState.CANCELLED,
-                     stop_reason=f"the card could not be posted ({sent.refusal})")
-        problem = post_problem(sent.refusal or "", channel)
-        await ctx.say.tell(response_url, f"{problem}\n\n{echo(triple, SECTION_LIMIT - len(problem) - 10)}")
-        return None
-    try:
-        judgment = await finish_triple(ctx.store, run=run, rubric=rubric, client=ctx.panel_of(run))
+        request = Request(rubric, ctx.bench.panel(samples, own), Rows(triple, origin, model_name=model_name,
+                                                                      fresh=fresh, message_ts=replace_ts),
+                          limits=await channel_limits(ctx, origin), statuses=RESUMABLE, resumable=False)
+        ended = await ctx.engine.judge(request, face)
     except asyncio.CancelledError:
-        await _stopped(ctx, run, channel, sent.ts)
+        if face.run is not None and face.ts is not None:
+            await _stopped(ctx, face.run, channel, face.ts)
         raise
     except Exception:
-        log.exception("judging for %s in %s failed", origin.user_id, channel)
-        await ctx.say.replace_or_tell(channel, sent.ts, f":warning: {OUR_FAULT} Nothing was scored.", response_url)
+        if face.ts is None:  # nothing is shown yet: what the person typed is given back
+            log.exception("saving a judgment for %s in %s failed", origin.user_id, channel)
+            await ctx.say.tell(response_url, f":warning: {OUR_FAULT}\n\n{echo(triple, SECTION_LIMIT - 300)}")
+        else:
+            log.exception("judging for %s in %s failed", origin.user_id, channel)
+            await ctx.say.replace_or_tell(channel, face.ts, f":warning: {OUR_FAULT} Nothing was scored.", response_url)
         return None
-    await show_card(ctx, judgment, sent.ts, response_url=response_url)
-    await _to_review(ctx, run)
+    if ended.outcome is None:  # refused (the person was told why)
+        return None
+    judgment = await _judgment_of(ctx, ended)
+    await show_card(ctx, judgment, face.ts, response_url=response_url)
     return judgment
 
 
-async def _to_review(ctx: Context, run: Run) -> None:
-    """Queue the card's case when it wants a person's label (unsure, split, or contradicting one); a card one
-    person asked for is not part of the random share."""
-    try:
-        await ctx.db(send_to_review, run, rate=0)
-    except Exception:  # the card is shown; the queue misses one case, which is logged
-        log.warning("could not queue the case of run %s for review", run.id, exc_info=True)
+async def _judgment_of(ctx: Context, ended: Ended) -> Judgment:
+    """The verdict of a judged card's triple (as another process left it, when one took the run over)."""
+    judgment = ended.end.judgment if ended.end is not None else await ctx.db(Store.first_judgment, ended.run.id)
+    assert judgment is not None, "a run of one triple has one row"
+    return judgment
 
 
 def _card_state(store: Store, *, judgment: Judgment
@@ -262,10 +302,16 @@ async def _complete(ctx: Context, run: Run) -> None:
 async def _finish_when_free(ctx: Context, run: Run, rubric: Rubric) -> Judgment | None:
     """Judge a left-over run; one still held by another host is retried once its heartbeat would be stale."""
     try:
-        return await finish_triple(ctx.store, run=run, rubric=rubric, client=ctx.panel_of(run))
+        return await _finish_left(ctx, run, rubric)
     except RunBusy:
         await asyncio.sleep(STALE_AFTER + 5)
     current = await ctx.db(Store.get_run, run.id)
     if current is None or current.status not in RESUMABLE:
         return None  # finished meanwhile by the process that held it
-    return await finish_triple(ctx.store, run=run, rubric=rubric, client=ctx.panel_of(run))
+    return await _finish_left(ctx, run, rubric)
+
+
+async def _finish_left(ctx: Context, run: Run, rubric: Rubric) -> Judgment:
+    """A left-over card's triple judged (agreed to when it was asked for), its verdict read back."""
+    request = Request(rubric, ctx.panel_of(run), run, agreed=True, statuses=RESUMABLE, resumable=False)
+    return await _judgment_of(ctx, await ctx.engine.judge(request, Face()))

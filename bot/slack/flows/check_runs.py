@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from bot.csvfiles.reading import CsvRow
 from bot.records import checks_of
 from bot.rubric import Rubric
-from bot.runs import Origin, execute_run, start_run
+from bot.runs import Face, Origin, Request, start_run
 from bot.slack.context import Context
 from bot.store import Judgment
 from bot.trust.cases import TEXT_COLUMNS
@@ -22,6 +22,7 @@ async def judged_for_channel(ctx: Context, rubric: Rubric, rows: Sequence[CsvRow
     origin = Origin(source="check", team_id=team, channel_id=checks_of(channel), user_id=user)
     run = await asyncio.to_thread(start_run, ctx.store, rubric=rubric, rows=list(rows), columns=TEXT_COLUMNS,
                                   source_name=what[:200], origin=origin, **panel.run_fields())
-    await execute_run(ctx.store, run, rubric, panel, concurrency=concurrency, unsure_spread=ctx.bench.unsure_spread)
+    # Asked for by a person the channel's spent budget did not stop (the listener said so first): judged at once.
+    await ctx.engine.judge(Request(rubric, panel, run, agreed=True, concurrency=concurrency, end=False), Face())
     judged = await ctx.db(lambda store: list(store.iter_judgments(run.id)))
     return {row.row_number: row for row in judged if row.row_number is not None}

@@ -4,8 +4,11 @@ resumed. How a file gets here is in file_intake; its end (summary, results) in f
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -14,12 +17,13 @@ from bot.config import Settings
 from bot.csvfiles.reading import CsvSource
 from bot.errors import RubricChanged, RunBusy, RunNotResumable, SetupError
 from bot.figures import money
-from bot.records import RESUMABLE, RowState, RunState, ShareState
+from bot.judge.panel import Panel
+from bot.records import RESUMABLE, RowState, ShareState
 from bot.rubric import Rubric
-from bot.runs import Budget, Origin, execute_run, start_csv_run
+from bot.runs import Answer, Engine, Face, Limits, Origin, Question, Request, Rows, Tier
 from bot.runs.assist import Assist
-from bot.runs.batch import judge_by_batch
-from bot.runs.estimate import Estimate, context_windows, estimate_run
+from bot.runs.budget import Ask, Weighed
+from bot.runs.engine import OnProgress
 from bot.runs.resume import judge_on_resume
 from bot.runs.start import FILE_SOURCE
 from bot.slack.admins import admin_refusal
@@ -43,10 +47,8 @@ from bot.store import (
     cost_limits,
     judge_of_channel,
     move_share,
-    process_name,
     update_share,
 )
-from bot.store.batches import open_parts
 
 log = logging.getLogger(__name__)
 
@@ -105,9 +107,15 @@ class FileRuns:
         """Run file work in the background: interrupted at a stop, and taken up again after the restart."""
         self.ctx.tasks.spawn(work, what, interruptible=True)
 
+    @property
+    def engine(self) -> Engine:
+        """The bot's engine, looking at a run's batches every BATCH_POLL_SECONDS."""
+        return dataclasses.replace(self.ctx.engine, poll_seconds=self.limits.batch_poll)
+
     async def start(self, share: SharedFile, rubric: Rubric, source: CsvSource, model: str | None,
                     samples: int = 1) -> None:
-        """Post the progress message, save every row as pending, then judge (each row `samples` times)."""
+        """Post the progress message, save every row as pending, then judge (each row `samples` times) unless its
+        estimate asks first (a question with Start and Cancel, answered by a click)."""
         rubric = await self.ctx.rubric_in(rubric, share.team_id, share.channel_id)  # the channel's revision, if any
         shown = view.loading(share.file_name, rubric.title)
         if share.progress_ts:
@@ -124,75 +132,136 @@ class FileRuns:
                         thread_ts=share.thread_ts, user_id=share.user_id)
         own = await self.ctx.db(judge_of_channel, team_id=share.team_id, channel_id=share.channel_id)
         panel = self.ctx.bench.panel(samples, own)  # the channel's own judge, when it chose one
-        run = await asyncio.to_thread(start_csv_run, self.ctx.store, rubric=rubric, source=source,
-                                      **panel.run_fields(), model_name=model, origin=origin)
-        await self.ctx.db(move_share, share_id=share.id, to=ShareState.RUNNING, run_id=run.id)
-        share.run_id, share.state = run.id, ShareState.RUNNING
-        estimate = await self.ctx.db(estimate_run, run, rubric, panel, keep=True, windows=await context_windows(panel))
-        if await self._ask_first(share, run, rubric, estimate):
+        face = _FileFace(self, share, rubric)
+        await self._judged(face, self._request(face, panel, Rows(source, origin, model_name=model),
+                                               limits=await self.limits_of(share)))
+
+    async def judge(self, share: SharedFile, run: Run, rubric: Rubric, *, batch: bool = False) -> None:
+        """Judge the run's pending rows (agreed to: a click on Start, Resume or Half price via Batch, or a run a
+        restart takes up) with a moving progress message; then pause, or summarise.
+
+        With `batch` the rows go through the Batch API; a run with batches sent before waits for them (after a
+        restart too) rather than judge their rows again.
+        """
+        if run.id in self.active:
+            return  # this process judges it already
+        face = _FileFace(self, share, rubric)
+        self.active[run.id] = face.active
+        try:
+            run = await self._judge_now(share, run)
+            panel = self.ctx.panel_of(run)
+        except SetupError as err:
+            self.active.pop(run.id, None)
+            await self._refused(face, err)
             return
-        await self.judge(share, run, rubric)
+        await self._judged(face, self._request(face, panel, run, limits=await self.limits_of(share), agreed=True,
+                                               past_budget=run.id in self.past_budget,
+                                               tier=Tier.BATCH if batch else Tier.LIVE))
+
+    def _request(self, face: _FileFace, panel: Panel, rows: Rows | Run, **fields: Any) -> Request:
+        """What a shared file asks the engine: RESUMABLE runs judged CONCURRENCY rows at a time, Cancel stopping
+        them, held to the channel's limits; the end is the file's own (`file_summary`: posted once, after a crash
+        too)."""
+        return Request(face.rubric, panel, rows, concurrency=self.limits.concurrency, cancel=face.active.cancel,
+                       statuses=RESUMABLE, end=False, **fields)
+
+    async def _judged(self, face: _FileFace, request: Request) -> None:
+        """The request judged through the engine, and shown: the question it asks first, a failure, a pause, or the
+        summary."""
+        share, rubric = face.share, face.rubric
+        started = time.monotonic()
+        try:
+            ended = await self.engine.judge(request, face)
+        except RunBusy:
+            if face.shown is not None:
+                await face.shown.close()
+            raise
+        except (RubricChanged, RunNotResumable, SetupError) as err:
+            await self._refused(face, err)
+            return
+        except asyncio.CancelledError:
+            if face.run is not None and face.shown is not None:
+                await self._interrupted(share, face.run, rubric, face.shown)
+            raise
+        except Exception:  # the run is saved: it can go on, so it is paused with Resume rather than lost
+            if face.run is None or face.shown is None:
+                raise
+            log.exception("judging run %s failed", face.run.id)
+            await self._pause(share, face.run, rubric, face.shown, OUR_FAULT)
+            return
+        finally:
+            if face.run is not None and self.active.get(face.run.id) is face.active:
+                self.active.pop(face.run.id)
+        if ended.outcome is None or face.shown is None:
+            return  # it asks first: a click judges it
+        try:
+            if ended.taken:
+                await face.shown.close(ending=run_stream.elsewhere())  # another process took the run over
+                return
+            if ended.paused:
+                await self._pause(share, ended.run, rubric, face.shown, ended.outcome.stop_reason or "stopped")
+                return
+            await face.shown.stop_following()  # the end is shown once the summary is posted
+            await file_summary.finish(self.ctx, share, rubric, seconds=time.monotonic() - started,
+                                      cancelled_by=face.active.cancelled_by or ended.outcome.cancelled_by,
+                                      shown=face.shown)
+        except asyncio.CancelledError:
+            await share_thread.let_go(self.ctx, share)
+            raise
+
+    async def _refused(self, face: _FileFace, err: Exception) -> None:
+        """A run that cannot be judged (its rubric changed, its rows never all loaded, a judge not configured): said
+        in the progress message, and the file refused."""
+        share = face.share
+        if face.shown is not None:
+            await face.shown.close(view.failed(share.file_name, str(err)), ending=run_stream.refused(str(err)))
+        elif share.progress_ts:
+            await self.ctx.say.edit(share.channel_id, share.progress_ts, view.failed(share.file_name, str(err)),
+                                    what="a progress message")
+        await self.ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, owner=None, note=str(err))
 
     # -- cost -----------------------------------------------------------------------------------------------
 
-    async def _ask_first(self, share: SharedFile, run: Run, rubric: Rubric, estimate: Estimate) -> bool:
-        """Show the estimate with Start and Cancel, and wait for a click, when it is above the channel's threshold or
-        would take the channel over its monthly budget; False when the file may be judged at once."""
-        limits = await self.ctx.db(cost_limits, team_id=share.team_id, channel_id=share.channel_id)
-        ask_above = limits.confirm_above if limits.confirm_above is not None else self.limits.confirm_above
-        over = await self.over_budget(share, estimate.cost_usd, limits.monthly_budget)
-        unpriced = estimate.unpriced_requests > self.limits.confirm_above_requests
-        if over is None and not unpriced and (estimate.cost_usd is None or estimate.cost_usd <= ask_above):
-            return False
+    async def limits_of(self, share: SharedFile) -> Limits:
+        """What a file shared in a channel is held to: the channel's threshold (else CONFIRM_ABOVE_USD), requests to
+        judges of unknown price above CONFIRM_ABOVE_REQUESTS, and the channel's monthly budget."""
+        costs = await self.ctx.db(cost_limits, team_id=share.team_id, channel_id=share.channel_id)
+        ask_above = costs.confirm_above if costs.confirm_above is not None else self.limits.confirm_above
+        return Limits(confirm_above=ask_above, confirm_above_requests=self.limits.confirm_above_requests,
+                      monthly=costs.monthly_budget, channel_id=share.channel_id, how_to_raise=RAISE_BUDGET)
+
+    async def ask(self, share: SharedFile, rubric: Rubric, question: Question) -> None:
+        """Show the estimate the budget rule asks about, with Start, Half price via Batch and Cancel; a click
+        answers."""
         assert share.progress_ts is not None
+        estimate = question.estimate
+        over = over_text(question.weighed) if Ask.OVER in question.asks else None
         await self.ctx.db(move_share, share_id=share.id, to=ShareState.PAUSED, owner=None,
                           note="waiting for Start: " + (over or f"estimate {estimate.cost_text()}"))
         batch = estimate.through_batch(self.ctx.bench.prices.batch_share)
         await self.ctx.say.edit(share.channel_id, share.progress_ts,
-                                budget_view.cost_question(run, rubric.title, estimate, over_budget=over, batch=batch),
+                                budget_view.cost_question(question.run, rubric.title, estimate, over_budget=over,
+                                                          batch=batch),
                                 what="a cost question")
-        return True
-
-    async def over_budget(self, share: SharedFile, cost: float | None, budget: float | None) -> str | None:
-        """How judging at `cost` would take the channel over its monthly `budget` ("$180.00 of $200.00 spent this
-        month"); None when it would not, or when there is no budget or no known cost."""
-        if budget is None:
-            return None
-        spent = await self.ctx.month_spent(share.channel_id)
-        if spent + (cost or 0.0) <= budget and spent < budget:
-            return None
-        return f"{money(spent)} of {money(budget)} spent this month"
 
     async def may_start(self, share: SharedFile, run: Run, rubric: Rubric, user: str) -> str | None:
         """Why `user` may not start or resume the run now: its rows left would take the channel over its monthly
         budget, and only an admin may do that. None when they may (an admin's run then judges past the budget)."""
-        limits = await self.ctx.db(cost_limits, team_id=share.team_id, channel_id=share.channel_id)
-        if limits.monthly_budget is None:
+        limits = await self.limits_of(share)
+        if limits.monthly is None:
             return None
         try:
             panel = self.ctx.panel_of(run)
         except SetupError:
             return None  # judging says what is wrong with the judges
-        left = await self.ctx.db(estimate_run, run, rubric, panel, windows=await context_windows(panel))
-        over = await self.over_budget(share, left.cost_usd, limits.monthly_budget)
-        if over is None:
+        question = await self.engine.question(run, rubric, panel, limits, keep=False)
+        if Ask.OVER not in question.asks:
             return None
         refusal = await admin_refusal(self.ctx.client, self.limits.admins, user=user, team=share.team_id,
-                                      not_admin=OVER_BUDGET.format(over=over))
+                                      not_admin=OVER_BUDGET.format(over=over_text(question.weighed)))
         if refusal is None:
             self.past_budget.add(run.id)
         return refusal
-
-    async def budget_of(self, share: SharedFile, run: Run) -> Budget | None:
-        """What a run may spend before it pauses: what is left of the channel's monthly budget, unless an admin
-        started it past the budget."""
-        if run.id in self.past_budget:
-            return None
-        limits = await self.ctx.db(cost_limits, team_id=share.team_id, channel_id=share.channel_id)
-        if limits.monthly_budget is None:
-            return None
-        spent = await self.ctx.month_spent(share.channel_id)
-        return Budget(limits.monthly_budget - spent, RAISE_BUDGET)
 
     # -- judging --------------------------------------------------------------------------------------------
 
@@ -207,68 +276,7 @@ class FileRuns:
             f"`{escape(model)}`, the bot's judge now."), thread_ts=share.thread_ts, what="a note of the judge changed")
         return run.model_copy(update={"judge_model": model})
 
-    async def judge(self, share: SharedFile, run: Run, rubric: Rubric, *, batch: bool = False) -> None:
-        """Judge the run's pending rows with a moving progress message; then pause, or summarise.
-
-        With `batch` the rows go through the Batch API; a run with batches sent before waits for them (after a
-        restart too) rather than judge their rows again.
-        """
-        if run.id in self.active:
-            return  # this process judges it already
-        active = self.active[run.id] = _Active()
-        if self.assist is not None:  # this process may have been helping the process that held it
-            await self.assist.stop_helping(run.id)
-        assert share.progress_ts is not None
-        waiting = bool(await self.ctx.db(open_parts, run.id))
-        by_batch = batch or waiting
-        shown = await self._progress(share, run, rubric, by_batch)
-        shown.start()
-        started = time.monotonic()
-        try:
-            run = await self._judge_now(share, run)
-            panel = self.ctx.panel_of(run)
-            if by_batch:
-                outcome = await judge_by_batch(self.ctx.store, run, rubric, panel, prices=panel.prices,
-                                               poll_seconds=self.limits.batch_poll, on_progress=shown.update,
-                                               new_parts=batch, cancel=active.cancel,
-                                               unsure_spread=self.ctx.bench.unsure_spread)
-            else:
-                outcome = await execute_run(self.ctx.store, run, rubric, panel, concurrency=self.limits.concurrency,
-                                            on_progress=shown.update, cancel=active.cancel, statuses=RESUMABLE,
-                                            unsure_spread=self.ctx.bench.unsure_spread,
-                                            budget=await self.budget_of(share, run))
-        except RunBusy:
-            await shown.close()
-            raise
-        except (RubricChanged, RunNotResumable, SetupError) as err:
-            await shown.close(view.failed(share.file_name, str(err)), ending=run_stream.refused(str(err)))
-            await self.ctx.db(move_share, share_id=share.id, to=ShareState.REFUSED, owner=None, note=str(err))
-            return
-        except asyncio.CancelledError:
-            await self._interrupted(share, run, rubric, shown)
-            raise
-        except Exception:  # the run is saved: it can go on, so it is paused with Resume rather than lost
-            log.exception("judging run %s failed", run.id)
-            await self._pause(share, run, rubric, shown, OUR_FAULT)
-            return
-        finally:
-            self.active.pop(run.id, None)
-        try:
-            current = await self.ctx.db(Store.get_run, run.id)
-            if current is not None and current.owner not in (None, process_name()):
-                await shown.close(ending=run_stream.elsewhere())  # another process took the run over
-                return
-            if outcome.status == RunState.PAUSED:
-                await self._pause(share, run, rubric, shown, outcome.stop_reason or "stopped")
-                return
-            await shown.stop_following()  # the end is shown once the summary is posted
-            await file_summary.finish(self.ctx, share, rubric, seconds=time.monotonic() - started,
-                                      cancelled_by=active.cancelled_by or outcome.cancelled_by, shown=shown)
-        except asyncio.CancelledError:
-            await share_thread.let_go(self.ctx, share)
-            raise
-
-    async def _progress(self, share: SharedFile, run: Run, rubric: Rubric, by_batch: bool) -> ProgressMessage:
+    async def progress_of(self, share: SharedFile, run: Run, rubric: Rubric, by_batch: bool) -> ProgressMessage:
         """How the run's progress is shown: streamed into the thread (a run through the Batch API waits for hours, and
         a stream is for work that moves), or the progress message edited."""
         assert share.progress_ts is not None
@@ -323,3 +331,39 @@ class FileRuns:
         return True
 
 
+def over_text(weighed: Weighed) -> str:
+    """How far the channel's month went: "$180.00 of $200.00 spent this month"."""
+    return f"{money(weighed.spent)} of {money(weighed.limits.monthly or 0.0)} spent this month"
+
+
+class _FileFace(Face):
+    """A shared file as a face of the engine: asked in its thread (Start, Half price via Batch, Cancel: a click
+    answers later), shown by its progress message (`shown`, once judging starts)."""
+
+    def __init__(self, files: FileRuns, share: SharedFile, rubric: Rubric) -> None:
+        self.files, self.share, self.rubric = files, share, rubric
+        self.active = _Active()
+        self.run: Run | None = None
+        self.shown: ProgressMessage | None = None
+
+    async def saved(self, run: Run) -> None:
+        self.run = run
+        if self.share.run_id != run.id:  # its rows just saved: the file is judged from now on
+            await self.files.ctx.db(move_share, share_id=self.share.id, to=ShareState.RUNNING, run_id=run.id)
+            self.share.run_id, self.share.state = run.id, ShareState.RUNNING
+
+    async def agree(self, question: Question) -> Answer:
+        if not question.asks:
+            return Answer.YES
+        await self.files.ask(self.share, self.rubric, question)
+        return Answer.LATER
+
+    @asynccontextmanager
+    async def judging(self, run: Run, tier: Tier, sending: bool) -> AsyncIterator[OnProgress]:
+        files = self.files
+        files.active.setdefault(run.id, self.active)
+        if files.assist is not None:  # this process may have been helping the process that held it
+            await files.assist.stop_helping(run.id)
+        self.shown = await files.progress_of(self.share, run, self.rubric, tier == Tier.BATCH)
+        self.shown.start()
+        yield self.shown.update

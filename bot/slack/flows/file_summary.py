@@ -14,8 +14,7 @@ from bot.csvfiles.folders import work_folder
 from bot.digest import score_distribution_png, win_rates_png
 from bot.records import RowState, RunState, ShareState
 from bot.rubric import Rubric
-from bot.runs import BANDS, Summary, export_run
-from bot.runs.pairs import export_pairs
+from bot.runs import BANDS, Summary
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.flows import share_thread
@@ -28,10 +27,6 @@ from bot.slack.views import file_run as view
 from bot.slack.views import pairs as pairs_view
 from bot.slack.views import run_stream
 from bot.store import Run, SharedFile, Store, get_share, move_share, process_name, update_share
-from bot.store.graded import graded_answers
-from bot.trust.file_labels import save_file_labels
-from bot.trust.paired import graded, models_compared
-from bot.trust.review import send_pairs_to_review, send_to_review
 
 log = logging.getLogger(__name__)
 
@@ -86,10 +81,7 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
     assert run is not None, "a share's run is never deleted"
     with work_folder() as folder:
         results = Path(folder) / results_name(run)
-        if rubric.pairwise:
-            summary, card, chart = await _pairs_summary(ctx, run, rubric, results)
-        else:
-            summary, card, chart = await _summary(ctx, run, rubric, results)
+        summary, card, chart = await _summary(ctx, run, rubric, results)
         # An interrupted life may have posted the summary or the results without recording it: read the thread once
         thread = await _thread(ctx, share, run) if recovering and not (share.summary_ts and share.results_posted) else []
         if share.summary_ts is None:
@@ -126,30 +118,23 @@ Chart = tuple[str, Callable[[], bytes]] | None  # what the chart shows, and how 
 
 
 async def _summary(ctx: Context, run: Run, rubric: Rubric, results: Path) -> tuple[Summary, dict[str, Any], Chart]:
-    """A run's labels and review cases saved, its results written, and its summary card and score chart."""
-    labels = await asyncio.to_thread(save_file_labels, ctx.store, run, rubric)
-    review = await asyncio.to_thread(send_to_review, ctx.store, run, rate=ctx.review_sample_rate)
-    models = models_compared(graded(await ctx.db(graded_answers, run_id=run.id)))
-    summary = await asyncio.to_thread(export_run, ctx.store, run=run, rubric=rubric, out=results)
-    card = view.summary_card(run, rubric, summary, results.name, labels, review, models)
+    """The run ended by the engine (its labels saved, its review cases queued, its results written), and its summary
+    card and chart: the score distribution, or a pairwise run's win rates."""
+    end = await ctx.engine.ending.end(ctx.store, run, rubric, results=results)
     chart: Chart = None
+    if end.pairs is not None:
+        if end.pairs.report.matchups:
+            title = f"{rubric.name} · {run.source_name or 'file'} · {end.pairs.report.judged:,} pairs"
+            chart = "Win rate of B against A", partial(win_rates_png, title, pairs_view.chart_rows(end.pairs))
+        return end.pairs.summary, pairs_view.pairs_card(run, rubric, end.pairs, results.name, end.review), chart
+    summary = end.summary
+    assert summary is not None, "a file's end has its summary"
+    card = view.summary_card(run, rubric, summary, results.name, end.labels, end.review, end.models)
     if summary.scored:
         title = f"{rubric.name} · {run.source_name or 'file'} · {summary.scored:,} scored rows"
         bands = {name: (figures.bands, figures.errors) for name, figures in summary.models.items()}
         chart = "Score distribution per model", partial(score_distribution_png, title, BANDS, bands)
     return summary, card, chart
-
-
-async def _pairs_summary(ctx: Context, run: Run, rubric: Rubric, results: Path
-                         ) -> tuple[Summary, dict[str, Any], Chart]:
-    """A pairwise run's results written (one row per pair), and its summary card and win-rate chart."""
-    found = await asyncio.to_thread(export_pairs, ctx.store, run=run, rubric=rubric, out=results)
-    review = await asyncio.to_thread(send_pairs_to_review, ctx.store, run, found.unsettled)
-    chart: Chart = None
-    if found.report.matchups:
-        title = f"{rubric.name} · {run.source_name or 'file'} · {found.report.judged:,} pairs"
-        chart = "Win rate of B against A", partial(win_rates_png, title, pairs_view.chart_rows(found))
-    return found.summary, pairs_view.pairs_card(run, rubric, found, results.name, review), chart
 
 
 async def _upload(ctx: Context, share: SharedFile, run: Run, rubric: Rubric, results: Path, chart: Chart) -> None:

@@ -15,7 +15,7 @@ from bot.records import Triple
 from bot.rubric import Rubric, RubricSet
 from bot.runs import Origin
 from bot.slack.context import Context
-from bot.slack.flows.card import CARD_SOURCE, budget_refusal, show_judgment
+from bot.slack.flows.card import CARD_SOURCE, show_judgment
 from bot.slack.flows.step_end import (
     OUR_SIDE,
     TOKEN_LIFE,
@@ -138,12 +138,11 @@ class WorkflowStep:
         await end_step(self.ctx, execution, token, outputs=outputs)
 
     async def _judge(self, request: StepRequest, execution: str) -> dict[str, Any]:
-        """Judge the request as `/judge` would (saved, posted as a card, scoped to its channel); the outputs, or
-        StepRefused saying why there are none. A channel the bot cannot post in is found out by posting the card's
-        placeholder, before the judge is asked."""
+        """Judge the request as `/judge` would (saved, weighed against the channel's budget, posted as a card, scoped
+        to its channel); the outputs, or StepRefused saying why there are none (what `/judge` would have told its
+        person). A channel the bot cannot post in is found out by posting the card's placeholder, before the judge
+        is asked."""
         origin = Origin(source=CARD_SOURCE, team_id=request.team_id, channel_id=request.channel_id)
-        if (refusal := await budget_refusal(self.ctx, origin)) is not None:
-            raise StepRefused(plain(refusal))
         kept = _KeptMessenger(self.ctx.client)
         ctx = self.ctx.speaking_through(kept)  # the same history, judge and tasks; only what is told is kept
 

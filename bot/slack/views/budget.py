@@ -88,3 +88,12 @@ def budget_spent(spent: float, budget: float) -> str:
     """Why a judgment asked for in a channel whose monthly budget is spent is not judged, and what to do."""
     return (f":no_entry: This channel's monthly budget is spent ({money(spent)} of {money(budget)} this month), so "
             f"nothing was sent to the judge. {RAISE_BUDGET}.")
+
+
+def over_budget_text(spent: float, budget: float, cost: str | None = None) -> str:
+    """Why a judgment asked for in a channel is not judged, and what to do: the channel's monthly budget is spent, or
+    this judgment (`cost`, its estimate said) would take the channel over what is left of it."""
+    if cost is None or spent >= budget:
+        return budget_spent(spent, budget)
+    return (f":no_entry: This judgment ({cost}) would take this channel over its monthly budget ({money(spent)} of "
+            f"{money(budget)} spent this month), so nothing was sent to the judge. {RAISE_BUDGET}.")
