@@ -14,6 +14,7 @@ from bot.store import Store, spend, utcnow
 from bot.store.feedback import feedback_tally
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply, triple_of
+from tests.support.slack_files import wait_until
 from tests.support.slack_messages import INLINE, buttons, card_of, feedback, table_dicts
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
@@ -374,7 +375,10 @@ async def test_a_form_that_cannot_be_posted_gives_back_what_was_typed(slack, sla
     assert "/invite @judgebot" in text and "What you sent" in text and "Is a &lt; b &amp; c &gt; d?" in text
     assert len(text) <= 3000 and "R &amp; &lt;b&gt;" in text
     assert judge_server.bodies() == []
-    [run] = store_of(bot_settings).recent_runs()
+    # the person is told first; the run is settled as cancelled right after
+    store = store_of(bot_settings)
+    [run] = await wait_until(lambda: [run for run in store.recent_runs() if run.status != "pending"],
+                             what="the refused card's run settled")
     assert run.status == "cancelled" and "not_in_channel" in run.stop_reason
 
 
