@@ -28,12 +28,18 @@ from sqlalchemy import true
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.digest import Period, build_digest
-from bot.store import Store
-from bot.store.case_keys import case_key
-from bot.store.counting import counted_case
-from bot.store.migrations_cases import fill_replacements
-from bot.store.models import Feedback, Judgment, JudgmentTally, Run
-from bot.store.tallies import add_judgments, question_key
+from bot.store import (
+    Feedback,
+    Judgment,
+    JudgmentTally,
+    Run,
+    Store,
+    add_judgments,
+    case_key,
+    counted_case,
+    fill_replacements,
+    question_key,
+)
 
 CHANNEL = "C0BENCH"
 MODELS = ("gpt-4o", "gpt-4o-mini", "llama-3.1-70b", "mistral-large", "qwen2.5-72b")

@@ -14,8 +14,7 @@ from bot.config import Settings
 from bot.llm.client import JudgeClient, make_judge_client
 from bot.rubric import RubricSet, load_rubrics
 from bot.slack.server import RunningBot, start_bot
-from bot.store import Store, make_engine
-from bot.store.schema import migrate
+from bot.store import Store, make_engine, migrate
 from tests.support import forkserver
 from tests.support.openai_server import FakeJudgeServer
 from tests.support.slack_server import FakeSlackServer

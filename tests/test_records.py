@@ -14,8 +14,7 @@ from bot.records import (
     RunState,
     Verdict,
 )
-from bot.store import Judgment
-from bot.store.models import table_of
+from bot.store import Judgment, table_of
 
 
 def test_every_verdict_field_is_a_column_of_a_judgment():

@@ -84,7 +84,7 @@ def slack_reach(ctx: Context) -> SlackReach | None:
     """Slack's side of Slackbot's calls when SLACK_SIGNING_SECRET is set: the bot token, or the OAuth install's."""
     from bot.slack.mcp_reach import SlackReach
     from bot.slack.oauth import installation_store, sealing_warnings
-    from bot.store.sealing import Sealer
+    from bot.store import Sealer
 
     settings = ctx.settings
     secret = settings.slack_signing_secret.get_secret_value().strip() if settings.slack_signing_secret else ""

@@ -148,6 +148,7 @@ async def judge_again(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *,
     from bot.errors import RunStopped
     from bot.records import RunState
     from bot.runs import Limits, Request, Tier
+    from bot.store import iter_judgments
 
     store, settings = ctx.store, ctx.settings
     request = Request(rubric, panel, run, limits=Limits.of_terminal(settings), agreed=True, past_budget=budget is None,
@@ -156,5 +157,5 @@ async def judge_again(ctx: Context, run: Run, rubric: Rubric, panel: Panel, *,
     if outcome is not None and outcome.status == RunState.PAUSED:
         raise RunStopped(f"{(outcome.stop_reason or 'the judge stopped').rstrip('.')}. The check is incomplete: "
                          "run it again once the judge answers")
-    return {judgment.row_number: judgment for judgment in store.iter_judgments(run.id)
+    return {judgment.row_number: judgment for judgment in iter_judgments(store, run.id)
             if judgment.row_number is not None}

@@ -109,6 +109,7 @@ async def file_ended(ctx: Context, request: Request, face: Terminal) -> int:
 
 async def triple_ended(ctx: Context, request: Request, face: Terminal) -> int:
     """One triple judged through the engine, then its verdict shown in full; the exit code."""
+    from bot.store import first_judgment
     ended = await judged_here(ctx, request, face)
     if isinstance(ended, int):
         return ended
@@ -118,9 +119,9 @@ async def triple_ended(ctx: Context, request: Request, face: Terminal) -> int:
         raise UsageError(f"{outcome.stop_reason.rstrip('.')}.\nRun {run.id} keeps this triple, not yet judged: "
                          f"`judgebot resume {run.id}` judges it.")
     from bot.records import Verdict
-    from bot.store.samples import samples_of
+    from bot.store import samples_of
 
-    judgment = ended.end.judgment if ended.end is not None else ctx.store.first_judgment(run.id)
+    judgment = ended.end.judgment if ended.end is not None else first_judgment(ctx.store, run.id)
     assert judgment is not None and judgment.id is not None, "a run of one triple has one row"
     views.show_verdict(ctx.console, request.rubric, Verdict.model_validate(judgment, from_attributes=True))
     if not request.panel.single:

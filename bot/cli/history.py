@@ -17,14 +17,14 @@ from bot.records import RunState
 async def runs(ctx: Context) -> int:
     """`judgebot runs`: the recent runs, a run whose process is gone shown as interrupted."""
     from bot.runs import STALE_AFTER
-    from bot.store import owner_gone, utcnow
+    from bot.store import owner_gone, recent_runs, utcnow
 
     if ctx.args.limit < 1:
         raise UsageError("-n/--limit must be at least 1")
     now = utcnow()
     found = [run.model_copy(update={"status": "interrupted", "stop_reason": "its process is gone"})
              if run.status == RunState.RUNNING and owner_gone(run.owner, run.heartbeat_at, now, STALE_AFTER) else run
-             for run in ctx.store.recent_runs(ctx.args.limit)]
+             for run in recent_runs(ctx.store, ctx.args.limit)]
     if ctx.args.json:
         from bot.cli.json_output import print_json
         from bot.cli.json_output.history import RunEntry, RunsDocument

@@ -142,13 +142,13 @@ async def judge_both(ctx: Context, rubric: Rubric, rows: list[CsvRow], old: str,
 async def cancel_left(ctx: Context, runs: list[Run], panels: tuple[Panel, Panel]) -> None:
     """Compare runs not to be judged: those not cancelled yet are, and their connections closed."""
     from bot.records import RunState
-    from bot.store.run_records import COST_NOT_AGREED
+    from bot.store import COST_NOT_AGREED, get_run, update_run
 
     for run, panel in zip(runs, panels, strict=True):
-        current = ctx.store.get_run(run.id)
+        current = get_run(ctx.store, run.id)
         if current is not None and current.status != RunState.CANCELLED:
             await panel.aclose()
-            ctx.store.update_run(run.id, status=RunState.CANCELLED, stop_reason=COST_NOT_AGREED)
+            update_run(ctx.store, run.id, status=RunState.CANCELLED, stop_reason=COST_NOT_AGREED)
 
 
 def start_compare(ctx: Context, rubric: Rubric, rows: list[CsvRow], panel: Panel, source_name: str) -> Run:

@@ -114,9 +114,10 @@ async def resume(ctx: Context) -> int:
     """`judgebot resume`: judge what a run left pending, then write its results and summary (or, for one triple,
     show its verdict)."""
     from bot.runs import ONE_TRIPLE, busy, held_elsewhere
+    from bot.store import get_run, latest_unfinished_run, newer_results
 
     args, store = ctx.args, ctx.store
-    run = store.get_run(args.run_id) if args.run_id else store.latest_unfinished_run()
+    run = get_run(store, args.run_id) if args.run_id else latest_unfinished_run(store)
     if run is None:
         raise UsageError(f"no run {args.run_id}" if args.run_id else "no unfinished run to resume")
     check_concurrency(args.concurrency)
@@ -138,7 +139,7 @@ async def resume(ctx: Context) -> int:
                          "its errors again")
     run = judge_now(ctx, run)
     out = writable(args.out or Path(run.results_path or f"run-{run.id}.results.csv"))
-    if (newer := store.newer_results(str(out.resolve()), run.id)) is not None:
+    if (newer := newer_results(store, str(out.resolve()), run.id)) is not None:
         raise UsageError(f"{out} holds the results of run {newer.id}, newer than run {run.id}, and is never replaced "
                          f"by an older run's: give `judgebot resume {run.id} --out` another file")
     panel = run_panel(ctx.settings, run, args.concurrency)
@@ -152,9 +153,10 @@ def judge_now(ctx: Context, run: Run) -> Run:
     """The run to resume, with the judge configured now when it paused because its endpoint does not know its judge
     model (said in the terminal); UsageError naming the way out when that cannot help (a jury, the same model)."""
     from bot.runs.resume import judge_on_resume, paused_for_unknown_model
+    from bot.store import update_run
 
     if (model := judge_on_resume(run, ctx.settings.judge_model)) is not None:
-        ctx.store.update_run(run.id, judge_model=model)
+        update_run(ctx.store, run.id, judge_model=model)
         ctx.console.print(f"Run {run.id} paused because its endpoint does not know {shown(run.judge_model)}: its "
                           f"pending rows are judged by {shown(model)} (JUDGE_MODEL) now.", highlight=False)
         return run.model_copy(update={"judge_model": model})

@@ -13,15 +13,13 @@ from bot.errors import UsageError
 from bot.figures import plural
 
 if TYPE_CHECKING:
-    from bot.store.retention import Removed
-    from bot.store.retention_revisions import Pruned
+    from bot.store import Pruned, Removed
 
 
 async def retention(ctx: Context) -> int:
     """Remove the texts of judgments older than --days (else RETENTION_DAYS), and say what went."""
     from bot.csvfiles.folders import remove_left_over
-    from bot.store import utcnow
-    from bot.store.retention import Shapes, remove_old_texts
+    from bot.store import Shapes, remove_old_texts, utcnow
 
     days = ctx.args.days if ctx.args.days is not None else ctx.settings.retention_days
     if days is None:
@@ -72,7 +70,7 @@ def revisions_line(pruned: Pruned) -> str | None:
 
 async def forget(ctx: Context) -> int:
     """Delete every row of one workspace, once its id is typed again (or --yes); say how many rows of each table."""
-    from bot.store.retention import forget_team, team_rows
+    from bot.store import forget_team, team_rows
 
     team = (ctx.args.team or "").strip()
     if not team:

@@ -15,8 +15,7 @@ async def review(ctx: Context) -> int:
     """`judgebot review`: why each open case was queued, its question and the judge's verdict, oldest first."""
     from rich.table import Table
 
-    from bot.store import utcnow
-    from bot.store.review import ANY_TEAM, open_cases
+    from bot.store import ANY_TEAM, open_cases, utcnow
     from bot.trust.review import REASONS
 
     settled()

@@ -13,7 +13,7 @@ NO_KEY = ("SECRETS_KEY is not set: set it to a new key, a comma and the key the 
 async def rotate(ctx: Context) -> int:
     """Encrypt every stored token with the first key of SECRETS_KEY (those stored unencrypted too), in one transaction;
     then the other keys may be dropped from SECRETS_KEY."""
-    from bot.store.sealing import Sealer, reseal_tokens
+    from bot.store import Sealer, reseal_tokens
 
     keys = ctx.settings.secrets_keys
     if not keys:

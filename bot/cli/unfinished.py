@@ -24,6 +24,7 @@ async def unfinished_first(ctx: Context, rubric: Rubric, source: CsvSource, pane
     and options), if one is left: `judgebot resume N` finishes it, `--new-run` starts another anyway."""
     from bot.runs import held_elsewhere
     from bot.runs.start import unfinished_run_of
+    from bot.store import status_counts
 
     args = ctx.args
     waiting = unfinished_run_of(ctx.store, rubric=rubric, source=source, **panel.run_fields(),
@@ -32,7 +33,7 @@ async def unfinished_first(ctx: Context, rubric: Rubric, source: CsvSource, pane
     if waiting is None:
         return
     await panel.aclose()
-    counts = ctx.store.status_counts(waiting.id)
+    counts = status_counts(ctx.store, waiting.id)
     now = " and another judgebot process is judging it now" if held_elsewhere(waiting) else ""
     raise UsageError(f"run {waiting.id} judges these same rows of {source.path.name} with the same rubric and judge, "
                      f"and is unfinished ({counts.get(RowState.PENDING, 0)} of {sum(counts.values())} rows pending"
@@ -44,9 +45,10 @@ def interrupted(ctx: Context, run: Run) -> int:
     """After Ctrl-C: the run paused as interrupted (unless it ended), and what is left of it said with the command
     that finishes it; the exit code of an interrupt."""
     from bot.runs.ownership import let_go
+    from bot.store import get_run
 
     counts = let_go(ctx.store, run.id)
-    current = ctx.store.get_run(run.id) or run
+    current = get_run(ctx.store, run.id) or run
     pending = counts.get(RowState.PENDING, 0)
     if current.status in RESUMABLE and pending:
         ctx.console.print(f"[red]Run {run.id} interrupted[/]: {pending} {plural(pending, 'row')} still pending; "

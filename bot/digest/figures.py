@@ -8,12 +8,27 @@ from typing import Any
 
 from bot.digest.week import Period
 from bot.records import checks_of
-from bot.store import Figures, Spend, Store, channel_stats, judge_choices, spend
-from bot.store.pairs import judged_pairs, pair_labels
-from bot.store.review import ANY_TEAM, QueueState, queue_state
-from bot.store.revisions import revision_by_hash
-from bot.store.samples import sampled_in_channel
-from bot.store.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
+from bot.store import (
+    ANY_TEAM,
+    Figures,
+    QueueState,
+    Spend,
+    Store,
+    channel_stats,
+    first_judged,
+    judge_choices,
+    judged_pairs,
+    judges_used,
+    lowest_scored,
+    pair_labels,
+    queue_state,
+    revision_by_hash,
+    rubric_texts_used,
+    sampled_in_channel,
+    score_drops,
+    spend,
+    weekly_means,
+)
 from bot.trust.alpha import JudgesAlpha, alphas_by_rubric
 from bot.trust.pairwise import JudgedPair, Matchup, matchups, pairs_of, people_winner
 from bot.trust.report import WEEKS_BEFORE, TrustBar, WeekTrust, weekly_trust

@@ -8,8 +8,7 @@ import hashlib
 import time
 from datetime import timedelta
 
-from bot.store import Store, utcnow
-from bot.store.deliveries import forget_deliveries, record_delivery
+from bot.store import Store, forget_deliveries, record_delivery, utcnow
 
 # A signature older than five minutes is refused anyway (bot.mcp.gate.SIGNED_WITHIN), so a request needs remembering
 # for about five minutes either side of the clock: an hour is ample, whatever the replicas' clocks say.

@@ -19,7 +19,7 @@ from bot.judge.lifetime import shutdown_advice
 from bot.records import RunState, Triple
 from bot.rubric import RubricSet
 from bot.runs import Face
-from bot.store import Run, Store, channel_stats, cost_limits, recent_in_channel, utcnow
+from bot.store import Run, Store, channel_stats, cost_limits, recent_in_channel, update_run, utcnow
 
 if TYPE_CHECKING:
     from bot.runs import Limits, Question
@@ -127,7 +127,7 @@ class Tools:
             ended = await Engine.from_settings(self.store, self.settings).judge(request, face)
         except BaseException:  # failed or dropped by the agent: nothing is left for a later resume to bill
             if face.run is not None:
-                await asyncio.to_thread(self.store.update_run, face.run.id, status=RunState.CANCELLED,
+                await asyncio.to_thread(update_run, self.store, face.run.id, status=RunState.CANCELLED,
                                         stop_reason="the agent's grade did not finish")
             raise
         run, outcome = ended.run, ended.outcome

@@ -14,9 +14,7 @@ from bot.rubric import Rubric, RubricSet, load_rubrics, rubric_from_text
 from bot.runs.execute import execute_run
 from bot.runs.shared_pauses import SharedPauses
 from bot.runs.start import FILE_SOURCE
-from bot.store import Run, Store, process_name
-from bot.store.revisions import revision_by_hash
-from bot.store.row_claims import runs_to_help
+from bot.store import Run, Store, process_name, revision_by_hash, runs_to_help
 
 log = logging.getLogger(__name__)
 

@@ -34,8 +34,28 @@ from bot.runs.batch_lines import (
 from bot.runs.job import RunJob
 from bot.runs.ownership import HEARTBEAT_SECONDS, STALE_AFTER
 from bot.runs.progress import Progress, RunOutcome
-from bot.store import Run, RunBatch, Store, process_name, utcnow
-from bot.store.batches import ENDED, SENT, UPLOADING, Slot, add_part, open_parts, pending_rows, slots_of, update_part
+from bot.store import (
+    ENDED,
+    SENT,
+    UPLOADING,
+    Run,
+    RunBatch,
+    Slot,
+    Store,
+    add_part,
+    beat_run,
+    claim_run,
+    next_pending,
+    open_parts,
+    pending_rows,
+    process_name,
+    slots_of,
+    status_counts,
+    unsure_count,
+    update_part,
+    update_run,
+    utcnow,
+)
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +110,7 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
     cancel = cancel or asyncio.Event()
     cancelled = False
     owner = process_name()
-    if not await asyncio.to_thread(store.claim_run, run.id, owner=owner, stale_after=STALE_AFTER):
+    if not await asyncio.to_thread(claim_run, store, run.id, owner=owner, stale_after=STALE_AFTER):
         raise RunBusy(f"run {run.id} is being judged by another judgebot process right now")
     started = time.monotonic()
     reasons: list[str] = []
@@ -120,12 +140,12 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
         reasons.append(str(err))
     finally:
         alive.cancel()
-        counts = await asyncio.to_thread(store.status_counts, run.id)
+        counts = await asyncio.to_thread(status_counts, store, run.id)
         pending = counts.get(RowState.PENDING, 0)
         status = RunState.CANCELLED if cancelled else RunState.PAUSED if pending else RunState.DONE
         reason = "cancelled" if cancelled else "; ".join(reasons) if pending and reasons else (
             "interrupted" if pending else None)
-        await asyncio.to_thread(store.update_run, run.id, held_by=owner, status=status, stop_reason=reason,
+        await asyncio.to_thread(update_run, store, run.id, held_by=owner, status=status, stop_reason=reason,
                                 finished_at=utcnow(), owner=None)
     return RunOutcome(run.id, status, reason, counts)
 
@@ -146,7 +166,7 @@ async def _beat(store: Store, run_id: int, owner: str, taken: asyncio.Event) -> 
     while True:
         await asyncio.sleep(HEARTBEAT_SECONDS)
         try:
-            if not await asyncio.to_thread(store.beat, run_id, owner):
+            if not await asyncio.to_thread(beat_run, store, run_id, owner):
                 log.warning("batch run %s was taken over by another process: stopping here", run_id)
                 taken.set()
                 return
@@ -176,12 +196,12 @@ async def _cancel(job: RunJob) -> None:
 def _progress(job: RunJob, started: float) -> Progress:
     """Rows saved, and the rows the requests answered by the batches still running stand for (from their request
     counts: a row is as many requests as the panel has slots)."""
-    counts = job.store.status_counts(job.run.id)
+    counts = status_counts(job.store, job.run.id)
     total = sum(n for status, n in counts.items() if status != RowState.MALFORMED)
     answered = sum(part.done + part.failed for part in open_parts(job.store, job.run.id)) // len(job.panel.slots)
     done = min(total, total - counts.get(RowState.PENDING, 0) + answered)
     errors = counts.get(RowState.INVALID, 0) + counts.get(RowState.ERROR, 0)
-    unsure = 0 if job.single else job.store.unsure_count(job.run.id)
+    unsure = 0 if job.single else unsure_count(job.store, job.run.id)
     return Progress(job.run.id, done, total, errors, 0, done, time.monotonic() - started, unsure)
 
 
@@ -193,7 +213,7 @@ async def _send_pending(job: RunJob, file_requests: int) -> None:
     await _check_endpoints(job)
     files: dict[int, _File] = {}
     after = 0
-    while page := await asyncio.to_thread(job.store.pending, job.run.id, after_id=after):
+    while page := await asyncio.to_thread(next_pending, job.store, job.run.id, after_id=after):
         after = page[-1].id
         for row in [row for row in page if is_malformed(job, row)]:
             await save_malformed(job, row)

@@ -19,10 +19,20 @@ from bot.judge.verdicts import combine, failed, from_sample, reused
 from bot.llm.answers import NotACompletion, completion_from
 from bot.records import Triple, Verdict
 from bot.runs.job import RunJob
-from bot.store import Judgment, RowVerdict
-from bot.store.batches import Slot, pending_rows
-from bot.store.judgments import ID_CHUNK, triple_of
-from bot.store.samples import known_samples, samples_by_judgment, save_sample
+from bot.store import (
+    ID_CHUNK,
+    Judgment,
+    RowVerdict,
+    Slot,
+    find_cached,
+    known_samples,
+    pending_rows,
+    samples_by_judgment,
+    save_sample,
+    save_verdict,
+    save_verdicts,
+    triple_of,
+)
 
 ENDPOINT = "/v1/chat/completions"
 CUSTOM_ID = re.compile(r"j(\d+)(?:-k(\d+)-s(\d+))?-(.+)")  # lines sent before juries were batched name no judge
@@ -74,7 +84,7 @@ def is_malformed(job: RunJob, row: Judgment) -> bool:
 async def save_malformed(job: RunJob, row: Judgment) -> None:
     """The verdict of a row never sent (see `is_malformed`), saved as a live run saves it."""
     triple = triple_of(row)
-    await asyncio.to_thread(job.store.save_verdict, row.id, job.malformed(triple), cache_key=job.row_key(triple))
+    await asyncio.to_thread(save_verdict, job.store, row.id, job.malformed(triple), cache_key=job.row_key(triple))
 
 
 def settle(job: RunJob, rows: list[Judgment], taken: set[Slot]) -> list[Slot]:
@@ -92,10 +102,10 @@ def _reuse_verdict(job: RunJob, row: Judgment) -> bool:
     """Save a cached verdict on the same texts as the row's; False when there is none."""
     triple = triple_of(row)
     key = job.row_key(triple)
-    cached = job.store.find_cached(key, run_id=job.scope)
+    cached = find_cached(job.store, key, run_id=job.scope)
     if cached is None:
         return False
-    job.store.save_verdict(row.id, reused(cached, job.rubric, job.client(0).model, triple), cache_key=key,
+    save_verdict(job.store, row.id, reused(cached, job.rubric, job.client(0).model, triple), cache_key=key,
                            cached_from=cached.id)
     return True
 
@@ -148,7 +158,7 @@ def finish_rows(job: RunJob, rows: Iterable[Judgment], reused: dict[tuple[str, i
         verdict = combine(sampled, judge_model=job.judge_model, unsure_spread=job.unsure_spread)
         sources = {item.reused_from for item in sampled}
         source = sources.pop() if len(sources) == 1 and None not in sources else None
-        saved += job.store.save_verdict(row.id, verdict, cache_key=job.row_key(triple), cached_from=source)
+        saved += save_verdict(job.store, row.id, verdict, cache_key=job.row_key(triple), cached_from=source)
     return saved
 
 
@@ -223,7 +233,7 @@ def _save_verdicts(job: RunJob, rows: dict[int, Judgment], verdicts: list[tuple[
         single = [RowVerdict(judgment_id, verdict, job.row_key(triple_of(rows[judgment_id])))
                   for (judgment_id, _, _), verdict in verdicts]
         for start in range(0, len(single), ID_CHUNK):  # a transaction for each chunk of rows
-            job.store.save_verdicts(single[start:start + ID_CHUNK])
+            save_verdicts(job.store, single[start:start + ID_CHUNK])
         return
     for (judgment_id, judge_index, number), verdict in verdicts:
         save_sample(job.store, judgment_id=judgment_id, run_id=job.run.id, judge_model=job.client(judge_index).model,

@@ -16,7 +16,7 @@ from bot.records import RowState
 from bot.rubric import Rubric
 from bot.runs.progress import RunOutcome
 from bot.runs.start import ONE_TRIPLE
-from bot.store import Judgment, Run, Store, utcnow
+from bot.store import Judgment, Run, Store, first_judgment, status_counts, update_run, utcnow
 from bot.trust.review import SentToReview, send_pairs_to_review, send_to_review
 
 if TYPE_CHECKING:
@@ -74,11 +74,11 @@ class Ending:
              record: bool) -> End:
         shutdowns = self.watch.near(judges_of_run(run.judge_model, run.judges))
         if run.source_name == ONE_TRIPLE:
-            judgment = store.first_judgment(run.id)
+            judgment = first_judgment(store, run.id)
             return End(run, self._review(lambda: send_to_review(store, run, rate=0)), shutdowns, judgment=judgment)
         counts = outcome.counts if outcome is not None else None
         kept = results is not None and results.exists() and bool(
-            (counts if counts is not None else store.status_counts(run.id)).get(RowState.PENDING))
+            (counts if counts is not None else status_counts(store, run.id)).get(RowState.PENDING))
         out = None if kept else results
         try:
             end = self._pairs(store, run, rubric, out) if rubric.pairwise else self._file(store, run, rubric, out)
@@ -87,14 +87,14 @@ class Ending:
                 raise
             raise ResultsUnwritable(out, err) from err
         if record and out is not None:
-            store.update_run(run.id, results_path=str(out.resolve()), results_written_at=utcnow())
+            update_run(store, run.id, results_path=str(out.resolve()), results_written_at=utcnow())
         return replace(end, shutdowns=shutdowns, kept=kept)
 
     def _file(self, store: Store, run: Run, rubric: Rubric, out: Path | None) -> End:
         """A file's labels saved, its cases sent to review, its results written to `out`, its models compared."""
         # A file's figures bring their statistics along: loaded here, not where one triple is judged.
         from bot.runs.summary import export_run
-        from bot.store.graded import graded_answers
+        from bot.store import graded_answers
         from bot.trust.file_labels import save_file_labels
         from bot.trust.paired import graded, models_compared
 

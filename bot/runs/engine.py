@@ -24,9 +24,7 @@ from bot.runs.execute import execute_run
 from bot.runs.progress import Progress, RunOutcome
 from bot.runs.single import settle_triple
 from bot.runs.start import Origin, start_csv_run, start_single_run
-from bot.store import Run, Store, month_spent, process_name
-from bot.store.batches import open_parts
-from bot.store.run_records import COST_NOT_AGREED
+from bot.store import COST_NOT_AGREED, Run, Store, get_run, month_spent, open_parts, process_name, reset_rows, update_run
 
 if TYPE_CHECKING:
     from bot.csvfiles.reading import CsvSource
@@ -216,7 +214,7 @@ class Engine:
         if not request.resumable:
             await asyncio.to_thread(settle_triple, self.store, run, request.rubric, outcome.stop_reason, process_name())
         await face.judged(run, outcome)
-        current = await asyncio.to_thread(self.store.get_run, run.id) or run
+        current = await asyncio.to_thread(get_run, self.store, run.id) or run
         taken = current.owner not in (None, process_name())
         end = None
         if request.end and not taken and (outcome.status != RunState.PAUSED or request.partial or
@@ -261,7 +259,7 @@ class Engine:
     async def refused(self, run: Run, *, new: bool, reason: str = COST_NOT_AGREED) -> None:
         """Nothing judged: a `new` run is cancelled with `reason`; one gone on with keeps its pending rows."""
         if new:
-            await asyncio.to_thread(self.store.update_run, run.id, status=RunState.CANCELLED, stop_reason=reason)
+            await asyncio.to_thread(update_run, self.store, run.id, status=RunState.CANCELLED, stop_reason=reason)
 
     async def _judge(self, run: Run, request: Request, tier: Tier, sending: bool, budget: Budget | None,
                      on_progress: OnProgress) -> RunOutcome:
@@ -270,7 +268,7 @@ class Engine:
             from bot.runs.batch import judge_by_batch  # the Batch API's files and polls: loaded when asked for
 
             if request.rejudge:
-                await asyncio.to_thread(self.store.reset_rows, run.id, request.rejudge)
+                await asyncio.to_thread(reset_rows, self.store, run.id, request.rejudge)
             return await judge_by_batch(self.store, run, request.rubric, panel, prices=panel.prices,
                                         poll_seconds=self.poll_seconds, on_progress=on_progress, new_parts=sending,
                                         cancel=request.cancel, unsure_spread=self.unsure_spread)

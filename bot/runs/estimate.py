@@ -21,8 +21,7 @@ from bot.llm.tokens import text_tokens
 from bot.records import Triple
 from bot.rubric import Rubric
 from bot.runs.job import RunJob
-from bot.store import Run, Store
-from bot.store.history import recent_reply_tokens
+from bot.store import Run, Store, find_cached_many, pending_texts, recent_reply_tokens, update_run
 
 RECENT_REPLIES = 200  # replies of the rubric in the history that refine the expected reply size
 FROM_SCHEMA = "the rubric's reply schema"
@@ -138,7 +137,7 @@ def estimate_run(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch:
                              prices=panel.prices, store=store, batch=batch, windows=() if batch else windows)
     estimate = estimate.model_copy(update={"reused": sending.reused})
     if keep and run.estimate is None:
-        store.update_run(run.id, estimate=as_saved(estimate))
+        update_run(store, run.id, estimate=as_saved(estimate))
     return estimate
 
 
@@ -152,7 +151,7 @@ class ToSend:
 
     def __iter__(self) -> Iterator[Triple]:
         seen: set[str] = set()
-        triples = iter(self.job.store.pending_texts(self.job.run.id))
+        triples = iter(pending_texts(self.job.store, self.job.run.id))
         while chunk := list(itertools.islice(triples, self.page)):
             keyed: dict[str, Triple] = {}
             for triple in chunk:
@@ -162,7 +161,7 @@ class ToSend:
                 else:
                     keyed[key] = triple
             seen.update(keyed)
-            cached = self.job.store.find_cached_many(list(keyed), run_id=self.job.scope) if self.job.single else {}
+            cached = find_cached_many(self.job.store, list(keyed), run_id=self.job.scope) if self.job.single else {}
             self.reused += len(cached)
             yield from (triple for key, triple in keyed.items() if key not in cached)
 

@@ -28,14 +28,28 @@ from bot.runs.ownership import HEARTBEAT_SECONDS, STALE_AFTER, busy
 from bot.runs.panel_rows import PanelRows
 from bot.runs.progress import Progress, RunOutcome
 from bot.runs.twins import Twins
-from bot.store import Judgment, RowVerdict, Run, Store, process_name, utcnow
-from bot.store.row_claims import (
+from bot.store import (
+    Judgment,
+    RowVerdict,
+    Run,
+    Store,
+    beat_run,
     cancel_requested,
     claim_rows,
+    claim_run,
+    find_cached_many,
+    get_run,
     judged_elsewhere,
     pending_elsewhere,
+    process_name,
     refresh_claims,
     release_claims,
+    reset_rows,
+    save_verdicts,
+    status_counts,
+    unsure_count,
+    update_run,
+    utcnow,
 )
 
 log = logging.getLogger(__name__)
@@ -94,14 +108,14 @@ async def execute_run(
     A panel of several judges or samples judges each row with every one, keeping each sample as it arrives; the
     row's verdict is the one closest to the others (see `bot.samples.combine`), unsure from `unsure_spread` points.
     With a `budget`, the run pauses once its verdicts have cost what is left of it (the requests in flight still land).
-    Rows are claimed GROUP_ROWS at a time (bot.store.row_claims), so other processes may judge the same run: with
+    Rows are claimed GROUP_ROWS at a time (bot.store.runs.row_claims), so other processes may judge the same run: with
     `joining`, this process helps the one that holds the run (it claims rows while the run is being judged, and leaves
     the run's state and its end to that process); the holder waits for the rows others claimed, or takes them over
     when their process dies.
     """
     panel = client if isinstance(client, Panel) else Panel.solo(client)
     # Every database call runs off the event loop: a bot judging here must keep answering Slack meanwhile.
-    current = await asyncio.to_thread(store.get_run, run.id)
+    current = await asyncio.to_thread(get_run, store, run.id)
     if current is None or current.status in (RunState.LOADING, RunState.FAILED):
         reason = "it does not exist" if current is None else current.stop_reason or "its rows were never all loaded"
         raise RunNotResumable(f"run {run.id} cannot be judged ({reason}); start a new run from the file")
@@ -114,13 +128,13 @@ async def execute_run(
     if joining:
         if current.status != RunState.RUNNING:
             raise RunNotResumable(f"run {run.id} is not being judged: there is nothing to help with")
-    elif not await asyncio.to_thread(store.claim_run, run.id, owner=owner,
+    elif not await asyncio.to_thread(claim_run, store, run.id, owner=owner,
                                      stale_after=STALE_AFTER, statuses=statuses):
         raise busy(run.id)
     await asyncio.to_thread(release_claims, store, run.id, owner)  # none in flight here: an earlier stop's leftovers
-    rejudged = await asyncio.to_thread(store.reset_rows, run.id, rejudge) if rejudge and not joining else 0
-    counts = await asyncio.to_thread(store.status_counts, run.id)
-    unsure = 0 if panel.single else await asyncio.to_thread(store.unsure_count, run.id)
+    rejudged = await asyncio.to_thread(reset_rows, store, run.id, rejudge) if rejudge and not joining else 0
+    counts = await asyncio.to_thread(status_counts, store, run.id)
+    unsure = 0 if panel.single else await asyncio.to_thread(unsure_count, store, run.id)
     execution = _Execution(RunJob(store, run, rubric, panel, unsure_spread), concurrency, on_progress,
                            cancel or asyncio.Event(), owner, counts, unsure, budget, joining)
     return await execution.run(rejudged)
@@ -166,7 +180,7 @@ class _Execution(PanelRows):
         self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgebot-db")
         # Verdicts go to the database in groups, one transaction each; the second looks of the cache asked while one
         # is made go together in the next query (without waiting: a row's request waits for its lookup).
-        self.saves: Grouped[RowVerdict, bool] = Grouped(partial(self.in_db, store.save_verdicts), limit=GROUP_ROWS,
+        self.saves: Grouped[RowVerdict, bool] = Grouped(partial(self.in_db, save_verdicts, store), limit=GROUP_ROWS,
                                                         wait=GROUP_SECONDS)
         self.lookups: Grouped[str, Judgment | None] = Grouped(partial(self.in_db, self.find_cached), limit=GROUP_ROWS)
 
@@ -220,12 +234,12 @@ class _Execution(PanelRows):
 
     def find_cached(self, keys: list[str]) -> list[Judgment | None]:
         # A fresh run reuses nothing from the history, only what it judged itself (identical rows).
-        found = self.store.find_cached_many(keys, run_id=self.job.scope)
+        found = find_cached_many(self.store, keys, run_id=self.job.scope)
         return [found.get(key) for key in keys]
 
     def finish(self, rejudged: int) -> RunOutcome:
         release_claims(self.store, self.run_id, self.owner)
-        counts = self.store.status_counts(self.run_id)
+        counts = status_counts(self.store, self.run_id)
         if self.joining:  # the run's state and its end belong to the process that holds it
             return RunOutcome(self.run_id, RunState.RUNNING, self.stop_reason, counts, 0, self.paced())
         if self.stop_reason and counts.get(RowState.PENDING):  # a stop after the last row leaves nothing to resume
@@ -237,7 +251,7 @@ class _Execution(PanelRows):
         else:
             status, reason = RunState.DONE, None
         # Only while this process still holds the run: one that took it over owns its status now.
-        self.store.update_run(self.run_id, held_by=self.owner, status=status, stop_reason=reason,
+        update_run(self.store, self.run_id, held_by=self.owner, status=status, stop_reason=reason,
                               finished_at=utcnow(), owner=None)
         return RunOutcome(self.run_id, status, reason, counts, rejudged, self.paced(), self.cancelled_by)
 
@@ -256,11 +270,11 @@ class _Execution(PanelRows):
             looks += 1
             try:
                 if self.joining:
-                    current = await self.in_db(self.store.get_run, self.run_id)
+                    current = await self.in_db(get_run, self.store, self.run_id)
                     if current is None or current.status != RunState.RUNNING:
                         self.halt(None)
                         return
-                elif not await self.in_db(self.store.beat, self.run_id, self.owner):
+                elif not await self.in_db(beat_run, self.store, self.run_id, self.owner):
                     self.halt("another judgebot process took the run over")
                     return
                 elif (asked := await self.in_db(cancel_requested, self.store, self.run_id)) is not None:

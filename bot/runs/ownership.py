@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from bot.errors import RunBusy
 from bot.records import RunState
-from bot.store import Run, Store, owner_gone, process_name, utcnow
-from bot.store.row_claims import release_claims
+from bot.store import Run, Store, interrupt_run, owner_gone, process_name, release_claims, status_counts, utcnow
 
 HEARTBEAT_SECONDS = 5.0
 # Seconds without a heartbeat after which another host's "running" run counts as abandoned: a replica takes over
@@ -34,5 +33,5 @@ def let_go(store: Store, run_id: int) -> dict[str, int]:
     at once; the counts of its rows by state."""
     owner = process_name()
     release_claims(store, run_id, owner)
-    store.interrupt_run(run_id, owner=owner)
-    return store.status_counts(run_id)
+    interrupt_run(store, run_id, owner=owner)
+    return status_counts(store, run_id)

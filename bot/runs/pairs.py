@@ -12,9 +12,7 @@ from typing import Any
 from bot.csvfiles.results import ResultsWriter, flatten
 from bot.rubric import Rubric, leaves
 from bot.runs.summary import Summary, beside_columns
-from bot.store import Run, Store
-from bot.store.history import run_billed
-from bot.store.pairs import pair_case, pair_labels
+from bot.store import Run, Store, iter_columns, pair_case, pair_labels, run_billed
 from bot.trust.pairwise import FLIP, JudgedPair, PairwiseReport, pair_of, people_winner, report
 
 ORDERS = {False: "ab", True: "ba"}  # the suffix of each order's columns: shown A first, or B first
@@ -118,7 +116,7 @@ def _people(store: Store, group: list[list[Any]]) -> dict[str, str]:
 def _pairs(store: Store, run_id: int) -> Iterator[list[Any]]:
     """A run's rows in order, those of one pair together (its orders are saved one after the other)."""
     group: list[Any] = []
-    for row in store.iter_columns(run_id):
+    for row in iter_columns(store, run_id):
         if group and (row.row_number != group[0].row_number or row.swapped is None):
             yield group
             group = []

@@ -14,8 +14,7 @@ from bot.llm.client import JudgeClient
 from bot.records import Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.job import RunJob
-from bot.store import Store
-from bot.store.samples import known_samples, save_sample
+from bot.store import Store, known_samples, save_sample
 
 
 class PanelRows:

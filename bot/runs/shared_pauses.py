@@ -8,8 +8,7 @@ import logging
 from datetime import UTC, datetime
 
 from bot.llm.limits import LIMITERS, Limiters
-from bot.store import Store, process_name
-from bot.store.endpoint_pauses import current_pauses, tell_pause
+from bot.store import Store, current_pauses, process_name, tell_pause
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,19 @@ from bot.llm.answers import RESUME
 from bot.records import RESUMABLE, RowState, RunState
 from bot.rubric import Rubric
 from bot.runs.ownership import STALE_AFTER
-from bot.store import Judgment, Run, Store, process_name
-from bot.store.judgments import triple_of
+from bot.store import (
+    Judgment,
+    Run,
+    Store,
+    claim_run,
+    first_judgment,
+    get_judgment,
+    get_run,
+    process_name,
+    save_verdict,
+    triple_of,
+    update_run,
+)
 
 
 async def abandon_triple(store: Store, *, run: Run, reason: str) -> Judgment:
@@ -23,7 +34,7 @@ async def abandon_triple(store: Store, *, run: Run, reason: str) -> Judgment:
     owner = process_name()
 
     def claim_and_settle() -> Judgment:
-        if not store.claim_run(run.id, owner=owner, stale_after=STALE_AFTER, statuses=RESUMABLE):
+        if not claim_run(store, run.id, owner=owner, stale_after=STALE_AFTER, statuses=RESUMABLE):
             raise RunBusy(f"run {run.id} is finished or held by another judgebot process")
         return settle_triple(store, run, None, reason, owner, holding=True)
 
@@ -35,9 +46,9 @@ def settle_triple(store: Store, run: Run, rubric: Rubric | None, stop_reason: st
     """The row of a run of one triple, read back; one still pending becomes an error with the reason (a judge that
     cannot be used right now would pause a file's run, and one triple has nothing to come back to), unless another
     process took the run."""
-    row = store.first_judgment(run.id)
+    row = first_judgment(store, run.id)
     assert row is not None and row.id is not None, "a run of one triple has one row"
-    current = store.get_run(run.id)
+    current = get_run(store, run.id)
     taken = current is not None and current.owner not in (None, owner)
     if row.status != RowState.PENDING or taken:
         return row
@@ -48,9 +59,9 @@ def settle_triple(store: Store, run: Run, rubric: Rubric | None, stop_reason: st
     else:  # the rubric is gone or changed: the row keeps the one it was started with
         verdict = unjudged(rubric_name=run.rubric_name, rubric_version=run.rubric_version, rubric_hash=run.rubric_hash,
                            judge_model=run.judge_model, message=reason)
-    store.save_verdict(row.id, verdict, cache_key="")
-    store.update_run(run.id, held_by=owner if holding else None, status=RunState.DONE,
+    save_verdict(store, row.id, verdict, cache_key="")
+    update_run(store, run.id, held_by=owner if holding else None, status=RunState.DONE,
                      stop_reason=reason, owner=None)
-    saved = store.get_judgment(row.id)
+    saved = get_judgment(store, row.id)
     assert saved is not None
     return saved

@@ -12,8 +12,7 @@ from bot.csvfiles.reading import CsvRow, CsvSource, MalformedRow, capped_model_n
 from bot.errors import CsvError, RunBusy
 from bot.records import RowState, RunState, Triple, checks_of
 from bot.rubric import Rubric
-from bot.store import Run, Store, process_name, utcnow
-from bot.store.run_records import LOAD_LOST
+from bot.store import LOAD_LOST, Run, Store, add_rows, create_run, iter_columns, process_name, unfinished_runs, update_run, utcnow
 
 ONE_TRIPLE = "one triple"  # the source name of a run of one triple: it has a verdict to show, no results file
 FILE_SOURCE = "slack-file"  # the source of runs over a file shared in Slack: the runs replicas judge together
@@ -78,7 +77,7 @@ def start_run(
     model_name = capped_model_name(model_name)  # typed once for the whole run: --model-name, a shared file's message
     common = _run_fields(rubric, judge_model, origin)
     owner = process_name()  # a run left loading by a process that is gone is failed when the history is next opened
-    run = store.create_run(
+    run = create_run(store,
         **common, status=RunState.LOADING, owner=owner, heartbeat_at=utcnow(), source=origin.source,
         source_name=source_name, columns=columns, column_roles=column_roles, model_name=model_name, fresh=fresh,
         results_path=results_path, samples=samples, judges=judges, temperature=temperature,
@@ -91,13 +90,13 @@ def start_run(
                                    pairwise=rubric.pairwise, swap=swap)
 
     try:
-        total = store.add_rows(judgment_rows)
+        total = add_rows(store, judgment_rows)
     except RunBusy:  # another process failed the run and dropped its rows: nothing more of it is ours to change
         raise
     except BaseException as err:  # a half-loaded run must never look resumable
-        store.update_run(run.id, status=RunState.FAILED, stop_reason=f"loading the rows failed: {err}", owner=None)
+        update_run(store, run.id, status=RunState.FAILED, stop_reason=f"loading the rows failed: {err}", owner=None)
         raise
-    if not store.update_run(run.id, held_by=owner, status=RunState.PENDING, total_rows=total, owner=None):
+    if not update_run(store, run.id, held_by=owner, status=RunState.PENDING, total_rows=total, owner=None):
         raise RunBusy(LOAD_LOST.format(run_id=run.id))
     run.status, run.total_rows, run.owner = RunState.PENDING, total, None
     return run
@@ -134,10 +133,10 @@ def unfinished_run_of(store: Store, *, rubric: Rubric, source: CsvSource, judge_
     wanted = {"source_name": source.path.name, "columns": source.headers, "column_roles": source.columns,
               "rubric_name": rubric.name, "rubric_hash": rubric.content_hash, "judge_model": judge_model,
               "samples": samples, "judges": judges, "temperature": temperature, "model_name": model_name, "fresh": fresh}
-    for run in reversed(store.unfinished_runs(source=(origin or Origin()).source)):
+    for run in reversed(unfinished_runs(store, source=(origin or Origin()).source)):
         if any(getattr(run, key) != value for key, value in wanted.items()):
             continue
-        saved = ({key: getattr(row, key, None) for key in SAME_ROW} for row in store.iter_columns(run.id))
+        saved = ({key: getattr(row, key, None) for key in SAME_ROW} for row in iter_columns(store, run.id))
         made = ({key: row.get(key) for key in SAME_ROW}
                 for row in _judgment_rows(run.id, source, {}, columns=source.headers, model_name=model_name,
                                           pairwise=rubric.pairwise, swap=swap))

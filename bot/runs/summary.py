@@ -13,9 +13,7 @@ from bot.csvfiles.results import ResultsWriter, flatten
 from bot.figures import money, percent, plural, ratio
 from bot.records import REJUDGEABLE, RowState
 from bot.rubric import Rubric, leaves
-from bot.store import JudgmentSample, Run, Store
-from bot.store.history import Billed, identical_rows, run_billed
-from bot.store.samples import samples_by_judgment
+from bot.store import Billed, JudgmentSample, Run, Store, identical_rows, iter_columns, run_billed, samples_by_judgment
 from bot.trust.alpha import JudgesAlpha, member_samples
 
 RESULT_COLUMNS = ["headline", "passed", "label", "status", "error", "flags", "judge_model", "rubric_version", "cached"]
@@ -292,7 +290,7 @@ def _rows(store: Store, run_id: int, paneled: bool, page: int = 500) -> Iterator
     """Every row of a run in order (as a row of a judgment's columns), each with its samples (read a page of rows at a
     time) when it has any."""
     batch: list[Any] = []
-    for row in store.iter_columns(run_id):
+    for row in iter_columns(store, run_id):
         batch.append(row)
         if len(batch) == page:
             yield from _with_samples(store, batch, paneled)

@@ -23,10 +23,17 @@ from bot.runs import Engine
 from bot.runs.ending import Ending
 from bot.slack.installed import bot_of
 from bot.slack.messenger import Messenger, make_web_client
-from bot.store import Judgment, Run, Store, judge_of_channel, month_spent
-from bot.store.models_trust import RubricRevision
-from bot.store.revisions import earlier_hashes, revision_in_force
-from bot.store.workspace_orgs import org_of
+from bot.store import (
+    Judgment,
+    RubricRevision,
+    Run,
+    Store,
+    earlier_hashes,
+    judge_of_channel,
+    month_spent,
+    org_of,
+    revision_in_force,
+)
 
 log = logging.getLogger(__name__)
 
@@ -243,7 +250,7 @@ class Context:
         """`function(store, ...)` off the event loop, so a busy database never delays an ack.
 
         Any data function (its arguments by name) or Store method fits: `await ctx.db(get_share, share_id=share_id)`,
-        `await ctx.db(Store.get_run, run_id)`.
+        `await ctx.db(get_run, run_id)`.
         """
         return await asyncio.to_thread(function, self.store, *args, **kwargs)
 

@@ -16,8 +16,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
 from bot.slack.context import Context
-from bot.store import utcnow
-from bot.store.deliveries import forget_deliveries, record_delivery
+from bot.store import forget_deliveries, record_delivery, utcnow
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,7 @@ from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 from bot.errors import SetupError
 from bot.slack.context import Context, Workspace
 from bot.slack.messenger import Messenger
-from bot.store import Store
-from bot.store.sealing import Sealer, sealed, stored_tokens
-from bot.store.workspace_orgs import remember_org
+from bot.store import Sealer, Store, remember_org, sealed, stored_tokens
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.csvfiles.folders import remove_left_over
 from bot.slack.context import Context
-from bot.store import utcnow
-from bot.store.retention import Removed, Shapes, remove_old_texts
+from bot.store import Removed, Shapes, remove_old_texts, utcnow
 
 log = logging.getLogger(__name__)
 

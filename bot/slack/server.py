@@ -32,9 +32,7 @@ from bot.slack.http_mode import events_handler, install_handler
 from bot.slack.messenger import BAD_BOT_TOKEN, Messenger, make_web_client, slack_call
 from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH, installation_store, oauth_settings, sealing_warnings
 from bot.slack.retention import DailyRetention
-from bot.store import Store, unfinished_shares
-from bot.store.revisions import all_revisions
-from bot.store.sealing import Sealer
+from bot.store import Sealer, Store, all_revisions, unfinished_runs, unfinished_shares
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +109,7 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     for revision in await ctx.db(all_revisions):  # the rubrics judgments of the history may have been made with
         ctx.know_revision(revision)
     # Listed before any request is taken, so a judgment started from now on is never mistaken for a left-over.
-    left_over = await ctx.db(Store.unfinished_runs, source=CARD_SOURCE)
+    left_over = await ctx.db(unfinished_runs, source=CARD_SOURCE)
     left_files = await ctx.db(unfinished_shares)
     digest_settings = DigestSettings.from_settings(settings)
     limits = FileLimits.from_settings(settings)

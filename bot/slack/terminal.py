@@ -14,9 +14,7 @@ from bot.errors import SetupError
 from bot.slack.installed import bot_of
 from bot.slack.messenger import BAD_BOT_TOKEN, make_web_client, slack_call
 from bot.slack.oauth import installation_store
-from bot.store import Store
-from bot.store.sealing import Sealer
-from bot.store.workspace_orgs import channel_teams, org_of
+from bot.store import Sealer, Store, channel_teams, org_of
 
 
 @dataclass(frozen=True)

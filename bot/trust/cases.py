@@ -11,9 +11,7 @@ from typing import Any, TextIO
 
 from bot.csvfiles.results import neutralise
 from bot.rubric import Rubric
-from bot.store import Judgment, Store
-from bot.store.case_keys import was_removed
-from bot.store.labels import Scope, label_and_vote_rows, labeled_judgments
+from bot.store import Judgment, Scope, Store, label_and_vote_rows, labeled_judgments, was_removed
 from bot.trust.calibration import LabeledVerdict
 from bot.trust.labels import PASS, PREFIX, HumanValues, labelable, numbers_at, value_at, vote_as_label
 

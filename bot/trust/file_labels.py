@@ -8,9 +8,7 @@ from dataclasses import dataclass, field
 
 from bot.records import RowState
 from bot.rubric import Rubric
-from bot.store import Run, Store
-from bot.store.case_keys import judgment_case
-from bot.store.labels import save_label
+from bot.store import Run, Store, iter_judgments, judgment_case, save_label
 from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
 from bot.trust.labels import (
     ambiguous_columns,
@@ -64,7 +62,7 @@ def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
     by_column = next((header for header in run.columns or [] if spelled(header) in (LABELED_BY, "labelled_by")), None)
     numeric = numeric_paths(rubric)
     labeled: dict[tuple[str, str], LabeledVerdict] = {}  # one per case and person: a later row replaces an earlier
-    for row in store.iter_judgments(run.id):
+    for row in iter_judgments(store, run.id):
         if row.status != RowState.SCORED:
             continue
         try:

@@ -204,7 +204,7 @@ def correlation(xs: Sequence[float], ys: Sequence[float]) -> float | None:
 
 
 def graded(rows: Sequence[Any]) -> list[Graded]:
-    """The store's rows (bot.store.graded) as graded answers."""
+    """The store's rows (bot.store.reads.graded) as graded answers."""
     return [Graded(row.id, row.rubric_name, row.question, row.reference, row.answer,
                    None if row.headline is None else float(row.headline), row.passed, row.tag, row.model_name,
                    row.status, row.judge_model, row.rubric_version, row.rubric_hash) for row in rows]

@@ -11,9 +11,7 @@ from typing import Protocol
 
 from bot.config import Settings
 from bot.rubric import Rubric
-from bot.store import Store
-from bot.store.history import newest_judge
-from bot.store.labels import PassGroup, counted_passes
+from bot.store import PassGroup, Store, counted_passes, newest_judge
 from bot.trust.calibration import Agreement, Calibration, LabeledVerdict, calibrate, case_tables, most_first
 from bot.trust.cases import labeled_verdicts
 from bot.trust.labels import numeric_paths, ordinal_scales, tag_order, vote_as_label

@@ -12,9 +12,7 @@ from datetime import datetime
 
 from bot.figures import plural
 from bot.records import channel_of_checks
-from bot.store import Run, Store
-from bot.store.review import ANY_TEAM, DISAGREE, QueuedRow, QueueState, add_cases, drawn_by, queued_rows
-from bot.store.review_figures import random_share_pairs
+from bot.store import ANY_TEAM, DISAGREE, QueuedRow, QueueState, Run, Store, add_cases, drawn_by, queued_rows, random_share_pairs
 from bot.trust.calibration import Agreement
 from bot.trust.texts import agreement_text
 

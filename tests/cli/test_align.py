@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.rubric import load_rubrics
+from bot.store import add_rows, create_run, iter_judgments, save_verdict
 from tests.support.cli import flat, history, judgebot, write_rows
 from tests.support.learning_judge import LearningJudge
 from tests.support.replies import triple_of
@@ -96,21 +97,20 @@ def test_too_few_labels_or_corrections_are_refused_with_a_sentence(tmp_path: Pat
 def test_align_on_a_channels_labels_offers_their_notes_and_reads_no_other_channel(tmp_path: Path,
                                                                                  judge_server) -> None:
     from bot.records import Verdict
-    from bot.store import Store
-    from bot.store.labels import save_label
+    from bot.store import Store, save_label
 
     store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")
     eth = load_rubrics(Path(__file__).parents[2] / "rubrics").get("eth")
     common = {"rubric_name": "eth", "rubric_version": eth.version, "rubric_hash": eth.content_hash,
               "judge_model": "judge-cli"}
     for channel, note in (("C1", "names no tool"), ("C2", "SECRET note of another channel")):
-        run = store.create_run(**common, channel_id=channel, team_id="T1")
-        store.add_rows([{**common, "run_id": run.id, "row_number": n + 2, "status": "pending", "question": question,
+        run = create_run(store, **common, channel_id=channel, team_id="T1")
+        add_rows(store, [{**common, "run_id": run.id, "row_number": n + 2, "status": "pending", "question": question,
                          "reference": reference, "answer": answer, "channel_id": channel, "team_id": "T1"}
                         for n, (question, reference, answer, *_) in enumerate(ROWS)])
         output = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "r"}
-        for row in store.iter_judgments(run.id):
-            assert store.save_verdict(row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
+        for row in iter_judgments(store, run.id):
+            assert save_verdict(store, row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
                                                       label="Correct", tag="Correct", raw_reply="{}",
                                                       prompt_hash="p" * 32, **common), cache_key=f"k{row.id}")
             generic = row.answer.startswith("Maybe")

@@ -32,8 +32,7 @@ from bot.llm.prices import builtin_prices
 from bot.records import Triple
 from bot.rubric import RubricSet
 from bot.runs.estimate import Estimate, estimate_rows
-from bot.store import Judgment, Label, Store, record_feedback, utcnow
-from bot.store.labels import save_label
+from bot.store import Judgment, Label, Store, iter_judgments, record_feedback, save_label, utcnow
 from tests.support.cli import flat, history, judgebot, judgebot_json, write_rows
 from tests.support.openai_server import FakeJudgeServer, Reply
 from tests.support.replies import eth_reply, triple_of
@@ -93,7 +92,7 @@ def labeled_history(tmp_path: Path, judge_server: FakeJudgeServer) -> Store:
     code, out = judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", server=judge_server)
     assert code == 0, out
     store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")
-    judged = {judgment.answer: judgment for judgment in store.iter_judgments(1)}
+    judged = {judgment.answer: judgment for judgment in iter_judgments(store, 1)}
     assert [judged[answer].tag for answer in ANSWERS] == [tag for _, _, _, tag in ROWS]
 
     def label(answer: str, user: str, tag: str) -> None:
@@ -249,7 +248,7 @@ def test_exported_labels_are_checked_again_by_an_agreeing_judge(tmp_path: Path, 
         reader = csv.DictReader(f)
         assert reader.fieldnames == HEADER
         exported = {row["answer"]: row for row in reader}
-    judged = {judgment.answer: judgment for judgment in store.iter_judgments(1)}
+    judged = {judgment.answer: judgment for judgment in iter_judgments(store, 1)}
     agree = exported[ANSWERS[0]]  # an Agree vote: the judge's own values as the person's
     assert [agree[name] for name in HEADER[:-2]] == [
         ROWS[0][0], ROWS[0][1], ANSWERS[0], "bot-v1", "true", "2", "2", "Correct", "vote: agree", "true", "Correct",

@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import true
 
-from bot.store import Store, make_engine
-from bot.store.models import Feedback, Judgment, JudgmentTally
-from bot.store.tallies import add_judgments
+from bot.store import Feedback, Judgment, JudgmentTally, Store, add_judgments, add_rows, create_run, make_engine, update_run
 from tests.support import forkserver
 from tests.support.cli import EXAMPLE, JUDGE_MODEL, base_env, eth_responder, flat, judgebot, judgebot_json, write_rows
 from tests.support.slack_side import SIGNING_SECRET
@@ -192,11 +190,11 @@ def _history_damaged_in_the_middle(path: Path) -> None:
     """A history of 3,000 rows with one page in the middle of its rows overwritten: its header and schema are sound."""
     store = Store.open(f"sqlite:///{path}")
     fields = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 32, "judge_model": JUDGE_MODEL}
-    run = store.create_run(**fields)
+    run = create_run(store, **fields)
     padding = "lorem ipsum dolor sit amet " * 20
-    store.add_rows({**fields, "run_id": run.id, "row_number": n, "status": "pending", "question": f"q{n} {padding}",
-                    "reference": "r", "answer": "a", "cells": {"n": n}} for n in range(1, 3_001))
-    store.update_run(run.id, status="pending", total_rows=3_000)
+    add_rows(store, ({**fields, "run_id": run.id, "row_number": n, "status": "pending", "question": f"q{n} {padding}",
+                     "reference": "r", "answer": "a", "cells": {"n": n}} for n in range(1, 3_001)))
+    update_run(store, run.id, status="pending", total_rows=3_000)
     store.engine.dispose()
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

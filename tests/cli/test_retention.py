@@ -17,9 +17,7 @@ from bot.cli.exits import EXIT_OK, EXIT_USAGE
 from bot.cli.retention import forget
 from bot.config import Settings
 from bot.rubric import RubricSet
-from bot.store import Store
-from bot.store.case_keys import REMOVED
-from bot.store.retention import team_rows
+from bot.store import REMOVED, Store, get_judgment, team_rows
 from tests.support.cli import judgebot
 from tests.support.retention_rows import NEW, OLD, make_run
 
@@ -33,7 +31,7 @@ def test_retention_removes_old_texts_says_what_and_then_finds_nothing(tmp_path, 
     code, out = judgebot(tmp_path, "retention", DATABASE_URL=db_url, RETENTION_DAYS="8")
     assert code == EXIT_OK, out
     assert f"Removed the texts older than 8 days: {len(OLD) + 1} judgments, 0 samples" in out
-    assert [store.get_judgment(i).answer == REMOVED for i in ids] == (  # type: ignore[union-attr]
+    assert [get_judgment(store, i).answer == REMOVED for i in ids] == (  # type: ignore[union-attr]
         [True] * len(OLD) + [False] * len(NEW) + [True])
 
     code, out = judgebot(tmp_path, "retention", "--days", "2", DATABASE_URL=db_url, RETENTION_DAYS="8")

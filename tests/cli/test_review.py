@@ -8,10 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.records import Verdict
-from bot.store import Store
-from bot.store.labels import save_label
-from bot.store.review import open_cases
-from bot.store.reviewers import set_reviewers
+from bot.store import Store, add_rows, create_run, iter_judgments, open_cases, save_label, save_verdict, set_reviewers
 from bot.trust.review import send_to_review
 from tests.support.cli import flat, history, judgebot, judgebot_json, judgebot_many, write_rows
 from tests.support.scripted_judge import Script
@@ -58,7 +55,7 @@ def test_a_judged_file_sends_a_random_share_to_review_once_and_review_lists_it(t
     # people label the three, and one more row nobody picked: the random share is reported apart
     store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")
     picked = [judgment for _, judgment in open_cases(store, team_id=None, channel_id=None)]
-    others = [row for row in store.iter_judgments(1) if row.id not in {j.id for j in picked}]
+    others = [row for row in iter_judgments(store, 1) if row.id not in {j.id for j in picked}]
     for judgment, passed in [(picked[0], True), (picked[1], True), (picked[2], False), (others[0], False)]:
         save_label(store, judgment=judgment, user_id="me", source="correction", values={}, passed=passed,
                    pass_from="given", tag=None, headline=None, note=None)
@@ -92,12 +89,12 @@ def test_review_sample_rate_zero_sends_nothing_at_random(tmp_path: Path, judge_s
 def test_two_processes_nudging_at_once_send_each_reviewer_one_message(tmp_path: Path, db_url: str,
                                                                       slack_server) -> None:
     store = Store.open(db_url)  # SQLite, then PostgreSQL
-    run = store.create_run(**COMMON, channel_id="C0GENERAL", team_id=slack_server.team_id)
-    store.add_rows([{**COMMON, "run_id": run.id, "row_number": n, "status": "pending", "question": f"q{n}",
+    run = create_run(store, **COMMON, channel_id="C0GENERAL", team_id=slack_server.team_id)
+    add_rows(store, [{**COMMON, "run_id": run.id, "row_number": n, "status": "pending", "question": f"q{n}",
                      "reference": "r", "answer": "a", "channel_id": "C0GENERAL", "team_id": slack_server.team_id}
                     for n in (1, 2)])
-    for row in store.iter_judgments(run.id):
-        assert store.save_verdict(row.id, unsure_verdict(), cache_key=f"k{row.id}")
+    for row in iter_judgments(store, run.id):
+        assert save_verdict(store, row.id, unsure_verdict(), cache_key=f"k{row.id}")
     send_to_review(store, run, rate=0)
     set_reviewers(store, team_id=slack_server.team_id, channel_id="C0GENERAL", reviewers=["U0USER", "S0EVALS"],
                   user_id="U0ADMIN")

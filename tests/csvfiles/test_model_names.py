@@ -46,8 +46,7 @@ def test_the_cli_keeps_model_names_of_a_csv_and_of_model_name_within_the_limit(t
 
 
 async def test_a_shared_csv_shows_and_keeps_a_long_model_name_cut(slack, slack_server, judge_server, bot_settings):
-    from bot.store import Store
-    from bot.store.models import Judgment
+    from bot.store import Judgment, Store
 
     judge_server.responder = grade_by_answer
     content = f"question,reference,answer,model\nQ1?,R,Use myStudies.,{PASTED}\nQ2?,R,Use myStudies.,bot-a\n"

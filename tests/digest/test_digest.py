@@ -18,11 +18,7 @@ from bot.digest.charts import trend_png
 from bot.records import Verdict
 from bot.slack.views.digest import digest_message, link_to, tag_values
 from bot.slack.views.limits import MODEL_ROOM
-from bot.store import Store
-from bot.store.feedback import record_feedback
-from bot.store.history import Figures
-from bot.store.labels import save_label
-from bot.store.models import Judgment
+from bot.store import Figures, Judgment, Store, add_rows, create_run, record_feedback, save_label, save_verdict
 from bot.trust.calibration import Agreement, calibrate
 from bot.trust.cases import labeled_verdicts
 from tests.support.slack_messages import table_dicts, table_rows
@@ -51,7 +47,7 @@ class History:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.run_id = store.create_run(rubric_name="eth", rubric_version="1", rubric_hash="h1",
+        self.run_id = create_run(store, rubric_name="eth", rubric_version="1", rubric_hash="h1",
                                        judge_model="judge-a", source="slack").id
         self.added = 0
 
@@ -66,7 +62,7 @@ class History:
         judge = {"rubric_name": rubric, "rubric_version": version, "judge_model": judge_model,
                  "rubric_hash": more.pop("rubric_hash", f"hash-of-{version}")}
         with time_machine.travel(when.replace(tzinfo=UTC), tick=False):
-            self.store.add_rows([{"run_id": self.run_id, "status": "malformed" if status == "malformed" else "pending",
+            add_rows(self.store, [{"run_id": self.run_id, "status": "malformed" if status == "malformed" else "pending",
                                   "model_name": model, "channel_id": channel, "team_id": "T1", "question": question,
                                   "reference": "R", "answer": answer, **judge, **more}])
         with self.store.session() as session:
@@ -75,7 +71,7 @@ class History:
             verdict = Verdict(status=status, headline=headline, passed=passed, tag=tag, prompt_hash="p", **judge,
                               error=None if status == "scored" else f"the judge's reply was {status}")
             with time_machine.travel(when.replace(tzinfo=UTC), tick=False):
-                assert self.store.save_verdict(row.id, verdict, cache_key="k", cached_from=cached_from)
+                assert save_verdict(self.store, row.id, verdict, cache_key="k", cached_from=cached_from)
         return row.id
 
     def vote(self, judgment_id: int, user: str, agree: bool) -> None:

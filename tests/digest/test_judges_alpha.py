@@ -12,8 +12,7 @@ from bot.cli.views import show_digest
 from bot.digest import Period, build_digest
 from bot.records import Verdict
 from bot.slack.views.digest import digest_message
-from bot.store import Store
-from bot.store.samples import save_sample
+from bot.store import Store, add_rows, create_run, iter_judgments, save_sample, save_verdict
 
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
 SCORES = {"Correct": (2, 2, 100.0), "Generic": (0, 1, 25.0)}
@@ -28,15 +27,15 @@ def verdict(tag: str, samples: int | None = None) -> Verdict:
 
 def sampled_rows(store: Store, pairs: list[tuple[str, str]], *, channel: str) -> None:
     """One run of rows each judged twice by one judge, the samples' tags as given."""
-    run = store.create_run(**COMMON, channel_id=channel, team_id="T1", samples=2)
-    store.add_rows([{**COMMON, "run_id": run.id, "row_number": n, "status": "pending", "question": f"q{n}",
+    run = create_run(store, **COMMON, channel_id=channel, team_id="T1", samples=2)
+    add_rows(store, [{**COMMON, "run_id": run.id, "row_number": n, "status": "pending", "question": f"q{n}",
                      "reference": "r", "answer": "a", "channel_id": channel, "team_id": "T1"}
                     for n in range(1, len(pairs) + 1)])
-    for row, tags in zip(store.iter_judgments(run.id), pairs, strict=True):
+    for row, tags in zip(iter_judgments(store, run.id), pairs, strict=True):
         for number, tag in enumerate(tags, 1):
             assert save_sample(store, judgment_id=row.id, run_id=run.id, judge_model="judge-m", sample=number,
                                verdict=verdict(tag), cache_key=f"s{row.id}-{number}")
-        assert store.save_verdict(row.id, verdict(tags[0], samples=2), cache_key=f"k{row.id}")
+        assert save_verdict(store, row.id, verdict(tags[0], samples=2), cache_key=f"k{row.id}")
 
 
 def test_the_digest_gives_alpha_among_the_samples_per_rubric(store: Store, rubrics) -> None:

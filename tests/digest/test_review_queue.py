@@ -12,21 +12,21 @@ from bot.cli.views import show_digest
 from bot.digest import Period, build_digest
 from bot.records import Verdict
 from bot.slack.views.digest import digest_message
-from bot.store import Store, record_feedback
+from bot.store import Store, add_rows, create_run, iter_judgments, record_feedback, save_verdict
 from bot.trust.review import send_to_review
 
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
 
 
 def unsure_rows(store: Store, count: int, *, channel: str | None = "C1", team: str | None = "T1") -> list[int]:
-    run = store.create_run(**COMMON, channel_id=channel, team_id=team)
-    store.add_rows([{**COMMON, "run_id": run.id, "row_number": n, "status": "pending", "question": f"q{n}",
+    run = create_run(store, **COMMON, channel_id=channel, team_id=team)
+    add_rows(store, [{**COMMON, "run_id": run.id, "row_number": n, "status": "pending", "question": f"q{n}",
                      "reference": "r", "answer": "a", "channel_id": channel, "team_id": team}
                     for n in range(1, count + 1)])
     ids = []
-    for row in store.iter_judgments(run.id):
+    for row in iter_judgments(store, run.id):
         output: dict[str, Any] = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "r"}
-        assert store.save_verdict(row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
+        assert save_verdict(store, row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
                                                   label="Correct", tag="Correct", raw_reply="{}", prompt_hash="p" * 32,
                                                   unsure=True, samples=3, **COMMON), cache_key=f"k{row.id}")
         ids.append(row.id)

@@ -23,15 +23,20 @@ from bot.digest.schedule import DigestScheduler
 from bot.rubric import Rubric
 from bot.slack.flows.digest_post import DIGEST_EVENT, DigestPoster
 from bot.slack.server import RunningBot, start_bot
-from bot.store import Store, process_name
-from bot.store.models import DigestPost, DigestSubscription, utcnow
-from bot.store.subscriptions import (
+from bot.store import (
+    DigestPost,
+    DigestSubscription,
+    Store,
     claim_week,
     mark_posted,
+    process_name,
     release_week,
     subscribe,
     subscription,
+    unfinished_runs,
     unsubscribe,
+    update_run,
+    utcnow,
 )
 from tests.support.history_rows import Row, add
 from tests.support.slack_server import FakeSlackServer
@@ -341,8 +346,8 @@ async def bots(settings: Settings, db_url: str, count: int) -> AsyncIterator[lis
 def judged(store: Store, rubric: Rubric, rows: list[Row], *, days_ago: int = 0) -> None:
     """Judgments made in CHANNEL `days_ago` days before now, in runs that are done (no bot takes them up)."""
     add(store, rubric, [replace(row, days_ago=days_ago) for row in rows], channel=CHANNEL, user="U0USER", team=TEAM)
-    for run in store.unfinished_runs(source="slack"):
-        store.update_run(run.id, status="done")
+    for run in unfinished_runs(store, source="slack"):
+        update_run(store, run.id, status="done")
 
 
 def digests_in(slack_server: FakeSlackServer, channel: str) -> list[dict]:

@@ -15,8 +15,7 @@ from bot.judge.samples import Sampled, medoid, split_text
 from bot.judge.verdicts import combine
 from bot.records import RowState, RunState, Verdict
 from bot.runs import Progress, execute_run, start_run
-from bot.store import Store
-from bot.store.samples import samples_of
+from bot.store import Store, iter_judgments, samples_of
 from tests.support.cli import flat, history, judgebot, read_results, write_rows
 from tests.support.openai_server import FakeJudgeServer, Reply
 from tests.support.replies import VERDICTS, eth_reply, triple_of
@@ -142,7 +141,7 @@ async def test_three_samples_are_kept_and_a_rerun_bills_none_again(store: Store,
     assert outcome.all_scored and len(judge_server.bodies()) == 6
     assert [(event.done, event.unsure) for event in events][-1] == (2, 1)  # progress counts the split row
     assert {body["temperature"] for body in judge_server.bodies()} == {0.7}
-    steady, torn = list(store.iter_judgments(run.id))
+    steady, torn = list(iter_judgments(store, run.id))
     assert (steady.tag, steady.samples, steady.agreement, steady.unsure) == ("Correct", 3, 1.0, False)
     assert (torn.tag, torn.agreement, torn.spread, torn.unsure) == ("Generic", pytest.approx(0.6667), 75.0, True)
     assert torn.tokens_in == sum(sample.tokens_in for sample in samples_of(store, torn.id)) > 0
@@ -155,7 +154,7 @@ async def test_three_samples_are_kept_and_a_rerun_bills_none_again(store: Store,
     await execute_run(store, run, rubric, panel, concurrency=4, on_progress=resumed.append, statuses=(RunState.DONE,))
     assert (resumed[0].done, resumed[0].unsure) == (2, 1)  # a run taken up again starts from its saved split rows
     assert len(judge_server.bodies()) == 6  # each sample reused: nothing billed twice
-    reused = list(store.iter_judgments(again.id))
+    reused = list(iter_judgments(store, again.id))
     assert [row.tag for row in reused] == ["Correct", "Generic"] and all(row.cached_from for row in reused)
     assert all(row.tokens_in == 0 for row in reused)
 
@@ -177,7 +176,7 @@ async def test_a_jury_across_two_endpoints_and_a_stop_that_bills_nothing_twice(s
         assert stopped.status == "paused" and "rejected the key" in (stopped.stop_reason or "")
         alpha_billed = len(judge_server.bodies())
         assert alpha_billed >= 1
-        first = next(store.iter_judgments(run.id))
+        first = next(iter_judgments(store, run.id))
         assert first.status == RowState.PENDING
         assert [(s.judge_model, s.tag) for s in samples_of(store, first.id)] == [("alpha", "Correct")]
 
@@ -185,7 +184,7 @@ async def test_a_jury_across_two_endpoints_and_a_stop_that_bills_nothing_twice(s
         done = await execute_run(store, run, rubric, panel, concurrency=1)
 
         assert done.all_scored
-        rows = list(store.iter_judgments(run.id))
+        rows = list(iter_judgments(store, run.id))
         # a1: alpha Correct (100) and beta Generic (25) split evenly: not the first judge's, but the lower headline
         assert (rows[0].tag, rows[0].unsure, rows[0].agreement) == ("Generic", True, 0.5)
         assert (rows[1].tag, rows[1].unsure) == ("Generic", False)
@@ -210,12 +209,12 @@ async def test_retry_errors_asks_again_only_the_samples_that_failed(store: Store
     panel = Panel([make_client(model="alpha", max_retries=1), make_client(model="beta", max_retries=1)])
     run = start_run(store, rubric=rubric, rows=rows_of("x"), columns=["answer"], **panel.run_fields())
     await execute_run(store, run, rubric, panel, concurrency=1)
-    row = next(store.iter_judgments(run.id))
+    row = next(iter_judgments(store, run.id))
     assert row.status == RowState.ERROR and row.error is not None and row.error.startswith("1 of 2 samples failed")
 
     await execute_run(store, run, rubric, panel, concurrency=1, rejudge=(RowState.ERROR,))
 
-    row = next(store.iter_judgments(run.id))
+    row = next(iter_judgments(store, run.id))
     assert row.status == RowState.SCORED and row.agreement == 1.0
     assert calls["alpha"] == 1  # alpha's scored sample was kept
     assert sorted(s.judge_model for s in samples_of(store, row.id)) == ["alpha", "beta"]

@@ -16,7 +16,7 @@ from bot.judge.panel import Panel
 from bot.llm.context_window import OLLAMA_DEFAULT_CONTEXT, ContextWindow
 from bot.records import RowState
 from bot.runs import execute_run, start_run
-from bot.store import Store
+from bot.store import Store, iter_judgments
 from tests.support.cli import flat, judgebot, read_results
 from tests.support.openai_server import FakeJudgeServer, Reply
 from tests.support.replies import triple_of
@@ -93,7 +93,7 @@ async def judge_rows(store: Store, rubric: Any, client: Any, *triples: tuple[str
     panel = Panel([client])
     run = start_run(store, rubric=rubric, rows=rows_of(*triples), columns=["answer"], **panel.run_fields())
     await execute_run(store, run, rubric, panel, concurrency=8)
-    return sorted(store.iter_judgments(run.id), key=lambda row: row.id)
+    return sorted(iter_judgments(store, run.id), key=lambda row: row.id)
 
 
 async def test_a_long_arabic_row_is_refused_with_the_reason_and_never_sent_while_a_short_one_is_judged(

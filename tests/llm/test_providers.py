@@ -26,7 +26,7 @@ from bot.llm.pacing import Throttle, duration, rate_limit_wait
 from bot.llm.retries import observing_retries
 from bot.records import RunState
 from bot.runs import execute_run, start_run
-from bot.store import Store
+from bot.store import Store, iter_judgments
 from tests.support.csv_rows import rows_of
 from tests.support.llm_calls import ETH_OK, FASTER_THAN_BACKOFF, MESSAGES, SCHEMA, TRIPLE
 from tests.support.openai_server import Reply
@@ -113,7 +113,7 @@ async def test_an_outage_pauses_a_file_run_with_every_row_still_pending(tmp_path
     outcome = await execute_run(store, run, eth, make_client(max_retries=1, outage_budget=0.3), concurrency=4)
     assert outcome.status == RunState.PAUSED
     assert outcome.stop_reason is not None and "has been failing with 529 Overloaded" in outcome.stop_reason
-    assert {j.status for j in store.iter_judgments(run.id)} == {"pending"}  # none burnt as an error
+    assert {j.status for j in iter_judgments(store, run.id)} == {"pending"}  # none burnt as an error
 
 
 async def test_an_outage_slows_the_shared_throttle_down(judge_server, make_client, rubrics):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.llm.prices import builtin_prices
+from bot.store import iter_judgments
 from tests.support.batch_server import BatchJudgeServer
 from tests.support.cli import flat, history, judgebot, read_results, write_rows
 from tests.support.kills import count, kill_when
@@ -343,7 +344,7 @@ async def test_an_output_collected_again_after_a_stop_asks_no_repair_twice(batch
     from bot.runs import start_run
     from bot.runs.batch_lines import collect, make_line
     from bot.runs.job import RunJob
-    from bot.store.samples import samples_of
+    from bot.store import samples_of
     from tests.support.scripted_judge import rows_of
 
     batch_server.responder = lambda body: eth_reply("Correct")  # the repairs
@@ -353,7 +354,7 @@ async def test_an_output_collected_again_after_a_stop_asks_no_repair_twice(batch
         panel = Panel([client], samples=3)
         run = start_run(store, rubric=eth, rows=rows_of("x"), columns=["answer"], **panel.run_fields())
         job = RunJob(store, run, eth, panel, 25.0)
-        row = next(store.iter_judgments(run.id))
+        row = next(iter_judgments(store, run.id))
         lines = [json.loads(make_line(job, row, 0, number).text) for number in (1, 2)]  # sample 3 not answered
         replies = [Reply(content='{"correctness": 7}'), eth_reply("Correct")]  # sample 1 breaks the rubric
         content = "".join(json.dumps({"custom_id": line["custom_id"], "response": {
@@ -366,7 +367,7 @@ async def test_an_output_collected_again_after_a_stop_asks_no_repair_twice(batch
 
     assert len(batch_server.bodies()) == 1  # the one repair, asked once
     assert sorted((s.sample, s.status) for s in samples_of(store, row.id)) == [(1, "scored"), (2, "scored")]
-    assert next(store.iter_judgments(run.id)).status == "pending"  # sample 3 is still to ask
+    assert next(iter_judgments(store, run.id)).status == "pending"  # sample 3 is still to ask
 
 
 async def test_an_output_answers_only_what_its_part_asked_and_a_bad_line_ends_only_its_own_request(
@@ -386,8 +387,8 @@ async def test_an_output_answers_only_what_its_part_asked_and_a_bad_line_ends_on
         run = start_run(store, rubric=eth, rows=rows_of("a", "b", "c", "d"), columns=["answer"], **panel.run_fields())
         other = start_run(store, rubric=eth, rows=rows_of("waiting"), columns=["answer"], **panel.run_fields())
         job = RunJob(store, run, eth, panel)
-        a, b, c, d = store.iter_judgments(run.id)
-        [waiting] = store.iter_judgments(other.id)
+        a, b, c, d = iter_judgments(store, run.id)
+        [waiting] = iter_judgments(store, other.id)
 
         def answered(row, slot=None, **response) -> str:
             line = json.loads(make_line(job, row, 0, 1).text)
@@ -411,11 +412,11 @@ async def test_an_output_answers_only_what_its_part_asked_and_a_bad_line_ends_on
         assert await collect(job, content, asked) == 3  # a, and c and d as errors
         assert asked == {(b.id, 0, 1)}  # b was not answered: still to ask
 
-    rows = {row.id: row for row in store.iter_judgments(run.id)}
+    rows = {row.id: row for row in iter_judgments(store, run.id)}
     assert rows[a.id].status == "scored" and rows[b.id].status == "pending"
     assert (rows[c.id].status, rows[c.id].error) == ("error", "the batch's line for this request holds no response object")
     assert rows[d.id].error == "the batch's line for this request holds no reply body object"
-    assert [row.status for row in store.iter_judgments(other.id)] == ["pending"]  # the other run is untouched
+    assert [row.status for row in iter_judgments(store, other.id)] == ["pending"]  # the other run is untouched
     assert batch_server.bodies() == []  # no repair asked, none twice
 
 

@@ -11,8 +11,7 @@ from bot.judge.panel import Panel
 from bot.llm.prices import builtin_prices
 from bot.records import REJUDGEABLE
 from bot.runs import execute_run, export_run, start_run
-from bot.store import Store, spend, utcnow
-from bot.store.history import run_billed
+from bot.store import Store, get_run, reset_rows, run_billed, spend, utcnow
 from tests.support.cli import flat, history, judgebot, write_rows
 from tests.support.csv_rows import rows_of
 from tests.support.openai_server import FakeJudgeServer, Reply
@@ -69,9 +68,9 @@ async def test_a_panel_row_judged_again_bills_its_kept_samples_once(store: Store
     assert run_billed(store, run.id) == first
 
     # Made pending again as Retry does: the invalid sample is asked again, the two scored ones are kept, not billed.
-    store.reset_rows(run.id, ("scored",))
+    reset_rows(store, run.id, ("scored",))
     await execute_run(store, run, eth, panel, concurrency=1)
     again = run_billed(store, run.id)
     assert (again.judgments, again.tokens_in) == (4, 5_000) and len(asked) == 5
-    summary = export_run(store, run=store.get_run(run.id) or run, rubric=eth, out=None)
+    summary = export_run(store, run=get_run(store, run.id) or run, rubric=eth, out=None)
     assert (summary.tokens_in, summary.tokens_out) == (5_000, 500)

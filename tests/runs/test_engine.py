@@ -16,7 +16,7 @@ from bot.judge.panel import Panel
 from bot.records import RowState, RunState, Triple
 from bot.runs import Answer, Engine, Face, Limits, Origin, Progress, Question, Request, Rows, Tier
 from bot.runs.budget import Ask
-from bot.store.run_records import COST_NOT_AGREED
+from bot.store import COST_NOT_AGREED, get_run
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply
 
@@ -92,7 +92,7 @@ async def test_a_run_answered_later_waits_and_is_judged_once_agreed(tmp_path, st
                                        limits=limits), face)
 
     assert asked.answer == Answer.LATER and asked.outcome is None and face.questions[0].asks == (Ask.ABOVE,)
-    assert store.get_run(asked.run.id).status == RunState.PENDING and judge_server.bodies() == []
+    assert get_run(store, asked.run.id).status == RunState.PENDING and judge_server.bodies() == []
 
     # The answer comes (a click): the same run, agreed, is judged without asking again
     later = Recording(Answer.NO)
@@ -112,7 +112,7 @@ async def test_nobody_to_ask_refuses_a_run_over_the_budget_and_cancels_it(tmp_pa
     ended = await Engine(store).judge(request, Face())  # the default face: an agent, nobody to ask
 
     assert ended.answer == Answer.NO and ended.outcome is None and ended.question.asks == (Ask.OVER,)
-    run = store.get_run(ended.run.id)
+    run = get_run(store, ended.run.id)
     assert run.status == RunState.CANCELLED and run.stop_reason == COST_NOT_AGREED
     assert judge_server.bodies() == []
 

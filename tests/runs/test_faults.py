@@ -15,7 +15,7 @@ from bot.cli.progress import ProgressBar
 from bot.llm.retries import observing_retries
 from bot.rubric import load_rubric
 from bot.runs import execute_run, export_run, start_run
-from bot.store import Store
+from bot.store import Store, iter_judgments
 from tests.support.cli import flat, judgebot, write_rows
 from tests.support.csv_rows import rows_of
 from tests.support.openai_server import FAULTS, FaultyJudge, Reply
@@ -125,7 +125,7 @@ async def test_a_failing_judge_never_has_a_row_scored_from_a_bad_reply_nor_bille
 
     assert outcome.status == "done" and sum(outcome.counts.values()) == ROWS
     assert set(faulty.faults) == {*FAULTS, "none"}, faulty.faults  # every kind of fault was met
-    judgments = list(store.iter_judgments(run.id))
+    judgments = list(iter_judgments(store, run.id))
     for row in judgments:
         assert row.status in ("scored", "invalid", "error"), row
         if row.status == "scored":
@@ -165,7 +165,7 @@ async def test_a_bare_answer_is_kept_as_a_malformed_row_with_its_reason_when_the
     outcome = await execute_run(store, run, strict, make_client(), concurrency=2)
     assert outcome.status == "done" and not outcome.all_scored
     assert outcome.counts == {"malformed": 1, "scored": 1}
-    bare, judged = store.iter_judgments(run.id)
+    bare, judged = iter_judgments(store, run.id)
     assert (bare.answer, bare.status, bare.headline) == ("Thought process:", "malformed", None)
     assert "empty or only an opener; not sent to the judge" in bare.error
     assert [row_of(body) for body in judge_server.bodies()] == ["Use myStudies."]

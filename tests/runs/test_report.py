@@ -11,7 +11,7 @@ from bot.csvfiles.reading import CsvRow
 from bot.csvfiles.results import ResultsWriter
 from bot.runs import execute_run, start_run
 from bot.runs.summary import PROBLEMS_KEPT, export_run
-from bot.store import Store
+from bot.store import Store, get_run
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply, triple_of
 
@@ -41,7 +41,7 @@ async def test_summary_gives_criteria_tags_and_each_model(tmp_path, store, rubri
     run = start_run(store, rubric=eth, rows=rows, judge_model="judge-test", columns=["question", "reference", "answer", "model"])
     await execute_run(store, run, eth, make_client(), concurrency=4)
 
-    summary = export_run(store, run=store.get_run(run.id), rubric=eth, out=tmp_path / "out.csv")
+    summary = export_run(store, run=get_run(store, run.id), rubric=eth, out=tmp_path / "out.csv")
 
     assert summary.scored == 5 and summary.passed == 3 and summary.pass_rate == pytest.approx(0.6)
     # Correct is 2/2 (headline 100), Generic 0/1 (headline 25)
@@ -73,7 +73,7 @@ async def test_problems_kept_are_capped_but_counted(tmp_path, store, rubrics, ju
     run = start_run(store, rubric=eth, rows=rows, judge_model="judge-test", columns=["question", "reference", "answer", "model"])
     await execute_run(store, run, eth, make_client(), concurrency=8)
 
-    summary = export_run(store, run=store.get_run(run.id), rubric=eth, out=None)
+    summary = export_run(store, run=get_run(store, run.id), rubric=eth, out=None)
 
     assert summary.errors == PROBLEMS_KEPT + 5 and summary.scored == 0 and summary.pass_rate is None
     assert len(summary.problems) == PROBLEMS_KEPT
@@ -87,7 +87,7 @@ async def test_input_columns_named_like_any_verdict_column_are_never_overwritten
     run = start_run(store, rubric=eth, rows=[row(2, "Register in myStudies.", None)], judge_model="judge-test",
                     columns=["question", "reference", "answer", "model"])
     await execute_run(store, run, eth, make_client(), concurrency=1)
-    export_run(store, run=store.get_run(run.id), rubric=eth, out=tmp_path / "plain.csv")
+    export_run(store, run=get_run(store, run.id), rubric=eth, out=tmp_path / "plain.csv")
     with (tmp_path / "plain.csv").open(encoding="utf-8-sig", newline="") as f:
         verdict_columns = [name for name in next(csv.reader(f)) if name not in ("question", "reference", "answer",
                                                                                 "model")]
@@ -100,7 +100,7 @@ async def test_input_columns_named_like_any_verdict_column_are_never_overwritten
                       model=None, cells=cells)
     run = start_run(store, rubric=eth, rows=[clashing], judge_model="judge-test", columns=list(cells))
     await execute_run(store, run, eth, make_client(), concurrency=1)
-    export_run(store, run=store.get_run(run.id), rubric=eth, out=tmp_path / "out.csv")
+    export_run(store, run=get_run(store, run.id), rubric=eth, out=tmp_path / "out.csv")
 
     with (tmp_path / "out.csv").open(encoding="utf-8-sig", newline="") as f:
         header, written = list(csv.reader(f))

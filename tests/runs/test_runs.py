@@ -31,8 +31,7 @@ from bot.runs import (
 )
 from bot.runs.execute import GROUP_ROWS, GROUP_SECONDS
 from bot.runs.summary import export_run
-from bot.store import Store
-from bot.store.models import utcnow
+from bot.store import Store, get_run, iter_judgments, latest_unfinished_run, recent_runs, status_counts, update_run, utcnow
 from tests.support.csv_rows import rows_of
 from tests.support.openai_server import Reply
 from tests.support.replies import NULLABLE_RUBRIC, eth_reply, triple_of
@@ -65,7 +64,7 @@ def same_question(*answers: str) -> list[CsvRow]:
 
 
 def by_row(store: Store, run_id: int) -> dict[int, object]:
-    return {j.row_number: j for j in store.iter_judgments(run_id)}
+    return {j.row_number: j for j in iter_judgments(store, run_id)}
 
 
 @pytest.fixture
@@ -94,8 +93,8 @@ async def test_every_row_is_scored_or_reported_with_a_reason(tmp_path, store, et
     source = open_csv(path)
     run = start_csv_run(store, rubric=eth, source=source, judge_model="judge-test")
     # persisted before anything is judged: judgeable rows pending, the others malformed with their reason
-    assert store.status_counts(run.id) == {"pending": 5, "malformed": 3}
-    assert run.total_rows == 8 and store.get_run(run.id).total_rows == 8
+    assert status_counts(store, run.id) == {"pending": 5, "malformed": 3}
+    assert run.total_rows == 8 and get_run(store, run.id).total_rows == 8
     assert judge_server.bodies() == []
 
     events: list[Progress] = []
@@ -121,7 +120,7 @@ async def test_every_row_is_scored_or_reported_with_a_reason(tmp_path, store, et
     # the invalid row was asked once and repaired once; every other judgeable row once
     assert Counter(answer_of(b) for b in judge_server.bodies())["GARBLE"] == 2
     assert len(judge_server.bodies()) == 6
-    assert store.get_run(run.id).status == "done"
+    assert get_run(store, run.id).status == "done"
 
     # progress: one event before the first verdict, then one per row; monotonic; complete at the end
     assert [e.done for e in events] == list(range(0, 6))
@@ -130,7 +129,7 @@ async def test_every_row_is_scored_or_reported_with_a_reason(tmp_path, store, et
     assert [e.elapsed for e in events] == sorted(e.elapsed for e in events)
     assert events[-1].done == events[-1].total and events[-1].judged_now == 5 and events[-1].cached == 0
 
-    summary = export_run(store, run=store.get_run(run.id), rubric=eth, out=tmp_path / "out.csv")
+    summary = export_run(store, run=get_run(store, run.id), rubric=eth, out=tmp_path / "out.csv")
     assert summary.rows == 8 and summary.scored == 3 and summary.errors == 2 and summary.counts["malformed"] == 3
     assert sorted((row, status) for row, status, reason in summary.problems if reason) == [
         (4, "invalid"), (5, "error"), (6, "malformed"), (7, "malformed"), (8, "malformed")]
@@ -235,7 +234,7 @@ async def test_the_cache_is_read_once_for_each_group_of_rows(store, eth, judge_s
     assert outcome.all_scored and outcome.counts == {"scored": rows}
     assert lookups == [GROUP_ROWS] * 3, lookups
     assert len(judge_server.bodies()) == rows // 2 + rows // 2  # the earlier run's rows, then only the others
-    reused = [j for j in store.iter_judgments(run.id) if j.cached_from is not None]
+    reused = [j for j in iter_judgments(store, run.id) if j.cached_from is not None]
     assert sorted(j.answer for j in reused) == sorted(answers[::2])
 
 
@@ -312,7 +311,7 @@ async def test_a_second_run_reuses_verdicts_and_fresh_judges_again(store, eth, j
     first = start_run(store, rubric=eth, rows=rows_of(*answers), judge_model=client.model, columns=COLUMNS)
     await execute_run(store, first, eth, client, concurrency=4)
     assert len(judge_server.bodies()) == 5  # GARBLE was asked twice (request + repair)
-    originals = {j.row_number: j for j in store.iter_judgments(first.id)}
+    originals = {j.row_number: j for j in iter_judgments(store, first.id)}
     assert all(j.cached_from is None for j in originals.values())
 
     events: list[Progress] = []
@@ -331,14 +330,14 @@ async def test_a_second_run_reuses_verdicts_and_fresh_judges_again(store, eth, j
     assert reused[5].cached_from is None and reused[5].status == "invalid"
     assert events[-1].cached == 3 and events[-1].done == 4
 
-    summary = export_run(store, run=store.get_run(second.id), rubric=eth, out=None)
+    summary = export_run(store, run=get_run(store, second.id), rubric=eth, out=None)
     assert summary.cached == 3
 
     before = len(judge_server.bodies())
     fresh = start_run(store, rubric=eth, rows=rows_of(*answers), judge_model=client.model, columns=COLUMNS, fresh=True)
     await execute_run(store, fresh, eth, client, concurrency=4)
     assert len(judge_server.bodies()) - before == 5
-    assert all(j.cached_from is None for j in store.iter_judgments(fresh.id))
+    assert all(j.cached_from is None for j in iter_judgments(store, fresh.id))
 
     # another judge model is another cache key
     other = make_client(model="judge-other")
@@ -359,7 +358,7 @@ async def test_identical_rows_in_one_run_are_judged_once(store, eth, judge_serve
 
     assert outcome.all_scored and outcome.counts == {"scored": 8}
     assert sorted(answer_of(b) for b in judge_server.bodies()) == ["I don't know.", "Other answer.", "Same answer."]
-    judged = [j for j in store.iter_judgments(run.id) if j.answer == "Same answer."]
+    judged = [j for j in iter_judgments(store, run.id) if j.answer == "Same answer."]
     [original] = [j for j in judged if j.cached_from is None]
     assert sorted(j.cached_from for j in judged if j is not original) == [original.id] * 5
     assert all(j.output == original.output for j in judged)
@@ -399,32 +398,32 @@ async def test_quota_pauses_the_run_and_resume_finishes_only_the_pending_rows(st
 
     assert outcome.status == "paused"
     assert QUOTA_MESSAGE in outcome.stop_reason and "resume" in outcome.stop_reason
-    saved = store.get_run(run.id)
+    saved = get_run(store, run.id)
     assert saved.status == "paused" and saved.stop_reason == outcome.stop_reason
-    counts = store.status_counts(run.id)
+    counts = status_counts(store, run.id)
     assert counts == {"scored": 5, "pending": 7}, counts  # every billed reply was saved; nothing lost
     assert not outcome.all_scored
-    assert store.latest_unfinished_run().id == run.id
-    pending = {j.answer for j in store.iter_judgments(run.id) if j.status == "pending"}
-    scored = {j.answer for j in store.iter_judgments(run.id) if j.status == "scored"}
+    assert latest_unfinished_run(store).id == run.id
+    pending = {j.answer for j in iter_judgments(store, run.id) if j.status == "pending"}
+    scored = {j.answer for j in iter_judgments(store, run.id) if j.status == "scored"}
     assert scored == set(quota.billed) and pending == set(answers) - scored
-    assert all(j.output is None and j.error is None for j in store.iter_judgments(run.id) if j.status == "pending")
+    assert all(j.output is None and j.error is None for j in iter_judgments(store, run.id) if j.status == "pending")
     assert [e.done for e in events] == sorted(e.done for e in events) and events[-1].done == 5
 
     # resume: a new execute_run over the same run, with a healthy account
     quota.healthy = True
     before = len(judge_server.bodies())
     resumed: list[Progress] = []
-    outcome = await execute_run(store, store.get_run(run.id), eth, make_client(), concurrency=3,
+    outcome = await execute_run(store, get_run(store, run.id), eth, make_client(), concurrency=3,
                                 on_progress=resumed.append)
     assert outcome.status == "done" and outcome.all_scored and outcome.counts == {"scored": 12}
-    assert store.get_run(run.id).status == "done" and store.get_run(run.id).stop_reason is None
+    assert get_run(store, run.id).status == "done" and get_run(store, run.id).stop_reason is None
     assert sorted(answer_of(b) for b in judge_server.bodies()[before:]) == sorted(pending)
     # no row billed twice: one billed reply per row over both sessions
     assert sum(quota.billed.values()) == 12 and set(quota.billed.values()) == {1}
     assert resumed[0].done == 5 and resumed[-1].done == resumed[-1].total == 12
-    assert all(j.cached_from is None for j in store.iter_judgments(run.id))
-    assert store.latest_unfinished_run() is None
+    assert all(j.cached_from is None for j in iter_judgments(store, run.id))
+    assert latest_unfinished_run(store) is None
 
 
 async def test_a_changed_rubric_refuses_to_resume(tmp_path, store, eth, judge_server, make_client):
@@ -441,8 +440,8 @@ async def test_a_changed_rubric_refuses_to_resume(tmp_path, store, eth, judge_se
     with pytest.raises(RubricChanged, match=rf"run {run.id} started with rubric eth"):
         await execute_run(store, run, changed, client, concurrency=2)
     assert judge_server.bodies() == []
-    assert store.status_counts(run.id) == {"pending": 2}
-    assert store.get_run(run.id).status == "pending"
+    assert status_counts(store, run.id) == {"pending": 2}
+    assert get_run(store, run.id).status == "pending"
 
     # a new title or description is not a change of what the judge is asked
     edited.write_text(text.replace("title: ETH institutional", "title: Renamed ETH")
@@ -509,9 +508,9 @@ async def test_cancel_drops_the_requests_in_flight_and_leaves_every_row_pending(
     assert outcome.counts == {"pending": 6} and not outcome.all_scored
     assert len(judge_server.bodies()) == 3  # the three in flight, dropped
     await asyncio.sleep(2.0)  # the judge answers the dropped requests now: nothing may land
-    assert store.status_counts(run.id) == {"pending": 6}
-    assert all(j.output is None and j.judged_at is None for j in store.iter_judgments(run.id))
-    saved = store.get_run(run.id)
+    assert status_counts(store, run.id) == {"pending": 6}
+    assert all(j.output is None and j.judged_at is None for j in iter_judgments(store, run.id))
+    saved = get_run(store, run.id)
     assert (saved.status, saved.stop_reason, saved.owner) == ("cancelled", "cancelled", None)
     assert saved.finished_at is not None
 
@@ -522,24 +521,24 @@ async def test_a_fresh_run_judges_identical_rows_once_and_reuses_only_its_own_ve
     client = make_client()
     earlier = start_run(store, rubric=eth, rows=rows_of("Use myStudies."), judge_model=client.model, columns=COLUMNS)
     await execute_run(store, earlier, eth, client, concurrency=1)
-    [old] = store.iter_judgments(earlier.id)
+    [old] = iter_judgments(store, earlier.id)
     assert old.status == "scored" and len(judge_server.bodies()) == 1
 
     rows = [CsvRow(line=n, question="question 0", reference="reference 0", answer="Use myStudies.", model=None,
                    cells={}) for n in range(2, 6)]
     run = start_run(store, rubric=eth, rows=rows, judge_model=client.model, columns=COLUMNS, fresh=True)
-    assert store.get_run(run.id).fresh is True
+    assert get_run(store, run.id).fresh is True
     events: list[Progress] = []
     outcome = await execute_run(store, run, eth, client, concurrency=4, on_progress=events.append)
 
     assert outcome.all_scored and outcome.counts == {"scored": 4}
     assert len(judge_server.bodies()) == 2  # one request for the four identical rows, none reused from before
-    judged = list(store.iter_judgments(run.id))
+    judged = list(iter_judgments(store, run.id))
     [first] = [j for j in judged if j.cached_from is None]
     assert sorted(j.cached_from for j in judged if j is not first) == [first.id] * 3
     assert first.id != old.id and first.tokens_in > 0
     assert events[-1].cached == 3 and events[-1].done == 4
-    saved = store.get_run(run.id)
+    saved = get_run(store, run.id)
     assert (saved.status, saved.owner, saved.stop_reason) == ("done", None, None)
     assert saved.started_at is not None and saved.finished_at is not None
 
@@ -564,19 +563,19 @@ async def test_a_run_judged_by_another_live_process_is_busy(store, eth, judge_se
     run = start_run(store, rubric=eth, rows=rows_of("a", "b"), judge_model=client.model, columns=COLUMNS)
     owner = {"dead-pid": f"{socket.gethostname()}:{_dead_pid()}",
              "own-pid": f"{socket.gethostname()}:{os.getppid()}"}.get(owner, owner)
-    store.update_run(run.id, status="running", owner=owner, heartbeat_at=utcnow() - age)
+    update_run(store, run.id, status="running", owner=owner, heartbeat_at=utcnow() - age)
 
     if busy:
         with pytest.raises(RunBusy, match=rf"run {run.id} is being judged by another judgebot process"):
-            await execute_run(store, store.get_run(run.id), eth, client, concurrency=2)
+            await execute_run(store, get_run(store, run.id), eth, client, concurrency=2)
         assert judge_server.bodies() == []
-        saved = store.get_run(run.id)
+        saved = get_run(store, run.id)
         assert (saved.status, saved.owner) == ("running", owner)  # the other process keeps it
-        assert store.status_counts(run.id) == {"pending": 2}
+        assert status_counts(store, run.id) == {"pending": 2}
         return
-    outcome = await execute_run(store, store.get_run(run.id), eth, client, concurrency=2)
+    outcome = await execute_run(store, get_run(store, run.id), eth, client, concurrency=2)
     assert outcome.all_scored and len(judge_server.bodies()) == 2
-    saved = store.get_run(run.id)
+    saved = get_run(store, run.id)
     assert (saved.status, saved.owner) == ("done", None)
 
 
@@ -590,7 +589,7 @@ async def test_two_executions_of_one_run_at_once_judge_each_row_once(store, eth,
     first = asyncio.create_task(execute_run(store, run, eth, client, concurrency=2))
     await asyncio.sleep(0.1)
     with pytest.raises(RunBusy):
-        await execute_run(store, store.get_run(run.id), eth, client, concurrency=2)
+        await execute_run(store, get_run(store, run.id), eth, client, concurrency=2)
     outcome = await first
     assert outcome.all_scored and len(judge_server.bodies()) == 4
 
@@ -603,15 +602,15 @@ async def test_rows_that_fail_to_load_leave_a_failed_run_that_is_never_resumed(s
 
     with pytest.raises(RuntimeError, match="the disk went away"):
         start_run(store, rubric=eth, rows=rows(), judge_model="judge-test", columns=COLUMNS)
-    [run] = store.recent_runs()
+    [run] = recent_runs(store)
     assert run.status == "failed"
     assert "loading" in run.stop_reason and "the disk went away" in run.stop_reason
-    assert store.latest_unfinished_run() is None
+    assert latest_unfinished_run(store) is None
     # the rows of the first batches were written, but a half-loaded run is never judged
     with pytest.raises(RunNotResumable, match=rf"run {run.id} cannot be judged .*start a new run"):
         await execute_run(store, run, eth, make_client(), concurrency=2)
     assert judge_server.bodies() == []
-    assert store.get_run(run.id).status == "failed"
+    assert get_run(store, run.id).status == "failed"
 
 
 async def test_interrupting_a_run_with_identical_rows_in_flight_leaves_them_pending(store, eth, judge_server,
@@ -627,9 +626,9 @@ async def test_interrupting_a_run_with_identical_rows_in_flight_leaves_them_pend
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    saved = store.get_run(run.id)
+    saved = get_run(store, run.id)
     assert (saved.status, saved.stop_reason, saved.owner) == ("paused", "interrupted", None)
-    assert store.status_counts(run.id) == {"pending": 4}
+    assert status_counts(store, run.id) == {"pending": 4}
 
 
 @pytest.mark.slow
@@ -643,12 +642,12 @@ async def test_a_run_taken_over_by_another_process_stops_and_leaves_its_status_a
     task = asyncio.create_task(execute_run(store, run, eth, client, concurrency=2))
     await asyncio.sleep(1.0)
     # Another process decided this one was gone and claimed the run (what a stale heartbeat allows).
-    store.update_run(run.id, owner="otherhost:7", heartbeat_at=utcnow())
+    update_run(store, run.id, owner="otherhost:7", heartbeat_at=utcnow())
     outcome = await asyncio.wait_for(task, timeout=HEARTBEAT_SECONDS + 5)
 
     assert (outcome.status, outcome.stop_reason) == ("paused", "another judgebot process took the run over")
     assert outcome.counts.get("pending", 0) > 0
-    saved = store.get_run(run.id)
+    saved = get_run(store, run.id)
     assert (saved.status, saved.owner) == ("running", "otherhost:7")  # the new owner's, untouched
 
 
@@ -677,8 +676,8 @@ def test_nul_bytes_deep_in_a_csv_never_reach_the_history(tmp_path, store, eth):
     pad = b"question,reference,answer,model,notes\n" + b"q,r,a,m,n\n" * 2000  # past the binary check's 8 KB
     path.write_bytes(pad + b"Wh\x00ere?,In my\x00Studies.,Use\x00 it.,bot\x00-a,n\x00\nshort\x00,row\n")
     run = start_csv_run(store, rubric=eth, source=open_csv(path), judge_model="judge-test")
-    saved = list(store.iter_judgments(run.id))
-    assert len(saved) == 2002 and store.status_counts(run.id) == {"pending": 2001, "malformed": 1}
+    saved = list(iter_judgments(store, run.id))
+    assert len(saved) == 2002 and status_counts(store, run.id) == {"pending": 2001, "malformed": 1}
     good, bad = saved[-2], saved[-1]
     assert (good.question, good.reference, good.answer, good.model_name) == ("Where?", "In myStudies.", "Use it.",
                                                                                "bot-a")
@@ -690,7 +689,7 @@ def test_a_header_only_csv_makes_no_run(tmp_path, store, eth):
     path.write_text("question,reference,answer\n,,\n\n", encoding="utf-8")
     with pytest.raises(CsvError, match="header.csv has a header but no data rows"):
         start_csv_run(store, rubric=eth, source=open_csv(path), judge_model="judge-test")
-    assert store.recent_runs() == []
+    assert recent_runs(store) == []
 
 
 def test_the_columns_of_each_role_are_kept_with_the_run(tmp_path, store, eth):
@@ -698,6 +697,6 @@ def test_the_columns_of_each_role_are_kept_with_the_run(tmp_path, store, eth):
     path.write_text("Query,reference,answer,model_response\nq,r,a,mr\n", encoding="utf-8")
     run = start_csv_run(store, rubric=eth, source=open_csv(path, {"answer": "model_response"}),
                         judge_model="judge-test")
-    assert store.get_run(run.id).column_roles == {"question": "Query", "reference": "reference",
+    assert get_run(store, run.id).column_roles == {"question": "Query", "reference": "reference",
                                                   "answer": "model_response"}
-    assert next(store.iter_judgments(run.id)).answer == "mr"
+    assert next(iter_judgments(store, run.id)).answer == "mr"

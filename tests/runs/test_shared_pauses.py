@@ -12,8 +12,7 @@ import pytest
 
 from bot.llm.limits import LIMITERS
 from bot.runs.shared_pauses import SharedPauses
-from bot.store import process_name, utcnow
-from bot.store.endpoint_pauses import current_pauses, tell_pause
+from bot.store import current_pauses, process_name, tell_pause, utcnow
 
 ENDPOINT, MODEL = "http://judge.example/v1", "judge-x"
 ASK = [{"role": "user", "content": "How do I register?"}]
@@ -22,7 +21,7 @@ ANOTHER_PROCESS = """
 import sys
 from datetime import timedelta
 from bot.store import Store, utcnow
-from bot.store.endpoint_pauses import tell_pause
+from bot.store import tell_pause
 tell_pause(Store.open(sys.argv[1]), endpoint=sys.argv[2], model=sys.argv[3], kind="tokens",
            until=utcnow() + timedelta(seconds=float(sys.argv[4])))
 """

@@ -8,10 +8,7 @@ import asyncio
 import json
 
 from bot.slack.server import start_bot
-from bot.store import cost_limits, judge_of_channel
-from bot.store.preferences import default_samples
-from bot.store.reviewers import review_setup
-from bot.store.subscriptions import subscription
+from bot.store import cost_limits, default_samples, judge_of_channel, review_setup, subscription
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
 TEAM, CHANNEL = "T0TEST", "C0GENERAL"

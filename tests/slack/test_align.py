@@ -12,9 +12,7 @@ from sqlmodel import select
 from bot.digest import Period, build_digest
 from bot.records import Verdict
 from bot.slack.views.align import ALIGN_DISCARD, ALIGN_DOWNLOAD, ALIGN_USE
-from bot.store import Run, Store
-from bot.store.labels import save_label
-from bot.store.revisions import revision_of
+from bot.store import Run, Store, add_rows, create_run, get_run, iter_judgments, revision_of, save_label, save_verdict
 from tests.support.learning_judge import LearningJudge
 from tests.support.slack_messages import blocks_json, buttons
 from tests.support.slack_server import FakeSlackServer
@@ -29,14 +27,14 @@ def labeled(store: Store, rubrics: Any, *, channel: str = CHANNEL) -> None:
     eth = rubrics.get("eth")
     common = {"rubric_name": "eth", "rubric_version": eth.version, "rubric_hash": eth.content_hash,
               "judge_model": "judge-test"}
-    run = store.create_run(**common, channel_id=channel, team_id="T0TEST")
+    run = create_run(store, **common, channel_id=channel, team_id="T0TEST")
     answers = [f"Use myStudies, case {n}." for n in range(15)] + [f"Maybe ask around, case {n}." for n in range(15)]
-    store.add_rows([{**common, "run_id": run.id, "row_number": n + 2, "status": "pending", "question": f"Q{n}?",
+    add_rows(store, [{**common, "run_id": run.id, "row_number": n + 2, "status": "pending", "question": f"Q{n}?",
                      "reference": "In myStudies.", "answer": answer, "channel_id": channel, "team_id": "T0TEST"}
                     for n, answer in enumerate(answers)])
     output = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "r"}
-    for row in store.iter_judgments(run.id):
-        assert store.save_verdict(row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
+    for row in iter_judgments(store, run.id):
+        assert save_verdict(store, row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
                                                   label="Correct", tag="Correct", raw_reply="{}", prompt_hash="p" * 32,
                                                   **common), cache_key=f"k{row.id}")
         generic = row.answer.startswith("Maybe")
@@ -111,7 +109,7 @@ async def test_a_file_shared_in_a_channel_with_a_revision_is_judged_with_it(slac
     import yaml
 
     from bot.rubric.examples import Example
-    from bot.store.revisions import decide_revision, propose_revision
+    from bot.store import decide_revision, propose_revision
     from bot.trust.align import candidate_rubric
     from tests.support.replies import examples_of
     from tests.support.slack_files import finished_thread, share
@@ -135,4 +133,4 @@ async def test_a_file_shared_in_a_channel_with_a_revision_is_judged_with_it(slac
     await finished_thread(slack_server, CHANNEL, event["ts"])
     [body] = judge_server.bodies()
     assert examples_of(body) == [("Maybe ask around.", {"result_tag": "Generic"})]
-    assert store.get_run(1) is not None and store.get_run(1).rubric_version == "1.1"  # type: ignore[union-attr]
+    assert get_run(store, 1) is not None and get_run(store, 1).rubric_version == "1.1"  # type: ignore[union-attr]

@@ -16,9 +16,17 @@ import time_machine
 from bot.records import Verdict
 from bot.rubric import rubric_from_text
 from bot.slack.views.align import ALIGN_USE
-from bot.store import Store
-from bot.store.labels import save_label
-from bot.store.revisions import earlier_hashes, revision_by_hash, revision_of
+from bot.store import (
+    Store,
+    add_rows,
+    create_run,
+    earlier_hashes,
+    iter_judgments,
+    revision_by_hash,
+    revision_of,
+    save_label,
+    save_verdict,
+)
 from tests.support.cli import judgebot
 from tests.support.learning_judge import LearningJudge
 from tests.support.replies import examples_of
@@ -43,12 +51,12 @@ def labeled(store: Store, rubric: Any) -> None:
     corrections)."""
     common = {"rubric_name": "eth", "rubric_version": rubric.version, "rubric_hash": rubric.content_hash,
               "judge_model": "judge-test"}
-    run = store.create_run(**common, channel_id=CHANNEL, team_id=TEAM)
-    store.add_rows([{**common, **texts(n), "run_id": run.id, "row_number": n + 2, "status": "pending",
+    run = create_run(store, **common, channel_id=CHANNEL, team_id=TEAM)
+    add_rows(store, [{**common, **texts(n), "run_id": run.id, "row_number": n + 2, "status": "pending",
                      "channel_id": CHANNEL, "team_id": TEAM} for n in range(30)])
     output = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "names the portal"}
-    for n, row in enumerate(store.iter_judgments(run.id)):
-        assert store.save_verdict(row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
+    for n, row in enumerate(iter_judgments(store, run.id)):
+        assert save_verdict(store, row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
                                                   label="Correct", tag="Correct", raw_reply=json.dumps(output),
                                                   prompt_hash="p" * 32, **common), cache_key=f"k{row.id}")
         tag = "Generic" if n >= 15 else "Correct"

@@ -10,8 +10,7 @@ import pytest
 
 from bot.slack.server import start_bot
 from bot.slack.views.card import AGREE, CORRECT, DETAILS, REJUDGE, RETRY
-from bot.store import Store, spend, utcnow
-from bot.store.feedback import feedback_tally
+from bot.store import Store, feedback_tally, first_judgment, iter_judgments, latest_unfinished_run, recent_runs, spend, utcnow
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply, triple_of
 from tests.support.slack_files import wait_until
@@ -61,7 +60,7 @@ async def test_inline_judging_posts_a_placeholder_then_the_card(slack, slack_ser
     assert "graded as Correct" in text and "judge-test" in text and "<@U0USER>" in text
     assert triple_of(judge_server.bodies()[0]) == ("How do I register for exams?", "In myStudies (ETHIS).",
                                                     "Use myStudies.")
-    [row] = [j for j in store_of(bot_settings).iter_judgments(1)]
+    [row] = [j for j in iter_judgments(store_of(bot_settings), 1)]
     assert (row.status, row.channel_id, row.user_id, row.message_ts) == ("scored", "C0GENERAL", "U0USER", card["ts"])
     assert set(buttons(card)) == {CORRECT, REJUDGE, DETAILS} and set(feedback(card)) == {"agree", "disagree"}
 
@@ -163,7 +162,7 @@ async def test_judge_error_card_has_no_score_and_retry_judges_again_in_place(sla
     await slack.click(RETRY, buttons(card)[RETRY], channel="C0GENERAL", message_ts=card["ts"])
     await slack_server.await_for("chat.update", lambda c: c.params["ts"] == card["ts"] and "Correct · correctness"
                                  in json.dumps(c.params.get("blocks"), ensure_ascii=False))
-    rows = store_of(bot_settings).recent_runs()
+    rows = recent_runs(store_of(bot_settings))
     assert len(rows) == 2  # the error stays in the history as an error; the retry is a judgment of its own
 
 
@@ -175,9 +174,9 @@ async def test_quota_is_an_error_with_the_reason_never_a_score(slack, slack_serv
     assert "quota" in text.lower() and "/100" not in text
     assert "resume" not in text and "try again" in text  # a card has Retry, not a run to resume
     store = store_of(bot_settings)
-    [run] = store.recent_runs()
-    assert run.status == "done" and store.latest_unfinished_run(source="slack") is None
-    [row] = list(store.iter_judgments(run.id))
+    [run] = recent_runs(store)
+    assert run.status == "done" and latest_unfinished_run(store, source="slack") is None
+    [row] = list(iter_judgments(store, run.id))
     assert row.status == "error" and row.headline is None
 
 
@@ -302,11 +301,11 @@ async def test_a_double_click_on_retry_judges_once(slack, slack_server, judge_se
     await slack_server.await_for("chat.update", lambda c: "Correct · correctness" in
                                  json.dumps(c.params.get("blocks"), ensure_ascii=False))
     await asyncio.sleep(0.3)
-    assert len(store_of(bot_settings).recent_runs()) == 2 and len(judge_server.bodies()) == 4
+    assert len(recent_runs(store_of(bot_settings))) == 2 and len(judge_server.bodies()) == 4
     # A late click on the old card's Retry, after the card was judged again, changes nothing.
     await slack.click(RETRY, retry, channel="C0GENERAL", message_ts=card["ts"])
     await slack_server.await_for("response_url", lambda c: "judged again already (#2)" in c.params.get("text", ""))
-    assert len(store_of(bot_settings).recent_runs()) == 2
+    assert len(recent_runs(store_of(bot_settings))) == 2
     assert "Correct · correctness" in json.dumps(slack_server.messages[("C0GENERAL", card["ts"])]["blocks"],
                                                  ensure_ascii=False)
 
@@ -336,7 +335,7 @@ async def test_re_judge_clicked_by_fifty_people_on_two_bots_at_once_judges_once(
         others = await slack_server.await_for("response_url", told, count=49, timeout=30)
         assert any("is being judged again already; its card follows shortly" in c.params["text"] for c in others)
         await asyncio.sleep(1.0)  # a second judgment would have been asked for by now
-        assert len(judge_server.bodies()) == 2 and len(store.recent_runs()) == 2
+        assert len(judge_server.bodies()) == 2 and len(recent_runs(store)) == 2
         assert len(slack_server.calls_to("chat.postMessage")) == 2  # the first card, and one new card
         twice = spend(store, channel_id="C0GENERAL", since=utcnow() - timedelta(hours=1))
         assert (twice.usd, twice.unpriced) == (2 * once.usd, 2 * once.unpriced) and twice.unpriced + twice.usd > 0
@@ -377,7 +376,7 @@ async def test_a_form_that_cannot_be_posted_gives_back_what_was_typed(slack, sla
     assert judge_server.bodies() == []
     # the person is told first; the run is settled as cancelled right after
     store = store_of(bot_settings)
-    [run] = await wait_until(lambda: [run for run in store.recent_runs() if run.status != "pending"],
+    [run] = await wait_until(lambda: [run for run in recent_runs(store) if run.status != "pending"],
                              what="the refused card's run settled")
     assert run.status == "cancelled" and "not_in_channel" in run.stop_reason
 
@@ -409,8 +408,8 @@ async def test_a_card_slack_refuses_is_saved_and_the_person_told(slack, slack_se
     await slack.command(INLINE)
     told = (await slack_server.await_for("response_url"))[0]
     assert "Judgment #1 is saved" in told.params["text"] and "invalid_blocks" in told.params["text"]
-    [run] = store_of(bot_settings).recent_runs()
-    assert store_of(bot_settings).first_judgment(run.id).status == "scored"
+    [run] = recent_runs(store_of(bot_settings))
+    assert first_judgment(store_of(bot_settings), run.id).status == "scored"
 
 
 async def test_full_texts_slack_refuses_leave_the_card_and_tell_the_person(slack, slack_server, judge_server):

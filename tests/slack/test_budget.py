@@ -11,6 +11,7 @@ import pytest
 from bot.llm.prices import builtin_prices
 from bot.slack.server import start_bot
 from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, RESUME_RUN
+from bot.store import get_run
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply
 from tests.support.slack_files import blocks_text, finished_thread, share, summaries, wait_until
@@ -48,7 +49,7 @@ async def test_a_file_above_the_threshold_asks_then_starts_or_is_cancelled(bot_s
         event = await share(slack, slack_server, rows(12, "a"), text="eth")
         asked = await wait_until(lambda: question_of(slack_server, event), what="the cost question")
         text = blocks_text(asked)
-        saved = running.context.store.get_run(int(buttons(asked)[RESUME_RUN]))
+        saved = get_run(running.context.store, int(buttons(asked)[RESUME_RUN]))
         assert saved is not None and saved.estimate is not None
         cost = saved.estimate["cost_usd"]
         assert f"About ${cost:.4f} for 12 rows with gpt-4o" in text and "answers.csv" in text
@@ -138,7 +139,7 @@ async def test_half_price_via_batch_waits_through_a_restart_and_summarises(bot_s
     try:
         event = await share(slack, slack_server, rows(12, "f"), text="eth")
         asked = await wait_until(lambda: question_of(slack_server, event), what="the cost question")
-        live = (running.context.store.get_run(int(buttons(asked)[BATCH_RUN])) or pytest.fail()).estimate or {}
+        live = (get_run(running.context.store, int(buttons(asked)[BATCH_RUN])) or pytest.fail()).estimate or {}
         assert f"Through the Batch API: about ${live['cost_usd'] / 2:.4f}, results within 24 hours." in blocks_text(asked)
         await slack.click(BATCH_RUN, buttons(asked)[BATCH_RUN], channel="C0GENERAL", message_ts=asked["ts"])
         await wait_until(lambda: server.created, what="the batch")

@@ -21,11 +21,23 @@ from bot.figures import iso_week
 from bot.records import Verdict
 from bot.slack.commands import CalibrationCheck, parse_command
 from bot.slack.server import start_bot
-from bot.store import Judgment, Store, channel_stats, record_feedback, utcnow
-from bot.store.labels import labeled_rubric_names, save_label
-from bot.store.models import Feedback
-from bot.store.models_trust import Label
-from bot.store.preferences import set_default_rubric
+from bot.store import (
+    Feedback,
+    Judgment,
+    Label,
+    Store,
+    add_rows,
+    channel_stats,
+    create_run,
+    first_judgment,
+    get_judgment,
+    labeled_rubric_names,
+    record_feedback,
+    save_label,
+    save_verdict,
+    set_default_rubric,
+    utcnow,
+)
 from bot.trust.calibration import wilson
 from bot.trust.report import TrustBar, judge_in_use
 from tests.support.slack_messages import blocks_in, table_dicts, table_rows
@@ -42,17 +54,17 @@ def judged(store: Store, *, passed: bool, tag: str, scores: tuple[int, int] = (2
            model: str | None = None, unsure: bool | None = None) -> Judgment:
     """One scored eth judgment made in `channel`, with the judge's pass/fail, tag and (correctness, completeness)."""
     common = {"rubric_name": "eth", "rubric_version": version, "rubric_hash": rubric_hash, "judge_model": judge_model}
-    run = store.create_run(**common, channel_id=channel, team_id=team)
-    store.add_rows([{**common, "run_id": run.id, "row_number": 1, "status": "pending", "question": f"q{next(CASES)}",
+    run = create_run(store, **common, channel_id=channel, team_id=team)
+    add_rows(store, [{**common, "run_id": run.id, "row_number": 1, "status": "pending", "question": f"q{next(CASES)}",
                      "reference": "r", "answer": "a", "channel_id": channel, "team_id": team, "model_name": model}])
-    row = store.first_judgment(run.id)
+    row = first_judgment(store, run.id)
     assert row is not None
     output = {"correctness": scores[0], "completeness": scores[1], "result_tag": tag, "reasoning": "r"}
     verdict = Verdict(status="scored", output=output, headline=100.0 if passed else 0.0, passed=passed, label=tag,
                       tag=tag, raw_reply="{}", prompt_hash="p" * 32, unsure=unsure,
                       samples=3 if unsure is not None else None, **common)
-    assert store.save_verdict(row.id, verdict, cache_key=f"k{row.id}")
-    judgment = store.get_judgment(row.id)
+    assert save_verdict(store, row.id, verdict, cache_key=f"k{row.id}")
+    judgment = get_judgment(store, row.id)
     assert judgment is not None
     return judgment
 

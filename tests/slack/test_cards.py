@@ -51,9 +51,7 @@ from bot.slack.views.commands import (
 from bot.slack.views.details import reply_view
 from bot.slack.views.home import HOME_JUDGMENTS, home_view
 from bot.slack.views.limits import INPUT_LIMIT, MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, VIEW_BLOCKS
-from bot.store.history import Figures
-from bot.store.models import Judgment
-from bot.store.said import Said
+from bot.store import Figures, Judgment, Said
 from tests.support.scored_judgments import ETH_CORRECT, scored
 from tests.support.slack_messages import feedback, table_rows
 from tests.support.slack_server.block_checks import block_problems

@@ -9,7 +9,7 @@ import json
 from scipy import stats
 
 from bot.records import Verdict
-from bot.store import Store
+from bot.store import Store, add_rows, create_run, iter_judgments, save_verdict
 from bot.trust.mcnemar import p_text
 from tests.support.slack_messages import blocks_json
 
@@ -20,11 +20,11 @@ SCORES = {"Correct": (2, 2, 100.0), "Generic": (0, 1, 25.0)}
 def answered(store: Store, channel: str, model: str, tags: dict[str, str], **fields: str) -> None:
     """A run of `model`'s answers in `channel`, each judged with its tag ("invalid": a reply that broke the rules)."""
     common = {**COMMON, **fields}
-    run = store.create_run(**common, channel_id=channel, team_id="T0TEST")
-    store.add_rows([{**common, "run_id": run.id, "row_number": n, "status": "pending", "question": question,
+    run = create_run(store, **common, channel_id=channel, team_id="T0TEST")
+    add_rows(store, [{**common, "run_id": run.id, "row_number": n, "status": "pending", "question": question,
                      "reference": "r", "answer": f"{model} on {question}", "channel_id": channel, "team_id": "T0TEST",
                      "model_name": model} for n, question in enumerate(tags, 1)])
-    for row, tag in zip(store.iter_judgments(run.id), tags.values(), strict=True):
+    for row, tag in zip(iter_judgments(store, run.id), tags.values(), strict=True):
         if tag == "invalid":
             verdict = Verdict(status="invalid", error="the reply broke the rubric", raw_reply="?", prompt_hash="p" * 32,
                               **common)
@@ -33,7 +33,7 @@ def answered(store: Store, channel: str, model: str, tags: dict[str, str], **fie
             output = {"correctness": correctness, "completeness": completeness, "result_tag": tag, "reasoning": "r"}
             verdict = Verdict(status="scored", output=output, headline=headline, passed=tag == "Correct", label=tag,
                               tag=tag, raw_reply="{}", prompt_hash="p" * 32, **common)
-        assert store.save_verdict(row.id, verdict, cache_key=f"k{row.id}")
+        assert save_verdict(store, row.id, verdict, cache_key=f"k{row.id}")
 
 
 def interval(b: list[float], a: list[float]) -> str:

@@ -17,8 +17,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 
 from bot.slack.deliveries import FORGET_EVERY, KEEP, delivery_key
 from bot.slack.views.card import FEEDBACK
-from bot.store import Store, utcnow
-from bot.store.deliveries import forget_deliveries, record_delivery
+from bot.store import Store, forget_deliveries, record_delivery, utcnow
 from tests.support.replicas import replicas
 from tests.support.replies import eth_reply
 from tests.support.serve_process import free_port, wait_healthy

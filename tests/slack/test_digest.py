@@ -11,9 +11,7 @@ import pytest
 from bot.digest import WEEK, Period
 from bot.slack.flows.digest_post import DIGEST_EVENT
 from bot.slack.server import RunningBot, start_bot
-from bot.store import Store
-from bot.store.models import DigestSubscription
-from bot.store.subscriptions import claim_week, subscribe, subscription
+from bot.store import DigestSubscription, Store, claim_week, subscribe, subscription
 from tests.support.history_rows import Row, add
 from tests.support.slack_messages import said, table_dicts
 from tests.support.slack_server import FakeSlackServer

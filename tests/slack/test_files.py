@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bot.store import Store
+from bot.store import Store, get_run, iter_judgments, recent_runs, status_counts
 from tests.support.replies import triple_of
 from tests.support.slack_files import (
     HEADER,
@@ -49,7 +49,7 @@ async def test_a_shared_csv_is_judged_with_progress_summary_results_and_chart(sl
     with Store.open(bot_settings.db_url).session() as session:
         from sqlmodel import select
 
-        from bot.store.models import Judgment
+        from bot.store import Judgment
         saved = {j.row_number: j for j in session.exec(select(Judgment).where(Judgment.channel_id == "C0GENERAL"))}
     assert [int(r["row"]) for r in rows] == list(range(2, 8))
     for row in rows:
@@ -107,7 +107,7 @@ def by_rubric(body: dict):
 def rubric_of_run(settings, thread_ts: str) -> str:
     from sqlmodel import select
 
-    from bot.store.models import Run
+    from bot.store import Run
 
     with Store.open(settings.db_url).session() as session:
         return session.exec(select(Run.rubric_name).where(Run.thread_ts == thread_ts)).one()
@@ -355,8 +355,8 @@ async def test_cancel_keeps_the_graded_rows_and_says_so(slack, slack_server, jud
     end = progress_of(slack_server, event)
     assert "Cancelled by <@U0USER>" in end["text"] + blocks_text(end) and "graded rows are kept" in blocks_text(end)
     store = Store.open(bot_settings.db_url)
-    run = store.get_run(run_id)
-    counts = store.status_counts(run.id)
+    run = get_run(store, run_id)
+    counts = status_counts(store, run.id)
     assert run.status == "cancelled" and 0 < counts["scored"] < 200 and counts["scored"] + counts["pending"] == 200
     card = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
     assert f"*Scored*\\n{counts['scored']}" in card and f"*Not judged*\\n{counts['pending']}" in card
@@ -385,19 +385,19 @@ async def test_a_run_out_of_quota_pauses_with_resume_and_finishes_every_row_once
     assert summaries(slack_server, "C0GENERAL", event["ts"]) == []
     store = Store.open(bot_settings.db_url)
     run_id, paused_ts = int(run_buttons(paused)["judgebot_run_resume"]), paused["ts"]
-    assert store.get_run(run_id).status == "paused" and store.status_counts(run_id)["pending"] >= 20
+    assert get_run(store, run_id).status == "paused" and status_counts(store, run_id)["pending"] >= 20
 
     state["quota"] = False
     await slack.click("judgebot_run_resume", str(run_id), channel="C0GENERAL", message_ts=paused_ts)
     await finished_thread(slack_server, "C0GENERAL", event["ts"])
-    assert store.status_counts(run_id) == {"scored": 30}
+    assert status_counts(store, run_id) == {"scored": 30}
     assert len(summaries(slack_server, "C0GENERAL", event["ts"])) == 1
     assert len(posted(slack_server, "C0GENERAL", event["ts"])) == 3  # progress, summary, results: one each
     before, after = streams(slack_server, "C0GENERAL", event["ts"])  # the progress before the pause, and after
     assert before["stream"] == after["stream"] == "stopped"
     assert before["tasks"]["judge"]["status"] == "error" and "paused at" in before["tasks"]["judge"]["details"]
     assert after["tasks"]["judge"]["status"] == "complete" and after["tasks"]["summary"]["status"] == "complete"
-    scored_questions = [j.question for j in store.iter_judgments(run_id)]
+    scored_questions = [j.question for j in iter_judgments(store, run_id)]
     assert sorted(scored_questions) == sorted(f"Question {n}?" for n in range(1, 31))
     await slack.click("judgebot_run_resume", str(run_id), channel="C0GENERAL", message_ts=paused_ts)
     late = (await slack_server.await_for("response_url"))[-1]
@@ -524,8 +524,8 @@ async def test_a_run_stopped_with_the_bot_goes_on_in_the_same_message_after_a_re
     assert sorted(set(questions)) == sorted(f"Question {n}?" for n in range(1, 151))
     assert len(questions) - 150 <= 16  # only requests in flight at the stop were sent twice
     store = Store.open(bot_settings.db_url)
-    run_id = store.recent_runs(1)[0].id
-    assert store.status_counts(run_id) == {"scored": 150}
+    run_id = recent_runs(store, 1)[0].id
+    assert status_counts(store, run_id) == {"scored": 150}
 
 
 async def test_a_file_from_another_organisation_is_looked_up_before_it_is_judged(slack, slack_server, judge_server):
@@ -557,9 +557,9 @@ async def test_finish_here_on_a_paused_run_summarises_the_graded_rows(slack, sla
     await finished_thread(slack_server, "C0GENERAL", event["ts"])
     await asyncio.sleep(0.5)
     store = Store.open(bot_settings.db_url)
-    counts = store.status_counts(run_id)
+    counts = status_counts(store, run_id)
     summary = summaries(slack_server, "C0GENERAL", event["ts"])
-    assert len(summary) == 1 and store.get_run(run_id).status in ("cancelled", "done")
+    assert len(summary) == 1 and get_run(store, run_id).status in ("cancelled", "done")
     assert f"*Scored*\\n{counts['scored']}" in blocks_text(summary[0])
     assert counts.get("scored", 0) + counts.get("pending", 0) == 20
 
@@ -594,7 +594,7 @@ async def test_a_header_of_ten_thousand_characters_is_refused_within_slacks_limi
                                                                                    bot_settings):
     from sqlmodel import select
 
-    from bot.store.models import SharedFile
+    from bot.store import SharedFile
 
     header = "q" * 10_000
     event = await share(slack, slack_server, f"{header},reference,answer\nQ?,R.,A.\n".encode())

@@ -26,8 +26,7 @@ from sqlmodel import col, select
 
 from bot.runs.execute import GROUP_SECONDS
 from bot.slack.flows.file_summary import SUMMARY_EVENT
-from bot.store import Store
-from bot.store.models import Judgment, Run, SharedFile
+from bot.store import Judgment, Run, SharedFile, Store, get_run, iter_judgments
 from tests.support import forkserver
 from tests.support.openai_server import Reply
 from tests.support.replies import triple_of
@@ -362,7 +361,7 @@ def test_a_process_dying_after_the_last_verdict_before_the_finishing_step_is_fin
 
         share = share_of(store, thread_ts)
         assert share is not None and share.state == "running" and share.run_id, share
-        run = store.get_run(share.run_id)
+        run = get_run(store, share.run_id)
 
         async def the_rest_of_that_life():
             client = judge_client_from(bot_settings)
@@ -380,7 +379,7 @@ def test_a_process_dying_after_the_last_verdict_before_the_finishing_step_is_fin
         wait_until(lambda: share_of(store, thread_ts).state == "done", "the share marked done", timeout=10)
         assert len(summaries(slack_server, CHANNEL, thread_ts)) == 1
         assert len(slack_server.uploads(CHANNEL, thread_ts)) == 2
-        assert [r.status for r in store.iter_judgments(run.id)] == ["scored"] * 12
+        assert [r.status for r in iter_judgments(store, run.id)] == ["scored"] * 12
         [progress] = progress_messages(slack_server, thread_ts)
         assert progress["ts"] == share.progress_ts and "Judged" in str(progress["blocks"])
         assert bot.stop() == 0, bot.logs()

@@ -19,7 +19,7 @@ from bot.slack.server import start_bot
 from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, FEEDBACK, REJUDGE, RETRY
 from bot.slack.views.commands import FORM_UNCHECKED, FormContext, FormSeal
 from bot.slack.views.file_run import CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
-from bot.store import Store, claim_share, feedback_tally, get_share
+from bot.store import Store, claim_share, create_run, feedback_tally, first_judgment, get_run, get_share
 from tests.support.oauth_install import install, oauth_settings
 from tests.support.replies import eth_reply
 from tests.support.slack_files import wait_until
@@ -83,7 +83,7 @@ def share_in(store: Store, state: ShareState, run_id: int | None = None) -> int:
 
 def run_in(store: Store, rubrics, status: RunState) -> int:
     eth = rubrics.get("eth")
-    run = store.create_run(rubric_name=eth.name, rubric_version=eth.version, rubric_hash=eth.content_hash,
+    run = create_run(store, rubric_name=eth.name, rubric_version=eth.version, rubric_hash=eth.content_hash,
                            judge_model="judge-test", source="slack", status=status, team_id="T0TEST",
                            channel_id="C0GENERAL", total_rows=3)
     return run.id
@@ -109,7 +109,7 @@ async def test_file_run_buttons_refuse_a_click_from_elsewhere(slack, slack_serve
     states = {share: get_share(store, share_id=share).state for share in (asking, again, paused, running)}
     assert states == {asking: ShareState.ASKING, again: ShareState.CONFIRM, paused: ShareState.PAUSED,
                       running: ShareState.RUNNING}
-    assert [store.get_run(run).status for run in (paused_run, running_run)] == [RunState.PAUSED, RunState.RUNNING]
+    assert [get_run(store, run).status for run in (paused_run, running_run)] == [RunState.PAUSED, RunState.RUNNING]
     assert slack_server.calls_to("chat.update") == [] and judge_server.bodies() == []
     refused = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
     assert nowhere or (len(refused) == len(clicks) and all(action_id in " ".join(refused) for action_id, _ in clicks))
@@ -120,7 +120,7 @@ def judgment_in(store: Store, rubrics, *, team: str | None, channel: str | None)
     run = start_single_run(store, rubric=rubrics.get("eth"), triple=Triple(question="Secret Q?", reference="R",
                                                                              answer="A"),
                            judge_model="judge-test", origin=origin, message_ts="1700000002.000100" if channel else None)
-    judgment = store.first_judgment(run.id)
+    judgment = first_judgment(store, run.id)
     assert judgment is not None
     return judgment.id
 

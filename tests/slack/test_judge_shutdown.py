@@ -13,6 +13,7 @@ import time_machine
 
 from bot.config import Settings
 from bot.slack.server import RunningBot, start_bot
+from bot.store import add_rows, create_run, first_judgment, save_verdict
 from tests.support.slack_server import FakeSlackServer
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
@@ -169,12 +170,12 @@ def test_the_digest_marks_the_week_a_channels_judge_changed(store) -> None:
     from bot.store import ChannelJudge, set_channel_judge, utcnow
 
     common = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "a" * 16, "judge_model": "judge-test"}
-    run = store.create_run(**common, channel_id="C0GENERAL", team_id="T0TEST")
-    store.add_rows([{**common, "run_id": run.id, "row_number": 1, "status": "pending", "question": "q",
+    run = create_run(store, **common, channel_id="C0GENERAL", team_id="T0TEST")
+    add_rows(store, [{**common, "run_id": run.id, "row_number": 1, "status": "pending", "question": "q",
                      "reference": "r", "answer": "a", "channel_id": "C0GENERAL", "team_id": "T0TEST"}])
-    row = store.first_judgment(run.id)
+    row = first_judgment(store, run.id)
     assert row is not None
-    assert store.save_verdict(row.id, Verdict(status="scored", output={"result_tag": "Correct"}, headline=100.0,
+    assert save_verdict(store, row.id, Verdict(status="scored", output={"result_tag": "Correct"}, headline=100.0,
                                               passed=True, label="Correct", tag="Correct", raw_reply="{}",
                                               prompt_hash="p" * 32, **common), cache_key="k1")
     set_channel_judge(store, team_id="T0TEST", channel_id="C0GENERAL", judge_model="gpt-5.4-mini", user_id="U0ADMIN")

@@ -7,8 +7,18 @@ import json
 
 from bot.records import Verdict
 from bot.slack.views.judges_compare import JUDGE_KEEP, JUDGE_USE
-from bot.store import Store, channel_judge, judge_of_channel, set_cost_limits, set_default_rubric
-from bot.store.labels import save_label
+from bot.store import (
+    Store,
+    add_rows,
+    channel_judge,
+    create_run,
+    iter_judgments,
+    judge_of_channel,
+    save_label,
+    save_verdict,
+    set_cost_limits,
+    set_default_rubric,
+)
 from tests.support.replies import eth_reply, triple_of
 from tests.support.slack_messages import blocks_json, buttons
 from tests.support.slack_side import TEAM
@@ -21,14 +31,14 @@ def labeled(store: Store, rubrics) -> None:
     eth = rubrics.get("eth")
     common = {"rubric_name": "eth", "rubric_version": eth.version, "rubric_hash": eth.content_hash,
               "judge_model": "judge-test"}
-    run = store.create_run(**common, channel_id=CHANNEL, team_id=TEAM)
+    run = create_run(store, **common, channel_id=CHANNEL, team_id=TEAM)
     answers = ["Use myStudies.", "Use ETHIS.", "Maybe ask <!channel>.", "Maybe ask around."]
-    store.add_rows([{**common, "run_id": run.id, "row_number": n, "status": "pending", "question": f"Q{n}?",
+    add_rows(store, [{**common, "run_id": run.id, "row_number": n, "status": "pending", "question": f"Q{n}?",
                      "reference": "In myStudies.", "answer": answer, "channel_id": CHANNEL, "team_id": TEAM}
                     for n, answer in enumerate(answers, 1)])
     output = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "r"}
-    for row in store.iter_judgments(run.id):
-        assert store.save_verdict(row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
+    for row in iter_judgments(store, run.id):
+        assert save_verdict(store, row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
                                                   label="Correct", tag="Correct", raw_reply="{}", prompt_hash="p" * 32,
                                                   **common), cache_key=f"k{row.id}")
         generic = row.answer.startswith("Maybe")

@@ -21,9 +21,20 @@ from bot.slack.views.card import CORRECT, DETAILS, result_card
 from bot.slack.views.commands import FormSeal
 from bot.slack.views.correction import CORRECTION, CorrectionContext
 from bot.slack.views.details import reply_view
-from bot.store import Judgment, JudgmentSample, Store
-from bot.store.labels import labels_of
-from bot.store.samples import samples_of, save_sample
+from bot.store import (
+    Judgment,
+    JudgmentSample,
+    Store,
+    add_rows,
+    create_run,
+    first_judgment,
+    get_judgment,
+    labels_of,
+    samples_of,
+    save_sample,
+    save_verdict,
+    set_run_message,
+)
 from tests.support.forms import inputs, submit_form
 from tests.support.openai_server import FakeJudgeServer, Reply
 from tests.support.replies import eth_reply
@@ -60,12 +71,12 @@ def sampled_row(store: Store, rubric: Rubric, judged: list[tuple[str, dict[str, 
     """A row of `channel` judged once per (judge model, output) in `judged`, its samples and its combined verdict."""
     jury = "+".join(dict.fromkeys(model for model, _ in judged))
     fields = {"rubric_name": rubric.name, "rubric_version": rubric.version, "rubric_hash": rubric.content_hash}
-    run = store.create_run(**fields, judge_model=jury, source="slack", channel_id=channel, team_id=team,
+    run = create_run(store, **fields, judge_model=jury, source="slack", channel_id=channel, team_id=team,
                            samples=len(judged))
-    store.add_rows([{**fields, "judge_model": jury, "run_id": run.id, "row_number": 1, "status": "pending",
+    add_rows(store, [{**fields, "judge_model": jury, "run_id": run.id, "row_number": 1, "status": "pending",
                      "question": "How do I register?", "reference": "myStudies", "answer": "Use myStudies.",
                      "channel_id": channel, "team_id": team, "user_id": "U0ASKER"}])
-    row = store.first_judgment(run.id)
+    row = first_judgment(store, run.id)
     assert row is not None
     numbers: Counter[str] = Counter()
     made = []
@@ -74,8 +85,8 @@ def sampled_row(store: Store, rubric: Rubric, judged: list[tuple[str, dict[str, 
         verdict = verdict_of(rubric, model, output)
         store_sample(store, row, run.id, model, numbers[model], verdict)
         made.append(Sampled(model, numbers[model], verdict))
-    assert store.save_verdict(row.id, combine(made, judge_model=jury), cache_key=f"row{row.id}")
-    saved = store.get_judgment(row.id)
+    assert save_verdict(store, row.id, combine(made, judge_model=jury), cache_key=f"row{row.id}")
+    saved = get_judgment(store, row.id)
     assert saved is not None and saved.samples == len(judged)
     return saved
 
@@ -198,7 +209,7 @@ async def test_sampled_card_keeps_its_line_after_a_vote_and_details_lists_the_sa
                                                   ("judge-a", ETH["Correct"])])
     client = AsyncWebClient(token=slack_server.bot_token, base_url=slack_server.api_url)
     posted = await client.chat_postMessage(channel=CHANNEL, text="the card")
-    store.set_message(row.run_id, posted["ts"])
+    set_run_message(store, row.run_id, posted["ts"])
     await slack.click("judgebot_agree", str(row.id), channel=CHANNEL, message_ts=posted["ts"])
     [update] = await slack_server.await_for("chat.update", lambda c: c.params.get("ts") == posted["ts"])
     assert "⚠ split 2/1: Correct, Generic" in blocks_of(update)

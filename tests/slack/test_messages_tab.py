@@ -9,8 +9,7 @@ import yaml
 
 from bot.slack.listeners.clicks import OTHER_WORKSPACE
 from bot.slack.listeners.messages_tab import FORMAT, PROMPTS
-from bot.store import Store
-from bot.store.history import recent_in_channel
+from bot.store import Store, recent_in_channel
 from tests.support.replies import eth_reply, triple_of
 from tests.support.slack_files import eth_csv, grade_by_answer, share, summaries, wait_until
 from tests.support.slack_messages import INLINE, card_of, said

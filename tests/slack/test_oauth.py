@@ -20,9 +20,7 @@ from bot.errors import SetupError
 from bot.slack.context import NotInstalled
 from bot.slack.oauth import BOT_SCOPES
 from bot.slack.server import RunningBot, start_bot
-from bot.store import Store
-from bot.store.models_oauth import BOTS, INSTALLATIONS, OAUTH_STATES
-from bot.store.reviewers import set_reviewers
+from bot.store import BOTS, INSTALLATIONS, OAUTH_STATES, Store, set_reviewers
 from tests.support.cli import judgebot
 from tests.support.oauth_install import get, install, oauth_settings, start_install
 from tests.support.replies import eth_reply

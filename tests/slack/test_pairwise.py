@@ -9,8 +9,7 @@ import io
 from bot.rubric import load_rubrics
 from bot.runs.pairs import export_pairs
 from bot.slack.views.review import REVIEW_PICK
-from bot.store import Store
-from bot.store.review import open_cases
+from bot.store import Store, open_cases, recent_runs
 from tests.support.pairwise_judge import PrefersMarked
 from tests.support.slack_files import blocks_text, finished_thread, reply_to, results_rows, share, summaries
 from tests.support.slack_messages import blocks_json, buttons
@@ -105,7 +104,7 @@ async def test_an_inconsistent_pair_is_settled_in_the_review_queue_blind_to_the_
     assert "Saved: you said B is better" in blocks_json(after) and "q2 [flip]" in blocks_json(after)  # the next one
 
     store = Store.open(bot_settings.db_url)
-    [run] = [r for r in store.recent_runs() if r.rubric_name == "pairwise"]
+    [run] = [r for r in recent_runs(store) if r.rubric_name == "pairwise"]
     found = export_pairs(store, run=run, rubric=load_rubrics().get("pairwise"), out=None)
     assert [pair.outcome for pair in found.pairs] == ["B", "B", "tie"]  # the person settled q0; q2 waits
     assert found.report.settled == 1 and found.report.labeled == 1

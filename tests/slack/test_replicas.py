@@ -12,8 +12,7 @@ import time
 import pytest
 from sqlmodel import col, select
 
-from bot.store import Store
-from bot.store.models import Judgment, Run
+from bot.store import Judgment, Run, Store, get_run, recent_runs, status_counts
 from tests.slack.test_workflow_step import GRADE, ended, step_payload
 from tests.support.openai_server import Reply
 from tests.support.replicas import replicas
@@ -123,7 +122,7 @@ def test_the_replica_holding_a_run_dies_and_another_goes_on_in_the_same_thread(b
             killed = time.monotonic()
             with store.session() as session:
                 dead_owner = session.exec(select(Run.owner)).one()
-            taken = await wait_until(lambda: (owner := store.get_run(1).owner) not in (None, dead_owner) and owner,
+            taken = await wait_until(lambda: (owner := get_run(store, 1).owner) not in (None, dead_owner) and owner,
                                      timeout=40, what="the run taken over")
             took = time.monotonic() - killed
             await finished_thread(slack_server, "C0GENERAL", event["ts"], timeout=120)
@@ -157,7 +156,7 @@ def test_cancel_clicked_on_another_replica_stops_the_run_where_it_is_judged(bot_
             head = await wait_until(lambda: "judgebot_run_cancel" in str(posted(slack_server, "C0GENERAL", event["ts"])[:1])
                                     and posted(slack_server, "C0GENERAL", event["ts"])[0], timeout=60, what="Cancel")
             await wait_until(lambda: sum(judged_by(store).values()) >= 40, timeout=60, what="40 rows judged")
-            run_id = store.get_run(1).id
+            run_id = get_run(store, 1).id
             answer = await other.click("judgebot_run_cancel", str(run_id), channel="C0GENERAL", message_ts=head["ts"])
             assert answer.status == 200
             told = (await slack_server.await_for("response_url", lambda c: "Cancelling" in c.params.get("text", "")))[0]
@@ -166,8 +165,8 @@ def test_cancel_clicked_on_another_replica_stops_the_run_where_it_is_judged(bot_
 
         event, told, run_id = asyncio.run(talk())
     assert "another process of the bot judges it" in told
-    run = store.get_run(run_id)
-    counts = store.status_counts(run_id)
+    run = get_run(store, run_id)
+    counts = status_counts(store, run_id)
     assert run.status == "cancelled" and 0 < counts["scored"] < rows and counts.get("pending", 0) > 0
     assert len(summaries(slack_server, "C0GENERAL", event["ts"])) == 1
     end = posted(slack_server, "C0GENERAL", event["ts"])[0]
@@ -205,5 +204,5 @@ def test_a_step_delivered_again_and_re_judge_clicked_on_both_replicas_are_judged
     assert len(slack_server.step_ends(execution)) == 1
     assert len(judge_server.bodies()) == 3  # the step once, the card once, and once again
     store = Store.open(db_url)
-    assert len(store.recent_runs()) == 3
+    assert len(recent_runs(store)) == 3
     assert len(slack_server.calls_to("chat.postMessage")) == 3  # the step's card, the card, one new card

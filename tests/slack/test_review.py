@@ -16,12 +16,25 @@ from bot.records import Verdict
 from bot.slack.flows.review_nudge import NUDGE_EVENT
 from bot.slack.server import start_bot
 from bot.slack.views.review import REVIEW_AGREE, REVIEW_LABEL, REVIEW_SKIP, REVIEW_START
-from bot.store import Judgment, Store, utcnow
-from bot.store.feedback import feedback_tally
-from bot.store.labels import labels_of, save_label
-from bot.store.models_trust import ReviewCase, ReviewNudge
-from bot.store.review import case_of, open_cases, queue_state
-from bot.store.reviewers import review_setup
+from bot.store import (
+    Judgment,
+    ReviewCase,
+    ReviewNudge,
+    Store,
+    add_rows,
+    create_run,
+    feedback_tally,
+    get_judgment,
+    iter_judgments,
+    labels_of,
+    open_cases,
+    queue_state,
+    review_case,
+    review_setup,
+    save_label,
+    save_verdict,
+    utcnow,
+)
 from bot.trust.review import send_to_review
 from tests.support.forms import inputs, submit_form
 from tests.support.scripted_judge import Script
@@ -40,13 +53,13 @@ def queued(store: Store, rubrics: Any, count: int, *, channel: str = CHANNEL, ra
     random; the case ids in order."""
     eth = rubrics.get("eth")
     common = {**COMMON, "rubric_version": eth.version, "rubric_hash": eth.content_hash}
-    run = store.create_run(**common, channel_id=channel, team_id=TEAM)
-    store.add_rows([{**common, "run_id": run.id, "row_number": n, "status": "pending", "question": f"{prefix}{n} exams?",
+    run = create_run(store, **common, channel_id=channel, team_id=TEAM)
+    add_rows(store, [{**common, "run_id": run.id, "row_number": n, "status": "pending", "question": f"{prefix}{n} exams?",
                      "reference": "In myStudies.", "answer": f"A{n}", "channel_id": channel, "team_id": TEAM}
                     for n in range(1, count + 1)])
-    for row in store.iter_judgments(run.id):
+    for row in iter_judgments(store, run.id):
         output = {"correctness": 2, "completeness": 2, "result_tag": "Correct", "reasoning": "r"}
-        assert store.save_verdict(row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
+        assert save_verdict(store, row.id, Verdict(status="scored", output=output, headline=100.0, passed=True,
                                                   label="Correct", tag="Correct", raw_reply="{}", prompt_hash="p" * 32,
                                                   unsure=not rate, samples=3, **common), cache_key=f"k{row.id}")
     assert send_to_review(store, run, rate=rate).total == count
@@ -160,7 +173,7 @@ async def test_calibration_shows_agreement_on_the_random_share_apart(slack: Slac
     picked = queued(store, rubrics, 4, rate=1.0)  # all four picked at random; the judge passed each
     chosen = queued(store, rubrics, 2, prefix="R")[4:]  # two unsure rows, chosen
     for case_id, passed in zip([*picked, *chosen], (True, True, True, False, False, False), strict=True):
-        judgment = store.get_judgment(_judgment_of(store, case_id))
+        judgment = get_judgment(store, _judgment_of(store, case_id))
         assert judgment is not None
         save_label(store, judgment=judgment, user_id="U0USER", source="correction", values={}, passed=passed,
                    pass_from="given", tag=None, headline=None, note=None)
@@ -219,7 +232,7 @@ async def test_the_judge_is_right_is_refused_while_blind_and_the_label_form_stil
     assert "Blind review is on in <#C0GENERAL>" in refused and "press *Label it*" in refused, refused
     judgment = _judgment_of(store, case)
     assert feedback_tally(store, judgment_id=judgment) == (0, 0) and labels_of(store, judgment) == []
-    assert case_of(store, case).state == "open"  # still the person's to label
+    assert review_case(store, case).state == "open"  # still the person's to label
 
     await slack.click(REVIEW_LABEL, str(case), channel=CHANNEL, message_ts="1.0")
     view = (await slack_server.await_for("views.open"))[0].params["view"]
@@ -234,7 +247,7 @@ async def test_the_judge_is_right_is_refused_while_blind_and_the_label_form_stil
 
 
 def _judgment_of(store: Store, case_id: int) -> int:
-    found = case_of(store, case_id)
+    found = review_case(store, case_id)
     assert found is not None
     return found.judgment_id
 
@@ -333,7 +346,7 @@ def test_the_nudge_fires_on_weekdays_at_the_channels_local_time(store: Store) ->
     from zoneinfo import ZoneInfo
 
     from bot.slack.flows.review_nudge import NudgeScheduler
-    from bot.store.reviewers import ReviewSetup
+    from bot.store import ReviewSetup
 
     async def post(setup: ReviewSetup, due: moment) -> None:
         raise AssertionError("not fired in this test")

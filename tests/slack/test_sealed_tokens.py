@@ -14,7 +14,7 @@ from pydantic import SecretStr
 
 from bot.errors import SetupError
 from bot.slack.server import RunningBot, start_bot
-from bot.store.models_oauth import BOTS, INSTALLATIONS
+from bot.store import BOTS, INSTALLATIONS
 from tests.support import forkserver
 from tests.support.cli import judgebot
 from tests.support.mcp_process import as_slackbot, mcp_server

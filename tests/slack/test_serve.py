@@ -20,8 +20,7 @@ from bot.config import Settings
 from bot.errors import SetupError
 from bot.slack.server import start_bot
 from bot.slack.views.card import CORRECT, RETRY
-from bot.store import Store
-from bot.store.feedback import feedback_tally
+from bot.store import Store, feedback_tally, first_judgment, get_run, iter_judgments, recent_runs, update_run
 from tests.support import forkserver
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply
@@ -239,8 +238,8 @@ async def test_a_stop_mid_judgment_marks_the_card_and_the_next_start_completes_i
     [(_, ts)] = [key for key in slack_server.messages if key[0] == placeholder.params["channel"]]
     assert "stopped before the judge answered" in slack_server.messages[("C0GENERAL", ts)]["text"]
     store = Store.open(bot_settings.db_url)
-    [run] = store.recent_runs()
-    assert (run.status, run.owner) == ("paused", None) and store.first_judgment(run.id).message_ts == ts
+    [run] = recent_runs(store)
+    assert (run.status, run.owner) == ("paused", None) and first_judgment(store, run.id).message_ts == ts
 
     again = await start_bot(bot_settings, host="127.0.0.1")
     try:
@@ -248,8 +247,8 @@ async def test_a_stop_mid_judgment_marks_the_card_and_the_next_start_completes_i
         assert card["ts"] == ts and "Generic" in json.dumps(card["blocks"])
     finally:
         await again.stop()
-    rows = list(store.iter_judgments(run.id))
-    assert [r.status for r in rows] == ["scored"] and store.get_run(run.id).status == "done"
+    rows = list(iter_judgments(store, run.id))
+    assert [r.status for r in rows] == ["scored"] and get_run(store, run.id).status == "done"
 
 
 @pytest.mark.slow
@@ -283,8 +282,8 @@ def test_kill_9_mid_judgment_then_restart_completes_the_same_card(bot_settings, 
     assert slack_server.messages[("C0GENERAL", ts)]["text"].startswith("ETH institutional knowledge audit: Refusal")
     assert placeholder.params["channel"] == "C0GENERAL" and len(slack_server.calls_to("chat.postMessage")) == 1
     store = Store.open(bot_settings.db_url)
-    [run] = store.recent_runs()
-    assert [(r.status, r.tag, r.message_ts) for r in store.iter_judgments(run.id)] == [("scored", "Refusal", ts)]
+    [run] = recent_runs(store)
+    assert [(r.status, r.tag, r.message_ts) for r in iter_judgments(store, run.id)] == [("scored", "Refusal", ts)]
 
 
 async def test_help_and_home_with_many_rubrics_stay_within_slacks_limits(bot_settings, slack_server, tmp_path,
@@ -350,7 +349,7 @@ def left_over(settings: Settings, slack_server, rubrics, *, message: bool = True
                                                                    channel_id="C0GENERAL", user_id="U0USER"),
                            message_ts=ts)
     if run_fields:
-        store.update_run(run.id, **run_fields)
+        update_run(store, run.id, **run_fields)
     return run.id, ts or ""
 
 
@@ -366,12 +365,12 @@ async def test_a_left_over_card_whose_rubric_changed_becomes_an_error_with_retry
     assert "rubric changed before the judge answered" in shown and "judgebot_retry" in shown
     assert judge_server.bodies() == []
     store = Store.open(bot_settings.db_url)
-    assert store.get_run(run_id).status == "done" and store.first_judgment(run_id).status == "error"
+    assert get_run(store, run_id).status == "done" and first_judgment(store, run_id).status == "error"
 
 
 async def test_a_left_over_card_held_by_a_live_process_elsewhere_is_left_to_it(bot_settings, slack_server,
                                                                                judge_server, rubrics):
-    from bot.store.models import utcnow
+    from bot.store import utcnow
 
     run_id, ts = left_over(bot_settings, slack_server, rubrics, status="running", owner="otherhost:7:abcd1234",
                            heartbeat_at=utcnow())
@@ -383,7 +382,7 @@ async def test_a_left_over_card_held_by_a_live_process_elsewhere_is_left_to_it(b
     assert [c for c in slack_server.calls_to("chat.update") if c.params["ts"] == ts] == []
     assert judge_server.bodies() == []
     store = Store.open(bot_settings.db_url)
-    assert (store.get_run(run_id).owner, store.first_judgment(run_id).status) == ("otherhost:7:abcd1234", "pending")
+    assert (get_run(store, run_id).owner, first_judgment(store, run_id).status) == ("otherhost:7:abcd1234", "pending")
 
 
 async def test_a_left_over_judgment_without_a_placeholder_gets_a_new_card(bot_settings, slack_server, judge_server,
@@ -397,4 +396,4 @@ async def test_a_left_over_judgment_without_a_placeholder_gets_a_new_card(bot_se
         await running.stop()
     assert "Left Q?" in json.dumps(card["blocks"]) and "Correct · correctness" in json.dumps(card["blocks"],
                                                                                               ensure_ascii=False)
-    assert Store.open(bot_settings.db_url).first_judgment(run_id).message_ts == card["ts"]
+    assert first_judgment(Store.open(bot_settings.db_url), run_id).message_ts == card["ts"]

@@ -20,8 +20,7 @@ from bot.slack.views.digest import digest_message
 from bot.slack.views.file_run import summary_card
 from bot.slack.views.limits import MESSAGE_CHARS
 from bot.slack.views.tables import Column, table, text, untrusted
-from bot.store import CostLimits, Run, Spend
-from bot.store.history import Figures
+from bot.store import CostLimits, Figures, Run, Spend
 from bot.trust.calibration import Confusion, Gap, calibrate
 from bot.trust.report import RubricTrust
 from tests.support.history_rows import Row, add

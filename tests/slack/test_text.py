@@ -8,8 +8,7 @@ import json
 from sqlmodel import select
 
 from bot.slack.text import FSI, PDI
-from bot.store import Store
-from bot.store.models import Judgment
+from bot.store import Judgment, Store
 from tests.support.replies import eth_reply
 from tests.support.slack_messages import card_of
 

@@ -16,7 +16,7 @@ import yaml
 
 from bot.slack.listeners.workflow import GRADE_STEP, OTHER_TEAM
 from bot.slack.server import start_bot
-from bot.store import Store, set_cost_limits, spend, utcnow
+from bot.store import Store, add_rows, create_run, iter_judgments, recent_runs, set_cost_limits, spend, update_run, utcnow
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply, triple_of
 from tests.support.slack_messages import blocks_json, card_of, said
@@ -85,9 +85,9 @@ async def test_the_step_posts_the_card_in_its_channel_and_completes_with_the_ver
     assert "Correct · correctness 2/2" in blocks_json(card) and "gpt-test" in blocks_json(card)
 
     store = stored(bot_settings)
-    [run] = store.recent_runs()
+    [run] = recent_runs(store)
     assert (run.team_id, run.channel_id, run.source, run.model_name) == (TEAM, "C0OTHER", "slack", "gpt-test")
-    [judgment] = store.iter_judgments(run.id)
+    [judgment] = iter_judgments(store, run.id)
     assert (judgment.status, judgment.message_ts, judgment.channel_id) == ("scored", card["ts"], "C0OTHER")
     # the judgment belongs to the workflow's channel: its stats show it, another channel's do not
     await slack.command("stats", channel="C0OTHER")
@@ -126,7 +126,7 @@ async def test_a_step_delivered_again_under_a_new_event_id_to_another_bot_is_jud
         assert len(judge_server.bodies()) == 1
         assert len(slack_server.calls_to("chat.postMessage")) == 1  # one card
         store = Store.open(db_url)
-        [run] = store.recent_runs()
+        [run] = recent_runs(store)
         once = spend(store, channel_id="C0OTHER", since=utcnow() - timedelta(hours=1))
         assert (once.usd, once.unpriced) == (0.0, 1) or (once.usd > 0 and once.unpriced == 0)  # one judgment billed
 
@@ -138,7 +138,7 @@ async def test_a_step_delivered_again_under_a_new_event_id_to_another_bot_is_jud
         assert (await side.send_event(late)).status == 200
         await asyncio.sleep(1.0)
         assert len(judge_server.bodies()) == 1 and len(slack_server.step_ends(execution)) == 1
-        assert [r.id for r in store.recent_runs()] == [run.id]
+        assert [r.id for r in recent_runs(store)] == [run.id]
     finally:
         await two.stop()
         await one.stop()
@@ -166,7 +166,7 @@ async def test_a_step_that_cannot_be_judged_fails_with_a_sentence(slack, slack_s
     assert end.outputs is None and end.error is not None and expected in end.error, end.error
     assert end.token == token
     assert not judge_server.bodies() and not slack_server.calls_to("chat.postMessage")
-    assert not stored(bot_settings).recent_runs()  # nothing saved: nothing was judged
+    assert not recent_runs(stored(bot_settings))  # nothing saved: nothing was judged
 
 
 @pytest.mark.parametrize(("channel", "expected"), [
@@ -178,7 +178,7 @@ async def test_a_channel_the_bot_cannot_post_in_fails_the_step_before_the_judge_
     end, _ = await run_step(slack, {**GRADE, "channel": channel})
     assert end.outputs is None and end.error is not None and end.error.startswith(expected), end.error
     assert not judge_server.bodies()
-    [run] = stored(bot_settings).recent_runs()
+    [run] = recent_runs(stored(bot_settings))
     assert run.status == "cancelled" and "could not be posted" in (run.stop_reason or "")
 
 
@@ -206,8 +206,8 @@ async def test_a_judge_that_fails_fails_the_step_with_the_reason_and_keeps_the_e
                               f"p{card['ts'].replace('.', '')}")
     assert "Traceback" not in end.error and 'File "' not in end.error and "Error(" not in end.error
     assert "could not grade" in blocks_json(card) and "/100" not in blocks_json(card)
-    [run] = stored(bot_settings).recent_runs()
-    [judgment] = stored(bot_settings).iter_judgments(run.id)
+    [run] = recent_runs(stored(bot_settings))
+    [judgment] = iter_judgments(stored(bot_settings), run.id)
     assert (run.channel_id, judgment.status) == ("C0OTHER", "error")  # kept in the history as an error, never a score
 
 
@@ -230,7 +230,7 @@ async def test_a_step_of_another_workspace_is_refused(slack, slack_server, judge
     end, _ = await run_step(slack, GRADE, team="T0PARTNER")
     assert end.error == OTHER_TEAM
     assert not judge_server.bodies() and not slack_server.calls_to("chat.postMessage")
-    assert not stored(bot_settings).recent_runs()
+    assert not recent_runs(stored(bot_settings))
 
 
 async def test_the_step_in_socket_mode(bot_settings, slack_server, judge_server):
@@ -262,7 +262,7 @@ async def test_a_step_left_by_a_stopped_bot_is_completed_by_the_next_start(bot_s
     kept = stored(bot_settings)
     with kept.engine.connect() as conn:  # the step is kept with its own token, and the run that judges it
         [(kept_token, run_id)] = conn.execute(sa.text("SELECT token, run_id FROM workflow_step")).all()
-    assert kept_token == token and run_id == kept.recent_runs()[0].id
+    assert kept_token == token and run_id == recent_runs(kept)[0].id
 
     again = await start_bot(bot_settings, host="127.0.0.1")
     try:
@@ -279,7 +279,7 @@ async def test_a_step_left_by_a_stopped_bot_is_completed_by_the_next_start(bot_s
 
 
 async def test_steps_left_without_a_run_fail_and_lapsed_ones_are_forgotten(bot_settings, slack_server, judge_server):
-    from bot.store.workflow_steps import keep_step
+    from bot.store import keep_step
 
     store = Store.open(bot_settings.db_url)
     unsaved, unsaved_token = slack_server.new_execution()
@@ -304,14 +304,14 @@ async def test_steps_left_without_a_run_fail_and_lapsed_ones_are_forgotten(bot_s
 
 async def test_a_step_whose_judgment_was_cancelled_meanwhile_fails_with_a_sentence(bot_settings, slack_server,
                                                                                    judge_server):
-    from bot.store.workflow_steps import keep_step, step_run
+    from bot.store import keep_step, step_run
 
     store = Store.open(bot_settings.db_url)
     common = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-test"}
-    run = store.create_run(**common, channel_id="C0OTHER", team_id=TEAM)
-    store.add_rows([{**common, "run_id": run.id, "row_number": 1, "status": "pending", "question": "q",
+    run = create_run(store, **common, channel_id="C0OTHER", team_id=TEAM)
+    add_rows(store, [{**common, "run_id": run.id, "row_number": 1, "status": "pending", "question": "q",
                      "reference": "r", "answer": "a", "channel_id": "C0OTHER", "team_id": TEAM}])
-    store.update_run(run.id, status="cancelled", stop_reason="cancelled while the bot was down")
+    update_run(store, run.id, status="cancelled", stop_reason="cancelled while the bot was down")
     execution, token = slack_server.new_execution()
     keep_step(store, execution_id=execution, team_id=TEAM, channel_id="C0OTHER", token=token,
               expires_at=datetime.now(UTC).replace(tzinfo=None) + timedelta(minutes=10))

@@ -1,4 +1,4 @@
-"""Tests for bot.store.counting: the chain of a case's judgments, kept as verdicts are saved and rows judged again,
+"""Tests for bot.store.counts.counting: the chain of a case's judgments, kept as verdicts are saved and rows judged again,
 by writers one after the other and at once (SQLite and PostgreSQL), always equal to the chain worked out afresh."""
 
 from __future__ import annotations
@@ -9,10 +9,21 @@ from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 
-from bot.store import RowVerdict, Store
-from bot.store.counting import Link, replacements
-from bot.store.models import Feedback, Judgment, JudgmentTally
-from bot.store.tallies import add_judgments
+from bot.store import (
+    Feedback,
+    Judgment,
+    JudgmentTally,
+    Link,
+    RowVerdict,
+    Store,
+    add_judgments,
+    add_rows,
+    create_run,
+    iter_judgments,
+    replacements,
+    reset_rows,
+    save_verdicts,
+)
 from tests.support.store_rows import COMMON, make_verdict, row
 
 T0 = datetime(2026, 11, 16, 9, 0)
@@ -68,35 +79,35 @@ def tallies(store: Store, *, recount: bool = False) -> list[tuple]:
 
 def test_saves_and_rows_judged_again_keep_every_chain_and_the_tally_as_counted_afresh(store: Store) -> None:
     rng = random.Random(11)
-    run = store.create_run(**COMMON)
+    run = create_run(store, **COMMON)
     # 60 rows of 6 cases (the same texts repeated), judged one group after another in a shuffled order
-    store.add_rows([row(run.id, n, question=f"q{n % 6}", reference="r", answer="a") for n in range(60)])
-    ids = [j.id for j in store.iter_judgments(run.id)]
+    add_rows(store, [row(run.id, n, question=f"q{n % 6}", reference="r", answer="a") for n in range(60)])
+    ids = [j.id for j in iter_judgments(store, run.id)]
     rng.shuffle(ids)
     for start in range(0, 60, 7):
         group = [RowVerdict(i, make_verdict(status=rng.choice(("scored", "scored", "error")),
                                             headline=rng.random()), "k") for i in ids[start:start + 7]]
-        assert all(store.save_verdicts(group))
+        assert all(save_verdicts(store, group))
         assert kept(store) == afresh(store)
         assert tallies(store) == tallies(store, recount=True)
     standing = [i for i, replaced in kept(store).items() if replaced is None]
     assert len(standing) == 6  # one a case
-    assert store.reset_rows(run.id, ("error",)) > 0  # failures judged again: the chains close over the gap
+    assert reset_rows(store, run.id, ("error",)) > 0  # failures judged again: the chains close over the gap
     assert kept(store) == afresh(store) and tallies(store) == tallies(store, recount=True)
-    assert store.reset_rows(run.id, ("scored",)) > 0
+    assert reset_rows(store, run.id, ("scored",)) > 0
     assert kept(store) == afresh(store) == {} and tallies(store) == tallies(store, recount=True) == []
 
 
 def test_writers_at_once_leave_one_standing_verdict_a_case(store: Store) -> None:
-    run = store.create_run(**COMMON)
-    store.add_rows([row(run.id, n, question=f"q{n % 3}", reference="r", answer="a") for n in range(48)])
-    ids = [j.id for j in store.iter_judgments(run.id)]
+    run = create_run(store, **COMMON)
+    add_rows(store, [row(run.id, n, question=f"q{n % 3}", reference="r", answer="a") for n in range(48)])
+    ids = [j.id for j in iter_judgments(store, run.id)]
     errors: list[BaseException] = []
 
     def write(mine: list[int]) -> None:
         try:
             for start in range(0, len(mine), 2):
-                store.save_verdicts([RowVerdict(i, make_verdict(), "k") for i in mine[start:start + 2]])
+                save_verdicts(store, [RowVerdict(i, make_verdict(), "k") for i in mine[start:start + 2]])
         except BaseException as err:  # reported by the test
             errors.append(err)
 

@@ -17,9 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import OperationalError
 
 from bot.errors import StoreUnavailable
-from bot.store import BUSY_TIMEOUT_MS, Store, make_engine
-from bot.store.engine import store_problem
-from bot.store.migrations import LATEST
+from bot.store import BUSY_TIMEOUT_MS, LATEST, Store, add_rows, create_run, get_run, make_engine, status_counts, store_problem
 from tests.support import store_writer
 from tests.support.store_rows import COMMON, row
 from tests.support.store_schema import schema_diffs, schema_versions
@@ -92,7 +90,7 @@ def test_concurrent_writers_never_see_database_is_locked(db_url: str) -> None:
         assert [tuple(r) for r in runs] == [("done", 3, WRITERS * ROUNDS)]
         assert [tuple(r) for r in judgments] == [("scored", WRITERS * ROUNDS * 3, WRITERS * ROUNDS * 3)]
         assert per_run == WRITERS * ROUNDS
-        assert store.status_counts(run_ids[0]) == {"scored": 3}
+        assert status_counts(store, run_ids[0]) == {"scored": 3}
     finally:
         store.engine.dispose()
 
@@ -114,12 +112,12 @@ def test_read_then_write_transactions_deterministically(tmp_path: Path) -> None:
     store = Store.open(url)
     deferred = store_writer.deferred_engine(url)
     try:
-        store.create_run(**COMMON)
+        create_run(store, **COMMON)
         # deferred: read, someone else commits a write, then our write fails at once despite the 30 s busy timeout
         with deferred.connect() as reader:
             reader.begin()
             assert reader.execute(sa.text("SELECT COUNT(*) FROM run")).scalar() == 1
-            store.create_run(**COMMON)
+            create_run(store, **COMMON)
             started = time.monotonic()
             with pytest.raises(OperationalError, match="database is locked"):
                 reader.execute(sa.text("UPDATE run SET total_rows = 1"))
@@ -204,7 +202,7 @@ def test_a_plain_postgresql_url_uses_the_driver_of_the_postgres_extra(db_url: st
         store = Store.open(db_url.replace("postgresql+psycopg://", plain))
         try:
             assert store.engine.url.drivername == "postgresql+psycopg"
-            assert store.get_run(store.create_run(**COMMON).id) is not None
+            assert get_run(store, create_run(store, **COMMON).id) is not None
         finally:
             store.engine.dispose()
 
@@ -244,9 +242,9 @@ def test_store_problem_of_an_error_without_a_message_names_its_type(tmp_path: Pa
 def test_check_integrity_refuses_a_history_damaged_in_the_middle_of_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "history.db"
     store = Store.open(f"sqlite:///{path}")
-    run = store.create_run(**COMMON)
+    run = create_run(store, **COMMON)
     padding = "lorem ipsum dolor sit amet " * 20
-    store.add_rows(row(run.id, n, question=f"question {n} {padding}") for n in range(1, 3_001))
+    add_rows(store, (row(run.id, n, question=f"question {n} {padding}") for n in range(1, 3_001)))
     store.check_integrity()  # a sound history passes
     store.engine.dispose()
     with sqlite3.connect(path) as db:

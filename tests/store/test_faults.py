@@ -11,7 +11,7 @@ from sqlalchemy import event
 from bot.csvfiles.reading import CsvRow
 from bot.errors import StoreUnavailable
 from bot.runs import execute_run, start_run
-from bot.store import Store
+from bot.store import Store, create_run, get_run, iter_judgments, update_run
 from tests.support.read_only import read_only
 from tests.support.replies import eth_reply
 
@@ -33,7 +33,7 @@ def history(tmp_path: Path):
 
 
 def verdicts(store: Store, run_id: int) -> list[tuple[int, str, float | None]]:
-    return [(row.id, row.status, row.headline) for row in store.iter_judgments(run_id)]
+    return [(row.id, row.status, row.headline) for row in iter_judgments(store, run_id)]
 
 
 async def test_a_full_disk_mid_run_stops_it_with_a_sentence_and_keeps_every_saved_row(
@@ -72,11 +72,11 @@ async def test_a_full_disk_mid_run_stops_it_with_a_sentence_and_keeps_every_save
 
 def test_a_file_made_read_only_after_it_was_opened_refuses_writes_with_a_sentence(history):
     path, store = history
-    run = store.create_run(rubric_name="eth", rubric_version="1.0", rubric_hash="h", judge_model="judge-test")
+    run = create_run(store, rubric_name="eth", rubric_version="1.0", rubric_hash="h", judge_model="judge-test")
     store.engine.dispose()  # the connections the run opens from now on find the file read-only
 
     with read_only(path), pytest.raises(StoreUnavailable) as refused:
-        store.update_run(run.id, status="paused")
+        update_run(store, run.id, status="paused")
 
     assert str(refused.value).startswith(f"the history {path} is read-only")
-    assert store.get_run(run.id).status == "pending"
+    assert get_run(store, run.id).status == "pending"

@@ -1,4 +1,4 @@
-"""bot.store.graded: the verdicts a comparison reads, one per case, of a run or of a channel's history (SQLite and
+"""bot.store.reads.graded: the verdicts a comparison reads, one per case, of a run or of a channel's history (SQLite and
 PostgreSQL)."""
 
 from __future__ import annotations
@@ -9,9 +9,7 @@ from bot.csvfiles.reading import CsvRow
 from bot.records import Verdict
 from bot.rubric import RubricSet
 from bot.runs import Origin, start_run
-from bot.store import Store
-from bot.store.graded import graded_answers
-from bot.store.models import utcnow
+from bot.store import Store, graded_answers, iter_judgments, save_verdict, utcnow
 
 COLUMNS = ["question", "reference", "answer", "model"]
 
@@ -26,11 +24,11 @@ def judged(store: Store, rubrics: RubricSet, outcomes: list[tuple[str, float | N
                     origin=Origin(source="slack", team_id="T1", channel_id=channel, user_id="U1"))
     common = {"rubric_name": eth.name, "rubric_version": eth.version, "rubric_hash": eth.content_hash,
               "judge_model": "judge-test", "prompt_hash": "p" * 16}
-    for judgment, (_, headline) in zip(store.iter_judgments(run.id), outcomes, strict=True):
+    for judgment, (_, headline) in zip(iter_judgments(store, run.id), outcomes, strict=True):
         verdict = (Verdict(status="invalid", error="broke the rubric", raw_reply="?", **common) if headline is None
                    else Verdict(status="scored", output={}, headline=headline, passed=headline == 100, tag="t",
                                 raw_reply="{}", **common))
-        assert store.save_verdict(judgment.id, verdict, cache_key=f"k{judgment.id}")
+        assert save_verdict(store, judgment.id, verdict, cache_key=f"k{judgment.id}")
     return run.id
 
 

@@ -1,4 +1,4 @@
-"""Tests for bot.store.history, feedback and preferences on a hand-computed history (SQLite and PostgreSQL)."""
+"""Tests for bot.store.reads.channel, feedback and preferences on a hand-computed history (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,18 @@ from typing import Any
 import pytest
 
 from bot.rubric import RubricSet
-from bot.store import Store
-from bot.store.feedback import feedback_tally, record_feedback
-from bot.store.history import Figures, channel_stats, recent_by_user, recent_in_channel
-from bot.store.models import utcnow
-from bot.store.preferences import remember_model, remembered_model
+from bot.store import (
+    Figures,
+    Store,
+    channel_stats,
+    feedback_tally,
+    recent_by_user,
+    recent_in_channel,
+    record_feedback,
+    remember_model,
+    remembered_model,
+    utcnow,
+)
 from tests.support.history_rows import Row, add
 
 

@@ -8,10 +8,22 @@ from typing import Any
 from sqlmodel import col, update
 
 from bot.records import Verdict
-from bot.store import Judgment, Store, record_feedback, utcnow
-from bot.store.labels import counted_passes, labels_of, save_label
-from bot.store.models import Feedback
-from bot.store.models_trust import Label
+from bot.store import (
+    Feedback,
+    Judgment,
+    Label,
+    Store,
+    add_rows,
+    counted_passes,
+    create_run,
+    first_judgment,
+    get_judgment,
+    labels_of,
+    record_feedback,
+    save_label,
+    save_verdict,
+    utcnow,
+)
 from bot.trust.cases import labeled_verdicts
 
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
@@ -32,15 +44,15 @@ def judged(store: Store, *, channel_id: str | None = "C1", team_id: str | None =
            question: str | None = None, **overrides: Any) -> Judgment:
     """A row of a new run in `channel_id` (None: the terminal), given a verdict of `status`: a case of its own
     unless `question` names one (the reference and answer are the same for all)."""
-    run = store.create_run(**COMMON, channel_id=channel_id, team_id=team_id)
-    store.add_rows([{**COMMON, "run_id": run.id, "row_number": 1, "status": "pending", "question": question or f"q{run.id}",
+    run = create_run(store, **COMMON, channel_id=channel_id, team_id=team_id)
+    add_rows(store, [{**COMMON, "run_id": run.id, "row_number": 1, "status": "pending", "question": question or f"q{run.id}",
                      "reference": "r", "answer": "a", "channel_id": channel_id, "team_id": team_id}])
-    row = store.first_judgment(run.id)
+    row = first_judgment(store, run.id)
     assert row is not None
     chosen = verdict(**overrides) if status == "scored" else verdict(status=status, output=None, headline=None,
                                                                      passed=None, label=None, tag=None, error="x")
-    assert store.save_verdict(row.id, chosen, cache_key=f"k{row.id}")
-    judgment = store.get_judgment(row.id)
+    assert save_verdict(store, row.id, chosen, cache_key=f"k{row.id}")
+    judgment = get_judgment(store, row.id)
     assert judgment is not None
     return judgment
 

@@ -13,12 +13,25 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import SQLModel
 
 from bot.errors import SchemaTooNew
-from bot.store import Store, make_engine
-from bot.store.history import channel_stats, run_billed, spend
-from bot.store.migrations import LATEST
-from bot.store.models import Feedback
-from bot.store.schema import current_version, migrate
-from bot.store.tallies import question_key
+from bot.store import (
+    LATEST,
+    Feedback,
+    Store,
+    add_rows,
+    channel_stats,
+    create_run,
+    current_version,
+    find_cached,
+    get_run,
+    iter_judgments,
+    make_engine,
+    migrate,
+    next_pending,
+    question_key,
+    run_billed,
+    save_verdict,
+    spend,
+)
 from tests.support.store_rows import ARABIC, ARABIC_ANSWER, COMMON, make_verdict, reload, row
 from tests.support.store_schema import schema_diffs, schema_versions
 
@@ -100,8 +113,8 @@ def test_a_new_history_is_created_as_the_migrations_build_it_step_by_step(db_url
 
 def test_open_again_is_a_no_op(db_url: str) -> None:
     first = Store.open(db_url)
-    run = first.create_run(**COMMON)
-    first.add_rows([row(run.id, 1)])
+    run = create_run(first, **COMMON)
+    add_rows(first, [row(run.id, 1)])
     before = schema_versions(first.engine)
     first.engine.dispose()
 
@@ -110,8 +123,8 @@ def test_open_again_is_a_no_op(db_url: str) -> None:
         assert schema_versions(second.engine) == before  # same versions, same applied_at: nothing re-applied
         assert migrate(second.engine) == LATEST
         assert schema_versions(second.engine) == before
-        assert second.get_run(run.id).rubric_name == COMMON["rubric_name"]
-        assert [j.answer for j in second.iter_judgments(run.id)] == ["a1"]
+        assert get_run(second, run.id).rubric_name == COMMON["rubric_name"]
+        assert [j.answer for j in iter_judgments(second, run.id)] == ["a1"]
         assert schema_diffs(second.engine) == []
     finally:
         second.engine.dispose()
@@ -161,12 +174,12 @@ def test_upgrade_from_version_1_keeps_old_rows(db_url: str) -> None:
         assert [v for v, _ in schema_versions(store.engine)] == list(range(1, LATEST + 1))
         assert schema_diffs(store.engine) == []
 
-        run = store.get_run(run_id)
+        run = get_run(store, run_id)
         assert (run.created_at, run.status, run.source, run.source_name, run.fresh, run.total_rows, run.channel_id) == (
             created, "done", "slack", "old.csv", True, 2, "C1")
         assert run.columns == ["question", "السؤال"]
 
-        scored, pending = list(store.iter_judgments(run_id))
+        scored, pending = list(iter_judgments(store, run_id))
         assert (scored.row_number, scored.status, scored.created_at, scored.judged_at) == (1, "scored", created, judged)
         assert (scored.question, scored.reference, scored.answer) == (ARABIC, "القاهرة", ARABIC_ANSWER)
         assert scored.cells == {"السؤال": ARABIC, "extra": {"n": [1, 2]}}
@@ -180,21 +193,21 @@ def test_upgrade_from_version_1_keeps_old_rows(db_url: str) -> None:
             assert conn.execute(sa.text("SELECT COUNT(*) FROM judgment WHERE flags IS NULL")).scalar() == 2
 
         # the old rows keep working with the new code
-        assert store.find_cached("k-old").id == scored.id
-        assert [j.id for j in store.pending(run_id)] == [pending.id]
+        assert find_cached(store, "k-old").id == scored.id
+        assert [j.id for j in next_pending(store, run_id)] == [pending.id]
         # the upgrade tallied the row judged before it, and keyed its question
         assert scored.question_key == question_key(None, "correctness", ARABIC)
         [old_figures] = channel_stats(store, channel_id=None)
         assert (old_figures.cases, old_figures.scored, old_figures.mean_headline) == (1, 1, 1.0)
         assert channel_stats(store, channel_id=None, since=judged, until=judged + timedelta(seconds=1))[0].cases == 1
-        assert store.save_verdict(pending.id, make_verdict(flags=["injection"]), cache_key="k-new")
+        assert save_verdict(store, pending.id, make_verdict(flags=["injection"]), cache_key="k-new")
         assert reload(db_url, pending.id).flags == ["injection"]
         [both] = channel_stats(store, channel_id=None)
         assert (both.cases, both.scored, both.mean_headline) == (2, 2, pytest.approx(0.9))
-        new_run = store.create_run(**COMMON)
+        new_run = create_run(store, **COMMON)
         assert new_run.id > run_id  # the id sequence survived the upgrade
-        store.add_rows([row(new_run.id, 1)])
-        assert [j.id for j in store.iter_judgments(new_run.id)][0] > pending.id
+        add_rows(store, [row(new_run.id, 1)])
+        assert [j.id for j in iter_judgments(store, new_run.id)][0] > pending.id
 
         # the new table works, with its unique (judgment_id, user_id) and its foreign key
         with store.session() as session:
@@ -254,7 +267,7 @@ def test_upgrade_to_version_7_counts_reused_verdicts_apart_and_keeps_runs(db_url
         [figures] = channel_stats(store, channel_id=None)
         # one case (schema 28): the verdict read from the cache replaced the first
         assert (figures.cases, figures.rejudged, figures.scored, figures.mean_headline) == (1, 1, 1, 80.0)
-        assert store.get_run(run_id).results_path is None
+        assert get_run(store, run_id).results_path is None
     finally:
         store.engine.dispose()
 

@@ -8,18 +8,27 @@ from datetime import timedelta
 
 import sqlalchemy as sa
 
-from bot.store import Store, utcnow
-from bot.store.models import table_of
-from bot.store.models_replicas import Rejudge
-from bot.store.rejudges import STALE, claim_rejudge, give_up_rejudge, rejudge_saved
-from bot.store.retention import forget_team
+from bot.store import (
+    STALE,
+    Rejudge,
+    Store,
+    add_rows,
+    claim_rejudge,
+    create_run,
+    forget_team,
+    give_up_rejudge,
+    iter_judgments,
+    rejudge_saved,
+    table_of,
+    utcnow,
+)
 from tests.support.store_rows import COMMON, at_once, row
 
 
 def judgments(store: Store, count: int, team: str = "T0TEST") -> tuple[int, list[int]]:
-    run = store.create_run(**COMMON, team_id=team, channel_id="C0GENERAL")
-    store.add_rows([row(run.id, n, team_id=team, channel_id="C0GENERAL") for n in range(1, count + 1)])
-    return run.id, [judgment.id for judgment in store.iter_judgments(run.id)]
+    run = create_run(store, **COMMON, team_id=team, channel_id="C0GENERAL")
+    add_rows(store, [row(run.id, n, team_id=team, channel_id="C0GENERAL") for n in range(1, count + 1)])
+    return run.id, [judgment.id for judgment in iter_judgments(store, run.id)]
 
 
 def test_processes_clicking_one_card_at_once_get_one_claim_between_them(db_url: str, store: Store):

@@ -15,14 +15,35 @@ from bot.digest.figures import Digest, build_digest
 from bot.digest.week import Period
 from bot.records import RowState, Verdict
 from bot.rubric import Rubric, RubricSet
-from bot.store import Store, channel_stats, claim_share, record_feedback, remember_model, subscribe, utcnow
-from bot.store.case_keys import REMOVED, judgment_case, removed_case
-from bot.store.labels import save_label
-from bot.store.models import Feedback, Judgment, JudgmentTally, table_of
-from bot.store.models_trust import Label
-from bot.store.recent import recent_sample
-from bot.store.retention import Removed, Shapes, forget_team, remove_old_texts, team_rows
-from bot.store.samples import samples_of, save_sample
+from bot.store import (
+    REMOVED,
+    Feedback,
+    Judgment,
+    JudgmentTally,
+    Label,
+    Removed,
+    Shapes,
+    Store,
+    channel_stats,
+    claim_share,
+    find_cached_many,
+    forget_team,
+    get_judgment,
+    judgment_case,
+    recent_sample,
+    record_feedback,
+    remember_model,
+    remove_old_texts,
+    removed_case,
+    reset_rows,
+    samples_of,
+    save_label,
+    save_sample,
+    subscribe,
+    table_of,
+    team_rows,
+    utcnow,
+)
 from bot.trust.calibration import calibrate
 from bot.trust.cases import labeled_cases, labeled_verdicts
 from bot.trust.labels import numeric_paths
@@ -36,7 +57,7 @@ def history(store: Store, rubric: Rubric) -> dict[str, Any]:
     ids = make_run(store, rubric, [*OLD, *NEW], errors=1, pending=2)
     old, new = ids[:len(OLD)], ids[len(OLD):len(OLD) + len(NEW)]
     for judgment_id in old[:2]:  # rows judged twice
-        judgment = store.get_judgment(judgment_id)
+        judgment = get_judgment(store, judgment_id)
         assert judgment is not None
         for sample in (1, 2):
             sampled = judgment.model_copy(update={"headline": 50.0 + sample})
@@ -46,7 +67,7 @@ def history(store: Store, rubric: Rubric) -> dict[str, Any]:
                                    "rubric_name", "rubric_version", "rubric_hash", "judge_model", "prompt_hash")}),
                                cache_key=f"sample-{judgment_id}-{sample}")
     for judgment_id, user in ((old[0], "U1"), (old[1], "U2"), (old[2], "U1"), (new[0], "U1")):
-        judgment = store.get_judgment(judgment_id)
+        judgment = get_judgment(store, judgment_id)
         assert judgment is not None
         with judged_at(OLD[0] if judgment_id in old else 0):
             save_label(store, judgment=judgment, user_id=user, source="correction",
@@ -87,7 +108,7 @@ def rows_of(store: Store, ids: list[int]) -> list[dict[str, Any]]:
 def test_old_texts_go_and_every_figure_stays(store: Store, rubrics: RubricSet) -> None:
     rubric = rubrics.get("eth")
     made = history(store, rubric)
-    old_cases = {judgment_id: judgment_case(store.get_judgment(judgment_id)) for judgment_id in made["old"]}  # type: ignore[arg-type]
+    old_cases = {judgment_id: judgment_case(get_judgment(store, judgment_id)) for judgment_id in made["old"]}  # type: ignore[arg-type]
     new_rows = rows_of(store, made["new"])
     end = datetime.now(UTC)
     before = figures(store, rubric, end)
@@ -99,7 +120,7 @@ def test_old_texts_go_and_every_figure_stays(store: Store, rubrics: RubricSet) -
     assert figures(store, rubric, end) == before
     assert rows_of(store, made["new"]) == new_rows  # this week's rows untouched
     for judgment_id in made["old"]:
-        judgment = store.get_judgment(judgment_id)
+        judgment = get_judgment(store, judgment_id)
         assert judgment is not None
         assert removed_case(judgment.question) == old_cases[judgment_id] == judgment_case(judgment)
         assert (judgment.reference, judgment.answer, judgment.raw_reply) == (REMOVED, REMOVED, REMOVED)
@@ -112,10 +133,10 @@ def test_old_texts_go_and_every_figure_stays(store: Store, rubrics: RubricSet) -
         assert "Jonas" not in json.dumps(judgment.model_dump(mode="json"))
     for sample in samples_of(store, made["old"][0]):
         assert (sample.raw_reply, sample.output["reasoning"], sample.cache_key) == (REMOVED, REMOVED, None)  # type: ignore[index]
-    error = store.get_judgment(made["error"])
+    error = get_judgment(store, made["error"])
     assert error is not None and (error.status, error.error) == (RowState.ERROR, REMOVED)
     for judgment_id in made["pending"]:  # never judged, in a finished run: closed, never to be judged with no texts
-        closed = store.get_judgment(judgment_id)
+        closed = get_judgment(store, judgment_id)
         assert closed is not None and (closed.status, closed.answer, closed.error) == (RowState.MALFORMED, REMOVED, REMOVED)
     with store.session() as session:
         notes = dict(session.execute(sa.select(Label.judgment_id, Label.note)).all())
@@ -133,11 +154,11 @@ def test_a_removed_judgment_keeps_its_case_is_not_reused_and_is_never_judged_aga
                                                                                     rubrics: RubricSet) -> None:
     rubric = rubrics.get("eth")
     made = history(store, rubric)
-    first = store.get_judgment(made["old"][0])
-    assert first is not None and store.find_cached_many([first.cache_key or ""])
+    first = get_judgment(store, made["old"][0])
+    assert first is not None and find_cached_many(store, [first.cache_key or ""])
     remove_old_texts(store, before=utcnow() - timedelta(days=DAYS), shapes=Shapes.of(rubrics))
 
-    assert store.find_cached_many([first.cache_key or ""]) == {}  # an identical triple is judged afresh
+    assert find_cached_many(store, [first.cache_key or ""]) == {}  # an identical triple is judged afresh
     # A vote given now on a removed judgment joins the case its label is of (not one case of every removed text).
     record_feedback(store, judgment_id=first.id, user_id="U1", agree=False)
     with store.session() as session:
@@ -146,7 +167,7 @@ def test_a_removed_judgment_keeps_its_case_is_not_reused_and_is_never_judged_aga
         label_case = session.execute(sa.select(Label.case_key).where(Label.judgment_id == first.id)).scalar_one()
     assert vote_case == label_case == judgment_case(first)
     # Judged again: error rows whose texts are gone keep their verdict; no sample or labeled case offers them.
-    assert store.reset_rows(first.run_id, (RowState.ERROR, RowState.INVALID)) == 0
+    assert reset_rows(store, first.run_id, (RowState.ERROR, RowState.INVALID)) == 0
     assert {j.id for j in recent_sample(store, rubric_name=rubric.name, channel_id="C1", limit=50)} == set(made["new"])
     assert {case.judgment.id for case in labeled_cases(store, rubric, "C1")} == {made["new"][0], made["new"][1]}
 
@@ -174,7 +195,7 @@ def test_forget_removes_one_workspace_and_nothing_of_another(store: Store, rubri
     make_run(store, rubric, [1, 2, 30], team="T1", channel="CSHARED")
     subscribe(store, team_id="T1", channel_id="C1", weekday=0, hour=9, minute=0, timezone="UTC", user_id="U1")
     remember_model(store, team_id="T1", user_id="U1", model_name="bot-a")
-    judgment = store.get_judgment(made["new"][0])
+    judgment = get_judgment(store, made["new"][0])
     assert judgment is not None
     record_feedback(store, judgment_id=judgment.id, user_id="U9", agree=True)  # a T2 person's vote on T1's judgment
     found = team_rows(store, "T1")
@@ -200,9 +221,9 @@ def test_a_question_typed_with_the_marker_is_a_question_like_any_other(store: St
     judgments = table_of(Judgment)
     with store.engine.begin() as conn:
         conn.execute(sa.update(judgments).where(judgments.c.id == typed).values(question=forged))
-    before = store.get_judgment(typed)
+    before = get_judgment(store, typed)
     assert before is not None and judgment_case(before) != "f" * 64  # it chooses no case: its texts make it
     remove_old_texts(store, before=utcnow() - timedelta(days=DAYS), shapes=Shapes.of(rubrics))
-    after = store.get_judgment(typed)
+    after = get_judgment(store, typed)
     assert after is not None and after.reference == REMOVED and after.answer == REMOVED  # retention reached it
     assert removed_case(after.question) == judgment_case(before)  # and kept the case its real texts made

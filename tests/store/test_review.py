@@ -10,20 +10,29 @@ from typing import Any
 import sqlalchemy as sa
 
 from bot.records import Verdict
-from bot.store import Judgment, Run, Store, record_feedback, utcnow
-from bot.store.labels import save_label
-from bot.store.models import table_of
-from bot.store.models_trust import ReviewCase
-from bot.store.review import (
+from bot.store import (
     OFFER_FOR,
+    Judgment,
+    ReviewCase,
+    Run,
+    Store,
+    add_rows,
+    create_run,
+    get_judgment,
+    iter_judgments,
     offer_next,
     open_cases,
     queue_state,
     queued_of_run,
+    random_share_pairs,
+    record_feedback,
+    save_label,
+    save_verdict,
     skip_case,
+    table_of,
+    utcnow,
     waiting_for,
 )
-from bot.store.review_figures import random_share_pairs
 from bot.trust.review import (
     RANDOM_AT_LEAST,
     SentToReview,
@@ -48,15 +57,15 @@ def judged_run(store: Store, passes: list[bool], *, unsure: set[int] = frozenset
                channel: str | None = "C1", team: str | None = "T1", prefix: str = "q") -> tuple[Run, list[Judgment]]:
     """A run of one row per entry of `passes` (row n asks question f"{prefix}{n}"), each scored so; rows in `unsure`
     judged 3 times and split."""
-    run = store.create_run(**COMMON, channel_id=channel, team_id=team)
-    store.add_rows([{**COMMON, "run_id": run.id, "row_number": n, "status": "pending", "question": f"{prefix}{n}",
+    run = create_run(store, **COMMON, channel_id=channel, team_id=team)
+    add_rows(store, [{**COMMON, "run_id": run.id, "row_number": n, "status": "pending", "question": f"{prefix}{n}",
                      "reference": "r", "answer": "a", "channel_id": channel, "team_id": team}
                     for n in range(1, len(passes) + 1)])
-    rows = list(store.iter_judgments(run.id))
+    rows = list(iter_judgments(store, run.id))
     for row, passed in zip(rows, passes, strict=True):
-        assert store.save_verdict(row.id, verdict(passed, unsure=True if row.row_number in unsure else None),
+        assert save_verdict(store, row.id, verdict(passed, unsure=True if row.row_number in unsure else None),
                                   cache_key=f"k{row.id}")
-    return run, [store.get_judgment(row.id) for row in rows]  # type: ignore[misc]
+    return run, [get_judgment(store, row.id) for row in rows]  # type: ignore[misc]
 
 
 def correct(store: Store, judgment: Judgment, user: str, *, passed: bool) -> bool:
@@ -114,12 +123,12 @@ def test_a_run_queues_unsure_rows_contradicted_rows_and_a_random_share_once(stor
 def test_the_random_share_is_drawn_from_the_cases_new_to_the_history(store: Store) -> None:
     old, _ = judged_run(store, [True] * 20)
     assert send_to_review(store, old, rate=0.05).by_reason == {"random": 3}
-    mixed = store.create_run(**COMMON, channel_id="C1", team_id="T1")  # the 20 cases again, and 20 new ones
-    store.add_rows([{**COMMON, "run_id": mixed.id, "row_number": n, "status": "pending",
+    mixed = create_run(store, **COMMON, channel_id="C1", team_id="T1")  # the 20 cases again, and 20 new ones
+    add_rows(store, [{**COMMON, "run_id": mixed.id, "row_number": n, "status": "pending",
                      "question": f"q{n}" if n <= 20 else f"new{n}", "reference": "r", "answer": "a",
                      "channel_id": "C1", "team_id": "T1"} for n in range(1, 41)])
-    for row in store.iter_judgments(mixed.id):
-        assert store.save_verdict(row.id, verdict(True), cache_key=f"k{row.id}")
+    for row in iter_judgments(store, mixed.id):
+        assert save_verdict(store, row.id, verdict(True), cache_key=f"k{row.id}")
     sent = send_to_review(store, mixed, rate=0.05)
     assert sent.by_reason == {"random": 3}  # 5% of the 20 new cases is 1: three, at least
     assert all(row > 20 for row in _random_rows(store, mixed, channel="C1"))
@@ -154,7 +163,7 @@ def _random_rows(store: Store, run: Run, *, channel: str = "C1") -> set[int]:
     with store.engine.connect() as conn:
         ids = set(conn.execute(sa.select(table.c.judgment_id).where(table.c.run_id == run.id, table.c.random.is_(True),
                                                                     table.c.channel_id == channel)).scalars())
-    return {row.row_number or 0 for row in store.iter_judgments(run.id) if row.id in ids}
+    return {row.row_number or 0 for row in iter_judgments(store, run.id) if row.id in ids}
 
 
 def test_a_case_is_offered_to_one_reviewer_at_a_time_and_returns_after_a_day(store: Store) -> None:
@@ -277,10 +286,10 @@ def test_a_queued_case_drawn_at_random_is_marked_so_and_counted_once(store: Stor
     assert send_to_review(store, run, rate=0).by_reason == {"unsure": 3}
     assert send_to_review(store, run, rate=1.0).by_reason == {"random": 3}  # now drawn at random as well
     assert [case.random for case, _ in open_cases(store, team_id="T1", channel_id="C1")] == [True, True, True]
-    twice = store.create_run(**COMMON, channel_id="C1", team_id="T1")  # one case on two rows of a file
-    store.add_rows([{**COMMON, "run_id": twice.id, "row_number": n, "status": "pending", "question": "same",
+    twice = create_run(store, **COMMON, channel_id="C1", team_id="T1")  # one case on two rows of a file
+    add_rows(store, [{**COMMON, "run_id": twice.id, "row_number": n, "status": "pending", "question": "same",
                      "reference": "r", "answer": "a", "channel_id": "C1", "team_id": "T1"} for n in (1, 2)])
-    for row in store.iter_judgments(twice.id):
-        assert store.save_verdict(row.id, verdict(True, unsure=True), cache_key=f"k{row.id}")
+    for row in iter_judgments(store, twice.id):
+        assert save_verdict(store, row.id, verdict(True, unsure=True), cache_key=f"k{row.id}")
     assert send_to_review(store, twice, rate=0).by_reason == {"unsure": 1}  # two rows of one case: one case
     assert len(open_cases(store, team_id="T1", channel_id="C1")) == 4

@@ -11,17 +11,24 @@ from datetime import timedelta
 from sqlalchemy import update
 
 from bot.runs.start import FILE_SOURCE
-from bot.store import Store, process_name, utcnow
-from bot.store.batches import add_part
-from bot.store.models import Judgment, Run, table_of
-from bot.store.row_claims import (
+from bot.store import (
     CLAIM_STALE,
+    Judgment,
+    Run,
+    Store,
+    add_part,
+    add_rows,
     claim_rows,
+    create_run,
     judged_elsewhere,
     pending_elsewhere,
+    process_name,
     refresh_claims,
     release_claims,
     runs_to_help,
+    save_verdict,
+    table_of,
+    utcnow,
 )
 from tests.support.store_rows import COMMON, make_verdict, row
 
@@ -29,9 +36,9 @@ OTHER_HOST = "another-host:4242:abcd1234"
 
 
 def running_run(store: Store, rows: int, *, source: str = FILE_SOURCE, owner: str = OTHER_HOST) -> int:
-    run = store.create_run(**COMMON, source=source, columns=["question", "reference", "answer"], status="running",
+    run = create_run(store, **COMMON, source=source, columns=["question", "reference", "answer"], status="running",
                            owner=owner, heartbeat_at=utcnow())
-    store.add_rows(row(run.id, n) for n in range(2, rows + 2))
+    add_rows(store, (row(run.id, n) for n in range(2, rows + 2)))
     return run.id
 
 
@@ -75,9 +82,9 @@ def test_what_the_others_judged_is_counted_with_its_cost(store):
     mine = claim_rows(store, run_id, process_name(), limit=2)
     theirs = claim_rows(store, run_id, OTHER_HOST, limit=3)
     for judgment_id, _ in mine:
-        store.save_verdict(judgment_id, make_verdict(cost_usd=0.5), cache_key=f"k{judgment_id}")
+        save_verdict(store, judgment_id, make_verdict(cost_usd=0.5), cache_key=f"k{judgment_id}")
     for (judgment_id, _), status in zip(theirs, ("scored", "scored", "error"), strict=True):
-        store.save_verdict(judgment_id, make_verdict(status=status, cost_usd=0.25), cache_key=f"k{judgment_id}")
+        save_verdict(store, judgment_id, make_verdict(status=status, cost_usd=0.25), cache_key=f"k{judgment_id}")
     assert judged_elsewhere(store, run_id, process_name(), since) == (3, 1, 0.75)
     assert judged_elsewhere(store, run_id, OTHER_HOST, since)[:2] == (2, 0)
 

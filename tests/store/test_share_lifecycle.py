@@ -14,16 +14,16 @@ from sqlalchemy import update
 
 from bot.errors import IllegalMove
 from bot.records import ShareState
-from bot.store import Store
-from bot.store.leases import process_name
-from bot.store.models import SharedFile
-from bot.store.shares import (
+from bot.store import (
     MOVES,
+    SharedFile,
+    Store,
     claim_share,
     earlier_share,
     earlier_unread,
     get_share,
     move_share,
+    process_name,
     sources,
     take_share,
     unfinished_shares,

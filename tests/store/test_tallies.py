@@ -1,4 +1,5 @@
-"""Tests for bot.store.tallies: the hourly tally kept as verdicts are saved, and figures read from it (SQLite and PostgreSQL)."""
+"""Tests for bot.store.counts.tallies: the hourly tally kept as verdicts are saved, and figures read from it (SQLite and
+PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,23 @@ from sqlmodel import select
 
 from bot.digest import Period, build_digest
 from bot.records import Verdict
-from bot.store import RowVerdict, Store
-from bot.store.feedback import record_feedback
-from bot.store.history import channel_stats
-from bot.store.models import Feedback, Judgment, JudgmentTally
-from bot.store.tallies import KEY, KEY_LENGTH, add_judgments
+from bot.store import (
+    KEY,
+    KEY_LENGTH,
+    Feedback,
+    Judgment,
+    JudgmentTally,
+    RowVerdict,
+    Store,
+    add_judgments,
+    add_rows,
+    channel_stats,
+    create_run,
+    record_feedback,
+    reset_rows,
+    save_verdict,
+    save_verdicts,
+)
 
 KOLKATA = ZoneInfo("Asia/Kolkata")  # UTC+05:30: local midnight is half past an hour in UTC
 LONG_MODEL = "campus-bot-" + "x" * 250
@@ -29,7 +42,7 @@ class Judged:
     def __init__(self, store: Store, *, channel: str | None = "C1", rubric: str = "eth") -> None:
         self.store, self.channel, self.rubric = store, channel, rubric
         self.added = 0
-        self.run_id = store.create_run(rubric_name=rubric, rubric_version="1", rubric_hash="h1", judge_model="judge-a",
+        self.run_id = create_run(store, rubric_name=rubric, rubric_version="1", rubric_hash="h1", judge_model="judge-a",
                                        source="slack", channel_id=channel).id
 
     def add(self, when: datetime, status: str = "scored", headline: float | None = 50.0, *, model: str | None = "m1",
@@ -39,7 +52,7 @@ class Judged:
         self.added += 1
         question = f"Q{self.added}" if question is None else question
         with time_machine.travel(when.replace(tzinfo=UTC), tick=False):
-            self.store.add_rows([{"run_id": self.run_id, "status": "pending", "model_name": model, "question": question,
+            add_rows(self.store, [{"run_id": self.run_id, "status": "pending", "model_name": model, "question": question,
                                   "reference": "R", "answer": "A", "channel_id": self.channel, "team_id": "T1",
                                   "rubric_name": self.rubric, "rubric_version": "1", "rubric_hash": "h1",
                                   "judge_model": "judge-a"}])
@@ -56,7 +69,7 @@ class Judged:
                           passed=(headline or 0) >= 50 if scored else None, tag=tag if scored else None,
                           error=None if scored else f"the reply was {status}", rubric_name=self.rubric,
                           rubric_version=version, rubric_hash=f"h{version}", judge_model="judge-a", prompt_hash="p")
-        return self.store.save_verdict(judgment_id, verdict, cache_key="k")
+        return save_verdict(self.store, judgment_id, verdict, cache_key="k")
 
 
 def tally(store: Store) -> list[tuple[Any, ...]]:
@@ -108,7 +121,7 @@ def test_the_tally_kept_while_judging_equals_one_counted_afresh(store: Store) ->
     assert [row[0] for row in tally(store) if row[3] == "academic"] == [""]  # the terminal's rows: no channel
 
     # Judging errors again counts them out of the hour they were judged in, and in where they are judged now.
-    assert store.reset_rows(c1.run_id, ("error", "invalid")) == 3
+    assert reset_rows(store, c1.run_id, ("error", "invalid")) == 3
     assert tally(store) == counted_afresh(store)
     assert not [row for row in tally(store) if row[7] != "scored" and row[3] == "eth"]
     with time_machine.travel(datetime(2026, 11, 20, 15, 30, tzinfo=UTC), tick=False):
@@ -164,7 +177,7 @@ def test_an_error_judged_again_leaves_its_old_week(store: Store, retried_status:
     failed = judged.add(week.previous().utc[0] + timedelta(days=1), retried_status)
     [old] = channel_stats(store, channel_id="C1", since=week.previous().utc[0], until=week.utc[0])
     assert (old.cases, old.errors) == (1, 1)
-    assert store.reset_rows(judged.run_id, (retried_status,)) == 1
+    assert reset_rows(store, judged.run_id, (retried_status,)) == 1
     assert channel_stats(store, channel_id="C1") == []
     with time_machine.travel(week.start + timedelta(hours=30), tick=False):
         assert judged.judge(failed, "scored", 60.0)
@@ -182,7 +195,7 @@ def test_a_verdict_reused_from_the_cache_replaces_the_one_before_never_adds_to_i
     for minute in (10, 20):  # the same file judged twice more: both verdicts come from the cache, at no cost
         reuse = judged.add(base + timedelta(minutes=minute), "pending", question="Q")
         with time_machine.travel(base.replace(minute=minute, tzinfo=UTC), tick=False):
-            assert store.save_verdict(reuse, verdict, cache_key="k", cached_from=first)
+            assert save_verdict(store, reuse, verdict, cache_key="k", cached_from=first)
 
     [figures] = channel_stats(store, channel_id="C1")
     assert (figures.cases, figures.rejudged, figures.scored, figures.mean_headline, figures.tags) == (
@@ -222,7 +235,7 @@ def test_verdicts_saved_as_one_group_are_tallied_as_if_saved_one_by_one(store: S
     group = [RowVerdict(judgment_id, verdict(judged, status, tag, n), "k", first if n == 0 else None)
              for n, (judged, judgment_id, status, tag) in enumerate(rows)]
     with time_machine.travel(datetime(2026, 11, 17, 10, 15, tzinfo=UTC), tick=False):
-        assert store.save_verdicts(group) == [True] * len(group)
+        assert save_verdicts(store, group) == [True] * len(group)
     assert tally(store) == counted_afresh(store)
     assert sum(row[-6] for row in tally(store)) == len(rows) + 1
     correct = sorted(row[-6] for row in tally(store) if row[:3:2] == ("C1", "m1") and row[7:9] == ("scored", "Correct"))
@@ -257,7 +270,7 @@ def test_votes_are_tallied_as_people_give_change_them_and_rows_are_judged_again(
     assert (inside.votes, inside.agreeing) == (2, 2)  # read row by row in the hour the week's start cuts
 
     # Judged again, a row takes its votes out of the hour it was judged in, and into the hour it is judged in now.
-    assert store.reset_rows(judged.run_id, ("scored",)) == 3
+    assert reset_rows(store, judged.run_id, ("scored",)) == 3
     assert tally(store) == counted_afresh(store)
     [left] = channel_stats(store, channel_id="C1", since=start, until=week.utc[1])
     assert (left.scored, left.errors, left.votes) == (0, 1, 0)  # the judge error alone; its vote counts nowhere

@@ -12,7 +12,7 @@ from bot.csvfiles.reading import CsvRow, MalformedRow
 from bot.records import Verdict
 from bot.rubric import Rubric
 from bot.runs import Origin, start_run
-from bot.store import Store
+from bot.store import Store, iter_judgments, save_verdict
 
 COLUMNS = ["question", "reference", "answer", "model"]
 
@@ -53,10 +53,10 @@ def add(store: Store, rubric: Rubric, rows: list[Row], *, channel: str, user: st
                                 model=row.model, cells={"question": f"Q {text}"}))
     origin = Origin(source="slack", team_id=team, channel_id=channel, user_id=user)
     run = start_run(store, rubric=rubric, rows=items, judge_model="judge-test", columns=COLUMNS, origin=origin)
-    ids = [judgment.id for judgment in store.iter_judgments(run.id)]
+    ids = [judgment.id for judgment in iter_judgments(store, run.id)]
     assert len(ids) == len(rows)
     for judgment_id, row in zip(ids, rows):
         if row.status not in ("pending", "malformed"):
             with time_machine.travel(datetime.now(UTC) - timedelta(days=row.days_ago), tick=False):
-                assert store.save_verdict(judgment_id, verdict(rubric, row), cache_key="k")
+                assert save_verdict(store, judgment_id, verdict(rubric, row), cache_key="k")
     return ids

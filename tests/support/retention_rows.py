@@ -12,7 +12,7 @@ from bot.csvfiles.reading import CsvRow
 from bot.records import RunState, Verdict
 from bot.rubric import Rubric
 from bot.runs import Origin, start_run
-from bot.store import Store
+from bot.store import Store, iter_judgments, save_verdict, update_run
 
 OLD, NEW = (9, 10, 12, 20, 40), (1, 2, 3)  # days ago each row was judged: the previous weeks, then this one
 TAGS = ("Correct", "Generic", "Refusal", "Hallucination")
@@ -41,7 +41,7 @@ def make_run(store: Store, rubric: Rubric, days: list[float], *, team: str = "T1
     with judged_at(max(days)):  # the file came in before its first row was judged
         run = start_run(store, rubric=rubric, rows=rows, judge_model="judge-test",
                         columns=["question", "reference", "answer", "model", "note"], origin=origin)
-    ids = [judgment.id for judgment in store.iter_judgments(run.id)]
+    ids = [judgment.id for judgment in iter_judgments(store, run.id)]
     for index, (judgment_id, ago) in enumerate(zip(ids, days)):
         output = eth_output(index)
         scoring = rubric.score(output)
@@ -52,12 +52,12 @@ def make_run(store: Store, rubric: Rubric, days: list[float], *, team: str = "T1
                           rubric_version=rubric.version, rubric_hash=rubric.content_hash, judge_model="judge-test",
                           prompt_hash="p" * 16)
         with judged_at(ago):
-            assert store.save_verdict(judgment_id, verdict, cache_key=f"key-{team}-{judgment_id}")
+            assert save_verdict(store, judgment_id, verdict, cache_key=f"key-{team}-{judgment_id}")
     for judgment_id in ids[len(days):len(days) + errors]:
         with judged_at(OLD[-1]):
-            assert store.save_verdict(judgment_id, Verdict(
+            assert save_verdict(store, judgment_id, Verdict(
                 status="error", error="the judge said: Aisha's answer was cut", raw_reply="Aisha's", attempts=1,
                 rubric_name=rubric.name, rubric_version=rubric.version, rubric_hash=rubric.content_hash,
                 judge_model="judge-test", prompt_hash="p" * 16), cache_key=f"key-{team}-{judgment_id}")
-    store.update_run(run.id, status=RunState.DONE)
+    update_run(store, run.id, status=RunState.DONE)
     return ids

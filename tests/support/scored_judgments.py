@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.rubric import Rubric
-from bot.store.models import Judgment
+from bot.store import Judgment
 
 ETH_CORRECT = {"correctness": 2, "completeness": 2, "result_tag": "Correct",
                "reasoning": "Names myStudies, the ETHIS portal, as the ground truth does."}

@@ -23,8 +23,18 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 
 from bot.records import Verdict
-from bot.store import BUSY_TIMEOUT_MS, Store, configure_sqlite
-from bot.store.models import Judgment, Run
+from bot.store import (
+    BUSY_TIMEOUT_MS,
+    Judgment,
+    Run,
+    Store,
+    add_rows,
+    configure_sqlite,
+    create_run,
+    next_pending,
+    save_verdict,
+    status_counts,
+)
 
 ROWS_PER_ROUND = 3
 WRITES_PER_ROUND = 7  # create_run, add_rows, read-then-write, 3 x save_verdict, read-then-write
@@ -55,23 +65,23 @@ def verdict(worker: int, index: int) -> Verdict:
 def one_round(store: Store, worker: int, round_no: int, tally: dict[str, Any]) -> None:
     """Seven short write transactions (two of them read first, then write) and one read."""
     common = {"rubric_name": "r", "rubric_version": "1", "rubric_hash": "h" * 32, "judge_model": "m"}
-    run = store.create_run(**common, source="test", source_name=f"w{worker}-r{round_no}")
+    run = create_run(store, **common, source="test", source_name=f"w{worker}-r{round_no}")
     tally["runs"].append(run.id)
     rows = [
         {**common, "run_id": run.id, "row_number": i + 1, "status": "pending", "question": f"q{i}",
          "reference": "ref", "answer": f"a{worker}.{round_no}.{i}", "cells": {"w": worker, "r": round_no, "i": i}}
         for i in range(ROWS_PER_ROUND)
     ]
-    tally["rows"] += store.add_rows(rows)
+    tally["rows"] += add_rows(store, rows)
     with store.session() as session:  # read, then write, in one transaction
         count = session.execute(sa.select(sa.func.count()).select_from(Judgment).where(Judgment.run_id == run.id)).scalar()
         session.execute(sa.update(Run).where(Run.id == run.id).values(total_rows=count, status="running"))
         session.commit()
-    counts = store.status_counts(run.id)
+    counts = status_counts(store, run.id)
     if counts != {"pending": ROWS_PER_ROUND}:
         tally["wrong"].append(f"status_counts {counts}")
-    for row in store.pending(run.id):
-        if store.save_verdict(row.id, verdict(worker, row.row_number), cache_key=f"k{worker}.{round_no}.{row.row_number}"):
+    for row in next_pending(store, run.id):
+        if save_verdict(store, row.id, verdict(worker, row.row_number), cache_key=f"k{worker}.{round_no}.{row.row_number}"):
             tally["saved"] += 1
         else:
             tally["not_saved"] += 1
@@ -113,7 +123,7 @@ def migrate_only(url: str) -> dict[str, Any]:
         store = Store.open(url)
     except Exception as err:
         return {"version": None, "error": repr(err)[:500]}
-    from bot.store.schema import current_version
+    from bot.store import current_version
 
     with store.engine.connect() as conn:
         version = current_version(conn)

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 from bot.cli.json_output import Document, UtcTime
 
 if TYPE_CHECKING:
-    from bot.store import Judgment
-    from bot.store.models_trust import ReviewCase
+    from bot.store import Judgment, ReviewCase
 
 
 class WaitingCase(Document):

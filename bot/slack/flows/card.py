@@ -32,10 +32,14 @@ from bot.store import (
     cost_limits,
     default_samples,
     feedback_tally,
+    first_judgment,
+    get_run,
     judge_of_channel,
+    labels_of,
+    samples_of,
+    save_label,
+    set_run_message,
 )
-from bot.store.labels import labels_of, save_label
-from bot.store.samples import samples_of
 from bot.trust.labels import Completed, HumanValues, complete
 
 log = logging.getLogger(__name__)
@@ -114,7 +118,7 @@ class _CardFace(Face):
             sent = await ctx.say.post(channel, waiting, thread_ts=self.origin.thread_ts,
                                       what="the placeholder of a card")
             if sent.ts is not None:
-                await ctx.db(Store.set_message, run.id, sent.ts)
+                await ctx.db(set_run_message, run.id, sent.ts)
         if sent.ts is None:
             problem = post_problem(sent.refusal or "", channel)
             await ctx.say.tell(self.response_url, f"{problem}\n\n{echo(self.triple, SECTION_LIMIT - len(problem) - 10)}")
@@ -170,7 +174,7 @@ async def show_judgment(
 
 async def _judgment_of(ctx: Context, ended: Ended) -> Judgment:
     """The verdict of a judged card's triple (as another process left it, when one took the run over)."""
-    judgment = ended.end.judgment if ended.end is not None else await ctx.db(Store.first_judgment, ended.run.id)
+    judgment = ended.end.judgment if ended.end is not None else await ctx.db(first_judgment, ended.run.id)
     assert judgment is not None, "a run of one triple has one row"
     return judgment
 
@@ -178,7 +182,7 @@ async def _judgment_of(ctx: Context, ended: Ended) -> Judgment:
 def _card_state(store: Store, *, judgment: Judgment
                 ) -> tuple[tuple[int, int], list[JudgmentSample], list[Label], list[str]]:
     samples = samples_of(store, judgment.id) if sampled(judgment) else []
-    run = store.get_run(judgment.run_id)
+    run = get_run(store, judgment.run_id)
     judges = judges_of_run(run.judge_model, run.judges) if run is not None else [judgment.judge_model]
     return feedback_tally(store, judgment_id=judgment.id), samples, labels_of(store, judgment.id), judges
 
@@ -228,7 +232,7 @@ async def show_card(ctx: Context, judgment: Judgment, ts: str | None, *, respons
         sent = await ctx.say.post(channel, card.as_message(), thread_ts=judgment.thread_ts,
                                   what=f"the card of judgment {judgment.id}")
         if sent.ts is not None:
-            await ctx.db(Store.set_message, judgment.run_id, sent.ts)
+            await ctx.db(set_run_message, judgment.run_id, sent.ts)
     if sent.ts is None:
         await ctx.say.tell(response_url, f"Judgment #{judgment.id} is saved (`/judge history` lists it), but Slack "
                                          f"refused its card (`{sent.refusal}`).")
@@ -248,7 +252,7 @@ async def _post_full_detail(ctx: Context, card: Card, channel: str, thread: str,
 async def _stopped(ctx: Context, run: Run, channel: str, ts: str) -> None:
     """The bot is stopping mid-judgment: show the card if the verdict is in, else say it will come."""
     try:
-        row = await asyncio.wait_for(ctx.db(Store.first_judgment, run.id), SAY_LATER)
+        row = await asyncio.wait_for(ctx.db(first_judgment, run.id), SAY_LATER)
         if row is not None and row.status != RowState.PENDING:
             await asyncio.wait_for(show_card(ctx, row, ts, response_url=None), SAY_LATER)
             return
@@ -277,7 +281,7 @@ async def _recover(ctx: Context, run: Run) -> None:
 
 
 async def _complete(ctx: Context, run: Run) -> None:
-    row = await ctx.db(Store.first_judgment, run.id)
+    row = await ctx.db(first_judgment, run.id)
     if row is None or not row.channel_id:
         return
     judgment: Judgment | None
@@ -305,7 +309,7 @@ async def _finish_when_free(ctx: Context, run: Run, rubric: Rubric) -> Judgment 
         return await _finish_left(ctx, run, rubric)
     except RunBusy:
         await asyncio.sleep(STALE_AFTER + 5)
-    current = await ctx.db(Store.get_run, run.id)
+    current = await ctx.db(get_run, run.id)
     if current is None or current.status not in RESUMABLE:
         return None  # finished meanwhile by the process that held it
     return await _finish_left(ctx, run, rubric)

@@ -11,7 +11,7 @@ from bot.records import checks_of
 from bot.rubric import Rubric
 from bot.runs import Face, Origin, Request, start_run
 from bot.slack.context import Context
-from bot.store import Judgment
+from bot.store import Judgment, iter_judgments
 from bot.trust.cases import TEXT_COLUMNS
 
 
@@ -24,5 +24,5 @@ async def judged_for_channel(ctx: Context, rubric: Rubric, rows: Sequence[CsvRow
                                   source_name=what[:200], origin=origin, **panel.run_fields())
     # Asked for by a person the channel's spent budget did not stop (the listener said so first): judged at once.
     await ctx.engine.judge(Request(rubric, panel, run, agreed=True, concurrency=concurrency, end=False), Face())
-    judged = await ctx.db(lambda store: list(store.iter_judgments(run.id)))
+    judged = await ctx.db(lambda store: list(iter_judgments(store, run.id)))
     return {row.row_number: row for row in judged if row.row_number is not None}

@@ -11,7 +11,7 @@ from bot.runs import STALE_AFTER, held_elsewhere
 from bot.slack.context import NotInstalled
 from bot.slack.flows import file_summary, share_thread
 from bot.slack.flows.file_intake import FileIntake
-from bot.store import SharedFile, Store, get_share, move_share, process_name, take_share, unfinished_shares
+from bot.store import SharedFile, get_run, get_share, move_share, process_name, take_share, unfinished_shares
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ async def _recover(intake: FileIntake, share: SharedFile) -> None:
 
 async def _take_up(intake: FileIntake, share: SharedFile) -> None:
     ctx, files = intake.ctx, intake.runs
-    held = await ctx.db(Store.get_run, share.run_id) if share.run_id is not None else None
+    held = await ctx.db(get_run, share.run_id) if share.run_id is not None else None
     if held is not None and held_elsewhere(held):  # another replica judges it and shows life: left to it
         return
     # A run being judged shows life with its heartbeat (checked just above): its file is taken once that stops. Any
@@ -70,7 +70,7 @@ async def _take_up(intake: FileIntake, share: SharedFile) -> None:
     if share.state in (ShareState.RECEIVED, ShareState.LOADING):
         await intake.begin(share, rubric_name=share.rubric_name, confirmed=share.state == ShareState.LOADING)
         return
-    run = await ctx.db(Store.get_run, share.run_id) if share.run_id is not None else None
+    run = await ctx.db(get_run, share.run_id) if share.run_id is not None else None
     rubric = ctx.rubric_of(run) if run is not None else None
     if run is None or rubric is None:
         await share_thread.refuse(ctx, share, "its rubric changed while the bot was stopped. Share the file again to judge it "
@@ -87,7 +87,7 @@ async def _take_up(intake: FileIntake, share: SharedFile) -> None:
         except RunBusy:
             if attempt == 0:
                 await asyncio.sleep(STALE_AFTER + 5)  # held by another host: take it once it has gone quiet
-            current = await ctx.db(Store.get_run, run.id)
+            current = await ctx.db(get_run, run.id)
             again = await ctx.db(get_share, share_id=share.id)
             # Only a run still being judged is taken over: one the other host paused waits for its Resume.
             if current is None or current.status not in RESUMABLE or again is None or again.state != ShareState.RUNNING:

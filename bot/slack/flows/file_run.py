@@ -43,10 +43,12 @@ from bot.slack.views.run_stream import RunStream
 from bot.store import (
     Run,
     SharedFile,
-    Store,
     cost_limits,
+    get_run,
     judge_of_channel,
     move_share,
+    status_counts,
+    update_run,
     update_share,
 )
 
@@ -270,7 +272,7 @@ class FileRuns:
         the thread)."""
         if (model := judge_on_resume(run, self.ctx.bench.judge.model)) is None:
             return run
-        await self.ctx.db(Store.update_run, run.id, judge_model=model)
+        await self.ctx.db(update_run, run.id, judge_model=model)
         await self.ctx.say.post(share.channel_id, notice(
             f"The judge's endpoint did not know `{escape(run.judge_model)}`, so this run goes on with "
             f"`{escape(model)}`, the bot's judge now."), thread_ts=share.thread_ts, what="a note of the judge changed")
@@ -285,7 +287,7 @@ class FileRuns:
             return ProgressMessage(self.ctx.say, share.channel_id, share.progress_ts, render, every=self.edit_every)
         if share.stream_ts:  # an earlier process's stream: ended, so that one stream moves at a time
             await end_stream(self.ctx.say, share.channel_id, share.stream_ts)
-        stored = await self.ctx.db(Store.get_run, run.id)  # with its estimate
+        stored = await self.ctx.db(get_run, run.id)  # with its estimate
 
         async def streaming(ts: str | None) -> None:
             await self.ctx.db(update_share, share_id=share.id, stream_ts=ts)
@@ -304,7 +306,7 @@ class FileRuns:
         return max(self.limits.edit_every, len(self.active) * 60 / EDITS_PER_MINUTE)
 
     async def _pause(self, share: SharedFile, run: Run, rubric: Rubric, shown: ProgressMessage, reason: str) -> None:
-        counts = await self.ctx.db(Store.status_counts, run.id)
+        counts = await self.ctx.db(status_counts, run.id)
         total = sum(n for status, n in counts.items() if status != RowState.MALFORMED)
         await self.ctx.db(move_share, share_id=share.id, to=ShareState.PAUSED, owner=None, note=reason)
         done = total - counts.get(RowState.PENDING, 0)

@@ -26,7 +26,7 @@ from bot.slack.text import escape, plain, shown
 from bot.slack.views import file_run as view
 from bot.slack.views import pairs as pairs_view
 from bot.slack.views import run_stream
-from bot.store import Run, SharedFile, Store, get_share, move_share, process_name, update_share
+from bot.store import Run, SharedFile, get_run, get_share, move_share, process_name, update_share
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ async def _finish(ctx: Context, share: SharedFile, rubric: Rubric, seconds: floa
     found = await ctx.db(get_share, share_id=share.id)
     assert found is not None and found.run_id is not None, "a finishing share has a run"
     share = found
-    run = await ctx.db(Store.get_run, found.run_id)
+    run = await ctx.db(get_run, found.run_id)
     assert run is not None, "a share's run is never deleted"
     with work_folder() as folder:
         results = Path(folder) / results_name(run)

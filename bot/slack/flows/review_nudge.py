@@ -20,16 +20,17 @@ from bot.slack.flows.earlier_posts import earlier_post
 from bot.slack.messenger import once_client, refused, slack_error
 from bot.slack.terminal import workspace_of
 from bot.slack.views.review import nudge_message
-from bot.store import Store, utcnow
-from bot.store.review import waiting_for
-from bot.store.reviewers import (
+from bot.store import (
     ReviewSetup,
+    Store,
     claim_nudge,
     mark_nudged,
     nudged_channels,
     release_nudge,
     review_setup,
     unanswered_nudge,
+    utcnow,
+    waiting_for,
 )
 
 log = logging.getLogger(__name__)

@@ -16,9 +16,7 @@ from bot.rubric.fields import leaves
 from bot.slack.context import Context
 from bot.slack.messenger import make_web_client, slack_error
 from bot.slack.text import clip, escape, permalink, shown
-from bot.store import Judgment, Store, utcnow
-from bot.store.models_replicas import WorkflowStep
-from bot.store.workflow_steps import drop_step, waiting_steps
+from bot.store import Judgment, WorkflowStep, drop_step, first_judgment, get_run, utcnow, waiting_steps
 from bot.trust.labels import value_at
 
 log = logging.getLogger(__name__)
@@ -93,7 +91,7 @@ async def card_link(ctx: Context, judgment: Judgment) -> str | None:
     """A link to the judgment's card."""
     channel, ts = judgment.channel_id or "", judgment.message_ts
     if not ts:
-        row = await ctx.db(Store.first_judgment, judgment.run_id)
+        row = await ctx.db(first_judgment, judgment.run_id)
         ts = row.message_ts if row is not None else None
     if not ts:
         return None
@@ -175,8 +173,8 @@ async def _try_to_end(ctx: Context, step: WorkflowStep) -> None:
         if lapsing or (utcnow() - step.created_at).total_seconds() > UNSAVED_AFTER:
             await end_step(ctx, step.execution_id, step.token, error=UNSAVED)
         return
-    judgment = await ctx.db(Store.first_judgment, step.run_id)
-    run = await ctx.db(Store.get_run, step.run_id)
+    judgment = await ctx.db(first_judgment, step.run_id)
+    run = await ctx.db(get_run, step.run_id)
     if judgment is None or run is None:
         await end_step(ctx, step.execution_id, step.token, error=UNSAVED)
         return

@@ -23,8 +23,7 @@ from bot.slack.messenger import failure_text
 from bot.slack.text import escape
 from bot.slack.views.align import align_card, decided
 from bot.slack.views.blocks import notice
-from bot.store import Judgment, judge_of_channel
-from bot.store.revisions import decide_revision, propose_revision, revision_of, set_message
+from bot.store import Judgment, decide_revision, judge_of_channel, propose_revision, revision_of, set_message
 from bot.trust.align import DEFAULT_EXAMPLES, DEFAULT_FOLDS, MIN_CORRECTIONS, MIN_LABELS, Aligned, candidate_file
 from bot.trust.align import cross_validate as aligned_by
 from bot.trust.drift import CheckCase, case_count, cases_from_history

@@ -32,11 +32,20 @@ from bot.slack.views.correction import (
 )
 from bot.slack.views.details import details_file, details_text, details_view
 from bot.slack.views.limits import ERROR_LIMIT
-from bot.store import Judgment, Run, Store, record_feedback, remember_model
-from bot.store.case_keys import was_removed
-from bot.store.models_replicas import Rejudge
-from bot.store.rejudges import claim_rejudge, give_up_rejudge, rejudge_saved
-from bot.store.samples import samples_of
+from bot.store import (
+    Judgment,
+    Rejudge,
+    Run,
+    claim_rejudge,
+    first_judgment,
+    get_judgment,
+    give_up_rejudge,
+    record_feedback,
+    rejudge_saved,
+    remember_model,
+    samples_of,
+    was_removed,
+)
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +193,7 @@ class CardListener:
 
     async def _judged_again(self, judgment: Judgment, held: Rejudge) -> str:
         """What a click on a card being judged again, or judged again already, is told."""
-        again = await self.ctx.db(Store.first_judgment, held.run_id) if held.run_id is not None else None
+        again = await self.ctx.db(first_judgment, held.run_id) if held.run_id is not None else None
         if again is None or again.status == RowState.PENDING:
             return f"#{judgment.id} is being judged again already; its card follows shortly."
         where = "in this card's place" if again.message_ts == judgment.message_ts else "in the thread"
@@ -281,7 +290,7 @@ class CardListener:
             return None, CORRECTION_UNCHECKED
         if not from_team(body, context.team_id):
             return None, CORRECTION_ELSEWHERE
-        judgment = await self.ctx.db(Store.get_judgment, context.judgment_id)
+        judgment = await self.ctx.db(get_judgment, context.judgment_id)
         if judgment is None or (judgment.team_id, judgment.channel_id) != (context.team_id, context.channel_id):
             return None, CORRECTION_NOT_HERE
         return judgment, ""
@@ -296,7 +305,7 @@ class CardListener:
     async def _lookup(self, body: dict[str, Any], action: dict[str, Any]) -> Judgment | None:
         """The judgment a button belongs to, only if it was made in the channel (and workspace) of the click."""
         try:
-            judgment = await self.ctx.db(Store.get_judgment, int(action.get("value") or 0))
+            judgment = await self.ctx.db(get_judgment, int(action.get("value") or 0))
         except ValueError:
             judgment = None
         if judgment is None or not made_here(body, action, judgment.channel_id, judgment.team_id):

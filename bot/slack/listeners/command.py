@@ -38,12 +38,12 @@ from bot.store import (
     channel_stats,
     default_rubric,
     default_samples,
+    labeled_rubric_names,
     recent_in_channel,
     remembered_model,
     set_default_rubric,
     utcnow,
 )
-from bot.store.labels import labeled_rubric_names
 from bot.trust.report import RubricTrust, TrustBar, rubric_trust
 
 log = logging.getLogger(__name__)

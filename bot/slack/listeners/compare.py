@@ -14,8 +14,7 @@ from bot.slack.files import upload
 from bot.slack.messenger import slack_error
 from bot.slack.text import escape
 from bot.slack.views.compare import RUBRICS_SHOWN, compare_card
-from bot.store import utcnow
-from bot.store.graded import graded_answers
+from bot.store import graded_answers, utcnow
 from bot.trust.paired import compare, graded
 
 

@@ -22,8 +22,7 @@ from bot.slack.listeners.clicks import OTHER_WORKSPACE, made_here
 from bot.slack.text import escape
 from bot.slack.views import file_run as view
 from bot.slack.views.blocks import notice
-from bot.store import SharedFile, Store, get_share, move_share, process_name, share_of_run
-from bot.store.row_claims import request_cancel
+from bot.store import SharedFile, get_run, get_share, move_share, process_name, request_cancel, share_of_run, update_run
 
 log = logging.getLogger(__name__)
 
@@ -119,12 +118,12 @@ class FileListener:
             await self.ctx.say.tell(where, f"Cancelling run #{share.run_id}: the rows graded so far are kept and "
                                        "summarised.")
             return
-        run = await self.ctx.db(Store.get_run, run_id)
+        run = await self.ctx.db(get_run, run_id)
         rubric = self.ctx.rubric_of(run) if run is not None else None
         if share.state == ShareState.PAUSED and run is not None and rubric is not None and await self.ctx.db(
                 move_share, share_id=share.id, to=ShareState.FINISHING, expect=(ShareState.PAUSED,), owner=process_name()):
             # The share left "paused" first, so a Resume clicked meanwhile cannot start the run again.
-            await self.ctx.db(Store.update_run, run.id, status=RunState.CANCELLED, stop_reason="cancelled")
+            await self.ctx.db(update_run, run.id, status=RunState.CANCELLED, stop_reason="cancelled")
             self.files.spawn(file_summary.finish(self.ctx, share, rubric, cancelled_by=user, claimed=True),
                              f"finishing run {run.id}")
         elif share.state in (ShareState.FINISHING, ShareState.DONE):
@@ -155,7 +154,7 @@ class FileListener:
             await self.ctx.say.tell(where, NOT_HERE)
             return
         share, run_id = found
-        run = await self.ctx.db(Store.get_run, run_id)
+        run = await self.ctx.db(get_run, run_id)
         rubric = self.ctx.rubric_of(run) if run is not None else None
         if run is None or rubric is None:
             await self.ctx.say.tell(where, "The rubric of this run changed since it started, so it cannot go on. Share "

@@ -37,11 +37,25 @@ from bot.slack.views.review import (
     reviewers_text,
     saved_text,
 )
-from bot.store import Judgment, Store, record_feedback, utcnow
-from bot.store.models_trust import ReviewCase
-from bot.store.pairs import orders_of
-from bot.store.review import OPEN, case_of, offer_next, queue_state, skip_case, waiting_for
-from bot.store.reviewers import ReviewSetup, review_setup, set_blind, set_nudge, set_reviewers
+from bot.store import (
+    OPEN,
+    Judgment,
+    ReviewCase,
+    ReviewSetup,
+    get_judgment,
+    offer_next,
+    orders_of,
+    queue_state,
+    record_feedback,
+    review_case,
+    review_setup,
+    set_blind,
+    set_nudge,
+    set_reviewers,
+    skip_case,
+    utcnow,
+    waiting_for,
+)
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +89,7 @@ class ReviewCommands:
             case = await self.ctx.db(offer_next, team_id=team, channel_id=channel, user_id=user)
             if case is None:
                 break
-            judgment = await self.ctx.db(Store.get_judgment, case.judgment_id)
+            judgment = await self.ctx.db(get_judgment, case.judgment_id)
             if judgment is None or self.ctx.rubric_of(judgment) is None:  # its rubric changed: it cannot be labeled
                 await self.ctx.db(skip_case, case_id=case.id, user_id=user)
                 continue
@@ -182,13 +196,13 @@ class ReviewCommands:
         """The case a button acts on: of the channel and workspace where it was clicked, open, and offered to the
         person who clicked; else they are told why not."""
         try:
-            case = await self.ctx.db(case_of, int(action.get("value") or 0))
+            case = await self.ctx.db(review_case, int(action.get("value") or 0))
         except ValueError:
             case = None
         if case is None or not made_here(body, action, case.channel_id, case.team_id):
             await self.ctx.say.tell(body.get("response_url"), "I cannot find this case in this channel's queue.")
             return None
-        judgment = await self.ctx.db(Store.get_judgment, case.judgment_id)
+        judgment = await self.ctx.db(get_judgment, case.judgment_id)
         if judgment is None or case.state != OPEN or case.offered_to != body["user"]["id"]:
             await self.ctx.say.tell(body.get("response_url"), NOT_YOURS)
             return None
@@ -322,11 +336,11 @@ class ReviewCommands:
 
     async def _form_target(self, context: ReviewContext, user: str
                            ) -> tuple[ReviewCase | None, Judgment | None, ReviewSetup | None]:
-        case = await self.ctx.db(case_of, context.case_id)
+        case = await self.ctx.db(review_case, context.case_id)
         if (case is None or (case.team_id, case.channel_id) != (context.team_id, context.channel_id)
                 or case.judgment_id != context.judgment_id or case.state != OPEN or case.offered_to != user):
             return None, None, None
-        judgment = await self.ctx.db(Store.get_judgment, case.judgment_id)
+        judgment = await self.ctx.db(get_judgment, case.judgment_id)
         return case, judgment, await self.ctx.db(review_setup, team_id=context.team_id, channel_id=context.channel_id)
 
     async def on_start(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:

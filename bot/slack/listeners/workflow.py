@@ -27,8 +27,7 @@ from bot.slack.flows.step_end import (
 )
 from bot.slack.messenger import Messenger
 from bot.slack.text import clean, clip, escape
-from bot.store import Run, utcnow
-from bot.store.workflow_steps import keep_step, step_run
+from bot.store import Run, keep_step, step_run, utcnow
 
 log = logging.getLogger(__name__)
 

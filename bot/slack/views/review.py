@@ -11,9 +11,7 @@ from bot.slack.text import escape, shown
 from bot.slack.views.blocks import context, message, notice, section
 from bot.slack.views.card import LABEL_ROOM
 from bot.slack.views.commands import FormContext
-from bot.store import Judgment
-from bot.store.review import QueueState
-from bot.store.reviewers import ReviewSetup
+from bot.store import Judgment, QueueState, ReviewSetup
 from bot.trust.review import REASONS
 
 REVIEW_AGREE, REVIEW_LABEL, REVIEW_SKIP = "judgebot_review_agree", "judgebot_review_label", "judgebot_review_skip"

@@ -1,0 +1,2 @@
+"""What the processes on one database do once between them: leases, claims, shared pauses, deliveries, re-judges and
+workflow steps."""

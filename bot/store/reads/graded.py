@@ -1,0 +1,57 @@
+"""Verdicts read for a comparison, one per case: a run's rows, or the standing verdicts of a channel's history."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from bot.records import JUDGED, RowState
+from bot.store.counts.counting import standing
+from bot.store.tables.history import Judgment, table_of
+
+if TYPE_CHECKING:
+    from bot.store.database import Store
+
+COLUMNS = ("id", "status", "rubric_name", "rubric_version", "rubric_hash", "judge_model", "question", "reference",
+           "answer", "headline", "passed", "tag", "model_name", "case_hash")
+
+
+def graded_answers(store: Store, *, run_id: int | None = None, channel_id: str | None = None,
+                   model: str | None = None, since: datetime | None = None,
+                   rubric_name: str | None = None) -> list[Any]:
+    """The verdicts of single answers a comparison reads (scored, or a judge's failure: invalid, error), one per
+    case (bot.store.counts.counting), oldest first.
+
+    Of one run: its rows, a case its file holds more than once counted once (its last scored row, else its last
+    row). Else of a channel's history (None: the terminal's): each case's standing verdict, so re-reads from the
+    cache and re-runs replace and never add. Of one model under test and one rubric when named, judged since
+    `since`. Pairs (a pairwise judge's rows) are left out.
+    """
+    table = table_of(Judgment)
+    where: list[Any] = [table.c.status.in_(JUDGED), table.c.answer_b.is_(None)]
+    if run_id is not None:
+        where.append(table.c.run_id == run_id)
+    else:
+        where += [table.c.channel_id.is_not_distinct_from(channel_id), standing(table.c.replaced_at, None)]
+    if model is not None:
+        where.append(table.c.model_name == model)
+    if since is not None:
+        where.append(table.c.judged_at >= since)
+    if rubric_name is not None:
+        where.append(table.c.rubric_name == rubric_name)
+    with store.engine.connect() as conn:
+        rows = list(conn.execute(sa.select(*(table.c[name] for name in COLUMNS)).where(*where).order_by(table.c.id)))
+    return once_per_case(rows)
+
+
+def once_per_case(rows: list[Any]) -> list[Any]:
+    """Each case's row that counts, in the order given (by id): its last scored row, else its last row (a judge's
+    failure never takes a score's place)."""
+    kept: dict[Any, Any] = {}
+    for row in rows:
+        case = row.case_hash or row.id
+        if case not in kept or row.status == RowState.SCORED or kept[case].status != RowState.SCORED:
+            kept[case] = row
+    return sorted(kept.values(), key=lambda row: row.id)

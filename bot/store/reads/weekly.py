@@ -1,0 +1,120 @@
+"""The queries of a channel's week: its lowest scores, the questions whose scores dropped against the week before,
+what judged in each hour (to see the judge change), and each week's mean headline from the hourly tallies."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import case, func, literal, select, union_all
+from sqlalchemy.engine import Row
+from sqlmodel import col
+
+from bot.records import RowState
+from bot.store.counts.counting import standing
+from bot.store.counts.tallies import HOUR, hour_of
+from bot.store.reads.channel import counted_in_channel, in_channel, model_of
+from bot.store.tables.history import Judgment
+
+if TYPE_CHECKING:
+    from bot.store.database import Store
+
+# What a digest shows of a judgment worth a look, and what it needs to link to it.
+EXAMPLE_COLUMNS = (col(Judgment.id), col(Judgment.model_name), col(Judgment.rubric_name), col(Judgment.headline),
+                   col(Judgment.question), col(Judgment.channel_id), col(Judgment.message_ts), col(Judgment.thread_ts),
+                   col(Judgment.row_number))
+
+
+def lowest_scored(store: Store, *, channel_id: str | None, since: datetime, until: datetime,
+                  limit: int) -> list[Row[Any]]:
+    """The `limit` cases of the channel evaluated in [since, until) whose latest scored verdict there has the lowest
+    headline (EXAMPLE_COLUMNS), each case once."""
+    order = (col(Judgment.headline), col(Judgment.id).desc())
+    # The lowest found in the index of the channel's judgments first: only they are read whole.
+    lowest = (select(col(Judgment.id)).where(*in_channel(channel_id, since, until), col(Judgment.status) == RowState.SCORED,
+                                             standing(col(Judgment.replaced_at), until))
+              .order_by(*order).limit(limit))
+    with store.session() as session:
+        return list(session.execute(select(*EXAMPLE_COLUMNS).where(col(Judgment.id).in_(lowest)).order_by(*order)))
+
+
+def score_drops(store: Store, *, channel_id: str | None, since: datetime, cut: datetime, until: datetime,
+                points: float, limit: int) -> list[tuple[Row[Any], float, float]]:
+    """Questions whose mean headline in [cut, until) is `points` or more below their mean in [since, cut), biggest
+    drop first: each as (its lowest judgment from `cut` on, in EXAMPLE_COLUMNS, the mean before, the mean after).
+    Each side counts each case (an answer to the question) once, with its latest scored verdict on that side."""
+    replaced = col(Judgment.replaced_at)
+    earlier = (col(Judgment.judged_at) < cut) & standing(replaced, cut)
+    later = (col(Judgment.judged_at) >= cut) & standing(replaced, until)
+    # The means are named in a subquery: repeated in HAVING and ORDER BY, each with its own parameters, SQLite would
+    # not know them for the same aggregates and would work each out again.
+    means = (select(col(Judgment.question_key).label("key"), func.avg(case((earlier, Judgment.headline))).label("before"),
+                    func.avg(case((later, Judgment.headline))).label("now"))
+             .where(*in_channel(channel_id, since, until),
+                    col(Judgment.status) == RowState.SCORED, col(Judgment.question_key).is_not(None))
+             .group_by(col(Judgment.question_key)).subquery("means"))
+    drop = means.c.before - means.c.now
+    with store.session() as session:
+        drops = session.execute(select(means.c.key, means.c.before, means.c.now).where(drop >= points)
+                                .order_by(drop.desc(), means.c.key).limit(limit)).all()
+        examples = session.execute(  # each question's lowest standing judgment from the cut on, to link to
+            select(*EXAMPLE_COLUMNS, col(Judgment.question_key))
+            .where(*in_channel(channel_id, cut, until), col(Judgment.status) == RowState.SCORED,
+                   standing(replaced, until), col(Judgment.question_key).in_([key for key, _, _ in drops]))
+            .order_by(col(Judgment.headline).desc(), col(Judgment.id))).all()
+    lowest = {row.question_key: row for row in examples}
+    return [(lowest[key], float(before), float(now)) for key, before, now in drops]
+
+
+def rubric_texts_used(store: Store, *, channel_id: str | None, since: datetime, until: datetime,
+                      cut: datetime) -> list[tuple[datetime, str, str, str]]:
+    """(hour, rubric, version, hash) of every rubric text the channel's judgments in [since, until) used, by the hour
+    of the tallies (the hour that holds `cut` split at it)."""
+    rows = counted_in_channel(channel_id, since, until, cuts=(cut,))
+    with store.session() as session:
+        return [(at, rubric, version, digest) for at, rubric, version, digest in session.execute(
+            select(rows.c.at, rows.c.rubric_name, rows.c.rubric_version, rows.c.rubric_hash).distinct())]
+
+
+def judges_used(store: Store, *, channel_id: str | None, since: datetime, until: datetime,
+                cut: datetime) -> list[tuple[datetime, str]]:
+    """(hour, judge model) of every judge of the channel's judgments in [since, until), as `rubric_texts_used`."""
+    rows = counted_in_channel(channel_id, since, until, cuts=(cut,))
+    with store.session() as session:
+        return [(at, judge) for at, judge in session.execute(select(rows.c.at, rows.c.judge_model).distinct())]
+
+
+def first_judged(store: Store, *, channel_id: str | None, hour: datetime, rubric_name: str | None = None,
+                 rubric_version: str | None = None, rubric_hash: str | None = None,
+                 judge_model: str | None = None) -> datetime:
+    """When the first judgment of the channel matching what is given was judged within the hour the tallies place it
+    in (the hour itself when none is found)."""
+    matching = [column == value for column, value in ((col(Judgment.rubric_name), rubric_name),
+                                                      (col(Judgment.rubric_version), rubric_version),
+                                                      (col(Judgment.rubric_hash), rubric_hash),
+                                                      (col(Judgment.judge_model), judge_model)) if value is not None]
+    with store.session() as session:
+        first = session.execute(select(func.min(Judgment.judged_at))
+                                .where(*in_channel(channel_id, hour, hour_of(hour) + HOUR), *matching)).scalar()
+    return first or hour
+
+
+def weekly_means(store: Store, *, channel_id: str | None,
+                 weeks: Sequence[tuple[datetime, datetime]]) -> dict[tuple[str | None, str], list[float | None]]:
+    """Mean headline per model under test and rubric in each of `weeks` ([start, end) each, in order), over the cases
+    evaluated in the week, each with its latest verdict there, added up from the hourly tallies: a week a query, in
+    one statement (each reads its week's tallies by their index and keeps those still standing at its end)."""
+    parts = []
+    for index, (start, end) in enumerate(weeks):
+        rows = counted_in_channel(channel_id, start, end)
+        parts.append(select(literal(index).label("week"), rows.c.model_key, rows.c.rubric_name,
+                            func.sum(rows.c.headline_total).label("total"), func.sum(rows.c.headlines).label("headlines"))
+                     .where(rows.c.status == RowState.SCORED, rows.c.replaced >= end)
+                     .group_by(rows.c.model_key, rows.c.rubric_name))
+    trend: dict[tuple[str | None, str], list[float | None]] = {}
+    with store.session() as session:
+        for index, key, rubric, total, headlines in session.execute(union_all(*parts)):
+            mean = float(total) / int(headlines) if headlines else None
+            trend.setdefault((model_of(key), rubric), [None] * len(weeks))[index] = mean
+    return trend
