@@ -37,8 +37,6 @@ async def check(ctx: Context) -> int:
         raise UsageError("give --labels FILE (such as one `judgebot labels export` wrote) or --channel ID, not both")
     if args.since is not None:
         raise UsageError("--since belongs to `judgebot calibration`; a check judges every labeled row it is given")
-    if args.json:
-        raise UsageError("--json belongs to `judgebot calibration`; a check judges the labeled rows and prints its gate")
     gate = Gate(MIN_AGREEMENT if args.min_agreement is None else args.min_agreement,
                 MIN_LABELS if args.min_labels is None else args.min_labels, args.min_kappa, args.point)
     if not 0 <= gate.min_agreement <= 1:
@@ -65,6 +63,14 @@ async def check(ctx: Context) -> int:
     async with panel:
         judged = await judge_again(ctx, run, rubric, panel, budget=budget)
     current, original = check_figures(cases, judged, rubric)
+    if args.json:
+        from bot.cli.json_output import print_json
+        from bot.cli.json_output.calibration import CalibrationCheckDocument
+
+        print_json(CalibrationCheckDocument.of(current, original, gate, cases=len(cases), rubric=rubric.name,
+                                               rubric_version=rubric.version, labels_from=labels_from(ctx), run=run.id,
+                                               judges=judges_of(panel)))
+        return EXIT_OK if gate.passes(current) else EXIT_BELOW
     unscored = len(cases) - current.n
     if unscored:
         console.print(f"[yellow]{unscored} rows got no verdict[/] (a judge error or an invalid reply) and are left out.")
@@ -96,6 +102,11 @@ def check_cases(ctx: Context, rubric: Rubric) -> list[CheckCase]:
         what = "skipped" if malformed else "label not read"
         ctx.console.print(f"[yellow]row {line}[/] {what}: {shown(reason)}")
     return found.cases
+
+
+def labels_from(ctx: Context) -> str:
+    """Where a check's labels come from: the labels file's name, or the Slack channel id."""
+    return ctx.args.labels.name if ctx.args.labels is not None else str(ctx.args.channel)
 
 
 def judges_of(panel: Panel) -> str:

@@ -217,7 +217,8 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
                                  "price, within 24 h, rather than live")
     calibration_cmd.add_argument("--fresh", action="store_true", help="check: judge again even when a cached "
                                  "verdict of the same judge exists")
-    add_json_option(calibration_cmd, "calibration", "not with check")
+    add_json_option(calibration_cmd, "calibration", "with check: the check's figures and gate, its keys as "
+                    "docs/json.md#calibration-check documents them")
     compare_cmd = commands.add_parser("compare", help="is B better than A? two runs, or two models under test, paired "
                                       "on the same questions (no judge is asked)")
     compare_cmd.add_argument("runs", nargs="*", type=int, metavar="RUN", help="two run ids: A then B")

@@ -5,6 +5,7 @@ calibration."""
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 from dataclasses import dataclass
 from datetime import timedelta
@@ -23,6 +24,7 @@ from bot.store import Run, Store, channel_stats, cost_limits, recent_in_channel,
 
 if TYPE_CHECKING:
     from bot.runs import Limits, Question
+    from bot.store import Figures
 
 MAX_DAYS = 3660  # ten years: as far back as `stats` reads
 RAISE_IN_SLACK = "Raise it with /judge budget in your conversation with judgebot"
@@ -172,7 +174,7 @@ class Tools:
 
     def stats(self, caller: Caller, *, channel: str | None, days: int, model: str | None) -> list[dict[str, Any]]:
         """Per model and rubric figures of a channel the caller may read (the terminal's by default), each case once
-        with its latest verdict (`judged_again`: judgments of those cases a later one replaced, not counted)."""
+        with its latest verdict, under the keys of `judgebot stats --json` (see `model_figures`)."""
         if not 0 <= days <= MAX_DAYS:
             raise UsageError(f"days must be from 0 (all time) to {MAX_DAYS}")
         since = utcnow() - timedelta(days=days) if days else None
@@ -182,11 +184,7 @@ class Tools:
         if not figures and named and channel_id is not None and not recent_in_channel(self.store,
                                                                                        channel_id=channel_id, limit=1):
             raise UsageError(unknown_channel(caller, channel_id))
-        return [{"model": found.model_name, "rubric": found.rubric_name, "cases": found.cases,
-                 "scored": found.scored, "mean_headline": found.mean_headline, "pass_rate": found.pass_rate,
-                 "errors": found.errors, "tags": found.tags, "unsure": found.unsure, "judged_again": found.rejudged,
-                 "judges": found.judges, "rubric_versions": found.versions, "mixed": found.mixed,
-                 "votes": found.votes, "agreeing": found.agreeing} for found in figures]
+        return [model_figures(found) for found in figures]
 
     def calibration(self, caller: Caller, *, rubric: str, channel: str | None) -> dict[str, Any]:
         """How far the judge agrees with people's labels on a rubric in a channel the caller may read."""
@@ -198,6 +196,41 @@ class Tools:
         figures = report.figures.model_dump(mode="json")
         figures["doubts"] = [str(doubt) for doubt in report.doubts]
         return figures
+
+
+def model_figures(found: Figures) -> dict[str, Any]:
+    """One model and rubric's figures under the very keys of an entry of `judgebot stats --json`'s `figures`
+    (docs/json.md#modelfigures), so that an agent and a script read the same document; a figure that is not a number
+    is null there too."""
+    from bot.trust.report import people_agreement
+
+    people = people_agreement(found.said)
+    kappa = people.kappa_pass
+    return _json_ready({
+        "model": found.model_name, "rubric": found.rubric_name, "cases": found.cases, "scored_cases": found.scored,
+        "passed_cases": found.passed, "error_cases": found.errors, "unsure_cases": found.unsure,
+        "replaced_judgments": found.rejudged, "mean_headline": found.mean_headline, "pass_rate": found.pass_rate,
+        "unsure_rate": found.unsure_rate, "tag_cases": found.tags, "cases_by_judge_model": found.judges,
+        "cases_by_rubric_version": found.versions,
+        "people": {"labels": people.n, "pass_fail_labels": people.pass_n, "agreeing_labels": people.pass_agree,
+                   "cases": people.pass_cases, "agreement": people.agreement, "interval": people.interval,
+                   "judge_pass_rate": people.judge_pass_rate, "people_pass_rate": people.human_pass_rate,
+                   "judge_only_passed_cases": people.judge_only, "people_only_passed_cases": people.human_only,
+                   "split_cases": people.split, "mcnemar_p": people.mcnemar_p,
+                   "kappa": {"value": kappa.value, "interval": kappa.interval, "labels": kappa.n,
+                             "cases": kappa.cases, "judge_one_class": kappa.judge_only,
+                             "people_one_class": kappa.human_only}}})
+
+
+def _json_ready(value: Any) -> Any:
+    """`value` as JSON gives it: tuples as lists, a float that is not a number as None."""
+    if isinstance(value, dict):
+        return {key: _json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(item) for item in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
 
 
 class _Agent(Face):

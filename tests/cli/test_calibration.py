@@ -468,3 +468,19 @@ def test_a_judge_that_passes_everything_fails_the_default_gate(tmp_path: Path, j
     assert ("below: the judge both passes and fails where people do: the judge said pass every time, people passed "
             "95%") in text
     assert "pass rates the judge passes 100%, people 95%, McNemar p = 0.50" in text  # 2 cases apart: 2 / 2^2
+
+    # The same as one JSON document (its verdicts now read from the history): the figures and each condition's
+    code, found, _ = judgebot_json(tmp_path, "calibration", "check", "--rubric", "eth", "--labels", "labels.csv",
+                                   "--yes", server=judge_server, documented=(0, 1))
+    assert code == 1 and found is not None
+    assert (found["rubric"], found["labels_from"], found["judges"], found["cases"], found["unscored_cases"]) == (
+        "eth", "labels.csv", "judge-cli", 40, 0)
+    pass_fail = found["today"]["pass_fail"]
+    assert (pass_fail["cases"], pass_fail["agreement"], pass_fail["judge_pass_rate"], pass_fail["people_pass_rate"]) \
+        == (40, 0.95, 1.0, 0.95)
+    assert round(pass_fail["interval"][0], 3) == 0.835 and pass_fail["kappa"]["value"] is None
+    assert found["labeled_verdicts"] is None  # the file gives no judge_ columns
+    gate = found["gate"]
+    assert (gate["min_agreement"], gate["min_labels"], gate["min_kappa"], gate["point"], gate["passed"]) == (
+        0.8, 20, None, False, False)
+    assert [condition["met"] for condition in gate["conditions"]] == [True, True, False]

@@ -83,13 +83,15 @@ async def test_judging_failing_rows_again_moves_no_figure(tmp_path, judge_server
     hv1 = [row for row in history["judgments"] if (row["model"], row["rubric"]) == ("hv1", "eth")]
     assert len(hv1) == 10 and len({row["question"] for row in hv1}) == 10  # each case once, its latest verdict
 
+    found_hv1 = found["hv1", "eth"]
     server = StdioServerParameters(command=sys.executable, args=["-m", "bot", "mcp"],
                                    env=base_env(tmp_path, judge_server), cwd=str(tmp_path))
     async with Client(server) as client:
         found = (await client.call_tool("stats", {"days": 0})).structured_content["result"]
     [hv1] = [row for row in found if row["model"] == "hv1"]
-    assert (hv1["cases"], hv1["scored"], hv1["pass_rate"], hv1["judged_again"]) == (10, 10, 0.5, 20)
-    assert hv1["judges"] == {"judge-cli": 10} and hv1["mixed"] == []
+    assert hv1 == found_hv1  # the very figures of `judgebot stats --json`
+    assert (hv1["cases"], hv1["scored_cases"], hv1["pass_rate"], hv1["replaced_judgments"]) == (10, 10, 0.5, 20)
+    assert hv1["cases_by_judge_model"] == {"judge-cli": 10}  # one judge: the verdicts mix none
 
 
 def test_a_second_judge_replaces_verdicts_and_the_figures_say_they_mix(tmp_path, judge_server):

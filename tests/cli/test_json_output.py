@@ -54,8 +54,6 @@ def test_json_is_refused_where_a_command_sends_or_judges(tmp_path, judge_server)
             (["review", "--channel", "C0GENERAL", "--nudge"], "--json lists the queue's cases; --nudge sends"),
             (["compare", "--model", "campus-bot-v1", "--model", "campus-bot-v2", "--judge", "pairwise"],
              "--json prints the comparison; --judge then judges its pairs"),
-            (["calibration", "check", "--rubric", "eth", "--labels", "labels.csv"],
-             "--json belongs to `judgebot calibration`"),
             (["rubrics", "check"], "--json lists the rubrics; `rubrics check` judges their goldens")):
         code, found, stderr = judgebot_json(tmp_path, *command, server=judge_server)
         assert code == 2 and found is None and words in " ".join(stderr.split()), (command, stderr)

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.cli import JUDGE_MODEL, base_env, eth_responder
+from tests.support.cli import JUDGE_MODEL, base_env, eth_responder, judgebot_json
 from tests.support.mcp_process import free_port, mcp_server, with_token
 
 TRIPLE = {"question": "How do I register for exams?", "reference": "In myStudies, during the registration period.",
@@ -48,7 +48,7 @@ async def test_over_stdio_an_agent_lists_the_tools_grades_and_reads_the_figures(
         assert verdict["output"]["result_tag"] == "Correct" and verdict["rubric"] == "eth"
 
         stats = (await client.call_tool("stats", {"days": 0})).structured_content["result"]
-        assert [(row["model"], row["rubric"], row["scored"]) for row in stats] == [("bot-v2", "eth", 1)]
+        assert [(row["model"], row["rubric"], row["scored_cases"]) for row in stats] == [("bot-v2", "eth", 1)]
         other = await client.call_tool("stats", {"channel": "C0ELSEWHERE"})  # the person here may read any channel
         assert other.is_error and "no judgments in channel 'C0ELSEWHERE'" in other.content[0].text  # nothing there
         calibration = (await client.call_tool("calibration", {"rubric": "eth"})).structured_content
@@ -56,6 +56,11 @@ async def test_over_stdio_an_agent_lists_the_tools_grades_and_reads_the_figures(
 
     # Kept like a terminal's judgment: no channel, the run's origin says an agent asked
     assert saved(tmp_path) == [(None, "scored", "Correct", "mcp", "bot-v2")]
+    # stats' result is `judgebot stats --json`'s figures, key for key and figure for figure
+    code, document, _ = judgebot_json(tmp_path, "stats", "--days", "0", server=judge_server)
+    assert code == 0 and document is not None
+    assert stats == document["figures"]
+    assert stats[0]["people"]["kappa"]["value"] is None and stats[0]["cases_by_judge_model"] == {JUDGE_MODEL: 1}
     assert len(judge_server.bodies()) == 1
 
 

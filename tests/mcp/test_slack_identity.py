@@ -36,7 +36,7 @@ def saved(db: Path) -> list[tuple]:
 
 def figures(result) -> list[tuple]:
     assert not result.is_error, result.content
-    return [(row["model"], row["rubric"], row["scored"]) for row in result.structured_content["result"]]
+    return [(row["model"], row["rubric"], row["scored_cases"]) for row in result.structured_content["result"]]
 
 
 def refusal(result) -> str:

@@ -134,3 +134,26 @@ async def test_a_file_shared_in_a_channel_with_a_revision_is_judged_with_it(slac
     [body] = judge_server.bodies()
     assert examples_of(body) == [("Maybe ask around.", {"result_tag": "Generic"})]
     assert get_run(store, 1) is not None and get_run(store, 1).rubric_version == "1.1"  # type: ignore[union-attr]
+
+
+async def test_align_is_weighed_by_the_budget_rule_and_judges_nothing_its_estimate_would_take_over(
+        bot_settings, slack_server: FakeSlackServer, judge_server, rubrics) -> None:
+    from bot.slack.server import start_bot
+    from bot.store import set_cost_limits
+    from tests.support.slack_side import SIGNING_SECRET
+
+    running = await start_bot(bot_settings.model_copy(update={"judge_model": "gpt-4o"}), host="127.0.0.1")
+    try:
+        slack = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
+        store = running.context.store
+        labeled(store, rubrics)
+        set_cost_limits(store, team_id="T0TEST", channel_id=CHANNEL, user_id="U0ADMIN", monthly_budget=0.001)
+        await slack.command("align eth", user="U0ADMIN")
+        [told] = await slack_server.await_for("response_url", lambda c: "budget" in blocks_json(c.params), timeout=20)
+        text = blocks_json(told.params)
+        assert "Judging 30 cases with `gpt-4o` (about $" in text, text
+        assert "would take this channel over its monthly budget" in text
+        assert judge_server.bodies() == []
+        assert not [c for c in slack_server.calls_to("chat.postMessage") if ALIGN_USE in blocks_json(c.params)]
+    finally:
+        await running.stop()

@@ -103,6 +103,27 @@ async def test_a_card_judged_by_a_judge_far_from_its_shutdown_or_with_no_date_sa
     assert all("*Correct" in card and "shuts down" not in card and '"type": "alert"' not in card for card in cards)
 
 
+async def test_a_file_judged_by_a_judge_near_its_shutdown_says_so_in_its_summary(bot_settings, slack_server,
+                                                                                 judge_server) -> None:
+    from tests.support.replies import eth_reply
+    from tests.support.slack_files import finished_thread, share, summaries
+
+    judge_server.responder = lambda body: eth_reply("Correct")
+    rows = b"question,reference,answer\nWhere?,In myStudies.,Use myStudies.\n"
+    found = []
+    for moment, judge in ((NEAR, "gpt-4o-mini"), (FAR, "gpt-4o-mini"), (NEAR, "gpt-4.1-nano")):
+        with time_machine.travel(moment, tick=True):
+            async with bot_judging_with(bot_settings, slack_server, judge) as (_, slack):
+                event = await share(slack, slack_server, rows.replace(b"Where?", f"Where ({len(found)})?".encode()))
+                await finished_thread(slack_server, "C0GENERAL", event["ts"])
+                found.append(all_text(summaries(slack_server, "C0GENERAL", event["ts"])[0]))
+    near, far, undated = found
+    assert WARNING in near and "OpenAI's deprecations page" in near
+    assert "/judge judges compare MODEL" in near and "judgebot judges compare --rubric NAME --to MODEL" in near
+    assert '"type": "alert"' in near and "Pass rate" in near  # a warning beside the figures, not instead of them
+    assert all("shuts down" not in text and '"type": "alert"' not in text for text in (far, undated))
+
+
 # -- a channel's own judge --------------------------------------------------------------------------------------------
 
 

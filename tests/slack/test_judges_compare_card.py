@@ -141,3 +141,31 @@ async def test_judges_compare_asks_no_judge_over_a_spent_budget_or_without_a_rub
     assert "Name the rubric to compare the judges on" in answers[0] and "no default rubric" in answers[0]
     assert "This channel's monthly budget is spent" in answers[1]
     assert judge_server.bodies() == [] and not slack_server.calls_to("chat.postMessage")
+
+
+async def test_judges_compare_is_weighed_by_the_budget_rule_and_judges_nothing_its_estimate_would_take_over(
+        bot_settings, slack_server, judge_server, rubrics) -> None:
+    from sqlmodel import select
+
+    from bot.slack.server import start_bot
+    from bot.store import COST_NOT_AGREED, Run
+    from tests.support.slack_side import SIGNING_SECRET, SlackSide
+
+    running = await start_bot(bot_settings.model_copy(update={"judge_model": "gpt-4o"}), host="127.0.0.1")
+    try:
+        slack = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
+        store = running.context.store
+        labeled(store, rubrics)
+        set_cost_limits(store, team_id=TEAM, channel_id=CHANNEL, user_id="U0ADMIN", monthly_budget=0.001)  # not spent
+        await slack.command("judges compare gpt-4o-mini eth", user="U0ADMIN")
+        [told] = await slack_server.await_for("response_url", lambda c: "budget" in blocks_json(c.params), timeout=20)
+        text = blocks_json(told.params)
+        assert "Judging 8 cases with `gpt-4o` (about $0.0" in text, text
+        assert "would take this channel over its monthly budget ($0.0000 of $0.0010 spent this month)" in text
+        assert "`/judge budget USD`" in text
+        assert judge_server.bodies() == []  # neither judge asked: the estimate alone refused it
+        with store.session() as session:
+            checks = [(run.status, run.stop_reason) for run in session.exec(select(Run).where(Run.source == "check"))]
+        assert checks == [("cancelled", COST_NOT_AGREED)]
+    finally:
+        await running.stop()

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from bot.cli.json_output import Document
-from bot.cli.json_output.calibration import CalibrationDocument
+from bot.cli.json_output.calibration import CalibrationCheckDocument, CalibrationDocument
 from bot.cli.json_output.compare import CompareDocument
 from bot.cli.json_output.digest import DigestDocument
 from bot.cli.json_output.history import BudgetDocument, HistoryDocument, RunsDocument, StatsDocument
@@ -21,7 +21,8 @@ from bot.cli.json_output.rubrics import RubricsDocument
 DOCUMENTS: list[tuple[str, type[Document]]] = [
     ("runs", RunsDocument), ("history", HistoryDocument), ("stats", StatsDocument), ("digest", DigestDocument),
     ("budget", BudgetDocument), ("review", ReviewDocument), ("calibration", CalibrationDocument),
-    ("compare", CompareDocument), ("judges compare", JudgesCompareDocument), ("rubrics", RubricsDocument),
+    ("calibration check", CalibrationCheckDocument), ("compare", CompareDocument),
+    ("judges compare", JudgesCompareDocument), ("rubrics", RubricsDocument),
 ]
 SCALARS = {int: "integer", float: "number", str: "string", bool: "true or false", datetime: "time"}
 

@@ -14,7 +14,7 @@ from bot.judge.lifetime import judges_of_run
 from bot.records import RESUMABLE, RowState, Triple
 from bot.rubric import Rubric
 from bot.runs import STALE_AFTER, Answer, Ended, Face, Limits, NotJudged, Origin, Question, Request, Rows, Tier, abandon_triple
-from bot.runs.budget import over_budget
+from bot.runs.budget import Ask, weigh
 from bot.runs.engine import OnProgress
 from bot.slack.context import SAY_LATER, Context, NotInstalled
 from bot.slack.messenger import OUR_FAULT, Sent, post_problem
@@ -70,13 +70,14 @@ async def channel_limits(ctx: Context, origin: Origin) -> Limits:
 
 
 async def budget_refusal(ctx: Context, origin: Origin) -> str | None:
-    """Why nothing is judged in a channel whose monthly budget is spent (for what asks before any estimate: an
-    alignment, a comparison); None when it is not."""
+    """Why nothing is judged in a channel whose monthly budget is spent, as the budget rule weighs a request with no
+    estimate yet (an alignment, a comparison, before their rows are saved; each run of theirs is weighed again by
+    its estimate); None when it is not."""
     limits = await channel_limits(ctx, origin)
     if limits.monthly is None:
         return None
-    spent = await ctx.month_spent(origin.channel_id)
-    return over_budget_text(spent, limits.monthly) if over_budget(limits.monthly, spent, None) else None
+    weighed = weigh(None, 0, limits, await ctx.month_spent(origin.channel_id))
+    return over_budget_text(weighed.spent, limits.monthly) if Ask.OVER in weighed.asks else None
 
 
 class _CardFace(Face):

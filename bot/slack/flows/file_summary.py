@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.csvfiles.folders import work_folder
 from bot.digest import score_distribution_png, win_rates_png
+from bot.judge.lifetime import shutdown_advice
 from bot.records import RowState, RunState, ShareState
 from bot.rubric import Rubric
 from bot.runs import BANDS, Summary
@@ -119,17 +120,20 @@ Chart = tuple[str, Callable[[], bytes]] | None  # what the chart shows, and how 
 
 async def _summary(ctx: Context, run: Run, rubric: Rubric, results: Path) -> tuple[Summary, dict[str, Any], Chart]:
     """The run ended by the engine (its labels saved, its review cases queued, its results written), and its summary
-    card and chart: the score distribution, or a pairwise run's win rates."""
+    card and chart: the score distribution, or a pairwise run's win rates. The card warns of its judges' coming
+    shutdown, as the terminal's summary and a card do."""
     end = await ctx.engine.ending.end(ctx.store, run, rubric, results=results)
+    warnings = [shutdown_advice(found, slack=True) for found in end.shutdowns]
     chart: Chart = None
     if end.pairs is not None:
         if end.pairs.report.matchups:
             title = f"{rubric.name} · {run.source_name or 'file'} · {end.pairs.report.judged:,} pairs"
             chart = "Win rate of B against A", partial(win_rates_png, title, pairs_view.chart_rows(end.pairs))
-        return end.pairs.summary, pairs_view.pairs_card(run, rubric, end.pairs, results.name, end.review), chart
+        card = pairs_view.pairs_card(run, rubric, end.pairs, results.name, end.review, warnings)
+        return end.pairs.summary, card, chart
     summary = end.summary
     assert summary is not None, "a file's end has its summary"
-    card = view.summary_card(run, rubric, summary, results.name, end.labels, end.review, end.models)
+    card = view.summary_card(run, rubric, summary, results.name, end.labels, end.review, end.models, warnings)
     if summary.scored:
         title = f"{rubric.name} · {run.source_name or 'file'} · {summary.scored:,} scored rows"
         bands = {name: (figures.bands, figures.errors) for name, figures in summary.models.items()}

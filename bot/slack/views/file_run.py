@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -20,7 +21,7 @@ from bot.rubric import Rubric, RubricSet
 from bot.runs import Progress, Summary
 from bot.slack.text import clip, escape, plain, shown
 from bot.slack.views import calibration
-from bot.slack.views.blocks import context, listing, message, section, size
+from bot.slack.views.blocks import context, listing, message, section, size, warning_blocks
 from bot.slack.views.calibration import confusion_text
 from bot.slack.views.limits import (
     BUTTON_LIMIT,
@@ -261,9 +262,10 @@ def label_notes(labels: FileLabels) -> list[str]:
 
 def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
                  labels: FileLabels | None = None, review: SentToReview | None = None,
-                 models: tuple[str, str, PairedReport] | None = None) -> dict[str, Any]:
+                 models: tuple[str, str, PairedReport] | None = None, warnings: Sequence[str] = ()) -> dict[str, Any]:
     """The end of a run: counts, pass rate, criteria, tags, models, samples and unsure rows, the judge against the
-    file's labels, the rows sent to review, lowest rows, problems, tokens and cost."""
+    file's labels, the rows sent to review, lowest rows, problems, tokens and cost; `warnings` (such as its judges'
+    coming shutdown) under its header."""
     malformed, pending = summary.counts[RowState.MALFORMED], summary.counts[RowState.PENDING]
     invalid = summary.counts[RowState.INVALID]
     counts = [f"*Rows*\n{summary.rows:,}", f"*Scored*\n{summary.scored:,}",
@@ -278,6 +280,7 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
     means = [f"*{escape(c.replace('_', ' '))}*\n{number(summary.mean(c))}" for c in summary.criteria]
     head: list[Block] = [
         HeaderBlock(text=clip(f"Results · {plain(run.source_name or 'file', 80)} · {rubric.title}", HEADER_LIMIT)[0]),
+        *warning_blocks(warnings),
         SectionBlock(fields=[MarkdownTextObject(text=f) for f in counts[:SECTION_FIELDS]]),
     ]
     if means:

@@ -3,6 +3,7 @@ consistency and bias, a ranking for more than two models, the inconsistent pairs
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.models.blocks import Block, HeaderBlock
@@ -10,7 +11,7 @@ from slack_sdk.models.blocks import Block, HeaderBlock
 from bot.figures import plural
 from bot.records import RowState
 from bot.slack.text import clip, escape, plain, shown
-from bot.slack.views.blocks import context, listing, message, section
+from bot.slack.views.blocks import context, listing, message, section, warning_blocks
 from bot.slack.views.limits import HEADER_LIMIT
 from bot.trust.pairwise_texts import consistency_text, outcomes_text, people_text, position_text, rated_text, win_rate_text
 
@@ -25,12 +26,14 @@ PROBLEMS_SHOWN = 10
 
 
 def pairs_card(run: Run, rubric: Rubric, found: PairsSummary, results_name: str,
-               review: SentToReview | None = None) -> dict[str, Any]:
-    """The end of a pairwise run, every text from outside escaped (model names, questions, reasons)."""
+               review: SentToReview | None = None, warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """The end of a pairwise run, every text from outside escaped (model names, questions, reasons); `warnings`
+    (such as its judge's coming shutdown) under its header."""
     summary, figures = found.summary, found.report
     orders = "in both orders" if figures.swapped else "once each (every other pair B first)"
     head: list[Block] = [
         HeaderBlock(text=clip(f"Pairwise · {plain(run.source_name or 'file', 80)} · {rubric.title}", HEADER_LIMIT)[0]),
+        *warning_blocks(warnings),
         section(f"*{figures.pairs:,} {plural(figures.pairs, 'pair')}* judged {orders}: {escape(outcomes_text(figures))}"
                 + (f", {found.malformed:,} malformed rows" if found.malformed else "")
                 + (f", {summary.errors:,} judge errors" if summary.errors else "")),
