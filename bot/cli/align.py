@@ -84,8 +84,8 @@ async def _judged(ctx: Context, rubric: Rubric, cases: list[CheckCase], what: st
 
 def _show(ctx: Context, rubric: Rubric, found: AlignReport) -> None:
     from bot.trust.align_report import verdict_text
-    from bot.trust.mcnemar import p_text
-    from bot.trust.texts import agreement_text, tag_agreement_text
+    from bot.trust.calibration_texts import agreement_text, tag_agreement_text
+    from bot.trust.stats.mcnemar import p_text
 
     console = ctx.console
     labels = f", {found.labels} labels" if found.labels != found.n else ""

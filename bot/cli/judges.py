@@ -26,7 +26,7 @@ async def compare(ctx: Context) -> int:
     against people, and against each other."""
     from bot.cli import compare_views
     from bot.cli.check import check_cases
-    from bot.trust.compare import history_side, labeled_side
+    from bot.trust.judge_comparison import history_side, labeled_side
 
     args, console = ctx.args, ctx.console
     if args.labels is not None and args.channel is not None:

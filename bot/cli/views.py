@@ -174,8 +174,8 @@ def show_history(console: Console, judgments: Iterable[Judgment]) -> None:
 def people_text(figures: Figures) -> str:
     """How far people agree with the judge on a model's rows: every label, correction and vote, with its interval
     and n; a dash when none says pass or fail."""
+    from bot.trust.calibration_texts import agreement_text
     from bot.trust.report import people_agreement
-    from bot.trust.texts import agreement_text
 
     agreement = people_agreement(figures.said)
     return DASH if agreement.agreement is None else agreement_text(agreement)
@@ -254,7 +254,7 @@ def _digest_table(console: Console, digest: Digest, title: str) -> None:
 def _digest_rest(console: Console, digest: Digest) -> None:
     """What the digest says besides its figures: spend, judge changes, trust, the review queue, the judges among
     themselves, regressions and the lowest scores."""
-    from bot.trust.texts import labels_text as labels
+    from bot.trust.calibration_texts import labels_text as labels
 
     if digest.spend is not None and digest.spend.by_judge:
         console.print(shown(f"Spent on judging: {money(digest.spend.usd)} ({', '.join(spend_parts(digest.spend.by_judge))})"),

@@ -14,8 +14,8 @@ from bot.store.review import ANY_TEAM, QueueState, queue_state
 from bot.store.revisions import revision_by_hash
 from bot.store.samples import sampled_in_channel
 from bot.store.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
-from bot.trust.alpha import JudgesAlpha, alphas_by_rubric
 from bot.trust.pairwise import JudgedPair, Matchup, matchups, pairs_of, people_winner
+from bot.trust.panel_agreement import JudgesAlpha, alphas_by_rubric
 from bot.trust.report import WEEKS_BEFORE, TrustBar, WeekTrust, weekly_trust
 
 WEEKS_CHARTED = 8

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from bot.runs.pairs import PairsSummary
     from bot.runs.summary import Summary
     from bot.trust.file_labels import FileLabels
-    from bot.trust.paired import PairedReport
+    from bot.trust.model_comparison import ModelComparison
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class End:
     summary: Summary | None = None
     pairs: PairsSummary | None = None
     labels: FileLabels | None = None  # what the file's human_ columns gave
-    models: tuple[str, str, PairedReport] | None = None  # two models under test of the file, B against A
+    models: tuple[str, str, ModelComparison] | None = None  # two models under test of the file, B against A
     judgment: Judgment | None = None  # one triple's verdict
     results: Path | None = None  # where the results were written; None: not written (`kept`, or none asked for)
     kept: bool = False  # a file was there and the run has rows pending: it is left as it was
@@ -96,7 +96,7 @@ class Ending:
         from bot.runs.summary import export_run
         from bot.store.graded import graded_answers
         from bot.trust.file_labels import save_file_labels
-        from bot.trust.paired import graded, models_compared
+        from bot.trust.model_comparison import graded, models_compared
 
         labels = save_file_labels(store, run, rubric)
         review = self._review(lambda: send_to_review(store, run, rate=self.review_rate))

@@ -16,7 +16,7 @@ from bot.rubric import Rubric, leaves
 from bot.store import JudgmentSample, Run, Store
 from bot.store.history import Billed, identical_rows, run_billed
 from bot.store.samples import samples_by_judgment
-from bot.trust.alpha import JudgesAlpha, member_samples
+from bot.trust.panel_agreement import JudgesAlpha, member_samples
 
 RESULT_COLUMNS = ["headline", "passed", "label", "status", "error", "flags", "judge_model", "rubric_version", "cached"]
 WORST_KEPT = 3

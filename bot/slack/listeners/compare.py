@@ -16,7 +16,7 @@ from bot.slack.text import escape
 from bot.slack.views.compare import RUBRICS_SHOWN, compare_card
 from bot.store import utcnow
 from bot.store.graded import graded_answers
-from bot.trust.paired import compare, graded
+from bot.trust.model_comparison import compare, graded
 
 
 class CompareCommands:

@@ -26,8 +26,8 @@ from bot.slack.text import clip, escape
 from bot.slack.views.blocks import notice
 from bot.slack.views.judges_compare import judges_card
 from bot.store import Judgment, default_rubric, judge_of_channel, recent_sample
-from bot.trust.compare import history_side, labeled_side
 from bot.trust.drift import cases_from_history
+from bot.trust.judge_comparison import history_side, labeled_side
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,8 @@ from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, LABEL_ROOM, MESSAG
 from bot.slack.views.mixed import mixed_blocks
 from bot.slack.views.tables import NOTE_ROOM, Cell, Column, Table, table, text, untrusted
 from bot.store import Figures, Judgment
+from bot.trust.calibration_texts import agreement_text
 from bot.trust.report import people_agreement
-from bot.trust.texts import agreement_text
 
 FORM = "judgebot_form"
 RUBRIC_BLOCK, MODEL_BLOCK = "rubric", "model"

@@ -20,11 +20,11 @@ from bot.slack.views.tables import NOTE_ROOM, Cell, Column, Table, table, untrus
 from bot.slack.views.tables import text as cell
 from bot.store import DigestSubscription
 from bot.trust.calibration import Agreement
+from bot.trust.calibration_texts import agreement_text
+from bot.trust.calibration_texts import labels_text as week_text
 from bot.trust.pairwise_texts import win_rate_text
 from bot.trust.report import WeekTrust, people_agreement
 from bot.trust.review import queue_text
-from bot.trust.texts import agreement_text
-from bot.trust.texts import labels_text as week_text
 
 QUESTION_ROOM = 120  # characters of a question quoted in a list
 CHANGES_SHOWN = 10  # judge changes listed; a rubric edited all week could otherwise overflow the section
@@ -136,7 +136,7 @@ def changes_text(changes: list[JudgeChange]) -> str:
 
 
 def labels_text(figures: Agreement) -> str:
-    """Agreement, pass rates and kappa on pass/fail with n (bot.trust.texts.labels_text), made safe."""
+    """Agreement, pass rates and kappa on pass/fail with n (bot.trust.calibration_texts.labels_text), made safe."""
     return escape(week_text(figures))
 
 

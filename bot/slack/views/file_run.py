@@ -36,7 +36,7 @@ from bot.slack.views.tables import text as cell
 from bot.store import Run
 from bot.trust.file_labels import FileLabels
 from bot.trust.labels import ambiguity_text, unknown_text
-from bot.trust.paired import PairedReport, summary_text
+from bot.trust.model_comparison import ModelComparison, summary_text
 from bot.trust.review import SentToReview
 
 PICK_RUBRIC, RUN_AGAIN, SKIP_AGAIN, CANCEL_RUN, RESUME_RUN = (
@@ -261,7 +261,7 @@ def label_notes(labels: FileLabels) -> list[str]:
 
 def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
                  labels: FileLabels | None = None, review: SentToReview | None = None,
-                 models: tuple[str, str, PairedReport] | None = None) -> dict[str, Any]:
+                 models: tuple[str, str, ModelComparison] | None = None) -> dict[str, Any]:
     """The end of a run: counts, pass rate, criteria, tags, models, samples and unsure rows, the judge against the
     file's labels, the rows sent to review, lowest rows, problems, tokens and cost."""
     malformed, pending = summary.counts[RowState.MALFORMED], summary.counts[RowState.PENDING]
