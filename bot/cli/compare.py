@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 async def compare(ctx: Context) -> int:
     """Pair the two sides' verdicts, each case once, and print the comparison, one rubric at a time."""
     from bot.cli.calibration import since_of
-    from bot.cli.paired_views import show_all
+    from bot.cli.views.model_comparison import show_all
     from bot.store.graded import graded_answers
     from bot.trust.model_comparison import compare as compared
     from bot.trust.model_comparison import graded

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from bot.cli.context import Context
 from bot.cli.exits import EXIT_INTERRUPTED, EXIT_OK
 from bot.cli.panels import NO_ENDPOINT
-from bot.cli.screen import shown
+from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError
 
 if TYPE_CHECKING:

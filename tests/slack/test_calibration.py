@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 from sqlmodel import col, update
 
-from bot.cli.views import show_digest, show_stats
+from bot.cli.views.history import show_digest, show_stats
 from bot.digest import Period, build_digest
 from bot.digest.figures import week_trust
 from bot.errors import CommandError

@@ -1,11 +1,11 @@
-"""How a paired comparison of two models looks in a terminal: a block per rubric, what was paired first."""
+"""How a comparison of two models under test looks in a terminal: a block per rubric, what was paired first."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from bot.cli.screen import shown
+from bot.cli.views.terminal_text import shown
 from bot.figures import plural
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from bot.cli.screen import printable, shown
+from bot.cli.views.terminal_text import printable, shown
 from bot.figures import percent, plural
 
 if TYPE_CHECKING:  # only types: drawing the figures must not load the database or the judge
