@@ -19,7 +19,7 @@ from bot.digest.figures import week_trust
 from bot.errors import CommandError
 from bot.figures import iso_week
 from bot.records import Verdict
-from bot.slack.commands import CalibrationCheck, parse_command
+from bot.slack.commands.parsing import CalibrationCheck, parse_command
 from bot.slack.server import start_bot
 from bot.store import Judgment, Store, channel_stats, record_feedback, utcnow
 from bot.store.labels import labeled_rubric_names, save_label

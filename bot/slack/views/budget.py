@@ -12,7 +12,7 @@ from bot.runs.estimate import Estimate
 from bot.slack.text import escape
 from bot.slack.views.blocks import context, message, section, size
 from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, RESUME_RUN
-from bot.slack.views.limits import MESSAGE_CHARS, MODEL_ROOM
+from bot.slack.views.size_limits import MESSAGE_CHARS, MODEL_ROOM
 from bot.slack.views.tables import NOTE_ROOM, Column, table, untrusted
 from bot.slack.views.tables import text as cell
 from bot.store import CostLimits, Run, Spend

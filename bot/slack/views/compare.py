@@ -9,7 +9,7 @@ from slack_sdk.models.blocks import Block, HeaderBlock
 
 from bot.slack.text import clip, code_block, escape, shown
 from bot.slack.views.blocks import context, message, section, warning_blocks
-from bot.slack.views.limits import HEADER_LIMIT
+from bot.slack.views.size_limits import HEADER_LIMIT
 from bot.trust.model_comparison import ModelComparison, judges_text, summary_text, warnings
 
 MOVES_SHOWN, TEXT_ROOM = 5, 120

@@ -10,12 +10,12 @@ from slack_sdk.models.blocks import Block, HeaderBlock
 from bot.digest import Digest, Example, JudgeChange, Line, signed
 from bot.figures import MISSING, number, percent, plural
 from bot.rubric import RubricSet, leaves
-from bot.slack.command_words import DAY_NAMES
+from bot.slack.commands.words import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
 from bot.slack.views.blocks import context, message, notice, section, size, text_sections, warning_blocks
 from bot.slack.views.budget import spend_text
-from bot.slack.views.limits import HEADER_LIMIT, MESSAGE_CHARS, MODEL_ROOM
 from bot.slack.views.mixed import mixed_blocks
+from bot.slack.views.size_limits import HEADER_LIMIT, MESSAGE_CHARS, MODEL_ROOM
 from bot.slack.views.tables import NOTE_ROOM, Cell, Column, Table, table, untrusted
 from bot.slack.views.tables import text as cell
 from bot.store import DigestSubscription

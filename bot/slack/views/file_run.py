@@ -22,7 +22,7 @@ from bot.slack.text import clip, escape, plain, shown
 from bot.slack.views import calibration
 from bot.slack.views.blocks import context, listing, message, section, size
 from bot.slack.views.calibration import confusion_text
-from bot.slack.views.limits import (
+from bot.slack.views.size_limits import (
     BUTTON_LIMIT,
     BUTTONS_PER_ROW,
     HEADER_LIMIT,

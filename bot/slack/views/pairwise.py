@@ -11,7 +11,7 @@ from bot.figures import plural
 from bot.records import RowState
 from bot.slack.text import clip, escape, plain, shown
 from bot.slack.views.blocks import context, listing, message, section
-from bot.slack.views.limits import HEADER_LIMIT
+from bot.slack.views.size_limits import HEADER_LIMIT
 from bot.trust.pairwise_texts import consistency_text, outcomes_text, people_text, position_text, rated_text, win_rate_text
 
 if TYPE_CHECKING:
