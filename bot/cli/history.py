@@ -105,7 +105,7 @@ async def digest(ctx: Context) -> int:
         raise UsageError(str(err)) from None
     if args.post:
         from bot.slack.flows.digest_post import post_from_terminal  # the Slack libraries load only to post
-        from bot.slack.terminal import can_post
+        from bot.slack.terminal_workspace import can_post
 
         if period.end > datetime.now(zone):
             raise UsageError(f"{period.week} is not over yet (it ends {period.end:%Y-%m-%d %H:%M %Z}): a weekly digest "

@@ -21,7 +21,7 @@ from bot.trust.review import SentToReview, send_pairs_to_review, send_to_review
 
 if TYPE_CHECKING:
     from bot.llm.shutdowns import JudgeShutdown
-    from bot.runs.pairs import PairsSummary
+    from bot.runs.pairwise_summary import PairsSummary
     from bot.runs.summary import Summary
     from bot.trust.file_labels import FileLabels
     from bot.trust.model_comparison import ModelComparison
@@ -106,7 +106,7 @@ class Ending:
 
     def _pairs(self, store: Store, run: Run, rubric: Rubric, out: Path | None) -> End:
         """A pairwise run's results written to `out` (one row per pair), its inconsistent pairs sent to review."""
-        from bot.runs.pairs import export_pairs  # the ranking of models: loaded for a pairwise run only
+        from bot.runs.pairwise_summary import export_pairs  # the ranking of models: loaded for a pairwise run only
 
         found = export_pairs(store, run=run, rubric=rubric, out=out)
         review = self._review(lambda: send_pairs_to_review(store, run, found.unsettled))

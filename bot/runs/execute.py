@@ -18,16 +18,16 @@ from bot.judge.panel import Panel
 from bot.judge.samples import UNSURE_SPREAD
 from bot.judge.verdicts import failed, reused
 from bot.llm.client import JudgeClient
-from bot.llm.limits import Usage, paced_text
+from bot.llm.rate_limits import Usage, paced_text
 from bot.records import CLAIMABLE, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.budget import Budget
-from bot.runs.grouped import Grouped
+from bot.runs.call_groups import Grouped
+from bot.runs.duplicate_rows import DuplicateRows
 from bot.runs.job import RunJob
 from bot.runs.ownership import HEARTBEAT_SECONDS, STALE_AFTER, busy
 from bot.runs.panel_rows import PanelRows
 from bot.runs.progress import Progress, RunOutcome
-from bot.runs.twins import Twins
 from bot.store import Judgment, RowVerdict, Run, Store, process_name, utcnow
 from bot.store.row_claims import (
     cancel_requested,
@@ -148,7 +148,7 @@ class _Execution(PanelRows):
         self.stop = asyncio.Event()  # no new rows: a problem every request would hit, or a cancel
         self.stop_reason: str | None = None
         self.queue: asyncio.Queue[_Next | None] = asyncio.Queue(maxsize=concurrency * 2)
-        self.twins = Twins()
+        self.twins = DuplicateRows()
         self.tasks: list[asyncio.Task[None]] = []
         self.total = sum(n for status, n in counts.items() if status != RowState.MALFORMED)
         self.done = self.total - counts.get(RowState.PENDING, 0)

@@ -7,7 +7,7 @@ import asyncio
 import logging
 from datetime import UTC, datetime
 
-from bot.llm.limits import LIMITERS, Limiters
+from bot.llm.rate_limits import LIMITERS, Limiters
 from bot.store import Store, process_name
 from bot.store.endpoint_pauses import current_pauses, tell_pause
 

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from bot.llm.limits import LIMITERS
+from bot.llm.rate_limits import LIMITERS
 from bot.runs.shared_pauses import SharedPauses
 from bot.store import process_name, utcnow
 from bot.store.endpoint_pauses import current_pauses, tell_pause

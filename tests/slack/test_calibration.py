@@ -15,7 +15,7 @@ from sqlmodel import col, update
 
 from bot.cli.views.history import show_digest, show_stats
 from bot.digest import Period, build_digest
-from bot.digest.figures import week_trust
+from bot.digest.week_figures import week_trust
 from bot.errors import CommandError
 from bot.figures import iso_week
 from bot.records import Verdict

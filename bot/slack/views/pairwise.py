@@ -16,7 +16,7 @@ from bot.trust.pairwise_texts import consistency_text, outcomes_text, people_tex
 
 if TYPE_CHECKING:
     from bot.rubric import Rubric
-    from bot.runs.pairs import PairsSummary
+    from bot.runs.pairwise_summary import PairsSummary
     from bot.store import Run
     from bot.trust.review import SentToReview
 
