@@ -19,7 +19,7 @@ from bot.slack.views.commands import stats_message
 from bot.slack.views.digest import digest_message
 from bot.slack.views.file_run import summary_card
 from bot.slack.views.size_limits import MESSAGE_CHARS
-from bot.slack.views.tables import Column, table, text, untrusted
+from bot.slack.views.table_block import Column, table, text, untrusted
 from bot.store import CostLimits, Run, Spend
 from bot.store.history import Figures
 from bot.trust.calibration import Confusion, Gap, calibrate

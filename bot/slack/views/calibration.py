@@ -12,7 +12,7 @@ from bot.rubric import RubricSet
 from bot.slack.text import code_block, escape
 from bot.slack.views.blocks import listing, message, notice, section, size
 from bot.slack.views.size_limits import MESSAGE_CHARS, MODEL_ROOM, SECTION_LIMIT, TABLE_CELLS
-from bot.slack.views.tables import NOTE_ROOM, Column, table, text, untrusted
+from bot.slack.views.table_block import NOTE_ROOM, Column, table, text, untrusted
 from bot.trust import calibration_texts
 from bot.trust.calibration import Agreement, Calibration, Confusion
 from bot.trust.report import RubricTrust

@@ -23,7 +23,7 @@ from bot.rubric import Rubric, RubricSet
 from bot.slack.commands.parsing import USAGE
 from bot.slack.text import clean, clip, date, escape, permalink, shown
 from bot.slack.views.blocks import context, listing, message, notice, section, size, text_sections, warning_blocks
-from bot.slack.views.mixed import mixed_blocks
+from bot.slack.views.mixed_verdicts import mixed_blocks
 from bot.slack.views.size_limits import (
     BUTTON_LIMIT,
     INPUT_LIMIT,
@@ -32,7 +32,7 @@ from bot.slack.views.size_limits import (
     MODEL_ROOM,
     SELECT_OPTIONS,
 )
-from bot.slack.views.tables import NOTE_ROOM, Cell, Column, Table, table, text, untrusted
+from bot.slack.views.table_block import NOTE_ROOM, Cell, Column, Table, table, text, untrusted
 from bot.store import Figures, Judgment
 from bot.trust.calibration_texts import agreement_text
 from bot.trust.report import people_agreement

@@ -14,10 +14,10 @@ from bot.slack.commands.words import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
 from bot.slack.views.blocks import context, message, notice, section, size, text_sections, warning_blocks
 from bot.slack.views.budget import spend_text
-from bot.slack.views.mixed import mixed_blocks
+from bot.slack.views.mixed_verdicts import mixed_blocks
 from bot.slack.views.size_limits import HEADER_LIMIT, MESSAGE_CHARS, MODEL_ROOM
-from bot.slack.views.tables import NOTE_ROOM, Cell, Column, Table, table, untrusted
-from bot.slack.views.tables import text as cell
+from bot.slack.views.table_block import NOTE_ROOM, Cell, Column, Table, table, untrusted
+from bot.slack.views.table_block import text as cell
 from bot.store import DigestSubscription
 from bot.trust.calibration import Agreement
 from bot.trust.calibration_texts import agreement_text

@@ -31,8 +31,8 @@ from bot.slack.views.size_limits import (
     SECTION_FIELDS,
     SECTION_LIMIT,
 )
-from bot.slack.views.tables import NOTE_ROOM, Column, Table, table, untrusted
-from bot.slack.views.tables import text as cell
+from bot.slack.views.table_block import NOTE_ROOM, Column, Table, table, untrusted
+from bot.slack.views.table_block import text as cell
 from bot.store import Run
 from bot.trust.file_labels import FileLabels
 from bot.trust.labels import ambiguity_text, unknown_text
