@@ -21,11 +21,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.trust import bradley_terry as ratings
-from bot.trust import intervals, kappa
-from bot.trust.bradley_terry import RATING_MIN_PAIRS
-from bot.trust.intervals import MEAN_MIN_VALUES
-from bot.trust.kappa import KAPPA_MIN_CASES
+from bot.trust.stats import bradley_terry as ratings
+from bot.trust.stats import intervals, kappa
+from bot.trust.stats.bradley_terry import RATING_MIN_PAIRS
+from bot.trust.stats.intervals import MEAN_MIN_VALUES
+from bot.trust.stats.kappa import KAPPA_MIN_CASES
 from tests.support.coverage import (
     KAPPAS,
     Draw,

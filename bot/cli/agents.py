@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from bot.cli.context import Context
 from bot.cli.exits import EXIT_OK
 from bot.cli.panels import NO_ENDPOINT
-from bot.cli.screen import shown
+from bot.cli.views.terminal_text import shown
 from bot.errors import SetupError, UsageError
 
 if TYPE_CHECKING:
-    from bot.slack.mcp_reach import SlackReach
+    from bot.slack.mcp_identity import SlackReach
 
 MIN_TOKEN = 16  # characters of MCP_TOKEN: fewer can be guessed by trying
 SHORT_TOKEN = ("MCP_TOKEN is {length} characters long: an agent's token needs at least {least}, random (make one with "
@@ -82,7 +82,7 @@ def _remote(host: str, allowed: bool) -> str | None:
 
 def slack_reach(ctx: Context) -> SlackReach | None:
     """Slack's side of Slackbot's calls when SLACK_SIGNING_SECRET is set: the bot token, or the OAuth install's."""
-    from bot.slack.mcp_reach import SlackReach
+    from bot.slack.mcp_identity import SlackReach
     from bot.slack.oauth import installation_store, sealing_warnings
     from bot.store import Sealer
 

@@ -7,12 +7,12 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli import calibration_views
 from bot.cli.check import check_cases, check_panel, judge_again, start_check
 from bot.cli.context import Context, settled
 from bot.cli.exits import EXIT_OK, EXIT_USAGE
 from bot.cli.judging import cost_agreed
-from bot.cli.screen import shown
+from bot.cli.views.calibration import HOW_TO_LABEL
+from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ async def align(ctx: Context) -> int:
     if (count := case_count(cases)) < MIN_LABELS:
         raise UsageError(f"{count} labeled cases of {rubric.name} are too few to align on: it takes at least "
                          f"{MIN_LABELS}, {MIN_CORRECTIONS} of them corrections of the judge. "
-                         f"{calibration_views.HOW_TO_LABEL}")
+                         f"{HOW_TO_LABEL}")
     settled()
 
     async def judged(with_rubric: Rubric, some: list[CheckCase], what: str, lead: str) -> dict[int, Judgment] | None:
@@ -84,8 +84,8 @@ async def _judged(ctx: Context, rubric: Rubric, cases: list[CheckCase], what: st
 
 def _show(ctx: Context, rubric: Rubric, found: AlignReport) -> None:
     from bot.trust.align_report import verdict_text
-    from bot.trust.mcnemar import p_text
-    from bot.trust.texts import agreement_text, tag_agreement_text
+    from bot.trust.calibration_texts import agreement_text, tag_agreement_text
+    from bot.trust.stats.mcnemar import p_text
 
     console = ctx.console
     labels = f", {found.labels} labels" if found.labels != found.n else ""

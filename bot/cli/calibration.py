@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from bot.cli import calibration_views
 from bot.cli.context import Context, settled
 from bot.cli.exits import EXIT_OK
-from bot.cli.screen import shown
+from bot.cli.views.calibration import show_calibration, show_doubts, show_no_labels, shown_figures
+from bot.cli.views.terminal_text import shown
 from bot.config import Settings
 from bot.errors import UsageError
 from bot.records import is_period, period_days
@@ -46,14 +46,14 @@ async def calibration(ctx: Context) -> int:
         return EXIT_OK
     where = scope_text(rubric, args.channel, args.judge_model)
     if not report.figures.n:
-        calibration_views.show_no_labels(ctx.console, f"{where}, {period_text(args.since)}")
+        show_no_labels(ctx.console, f"{where}, {period_text(args.since)}")
         return EXIT_OK
-    calibration_views.show_calibration(ctx.console, f"Calibration of {where}, {period_text(args.since)}",
-                                       calibration_views.shown_figures(report.figures))
+    show_calibration(ctx.console, f"Calibration of {where}, {period_text(args.since)}",
+                                       shown_figures(report.figures))
     if report.random is not None:  # the cases nobody chose: the estimate to report
         ctx.console.print(f"on cases picked at random for review: {random_share_text(report.random, report.figures.agreement)}",
                           highlight=False)
-    calibration_views.show_doubts(ctx.console, report.doubts, rubric.name, judge_setting(settings))
+    show_doubts(ctx.console, report.doubts, rubric.name, judge_setting(settings))
     return EXIT_OK
 
 

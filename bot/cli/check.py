@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from bot.cli import calibration_views
 from bot.cli.context import Context, settled
 from bot.cli.exits import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE
 from bot.cli.judging import cancelled, cost_agreed, terminal_origin
 from bot.cli.panels import judge_panel
-from bot.cli.screen import shown
+from bot.cli.views.calibration import HOW_TO_LABEL, show_check
+from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ async def check(ctx: Context) -> int:
     rubric = ctx.rubrics.get(args.rubric)
     cases = check_cases(ctx, rubric)
     if not cases:
-        raise UsageError(f"no labeled rows of {rubric.name} to check. {calibration_views.HOW_TO_LABEL}")
+        raise UsageError(f"no labeled rows of {rubric.name} to check. {HOW_TO_LABEL}")
     panel = check_panel(ctx, rubric)
     settled()
     run = start_check(ctx, rubric, cases, panel,
@@ -77,7 +77,7 @@ async def check(ctx: Context) -> int:
     today = shown(f"Today's judge: {judges_of(panel)}, {rubric.name} {rubric.version}")
     before = None if original is None else (
         shown(f"The labeled verdicts' judges: {', '.join(original.judge_models)}"), original)
-    calibration_views.show_check(console, (today, current), before, gate)
+    show_check(console, (today, current), before, gate)
     return EXIT_OK if gate.passes(current) else EXIT_BELOW
 
 

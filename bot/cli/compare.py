@@ -13,16 +13,16 @@ from bot.errors import UsageError
 if TYPE_CHECKING:
     from bot.csvfiles.reading import CsvRow
     from bot.rubric import Rubric
-    from bot.trust.paired import Graded, Pair, PairedReport
+    from bot.trust.model_comparison import Graded, ModelComparison, Pair
 
 
 async def compare(ctx: Context) -> int:
     """Pair the two sides' verdicts, each case once, and print the comparison, one rubric at a time."""
     from bot.cli.calibration import since_of
-    from bot.cli.paired_views import show_all
+    from bot.cli.views.model_comparison import show_all
     from bot.store import graded_answers
-    from bot.trust.paired import compare as compared
-    from bot.trust.paired import graded
+    from bot.trust.model_comparison import compare as compared
+    from bot.trust.model_comparison import graded
 
     args = ctx.args
     runs, models = args.runs or [], args.model or []
@@ -88,7 +88,7 @@ def one_rubric_and_model(runs: list[int], sides: list[list[Graded]]) -> None:
                              "runs are compared when each holds one model's answers")
 
 
-async def judge_pairs(ctx: Context, rubric: Rubric, names: list[str], found: PairedReport) -> int:
+async def judge_pairs(ctx: Context, rubric: Rubric, names: list[str], found: ModelComparison) -> int:
     """Ask a pairwise judge about every pair of the comparison: a run of pairs (A's answer, B's), judged like a file,
     its results written and its figures shown."""
     from bot.cli.face import Terminal, file_ended

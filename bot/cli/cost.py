@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from bot.cli import views
+from bot.cli.views.judging import show_estimate
 from bot.errors import UsageError
 from bot.figures import money
 
@@ -33,7 +33,7 @@ def approve(question: Question, *, yes: bool, console: Console, lead: str = "Est
     asks), then each thing the rule asks about put to the person (--yes answers each). Every command that calls the
     judge goes through it."""
     if not quiet or question.asks:
-        views.show_estimate(console, lead, question.estimate)
+        show_estimate(console, lead, question.estimate)
     return all(agreed(*asked(question, ask), yes=yes, console=console) for ask in question.asks)
 
 

@@ -9,12 +9,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli import calibration_views, views
 from bot.cli.context import Context, settled
 from bot.cli.cost import approve
 from bot.cli.exits import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE
-from bot.cli.screen import shown
 from bot.cli.unfinished import interrupted
+from bot.cli.views.calibration import show_file_labels
+from bot.cli.views.judging import show_samples, show_summary, show_verdict
+from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError
 from bot.records import RowState, RunState
 from bot.runs import Answer, Face
@@ -71,7 +72,7 @@ class Terminal(Face):
             with observing_retries(lambda notice: console.print(f"[yellow]{shown(str(notice))}[/]")):
                 yield None
             return
-        from bot.cli.progress import ProgressBar
+        from bot.cli.views.progress_bar import ProgressBar
 
         with ProgressBar(console, f"{run.rubric_name} · {self.what} {run.id}") as bar, observing_retries(bar.retrying):
             yield bar.update
@@ -123,9 +124,9 @@ async def triple_ended(ctx: Context, request: Request, face: Terminal) -> int:
 
     judgment = ended.end.judgment if ended.end is not None else first_judgment(ctx.store, run.id)
     assert judgment is not None and judgment.id is not None, "a run of one triple has one row"
-    views.show_verdict(ctx.console, request.rubric, Verdict.model_validate(judgment, from_attributes=True))
+    show_verdict(ctx.console, request.rubric, Verdict.model_validate(judgment, from_attributes=True))
     if not request.panel.single:
-        views.show_samples(ctx.console, samples_of(ctx.store, judgment.id))
+        show_samples(ctx.console, samples_of(ctx.store, judgment.id))
     show_shutdowns(ctx, ended.end.shutdowns if ended.end is not None else [])  # as a file's summary warns
     return EXIT_OK if outcome.all_scored else EXIT_UNSCORED
 
@@ -139,9 +140,9 @@ def show_end(ctx: Context, ended: Ended, rubric: Rubric, out: Path) -> int:
         console.print(f"Run {run.id} was taken over by another judgebot process, which finishes it.")
         return EXIT_UNSCORED
     if end.pairs is not None:
-        from bot.cli import pairs_views
+        from bot.cli.views.pairwise import show_pairs
 
-        pairs_views.show_pairs(console, run, end.pairs, end.results)
+        show_pairs(console, run, end.pairs, end.results)
         if end.review.total:
             console.print(f"{end.review.text()}: a person says which answer is better (`/judge review` in Slack; "
                           "`judgebot review` lists them).", highlight=False)
@@ -150,16 +151,16 @@ def show_end(ctx: Context, ended: Ended, rubric: Rubric, out: Path) -> int:
         show_shutdowns(ctx, end.shutdowns)
     else:
         assert end.summary is not None
-        views.show_summary(console, run, rubric, end.summary, end.results)
+        show_summary(console, run, rubric, end.summary, end.results)
         show_shutdowns(ctx, end.shutdowns)
         if end.labels is not None and end.labels.any:
-            calibration_views.show_file_labels(console, end.labels)
+            show_file_labels(console, end.labels)
         if end.review.total:
             console.print(f"{end.review.text()}: `judgebot review` lists them.", highlight=False)
         elif end.review.text():
             console.print(f"{end.review.text()}.", highlight=False)
         if end.models is not None:
-            from bot.cli.paired_views import show as show_comparison
+            from bot.cli.views.model_comparison import show as show_comparison
 
             show_comparison(console, *end.models)
     _said_how_it_ended(ctx, run, out, outcome, end.kept)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.cli import views
 from bot.cli.context import Context, settled
 from bot.cli.exits import EXIT_OK
-from bot.cli.screen import shown
+from bot.cli.views.history import show_digest, show_history, show_runs, show_stats
+from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError, WeekError
 from bot.records import RunState
 
@@ -31,7 +31,7 @@ async def runs(ctx: Context) -> int:
 
         print_json(RunsDocument(runs=[RunEntry.of(run) for run in found]))
         return EXIT_OK
-    views.show_runs(ctx.console, found)
+    show_runs(ctx.console, found)
     return EXIT_OK
 
 
@@ -49,7 +49,7 @@ async def history(ctx: Context) -> int:
 
         print_json(HistoryDocument(channel=ctx.args.channel, judgments=[JudgmentEntry.of(row) for row in found]))
         return EXIT_OK
-    views.show_history(ctx.console, found)
+    show_history(ctx.console, found)
     return EXIT_OK
 
 
@@ -76,7 +76,7 @@ async def stats(ctx: Context) -> int:
         ctx.console.print(shown(f"No judgments in {title}" + (": `judgebot stats` without --model lists the models "
                                                              "judged" if args.model else ".")), highlight=False)
         return EXIT_OK
-    views.show_stats(ctx.console, figures, title)
+    show_stats(ctx.console, figures, title)
     return EXIT_OK
 
 
@@ -105,7 +105,7 @@ async def digest(ctx: Context) -> int:
         raise UsageError(str(err)) from None
     if args.post:
         from bot.slack.flows.digest_post import post_from_terminal  # the Slack libraries load only to post
-        from bot.slack.terminal import can_post
+        from bot.slack.terminal_workspace import can_post
 
         if period.end > datetime.now(zone):
             raise UsageError(f"{period.week} is not over yet (it ends {period.end:%Y-%m-%d %H:%M %Z}): a weekly digest "
@@ -122,7 +122,7 @@ async def digest(ctx: Context) -> int:
 
         print_json(DigestDocument.of(found, zone.key))
     else:
-        views.show_digest(ctx.console, found, title)
+        show_digest(ctx.console, found, title)
     if found.quiet and args.week is None:  # on a first day, the judgments are all in the week under way
         current = Period.of_week(iso_week(datetime.now(zone).date()), zone)
         so_far = build_digest(store, channel_id=args.channel, period=current, team_id=sub.team_id if sub else None,

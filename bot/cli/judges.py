@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from bot.cli.context import Context, settled
 from bot.cli.exits import EXIT_OK, EXIT_USAGE
-from bot.cli.screen import shown
+from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError
 
 if TYPE_CHECKING:
@@ -24,9 +24,9 @@ HISTORY = 200  # recent judgments the candidate judges again when --history does
 async def compare(ctx: Context) -> int:
     """Judge the labeled cases and a sample of recent judgments with the judge in use and the candidate; show both
     against people, and against each other."""
-    from bot.cli import compare_views
     from bot.cli.check import check_cases
-    from bot.trust.compare import history_side, labeled_side
+    from bot.cli.views.judge_comparison import show_comparison
+    from bot.trust.judge_comparison import history_side, labeled_side
 
     args, console = ctx.args, ctx.console
     if args.labels is not None and args.channel is not None:
@@ -67,7 +67,7 @@ async def compare(ctx: Context) -> int:
             against_people=None if labeled is None else AgainstPeople.of(labeled, labels_from),
             against_each_other=AgainstEachOther.of(history)))
         return EXIT_OK
-    compare_views.show_comparison(console, old, new, labeled, history, labels_from=shown(labels_from))
+    show_comparison(console, old, new, labeled, history, labels_from=shown(labels_from))
     return EXIT_OK
 
 

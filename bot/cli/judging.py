@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from bot.cli.context import Context, settled
 from bot.cli.face import Terminal, engine_of, file_ended, triple_ended
 from bot.cli.panels import judge_panel, run_panel
-from bot.cli.screen import shown
 from bot.cli.unfinished import unfinished_first
+from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError
 from bot.records import REJUDGEABLE, RowState, RunState
 

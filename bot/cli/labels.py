@@ -8,7 +8,7 @@ from rich.console import Console
 
 from bot.cli.context import Context, settled
 from bot.cli.exits import EXIT_OK
-from bot.cli.screen import shown
+from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError
 
 

@@ -16,7 +16,7 @@ from rich.console import Console
 from bot.cli.context import Context
 from bot.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from bot.cli.parser import build_parser, command_of
-from bot.cli.screen import ClosedPipeProof, shown
+from bot.cli.views.terminal_text import ClosedPipeProof, shown
 from bot.config import Settings
 from bot.errors import JudgebotError
 

@@ -36,7 +36,7 @@ COMMANDS = {
     "compare": "bot.cli.compare:compare",
     "retention": "bot.cli.retention:retention",
     "forget": "bot.cli.retention:forget",
-    "secrets rotate": "bot.cli.tokens:rotate",
+    "secrets rotate": "bot.cli.secrets:rotate",
 }
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from bot.cli.context import Context
 from bot.cli.exits import EXIT_OK, EXIT_USAGE
-from bot.cli.screen import shown
+from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError
 from bot.figures import plural
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from bot.cli.context import Context, settled
 from bot.cli.exits import EXIT_OK
-from bot.cli.screen import shown
+from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError
 
 

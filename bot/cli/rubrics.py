@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from bot.cli import views
 from bot.cli.context import Context
 from bot.cli.exits import EXIT_OK, EXIT_UNSCORED, EXIT_USAGE
 from bot.cli.panels import judge_client
-from bot.cli.screen import shown
+from bot.cli.views.rubrics import show_goldens, show_rubrics
+from bot.cli.views.terminal_text import shown
 from bot.errors import RunStopped, UsageError
 from bot.figures import plural
 
@@ -32,7 +32,7 @@ async def rubrics(ctx: Context) -> int:
     if ctx.args.json:
         raise UsageError("--json lists the rubrics; `rubrics check` judges their goldens: leave out one of them")
     if ctx.args.action == "list":
-        views.show_rubrics(console, chosen)
+        show_rubrics(console, chosen)
         show_replaced(console, found)
         show_broken(console, found)
         show_folders(console, found)
@@ -50,7 +50,7 @@ async def rubrics(ctx: Context) -> int:
                 results = await check_goldens(rubric, client)
             except RunStopped as err:
                 raise UsageError(str(err)) from None
-            views.show_goldens(console, rubric, results)
+            show_goldens(console, rubric, results)
             failed += sum(not result.ok for result in results)
     console.print(f"{failed} golden(s) missed." if failed else "Every golden came out as expected.")
     if found.broken:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from bot.cli.context import Context
 from bot.cli.exits import EXIT_INTERRUPTED, EXIT_OK
 from bot.cli.panels import NO_ENDPOINT
-from bot.cli.screen import shown
+from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ async def serve(ctx: Context) -> int:
             console.print(f"[yellow]warning[/]: {shown(warning)}", highlight=False)
 
     if workers_only:
-        from bot.runs.assist import work_only
+        from bot.runs.replica_help import work_only
 
         console.print("judgebot judges rows of the runs the Slack replicas hold (no Slack connection). Ctrl-C stops it.")
         await work_only(settings, stop)

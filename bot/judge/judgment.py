@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bot.errors import FormulaError, JudgeCallError, RunStopped
+from bot.judge.injection_screen import BARE_FLAG, screen
 from bot.judge.prompt import build_messages, new_boundary, schema_name
 from bot.judge.reply import problems_of, repair_request
-from bot.judge.screen import BARE_FLAG, screen
 from bot.judge.verdicts import Usage, answered, failed, malformed
 from bot.judge.window import overflow
 from bot.llm.answers import Completion

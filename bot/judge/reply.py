@@ -8,7 +8,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from bot.judge.screen import verdict_shape
+from bot.judge.injection_screen import verdict_shape
 from bot.llm.answers import Completion
 from bot.records import Triple
 from bot.rubric import Rubric

@@ -8,7 +8,7 @@ import os
 from bot.config import Settings
 from bot.errors import SetupError
 from bot.llm.client import JudgeClient, make_judge_client
-from bot.llm.limits import LIMITERS
+from bot.llm.rate_limits import LIMITERS
 
 OWN_SECRETS = frozenset({"DATABASE_URL", "JUDGEBOT_DB", "MCP_TOKEN", "JUDGEBOT_MCP_TOKEN"})
 

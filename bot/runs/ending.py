@@ -21,10 +21,10 @@ from bot.trust.review import SentToReview, send_pairs_to_review, send_to_review
 
 if TYPE_CHECKING:
     from bot.llm.shutdowns import JudgeShutdown
-    from bot.runs.pairs import PairsSummary
+    from bot.runs.pairwise_summary import PairsSummary
     from bot.runs.summary import Summary
     from bot.trust.file_labels import FileLabels
-    from bot.trust.paired import PairedReport
+    from bot.trust.model_comparison import ModelComparison
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class End:
     summary: Summary | None = None
     pairs: PairsSummary | None = None
     labels: FileLabels | None = None  # what the file's human_ columns gave
-    models: tuple[str, str, PairedReport] | None = None  # two models under test of the file, B against A
+    models: tuple[str, str, ModelComparison] | None = None  # two models under test of the file, B against A
     judgment: Judgment | None = None  # one triple's verdict
     results: Path | None = None  # where the results were written; None: not written (`kept`, or none asked for)
     kept: bool = False  # a file was there and the run has rows pending: it is left as it was
@@ -96,7 +96,7 @@ class Ending:
         from bot.runs.summary import export_run
         from bot.store import graded_answers
         from bot.trust.file_labels import save_file_labels
-        from bot.trust.paired import graded, models_compared
+        from bot.trust.model_comparison import graded, models_compared
 
         labels = save_file_labels(store, run, rubric)
         review = self._review(lambda: send_to_review(store, run, rate=self.review_rate))
@@ -106,7 +106,7 @@ class Ending:
 
     def _pairs(self, store: Store, run: Run, rubric: Rubric, out: Path | None) -> End:
         """A pairwise run's results written to `out` (one row per pair), its inconsistent pairs sent to review."""
-        from bot.runs.pairs import export_pairs  # the ranking of models: loaded for a pairwise run only
+        from bot.runs.pairwise_summary import export_pairs  # the ranking of models: loaded for a pairwise run only
 
         found = export_pairs(store, run=run, rubric=rubric, out=out)
         review = self._review(lambda: send_pairs_to_review(store, run, found.unsettled))

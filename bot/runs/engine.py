@@ -21,8 +21,8 @@ from bot.runs.budget import Ask, Budget, Limits, Weighed, weigh
 from bot.runs.ending import End, Ending
 from bot.runs.estimate import Estimate, context_windows, estimate_run
 from bot.runs.execute import execute_run
+from bot.runs.one_triple import settle_triple
 from bot.runs.progress import Progress, RunOutcome
-from bot.runs.single import settle_triple
 from bot.runs.start import Origin, start_csv_run, start_single_run
 from bot.store import COST_NOT_AGREED, Run, Store, get_run, month_spent, open_parts, process_name, reset_rows, update_run
 

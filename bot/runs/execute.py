@@ -18,16 +18,16 @@ from bot.judge.panel import Panel
 from bot.judge.samples import UNSURE_SPREAD
 from bot.judge.verdicts import failed, reused
 from bot.llm.client import JudgeClient
-from bot.llm.limits import Usage, paced_text
+from bot.llm.rate_limits import Usage, paced_text
 from bot.records import CLAIMABLE, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.budget import Budget
-from bot.runs.grouped import Grouped
+from bot.runs.call_groups import Grouped
+from bot.runs.duplicate_rows import DuplicateRows
 from bot.runs.job import RunJob
 from bot.runs.ownership import HEARTBEAT_SECONDS, STALE_AFTER, busy
 from bot.runs.panel_rows import PanelRows
 from bot.runs.progress import Progress, RunOutcome
-from bot.runs.twins import Twins
 from bot.store import (
     Judgment,
     RowVerdict,
@@ -162,7 +162,7 @@ class _Execution(PanelRows):
         self.stop = asyncio.Event()  # no new rows: a problem every request would hit, or a cancel
         self.stop_reason: str | None = None
         self.queue: asyncio.Queue[_Next | None] = asyncio.Queue(maxsize=concurrency * 2)
-        self.twins = Twins()
+        self.duplicates = DuplicateRows()
         self.tasks: list[asyncio.Task[None]] = []
         self.total = sum(n for status, n in counts.items() if status != RowState.MALFORMED)
         self.done = self.total - counts.get(RowState.PENDING, 0)
@@ -316,7 +316,7 @@ class _Execution(PanelRows):
 
     async def looked_up(self, rows: list[tuple[int, Triple]]) -> list[_Next]:
         """Pending rows as workers take them, with what the cache holds for each, read in one query for the group."""
-        look = self.twins.look(len(rows))
+        look = self.duplicates.look(len(rows))
         keys = [self.job.row_key(triple) for _, triple in rows]
         found = await self.in_db(self.find_cached, keys) if self.panel.single else [None] * len(keys)
         return [_Next(judgment_id, triple, key, cached, look)
@@ -331,7 +331,7 @@ class _Execution(PanelRows):
     async def grade(self, item: _Next) -> None:
         triple, key = item.triple, item.key
         # The same triple being judged for another row: wait for it, rather than pay twice.
-        if (claimed := await self.twins.claim(key, item.look, self.stop)) is None:
+        if (claimed := await self.duplicates.claim(key, item.look, self.stop)) is None:
             return
         done, settled_since = claimed
         again = item.cached is None and settled_since
@@ -353,9 +353,9 @@ class _Execution(PanelRows):
             # A row with the same texts waits until this verdict is committed, then finds it in the cache; a verdict
             # reused from the cache is there already.
             if saved is None or source is not None:
-                self.twins.release(key, done)
+                self.duplicates.release(key, done)
             else:
-                saved.add_done_callback(lambda _: self.twins.release(key, done))
+                saved.add_done_callback(lambda _: self.duplicates.release(key, done))
 
     async def judge(self, triple: Triple, client: JudgeClient | None = None) -> Verdict:
         client = client or self.client

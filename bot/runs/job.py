@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bot.judge.injection_screen import is_bare, screen
 from bot.judge.panel import Panel
 from bot.judge.prompt import cache_key, sample_key
 from bot.judge.samples import UNSURE_SPREAD
-from bot.judge.screen import is_bare, screen
 from bot.judge.verdicts import malformed
 from bot.llm.client import JudgeClient
 from bot.records import Triple, Verdict

@@ -14,7 +14,7 @@ from bot.figures import money, percent, plural, ratio
 from bot.records import REJUDGEABLE, RowState
 from bot.rubric import Rubric, leaves
 from bot.store import Billed, JudgmentSample, Run, Store, identical_rows, iter_columns, run_billed, samples_by_judgment
-from bot.trust.alpha import JudgesAlpha, member_samples
+from bot.trust.panel_agreement import JudgesAlpha, member_samples
 
 RESULT_COLUMNS = ["headline", "passed", "label", "status", "error", "flags", "judge_model", "rubric_version", "cached"]
 WORST_KEPT = 3

@@ -25,8 +25,8 @@ from bot.slack.listeners.compare import CompareCommands
 from bot.slack.listeners.digest import DigestCommands
 from bot.slack.listeners.file import FileListener
 from bot.slack.listeners.home import HomeListener
-from bot.slack.listeners.judges import JudgeCommands
 from bot.slack.listeners.judges_compare import JudgesCompare
+from bot.slack.listeners.judging_settings import JudgeCommands
 from bot.slack.listeners.messages_tab import MessagesTab
 from bot.slack.listeners.review import ReviewCommands
 from bot.slack.listeners.workflow import GRADE_STEP, WorkflowStep

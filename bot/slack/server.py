@@ -16,7 +16,7 @@ from bot.errors import SetupError
 from bot.judge.lifetime import JudgeWatch
 from bot.judge.panel import open_bench
 from bot.rubric import load_rubrics
-from bot.runs.assist import Assist
+from bot.runs.replica_help import Assist
 from bot.runs.shared_pauses import SharedPauses
 from bot.slack.app import Parts, build_app
 from bot.slack.context import Context, Workspace

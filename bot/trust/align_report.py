@@ -13,7 +13,7 @@ from bot.store import Judgment, utcnow
 from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
 from bot.trust.drift import CheckCase, case_of, verdict_pair
 from bot.trust.labels import Completed, tag_order
-from bot.trust.mcnemar import by_chance, majority, mcnemar_p
+from bot.trust.stats.mcnemar import by_chance, majority, mcnemar_p
 
 
 @dataclass

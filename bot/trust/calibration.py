@@ -11,10 +11,10 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from bot.figures import iso_week
-from bot.trust.confusion import Confusion
-from bot.trust.intervals import score_interval
-from bot.trust.kappa import Kappa, Tables, alike, counted_kappa
-from bot.trust.mcnemar import majority, mcnemar_p
+from bot.trust.stats.confusion import Confusion
+from bot.trust.stats.intervals import score_interval
+from bot.trust.stats.kappa import Kappa, Tables, alike, counted_kappa
+from bot.trust.stats.mcnemar import majority, mcnemar_p
 
 __all__ = ["Agreement", "Calibration", "Confusion", "Gap", "Kappa", "LabeledVerdict", "by_case", "calibrate",
            "cohen_kappa", "counted_kappa", "mean_abs_diff", "most_first", "wilson"]

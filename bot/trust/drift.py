@@ -16,6 +16,7 @@ from bot.records import RowState
 from bot.rubric import Rubric
 from bot.store import Judgment, Store, utcnow
 from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
+from bot.trust.calibration_texts import agreement_text
 from bot.trust.cases import labeled_cases
 from bot.trust.labels import (
     FALSE_WORDS,
@@ -30,7 +31,6 @@ from bot.trust.labels import (
     repeated_columns,
     tag_order,
 )
-from bot.trust.texts import agreement_text
 
 MIN_AGREEMENT = 0.8  # the gate when --min-agreement does not say
 MIN_LABELS = 20  # distinct labeled cases a check needs before its figures say anything (--min-labels)

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.records import RowState
-from bot.trust.bradley_terry import Rated, ranking
-from bot.trust.intervals import score_interval
-from bot.trust.mcnemar import by_chance, sign_test_p
+from bot.trust.stats.bradley_terry import Rated, ranking
+from bot.trust.stats.intervals import score_interval
+from bot.trust.stats.mcnemar import by_chance, sign_test_p
 
 FLIP = {"A": "B", "B": "A", "tie": "tie"}
 UNNAMED = ("A", "B")  # the two sides of a file that names no models

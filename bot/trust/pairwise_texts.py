@@ -4,9 +4,9 @@ makes it safe to show)."""
 from __future__ import annotations
 
 from bot.figures import percent, plural
-from bot.trust.bradley_terry import Rated
-from bot.trust.mcnemar import p_text
 from bot.trust.pairwise import Matchup, PairwiseReport
+from bot.trust.stats.bradley_terry import Rated
+from bot.trust.stats.mcnemar import p_text
 
 
 def win_rate_text(match: Matchup) -> str:

@@ -14,7 +14,7 @@ from bot.figures import plural
 from bot.records import channel_of_checks
 from bot.store import ANY_TEAM, DISAGREE, QueuedRow, QueueState, Run, Store, add_cases, drawn_by, queued_rows, random_share_pairs
 from bot.trust.calibration import Agreement
-from bot.trust.texts import agreement_text
+from bot.trust.calibration_texts import agreement_text
 
 RANDOM_AT_LEAST = 3  # the random share of a file is never fewer cases than this (when it has them)
 # Why a case is queued, the first that applies; a case picked at random is marked so whatever its reason.

@@ -191,7 +191,7 @@ def test_align_counts_cases_deals_folds_by_question_and_splits_tag_fixes_from_pa
 def test_mcnemar_over_held_out_cases_counts_a_case_labeled_three_times_once() -> None:
     from bot.trust.align_report import AlignReport, Changed, verdict_text
     from bot.trust.calibration import calibrate
-    from bot.trust.mcnemar import mcnemar_p
+    from bot.trust.stats.mcnemar import mcnemar_p
 
     # 4 fixed cases: as cases p = 2 / 2^4 = 0.125, not "not by chance" (as 6 labels it would read 0.031)
     assert mcnemar_p(4, 0) == 0.125 and mcnemar_p(6, 0) == 0.03125

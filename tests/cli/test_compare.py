@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-from bot.trust.mcnemar import p_text
+from bot.trust.stats.mcnemar import p_text
 from tests.support.cli import ROOT, flat, history, judgebot, judgebot_json, write_rows
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply, triple_of

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from bot.cli.screen import Column, fitted_table
+from bot.cli.views.terminal_text import Column, fitted_table
 
 COLUMNS = [Column("model under test"), Column("rubric", 1), Column("mean headline", 1), Column("tags", 3, True),
            Column("people agree", 2)]
@@ -51,7 +51,7 @@ def test_a_check_just_below_its_gate_shows_the_digits_that_tell_them_apart() -> 
 
     from rich.console import Console
 
-    from bot.cli.calibration_views import show_check
+    from bot.cli.views.calibration import show_check
     from bot.figures import percents_apart
     from bot.trust.calibration import Agreement, calibrate
     from bot.trust.drift import Gate
@@ -90,7 +90,7 @@ def test_small_words_agree_with_their_numbers(tmp_path) -> None:
 
     from rich.console import Console
 
-    from bot.cli.calibration_views import show_file_labels
+    from bot.cli.views.calibration import show_file_labels
     from bot.trust.calibration import LabeledVerdict, calibrate
     from bot.trust.file_labels import FileLabels
 

@@ -17,7 +17,7 @@ from bot.digest import Digest, Example, JudgeChange, Line, Period, Regression, W
 from bot.digest.charts import trend_png
 from bot.records import Verdict
 from bot.slack.views.digest import digest_message, link_to, tag_values
-from bot.slack.views.limits import MODEL_ROOM
+from bot.slack.views.size_limits import MODEL_ROOM
 from bot.store import Figures, Judgment, Store, add_rows, create_run, record_feedback, save_label, save_verdict
 from bot.trust.calibration import Agreement, calibrate
 from bot.trust.cases import labeled_verdicts

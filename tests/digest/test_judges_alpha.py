@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
-from bot.cli.views import show_digest
+from bot.cli.views.history import show_digest
 from bot.digest import Period, build_digest
 from bot.records import Verdict
 from bot.slack.views.digest import digest_message

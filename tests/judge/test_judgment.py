@@ -8,9 +8,9 @@ import re
 
 import pytest
 
+from bot.judge.injection_screen import BARE_FLAG, aimed_at_judge, is_bare, screen
 from bot.judge.judgment import judge
 from bot.judge.prompt import USER_HOLE, _around_user, build_messages, cache_key, prompt_hash
-from bot.judge.screen import BARE_FLAG, aimed_at_judge, is_bare, screen
 from bot.records import Triple
 from bot.rubric import load_rubric
 from tests.support.judge_cases import ACADEMIC_TRIPLE, ETH_OK, ETH_TRIPLE, academic

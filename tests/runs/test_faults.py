@@ -11,7 +11,7 @@ import time
 import pytest
 from rich.console import Console
 
-from bot.cli.progress import ProgressBar
+from bot.cli.views.progress_bar import ProgressBar
 from bot.llm.retries import observing_retries
 from bot.rubric import load_rubric
 from bot.runs import execute_run, export_run, start_run

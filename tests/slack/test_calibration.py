@@ -13,13 +13,13 @@ import pytest
 from rich.console import Console
 from sqlmodel import col, update
 
-from bot.cli.views import show_digest, show_stats
+from bot.cli.views.history import show_digest, show_stats
 from bot.digest import Period, build_digest
-from bot.digest.figures import week_trust
+from bot.digest.week_figures import week_trust
 from bot.errors import CommandError
 from bot.figures import iso_week
 from bot.records import Verdict
-from bot.slack.commands import CalibrationCheck, parse_command
+from bot.slack.commands.parsing import CalibrationCheck, parse_command
 from bot.slack.server import start_bot
 from bot.store import (
     Feedback,

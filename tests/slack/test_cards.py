@@ -10,7 +10,7 @@ import pytest
 from slack_sdk.models.blocks import ContextActionsBlock
 
 from bot.rubric import Rubric
-from bot.slack.commands import USAGE
+from bot.slack.commands.parsing import USAGE
 from bot.slack.text import (
     ELLIPSIS,
     FSI,
@@ -50,7 +50,7 @@ from bot.slack.views.commands import (
 )
 from bot.slack.views.details import reply_view
 from bot.slack.views.home import HOME_JUDGMENTS, home_view
-from bot.slack.views.limits import INPUT_LIMIT, MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, VIEW_BLOCKS
+from bot.slack.views.size_limits import INPUT_LIMIT, MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, VIEW_BLOCKS
 from bot.store import Figures, Judgment, Said
 from tests.support.scored_judgments import ETH_CORRECT, scored
 from tests.support.slack_messages import feedback, table_rows

@@ -1,12 +1,11 @@
-"""Tests for bot.slack.commands: the text after `/judge` parsed into one request, or a CommandError."""
+"""Tests for bot.slack.commands.parsing: the text after `/judge` parsed into one request, or a CommandError."""
 
 from __future__ import annotations
 
 import pytest
 
 from bot.records import Triple
-from bot.slack.command_words import STATS_DEFAULT_DAYS
-from bot.slack.commands import (
+from bot.slack.commands.parsing import (
     HISTORY_DEFAULT,
     HISTORY_MAX,
     USAGE,
@@ -19,6 +18,7 @@ from bot.slack.commands import (
     Stats,
     parse_command,
 )
+from bot.slack.commands.words import STATS_DEFAULT_DAYS
 
 
 @pytest.mark.parametrize("text", ["", "   ", "help", "HELP", "  help  "])

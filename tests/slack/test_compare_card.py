@@ -10,7 +10,7 @@ from scipy import stats
 
 from bot.records import Verdict
 from bot.store import Store, add_rows, create_run, iter_judgments, save_verdict
-from bot.trust.mcnemar import p_text
+from bot.trust.stats.mcnemar import p_text
 from tests.support.slack_messages import blocks_json
 
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-test"}

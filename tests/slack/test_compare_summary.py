@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from scipy import stats
 
-from bot.trust.mcnemar import p_text
+from bot.trust.stats.mcnemar import p_text
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply, triple_of
 from tests.support.slack_files import blocks_text, finished_thread, share, summaries

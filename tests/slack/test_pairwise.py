@@ -7,7 +7,7 @@ import csv
 import io
 
 from bot.rubric import load_rubrics
-from bot.runs.pairs import export_pairs
+from bot.runs.pairwise_summary import export_pairs
 from bot.slack.views.review import REVIEW_PICK
 from bot.store import Store, open_cases, recent_runs
 from tests.support.pairwise_judge import PrefersMarked

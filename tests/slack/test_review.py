@@ -320,7 +320,7 @@ async def test_each_reviewer_is_nudged_once_a_day_across_two_bots_and_a_restart(
 
 
 def test_review_commands_read_as_people_write_them(rubrics) -> None:
-    from bot.slack.commands import ReviewBlind, ReviewersSet, ReviewNudge, parse_command
+    from bot.slack.commands.parsing import ReviewBlind, ReviewersSet, ReviewNudge, parse_command
 
     assert parse_command("review nudge 10:00 Europe/Berlin, weekdays", rubrics) == ReviewNudge(10, 0, "Europe/Berlin")
     assert parse_command("review nudge 9am", rubrics) == ReviewNudge(9, 0, None)

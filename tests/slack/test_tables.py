@@ -18,8 +18,8 @@ from bot.slack.views.calibration import calibration_message
 from bot.slack.views.commands import stats_message
 from bot.slack.views.digest import digest_message
 from bot.slack.views.file_run import summary_card
-from bot.slack.views.limits import MESSAGE_CHARS
-from bot.slack.views.tables import Column, table, text, untrusted
+from bot.slack.views.size_limits import MESSAGE_CHARS
+from bot.slack.views.table_block import Column, table, text, untrusted
 from bot.store import CostLimits, Figures, Run, Spend
 from bot.trust.calibration import Confusion, Gap, calibrate
 from bot.trust.report import RubricTrust

@@ -65,7 +65,7 @@ def test_a_long_list_of_models_is_cut_between_rows_of_the_table_with_how_many_mo
     from bot.records import RowState
     from bot.runs.summary import ModelFigures, Summary
     from bot.slack.views.file_run import summary_card
-    from bot.slack.views.limits import MESSAGE_CHARS
+    from bot.slack.views.size_limits import MESSAGE_CHARS
     from bot.store import Run
     from tests.support.slack_messages import table_rows
 

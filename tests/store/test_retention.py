@@ -11,8 +11,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bot.digest.figures import Digest, build_digest
 from bot.digest.week import Period
+from bot.digest.week_figures import Digest, build_digest
 from bot.records import RowState, Verdict
 from bot.rubric import Rubric, RubricSet
 from bot.store import (

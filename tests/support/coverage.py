@@ -12,10 +12,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.stats import binom
 
-from bot.trust.bradley_terry import ranking
 from bot.trust.calibration import wilson
-from bot.trust.intervals import MEAN_MIN_VALUES, mean_interval, score_interval
-from bot.trust.kappa import alike, counted_kappa, kappa_interval
+from bot.trust.stats.bradley_terry import ranking
+from bot.trust.stats.intervals import MEAN_MIN_VALUES, mean_interval, score_interval
+from bot.trust.stats.kappa import alike, counted_kappa, kappa_interval
 
 Interval = tuple[float, float] | None
 Draw = Callable[[np.random.Generator], tuple[float, Interval]]

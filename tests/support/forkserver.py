@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 PRELOAD = ("bot.cli.main", "bot.cli.judging", "bot.cli.history", "bot.cli.calibration", "bot.cli.check", "bot.cli.labels",
-           "bot.cli.rubrics", "bot.cli.progress", "bot.runs", "bot.llm.client", "bot.judge.judgment", "bot.store",
+           "bot.cli.rubrics", "bot.cli.views.progress_bar", "bot.runs", "bot.llm.client", "bot.judge.judgment", "bot.store",
            "bot.digest", "bot.csvfiles.reading", "bot.rubric", "bot.slack.server", "bot.slack.flows.digest_post",
            "bot.mcp.server", "rich.progress", "rich.table")
 

@@ -19,7 +19,7 @@ from bot.trust.calibration import (
     mean_abs_diff,
     wilson,
 )
-from bot.trust.kappa import band
+from bot.trust.stats.kappa import band
 
 ETH_TAGS = ("Correct", "Generic", "Refusal", "Hallucination")
 ETH_CRITERIA = ("correctness", "completeness")

@@ -16,9 +16,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from bot.trust.bradley_terry import RATING_MIN_PAIRS
-from bot.trust.intervals import MEAN_MIN_VALUES, mean_interval
-from bot.trust.kappa import KAPPA_MIN_CASES, alike, kappa_interval
+from bot.trust.stats.bradley_terry import RATING_MIN_PAIRS
+from bot.trust.stats.intervals import MEAN_MIN_VALUES, mean_interval
+from bot.trust.stats.kappa import KAPPA_MIN_CASES, alike, kappa_interval
 from tests.support.coverage import (
     KAPPAS,
     bradley_terry,

@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 
-from bot.trust.bradley_terry import BT_PRIOR, RATING_MIN_PAIRS, ranking
-from bot.trust.mcnemar import sign_test_p
 from bot.trust.pairwise import JudgedPair, Shown, report
 from bot.trust.pairwise_texts import position_text, win_rate_text
+from bot.trust.stats.bradley_terry import BT_PRIOR, RATING_MIN_PAIRS, ranking
+from bot.trust.stats.mcnemar import sign_test_p
 
 
 def pair(a: str, b: str, *winners: tuple[bool, str | None], line: int = 1) -> JudgedPair:

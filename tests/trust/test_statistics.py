@@ -15,12 +15,12 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
-from bot.trust.alpha import AlphaTally, krippendorff_alpha
 from bot.trust.calibration import Agreement, LabeledVerdict, by_case, calibrate, wilson
-from bot.trust.intervals import kappa_from_agreement, mean_interval, score_interval, t_quantile
-from bot.trust.kappa import Kappa, alike, case_weighted, counted_kappa
-from bot.trust.mcnemar import by_chance, mcnemar_p, p_text, shown_p, sign_test_p
-from bot.trust.texts import agreement_text, gap_text, pass_rates_text
+from bot.trust.calibration_texts import agreement_text, gap_text, pass_rates_text
+from bot.trust.stats.alpha import AlphaTally, krippendorff_alpha
+from bot.trust.stats.intervals import kappa_from_agreement, mean_interval, score_interval, t_quantile
+from bot.trust.stats.kappa import Kappa, alike, case_weighted, counted_kappa
+from bot.trust.stats.mcnemar import by_chance, mcnemar_p, p_text, shown_p, sign_test_p
 
 # Linear weighted kappa on eth's 0-2 scale, 30 labels (judge, person): as a table, judge in rows,
 # [[5, 2, 0], [3, 5, 2], [3, 3, 7]]

@@ -9,8 +9,8 @@ from bot.cli.json_output import Document, Interval
 
 if TYPE_CHECKING:
     from bot.trust.calibration import Agreement, Calibration, Gap
-    from bot.trust.kappa import Kappa
     from bot.trust.report import Doubt, JudgeInUse
+    from bot.trust.stats.kappa import Kappa
 
 
 class KappaFigures(Document):

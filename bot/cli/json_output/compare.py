@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from bot.cli.json_output import Document, Interval
 
 if TYPE_CHECKING:
-    from bot.trust.intervals import MeanInterval
-    from bot.trust.paired import Graded, Pair, PairedReport
+    from bot.trust.model_comparison import Graded, ModelComparison, Pair
+    from bot.trust.stats.intervals import MeanInterval
 
 
 class MeanDifference(Document):
@@ -135,7 +135,7 @@ class RubricComparison(Document):
     """Pairs whose two verdicts came from different texts of the rubric."""
 
     @classmethod
-    def of(cls, found: PairedReport) -> RubricComparison:
+    def of(cls, found: ModelComparison) -> RubricComparison:
         """One rubric's comparison."""
         moves = sorted(found.transitions.items(), key=lambda item: (-item[1], item[0]))
         return cls(
@@ -167,6 +167,6 @@ class CompareDocument(Document):
     """One comparison per rubric the answers were graded with (never pooled)."""
 
     @classmethod
-    def of(cls, a: str, b: str, reports: Sequence[PairedReport]) -> CompareDocument:
+    def of(cls, a: str, b: str, reports: Sequence[ModelComparison]) -> CompareDocument:
         """The comparison of every rubric."""
         return cls(a=a, b=b, rubrics=[RubricComparison.of(found) for found in reports])

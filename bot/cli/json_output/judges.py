@@ -10,7 +10,7 @@ from bot.cli.json_output.agreement import CalibrationFigures, KappaFigures
 
 if TYPE_CHECKING:
     from bot.store import Judgment
-    from bot.trust.compare import HistorySide, LabeledSide
+    from bot.trust.judge_comparison import HistorySide, LabeledSide
 
 
 class AgainstPeople(Document):

@@ -22,7 +22,7 @@ from bot.slack.text import code_block, escape, shown
 from bot.slack.views.blocks import notice
 from bot.slack.views.budget import RAISE_BUDGET, over_budget_text
 from bot.slack.views.card import Card, full_detail, placeholder, result_card, sampled
-from bot.slack.views.limits import SECTION_LIMIT
+from bot.slack.views.size_limits import SECTION_LIMIT
 from bot.store import (
     Judgment,
     JudgmentSample,

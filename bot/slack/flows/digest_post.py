@@ -26,7 +26,7 @@ from bot.slack.messenger import (
     refused,
     slack_error,
 )
-from bot.slack.terminal import workspace_of
+from bot.slack.terminal_workspace import workspace_of
 from bot.slack.views.digest import digest_message
 from bot.store import (
     DigestSubscription,

@@ -14,7 +14,7 @@ from bot.csvfiles.reading import CsvSource, choose_columns, holds_pairs, open_cs
 from bot.errors import CommandError, CsvError, FileProblem
 from bot.records import ShareState
 from bot.rubric import Rubric, RubricSet
-from bot.slack.commands_share import parse_share_text
+from bot.slack.commands.shared_file import parse_share_text
 from bot.slack.context import Context
 from bot.slack.files import Downloaded, download, is_table, megabytes, safe_name
 from bot.slack.flows import share_thread

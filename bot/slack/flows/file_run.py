@@ -21,9 +21,9 @@ from bot.judge.panel import Panel
 from bot.records import RESUMABLE, RowState, ShareState
 from bot.rubric import Rubric
 from bot.runs import Answer, Engine, Face, Limits, Origin, Question, Request, Rows, Tier
-from bot.runs.assist import Assist
 from bot.runs.budget import Ask, Weighed
 from bot.runs.engine import OnProgress
+from bot.runs.replica_help import Assist
 from bot.runs.resume import judge_on_resume
 from bot.runs.start import FILE_SOURCE
 from bot.slack.admins import admin_refusal

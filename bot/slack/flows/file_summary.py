@@ -25,7 +25,7 @@ from bot.slack.flows.progress_stream import end_stream
 from bot.slack.messenger import slack_error
 from bot.slack.text import escape, plain, shown
 from bot.slack.views import file_run as view
-from bot.slack.views import pairs as pairs_view
+from bot.slack.views import pairwise as pairwise_view
 from bot.slack.views import run_stream
 from bot.store import Run, SharedFile, get_run, get_share, move_share, process_name, update_share
 
@@ -128,8 +128,8 @@ async def _summary(ctx: Context, run: Run, rubric: Rubric, results: Path) -> tup
     if end.pairs is not None:
         if end.pairs.report.matchups:
             title = f"{rubric.name} · {run.source_name or 'file'} · {end.pairs.report.judged:,} pairs"
-            chart = "Win rate of B against A", partial(win_rates_png, title, pairs_view.chart_rows(end.pairs))
-        card = pairs_view.pairs_card(run, rubric, end.pairs, results.name, end.review, warnings)
+            chart = "Win rate of B against A", partial(win_rates_png, title, pairwise_view.chart_rows(end.pairs))
+        card = pairwise_view.pairs_card(run, rubric, end.pairs, results.name, end.review, warnings)
         return end.pairs.summary, card, chart
     summary = end.summary
     assert summary is not None, "a file's end has its summary"

@@ -18,7 +18,7 @@ from bot.errors import SetupError
 from bot.slack.context import Context
 from bot.slack.flows.earlier_posts import earlier_post
 from bot.slack.messenger import once_client, refused, slack_error
-from bot.slack.terminal import workspace_of
+from bot.slack.terminal_workspace import workspace_of
 from bot.slack.views.review import nudge_message
 from bot.store import (
     ReviewSetup,

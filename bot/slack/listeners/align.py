@@ -12,8 +12,8 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 
 from bot.rubric import Rubric
 from bot.runs import Origin
-from bot.slack import commands_trust
 from bot.slack.admins import ADMINS_ONLY, admin_refusal
+from bot.slack.commands.trust import AlignRubric
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.flows.card import budget_refusal
@@ -42,12 +42,12 @@ class AlignCommands:
 
     def handlers(self) -> dict[type, Any]:
         """Each parsed subcommand, and the method that answers it."""
-        return {commands_trust.AlignRubric: self.start}
+        return {AlignRubric: self.start}
 
     async def _refusal(self, user: str, team: str) -> str | None:
         return await admin_refusal(self.ctx.client, self.admins, user=user, team=team, not_admin=NOT_ADMIN)
 
-    async def start(self, parsed: commands_trust.AlignRubric, command: dict[str, Any]) -> None:
+    async def start(self, parsed: AlignRubric, command: dict[str, Any]) -> None:
         """`/judge align <rubric>`: refused to non-admins, over a spent budget or on too few labels; else begun."""
         team, channel, user, where = command["team_id"], command["channel_id"], command["user_id"], \
             command.get("response_url")

@@ -7,8 +7,8 @@ from typing import Any
 
 from bot.figures import money
 from bot.records import checks_of
-from bot.slack import commands
 from bot.slack.admins import ADMINS_ONLY, admin_refusal
+from bot.slack.commands.parsing import BudgetSet, BudgetShow
 from bot.slack.context import Context
 from bot.slack.messenger import post_problem
 from bot.slack.views.blocks import notice
@@ -28,9 +28,9 @@ class BudgetCommands:
 
     def handlers(self) -> dict[type, Any]:
         """Each parsed subcommand, and the method that answers it."""
-        return {commands.BudgetShow: self.show, commands.BudgetSet: self.set}
+        return {BudgetShow: self.show, BudgetSet: self.set}
 
-    async def show(self, parsed: commands.BudgetShow, command: dict[str, Any]) -> None:
+    async def show(self, parsed: BudgetShow, command: dict[str, Any]) -> None:
         """`/judge budget`: what the channel spent this month, per rubric and judge, against its budget."""
         team, channel = command["team_id"], command["channel_id"]
         since = month_start(utcnow())
@@ -40,7 +40,7 @@ class BudgetCommands:
         await self.ctx.say.reply(command.get("response_url"), budget_message(
             channel, since.strftime("%B %Y"), spent, limits, self.default_ask, checks=checks.usd))
 
-    async def set(self, parsed: commands.BudgetSet, command: dict[str, Any]) -> None:
+    async def set(self, parsed: BudgetSet, command: dict[str, Any]) -> None:
         """`/judge budget USD|off` or `/judge budget ask USD|off`: set it (admins only), and say so in the channel."""
         team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
         where = command.get("response_url")

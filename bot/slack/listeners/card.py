@@ -31,7 +31,7 @@ from bot.slack.views.correction import (
     open_correction,
 )
 from bot.slack.views.details import details_file, details_text, details_view
-from bot.slack.views.limits import ERROR_LIMIT
+from bot.slack.views.size_limits import ERROR_LIMIT
 from bot.store import (
     Judgment,
     Rejudge,

@@ -16,8 +16,18 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 
 from bot.errors import CommandError
 from bot.runs import Origin
-from bot.slack import commands
-from bot.slack.commands import parse_command
+from bot.slack.commands.parsing import (
+    CalibrationCheck,
+    Help,
+    History,
+    Inline,
+    ListRubrics,
+    OpenForm,
+    SetDefault,
+    ShowDefault,
+    Stats,
+    parse_command,
+)
 from bot.slack.context import Context
 from bot.slack.flows.card import CARD_SOURCE, show_judgment
 from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, from_team, named_teams
@@ -59,9 +69,9 @@ class CommandListener:
         self.ctx, self.seal = ctx, seal
         self.trust = trust or TrustBar()
         self.handlers: dict[type, Handler] = {
-            commands.Inline: self._inline, commands.History: self._history, commands.Stats: self._stats,
-            commands.ShowDefault: self._show_default, commands.SetDefault: self._set_default,
-            commands.CalibrationCheck: self._calibration,
+            Inline: self._inline, History: self._history, Stats: self._stats,
+            ShowDefault: self._show_default, SetDefault: self._set_default,
+            CalibrationCheck: self._calibration,
         }
         for handlers in more:
             self.handlers.update(handlers)
@@ -78,11 +88,11 @@ class CommandListener:
         except CommandError as err:
             await ack(response_type="ephemeral", text=str(err))
             return
-        if isinstance(parsed, commands.Help):
+        if isinstance(parsed, Help):
             await ack(response_type="ephemeral", **help_message(self.ctx.rubrics))
-        elif isinstance(parsed, commands.ListRubrics):
+        elif isinstance(parsed, ListRubrics):
             await ack(response_type="ephemeral", **rubrics_message(self.ctx.rubrics))
-        elif isinstance(parsed, commands.OpenForm):
+        elif isinstance(parsed, OpenForm):
             await ack()
             await self._open_form(parsed, command)
         else:
@@ -99,7 +109,7 @@ class CommandListener:
             log.warning("could not read the remembered model of %s", user, exc_info=True)
             return None
 
-    async def _open_form(self, parsed: commands.OpenForm, command: dict[str, Any]) -> None:
+    async def _open_form(self, parsed: OpenForm, command: dict[str, Any]) -> None:
         model = await self.remembered_model(command["team_id"], command["user_id"], within=QUICK_READ)
         context = FormContext(team_id=command["team_id"], channel_id=command["channel_id"],
                               response_url=command.get("response_url"))
@@ -112,26 +122,26 @@ class CommandListener:
                                     f"Please try again, or judge at once: `/judge {parsed.rubric.name} question || "
                                     "reference || answer`.")
 
-    async def _inline(self, parsed: commands.Inline, command: dict[str, Any]) -> None:
+    async def _inline(self, parsed: Inline, command: dict[str, Any]) -> None:
         model = await self.remembered_model(command["team_id"], command["user_id"])
         origin = Origin(source=CARD_SOURCE, team_id=command["team_id"], channel_id=command["channel_id"],
                         user_id=command["user_id"])
         await show_judgment(self.ctx, rubric=parsed.rubric, triple=parsed.triple, origin=origin, model_name=model,
                             response_url=command.get("response_url"), samples=parsed.samples)
 
-    async def _history(self, parsed: commands.History, command: dict[str, Any]) -> None:
+    async def _history(self, parsed: History, command: dict[str, Any]) -> None:
         rows = await self.ctx.db(recent_in_channel, channel_id=command["channel_id"], limit=parsed.limit)
         await self.ctx.say.reply(command.get("response_url"),
                                  history_message(rows, command["channel_id"], self.ctx.team_url))
 
-    async def _stats(self, parsed: commands.Stats, command: dict[str, Any]) -> None:
+    async def _stats(self, parsed: Stats, command: dict[str, Any]) -> None:
         since = utcnow() - timedelta(days=parsed.days) if parsed.days else None
         figures = await self.ctx.db(channel_stats, channel_id=command["channel_id"], since=since, model=parsed.model)
         warnings = await self.ctx.judge_warnings(command["team_id"], command["channel_id"])
         await self.ctx.say.reply(command.get("response_url"), stats_message(
             figures, command["channel_id"], days=parsed.days, model=parsed.model, warnings=warnings))
 
-    async def _calibration(self, parsed: commands.CalibrationCheck, command: dict[str, Any]) -> None:
+    async def _calibration(self, parsed: CalibrationCheck, command: dict[str, Any]) -> None:
         team, channel = command["team_id"], command["channel_id"]
         since = utcnow() - timedelta(days=parsed.days) if parsed.days else None
         names = await self._rubrics_to_calibrate(parsed, team, channel, since)
@@ -143,7 +153,7 @@ class CommandListener:
         await self.ctx.say.reply(command.get("response_url"),
                                  calibration_message(reports, self.ctx.rubrics, channel, days=parsed.days, rubric_name=only))
 
-    async def _rubrics_to_calibrate(self, parsed: commands.CalibrationCheck, team: str, channel: str,
+    async def _rubrics_to_calibrate(self, parsed: CalibrationCheck, team: str, channel: str,
                                     since: datetime | None) -> list[str]:
         """The rubric named; else the channel's default rubric; else every rubric with labels in the channel."""
         if parsed.rubric is not None:
@@ -153,7 +163,7 @@ class CommandListener:
             return [rubric.name]
         return await self.ctx.db(labeled_rubric_names, channel_id=channel, team_id=team, since=since)
 
-    async def _show_default(self, parsed: commands.ShowDefault, command: dict[str, Any]) -> None:
+    async def _show_default(self, parsed: ShowDefault, command: dict[str, Any]) -> None:
         name = await self.ctx.db(default_rubric, team_id=command["team_id"], channel_id=command["channel_id"])
         rubric = self.ctx.rubrics.find(name) if name else None
         if rubric is not None:
@@ -168,7 +178,7 @@ class CommandListener:
                      "message or command says `samples=N`.")
         await self.ctx.say.tell(command.get("response_url"), text)
 
-    async def _set_default(self, parsed: commands.SetDefault, command: dict[str, Any]) -> None:
+    async def _set_default(self, parsed: SetDefault, command: dict[str, Any]) -> None:
         name = parsed.rubric.name if parsed.rubric else None
         await self.ctx.db(set_default_rubric, team_id=command["team_id"], channel_id=command["channel_id"], rubric_name=name,
                           user_id=command["user_id"])

@@ -8,14 +8,14 @@ from datetime import timedelta
 from typing import Any
 
 from bot.digest import differences_png
-from bot.slack import commands_trust
+from bot.slack.commands.trust import CompareModels
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.messenger import slack_error
 from bot.slack.text import escape
 from bot.slack.views.compare import RUBRICS_SHOWN, compare_card
 from bot.store import graded_answers, utcnow
-from bot.trust.paired import compare, graded
+from bot.trust.model_comparison import compare, graded
 
 
 class CompareCommands:
@@ -26,9 +26,9 @@ class CompareCommands:
 
     def handlers(self) -> dict[type, Any]:
         """Each parsed subcommand, and the method that answers it."""
-        return {commands_trust.CompareModels: self.compare}
+        return {CompareModels: self.compare}
 
-    async def compare(self, parsed: commands_trust.CompareModels, command: dict[str, Any]) -> None:
+    async def compare(self, parsed: CompareModels, command: dict[str, Any]) -> None:
         """Pair the two models' graded answers of this channel and post the card, the chart in its thread."""
         channel, where = command["channel_id"], command.get("response_url")
         since = utcnow() - timedelta(days=parsed.days) if parsed.days else None

@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo
 from slack_sdk.errors import SlackApiError
 
 from bot.digest import Period, build_digest
-from bot.slack import commands
 from bot.slack.admins import ADMINS_ONLY, admin_refusal
+from bot.slack.commands.parsing import DIGEST_USAGE, DigestNow, DigestOff, DigestOn, DigestPreview, DigestShow
 from bot.slack.context import Context
 from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
 from bot.slack.messenger import post_problem, slack_error
@@ -36,20 +36,20 @@ class DigestCommands:
 
     def handlers(self) -> dict[type, Any]:
         """Each parsed subcommand, and the method that answers it."""
-        return {commands.DigestShow: self.show, commands.DigestOn: self.turn_on, commands.DigestOff: self.turn_off,
-                commands.DigestNow: self.now, commands.DigestPreview: self.preview}
+        return {DigestShow: self.show, DigestOn: self.turn_on, DigestOff: self.turn_off,
+                DigestNow: self.now, DigestPreview: self.preview}
 
     def _zone(self, sub: DigestSubscription | None) -> ZoneInfo:
         return ZoneInfo(sub.timezone if sub is not None else self.settings.timezone)
 
-    async def show(self, parsed: commands.DigestShow, command: dict[str, Any]) -> None:
+    async def show(self, parsed: DigestShow, command: dict[str, Any]) -> None:
         """`/judge digest`: the channel's subscription, when it posts next, and when it last posted."""
         team, channel = command["team_id"], command["channel_id"]
         sub = await self.ctx.db(subscription, team_id=team, channel_id=channel)
         if sub is None:
             await self.ctx.say.tell(command.get("response_url"),
                                 f"<#{channel}> gets no weekly digest. An admin turns it on with "
-                                f"{commands.DIGEST_USAGE}; `/judge digest preview` shows you what it would say.")
+                                f"{DIGEST_USAGE}; `/judge digest preview` shows you what it would say.")
             return
         text = (f"<#{channel}> gets its weekly digest {schedule_text(sub)}: the next one on "
                 f"{date(await self.digests.next_digest(sub))}.")
@@ -58,7 +58,7 @@ class DigestCommands:
             text += f" The last one was posted {date(last.posted_at)}."
         await self.ctx.say.tell(command.get("response_url"), text + " `/judge digest off` stops it (admins).")
 
-    async def turn_on(self, parsed: commands.DigestOn, command: dict[str, Any]) -> None:
+    async def turn_on(self, parsed: DigestOn, command: dict[str, Any]) -> None:
         """`/judge digest on ...`: subscribe the channel (admins only), schedule it at once, and say so there."""
         team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
         where = command.get("response_url")
@@ -88,7 +88,7 @@ class DigestCommands:
                                 minute=before.minute, timezone=before.timezone, user_id=before.updated_by)
         self.digests.scheduler.schedule(sub)
 
-    async def turn_off(self, parsed: commands.DigestOff, command: dict[str, Any]) -> None:
+    async def turn_off(self, parsed: DigestOff, command: dict[str, Any]) -> None:
         """`/judge digest off`: unsubscribe the channel (admins only), at once, and say so there."""
         team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
         where = command.get("response_url")
@@ -103,7 +103,7 @@ class DigestCommands:
         await self.ctx.say.reply(where, {**notice(f"<@{user}> turned off the weekly digest of this channel."),
                                      "response_type": "in_channel"})
 
-    async def now(self, parsed: commands.DigestNow, command: dict[str, Any]) -> None:
+    async def now(self, parsed: DigestNow, command: dict[str, Any]) -> None:
         """`/judge digest now`: post the digest of the last 7 days in the channel."""
         channel = command["channel_id"]
         period = await self._last_days(command)
@@ -112,7 +112,7 @@ class DigestCommands:
         except SlackApiError as err:
             await self.ctx.say.tell(command.get("response_url"), post_problem(slack_error(err), channel))
 
-    async def preview(self, parsed: commands.DigestPreview, command: dict[str, Any]) -> None:
+    async def preview(self, parsed: DigestPreview, command: dict[str, Any]) -> None:
         """`/judge digest preview`: the digest of the last 7 days, to the caller only (without the chart)."""
         period = await self._last_days(command)
         digest = await self.ctx.db(build_digest, channel_id=command["channel_id"], period=period,

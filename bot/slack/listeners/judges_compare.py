@@ -14,20 +14,20 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from bot.csvfiles.reading import CsvRow
 from bot.rubric import Rubric
 from bot.runs import Origin
-from bot.slack import commands_trust
 from bot.slack.admins import admin_refusal
+from bot.slack.commands.trust import CompareJudges
 from bot.slack.context import Context
 from bot.slack.flows.card import budget_refusal
 from bot.slack.flows.check_runs import judged_for_channel
 from bot.slack.listeners.clicks import clicked_in, from_team
-from bot.slack.listeners.judges import NOT_ADMIN, JudgeCommands
+from bot.slack.listeners.judging_settings import NOT_ADMIN, JudgeCommands
 from bot.slack.messenger import failure_text
 from bot.slack.text import clip, escape
 from bot.slack.views.blocks import notice
 from bot.slack.views.judges_compare import judges_card
 from bot.store import Judgment, default_rubric, judge_of_channel, recent_sample
-from bot.trust.compare import history_side, labeled_side
 from bot.trust.drift import cases_from_history
+from bot.trust.judge_comparison import history_side, labeled_side
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +43,9 @@ class JudgesCompare:
 
     def handlers(self) -> dict[type, Any]:
         """Each parsed subcommand, and the method that answers it."""
-        return {commands_trust.CompareJudges: self.start}
+        return {CompareJudges: self.start}
 
-    async def start(self, parsed: commands_trust.CompareJudges, command: dict[str, Any]) -> None:
+    async def start(self, parsed: CompareJudges, command: dict[str, Any]) -> None:
         """Refused to non-admins, over a spent budget, or with nothing to compare on; else begun in the background."""
         team, channel, user, where = command["team_id"], command["channel_id"], command["user_id"], \
             command.get("response_url")

@@ -17,8 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.errors import CommandError, RubricError
 from bot.rubric import RubricSet
 from bot.runs import Origin
-from bot.slack import commands
-from bot.slack.commands import SEPARATOR, parse_command
+from bot.slack.commands.parsing import SEPARATOR, Help, Inline, ListRubrics, Stats, parse_command
 from bot.slack.context import Context
 from bot.slack.files import is_table
 from bot.slack.flows.card import CARD_SOURCE, show_judgment
@@ -70,7 +69,7 @@ def help_message(rubrics: RubricSet) -> dict[str, Any]:
     return message(blocks, "judgebot: what I do in this conversation")
 
 
-Request = commands.Help | commands.ListRubrics | commands.Stats | commands.Inline
+Request = Help | ListRubrics | Stats | Inline
 
 
 def read_line(text: str, rubrics: RubricSet) -> Request | str:
@@ -78,7 +77,7 @@ def read_line(text: str, rubrics: RubricSet) -> Request | str:
     plain = clean(unescape(text)).strip()
     word = plain.split(None, 1)[0].lower() if plain else ""
     if word in GREETINGS:
-        return commands.Help()
+        return Help()
     if word == "grade" and plain.lower() == "grade":
         return FORMAT
     if word in ("csv", "file", "tsv") and " " not in plain:
@@ -88,7 +87,7 @@ def read_line(text: str, rubrics: RubricSet) -> Request | str:
             parsed = parse_command(text, rubrics)
         except CommandError as err:  # its text is mrkdwn already
             return str(err)
-        return parsed if isinstance(parsed, commands.Stats | commands.ListRubrics) else FORMAT
+        return parsed if isinstance(parsed, Stats | ListRubrics) else FORMAT
     found = RUBRIC_LINE.match(text)
     if found is None:
         return FORMAT
@@ -103,7 +102,7 @@ def read_line(text: str, rubrics: RubricSet) -> Request | str:
         parsed = parse_command(f"{rubric.name} {found.group(2)}", rubrics)
     except CommandError as err:  # such as samples=N out of bounds; its text is mrkdwn already
         return f"{err} {FORMAT}"
-    return parsed if isinstance(parsed, commands.Inline) else FORMAT
+    return parsed if isinstance(parsed, Inline) else FORMAT
 
 
 class ThreadReplies(Messenger):
@@ -236,11 +235,11 @@ class MessagesTab:
         asked = read_line(str(event.get("text") or ""), self.ctx.rubrics)
         if isinstance(asked, str):
             await replies.tell(None, asked)
-        elif isinstance(asked, commands.Help):
+        elif isinstance(asked, Help):
             await replies.reply(None, help_message(self.ctx.rubrics))
-        elif isinstance(asked, commands.ListRubrics):
+        elif isinstance(asked, ListRubrics):
             await replies.reply(None, rubrics_message(self.ctx.rubrics))
-        elif isinstance(asked, commands.Stats):
+        elif isinstance(asked, Stats):
             since = utcnow() - timedelta(days=asked.days) if asked.days else None
             figures = await self.ctx.db(channel_stats, channel_id=channel, since=since, model=asked.model)
             warnings = await self.ctx.judge_warnings(team, channel)
@@ -249,7 +248,7 @@ class MessagesTab:
         else:
             await self._grade(here, replies, asked, team=team, user=user, set_title=set_title)
 
-    async def _grade(self, here: Context, replies: ThreadReplies, asked: commands.Inline, *, team: str, user: str,
+    async def _grade(self, here: Context, replies: ThreadReplies, asked: Inline, *, team: str, user: str,
                      set_title: AsyncSetTitle | None) -> None:
         """Judge one triple as `/judge` does, its card in this thread, while the thread's status says so."""
         try:

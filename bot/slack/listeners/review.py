@@ -14,8 +14,8 @@ from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 
-from bot.slack import commands_trust
 from bot.slack.admins import ADMINS_ONLY, admin_refusal
+from bot.slack.commands.trust import ReviewBlind, ReviewersSet, ReviewersShow, ReviewNext, ReviewNudge
 from bot.slack.context import Context
 from bot.slack.flows.card import save_correction
 from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, clicked_in, from_team, made_here, named_teams
@@ -24,7 +24,6 @@ from bot.slack.text import clip, escape
 from bot.slack.views.blocks import notice
 from bot.slack.views.commands import FormSeal
 from bot.slack.views.correction import NOTE_BLOCK, correction_values, correction_view
-from bot.slack.views.limits import ERROR_LIMIT
 from bot.slack.views.review import (
     PICKS,
     REVIEW_FORM,
@@ -37,6 +36,7 @@ from bot.slack.views.review import (
     reviewers_text,
     saved_text,
 )
+from bot.slack.views.size_limits import ERROR_LIMIT
 from bot.store import (
     OPEN,
     Judgment,
@@ -76,9 +76,9 @@ class ReviewCommands:
 
     def handlers(self) -> dict[type, Any]:
         """Each parsed subcommand, and the method that answers it."""
-        return {commands_trust.ReviewNext: self.next, commands_trust.ReviewersShow: self.show,
-                commands_trust.ReviewersSet: self.set_reviewers, commands_trust.ReviewBlind: self.set_blind,
-                commands_trust.ReviewNudge: self.set_nudge}
+        return {ReviewNext: self.next, ReviewersShow: self.show,
+                ReviewersSet: self.set_reviewers, ReviewBlind: self.set_blind,
+                ReviewNudge: self.set_nudge}
 
     # -- the queue ------------------------------------------------------------------------------------------------
 
@@ -102,12 +102,12 @@ class ReviewCommands:
         state = await self.ctx.db(queue_state, team_id=team, channel_id=channel, since=utcnow() - timedelta(days=7))
         return queue_empty(channel, done, state)
 
-    async def next(self, parsed: commands_trust.ReviewNext, command: dict[str, Any]) -> None:
+    async def next(self, parsed: ReviewNext, command: dict[str, Any]) -> None:
         """`/judge review`: the next case of this channel for the caller."""
         found = await self.offer(command["team_id"], command["channel_id"], command["user_id"])
         await self.ctx.say.reply(command.get("response_url"), {**found, "replace_original": False})
 
-    async def show(self, parsed: commands_trust.ReviewersShow, command: dict[str, Any]) -> None:
+    async def show(self, parsed: ReviewersShow, command: dict[str, Any]) -> None:
         """`/judge reviewers`: who is asked, blind review, the nudge and the queue."""
         team, channel = command["team_id"], command["channel_id"]
         setup = await self.ctx.db(review_setup, team_id=team, channel_id=channel)
@@ -126,7 +126,7 @@ class ReviewCommands:
     async def _announce(self, command: dict[str, Any], text: str) -> None:
         await self.ctx.say.reply(command.get("response_url"), {**notice(text), "response_type": "in_channel"})
 
-    async def set_reviewers(self, parsed: commands_trust.ReviewersSet, command: dict[str, Any]) -> None:
+    async def set_reviewers(self, parsed: ReviewersSet, command: dict[str, Any]) -> None:
         """`/judge reviewers @a @b` (admins): who the queue asks; handles typed as text are looked up."""
         if await self._refused(command):
             return
@@ -144,7 +144,7 @@ class ReviewCommands:
                                       "asked to label the cases of its review queue (`/judge review`)." if reviewers
                              else f"<@{command['user_id']}> cleared the reviewers of this channel.")
 
-    async def set_blind(self, parsed: commands_trust.ReviewBlind, command: dict[str, Any]) -> None:
+    async def set_blind(self, parsed: ReviewBlind, command: dict[str, Any]) -> None:
         """`/judge review blind on|off` (admins)."""
         if await self._refused(command):
             return
@@ -154,7 +154,7 @@ class ReviewCommands:
                 "off: reviewers see the judge's verdict beside the case")
         await self._announce(command, f"<@{command['user_id']}> turned blind review {said}.")
 
-    async def set_nudge(self, parsed: commands_trust.ReviewNudge, command: dict[str, Any]) -> None:
+    async def set_nudge(self, parsed: ReviewNudge, command: dict[str, Any]) -> None:
         """`/judge review nudge HH:MM [timezone]|off` (admins)."""
         if await self._refused(command):
             return

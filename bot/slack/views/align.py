@@ -9,11 +9,11 @@ from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, HeaderBl
 
 from bot.slack.text import clip, escape, shown
 from bot.slack.views.blocks import context, message, section
-from bot.slack.views.limits import HEADER_LIMIT
+from bot.slack.views.size_limits import HEADER_LIMIT
 from bot.trust.align import Aligned
 from bot.trust.align_report import verdict_text
-from bot.trust.mcnemar import p_text
-from bot.trust.texts import agreement_text, tag_agreement_text
+from bot.trust.calibration_texts import agreement_text, tag_agreement_text
+from bot.trust.stats.mcnemar import p_text
 
 ALIGN_USE, ALIGN_DOWNLOAD, ALIGN_DISCARD = "judgebot_align_use", "judgebot_align_download", "judgebot_align_discard"
 CASES_SHOWN, EXAMPLES_SHOWN, TEXT_ROOM = 5, 6, 200

@@ -10,7 +10,7 @@ from typing import Any
 from slack_sdk.models.blocks import AlertBlock, Block, ContextBlock, MarkdownTextObject, SectionBlock
 
 from bot.slack.text import clip, escape
-from bot.slack.views.limits import MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, TEXT_LIMIT
+from bot.slack.views.size_limits import MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, TEXT_LIMIT
 
 
 def section(markdown: str) -> SectionBlock:

@@ -12,9 +12,9 @@ from bot.runs.estimate import Estimate
 from bot.slack.text import escape
 from bot.slack.views.blocks import context, message, section, size
 from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, RESUME_RUN
-from bot.slack.views.limits import MESSAGE_CHARS, MODEL_ROOM
-from bot.slack.views.tables import NOTE_ROOM, Column, table, untrusted
-from bot.slack.views.tables import text as cell
+from bot.slack.views.size_limits import MESSAGE_CHARS, MODEL_ROOM
+from bot.slack.views.table_block import NOTE_ROOM, Column, table, untrusted
+from bot.slack.views.table_block import text as cell
 from bot.store import CostLimits, Run, Spend
 
 SPEND_LISTED = 8  # rubric and judge pairs listed before "and N more"

@@ -11,13 +11,13 @@ from bot.figures import MISSING
 from bot.rubric import RubricSet
 from bot.slack.text import code_block, escape
 from bot.slack.views.blocks import listing, message, notice, section, size
-from bot.slack.views.limits import MESSAGE_CHARS, MODEL_ROOM, SECTION_LIMIT, TABLE_CELLS
-from bot.slack.views.tables import NOTE_ROOM, Column, table, text, untrusted
-from bot.trust import texts
+from bot.slack.views.size_limits import MESSAGE_CHARS, MODEL_ROOM, SECTION_LIMIT, TABLE_CELLS
+from bot.slack.views.table_block import NOTE_ROOM, Column, table, text, untrusted
+from bot.trust import calibration_texts
 from bot.trust.calibration import Agreement, Calibration, Confusion
-from bot.trust.kappa import noted
 from bot.trust.report import RubricTrust
 from bot.trust.review import random_share_text
+from bot.trust.stats.kappa import noted
 
 WEEKS_SHOWN = 8
 TABLE_ROOM = SECTION_LIMIT - 300  # the table's code block, leaving room for its heading and a note of rows left out
@@ -115,27 +115,27 @@ def figures_text(report: RubricTrust, rubrics: RubricSet) -> str:
 
 def agreement_text(figures: Agreement) -> str:
     """Agreement on pass/fail with its 95 % interval (Wilson's, or a bootstrap over cases), or why there is none."""
-    return f"*agreement on pass/fail* {escape(texts.agreement_text(figures))}"
+    return f"*agreement on pass/fail* {escape(calibration_texts.agreement_text(figures))}"
 
 
 def pass_rates_text(figures: Agreement) -> str:
     """How often the judge and people pass, and McNemar's test of the difference."""
-    return f"*pass rates* {escape(texts.pass_rates_text(figures))}"
+    return f"*pass rates* {escape(calibration_texts.pass_rates_text(figures))}"
 
 
 def kappas_text(figures: Calibration) -> str:
     """Cohen's kappa on pass/fail, and on the tag when labels give one, each with its interval."""
     text = f"*Cohen's kappa on pass/fail* {escape(figures.kappa_pass.text())}"
     if figures.tag_n:
-        text += (f"\n*on the tag* "
-                 f"{escape(texts.over_labels(figures.kappa_tag.text(note=False), figures.tag_n, figures.kappa_tag.cases))}")
+        on_tag = calibration_texts.over_labels(figures.kappa_tag.text(note=False), figures.tag_n, figures.kappa_tag.cases)
+        text += f"\n*on the tag* {escape(on_tag)}"
     return text
 
 
 def gaps_text(figures: Calibration) -> str:
     """Per numeric criterion: how much higher or lower the judge scores, the mean absolute difference, and an
     ordinal scale's weighted kappa."""
-    return "\n".join(f"`{escape(name)}`: {escape(texts.gap_text(gap))}" for name, gap in figures.gaps.items())
+    return "\n".join(f"`{escape(name)}`: {escape(calibration_texts.gap_text(gap))}" for name, gap in figures.gaps.items())
 
 
 def details_text(figures: Calibration, *, gaps: bool = True) -> str:

@@ -29,7 +29,7 @@ from bot.records import RowState
 from bot.rubric import FieldSpec, Rubric
 from bot.slack.text import clip, escape, literal_markdown, pieces, shown, shown_markdown
 from bot.slack.views.blocks import alert, context, message, packed, section, size, warning_blocks
-from bot.slack.views.limits import (
+from bot.slack.views.size_limits import (
     FIELD_LIMIT,
     HEADER_LIMIT,
     MESSAGE_BLOCKS,

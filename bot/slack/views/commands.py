@@ -20,15 +20,22 @@ from slack_sdk.models.views import View
 from bot.figures import MISSING, number, percent
 from bot.records import RowState
 from bot.rubric import Rubric, RubricSet
-from bot.slack.commands import USAGE
+from bot.slack.commands.parsing import USAGE
 from bot.slack.text import clean, clip, date, escape, permalink, shown
 from bot.slack.views.blocks import context, listing, message, notice, section, size, text_sections, warning_blocks
-from bot.slack.views.limits import BUTTON_LIMIT, INPUT_LIMIT, LABEL_ROOM, MESSAGE_CHARS, MODEL_ROOM, SELECT_OPTIONS
-from bot.slack.views.mixed import mixed_blocks
-from bot.slack.views.tables import NOTE_ROOM, Cell, Column, Table, table, text, untrusted
+from bot.slack.views.mixed_verdicts import mixed_blocks
+from bot.slack.views.size_limits import (
+    BUTTON_LIMIT,
+    INPUT_LIMIT,
+    LABEL_ROOM,
+    MESSAGE_CHARS,
+    MODEL_ROOM,
+    SELECT_OPTIONS,
+)
+from bot.slack.views.table_block import NOTE_ROOM, Cell, Column, Table, table, text, untrusted
 from bot.store import Figures, Judgment
+from bot.trust.calibration_texts import agreement_text
 from bot.trust.report import people_agreement
-from bot.trust.texts import agreement_text
 
 FORM = "judgebot_form"
 RUBRIC_BLOCK, MODEL_BLOCK = "rubric", "model"

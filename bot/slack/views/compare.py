@@ -9,14 +9,14 @@ from slack_sdk.models.blocks import Block, HeaderBlock
 
 from bot.slack.text import clip, code_block, escape, shown
 from bot.slack.views.blocks import context, message, section, warning_blocks
-from bot.slack.views.limits import HEADER_LIMIT
-from bot.trust.paired import PairedReport, judges_text, summary_text, warnings
+from bot.slack.views.size_limits import HEADER_LIMIT
+from bot.trust.model_comparison import ModelComparison, judges_text, summary_text, warnings
 
 MOVES_SHOWN, TEXT_ROOM = 5, 120
 RUBRICS_SHOWN = 4  # rubrics with pairs shown on one card (up to ten blocks each, within Slack's 50)
 
 
-def compare_card(a: str, b: str, reports: Sequence[PairedReport], days: int | None) -> dict[str, Any]:
+def compare_card(a: str, b: str, reports: Sequence[ModelComparison], days: int | None) -> dict[str, Any]:
     """Is B better than A, from this channel's history: a block per rubric with pairs, in the order given, the first
     RUBRICS_SHOWN (answers graded with different rubrics are never pooled), the rubric named in each."""
     period = f"the last {days} days" if days else "all time"
@@ -34,7 +34,7 @@ def compare_card(a: str, b: str, reports: Sequence[PairedReport], days: int | No
     return message(blocks, escape(f"Is {b} better than {a}? {text}"))
 
 
-def _rubric_blocks(a: str, b: str, found: PairedReport, period: str) -> list[Block]:
+def _rubric_blocks(a: str, b: str, found: ModelComparison, period: str) -> list[Block]:
     passed_a = sum(bool(pair.a.passed) for pair in found.pairs)
     passed_b = sum(bool(pair.b.passed) for pair in found.pairs)
     width = max(len(a), len(b), 5)

@@ -15,7 +15,14 @@ from bot.slack.text import clean, clip, shown
 from bot.slack.views.blocks import section
 from bot.slack.views.card import LABEL_ROOM
 from bot.slack.views.commands import FormContext, FormSeal
-from bot.slack.views.limits import BUTTON_LIMIT, ERROR_LIMIT, HEADER_LIMIT, INPUT_LIMIT, SELECT_OPTIONS, VIEW_BLOCKS
+from bot.slack.views.size_limits import (
+    BUTTON_LIMIT,
+    ERROR_LIMIT,
+    HEADER_LIMIT,
+    INPUT_LIMIT,
+    SELECT_OPTIONS,
+    VIEW_BLOCKS,
+)
 from bot.store import Judgment
 from bot.trust.labels import value_at
 

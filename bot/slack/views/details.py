@@ -12,7 +12,7 @@ from slack_sdk.models.views import View
 from bot.records import RowState
 from bot.slack.text import code_block, escape, pieces, shown
 from bot.slack.views.blocks import Room, context, encoded_size, section, text_sections
-from bot.slack.views.limits import MODEL_ROOM, VIEW_BLOCKS, VIEW_BYTES
+from bot.slack.views.size_limits import MODEL_ROOM, VIEW_BLOCKS, VIEW_BYTES
 from bot.store import Judgment, JudgmentSample
 
 SAMPLE_ERROR_ROOM = 300  # characters of a failed sample's error in the Details view

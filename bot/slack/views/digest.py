@@ -10,21 +10,21 @@ from slack_sdk.models.blocks import Block, HeaderBlock
 from bot.digest import Digest, Example, JudgeChange, Line, signed
 from bot.figures import MISSING, number, percent, plural
 from bot.rubric import RubricSet, leaves
-from bot.slack.command_words import DAY_NAMES
+from bot.slack.commands.words import DAY_NAMES
 from bot.slack.text import date, escape, permalink, shown
 from bot.slack.views.blocks import context, message, notice, section, size, text_sections, warning_blocks
 from bot.slack.views.budget import spend_text
-from bot.slack.views.limits import HEADER_LIMIT, MESSAGE_CHARS, MODEL_ROOM
-from bot.slack.views.mixed import mixed_blocks
-from bot.slack.views.tables import NOTE_ROOM, Cell, Column, Table, table, untrusted
-from bot.slack.views.tables import text as cell
+from bot.slack.views.mixed_verdicts import mixed_blocks
+from bot.slack.views.size_limits import HEADER_LIMIT, MESSAGE_CHARS, MODEL_ROOM
+from bot.slack.views.table_block import NOTE_ROOM, Cell, Column, Table, table, untrusted
+from bot.slack.views.table_block import text as cell
 from bot.store import DigestSubscription
 from bot.trust.calibration import Agreement
+from bot.trust.calibration_texts import agreement_text
+from bot.trust.calibration_texts import labels_text as week_text
 from bot.trust.pairwise_texts import win_rate_text
 from bot.trust.report import WeekTrust, people_agreement
 from bot.trust.review import queue_text
-from bot.trust.texts import agreement_text
-from bot.trust.texts import labels_text as week_text
 
 QUESTION_ROOM = 120  # characters of a question quoted in a list
 CHANGES_SHOWN = 10  # judge changes listed; a rubric edited all week could otherwise overflow the section
@@ -136,7 +136,7 @@ def changes_text(changes: list[JudgeChange]) -> str:
 
 
 def labels_text(figures: Agreement) -> str:
-    """Agreement, pass rates and kappa on pass/fail with n (bot.trust.texts.labels_text), made safe."""
+    """Agreement, pass rates and kappa on pass/fail with n (bot.trust.calibration_texts.labels_text), made safe."""
     return escape(week_text(figures))
 
 

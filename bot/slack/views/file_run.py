@@ -23,7 +23,7 @@ from bot.slack.text import clip, escape, plain, shown
 from bot.slack.views import calibration
 from bot.slack.views.blocks import context, listing, message, section, size, warning_blocks
 from bot.slack.views.calibration import confusion_text
-from bot.slack.views.limits import (
+from bot.slack.views.size_limits import (
     BUTTON_LIMIT,
     BUTTONS_PER_ROW,
     HEADER_LIMIT,
@@ -32,12 +32,12 @@ from bot.slack.views.limits import (
     SECTION_FIELDS,
     SECTION_LIMIT,
 )
-from bot.slack.views.tables import NOTE_ROOM, Column, Table, table, untrusted
-from bot.slack.views.tables import text as cell
+from bot.slack.views.table_block import NOTE_ROOM, Column, Table, table, untrusted
+from bot.slack.views.table_block import text as cell
 from bot.store import Run
 from bot.trust.file_labels import FileLabels
 from bot.trust.labels import ambiguity_text, unknown_text
-from bot.trust.paired import PairedReport, summary_text
+from bot.trust.model_comparison import ModelComparison, summary_text
 from bot.trust.review import SentToReview
 
 PICK_RUBRIC, RUN_AGAIN, SKIP_AGAIN, CANCEL_RUN, RESUME_RUN = (
@@ -262,7 +262,7 @@ def label_notes(labels: FileLabels) -> list[str]:
 
 def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
                  labels: FileLabels | None = None, review: SentToReview | None = None,
-                 models: tuple[str, str, PairedReport] | None = None, warnings: Sequence[str] = ()) -> dict[str, Any]:
+                 models: tuple[str, str, ModelComparison] | None = None, warnings: Sequence[str] = ()) -> dict[str, Any]:
     """The end of a run: counts, pass rate, criteria, tags, models, samples and unsure rows, the judge against the
     file's labels, the rows sent to review, lowest rows, problems, tokens and cost; `warnings` (such as its judges'
     coming shutdown) under its header."""

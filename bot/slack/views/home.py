@@ -8,10 +8,10 @@ from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
 from slack_sdk.models.views import View
 
 from bot.rubric import RubricSet
-from bot.slack.commands import USAGE
+from bot.slack.commands.parsing import USAGE
 from bot.slack.views.blocks import context, section, text_sections, warning_sections
 from bot.slack.views.commands import judgment_entry, rubric_lines
-from bot.slack.views.limits import VIEW_BLOCKS
+from bot.slack.views.size_limits import VIEW_BLOCKS
 from bot.store import Judgment
 
 HOME_JUDGMENTS = 20

@@ -11,9 +11,9 @@ from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, HeaderBl
 from bot.figures import percent
 from bot.slack.text import clip, escape, shown
 from bot.slack.views.blocks import context, message, section
-from bot.slack.views.limits import HEADER_LIMIT
-from bot.trust.compare import HistorySide, LabeledSide
-from bot.trust.texts import agreement_text
+from bot.slack.views.size_limits import HEADER_LIMIT
+from bot.trust.calibration_texts import agreement_text
+from bot.trust.judge_comparison import HistorySide, LabeledSide
 
 JUDGE_USE, JUDGE_KEEP = "judgebot_judge_use", "judgebot_judge_keep"
 FLIPS_SHOWN, TEXT_ROOM = 5, 120

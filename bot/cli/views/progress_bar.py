@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from bot.cli.screen import DASH, shown
+from bot.cli.views.terminal_text import DASH, shown
 from bot.figures import duration
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from bot.errors import CommandError, RubricError
 from bot.records import is_period
 from bot.rubric import Rubric, RubricSet
-from bot.slack.command_words import JUDGE_NAME, STATS_DEFAULT_DAYS, clock_of, days_of, timezone_named
+from bot.slack.commands.words import JUDGE_NAME, STATS_DEFAULT_DAYS, clock_of, days_of, timezone_named
 from bot.slack.text import escape
 
 

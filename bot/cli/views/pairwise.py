@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
-from bot.cli.screen import Column, fitted_table, shown
+from bot.cli.views.terminal_text import Column, fitted_table, shown
 from bot.records import RowState
 
 if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
-    from bot.runs.pairs import PairsSummary
+    from bot.runs.pairwise_summary import PairsSummary
     from bot.store import Run
 
 INCONSISTENT_SHOWN = 10

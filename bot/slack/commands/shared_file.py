@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from bot.errors import CommandError, RubricError
 from bot.rubric import Rubric, RubricSet
-from bot.slack.commands import samples_count
+from bot.slack.commands.parsing import samples_count
 from bot.slack.text import escape, unescape
 
 SHARE_FIELD = re.compile(r"\b(rubric|model|samples)\s*[:=]\s*(\S+)", re.IGNORECASE)

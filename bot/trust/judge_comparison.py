@@ -14,10 +14,10 @@ from bot.rubric import Rubric
 from bot.store import Judgment
 from bot.trust.calibration import Calibration, wilson
 from bot.trust.drift import CheckCase, case_of, check_figures
-from bot.trust.intervals import MEAN_MIN_VALUES, mean_interval
-from bot.trust.kappa import Kappa
 from bot.trust.labels import complete
-from bot.trust.mcnemar import majority, mcnemar_p, p_text
+from bot.trust.stats.intervals import MEAN_MIN_VALUES, mean_interval
+from bot.trust.stats.kappa import Kappa
+from bot.trust.stats.mcnemar import majority, mcnemar_p, p_text
 
 FLIPS_SHOWN = 10  # flipped rows listed
 

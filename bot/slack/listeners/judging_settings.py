@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.slack import commands
 from bot.slack.admins import ADMINS_ONLY, admin_refusal
+from bot.slack.commands.parsing import SetJudge, SetSamples
 from bot.slack.context import Context
 from bot.slack.messenger import post_problem
 from bot.slack.text import escape
@@ -32,9 +32,9 @@ class JudgeCommands:
 
     def handlers(self) -> dict[type, Any]:
         """Each parsed subcommand, and the method that answers it."""
-        return {commands.SetJudge: self.on_judge, commands.SetSamples: self.on_samples}
+        return {SetJudge: self.on_judge, SetSamples: self.on_samples}
 
-    async def on_judge(self, parsed: commands.SetJudge, command: dict[str, Any]) -> None:
+    async def on_judge(self, parsed: SetJudge, command: dict[str, Any]) -> None:
         """Show the channel's judge, or set it (admins only)."""
         if parsed.show:
             await self.show(command)
@@ -85,7 +85,7 @@ class JudgeCommands:
             return False
         return True
 
-    async def on_samples(self, parsed: commands.SetSamples, command: dict[str, Any]) -> None:
+    async def on_samples(self, parsed: SetSamples, command: dict[str, Any]) -> None:
         """`/judge default samples N` (admins only): how many times each row judged here is judged, and what that
         costs, said in the channel."""
         team, channel, user = command["team_id"], command["channel_id"], command["user_id"]

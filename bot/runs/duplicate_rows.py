@@ -1,4 +1,4 @@
-"""Rows with the same texts in one run: judged one at a time, each told whether the cache may hold a twin's verdict."""
+"""Rows with the same texts in one run: judged one at a time, each told whether the cache may hold its duplicate's verdict."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import Counter
 KEEP_AT_LEAST = 256  # settled keys kept before the first pruning
 
 
-class Twins:
+class DuplicateRows:
     """Who judges a cache key now, and which keys settled since a group of rows was looked up in the cache.
 
     The cache is read for a group of rows at a time (a look, numbered). A row whose key another row settled after

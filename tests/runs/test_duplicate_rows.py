@@ -1,20 +1,20 @@
-"""Tests for bot.runs.twins: one row at a time per key, and which rows must look in the cache again."""
+"""Tests for bot.runs.duplicate_rows: one row at a time per key, and which rows must look in the cache again."""
 
 from __future__ import annotations
 
 import asyncio
 
-from bot.runs.twins import KEEP_AT_LEAST, Twins
+from bot.runs.duplicate_rows import KEEP_AT_LEAST, DuplicateRows
 
 
-async def taken(twins: Twins, key: str, look: int) -> tuple[asyncio.Event, bool]:
+async def taken(twins: DuplicateRows, key: str, look: int) -> tuple[asyncio.Event, bool]:
     claimed = await twins.claim(key, look, asyncio.Event())
     assert claimed is not None
     return claimed
 
 
 async def test_a_second_row_with_a_key_waits_for_the_first_and_learns_it_settled_since_its_look() -> None:
-    twins, stop = Twins(), asyncio.Event()
+    twins, stop = DuplicateRows(), asyncio.Event()
     look = twins.look(2)
     first = await twins.claim("k", look, stop)
     assert first is not None and first[1] is False  # nothing settled with this key since the look
@@ -28,7 +28,7 @@ async def test_a_second_row_with_a_key_waits_for_the_first_and_learns_it_settled
 
 
 async def test_a_key_settled_before_a_look_is_not_looked_up_again() -> None:
-    twins = Twins()
+    twins = DuplicateRows()
     done, _ = await taken(twins, "k", twins.look(1))
     twins.release("k", done)
     _, since = await taken(twins, "k", twins.look(1))  # this look reads the cache after the verdict was settled
@@ -36,7 +36,7 @@ async def test_a_key_settled_before_a_look_is_not_looked_up_again() -> None:
 
 
 async def test_a_row_waiting_when_the_run_stops_gives_up_its_turn() -> None:
-    twins, stop = Twins(), asyncio.Event()
+    twins, stop = DuplicateRows(), asyncio.Event()
     look = twins.look(2)
     first = await twins.claim("k", look, stop)
     assert first is not None
@@ -49,7 +49,7 @@ async def test_a_row_waiting_when_the_run_stops_gives_up_its_turn() -> None:
 
 
 async def test_pruning_keeps_what_a_row_still_to_be_checked_needs() -> None:
-    twins = Twins()
+    twins = DuplicateRows()
     old = twins.look(1)  # a row of this look waits its turn throughout
     for n in range(3 * KEEP_AT_LEAST):
         done, _ = await taken(twins, f"key {n}", twins.look(1))

@@ -1,22 +1,22 @@
-"""How a paired comparison of two models looks in a terminal: a block per rubric, what was paired first."""
+"""How a comparison of two models under test looks in a terminal: a block per rubric, what was paired first."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from bot.cli.screen import shown
+from bot.cli.views.terminal_text import shown
 from bot.figures import plural
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bot.trust.paired import Graded, PairedReport
+    from bot.trust.model_comparison import Graded, ModelComparison
 
 NAMED = 5  # unpaired questions named per side
 
 
-def show_all(console: Console, a: str, b: str, reports: Sequence[PairedReport]) -> None:
+def show_all(console: Console, a: str, b: str, reports: Sequence[ModelComparison]) -> None:
     """Every rubric's comparison, one block each: answers graded with different rubrics are never pooled."""
     if len(reports) > 1:
         console.print(f"answers graded with {len(reports)} rubrics, compared one rubric at a time: "
@@ -26,11 +26,11 @@ def show_all(console: Console, a: str, b: str, reports: Sequence[PairedReport]) 
         show(console, a, b, found)
 
 
-def show(console: Console, a_name: str, b_name: str, found: PairedReport) -> None:
+def show(console: Console, a_name: str, b_name: str, found: ModelComparison) -> None:
     """One rubric's comparison as lines: what was paired and who judged it, then the paired difference, wins,
     pass/fail, tags, moves and length."""
-    from bot.trust.mcnemar import p_text
-    from bot.trust.paired import judges_text, unscored_text, warnings
+    from bot.trust.model_comparison import judges_text, unscored_text, warnings
+    from bot.trust.stats.mcnemar import p_text
 
     a, b = shown(a_name), shown(b_name)
     n = len(found.pairs)
@@ -72,7 +72,7 @@ def show(console: Console, a_name: str, b_name: str, found: PairedReport) -> Non
     _length(console, a, b, found)
 
 
-def _length(console: Console, a: str, b: str, found: PairedReport) -> None:
+def _length(console: Console, a: str, b: str, found: ModelComparison) -> None:
     similar = ("no pair of similar length (within 20%)" if found.similar is None else
                f"over the pairs of similar length (within 20%), paired difference {found.similar.text('pairs')}")
     r = ", ".join(f"{name} {'n/a' if value is None else f'{value:+.2f}'}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from bot.figures import percent, plural
 from bot.trust.calibration import Agreement, Calibration, Gap
-from bot.trust.kappa import few_cases, noted
-from bot.trust.mcnemar import p_text
+from bot.trust.stats.kappa import few_cases, noted
+from bot.trust.stats.mcnemar import p_text
 
 __all__ = ["agreement_text", "alpha_text", "few_cases", "gap_text", "interval_method", "labels_text", "noted",
            "over_labels", "pass_rates_text", "share_text", "tag_agreement_text"]

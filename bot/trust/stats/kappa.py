@@ -8,7 +8,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from bot.trust.intervals import kappa_from_agreement, score_interval
+from bot.trust.stats.intervals import kappa_from_agreement, score_interval
 
 KAPPA_BANDS = ((0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial"))  # Landis & Koch
 FEW_CASES = 20  # below this many labeled cases a figure says "few labeled cases (n = 12)"

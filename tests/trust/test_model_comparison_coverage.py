@@ -10,8 +10,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from bot.trust.intervals import mean_interval
-from bot.trust.paired import DIFFERENCES, Graded, compare_one
+from bot.trust.model_comparison import DIFFERENCES, Graded, compare_one
+from bot.trust.stats.intervals import mean_interval
 
 SIZES = (5, 10, 20, 50)
 LEVELS = np.array([100.0, 25.0, 0.0])  # eth's headlines: Correct, Generic, Refusal

@@ -1,4 +1,4 @@
-"""Tests for bot.runs.grouped: calls gathered into groups, each caller given its own result or the group's error."""
+"""Tests for bot.runs.call_groups: calls gathered into groups, each caller given its own result or the group's error."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bot.runs.grouped import Grouped
+from bot.runs.call_groups import Grouped
 
 
 class Recorder:

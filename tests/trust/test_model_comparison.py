@@ -1,6 +1,6 @@
-"""bot.trust.paired and bot.trust.intervals against scipy and statsmodels on random data: the t quantile, the paired t
-interval, the sign test, McNemar, Pearson's r; and the comparison's rules: mirror images when A and B swap, rubrics
-never pooled, each question once, a judge's failure never taken for an answer missing."""
+"""bot.trust.model_comparison and bot.trust.stats.intervals against scipy and statsmodels on random data: the t
+quantile, the paired t interval, the sign test, McNemar, Pearson's r; and the comparison's rules: mirror images when
+A and B swap, rubrics never pooled, each question once, a judge's failure never taken for an answer missing."""
 
 from __future__ import annotations
 
@@ -13,11 +13,10 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
 from bot.records import RowState
-from bot.trust.intervals import mean_interval, t_quantile
-from bot.trust.paired import (
+from bot.trust.model_comparison import (
     DIFFERENCES,
     Graded,
-    PairedReport,
+    ModelComparison,
     compare,
     compare_one,
     judges_text,
@@ -25,6 +24,7 @@ from bot.trust.paired import (
     summary_text,
     warnings,
 )
+from bot.trust.stats.intervals import mean_interval, t_quantile
 
 TAGS = ("Correct", "Generic", "Refusal")
 
@@ -119,7 +119,7 @@ def test_the_figures_of_a_comparison_are_the_reference_packages() -> None:
             assert found.length_r_a == pytest.approx(stats.pearsonr(lengths, a).statistic)
 
 
-def mirrored(forward: PairedReport, backward: PairedReport) -> None:
+def mirrored(forward: ModelComparison, backward: ModelComparison) -> None:
     """Every figure of B against A is the mirror image of A against B."""
     assert forward.difference is not None and backward.difference is not None
     assert backward.difference.mean == -forward.difference.mean

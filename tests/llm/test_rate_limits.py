@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.llm.client import make_judge_client
-from bot.llm.limits import LIMITERS
+from bot.llm.rate_limits import LIMITERS
 from tests.support.cli import eth_responder, flat, judgebot, write_rows
 from tests.support.openai_server import Reply
 from tests.support.rate_limits import RateLimited
@@ -131,7 +131,7 @@ async def test_missing_or_nonsense_headers_are_ignored_with_a_debug_line(judge_s
                "lots", "x-ratelimit-remaining-requests": ""}
     judge_server.responder = lambda body: Reply(content='{"ok": 1}', headers=headers)
     client = client_of(judge_server)
-    with caplog.at_level(logging.DEBUG, logger="bot.llm.limits"):
+    with caplog.at_level(logging.DEBUG, logger="bot.llm.rate_limits"):
         await ask(client, 3)
     assert client.limiter.limits == {"requests": None, "tokens": None} and not client.limiter.known
     said = caplog.text

@@ -1,4 +1,5 @@
-"""What people ask for in words: `/judge ...` parsed into one request."""
+"""`/judge ...` parsed into one request: every command's way in, and the commands of grading, the history, a channel's
+defaults, budget and digest (the trust loop's are in bot.slack.commands.trust)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,7 @@ from bot.errors import CommandError, RubricError
 from bot.judge.panel import MAX_SAMPLES
 from bot.records import Triple, is_period
 from bot.rubric import Rubric, RubricSet
-from bot.slack.command_words import (
-    JUDGE_NAME,
-    STATS_DEFAULT_DAYS,
-    clock_of,
-    days_of,
-    timezone_named,
-    weekday_of,
-)
-from bot.slack.commands_trust import (
+from bot.slack.commands.trust import (
     AlignRubric,
     CompareJudges,
     CompareModels,
@@ -33,6 +26,7 @@ from bot.slack.commands_trust import (
     review_command,
     reviewers_command,
 )
+from bot.slack.commands.words import JUDGE_NAME, STATS_DEFAULT_DAYS, clock_of, days_of, timezone_named, weekday_of
 from bot.slack.text import clean, escape, unescape
 
 SEPARATOR = "||"

@@ -1,4 +1,4 @@
-"""For the MCP server's Slack identity auth: Slack's signature on Slackbot's requests (the app's signing secret), and
+"""The Slack identity of the MCP server's callers: Slack's signature on Slackbot's requests (the app's signing secret), and
 how far the Slack person it calls for reaches: their direct conversation with judgebot and the channels they are in,
 asked of Slack with judgebot's bot token in their workspace (kept a minute)."""
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from bot.cli.calibration_views import figure_lines
-from bot.cli.screen import Column, fitted_table, shown
+from bot.cli.views.calibration import figure_lines
+from bot.cli.views.terminal_text import Column, fitted_table, shown
 from bot.figures import percent
-from bot.trust.compare import FLIPS_SHOWN, HistorySide, LabeledSide
+from bot.trust.judge_comparison import FLIPS_SHOWN, HistorySide, LabeledSide
 
 QUESTION_ROOM = 70  # characters of a flipped row's question
 

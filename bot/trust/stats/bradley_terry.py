@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bot.trust.intervals import Z95
+from bot.trust.stats.intervals import Z95
 
 BT_PRIOR = 0.5  # a virtual tie of this weight between every two models keeps a model that always wins finite
 BT_ITERATIONS = 500

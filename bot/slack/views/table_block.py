@@ -12,7 +12,7 @@ from slack_sdk.models.blocks import Block, TableBlock
 from bot.figures import MISSING
 from bot.slack.text import plain
 from bot.slack.views.blocks import context
-from bot.slack.views.limits import TABLE_CELL, TABLE_CELLS, TABLE_ROWS, TABLE_TEXT
+from bot.slack.views.size_limits import TABLE_CELL, TABLE_CELLS, TABLE_ROWS, TABLE_TEXT
 
 Cell = dict[str, Any]
 NOTE_ROOM = 400  # characters kept in a message for the line that says what a table left out

@@ -12,12 +12,12 @@ from bot.figures import plural
 from bot.records import RowState
 from bot.slack.text import clip, escape, plain, shown
 from bot.slack.views.blocks import context, listing, message, section, warning_blocks
-from bot.slack.views.limits import HEADER_LIMIT
+from bot.slack.views.size_limits import HEADER_LIMIT
 from bot.trust.pairwise_texts import consistency_text, outcomes_text, people_text, position_text, rated_text, win_rate_text
 
 if TYPE_CHECKING:
     from bot.rubric import Rubric
-    from bot.runs.pairs import PairsSummary
+    from bot.runs.pairwise_summary import PairsSummary
     from bot.store import Run
     from bot.trust.review import SentToReview
 

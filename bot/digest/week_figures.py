@@ -29,8 +29,8 @@ from bot.store import (
     spend,
     weekly_means,
 )
-from bot.trust.alpha import JudgesAlpha, alphas_by_rubric
 from bot.trust.pairwise import JudgedPair, Matchup, matchups, pairs_of, people_winner
+from bot.trust.panel_agreement import JudgesAlpha, alphas_by_rubric
 from bot.trust.report import WEEKS_BEFORE, TrustBar, WeekTrust, weekly_trust
 
 WEEKS_CHARTED = 8

@@ -1,4 +1,4 @@
-"""Helping the other processes with their runs: a process with room claims rows of runs another one is judging, so
+"""Replicas helping each other with their runs: a process with room claims rows of runs another one is judging, so
 that replicas on one database judge a large file together (and a worker-only process does nothing else)."""
 
 from __future__ import annotations

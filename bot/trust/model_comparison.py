@@ -1,4 +1,4 @@
-"""Is B better than A? Two models' verdicts paired question by question, one rubric at a time, and their figures."""
+"""Two models under test compared question by question (is B better than A?), one rubric at a time, and their figures."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 from bot.figures import plural
 from bot.records import RowState
-from bot.trust.intervals import MeanInterval, mean_interval
-from bot.trust.mcnemar import mcnemar_p, p_text
+from bot.trust.stats.intervals import MeanInterval, mean_interval
+from bot.trust.stats.mcnemar import mcnemar_p, p_text
 
 MOVES_SHOWN = 5
 SIMILAR_LENGTH = 0.2  # answers whose lengths differ by less than this share are "of similar length"
@@ -64,7 +64,7 @@ class Pair:
 
 
 @dataclass
-class PairedReport:
+class ModelComparison:
     """The paired comparison of B against A on one rubric: how the questions were matched, and every figure over
     the pairs (each question once: the questions both sides have a score for)."""
 
@@ -114,7 +114,7 @@ def chosen(rows: Sequence[Graded]) -> tuple[dict[Key, Graded], int]:
     return found, sum(count > 1 for count in seen.values())
 
 
-def compare(a_rows: Sequence[Graded], b_rows: Sequence[Graded]) -> list[PairedReport]:
+def compare(a_rows: Sequence[Graded], b_rows: Sequence[Graded]) -> list[ModelComparison]:
     """B against A, one report per rubric either side was graded with (answers graded with different rubrics are
     never paired or pooled), by rubric name."""
     rubrics = sorted({row.rubric for row in (*a_rows, *b_rows)})
@@ -122,11 +122,11 @@ def compare(a_rows: Sequence[Graded], b_rows: Sequence[Graded]) -> list[PairedRe
                         [row for row in b_rows if row.rubric == rubric]) for rubric in rubrics]
 
 
-def compare_one(rubric: str, a_rows: Sequence[Graded], b_rows: Sequence[Graded]) -> PairedReport:
+def compare_one(rubric: str, a_rows: Sequence[Graded], b_rows: Sequence[Graded]) -> ModelComparison:
     """Every figure of B against A over the questions of one rubric both have a score for."""
     side_a, repeated_a = chosen(a_rows)
     side_b, repeated_b = chosen(b_rows)
-    found = PairedReport(rubric, repeated_a=repeated_a, repeated_b=repeated_b)
+    found = ModelComparison(rubric, repeated_a=repeated_a, repeated_b=repeated_b)
     found.only_a = sorted((row for key, row in side_a.items() if key not in side_b), key=lambda row: row.judgment_id)
     found.only_b = sorted((row for key, row in side_b.items() if key not in side_a), key=lambda row: row.judgment_id)
     both = sorted(key for key in side_a if key in side_b)  # one order whichever side is A: mirror images
@@ -138,7 +138,7 @@ def compare_one(rubric: str, a_rows: Sequence[Graded], b_rows: Sequence[Graded])
     return found
 
 
-def _figures(found: PairedReport) -> None:
+def _figures(found: ModelComparison) -> None:
     pairs = found.pairs
     differences = [pair.difference for pair in pairs]
     found.mean_a = statistics.fmean(pair.a.headline or 0.0 for pair in pairs)
@@ -210,7 +210,7 @@ def graded(rows: Sequence[Any]) -> list[Graded]:
                    row.status, row.judge_model, row.rubric_version, row.rubric_hash) for row in rows]
 
 
-def models_compared(rows: Sequence[Graded]) -> tuple[str, str, PairedReport] | None:
+def models_compared(rows: Sequence[Graded]) -> tuple[str, str, ModelComparison] | None:
     """Of a run whose file holds several models under test: the two with most answers (A the first by name), and B
     against A; None unless both have a score on some question."""
     counts = Counter(row.model for row in rows if row.model)
@@ -229,14 +229,14 @@ def unscored_text(name: str, rows: Sequence[Graded]) -> str:
             f"error: {kinds[RowState.ERROR]})")
 
 
-def judges_text(a: str, b: str, found: PairedReport) -> str:
+def judges_text(a: str, b: str, found: ModelComparison) -> str:
     """Who judged each side's verdicts of the pairs: "judged by gpt-x on both sides", else each side's judges."""
     if set(found.judges_a) == set(found.judges_b) and len(found.judges_a) == 1:
         return f"judged by {next(iter(found.judges_a))} on both sides"
     return f"judged by: {a} {_counted(found.judges_a)}; {b} {_counted(found.judges_b)}"
 
 
-def warnings(a: str, b: str, found: PairedReport) -> list[str]:
+def warnings(a: str, b: str, found: ModelComparison) -> list[str]:
     """What the comparison mixes, as sentences: pairs whose two verdicts came from different judges, or from
     different texts of the rubric; a difference there may be the judges' or the rubric's, not the models'."""
     said = []
@@ -257,7 +257,7 @@ def _counted(counts: Counter[str], form: str = "{} ({})") -> str:
                                                                        key=lambda item: (-item[1], item[0])))
 
 
-def summary_text(a: str, b: str, found: PairedReport) -> str:
+def summary_text(a: str, b: str, found: ModelComparison) -> str:
     """The comparison in two lines, for a run's summary and the Slack card: the paired difference, wins, and
     pass/fail changes."""
     difference = "none" if found.difference is None else found.difference.text()
@@ -274,7 +274,7 @@ def summary_text(a: str, b: str, found: PairedReport) -> str:
     return text
 
 
-def left_out_text(a: str, b: str, found: PairedReport) -> str:
+def left_out_text(a: str, b: str, found: ModelComparison) -> str:
     """The questions not paired, by why: "1 answered by bot-v1 only, 2 not scored for bot-v2 (invalid: 1, error:
     1)"; empty when none was left out."""
     parts = [f"{len(rows)} answered by {name} only" for name, rows in ((a, found.only_a), (b, found.only_b)) if rows]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from bot.cli.screen import printable, shown
+from bot.cli.views.terminal_text import printable, shown
 from bot.figures import percent, plural
 
 if TYPE_CHECKING:  # only types: drawing the figures must not load the database or the judge
@@ -32,7 +32,7 @@ def _line(console: Console, key: str, value: str) -> None:
 def figure_lines(console: Console, figures: Calibration) -> None:
     """Agreement on pass/fail, both sides' pass rates with McNemar's test, and Cohen's kappa on pass/fail and (when
     the rubric has a tag) on the tag, each with its interval and n."""
-    from bot.trust.texts import agreement_text, over_labels, pass_rates_text
+    from bot.trust.calibration_texts import agreement_text, over_labels, pass_rates_text
 
     _line(console, "agreement on pass/fail", agreement_text(figures))
     _line(console, "pass rates", pass_rates_text(figures))
@@ -44,7 +44,7 @@ def figure_lines(console: Console, figures: Calibration) -> None:
 
 def gap_lines(console: Console, figures: Calibration) -> None:
     """Per numeric criterion: the signed and absolute differences, and an ordinal scale's weighted kappa."""
-    from bot.trust.texts import gap_text
+    from bot.trust.calibration_texts import gap_text
 
     if figures.gaps:
         console.print("scores, judge against people:", highlight=False)
@@ -62,7 +62,7 @@ def show_calibration(console: Console, title: str, figures: Calibration) -> None
         console.print("tags, judge (rows) against people (columns):", highlight=False)
         confusion_lines(console, figures)
     gap_lines(console, figures)
-    from bot.trust.kappa import noted
+    from bot.trust.stats.kappa import noted
 
     console.print("labels per week:", highlight=False)
     for week, count, cases, agreement in figures.by_week:

@@ -1,0 +1,1 @@
+"""What the terminal shows: the views of each command family, the progress bar, and text made safe for a terminal."""
