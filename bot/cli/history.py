@@ -11,12 +11,11 @@ from bot.cli.context import Context, settled
 from bot.cli.exits import EXIT_OK
 from bot.cli.screen import shown
 from bot.errors import UsageError, WeekError
-from bot.records import RunState
+from bot.records import STALE_AFTER, RunState
 
 
 async def runs(ctx: Context) -> int:
     """`judgebot runs`: the recent runs, a run whose process is gone shown as interrupted."""
-    from bot.runs import STALE_AFTER
     from bot.store import owner_gone, utcnow
 
     if ctx.args.limit < 1:

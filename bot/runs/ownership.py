@@ -4,14 +4,11 @@ gone."""
 from __future__ import annotations
 
 from bot.errors import RunBusy
-from bot.records import RunState
+from bot.records import STALE_AFTER, RunState
 from bot.store import Run, Store, owner_gone, process_name, utcnow
 from bot.store.row_claims import release_claims
 
 HEARTBEAT_SECONDS = 5.0
-# Seconds without a heartbeat after which another host's "running" run counts as abandoned: a replica takes over
-# the run of one that died within this and its next look for left-over work (bot.slack.flows.file_recovery).
-STALE_AFTER = 20.0
 
 
 def busy(run_id: int) -> RunBusy:
