@@ -62,6 +62,10 @@ CLAIMABLE = (*RESUMABLE, RunState.DONE, RunState.CANCELLED)  # what may be judge
 JUDGED = (RowState.SCORED, RowState.INVALID, RowState.ERROR)  # rows a judge looked at
 UNSCORED = (RowState.INVALID, RowState.ERROR, RowState.MALFORMED)  # rows without a score, for good
 REJUDGEABLE = (RowState.ERROR, RowState.INVALID)  # what `resume --retry-errors` and Retry judge again
+# Seconds without a heartbeat after which another host's "running" run counts as abandoned: a replica takes over
+# the run of one that died within this and its next look for left-over work (bot.slack.flows.file_recovery), and
+# `judgebot runs` shows it as interrupted. (Here rather than in bot.runs, so that listing runs loads no judge.)
+STALE_AFTER = 20.0
 
 # The states a judgment can end in (malformed: a bare answer that its rubric does not send to the judge).
 Outcome = Literal[RowState.SCORED, RowState.INVALID, RowState.ERROR, RowState.MALFORMED]

@@ -11,12 +11,11 @@ from bot.cli.exits import EXIT_OK
 from bot.cli.views.history import show_digest, show_history, show_runs, show_stats
 from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError, WeekError
-from bot.records import RunState
+from bot.records import STALE_AFTER, RunState
 
 
 async def runs(ctx: Context) -> int:
     """`judgebot runs`: the recent runs, a run whose process is gone shown as interrupted."""
-    from bot.runs import STALE_AFTER
     from bot.store import owner_gone, recent_runs, utcnow
 
     if ctx.args.limit < 1:

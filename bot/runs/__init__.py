@@ -5,11 +5,12 @@ rubric's goldens are checked in bot.runs.goldens, loaded only by the command tha
 statistics of pairs along.)"""
 
 from bot.errors import RubricChanged, RunBusy, RunNotResumable
+from bot.records import STALE_AFTER
 from bot.runs.budget import Budget, Limits
 from bot.runs.engine import Answer, Ended, Engine, Face, NotJudged, Question, Request, Rows, Tier
 from bot.runs.execute import execute_run
 from bot.runs.one_triple import abandon_triple
-from bot.runs.ownership import HEARTBEAT_SECONDS, STALE_AFTER, busy, held_elsewhere
+from bot.runs.ownership import HEARTBEAT_SECONDS, busy, held_elsewhere
 from bot.runs.progress import Progress, RunOutcome
 from bot.runs.start import ONE_TRIPLE, Origin, start_csv_run, start_run, start_single_run
 from bot.runs.summary import BANDS, Summary, export_run

@@ -21,7 +21,7 @@ from bot.judge.samples import UNSURE_SPREAD
 from bot.llm.answers import message_of
 from bot.llm.client import JudgeClient
 from bot.llm.prices import PriceTable
-from bot.records import RowState, RunState
+from bot.records import STALE_AFTER, RowState, RunState
 from bot.rubric import Rubric
 from bot.runs.batch_lines import (
     Line,
@@ -32,7 +32,7 @@ from bot.runs.batch_lines import (
     settle,
 )
 from bot.runs.job import RunJob
-from bot.runs.ownership import HEARTBEAT_SECONDS, STALE_AFTER
+from bot.runs.ownership import HEARTBEAT_SECONDS
 from bot.runs.progress import Progress, RunOutcome
 from bot.store import (
     ENDED,

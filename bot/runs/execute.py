@@ -19,13 +19,13 @@ from bot.judge.samples import UNSURE_SPREAD
 from bot.judge.verdicts import failed, reused
 from bot.llm.client import JudgeClient
 from bot.llm.rate_limits import Usage, paced_text
-from bot.records import CLAIMABLE, RowState, RunState, Triple, Verdict
+from bot.records import CLAIMABLE, STALE_AFTER, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.budget import Budget
 from bot.runs.call_groups import Grouped
 from bot.runs.duplicate_rows import DuplicateRows
 from bot.runs.job import RunJob
-from bot.runs.ownership import HEARTBEAT_SECONDS, STALE_AFTER, busy
+from bot.runs.ownership import HEARTBEAT_SECONDS, busy
 from bot.runs.panel_rows import PanelRows
 from bot.runs.progress import Progress, RunOutcome
 from bot.store import (

@@ -8,9 +8,8 @@ import asyncio
 from bot.errors import RunBusy
 from bot.judge.verdicts import failed, unjudged
 from bot.llm.answers import RESUME
-from bot.records import RESUMABLE, RowState, RunState
+from bot.records import RESUMABLE, STALE_AFTER, RowState, RunState
 from bot.rubric import Rubric
-from bot.runs.ownership import STALE_AFTER
 from bot.store import (
     Judgment,
     Run,

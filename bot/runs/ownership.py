@@ -4,13 +4,10 @@ gone."""
 from __future__ import annotations
 
 from bot.errors import RunBusy
-from bot.records import RunState
+from bot.records import STALE_AFTER, RunState
 from bot.store import Run, Store, interrupt_run, owner_gone, process_name, release_claims, status_counts, utcnow
 
 HEARTBEAT_SECONDS = 5.0
-# Seconds without a heartbeat after which another host's "running" run counts as abandoned: a replica takes over
-# the run of one that died within this and its next look for left-over work (bot.slack.flows.file_recovery).
-STALE_AFTER = 20.0
 
 
 def busy(run_id: int) -> RunBusy:

@@ -7,13 +7,15 @@ import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from bot.csvfiles.results import neutralise
-from bot.rubric import Rubric
 from bot.store import Judgment, Scope, Store, label_and_vote_rows, labeled_judgments, was_removed
 from bot.trust.calibration import LabeledVerdict
 from bot.trust.labels import PASS, PREFIX, HumanValues, labelable, numbers_at, value_at, vote_as_label
+
+if TYPE_CHECKING:
+    from bot.rubric import Rubric
 
 TEXT_COLUMNS = ["question", "reference", "answer", "model"]
 JUDGE_COLUMNS = ["judge_pass", "judge_tag", "judge_model", "rubric_version", "labeled_by", "labeled_at", "judgment_id"]

@@ -7,13 +7,14 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from bot.csvfiles.spelling import closest
-from bot.rubric import FieldSpec, Rubric, leaves
-from bot.rubric.fields import nested
+
+if TYPE_CHECKING:  # a rubric comes with its package loaded: reading votes as labels (the stats) loads none
+    from bot.rubric import FieldSpec, Rubric
 
 PREFIX = "human_"
 PASS = "pass"  # the column human_pass: the person's pass/fail, whatever the fields say
@@ -50,6 +51,8 @@ class Completed(BaseModel):
 
 def labelable(rubric: Rubric) -> dict[str, FieldSpec]:
     """The fields of a rubric a person can label, by dotted path: enums, numbers and booleans."""
+    from bot.rubric import leaves
+
     return {path: spec for path, spec in leaves(rubric.output) if spec.type in LABELED_KINDS}
 
 
@@ -232,6 +235,8 @@ def complete(label: HumanValues, rubric: Rubric) -> Completed:
     Nothing is taken from the judge's reply: a label that says correctness 0 and nothing the pass rule also reads
     leaves pass/fail not given, and counts only for the fields it names.
     """
+    from bot.rubric.fields import nested
+
     tag_path = rubric.headline.tag
     tag = label.values.get(tag_path) if tag_path else None
     own = rubric.score_alone(nested(label.values)) if label.values else None

@@ -7,15 +7,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bot.config import Settings
-from bot.rubric import Rubric
 from bot.store import PassGroup, Store, counted_passes, newest_judge
 from bot.trust.calibration import Agreement, Calibration, LabeledVerdict, calibrate, case_tables, most_first
 from bot.trust.cases import labeled_verdicts
 from bot.trust.labels import numeric_paths, ordinal_scales, tag_order, vote_as_label
 from bot.trust.review import random_share
+
+if TYPE_CHECKING:  # a rubric comes with its package loaded: the stats' agreement with people loads none
+    from bot.rubric import Rubric
 
 WEEKS_BEFORE = 4  # the digest sets a week's labels against the labels of this many weeks before it together
 HASH_SHOWN = 7  # characters of a rubric's hash shown to tell two texts of it apart

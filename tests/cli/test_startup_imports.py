@@ -1,4 +1,5 @@
-"""What each command loads: `--help`, `rubrics` and one triple judged import only what they use (start-up time).
+"""What each command loads: the reading commands (`runs`, `stats`, `history`, `review`, `rubrics`, `--help`) and one
+triple judged import only what they use (start-up time).
 
 Each command runs as a real process under `python -X importtime`, which names every module it imports; a module a
 command does not use, loaded at start-up, is time a person waits for every time (see docs/performance.md). No
@@ -13,15 +14,23 @@ from pathlib import Path
 
 import pytest
 
+from bot.store import Store, recent_runs, record_feedback
+from bot.trust.review import send_to_review
 from tests.support.cli import base_env
+from tests.support.history_rows import Row, add
 from tests.support.replies import eth_reply
 
-# Loaded by no command below: the Slack bot, the digest and its chart, rich's live display (the progress bar of a
-# file's run), Alembic (a history already at the latest version), the PostgreSQL dialect (on SQLite).
-NEVER = ("slack_bolt", "slack_sdk", "bot.slack", "matplotlib", "bot.digest", "rich.live", "rich.progress", "alembic",
-         "sqlalchemy.dialects.postgresql")
+# Loaded by no command below: the Slack bot, the MCP server, the digest and its chart, the numeric libraries,
+# rich's live display (the progress bar of a file's run), Alembic (a history already at the latest version), the
+# PostgreSQL dialect (on SQLite).
+NEVER = ("slack_bolt", "slack_sdk", "bot.slack", "mcp", "bot.mcp", "matplotlib", "numpy", "scipy", "bot.digest",
+         "rich.live", "rich.progress", "alembic", "sqlalchemy.dialects.postgresql")
 # What a judged triple needs and the listings do not: the judge's client and the history.
 JUDGING = ("openai", "aiohttp", "sqlalchemy", "sqlmodel", "bot.store", "bot.llm.client", "bot.runs")
+# What a command that reads the history has no use for: the judge (its client, the engine of runs, the SDK and its
+# transport) and the rubric files' machinery (stats, history, runs and review show rubrics by name).
+NOT_READING = ("openai", "aiohttp", "httpx", "bot.llm", "bot.runs", "bot.judge.panel", "bot.judge.judgment",
+               "bot.rubric", "yaml")
 
 
 def imported(tmp_path: Path, *args: str, server=None) -> set[str]:
@@ -43,6 +52,20 @@ def test_help_and_the_rubric_list_load_neither_the_judge_nor_the_history(tmp_pat
         modules = imported(tmp_path, *command)
         assert "bot.config" in modules  # the command line's own modules are in the list
         assert loaded(modules, NEVER + JUDGING) == set(), command
+
+
+def test_the_reading_commands_load_neither_the_judge_nor_slack_nor_the_rubric_files(tmp_path, rubrics):
+    store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")  # a history with something in each listing
+    ids = add(store, rubrics.get("eth"), [Row("m1", "scored", 90, True, "Correct"), Row("m1", "scored", 10, False, "Generic"),
+                                      Row("m2", "error")], channel="C1", user="U1")
+    record_feedback(store, judgment_id=ids[0], user_id="U2", agree=False)  # the stats' "people agree"
+    assert send_to_review(store, recent_runs(store, 1)[0], rate=1).total
+    store.engine.dispose()
+    for command in (["runs"], ["stats", "--channel", "C1"], ["history", "--channel", "C1"],
+                    ["review", "--channel", "C1"]):
+        modules = imported(tmp_path, *command)
+        assert "bot.store" in modules  # it reads the history
+        assert loaded(modules, NEVER + NOT_READING) == set(), command
 
 
 @pytest.mark.slow
