@@ -8,16 +8,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-import yaml
 from sqlalchemy.engine import Connection
 
 from bot.figures import plural
-from bot.rubric import rubric_from_text
 from bot.store.counts.case_keys import REMOVED
 from bot.store.tables.history import Judgment, table_of, utcnow
 from bot.store.tables.trust import Label, RubricRevision
 from bot.store.trust.revisions import ACCEPTED, EARLIER_HASHES
-from bot.yaml_text import dump_yaml, load_yaml
 
 if TYPE_CHECKING:
     from bot.store.database import Store
@@ -68,6 +65,11 @@ def prune_revisions(store: Store, *, before: datetime, kept: Any) -> Pruned:
 def _pruned(conn: Connection, row: Any, before: datetime, kept: Any) -> tuple[str, str, int, int] | None:
     """A revision's text and hash with the copies of removed texts taken out, and how many examples and notes went;
     None when it holds no such copy."""
+    import yaml  # a revision's text is read only when retention finds one to prune
+
+    from bot.rubric import rubric_from_text
+    from bot.yaml_text import dump_yaml, load_yaml
+
     head, body = _split(row.content)
     try:
         data = load_yaml(body)

@@ -13,7 +13,6 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from bot.records import RowState, RunState, ShareState
-from bot.rubric import FieldSpec, Rubric, leaves
 from bot.store.counts.case_keys import REMOVED, case_key, removed_question, texts_removed
 from bot.store.counts.tallies import tally_upsert
 from bot.store.retention.revisions import Pruned, prune_revisions
@@ -21,6 +20,7 @@ from bot.store.tables.history import BilledTally, Feedback, Judgment, JudgmentSa
 from bot.store.tables.trust import Label
 
 if TYPE_CHECKING:
+    from bot.rubric import FieldSpec, Rubric
     from bot.store.database import Store
 
 BATCH = 500  # rows changed in one transaction: a million old rows never hold the write lock for long
@@ -61,6 +61,8 @@ class Shapes:
 
 
 def _label_of_figures(rubric: Rubric) -> bool:
+    from bot.rubric import leaves  # a rubric comes with its package loaded
+
     figures = {path for path, spec in leaves(rubric.output) if spec.type in FIGURE_KINDS} | set(rubric.derived)
     named = [name for _, name, _, _ in string.Formatter().parse(rubric.headline.label) if name is not None]
     return all(name.replace("]", "").replace("[", ".") in figures for name in named)
