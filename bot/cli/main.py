@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         # The process ends after this: the interpreter's last full passes over everything the libraries built would
         # free nothing that exiting does not, and took a third of a one-triple run's time. (What must be closed is
-        # closed without them: a history's connections, see bot.store.engine.closed_at_exit.)
+        # closed without them: a history's connections, see bot.store.connections.closed_at_exit.)
         gc.freeze()
         gc.enable()
 

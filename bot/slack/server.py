@@ -79,7 +79,7 @@ class RunningBot:
         await self.context.tasks.drain(drain)
         await self.context.judge.aclose()
         # The history's connections stay in its pool: work already handed to a thread may still be using one, and
-        # returns it there. They are closed at exit, once those threads are done (bot.store.engine.closed_at_exit).
+        # returns it there. They are closed at exit, once those threads are done (bot.store.connections.closed_at_exit).
 
 
 async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:

@@ -44,11 +44,11 @@ from bot.store.chat.subscriptions import (
     week_taken,
 )
 from bot.store.chat.workspace_orgs import channel_teams, org_of, remember_org
+from bot.store.connections import BUSY_TIMEOUT_MS, configure_sqlite, make_engine, store_problem
 from bot.store.counts.case_keys import REMOVED, case_key, judgment_case, removed_case, was_removed
 from bot.store.counts.counting import Link, counted_case, replacements
 from bot.store.counts.tallies import HOUR, KEY, KEY_LENGTH, add_judgments, hour_of, question_key
 from bot.store.database import Store
-from bot.store.engine import BUSY_TIMEOUT_MS, configure_sqlite, make_engine, store_problem
 from bot.store.migrations.cases import fill_replacements
 from bot.store.migrations.upgrade import current_version, migrate
 from bot.store.migrations.versions import LATEST

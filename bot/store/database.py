@@ -10,7 +10,15 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session, select
 
 from bot.errors import StoreUnavailable
-from bot.store.engine import CANNOT_OPEN, check_sqlite_file, first_line, history_name, make_engine, one_at_a_time, quick_check
+from bot.store.connections import (
+    CANNOT_OPEN,
+    check_sqlite_file,
+    first_line,
+    history_name,
+    make_engine,
+    one_at_a_time,
+    quick_check,
+)
 from bot.store.migrations.upgrade import set_up
 
 

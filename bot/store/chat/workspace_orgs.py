@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from bot.store.engine import conflict_insert
+from bot.store.connections import conflict_insert
 from bot.store.tables.history import ChannelSetting, Run, table_of, utcnow
 from bot.store.tables.processes import WorkspaceOrg
 

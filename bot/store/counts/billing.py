@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import DateTime, TableClause, and_, case, func, select
 from sqlalchemy.engine import Connection
 
-from bot.store.engine import conflict_insert
+from bot.store.connections import conflict_insert
 
 BILLED_KEY = ("channel_key", "minute", "run_id", "rubric_name", "judge_model")
 BILLED_COUNTS = ("judgments", "tokens_in", "tokens_out", "tokens_cached", "cost", "unpriced")

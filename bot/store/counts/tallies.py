@@ -11,7 +11,7 @@ from sqlalchemy import DateTime, Table, TableClause, case, func, literal, or_, s
 from sqlalchemy.engine import Connection
 
 from bot.records import JUDGED
-from bot.store.engine import conflict_insert
+from bot.store.connections import conflict_insert
 
 HOUR = timedelta(hours=1)
 KEY_LENGTH = 200  # a model or tag longer than this is counted under its first 200 characters

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from bot.store.engine import conflict_insert
+from bot.store.connections import conflict_insert
 from bot.store.processes.leases import process_name
 from bot.store.tables.history import SlackDelivery, table_of, utcnow
 

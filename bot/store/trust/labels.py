@@ -12,8 +12,8 @@ import sqlalchemy as sa
 from sqlmodel import col, select
 
 from bot.records import RowState
+from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import judgment_case
-from bot.store.engine import conflict_insert
 from bot.store.runs.rows import id_chunks
 from bot.store.tables.history import Feedback, Judgment, table_of, utcnow
 from bot.store.tables.trust import Label

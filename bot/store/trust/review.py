@@ -13,8 +13,8 @@ from sqlalchemy.engine import Connection
 from sqlmodel import col, select
 
 from bot.records import RowState
+from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import case_key
-from bot.store.engine import conflict_insert
 from bot.store.tables.history import Feedback, Judgment, table_of, utcnow
 from bot.store.tables.trust import Label, ReviewCase
 
