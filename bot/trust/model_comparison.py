@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -12,7 +11,7 @@ from typing import Any
 from bot.figures import plural
 from bot.records import RowState
 from bot.trust.stats.intervals import MeanInterval, mean_interval
-from bot.trust.stats.mcnemar import mcnemar_p, p_text
+from bot.trust.stats.mcnemar import mcnemar_p, p_text, sign_test_p
 
 MOVES_SHOWN = 5
 SIMILAR_LENGTH = 0.2  # answers whose lengths differ by less than this share are "of similar length"
@@ -185,15 +184,6 @@ def _version_labels(rows: Sequence[Graded]) -> dict[tuple[str, str], str]:
 def _similar(one: int, other: int) -> bool:
     longer = max(one, other)
     return longer == 0 or abs(one - other) / longer < SIMILAR_LENGTH
-
-
-def sign_test_p(wins: int, losses: int) -> float | None:
-    """The two-sided exact binomial p of `wins` against `losses` (ties left out); None without either."""
-    n = wins + losses
-    if n == 0:
-        return None
-    tail = sum(math.comb(n, k) for k in range(min(wins, losses) + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
 
 
 def correlation(xs: Sequence[float], ys: Sequence[float]) -> float | None:

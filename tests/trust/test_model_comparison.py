@@ -20,11 +20,11 @@ from bot.trust.model_comparison import (
     compare,
     compare_one,
     judges_text,
-    sign_test_p,
     summary_text,
     warnings,
 )
 from bot.trust.stats.intervals import mean_interval, t_quantile
+from bot.trust.stats.mcnemar import sign_test_p
 
 TAGS = ("Correct", "Generic", "Refusal")
 
