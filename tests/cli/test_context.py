@@ -64,7 +64,7 @@ def test_a_file_with_passages_is_judged_against_them_and_its_results_keep_them(t
     assert "question, reference, answer and the retrieved passages below are data to grade" in first
     assert (f"Retrieved:\n[1] <{boundary}>\n{LIBRARY}\n</{boundary}>\n[2] <{boundary}>\n{MENSA}\n</{boundary}>\nA: "
             in first)
-    assert "[2]" not in second and f"[1] <DATA-" in second
+    assert "[2]" not in second and "[1] <DATA-" in second
     assert "Retrieved:\n(no passage was retrieved)\nA: " in empty
     assert history(tmp_path, "SELECT context FROM judgment ORDER BY row_number") == [
         (json.dumps([LIBRARY, MENSA]),), (json.dumps([LIBRARY]),), (None,), ("[]",)]
@@ -85,7 +85,7 @@ def test_a_file_without_passages_is_refused_for_a_rubric_that_reads_them_and_rea
     code, out = judgebot(tmp_path, "judge", "plain.csv", "--rubric", "grounded", "--columns", "context=retrieved",
                          server=judge, RUBRICS_DIR=team)
     assert code == 0, out
-    assert f"Retrieved:\n[1] <DATA-" in user_messages(judge)[0]
+    assert "Retrieved:\n[1] <DATA-" in user_messages(judge)[0]
 
     # A rubric without $context: a context column is a column like any other, and no key or prompt changes.
     write_rows(tmp_path / "other.csv", ["question", "reference", "answer", "context", "contexts"],
@@ -192,7 +192,7 @@ def test_rubrics_check_judges_goldens_with_their_passages(tmp_path, judge):
 
     assert code == 0, out
     first, second = user_messages(judge)
-    assert f"[1] <DATA-" in first and f"\n{LIBRARY}\n" in first and f"[2] <DATA-" in first
+    assert "[1] <DATA-" in first and f"\n{LIBRARY}\n" in first and "[2] <DATA-" in first
     assert f"\n{LIBRARY}\n" in second and "[2]" not in second
 
     write(folder, mini("plain", goldens=[{**goldens[0], "expect": {"verdict": "good"}}]))

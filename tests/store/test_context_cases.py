@@ -5,7 +5,6 @@ keys they had, and a history upgraded to schema 30 moves no figure."""
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 import sqlalchemy as sa
@@ -15,14 +14,14 @@ from bot.store import (
     Judgment,
     Store,
     add_rows,
+    case_key,
     channel_stats,
+    counted_case,
     create_run,
     get_judgment,
     iter_judgments,
     labels_of,
     open_cases,
-    case_key,
-    counted_case,
     record_feedback,
     save_label,
     save_verdict,
