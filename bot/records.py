@@ -3,6 +3,7 @@ periods people name ("7d", "30d", "all")."""
 
 from __future__ import annotations
 
+import json
 import re
 from enum import StrEnum
 from typing import Any, Literal
@@ -73,26 +74,41 @@ Outcome = Literal[RowState.SCORED, RowState.INVALID, RowState.ERROR, RowState.MA
 
 class Triple(BaseModel):
     """The texts a judgment grades: a question, its reference and an answer, or two answers in the order a pairwise
-    judge is shown them (`answer` first, then `answer_b`)."""
+    judge is shown them (`answer` first, then `answer_b`); with the passages a RAG assistant retrieved, in order,
+    when its rubric reads them (`context`, None when the case has none)."""
 
     question: str
     reference: str
     answer: str
     answer_b: str | None = None
+    context: list[str] | None = None
 
     def answers(self) -> tuple[str, ...]:
         """The answer under test, or both answers of a pair."""
         return (self.answer,) if self.answer_b is None else (self.answer, self.answer_b)
 
     def texts(self) -> tuple[str, ...]:
-        """Every text under test: the question, the reference, then the answer or answers."""
-        return (self.question, self.reference, *self.answers())
+        """Every text under test: the question, the reference, then the answer or answers, then the passages."""
+        return (self.question, self.reference, *self.answers(), *(self.context or ()))
 
     def named_texts(self) -> list[tuple[str, str]]:
-        """Every text under test with the name a warning calls it by."""
-        answers = ([("answer", self.answer)] if self.answer_b is None
-                   else [("first answer", self.answer), ("second answer", self.answer_b)])
-        return [*answers, ("question", self.question), ("reference", self.reference)]
+        """Every text under test with the words a warning names it by ("the answer", "passage 2 of the context")."""
+        answers = ([("the answer", self.answer)] if self.answer_b is None
+                   else [("the first answer", self.answer), ("the second answer", self.answer_b)])
+        passages = [(f"passage {number} of the context", passage)
+                    for number, passage in enumerate(self.context or (), 1)]
+        return [*answers, ("the question", self.question), ("the reference", self.reference), *passages]
+
+
+def context_text(context: list[str] | None) -> str | None:
+    """The passages of a case as the history keeps them and its keys read them: one JSON list of strings (None for a
+    case without context, whose keys stay as they were before context existed)."""
+    return None if context is None else json.dumps(context, ensure_ascii=False)
+
+
+def context_of(text: str | None) -> list[str] | None:
+    """The passages the history keeps as `context_text`, read back."""
+    return None if text is None else [str(passage) for passage in json.loads(text)]
 
 
 class Verdict(BaseModel):

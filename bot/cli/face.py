@@ -119,12 +119,13 @@ async def triple_ended(ctx: Context, request: Request, face: Terminal) -> int:
     if outcome.stop_reason and outcome.status == RunState.PAUSED:
         raise UsageError(f"{outcome.stop_reason.rstrip('.')}.\nRun {run.id} keeps this triple, not yet judged: "
                          f"`judgebot resume {run.id}` judges it.")
-    from bot.records import Verdict
+    from bot.records import Verdict, context_of
     from bot.store import samples_of
 
     judgment = ended.end.judgment if ended.end is not None else first_judgment(ctx.store, run.id)
     assert judgment is not None and judgment.id is not None, "a run of one triple has one row"
-    show_verdict(ctx.console, request.rubric, Verdict.model_validate(judgment, from_attributes=True))
+    passages = None if judgment.context is None else len(context_of(judgment.context) or ())
+    show_verdict(ctx.console, request.rubric, Verdict.model_validate(judgment, from_attributes=True), passages)
     if not request.panel.single:
         show_samples(ctx.console, samples_of(ctx.store, judgment.id))
     show_shutdowns(ctx, ended.end.shutdowns if ended.end is not None else [])  # as a file's summary warns

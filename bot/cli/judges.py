@@ -91,13 +91,15 @@ def sample_rows(ctx: Context, rubric: Rubric, limit: int, *, first: int) -> list
     """A random sample of the channel's (or the terminal's) recent judgments of the rubric, as rows numbered from
     `first`: their texts only."""
     from bot.csvfiles.reading import CsvRow
+    from bot.records import context_of
     from bot.store import recent_sample
 
     if limit == 0:
         return []
     found = recent_sample(ctx.store, rubric_name=rubric.name, channel_id=ctx.args.channel, limit=limit)
     return [CsvRow(line=first + index, question=judgment.question, reference=judgment.reference,
-                   answer=judgment.answer, model=judgment.model_name, cells={})
+                   answer=judgment.answer, model=judgment.model_name, cells={},
+                   context=context_of(judgment.context) if rubric.uses_context else None)
             for index, judgment in enumerate(found)]
 
 

@@ -29,6 +29,9 @@ async def judge(ctx: Context) -> int:
     rubric = ctx.rubrics.get(args.rubric)
     if args.file is None and args.reference is None and not rubric.uses_reference:
         args.reference = ""  # the rubric grades without a reference
+    if args.context is not None and not rubric.uses_context:
+        raise UsageError(f"{rubric.name} does not read retrieved context (its template has no $context): drop "
+                         "--context, or choose a rubric that grades against the retrieved passages")
     single = [args.question, args.reference, args.answer]
     if args.no_swap and not rubric.pairwise:
         raise UsageError(f"--no-swap is for a pairwise rubric, which judges pairs of answers; {rubric.name} grades one "
@@ -42,6 +45,9 @@ async def judge(ctx: Context) -> int:
         return await judge_triple(ctx, rubric)
     if any(value is not None for value in single):
         raise UsageError("give either a CSV file or -q/-r/-a, not both")
+    if args.context is not None:
+        raise UsageError("--context is a passage of one triple (with -q/-r/-a); a file gives each row's passages in "
+                         "its context column")
     return await judge_file(ctx, rubric)
 
 
@@ -60,9 +66,13 @@ async def judge_triple(ctx: Context, rubric: Rubric) -> int:
     if empty := [flag for flag, value in needed if not value.strip()]:
         raise UsageError(f"{' and '.join(empty)} cannot be empty: a judgment needs a question and a reference "
                          "answer to grade against")
+    if rubric.uses_context and args.context is None:
+        raise UsageError(f"{rubric.name} grades the answer against the passages retrieved for the question: give "
+                         "each with --context TEXT (repeat it for several, in the order retrieved)")
     panel = judge_panel(ctx.settings, args, rubric)
     settled()
-    triple = Triple(question=args.question, reference=args.reference, answer=args.answer)
+    triple = Triple(question=args.question, reference=args.reference, answer=args.answer,
+                    context=args.context if rubric.uses_context else None)
     rows = Rows(triple, terminal_origin(), model_name=args.model_name, fresh=args.fresh)
     return await triple_ended(ctx, terminal_request(ctx, rubric, panel, rows),
                               Terminal(ctx, new=True, bar=False, quiet=True))
@@ -75,8 +85,12 @@ async def judge_file(ctx: Context, rubric: Rubric) -> int:
 
     args = ctx.args
     check_concurrency(args.concurrency)
-    source = open_csv(args.file, parse_columns(args.columns or []), how="--columns {role}={column}",
-                      reference=rubric.uses_reference, pairs=rubric.pairwise)
+    columns = parse_columns(args.columns or [])
+    if "context" in columns and not rubric.uses_context:
+        raise UsageError(f"--columns context={columns['context']}: {rubric.name} does not read retrieved context (its "
+                         "template has no $context); drop it, or choose a rubric that grades against the passages")
+    source = open_csv(args.file, columns, how="--columns {role}={column}", reference=rubric.uses_reference,
+                      pairs=rubric.pairwise, context=rubric.uses_context)
     out = writable(args.out or args.file.with_name(f"{args.file.stem}.results.csv"), not_over=args.file)
     for role, header in source.near_misses.items():
         ctx.console.print(f"[yellow]warning[/]: no {role.replace('_', ' ')} column: did you mean " + shown(f'"{header}"? ')

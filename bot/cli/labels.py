@@ -23,7 +23,7 @@ async def export(ctx: Context) -> int:
     cases = labeled_cases(ctx.store, rubric, args.channel)
     paths = list(labelable(rubric))
     if args.out is None:
-        write_labels(sys.stdout, cases, paths)
+        write_labels(sys.stdout, cases, paths, context=rubric.uses_context)
         sys.stdout.flush()
         Console(stderr=True, highlight=False).print(f"{len(cases)} labels of {shown(rubric.name)}.")
         return EXIT_OK
@@ -31,7 +31,7 @@ async def export(ctx: Context) -> int:
         raise UsageError(f"{args.out} is a directory; give --out a file name")
     try:
         with args.out.open("w", encoding="utf-8-sig", newline="") as out:  # the BOM: Excel then reads UTF-8
-            write_labels(out, cases, paths)
+            write_labels(out, cases, paths, context=rubric.uses_context)
     except OSError as err:
         raise UsageError(f"cannot write {args.out}: {err.strerror or err}") from None
     ctx.console.print(f"{len(cases)} labels of {shown(rubric.name)} written to {shown(str(args.out))}.")

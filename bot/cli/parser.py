@@ -84,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     judge_cmd.add_argument("--out", type=Path, help="results CSV (default: FILE.results.csv beside the input)")
     judge_cmd.add_argument("--model-name", help="the model under test, when the CSV has no model column")
     judge_cmd.add_argument("--columns", action="append", metavar="ROLE=COLUMN",
-                           help="the column of a role (question, reference, answer, model) when its header does not "
+                           help="the column of a role (question, reference, answer, model, context) when its header "
+                                "does not "
                                 "say it or two headers could: answer=model_response (repeat, or separate with commas)")
     judge_cmd.add_argument("--no-swap", action="store_true", help="a pairwise rubric: judge each pair once (half of "
                            "them shown B first) rather than in both orders; halves the cost, measures no consistency")
@@ -100,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     judge_cmd.add_argument("-q", "--question", help="one question (with -r and -a instead of a file)")
     judge_cmd.add_argument("-r", "--reference", help="its reference answer")
     judge_cmd.add_argument("-a", "--answer", help="the answer to grade")
+    judge_cmd.add_argument("--context", action="append", metavar="TEXT",
+                           help="one passage the assistant retrieved for the question, for a rubric that reads "
+                                "retrieved context ($context); repeat it for each passage, in the order retrieved")
 
     resume_cmd = commands.add_parser("resume", help="finish the pending rows of a paused or interrupted run")
     resume_cmd.add_argument("run_id", nargs="?", type=int, help="run id (default: the newest unfinished run)")

@@ -1,8 +1,10 @@
-"""Read the CSVs people export from spreadsheets: encoding, delimiter, columns, rows."""
+"""Read the CSVs people export from spreadsheets: encoding, delimiter, columns, rows (with their retrieved passages,
+for a rubric that reads context)."""
 
 from __future__ import annotations
 
 import csv
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -25,8 +27,10 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "answer_b": ("answer b", "response b", "output b"),
     "model_a": ("model a",),
     "model_b": ("model b",),
+    "context": ("context", "contexts", "retrieved context", "passages"),
 }
 PAIR_ROLES = ("answer_a", "answer_b", "model_a", "model_b")
+BOTH_KINDS = ("question", "reference", "context")  # roles of a file of answers and of a file of pairs alike
 MODEL_NAME_LIMIT = 200  # characters: history, stats and cards show a model's name whole, as a short label
 CHOOSE = "{role}={column}"  # how a person names the column of a role, unless the caller words it otherwise
 
@@ -49,6 +53,7 @@ class CsvRow:
     cells: dict[str, str]
     answer_b: str | None = None  # only in a file of pairs
     model_b: str | None = None
+    context: list[str] | None = None  # the retrieved passages, when the rubric reads them
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,15 +130,17 @@ class CsvSource:
 
     def __init__(self, path: Path, encoding: str, delimiter: str, headers: list[str], index: dict[str, int],
                  chosen: Iterable[str] = (), *, named: int | None = None, reference: bool = True,
-                 pairs: bool = False) -> None:
+                 pairs: bool = False, context: bool = False) -> None:
         self.path = path
         self.pairs = pairs  # rows of two answers each (answer_a, answer_b), for a pairwise rubric
         self.reference = reference  # whether a row needs a reference (a rubric that grades against one)
+        self.context = context  # whether a row's retrieved passages are read (a rubric whose template holds $context)
         self.named = len(headers) if named is None else named  # columns up to the last with a header name
         self.encoding = encoding
         self.delimiter = delimiter
         self.headers = headers
-        roles = [role for role in ALIASES if (role in PAIR_ROLES) == pairs or role in ("question", "reference")]
+        roles = [role for role in ALIASES if ((role in PAIR_ROLES) == pairs or role in BOTH_KINDS)
+                 and (context or role != "context")]
         self.columns = {role: headers[index[role]] for role in roles if role in index}
         self.chosen = frozenset(chosen)
         self.has_answer = "answer" in index  # a column of one answer, whatever the rubric reads
@@ -199,18 +206,45 @@ class CsvSource:
         if empty:
             what = " and ".join(empty) + (" cells are" if len(empty) > 1 else " cell is")
             return MalformedRow(line, f"the {what} empty", cells, self._model_in(cells))
+        passages: list[str] | None = None
+        if self.context:
+            read = read_passages(value["context"])
+            if isinstance(read, str):
+                return MalformedRow(line, read, cells, self._model_in(cells))
+            passages = read
         if self.pairs:
             return CsvRow(line, value["question"], value.get("reference", ""), value["answer_a"],
                           _model(value.get("model_a")), dict(zip(self.headers, cells)), value["answer_b"],
-                          _model(value.get("model_b")))
+                          _model(value.get("model_b")), passages)
         return CsvRow(line, value["question"], value.get("reference", ""), value["answer"], _model(value.get("model")),
-                      dict(zip(self.headers, cells)))
+                      dict(zip(self.headers, cells)), context=passages)
 
 
     def _model_in(self, cells: list[str]) -> str | None:
         """The model the cells of a malformed row name in the model column (a pair's model A), if they reach it."""
         at = self._index.get("model_a" if self.pairs else "model")
         return _model(cells[at]) if at is not None and at < len(cells) else None
+
+
+def read_passages(cell: str) -> list[str] | str:
+    """The passages a context cell holds: a JSON list of strings (several passages, in order), or plain text (one
+    passage; none for an empty cell). A cell that opens with "[" and is not a JSON list of strings is not guessed at:
+    the reason a person reads is returned instead."""
+    text = cell.strip()
+    if not text:
+        return []
+    if not text.startswith("["):
+        return [cell]
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        why = f"it is not valid JSON ({err.msg} at character {err.pos + 1})"
+    else:
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return value
+        why = "it is JSON, but not a list of strings"
+    return (f'the context cell starts with "[" but {why}: write several passages as a JSON list of strings, such as '
+            '["first passage", "second passage"], and one passage that starts with "[" as a list of one')
 
 
 def _model(cell: str | None) -> str | None:
@@ -236,7 +270,8 @@ def capped_model_name(name: str | None) -> str | None:
 
 
 def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how: str = CHOOSE,
-             model_or_name: bool = False, reference: bool = True, pairs: bool = False) -> CsvSource:
+             model_or_name: bool = False, reference: bool = True, pairs: bool = False,
+             context: bool = False) -> CsvSource:
     """Detect encoding and delimiter, read the header, resolve columns.
 
     `columns` names the column of some roles ({"answer": "model_response"}); the others are found by their header
@@ -244,6 +279,8 @@ def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how:
     `model_or_name`, a model that names no column is left out (the caller takes it for the model's name). Without
     `reference` (a rubric that grades no reference), a file may have no reference column: its rows' is empty. With
     `pairs` (a pairwise rubric), each row holds two answers (answer_a, answer_b, and optionally model_a, model_b).
+    With `context` (a rubric whose template holds $context), a file needs a context column: each row's retrieved
+    passages (`read_passages`); without it, a context column is a column like any other.
     Iterate the returned CsvSource to stream the rows.
 
     Raises:
@@ -276,9 +313,9 @@ def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how:
     chosen = dict(columns or {})
     if model_or_name and "model" in chosen and _position(headers, chosen["model"]) is None:
         del chosen["model"]
-    index = _resolve(path, raw, headers, chosen, how)
-    missing = [role for role in (PAIR_REQUIRED if pairs else REQUIRED) if role not in index and
-               (reference or role != "reference")]
+    index = _resolve(path, raw, headers, chosen, how, context=context)
+    missing = [role for role in (*(PAIR_REQUIRED if pairs else REQUIRED), *(("context",) if context else ()))
+               if role not in index and (reference or role != "reference")]
     if missing == ["answer"] and {"answer_a", "answer_b"} <= index.keys():
         raise CsvError(f"{path}: each row holds two answers ({headers[index['answer_a']]}, "
                        f"{headers[index['answer_b']]}) and the rubric grades one; compare them with a pairwise "
@@ -291,14 +328,18 @@ def open_csv(path: str | Path, columns: Mapping[str, str] | None = None, *, how:
                  if (header := _meant(ALIASES[role], headers, set(index.values()))) is not None}
         guess = " and ".join(f'"{header}" for the {role}' if len(missing) > 1 else f'"{header}"'
                              for role, header in meant.items())
+        why = (" The rubric grades each answer against the passages retrieved for it ($context in its template): a "
+               "context cell holds one passage as text, or several as a JSON list of strings." if "context" in missing
+               else "")
         raise CsvError(
-            f"{path}: no {' or '.join(missing)} column." + (f" Did you mean {guess}?" if guess else "")
+            f"{path}: no {' or '.join(missing)} column.{why}" + (f" Did you mean {guess}?" if guess else "")
             + f" Headers found: {found}. Accepted header names (any case; spaces, _ and - count alike) - {accepted}. "
             f"Rename the header cells and try again, or name the column: "
             f"{how.format(role=missing[0], column=meant.get(missing[0], 'COLUMN'))}."
         )
     named = next((i + 1 for i in range(len(raw) - 1, -1, -1) if raw[i]), 0)
-    return CsvSource(path, encoding, delimiter, headers, index, chosen, named=named, reference=reference, pairs=pairs)
+    return CsvSource(path, encoding, delimiter, headers, index, chosen, named=named, reference=reference, pairs=pairs,
+                     context=context)
 
 
 def _position(headers: list[str], column: str) -> int | None:
@@ -319,8 +360,10 @@ def _meant(names: Iterable[str], headers: list[str], taken: set[int]) -> str | N
     return spelled[found] if found is not None else None
 
 
-def _resolve(path: Path, raw: list[str], headers: list[str], chosen: Mapping[str, str], how: str) -> dict[str, int]:
-    """The column position of each role: the one a person named, else the one column whose header fits the role."""
+def _resolve(path: Path, raw: list[str], headers: list[str], chosen: Mapping[str, str], how: str, *,
+             context: bool = False) -> dict[str, int]:
+    """The column position of each role: the one a person named, else the one column whose header fits the role (the
+    context only for a rubric that reads it: elsewhere a context column is a column like any other)."""
     index: dict[str, int] = {}
     for role, column in chosen.items():
         position = _position(headers, column)
@@ -333,7 +376,7 @@ def _resolve(path: Path, raw: list[str], headers: list[str], chosen: Mapping[str
     taken = set(index.values())
     for role, names in ALIASES.items():
         fits = [i for i, header in enumerate(raw) if i not in taken and _normalise(header) in names]
-        if role in index or not fits:
+        if role in index or not fits or (role == "context" and not context):
             continue
         if len(fits) > 1:
             first, second = headers[fits[0]], headers[fits[1]]

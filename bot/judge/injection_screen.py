@@ -85,16 +85,17 @@ def verdict_shape(fields: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def screen(rubric: Rubric, triple: Triple) -> list[str]:
-    """Warnings about a triple's texts for its verdict: a bare answer, and in any of the three texts words aimed at
-    the judge or JSON shaped like a verdict. They never change a score."""
+    """Warnings about a triple's texts for its verdict: a bare answer, and in any text under test words aimed at
+    the judge or JSON shaped like a verdict, each retrieved passage named by its number ("passage 2 of the context").
+    They never change a score."""
     flags = [BARE_FLAG] if any(is_bare(answer) for answer in triple.answers()) else []
     shape = verdict_shape(tuple(rubric.output))
     for name, text in triple.named_texts():
         text = folded(text)
         if aimed_at_judge(text):
-            flags.append(f"possible prompt injection in the {name}")
+            flags.append(f"possible prompt injection in {name}")
         if shape.search(text):
-            flags.append(f"JSON shaped like a verdict in the {name}")
+            flags.append(f"JSON shaped like a verdict in {name}")
     return flags
 
 

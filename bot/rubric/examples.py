@@ -1,16 +1,26 @@
-"""Worked examples a rubric file carries for the judge: a question, reference and answer with the values a person
-expects for some or all of the rubric's fields, checked like a reply and shown to the judge as data."""
+"""Worked examples a rubric file carries for the judge: a question, reference and answer (and the retrieved passages,
+for a rubric that reads context) with the values a person expects for some or all of the rubric's fields, checked
+like a reply and shown to the judge as data."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
 
 from bot.errors import FormulaError, RubricError
 from bot.rubric.fields import FieldSpec, annotation_of, leaves, nested
 from bot.rubric.formulas import did_you_mean, evaluate
+from bot.rubric.goldens import passages
 
 EXAMPLE_KINDS = {"enum", "integer", "number", "boolean"}  # fields an example can give a value of
 
@@ -22,8 +32,18 @@ class Example(BaseModel):
     question: str = Field(min_length=1)
     reference: str = ""  # none for a rubric that grades without a reference
     answer: str
+    context: str | list[str] | None = None  # the retrieved passages, for a rubric whose template holds $context
     expected: dict[str, Any] = Field(min_length=1)
     note: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_empty_context(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Left out while there is none, so that the hash of a rubric whose examples were written before context
+        existed stays the same."""
+        data: dict[str, Any] = handler(self)
+        if data.get("context") is None:
+            data.pop("context", None)
+        return data
 
 
 def check_examples(examples: list[Example], output: dict[str, FieldSpec], rules: list[Any]) -> None:
@@ -60,13 +80,18 @@ def example_problems(examples: list[Example], output: dict[str, FieldSpec], rule
     return problems
 
 
-def examples_text(examples: list[Example], uses_reference: bool) -> str:
-    """The examples as the judge reads them (inside the data boundary): each triple and the values expected."""
+def examples_text(examples: list[Example], uses_reference: bool, uses_context: bool = False) -> str:
+    """The examples as the judge reads them (inside the data boundary): each triple (with its passages numbered, for
+    a rubric that reads context) and the values expected."""
     parts = []
     for number, example in enumerate(examples, 1):
         lines = [f"Example {number}", f"Question: {example.question}"]
         if uses_reference:
             lines.append(f"Reference: {example.reference}")
+        if uses_context:
+            context = passages(example.context) or []
+            lines += ["Context:", *(f"[{n}] {passage}" for n, passage in enumerate(context, 1))] if context else [
+                "Context: (no passage was retrieved)"]
         lines += [f"Answer: {example.answer}",
                   f"Expected: {json.dumps(example.expected, ensure_ascii=False, sort_keys=True)}"]
         if example.note:

@@ -1,4 +1,5 @@
-"""Goldens: example triples a rubric file carries, with what a sound judge returns for each, and the comparison."""
+"""Goldens: example triples a rubric file carries (with the passages retrieved for them, when the rubric reads
+context), with what a sound judge returns for each, and the comparison."""
 
 from __future__ import annotations
 
@@ -18,7 +19,13 @@ class Golden(BaseModel):
     answer: str | None = None
     answer_a: str | None = None  # a pairwise rubric's golden: its two answers, A then B
     answer_b: str | None = None
+    context: str | list[str] | None = None  # the retrieved passages, for a rubric whose template holds $context
     expect: dict[str, Any]
+
+    @property
+    def passages(self) -> list[str] | None:
+        """The golden's retrieved passages, in order (one for a context written as one text); None without any."""
+        return passages(self.context)
 
     def problem(self, pairwise: bool) -> str | None:
         """Why the golden does not fit its rubric's kind (one answer, or answer_a and answer_b); None if it does."""
@@ -27,6 +34,11 @@ class Golden(BaseModel):
         if not pairwise and (self.answer is None or self.answer_a is not None or self.answer_b is not None):
             return "a golden gives answer (answer_a and answer_b are for a pairwise rubric)"
         return None
+
+
+def passages(context: str | list[str] | None) -> list[str] | None:
+    """Passages written in a rubric file as one text or a list of texts, as a list (None for none written)."""
+    return [context] if isinstance(context, str) else context
 
 
 def misses(expect: dict[str, Any], values: dict[str, Any]) -> list[str]:

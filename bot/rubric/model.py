@@ -37,8 +37,8 @@ from bot.rubric.scoring import (
     score_reply,
 )
 
-TEMPLATE_NAMES = {"pointwise": {"question", "reference", "answer"},
-                  "pairwise": {"question", "reference", "answer_a", "answer_b"}}
+TEMPLATE_NAMES = {"pointwise": {"question", "reference", "answer", "context"},
+                  "pairwise": {"question", "reference", "answer_a", "answer_b", "context"}}
 NEEDED_NAMES = {"pointwise": {"question", "answer"}, "pairwise": {"question", "answer_a", "answer_b"}}
 WINNERS = ("A", "B", "tie")  # what a pairwise rubric's `winner` field says: the first answer shown, the second, or tie
 NL = "\n"
@@ -84,6 +84,7 @@ class Rubric(BaseModel):
     _hash: str = PrivateAttr()
     _system_prompt: str = PrivateAttr()
     _examples_text: str = PrivateAttr("")
+    _uses_context: bool = PrivateAttr(False)
 
     @field_validator("version", mode="before")
     @classmethod
@@ -120,7 +121,8 @@ class Rubric(BaseModel):
 
     @model_validator(mode="after")
     def _template_names(self) -> Rubric:
-        """The placeholders of the template are those of the rubric's kind (a reference is optional)."""
+        """The placeholders of the template are those of the rubric's kind (a reference and a context are
+        optional)."""
         used = set(string.Template(self.user_template).get_identifiers())
         known = TEMPLATE_NAMES[self.kind]
         if unknown := used - known:
@@ -128,7 +130,7 @@ class Rubric(BaseModel):
             raise PydanticCustomError("template_names", "user_template: unknown placeholder(s) {unknown}; use {known}"
                                       "{hint}", {"unknown": sorted(unknown), "hint": hint,
                                                  "known": ", ".join(f"${name}" for name in sorted(known))})
-        if missing := NEEDED_NAMES[self.kind] - used:  # a rubric may grade without a reference
+        if missing := NEEDED_NAMES[self.kind] - used:  # a rubric may grade without a reference or context
             raise PydanticCustomError("template_names", "user_template: missing placeholder(s) {missing}",
                                       {"missing": sorted("$" + m for m in missing)})
         return self
@@ -144,7 +146,14 @@ class Rubric(BaseModel):
         no reference column and a triple no reference."""
         return "reference" in string.Template(self.user_template).get_identifiers()
 
+    @property
+    def uses_context(self) -> bool:
+        """Whether the judge is shown the passages a RAG assistant retrieved (the template holds $context): then a
+        file needs a context column and a triple its passages."""
+        return self._private("_uses_context")
+
     def model_post_init(self, _context: Any) -> None:
+        self._uses_context = "context" in string.Template(self.user_template).get_identifiers()
         self._model = build_model(f"{self.name.title().replace('-', '_')}Reply", self.output)
         self._schema = json_schema(generation_ordered(self.output, self.generation_order or []))
         # Left out while off, so that the hash of a rubric written before the setting existed stays the same.
@@ -162,7 +171,7 @@ class Rubric(BaseModel):
             f"{self.system.rstrip()}{f'{NL}{NL}Guidelines:{guidelines}' if guidelines else ''}\n\nYour reply is one "
             f"JSON object that follows this JSON schema exactly:\n{schema_text}"
         )
-        self._examples_text = examples_text(self.examples, self.uses_reference)
+        self._examples_text = examples_text(self.examples, self.uses_reference, self.uses_context)
         self._hash = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
     def _private(self, name: str) -> Any:
@@ -285,9 +294,14 @@ class Rubric(BaseModel):
             if not named:
                 found += formula_problems(self.derived, self.headline, output)
         found += example_problems(self.examples, self.output, self.rules)
+        unread = "has a context, but the template has no $context: the judge would never see it"
+        found += [f"examples.{index}: {unread}" for index, example in enumerate(self.examples)
+                  if example.context is not None and not self.uses_context]
         for golden in self.goldens:
             if (problem := golden.problem(self.pairwise)) is not None:
                 found.append(f"goldens.{golden.name}: {problem}")
+            if golden.context is not None and not self.uses_context:
+                found.append(f"goldens.{golden.name}: {unread}")
             for path in golden.expect:
                 if path not in {"headline", "passed", *self.derived} and path not in paths:
                     found.append(f"goldens.{golden.name}.expect: no field {path!r}."

@@ -43,8 +43,10 @@ async def check_goldens(rubric: Rubric, client: JudgeClient) -> list[GoldenResul
 
 
 def _texts(golden: Golden, swapped: bool) -> Triple:
-    """What the judge is shown of a golden: its answer, or its two answers in the order asked."""
+    """What the judge is shown of a golden: its answer, or its two answers in the order asked, with its passages."""
     if golden.answer_a is None or golden.answer_b is None:
-        return Triple(question=golden.question, reference=golden.reference, answer=golden.answer or "")
+        return Triple(question=golden.question, reference=golden.reference, answer=golden.answer or "",
+                      context=golden.passages)
     first, second = (golden.answer_b, golden.answer_a) if swapped else (golden.answer_a, golden.answer_b)
-    return Triple(question=golden.question, reference=golden.reference, answer=first, answer_b=second)
+    return Triple(question=golden.question, reference=golden.reference, answer=first, answer_b=second,
+                  context=golden.passages)

@@ -10,14 +10,15 @@ from pydantic import BaseModel
 
 from bot.csvfiles.reading import CsvRow, CsvSource, MalformedRow, capped_model_name
 from bot.errors import CsvError, RunBusy
-from bot.records import RowState, RunState, Triple, checks_of
+from bot.records import RowState, RunState, Triple, checks_of, context_text
 from bot.rubric import Rubric
 from bot.store import LOAD_LOST, Run, Store, add_rows, create_run, iter_columns, process_name, unfinished_runs, update_run, utcnow
 
 ONE_TRIPLE = "one triple"  # the source name of a run of one triple: it has a verdict to show, no results file
 FILE_SOURCE = "slack-file"  # the source of runs over a file shared in Slack: the runs replicas judge together
 # What makes two runs' rows the same rows (a malformed row's texts are empty, and its status says so).
-SAME_ROW = ("row_number", "question", "reference", "answer", "answer_b", "model_name", "model_b", "swapped", "cells")
+SAME_ROW = ("row_number", "question", "reference", "answer", "answer_b", "model_name", "model_b", "swapped", "cells",
+            "context")
 
 
 def pairs_origin(origin: Origin) -> Origin:
@@ -109,17 +110,18 @@ def _judgment_rows(run_id: int, rows: Iterable[CsvRow | MalformedRow], fields: d
         if isinstance(row, MalformedRow):
             yield {**fields, "run_id": run_id, "row_number": row.line, "status": RowState.MALFORMED, "error": row.reason,
                    "question": "", "reference": "", "answer": "", "model_name": row.model or model_name,
-                   "cells": dict(zip(columns, row.cells))}
+                   "cells": dict(zip(columns, row.cells)), "context": None}
         elif pairwise:
             pair = {**fields, "run_id": run_id, "row_number": row.line, "status": RowState.PENDING,
                     "question": row.question, "reference": row.reference, "answer": row.answer,
-                    "answer_b": row.answer_b or "", "model_name": row.model, "model_b": row.model_b, "cells": row.cells}
+                    "answer_b": row.answer_b or "", "model_name": row.model, "model_b": row.model_b, "cells": row.cells,
+                    "context": context_text(row.context)}
             orders = (False, True) if swap else (row.line % 2 == 1,)
             yield from ({**pair, "swapped": swapped} for swapped in orders)
         else:
             yield {**fields, "run_id": run_id, "row_number": row.line, "status": RowState.PENDING,
                    "question": row.question, "reference": row.reference, "answer": row.answer,
-                   "model_name": row.model or model_name, "cells": row.cells}
+                   "model_name": row.model or model_name, "cells": row.cells, "context": context_text(row.context)}
 
 
 def unfinished_run_of(store: Store, *, rubric: Rubric, source: CsvSource, judge_model: str, samples: int = 1,
@@ -161,7 +163,9 @@ def start_csv_run(store: Store, *, rubric: Rubric, source: CsvSource, **kwargs: 
 
 def start_single_run(store: Store, *, rubric: Rubric, triple: Triple, **kwargs: Any) -> Run:
     """Start a run of one triple (a command or a card rather than a file), named ONE_TRIPLE."""
+    cells = {"question": triple.question, "reference": triple.reference, "answer": triple.answer}
+    if triple.context is not None:  # the passages as a context cell reads them back: a JSON list of strings
+        cells["context"] = context_text(triple.context) or ""
     row = CsvRow(line=1, question=triple.question, reference=triple.reference, answer=triple.answer, model=None,
-                 cells={"question": triple.question, "reference": triple.reference, "answer": triple.answer})
-    return start_run(store, rubric=rubric, rows=[row], columns=["question", "reference", "answer"],
-                     source_name=ONE_TRIPLE, **kwargs)
+                 cells=cells, context=triple.context)
+    return start_run(store, rubric=rubric, rows=[row], columns=list(cells), source_name=ONE_TRIPLE, **kwargs)

@@ -56,7 +56,8 @@ def example_of(case: AlignCase, rubric: Rubric) -> Example | None:
         return None
     row = case.case.row
     example = Example(question=row.question, reference=row.reference if rubric.uses_reference else "",
-                      answer=row.answer, expected=expected, note=case.note)
+                      answer=row.answer, context=row.context if rubric.uses_context else None,
+                      expected=expected, note=case.note)
     try:
         check_examples([example], rubric.output, rubric.rules)
     except RubricError:

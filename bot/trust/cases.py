@@ -96,15 +96,18 @@ def vote_values(agree: bool, judgment: Judgment, rubric: Rubric) -> HumanValues:
     return HumanValues(values=said.values, passed=said.passed)
 
 
-def write_labels(out: TextIO, cases: list[LabeledCase], paths: list[str]) -> None:
-    """The labels as CSV: the texts, the person's values and where their pass/fail came from (SOURCE_COLUMN: as
+def write_labels(out: TextIO, cases: list[LabeledCase], paths: list[str], *, context: bool = False) -> None:
+    """The labels as CSV: the texts (with a context column of each case's passages as a JSON list, for a rubric that
+    reads context), the person's values and where their pass/fail came from (SOURCE_COLUMN: as
     they gave it, by the pass rule on their own values, or a vote on the judge's verdict, whose values an Agree
     confirms), then the judge's verdict and who labeled it when."""
     writer = csv.writer(out)
-    writer.writerow([*TEXT_COLUMNS, PREFIX + PASS, *(PREFIX + path for path in paths), SOURCE_COLUMN, *JUDGE_COLUMNS])
+    texts = [*TEXT_COLUMNS, *(("context",) if context else ())]
+    writer.writerow([*texts, PREFIX + PASS, *(PREFIX + path for path in paths), SOURCE_COLUMN, *JUDGE_COLUMNS])
     for case in cases:
         judgment = case.judgment
         cells = [judgment.question, judgment.reference, judgment.answer, judgment.model_name,
+                 *((judgment.context or "[]",) if context else ()),
                  case.human.passed, *(case.human.values.get(path) for path in paths), case.source,
                  judgment.passed, judgment.tag, judgment.judge_model, judgment.rubric_version, case.labeled_by,
                  case.labeled_at.isoformat(timespec="seconds"), judgment.id]

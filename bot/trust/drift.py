@@ -12,7 +12,7 @@ from bot.csvfiles.reading import CsvRow, MalformedRow, open_csv
 from bot.csvfiles.results import restore
 from bot.errors import UsageError
 from bot.figures import percent, percents_apart
-from bot.records import RowState
+from bot.records import RowState, context_of, context_text
 from bot.rubric import Rubric
 from bot.store import Judgment, Store, utcnow
 from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
@@ -66,7 +66,8 @@ def cases_from_history(store: Store, rubric: Rubric, channel_id: str | None) -> 
     for line, case in enumerate(labeled_cases(store, rubric, channel_id), start=1):
         judgment = case.judgment
         row = CsvRow(line=line, question=judgment.question, reference=judgment.reference, answer=judgment.answer,
-                     model=judgment.model_name, cells={})
+                     model=judgment.model_name, cells={},
+                     context=context_of(judgment.context) if rubric.uses_context else None)
         cases.append(CheckCase(row, case.human, (judgment.passed, judgment.tag, judgment.judge_model), case.note))
     return cases
 
@@ -74,7 +75,7 @@ def cases_from_history(store: Store, rubric: Rubric, channel_id: str | None) -> 
 def cases_from_file(path: Path, rubric: Rubric) -> FileCases:
     """The labeled rows of a CSV with human_ columns (such as `labels export` writes); rows without a label are
     skipped, rows that cannot be read are left out with the reason. UsageError when it has no label column."""
-    source = open_csv(path)
+    source = open_csv(path, context=rubric.uses_context)  # a rubric that reads context needs each row's passages
     columns, unknown = label_columns(source.headers, rubric)
     if not columns and (ambiguous := ambiguous_columns(source.headers, rubric)):
         raise UsageError(f"{path}: {ambiguity_text(*ambiguous[0])}")
@@ -100,7 +101,8 @@ def cases_from_file(path: Path, rubric: Rubric) -> FileCases:
         if human.empty:
             continue
         texts = CsvRow(line=row.line, question=restore(row.question), reference=restore(row.reference),
-                       answer=restore(row.answer), model=row.model, cells={})
+                       answer=restore(row.answer), model=row.model, cells={},
+                       context=None if row.context is None else [restore(passage) for passage in row.context])
         found.cases.append(CheckCase(texts, human, original_of(cells) if knows_original else None))
     return found
 
@@ -135,8 +137,9 @@ def check_figures(cases: list[CheckCase], judged: dict[int, Judgment],
 
 
 def case_of(case: CheckCase) -> str:
-    """The case a labeled row is of, by its texts: several people's labels of it are resampled together."""
-    return "\x1f".join((case.row.question, case.row.reference, case.row.answer))
+    """The case a labeled row is of, by its texts and passages: several people's labels of it are resampled
+    together."""
+    return "\x1f".join((case.row.question, case.row.reference, case.row.answer, context_text(case.row.context) or ""))
 
 
 def case_count(cases: Sequence[CheckCase]) -> int:

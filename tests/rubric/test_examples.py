@@ -74,3 +74,25 @@ def test_guidelines_go_with_the_instructions_and_examples_inside_the_data_bounda
     assert plain is not None
     assert prompt_hash(rubric, Triple(question="Q?", reference="R.", answer="A."), "j") != prompt_hash(
         plain, Triple(question="Q?", reference="R.", answer="A."), "j")
+
+
+def test_goldens_and_examples_take_context_as_a_text_or_a_list() -> None:
+    from bot.rubric import Rubric
+    from tests.support.rubric_files import grounded, mini
+
+    example = {"question": "When?", "reference": "At 11.", "answer": "At 11.", "expected": {"score": 2}}
+    rubric = Rubric.model_validate(grounded(examples=[{**example, "context": ["Opens at 11.", "Closes at 22."]},
+                                                      {**example, "context": "Opens at 11."}, example],
+                                            goldens=[{"name": "g", "question": "q", "answer": "a",
+                                                      "context": "p", "expect": {"score": 2}}]))
+    assert rubric.goldens[0].passages == ["p"] and rubric.problems() == []
+    assert "Context:\n[1] Opens at 11.\n[2] Closes at 22.\nAnswer: At 11." in rubric.examples_prompt
+    assert "Context:\n[1] Opens at 11.\nAnswer" in rubric.examples_prompt
+    assert "Context: (no passage was retrieved)\nAnswer" in rubric.examples_prompt
+    # an example written before context existed hashes as it did: no context, no key
+    plain = Rubric.model_validate(mini(examples=[example]))
+    assert "context" not in plain.model_dump(mode="json")["examples"][0]
+    assert "Context" not in plain.examples_prompt
+    unread = Rubric.model_validate(mini(examples=[{**example, "context": "p"}]))
+    assert unread.problems() == ["examples.0: has a context, but the template has no $context: the judge would never "
+                                 "see it"]

@@ -34,7 +34,7 @@ def test_a_team_pairwise_rubric_loads_and_shows_both_answers_fenced(tmp_path: Pa
 
 @pytest.mark.parametrize(("changes", "problem"), [
     ({"user_template": "Q: $question\nA: $answer\n"},
-     "user_template: unknown placeholder(s) ['answer']; use $answer_a, $answer_b, $question, $reference (a pairwise "
+     "user_template: unknown placeholder(s) ['answer']; use $answer_a, $answer_b, $context, $question, $reference (a pairwise "
      "rubric's template shows $answer_a and $answer_b)"),
     ({"user_template": "Q: $question\nA: $answer_a\n"}, "user_template: missing placeholder(s) ['$answer_b']"),
     ({"output": {"best": {"type": "enum", "values": ["A", "B", "tie"]}}, "headline": {
@@ -57,7 +57,7 @@ def test_mistakes_in_a_pairwise_file_are_named(tmp_path: Path, changes: dict, pr
 def test_a_pointwise_template_with_two_answers_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RubricError) as caught:
         load_rubric(write(tmp_path, mini(user_template="Q: $question\nA: $answer_a\n")))
-    assert "unknown placeholder(s) ['answer_a']; use $answer, $question, $reference" in str(caught.value)
+    assert "unknown placeholder(s) ['answer_a']; use $answer, $context, $question, $reference" in str(caught.value)
 
 
 def test_the_shipped_goldens_are_judged_in_both_orders(tmp_path: Path, judge_server) -> None:

@@ -380,3 +380,25 @@ def test_a_run_refused_before_it_started_is_not_listed(tmp_path, judge_server) -
     code, out = judgebot(tmp_path, "runs")
     ids = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
     assert code == 0 and ids == ["2"] and "cancelled" not in out, out
+
+
+def test_the_estimate_counts_the_retrieved_passages_of_each_row(store, make_client) -> None:
+    from bot.llm.tokens import text_tokens
+    from bot.rubric import Rubric
+    from bot.runs.estimate import estimate_run
+    from tests.support.rubric_files import grounded
+
+    rubric = Rubric.model_validate(grounded())
+    passage = " ".join(["retrieved"] * 1_000)  # two of them: about 2,000 tokens of context a row
+    assert 1_900 <= 2 * text_tokens(passage) <= 2_100
+    panel = Panel([make_client()])
+    found = []
+    for context in (None, [passage, passage]):
+        rows = [CsvRow(line=n + 2, question=f"When does the Mensa open, {n}?", reference="At 11.", answer="At 11.",
+                       model=None, cells={}, context=context) for n in range(10)]
+        run = start_run(store, rubric=rubric, rows=rows, columns=["question"], **panel.run_fields())
+        found.append(estimate_run(store, run, rubric, panel))
+    plain, with_context = found
+    assert with_context.rows == plain.rows == 10
+    assert with_context.tokens_in - plain.tokens_in == pytest.approx(10 * 2 * text_tokens(passage), abs=10 * 20)
+    assert with_context.tokens_out == plain.tokens_out

@@ -43,3 +43,21 @@ def write(directory: Path, data, name: str | None = None) -> Path:
 
 def seed_data(name: str) -> dict:
     return yaml.safe_load((builtin_dir() / f"{name}.yaml").read_text(encoding="utf-8"))
+
+
+GROUNDED_TEMPLATE = "Q: $question\nR: $reference\nRetrieved:\n$context\nA: $answer\n"
+
+
+def grounded(name: str = "grounded", **changes) -> dict:
+    """A small rubric that reads retrieved context ($context), as data: `mini` with the passages in its template."""
+    return mini(name, **{"title": "Grounded rubric", "description": "Is the answer grounded in the passages?",
+                         "user_template": GROUNDED_TEMPLATE, **changes})
+
+
+def grounded_reply(body: dict) -> dict:
+    """What a sound judge of `grounded` says: good (2) when the answer's text is in a retrieved passage, else bad."""
+    user = body["messages"][1]["content"]
+    answer = user.rsplit("A: ", 1)[1].split("\n", 2)[1]
+    retrieved = user.split("Retrieved:\n", 1)[1].rsplit("\nA: ", 1)[0]
+    good = answer in retrieved
+    return {"score": 2 if good else 0, "verdict": "good" if good else "bad", "why": "in a passage" if good else "not"}

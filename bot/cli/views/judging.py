@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.cli.views.terminal_text import DASH, Column, fitted_table, printable, shown
-from bot.figures import number, percent
+from bot.figures import number, percent, plural
 from bot.judge.samples import split_text
 from bot.records import RowState
 
@@ -103,8 +103,8 @@ def show_samples(console: Console, samples: Sequence[JudgmentSample]) -> None:
         console.print("  " + shown(f"{sample.judge_model} #{sample.sample}: {what}"), highlight=False)
 
 
-def show_verdict(console: Console, rubric: Rubric, verdict: Verdict) -> None:
-    """One judgment in full."""
+def show_verdict(console: Console, rubric: Rubric, verdict: Verdict, passages: int | None = None) -> None:
+    """One judgment in full (with how many retrieved passages the judge read, for a case with context)."""
     if verdict.status != RowState.SCORED:
         console.print(f"[red bold]{verdict.status}[/]: {shown(verdict.error or '')}", highlight=False)
         if verdict.raw_reply:
@@ -117,6 +117,7 @@ def show_verdict(console: Console, rubric: Rubric, verdict: Verdict) -> None:
                   markup=False, highlight=False)
     for flag in verdict.flags:
         console.print(f"[yellow]warning[/]: {shown(flag)}")
+    read = "" if passages is None else f"{passages} retrieved {plural(passages, 'passage')} · "
     console.print("[dim]" + shown(f"judge {verdict.judge_model} · rubric {verdict.rubric_name} "
-                                   f"{verdict.rubric_version} · {verdict.tokens_in} + {verdict.tokens_out} tokens · "
-                                   f"{verdict.latency_ms} ms") + "[/]")
+                                   f"{verdict.rubric_version} · {read}{verdict.tokens_in} + {verdict.tokens_out} "
+                                   f"tokens · {verdict.latency_ms} ms") + "[/]")

@@ -1,5 +1,5 @@
-"""What makes a labeled case one case: its workspace, channel, rubric and texts, as one key (kept in the question of
-a judgment whose texts were removed, so that it stays the same case)."""
+"""What makes a labeled case one case: its workspace, channel, rubric and texts (with their retrieved passages), as
+one key (kept in the question of a judgment whose texts were removed, so that it stays the same case)."""
 
 from __future__ import annotations
 
@@ -13,23 +13,27 @@ REMOVED_CASE = f"{REMOVED} case "  # a removed question: the marker, then the ca
 
 
 def case_key(team_id: str | None, channel_id: str | None, rubric_name: str, question: str, reference: str,
-             answer: str, answer_b: str | None = None) -> str:
+             answer: str, answer_b: str | None = None, context: str | None = None) -> str:
     """One key for a question, reference and answer graded with a rubric in a channel (None: the terminal's): every
     judgment of the same texts there, whichever run or file it came with, is the same case to a person labeling it.
     A pair's case is its question, reference and both answers in the file's order (whichever order the judge saw).
-    A judgment whose texts were removed keeps the case it was of."""
+    The passages retrieved for it (`context`, as the history keeps them: bot.records.context_text) are part of the
+    case: the same texts with other passages are another case, and texts without context keep the key they had
+    before context existed. A judgment whose texts were removed keeps the case it was of."""
     kept = removed_case(question) if reference == REMOVED and answer == REMOVED else None
     if kept is not None:  # a question typed with the marker, beside texts of its own, is a question like any other
         return kept
     parts = [team_id or "", channel_id or "", rubric_name, question, reference, answer,
              *(() if answer_b is None else (answer_b,))]
+    if context is not None:
+        parts.append(f"\x1econtext {context}")
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
 def judgment_case(judgment: Judgment) -> str:
     """The case a judgment is of."""
     return case_key(judgment.team_id, judgment.channel_id, judgment.rubric_name, judgment.question,
-                    judgment.reference, judgment.answer, judgment.answer_b)
+                    judgment.reference, judgment.answer, judgment.answer_b, judgment.context)
 
 
 def removed_question(case: str) -> str:

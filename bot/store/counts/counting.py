@@ -1,12 +1,13 @@
 """The one counting rule of the history: what a case is, and which of its judgments counts in a period.
 
-A case is a rubric, a question, a reference and an answer (a pair: both answers, in the order shown) of one model
-under test, in one channel of one workspace. Its judgments form a chain in the order they were judged: each
-judgment records when a later one took its place (`replaced_at`, None while it is the latest). A judgment counts in
-[since, until) when it was judged there and not replaced before `until`, so every figure of a period holds each case
-evaluated in it once, with its latest verdict there; re-reading a verdict from the cache, or judging the case again
-with the same judge, replaces it and never adds to it. A judge's failure (an error, or a reply that broke the
-rubric's rules) replaces no score: once a case has a score, a later failure counts nowhere.
+A case is a rubric, a question, a reference, the retrieved passages (when there are any) and an answer (a pair: both
+answers, in the order shown) of one model under test, in one channel of one workspace. Its judgments form a chain in
+the order they were judged: each judgment records when a later one took its place (`replaced_at`, None while it is
+the latest). A judgment counts in [since, until) when it was judged there and not replaced before `until`, so every
+figure of a period holds each case evaluated in it once, with its latest verdict there; re-reading a verdict from
+the cache, or judging the case again with the same judge, replaces it and never adds to it. A judge's failure (an
+error, or a reply that broke the rubric's rules) replaces no score: once a case has a score, a later failure counts
+nowhere.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ CHUNK = 500
 
 def counted_case(label_case: str, model_name: str | None, model_b: str | None = None,
                  swapped: bool | None = None) -> str:
-    """The case a judgment is counted under: its labeled case (bot.store.counts.case_keys: workspace, channel, rubric and
-    texts) and the model(s) under test; each order a pair is shown in is counted on its own."""
+    """The case a judgment is counted under: its labeled case (bot.store.counts.case_keys: workspace, channel, rubric,
+    texts and passages) and the model(s) under test; each order a pair is shown in is counted on its own."""
     order = "" if swapped is None else ("B first" if swapped else "A first")
     parts = (label_case, model_name or "", model_b or "", order)
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()

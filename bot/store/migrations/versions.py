@@ -15,6 +15,7 @@ from sqlalchemy.engine import Connection
 from bot.store.counts.tallies import FIRST_KEY, add_judgments, question_key
 from bot.store.migrations.cases import _v28_cases_counted_once
 from bot.store.migrations.claims import _v22_row_claims, _v23_endpoint_pauses, _v25_cancel_requests
+from bot.store.migrations.contexts import _v30_retrieved_context
 from bot.store.migrations.costs import (
     _v10_costs_estimates_and_budgets,
     _v11_batches,
@@ -339,6 +340,6 @@ MIGRATIONS: list[Callable[[Operations], None]] = [
     _v14_results_written, _v15_labels_by_case, _v16_review_queue, _v17_channel_judges, _v18_rubric_revisions,
     _v19_pairs, _v20_progress_streams, _v21_deliveries, _v22_row_claims,
     _v23_endpoint_pauses, _v24_slack_installations, _v25_cancel_requests,
-    _v26_workspace_orgs, _v27_workflow_steps, _v28_cases_counted_once, _v29_rejudges,
+    _v26_workspace_orgs, _v27_workflow_steps, _v28_cases_counted_once, _v29_rejudges, _v30_retrieved_context,
 ]
 LATEST = len(MIGRATIONS)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from bot.store.database import Store
 
 COLUMNS = ("id", "run_id", "row_number", "team_id", "channel_id", "rubric_name", "question", "reference", "answer",
-           "answer_b", "model_name", "model_b", "swapped", "status", "output")
+           "answer_b", "model_name", "model_b", "swapped", "status", "output", "context")
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class PairRow:
 def pair_case(row: Any) -> str:
     """The case a pair's row is of: its texts in the file's order, in its channel (both orders are one case)."""
     return case_key(row.team_id, row.channel_id, row.rubric_name, row.question, row.reference, row.answer,
-                    row.answer_b)
+                    row.answer_b, row.context)
 
 
 def judged_pairs(store: Store, *, channel_key: str, since: datetime, until: datetime) -> list[PairRow]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import string
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -28,8 +29,9 @@ FIGURE_KINDS = ("integer", "number", "boolean", "enum")  # output fields whose v
 SETTLED_RUNS = (RunState.DONE, RunState.CANCELLED, RunState.FAILED)  # their rows never judged are closed
 SETTLED_SHARES = (ShareState.DONE, ShareState.FAILED, ShareState.REFUSED, ShareState.SKIPPED)
 JUDGMENT_TEXTS = ("id", "team_id", "channel_id", "rubric_name", "status", "question", "reference", "answer",
-                  "answer_b", "output", "label", "cells", "raw_reply", "error")
+                  "answer_b", "output", "label", "cells", "raw_reply", "error", "context")
 SAMPLE_TEXTS = ("id", "judgment_id", "output", "label", "raw_reply", "error")
+REMOVED_PASSAGES = json.dumps([REMOVED])  # what a removed context reads as: one passage, the marker
 
 
 @dataclass(frozen=True)
@@ -148,10 +150,11 @@ def _past(j: sa.Table, before: datetime) -> Any:
 
 def _judgment_removed(row: Any, shapes: Shapes) -> dict[str, Any]:
     case = case_key(row.team_id, row.channel_id, row.rubric_name, row.question, row.reference, row.answer,
-                    row.answer_b)
+                    row.answer_b, row.context)
     closed = row.status == RowState.PENDING
     return {"row_id": row.id, "question": removed_question(case), "reference": REMOVED, "answer": REMOVED,
-            "answer_b": _gone(row.answer_b), "output": shapes.output(row.rubric_name, row.output),
+            "answer_b": _gone(row.answer_b), "context": None if row.context is None else REMOVED_PASSAGES,
+            "output": shapes.output(row.rubric_name, row.output),
             "label": shapes.label(row.rubric_name, row.label),
             "cells": None if row.cells is None else dict.fromkeys(row.cells, REMOVED),
             "raw_reply": _gone(row.raw_reply), "error": REMOVED if closed else _gone(row.error), "cache_key": None,

@@ -63,7 +63,7 @@ def _claim(conn: Connection, run_id: int, owner: str, limit: int, now: datetime,
     return list(conn.execute(update(table).where(table.c.id.in_(chosen.scalar_subquery()))
                              .values(claimed_by=owner, claimed_at=now)
                              .returning(table.c.id, table.c.question, table.c.reference, table.c.answer,
-                                        table.c.answer_b, table.c.swapped)))
+                                        table.c.answer_b, table.c.swapped, table.c.context)))
 
 
 def refresh_claims(store: Store, run_id: int, owner: str) -> int:

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection, Row
 from sqlmodel import col, select
 
 from bot.errors import RunBusy
-from bot.records import JUDGED_FIELDS, VERDICT_FIELDS, RowState, RunState, Triple, Verdict
+from bot.records import JUDGED_FIELDS, VERDICT_FIELDS, RowState, RunState, Triple, Verdict, context_of
 from bot.store.counts.billing import bill_judgments
 from bot.store.counts.case_keys import case_key, texts_removed
 from bot.store.counts.counting import counted_case, lock_cases, restack
@@ -47,24 +47,26 @@ class RowVerdict:
 def _pending_texts(run_id: int) -> Any:
     """The id and texts of a run's pending rows."""
     table = table_of(Judgment)
-    texts = (table.c.id, table.c.question, table.c.reference, table.c.answer, table.c.answer_b, table.c.swapped)
+    texts = (table.c.id, table.c.question, table.c.reference, table.c.answer, table.c.answer_b, table.c.swapped,
+             table.c.context)
     return table.select().with_only_columns(*texts).where(table.c.run_id == run_id, table.c.status == RowState.PENDING)
 
 
 def row_case(row: dict[str, Any]) -> str:
     """The case a new judgment row is counted under (bot.store.counts.counting)."""
     label_case = case_key(row.get("team_id"), row.get("channel_id"), row["rubric_name"], row["question"],
-                          row["reference"], row["answer"], row.get("answer_b"))
+                          row["reference"], row["answer"], row.get("answer_b"), row.get("context"))
     return counted_case(label_case, row.get("model_name"), row.get("model_b"), row.get("swapped"))
 
 
 def triple_of(row: Any) -> Triple:
     """The texts a row is judged on, as the judge is shown them: a pair's answers in the order it is shown (B first
-    when the row is the pair swapped)."""
+    when the row is the pair swapped), with the passages retrieved for it."""
+    context = context_of(row.context)
     if row.answer_b is None:
-        return Triple(question=row.question, reference=row.reference, answer=row.answer)
+        return Triple(question=row.question, reference=row.reference, answer=row.answer, context=context)
     first, second = (row.answer_b, row.answer) if row.swapped else (row.answer, row.answer_b)
-    return Triple(question=row.question, reference=row.reference, answer=first, answer_b=second)
+    return Triple(question=row.question, reference=row.reference, answer=first, answer_b=second, context=context)
 
 
 @dataclass(frozen=True)

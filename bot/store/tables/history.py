@@ -138,6 +138,9 @@ class Judgment(SQLModel, table=True):
                                   "(bot.store.counts.counting.counted_case)")
     replaced_at: NaiveDatetime | None = Field(default=None, description="when a later judgment of its case took its "
                                               "place in the figures (bot.store.counts.counting); None while it stands")
+    context: str | None = Field(default=None, sa_column=Column(Text),
+                                description="the passages retrieved for the case, as a JSON list of strings "
+                                "(bot.records.context_text); None for a case without context")
 
 
 class JudgmentSample(SQLModel, table=True):

@@ -27,9 +27,10 @@ def record_feedback(store: Store, *, judgment_id: int, user_id: str, agree: bool
     now = utcnow()
     with store.engine.begin() as conn:
         texts = conn.execute(sa.select(judgment.c.team_id, judgment.c.channel_id, judgment.c.rubric_name,
-                                    judgment.c.question, judgment.c.reference, judgment.c.answer)
+                                       judgment.c.question, judgment.c.reference, judgment.c.answer, judgment.c.context)
                              .where(judgment.c.id == judgment_id).with_for_update()).one()  # one at a time
-        key = case_key(*texts)
+        key = case_key(texts.team_id, texts.channel_id, texts.rubric_name, texts.question, texts.reference, texts.answer,
+                       context=texts.context)
         earlier = conn.execute(select(feedback.c.agree).where(feedback.c.judgment_id == judgment_id,
                                                               feedback.c.user_id == user_id)).scalar_one_or_none()
         labels = table_of(Label)

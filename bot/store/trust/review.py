@@ -47,12 +47,12 @@ def queued_rows(store: Store, run_id: int) -> list[QueuedRow]:
     row order."""
     table = table_of(Judgment)
     columns = [table.c[name] for name in ("id", "team_id", "channel_id", "rubric_name", "question", "reference",
-                                          "answer", "unsure", "judge_model", "passed", "case_hash")]
+                                          "answer", "unsure", "judge_model", "passed", "case_hash", "context")]
     with store.session() as session:
         rows = session.execute(sa.select(*columns).where(table.c.run_id == run_id, table.c.status == RowState.SCORED)
                                .order_by(table.c.row_number, table.c.id)).all()
         keys = {row.id: case_key(row.team_id, row.channel_id, row.rubric_name, row.question, row.reference,
-                                 row.answer) for row in rows}
+                                 row.answer, context=row.context) for row in rows}
         passes: dict[str, list[bool]] = {}
         labeled: set[str] = set()
         wanted = sorted(set(keys.values()))
@@ -80,8 +80,8 @@ def _judged_before(conn: Connection, run_id: int, rows: Sequence[Any]) -> set[st
                                earlier.c.status == RowState.SCORED)
     found = set(conn.execute(sa.select(row.c.case_hash).where(row.c.run_id == run_id, row.c.status == RowState.SCORED,
                                                               before)).scalars())
-    return {case_key(item.team_id, item.channel_id, item.rubric_name, item.question, item.reference, item.answer)
-            for item in rows if item.case_hash in found}
+    return {case_key(item.team_id, item.channel_id, item.rubric_name, item.question, item.reference, item.answer,
+                     context=item.context) for item in rows if item.case_hash in found}
 
 
 def add_cases(store: Store, cases: Iterable[dict[str, Any]]) -> set[str]:
