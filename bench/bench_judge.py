@@ -17,6 +17,13 @@ share of the time) keep the load average about X, as other work on a shared mach
 and the plain loop take turns K times each and the wall-time ratios are summarised (median, range):
 
     python bench/bench_judge.py --rows 640 --latency 0.2 --concurrency 32 --load 1.5 --runs 5
+
+With --rubric faithfulness --context-tokens 2000 each row carries retrieved passages of about that many tokens (four
+passages, as a JSON list in a `contexts` column) and judgebot grades them with the shipped faithfulness rubric; the
+plain loop sends the same rubric's system prompt and a user message holding the question, the numbered passages and
+the answer, so that both send prompts of the same size:
+
+    python bench/bench_judge.py --rows 640 --latency 0.2 --concurrency 32 --rubric faithfulness --context-tokens 2000
 """
 
 from __future__ import annotations
@@ -40,24 +47,47 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.support.openai_server import FakeJudgeServer, Reply
 
-VERDICT = json.dumps({"correctness": 2, "completeness": 1, "result_tag": "Correct", "reasoning": "Names the portal."})
+VERDICTS = {
+    "eth": json.dumps({"correctness": 2, "completeness": 1, "result_tag": "Correct", "reasoning": "Names the portal."}),
+    "faithfulness": json.dumps({"claims": [{"claim": "Registration is in myStudies.", "verdict": "supported",
+                                            "passage": 1}], "result_tag": "Faithful"}),
+}
+PASSAGES = 4  # retrieved passages a row, with --context-tokens
 
 
-def write_csv(path: Path, rows: int) -> None:
-    """A CSV of `rows` distinct triples (distinct so the cache cannot help)."""
+def passages(i: int, tokens: int) -> list[str]:
+    """About `tokens` tokens of retrieved text for row `i` (about four characters a token), in PASSAGES passages."""
+    words = max(1, tokens * 4 // PASSAGES // 7)  # "word " of about seven characters
+    return [f"Passage {n} of row {i}: " + " ".join(f"term{(i * 7 + n * 13 + k) % 997}" for k in range(words))
+            for n in range(1, PASSAGES + 1)]
+
+
+def write_csv(path: Path, rows: int, context_tokens: int = 0) -> None:
+    """A CSV of `rows` distinct triples (distinct so the cache cannot help), with retrieved passages when asked."""
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["question", "reference", "answer", "model"])
+        writer.writerow(["question", "reference", "answer", "model", *(["contexts"] if context_tokens else [])])
         for i in range(rows):
             writer.writerow([
                 f"Question {i}: how do I register for exams at ETH?",
                 "Exam registration is done in myStudies (ETHIS) during the registration period.",
                 f"Answer {i}: register in myStudies during the registration window.",
                 f"bot-v{i % 3}",
+                *([json.dumps(passages(i, context_tokens))] if context_tokens else []),
             ])
 
 
-async def plain_loop(data: Path, base_url: str, concurrency: int, samples: int = 1) -> int:
+def system_prompt(rubric: str) -> str:
+    """The system prompt the plain loop sends: the shipped rubric's own, so both send prompts of the same size."""
+    import yaml
+
+    if rubric == "eth":
+        return "Grade the answer against the reference; reply in JSON."
+    path = Path(__file__).resolve().parent.parent / "rubrics" / f"{rubric}.yaml"
+    return str(yaml.safe_load(path.read_text(encoding="utf-8"))["system"])
+
+
+async def plain_loop(data: Path, base_url: str, concurrency: int, samples: int = 1, rubric: str = "eth") -> int:
     """What judging costs with nothing around it: each row's request through AsyncOpenAI, C at a time."""
     import asyncio
 
@@ -65,12 +95,14 @@ async def plain_loop(data: Path, base_url: str, concurrency: int, samples: int =
 
     client = AsyncOpenAI(api_key="bench", base_url=base_url, max_retries=0, http_client=DefaultAioHttpClient())
     gate = asyncio.Semaphore(concurrency)
+    system = system_prompt(rubric)
 
     async def one(row: dict[str, str]) -> bool:
+        context = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(json.loads(row.get("contexts") or "[]"), 1))
         async with gate:
             reply = await client.chat.completions.create(model="bench-judge", messages=[
-                {"role": "system", "content": "Grade the answer against the reference; reply in JSON."},
-                {"role": "user", "content": f"{row['question']}\n{row['reference']}\n{row['answer']}"}])
+                {"role": "system", "content": system},
+                {"role": "user", "content": f"{row['question']}\n{row['reference']}\n{context}\n{row['answer']}"}])
         return "result_tag" in json.loads(reply.choices[0].message.content or "{}")
 
     with data.open(encoding="utf-8", newline="") as f:
@@ -116,7 +148,7 @@ def main() -> None:
     if sys.argv[1:2] == ["plain"]:  # the yardstick, in a process of its own: plain DATA BASE_URL CONCURRENCY SAMPLES
         import asyncio
 
-        print(asyncio.run(plain_loop(Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))))
+        print(asyncio.run(plain_loop(Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2000)
@@ -125,9 +157,14 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1, help="judgments per row")
     parser.add_argument("--load", type=float, default=0.0, help="the load average other work adds meanwhile")
     parser.add_argument("--runs", type=int, default=1, help="turns of judgebot and the plain loop, alternating")
+    parser.add_argument("--rubric", choices=sorted(VERDICTS), default="eth", help="the shipped rubric judgebot grades with")
+    parser.add_argument("--context-tokens", type=int, default=0, help="tokens of retrieved passages a row (about)")
     args = parser.parse_args()
+    if args.rubric == "faithfulness" and not args.context_tokens:
+        parser.error("faithfulness grades an answer against its passages: give --context-tokens")
 
-    server = FakeJudgeServer(lambda body: Reply(content=VERDICT), latency=args.latency).start()
+    verdict = VERDICTS[args.rubric]
+    server = FakeJudgeServer(lambda body: Reply(content=verdict), latency=args.latency).start()
     load = load_of(args.load)
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -152,22 +189,23 @@ def measure(args: argparse.Namespace, server: FakeJudgeServer, tmp: Path) -> lis
     last turn; (judgebot's wall time, the plain loop's) of each turn."""
     judgments = args.rows * args.samples
     data = tmp / "answers.csv"
-    write_csv(data, args.rows)
+    write_csv(data, args.rows, args.context_tokens)
     # Byte-compiled as an installed judgebot is (pip compiles what it installs): the one-row run writes them.
     env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
     env |= {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench", "JUDGE_MODEL": "bench-judge"}
 
     def judging(csv_path: Path, out: Path) -> list[str]:
-        return [sys.executable, "-m", "bot", "judge", str(csv_path), "--rubric", "eth", "--concurrency",
+        return [sys.executable, "-m", "bot", "judge", str(csv_path), "--rubric", args.rubric, "--concurrency",
                 str(args.concurrency), "--out", str(out), "--samples", str(args.samples), "--yes"]
 
     def plain_command(csv_path: Path, samples: int) -> list[str]:
-        return [sys.executable, __file__, "plain", str(csv_path), server.base_url, str(args.concurrency), str(samples)]
+        return [sys.executable, __file__, "plain", str(csv_path), server.base_url, str(args.concurrency), str(samples),
+                args.rubric]
 
     # Start-up: the same command over one row of its own (its own history), whose CPU is taken off the run's;
     # the plain loop's too (its imports), so that both are compared per row
     one = tmp / "one.csv"
-    write_csv(one, 1)
+    write_csv(one, 1, args.context_tokens)
     _, _, plain_startup_cpu, _ = measured(plain_command(one, 1), env)
     started, _, startup_cpu, _ = measured(judging(one, tmp / "one.results.csv"), {**env, "JUDGEBOT_DB": str(tmp / "one.db")})
     assert started.returncode == 0, started.stderr[-2000:]
@@ -194,7 +232,8 @@ def measure(args: argparse.Namespace, server: FakeJudgeServer, tmp: Path) -> lis
     ideal = args.concurrency / args.latency if args.latency > 0 else float("inf")
     print(f"rows            {args.rows} (scored {scored}, exit code {finished.returncode}), {args.samples} sample(s) "
           f"each: {judgments} judgments" + (" (the last turn's figures)" if args.runs > 1 else ""))
-    print(f"latency         {args.latency * 1000:.0f} ms, concurrency {args.concurrency}")
+    print(f"latency         {args.latency * 1000:.0f} ms, concurrency {args.concurrency}, rubric {args.rubric}"
+          + (f", about {args.context_tokens} tokens of passages a row" if args.context_tokens else ""))
     print(f"wall time       {wall:.2f} s (includes start-up, loading the CSV and writing the results)")
     print(f"judgments/s     {rate:.1f}")
     print(f"judging phase   {phase:.2f} s, {judgments / phase:.1f} judgments/s (first request to last verdict)")
