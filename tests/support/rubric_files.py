@@ -9,8 +9,8 @@ import yaml
 from bot.rubric import builtin_dir
 
 # The rubrics shipped in rubrics/, by name, as lists show them.
-SHIPPED = ["academic", "answer-relevance", "benchmark", "correctness", "eth",
-           "helpfulness", "pairwise"]
+SHIPPED = ["academic", "answer-relevance", "benchmark", "context-recall", "context-relevance", "correctness", "eth",
+           "faithfulness", "helpfulness", "pairwise"]
 
 
 def mini(name: str = "mini", **changes) -> dict:
