@@ -1,15 +1,28 @@
 """The shipped rubrics for RAG (faithfulness, context-relevance, context-recall): each golden is what a sound judge's
 reply adds up to, every tag and both outcomes are covered, each rule turns an inconsistent reply into an error, the
 shares and counts are computed from the lists (never the judge's own number), and `judgebot rubrics check` runs their
-goldens, passages and all, against a judge."""
+goldens, passages and all, against a judge; and examples/rag.csv as the docs grade it."""
 
 from __future__ import annotations
+
+import csv
+import json
+import shutil
 
 import pytest
 
 from bot.rubric import misses
-from tests.support.cli import flat, judgebot
-from tests.support.sound_replies import SOUND, claim, fact, passage, sound_judge, values_of
+from tests.support.cli import ROOT, flat, judgebot, read_results
+from tests.support.sound_replies import (
+    RAG_EXAMPLE_FAITHFULNESS,
+    SOUND,
+    claim,
+    fact,
+    passage,
+    rag_example_judge,
+    sound_judge,
+    values_of,
+)
 
 RAG = ("faithfulness", "context-relevance", "context-recall")
 
@@ -191,3 +204,34 @@ def test_rubrics_check_judges_the_goldens_with_their_passages(tmp_path, judge_se
         for passage_text in passages:
             assert passage_text in sent
     assert "[1]" in sent and "[3]" in sent
+
+
+def test_the_rag_example_holds_passages_as_json_lists_or_plain_text():
+    with (ROOT / "examples" / "rag.csv").open(encoding="utf-8", newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert list(rows[0]) == ["question", "reference", "contexts", "answer", "model"]
+    assert {row["model"] for row in rows} == {"notes-helper-v1", "notes-helper-v2"}
+    for row in rows:
+        cell = row["contexts"]
+        passages = json.loads(cell) if cell.startswith("[") else [cell]
+        assert passages and all(isinstance(text, str) and text.strip() for text in passages)
+    assert sum(not row["contexts"].startswith("[") for row in rows) == 1  # one row with a single passage as plain text
+    assert all(any(row["answer"].startswith(start) for start in RAG_EXAMPLE_FAITHFULNESS) for row in rows)
+
+
+def test_the_rag_example_graded_for_faithfulness(tmp_path, judge_server):
+    shutil.copy(ROOT / "examples" / "rag.csv", tmp_path / "rag.csv")
+    judge_server.responder = rag_example_judge
+    code, out = judgebot(tmp_path, "judge", "rag.csv", "--rubric", "faithfulness", "--yes", server=judge_server)
+    assert code == 0, out
+    text = flat(out)
+    assert "result_tag Faithful 6 · Unsupported 2 · Contradicted 1 · No claims 1" in text, out
+    assert "columns question=question, reference=reference, context=contexts, answer=answer, model=model" in text, out
+    _, results = read_results(tmp_path / "rag.results.csv")
+    assert [row["result_tag"] for row in results] == [
+        "Faithful", "Faithful", "Faithful", "Contradicted", "Faithful", "Unsupported", "No claims", "Unsupported",
+        "Faithful", "Faithful"]
+    assert [row["passed"] for row in results].count("true") == 7  # the six Faithful and the answer with no claim
+    for body in judge_server.bodies():  # each row's passages reach the judge, numbered, none of the reference
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        assert "[1]" in user and "8 euros" not in user

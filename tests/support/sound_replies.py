@@ -128,3 +128,42 @@ def sound_judge(name: str, rubric: Rubric):
         return Reply.json(by_question[question])
 
     return respond
+
+
+# What a sound judge makes of each answer of examples/rag.csv under faithfulness, by the answer's first words.
+RAG_EXAMPLE_FAITHFULNESS: dict[str, dict[str, Any]] = {
+    "Deleted notes stay in the Trash for 30 days.": {"result_tag": "Faithful", "claims": [
+        claim("Deleted notes stay in the Trash for 30 days", "supported", 1),
+        claim("Until then they can be restored from Trash", "supported", 2)]},
+    "Deleted notes go to the Trash": {"result_tag": "Faithful", "claims": [
+        claim("Deleted notes go to the Trash", "supported", 1), claim("They can be restored there", "supported", 2)]},
+    "No. Offline mode": {"result_tag": "Faithful", "claims": [
+        claim("Offline mode is available on desktop and iOS", "supported", 1),
+        claim("The Android app needs a connection to open notes", "supported", 1)]},
+    "Yes, the Android app": {"result_tag": "Contradicted", "claims": [
+        claim("The Android app works fully offline", "contradicted", 1)]},
+    "Go to Settings > Export": {"result_tag": "Faithful", "claims": [
+        claim("Export is in Settings > Export, as Markdown or PDF", "supported", 1),
+        claim("The export includes every notebook", "supported", 1)]},
+    "Open Settings > Export": {"result_tag": "Unsupported", "claims": [
+        claim("Export is in Settings > Export, as Markdown or PDF", "supported", 1),
+        claim("Notes can be exported to Word", "not_in_context", None),
+        claim("Exports are backed up to Dropbox every night", "not_in_context", None)]},
+    "I couldn't find": {"result_tag": "No claims", "claims": []},
+    "The business plan costs": {"result_tag": "Unsupported", "claims": [
+        claim("The business plan costs 12 euros per seat per month", "not_in_context", None)]},
+    "A free account syncs": {"result_tag": "Faithful", "claims": [
+        claim("A free account syncs up to two devices", "supported", 1),
+        claim("A paid plan syncs any number of devices", "supported", 1)]},
+    "Not a whole notebook": {"result_tag": "Faithful", "claims": [
+        claim("Everyone invited to a notebook needs an account", "supported", 1),
+        claim("A single note can be published as a read-only public link", "supported", 2)]},
+}
+
+
+def rag_example_judge(body: dict) -> Reply:
+    """The faithfulness reply to a row of examples/rag.csv, found by its answer (the last text the judge is sent)."""
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    answer = re.findall(r"<(DATA-[0-9a-f]+)>\n(.*?)\n</\1>", user, re.DOTALL)[-1][1]
+    (reply,) = [reply for start, reply in RAG_EXAMPLE_FAITHFULNESS.items() if answer.startswith(start)]
+    return Reply.json(reply)
