@@ -39,6 +39,7 @@ from tests.support.cli import (
 )
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply, triple_of
+from tests.support.rubric_files import SHIPPED
 
 ETH_COLUMNS = ["correctness", "completeness", "result_tag", "reasoning", "headline", "passed", "label", "status",
                "error", "flags", "judge_model", "rubric_version", "cached"]
@@ -424,15 +425,17 @@ def test_a_killed_run_resumes_and_scores_every_row_once(tmp_path, judge_server):
 # --- rubrics -------------------------------------------------------------------------------------------
 
 
-def test_rubrics_lists_the_three_rubrics_with_descriptions(tmp_path):
+def test_rubrics_lists_the_shipped_rubrics_with_descriptions(tmp_path):
     code, found, stderr = judgebot_json(tmp_path, "rubrics")
     assert code == 0 and found["broken"] == [], stderr
-    assert [rubric["name"] for rubric in found["rubrics"]] == ["academic", "benchmark", "eth", "pairwise"]
-    eth = found["rubrics"][2]
+    assert [rubric["name"] for rubric in found["rubrics"]] == SHIPPED
+    by_name = {rubric["name"]: rubric for rubric in found["rubrics"]}
+    eth = by_name["eth"]
     assert (eth["aliases"], eth["kind"]) == (["eth-audit", "auditor", "strict"], "pointwise")
     assert (eth["tag_field"], eth["tags"]) == ("result_tag", ["Correct", "Generic", "Refusal", "Hallucination"])
-    assert "result_tag" in eth["fields"] and found["rubrics"][0]["tags"] == []  # academic has no tag
-    assert found["rubrics"][3]["kind"] == "pairwise"
+    assert "result_tag" in eth["fields"] and by_name["academic"]["tags"] == []  # academic has no tag
+    assert by_name["pairwise"]["kind"] == "pairwise"
+    assert by_name["correctness"]["tags"] == ["Correct", "Incomplete", "Generic", "Refusal", "Hallucination"]
     code, out = judgebot(tmp_path, "rubrics")
     assert code == 0, out
     text = flat(out)
@@ -483,7 +486,7 @@ def test_a_team_rubric_directory_adds_rubrics(tmp_path, judge_server):
                                                        "team-audit"), encoding="utf-8")
     code, found, stderr = judgebot_json(tmp_path, "rubrics", RUBRICS_DIR=str(team))
     assert code == 0, stderr
-    assert [rubric["name"] for rubric in found["rubrics"]] == ["academic", "benchmark", "eth", "pairwise", "team-audit"]
+    assert [rubric["name"] for rubric in found["rubrics"]] == [*SHIPPED, "team-audit"]
     assert found["rubrics"][-1]["source"] == str(team / "team-audit.yaml")
     assert found["rubrics"][-1]["description"].startswith("Team copy of the auditor;")
     assert found["folders"][1:] == [str(team)]
@@ -507,7 +510,7 @@ def test_a_broken_team_rubric_is_left_out_and_named_with_its_field_by_every_comm
     assert ("error: The rubric file broken.yaml in RUBRICS_DIR is broken, so the rubric 'broken' cannot be used until it "
             "is fixed (1 problem): - output.correctness.type: Input should be 'integer'") in flat(judge_out)
     assert listed == 0, list_out
-    assert re.findall(r"^│ ([\w-]+)\s+│", list_out, re.MULTILINE) == ["academic", "benchmark", "eth", "pairwise"]
+    assert re.findall(r"^│ ([\w-]+)\s+│", list_out, re.MULTILINE) == SHIPPED
     assert f"broken {team / 'broken.yaml'}: output.correctness.type: Input should be 'integer'" in flat(list_out)
     assert judge_server.bodies() == []
     code, found, _ = judgebot_json(tmp_path, "rubrics", RUBRICS_DIR=str(team))

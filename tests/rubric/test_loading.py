@@ -13,13 +13,13 @@ import pytest
 
 from bot.rubric import Rubric, RubricError, builtin_dir, load_rubric, load_rubrics
 from tests.support.openai_server import Reply
-from tests.support.rubric_files import mini, seed_data, write
+from tests.support.rubric_files import SHIPPED, mini, seed_data, write
 
 # --- loading valid files ------------------------------------------------------------------------------------
 
 
 def test_seed_rubrics_load(rubrics):
-    assert [r.name for r in rubrics] == ["academic", "benchmark", "eth", "pairwise"]
+    assert [r.name for r in rubrics] == SHIPPED and rubrics.broken == []
     for rubric in rubrics:
         assert rubric.source == builtin_dir() / f"{rubric.name}.yaml"
         assert rubric.version == "1.0"
@@ -46,7 +46,7 @@ def test_yml_suffix_loads_and_other_files_are_ignored(tmp_path):
     (tmp_path / "notes.txt").write_text("not a rubric: [", encoding="utf-8")
     (tmp_path / "README.md").write_text("# rubrics", encoding="utf-8")
     found = load_rubrics(tmp_path)
-    assert len(found) == 5
+    assert len(found) == len(SHIPPED) + 1
     assert found.get("extra").source == tmp_path / "extra.yml"
 
 
@@ -56,7 +56,7 @@ def test_extra_directory_overrides_a_builtin_by_name(tmp_path):
     data["system"] = data["system"] + "\nBe extra strict.\n"
     write(tmp_path, data)
     found = load_rubrics(tmp_path)
-    assert len(found) == 4
+    assert len(found) == len(SHIPPED)
     eth = found.get("eth")
     assert eth.version == "9.9"
     assert eth.source == tmp_path / "eth.yaml"
@@ -297,7 +297,7 @@ def test_a_broken_file_is_left_out_and_reported_while_the_others_load(tmp_path):
     bad["output"]["score"]["type"] = "float"
     write(tmp_path, bad)
     found = load_rubrics(tmp_path)
-    assert [r.name for r in found] == ["academic", "benchmark", "eth", "good", "pairwise"]
+    assert [r.name for r in found] == sorted([*SHIPPED, "good"])
     assert [(b.path, b.problem.split(":")[0]) for b in found.broken] == [(tmp_path / "bad.yaml", "output.score.type")]
     assert str(found.broken[0]).startswith("bad.yaml: output.score.type: Input should be 'integer'")
     with pytest.raises(RubricError, match=r"^The rubric file bad\.yaml in RUBRICS_DIR is broken, so the rubric 'bad' cannot "
@@ -315,7 +315,7 @@ def test_every_broken_file_is_reported(tmp_path):
     assert "must match the file name 'four'" in found.broken[0].problem
     assert found.broken[1].problem.startswith("headline.pas: Extra inputs are not permitted. Did you mean 'pass'?")
     assert found.broken[2].problem.startswith("cannot read the file")
-    assert len(found) == 4
+    assert len(found) == len(SHIPPED)
 
 
 def test_missing_extra_dir_is_an_error(tmp_path):
@@ -326,7 +326,7 @@ def test_missing_extra_dir_is_an_error(tmp_path):
 def test_a_team_file_taking_a_shipped_rubrics_name_is_left_out_and_the_shipped_one_stays(tmp_path):
     write(tmp_path, mini("mine", aliases=["bench"]))
     found = load_rubrics(tmp_path)
-    assert [r.name for r in found] == ["academic", "benchmark", "eth", "pairwise"]
+    assert [r.name for r in found] == SHIPPED
     assert found.find("bench").name == "benchmark" and found.find("mine") is None  # type: ignore[union-attr]
     problems = {b.path.name: b.problem for b in found.broken}
     assert problems == {"mine.yaml": "name or alias 'bench' is a name of the shipped rubric benchmark; rename it to use "
@@ -419,14 +419,14 @@ def test_unknown_name_suggests_the_closest(rubrics, typo, suggestion):
     message = str(caught.value)
     assert f"No rubric named {typo!r}." in message
     assert f"Did you mean {suggestion!r}?" in message
-    assert "Available: academic, benchmark, eth, pairwise." in message
+    assert f"Available: {', '.join(SHIPPED)}." in message
 
 
 def test_unknown_name_without_a_close_match(rubrics):
     with pytest.raises(RubricError) as caught:
         rubrics.get("zzzzzzzz")
     assert "Did you mean" not in str(caught.value)
-    assert "Available: academic, benchmark, eth, pairwise." in str(caught.value)
+    assert f"Available: {', '.join(SHIPPED)}." in str(caught.value)
 
 
 # --- names people can type, and the documented example -------------------------------------------------------
@@ -437,7 +437,7 @@ def test_unknown_name_without_a_close_match(rubrics):
 def test_a_rubric_named_like_a_command_is_left_out_naming_the_file(tmp_path, word):
     write(tmp_path, mini(word, aliases=[]))
     found = load_rubrics(tmp_path)
-    assert len(found) == 4 and found.find(word) is None
+    assert len(found) == len(SHIPPED) and found.find(word) is None
     assert [str(b) for b in found.broken] == [
         f"{word}.yaml: name: '{word}' is a word judgebot keeps for a command (`/judge {word}`), so this rubric could "
         "never be chosen. Rename the rubric and its file"]
@@ -543,7 +543,7 @@ def test_rubrics_check_fails_while_a_file_is_broken_and_the_list_shows_why(tmp_p
                           "it is fixed (1 problem): - rules.0.check: rule could not be checked") in flat(out)
     code, out = judgebot(tmp_path, "rubrics", RUBRICS_DIR=str(team))
     assert code == 0, out
-    assert re.findall(r"^│ ([\w-]+)\s+│", out, re.MULTILINE) == ["academic", "benchmark", "eth", "good", "pairwise"]
+    assert re.findall(r"^│ ([\w-]+)\s+│", out, re.MULTILINE) == sorted([*SHIPPED, "good"])
     assert f"broken {team / 'bad.yaml'}: rules.0.check: rule could not be checked" in flat(out)
     assert judge_server.bodies() == []
 

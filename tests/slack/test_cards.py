@@ -52,6 +52,7 @@ from bot.slack.views.details import reply_view
 from bot.slack.views.home import HOME_JUDGMENTS, home_view
 from bot.slack.views.size_limits import INPUT_LIMIT, MESSAGE_BLOCKS, MESSAGE_CHARS, SECTION_LIMIT, VIEW_BLOCKS
 from bot.store import Figures, Judgment, Said
+from tests.support.rubric_files import SHIPPED
 from tests.support.scored_judgments import ETH_CORRECT, scored
 from tests.support.slack_messages import feedback, table_rows
 from tests.support.slack_server.block_checks import block_problems
@@ -624,7 +625,7 @@ def test_help_lists_every_rubric_and_the_usage(rubrics):
     text = dumped(message)
     assert message["text"]
     assert sections(message)[0].endswith(USAGE)
-    assert len(rubrics) == 4
+    assert len(rubrics) == len(SHIPPED)
     for rubric in rubrics:
         assert f"• `{rubric.name}`" in text
         for alias in rubric.aliases:
@@ -645,7 +646,7 @@ def test_form_view_preselects_the_rubric_and_the_remembered_model(rubrics):
     assert list(blocks) == ["rubric", "model", "question", "reference", "answer"]
     select = blocks["rubric"]["element"]
     assert select["initial_option"]["value"] == "eth"
-    assert [option["value"] for option in select["options"]] == ["academic", "benchmark", "eth"]
+    assert [option["value"] for option in select["options"]] == [name for name in SHIPPED if name != "pairwise"]
     assert blocks["model"]["element"]["initial_value"] == "campus-bot-v2"
     assert blocks["model"]["optional"] is True
     for name in ("question", "reference", "answer"):

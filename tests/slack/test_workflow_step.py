@@ -154,7 +154,7 @@ async def test_a_rubric_without_a_tag_has_no_tag_output(slack, slack_server, jud
 
 
 @pytest.mark.parametrize(("inputs", "expected"), [
-    ({"rubric": "ehtt"}, "No rubric named 'ehtt'. Available: academic, benchmark, eth"),
+    ({"rubric": "ehtt"}, "No rubric named 'ehtt'. Available: academic, answer-relevance, benchmark"),
     ({"rubric": "pairwise"}, "compares two answers to each question, so it cannot grade one answer in a workflow"),
     ({"answer": "  "}, "The step got no answer: fill in that field of the step"),
     ({"question": "", "reference": None}, "The step got no question and reference: fill in those fields"),

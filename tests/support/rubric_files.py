@@ -8,6 +8,10 @@ import yaml
 
 from bot.rubric import builtin_dir
 
+# The rubrics shipped in rubrics/, by name, as lists show them.
+SHIPPED = ["academic", "answer-relevance", "benchmark", "context-recall", "context-relevance", "correctness", "eth",
+           "faithfulness", "helpfulness", "pairwise"]
+
 
 def mini(name: str = "mini", **changes) -> dict:
     """A small valid rubric as data; `changes` replace top-level keys (None deletes one)."""
