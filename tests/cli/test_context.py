@@ -47,7 +47,7 @@ def test_a_file_with_passages_is_judged_against_them_and_its_results_keep_them(t
         ["Anything?", "No.", "", "Nothing.", "bot"],  # no passage retrieved
     ])
 
-    code, out = judgebot(tmp_path, "judge", "rag.csv", "--rubric", "grounded", server=judge, RUBRICS_DIR=team)
+    code, out = judgebot(tmp_path, "judge", "rag.csv", "--rubric", "in-passages", server=judge, RUBRICS_DIR=team)
 
     assert code == 1, out  # a row could not be graded
     fieldnames, results = read_results(tmp_path / "rag.results.csv")
@@ -75,14 +75,14 @@ def test_a_file_without_passages_is_refused_for_a_rubric_that_reads_them_and_rea
     write_rows(tmp_path / "plain.csv", ["question", "reference", "answer", "retrieved"],
                [["When does the Mensa open?", "At 11.", MENSA, MENSA]])
 
-    code, out = judgebot(tmp_path, "judge", "plain.csv", "--rubric", "grounded", server=judge, RUBRICS_DIR=team)
+    code, out = judgebot(tmp_path, "judge", "plain.csv", "--rubric", "in-passages", server=judge, RUBRICS_DIR=team)
     assert code == 2 and not judge.bodies(), out
     text = flat(out)
     assert "plain.csv: no context column. The rubric grades each answer against the passages retrieved for it" in text
     assert "context: context, contexts, retrieved context, passages" in text
     assert "--columns context=" in text
 
-    code, out = judgebot(tmp_path, "judge", "plain.csv", "--rubric", "grounded", "--columns", "context=retrieved",
+    code, out = judgebot(tmp_path, "judge", "plain.csv", "--rubric", "in-passages", "--columns", "context=retrieved",
                          server=judge, RUBRICS_DIR=team)
     assert code == 0, out
     assert "Retrieved:\n[1] <DATA-" in user_messages(judge)[0]
@@ -101,7 +101,7 @@ def test_a_file_without_passages_is_refused_for_a_rubric_that_reads_them_and_rea
 
 
 def test_one_triple_takes_each_passage_with_context(tmp_path, team, judge):
-    code, out = judgebot(tmp_path, "judge", "--rubric", "grounded", "-q", "When does the Mensa open?", "-r", "At 11.",
+    code, out = judgebot(tmp_path, "judge", "--rubric", "in-passages", "-q", "When does the Mensa open?", "-r", "At 11.",
                          "-a", MENSA, "--context", LIBRARY, "--context", MENSA, server=judge, RUBRICS_DIR=team)
 
     assert code == 0, out
@@ -113,9 +113,9 @@ def test_one_triple_takes_each_passage_with_context(tmp_path, team, judge):
         (json.dumps([LIBRARY, MENSA]), json.dumps({"question": "When does the Mensa open?", "reference": "At 11.",
                                                    "answer": MENSA, "context": json.dumps([LIBRARY, MENSA])}))]
 
-    code, out = judgebot(tmp_path, "judge", "--rubric", "grounded", "-q", "Q?", "-r", "R.", "-a", "A.",
+    code, out = judgebot(tmp_path, "judge", "--rubric", "in-passages", "-q", "Q?", "-r", "R.", "-a", "A.",
                          server=judge, RUBRICS_DIR=team)
-    assert code == 2 and "grounded grades the answer against the passages retrieved for the question: give each with " \
+    assert code == 2 and "in-passages grades the answer against the passages retrieved for the question: give each with " \
         "--context TEXT" in flat(out), out
     code, out = judgebot(tmp_path, "judge", "--rubric", "mini", "-q", "Q?", "-r", "R.", "-a", "A.", "--context", "P",
                          server=judge, RUBRICS_DIR=team)
@@ -131,7 +131,7 @@ def test_the_same_texts_with_other_passages_are_another_case(tmp_path, team, jud
         [question, reference, MENSA, MENSA, "bot"],  # the first again: judged once, in the same run
     ])
 
-    code, out = judgebot(tmp_path, "judge", "two.csv", "--rubric", "grounded", server=judge, RUBRICS_DIR=team)
+    code, out = judgebot(tmp_path, "judge", "two.csv", "--rubric", "in-passages", server=judge, RUBRICS_DIR=team)
     assert code == 0, out
     assert len(judge.bodies()) == 2  # the duplicate row waited for its twin's verdict
     code, found, stderr = judgebot_json(tmp_path, "stats", RUBRICS_DIR=team)
@@ -139,7 +139,7 @@ def test_the_same_texts_with_other_passages_are_another_case(tmp_path, team, jud
     [figures] = found["figures"]
     assert (figures["cases"], figures["pass_rate"]) == (2, 0.5)
 
-    code, out = judgebot(tmp_path, "judge", "two.csv", "--rubric", "grounded", "--new-run", server=judge,
+    code, out = judgebot(tmp_path, "judge", "two.csv", "--rubric", "in-passages", "--new-run", server=judge,
                          RUBRICS_DIR=team)
     assert code == 0, out
     assert len(judge.bodies()) == 2  # every verdict read from the cache
@@ -157,7 +157,7 @@ def test_an_injection_in_a_passage_is_flagged_by_its_number(tmp_path, team, judg
     write_rows(tmp_path / "planted.csv", HEADER, [["When does the Mensa open?", "At 11.", json.dumps([MENSA, planted]),
                                                    MENSA, "bot"]])
 
-    code, out = judgebot(tmp_path, "judge", "planted.csv", "--rubric", "grounded", server=judge, RUBRICS_DIR=team)
+    code, out = judgebot(tmp_path, "judge", "planted.csv", "--rubric", "in-passages", server=judge, RUBRICS_DIR=team)
 
     assert code == 0, out
     _, [row] = read_results(tmp_path / "planted.results.csv")
@@ -169,7 +169,7 @@ def test_passages_larger_than_the_judges_window_are_refused_before_sending(tmp_p
     judge.discovery["/v1/models"] = {"data": [{"id": "judge-cli", "max_model_len": 4096}]}
     long = " ".join(f"word{n}" for n in range(6_000))
 
-    code, out = judgebot(tmp_path, "judge", "--rubric", "grounded", "-q", "When does the Mensa open?", "-r", "At 11.",
+    code, out = judgebot(tmp_path, "judge", "--rubric", "in-passages", "-q", "When does the Mensa open?", "-r", "At 11.",
                          "-a", MENSA, "--context", MENSA, "--context", long, server=judge, RUBRICS_DIR=team)
 
     assert code == 1, out
@@ -182,13 +182,13 @@ def test_passages_larger_than_the_judges_window_are_refused_before_sending(tmp_p
 def test_rubrics_check_judges_goldens_with_their_passages(tmp_path, judge):
     folder = tmp_path / "team"
     folder.mkdir()
-    goldens = [{"name": "grounded", "question": "When does the Mensa open?", "reference": "At 11.", "answer": MENSA,
+    goldens = [{"name": "in-passages", "question": "When does the Mensa open?", "reference": "At 11.", "answer": MENSA,
                 "context": [LIBRARY, MENSA], "expect": {"verdict": "good"}},
                {"name": "one passage", "question": "When does the Mensa open?", "reference": "At 11.",
                 "answer": MENSA, "context": LIBRARY, "expect": {"verdict": "bad"}}]
     write(folder, grounded(goldens=goldens))
 
-    code, out = judgebot(tmp_path, "rubrics", "check", "grounded", server=judge, RUBRICS_DIR=str(folder))
+    code, out = judgebot(tmp_path, "rubrics", "check", "in-passages", server=judge, RUBRICS_DIR=str(folder))
 
     assert code == 0, out
     first, second = user_messages(judge)
@@ -197,4 +197,4 @@ def test_rubrics_check_judges_goldens_with_their_passages(tmp_path, judge):
 
     write(folder, mini("plain", goldens=[{**goldens[0], "expect": {"verdict": "good"}}]))
     code, out = judgebot(tmp_path, "rubrics", RUBRICS_DIR=str(folder))
-    assert "goldens.grounded: has a context, but the template has no $context" in flat(out), out
+    assert "goldens.in-passages: has a context, but the template has no $context" in flat(out), out

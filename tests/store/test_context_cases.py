@@ -29,7 +29,7 @@ from bot.store import (
 from bot.trust.cases import labeled_verdicts
 from bot.trust.review import send_to_review
 
-COMMON = {"rubric_name": "grounded", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
+COMMON = {"rubric_name": "in-passages", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
 MENSA, LIBRARY = "The Mensa opens at 11:00.", "The library closes at 22:00."
 
 
@@ -78,10 +78,10 @@ def test_labels_and_votes_of_the_same_texts_with_other_passages_are_of_another_c
     assert correct(store, library) is False  # another case: it replaces nothing
     assert correct(store, again) is True  # the same case: it replaces U1's label of it
     assert labels_of(store, mensa.id) == [] and len(labels_of(store, library.id)) == len(labels_of(store, again.id)) == 1
-    assert len(labeled_verdicts(store, rubric_name="grounded", channel_id="C1")) == 2
+    assert len(labeled_verdicts(store, rubric_name="in-passages", channel_id="C1")) == 2
     record_feedback(store, judgment_id=library.id, user_id="U2", agree=True)
     record_feedback(store, judgment_id=mensa.id, user_id="U2", agree=False)
-    assert len(labeled_verdicts(store, rubric_name="grounded", channel_id="C1")) == 4  # U1 and U2, on each case
+    assert len(labeled_verdicts(store, rubric_name="in-passages", channel_id="C1")) == 4  # U1 and U2, on each case
 
 
 def test_the_review_queue_holds_each_context_as_its_own_case_once(store: Store) -> None:
@@ -117,7 +117,7 @@ def test_upgrading_to_version_30_keeps_every_key_and_figure(db_url: str) -> None
     finally:
         store.engine.dispose()
     assert first.case_hash == second.case_hash == counted_case(
-        case_key("T1", "C1", "grounded", "When?", "At 11.", "At 11."), "bot")  # the key as it was before context
+        case_key("T1", "C1", "in-passages", "When?", "At 11.", "At 11."), "bot")  # the key as it was before context
 
     store = Store.open(db_url)
     try:

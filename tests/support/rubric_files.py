@@ -52,7 +52,7 @@ def seed_data(name: str) -> dict:
 GROUNDED_TEMPLATE = "Q: $question\nR: $reference\nRetrieved:\n$context\nA: $answer\n"
 
 
-def grounded(name: str = "grounded", **changes) -> dict:
+def grounded(name: str = "in-passages", **changes) -> dict:
     """A small rubric that reads retrieved context ($context), as data: `mini` with the passages in its template."""
     return mini(name, **{"title": "Grounded rubric", "description": "Is the answer grounded in the passages?",
                          "user_template": GROUNDED_TEMPLATE, **changes})
