@@ -1,0 +1,44 @@
+"""Token counts without a tokenizer: an ASCII text counted kind by kind gives what counting it piece by piece gives."""
+
+from __future__ import annotations
+
+import math
+import random
+import string
+
+from bot.llm.tokens import PIECES, PUNCTUATION_PER_TOKEN, _word_tokens, text_tokens
+
+
+def piece_by_piece(text: str) -> float:
+    """The count as PIECES defines it, one piece at a time (what the ASCII path must equal)."""
+    total = 0.0
+    for piece in PIECES.findall(text):
+        first = piece[0]
+        if first.isalpha():
+            total += _word_tokens(piece)
+        elif first == "\n" or first.isdigit():
+            total += 1
+        else:
+            total += math.ceil(len(piece) / PUNCTUATION_PER_TOKEN)
+    return total
+
+
+def test_an_ascii_text_counts_as_its_pieces_do() -> None:
+    rng = random.Random(7)
+    alphabet = string.ascii_letters + string.digits + string.punctuation + " \n\t_\r" * 3 + "".join(map(chr, range(32)))
+    for _ in range(5_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
+        if rng.random() < 0.3:
+            text = text.replace(" ", "a" * rng.randint(5, 30))  # long words: more than one token
+        if rng.random() < 0.2:
+            text = text.replace("a", "1234567")  # long numbers: a token for every three digits
+        assert text_tokens(text) == piece_by_piece(text), repr(text)
+
+
+def test_known_counts() -> None:
+    assert text_tokens("") == 0
+    assert text_tokens("Register in myStudies.") == 4  # three words and the full stop
+    assert text_tokens("1234567") == 3 and text_tokens("a\n\n\nb") == 3
+    assert text_tokens("--> {x}") == 5  # "-->" two, then one each
+    assert text_tokens("internationalisation") == 2  # 20 letters: a word and its second part
+    assert text_tokens("Zürich") == piece_by_piece("Zürich") > 1  # not ASCII: counted piece by piece
