@@ -16,7 +16,7 @@ from bot.slack.views.card import REJUDGE
 from bot.store import Store, iter_judgments, recent_runs, set_cost_limits
 from tests.support.openai_server import Reply
 from tests.support.rubric_files import grounded, grounded_reply, mini, write
-from tests.support.slack_files import finished_thread, results_rows, reply_to, share, summaries
+from tests.support.slack_files import finished_thread, reply_to, results_rows, share, summaries
 from tests.support.slack_messages import blocks_json, buttons, card_of, table_dicts
 from tests.support.slack_side import TEAM
 
