@@ -164,3 +164,11 @@ async def test_a_file_without_a_context_column_is_refused_for_a_rubric_that_read
                         text="grounded\ncontext: retrieved")
     await finished_thread(slack_server, "C0GENERAL", named["ts"])
     assert [passages_sent(body) for body in judge_server.bodies()] == [["A"]]
+
+
+async def test_the_rubric_list_says_which_rubrics_need_the_retrieved_context(slack):
+    listed = (await slack.command("rubrics")).text()
+    lines = listed.split("\\n")  # the message as JSON: a line break is written \n
+    grounded_line = next(line for line in lines if "`grounded`" in line)
+    mini_line = next(line for line in lines if "`mini`" in line)
+    assert "Needs the retrieved context" in grounded_line and "Needs the retrieved context" not in mini_line

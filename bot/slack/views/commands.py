@@ -86,11 +86,13 @@ class FormSeal:
 
 
 def rubric_lines(rubrics: RubricSet) -> list[str]:
-    """One line per rubric: name, aliases, one-line description."""
+    """One line per rubric: name, aliases, one-line description, and whether it needs the retrieved context."""
     lines = []
     for rubric in rubrics:
         aliases = f" (also {', '.join(f'`{escape(a)}`' for a in rubric.aliases)})" if rubric.aliases else ""
-        lines.append(f"• `{escape(rubric.name)}`{aliases}: {escape(clip(rubric.description, DESCRIPTION_LIMIT)[0])}")
+        needs = " _Needs the retrieved context._" if rubric.uses_context else ""
+        lines.append(f"• `{escape(rubric.name)}`{aliases}: {escape(clip(rubric.description, DESCRIPTION_LIMIT)[0])}"
+                     f"{needs}")
     return lines
 
 
