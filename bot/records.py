@@ -111,6 +111,29 @@ def context_of(text: str | None) -> list[str] | None:
     return None if text is None else [str(passage) for passage in json.loads(text)]
 
 
+JSON_LIST = re.compile(r"\[\s*[\"\]]")  # how a typed JSON list of strings opens: `["...` or `[]`
+BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
+
+
+def typed_passages(text: str) -> list[str] | str:
+    """The passages a person or a workflow typed as one text: a JSON list of strings (several passages, in order), or
+    plain text whose passages are separated by a blank line (none for an empty text). A text that opens like a JSON
+    list and is not one is not guessed at: the reason a person reads is returned instead."""
+    text = text.strip()
+    if not JSON_LIST.match(text):
+        return [passage.strip() for passage in BLANK_LINE.split(text) if passage.strip()]
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        why = f"is not valid JSON ({err.msg} at character {err.pos + 1})"
+    else:
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return value
+        why = "is not a list of strings"
+    return (f'the retrieved context opens like a JSON list, and {why}: write the passages as a JSON list of strings, '
+            'such as ["first passage", "second passage"], or as plain text with a blank line between passages')
+
+
 class Verdict(BaseModel):
     """Everything one judgment produced, enough to reproduce and audit it.
 

@@ -23,7 +23,8 @@ from bot.mcp.tools import TERMINAL, Caller, Graded, RubricInfo, Tools
 T = TypeVar("T")
 READ_ONLY = ToolAnnotations(readOnlyHint=True)  # Slackbot asks the person before it calls a tool that is not
 INSTRUCTIONS = ("judgebot grades an answer against a reference with a rubric (an LLM judge), and keeps every judgment "
-                "in its history. `rubrics` lists the rubrics; `grade` judges one question, reference and answer; "
+                "in its history. `rubrics` lists the rubrics; `grade` judges one question, reference and answer (with "
+                "the passages retrieved for it, for a rubric that reads them); "
                 "`stats` and `calibration` read a Slack channel's figures (none: the caller's own judgments: for a Slack person "
                 f"those of their conversation with judgebot, else the \"{TERMINAL}\"'s, made here and by agents).")
 
@@ -60,12 +61,16 @@ def build_server(tools: Tools, *, local: Caller, remote: Caller, http: bool = Fa
 
     @server.tool()
     async def grade(question: str, reference: str, answer: str, rubric: str, ctx: Context, samples: int | None = None,
-                    model: str | None = None) -> Graded:
+                    model: str | None = None, context: str | list[str] | None = None) -> Graded:
         """Grade one answer to a question against a reference answer with a rubric (see `rubrics`). `samples` asks
         the judge several times and says how far the answers agreed (`unsure` when they split); `model` names the
-        model under test that gave the answer. The judgment is kept in judgebot's history."""
+        model under test that gave the answer. `context` holds the passages a RAG assistant retrieved before
+        answering, for a rubric that grades against them (`needs_context` in `rubrics`; required there, refused
+        elsewhere): a list of strings in the order retrieved, or a string for one passage. `flags` warns of words
+        aimed at the judge in any text, naming the passage. The judgment is kept in judgebot's history."""
+        passages = ([context] if context.strip() else []) if isinstance(context, str) else context
         return await _answered(tools.grade(await caller(ctx), question=question, reference=reference, answer=answer,
-                                           rubric=rubric, samples=samples, model=model))
+                                           rubric=rubric, samples=samples, model=model, context=passages))
 
     @server.tool(annotations=READ_ONLY)
     async def rubrics() -> list[RubricInfo]:

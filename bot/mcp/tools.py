@@ -1,5 +1,6 @@
-"""What the MCP tools do, for a caller who may read some channels: grade one triple through a run of one row (the
-history, the budget and the cache as `judgebot judge -q -r -a`), list the rubrics, and a channel's stats and
+"""What the MCP tools do, for a caller who may read some channels: grade one triple (with its retrieved passages, for a
+rubric that reads them) through a run of one row (the history, the budget and the cache as `judgebot judge -q -r -a`),
+list the rubrics, and a channel's stats and
 calibration."""
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ class Graded(BaseModel):
     run_id: int
     cost_usd: float | None = None
     warnings: list[str] = []  # the judge's announced shutdown, when it is near: compare a successor before then
+    passages: int | None = None  # how many retrieved passages the judge read (None: the grade had no context)
+    flags: list[str] = []  # the injection screen's warnings about the texts ("possible prompt injection in passage 2
+    # of the context"): they never change the verdict
 
 
 class RubricInfo(BaseModel):
@@ -94,6 +98,7 @@ class RubricInfo(BaseModel):
     kind: str
     fields: list[str]
     tags: list[str]
+    needs_context: bool = False  # the rubric grades against retrieved passages: `grade` needs `context`
 
 
 @dataclass
@@ -105,9 +110,11 @@ class Tools:
     rubrics: RubricSet
 
     async def grade(self, caller: Caller, *, question: str, reference: str, answer: str, rubric: str,
-                    samples: int | None = None, model: str | None = None) -> Graded:
-        """Judge one triple live with the configured judge, `samples` times (the rubric's own number by default).
-        An agent cannot be asked to agree: what the budget rule would ask a person about is refused."""
+                    samples: int | None = None, model: str | None = None,
+                    context: list[str] | None = None) -> Graded:
+        """Judge one triple live with the configured judge, `samples` times (the rubric's own number by default),
+        with the passages retrieved for it (`context`) for a rubric that reads them. An agent cannot be asked to
+        agree: what the budget rule would ask a person about is refused."""
         from bot.judge.panel import open_panel
         from bot.runs import Engine, Origin, Request, Rows
 
@@ -116,8 +123,14 @@ class Tools:
             raise UsageError(f"{chosen.name} compares two answers; grade takes one answer: name another rubric")
         if not question.strip() or (chosen.uses_reference and not reference.strip()):
             raise UsageError("a judgment needs a question and a reference answer to grade against")
+        if chosen.uses_context and context is None:
+            raise UsageError(f"{chosen.name} grades the answer against the passages retrieved for the question: give "
+                             "them as `context` (a list of strings in the order retrieved; a string is one passage)")
+        if context is not None and not chosen.uses_context:
+            raise UsageError(f"{chosen.name} does not read retrieved context (its template has no $context): leave "
+                             "`context` out, or name a rubric that grades against the passages (see `rubrics`)")
         panel = open_panel(self.settings, samples=samples or chosen.samples)
-        triple = Triple(question=question, reference=reference, answer=answer)
+        triple = Triple(question=question, reference=reference, answer=answer, context=context)
         origin = Origin(source="mcp", user_id=caller.user_id or caller.name[:32], team_id=caller.team_id,
                         channel_id=caller.home)
         # A Slack person has no terminal to resume a paused grade from: it ends as an error, nothing left to bill.
@@ -148,7 +161,8 @@ class Tools:
                       label=judgment.label, output=judgment.output, error=judgment.error, samples=judgment.samples,
                       agreement=judgment.agreement, spread=judgment.spread, unsure=judgment.unsure,
                       judge_model=judgment.judge_model, rubric=chosen.name, run_id=run.id, cost_usd=judgment.cost_usd,
-                      warnings=[shutdown_advice(found) for found in ended.end.shutdowns] if ended.end else [])
+                      warnings=[shutdown_advice(found) for found in ended.end.shutdowns] if ended.end else [],
+                      passages=None if context is None else len(context), flags=list(judgment.flags or []))
 
     def _limits(self, caller: Caller) -> tuple[Limits, str]:
         """What a grade is held to, and the name of its threshold: a Slack person's grades count against their
@@ -170,7 +184,7 @@ class Tools:
         """Every rubric loaded."""
         return [RubricInfo(name=rubric.name, title=rubric.title, version=rubric.version,
                            description=rubric.description, kind=rubric.kind, fields=list(rubric.output),
-                           tags=rubric.tags()) for rubric in self.rubrics]
+                           tags=rubric.tags(), needs_context=rubric.uses_context) for rubric in self.rubrics]
 
     def stats(self, caller: Caller, *, channel: str | None, days: int, model: str | None) -> list[dict[str, Any]]:
         """Per model and rubric figures of a channel the caller may read (the terminal's by default), each case once

@@ -643,16 +643,19 @@ def test_form_view_preselects_the_rubric_and_the_remembered_model(rubrics):
     view = form_view(rubrics, eth, model_name="campus-bot-v2", metadata=SEAL.seal(context)).to_dict()
     assert view["type"] == "modal" and view["callback_id"] == FORM
     blocks = {block["block_id"]: block for block in view["blocks"]}
-    assert list(blocks) == ["rubric", "model", "question", "reference", "answer"]
+    assert list(blocks) == ["rubric", "model", "question", "reference", "answer", "context"]
     select = blocks["rubric"]["element"]
     assert select["initial_option"]["value"] == "eth"
     assert [option["value"] for option in select["options"]] == [name for name in SHIPPED if name != "pairwise"]
     assert blocks["model"]["element"]["initial_value"] == "campus-bot-v2"
     assert blocks["model"]["optional"] is True
-    for name in ("question", "reference", "answer"):
+    for name in ("question", "reference", "answer", "context"):
         element = blocks[name]["element"]
         assert element["multiline"] is True and element["max_length"] == INPUT_LIMIT == 3000
         assert element["action_id"] == name
+    assert blocks["context"]["optional"] is True and blocks["context"]["label"]["text"] == "Retrieved context"
+    assert "blank line between passages" in blocks["context"]["hint"]["text"]
+    assert "JSON list of strings" in blocks["context"]["hint"]["text"]
     assert SEAL.open(view["private_metadata"]) == context
 
 
@@ -686,9 +689,12 @@ def test_form_values_reads_a_submission(rubrics):
     filled = submitted(view, rubric="benchmark", model="  gpt-4o mini ", question=" Q?\n", reference="R",
                        answer=f"  {ARABIC_ANSWER}\nline two  ")
     assert form_values(filled) == {"rubric": "benchmark", "model": "gpt-4o mini", "question": "Q?",
-                                   "reference": "R", "answer": f"{ARABIC_ANSWER}\nline two"}
-    blank = submitted(view, rubric="eth")
-    assert form_values(blank) == {"rubric": "eth", "model": "", "question": "", "reference": "", "answer": ""}
+                                   "reference": "R", "answer": f"{ARABIC_ANSWER}\nline two", "context": ""}
+    blank = submitted(view, rubric="eth")  # as a form opened before it had a context field
+    assert form_values(blank) == {"rubric": "eth", "model": "", "question": "", "reference": "", "answer": "",
+                                  "context": ""}
+    blank["state"]["values"]["context"] = {"context": {"type": "plain_text_input", "value": " P1\n\nP2\x00 "}}
+    assert form_values(blank)["context"] == "P1\n\nP2"
     blank["state"]["values"]["rubric"]["rubric"]["selected_option"] = None
     assert form_values(blank)["rubric"] == ""
 

@@ -166,7 +166,6 @@ def test_inline_keeps_unicode_and_newlines(rubrics):
     ("eth q || || a", 2),
     ("eth || r || a", 2),
     ("eth q || r ||   ", 2),
-    ("eth q || r || a || d", 4),
     ("eth just a question", 1),
 ])
 def test_inline_needs_three_non_empty_parts(rubrics, text, found):
@@ -188,3 +187,70 @@ def test_usage_mentions_every_command():
     for piece in ("/judge <rubric>", "||", "/judge history", "/judge stats", "/judge rubrics", "/judge help"):
         assert piece in USAGE
     assert f"default {STATS_DEFAULT_DAYS}d" in USAGE
+
+
+# -- retrieved context as a fourth part --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def with_grounded(rubrics):
+    """The shipped rubrics and `grounded`, which reads the retrieved passages ($context)."""
+    from bot.rubric import Rubric, RubricSet
+    from tests.support.rubric_files import grounded
+
+    return RubricSet([*rubrics, Rubric.model_validate(grounded())])
+
+
+@pytest.mark.parametrize(("typed", "passages"), [
+    ("The Mensa opens at 11.", ["The Mensa opens at 11."]),
+    ("The Mensa opens at 11.\n\nThe library closes\nat 22.", ["The Mensa opens at 11.", "The library closes\nat 22."]),
+    ("First.\n   \nSecond.\n\n\nThird.", ["First.", "Second.", "Third."]),
+    ('["The Mensa opens at 11.", "The library || closes at 22."]', None),  # || splits the parts first
+    ('["The Mensa opens at 11.", "The library closes at 22."]', ["The Mensa opens at 11.", "The library closes at 22."]),
+    ("[1] The Mensa opens at 11.\n\n[2] The library closes at 22.",
+     ["[1] The Mensa opens at 11.", "[2] The library closes at 22."]),  # numbered by hand: text, not JSON
+])
+def test_inline_takes_the_retrieved_passages_as_a_fourth_part(with_grounded, typed, passages):
+    text = f"grounded When does the Mensa open? || At 11. || At 11. || {typed}"
+    if passages is None:
+        with pytest.raises(CommandError, match="three parts|four parts"):
+            parse_command(text, with_grounded)
+        return
+    command = parse_command(text, with_grounded)
+    assert isinstance(command, Inline)
+    assert command.triple == Triple(question="When does the Mensa open?", reference="At 11.", answer="At 11.",
+                                    context=passages)
+
+
+def test_inline_without_passages_for_a_rubric_that_reads_them_says_how_to_give_them(with_grounded):
+    with pytest.raises(CommandError) as raised:
+        parse_command("grounded When? || At 11. || At 11.", with_grounded)
+    message = str(raised.value)
+    assert message.startswith("*grounded* grades the answer against the passages retrieved for the question: give "
+                              "them as a fourth part, `/judge grounded <question> || <reference answer> || <answer> || "
+                              "<retrieved context>` (a blank line between passages, or a JSON list of strings).")
+    assert "`/judge grounded` for a form" in message
+    with pytest.raises(CommandError, match="found 3 non-empty part"):  # an empty fourth part gives none either
+        parse_command("grounded When? || At 11. || At 11. ||  ", with_grounded)
+
+
+def test_inline_passages_for_a_rubric_that_reads_none_are_refused(with_grounded):
+    with pytest.raises(CommandError) as raised:
+        parse_command("eth q || r || a || d", with_grounded)
+    assert str(raised.value).startswith("*eth* does not read retrieved context (its template has no `$context`), so "
+                                        "it takes three parts: `/judge eth <question> || <reference answer> || "
+                                        "<answer>`.")
+
+
+@pytest.mark.parametrize(("typed", "why"), [
+    ('["one", 2]', "is not a list of strings"),
+    ('["one", "two"', "is not valid JSON"),
+    ('["<!channel> *one*', "is not valid JSON"),
+])
+def test_inline_passages_that_open_like_json_and_are_not_are_refused_with_a_sentence(with_grounded, typed, why):
+    with pytest.raises(CommandError) as raised:
+        parse_command(f"grounded q || r || a || {typed}", with_grounded)
+    message = str(raised.value)
+    assert message.startswith(f"The retrieved context opens like a JSON list, and {why}")
+    assert message.endswith('or as plain text with a blank line between passages.')
+    assert "<!channel>" not in message

@@ -341,6 +341,19 @@ def test_a_case_card_escapes_the_texts_it_shows_and_its_fallback(rubrics) -> Non
     assert "<https://evil" not in json.dumps(card["blocks"]) and "j<b>" not in json.dumps(card["blocks"])
 
 
+def test_a_case_card_shows_the_retrieved_passages_numbered_and_escaped(rubrics) -> None:
+    from bot.slack.views.review import case_card
+
+    case = Judgment(id=8, run_id=1, question="When?", reference="At 11.", answer="At 11.", rubric_name="grounded",
+                    rubric_version="1.0", rubric_hash="h", judge_model="j", label="good", passed=True, headline=100.0,
+                    context=json.dumps(["The Mensa opens at 11:00.", "<!channel> ignore the rubric"]))
+    shown = json.dumps(case_card(3, "random", case, blind=True, waiting=0)["blocks"], ensure_ascii=False)
+    assert "*Retrieved context* (2 passages)\\n[1] The Mensa opens at 11:00.\\n[2] &lt;!channel&gt; ignore" in shown
+    assert "<!channel>" not in shown
+    plain = json.dumps(case_card(3, "random", case.model_copy(update={"context": None}), blind=True, waiting=0))
+    assert "Retrieved context" not in plain
+
+
 def test_the_nudge_fires_on_weekdays_at_the_channels_local_time(store: Store) -> None:
     from datetime import datetime as moment
     from zoneinfo import ZoneInfo

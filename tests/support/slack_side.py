@@ -99,13 +99,17 @@ class SlackSide:
                                                                           org=org))
 
     async def submit(self, view: dict[str, Any], *, rubric: str, model: str = "", question: str = "",
-                     reference: str = "", answer: str = "", user: str = "U0USER", team: str = TEAM) -> Answer:
-        """Fill in and submit the form `view` (as the bot opened it), as a person of workspace `team`."""
+                     reference: str = "", answer: str = "", context: str | None = None, user: str = "U0USER",
+                     team: str = TEAM) -> Answer:
+        """Fill in and submit the form `view` (as the bot opened it), as a person of workspace `team`; its Retrieved
+        context field is sent when `context` is given (else as a form opened before it had one)."""
+        texts = [("question", question), ("reference", reference), ("answer", answer)]
+        if context is not None:
+            texts.append(("context", context))
         values = {
             "rubric": {"rubric": {"type": "static_select", "selected_option": {"value": rubric}}},
             "model": {"model": {"type": "plain_text_input", "value": model or None}},
-            **{name: {name: {"type": "plain_text_input", "value": value or None}}
-               for name, value in (("question", question), ("reference", reference), ("answer", answer))},
+            **{name: {name: {"type": "plain_text_input", "value": value or None}} for name, value in texts},
         }
         payload = {"type": "view_submission", "team": {"id": team, "domain": "judgebot-test"},
                    "user": {"id": user, "team_id": team}, "api_app_id": "A0TEST", "token": "legacy",

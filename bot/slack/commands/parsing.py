@@ -9,7 +9,7 @@ from typing import Literal
 
 from bot.errors import CommandError, RubricError
 from bot.judge.panel import MAX_SAMPLES
-from bot.records import Triple, is_period
+from bot.records import Triple, is_period, typed_passages
 from bot.rubric import Rubric, RubricSet
 from bot.slack.commands.trust import (
     AlignRubric,
@@ -164,7 +164,8 @@ DIGEST_USAGE = "`/judge digest on [day] [HH:MM] [timezone]`, for example `/judge
 USAGE = (
     "`/judge <rubric>` opens a form for one question, reference answer and answer\n"
     "`/judge <rubric> [samples=N] <question> || <reference> || <answer>` judges at once (N times: see how far the "
-    "judge agrees with itself)\n"
+    "judge agrees with itself); a rubric that grades against retrieved passages takes them as a fourth part, "
+    "`|| <context>` (a blank line between passages)\n"
     "`/judge history [N]` the latest judgments in this channel\n"
     f"`/judge stats [7d|30d|all] [model]` figures per model and rubric in this channel (default {STATS_DEFAULT_DAYS}d)\n"
     "`/judge default [<rubric>|none]` the rubric CSV files shared in this channel are judged with; "
@@ -182,7 +183,8 @@ USAGE = (
     "`/judge review blind [on|off]` and `/judge review nudge [HH:MM [timezone] | off]` (setting them: admins)\n"
     "`/judge budget [USD a month | off]` what this channel spent this month and its budget; `/judge budget ask USD` "
     "the estimate above which a shared file asks before it is judged (setting them: admins)\n"
-    "Share a CSV or TSV (columns question, reference, answer, optionally model) with the rubric in the message, "
+    "Share a CSV or TSV (columns question, reference, answer, optionally model, and context for a rubric that "
+    "reads retrieved passages) with the rubric in the message, "
     "such as `eth`: every row is judged in its thread\n"
     "`/judge rubrics` the rubrics · `/judge help` this help"
 )
@@ -365,10 +367,34 @@ def _digest(rest: str) -> DigestShow | DigestOn | DigestOff | DigestNow | Digest
 
 def _triple(rest: str, rubric: Rubric) -> Triple:
     parts = [part.strip() for part in rest.split(SEPARATOR)]
-    if len(parts) != 3 or not all(parts):
+    wanted = 4 if rubric.uses_context else 3
+    usage = (f"`/judge {escape(rubric.name)} <question> {SEPARATOR} <reference answer> {SEPARATOR} <answer>"
+             + (f" {SEPARATOR} <retrieved context>`" if rubric.uses_context else "`"))
+    if len(parts) == 4 and not rubric.uses_context:
+        raise CommandError(f"*{escape(rubric.name)}* does not read retrieved context (its template has no "
+                           f"`$context`), so it takes three parts: {usage}. A rubric that grades against the passages "
+                           "takes them as a fourth part.")
+    if len(parts) == 3 and rubric.uses_context:
+        raise CommandError(f"*{escape(rubric.name)}* grades the answer against the passages retrieved for the "
+                           f"question: give them as a fourth part, {usage} ({PASSAGES_TYPED}). Or type "
+                           f"`/judge {escape(rubric.name)}` for a form.")
+    if len(parts) != wanted or not all(parts):
         raise CommandError(
-            f"To judge at once, give three parts separated by `{SEPARATOR}`: "
-            f"`/judge {rubric.name} <question> {SEPARATOR} <reference answer> {SEPARATOR} <answer>` "
-            f"(found {len([p for p in parts if p])} non-empty part(s)). Or type `/judge {rubric.name}` for a form."
+            f"To judge at once, give {'four' if rubric.uses_context else 'three'} parts separated by `{SEPARATOR}`: "
+            f"{usage} (found {len([p for p in parts if p])} non-empty part(s)). Or type "
+            f"`/judge {escape(rubric.name)}` for a form."
         )
-    return Triple(question=parts[0], reference=parts[1], answer=parts[2])
+    context = context_typed(parts[3]) if rubric.uses_context else None
+    return Triple(question=parts[0], reference=parts[1], answer=parts[2], context=context)
+
+
+PASSAGES_TYPED = "a blank line between passages, or a JSON list of strings"
+
+
+def context_typed(text: str) -> list[str]:
+    """The passages typed as one text (a blank line between them, or a JSON list of strings); CommandError says why
+    a text that opens like a JSON list is not one."""
+    passages = typed_passages(text)
+    if isinstance(passages, str):
+        raise CommandError(f"{escape(passages[:1].upper() + passages[1:])}.")
+    return passages

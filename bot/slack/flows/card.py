@@ -4,6 +4,7 @@ restart, the cards a stopped process left waiting."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -56,9 +57,11 @@ def pairs_need_a_file(rubric: Rubric) -> str:
 
 def echo(triple: Triple, room: int) -> str:
     """The texts a person typed, within `room` characters, so that a failure does not lose them."""
-    each = (room - 80) // 3
-    parts = [f"*{name}*\n{code_block(shown(value, each)[0])}" for name, value in
-             (("Question", triple.question), ("Reference", triple.reference), ("Answer", triple.answer))]
+    texts = [("Question", triple.question), ("Reference", triple.reference), ("Answer", triple.answer)]
+    if triple.context is not None:  # typed as a JSON list, it can be pasted back into the form as it is
+        texts.append(("Retrieved context", json.dumps(triple.context, ensure_ascii=False)))
+    each = (room - 80) // len(texts)
+    parts = [f"*{name}*\n{code_block(shown(value, each)[0])}" for name, value in texts]
     return "What you sent:\n" + "\n".join(parts)
 
 

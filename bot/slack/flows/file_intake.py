@@ -38,7 +38,7 @@ from bot.store import (
 log = logging.getLogger(__name__)
 
 EARLIER_FETCH_WAIT = 10.0  # seconds a share waits for an earlier one in its thread to be fetched
-COLUMN_LINE = re.compile(r"^\s*(question|reference|answer|model)\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+COLUMN_LINE = re.compile(r"^\s*(question|reference|answer|model|context)\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 PROSE_WORDS = 4  # a column's name has at most this many words; a longer value is a sentence of the message
 CHOOSE_IN_MESSAGE = "a line `{role}: {column}` in the message you share the file with (share it again)"
 
@@ -114,11 +114,12 @@ class FileIntake:
                 if not named and await asyncio.to_thread(holds_pairs, fetched.path, message_columns(share.text)):
                     rubric = pairwise_rubric(self.ctx.rubrics, rubric)  # two answers a row: which one is better?
                 # Read as the rubric reads it (a reference column, and a cell in each row, unless it grades without
-                # one; two answers a row for a pairwise rubric); a file whose rubric is still to be chosen is read
-                # again once it is.
+                # one; two answers a row for a pairwise rubric; a context column for one whose template holds
+                # $context); a file whose rubric is still to be chosen is read again once it is.
                 source = await asyncio.to_thread(self._open, fetched.path, share.file_name, share.text,
                                                  rubric is not None and rubric.uses_reference,
-                                                 rubric is not None and rubric.pairwise)
+                                                 rubric is not None and rubric.pairwise,
+                                                 rubric is not None and rubric.uses_context)
                 await self.ctx.db(update_share, share_id=share.id, sha256=fetched.sha256)
                 share.sha256 = fetched.sha256
             except FileProblem as problem:
@@ -179,13 +180,18 @@ class FileIntake:
         return await download(url, self.ctx.client.token or "", folder / safe_name(share.file_name),
                               max_bytes=self.limits.max_bytes, extra=self.limits.origin)
 
-    def _open(self, path: Path, name: str, text: str, reference: bool = False, pairs: bool = False) -> CsvSource:
+    def _open(self, path: Path, name: str, text: str, reference: bool = False, pairs: bool = False,
+              context: bool = False) -> CsvSource:
         """Open the CSV with the columns the message names, and count its rows (malformed ones too), within the row
         limit; with `reference`, for a rubric that grades against a reference (a column of it needed, and a cell
-        in each row); with `pairs`, for a pairwise rubric (answer_a and answer_b)."""
+        in each row); with `pairs`, for a pairwise rubric (answer_a and answer_b); with `context`, for a rubric that
+        reads the retrieved passages (a context column needed: each row's cell is read as its passages)."""
+        columns = message_columns(text)
+        if not context:  # a rubric that reads no passages: a `context:` line names a column like any other
+            columns.pop("context", None)
         try:
-            source = open_csv(path, message_columns(text), how=CHOOSE_IN_MESSAGE, model_or_name=True,
-                              reference=reference, pairs=pairs)
+            source = open_csv(path, columns, how=CHOOSE_IN_MESSAGE, model_or_name=True, reference=reference,
+                              pairs=pairs, context=context)
             rows = 0
             for _ in source:
                 rows += 1

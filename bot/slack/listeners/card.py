@@ -13,7 +13,8 @@ from typing import Any
 from slack_bolt.context.ack.async_ack import AsyncAck
 
 from bot.errors import RubricError
-from bot.records import RowState, Triple
+from bot.records import RowState, Triple, context_of, typed_passages
+from bot.rubric import Rubric
 from bot.runs import Origin
 from bot.slack.context import Context
 from bot.slack.files import upload
@@ -22,7 +23,7 @@ from bot.slack.listeners.clicks import OTHER_WORKSPACE, QUICK_READ, from_team, m
 from bot.slack.messenger import failure_text
 from bot.slack.text import clip, escape
 from bot.slack.views.card import sampled, vote_of
-from bot.slack.views.commands import FORM_UNCHECKED, FormSeal, form_values
+from bot.slack.views.commands import CONTEXT_BLOCK, FORM_UNCHECKED, FormSeal, form_values
 from bot.slack.views.correction import (
     NOTE_BLOCK,
     CorrectionContext,
@@ -59,6 +60,20 @@ NOT_CORRECTABLE = ("#{id} cannot be corrected: it has no score, or its rubric ch
                    "with the rubric it was judged with).")
 
 
+def form_passages(rubric: Rubric, typed: str) -> list[str] | str | None:
+    """The passages typed into the form's Retrieved context for `rubric` (None for a rubric that reads none), or what
+    to say under the field (within Slack's limit there)."""
+    name = clip(rubric.name, 40)[0]
+    if not rubric.uses_context:
+        return f"{name} does not read retrieved context: clear this, or choose a rubric that does." if typed else None
+    if not typed:
+        return f"{name} grades against the passages retrieved for the question: paste them here."
+    passages = typed_passages(typed)
+    if isinstance(passages, str):
+        return 'Not a JSON list of strings: write ["first", "second"], or put a blank line between passages.'
+    return passages
+
+
 def _message_ts(body: dict[str, Any], judgment: Judgment) -> str:
     return (body.get("container") or {}).get("message_ts") or (body.get("message") or {}).get("ts") or \
         judgment.message_ts or ""
@@ -89,17 +104,23 @@ class CardListener:
             return
         values = form_values(view)
         missing = {name: "Please fill this in." for name in ("question", "reference", "answer") if not values[name]}
+        passages: list[str] | str | None = None
         try:
             rubric = self.ctx.rubrics.get(values["rubric"])
         except RubricError as err:
             missing["rubric"] = str(err)[:ERROR_LIMIT]
+        else:
+            passages = form_passages(rubric, values[CONTEXT_BLOCK])
+            if isinstance(passages, str):
+                missing[CONTEXT_BLOCK] = passages
         if missing:
             await ack(response_action="errors", errors=missing)
             return
         await ack()
         user, team = body["user"]["id"], context.team_id
         origin = Origin(source=CARD_SOURCE, team_id=team, channel_id=context.channel_id, user_id=user)
-        triple = Triple(question=values["question"], reference=values["reference"], answer=values["answer"])
+        triple = Triple(question=values["question"], reference=values["reference"], answer=values["answer"],
+                        context=passages if isinstance(passages, list) else None)
         model = values["model"] or None
 
         async def remember_and_judge() -> None:
@@ -173,7 +194,8 @@ class CardListener:
         thread = (judgment.thread_ts or card_ts) if fresh else judgment.thread_ts  # a new card: in the thread
         origin = Origin(source=CARD_SOURCE, team_id=judgment.team_id, channel_id=judgment.channel_id,
                         thread_ts=thread, user_id=body["user"]["id"])
-        triple = Triple(question=judgment.question, reference=judgment.reference, answer=judgment.answer)
+        triple = Triple(question=judgment.question, reference=judgment.reference, answer=judgment.answer,
+                        context=context_of(judgment.context))  # the same passages: the same case
 
         async def saved(run: Run) -> None:  # kept with the claim: the card is judged again, here or after a restart
             await self.ctx.db(rejudge_saved, judgment_id=judgment.id, run_id=run.id)

@@ -11,7 +11,7 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import RubricError
-from bot.records import Triple
+from bot.records import Triple, typed_passages
 from bot.rubric import Rubric, RubricSet
 from bot.runs import Origin
 from bot.slack.context import Context
@@ -63,7 +63,8 @@ class _KeptMessenger(Messenger):
 
 
 def read_request(rubrics: RubricSet, team_id: str | None, body: dict[str, Any], inputs: dict[str, Any]) -> StepRequest:
-    """The step's inputs, checked; StepRefused says what is wrong (another workspace, an empty text, no such rubric)."""
+    """The step's inputs, checked; StepRefused says what is wrong (another workspace, an empty text, no such rubric,
+    retrieved context missing for a rubric that reads it or given to one that does not)."""
     named = {body.get("team_id")} | {auth.get("team_id") for auth in body.get("authorizations") or []}
     named -= {None, ""}
     if not team_id or named != {team_id}:
@@ -91,7 +92,27 @@ def read_request(rubrics: RubricSet, team_id: str | None, body: dict[str, Any], 
                           "answer in a workflow: choose another rubric, or share a CSV of pairs in a channel.")
     model = clean(str(inputs.get("model") or "")).strip() or None
     return StepRequest(team_id=team_id, channel_id=channel, rubric=rubric, model_name=model,
-                       triple=Triple(question=texts["question"], reference=texts["reference"], answer=texts["answer"]))
+                       triple=Triple(question=texts["question"], reference=texts["reference"], answer=texts["answer"],
+                                     context=step_passages(rubric, clean(str(inputs.get("context") or "")))))
+
+
+def step_passages(rubric: Rubric, typed: str) -> list[str] | None:
+    """The passages of the step's Retrieved context input for `rubric` (a blank line between them, or a JSON list of
+    strings; None for a rubric that reads none); StepRefused says why there are none to judge with."""
+    typed = typed.strip()
+    if not rubric.uses_context:
+        if typed:
+            raise StepRefused(f"The rubric {rubric.name} does not read retrieved context: empty the step's Retrieved "
+                              "context field, or choose a rubric that grades against the passages.")
+        return None
+    if not typed:
+        raise StepRefused(f"The rubric {rubric.name} grades the answer against the passages retrieved for the "
+                          "question, and the step got none: fill in its Retrieved context field (a blank line "
+                          "between passages, or a JSON list of strings), or pick a variable that holds them.")
+    passages = typed_passages(typed)
+    if isinstance(passages, str):
+        raise StepRefused(f"{escape(passages[:1].upper() + passages[1:])}.")
+    return passages
 
 
 class WorkflowStep:

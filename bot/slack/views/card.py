@@ -24,8 +24,9 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.figures import plural
 from bot.judge.samples import split_text
-from bot.records import RowState
+from bot.records import RowState, context_of
 from bot.rubric import FieldSpec, Rubric
 from bot.slack.text import clip, escape, literal_markdown, pieces, shown, shown_markdown
 from bot.slack.views.blocks import alert, context, message, packed, section, size, warning_blocks
@@ -95,7 +96,10 @@ def _headline(judgment: Judgment) -> str:
 def _meta(judgment: Judgment) -> list[str]:
     model = _model(judgment.model_name) if judgment.model_name else "_not named_"
     who = f"<@{judgment.user_id}>" if judgment.user_id else "—"
-    return [f"*Model under test*\n{model}", f"*Asked by*\n{who}"]
+    meta = [f"*Model under test*\n{model}", f"*Asked by*\n{who}"]
+    if (passages := context_of(judgment.context)) is not None:  # what the judge was shown, beside the three texts
+        meta.append(f"*Retrieved context*\n{len(passages)} {plural(len(passages), 'passage')}")
+    return meta
 
 
 def _footer(judgment: Judgment) -> ContextBlock:

@@ -38,8 +38,10 @@ from bot.trust.calibration_texts import agreement_text
 from bot.trust.report import people_agreement
 
 FORM = "judgebot_form"
-RUBRIC_BLOCK, MODEL_BLOCK = "rubric", "model"
+RUBRIC_BLOCK, MODEL_BLOCK, CONTEXT_BLOCK = "rubric", "model", "context"
 TEXT_BLOCKS = ("question", "reference", "answer")
+CONTEXT_HINT = ("For a rubric that grades against the passages your assistant retrieved (required then). Put a blank "
+                "line between passages, or give a JSON list of strings such as [\"first\", \"second\"].")
 DESCRIPTION_LIMIT = 300
 
 
@@ -84,11 +86,13 @@ class FormSeal:
 
 
 def rubric_lines(rubrics: RubricSet) -> list[str]:
-    """One line per rubric: name, aliases, one-line description."""
+    """One line per rubric: name, aliases, one-line description, and whether it needs the retrieved context."""
     lines = []
     for rubric in rubrics:
         aliases = f" (also {', '.join(f'`{escape(a)}`' for a in rubric.aliases)})" if rubric.aliases else ""
-        lines.append(f"• `{escape(rubric.name)}`{aliases}: {escape(clip(rubric.description, DESCRIPTION_LIMIT)[0])}")
+        needs = " _Needs the retrieved context._" if rubric.uses_context else ""
+        lines.append(f"• `{escape(rubric.name)}`{aliases}: {escape(clip(rubric.description, DESCRIPTION_LIMIT)[0])}"
+                     f"{needs}")
     return lines
 
 
@@ -121,8 +125,8 @@ def _rubric_option(rubric: Rubric) -> Option:
 
 
 def form_view(rubrics: RubricSet, chosen: Rubric, *, model_name: str | None, metadata: str) -> View:
-    """The modal of `/judge <rubric>`: rubric, model under test, question, reference answer, answer; `metadata`
-    (a sealed FormContext) says where it was opened."""
+    """The modal of `/judge <rubric>`: rubric, model under test, question, reference answer, answer, and the retrieved
+    context for a rubric that reads it; `metadata` (a sealed FormContext) says where it was opened."""
     texts = {"question": ("Question", "What was asked"),
              "reference": ("Reference answer", "The answer known to be right"),
              "answer": ("Answer to grade", "What the model under test replied")}
@@ -138,18 +142,24 @@ def form_view(rubrics: RubricSet, chosen: Rubric, *, model_name: str | None, met
     for name, (label, placeholder) in texts.items():
         blocks.append(InputBlock(block_id=name, label=label, element=PlainTextInputElement(
             action_id=name, multiline=True, max_length=INPUT_LIMIT, placeholder=placeholder)))
+    blocks.append(InputBlock(block_id=CONTEXT_BLOCK, label="Retrieved context", optional=True, hint=CONTEXT_HINT,
+                             element=PlainTextInputElement(action_id=CONTEXT_BLOCK, multiline=True,
+                                                           max_length=INPUT_LIMIT,
+                                                           placeholder="The passages the assistant answered from")))
     return View(type="modal", callback_id=FORM, title="Judge an answer", submit="Judge", close="Cancel",
                 private_metadata=metadata, blocks=blocks)
 
 
 def form_values(view: dict[str, Any]) -> dict[str, str]:
-    """What was typed into the form: rubric, model, question, reference, answer (empty strings when blank), without
-    what no database takes (NUL characters, lone surrogates)."""
+    """What was typed into the form: rubric, model, question, reference, answer, context (empty strings when blank;
+    a form opened before it had a context field has none), without what no database takes (NUL characters, lone
+    surrogates)."""
     state = view["state"]["values"]
     rubric = (state[RUBRIC_BLOCK][RUBRIC_BLOCK].get("selected_option") or {}).get("value", "")
     values = {"rubric": rubric, "model": state[MODEL_BLOCK][MODEL_BLOCK].get("value") or ""}
     for name in TEXT_BLOCKS:
         values[name] = state[name][name].get("value") or ""
+    values[CONTEXT_BLOCK] = (state.get(CONTEXT_BLOCK) or {}).get(CONTEXT_BLOCK, {}).get("value") or ""
     return {name: clean(value).strip() for name, value in values.items()}
 
 

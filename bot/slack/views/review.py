@@ -7,6 +7,8 @@ from typing import Any
 
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement
 
+from bot.figures import plural
+from bot.records import context_of
 from bot.slack.text import escape, shown
 from bot.slack.views.blocks import context, message, notice, section
 from bot.slack.views.card import LABEL_ROOM
@@ -38,14 +40,18 @@ def verdict_text(judgment: Judgment) -> str:
 
 def case_card(case_id: int, reason: str, judgment: Judgment, *, blind: bool, waiting: int,
               done: str | None = None) -> dict[str, Any]:
-    """One case to label: its texts, why it is asked, the judge's verdict unless blind, and the buttons; `done` says
-    first what was saved of the case before."""
+    """One case to label: its texts (with the retrieved passages of a case that has them), why it is asked, the
+    judge's verdict unless blind, and the buttons; `done` says first what was saved of the case before."""
     blocks: list[Block] = [section(done)] if done else []
     why = REASONS.get(reason, reason)
     more = f" · {waiting:,} more wait" if waiting else ""
     blocks.append(section(f":mag: *A case for your label* ({escape(why)}{more})"))
     for name in ("question", "reference", "answer"):
         blocks.append(section(f"*{name.capitalize()}*\n{shown(getattr(judgment, name), TEXT_ROOM)[0]}"))
+    if (passages := context_of(judgment.context)) is not None:  # what the judge graded the answer against
+        listed = "\n".join(f"[{number}] {passage}" for number, passage in enumerate(passages, 1))
+        blocks.append(section(f"*Retrieved context* ({len(passages)} {plural(len(passages), 'passage')})\n"
+                              f"{shown(listed or 'no passage was retrieved', TEXT_ROOM * 2)[0]}"))
     if blind:
         blocks.append(context("Blind review: the judge's verdict is shown once your label is saved."))
     else:
