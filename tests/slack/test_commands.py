@@ -194,7 +194,7 @@ def test_usage_mentions_every_command():
 
 @pytest.fixture
 def with_grounded(rubrics):
-    """The shipped rubrics and `grounded`, which reads the retrieved passages ($context)."""
+    """The shipped rubrics and `in-passages`, which reads the retrieved passages ($context)."""
     from bot.rubric import Rubric, RubricSet
     from tests.support.rubric_files import grounded
 
@@ -211,7 +211,7 @@ def with_grounded(rubrics):
      ["[1] The Mensa opens at 11.", "[2] The library closes at 22."]),  # numbered by hand: text, not JSON
 ])
 def test_inline_takes_the_retrieved_passages_as_a_fourth_part(with_grounded, typed, passages):
-    text = f"grounded When does the Mensa open? || At 11. || At 11. || {typed}"
+    text = f"in-passages When does the Mensa open? || At 11. || At 11. || {typed}"
     if passages is None:
         with pytest.raises(CommandError, match="three parts|four parts"):
             parse_command(text, with_grounded)
@@ -224,14 +224,14 @@ def test_inline_takes_the_retrieved_passages_as_a_fourth_part(with_grounded, typ
 
 def test_inline_without_passages_for_a_rubric_that_reads_them_says_how_to_give_them(with_grounded):
     with pytest.raises(CommandError) as raised:
-        parse_command("grounded When? || At 11. || At 11.", with_grounded)
+        parse_command("in-passages When? || At 11. || At 11.", with_grounded)
     message = str(raised.value)
-    assert message.startswith("*grounded* grades the answer against the passages retrieved for the question: give "
-                              "them as a fourth part, `/judge grounded <question> || <reference answer> || <answer> || "
+    assert message.startswith("*in-passages* grades the answer against the passages retrieved for the question: give "
+                              "them as a fourth part, `/judge in-passages <question> || <reference answer> || <answer> || "
                               "<retrieved context>` (a blank line between passages, or a JSON list of strings).")
-    assert "`/judge grounded` for a form" in message
+    assert "`/judge in-passages` for a form" in message
     with pytest.raises(CommandError, match="found 3 non-empty part"):  # an empty fourth part gives none either
-        parse_command("grounded When? || At 11. || At 11. ||  ", with_grounded)
+        parse_command("in-passages When? || At 11. || At 11. ||  ", with_grounded)
 
 
 def test_inline_passages_for_a_rubric_that_reads_none_are_refused(with_grounded):
@@ -249,7 +249,7 @@ def test_inline_passages_for_a_rubric_that_reads_none_are_refused(with_grounded)
 ])
 def test_inline_passages_that_open_like_json_and_are_not_are_refused_with_a_sentence(with_grounded, typed, why):
     with pytest.raises(CommandError) as raised:
-        parse_command(f"grounded q || r || a || {typed}", with_grounded)
+        parse_command(f"in-passages q || r || a || {typed}", with_grounded)
     message = str(raised.value)
     assert message.startswith(f"The retrieved context opens like a JSON list, and {why}")
     assert message.endswith('or as plain text with a blank line between passages.')
