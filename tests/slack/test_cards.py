@@ -833,3 +833,19 @@ def test_a_very_long_label_is_shortened_so_the_entry_keeps_its_question_and_link
     [_, entry] = sections(history_message([long_label], "C0GENERAL", TEAM_URL))
     assert len(entry) < 3_000 and "…" in entry
     assert "_How do I register for my exams?_" in entry and "|card>" in entry
+
+
+def test_a_faithfulness_card_lists_each_claim_with_what_the_judge_found(rubrics):
+    faithfulness = rubrics.get("faithfulness")
+    output = {"result_tag": "Contradicted", "claims": [
+        {"claim": "A free account syncs two devices.", "verdict": "supported", "passage": 1},
+        {"claim": "Sync is instant <!channel> *now*.", "verdict": "not_in_context", "passage": None},
+        {"claim": "It costs 5 euros.", "verdict": "contradicted", "passage": 2}]}
+    message = message_of(result_card(scored(faithfulness, output, context='["Free accounts sync two devices."]'),
+                                     faithfulness))
+    assert block_problems(message["blocks"]) == []
+    claims = section_named(message, "claims")
+    assert claims == ("*claims*\n• A free account syncs two devices. · supported · passage 1\n"
+                      "• Sync is instant &lt;!channel&gt; *now*. · not in context\n"
+                      "• It costs 5 euros. · contradicted · passage 2")
+    assert "❌ *Contradicted · 1 supported · 1 contradicted · 1 not in context*" in message["blocks"][1]["text"]["text"]

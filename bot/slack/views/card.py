@@ -147,9 +147,26 @@ def _long_value(value: Any) -> str:
     if isinstance(value, list):
         if not value:
             return "_none_"
-        return "\n".join(f"• {item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)}"
-                         for item in value)
+        return "\n".join(f"• {_item(item)}" for item in value)
     return str(value)
+
+
+def _item(item: Any) -> str:
+    """One item of a list field as a line: a text as it is; an object (a claim and its verdict) as its values in
+    the rubric's order, the text first and the rest named ("supported · passage 1"), empty ones left out."""
+    if isinstance(item, str):
+        return item
+    if not isinstance(item, dict):
+        return json.dumps(item, ensure_ascii=False)
+    parts = []
+    for key, value in item.items():
+        if value is None or value == "":
+            continue
+        if isinstance(value, str):
+            parts.append(value.replace("_", " ") if " " not in value and parts else value)
+        else:
+            parts.append(f"{key.replace('_', ' ')} {json.dumps(value, ensure_ascii=False)}")
+    return " · ".join(parts)
 
 
 def _fields_sections(fields: list[str]) -> list[SectionBlock]:
