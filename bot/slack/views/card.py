@@ -158,7 +158,7 @@ def _item(item: Any) -> str:
         return item
     if not isinstance(item, dict):
         return json.dumps(item, ensure_ascii=False)
-    parts = []
+    parts: list[str] = []
     for key, value in item.items():
         if value is None or value == "":
             continue
