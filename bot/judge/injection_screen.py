@@ -1,5 +1,5 @@
-"""The injection screen: words in the texts under test aimed at the judge, JSON shaped like a verdict, and answers
-that are empty or only an opener. A screen's warnings go with the verdict; they never change a score."""
+"""The injection screen: words in the texts under test aimed at the judge, and JSON shaped like a verdict. Its
+warnings go with the verdict; they never change a score."""
 
 from __future__ import annotations
 
@@ -45,17 +45,6 @@ INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f
 # Cyrillic and Greek letters drawn like Latin ones ("іgnоrе"), folded to them before matching.
 LOOK_ALIKES = str.maketrans("АВЕКМНОРСТХУІЈЅаеорсухіјѕԁһӏԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοριυνκτχ",
                             "ABEKMHOPCTXYIJSaeopcyxijsdhlqwABEZHIKMNOPTYXaopiuvktx")
-# An answer that is empty or only an opener: judges are known to grade such answers as correct (arXiv 2507.08794).
-# "OK", "Okay." and "Sure" are real short answers (a yes to a yes/no question), so they are openers only with a colon
-# ("Sure:"). Punctuation alone, a lone "-" included, stays bare: many exports write "-" for an empty cell.
-BARE_ANSWER = re.compile(
-    r"[\W_]*(?:(?:(?:the|my|final|short)\s+)*(?:answer|solution|response|reasoning|explanation|thought\s+process"
-    r"|thoughts|thinking|analysis|step\s+1)|let['’]?s\s+(?:think|solve\s+(?:this|it)(?:\s+problem)?|work\s+it\s+out)"
-    r"\s+step\s+by\s+step|let\s+us\s+think\s+step\s+by\s+step|here\s+is\s+(?:the|my)\s+(?:answer|solution)"
-    r"|(?:sure|okay|ok)\s*:|解|解答|答案|かいせつ|respuesta|soluci[oó]n|r[ée]ponse|antwort|l[oö]sung)?[\W_]*",
-    re.IGNORECASE,
-)
-BARE_FLAG = "the answer is empty or only an opener (such as \"Answer:\"), which judges often grade as correct"
 VERDICT_WORDS = ("score", "scores", "verdict", "grade", "rating", "pass", "passed", "result", "label")
 
 
@@ -65,11 +54,6 @@ def folded(text: str) -> str:
     if text.isascii():
         return text
     return INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).translate(LOOK_ALIKES)
-
-
-def is_bare(answer: str) -> bool:
-    """Whether an answer is empty or only an opener (":", "Answer:", "Let's think step by step")."""
-    return len(answer) <= 80 and BARE_ANSWER.fullmatch(folded(answer)) is not None
 
 
 def aimed_at_judge(text: str) -> bool:
@@ -85,10 +69,10 @@ def verdict_shape(fields: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def screen(rubric: Rubric, triple: Triple) -> list[str]:
-    """Warnings about a triple's texts for its verdict: a bare answer, and in any text under test words aimed at
-    the judge or JSON shaped like a verdict, each retrieved passage named by its number ("passage 2 of the context").
-    They never change a score."""
-    flags = [BARE_FLAG] if any(is_bare(answer) for answer in triple.answers()) else []
+    """Warnings about a triple's texts for its verdict: in any text under test, words aimed at the judge or JSON
+    shaped like a verdict, each retrieved passage named by its number ("passage 2 of the context"). They never change
+    a score (answers with nothing in them are bot.judge.content_free's)."""
+    flags = []
     shape = verdict_shape(tuple(rubric.output))
     for name, text in triple.named_texts():
         text = folded(text)

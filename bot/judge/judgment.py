@@ -1,12 +1,14 @@
-"""One judgment: a rubric and a triple in, a Verdict (scored, invalid, error or malformed) out; no Slack, no database."""
+"""One judgment: a rubric and a triple in, a Verdict (scored by the judge or failed by the content-free screen, invalid,
+or an error) out; no Slack, no database."""
 
 from __future__ import annotations
 
 from bot.errors import FormulaError, JudgeCallError, RunStopped
-from bot.judge.injection_screen import BARE_FLAG, screen
+from bot.judge.content_free import content_free, screen_flags, screened
+from bot.judge.injection_screen import screen
 from bot.judge.prompt import build_messages, new_boundary, schema_name
 from bot.judge.reply import problems_of, repair_request
-from bot.judge.verdicts import Usage, answered, failed, malformed
+from bot.judge.verdicts import Usage, answered, failed
 from bot.judge.window import overflow
 from bot.llm.answers import Completion
 from bot.llm.client import JudgeClient
@@ -24,14 +26,16 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient, *, prices: 
     cost.
 
     Returns a Verdict whatever the judge says; raises RunStopped when no request can succeed. Before any request, the
-    texts are screened (the verdict carries the warnings), a bare answer is not sent at all when the rubric says such
-    answers are malformed, and a prompt longer than the judge model's context window (as its endpoint tells it) is
-    an error rather than a prompt cut short. With `batch_reply` (the Batch API's reply to the messages fenced with
-    `boundary`), only the repair, when one is needed, is asked here, and the reply is costed at the batch price.
+    texts are screened (the verdict carries the warnings), an answer with nothing to grade is failed without asking
+    the judge unless the rubric says `content_free: flag` (then it is flagged), and a prompt longer than the judge
+    model's context window (as its endpoint tells it) is an error rather than a prompt cut short. With `batch_reply`
+    (the Batch API's reply to the messages fenced with `boundary`), only the repair, when one is needed, is asked
+    here, and the reply is costed at the batch price.
     """
     flags = screen(rubric, triple)
-    if rubric.bare_answers == "malformed" and BARE_FLAG in flags:
-        return malformed(rubric, client.model, triple, flags)
+    if (decided := screened(rubric, client.model, triple, flags)) is not None:
+        return decided
+    flags = [*screen_flags(content_free(triple)), *flags]
     if batch_reply is None and (reason := await overflow(rubric, triple, client, prices)) is not None:
         return failed(rubric, client.model, triple, reason)
     usage = Usage()

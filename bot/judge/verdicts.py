@@ -1,5 +1,5 @@
-"""Every way a verdict is made: a judge's reply read (scored, invalid, an error), an answer never sent (malformed),
-an error with no reply, an earlier verdict or sample reused, and the samples of a row made one."""
+"""Every way a verdict is made of a judge's work: its reply read (scored, invalid, an error), an error with no reply,
+an earlier verdict or sample reused, and the samples of a row made one."""
 
 from __future__ import annotations
 
@@ -13,8 +13,6 @@ from bot.judge.samples import UNSURE_SPREAD, Sampled, chosen, outcome
 from bot.llm.answers import Completion
 from bot.records import JUDGED_FIELDS, SAMPLE_FIELDS, Outcome, RowState, Triple, Verdict
 from bot.rubric import Rubric
-
-MALFORMED = "the answer is empty or only an opener; not sent to the judge (the rubric sets bare_answers: malformed)"
 
 
 class SavedSample(Protocol):
@@ -49,12 +47,6 @@ def answered(status: Outcome, rubric: Rubric, judge_model: str, triple: Triple, 
     return Verdict(status=status, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out,
                    tokens_cached=usage.tokens_cached, latency_ms=usage.latency_ms, attempts=usage.attempts,
                    flags=flags, **provenance(rubric, judge_model, triple), **fields)
-
-
-def malformed(rubric: Rubric, judge_model: str, triple: Triple, flags: list[str]) -> Verdict:
-    """A bare answer the rubric does not send to the judge: malformed, at no cost."""
-    return Verdict(status=RowState.MALFORMED, error=MALFORMED, flags=flags, cost_usd=0.0,
-                   **provenance(rubric, judge_model, triple))
 
 
 def failed(rubric: Rubric, judge_model: str, triple: Triple, message: str) -> Verdict:

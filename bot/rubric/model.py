@@ -74,9 +74,10 @@ class Rubric(BaseModel):
     generation_order: list[str] | None = Field(
         None, description="Output fields (dotted paths) the judge writes before their siblings, in this order: the "
         "schema it is sent lists them first. Replies, results and cards keep the order of `output`.")
-    bare_answers: Literal["judge", "malformed"] = Field(
-        "judge", description='An empty answer or only an opener (":", "Answer:"): judged with a flag, or malformed '
-        "(not sent to the judge).")
+    content_free: Literal["fail", "flag"] = Field(
+        "fail", description='An answer with nothing to grade (empty, only punctuation, only an opener such as '
+        '"Thought process:", the question repeated): failed without asking the judge, with why; or flag: judged, '
+        "with a flag (for a rubric that does not grade the answer).")
 
     _source: Path | None = PrivateAttr(None)
     _model: type[BaseModel] = PrivateAttr()
@@ -85,6 +86,17 @@ class Rubric(BaseModel):
     _system_prompt: str = PrivateAttr()
     _examples_text: str = PrivateAttr("")
     _uses_context: bool = PrivateAttr(False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_setting(cls, data: Any) -> Any:
+        """`bare_answers`, the setting's older name: judge is flag now, and malformed (left out of the figures) is
+        fail (counted as a failure)."""
+        if isinstance(data, dict) and "bare_answers" in data and "content_free" not in data:
+            older = {"judge": "flag", "malformed": "fail"}
+            data = {**{k: v for k, v in data.items() if k != "bare_answers"},
+                    "content_free": older.get(str(data["bare_answers"]), data["bare_answers"])}
+        return data
 
     @field_validator("version", mode="before")
     @classmethod
@@ -158,7 +170,7 @@ class Rubric(BaseModel):
         self._schema = json_schema(generation_ordered(self.output, self.generation_order or []))
         # Left out while off, so that the hash of a rubric written before the setting existed stays the same.
         unset = set() if self.lenient_numbers else {LENIENT_NUMBERS}
-        unset |= {"bare_answers"} if self.bare_answers == "judge" else set()
+        unset |= {"content_free"} if self.content_free == "fail" else set()
         unset |= {"generation_order"} if self.generation_order is None else set()
         unset |= {"kind"} if self.kind == "pointwise" else set()
         unset |= {name for name in ("guidelines", "examples") if not getattr(self, name)}

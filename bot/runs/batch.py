@@ -26,9 +26,8 @@ from bot.rubric import Rubric
 from bot.runs.batch_lines import (
     Line,
     collect,
-    is_malformed,
     make_line,
-    save_malformed,
+    save_screened,
     settle,
 )
 from bot.runs.job import RunJob
@@ -215,9 +214,7 @@ async def _send_pending(job: RunJob, file_requests: int) -> None:
     after = 0
     while page := await asyncio.to_thread(next_pending, job.store, job.run.id, after_id=after):
         after = page[-1].id
-        for row in [row for row in page if is_malformed(job, row)]:
-            await save_malformed(job, row)
-        rows = {row.id: row for row in page if not is_malformed(job, row)}
+        rows = {row.id: row for row in page if not await save_screened(job, row)}
         for judgment_id, judge_index, number in await asyncio.to_thread(settle, job, list(rows.values()), taken):
             line = make_line(job, rows[judgment_id], judge_index, number)
             gathered = files.setdefault(judge_index, _File(file_requests))

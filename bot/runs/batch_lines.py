@@ -76,15 +76,14 @@ def make_line(job: RunJob, row: Judgment, judge_index: int, number: int) -> Line
     return Line(slot, text)
 
 
-def is_malformed(job: RunJob, row: Judgment) -> bool:
-    """A bare answer the rubric marks malformed: never sent to a judge."""
-    return job.is_malformed(triple_of(row))
-
-
-async def save_malformed(job: RunJob, row: Judgment) -> None:
-    """The verdict of a row never sent (see `is_malformed`), saved as a live run saves it."""
+async def save_screened(job: RunJob, row: Judgment) -> bool:
+    """Save the verdict of a row never sent to a judge (RunJob.screened) as a live run saves it; False for a row to
+    send."""
     triple = triple_of(row)
-    await asyncio.to_thread(save_verdict, job.store, row.id, job.malformed(triple), cache_key=job.row_key(triple))
+    if (verdict := job.screened(triple)) is None:
+        return False
+    await asyncio.to_thread(save_verdict, job.store, row.id, verdict, cache_key=job.row_key(triple))
+    return True
 
 
 def settle(job: RunJob, rows: list[Judgment], taken: set[Slot]) -> list[Slot]:

@@ -339,7 +339,9 @@ class _Execution(PanelRows):
         source: int | None = None
         try:
             cached = await self.lookups(key) if again and self.panel.single else item.cached
-            if not self.panel.single:
+            if (decided := self.job.screened(triple)) is not None:  # before the cache: never a judge's verdict
+                verdict, source = decided, None
+            elif not self.panel.single:
                 verdict, source = await self.judge_panel(item.judgment_id, triple)
             elif cached is not None:
                 verdict, source = reused(cached, self.rubric, self.client.model, triple), cached.id

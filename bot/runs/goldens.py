@@ -38,7 +38,7 @@ async def check_goldens(rubric: Rubric, client: JudgeClient) -> list[GoldenResul
             if swapped:
                 values["winner"] = FLIP.get(str(values.get("winner")), values.get("winner"))
                 golden = golden.model_copy(update={"name": f"{golden.name} (B shown first)"})
-            results.append(GoldenResult(golden, verdict, misses(golden.expect, values) if verdict.output else []))
+            results.append(GoldenResult(golden, verdict, misses(golden.expect, values) if verdict.output is not None else []))
     return results
 
 

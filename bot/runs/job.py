@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.judge.injection_screen import is_bare, screen
+from bot.judge.content_free import screened
+from bot.judge.injection_screen import screen
 from bot.judge.panel import Panel
 from bot.judge.prompt import cache_key, sample_key
 from bot.judge.samples import UNSURE_SPREAD
-from bot.judge.verdicts import malformed
 from bot.llm.client import JudgeClient
 from bot.records import Triple, Verdict
 from bot.rubric import Rubric
@@ -67,10 +67,10 @@ class RunJob:
         """The key one sample of the judge `client` is saved and looked up under."""
         return sample_key(self.rubric, judge_identity(client), triple, number, self.temperature)
 
-    def is_malformed(self, triple: Triple) -> bool:
-        """Whether the row is never sent to a judge: a bare answer its rubric calls malformed."""
-        return self.rubric.bare_answers == "malformed" and any(is_bare(answer) for answer in triple.answers())
-
-    def malformed(self, triple: Triple) -> Verdict:
-        """The verdict of a row never sent (see `is_malformed`), under the panel's name."""
-        return malformed(self.rubric, self.judge_model, triple, screen(self.rubric, triple))
+    def screened(self, triple: Triple) -> Verdict | None:
+        """The verdict of a row never sent to a judge, under the panel's name: an answer with nothing to grade that
+        its rubric fails (bot.judge.content_free); None for a row to judge. Looked at before any cache, so a verdict
+        a judge once gave such an answer is never reused."""
+        if self.rubric.content_free != "fail":
+            return None
+        return screened(self.rubric, self.judge_model, triple, screen(self.rubric, triple))

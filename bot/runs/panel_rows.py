@@ -35,8 +35,8 @@ class PanelRows:
         Each sample is saved as it arrives. When a judge cannot be used (RunStopped), the other samples in flight
         still land and are saved, then the row stays pending.
         """
-        if self.job.is_malformed(triple):  # not sent to any judge
-            return self.job.malformed(triple), None
+        if (decided := self.job.screened(triple)) is not None:  # not sent to any judge
+            return decided, None
         keys = {(client.model, number): self.job.sample_key(triple, client, number)
                 for client, number in self.panel.slots}
         rows, cached = await self.in_db(known_samples, self.store, judgment_id, keys.values(), run_id=self.job.scope)

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.csvfiles.results import ResultsWriter, flatten
 from bot.figures import money, percent, plural, ratio
+from bot.judge.content_free import is_screened
 from bot.records import REJUDGEABLE, RowState
 from bot.rubric import Rubric, leaves
 from bot.store import Billed, JudgmentSample, Run, Store, identical_rows, iter_columns, run_billed, samples_by_judgment
@@ -77,6 +78,7 @@ class Summary:
     estimate: dict[str, Any] | None = None  # what the run was estimated to cost before it started
     columns: dict[str, str] = field(default_factory=dict)
     unsure: int = 0
+    content_free: int = 0  # scored rows the content-free screen failed, never sent to a judge (counted as failures)
     unsure_rows: list[int | None] = field(default_factory=list)
     samples: Counter[str] = field(default_factory=Counter)  # samples by status, when rows are judged several times
     # How far a jury's members (or one judge's samples) agree beyond chance: Krippendorff's alpha over the rows
@@ -120,6 +122,14 @@ class Summary:
     def pass_rate(self) -> float | None:
         """Share of scored rows that passed."""
         return ratio(self.passed, self.scored)
+
+    def content_free_text(self) -> str | None:
+        """"3 failed, not sent to the judge: the answer had nothing to grade (empty, only punctuation, an opener, the
+        question repeated)"; None without any."""
+        if not self.content_free:
+            return None
+        return (f"{self.content_free:,} failed, not sent to the judge: the answer had nothing to grade (empty, only "
+                "punctuation, only an opener, the question repeated)")
 
     @property
     def cost(self) -> float | None:
@@ -186,6 +196,7 @@ class Summary:
             if len(self.unsure_rows) < UNSURE_KEPT:
                 self.unsure_rows.append(row.row_number)
         self.passed += bool(row.passed)
+        self.content_free += is_screened(row.flags)
         model.scored += 1
         model.passed += bool(row.passed)
         model.headline_total += row.headline or 0.0

@@ -458,12 +458,13 @@ def test_rubrics_check_runs_the_goldens(tmp_path, judge_server, sound):
     judge_server.responder = golden_responder if sound else (lambda body: eth_reply("Correct"))
     code, out = judgebot(tmp_path, "rubrics", "check", "eth", server=judge_server)
     text = flat(out)
-    assert "valid" in text and "eth.yaml (4 goldens)" in text
-    assert len(judge_server.bodies()) == 4
+    assert "valid" in text and "eth.yaml (8 goldens)" in text
+    assert len(judge_server.bodies()) == 4  # the 4 content-free goldens are failed by the screen, never sent
+    assert "ok eth/content-free-punctuation" in text and "ok eth/content-free-question-repeated" in text
     if sound:
         assert code == 0, out
         assert "Every golden came out as expected." in text and "MISS" not in text
-        assert text.count("ok eth/") == 4
+        assert text.count("ok eth/") == 8
     else:
         assert code == 1, out
         assert "ok eth/names-the-portal" in text
@@ -471,6 +472,25 @@ def test_rubrics_check_runs_the_goldens(tmp_path, judge_server, sound):
             assert f"MISS eth/{name}" in text
         assert "result_tag = 'Correct', expected 'Refusal'" in text
         assert "3 golden(s) missed." in text
+
+
+def test_content_free_answers_in_a_file_fail_without_asking_a_judge_that_passes_anything(tmp_path, judge_server):
+    judge_server.responder = lambda body: eth_reply("Correct")
+    question = "How do I register for my exams?"
+    answers = [":", "Thought process:", "Let's solve this step by step", "how do I register for my exams",
+               "Yes.", "42", "OK"]
+    write_rows(tmp_path / "answers.csv", ["question", "reference", "answer"],
+               [[question, "In myStudies.", answer] for answer in answers])
+    code, out = judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", "--out", "results.csv",
+                         server=judge_server)
+    assert code == 0, out
+    text = flat(out)
+    assert "content-free answers 4 failed, not sent to the judge" in text and "3/7" in text
+    assert sorted(triple_of(body)[2] for body in judge_server.bodies()) == ["42", "OK", "Yes."]
+    _, rows = read_results(tmp_path / "results.csv")
+    assert [(row["status"], row["passed"], row["headline"]) for row in rows[:4]] == [("scored", "false", "0.0")] * 4
+    assert rows[3]["label"] == "Content-free: the answer only repeats the question"
+    assert all(row["passed"] == "true" for row in rows[4:])
 
 
 def _team_rubric(text: str, name: str) -> str:

@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from bot.judge.injection_screen import BARE_FLAG, aimed_at_judge, is_bare, screen
+from bot.judge.content_free import why_content_free
+from bot.judge.injection_screen import aimed_at_judge, screen
 from bot.judge.judgment import judge
 from bot.judge.prompt import USER_HOLE, _around_user, build_messages, cache_key, prompt_hash
 from bot.records import Triple
@@ -705,7 +706,7 @@ async def test_flags_never_change_the_request_or_the_score(judge_server, make_cl
     assert first["messages"][0] == second["messages"][0]  # the same system message
 
 
-# --- bare answers: empty, or only an opener ----------------------------------------------------------------------
+# --- bare answers: empty, or only an opener (the screen's own tests: tests/judge/test_content_free.py) ---------
 
 BARE = ["", "   ", ":", "Thought process:", "Solution", "Answer:", "**Final answer:**", "Let's think step by step.",
         "Let\u2019s solve this problem step by step.", "解", "Respuesta:", "\u200b", "Sure:", "OK :", "-"]
@@ -714,58 +715,44 @@ NOT_BARE = ["Yes.", "ETHIS", "Answer: use myStudies.", "Solution: register in my
 
 
 @pytest.mark.parametrize("answer", BARE)
-def test_empty_answers_and_openers_are_bare(answer):
-    assert is_bare(answer)
+def test_empty_answers_and_openers_are_content_free(answer):
+    assert why_content_free(answer, ETH_TRIPLE.question) is not None
 
 
 @pytest.mark.parametrize("answer", NOT_BARE)
-def test_answers_with_content_are_not_bare(answer):
-    assert not is_bare(answer)
+def test_answers_with_content_are_not_content_free(answer):
+    assert why_content_free(answer, ETH_TRIPLE.question) is None
 
 
-async def test_a_bare_answer_is_judged_with_a_flag_by_default(judge_server, make_client, rubrics):
-    judge_server.enqueue(Reply.json(QUOTED))  # a fooled judge: the flag says so, the score stays what it said
-    verdict = await judge(rubrics.get("eth"), ETH_TRIPLE.model_copy(update={"answer": "Thought process:"}), make_client())
-    assert verdict.status == "scored" and verdict.headline == 100.0
-    assert verdict.flags == [BARE_FLAG]
-    assert len(judge_server.bodies()) == 1
-
-
-def strict_rubric(directory, rubrics):
-    path = directory / "eth-strict.yaml"
+def flagging_rubric(directory, rubrics, setting="content_free: flag"):
+    path = directory / "eth-flag.yaml"
     source = rubrics.get("eth").source.read_text(encoding="utf-8")
-    path.write_text(source.replace("name: eth\n", "name: eth-strict\n").replace("aliases: [eth-audit, auditor, strict]",
-                                                                               "aliases: []") + "bare_answers: malformed\n",
+    path.write_text(source.replace("name: eth\n", "name: eth-flag\n").replace("aliases: [eth-audit, auditor, strict]",
+                                                                             "aliases: []") + setting + "\n",
                     encoding="utf-8")
     return load_rubric(path)
 
 
-async def test_a_rubric_can_make_bare_answers_malformed_without_asking_the_judge(tmp_path, judge_server, make_client,
-                                                                                rubrics):
-    rubric = strict_rubric(tmp_path, rubrics)
-    judge_server.responder = lambda body: Reply.json(OWN)
-    client = make_client()
-    verdict = await judge(rubric, ETH_TRIPLE.model_copy(update={"answer": "Answer:"}), client)
-    assert verdict.status == "malformed" and verdict.headline is None and verdict.output is None
-    assert verdict.error == ("the answer is empty or only an opener; not sent to the judge (the rubric sets "
-                             "bare_answers: malformed)")
-    assert verdict.attempts == 0 and judge_server.bodies() == []
-    assert (await judge(rubric, ETH_TRIPLE, client)).status == "scored"  # an answer with content is judged
+async def test_with_content_free_flag_a_bare_answer_is_judged_with_a_flag(tmp_path, judge_server, make_client,
+                                                                            rubrics):
+    judge_server.enqueue(Reply.json(QUOTED))  # a fooled judge: the flag says so, the score stays what it said
+    verdict = await judge(flagging_rubric(tmp_path, rubrics), ETH_TRIPLE.model_copy(update={"answer": "Thought process:"}),
+                          make_client())
+    assert verdict.status == "scored" and verdict.headline == 100.0
+    assert verdict.flags == ['the answer is only an opener (such as "Thought process:") with nothing after it, which '
+                             "judges often pass"]
+    assert len(judge_server.bodies()) == 1
 
 
 def test_the_setting_changes_a_rubrics_hash_only_when_it_is_not_the_default(tmp_path, rubrics):
-    assert strict_rubric(tmp_path, rubrics).content_hash != rubrics.get("eth").content_hash
-    unchanged = tmp_path / "eth.yaml"
-    unchanged.write_text(rubrics.get("eth").source.read_text(encoding="utf-8") + "bare_answers: judge\n", encoding="utf-8")
-    assert load_rubric(unchanged).content_hash == rubrics.get("eth").content_hash
+    plain = flagging_rubric(tmp_path, rubrics, "").content_hash
+    assert flagging_rubric(tmp_path, rubrics).content_hash != plain
+    assert flagging_rubric(tmp_path, rubrics, "content_free: fail").content_hash == plain
 
 
-async def test_a_short_real_answer_is_judged_even_when_bare_answers_are_malformed(tmp_path, judge_server, make_client,
-                                                                                 rubrics):
-    judge_server.responder = lambda body: Reply.json(OWN)
-    verdict = await judge(strict_rubric(tmp_path, rubrics), ETH_TRIPLE.model_copy(update={"answer": "Okay."}),
-                          make_client())
-    assert verdict.status == "scored" and BARE_FLAG not in verdict.flags and len(judge_server.bodies()) == 1
+def test_the_older_bare_answers_setting_is_read_as_content_free(tmp_path, rubrics):
+    assert flagging_rubric(tmp_path, rubrics, "bare_answers: judge").content_free == "flag"
+    assert flagging_rubric(tmp_path, rubrics, "bare_answers: malformed").content_free == "fail"
 
 
 async def test_a_reply_whose_own_verdict_does_not_decode_is_repaired_never_scored_as_the_answers(

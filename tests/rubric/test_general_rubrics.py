@@ -10,7 +10,16 @@ import pytest
 
 from bot.rubric import misses
 from tests.support.cli import flat, judgebot
-from tests.support.sound_replies import SOUND, correctness, helpfulness, part, relevance, sound_judge, values_of
+from tests.support.sound_replies import (
+    SOUND,
+    correctness,
+    helpfulness,
+    judged_goldens,
+    part,
+    relevance,
+    sound_judge,
+    values_of,
+)
 
 GENERAL = ("correctness", "helpfulness", "answer-relevance")
 
@@ -28,8 +37,8 @@ def test_each_golden_is_what_a_sound_reply_adds_up_to(rubrics, name, golden):
 def test_goldens_cover_every_tag_and_both_outcomes(rubrics, name):
     rubric = rubrics.get(name)
     assert rubric.uses_reference == (name == "correctness")
-    assert sorted(g.name for g in rubric.goldens) == sorted(SOUND[name])
-    outcomes = [values_of(rubric, SOUND[name][g.name])[0] for g in rubric.goldens]
+    assert sorted(g.name for g in judged_goldens(rubric)) == sorted(SOUND[name])
+    outcomes = [values_of(rubric, SOUND[name][g.name])[0] for g in judged_goldens(rubric)]
     tag = rubric.headline.tag
     assert tag is not None
     assert {values[tag] for values in outcomes} == set(dict(rubric.output)[tag].values or [])
@@ -132,4 +141,4 @@ def test_rubrics_check_judges_the_goldens(tmp_path, judge_server, rubrics, name)
     assert code == 0, out
     assert f"{name}.yaml ({len(rubric.goldens)} goldens)" in text
     assert "Every golden came out as expected." in text and text.count(f"ok {name}/") == len(rubric.goldens)
-    assert len(judge_server.bodies()) == len(rubric.goldens)
+    assert len(judge_server.bodies()) == len(judged_goldens(rubric))

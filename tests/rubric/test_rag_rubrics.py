@@ -18,6 +18,7 @@ from tests.support.sound_replies import (
     SOUND,
     claim,
     fact,
+    judged_goldens,
     passage,
     rag_example_judge,
     sound_judge,
@@ -40,9 +41,9 @@ def test_each_golden_is_what_a_sound_reply_adds_up_to(rubrics, name, golden):
 def test_goldens_cover_every_tag_and_both_outcomes(rubrics, name):
     rubric = rubrics.get(name)
     assert rubric.uses_context and rubric.uses_reference == (name == "context-recall")
-    assert sorted(g.name for g in rubric.goldens) == sorted(SOUND[name])
+    assert sorted(g.name for g in judged_goldens(rubric)) == sorted(SOUND[name])
     assert all(g.context for g in rubric.goldens)
-    outcomes = [values_of(rubric, SOUND[name][g.name])[0] for g in rubric.goldens]
+    outcomes = [values_of(rubric, SOUND[name][g.name])[0] for g in judged_goldens(rubric)]
     tag = rubric.headline.tag
     assert tag is not None
     assert {values[tag] for values in outcomes} == set(dict(rubric.output)[tag].values or [])
@@ -197,10 +198,10 @@ def test_rubrics_check_judges_the_goldens_with_their_passages(tmp_path, judge_se
     assert code == 0, out
     assert "Every golden came out as expected." in text and text.count(f"ok {name}/") == len(rubric.goldens)
     bodies = judge_server.bodies()
-    assert len(bodies) == len(rubric.goldens)
+    assert len(bodies) == len(judged_goldens(rubric))
     sent = "\n".join(m["content"] for body in bodies for m in body["messages"] if m["role"] == "user")
     most = 0
-    for golden in rubric.goldens:  # every passage of every golden reaches the judge, numbered
+    for golden in judged_goldens(rubric):  # every passage of every golden reaches the judge, numbered
         passages = [golden.context] if isinstance(golden.context, str) else golden.context or []
         for passage_text in passages:
             assert passage_text in sent

@@ -13,7 +13,6 @@ from rich.console import Console
 
 from bot.cli.views.progress_bar import ProgressBar
 from bot.llm.retries import observing_retries
-from bot.rubric import load_rubric
 from bot.runs import execute_run, export_run, start_run
 from bot.store import Store, iter_judgments
 from tests.support.cli import flat, judgebot, write_rows
@@ -34,7 +33,7 @@ def closed_port() -> int:
 def test_a_file_run_against_a_closed_port_stops_at_once_saying_what_to_check(tmp_path):
     port = closed_port()
     data = write_rows(tmp_path / "answers.csv", ["question", "reference", "answer"],
-                      [[f"question {i}", "reference", "answer"] for i in range(8)])
+                      [[f"question {i}", "reference", f"answer {i}"] for i in range(8)])
     started = time.monotonic()
     code, out = judgebot(tmp_path, "judge", data, "--rubric", "eth", OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
                          JUDGE_MAX_RETRIES="6")
@@ -149,25 +148,23 @@ def _wrapped(row) -> str:
     return "".join(f"<DATA-0>\n{text}\n</DATA-0>" for text in (row.question, row.reference, row.answer))
 
 
-# --- a bare answer in a run whose rubric calls it malformed ------------------------------------------------------
+# --- content-free answers in a run: failed by the screen, never sent, counted as failures ------------------------
 
 
-async def test_a_bare_answer_is_kept_as_a_malformed_row_with_its_reason_when_the_rubric_says_so(tmp_path, rubrics,
-                                                                                              judge_server, make_client):
-    source = rubrics.get("eth").source.read_text(encoding="utf-8")
-    path = tmp_path / "eth.yaml"
-    path.write_text(source + "bare_answers: malformed\n", encoding="utf-8")
-    strict = load_rubric(path)
+async def test_content_free_answers_fail_in_a_run_without_asking_a_judge_that_would_pass_them(tmp_path, rubrics,
+                                                                                           judge_server, make_client):
+    eth = rubrics.get("eth")
     store = Store.open(f"sqlite:///{tmp_path / 'history.db'}")
-    run = start_run(store, rubric=strict, rows=rows_of("Thought process:", "Use myStudies."), judge_model="judge-test",
-                    columns=["question", "reference", "answer"])
-    judge_server.responder = lambda body: eth_reply("Correct")
-    outcome = await execute_run(store, run, strict, make_client(), concurrency=2)
-    assert outcome.status == "done" and not outcome.all_scored
-    assert outcome.counts == {"malformed": 1, "scored": 1}
-    bare, judged = iter_judgments(store, run.id)
-    assert (bare.answer, bare.status, bare.headline) == ("Thought process:", "malformed", None)
-    assert "empty or only an opener; not sent to the judge" in bare.error
-    assert [row_of(body) for body in judge_server.bodies()] == ["Use myStudies."]
-    summary = export_run(store, run=run, rubric=strict, out=tmp_path / "results.csv")
-    assert summary.counts["malformed"] == 1 and summary.scored == 1
+    run = start_run(store, rubric=eth, rows=rows_of("Thought process:", ":", "Use myStudies.", "42"),
+                    judge_model="judge-test", columns=["question", "reference", "answer"])
+    judge_server.responder = lambda body: eth_reply("Correct")  # a judge that passes anything
+    outcome = await execute_run(store, run, eth, make_client(), concurrency=2)
+    assert outcome.status == "done" and outcome.counts == {"scored": 4}
+    opener, colon, *judged = iter_judgments(store, run.id)
+    assert (opener.status, opener.passed, opener.headline, opener.tokens_in) == ("scored", False, 0.0, 0)
+    assert opener.label.startswith("Content-free: the answer is only an opener") and colon.passed is False
+    assert all(row.passed for row in judged)
+    assert sorted(row_of(body) for body in judge_server.bodies()) == ["42", "Use myStudies."]
+    summary = export_run(store, run=run, rubric=eth, out=tmp_path / "results.csv")
+    assert summary.scored == 4 and summary.passed == 2 and summary.content_free == 2
+    assert summary.content_free_text().startswith("2 failed, not sent to the judge")

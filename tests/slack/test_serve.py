@@ -19,7 +19,7 @@ import pytest
 from bot.config import Settings
 from bot.errors import SetupError
 from bot.slack.server import start_bot
-from bot.slack.views.card import CORRECT, RETRY
+from bot.slack.views.card import CORRECT
 from bot.store import Store, feedback_tally, first_judgment, get_run, iter_judgments, recent_runs, update_run
 from tests.support import forkserver
 from tests.support.openai_server import Reply
@@ -313,21 +313,17 @@ async def test_help_and_home_with_many_rubrics_stay_within_slacks_limits(bot_set
         await running.stop()
 
 
-async def test_a_bare_answer_under_a_strict_rubric_gets_a_card_saying_so_without_retry(bot_settings, slack_server,
-                                                                                          judge_server, tmp_path, rubrics):
-    folder = tmp_path / "rubrics"
-    folder.mkdir()
-    eth = Path(rubrics.get("eth").source).read_text(encoding="utf-8")
-    (folder / "terse.yaml").write_text(eth.replace("name: eth\n", "name: terse\nbare_answers: malformed\n")
-                                        .replace("aliases: [eth-audit, auditor, strict]", "aliases: []"), encoding="utf-8")
-    running = await start_bot(bot_settings.model_copy(update={"rubrics_dir": folder}), host="127.0.0.1")
+async def test_a_content_free_answer_gets_a_failing_card_saying_why_without_asking_the_judge(
+        bot_settings, slack_server, judge_server):
+    judge_server.responder = lambda body: eth_reply("Correct")  # a judge that passes anything
+    running = await start_bot(bot_settings, host="127.0.0.1")
     try:
         slack = SlackSide(slack_server, url=f"http://127.0.0.1:{running.port}/slack/events", secret=SIGNING_SECRET)
-        await slack.command("terse Where do I register? || In myStudies. || Answer:")
+        await slack.command("eth Where do I register? || In myStudies. || Answer:")
         card = (await slack_server.await_for("chat.update"))[0].params
         text = json.dumps(card["blocks"], ensure_ascii=False)
-        assert "not sent to the judge" in text and "bare_answers" in text
-        assert RETRY not in text and "/100" not in text
+        assert "Content-free: the answer is only an opener" in text and "not sent to the judge" in text
+        assert "0/100 · did not pass" in text
         assert judge_server.bodies() == []
     finally:
         await running.stop()

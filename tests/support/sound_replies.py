@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 from bot.csvfiles.results import flatten
-from bot.rubric import Rubric
+from bot.judge.content_free import why_content_free
+from bot.rubric import Golden, Rubric
 from tests.support.openai_server import Reply
 
 
@@ -118,9 +119,16 @@ def values_of(rubric: Rubric, reply: dict[str, Any]) -> tuple[dict[str, Any], li
     return {**flatten(output), **scoring.derived, "headline": scoring.headline, "passed": scoring.passed}, problems
 
 
+def judged_goldens(rubric: Rubric) -> list[Golden]:
+    """The goldens of `rubric` a judge is asked about: not those the content-free screen fails without asking."""
+    return [golden for golden in rubric.goldens if rubric.content_free != "fail" or not any(
+        why_content_free(answer, golden.question) for answer in (golden.answer, golden.answer_a, golden.answer_b)
+        if answer is not None)]
+
+
 def sound_judge(name: str, rubric: Rubric):
     """A responder for the local judge server: the sound reply to the golden of `rubric` whose question it is sent."""
-    by_question = {golden.question: SOUND[name][golden.name] for golden in rubric.goldens}
+    by_question = {golden.question: SOUND[name][golden.name] for golden in judged_goldens(rubric)}
 
     def respond(body: dict) -> Reply:
         user = next(m["content"] for m in body["messages"] if m["role"] == "user")

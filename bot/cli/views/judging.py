@@ -44,6 +44,8 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
         table.add_row("malformed rows", str(summary.counts[RowState.MALFORMED]))
     if summary.counts[RowState.PENDING]:
         table.add_row("still pending", str(summary.counts[RowState.PENDING]))
+    if (content_free := summary.content_free_text()) is not None:
+        table.add_row("content-free answers", content_free)
     rate = summary.pass_rate
     table.add_row("pass rate", DASH if rate is None else f"{rate:.0%} ({summary.passed}/{summary.scored})")
     for criterion in summary.criteria:

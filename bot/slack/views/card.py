@@ -337,9 +337,8 @@ def error_card(judgment: Judgment, rubric: Rubric | None, warnings: Sequence[str
     its judge's coming shutdown). Never a score."""
     title = rubric.title if rubric else judgment.rubric_name
     if judgment.status == RowState.MALFORMED:  # the answer itself: asking again gives the same
-        what = "This answer was not sent to the judge"
-        todo = ("The rubric does not grade an empty answer, or one that is only an opener such as \"Answer:\" "
-                "(`bare_answers: malformed`). Judge the model's whole answer.")
+        what = "This row could not be graded"
+        todo = "Asking again gives the same: fix the row and judge it again."
     elif judgment.status == RowState.INVALID:
         what = "The judge's reply broke the rubric's rules, so it was not scored"
         todo = "Judges are noisy: *Retry* asks again. *Details* shows the reply."

@@ -274,6 +274,8 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
         counts.append(f"*Invalid replies*\n{invalid:,}")
     if pending:
         counts.append(f"*Not judged*\n{pending:,}")
+    if summary.content_free:
+        counts.append(f"*Content-free answers*\n{summary.content_free:,} failed, not sent to the judge")
     rate = summary.pass_rate
     counts.append(f"*Pass rate*\n{percent(rate)}" + (f" ({summary.passed:,}/{summary.scored:,})" if rate is not None
                                                        else ""))
