@@ -62,7 +62,8 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     if summary.from_history:
         table.add_row("reused from the history", f"{summary.from_history:,} rows (not billed)")
     cached = f" ({summary.tokens_cached:,} of them cached)" if summary.tokens_cached else ""
-    table.add_row("tokens", f"{summary.tokens_in:,} in{cached} · {summary.tokens_out:,} out")
+    reasoning = f" ({summary.tokens_reasoning:,} of them reasoning)" if summary.tokens_reasoning else ""
+    table.add_row("tokens", f"{summary.tokens_in:,} in{cached} · {summary.tokens_out:,} out{reasoning}")
     table.add_row("cost", summary.cost_text())
     if (guess := summary.estimate_text()) is not None:
         table.add_row("estimate", guess)

@@ -187,6 +187,7 @@ class Billed:
     tokens_cached: int = 0
     cost: float = 0.0  # USD of the judgments whose judge's price is known
     unpriced: int = 0  # judgments that used tokens of a judge whose price is unknown
+    tokens_reasoning: int = 0  # of tokens_out, those the judges spent reasoning
 
 
 def run_billed(store: Store, run_id: int) -> Billed:
