@@ -15,6 +15,11 @@ EFFORTS: tuple[Effort, ...] = get_args(Effort)
 # (comparing an answer with its reference, one claim at a time) at a few hundred tokens a row, where "medium" (GPT-6's
 # own default) thinks several times longer for the same verdicts on short rubric judgments. docs/judges.md says why.
 JUDGING_EFFORT: Effort = "low"
+# A rough prior of the reasoning tokens one rubric judgment takes at each effort, for an estimate before the history
+# holds any of that judge's replies under the rubric (then what they took is used instead). Reasoning is billed as
+# output, so at "medium" and above it outweighs the reply itself: the prior leans high rather than low.
+REASONING_PRIOR: dict[Effort, int] = {"none": 0, "minimal": 50, "low": 250, "medium": 800, "high": 2500,
+                                      "xhigh": 6000, "max": 12000}
 
 
 def parse_effort(text: str, where: str) -> Effort:

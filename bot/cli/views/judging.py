@@ -25,8 +25,9 @@ if TYPE_CHECKING:  # only types: the terminal must not load the judge or the dat
 
 def show_estimate(console: Console, lead: str, estimate: Estimate) -> None:
     """What a run is likely to cost, before it starts, and what the expected reply size rests on."""
-    console.print(shown(f"{lead}: {estimate.text()}; replies sized from {estimate.reply_basis}, prompts without "
-                        "the provider's cache discount."), highlight=False)
+    reasoning = f", reasoning from {'; '.join(estimate.reasoning_basis)}" if estimate.reasoning_basis else ""
+    console.print(shown(f"{lead}: {estimate.text()}; replies sized from {estimate.reply_basis}{reasoning}, prompts "
+                        "without the provider's cache discount."), highlight=False)
 
 
 def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, out: Any) -> None:
