@@ -132,13 +132,13 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
             continue
         rows += 1
         tokens = sum(text_tokens(text) for text in triple.texts())
-        for judge in range(len(judges)):
-            if fits[judge % len(fits)]:
-                sent[judge] += 1
-                texts[judge] += tokens
-                if (above := long_at[judge]) is not None and tokens > above:
-                    long_sent[judge] += 1
-                    long_texts[judge] += tokens
+        for index in range(len(judges)):
+            if fits[index % len(fits)]:
+                sent[index] += 1
+                texts[index] += tokens
+                if (above := long_at[index]) is not None and tokens > above:
+                    long_sent[index] += 1
+                    long_texts[index] += tokens
     recent = recent_reply_tokens(store, rubric.name, RECENT_REPLIES) if store is not None else None
     reply, basis = (recent[0], f"the last {recent[1]:,} replies of {rubric.name}") if recent else (
         schema_reply_tokens(rubric), FROM_SCHEMA)
