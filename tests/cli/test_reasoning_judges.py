@@ -76,3 +76,31 @@ def test_an_effort_that_is_no_effort_is_a_clear_error(tmp_path, gpt6_server) -> 
     assert code == 2 and gpt6_server.bodies() == []
     assert ("JUDGE_REASONING_EFFORT: Input should be 'none', 'minimal', 'low', 'medium', 'high', 'xhigh' or 'max'"
             in " ".join(out.split()))
+
+
+def test_each_jury_member_has_its_effort_and_samples_of_a_reasoning_judge_send_no_temperature(tmp_path,
+                                                                                              gpt6_server) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "answers.csv")
+    code, out = judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", "--judges",
+                         "gpt-6-luna medium, gpt-6.1-terra", "--samples", "2", server=gpt6_server)
+    assert code == 0, out
+    efforts = {(body["model"], body["reasoning_effort"]) for body in gpt6_server.bodies()}
+    assert efforts == {("gpt-6-luna", "medium"), ("gpt-6.1-terra", "low")}
+    assert gpt6_server.refused == [] and not any("temperature" in body for body in gpt6_server.bodies())
+    # the run keeps each member's effort, so a resume asks them the same way
+    [(judges,)] = history(tmp_path, "SELECT judges FROM run")
+    assert '"effort": "medium"' in judges and "terra" in judges
+
+
+def test_a_jury_member_with_an_effort_it_refuses_or_no_effort_at_all_is_refused_before_any_request(
+        tmp_path, gpt6_server) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "answers.csv")
+    code, out = judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", "--judges",
+                         "gpt-6-luna low,gpt-6.2-sol none", server=gpt6_server)
+    assert code == 2 and gpt6_server.bodies() == []
+    assert "the judge gpt-6.2-sol's effort: the judge gpt-6.2-sol does not accept reasoning effort 'none'" in \
+        " ".join(out.split())
+    code, out = judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", "--judges", "gpt-6-luna lots",
+                         server=gpt6_server)
+    assert code == 2 and "'lots' is not a reasoning effort; use one of none, minimal, low, medium, high, xhigh, max" \
+        in " ".join(out.split())
