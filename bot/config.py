@@ -63,8 +63,10 @@ class Settings(BaseSettings):
                                      "a base_url and the key_env naming the variable that holds its key.")
     unsure_spread: float = Field(25.0, gt=0, le=100, description="Headline points between a row's highest and "
                                  "lowest sample from which the row is marked unsure.")
-    judge_reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
-        None, description="reasoning_effort sent to a reasoning judge model (o-series, gpt-5); unset: not sent.")
+    judge_reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = Field(
+        None, description="reasoning_effort sent to a reasoning judge model (GPT-6, GPT-5.x, o-series): none, minimal, "
+        "low, medium, high, xhigh or max. Unset: low for a model whose efforts the price table lists (docs/judges.md), "
+        "else not sent.")
     judge_max_completion_tokens: int | None = Field(
         None, ge=1, description="max_completion_tokens of each judge reply (reasoning tokens included); unset: not sent.")
     judge_prices: Path | None = Field(None, description="YAML file adding or overriding judge prices: per model, "

@@ -153,6 +153,7 @@ class Verdict(BaseModel):
     tokens_in: int = 0
     tokens_out: int = 0
     tokens_cached: int = 0  # input tokens the provider served from its prompt cache
+    tokens_reasoning: int = 0  # output tokens the judge spent reasoning (billed as output, part of tokens_out)
     cost_usd: float | None = None  # what the tokens cost; None when the judge's price is unknown
     latency_ms: int = 0  # time the judge took to answer, summed over the requests that got an answer
     attempts: int = 0
@@ -172,7 +173,8 @@ JUDGED_FIELDS = ("output", "derived", "headline", "passed", "label", "tag", "raw
                  "agreement", "spread", "unsure")
 """What a judgment adds to a row (cleared when the row is judged again); the rest says who judged and at what cost."""
 SAMPLE_FIELDS = ("status", "prompt_hash", "output", "derived", "headline", "passed", "label", "tag", "raw_reply",
-                 "error", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "latency_ms", "attempts")
+                 "error", "tokens_in", "tokens_out", "tokens_cached", "tokens_reasoning", "cost_usd", "latency_ms",
+                 "attempts")
 """What a saved sample keeps of one judge's judgment, to be read back as a verdict."""
 
 

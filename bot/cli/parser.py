@@ -185,10 +185,12 @@ def add_panel_options(command: argparse.ArgumentParser, scope: str = "") -> None
     command.add_argument("--samples", type=int, metavar="N",
                          help=f"{scope}judge each row N times (1-9; default: the rubric's own, else 1); the verdict is "
                          "the one closest to the others, and rows whose samples split are marked unsure")
-    command.add_argument("--judges", metavar="M1,M2", help=f"{scope}a jury of judge models on the configured endpoint "
-                         "(default: JUDGES, else JUDGE_MODEL alone)")
+    command.add_argument("--judges", metavar="M1,M2", help=f"{scope}a jury of judge models on the configured endpoint, "
+                         "each optionally with its reasoning effort after a space ('gpt-6-luna low,gpt-6.2-sol medium'; "
+                         "default: JUDGES, else JUDGE_MODEL alone)")
     command.add_argument("--judges-file", type=Path, metavar="YAML", help=f"{scope}a jury across endpoints: per judge a "
-                         "model, a base_url and the key_env naming the variable with its key (default: JUDGES_FILE)")
+                         "model, a base_url, the key_env naming the variable with its key and an effort (its reasoning "
+                         "effort) (default: JUDGES_FILE)")
 
 
 def add_calibration_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -83,10 +83,14 @@ async def _asked(rubric: Rubric, triple: Triple, client: JudgeClient, boundary: 
 
 
 def _cost(prices: PriceTable, model: str, usage: Usage, batch_reply: Completion | None) -> float | None:
-    """What a judgment's requests cost: a batch reply at the batch price, the rest (a repair) at the live price."""
-    if batch_reply is None:
-        return prices.cost(model, usage.tokens_in, usage.tokens_out, usage.tokens_cached)
-    batch = prices.cost(model, batch_reply.tokens_in, batch_reply.tokens_out, batch_reply.cached_tokens, batch=True)
-    live = prices.cost(model, usage.tokens_in - batch_reply.tokens_in, usage.tokens_out - batch_reply.tokens_out,
-                       usage.tokens_cached - batch_reply.cached_tokens)
-    return None if batch is None or live is None else batch + live
+    """What a judgment's requests cost, each alone (a prompt over a model's long-prompt threshold is billed at that
+    rate for its whole request): a batch reply at the batch price, the rest (a repair) at the live price. Reasoning
+    tokens are part of a reply's output tokens, billed as output."""
+    total = 0.0
+    for reply in usage.replies:
+        cost = prices.request_cost(model, reply.tokens_in, reply.tokens_out, reply.cached_tokens,
+                                   batch=reply is batch_reply)
+        if cost is None:
+            return None
+        total += cost
+    return total

@@ -15,6 +15,7 @@ from bot.errors import SetupError
 from bot.llm.client import JudgeClient
 from bot.llm.configured import judge_client_from, own_secret
 from bot.llm.prices import PriceTable, builtin_prices, load_prices
+from bot.llm.sampling import Effort, parse_effort
 from bot.yaml_text import load_yaml, yaml_problem
 
 MAX_SAMPLES = 9
@@ -32,15 +33,23 @@ class JudgeSpec(BaseModel):
     key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
                                 description="the environment variable holding its key; without it a judge at its "
                                 "own base_url gets no key, one at the configured endpoint OPENAI_API_KEY")
+    effort: Effort | None = Field(None, description="its reasoning effort; default JUDGE_REASONING_EFFORT")
 
 
 def judges_from_names(names: str) -> list[JudgeSpec]:
-    """A jury of judge models on the configured endpoint, from "m1,m2,m3"."""
-    models = [name.strip() for name in names.split(",") if name.strip()]
-    try:
-        return check_jury([JudgeSpec(model=model) for model in models])
-    except ValidationError as err:
-        raise SetupError(f"judges {names!r}: {err.errors()[0]['msg']}") from None
+    """A jury of judge models on the configured endpoint, from "m1,m2,m3", each optionally with its reasoning
+    effort after a space ("gpt-6-luna low,gpt-6.2-sol medium")."""
+    specs = []
+    for entry in (part.split() for part in names.split(",") if part.strip()):
+        if len(entry) > 2:
+            raise SetupError(f"judges {names!r}: {' '.join(entry)!r} is not a model with an optional reasoning effort "
+                             "(such as `gpt-6-luna low`)")
+        effort = parse_effort(entry[1], f"judges {names!r}, judge {entry[0]}") if len(entry) == 2 else None
+        try:
+            specs.append(JudgeSpec(model=entry[0], effort=effort))
+        except ValidationError as err:
+            raise SetupError(f"judges {names!r}: {err.errors()[0]['msg']}") from None
+    return check_jury(specs)
 
 
 def read_judges(path: Path) -> list[JudgeSpec]:
@@ -186,7 +195,10 @@ class Bench:
                     raise SetupError(f"the run was judged with {model} at {judge['base_url']}, which this bot is not "
                                      "configured with any more (JUDGES_FILE); configure it again, or share the file "
                                      "again to judge it with today's judges")
-                base = self.judge.sibling(model=model, temperature=self.judge.temperature)
+                effort = judge.get("effort")
+                base = self.judge.sibling(model=model, temperature=self.judge.temperature,
+                                          effort=parse_effort(str(effort), f"the run's judge {model}") if effort else None,
+                                          effort_from=f"the judge {model}'s effort")
             members.append(base if temperature is None else base.sibling(temperature=temperature))
         return Panel(members, check_samples(samples), None, owned=False, prices=self.prices)
 
@@ -230,7 +242,8 @@ def open_panel(settings: Settings, *, specs: list[JudgeSpec] | None = None, samp
         temperature = settings.sample_temperature if samples > 1 else settings.judge_temperature
     chosen = specs or [JudgeSpec(model=settings.judge_model)]
     clients = [judge_client_from(settings, model=spec.model, base_url=spec.base_url, key_env=spec.key_env,
-                                 temperature=temperature, concurrency=concurrency) for spec in chosen]
+                                 temperature=temperature, concurrency=concurrency, effort=spec.effort)
+               for spec in chosen]
     return Panel(clients, samples, specs, prices=load_prices(settings.judge_prices))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot.judge.prompt import provenance
@@ -29,8 +29,11 @@ class Usage:
     tokens_in: int = 0
     tokens_out: int = 0
     tokens_cached: int = 0
+    tokens_reasoning: int = 0
     latency_ms: int = 0
     attempts: int = 0
+    replies: list[Completion] = field(default_factory=list)  # each reply counted (a first one, a repair): each is
+    # priced alone, as a provider bills a long prompt's rate per request
 
     def add(self, completion: Completion) -> None:
         """Count one reply."""
@@ -38,14 +41,17 @@ class Usage:
         self.tokens_in += completion.tokens_in
         self.tokens_out += completion.tokens_out
         self.tokens_cached += completion.cached_tokens
+        self.tokens_reasoning += completion.reasoning_tokens
         self.latency_ms += completion.latency_ms
+        self.replies.append(completion)
 
 
 def answered(status: Outcome, rubric: Rubric, judge_model: str, triple: Triple, *, usage: Usage, flags: list[str],
              **fields: Any) -> Verdict:
     """The verdict of a judgment that asked the judge: what its replies gave, and what they took."""
     return Verdict(status=status, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out,
-                   tokens_cached=usage.tokens_cached, latency_ms=usage.latency_ms, attempts=usage.attempts,
+                   tokens_cached=usage.tokens_cached, tokens_reasoning=usage.tokens_reasoning,
+                   latency_ms=usage.latency_ms, attempts=usage.attempts,
                    flags=flags, **provenance(rubric, judge_model, triple), **fields)
 
 
@@ -72,7 +78,8 @@ def from_sample(saved: SavedSample, rubric: Rubric, triple: Triple, *, reused: b
     at no cost under today's provenance."""
     found = {name: getattr(saved, name) for name in SAMPLE_FIELDS if getattr(saved, name) is not None}
     if reused:
-        found.update(tokens_in=0, tokens_out=0, tokens_cached=0, cost_usd=0.0, latency_ms=0, attempts=0)
+        found.update(tokens_in=0, tokens_out=0, tokens_cached=0, tokens_reasoning=0, cost_usd=0.0, latency_ms=0,
+                     attempts=0)
     return Verdict(**{**provenance(rubric, saved.judge_model, triple), **found})
 
 
@@ -90,7 +97,8 @@ def combine(sampled: Sequence[Sampled], *, judge_model: str, unsure_spread: floa
     verdicts = [item.verdict for item in sampled]
     scored = [verdict for verdict in verdicts if verdict.status == RowState.SCORED]
     costs: dict[str, Any] = {name: sum(getattr(verdict, name) for verdict in verdicts)
-                             for name in ("tokens_in", "tokens_out", "tokens_cached", "latency_ms", "attempts")}
+                             for name in ("tokens_in", "tokens_out", "tokens_cached", "tokens_reasoning", "latency_ms",
+                                          "attempts")}
     priced = [verdict.cost_usd for verdict in verdicts]
     costs["cost_usd"] = None if None in priced else sum(cost for cost in priced if cost is not None)
     flags = list(dict.fromkeys(flag for verdict in verdicts for flag in verdict.flags))

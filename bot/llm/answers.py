@@ -33,6 +33,7 @@ class Completion:
     latency_ms: int = 0
     refusal: str | None = None
     cached_tokens: int = 0  # of tokens_in, those the provider read from its prompt cache
+    reasoning_tokens: int = 0  # of tokens_out, those the model spent reasoning (billed as output)
 
 
 class NotACompletion(Exception):
@@ -116,10 +117,15 @@ class _Details(BaseModel):
     cached_tokens: int | None = None
 
 
+class _OutDetails(BaseModel):
+    reasoning_tokens: int | None = None
+
+
 class _Usage(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     prompt_tokens_details: _Details | None = None
+    completion_tokens_details: _OutDetails | None = None
 
 
 class _Message(BaseModel):
@@ -176,6 +182,8 @@ def completion(response: Any, latency_ms: int) -> Completion:
         latency_ms=latency_ms,
         refusal=choice.message.refusal,
         cached_tokens=(usage.prompt_tokens_details.cached_tokens or 0) if usage.prompt_tokens_details else 0,
+        reasoning_tokens=((usage.completion_tokens_details.reasoning_tokens or 0)
+                          if usage.completion_tokens_details else 0),
     )
 
 

@@ -33,6 +33,7 @@ from bot.llm.answers import (
 from bot.llm.context_window import ContextWindow, discover
 from bot.llm.endpoints import azure_v1_url, on_azure, portable_schema
 from bot.llm.pacing import Throttle, backoff, rate_limit_wait, retry_after
+from bot.llm.prices import PriceTable
 from bot.llm.rate_limits import LIMITERS, RateLimiter
 from bot.llm.retries import (
     Retry,
@@ -44,12 +45,12 @@ from bot.llm.retries import (
     tell_observer,
     wrong_address,
 )
+from bot.llm.sampling import Effort, ModelRules
 
 log = logging.getLogger(__name__)
 
 # The strict schema, the same schema without the range keywords some endpoints refuse, any JSON object, plain text.
 OutputMode = Literal["json_schema", "portable_schema", "json_object", "text"]
-ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the judge
 RATE_LIMIT_BUDGET = 120.0  # seconds one request may wait out 429s before the run pauses
 OUTAGE_BUDGET = 120.0  # seconds the endpoint may fail (502-504, 529) with no success before the run pauses
@@ -64,6 +65,10 @@ class JudgeClient:
     `insufficient_quota` 429 and could not tell the run's throttle to slow down.
     The output mode is kept per schema (its name and content, and the model): one rubric the endpoint refuses
     steps down alone.
+
+    A model whose rules `table` lists (bot/llm/prices.yaml) is sent only what it accepts: an effort it takes (the
+    one asked, else the judging default), and a temperature only with effort "none" (SetupError for an effort it
+    refuses, before any request). Any other model's rules are learned from a refused request (`_refused`).
     """
 
     def __init__(
@@ -74,18 +79,27 @@ class JudgeClient:
         temperature: float | None = 0.0,
         max_retries: int = 6,
         throttle: Throttle | None = None,
-        reasoning_effort: ReasoningEffort | None = None,
+        reasoning_effort: Effort | None = None,
         max_completion_tokens: int | None = None,
         rate_limit_budget: float = RATE_LIMIT_BUDGET,
         outage_budget: float = OUTAGE_BUDGET,
         limiter: RateLimiter | None = None,
+        table: PriceTable | None = None,
+        effort_from: str = "JUDGE_REASONING_EFFORT",
     ) -> None:
         self.client = client
         self.limiter = limiter or RateLimiter()
         self.model = model
-        self.temperature = temperature
         self.max_retries = max_retries
         self.throttle = throttle or Throttle(16)
+        self.table = table
+        self.asked_effort, self.effort_from = reasoning_effort, effort_from  # as set, and where it was set
+        self.rules: ModelRules | None = table.rules_of(model) if table is not None else None
+        if self.rules is not None:
+            reasoning_effort = self.rules.effort_for(reasoning_effort, effort_from)
+            if not self.rules.takes_sampling(reasoning_effort):
+                temperature = None  # a reasoning model refuses one: never sent, rather than refused and learned
+        self.temperature = temperature
         self.reasoning_effort = reasoning_effort
         self.max_completion_tokens = max_completion_tokens
         self.rate_limit_budget = rate_limit_budget
@@ -98,15 +112,24 @@ class JudgeClient:
         self._window_asked = False
         self._window_lock = asyncio.Lock()
 
-    def sibling(self, *, model: str | None = None, temperature: float | None = None) -> JudgeClient:
-        """A client for another model or temperature that asks through these connections, shares this throttle and
-        sends the same settings."""
+    def sibling(self, *, model: str | None = None, temperature: float | None = None, effort: Effort | None = None,
+                effort_from: str | None = None) -> JudgeClient:
+        """A client for another model, temperature or effort (`effort_from` says where that was set) that asks
+        through these connections, shares this throttle and sends the same settings."""
         same = model is None or model == self.model
         return JudgeClient(self.client, model=model or self.model, temperature=temperature,
                            max_retries=self.max_retries, throttle=self.throttle,
-                           reasoning_effort=self.reasoning_effort, max_completion_tokens=self.max_completion_tokens,
+                           reasoning_effort=effort or self.asked_effort, max_completion_tokens=self.max_completion_tokens,
                            rate_limit_budget=self.rate_limit_budget, outage_budget=self.outage_budget,
-                           limiter=self.limiter if same else LIMITERS.of(self.endpoint, model or self.model))
+                           limiter=self.limiter if same else LIMITERS.of(self.endpoint, model or self.model),
+                           table=self.table, effort_from=effort_from or self.effort_from)
+
+    @property
+    def judge_line(self) -> str:
+        """The judge as cards and summaries name it: "gpt-6-luna · effort low", or the model alone when no effort
+        is sent and none is known."""
+        effort = self.reasoning_effort or (self.rules.default if self.rules is not None else None)
+        return f"{self.model} · effort {effort}" if effort else self.model
 
     @property
     def endpoint(self) -> str:
@@ -349,8 +372,9 @@ class JudgeClient:
 def make_judge_client(
     *, api_key: str | None, base_url: str | None, model: str, timeout: float, temperature: float = 0.0,
     max_retries: int = 6, concurrency: int = 16, connect_timeout: float = CONNECT_TIMEOUT,
-    reasoning_effort: ReasoningEffort | None = None, max_completion_tokens: int | None = None,
+    reasoning_effort: Effort | None = None, max_completion_tokens: int | None = None,
     rate_limit_budget: float = RATE_LIMIT_BUDGET, outage_budget: float = OUTAGE_BUDGET,
+    table: PriceTable | None = None, effort_from: str = "JUDGE_REASONING_EFFORT",
 ) -> JudgeClient:
     """A JudgeClient over a new AsyncOpenAI client; a local server without a key gets a placeholder key.
 
@@ -359,6 +383,8 @@ def make_judge_client(
     if on_azure(base_url) and (better := azure_v1_url(base_url)) is not None:
         raise SetupError(f"OPENAI_BASE_URL is an Azure OpenAI URL of the deployment form, which answers 404 to this "
                          f"client: set it to {better} and JUDGE_MODEL to the deployment name")
+    if table is not None and (rules := table.rules_of(model)) is not None:
+        rules.effort_for(reasoning_effort, effort_from)  # an effort the model refuses: said before any connection
     # A judge may take minutes to answer, but a host that does not take the connection within seconds is not
     # there: the run says so (and retries) then, not after the whole request timeout.
     limits = openai.Timeout(timeout, connect=min(timeout, connect_timeout))
@@ -371,7 +397,7 @@ def make_judge_client(
     judge = JudgeClient(client, model=model, temperature=temperature, max_retries=max_retries,
                         throttle=Throttle(concurrency), reasoning_effort=reasoning_effort,
                         max_completion_tokens=max_completion_tokens, rate_limit_budget=rate_limit_budget,
-                        outage_budget=outage_budget)
+                        outage_budget=outage_budget, table=table, effort_from=effort_from)
     judge.limiter = LIMITERS.of(judge.endpoint, model)  # one per endpoint and model, whichever client asks
     return judge
 

@@ -8,7 +8,9 @@ import os
 from bot.config import Settings
 from bot.errors import SetupError
 from bot.llm.client import JudgeClient, make_judge_client
+from bot.llm.prices import load_prices
 from bot.llm.rate_limits import LIMITERS
+from bot.llm.sampling import Effort
 
 OWN_SECRETS = frozenset({"DATABASE_URL", "JUDGEBOT_DB", "MCP_TOKEN", "JUDGEBOT_MCP_TOKEN"})
 
@@ -22,8 +24,9 @@ def own_secret(name: str) -> bool:
 
 def judge_client_from(settings: Settings, *, model: str | None = None, base_url: str | None = None,
                       key_env: str | None = None, temperature: float | None = None,
-                      concurrency: int | None = None) -> JudgeClient:
-    """The JudgeClient the settings describe; `model`, `temperature` and `concurrency` override theirs.
+                      concurrency: int | None = None, effort: Effort | None = None) -> JudgeClient:
+    """The JudgeClient the settings describe; `model`, `temperature`, `concurrency` and `effort` (the reasoning
+    effort of one judge) override theirs. A model the price table lists is sent only what it accepts.
 
     A judge at its own `base_url` is never sent the configured endpoint's key (OPENAI_API_KEY), only the one the
     variable `key_env` holds; SetupError when that variable is not set.
@@ -47,5 +50,7 @@ def judge_client_from(settings: Settings, *, model: str | None = None, base_url:
         timeout=settings.judge_timeout,
         temperature=settings.judge_temperature if temperature is None else temperature,
         max_retries=settings.judge_max_retries, concurrency=concurrency or settings.concurrency,
-        reasoning_effort=settings.judge_reasoning_effort, max_completion_tokens=settings.judge_max_completion_tokens,
+        reasoning_effort=effort or settings.judge_reasoning_effort,
+        max_completion_tokens=settings.judge_max_completion_tokens, table=load_prices(settings.judge_prices),
+        effort_from=f"the judge {model}'s effort" if effort else "JUDGE_REASONING_EFFORT",
     )

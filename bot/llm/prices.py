@@ -1,5 +1,6 @@
-"""What judging costs: the price table of known judge models (a data file with its date), settings' additions, and
-the cost of a judgment's tokens."""
+"""What judging costs and what judge models accept: the table of known judge models (a data file with its date: each
+model's prices, context window, long-prompt rate and reasoning efforts, with where they were read), settings'
+additions, and the cost of a request's tokens."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import SetupError
+from bot.llm.sampling import Effort, ModelRules
 from bot.yaml_text import load_yaml, yaml_problem
 
 # A dated snapshot of a model: gpt-4o-2024-08-06, gpt-4-0613 (a four-digit month and day), claude-haiku-4-5-20251001.
@@ -20,8 +22,21 @@ SNAPSHOT = re.compile(r"^(?P<base>.+?)-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$")
 VENDORS = ("openai/", "anthropic/")  # how a router such as OpenRouter names the same model
 
 
+class LongPrompt(BaseModel):
+    """A provider's rate for long prompts: a request whose prompt is over `above` input tokens is billed `input` times
+    the input and cached rates and `output` times the output rate, for the whole request."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    above: int = Field(gt=0)
+    input: float = Field(gt=0)
+    output: float = Field(gt=0)
+
+
 class Price(BaseModel):
-    """USD per million tokens of one model: input, cached input (when the provider discounts it) and output."""
+    """What is known of one model before it is asked: USD per million tokens (input, cached input when the provider
+    discounts it, output, and the rate of long prompts), its context window, the reasoning efforts it accepts, and
+    where that was read."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -29,13 +44,27 @@ class Price(BaseModel):
     output: float = Field(ge=0)
     cached_input: float | None = Field(None, ge=0)
     context: int | None = Field(None, gt=0, description="the model's context window in tokens, as its provider lists it")
+    long_prompt: LongPrompt | None = None
+    efforts: tuple[Effort, ...] | None = Field(None, min_length=1, description="the reasoning efforts it accepts")
+    default_effort: Effort | None = Field(None, description="the effort it uses when none is sent")
+    source: str | None = None
+    read: date | None = None
 
-    def cost(self, tokens_in: int, tokens_out: int, tokens_cached: int = 0, *, share: float = 1.0) -> float:
-        """USD of one judgment's tokens, its cached input at the cached rate; `share` of it through the Batch API."""
+    def cost(self, tokens_in: int, tokens_out: int, tokens_cached: int = 0, *, share: float = 1.0,
+             long: bool = False) -> float:
+        """USD of requests' tokens, their cached input at the cached rate; `share` of it through the Batch API; with
+        `long`, these are requests whose prompt was over the long-prompt threshold, billed at that rate."""
         cached = min(tokens_cached, tokens_in) if self.cached_input is not None else 0
         cached_rate = self.cached_input if self.cached_input is not None else self.input
-        total = (tokens_in - cached) * self.input + cached * cached_rate + tokens_out * self.output
-        return total * share / 1_000_000
+        total_in = (tokens_in - cached) * self.input + cached * cached_rate
+        total_out = tokens_out * self.output
+        if long and self.long_prompt is not None:
+            total_in, total_out = total_in * self.long_prompt.input, total_out * self.long_prompt.output
+        return (total_in + total_out) * share / 1_000_000
+
+    def is_long(self, prompt_tokens: int) -> bool:
+        """Whether one request with `prompt_tokens` input tokens is billed at the long-prompt rate."""
+        return self.long_prompt is not None and prompt_tokens > self.long_prompt.above
 
 
 class PriceTable(BaseModel):
@@ -45,6 +74,7 @@ class PriceTable(BaseModel):
 
     as_of: date
     batch_share: float = Field(0.5, gt=0, le=1)
+    long_prompts: dict[str, LongPrompt] = {}  # the rates entries name (by a YAML alias), listed once
     models: dict[str, Price]
 
     def price_of(self, model: str) -> Price | None:
@@ -62,15 +92,30 @@ class PriceTable(BaseModel):
         price = self.price_of(model)
         return None if price is None else price.context
 
+    def rules_of(self, model: str) -> ModelRules | None:
+        """The reasoning rules of `model` (as `price_of` finds it) when the table lists its efforts, else None: a model
+        whose rules judgebot learns from the endpoint's answers."""
+        price = self.price_of(model)
+        if price is None or price.efforts is None:
+            return None
+        return ModelRules(model, price.efforts, price.default_effort)
+
     def cost(self, model: str, tokens_in: int, tokens_out: int, tokens_cached: int = 0, *,
-             batch: bool = False) -> float | None:
-        """USD of a judgment's tokens by `model`, None when its price is unknown (a judgment that used no tokens is
-        free whatever the model)."""
+             batch: bool = False, long: bool = False) -> float | None:
+        """USD of requests' tokens by `model`, None when its price is unknown (requests that used no tokens are free
+        whatever the model); with `long`, requests whose prompt was over the model's long-prompt threshold."""
         if tokens_in == tokens_out == 0:
             return 0.0
         price = self.price_of(model)
         return None if price is None else price.cost(tokens_in, tokens_out, tokens_cached,
-                                                     share=self.batch_share if batch else 1.0)
+                                                     share=self.batch_share if batch else 1.0, long=long)
+
+    def request_cost(self, model: str, tokens_in: int, tokens_out: int, tokens_cached: int = 0, *,
+                     batch: bool = False) -> float | None:
+        """USD of one request's tokens by `model`, at the long-prompt rate when its prompt is over the threshold."""
+        price = self.price_of(model)
+        long = price is not None and price.is_long(tokens_in)
+        return self.cost(model, tokens_in, tokens_out, tokens_cached, batch=batch, long=long)
 
 
 class PriceFile(BaseModel):
@@ -79,6 +124,15 @@ class PriceFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     models: dict[str, Price]
+
+
+def overriding(shipped: Price | None, given: Price, extra: Path) -> Price:
+    """A JUDGE_PRICES entry over the shipped one: its prices replace the shipped prices whole (a cached rate it does
+    not give is not kept), and the facts it does not give (context window, long-prompt rate, efforts) stay."""
+    source = {} if "source" in given.model_fields_set else {"source": f"JUDGE_PRICES ({extra.name})", "read": None}
+    if shipped is None:
+        return given.model_copy(update=source)
+    return shipped.model_copy(update={"cached_input": None, **source, **given.model_dump(exclude_unset=True)})
 
 
 @cache
@@ -105,5 +159,8 @@ def load_prices(extra: Path | None = None) -> PriceTable:
         problems = "; ".join(f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in err.errors()[:5])
         raise SetupError(f"JUDGE_PRICES: {extra} must list `models:` with input and output USD per million tokens "
                          f"for each (cached_input optional): {problems}") from None
-    models = {**table.models, **{name.strip().lower(): price for name, price in added.models.items()}}
+    models = dict(table.models)
+    for name, price in added.models.items():
+        key = name.strip().lower()
+        models[key] = overriding(models.get(key), price, extra)
     return table.model_copy(update={"models": models})

@@ -17,11 +17,20 @@ from bot.judge.panel import Panel
 from bot.judge.window import prompt_tokens, room_for, schema_reply_tokens, window_of
 from bot.llm.context_window import ContextWindow
 from bot.llm.prices import PriceTable
+from bot.llm.sampling import REASONING_PRIOR, Effort
 from bot.llm.tokens import text_tokens
 from bot.records import Triple
 from bot.rubric import Rubric
 from bot.runs.job import RunJob
-from bot.store import Run, Store, find_cached_many, pending_texts, recent_reply_tokens, update_run
+from bot.store import (
+    Run,
+    Store,
+    find_cached_many,
+    pending_texts,
+    recent_reasoning_tokens,
+    recent_reply_tokens,
+    update_run,
+)
 
 RECENT_REPLIES = 200  # replies of the rubric in the history that refine the expected reply size
 FROM_SCHEMA = "the rubric's reply schema"
@@ -34,7 +43,7 @@ class Estimate(BaseModel):
     samples: int
     judges: list[str]
     tokens_in: int
-    tokens_out: int
+    tokens_out: int  # reasoning tokens included, billed as output
     cost_usd: float | None  # the priced judges' part; None when no judge's price is known
     unpriced: list[str] = []  # the judges whose price is unknown
 
@@ -48,6 +57,8 @@ class Estimate(BaseModel):
         """The judgments asked of judges whose price is unknown, which no cost weighs."""
         return self.rows * self.samples * len(self.unpriced)
     reply_basis: str = FROM_SCHEMA  # where the expected reply size comes from
+    tokens_reasoning: int = 0  # of tokens_out, those the judges are expected to spend reasoning
+    reasoning_basis: list[str] = []  # where each reasoning judge's expected reasoning comes from
     batch: bool = False  # at the Batch API's price
     reused: int = 0  # rows left out: their verdict is in the history, or another row with the same texts is sent
     too_long: int = 0  # rows left out for a judge whose context window they overflow: refused, never sent to it
@@ -77,23 +88,43 @@ class Estimate(BaseModel):
                        "never sent")
         rows = (f"{self.rows:,} {plural(self.rows, 'judgment')} of pairs (each pair once per order shown)" if self.pairs
                 else f"{self.rows:,} {plural(self.rows, 'row')}")
+        reasoning = f" ({self.tokens_reasoning:,} of them reasoning)" if self.tokens_reasoning else ""
         what = (f"{rows}{times} with {' + '.join(self.judges)}{batch} "
-                f"({self.tokens_in:,} tokens in, {self.tokens_out:,} out{others})")
+                f"({self.tokens_in:,} tokens in, {self.tokens_out:,} out{reasoning}{others})")
         return f"{self.cost_text()} for {what}" if self.cost_usd is not None and not self.unpriced else \
             f"{what}: {self.cost_text()}"
 
 
+def reasoning_tokens(rubric: Rubric, judge: str, effort: Effort | None, store: Store | None) -> tuple[float, str | None]:
+    """(the reasoning tokens one judgment by `judge` at `effort` is expected to take, where that comes from): what its
+    recent replies under the rubric took, else the rough prior of the effort (REASONING_PRIOR); (0, None) for a judge
+    that is sent no effort and has no reasoning in its history."""
+    recent = recent_reasoning_tokens(store, rubric.name, judge, RECENT_REPLIES) if store is not None else None
+    if recent is not None and (recent[0] > 0 or effort is not None):
+        return recent[0], f"{judge}'s reasoning in its last {recent[1]:,} replies of {rubric.name}"
+    if effort is None or not REASONING_PRIOR[effort]:
+        return 0.0, None
+    return float(REASONING_PRIOR[effort]), f"{judge}'s reasoning from its effort {effort} (a rough prior)"
+
+
 def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence[str], samples: int,
                   prices: PriceTable, store: Store | None = None, batch: bool = False,
-                  windows: Sequence[ContextWindow | None] = ()) -> Estimate:
+                  windows: Sequence[ContextWindow | None] = (),
+                  efforts: Sequence[Effort | None] = ()) -> Estimate:
     """The estimate of judging `triples` with the rubric, by each judge `samples` times; with `windows` (each judge's
     context window, None where not known), a row is left out for each judge whose window it overflows, as the
-    judgment refuses it there before sending it."""
+    judgment refuses it there before sending it. Each judge's reasoning (at its effort in `efforts`, or its own) is
+    counted as output; a row whose prompt is over a judge's long-prompt threshold is priced at that rate."""
     fixed = prompt_tokens(rubric)
     room = room_for(rubric) if any(windows) else 0.0
     rows = too_long = 0
     sent = [0] * len(judges)  # rows each judge is sent, and the tokens of their texts
     texts = [0.0] * len(judges)
+    listed = [prices.price_of(judge) for judge in judges]
+    long_at = [price.long_prompt.above - fixed if price is not None and price.long_prompt is not None else None
+               for price in listed]  # the tokens of texts over which a row's prompt is billed at the long rate
+    long_sent = [0] * len(judges)  # of those rows, the long ones, and the tokens of their texts
+    long_texts = [0.0] * len(judges)
     for triple in triples:
         fits = [window is None or window.overflow(room, triple.texts()) is None for window in windows] or [True]
         too_long += not all(fits)
@@ -101,23 +132,39 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
             continue
         rows += 1
         tokens = sum(text_tokens(text) for text in triple.texts())
-        for judge in range(len(judges)):
-            if fits[judge % len(fits)]:
-                sent[judge] += 1
-                texts[judge] += tokens
+        for index in range(len(judges)):
+            if fits[index % len(fits)]:
+                sent[index] += 1
+                texts[index] += tokens
+                if (above := long_at[index]) is not None and tokens > above:
+                    long_sent[index] += 1
+                    long_texts[index] += tokens
     recent = recent_reply_tokens(store, rubric.name, RECENT_REPLIES) if store is not None else None
     reply, basis = (recent[0], f"the last {recent[1]:,} replies of {rubric.name}") if recent else (
         schema_reply_tokens(rubric), FROM_SCHEMA)
-    each = [(math.ceil((fixed * count + tokens) * samples), math.ceil(reply * count * samples))
-            for count, tokens in zip(sent, texts, strict=True)]
-    costs = {judge: prices.cost(judge, each_in, each_out, batch=batch)
-             for judge, (each_in, each_out) in zip(judges, each, strict=True)}
+    thought = [reasoning_tokens(rubric, judge, efforts[number] if number < len(efforts) else None, store)
+               for number, judge in enumerate(judges)]
+    costs: dict[str, float | None] = {}
+    tokens_in = tokens_out = tokens_reasoning = 0
+    for number, judge in enumerate(judges):
+        per_reply = reply + thought[number][0]
+        short, long = sent[number] - long_sent[number], long_sent[number]
+        short_in = math.ceil((fixed * short + texts[number] - long_texts[number]) * samples)
+        long_in = math.ceil((fixed * long + long_texts[number]) * samples)
+        short_out, long_out = math.ceil(per_reply * short * samples), math.ceil(per_reply * long * samples)
+        parts = [prices.cost(judge, short_in, short_out, batch=batch),
+                 prices.cost(judge, long_in, long_out, batch=batch, long=True)]
+        costs[judge] = None if None in parts else sum(part for part in parts if part is not None)
+        tokens_in += short_in + long_in
+        tokens_out += short_out + long_out
+        tokens_reasoning += math.ceil(thought[number][0] * sent[number] * samples)
     unpriced = [judge for judge, cost in costs.items() if cost is None]
     priced = [cost for cost in costs.values() if cost is not None]
     cost = sum(priced) if priced else None
-    return Estimate(rows=rows, samples=samples, judges=list(judges), tokens_in=sum(part[0] for part in each),
-                    tokens_out=sum(part[1] for part in each), cost_usd=cost, unpriced=unpriced, reply_basis=basis,
-                    batch=batch, pairs=rubric.pairwise, too_long=too_long)
+    return Estimate(rows=rows, samples=samples, judges=list(judges), tokens_in=tokens_in, tokens_out=tokens_out,
+                    tokens_reasoning=tokens_reasoning, cost_usd=cost, unpriced=unpriced, reply_basis=basis,
+                    reasoning_basis=[said for _, said in thought if said is not None], batch=batch,
+                    pairs=rubric.pairwise, too_long=too_long)
 
 
 async def context_windows(panel: Panel) -> list[ContextWindow | None]:
@@ -134,7 +181,9 @@ def estimate_run(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch:
     (`context_windows`). With `keep`, saved with the run the first time, to be shown beside what it cost."""
     sending = ToSend(RunJob(store, run, rubric, panel))
     estimate = estimate_rows(rubric, sending, judges=[client.model for client in panel.clients], samples=panel.samples,
-                             prices=panel.prices, store=store, batch=batch, windows=() if batch else windows)
+                             prices=panel.prices, store=store, batch=batch, windows=() if batch else windows,
+                             efforts=[client.reasoning_effort or (client.rules.default if client.rules else None)
+                                      for client in panel.clients])
     estimate = estimate.model_copy(update={"reused": sending.reused})
     if keep and run.estimate is None:
         update_run(store, run.id, estimate=as_saved(estimate))
@@ -168,4 +217,5 @@ class ToSend:
 
 def as_saved(estimate: Estimate) -> dict[str, Any]:
     """What a run keeps of its estimate, to show beside what it cost."""
-    return estimate.model_dump(include={"rows", "samples", "tokens_in", "tokens_out", "cost_usd", "batch"})
+    return estimate.model_dump(include={"rows", "samples", "tokens_in", "tokens_out", "tokens_reasoning", "cost_usd",
+                                        "batch"})

@@ -73,6 +73,7 @@ class Summary:
     worst: list[tuple[float, int | None, str]] = field(default_factory=list)
     models: dict[str, ModelFigures] = field(default_factory=dict)
     tokens_cached: int = 0
+    tokens_reasoning: int = 0  # of tokens_out, those the judges spent reasoning (billed as output)
     spent: float = 0.0  # USD billed by the judges whose price is known, every request counted
     unpriced: int = 0  # judgments that used tokens of a judge whose price is unknown
     estimate: dict[str, Any] | None = None  # what the run was estimated to cost before it started
@@ -140,6 +141,7 @@ class Summary:
     def bill(self, billed: Billed) -> None:
         """Take what the run's judges were billed: its tokens and cost."""
         self.tokens_in, self.tokens_out, self.tokens_cached = billed.tokens_in, billed.tokens_out, billed.tokens_cached
+        self.tokens_reasoning = billed.tokens_reasoning
         self.spent, self.unpriced = billed.cost, billed.unpriced
 
     def cost_text(self) -> str:

@@ -54,8 +54,11 @@ def test_judge_prices_add_and_override_and_a_broken_file_is_named(tmp_path: Path
     extra = tmp_path / "prices.yaml"
     extra.write_text("models:\n  llama3:70b: {input: 0.6, output: 0.8}\n  GPT-4o: {input: 2.0, output: 8.0}\n")
     table = load_prices(extra)
-    assert table.price_of("llama3:70b") == Price(input=0.6, output=0.8)
-    assert table.price_of("gpt-4o-2024-08-06") == Price(input=2.0, output=8.0)
+    assert table.price_of("llama3:70b") == Price(input=0.6, output=0.8, source="JUDGE_PRICES (prices.yaml)")
+    # an override's prices replace the shipped ones whole (no cached rate kept); the context window stays
+    overridden = table.price_of("gpt-4o-2024-08-06")
+    assert overridden is not None and (overridden.input, overridden.output, overridden.cached_input, overridden.context,
+                                       overridden.source) == (2.0, 8.0, None, 128000, "JUDGE_PRICES (prices.yaml)")
     assert table.as_of == builtin_prices().as_of and builtin_prices().price_of("llama3:70b") is None
     broken = tmp_path / "broken.yaml"
     broken.write_text("models:\n  mine: {input: -1, output: cheap}\n")

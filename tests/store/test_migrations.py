@@ -427,3 +427,36 @@ def test_upgrade_to_version_28_counts_each_case_once_and_chains_its_judgments(db
         assert (week.cases, week.scored, week.mean_headline) == (2, 2, 50.0)  # before the new score: 25 and 75
     finally:
         store.engine.dispose()
+
+
+def test_upgrade_to_version_31_counts_no_reasoning_for_what_was_judged_before_and_bills_it_from_then_on(
+        db_url: str) -> None:
+    engine = make_engine(db_url)
+    assert migrate(engine, target=30) == 30
+    monday = datetime(2026, 11, 16, 9, 30)
+    with engine.begin() as conn:
+        run_id = conn.execute(sa.text(
+            "INSERT INTO run (created_at, status, rubric_name, rubric_version, rubric_hash, judge_model, source, fresh, "
+            "total_rows, samples) VALUES (:t, 'done', 'eth', '1', 'h', 'j', 'cli', false, 1, 1) RETURNING id"),
+            {"t": monday}).scalar_one()
+        conn.execute(sa.text(
+            "INSERT INTO billed_tally (channel_key, minute, run_id, rubric_name, judge_model, judgments, tokens_in, "
+            "tokens_out, tokens_cached, cost, unpriced) VALUES ('', :t, :run, 'eth', 'j', 1, 100, 20, 0, 0.5, 0)"
+        ).bindparams(sa.bindparam("t", type_=sa.DateTime)), {"t": monday, "run": run_id})
+    engine.dispose()
+
+    store = Store.open(db_url)
+    try:
+        assert schema_diffs(store.engine) == []
+        billed = run_billed(store, run_id)
+        assert (billed.tokens_out, billed.tokens_reasoning, billed.cost) == (20, 0, 0.5)
+        run = create_run(store, **COMMON)
+        add_rows(store, [row(run.id, 1)])
+        [pending] = next_pending(store, run.id)
+        save_verdict(store, pending.id, make_verdict(tokens_in=50, tokens_out=300, tokens_reasoning=250,
+                                                     cost_usd=0.01), cache_key="k")
+        [judgment] = iter_judgments(store, run.id)
+        assert (judgment.tokens_out, judgment.tokens_reasoning) == (300, 250)
+        assert (run_billed(store, run.id).tokens_out, run_billed(store, run.id).tokens_reasoning) == (300, 250)
+    finally:
+        store.engine.dispose()

@@ -31,6 +31,8 @@ class Reply:
     tokens_in: int = 50
     tokens_out: int = 20
     cached_tokens: int | None = None  # sent as usage.prompt_tokens_details.cached_tokens when set
+    reasoning_tokens: int | None = None  # sent as usage.completion_tokens_details.reasoning_tokens (and counted in
+    # completion_tokens, as OpenAI counts them) when set; a server enforcing GPT-6's rules sets it by the effort
     drop: bool = False  # close the connection without answering
     body: str | None = None  # sent as is with `content_type` instead of a chat completion
     content_type: str = "application/json"
@@ -141,6 +143,45 @@ class Reply:
 
 Responder = Callable[[dict[str, Any]], Reply]
 
+# --- GPT-6's rules, as OpenAI's model pages state them (read 2026-12-07) -----------------------------------------
+
+GPT6_DEFAULT_EFFORT = {"gpt-6-luna": "medium", "gpt-6.1-terra": "medium"}  # the others name none
+GPT6_REFUSE_NONE = ("gpt-6.2-sol", "gpt-6.2-astra")
+GPT6_EFFORTS = ("none", "low", "medium", "high", "xhigh", "max")
+SAMPLING_PARAMETERS = ("temperature", "top_p", "logprobs", "top_logprobs")
+# Reasoning tokens the stand-in spends per effort (a made-up but plausible scale: more effort, more thought).
+GPT6_REASONING_TOKENS = {"none": 0, "low": 96, "medium": 384, "high": 1536, "xhigh": 4096, "max": 8192}
+
+
+def gpt6_refusal(body: dict[str, Any]) -> Reply | None:
+    """The 400 OpenAI answers a GPT-6 model (gpt-6*) for parameters it does not accept, else None: an effort it does
+    not know or refuses ("none" on gpt-6.2-sol and gpt-6.2-astra), or temperature, top_p or logprobs with an effort
+    other than "none" (sent, or its default)."""
+    model = str(body.get("model", ""))
+    if not model.startswith("gpt-6"):
+        return None
+    effort = body.get("reasoning_effort")
+    if effort is not None and (effort not in GPT6_EFFORTS or (effort == "none" and model in GPT6_REFUSE_NONE)):
+        return Reply(status=400, error={
+            "message": f"Unsupported value: 'reasoning_effort' does not support '{effort}' with this model.",
+            "type": "invalid_request_error", "param": "reasoning_effort", "code": "unsupported_value"})
+    if (effort or GPT6_DEFAULT_EFFORT.get(model)) != "none":
+        for name in SAMPLING_PARAMETERS:
+            if name in body:
+                return Reply(status=400, error={
+                    "message": f"Unsupported parameter: '{name}' is not supported with reasoning effort other than "
+                               "'none' on this model.",
+                    "type": "invalid_request_error", "param": name, "code": "unsupported_parameter"})
+    return None
+
+
+def gpt6_reasoning(body: dict[str, Any]) -> int:
+    """The reasoning tokens a GPT-6 model spends on a request with this body's effort (its default when none)."""
+    model = str(body.get("model", ""))
+    if not model.startswith("gpt-6"):
+        return 0
+    return GPT6_REASONING_TOKENS[body.get("reasoning_effort") or GPT6_DEFAULT_EFFORT.get(model, "medium")]
+
 # What a real judge endpoint does now and then, besides answering.
 FAULTS = ("429", "429-retry-after", "500", "503", "drop", "hang", "html", "plain-text", "error-object", "malformed-json",
           "schema-violation", "truncated")
@@ -211,6 +252,11 @@ class FakeJudgeServer(ThreadedServer):
         self.latency = latency
         self.reject_json_schema = False
         self.reject_response_format = False
+        # Answer as OpenAI does for GPT-6 models (gpt-6*): 400 for parameters they refuse (`gpt6_refusal`), reasoning
+        # tokens by effort in each reply's usage; `refused` keeps the bodies refused, `billed` what was billed.
+        self.enforce_gpt6 = False
+        self.refused: list[dict[str, Any]] = []
+        self.billed: collections.Counter[str] = collections.Counter()
         self.requests: list[dict[str, Any]] = []
         # What the routes that tell a model's context answer, by path ("/v1/models", "/api/show", "/api/ps",
         # "/api/generate", "/props"): a JSON body, an HTTP status, or a list of them answered in turn (the last one
@@ -291,7 +337,14 @@ class FakeJudgeServer(ThreadedServer):
             error = {"message": f"response_format type '{fmt}' is not supported", "type": "invalid_request_error",
                      "param": "response_format", "code": None}
             return web.json_response({"error": error}, status=400)
+        if self.enforce_gpt6 and (refusal := gpt6_refusal(body)) is not None:
+            with self._lock:
+                self.requests.append(body)
+                self.refused.append(body)
+            return web.json_response({"error": refusal.error}, status=refusal.status)
         reply = self._next_reply(body)
+        if self.enforce_gpt6 and reply.status == 200 and reply.body is None and reply.reasoning_tokens is None:
+            reply = dataclasses.replace(reply, reasoning_tokens=gpt6_reasoning(body))
         if self.latency or reply.delay:
             await self._hold(self.latency + reply.delay)
         if reply.drop:
@@ -302,6 +355,10 @@ class FakeJudgeServer(ThreadedServer):
                                 headers=reply.headers)
         if reply.status != 200:
             return web.json_response({"error": reply.error}, status=reply.status, headers=reply.headers)
+        reasoning = reply.reasoning_tokens or 0
+        with self._lock:
+            self.billed.update(tokens_in=reply.tokens_in, tokens_out=reply.tokens_out + reasoning,
+                               tokens_cached=reply.cached_tokens or 0, tokens_reasoning=reasoning)
         return web.json_response(
             {
                 "id": f"chatcmpl-{len(self.requests)}",
@@ -317,10 +374,12 @@ class FakeJudgeServer(ThreadedServer):
                 ],
                 "usage": {
                     "prompt_tokens": reply.tokens_in,
-                    "completion_tokens": reply.tokens_out,
-                    "total_tokens": reply.tokens_in + reply.tokens_out,
+                    "completion_tokens": reply.tokens_out + reasoning,
+                    "total_tokens": reply.tokens_in + reply.tokens_out + reasoning,
                     **({"prompt_tokens_details": {"cached_tokens": reply.cached_tokens, "audio_tokens": 0}}
                        if reply.cached_tokens is not None else {}),
+                    **({"completion_tokens_details": {"reasoning_tokens": reasoning, "audio_tokens": 0}}
+                       if reply.reasoning_tokens is not None else {}),
                 },
             },
             headers=reply.headers,

@@ -25,8 +25,9 @@ if TYPE_CHECKING:  # only types: the terminal must not load the judge or the dat
 
 def show_estimate(console: Console, lead: str, estimate: Estimate) -> None:
     """What a run is likely to cost, before it starts, and what the expected reply size rests on."""
-    console.print(shown(f"{lead}: {estimate.text()}; replies sized from {estimate.reply_basis}, prompts without "
-                        "the provider's cache discount."), highlight=False)
+    reasoning = f", reasoning from {'; '.join(estimate.reasoning_basis)}" if estimate.reasoning_basis else ""
+    console.print(shown(f"{lead}: {estimate.text()}; replies sized from {estimate.reply_basis}{reasoning}, prompts "
+                        "without the provider's cache discount."), highlight=False)
 
 
 def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, out: Any) -> None:
@@ -64,7 +65,8 @@ def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, o
     if summary.from_history:
         table.add_row("reused from the history", f"{summary.from_history:,} rows (not billed)")
     cached = f" ({summary.tokens_cached:,} of them cached)" if summary.tokens_cached else ""
-    table.add_row("tokens", f"{summary.tokens_in:,} in{cached} · {summary.tokens_out:,} out")
+    reasoning = f" ({summary.tokens_reasoning:,} of them reasoning)" if summary.tokens_reasoning else ""
+    table.add_row("tokens", f"{summary.tokens_in:,} in{cached} · {summary.tokens_out:,} out{reasoning}")
     table.add_row("cost", summary.cost_text())
     if (guess := summary.estimate_text()) is not None:
         table.add_row("estimate", guess)

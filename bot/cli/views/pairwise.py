@@ -46,7 +46,8 @@ def show_pairs(console: Console, run: Run, found: PairsSummary, out: Any) -> Non
     if summary.cached:
         table.add_row("reused from cache", f"{summary.cached} judgments")
     cached = f" ({summary.tokens_cached:,} of them cached)" if summary.tokens_cached else ""
-    table.add_row("tokens", f"{summary.tokens_in:,} in{cached} · {summary.tokens_out:,} out")
+    reasoning = f" ({summary.tokens_reasoning:,} of them reasoning)" if summary.tokens_reasoning else ""
+    table.add_row("tokens", f"{summary.tokens_in:,} in{cached} · {summary.tokens_out:,} out{reasoning}")
     table.add_row("cost", summary.cost_text())
     if (guess := summary.estimate_text()) is not None:
         table.add_row("estimate", guess)

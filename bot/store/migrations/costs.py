@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from bot.store.counts.billing import BILLED_COUNTS, BILLED_KEY, bill_judgments, bill_samples
+from bot.store.counts.billing import BILLED_COUNTS_13, BILLED_KEY, bill_judgments, bill_samples
 from bot.store.counts.tallies import FIRST_KEY, add_judgments
 
 if TYPE_CHECKING:  # Alembic is imported only when a migration runs (see bot.store.migrations.upgrade.migrate)
@@ -90,15 +90,16 @@ def _v13_billed_tally(op: Operations) -> None:
     op.create_index("ix_billed_tally_run_id", "billed_tally", ["run_id"])
     # What was billed before is what the saved judgments and samples hold (requests erased by a re-judging are gone).
     bind = op.get_bind()
-    tally = sa.table("billed_tally", *[sa.column(name) for name in BILLED_KEY + BILLED_COUNTS])
+    tally = sa.table("billed_tally", *[sa.column(name) for name in BILLED_KEY + BILLED_COUNTS_13])
     judgment = sa.table("judgment", *[sa.column(name) for name in (
         "id", "run_id", "channel_id", "rubric_name", "judge_model", "samples", "status", "tokens_in", "tokens_out",
         "tokens_cached", "cost_usd")], sa.column("judged_at", sa.DateTime))
     sample = sa.table("judgment_sample", *[sa.column(name) for name in (
         "id", "judgment_id", "judge_model", "tokens_in", "tokens_out", "tokens_cached", "cost_usd")],
         sa.column("judged_at", sa.DateTime))
-    for statement in (bill_judgments(bind.dialect.name, judgment, tally, judgment.c.samples.is_(None)),
-                      bill_samples(bind.dialect.name, sample, judgment, tally, sa.true())):
+    for statement in (bill_judgments(bind.dialect.name, judgment, tally, judgment.c.samples.is_(None),
+                                     BILLED_COUNTS_13),
+                      bill_samples(bind.dialect.name, sample, judgment, tally, sa.true(), BILLED_COUNTS_13)):
         bind.execute(statement)
 
 

@@ -187,6 +187,7 @@ class Billed:
     tokens_cached: int = 0
     cost: float = 0.0  # USD of the judgments whose judge's price is known
     unpriced: int = 0  # judgments that used tokens of a judge whose price is unknown
+    tokens_reasoning: int = 0  # of tokens_out, those the judges spent reasoning
 
 
 def run_billed(store: Store, run_id: int) -> Billed:
@@ -286,12 +287,26 @@ def channel_stats(
 
 
 def recent_reply_tokens(store: Store, rubric_name: str, limit: int) -> tuple[float, int] | None:
-    """(mean tokens out of one judgment, how many) over the rubric's `limit` newest replies that were billed; None when the
-    history holds none."""
-    per_judgment = col(Judgment.tokens_out) / func.coalesce(col(Judgment.samples), 1)
+    """(mean tokens out of one judgment, its reasoning left out, how many) over the rubric's `limit` newest replies
+    that were billed; None when the history holds none."""
+    per_judgment = ((col(Judgment.tokens_out) - col(Judgment.tokens_reasoning))
+                    / func.coalesce(col(Judgment.samples), 1))
     newest = (sa.select(per_judgment.label("tokens"))
               .where(col(Judgment.rubric_name) == rubric_name, col(Judgment.status) == RowState.SCORED,
                      col(Judgment.cached_from).is_(None), col(Judgment.tokens_out) > 0)
+              .order_by(col(Judgment.id).desc()).limit(limit).subquery())
+    with store.session() as session:
+        mean, count = session.execute(sa.select(func.avg(newest.c.tokens), func.count())).one()
+    return (float(mean), int(count)) if count else None
+
+
+def recent_reasoning_tokens(store: Store, rubric_name: str, judge_model: str, limit: int) -> tuple[float, int] | None:
+    """(mean reasoning tokens of one judgment, how many) over the `limit` newest replies judge `judge_model` gave
+    under the rubric alone (not in a jury, not sampled); None when the history holds none."""
+    newest = (sa.select(col(Judgment.tokens_reasoning).label("tokens"))
+              .where(col(Judgment.rubric_name) == rubric_name, col(Judgment.judge_model) == judge_model,
+                     col(Judgment.status) == RowState.SCORED, col(Judgment.cached_from).is_(None),
+                     col(Judgment.samples).is_(None), col(Judgment.tokens_out) > 0)
               .order_by(col(Judgment.id).desc()).limit(limit).subquery())
     with store.session() as session:
         mean, count = session.execute(sa.select(func.avg(newest.c.tokens), func.count())).one()

@@ -141,6 +141,8 @@ class Judgment(SQLModel, table=True):
     context: str | None = Field(default=None, sa_column=Column(Text),
                                 description="the passages retrieved for the case, as a JSON list of strings "
                                 "(bot.records.context_text); None for a case without context")
+    tokens_reasoning: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
+                                  description="output tokens the judge spent reasoning (part of tokens_out)")
 
 
 class JudgmentSample(SQLModel, table=True):
@@ -176,6 +178,7 @@ class JudgmentSample(SQLModel, table=True):
     attempts: int = 0
     tokens_cached: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     cost_usd: float | None = None
+    tokens_reasoning: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
 
 
 class BilledTally(SQLModel, table=True):
@@ -201,6 +204,8 @@ class BilledTally(SQLModel, table=True):
     tokens_cached: int = 0
     cost: float = Field(default=0.0, description="USD of the judgments whose judge's price is known")
     unpriced: int = Field(default=0, description="judgments that used tokens of a judge whose price is unknown")
+    tokens_reasoning: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
+                                  description="of tokens_out, those the judges spent reasoning")
 
 
 class RunBatch(SQLModel, table=True):
