@@ -16,6 +16,8 @@ from bot.records import is_period, period_days
 
 if TYPE_CHECKING:
     from bot.rubric import Rubric
+    from bot.store import Store
+    from bot.trust.report import RubricTrust
 
 
 async def calibration(ctx: Context) -> int:
@@ -25,18 +27,13 @@ async def calibration(ctx: Context) -> int:
             value is not None for value in (args.min_agreement, args.min_labels, args.min_kappa)):
         raise UsageError("--labels, --min-agreement, --min-labels, --min-kappa, --point, --yes and --fresh belong to "
                          "`judgebot calibration check`")
-    from bot.judge.panel import configured_judge_name
-    from bot.trust.report import JudgeInUse, TrustBar, rubric_trust
     from bot.trust.review import random_share_text
 
     settled()
     rubric = ctx.rubrics.get(args.rubric)
     since = since_of(args.since)
-    # Held against the judge this terminal would judge with now, and the rubric file loaded.
-    now = JudgeInUse(configured_judge_name(settings), rubric.content_hash, rubric.version)
-    report = rubric_trust(ctx.store, rubric_name=rubric.name, rubric=rubric, channel_id=args.channel,
-                          team_id=None, since=since, bar=TrustBar.from_settings(settings), judge_model=args.judge_model,
-                          everywhere=args.channel is None, now=now)
+    report = calibration_report(ctx.store, settings, rubric, channel=args.channel, judge_model=args.judge_model,
+                                since=since)
     if args.json:
         from bot.cli.json_output import print_json
         from bot.cli.json_output.calibration import CalibrationDocument
@@ -55,6 +52,19 @@ async def calibration(ctx: Context) -> int:
                           highlight=False)
     show_doubts(ctx.console, report.doubts, rubric.name, judge_setting(settings))
     return EXIT_OK
+
+
+def calibration_report(store: Store, settings: Settings, rubric: Rubric, *, channel: str | None = None,
+                       judge_model: str | None = None, since: datetime | None = None) -> RubricTrust:
+    """How far the judge agrees with people's labels of a rubric (of one channel, else everywhere; of one judge's
+    verdicts; since a moment), held against the judge configured now and the rubric file loaded."""
+    from bot.judge.panel import configured_judge_name
+    from bot.trust.report import JudgeInUse, TrustBar, rubric_trust
+
+    now = JudgeInUse(configured_judge_name(settings), rubric.content_hash, rubric.version)
+    return rubric_trust(store, rubric_name=rubric.name, rubric=rubric, channel_id=channel, team_id=None, since=since,
+                        bar=TrustBar.from_settings(settings), judge_model=judge_model, everywhere=channel is None,
+                        now=now)
 
 
 def judge_setting(settings: Settings) -> str:

@@ -3,6 +3,8 @@ same questions, with the figures that say whether the difference is more than no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +14,8 @@ from bot.errors import UsageError
 
 if TYPE_CHECKING:
     from bot.csvfiles.reading import CsvRow
-    from bot.rubric import Rubric
+    from bot.rubric import Rubric, RubricSet
+    from bot.store import Store
     from bot.trust.model_comparison import Graded, ModelComparison, Pair
 
 
@@ -20,31 +23,11 @@ async def compare(ctx: Context) -> int:
     """Pair the two sides' verdicts, each case once, and print the comparison, one rubric at a time."""
     from bot.cli.calibration import since_of
     from bot.cli.views.model_comparison import show_all
-    from bot.store import graded_answers
-    from bot.trust.model_comparison import compare as compared
-    from bot.trust.model_comparison import graded
 
     args = ctx.args
-    runs, models = args.runs or [], args.model or []
-    if (len(runs) == 2) == (len(models) == 2) or len(runs) not in (0, 2) or len(models) not in (0, 2):
-        raise UsageError("compare two runs (`judgebot compare 12 15`) or two models under test (`judgebot compare "
-                         "--model bot-v1 --model bot-v2 [--run ID | --channel ID] [--since 30d]`)")
     settled()
-    since = since_of(args.since)
-    rubric = ctx.rubrics.get(args.rubric).name if args.rubric else None
-    if runs:
-        sides = [graded(graded_answers(ctx.store, run_id=run, rubric_name=rubric)) for run in runs]
-        names = [f"run {run}" for run in runs]
-    else:
-        sides = [graded(graded_answers(ctx.store, run_id=args.run, channel_id=args.channel, model=model, since=since,
-                                       rubric_name=rubric)) for model in models]
-        names = list(models)
-    if not all(sides):
-        empty = [name for name, side in zip(names, sides, strict=True) if not side]
-        raise UsageError(f"no judged answers of {', '.join(empty)} here: `judgebot runs` lists the runs; a model is "
-                         "named as in the file's model column")
-    if runs:
-        one_rubric_and_model(runs, sides)
+    names, reports = comparison(ctx.store, ctx.rubrics, runs=args.runs or [], models=args.model or [], run=args.run,
+                                channel=args.channel, since=since_of(args.since), rubric=args.rubric)
     judge = ctx.rubrics.get(args.judge) if args.judge else None
     if judge is not None and not judge.pairwise:
         raise UsageError(f"--judge takes a pairwise rubric, which reads two answers at once; {judge.name} grades one "
@@ -54,7 +37,6 @@ async def compare(ctx: Context) -> int:
     if judge is not None and args.json:
         raise UsageError("--json prints the comparison; --judge then judges its pairs as a run: leave out one of them "
                          "(`judgebot runs --json` lists the run afterwards)")
-    reports = compared(sides[0], sides[1])
     paired = [found for found in reports if found.pairs]
     if judge is not None and len(paired) > 1:
         raise UsageError(f"the answers were graded with {len(paired)} rubrics ({', '.join(f.rubric for f in paired)}): "
@@ -69,6 +51,37 @@ async def compare(ctx: Context) -> int:
     if judge is None or not paired:
         return EXIT_OK
     return await judge_pairs(ctx, judge, names, paired[0])
+
+
+def comparison(store: Store, rubrics: RubricSet, *, runs: Sequence[int] = (), models: Sequence[str] = (),
+               run: int | None = None, channel: str | None = None, since: datetime | None = None,
+               rubric: str | None = None) -> tuple[list[str], list[ModelComparison]]:
+    """Two runs, or two models under test (of one run, or of a channel's history or the terminal's since a moment),
+    paired on the same questions, one rubric at a time: (the two sides' names, each rubric's comparison). UsageError
+    saying what to give when the sides are not two, or one of them holds no judged answer."""
+    from bot.store import graded_answers
+    from bot.trust.model_comparison import compare as compared
+    from bot.trust.model_comparison import graded
+
+    runs, models = list(runs), list(models)
+    if (len(runs) == 2) == (len(models) == 2) or len(runs) not in (0, 2) or len(models) not in (0, 2):
+        raise UsageError("compare two runs (`judgebot compare 12 15`) or two models under test (`judgebot compare "
+                         "--model bot-v1 --model bot-v2 [--run ID | --channel ID] [--since 30d]`)")
+    name = rubrics.get(rubric).name if rubric else None
+    if runs:
+        sides = [graded(graded_answers(store, run_id=one, rubric_name=name)) for one in runs]
+        names = [f"run {one}" for one in runs]
+    else:
+        sides = [graded(graded_answers(store, run_id=run, channel_id=channel, model=model, since=since,
+                                       rubric_name=name)) for model in models]
+        names = list(models)
+    if not all(sides):
+        empty = [name for name, side in zip(names, sides, strict=True) if not side]
+        raise UsageError(f"no judged answers of {', '.join(empty)} here: `judgebot runs` lists the runs; a model is "
+                         "named as in the file's model column")
+    if runs:
+        one_rubric_and_model(runs, sides)
+    return names, compared(sides[0], sides[1])
 
 
 def one_rubric_and_model(runs: list[int], sides: list[list[Graded]]) -> None:

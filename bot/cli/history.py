@@ -4,6 +4,7 @@ Slack's, and a channel's weekly digest (posted, with --post, once)."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.cli.context import Context, settled
@@ -13,17 +14,25 @@ from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError, WeekError
 from bot.records import STALE_AFTER, RunState
 
+if TYPE_CHECKING:
+    from bot.store import Run, Store
+
+
+def listed_runs(store: Store, limit: int) -> list[Run]:
+    """The `limit` most recent runs, newest first, a run whose process is gone shown as interrupted."""
+    from bot.store import owner_gone, recent_runs, utcnow
+
+    now = utcnow()
+    return [run.model_copy(update={"status": "interrupted", "stop_reason": "its process is gone"})
+            if run.status == RunState.RUNNING and owner_gone(run.owner, run.heartbeat_at, now, STALE_AFTER) else run
+            for run in recent_runs(store, limit)]
+
 
 async def runs(ctx: Context) -> int:
     """`judgebot runs`: the recent runs, a run whose process is gone shown as interrupted."""
-    from bot.store import owner_gone, recent_runs, utcnow
-
     if ctx.args.limit < 1:
         raise UsageError("-n/--limit must be at least 1")
-    now = utcnow()
-    found = [run.model_copy(update={"status": "interrupted", "stop_reason": "its process is gone"})
-             if run.status == RunState.RUNNING and owner_gone(run.owner, run.heartbeat_at, now, STALE_AFTER) else run
-             for run in recent_runs(ctx.store, ctx.args.limit)]
+    found = listed_runs(ctx.store, ctx.args.limit)
     if ctx.args.json:
         from bot.cli.json_output import print_json
         from bot.cli.json_output.history import RunEntry, RunsDocument

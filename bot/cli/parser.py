@@ -28,9 +28,11 @@ COMMANDS = {
     "digest": "bot.cli.history:digest",
     "budget": "bot.cli.history:budget",
     "review": "bot.cli.review:review",
+    "review label": "bot.cli.review:label",
     "calibration": "bot.cli.calibration:calibration",
     "calibration check": "bot.cli.check:check",
     "labels export": "bot.cli.labels:export",
+    "labels import": "bot.cli.labels:import_labels",
     "judges compare": "bot.cli.judges:compare",
     "align": "bot.cli.align:align",
     "compare": "bot.cli.compare:compare",
@@ -132,9 +134,20 @@ def build_parser() -> argparse.ArgumentParser:
     history_cmd.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
     add_json_option(history_cmd, "history")
     review_cmd = commands.add_parser("review", help="the cases of a Slack channel's review queue (or the terminal's) "
-                                     "that wait for a person's label")
+                                     "that wait for a person's label; `review label` takes labels from the keyboard, "
+                                     "--out writes the cases as a CSV to fill in")
+    review_cmd.add_argument("action", nargs="?", choices=["label"], help="label: the next case for you, its texts and "
+                            "(unless the channel reviews blind) the judge's verdict; you give pass/fail, the tag and a "
+                            "note, case by case, until none waits (q or the end of input stops)")
     review_cmd.add_argument("--channel", help=where)
     review_cmd.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
+    review_cmd.add_argument("--out", type=Path, metavar="FILE", help="write the open cases of one rubric as a CSV "
+                            "with empty human_pass, human_<tag> and note columns; `labels import FILE` (or judging it) "
+                            "closes the cases it labels")
+    review_cmd.add_argument("--rubric", help="--out: the rubric whose cases to write (needed when the queue holds "
+                            "several)")
+    review_cmd.add_argument("--as", dest="labeler", metavar="NAME", help="label: who labels (default: your login "
+                            "name)")
     review_cmd.add_argument("--nudge", action="store_true", help="send today's nudge to the channel's reviewers now "
                             "(each gets one a day, whoever sends it); needs --channel and SLACK_BOT_TOKEN, or the "
                             "OAuth install")
@@ -263,11 +276,17 @@ def add_calibration_commands(commands: argparse._SubParsersAction[argparse.Argum
                            "24 h, rather than live")
     align_cmd.add_argument("--fresh", action="store_true", help="judge again even where the history has the verdict")
 
-    labels_cmd = commands.add_parser("labels", help="people's labels; `labels export` writes them as a CSV")
-    labels_cmd.add_argument("action", choices=["export"])
-    labels_cmd.add_argument("--rubric", required=True, help="rubric name or alias")
-    labels_cmd.add_argument("--channel", help="only the labels of this Slack channel (default: all)")
-    labels_cmd.add_argument("--out", type=Path, help="the CSV file to write (default: standard output)")
+    labels_cmd = commands.add_parser("labels", help="people's labels; `labels export` writes them as a CSV, `labels "
+                                     "import FILE` saves a filled-in review file's")
+    labels_cmd.add_argument("action", choices=["export", "import"])
+    labels_cmd.add_argument("file", nargs="?", type=Path, help="import: a CSV with human_ columns, such as "
+                            "`judgebot review --out` writes; each labeled row closes the open case of the queue it "
+                            "names (exit 1 when a labeled row matches none)")
+    labels_cmd.add_argument("--rubric", help="rubric name or alias (export: required; import: for rows without a "
+                            "rubric cell)")
+    labels_cmd.add_argument("--channel", help="export: only the labels of this Slack channel (default: all); import: "
+                            "the cases of this channel's queue (default: the terminal's)")
+    labels_cmd.add_argument("--out", type=Path, help="export: the CSV file to write (default: standard output)")
 
 
 def add_judges_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

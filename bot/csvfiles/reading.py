@@ -71,6 +71,11 @@ def _normalise(header: str) -> str:
     return " ".join(header.lower().replace("_", " ").replace("-", " ").split())
 
 
+def names_role(header: str, role: str) -> bool:
+    """Whether a header is one of the names a column of `role` is found by ("Retrieved context" for context)."""
+    return _normalise(header) in ALIASES[role]
+
+
 def _clean(cells: list[str]) -> list[str]:
     """The cells without NUL characters, which no database text column or Slack message takes."""
     return [cell.replace("\x00", "") for cell in cells]

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 
 from bot.records import RowState
 from bot.rubric import Rubric
-from bot.store import Run, Store, iter_judgments, judgment_case, save_label
+from bot.store import Run, Store, iter_judgments, judgment_case
 from bot.trust.calibration import Calibration, LabeledVerdict, calibrate
+from bot.trust.labeling import FILE, label_case
 from bot.trust.labels import (
     ambiguous_columns,
-    complete,
     label_columns,
     meant_labels,
     numbers_at,
@@ -26,6 +26,8 @@ from bot.trust.labels import (
 
 FILE_LABELER = "file"  # who labeled a file judged in a terminal, unless its labeled_by column says
 LABELED_BY = "labeled_by"
+NOTE = "note"  # a row's note beside its label (a file `judgebot review --out` writes has the column)
+NOTE_LENGTH = 3000  # a note longer than this is cut: what Slack's Correct it form takes
 SLACK_USER = re.compile(r"[UW][A-Z0-9]{2,}")  # a Slack member id: only that member can give their labels
 LABELER_LENGTH = 32
 PROBLEMS_KEPT = 20
@@ -60,6 +62,7 @@ def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
     if not columns:
         return found
     by_column = next((header for header in run.columns or [] if spelled(header) in (LABELED_BY, "labelled_by")), None)
+    note_column = next((header for header in run.columns or [] if spelled(header) == NOTE), None)
     numeric = numeric_paths(rubric)
     labeled: dict[tuple[str, str], LabeledVerdict] = {}  # one per case and person: a later row replaces an earlier
     for row in iter_judgments(store, run.id):
@@ -75,9 +78,8 @@ def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
             continue
         if human.empty:
             continue
-        label = complete(human, rubric)
-        save_label(store, judgment=row, user_id=labeler, source="file", values=label.values, passed=label.passed,
-                   pass_from=label.pass_from, tag=label.tag, headline=label.headline, note=None)
+        label, _ = label_case(store, row, rubric, human, user_id=labeler, source=FILE,
+                              note=note_of(row.cells or {}, note_column))
         case = judgment_case(row)
         labeled.pop((case, labeler), None)
         labeled[case, labeler] = LabeledVerdict(
@@ -88,6 +90,12 @@ def save_file_labels(store: Store, run: Run, rubric: Rubric) -> FileLabels:
     found.calibration = calibrate(labeled.values(), tags=tag_order(rubric), criteria=numeric,
                                   scales=ordinal_scales(rubric))
     return found
+
+
+def note_of(cells: dict[str, str], column: str | None) -> str | None:
+    """A row's note (its note cell, cut at NOTE_LENGTH), or None when it has none."""
+    text = str(cells.get(column) or "").strip() if column else ""
+    return text[:NOTE_LENGTH] or None
 
 
 def labeler_of(cells: dict[str, str], column: str | None, uploader: str | None) -> str:

@@ -72,10 +72,12 @@ def base_env(tmp_path: Path, server=None, **extra: str | None) -> dict[str, str]
     return env
 
 
-def judgebot(tmp_path: Path, *args: str, server=None, timeout: float = 60, **extra: str | None):
-    """Run `python -m bot ARGS` in a process of its own (see tests/support/forkserver.py); (exit code, stdout + stderr)."""
+def judgebot(tmp_path: Path, *args: str, server=None, timeout: float = 60, input: str | None = None,
+             **extra: str | None):
+    """Run `python -m bot ARGS` in a process of its own (see tests/support/forkserver.py), reading `input` on its
+    standard input (else nothing); (exit code, stdout + stderr)."""
     code, stdout, stderr = forkserver.run([str(arg) for arg in args], cwd=tmp_path,
-                                          env=base_env(tmp_path, server, **extra), timeout=timeout)
+                                          env=base_env(tmp_path, server, **extra), timeout=timeout, input=input)
     out = stdout + stderr
     assert "Traceback" not in out, out
     return code, out

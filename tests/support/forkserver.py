@@ -46,7 +46,7 @@ def _child(request: dict[str, Any]) -> None:
         out = os.open(request["out"] or os.devnull, flags, 0o644)
         os.dup2(out, 1)
         os.dup2(os.open(request["err"], flags, 0o644) if request["err"] else out, 2)
-        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        os.dup2(os.open(request.get("in") or os.devnull, os.O_RDONLY), 0)
         from bot.cli.main import main
 
         code = main(request["argv"])
@@ -163,13 +163,14 @@ class _Server:
                         forked.returncode = message["code"]
                         forked._exited.set()
 
-    def start(self, argv: list[str], *, cwd: Path, env: dict[str, str], out: Path | None, err: Path | None) -> Forked:
+    def start(self, argv: list[str], *, cwd: Path, env: dict[str, str], out: Path | None, err: Path | None,
+              stdin: Path | None = None) -> Forked:
         with self.lock:
             self.next_id += 1
             ident, event, found = self.next_id, threading.Event(), []
             self.started[ident] = (event, found)
             request = {"id": ident, "argv": argv, "cwd": str(cwd), "env": env, "out": str(out) if out else None,
-                       "err": str(err) if err else None}
+                       "err": str(err) if err else None, "in": str(stdin) if stdin else None}
             assert self.process.stdin is not None
             self.process.stdin.write((json.dumps(request) + "\n").encode())
             self.process.stdin.flush()
@@ -197,18 +198,25 @@ def warm() -> None:
 
 
 def start(argv: list[str], *, cwd: Path, env: dict[str, str], out: Path | None = None,
-          err: Path | None = None) -> Forked:
-    """Start `python -m bot ARGV` as a forked process; stdout goes to `out` (or nowhere), stderr to `err` (or out)."""
+          err: Path | None = None, stdin: Path | None = None) -> Forked:
+    """Start `python -m bot ARGV` as a forked process; stdout goes to `out` (or nowhere), stderr to `err` (or out),
+    and standard input reads `stdin` (a file or a FIFO; else nothing)."""
     warm()
     assert _server is not None
-    return _server.start(argv, cwd=cwd, env=env, out=out, err=err)
+    return _server.start(argv, cwd=cwd, env=env, out=out, err=err, stdin=stdin)
 
 
-def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 60) -> tuple[int, str, str]:
-    """Run `python -m bot ARGV` to its end; (exit code, stdout, stderr)."""
+def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 60,
+        input: str | None = None) -> tuple[int, str, str]:
+    """Run `python -m bot ARGV` to its end, reading `input` on standard input (else nothing); (exit code, stdout,
+    stderr)."""
     with tempfile.TemporaryDirectory(prefix="judgebot-cli-") as folder:
         out, err = Path(folder) / "stdout", Path(folder) / "stderr"
-        forked = start(argv, cwd=cwd, env=env, out=out, err=err)
+        stdin = None
+        if input is not None:
+            stdin = Path(folder) / "stdin"
+            stdin.write_text(input, encoding="utf-8")
+        forked = start(argv, cwd=cwd, env=env, out=out, err=err, stdin=stdin)
         try:
             code = forked.wait(timeout)
         except subprocess.TimeoutExpired:

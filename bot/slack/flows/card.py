@@ -38,10 +38,10 @@ from bot.store import (
     judge_of_channel,
     labels_of,
     samples_of,
-    save_label,
     set_run_message,
 )
-from bot.trust.labels import Completed, HumanValues, complete
+from bot.trust.labeling import CORRECTION, label_case
+from bot.trust.labels import Completed, HumanValues
 
 log = logging.getLogger(__name__)
 
@@ -203,12 +203,9 @@ async def save_correction(ctx: Context, judgment: Judgment, rubric: Rubric, *, u
                           note: str | None) -> tuple[Completed, bool, Sent | None]:
     """Keep a person's label of a judgment's case (replacing their earlier one) and show it on the judgment's card if
     it has one; (the label as the rubric reads it, whether it replaced one, the card's edit or None)."""
-    # The person's values are kept even when the rubric's formulas cannot read them (the figures are then unknown).
-    label = complete(HumanValues(values=values), rubric)
     async with ctx.one_at_a_time(judgment.id):
-        replaced = await ctx.db(save_label, judgment=judgment, user_id=user_id, source="correction", values=values,
-                                passed=label.passed, pass_from=label.pass_from, tag=label.tag, headline=label.headline,
-                                note=note)
+        label, replaced = await ctx.db(label_case, judgment, rubric, HumanValues(values=values), user_id=user_id,
+                                       source=CORRECTION, note=note)
         edited = None
         if judgment.message_ts:
             card = await current_card(ctx, judgment)

@@ -43,7 +43,6 @@ from bot.store import (
     ReviewCase,
     ReviewSetup,
     get_judgment,
-    offer_next,
     orders_of,
     queue_state,
     record_feedback,
@@ -56,6 +55,7 @@ from bot.store import (
     utcnow,
     waiting_for,
 )
+from bot.trust.review import next_case
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,6 @@ NOT_YOURS = "This case is no longer offered to you (it was labeled, or it return
 FORM_NOT_HERE = "This form no longer matches its case. Close it and press Label it on the case again."
 BLIND = ("Blind review is on in <#{channel}>, so the judge's verdict cannot be agreed with unseen: press *Label it* "
          "and give your own label; the judge's verdict is shown once it is saved.")
-OFFERS = 5  # cases looked at per request before giving up on ones whose rubric is no longer loaded
 
 
 class ReviewCommands:
@@ -84,21 +83,17 @@ class ReviewCommands:
 
     async def offer(self, team: str, channel: str, user: str, *, done: str | None = None) -> dict[str, Any]:
         """The message that shows a person their next case of a channel (or that none waits), after `done`."""
-        setup = await self.ctx.db(review_setup, team_id=team, channel_id=channel)
-        for _ in range(OFFERS):
-            case = await self.ctx.db(offer_next, team_id=team, channel_id=channel, user_id=user)
-            if case is None:
-                break
-            judgment = await self.ctx.db(get_judgment, case.judgment_id)
-            if judgment is None or self.ctx.rubric_of(judgment) is None:  # its rubric changed: it cannot be labeled
-                await self.ctx.db(skip_case, case_id=case.id, user_id=user)
-                continue
+        offered = await self.ctx.db(next_case, team_id=team, channel_id=channel, user_id=user,
+                                    rubric_of=self.ctx.rubric_of)
+        if offered is not None:
+            case, judgment = offered.case, offered.judgment
             waiting = await self.ctx.db(waiting_for, team_id=team, channel_id=channel, user_id=user)
             if judgment.answer_b is not None:  # a pair: which answer is better?
                 orders = await self.ctx.db(orders_of, judgment)
-                return pair_case_card(case.id, case.reason, judgment, orders, blind=setup.blind,
+                return pair_case_card(case.id, case.reason, judgment, orders, blind=offered.blind,
                                       waiting=max(waiting - 1, 0), done=done)
-            return case_card(case.id, case.reason, judgment, blind=setup.blind, waiting=max(waiting - 1, 0), done=done)
+            return case_card(case.id, case.reason, judgment, blind=offered.blind, waiting=max(waiting - 1, 0),
+                             done=done)
         state = await self.ctx.db(queue_state, team_id=team, channel_id=channel, since=utcnow() - timedelta(days=7))
         return queue_empty(channel, done, state)
 

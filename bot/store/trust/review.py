@@ -134,10 +134,11 @@ def _said_by(user_id: str) -> sa.ColumnElement[bool]:
 
 
 def _open_for(team_id: str | None, channel_id: str | None, user_id: str, now: datetime) -> list[sa.ColumnElement[bool]]:
-    """The open cases of a channel that may be offered to a person: not theirs already said, not held by another
-    reviewer within the day, not skipped by them within the day."""
+    """The open cases of a channel (in whichever workspace, for ANY_TEAM) that may be offered to a person: not theirs
+    already said, not held by another reviewer within the day, not skipped by them within the day."""
     table, cutoff = table_of(ReviewCase), now - OFFER_FOR
-    return [table.c.team_id.is_not_distinct_from(team_id), table.c.channel_id.is_not_distinct_from(channel_id),
+    team = [] if team_id == ANY_TEAM else [table.c.team_id.is_not_distinct_from(team_id)]
+    return [*team, table.c.channel_id.is_not_distinct_from(channel_id),
             table.c.state == OPEN, ~_said_by(user_id),
             sa.or_(table.c.offered_to.is_(None), table.c.offered_to == user_id, table.c.offered_at < cutoff),
             sa.or_(table.c.skipped_by.is_(None), table.c.skipped_by != user_id, table.c.skipped_at < cutoff)]
@@ -178,6 +179,14 @@ def skip_case(store: Store, *, case_id: int, user_id: str) -> None:
                      .values(skipped_by=user_id, skipped_at=utcnow(),
                              offered_to=sa.case((table.c.offered_to == user_id, None), else_=table.c.offered_to),
                              offered_at=sa.case((table.c.offered_to == user_id, None), else_=table.c.offered_at)))
+
+
+def release_case(store: Store, *, case_id: int, user_id: str) -> None:
+    """A reviewer stops before labeling the case offered to them: it returns to the queue at once, for them too."""
+    table = table_of(ReviewCase)
+    with store.engine.begin() as conn:
+        conn.execute(table.update().where(table.c.id == case_id, table.c.state == OPEN, table.c.offered_to == user_id)
+                     .values(offered_to=None, offered_at=None))
 
 
 def waiting_for(store: Store, *, team_id: str | None, channel_id: str | None, user_id: str,
