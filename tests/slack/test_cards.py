@@ -849,3 +849,10 @@ def test_a_faithfulness_card_lists_each_claim_with_what_the_judge_found(rubrics)
                       "• Sync is instant &lt;!channel&gt; *now*. · not in context\n"
                       "• It costs 5 euros. · contradicted · passage 2")
     assert "❌ *Contradicted · 1 supported · 1 contradicted · 1 not in context*" in message["blocks"][1]["text"]["text"]
+
+
+def test_a_card_of_a_reasoning_judge_says_how_many_of_its_tokens_were_reasoning(rubrics):
+    eth = rubrics.get("eth")
+    footer = dumped(message_of(result_card(scored(eth, ETH_CORRECT, tokens_out=720, tokens_reasoning=600), eth)))
+    assert "1,620 tokens (600 reasoning)" in footer
+    assert "reasoning)" not in dumped(message_of(result_card(scored(eth, ETH_CORRECT), eth)))

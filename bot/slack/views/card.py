@@ -107,7 +107,8 @@ def _footer(judgment: Judgment) -> ContextBlock:
     return context(
         f"judge `{escape(judgment.judge_model)}`",
         f"{escape(judgment.rubric_name)} {escape(judgment.rubric_version)} (`{judgment.rubric_hash[:8]}`)",
-        f"{tokens:,} tokens" if tokens else "",
+        f"{tokens:,} tokens" + (f" ({judgment.tokens_reasoning:,} reasoning)" if judgment.tokens_reasoning else "")
+        if tokens else "",
         f"{judgment.latency_ms / 1000:.1f} s" if judgment.latency_ms else "",
         "reused from an earlier identical judgment" if judgment.cached_from else "",
         f"#{judgment.id}",
