@@ -52,6 +52,7 @@ class JudgeWatch:
     # whoever reads the lists (bot.runs.shutdown_reads), at most once a day per endpoint.
     listed: dict[str, dict[str, Shutdown]] = field(default_factory=dict)
     read_at: dict[str, datetime] = field(default_factory=dict)
+    reading: dict[str, Any] = field(default_factory=dict)  # the read of an endpoint under way, which others await
 
     @classmethod
     def from_settings(cls, settings: Settings) -> JudgeWatch:

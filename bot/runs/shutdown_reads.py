@@ -36,8 +36,19 @@ async def read_shutdowns(watch: JudgeWatch, store: Store, clients: Iterable[Judg
     except Exception as err:
         log.debug("could not look up the judge endpoints' shutdown dates in the history: %s", err)
         return
-    await asyncio.gather(*(_read(watch, store, endpoint, client, kept.get(endpoint))
+    await asyncio.gather(*(_joined(watch, store, endpoint, client, kept.get(endpoint))
                            for endpoint, client in due.items()))
+
+
+async def _joined(watch: JudgeWatch, store: Store, endpoint: str, client: JudgeClient,
+                  kept: ListRead | None) -> None:
+    """The read of `endpoint` under way for `watch` (a bot starting and its first card ask at once), else a new one;
+    a caller cancelled leaves it to finish for the others."""
+    task = watch.reading.get(endpoint)
+    if task is None or task.done():
+        task = asyncio.ensure_future(_read(watch, store, endpoint, client, kept))
+        watch.reading[endpoint] = task
+    await asyncio.shield(task)
 
 
 async def _read(watch: JudgeWatch, store: Store, endpoint: str, client: JudgeClient,

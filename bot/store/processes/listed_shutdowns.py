@@ -51,8 +51,8 @@ def keep_listed_shutdowns(store: Store, endpoint: str, dates: dict[str, date], r
     with store.engine.begin() as conn:
         kept = conn.execute(statement.on_conflict_do_update(
             index_elements=[reads.c.endpoint], set_={"read_at": statement.excluded.read_at},
-            where=reads.c.read_at < statement.excluded.read_at))
-        if kept.rowcount == 0:  # another process read it later
+            where=reads.c.read_at < statement.excluded.read_at).returning(reads.c.endpoint)).first()
+        if kept is None:  # another process read it later
             return
         conn.execute(sa.delete(listed).where(listed.c.endpoint == key))
         if dates:
