@@ -48,14 +48,20 @@ def shutdown_dates(models: Any) -> dict[str, date] | None:
     return found
 
 
+class ListUnanswered(Exception):
+    """The endpoint's model list did not come: the connection failed or it took longer than allowed."""
+
+
 async def read_shutdown_dates(client: AsyncOpenAI, *, seconds: float = READ_SECONDS) -> dict[str, date] | None:
-    """The shutdown dates the endpoint of `client` lists (see `shutdown_dates`); None when it lists none, answers
-    with an error (a 404, a refused key) or not within `seconds`. Never raises for the endpoint's sake."""
+    """The shutdown dates the endpoint of `client` lists (see `shutdown_dates`); None when it lists none or answers
+    with an error (a 404, a refused key). ListUnanswered when no answer came within `seconds`."""
     timeout = openai.Timeout(seconds, connect=seconds)
     try:
         async with asyncio.timeout(seconds):
             models = await client.get("/models", cast_to=object, options={"timeout": timeout, "max_retries": 0})
-    except (openai.APIError, ValueError, TimeoutError) as err:  # a 404, a 401, a timeout, a refused connection, a page not JSON
-        log.debug("no shutdown dates from %s/models: %s", client.base_url, err)
+    except (openai.APIConnectionError, TimeoutError) as err:  # a timeout is a connection error to the SDK
+        raise ListUnanswered(f"{client.base_url}models: {err or type(err).__name__}") from None
+    except (openai.APIError, ValueError) as err:  # a 404, a 401, a page that is not JSON
+        log.debug("no shutdown dates from %smodels: %s", client.base_url, err)
         return None
     return shutdown_dates(models)

@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from bot.judge.lifetime import JudgeWatch
-from bot.llm.listed_shutdowns import read_shutdown_dates
+from bot.llm.listed_shutdowns import ListUnanswered, read_shutdown_dates
 from bot.store import ListRead, Store, keep_listed_shutdowns, listed_shutdowns, utcnow
 
 if TYPE_CHECKING:
@@ -53,7 +53,8 @@ async def _joined(watch: JudgeWatch, store: Store, endpoint: str, client: JudgeC
 
 async def _read(watch: JudgeWatch, store: Store, endpoint: str, client: JudgeClient,
                 kept: ListRead | None) -> None:
-    """One endpoint's dates: the history's when read within a day, else its model list read now and kept."""
+    """One endpoint's dates: the history's when read within a day, else its model list read now and kept (whatever
+    it answered; an endpoint that did not answer is asked again next time)."""
     try:
         now = utcnow()
         if kept is not None and now - kept.read_at < READ_EVERY:
@@ -64,6 +65,8 @@ async def _read(watch: JudgeWatch, store: Store, endpoint: str, client: JudgeCli
         watch.learn(endpoint, dates or {}, now)
         if dates:
             log.info("judge endpoint %s: %d models with a shutdown date in its model list", endpoint, len(dates))
+    except ListUnanswered as err:
+        log.debug("the model list of %s did not come (asked again next time): %s", endpoint, err)
     except Exception as err:
         log.debug("could not read the shutdown dates of %s: %s", endpoint, err)
 

@@ -13,7 +13,7 @@ import time_machine
 
 from bot.judge.lifetime import JudgeWatch
 from bot.llm.client import make_judge_client
-from bot.llm.listed_shutdowns import read_shutdown_dates
+from bot.llm.listed_shutdowns import ListUnanswered, read_shutdown_dates
 from bot.runs.shutdown_reads import read_shutdowns, remembered_shutdowns
 from bot.store import keep_listed_shutdowns, listed_shutdowns
 
@@ -75,8 +75,12 @@ async def test_an_endpoint_that_does_not_answer_is_given_up_within_the_bound(sto
                                        model=MODEL, timeout=120)
             async with client:
                 started = time.monotonic()
-                assert await read_shutdown_dates(client.client, seconds=0.5) is None
+                with pytest.raises(ListUnanswered):
+                    await read_shutdown_dates(client.client, seconds=0.5)
                 assert time.monotonic() - started < 2
+            watch = JudgeWatch((MODEL,))
+            await read_shutdowns(watch, store, [client])  # a failure: logged, nothing kept, asked again next time
+            assert watch.read_at == {} and listed_shutdowns(store) == {}
     finally:
         silent.close()
         gone.close()
