@@ -93,6 +93,7 @@ async def digest(ctx: Context) -> int:
     from bot.digest import Period, build_digest
     from bot.figures import iso_week
     from bot.judge.lifetime import JudgeWatch
+    from bot.runs.shutdown_reads import remembered_shutdowns
     from bot.store import all_subscriptions, judge_of_channel
     from bot.trust.report import TrustBar
 
@@ -122,7 +123,7 @@ async def digest(ctx: Context) -> int:
     title = f"Digest of {args.channel or 'the terminal'}, {period.label} ({period.week}, {zone.key})"
     found = build_digest(store, channel_id=args.channel, period=period, team_id=sub.team_id if sub else None,
                          bar=TrustBar.from_settings(settings))
-    found.warnings = JudgeWatch.from_settings(settings).warnings(
+    found.warnings = remembered_shutdowns(JudgeWatch.from_settings(settings), store).warnings(
         judge_of_channel(store, team_id=sub.team_id if sub else None, channel_id=args.channel))
     if args.json:
         from bot.cli.json_output import print_json

@@ -9,7 +9,16 @@ from typing import Any
 
 from bot.config import Settings
 from bot.judge.panel import configured_jury
-from bot.llm.shutdowns import COMPARE, JudgeShutdown, Shutdown, builtin_shutdowns, load_shutdowns, shutting_down
+from bot.llm.shutdowns import (
+    COMPARE,
+    JudgeShutdown,
+    Shutdown,
+    builtin_shutdowns,
+    load_shutdowns,
+    provider_shutdown,
+    settings_shutdowns,
+    shutting_down,
+)
 
 SLACK_COMPARE = "/judge judges compare MODEL"
 
@@ -32,21 +41,47 @@ def shutdown_advice(shutdown: JudgeShutdown, *, slack: bool = False) -> str:
 
 @dataclass(frozen=True, eq=False)
 class JudgeWatch:
-    """The judges the settings name and the shutdown table (JUDGE_SHUTDOWNS added): whether the judge of a place is
-    near its shutdown."""
+    """The judges the settings name and their shutdown dates: the shipped table, the dates the judge endpoints' model
+    lists gave (which win over it), and JUDGE_SHUTDOWNS (which wins over both): whether the judge of a place is near
+    its shutdown."""
 
     judges: tuple[str, ...] = ()
     table: Mapping[str, Shutdown] = field(default_factory=builtin_shutdowns)
+    own: Mapping[str, Shutdown] = field(default_factory=dict)  # JUDGE_SHUTDOWNS's models alone
+    # What each endpoint's model list gave, by endpoint then model, and when it was read (naive UTC): filled in by
+    # whoever reads the lists (bot.runs.shutdown_reads), at most once a day per endpoint.
+    listed: dict[str, dict[str, Shutdown]] = field(default_factory=dict)
+    read_at: dict[str, datetime] = field(default_factory=dict)
+    reading: dict[str, Any] = field(default_factory=dict)  # the read of an endpoint under way, which others await
 
     @classmethod
     def from_settings(cls, settings: Settings) -> JudgeWatch:
         """The watch over the configured judges; SetupError when JUDGE_SHUTDOWNS cannot be read."""
-        return cls(tuple(judges_in_use(settings)), load_shutdowns(settings.judge_shutdowns))
+        return cls(tuple(judges_in_use(settings)), load_shutdowns(settings.judge_shutdowns),
+                   settings_shutdowns(settings.judge_shutdowns))
+
+    def learn(self, endpoint: str, dates: Mapping[str, date], read_at: datetime) -> None:
+        """Keep the shutdown dates `endpoint`'s model list gave when read at `read_at` (naive UTC), in place of any
+        it gave before."""
+        self.listed[endpoint] = {model: provider_shutdown(model, when, endpoint=endpoint, read=read_at.date(),
+                                                          table=dict(self.table))
+                                 for model, when in dates.items()}
+        self.read_at[endpoint] = read_at
+
+    def dates(self) -> dict[str, Shutdown]:
+        """Every model's shutdown as it stands: the table's, a model list's over it (of two lists, the sooner date),
+        JUDGE_SHUTDOWNS's over both."""
+        listed: dict[str, Shutdown] = {}
+        for endpoint in sorted(self.listed):
+            for model, when in self.listed[endpoint].items():
+                if model not in listed or when.shutdown < listed[model].shutdown:
+                    listed[model] = when
+        return {**self.table, **listed, **self.own}
 
     def near(self, judges: Iterable[str] | None = None, today: date | None = None) -> list[JudgeShutdown]:
         """The judges (by default the configured ones) that shut down within WARN_DAYS or have, soonest first."""
         return shutting_down(self.judges if judges is None else judges, today or datetime.now(UTC).date(),
-                             dict(self.table))
+                             self.dates())
 
     def warnings(self, channel_judge: str | None = None, *, slack: bool = False,
                  today: date | None = None) -> list[str]:

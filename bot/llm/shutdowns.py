@@ -29,6 +29,8 @@ class Shutdown(BaseModel):
     shutdown: date
     source: str
     read: date
+    announced: date | None = None  # the day the provider announced it, where the source says
+    replacement: str | None = None  # the model the provider names to replace it, where it names one
 
 
 class ShutdownFile(BaseModel):
@@ -58,7 +60,8 @@ class JudgeShutdown:
         when = (f"shuts down on {self.when.shutdown.isoformat()}, in {days} day{'s' if days != 1 else ''}"
                 if days > 0 else f"shuts down today, {self.when.shutdown.isoformat()}" if days == 0 else
                 f"was shut down on {self.when.shutdown.isoformat()}, {-days} day{'s' if days != -1 else ''} ago")
-        return f"The judge {self.judge} {when} ({self.when.source}, read {self.when.read.isoformat()})"
+        instead = f"; its named replacement is {self.when.replacement}" if self.when.replacement else ""
+        return f"The judge {self.judge} {when}{instead} ({self.when.source}, read {self.when.read.isoformat()})"
 
 
 @cache
@@ -72,9 +75,14 @@ def builtin_shutdowns() -> dict[str, Shutdown]:
 def load_shutdowns(extra: Path | None = None) -> dict[str, Shutdown]:
     """The built-in table with the models of `extra` (a JUDGE_SHUTDOWNS file) added or overriding; SetupError when
     that file cannot be read."""
-    table = builtin_shutdowns()
+    return {**builtin_shutdowns(), **settings_shutdowns(extra)}
+
+
+@cache
+def settings_shutdowns(extra: Path | None = None) -> dict[str, Shutdown]:
+    """The models of `extra` (a JUDGE_SHUTDOWNS file) alone, by lower-case name; SetupError when it cannot be read."""
     if extra is None:
-        return table
+        return {}
     try:
         added = ShutdownFile.model_validate(load_yaml(extra.read_text(encoding="utf-8")))
     except OSError as err:
@@ -85,7 +93,16 @@ def load_shutdowns(extra: Path | None = None) -> dict[str, Shutdown]:
         problems = "; ".join(f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in err.errors()[:5])
         raise SetupError(f"JUDGE_SHUTDOWNS: {extra} must list `models:` with shutdown, source and read for each "
                          f"(dates as 2027-01-14): {problems}") from None
-    return {**table, **{name.strip().lower(): entry for name, entry in added.models.items()}}
+    return {name.strip().lower(): entry for name, entry in added.models.items()}
+
+
+def provider_shutdown(model: str, shutdown: date, *, endpoint: str, read: date,
+                      table: dict[str, Shutdown]) -> Shutdown:
+    """The shutdown an endpoint's model list gives `model`, with the replacement the table names for it (the list
+    names none)."""
+    shipped = shutdown_of(model, table)
+    return Shutdown(shutdown=shutdown, source=f"the judge endpoint's model list ({endpoint}/models)", read=read,
+                    replacement=shipped.replacement if shipped is not None else None)
 
 
 def shutdown_of(model: str, table: dict[str, Shutdown]) -> Shutdown | None:

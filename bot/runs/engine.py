@@ -23,6 +23,7 @@ from bot.runs.estimate import Estimate, context_windows, estimate_run
 from bot.runs.execute import execute_run
 from bot.runs.one_triple import settle_triple
 from bot.runs.progress import Progress, RunOutcome
+from bot.runs.shutdown_reads import read_shutdowns
 from bot.runs.start import Origin, start_csv_run, start_single_run
 from bot.store import COST_NOT_AGREED, Run, Store, get_run, month_spent, open_parts, process_name, reset_rows, update_run
 
@@ -174,19 +175,25 @@ class Engine:
         the budget rule says to, judge, and end the run (see `Request`)."""
         new = request.new or isinstance(request.rows, Rows)
         async with request.panel:
-            run = request.rows if isinstance(request.rows, Run) else await self.start(request.rubric, request.panel,
-                                                                                      request.rows)
-            await face.saved(run)
-            tier, sending = await self.tier_of(run, request.tier)
-            question, answer, budget = await self._agreed(run, request, face, tier, sending, new=new)
-            if answer != Answer.YES:
-                return Ended(run, question, answer)
+            # The judges' shutdown dates as their endpoints list them, read (at most once a day) while the run goes on.
+            reading = asyncio.create_task(read_shutdowns(self.ending.watch, self.store, request.panel.clients))
             try:
-                async with face.judging(run, tier, sending) as on_progress:
-                    outcome = await self._judge(run, request, tier, sending, budget, on_progress)
-            except NotJudged as err:
-                await self.refused(run, new=new, reason=str(err))
-                return Ended(run, question, Answer.NO)
+                run = request.rows if isinstance(request.rows, Run) else await self.start(request.rubric,
+                                                                                          request.panel, request.rows)
+                await face.saved(run)
+                tier, sending = await self.tier_of(run, request.tier)
+                question, answer, budget = await self._agreed(run, request, face, tier, sending, new=new)
+                if answer != Answer.YES:
+                    return Ended(run, question, answer)
+                try:
+                    async with face.judging(run, tier, sending) as on_progress:
+                        outcome = await self._judge(run, request, tier, sending, budget, on_progress)
+                except NotJudged as err:
+                    await self.refused(run, new=new, reason=str(err))
+                    return Ended(run, question, Answer.NO)
+                await reading  # bounded by READ_SECONDS, and mostly done long before
+            finally:
+                reading.cancel()
         return await self._ended(run, request, face, question, outcome)
 
     async def _agreed(self, run: Run, request: Request, face: Face, tier: Tier, sending: bool, *,

@@ -18,6 +18,7 @@ from bot.judge.panel import open_bench
 from bot.rubric import load_rubrics
 from bot.runs.replica_help import Assist
 from bot.runs.shared_pauses import SharedPauses
+from bot.runs.shutdown_reads import read_shutdowns_daily, remembered_shutdowns
 from bot.slack.app import Parts, build_app
 from bot.slack.context import Context, Workspace
 from bot.slack.deliveries import Deliveries
@@ -104,8 +105,12 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     for warning in warnings:
         log.warning(warning)
     installations = installation_store(install[0], store, sealer) if install else None
+    watch = await asyncio.to_thread(remembered_shutdowns, JudgeWatch.from_settings(settings), store)
     ctx = Context(store=store, rubrics=rubrics, bench=open_bench(settings), home=home, installations=installations,
-                  review_sample_rate=settings.review_sample_rate, watch=JudgeWatch.from_settings(settings))
+                  review_sample_rate=settings.review_sample_rate, watch=watch)
+    # The judges' shutdown dates as their endpoints list them, for App Home, stats and the digest: once a day.
+    ctx.tasks.spawn(read_shutdowns_daily(watch, store, [ctx.bench.judge, *ctx.bench.jury]),
+                    "reading the judge endpoints' shutdown dates", interruptible=True)
     for revision in await ctx.db(all_revisions):  # the rubrics judgments of the history may have been made with
         ctx.know_revision(revision)
     # Listed before any request is taken, so a judgment started from now on is never mistaken for a left-over.

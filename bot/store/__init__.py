@@ -55,6 +55,7 @@ from bot.store.migrations.versions import LATEST
 from bot.store.processes.deliveries import forget_deliveries, record_delivery
 from bot.store.processes.endpoint_pauses import current_pauses, tell_pause
 from bot.store.processes.leases import owner_gone, process_name
+from bot.store.processes.listed_shutdowns import ListRead, keep_listed_shutdowns, listed_shutdowns
 from bot.store.processes.rejudges import STALE, claim_rejudge, give_up_rejudge, rejudge_saved
 from bot.store.processes.workflow_steps import drop_step, keep_step, step_run, waiting_steps
 from bot.store.reads.channel import (
@@ -149,7 +150,7 @@ from bot.store.tables.history import (
     utcnow,
 )
 from bot.store.tables.oauth import BOTS, INSTALLATIONS, OAUTH_STATES
-from bot.store.tables.processes import EndpointPause, Rejudge, WorkflowStep
+from bot.store.tables.processes import EndpointPause, ListedShutdown, ModelListRead, Rejudge, WorkflowStep
 from bot.store.tables.trust import ChannelJudge, Label, ReviewCase, ReviewNudge, RubricRevision
 from bot.store.trust.channel_judges import channel_judge, judge_choices, judge_of_channel, set_channel_judge
 from bot.store.trust.feedback import feedback_tally, record_feedback
@@ -222,6 +223,9 @@ __all__ = [
     "DigestSubscription",
     "ENDED",
     "EndpointPause",
+    "ListRead",
+    "ListedShutdown",
+    "ModelListRead",
     "Feedback",
     "Figures",
     "HOUR",
@@ -293,6 +297,8 @@ __all__ = [
     "counted_passes",
     "create_run",
     "current_pauses",
+    "keep_listed_shutdowns",
+    "listed_shutdowns",
     "current_version",
     "decide_revision",
     "default_rubric",

@@ -77,6 +77,18 @@ async def test_a_grade_by_a_judge_near_its_shutdown_says_so(tmp_path, judge_serv
     assert len(verdict["warnings"]) == 1 and f"The judge {JUDGE_MODEL} shuts down on {when}" in verdict["warnings"][0]
 
 
+async def test_a_grade_says_the_shutdown_date_the_endpoints_model_list_gives(tmp_path, judge_server):
+    judge_server.responder = eth_responder
+    when = (datetime.now(UTC).date() + timedelta(days=30)).isoformat()
+    judge_server.list_models({JUDGE_MODEL: when})
+    async with Client(stdio_server(tmp_path, judge_server)) as client:
+        verdict = (await client.call_tool("grade", {**TRIPLE, "rubric": "eth"})).structured_content
+    assert verdict["status"] == "scored"
+    [warning] = verdict["warnings"]
+    assert f"The judge {JUDGE_MODEL} shuts down on {when}, in 30 days" in warning
+    assert f"({judge_server.base_url}/models), read" in warning
+
+
 async def test_a_problem_is_a_sentence_the_agent_reads_and_nothing_is_billed(tmp_path, judge_server):
     judge_server.responder = eth_responder
     # gpt-4o-mini has a known price: one triple costs far more than what is left of a budget of a millionth of a dollar

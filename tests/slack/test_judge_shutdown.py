@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import time_machine
 
 from bot.config import Settings
 from bot.slack.server import RunningBot, start_bot
-from bot.store import add_rows, create_run, first_judgment, save_verdict
+from bot.store import add_rows, create_run, first_judgment, listed_shutdowns, save_verdict
 from tests.support.slack_server import FakeSlackServer
 from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
@@ -55,7 +55,8 @@ async def test_a_judge_near_its_shutdown_is_named_in_stats_digest_and_home(bot_s
             shown = await replies(slack, slack_server)
     for text in shown:
         assert WARNING in text
-        assert "OpenAI's deprecations page" in text and "read 2026-11-27" in text
+        assert "OpenAI's deprecations page" in text and "read 2026-12-07" in text
+        assert "its named replacement is gpt-6-luna" in text
         assert "/judge judges compare MODEL" in text and "judgebot judges compare --rubric NAME --to MODEL" in text
 
 
@@ -86,6 +87,34 @@ async def test_a_card_judged_by_a_judge_near_its_shutdown_says_so_as_a_file_does
     assert WARNING in card and "OpenAI's deprecations page" in card
     assert "/judge judges compare MODEL" in card and "judgebot judges compare --rubric NAME --to MODEL" in card
     assert '"type": "alert"' in card and "*Correct" in card  # a warning beside the verdict, not instead of it
+
+
+async def test_a_card_says_the_shutdown_date_the_endpoints_model_list_gives(bot_settings, slack_server,
+                                                                            judge_server) -> None:
+    from tests.support.replies import eth_reply
+    from tests.support.slack_messages import card_of
+
+    judge_server.responder = lambda body: eth_reply("Correct")
+    when = (datetime.now(UTC).date() + timedelta(days=30)).isoformat()
+    judge_server.list_models({"gpt-4.1-nano": when, "gpt-4o-mini": None})
+    async with bot_judging_with(bot_settings, slack_server, "gpt-4.1-nano") as (running, slack):
+        await slack.command("eth Where is my payslip? || In Staffnet. || Staffnet ESS.")
+        card = all_text(await card_of(slack_server))
+        kept = listed_shutdowns(running.context.store)
+    assert f"The judge gpt-4.1-nano shuts down on {when}, in 30 days" in card
+    assert f"({judge_server.base_url}/models), read" in card and '"type": "alert"' in card and "*Correct" in card
+    # read by whichever came first, the bot's start or the card's run, and kept for the other processes
+    assert [entry.dates for entry in kept.values()] == [{"gpt-4.1-nano": date.fromisoformat(when)}]
+
+
+async def test_a_bots_endpoint_whose_list_has_no_dates_names_nothing(bot_settings, slack_server, judge_server) -> None:
+    judge_server.discovery["/v1/models"] = 404
+    with time_machine.travel(FAR, tick=True):
+        async with bot_judging_with(bot_settings, slack_server, "gpt-4o-mini") as (running, slack):
+            shown = await replies(slack, slack_server)
+            kept = listed_shutdowns(running.context.store)
+    assert all("shuts down" not in text for text in shown)
+    assert [entry.dates for entry in kept.values()] == [{}]  # read, nothing dated: not asked again today
 
 
 async def test_a_card_judged_by_a_judge_far_from_its_shutdown_or_with_no_date_says_nothing(bot_settings, slack_server,

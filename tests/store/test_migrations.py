@@ -4,7 +4,7 @@ older schema, and a history newer than judgebot refused, on SQLite and PostgreSQ
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -24,6 +24,8 @@ from bot.store import (
     find_cached,
     get_run,
     iter_judgments,
+    keep_listed_shutdowns,
+    listed_shutdowns,
     make_engine,
     migrate,
     next_pending,
@@ -62,7 +64,7 @@ def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
                                                  "billed_tally", "review_case", "review_nudge", "channel_judge",
                                                  "rubric_revision", "slack_delivery", "endpoint_pause", "workspace_org",
                                                  "workflow_step", "rejudge", "slack_installations", "slack_bots",
-                                                 "slack_oauth_states"}
+                                                 "slack_oauth_states", "model_list_read", "listed_shutdown"}
             assert schema_diffs(store.engine) == []
         finally:
             store.engine.dispose()
@@ -458,5 +460,27 @@ def test_upgrade_to_version_31_counts_no_reasoning_for_what_was_judged_before_an
         [judgment] = iter_judgments(store, run.id)
         assert (judgment.tokens_out, judgment.tokens_reasoning) == (300, 250)
         assert (run_billed(store, run.id).tokens_out, run_billed(store, run.id).tokens_reasoning) == (300, 250)
+    finally:
+        store.engine.dispose()
+
+
+def test_upgrade_to_version_32_keeps_the_endpoints_shutdown_dates_after(db_url: str) -> None:
+    engine = make_engine(db_url)
+    assert migrate(engine, target=31) == 31
+    assert not {"model_list_read", "listed_shutdown"} & table_names(engine)
+    engine.dispose()
+
+    store = Store.open(db_url)
+    try:
+        endpoint, read_at = "https://api.openai.com/v1", datetime(2026, 12, 7, 8, 30)
+        assert listed_shutdowns(store) == {}
+        keep_listed_shutdowns(store, endpoint, {"gpt-4o-mini": date(2027, 1, 14)}, read_at)
+        keep_listed_shutdowns(store, "http://127.0.0.1:8000/v1", {}, read_at)  # read, nothing dated
+        kept = listed_shutdowns(store)
+        assert {name: (read.read_at, read.dates) for name, read in kept.items()} == {
+            endpoint: (read_at, {"gpt-4o-mini": date(2027, 1, 14)}), "http://127.0.0.1:8000/v1": (read_at, {})}
+        keep_listed_shutdowns(store, endpoint, {}, read_at + timedelta(days=1))  # the next day's read replaces it
+        assert listed_shutdowns(store, [endpoint])[endpoint].dates == {}
+        assert schema_diffs(store.engine) == []
     finally:
         store.engine.dispose()

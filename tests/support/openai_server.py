@@ -301,6 +301,18 @@ class FakeJudgeServer(ThreadedServer):
             return web.json_response({"error": {"message": "Not Found", "type": "not_found"}}, status=answer)
         return web.json_response(answer)
 
+    def list_models(self, shutdowns: dict[str, str | None]) -> None:
+        """Answer GET /v1/models as OpenAI's list does, each model with its `shutdown_date` (YYYY-MM-DD, or None for
+        a model with no announced shutdown)."""
+        self.discovery["/v1/models"] = {"object": "list", "data": [
+            {"id": model, "object": "model", "created": 1_767_225_600, "owned_by": "openai", "shutdown_date": when}
+            for model, when in shutdowns.items()]}
+
+    def models_asked(self) -> int:
+        """How many times GET /v1/models was asked."""
+        with self._lock:
+            return sum(path == "/v1/models" for path, _ in self.discovery_requests)
+
     def gap(self) -> float:
         """Seconds between the first request and the last: what a client waited between them, and the last send."""
         with self._lock:

@@ -17,6 +17,7 @@ from bot.digest import Digest, DigestScheduler, Period, build_digest, next_posti
 from bot.errors import SetupError
 from bot.judge.lifetime import JudgeWatch
 from bot.rubric import RubricSet
+from bot.runs.shutdown_reads import remembered_shutdowns
 from bot.slack.context import Context
 from bot.slack.files import upload
 from bot.slack.flows.earlier_posts import earlier_post
@@ -203,8 +204,8 @@ async def post_from_terminal(settings: Settings, store: Store, rubrics: RubricSe
     week."""
     found = await workspace_of(settings, store, channel_id, team_id=team_id)
     team = found.team_id
-    poster = DigestPoster(store, rubrics, found.client, found.url, team, TrustBar.from_settings(settings),
-                          JudgeWatch.from_settings(settings))
+    watch = await asyncio.to_thread(remembered_shutdowns, JudgeWatch.from_settings(settings), store)
+    poster = DigestPoster(store, rubrics, found.client, found.url, team, TrustBar.from_settings(settings), watch)
     try:
         ts = await poster.post_weekly(team, channel_id, period)
     except SlackApiError as err:

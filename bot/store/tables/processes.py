@@ -1,8 +1,10 @@
 """The tables several processes on one database share besides the history: the judge endpoints' pauses, the
-Enterprise Grid organisation each workspace is part of, the workflow steps waiting for their judgment, and the cards
-being judged again."""
+Enterprise Grid organisation each workspace is part of, the workflow steps waiting for their judgment, the cards
+being judged again, and the shutdown dates the judge endpoints' model lists gave."""
 
 from __future__ import annotations
+
+from datetime import date
 
 from pydantic import NaiveDatetime
 from sqlalchemy import Column, ForeignKey, Integer
@@ -65,3 +67,25 @@ class Rejudge(SQLModel, table=True):
                                description="the run judging it again, once saved")
     owner: str = Field(max_length=128, description="host:pid:incarnation of the process judging it again")
     claimed_at: NaiveDatetime = Field(default_factory=utcnow)
+
+
+class ModelListRead(SQLModel, table=True):
+    """When a judge endpoint's model list (GET /models) was last read for its models' shutdown dates, by any process:
+    read again once a day, whatever it gave (dates, none, an error)."""
+
+    __tablename__ = "model_list_read"
+
+    endpoint: str = Field(primary_key=True, max_length=255, description="the endpoint's base URL")
+    read_at: NaiveDatetime = Field(description="UTC: when it was read")
+
+
+class ListedShutdown(SQLModel, table=True):
+    """A shutdown date a judge endpoint's model list gave a model when it was last read (models it gave none are not
+    kept)."""
+
+    __tablename__ = "listed_shutdown"
+
+    endpoint: str = Field(primary_key=True, max_length=255, description="the endpoint's base URL")
+    model: str = Field(primary_key=True, max_length=128, description="the model's id in the list, in lower case")
+    shutdown_date: date = Field(description="the day the list says the model stops answering")
+    read_at: NaiveDatetime = Field(description="UTC: when the list was read")
