@@ -1,11 +1,15 @@
 """Benchmark judging at a provider's rate limits: `judgebot judge` at its default settings against a local judge that
-enforces OpenAI-style limits (requests and tokens a window, rolling, and a bucket per limit holding a sixtieth of it,
-as OpenAI may enforce a minute's limit a second at a time; a 429 with OpenAI's body past either, optionally
-with `retry-after` in whole seconds; `x-ratelimit-*` headers on every reply), beside a plain AsyncOpenAI loop with the
-SDK's default retries, in the same run. Prints, for each scenario, the share of the limit-bound ideal (the rows the
-binding limit lets through, over the time they took) and how many requests were answered 429. Run by hand, e.g.:
+enforces OpenAI-style limits (requests and tokens a window, rolling, and each limit held a sixtieth of the window at a
+time, as OpenAI may enforce a minute's limit a second at a time, in one of two readings: `--reading minute`, a bucket
+per limit holding a sixtieth of it and refilling at the limit's pace; `--reading second`, no second on the server's
+clock holding more than a sixtieth of either limit, the `remaining` headers counting that second; a 429 with
+OpenAI's body past either, optionally with `retry-after` in whole seconds; `x-ratelimit-*` headers on every reply),
+beside a plain AsyncOpenAI loop with the SDK's default retries, in the same run. Prints, for each scenario, the share
+of the limit-bound ideal (the rows the binding limit lets through, over the time they took) and how many requests were
+answered 429; with the second reading, also the share of the most whole rows its seconds hold. Run by hand, e.g.:
 
     python bench/bench_limits.py --rows 2000 --latency 0.3                      # tokens, then requests bind
+    python bench/bench_limits.py --rows 600 --reading second --only bind --who judgebot   # the other reading
     python bench/bench_limits.py --rows 500 --latency 0.3 --window 15 --scale 0.25  # the same, in a quarter of the time
 
 `--window` and `--scale` shrink the window (60 s, as OpenAI's) and the limits together, so a scenario takes less time
@@ -28,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.support.openai_server import FakeJudgeServer, Reply
-from tests.support.rate_limits import RateLimited, prompt_count
+from tests.support.rate_limits import READINGS, RateLimited, prompt_count
 
 VERDICT = json.dumps({"correctness": 2, "completeness": 1, "result_tag": "Correct", "reasoning": "Names the portal."})
 SCENARIOS = (  # name, requests a minute, tokens a minute, retry-after
@@ -85,9 +89,9 @@ async def plain_loop(data: Path, base_url: str, concurrency: int) -> int:
 
 def scenario(args: argparse.Namespace, name: str, rpm: int, tpm: int, retry_after: bool, tmp: Path) -> None:
     rpm, tpm = max(1, int(rpm * args.scale)), max(1, int(tpm * args.scale))
-    for who in ("judgebot", "plain loop"):
+    for who in args.who:
         limited = RateLimited(lambda body: Reply(content=VERDICT), rpm=rpm, tpm=tpm, retry_after=retry_after,
-                              window=args.window, parts=args.parts)
+                              window=args.window, parts=args.parts, reading=args.reading)
         server = FakeJudgeServer(limited, latency=args.latency).start()
         data = tmp / "answers.csv"
         write_csv(data, args.rows)
@@ -110,13 +114,19 @@ def scenario(args: argparse.Namespace, name: str, rpm: int, tpm: int, retry_afte
         share = ideal / took if took else 0.0
         asked = answered + refused
         extra = ""
+        if args.reading == "second" and args.parts > 1:
+            # The most the seconds hold: whole rows of each limit's share of a part (a row of 1,000 tokens against a
+            # share of 6,666: 6 a second, 0.9 of the tokens limit), over the time they took
+            rows_a_part = min(rpm // args.parts, int(tpm / args.parts // per_row))
+            bound = answered / max(rows_a_part, 1) * args.window / args.parts
+            extra = f"; {bound / took if took else 0.0:.1%} of the most whole rows its seconds hold ({bound:.1f} s)"
         if who == "judgebot":
             # The summary's line, however the terminal wrapped it
             paced = re.search(r"set the pace: (paced by .*? a minute|paced by .*? per [\d.]+ s)",
                               " ".join(finished.stdout.split()))
-            extra = f"; {paced.group(1)}" if paced else ""
+            extra += f"; {paced.group(1)}" if paced else ""
         else:
-            extra = f"; the loop answered {finished.stdout.strip() or 0} rows" + (
+            extra += f"; the loop answered {finished.stdout.strip() or 0} rows" + (
                 " and stopped (the SDK's retries ran out)" if answered < args.rows else "")
         print(f"{name:34} {who:10} {answered:>6,} rows scored in {took:7.1f} s: {share:5.1%} of the limit-bound "
               f"ideal ({ideal:.1f} s); {refused:,} of {asked:,} requests answered 429 ({refused / max(asked, 1):.1%})"
@@ -136,10 +146,15 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="the limits' share (with a shorter window)")
     parser.add_argument("--parts", type=int, default=60,
                         help="the limits also hold over each of this many parts of the window (1: the window alone)")
+    parser.add_argument("--reading", choices=READINGS, default="minute",
+                        help="how the parts hold the limits: a bucket of a part's share (minute), or each part of the "
+                             "window on the clock holding at most its share, the headers counting it (second)")
+    parser.add_argument("--who", choices=("judgebot", "plain loop"), nargs="+", default=["judgebot", "plain loop"],
+                        help="what to run against the limits")
     parser.add_argument("--only", help="the scenarios whose name holds this text")
     args = parser.parse_args()
     print(f"{args.rows:,} rows, latency {args.latency * 1000:.0f} ms, window {args.window:g} s, limits x{args.scale:g}, "
-          f"each {args.window / args.parts:g} s holding its share")
+          f"each {args.window / args.parts:g} s holding its share ({args.reading} reading)")
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as folder:
         for name, rpm, tpm, retry_after in SCENARIOS:

@@ -257,6 +257,7 @@ class JudgeClient:
         an exception."""
         if isinstance(err, openai.APIStatusError):
             self.reached = True
+            self.limiter.heard()
             if (billing := billing_refusal(err)) is not None:
                 raise RunStopped(billing) from None
         if isinstance(err, (openai.BadRequestError, openai.UnprocessableEntityError)):

@@ -26,6 +26,10 @@ MARGIN_SHARE, MARGIN_SECONDS = 0.005, 0.02
 KINDS = ("requests", "tokens")
 REPLY_TOKENS = 200  # the reply expected of a request before any reply was seen
 FIRST_REPLIES = 8  # replies whose usage teaches the estimates even while no limit is known
+# Before an endpoint's first reply (which tells its limits) this many requests go; the rest wait for it, this many
+# seconds at most (then none waits again): a provider that holds a sixtieth of 400,000 tokens a minute a second holds
+# six requests of 1,000 tokens, and sixteen sent at once would meet ten 429s (eight meet two).
+FIRST_WAVE, FIRST_WAIT = 8, 3.0
 # The share of each limit requests are paced to: a provider's bucket then fills a little faster than it is emptied
 # (the times it sees requests arrive differ from those they were sent at), and tokens are estimates.
 HEADROOM = 0.99
@@ -33,7 +37,17 @@ HEADROOM = 0.99
 # minute as 50 a second, a bucket that holds a second's worth), so a burst after a pause holds at most half a
 # sixtieth of the window's worth.
 PARTS, BURST = 60, 0.5
+# The burst where a provider holds its parts on its own clock: enough to make up a late wake-up (else each one is
+# lost), too little to crowd a part.
+EVEN = 0.1
 LEARNING = 0.2  # how far each reply moves the running corrections of the estimates
+# The pace a provider holds, learned from its 429s as well as from its headers: a provider may read its minute as
+# parts of it on its own clock (no second holding more than a sixtieth of the limit), where even a pace at the limit
+# meets a part that holds one request too many. A 429 to a request sent at the pace a known limit allows brings that
+# limit's pace down to CUT of what it was (once for the requests sent before it: they were sent at the old pace) and
+# makes it even (a burst of EVEN); each reply then takes it back up: by CLIMB up to NEAR of the pace the last 429 came at,
+# by CREEP beyond it (where the provider may refuse again), up to the pace the limit itself allows.
+CUT, NEAR, CLIMB, CREEP, LOWEST = 0.9, 0.97, 0.005, 0.00005, 0.25
 # Requests in flight when limits are known: enough for the pace the limits allow at the latency seen, with this much
 # more for replies slower than the mean, and a few spare.
 IN_FLIGHT_SLACK, IN_FLIGHT_SPARE = 1.5, 2
@@ -109,6 +123,13 @@ class RateLimiter:
         self._spent = {"requests": 0.0, "tokens": 0.0}  # their sums
         self._answered = {"requests": 0.0, "tokens": 0.0}  # the sums of those answered
         self._due = dict.fromkeys(KINDS, 0.0)  # when each limit's even pace has room for the next request
+        # The share of each limit's pace that 429s left (1: all of it), the share the last 429 came at, when that was,
+        # when the limit became known (429s to requests sent before say nothing of the pace), and the burst allowed.
+        self.share = dict.fromkeys(KINDS, 1.0)
+        self._met: dict[str, float | None] = dict.fromkeys(KINDS, None)
+        self._cut_at = dict.fromkeys(KINDS, 0.0)
+        self._known_at = dict.fromkeys(KINDS, 0.0)
+        self._burst = dict.fromkeys(KINDS, BURST)
         self._paused_until = 0.0
         self._paused_for = "requests"  # the limit a pause waits for
         self.told: tuple[float, str] | None = None  # the latest pause a 429 set here (wall-clock end, limit), to tell
@@ -116,6 +137,8 @@ class RateLimiter:
         self._reply_tokens = float(REPLY_TOKENS)
         self._replies = 0  # replies learned from: the first ones weigh more
         self._heard = 0  # replies of any kind (with usage or without): the first ones are counted even unlimited
+        self._first_sent = 0  # requests sent before any reply (or 429) came
+        self._replied = False
         self._prompt = 0.0  # the running mean of the prompts' estimates, and of the replies' latency in seconds
         self._latency = 0.0
         self._lock = asyncio.Lock()
@@ -137,9 +160,9 @@ class RateLimiter:
         if not self.known or self._replies == 0:
             return None
         requests = self.limits["requests"]
-        per_second = [requests / self.window] if requests is not None else []
+        per_second = [requests * self.share["requests"] / self.window] if requests is not None else []
         if (tokens := self.limits["tokens"]) is not None:
-            per_second.append(tokens * HEADROOM / self.window / self.estimate(self._prompt))
+            per_second.append(tokens * HEADROOM * self.share["tokens"] / self.window / self.estimate(self._prompt))
         return math.ceil(min(per_second) * self._latency * IN_FLIGHT_SLACK) + IN_FLIGHT_SPARE
 
     def estimate(self, prompt_tokens: float) -> float:
@@ -154,14 +177,16 @@ class RateLimiter:
         if not self.known and time.monotonic() >= self._paused_until:
             if not learning:
                 return None
-            # Counted all the same: when a reply tells the limits, these are in the window and in its last part.
-            prompt, now = prompt_tokens(messages), time.monotonic()
-            self._expire(now)
-            entry = [now, 1.0, self.estimate(prompt), prompt, 0.0]
-            self._sent.append(entry)
-            self._spent["requests"] += 1
-            self._spent["tokens"] += entry[2]
-            return entry
+            await self._first_reply()
+            if not self.known and time.monotonic() >= self._paused_until:  # else the reply waited for set a pace
+                # Counted all the same: when a reply tells the limits, these are in the window and its last part.
+                prompt, now = prompt_tokens(messages), time.monotonic()
+                self._expire(now)
+                entry = [now, 1.0, self.estimate(prompt), prompt, 0.0]
+                self._sent.append(entry)
+                self._spent["requests"] += 1
+                self._spent["tokens"] += entry[2]
+                return entry
         prompt = prompt_tokens(messages)
         async with self._lock:  # one request waits at a time, in the order they came: no burst when room frees
             while True:
@@ -181,6 +206,20 @@ class RateLimiter:
             self._spent["tokens"] += tokens
         return entry
 
+    async def _first_reply(self) -> None:
+        """Past the first FIRST_WAVE requests, wait for the endpoint's first reply (FIRST_WAIT s at most)."""
+        began = time.monotonic()
+        while not self._replied and self._first_sent >= FIRST_WAVE:
+            if time.monotonic() - began >= FIRST_WAIT:
+                self._replied = True  # a slow endpoint, or one that does not answer: waiting longer teaches nothing
+                break
+            await asyncio.sleep(0.01)
+        self._first_sent += 1
+
+    def heard(self) -> None:
+        """The endpoint answered a request (whatever it answered): the requests held for its first reply may go."""
+        self._replied = True
+
     def _room(self, now: float, tokens: float) -> tuple[float, str]:
         """How long a request of `tokens` must wait from `now`, and for which limit (0 when it may go)."""
         if now < self._paused_until:
@@ -194,7 +233,7 @@ class RateLimiter:
             if self._spent[kind] + need <= limit:
                 # The even pace: a bucket of half a part's worth, refilled at the limit's pace, must hold the request
                 # (one larger than the bucket goes when it is full).
-                burst = max(self.window / PARTS * BURST - need * self._spacing(kind), 0.0)
+                burst = max(self.window / PARTS * self._burst[kind] - need * self._spacing(kind), 0.0)
                 if (wait := self._due[kind] - burst - now) > 0:
                     return wait, kind
                 continue
@@ -214,7 +253,7 @@ class RateLimiter:
         limit = self.limits[kind]
         if limit is None:
             return 0.0
-        return self.window / (limit * HEADROOM)
+        return self.window / (limit * HEADROOM * self.share[kind])
 
     def _expire(self, now: float) -> None:
         while self._sent and self._sent[0][0] <= now - self.window:
@@ -243,6 +282,8 @@ class RateLimiter:
         next ones learn from it."""
         prompt_estimate = entry[3] if entry is not None else 0.0
         self._heard += 1
+        self._replied = True
+        self._recover()
         if tokens_in > 0 or tokens_out > 0:
             self._replies += 1
             weight = max(LEARNING, 1 / self._replies)  # the mean of the first replies, then a moving one
@@ -271,6 +312,31 @@ class RateLimiter:
             for kind in KINDS:
                 usage.peak[kind] = max(usage.peak[kind], self._answered[kind])
 
+    def _recover(self) -> None:
+        """A reply went through: each pace a 429 brought down goes back up a step (see CUT)."""
+        for kind in KINDS:
+            share, near = self.share[kind], NEAR * (self._met[kind] or 1.0)
+            if share < near:
+                self.share[kind] = min(share + CLIMB, near)
+            elif share < 1.0:
+                self.share[kind] = min(share + CREEP, 1.0)
+
+    def _paced(self, kind: str, entry: list[float] | None) -> bool:
+        """Whether the request of `entry` went at the pace the limit of `kind` allows now: counted, sent once the limit
+        was known and after the last cut (those before went at the old pace)."""
+        return (entry is not None and bool(entry[1]) and self.limits[kind] is not None
+                and entry[0] >= self._known_at[kind] and entry[0] > self._cut_at[kind])
+
+    def _cut(self, kind: str) -> None:
+        """A 429 to a request sent at the pace the limit of `kind` allows: the provider holds less than that pace
+        (over parts of its window on its own clock): bring it down (see CUT)."""
+        self._met[kind] = self.share[kind]
+        self.share[kind] = max(LOWEST, self.share[kind] * CUT)
+        self._burst[kind] = min(self._burst[kind], EVEN)
+        self._cut_at[kind] = time.monotonic()
+        log.info("the judge endpoint refused a request sent at the pace of its %s limit: paced to %.0f%% of it now",
+                 kind, 100 * HEADROOM * self.share[kind] if kind == "tokens" else 100 * self.share[kind])
+
     def observe(self, headers: Any, *, answered: bool = True) -> None:
         """Learn from a reply's headers: the limits (unless set), and from an `answered` request's reply what others
         spent of them (a 429's "0 remaining" says only that this request did not fit: its wait says the rest)."""
@@ -296,6 +362,7 @@ class RateLimiter:
         self.limits[kind] = limit
         if first:
             now = time.monotonic()
+            self._known_at[kind] = now
             column = 1 if kind == "requests" else 2
             recent = sum(entry[column] for entry in self._sent if entry[0] > now - self.window / PARTS)
             self._due[kind] = max(self._due[kind], now) + recent * self._spacing(kind)
@@ -306,11 +373,23 @@ class RateLimiter:
         (`x-ratelimit-reset-*`; at the latest a window from now)."""
         now = time.monotonic()
         self._expire(now)
-        others = used - self._spent[kind]
         limit = self.limits[kind] or 0.0
-        if others <= 0.05 * limit:  # within what estimates and clocks may differ by
-            return
         reset = duration(str(headers.get(f"x-ratelimit-reset-{kind}") or ""))
+        share = limit / PARTS
+        if reset is not None and reset <= self.window / PARTS and limit - used <= share:
+            # Less left than a part's share, and whole again within a part: the provider counts over a part of the
+            # window (a second of its minute), and so is this process's part of it: what the last part sent. Parts on
+            # the provider's clock hold little burst: the pace goes even.
+            self._burst[kind] = min(self._burst[kind], EVEN)
+            column = 1 if kind == "requests" else 2
+            mine = sum(entry[column] for entry in self._sent if entry[0] > now - self.window / PARTS)
+            others = used - (limit - share) - mine
+            if others <= 0.05 * share:
+                return
+        else:
+            others = used - self._spent[kind]
+            if others <= 0.05 * limit:  # within what estimates and clocks may differ by
+                return
         lasts = self.window if reset is None else min(max(reset, 0.0), self.window)
         at = now - self.window + lasts  # when it leaves the window: when the provider's count is back to whole
         entry = [at, others, 0.0, 0.0, 0.0] if kind == "requests" else [at, 0.0, others, 0.0, 0.0]
@@ -324,6 +403,7 @@ class RateLimiter:
     def rate_limited(self, headers: Any, message: str, wait: float, entry: list[float] | None = None) -> None:
         """A 429 to the request of `entry`: it counts as nothing sent; every request waits `wait` s, and the limit the
         message names is learned if no header gave it."""
+        self._replied = True
         self.observe(headers, answered=False)
         kind = _NAMED.search(message)
         found = _LIMIT_NUMBER.search(message)
@@ -332,7 +412,10 @@ class RateLimiter:
             if not self.fixed[name] and self.limits[name] is None:
                 self._learn(name, float(found.group(1)))
                 log.info("the judge endpoint allows %s %s a minute (said with a 429)", found.group(1), name)
+        paced = self._paced(name, entry)
         self._void(entry)
+        if paced:
+            self._cut(name)
         self.pause(wait, name)
 
     def pause(self, seconds: float, kind: str = "requests", *, tell: bool = True) -> None:

@@ -1,7 +1,8 @@
 """Running at the judge endpoint's rate limits instead of into them, against the tests' server in its limited mode
 (a rolling window of 1 s here, a minute in production): limits learned from the headers and paced by, no 429 once
 they are known, a limit that drops, two runs sharing one budget, headers missing or nonsense, JUDGE_RPM, and the
-line that says which limit bound a run."""
+line that says which limit bound a run; the pace learned from 429s where a provider holds each second of its minute
+on its own clock (the second reading), and the minute reading kept to as before."""
 
 from __future__ import annotations
 
@@ -14,7 +15,18 @@ from pathlib import Path
 import pytest
 
 from bot.llm.client import make_judge_client
-from bot.llm.rate_limits import LIMITERS
+from bot.llm.pacing import duration
+from bot.llm.rate_limits import (
+    BURST,
+    CREEP,
+    CUT,
+    EVEN,
+    FIRST_WAVE,
+    HEADROOM,
+    LIMITERS,
+    NEAR,
+    RateLimiter,
+)
 from tests.support.cli import eth_responder, flat, judgebot, write_rows
 from tests.support.openai_server import Reply
 from tests.support.rate_limits import RateLimited
@@ -161,3 +173,67 @@ def test_a_run_says_which_limit_paced_it(tmp_path: Path, judge_server) -> None:
     assert code == 0, out
     assert "The judge endpoint's limits set the pace: paced by the requests limit: up to 8 of 8 per 1 s." in flat(out)
     assert limited.answered == 20 and limited.limited <= 8  # only the first burst, before the first reply
+
+
+# --- the pace learned from 429s: a provider that holds each second of its minute on its own clock -----------------
+
+PARTED = 6.0  # a window of 6 s: its sixtieths are 0.1 s, each holding 5 of 300 requests (50 a second)
+
+
+def _sent_at_pace() -> list[float]:
+    """An entry as the limiter keeps one, sent now with its limits known."""
+    return [time.monotonic(), 1.0, 100.0, 90.0, 0.0]
+
+
+async def test_a_429_to_a_request_sent_at_the_pace_cuts_it_once_then_replies_take_it_back_up() -> None:
+    limiter = RateLimiter(requests=300, window=PARTED)
+    assert limiter.share["requests"] == 1.0
+    first, second = _sent_at_pace(), _sent_at_pace()
+    limiter.rate_limited(None, "Rate limit reached on requests per min (RPM): Limit 300, Used 5", 0.05, first)
+    assert limiter.share["requests"] == pytest.approx(CUT)
+    # a request sent before the cut went at the old pace: its 429 says nothing new
+    limiter.rate_limited(None, "Rate limit reached on requests per min (RPM): Limit 300, Used 5", 0.05, second)
+    assert limiter.share["requests"] == pytest.approx(CUT)
+    assert limiter._spacing("requests") == pytest.approx(PARTED / (300 * HEADROOM * CUT))
+    for _ in range(100):  # climbs back to just under the pace the 429 came at, then creeps
+        limiter.settle(None, tokens_in=10, tokens_out=5)
+    assert NEAR <= limiter.share["requests"] <= NEAR + 100 * CREEP
+    assert limiter.share["tokens"] == 1.0  # the other limit was not refused
+    # a 429 to a request sent before the limit was known (the first burst) cuts nothing
+    unknown = RateLimiter(window=PARTED)
+    early = await unknown.acquire(messages(1))
+    unknown.rate_limited(None, "Rate limit reached on requests per min (RPM): Limit 300, Used 300", 0.05, early)
+    assert unknown.limits["requests"] == 300 and unknown.share["requests"] == 1.0
+
+
+def test_the_second_reading_holds_each_part_of_the_window_on_its_clock_and_its_headers_count_that_part() -> None:
+    limited = RateLimited(lambda body: OK, rpm=600, window=600.0, parts=60, reading="second")  # 10 a part of 10 s
+    body = {"messages": [{"role": "user", "content": "x" * 40}]}
+    replies = [limited(body) for _ in range(12)]
+    if limited.limited == 0:  # the clock crossed into the next part meanwhile: once more, within one part
+        replies = [limited(body) for _ in range(12)]
+    assert [reply.status for reply in replies].count(429) >= 2
+    answered = [reply for reply in replies if reply.status != 429]
+    assert answered[0].headers["x-ratelimit-limit-requests"] == "600"  # the minute's limit is named
+    assert int(answered[-1].headers["x-ratelimit-remaining-requests"]) <= 1  # what is left of the part's 10
+    assert duration(answered[-1].headers["x-ratelimit-reset-requests"]) <= 10  # when the part ends
+    refused = next(reply for reply in replies if reply.status == 429)
+    assert "requests per min" in refused.error["message"]
+
+
+@pytest.mark.parametrize("reading", ["second", "minute"])
+async def test_a_run_keeps_to_either_reading_of_a_minute_held_a_second_at_a_time(judge_server, reading) -> None:
+    LIMITERS.configure(requests=None, tokens=None, window=PARTED)
+    limited = RateLimited(lambda body: OK, rpm=300, window=PARTED, parts=60, reading=reading)
+    judge_server.responder = limited
+    client = client_of(judge_server)
+    await ask(client, 150)
+    assert limited.answered == 150  # finished, every request answered
+    first_wave = FIRST_WAVE - 5  # sent before any reply told the limits: what one part cannot hold of them
+    # Then under a few percent, with slack for a loaded machine (on a quiet one: none, or one or two)
+    assert limited.limited <= first_wave + 6, limited.limited_at
+    if reading == "minute":  # the headers count the window: the burst stays, unless a 429 to the pace came
+        assert client.limiter._burst["requests"] == BURST or client.limiter._cut_at["requests"] > 0
+    else:  # the headers count a part: the pace goes even, and any 429 to it brought it down
+        assert client.limiter._burst["requests"] == EVEN
+    await client.aclose()
