@@ -122,16 +122,23 @@ def typed_passages(text: str) -> list[str] | str:
     text = text.strip()
     if not JSON_LIST.match(text):
         return [passage.strip() for passage in BLANK_LINE.split(text) if passage.strip()]
+    found = json_passages(text)
+    if isinstance(found, list):
+        return found
+    return (f'the retrieved context opens like a JSON list, and {found}: write the passages as a JSON list of strings, '
+            'such as ["first passage", "second passage"], or as plain text with a blank line between passages')
+
+
+def json_passages(text: str) -> list[str] | str:
+    """The passages of a text written as a JSON list of strings; else why it is not one ("is not valid JSON (...)",
+    "is not a list of strings"), for the sentence that refuses it."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
-        why = f"is not valid JSON ({err.msg} at character {err.pos + 1})"
-    else:
-        if isinstance(value, list) and all(isinstance(item, str) for item in value):
-            return value
-        why = "is not a list of strings"
-    return (f'the retrieved context opens like a JSON list, and {why}: write the passages as a JSON list of strings, '
-            'such as ["first passage", "second passage"], or as plain text with a blank line between passages')
+        return f"is not valid JSON ({err.msg} at character {err.pos + 1})"
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return value
+    return "is not a list of strings"
 
 
 class Verdict(BaseModel):

@@ -4,7 +4,6 @@ for a rubric that reads context)."""
 from __future__ import annotations
 
 import csv
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import TextIO
 from bot.csvfiles.encoding import RESAVE, detect_encoding
 from bot.csvfiles.spelling import closest
 from bot.errors import CsvError
+from bot.records import json_passages
 
 REQUIRED = ("question", "reference", "answer")
 PAIR_REQUIRED = ("question", "reference", "answer_a", "answer_b")  # a file of pairs, for a pairwise rubric
@@ -240,14 +240,10 @@ def read_passages(cell: str) -> list[str] | str:
         return []
     if not text.startswith("["):
         return [cell]
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        why = f"it is not valid JSON ({err.msg} at character {err.pos + 1})"
-    else:
-        if isinstance(value, list) and all(isinstance(item, str) for item in value):
-            return value
-        why = "it is JSON, but not a list of strings"
+    found = json_passages(text)
+    if isinstance(found, list):
+        return found
+    why = "it " + found if found.startswith("is not valid") else "it is JSON, but not a list of strings"
     return (f'the context cell starts with "[" but {why}: write several passages as a JSON list of strings, such as '
             '["first passage", "second passage"], and one passage that starts with "[" as a list of one')
 
