@@ -39,7 +39,7 @@ def forkserver_warm(request: pytest.FixtureRequest) -> None:
 def fresh_limiters() -> Iterator[None]:
     """Each test starts as a new process would: no endpoint's limits learned (a port a later test reuses is another
     server), and the limiters of its event loop."""
-    from bot.llm.rate_limits import LIMITERS
+    from bot.llm.limiters import LIMITERS
 
     LIMITERS.configure(requests=None, tokens=None)
     LIMITERS.clear()

@@ -10,11 +10,10 @@ from bot.judge.prompt import build_messages
 from bot.llm.client import JudgeClient
 from bot.llm.context_window import ContextWindow, room_for_row
 from bot.llm.prices import PriceTable
-from bot.llm.tokens import text_tokens
+from bot.llm.tokens import messages_tokens, text_tokens
 from bot.records import Triple
 from bot.rubric import Rubric, leaves
 
-MESSAGE_TOKENS = 4  # each chat message's role and separators
 REQUEST_TOKENS = 3  # the reply's priming
 BOUNDARY = "DATA-0123456789abcdef"  # as long as the random boundary the judge's texts are wrapped in
 STRING_REPLY_TOKENS = 60  # a reasoning or explanation field, before any reply of the rubric is known
@@ -28,7 +27,7 @@ def prompt_tokens(rubric: Rubric) -> float:
     schema in the request's response_format."""
     messages = build_messages(rubric, Triple(question="", reference="", answer=""), BOUNDARY)
     schema = json.dumps(rubric.reply_schema, ensure_ascii=False)
-    return (sum(text_tokens(message["content"]) + MESSAGE_TOKENS for message in messages)
+    return (messages_tokens(messages)
             + text_tokens(schema) + REQUEST_TOKENS)
 
 

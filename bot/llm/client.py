@@ -32,9 +32,10 @@ from bot.llm.answers import (
 )
 from bot.llm.context_window import ContextWindow, discover
 from bot.llm.endpoints import azure_v1_url, on_azure, portable_schema
+from bot.llm.limiters import LIMITERS
 from bot.llm.pacing import Throttle, backoff, rate_limit_wait, retry_after
 from bot.llm.prices import PriceTable
-from bot.llm.rate_limits import LIMITERS, RateLimiter
+from bot.llm.rate_limits import RateLimiter
 from bot.llm.retries import (
     Retry,
     Retrying,

@@ -8,8 +8,8 @@ import os
 from bot.config import Settings
 from bot.errors import SetupError
 from bot.llm.client import JudgeClient, make_judge_client
+from bot.llm.limiters import LIMITERS
 from bot.llm.prices import load_prices
-from bot.llm.rate_limits import LIMITERS
 from bot.llm.sampling import Effort
 
 OWN_SECRETS = frozenset({"DATABASE_URL", "JUDGEBOT_DB", "MCP_TOKEN", "JUDGEBOT_MCP_TOKEN"})

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import logging
 import random
 import re
 import time
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 MAX_BACKOFF = 30.0
 OUTAGE_GAP = 90.0  # a failure this long after the previous one starts a new outage (the run paused, or went quiet)
@@ -161,3 +164,19 @@ def rate_limit_wait(headers: Any, message: str) -> float | None:
 def backoff(attempt: int) -> float:
     """Exponential backoff with full jitter: up to 0.5 s, 1 s, 2 s, ... capped."""
     return random.uniform(0.5, 1.0) * min(MAX_BACKOFF, 0.5 * 2**attempt)
+
+
+def header_number(headers: Any, name: str) -> float | None:
+    """A header's non-negative number, or None when it is missing or nonsense (Azure sends -1 for "not known")."""
+    value = headers.get(name) if headers is not None else None
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        log.debug("ignored the header %s: %r is not a number", name, value)
+        return None
+    if not 0 <= number < 1e12:
+        log.debug("ignored the header %s: %r is out of range", name, value)
+        return None
+    return number

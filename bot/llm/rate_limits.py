@@ -5,17 +5,18 @@ minute's budget before it is sent. One limiter per endpoint and model, shared by
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import math
 import re
 import time
 from collections import deque
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.llm.pacing import duration
-from bot.llm.tokens import text_tokens
+from bot.llm.pacing import duration, header_number
+from bot.llm.tokens import messages_tokens
+
+if TYPE_CHECKING:
+    from bot.llm.limiters import Usage
 
 log = logging.getLogger(__name__)
 
@@ -54,54 +55,6 @@ IN_FLIGHT_SLACK, IN_FLIGHT_SPARE = 1.5, 2
 # OpenAI's 429 says "Limit 30000, Used 29826, Requested 662": the limit itself, when no header said it.
 _LIMIT_NUMBER = re.compile(r"Limit (\d+)")
 _NAMED = re.compile(r"\b(requests|tokens) per min", re.IGNORECASE)
-
-
-MESSAGE_TOKENS = 4  # what a message costs besides its text
-
-
-@functools.lru_cache(maxsize=64)
-def _text_tokens_kept(text: str) -> float:
-    return text_tokens(text)
-
-
-def prompt_tokens(messages: list[dict[str, str]]) -> float:
-    """About the tokens of a request's messages, before the provider counts them (the system prompt, the same on
-    every row of a rubric, counted once)."""
-    return sum((_text_tokens_kept(message["content"]) if message["role"] == "system" else
-                text_tokens(message["content"])) + MESSAGE_TOKENS for message in messages)
-
-
-def _number(headers: Any, name: str) -> float | None:
-    """A header's non-negative number, or None when it is missing or nonsense (Azure sends -1 for "not known")."""
-    value = headers.get(name) if headers is not None else None
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        log.debug("ignored the header %s: %r is not a number", name, value)
-        return None
-    if not 0 <= number < 1e12:
-        log.debug("ignored the header %s: %r is out of range", name, value)
-        return None
-    return number
-
-
-@dataclass(eq=False)  # each run's own: told apart by identity, however alike their figures
-class Usage:
-    """What the limiter saw of a run: requests and tokens sent, and the seconds requests waited for each limit."""
-
-    requests: int = 0
-    tokens: float = 0.0
-    waited: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
-    peak: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))  # the most in one window
-
-    @property
-    def binding(self) -> str | None:
-        """The limit requests waited for most (requests or tokens), or None when none made them wait."""
-        kind = max(KINDS, key=lambda name: self.waited[name])
-        return kind if self.waited[kind] > 0 else None
-
 
 
 class RateLimiter:
@@ -180,14 +133,14 @@ class RateLimiter:
             await self._first_reply()
             if not self.known and time.monotonic() >= self._paused_until:  # else the reply waited for set a pace
                 # Counted all the same: when a reply tells the limits, these are in the window and its last part.
-                prompt, now = prompt_tokens(messages), time.monotonic()
+                prompt, now = messages_tokens(messages), time.monotonic()
                 self._expire(now)
                 entry = [now, 1.0, self.estimate(prompt), prompt, 0.0]
                 self._sent.append(entry)
                 self._spent["requests"] += 1
                 self._spent["tokens"] += entry[2]
                 return entry
-        prompt = prompt_tokens(messages)
+        prompt = messages_tokens(messages)
         async with self._lock:  # one request waits at a time, in the order they came: no burst when room frees
             while True:
                 now = time.monotonic()
@@ -343,15 +296,15 @@ class RateLimiter:
         if headers is None:
             return
         for kind in KINDS:
-            limit = _number(headers, f"x-ratelimit-limit-{kind}")
+            limit = header_number(headers, f"x-ratelimit-limit-{kind}")
             if limit is not None and limit >= 1 and not self.fixed[kind] and limit != self.limits[kind]:
                 log.info("the judge endpoint allows %s %s a minute", f"{limit:,.0f}", kind)
                 self._learn(kind, limit)
-            remaining = _number(headers, f"x-ratelimit-remaining-{kind}")
+            remaining = header_number(headers, f"x-ratelimit-remaining-{kind}")
             known = self.limits[kind]
             if answered and remaining is not None and known is not None:
                 self._others(kind, known - remaining, headers)
-        if _number(headers, "x-ratelimit-remaining") == 0 and (reset := _number(headers, "x-ratelimit-reset")):
+        if header_number(headers, "x-ratelimit-remaining") == 0 and (reset := header_number(headers, "x-ratelimit-reset")):
             # OpenRouter: requests left in its window, and when the window resets (milliseconds since the epoch)
             self.pause(reset / 1000 - time.time())
 
@@ -431,46 +384,3 @@ class RateLimiter:
     def hold_until(self, wall: float, kind: str) -> None:
         """Hold every request until `wall` (the clock's time): a pause another process of the endpoint learned."""
         self.pause(wall - time.time(), kind, tell=False)
-
-
-class Limiters:
-    """The limiters of a process, one per endpoint and model, made when first asked for."""
-
-    def __init__(self) -> None:
-        self._set: tuple[int | None, int | None, float] = (None, None, WINDOW)
-        self._made: dict[tuple[str, str], RateLimiter] = {}
-
-    def configure(self, *, requests: int | None, tokens: int | None, window: float = WINDOW) -> None:
-        """The limits JUDGE_RPM and JUDGE_TPM set for every endpoint and model (None: learned from the replies), over
-        JUDGE_RATE_WINDOW seconds."""
-        if (requests, tokens, window) != self._set:
-            self._set = (requests, tokens, window)
-            self._made.clear()  # limiters made before follow the settings from now on
-
-    def of(self, endpoint: str, model: str) -> RateLimiter:
-        """The limiter of `model` at `endpoint`."""
-        key = (endpoint, model)
-        if key not in self._made:
-            requests, tokens, window = self._set
-            self._made[key] = RateLimiter(requests=requests, tokens=tokens, window=window)
-        return self._made[key]
-
-    def made(self) -> list[tuple[str, str, RateLimiter]]:
-        """Every limiter made so far: its endpoint, its model, and itself."""
-        return [(endpoint, model, limiter) for (endpoint, model), limiter in self._made.items()]
-
-    def clear(self) -> None:
-        """Forget every limiter: what each learned and what was sent (a process that starts over)."""
-        self._made.clear()
-
-
-LIMITERS = Limiters()  # the process's: every judge client of an endpoint and model paces by the same one
-
-
-def paced_text(usage: Usage, limiter: RateLimiter) -> str | None:
-    """Which limit bound a run: "paced by the tokens limit: 398,000 of 400,000 a minute"; None when none did."""
-    kind = usage.binding
-    if kind is None or limiter.limits[kind] is None:
-        return None
-    per = "a minute" if limiter.window == WINDOW else f"per {limiter.window:g} s"
-    return f"paced by the {kind} limit: up to {usage.peak[kind]:,.0f} of {limiter.limits[kind]:,.0f} {per}"

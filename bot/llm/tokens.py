@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -76,3 +77,18 @@ def _word_tokens(word: str) -> float:
     if first <= "\u04ff":
         return max(1.0, len(word) / CYRILLIC_LETTERS_PER_TOKEN)
     return max(1.0, len(word) / SCRIPT_LETTERS_PER_TOKEN)
+
+
+MESSAGE_TOKENS = 4  # what a message costs besides its text
+
+
+@functools.lru_cache(maxsize=64)
+def _text_tokens_kept(text: str) -> float:
+    return text_tokens(text)
+
+
+def messages_tokens(messages: list[dict[str, str]]) -> float:
+    """About the tokens of a request's messages, before the provider counts them (the system prompt, the same on
+    every row of a rubric, counted once)."""
+    return sum((_text_tokens_kept(message["content"]) if message["role"] == "system" else
+                text_tokens(message["content"])) + MESSAGE_TOKENS for message in messages)

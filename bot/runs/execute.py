@@ -18,7 +18,7 @@ from bot.judge.panel import Panel
 from bot.judge.samples import UNSURE_SPREAD
 from bot.judge.verdicts import failed, reused
 from bot.llm.client import JudgeClient
-from bot.llm.rate_limits import Usage, paced_text
+from bot.llm.limiters import Usage, paced_text
 from bot.records import CLAIMABLE, STALE_AFTER, RowState, RunState, Triple, Verdict
 from bot.rubric import Rubric
 from bot.runs.budget import Budget

@@ -7,7 +7,7 @@ import asyncio
 import logging
 from datetime import UTC, datetime
 
-from bot.llm.rate_limits import LIMITERS, Limiters
+from bot.llm.limiters import LIMITERS, Limiters
 from bot.store import Store, current_pauses, process_name, tell_pause
 
 log = logging.getLogger(__name__)

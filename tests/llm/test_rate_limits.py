@@ -15,18 +15,9 @@ from pathlib import Path
 import pytest
 
 from bot.llm.client import make_judge_client
+from bot.llm.limiters import LIMITERS
 from bot.llm.pacing import duration
-from bot.llm.rate_limits import (
-    BURST,
-    CREEP,
-    CUT,
-    EVEN,
-    FIRST_WAVE,
-    HEADROOM,
-    LIMITERS,
-    NEAR,
-    RateLimiter,
-)
+from bot.llm.rate_limits import BURST, CREEP, CUT, EVEN, FIRST_WAVE, HEADROOM, NEAR, RateLimiter
 from tests.support.cli import eth_responder, flat, judgebot, write_rows
 from tests.support.openai_server import Reply
 from tests.support.rate_limits import RateLimited
@@ -143,7 +134,7 @@ async def test_missing_or_nonsense_headers_are_ignored_with_a_debug_line(judge_s
                "lots", "x-ratelimit-remaining-requests": ""}
     judge_server.responder = lambda body: Reply(content='{"ok": 1}', headers=headers)
     client = client_of(judge_server)
-    with caplog.at_level(logging.DEBUG, logger="bot.llm.rate_limits"):
+    with caplog.at_level(logging.DEBUG, logger="bot.llm"):
         await ask(client, 3)
     assert client.limiter.limits == {"requests": None, "tokens": None} and not client.limiter.known
     said = caplog.text

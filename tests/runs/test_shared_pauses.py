@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from bot.llm.rate_limits import LIMITERS
+from bot.llm.limiters import LIMITERS
 from bot.runs.shared_pauses import SharedPauses
 from bot.store import current_pauses, process_name, tell_pause, utcnow
 
