@@ -134,21 +134,8 @@ from bot.store.runs.rows import (
 )
 from bot.store.runs.samples import known_samples, sampled_in_channel, samples_by_judgment, samples_of, save_sample
 from bot.store.tables import oauth  # noqa: F401  (slack_sdk's installation tables, in the schema)
-from bot.store.tables.history import (
-    ChannelSetting,
-    DigestPost,
-    DigestSubscription,
-    Feedback,
-    Judgment,
-    JudgmentSample,
-    JudgmentTally,
-    Run,
-    RunBatch,
-    SharedFile,
-    UserSetting,
-    table_of,
-    utcnow,
-)
+from bot.store.tables.chat import ChannelSetting, DigestPost, DigestSubscription, SharedFile, UserSetting
+from bot.store.tables.history import Feedback, Judgment, JudgmentSample, JudgmentTally, Run, RunBatch, table_of, utcnow
 from bot.store.tables.oauth import BOTS, INSTALLATIONS, OAUTH_STATES
 from bot.store.tables.processes import EndpointPause, ListedShutdown, ModelListRead, Rejudge, WorkflowStep
 from bot.store.tables.trust import ChannelJudge, Label, ReviewCase, ReviewNudge, RubricRevision

@@ -12,7 +12,8 @@ from sqlmodel import col, select
 from bot.errors import IllegalMove
 from bot.records import ShareState
 from bot.store.processes.leases import take_over
-from bot.store.tables.history import Judgment, Run, SharedFile, utcnow
+from bot.store.tables.chat import SharedFile
+from bot.store.tables.history import Judgment, Run, utcnow
 
 if TYPE_CHECKING:
     from bot.store.database import Store

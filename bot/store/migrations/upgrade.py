@@ -97,7 +97,7 @@ def _created(engine: Engine) -> bool:
     """
     from sqlmodel import SQLModel
 
-    from bot.store.tables import history, oauth, processes, trust  # noqa: F401  (every table, and slack_sdk's)
+    from bot.store.tables import chat, history, oauth, processes, trust  # noqa: F401  (every table, and slack_sdk's)
 
     with engine.begin() as conn:
         _lock(conn)

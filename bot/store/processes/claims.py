@@ -13,7 +13,8 @@ from sqlmodel import col, select
 
 from bot.records import PostState
 from bot.store.processes.leases import process_name, take_over
-from bot.store.tables.history import DigestPost, utcnow
+from bot.store.tables.chat import DigestPost
+from bot.store.tables.history import utcnow
 from bot.store.tables.trust import ReviewNudge
 
 if TYPE_CHECKING:

@@ -9,7 +9,8 @@ import sqlalchemy as sa
 
 from bot.store.connections import conflict_insert
 from bot.store.processes.leases import process_name
-from bot.store.tables.history import SlackDelivery, table_of, utcnow
+from bot.store.tables.chat import SlackDelivery
+from bot.store.tables.history import table_of, utcnow
 
 if TYPE_CHECKING:
     from bot.store.database import Store

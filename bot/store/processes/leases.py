@@ -17,7 +17,8 @@ from sqlalchemy import update
 from sqlalchemy.engine import CursorResult
 from sqlmodel import Session, col
 
-from bot.store.tables.history import DigestPost, Run, SharedFile
+from bot.store.tables.chat import DigestPost, SharedFile
+from bot.store.tables.history import Run
 from bot.store.tables.trust import ReviewNudge
 
 

@@ -17,7 +17,8 @@ from bot.records import RowState, RunState, ShareState
 from bot.store.counts.case_keys import REMOVED, case_key, removed_question, texts_removed
 from bot.store.counts.tallies import tally_upsert
 from bot.store.retention.revisions import Pruned, prune_revisions
-from bot.store.tables.history import BilledTally, Feedback, Judgment, JudgmentSample, JudgmentTally, Run, SharedFile, table_of
+from bot.store.tables.chat import SharedFile
+from bot.store.tables.history import BilledTally, Feedback, Judgment, JudgmentSample, JudgmentTally, Run, table_of
 from bot.store.tables.trust import Label
 
 if TYPE_CHECKING:
