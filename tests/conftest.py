@@ -11,7 +11,8 @@ import pytest
 import sqlalchemy as sa
 
 from bot.config import Settings
-from bot.llm.client import JudgeClient, make_judge_client
+from bot.llm.client import JudgeClient
+from bot.llm.configured import make_judge_client
 from bot.rubric import RubricSet, load_rubrics
 from bot.slack.server import RunningBot, start_bot
 from bot.store import Store, make_engine, migrate

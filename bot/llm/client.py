@@ -10,14 +10,13 @@ import random
 import socket
 import time
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 import aiohttp
 import httpx2
 import openai
-from openai import AsyncOpenAI, DefaultAioHttpClient
+from openai import AsyncOpenAI
 
-from bot.errors import JudgeCallError, RunStopped, SetupError
+from bot.errors import JudgeCallError, RunStopped
 from bot.llm.answers import (
     RESUME,
     Completion,
@@ -31,7 +30,7 @@ from bot.llm.answers import (
     status_text,
 )
 from bot.llm.context_window import ContextWindow, discover
-from bot.llm.endpoints import azure_v1_url, on_azure, portable_schema
+from bot.llm.endpoints import azure_v1_url, portable_schema
 from bot.llm.limiters import LIMITERS
 from bot.llm.pacing import Throttle, backoff, rate_limit_wait, retry_after
 from bot.llm.prices import PriceTable
@@ -369,39 +368,6 @@ class JudgeClient:
         self.modes[key] = following
         log.warning("judge endpoint refused response_format %s for %s (%s); using %s", mode, key[1], message_of(err),
                     following)
-
-
-def make_judge_client(
-    *, api_key: str | None, base_url: str | None, model: str, timeout: float, temperature: float = 0.0,
-    max_retries: int = 6, concurrency: int = 16, connect_timeout: float = CONNECT_TIMEOUT,
-    reasoning_effort: Effort | None = None, max_completion_tokens: int | None = None,
-    rate_limit_budget: float = RATE_LIMIT_BUDGET, outage_budget: float = OUTAGE_BUDGET,
-    table: PriceTable | None = None, effort_from: str = "JUDGE_REASONING_EFFORT",
-) -> JudgeClient:
-    """A JudgeClient over a new AsyncOpenAI client; a local server without a key gets a placeholder key.
-
-    SetupError for an Azure OpenAI URL of the deployment form: only the `/openai/v1/` one answers this client.
-    """
-    if on_azure(base_url) and (better := azure_v1_url(base_url)) is not None:
-        raise SetupError(f"OPENAI_BASE_URL is an Azure OpenAI URL of the deployment form, which answers 404 to this "
-                         f"client: set it to {better} and JUDGE_MODEL to the deployment name")
-    if table is not None and (rules := table.rules_of(model)) is not None:
-        rules.effort_for(reasoning_effort, effort_from)  # an effort the model refuses: said before any connection
-    # A judge may take minutes to answer, but a host that does not take the connection within seconds is not
-    # there: the run says so (and retries) then, not after the whole request timeout.
-    limits = openai.Timeout(timeout, connect=min(timeout, connect_timeout))
-    # aiohttp as the transport, as the SDK recommends for concurrency: its C parser halves the CPU per request.
-    # An endpoint over plain http has no certificate to check (whoever could redirect it can read it already), so
-    # the CA bundle, a tenth of a second of start-up, is only loaded for https.
-    plain = urlsplit(base_url or "").scheme == "http"
-    client = AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, timeout=limits, max_retries=0,
-                         http_client=DefaultAioHttpClient(timeout=limits, verify=not plain))
-    judge = JudgeClient(client, model=model, temperature=temperature, max_retries=max_retries,
-                        throttle=Throttle(concurrency), reasoning_effort=reasoning_effort,
-                        max_completion_tokens=max_completion_tokens, rate_limit_budget=rate_limit_budget,
-                        outage_budget=outage_budget, table=table, effort_from=effort_from)
-    judge.limiter = LIMITERS.of(judge.endpoint, model)  # one per endpoint and model, whichever client asks
-    return judge
 
 
 UNKNOWN_MODEL = "the judge endpoint does not know model"  # how a stop for a model the endpoint does not serve opens

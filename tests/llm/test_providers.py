@@ -19,8 +19,7 @@ from bot.errors import JudgeCallError, RunStopped, SetupError
 from bot.judge.judgment import judge
 from bot.judge.panel import open_bench, open_panel
 from bot.llm.answers import RESUME
-from bot.llm.client import make_judge_client
-from bot.llm.configured import judge_client_from
+from bot.llm.configured import judge_client_from, make_judge_client
 from bot.llm.endpoints import RANGE_KEYWORDS, portable_schema
 from bot.llm.pacing import Throttle, duration, rate_limit_wait
 from bot.llm.retries import observing_retries

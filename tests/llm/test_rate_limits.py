@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.llm.client import make_judge_client
+from bot.llm.configured import make_judge_client
 from bot.llm.limiters import LIMITERS
 from bot.llm.pacing import duration
 from bot.llm.rate_limits import BURST, CREEP, CUT, EVEN, FIRST_WAVE, HEADROOM, NEAR, RateLimiter

@@ -131,7 +131,7 @@ def test_an_endpoint_without_the_batch_api_says_so_and_the_run_goes_on_live(tmp_
 
 async def test_progress_comes_from_the_batchs_request_counts(tmp_path, batch_server, store, rubrics) -> None:
     from bot.csvfiles.reading import CsvRow
-    from bot.llm.client import make_judge_client
+    from bot.llm.configured import make_judge_client
     from bot.runs import Progress, start_run
     from bot.runs.batch import judge_by_batch
 
@@ -153,7 +153,7 @@ async def test_progress_comes_from_the_batchs_request_counts(tmp_path, batch_ser
 
 async def test_a_big_run_is_sent_as_several_batches_under_the_file_limit(batch_server, store, rubrics) -> None:
     from bot.csvfiles.reading import CsvRow
-    from bot.llm.client import make_judge_client
+    from bot.llm.configured import make_judge_client
     from bot.runs import start_run
     from bot.runs.batch import judge_by_batch
 
@@ -340,7 +340,7 @@ def test_a_jury_across_endpoints_sends_each_its_own_batch_or_says_which_has_no_b
 
 async def test_an_output_collected_again_after_a_stop_asks_no_repair_twice(batch_server, store, rubrics) -> None:
     from bot.judge.panel import Panel
-    from bot.llm.client import make_judge_client
+    from bot.llm.configured import make_judge_client
     from bot.runs import start_run
     from bot.runs.batch_lines import collect, make_line
     from bot.runs.job import RunJob
@@ -373,7 +373,7 @@ async def test_an_output_collected_again_after_a_stop_asks_no_repair_twice(batch
 async def test_an_output_answers_only_what_its_part_asked_and_a_bad_line_ends_only_its_own_request(
         batch_server, store, rubrics) -> None:
     from bot.judge.panel import Panel
-    from bot.llm.client import make_judge_client
+    from bot.llm.configured import make_judge_client
     from bot.runs import start_run
     from bot.runs.batch_lines import collect, custom_id, make_line
     from bot.runs.job import RunJob

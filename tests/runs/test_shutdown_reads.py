@@ -12,7 +12,7 @@ import pytest
 import time_machine
 
 from bot.judge.lifetime import JudgeWatch
-from bot.llm.client import make_judge_client
+from bot.llm.configured import make_judge_client
 from bot.llm.listed_shutdowns import ListUnanswered, read_shutdown_dates
 from bot.runs.shutdown_reads import read_shutdowns, remembered_shutdowns
 from bot.store import keep_listed_shutdowns, listed_shutdowns
