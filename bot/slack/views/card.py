@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,7 @@ from slack_sdk.models.blocks import (
 from bot.figures import plural
 from bot.judge.samples import split_text
 from bot.records import RowState, context_of
-from bot.rubric import FieldSpec, Rubric
+from bot.rubric import Rubric
 from bot.slack.text import clip, escape, literal_markdown, pieces, shown, shown_markdown
 from bot.slack.views.blocks import alert, context, message, packed, section, size, warning_blocks
 from bot.slack.views.size_limits import (
@@ -39,6 +39,7 @@ from bot.slack.views.size_limits import (
     SECTION_FIELDS,
     SECTION_LIMIT,
 )
+from bot.slack.views.verdict_fields import field_label, is_short, long_value, short_value, walk_fields
 from bot.store import Judgment, JudgmentSample, Label
 from bot.trust.labels import value_at
 
@@ -68,10 +69,6 @@ class Card:
     def as_message(self) -> dict[str, Any]:
         """Keyword arguments for chat.postMessage / chat.update."""
         return message(self.blocks, self.text)
-
-
-def _label(path: tuple[str, ...]) -> str:
-    return " › ".join(part.replace("_", " ") for part in path)
 
 
 def placeholder(rubric: Rubric, user_id: str | None, model_name: str | None) -> Card:
@@ -113,61 +110,6 @@ def _footer(judgment: Judgment) -> ContextBlock:
         "reused from an earlier identical judgment" if judgment.cached_from else "",
         f"#{judgment.id}",
     )
-
-
-def _walk(values: dict[str, Any], specs: dict[str, FieldSpec] | None,
-          path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any, FieldSpec | None]]:
-    for key, value in values.items():
-        spec = (specs or {}).get(key)
-        if isinstance(value, dict):
-            yield from _walk(value, spec.fields if spec else None, (*path, key))
-        else:
-            yield (*path, key), value, spec
-
-
-def _is_short(value: Any, spec: FieldSpec | None) -> bool:
-    if value is None or isinstance(value, (bool, int, float)):
-        return True
-    if spec is None:  # the rubric is gone or changed: a short one-line text is shown as a tag would be
-        return isinstance(value, str) and len(value) <= 40 and "\n" not in value
-    return spec.kind.shown == "field"
-
-
-def _short_value(value: Any, spec: FieldSpec | None) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        value = f"{value:g}"
-    top = f" / {spec.max:g}" if spec is not None and spec.max is not None else ""
-    return f"{escape(str(value))}{top}"
-
-
-def _long_value(value: Any) -> str:
-    if isinstance(value, list):
-        if not value:
-            return "_none_"
-        return "\n".join(f"• {_item(item)}" for item in value)
-    return str(value)
-
-
-def _item(item: Any) -> str:
-    """One item of a list field as a line: a text as it is; an object (a claim and its verdict) as its values in
-    the rubric's order, the text first and the rest named ("supported · passage 1"), empty ones left out."""
-    if isinstance(item, str):
-        return item
-    if not isinstance(item, dict):
-        return json.dumps(item, ensure_ascii=False)
-    parts: list[str] = []
-    for key, value in item.items():
-        if value is None or value == "":
-            continue
-        if isinstance(value, str):
-            parts.append(value.replace("_", " ") if " " not in value and parts else value)
-        else:
-            parts.append(f"{key.replace('_', ' ')} {json.dumps(value, ensure_ascii=False)}")
-    return " · ".join(parts)
 
 
 def _fields_sections(fields: list[str]) -> list[SectionBlock]:
@@ -278,12 +220,12 @@ class _Parts:
            lines: tuple[str, str] = ("", ""), warnings: Sequence[str] = ()) -> _Parts:
         short: list[str] = []
         long: list[tuple[Block, tuple[str, str] | None]] = []
-        for path, value, spec in _walk(judgment.output or {}, rubric.output if rubric else None):
-            if _is_short(value, spec):
-                short.append(clip(f"*{escape(_label(path))}*\n{_short_value(value, spec)}", FIELD_LIMIT)[0])
+        for path, value, spec in walk_fields(judgment.output or {}, rubric.output if rubric else None):
+            if is_short(value, spec):
+                short.append(clip(f"*{escape(field_label(path))}*\n{short_value(value, spec)}", FIELD_LIMIT)[0])
             else:
                 cut: list[tuple[str, str]] = []
-                long.append((_long_field(_label(path), _long_value(value), limit, cut), cut[0] if cut else None))
+                long.append((_long_field(field_label(path), long_value(value), limit, cut), cut[0] if cut else None))
         for name, value in (judgment.derived or {}).items():
             short.append(f"*{escape(name.replace('_', ' '))}*\n{value:g}")
         title = rubric.title if rubric else judgment.rubric_name
