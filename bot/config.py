@@ -53,8 +53,8 @@ class Settings(BaseSettings):
     openai_base_url: str | None = Field(
         None, description="Base URL of an OpenAI-compatible server (vLLM, Ollama, llama.cpp, Azure); default OpenAI's."
     )
-    judge_model: str = Field("gpt-5.4-mini", description="Model that does the judging (the default: a current "
-                             "model with no announced shutdown; see docs/judges.md).")
+    judge_model: str = Field("gpt-6-luna", description="Model that does the judging (the default: OpenAI's model "
+                             "for high-volume work, at reasoning effort low; see docs/judges.md).")
     judge_temperature: float = Field(0.0, description="Sampling temperature of the judge.")
     sample_temperature: float = Field(0.7, ge=0, le=2, description="Sampling temperature when each row is judged "
                                       "several times (samples).")

@@ -59,6 +59,12 @@ def spend_parts(by_judge: list[tuple[str, str, float, int]]) -> list[str]:
                                                  if count else "") for rubric, judge, usd, count in by_judge]
 
 
+def judge_named(model: str, effort: str | None) -> str:
+    """A judge as cards and summaries name it: "gpt-6-luna · effort low", or the model alone when its effort is not
+    known."""
+    return f"{model} · effort {effort}" if effort else model
+
+
 def plural(count: int, word: str) -> str:
     """`word` as it goes with `count`: "1 row", "2 rows"."""
     return word if count == 1 else f"{word}s"

@@ -161,6 +161,7 @@ class Verdict(BaseModel):
     tokens_out: int = 0
     tokens_cached: int = 0  # input tokens the provider served from its prompt cache
     tokens_reasoning: int = 0  # output tokens the judge spent reasoning (billed as output, part of tokens_out)
+    reasoning_effort: str | None = None  # the effort the judge was asked for (else the model's own); None: unknown
     cost_usd: float | None = None  # what the tokens cost; None when the judge's price is unknown
     latency_ms: int = 0  # time the judge took to answer, summed over the requests that got an answer
     attempts: int = 0
@@ -181,7 +182,7 @@ JUDGED_FIELDS = ("output", "derived", "headline", "passed", "label", "tag", "raw
 """What a judgment adds to a row (cleared when the row is judged again); the rest says who judged and at what cost."""
 SAMPLE_FIELDS = ("status", "prompt_hash", "output", "derived", "headline", "passed", "label", "tag", "raw_reply",
                  "error", "tokens_in", "tokens_out", "tokens_cached", "tokens_reasoning", "cost_usd", "latency_ms",
-                 "attempts")
+                 "attempts", "reasoning_effort")
 """What a saved sample keeps of one judge's judgment, to be read back as a verdict."""
 
 

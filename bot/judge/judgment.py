@@ -40,6 +40,7 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient, *, prices: 
         return failed(rubric, client.model, triple, reason)
     usage = Usage()
     verdict = await _asked(rubric, triple, client, boundary or new_boundary(), batch_reply, usage, flags)
+    verdict.reasoning_effort = client.effort_in_force
     if prices is not None:
         verdict.cost_usd = _cost(prices, client.model, usage, batch_reply)
     return verdict

@@ -171,15 +171,19 @@ class Bench:
     unsure_spread: float
     prices: PriceTable = field(default_factory=builtin_prices)
 
-    def panel(self, samples: int, judge_model: str | None = None) -> Panel:
-        """The jury (else the judge), or the one `judge_model` a channel chose, each asked `samples` times per row,
-        over the bot's own connections."""
-        members = ([self.judge.sibling(model=judge_model, temperature=self.judge.temperature)] if judge_model
-                   else self.jury or [self.judge])
+    def panel(self, samples: int, judge_model: str | None = None, effort: str | None = None) -> Panel:
+        """The jury (else the judge), or the one `judge_model` a channel chose (at its `effort`), each asked `samples`
+        times per row, over the bot's own connections."""
+        own_effort = parse_effort(effort, f"the channel's judge {judge_model}") if judge_model and effort else None
+        members = ([self.judge.sibling(model=judge_model, temperature=self.judge.temperature, effort=own_effort,
+                                       effort_from=f"the channel's judge {judge_model}" if own_effort else None)]
+                   if judge_model else self.jury or [self.judge])
         if samples > 1:
             members = [member.sibling(temperature=self.sample_temperature) for member in members]
-        return Panel(members, check_samples(samples), self.specs if self.jury and not judge_model else None,
-                     owned=False, prices=self.prices)
+        # A channel's judge with its own effort is recorded with it, so that a run resumed later asks at that effort.
+        specs = [JudgeSpec(model=judge_model, effort=own_effort)] if judge_model and own_effort else (
+            self.specs if self.jury and not judge_model else None)
+        return Panel(members, check_samples(samples), specs, owned=False, prices=self.prices)
 
     def panel_for(self, *, judge_model: str, samples: int, judges: list[dict[str, Any]] | None,
                   temperature: float | None) -> Panel:
@@ -195,10 +199,10 @@ class Bench:
                     raise SetupError(f"the run was judged with {model} at {judge['base_url']}, which this bot is not "
                                      "configured with any more (JUDGES_FILE); configure it again, or share the file "
                                      "again to judge it with today's judges")
-                effort = judge.get("effort")
-                base = self.judge.sibling(model=model, temperature=self.judge.temperature,
-                                          effort=parse_effort(str(effort), f"the run's judge {model}") if effort else None,
-                                          effort_from=f"the judge {model}'s effort")
+                base = self.judge.sibling(model=model, temperature=self.judge.temperature)
+            if effort := judge.get("effort"):  # the effort the run was started at, whoever's judge it was
+                base = base.sibling(temperature=base.temperature, effort=parse_effort(str(effort), f"the run's judge {model}"),
+                                    effort_from=f"the judge {model}'s effort")
             members.append(base if temperature is None else base.sibling(temperature=temperature))
         return Panel(members, check_samples(samples), None, owned=False, prices=self.prices)
 

@@ -69,7 +69,8 @@ def unjudged(*, rubric_name: str, rubric_version: str, rubric_hash: str, judge_m
 def reused(cached: object, rubric: Rubric, judge_model: str, triple: Triple) -> Verdict:
     """An earlier verdict on the same texts (a history row), as this row's: what it found, at no cost, under today's
     provenance."""
-    found = {name: getattr(cached, name) for name in JUDGED_FIELDS if getattr(cached, name) is not None}
+    found = {name: getattr(cached, name) for name in (*JUDGED_FIELDS, "reasoning_effort")
+             if getattr(cached, name, None) is not None}  # the effort that made it, not today's
     return Verdict(status=RowState.SCORED, **found, cost_usd=0.0, **provenance(rubric, judge_model, triple))
 
 
@@ -102,7 +103,9 @@ def combine(sampled: Sequence[Sampled], *, judge_model: str, unsure_spread: floa
     priced = [verdict.cost_usd for verdict in verdicts]
     costs["cost_usd"] = None if None in priced else sum(cost for cost in priced if cost is not None)
     flags = list(dict.fromkeys(flag for verdict in verdicts for flag in verdict.flags))
-    common = {"judge_model": judge_model, "samples": len(verdicts), "flags": flags, **costs}
+    efforts = {verdict.reasoning_effort for verdict in verdicts}
+    common = {"judge_model": judge_model, "samples": len(verdicts), "flags": flags, **costs,
+              "reasoning_effort": efforts.pop() if len(efforts) == 1 else None}  # a jury's mixed efforts: per sample
     if 2 * len(scored) <= len(verdicts):
         failures = [verdict for verdict in verdicts if verdict.status != RowState.SCORED]
         statuses = Counter(verdict.status for verdict in failures)

@@ -125,11 +125,10 @@ class JudgeClient:
                            table=self.table, effort_from=effort_from or self.effort_from)
 
     @property
-    def judge_line(self) -> str:
-        """The judge as cards and summaries name it: "gpt-6-luna · effort low", or the model alone when no effort
-        is sent and none is known."""
-        effort = self.reasoning_effort or (self.rules.default if self.rules is not None else None)
-        return f"{self.model} · effort {effort}" if effort else self.model
+    def effort_in_force(self) -> Effort | None:
+        """The reasoning effort the judge works at: the one sent, else the model's own when its rules say it; None
+        when neither is known."""
+        return self.reasoning_effort or (self.rules.default if self.rules is not None else None)
 
     @property
     def endpoint(self) -> str:

@@ -101,10 +101,10 @@ def reasoning_tokens(rubric: Rubric, judge: str, effort: Effort | None, store: S
     that is sent no effort and has no reasoning in its history."""
     recent = recent_reasoning_tokens(store, rubric.name, judge, RECENT_REPLIES) if store is not None else None
     if recent is not None and (recent[0] > 0 or effort is not None):
-        return recent[0], f"{judge}'s reasoning in its last {recent[1]:,} replies of {rubric.name}"
+        return recent[0], f"{judge}'s last {recent[1]:,} replies of {rubric.name}"
     if effort is None or not REASONING_PRIOR[effort]:
         return 0.0, None
-    return float(REASONING_PRIOR[effort]), f"{judge}'s reasoning from its effort {effort} (a rough prior)"
+    return float(REASONING_PRIOR[effort]), f"a rough prior for {judge} at effort {effort}"
 
 
 def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence[str], samples: int,

@@ -82,6 +82,7 @@ class Summary:
     content_free: int = 0  # scored rows the content-free screen failed, never sent to a judge (counted as failures)
     unsure_rows: list[int | None] = field(default_factory=list)
     samples: Counter[str] = field(default_factory=Counter)  # samples by status, when rows are judged several times
+    efforts: Counter[str] = field(default_factory=Counter)  # rows by the reasoning effort their judge worked at
     # How far a jury's members (or one judge's samples) agree beyond chance: Krippendorff's alpha over the rows
     alphas: JudgesAlpha = field(default_factory=JudgesAlpha)
 
@@ -89,6 +90,13 @@ class Summary:
     def failed_samples(self) -> int:
         """Samples the judges could not score (the rows they belong to may still be scored by the others)."""
         return self.samples[RowState.ERROR] + self.samples[RowState.INVALID]
+
+    def effort_text(self) -> str | None:
+        """The reasoning effort the judges worked at: "low", or each with its rows ("low 40 · medium 8") when they
+        differ; None when no row says."""
+        if len(self.efforts) <= 1:
+            return next(iter(self.efforts), None)
+        return " · ".join(f"{effort} {rows:,}" for effort, rows in self.efforts.most_common())
 
     @property
     def rows(self) -> int:
@@ -185,6 +193,8 @@ class Summary:
         """Count one row (a judgment, or a row of its columns)."""
         self.counts[row.status] += 1
         self.cached += row.cached_from is not None
+        if effort := getattr(row, "reasoning_effort", None):
+            self.efforts[effort] += 1
         name = row.model_name or "(no model)"
         model = self.models.get(name) or self.models.setdefault(name, ModelFigures())
         model.rows += 1

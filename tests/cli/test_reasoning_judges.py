@@ -38,6 +38,26 @@ def test_a_run_with_gpt_6_luna_sends_no_refused_request_and_prices_every_token(t
     luna = builtin_prices().models["gpt-6-luna"]  # $0.10 in, $0.50 out (reasoning included) per million
     assert cost == pytest.approx((billed["tokens_in"] * luna.input + billed["tokens_out"] * luna.output) / 1e6)
     assert "of them reasoning" in out and f"{billed['tokens_reasoning']:,} of them reasoning" in out
+    # each judgment keeps the effort its judge was asked at; the summary names the judge with it
+    assert history(tmp_path, "SELECT DISTINCT reasoning_effort FROM judgment") == [("low",)]
+    assert "judge gpt-6-luna · effort low" in out
+
+
+def test_one_triple_names_its_judges_effort_and_a_jury_with_mixed_efforts_keeps_each_on_its_samples(
+        tmp_path, gpt6_server) -> None:
+    code, out = judgebot(tmp_path, "judge", "--rubric", "eth", "-q", "Where do I see my grades?", "-r", "In myStudies.",
+                         "-a", "In myStudies.", server=gpt6_server, JUDGE_MODEL="gpt-6-luna",
+                         JUDGE_REASONING_EFFORT="high")
+    assert code == 0, out
+    assert "judge gpt-6-luna · effort high" in out
+    shutil.copy(EXAMPLE, tmp_path / "answers.csv")
+    code, out = judgebot(tmp_path, "judge", "answers.csv", "--rubric", "eth", "--judges",
+                         "gpt-6-luna medium, gpt-6.1-terra", server=gpt6_server)
+    assert code == 0, out
+    samples = set(history(tmp_path, "SELECT judge_model, reasoning_effort FROM judgment_sample"))
+    assert samples == {("gpt-6-luna", "medium"), ("gpt-6.1-terra", "low")}
+    # the row's verdict of a jury at two efforts names none; its samples name each
+    assert history(tmp_path, "SELECT DISTINCT reasoning_effort FROM judgment WHERE run_id = 2") == [(None,)]
 
 
 def test_without_the_rules_known_the_same_server_refuses_what_judgebot_learned_by_refusal(tmp_path,

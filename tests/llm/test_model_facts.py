@@ -94,7 +94,7 @@ def test_judge_prices_over_a_listed_model_keep_its_rules(tmp_path: Path) -> None
 def test_a_listed_model_is_sent_only_what_it_accepts(make_client) -> None:
     table = builtin_prices()
     luna = make_client(model="gpt-6-luna", table=table, temperature=0.0)
-    assert (luna.reasoning_effort, luna.temperature, luna.judge_line) == ("low", None, "gpt-6-luna · effort low")
+    assert (luna.reasoning_effort, luna.temperature, luna.effort_in_force) == ("low", None, "low")
     assert "temperature" not in luna.request_body([{"role": "user", "content": "x"}], schema_name="s",
                                                   schema={"type": "object"})
     plain = make_client(model="gpt-6-luna", table=table, temperature=0.0, reasoning_effort="none")
@@ -104,7 +104,7 @@ def test_a_listed_model_is_sent_only_what_it_accepts(make_client) -> None:
     gpt54 = make_client(model="gpt-5.4", table=table, temperature=0.0)  # effort none by default, low asked
     assert (gpt54.reasoning_effort, gpt54.temperature) == ("low", None)
     unknown = make_client(model="judge-test", table=table, temperature=0.0)  # nothing known: as before
-    assert (unknown.reasoning_effort, unknown.temperature, unknown.judge_line) == (None, 0.0, "judge-test")
+    assert (unknown.reasoning_effort, unknown.temperature, unknown.effort_in_force) == (None, 0.0, None)
     with pytest.raises(SetupError, match="does not accept reasoning effort 'minimal'"):
         make_client(model="gpt-6-luna", table=table, reasoning_effort="minimal")
 
@@ -116,7 +116,7 @@ async def test_the_estimate_counts_reasoning_from_the_effort_then_from_the_judge
     before = estimate_rows(eth, triples, judges=["gpt-6-luna"], samples=1, prices=builtin_prices(), store=store,
                            efforts=["low"])
     assert before.tokens_reasoning == 4 * REASONING_PRIOR["low"]
-    assert before.reasoning_basis == ["gpt-6-luna's reasoning from its effort low (a rough prior)"]
+    assert before.reasoning_basis == ["a rough prior for gpt-6-luna at effort low"]
     assert "(1,000 of them reasoning)" in before.text()
     plain = estimate_rows(eth, triples, judges=["gpt-6-luna"], samples=1, prices=builtin_prices(), store=store)
     assert plain.tokens_reasoning == 0 and plain.tokens_out == before.tokens_out - 4 * REASONING_PRIOR["low"]
@@ -132,5 +132,5 @@ async def test_the_estimate_counts_reasoning_from_the_effort_then_from_the_judge
 
     after = estimate_rows(eth, triples, judges=["gpt-6-luna"], samples=1, prices=builtin_prices(), store=store,
                           efforts=["low"])
-    assert after.reasoning_basis == ["gpt-6-luna's reasoning in its last 4 replies of eth"]
+    assert after.reasoning_basis == ["gpt-6-luna's last 4 replies of eth"]
     assert (after.tokens_reasoning, after.tokens_out) == (4 * 30, 4 * (90 + 30))  # the reply sized without it

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.cli.views.terminal_text import DASH, Column, fitted_table, printable, shown
-from bot.figures import number, percent, plural
+from bot.figures import judge_named, number, percent, plural
 from bot.judge.samples import split_text
 from bot.records import RowState
 
@@ -32,7 +32,8 @@ def show_estimate(console: Console, lead: str, estimate: Estimate) -> None:
 
 def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, out: Any) -> None:
     """The end-of-run table: counts, pass rate, mean of each criterion, tags, tokens, cost, worst rows."""
-    table = Table(title=shown(f"Run {run.id} · {rubric.title} ({rubric.name} {rubric.version}) · judge {run.judge_model}"),
+    judge = judge_named(run.judge_model, summary.effort_text())
+    table = Table(title=shown(f"Run {run.id} · {rubric.title} ({rubric.name} {rubric.version}) · judge {judge}"),
                   show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column()
@@ -122,6 +123,7 @@ def show_verdict(console: Console, rubric: Rubric, verdict: Verdict, passages: i
     for flag in verdict.flags:
         console.print(f"[yellow]warning[/]: {shown(flag)}")
     read = "" if passages is None else f"{passages} retrieved {plural(passages, 'passage')} · "
-    console.print("[dim]" + shown(f"judge {verdict.judge_model} · rubric {verdict.rubric_name} "
+    judge = judge_named(verdict.judge_model, verdict.reasoning_effort)
+    console.print("[dim]" + shown(f"judge {judge} · rubric {verdict.rubric_name} "
                                    f"{verdict.rubric_version} · {read}{verdict.tokens_in} + {verdict.tokens_out} "
                                    f"tokens · {verdict.latency_ms} ms") + "[/]")

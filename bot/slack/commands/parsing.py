@@ -7,8 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.errors import CommandError, RubricError
+from bot.errors import CommandError, RubricError, SetupError
 from bot.judge.panel import MAX_SAMPLES
+from bot.llm.sampling import Effort, parse_effort
 from bot.records import Triple, is_period, typed_passages
 from bot.rubric import Rubric, RubricSet
 from bot.slack.commands.trust import (
@@ -79,10 +80,12 @@ class SetSamples:
 
 @dataclass(frozen=True)
 class SetJudge:
-    """Show (`show`), set, or with None clear the channel's own judge model."""
+    """Show (`show`), set (with the reasoning effort it is asked at, when given), or with None clear the channel's own
+    judge model."""
 
     model: str | None
     show: bool = False
+    effort: Effort | None = None
 
 
 
@@ -171,7 +174,8 @@ USAGE = (
     "`/judge default [<rubric>|none]` the rubric CSV files shared in this channel are judged with; "
     f"`/judge default samples N` how many times each row is judged here (1-{MAX_SAMPLES}: N times the cost; "
     "setting it: admins); "
-    "`/judge default judge [<model>|none]` this channel's own judge model (setting it: admins)\n"
+    "`/judge default judge [<model> [effort]|none]` this channel's own judge model, and the reasoning effort it is "
+    "asked at (setting it: admins)\n"
     "`/judge digest [on [day] [HH:MM] [timezone] | off | now | preview]` this channel's weekly digest (on and off: "
     "admins)\n"
     "`/judge calibration [rubric] [7d|30d|all]` how far the judge agrees with people's labels in this channel\n"
@@ -302,15 +306,21 @@ def _default(rest: str, rubrics: RubricSet) -> ShowDefault | SetDefault | SetSam
         raise CommandError(f"{escape(str(err))} `/judge rubrics` lists them.") from None
 
 
-def _judge(model: str) -> SetJudge:
-    if not model:
+def _judge(words: str) -> SetJudge:
+    if not words:
         return SetJudge(None, show=True)
-    if model.lower() in ("none", "off", "clear"):
+    if words.lower() in ("none", "off", "clear"):
         return SetJudge(None)
+    model, _, effort = words.partition(" ")
     if not JUDGE_NAME.match(model):
         raise CommandError(f"`{escape(model[:140])}` is not a judge model name; name one as its endpoint spells it, "
-                           "such as `gpt-5.4-mini`.")
-    return SetJudge(model)
+                           "such as `gpt-6-luna`.")
+    if not effort.strip():
+        return SetJudge(model)
+    try:
+        return SetJudge(model, effort=parse_effort(effort, f"`{escape(words[:140])}`"))
+    except SetupError as err:
+        raise CommandError(f"{escape(str(err))}, as in `/judge default judge gpt-6-luna low`.") from None
 
 
 LEADING_SAMPLES = re.compile(r"samples\s*[:=]\s*(\S+)\s*", re.IGNORECASE)

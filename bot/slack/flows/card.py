@@ -30,12 +30,12 @@ from bot.store import (
     Label,
     Run,
     Store,
+    channel_judge,
     cost_limits,
     default_samples,
     feedback_tally,
     first_judgment,
     get_run,
-    judge_of_channel,
     labels_of,
     samples_of,
     set_run_message,
@@ -152,9 +152,9 @@ async def show_judgment(
     try:
         if samples is None:
             samples = await ctx.db(default_samples, team_id=origin.team_id or "", channel_id=channel) or rubric.samples
-        own = await ctx.db(judge_of_channel, team_id=origin.team_id, channel_id=origin.channel_id)
-        request = Request(rubric, ctx.bench.panel(samples, own), Rows(triple, origin, model_name=model_name,
-                                                                      fresh=fresh, message_ts=replace_ts),
+        own = await ctx.db(channel_judge, team_id=origin.team_id, channel_id=channel) if channel else None
+        panel = ctx.bench.panel(samples, *(own.judge_model, own.reasoning_effort) if own else ())
+        request = Request(rubric, panel, Rows(triple, origin, model_name=model_name, fresh=fresh, message_ts=replace_ts),
                           limits=await channel_limits(ctx, origin), statuses=RESUMABLE, resumable=False)
         ended = await ctx.engine.judge(request, face)
     except asyncio.CancelledError:

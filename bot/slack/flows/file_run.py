@@ -43,9 +43,9 @@ from bot.slack.views.run_stream import RunStream
 from bot.store import (
     Run,
     SharedFile,
+    channel_judge,
     cost_limits,
     get_run,
-    judge_of_channel,
     move_share,
     status_counts,
     update_run,
@@ -132,8 +132,9 @@ class FileRuns:
                           rubric_name=rubric.name, model_name=model)
         origin = Origin(source=FILE_SOURCE, team_id=share.team_id, channel_id=share.channel_id,
                         thread_ts=share.thread_ts, user_id=share.user_id)
-        own = await self.ctx.db(judge_of_channel, team_id=share.team_id, channel_id=share.channel_id)
-        panel = self.ctx.bench.panel(samples, own)  # the channel's own judge, when it chose one
+        own = await self.ctx.db(channel_judge, team_id=share.team_id, channel_id=share.channel_id)
+        # the channel's own judge at its effort, when it chose one
+        panel = self.ctx.bench.panel(samples, *(own.judge_model, own.reasoning_effort) if own else ())
         face = _FileFace(self, share, rubric)
         await self._judged(face, self._request(face, panel, Rows(source, origin, model_name=model),
                                                limits=await self.limits_of(share)))

@@ -102,7 +102,8 @@ def _meta(judgment: Judgment) -> list[str]:
 def _footer(judgment: Judgment) -> ContextBlock:
     tokens = judgment.tokens_in + judgment.tokens_out
     return context(
-        f"judge `{escape(judgment.judge_model)}`",
+        f"judge `{escape(judgment.judge_model)}`" + (f" · effort {escape(judgment.reasoning_effort)}"
+                                                     if judgment.reasoning_effort else ""),
         f"{escape(judgment.rubric_name)} {escape(judgment.rubric_version)} (`{judgment.rubric_hash[:8]}`)",
         f"{tokens:,} tokens" + (f" ({judgment.tokens_reasoning:,} reasoning)" if judgment.tokens_reasoning else "")
         if tokens else "",

@@ -65,7 +65,7 @@ def details_view(judgment: Judgment, samples: Sequence[JudgmentSample] = ()) -> 
     except ValueError:
         reply = raw
     intro = section(f"*{escape(judgment.rubric_name)}* {escape(judgment.rubric_version)} · judge "
-                    f"`{escape(judgment.judge_model)}` · judgment #{judgment.id} · status *{judgment.status}*")
+                    f"`{escape(judgment.judge_model)}`{_effort(judgment)} · judgment #{judgment.id} · status *{judgment.status}*")
     blocks: list[Block] = [intro]
     room = Room(VIEW_BLOCKS - 3, VIEW_BYTES - VIEW_MARGIN - encoded_size(blocks))  # 3: the two notes and a spare
     if samples:
@@ -88,3 +88,7 @@ def _reply_cut(judgment: Judgment, length: int) -> str:
     """The note under a reply cut to fit the modal: where the rest is."""
     return (f"_… Cut here: the reply is {length:,} characters, more than a Slack modal holds. The whole reply is in "
             f"the card's thread as `{details_file(judgment)}`, and the history keeps it (judgment #{judgment.id})._")
+
+
+def _effort(judgment: Judgment) -> str:
+    return f" · effort {escape(judgment.reasoning_effort)}" if judgment.reasoning_effort else ""

@@ -309,9 +309,11 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
         head.append(section("*Lowest-scoring rows*\n" + "\n".join(low)))
     reused = f"{summary.from_history:,} rows reused from the history (not billed)" if summary.from_history else ""
     guess = summary.estimate_text()
+    thought = f", {summary.tokens_reasoning:,} of them reasoning" if summary.tokens_reasoning else ""
+    effort = f" · effort {escape(effort_text)}" if (effort_text := summary.effort_text()) else ""
     footer = context(f"{summary.tokens_in + summary.tokens_out:,} tokens ({summary.tokens_in:,} in · "
-                     f"{summary.tokens_out:,} out)", escape(summary.cost_text()), escape(guess) if guess else "",
-                     summary.identical_text() or "", reused, f"judge `{escape(run.judge_model)}`",
+                     f"{summary.tokens_out:,} out{thought})", escape(summary.cost_text()), escape(guess) if guess else "",
+                     summary.identical_text() or "", reused, f"judge `{escape(run.judge_model)}`{effort}",
                      f"{escape(rubric.name)} {escape(rubric.version)}", f"every row is in {escape(results_name)}",
                      f"columns {shown(summary.column_text, 500)[0]}" if summary.columns else "")
     problems = [section(f"• row {row} ({status}): {shown(reason, 400)[0]}")

@@ -23,6 +23,7 @@ from bot.store.migrations.costs import (
     _v13_billed_tally,
     _v14_results_written,
 )
+from bot.store.migrations.efforts import _v33_reasoning_effort
 from bot.store.migrations.listed_shutdowns import _v32_listed_shutdowns
 from bot.store.migrations.oauth import _v24_slack_installations, _v26_workspace_orgs
 from bot.store.migrations.pairs import _v19_pairs
@@ -343,6 +344,6 @@ MIGRATIONS: list[Callable[[Operations], None]] = [
     _v19_pairs, _v20_progress_streams, _v21_deliveries, _v22_row_claims,
     _v23_endpoint_pauses, _v24_slack_installations, _v25_cancel_requests,
     _v26_workspace_orgs, _v27_workflow_steps, _v28_cases_counted_once, _v29_rejudges, _v30_retrieved_context,
-    _v31_reasoning_tokens, _v32_listed_shutdowns,
+    _v31_reasoning_tokens, _v32_listed_shutdowns, _v33_reasoning_effort,
 ]
 LATEST = len(MIGRATIONS)

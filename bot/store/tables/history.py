@@ -142,6 +142,8 @@ class Judgment(SQLModel, table=True):
                                 "(bot.records.context_text); None for a case without context")
     tokens_reasoning: int = Field(default=0, sa_column_kwargs={"server_default": text("0")},
                                   description="output tokens the judge spent reasoning (part of tokens_out)")
+    reasoning_effort: str | None = Field(default=None, max_length=16, description="the reasoning effort its judge was "
+                                         "asked for (or the model's own when none was sent); None when not known")
 
 
 class JudgmentSample(SQLModel, table=True):
@@ -178,6 +180,7 @@ class JudgmentSample(SQLModel, table=True):
     tokens_cached: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     cost_usd: float | None = None
     tokens_reasoning: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+    reasoning_effort: str | None = Field(default=None, max_length=16)
 
 
 class BilledTally(SQLModel, table=True):

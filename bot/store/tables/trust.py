@@ -132,6 +132,8 @@ class ChannelJudge(SQLModel, table=True):
     team_id: str = Field(max_length=32)
     channel_id: str = Field(max_length=32)
     judge_model: str | None = Field(default=None, max_length=128)
+    reasoning_effort: str | None = Field(default=None, max_length=16, description="the effort it is asked at (None: "
+                                         "JUDGE_REASONING_EFFORT, else the default for its model)")
     previous: str | None = Field(default=None, max_length=128, description="the channel's judge before (None: the "
                                  "configured judge)")
     set_by: str = Field(max_length=32)

@@ -34,11 +34,12 @@ def judge_of_channel(store: Store, *, team_id: str | None, channel_id: str | Non
 
 
 def set_channel_judge(store: Store, *, team_id: str, channel_id: str, judge_model: str | None, user_id: str,
-                      note: str | None = None) -> ChannelJudge:
-    """Record a channel's new judge (None: back to the configured one), who chose it and why; the record made."""
+                      note: str | None = None, effort: str | None = None) -> ChannelJudge:
+    """Record a channel's new judge (None: back to the configured one) and the reasoning effort it is asked at, who
+    chose it and why; the record made."""
     before = judge_of_channel(store, team_id=team_id, channel_id=channel_id)
     choice = ChannelJudge(team_id=team_id, channel_id=channel_id, judge_model=judge_model, previous=before,
-                          set_by=user_id, set_at=utcnow(), note=note)
+                          reasoning_effort=effort if judge_model else None, set_by=user_id, set_at=utcnow(), note=note)
     with store.session() as session:
         session.add(choice)
         session.commit()
