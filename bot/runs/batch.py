@@ -272,7 +272,7 @@ async def _upload(job: RunJob, part: RunBatch, lines: list[Line] | None = None) 
             part.input_file_id = uploaded.id
             await asyncio.to_thread(update_part, job.store, part.id, input_file_id=uploaded.id)
         batch_id = await _existing_batch(api, part) or (await api.batches.create(
-            input_file_id=part.input_file_id, endpoint="/v1/chat/completions", completion_window="24h",
+            input_file_id=part.input_file_id, endpoint=client.batch_url, completion_window="24h",
             metadata={"judgebot_part": str(part.id), "judgebot_run": str(job.run.id)})).id
         await asyncio.to_thread(update_part, job.store, part.id, batch_id=batch_id, state=SENT, status="validating")
     except openai.NotFoundError as err:

@@ -17,6 +17,7 @@ from bot.judge.prompt import build_messages, new_boundary, schema_name
 from bot.judge.samples import Sampled
 from bot.judge.verdicts import combine, failed, from_sample, reused
 from bot.llm.answers import NotACompletion, completion_from
+from bot.llm.responses_api import is_response, response_completion
 from bot.records import Triple, Verdict
 from bot.runs.job import RunJob
 from bot.store import (
@@ -34,7 +35,6 @@ from bot.store import (
     triple_of,
 )
 
-ENDPOINT = "/v1/chat/completions"
 CUSTOM_ID = re.compile(r"j(\d+)(?:-k(\d+)-s(\d+))?-(.+)")  # lines sent before juries were batched name no judge
 ANSWERS_AT_ONCE = 256  # replies of an output file validated together (a repair, when needed, is asked live)
 
@@ -66,12 +66,13 @@ def parse_custom_id(text: str) -> tuple[Slot, str] | None:
 
 def make_line(job: RunJob, row: Judgment, judge_index: int, number: int) -> Line:
     """The batch line asking the judge at `judge_index` for sample `number` of `row`, with that judge's model and
-    temperature."""
+    temperature, through the API that judge is asked through (Chat Completions or Responses)."""
     boundary = new_boundary()
-    body = job.client(judge_index).request_body(build_messages(job.rubric, triple_of(row), boundary),
+    client = job.client(judge_index)
+    body = client.request_body(build_messages(job.rubric, triple_of(row), boundary),
                                                 schema_name=schema_name(job.rubric), schema=job.rubric.reply_schema)
     slot = (row.id, judge_index, number)
-    text = json.dumps({"custom_id": custom_id(slot, boundary), "method": "POST", "url": ENDPOINT, "body": body},
+    text = json.dumps({"custom_id": custom_id(slot, boundary), "method": "POST", "url": client.batch_url, "body": body},
                       ensure_ascii=False)
     return Line(slot, text)
 
@@ -249,7 +250,7 @@ async def reply_verdict(job: RunJob, triple: Triple, judge_index: int, boundary:
     if isinstance(body, str):
         return failed(job.rubric, client.model, triple, body)
     try:
-        first = completion_from(body)
+        first = response_completion(body) if is_response(body) else completion_from(body)
     except (NotACompletion, JudgebotError) as err:
         return failed(job.rubric, client.model, triple, str(err))
     return await judge(job.rubric, triple, client, prices=job.panel.prices, boundary=boundary, batch_reply=first)
