@@ -67,6 +67,10 @@ class Settings(BaseSettings):
         None, description="reasoning_effort sent to a reasoning judge model (GPT-6, GPT-5.x, o-series): none, minimal, "
         "low, medium, high, xhigh or max. Unset: low for a model whose efforts the price table lists (docs/judges.md), "
         "else not sent.")
+    judge_api: Literal["auto", "responses", "chat"] = Field(
+        "auto", description="The API the judge is asked through: responses (OpenAI's Responses API), chat (Chat "
+        "Completions, which vLLM, Ollama, llama.cpp and most compatible servers serve), or auto: responses on OpenAI's "
+        "own endpoint (api.openai.com), chat on any other OPENAI_BASE_URL.")
     judge_max_completion_tokens: int | None = Field(
         None, ge=1, description="max_completion_tokens of each judge reply (reasoning tokens included); unset: not sent.")
     judge_prices: Path | None = Field(None, description="YAML file adding or overriding judge prices: per model, "

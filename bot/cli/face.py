@@ -68,6 +68,10 @@ class Terminal(Face):
         if not sending:
             console.print(f"Run {run.id} has batches sent before: waiting for them (rows no batch holds stay "
                           "pending).")
+        elif tier.background:
+            console.print(f"Run {run.id} is judged in the background within {tier.value}: each response id is saved "
+                          f"as it is created; stop any time, `judgebot resume {run.id}` polls them and sends none "
+                          "again.")
         if not self.bar:
             with observing_retries(lambda notice: console.print(f"[yellow]{shown(str(notice))}[/]")):
                 yield None

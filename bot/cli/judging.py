@@ -59,8 +59,9 @@ async def judge_triple(ctx: Context, rubric: Rubric) -> int:
     args = ctx.args
     if args.columns:
         raise UsageError("--columns names the columns of a CSV file; -q, -r and -a need none")
-    if args.batch:
-        raise UsageError("--batch sends the rows of a CSV file; one triple is judged live at once")
+    if args.batch or args.background:
+        raise UsageError(f"{'--batch' if args.batch else '--background'} sends the rows of a CSV file; one triple is "
+                         "judged live at once")
     # The rule of a CSV row: a question and a reference to grade against (an empty answer is graded).
     needed = (("-q", args.question), *((("-r", args.reference),) if rubric.uses_reference else ()))
     if empty := [flag for flag, value in needed if not value.strip()]:
@@ -119,8 +120,11 @@ def terminal_request(ctx: Context, rubric: Rubric, panel: Panel, rows: Rows | Ru
     limits = Limits.of_terminal(ctx.settings)
     if out is None:
         return Request(rubric, panel, rows, limits=limits, new=new, rejudge=rejudge, concurrency=1)
+    if args.batch and getattr(args, "background", None):
+        raise UsageError("--batch and --background are two tiers: choose one")
+    tier = Tier.BATCH if args.batch else Tier(args.background) if getattr(args, "background", None) else Tier.LIVE
     return Request(rubric, panel, rows, limits=limits, new=new, rejudge=rejudge,
-                   tier=Tier.BATCH if args.batch else Tier.LIVE, results=out, record_results=True, partial=True,
+                   tier=tier, results=out, record_results=True, partial=True,
                    concurrency=args.concurrency or ctx.settings.concurrency)
 
 

@@ -98,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
                            "same rows, rubric and judge waits for `judgebot resume`")
     judge_cmd.add_argument("--batch", action="store_true", help="judge through the Batch API: half the price, "
                            "results within 24 h; stop any time, `judgebot resume` goes on waiting")
+    judge_cmd.add_argument("--background", choices=["2h", "8h"], help="judge in the background through OpenAI's "
+                           "Responses API, within 2 h (30%% below the live price) or 8 h (40%% below); each response id "
+                           "is saved as it is created: stop any time, `judgebot resume` polls them, never sends them "
+                           "again")
     judge_cmd.add_argument("--yes", action="store_true", help="judge without asking, even when the estimate is above "
                            "CONFIRM_ABOVE_USD or over JUDGE_MONTHLY_BUDGET")
     judge_cmd.add_argument("-q", "--question", help="one question (with -r and -a instead of a file)")
@@ -115,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     resume_cmd.add_argument("--yes", action="store_true", help="judge without asking, whatever the estimate")
     resume_cmd.add_argument("--batch", action="store_true", help="send the pending rows as a new batch (the Batch API, "
                             "half price, within 24 h) rather than live")
+    resume_cmd.add_argument("--background", choices=["2h", "8h"], help="ask the pending rows in the background "
+                            "within 2 h or 8 h (the Responses API), rather than live")
     resume_cmd.add_argument("--retry-errors", action="store_true",
                             help="judge again the rows that ended in a judge error or an invalid reply")
 

@@ -21,7 +21,8 @@ CUT_OFF = ("the judge's reply was cut off at its token limit (finish_reason=leng
 
 
 async def judge(rubric: Rubric, triple: Triple, client: JudgeClient, *, prices: PriceTable | None = None,
-                boundary: str | None = None, batch_reply: Completion | None = None) -> Verdict:
+                boundary: str | None = None, batch_reply: Completion | None = None,
+                reply_tier: str = "batch") -> Verdict:
     """Judge one triple, with one repair request when the reply is invalid or breaks a rule; with `prices`, what it
     cost.
 
@@ -30,7 +31,7 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient, *, prices: 
     the judge unless the rubric says `content_free: flag` (then it is flagged), and a prompt longer than the judge
     model's context window (as its endpoint tells it) is an error rather than a prompt cut short. With `batch_reply`
     (the Batch API's reply to the messages fenced with `boundary`), only the repair, when one is needed, is asked
-    here, and the reply is costed at the batch price.
+    here, and the reply is costed at the price of `reply_tier` ("batch", or a background window: "2h", "8h").
     """
     flags = screen(rubric, triple)
     if (decided := screened(rubric, client.model, triple, flags)) is not None:
@@ -42,7 +43,7 @@ async def judge(rubric: Rubric, triple: Triple, client: JudgeClient, *, prices: 
     verdict = await _asked(rubric, triple, client, boundary or new_boundary(), batch_reply, usage, flags)
     verdict.reasoning_effort = client.effort_in_force
     if prices is not None:
-        verdict.cost_usd = _cost(prices, client.model, usage, batch_reply)
+        verdict.cost_usd = _cost(prices, client.model, usage, batch_reply, reply_tier)
     return verdict
 
 
@@ -83,14 +84,16 @@ async def _asked(rubric: Rubric, triple: Triple, client: JudgeClient, boundary: 
                     error="the judge's reply broke the rubric after one repair: " + "; ".join(problems))
 
 
-def _cost(prices: PriceTable, model: str, usage: Usage, batch_reply: Completion | None) -> float | None:
+def _cost(prices: PriceTable, model: str, usage: Usage, batch_reply: Completion | None,
+          reply_tier: str) -> float | None:
     """What a judgment's requests cost, each alone (a prompt over a model's long-prompt threshold is billed at that
-    rate for its whole request): a batch reply at the batch price, the rest (a repair) at the live price. Reasoning
-    tokens are part of a reply's output tokens, billed as output."""
+    rate for its whole request): a reply that came later at its tier's price (the Batch API's, a background
+    window's), the rest (a repair) at the live price. Reasoning tokens are part of a reply's output tokens, billed as
+    output."""
     total = 0.0
     for reply in usage.replies:
         cost = prices.request_cost(model, reply.tokens_in, reply.tokens_out, reply.cached_tokens,
-                                   batch=reply is batch_reply)
+                                   tier=reply_tier if reply is batch_reply else None)
         if cost is None:
             return None
         total += cost

@@ -50,7 +50,8 @@ class NotACompletion(Exception):
 
 def rejects_format(err: openai.APIStatusError) -> bool:
     text = f"{message_of(err)} {getattr(err, 'param', '') or ''}".lower()
-    return any(word in text for word in ("response_format", "json_schema", "json_object", "structured", "schema"))
+    return any(word in text for word in ("response_format", "text.format", "json_schema", "json_object", "structured",
+                                               "schema"))
 
 
 def names_range_keyword(err: openai.APIStatusError) -> bool:

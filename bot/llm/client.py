@@ -35,6 +35,7 @@ from bot.llm.limiters import LIMITERS
 from bot.llm.pacing import Throttle, backoff, rate_limit_wait, retry_after
 from bot.llm.prices import PriceTable
 from bot.llm.rate_limits import RateLimiter
+from bot.llm.responses_api import BATCH_URLS, Api, BatchUrl, Queued, in_background, read_response, responses_body
 from bot.llm.retries import (
     Retry,
     Retrying,
@@ -86,8 +87,10 @@ class JudgeClient:
         limiter: RateLimiter | None = None,
         table: PriceTable | None = None,
         effort_from: str = "JUDGE_REASONING_EFFORT",
+        api: Api = "chat",
     ) -> None:
         self.client = client
+        self.api = api  # asked through Chat Completions or the Responses API (bot.llm.responses_api.api_for)
         self.limiter = limiter or RateLimiter()
         self.model = model
         self.max_retries = max_retries
@@ -122,7 +125,7 @@ class JudgeClient:
                            reasoning_effort=effort or self.asked_effort, max_completion_tokens=self.max_completion_tokens,
                            rate_limit_budget=self.rate_limit_budget, outage_budget=self.outage_budget,
                            limiter=self.limiter if same else LIMITERS.of(self.endpoint, model or self.model),
-                           table=self.table, effort_from=effort_from or self.effort_from)
+                           table=self.table, effort_from=effort_from or self.effort_from, api=self.api)
 
     @property
     def effort_in_force(self) -> Effort | None:
@@ -170,8 +173,38 @@ class JudgeClient:
         key = self._key(schema_name, schema)
         return self._body(messages, schema_name, schema, key, self.modes.get(key, "json_schema"))
 
+    @property
+    def batch_url(self) -> BatchUrl:
+        """The URL a batch line of this judge names, and the endpoint its batches are created for."""
+        return BATCH_URLS[self.api]
+
     async def complete(self, messages: list[dict[str, str]], *, schema_name: str, schema: dict[str, Any]) -> Completion:
         """One completion, retried on 429, 5xx and timeouts; RunStopped or JudgeCallError when it cannot succeed."""
+        answer = await self._exchange(messages, schema_name, schema)
+        if isinstance(answer, Queued):  # a live request the endpoint queued anyway: not a reply
+            raise JudgeCallError(f"the judge endpoint queued response {answer.id} instead of answering")
+        return answer
+
+    async def start_background(self, messages: list[dict[str, str]], *, schema_name: str, schema: dict[str, Any],
+                               window: str, tag: str) -> Queued | Completion:
+        """A Responses request created in the background with the completion `window` ("2h", "8h") and `tag` in its
+        metadata, retried like a live one: Queued with its id (or the Completion, when it ended at once)."""
+        return await self._exchange(messages, schema_name, schema, (window, tag))
+
+    async def poll(self, response_id: str) -> Queued | Completion:
+        """A background response as it is now: Queued while it waits, its Completion once it ended; JudgeCallError
+        when it failed or was cancelled. The SDK's errors (a 5xx, a dropped connection) are the caller's."""
+        started = time.monotonic()
+        response = await self.client.responses.with_raw_response.retrieve(response_id)
+        return read_response(_parsed(response.http_response), int((time.monotonic() - started) * 1000))
+
+    async def cancel_background(self, response_id: str) -> None:
+        """Ask the endpoint to cancel a background response (one that ended meanwhile stays as it ended)."""
+        await self.client.responses.with_raw_response.cancel(response_id)
+
+    async def _exchange(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any],
+                        background: tuple[str, str] | None = None) -> Completion | Queued:
+        """One request (in the background with `background`'s window and tag), retried on 429, 5xx and timeouts."""
         key = self._key(schema_name, schema)
         tries = Tries()
         limiter = self.limiter
@@ -181,7 +214,10 @@ class JudgeClient:
                 # Room in the minute's budget first (an endpoint that tells no limit: no wait, not even a coroutine)
                 entry = None if limiter.free else await limiter.acquire(messages)
                 try:
-                    completion, headers = await self._send(self._body(messages, schema_name, schema, key, sent_mode))
+                    body = self._body(messages, schema_name, schema, key, sent_mode)
+                    if background is not None:
+                        body = in_background(body, *background)
+                    completion, headers = await self._send(body)
                 except openai.APIError as err:
                     retry = self._after(err, tries.attempt, key, sent_mode, sent_temperature, entry)
                 except NotACompletion as err:
@@ -231,9 +267,15 @@ class JudgeClient:
                                  f"limits and the network, then {RESUME}")
             raise JudgeCallError(f"{retry.failure}; gave up after {tries.attempt} attempts")
 
-    async def _send(self, body: dict[str, Any]) -> tuple[Completion, Any]:
-        """One request: its Completion and the reply's headers; NotACompletion when a 200 holds something else."""
+    async def _send(self, body: dict[str, Any]) -> tuple[Completion | Queued, Any]:
+        """One request: its Completion (Queued: a background one) and the reply's headers; NotACompletion when a 200
+        holds something else."""
         started = time.monotonic()
+        if self.api == "responses":
+            # The SDK's typed call (its params checked as it sends them); the raw reply for its headers, and its body
+            # read as judgebot reads any: a proxy's page in a 200 is said as such, never parsed as a response.
+            raw = await self.client.responses.with_raw_response.create(**body)
+            return read_response(_parsed(raw.http_response), int((time.monotonic() - started) * 1000)), raw.headers
         try:
             # The SDK's plain `post` (its documented way to send a body as is) rather than
             # `chat.completions.create`, which re-walks every message and the schema against its
@@ -302,9 +344,12 @@ class JudgeClient:
                  sent_temperature: float | None) -> None:
         """A 400 or 422: step the output format down or drop the temperature (then send again), else raise."""
         text = f"{raw_message(err)} {getattr(err, 'param', '') or ''}"
-        for name, value, setting in (("reasoning_effort", self.reasoning_effort, "JUDGE_REASONING_EFFORT"),
-                                     ("max_completion_tokens", self.max_completion_tokens, "JUDGE_MAX_COMPLETION_TOKENS")):
-            if value is not None and name in text:  # every request carries it: no row can succeed
+        for names, value, setting in ((("reasoning_effort", "reasoning.effort"), self.reasoning_effort,
+                                       "JUDGE_REASONING_EFFORT"),
+                                      (("max_completion_tokens", "max_output_tokens"), self.max_completion_tokens,
+                                       "JUDGE_MAX_COMPLETION_TOKENS")):
+            name = next((name for name in names if name in text), None)
+            if value is not None and name is not None:  # every request carries it: no row can succeed
                 raise RunStopped(f"the judge endpoint refuses {name} {value} for model {self.model!r} ({setting}): "
                                  f"{message_of(err)}; change or unset {setting}, then {RESUME}") from None
         # Requests in flight share the mode: only the first refusal of a mode steps it down.
@@ -338,6 +383,7 @@ class JudgeClient:
 
     def _body(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any],
               key: tuple[str, str, str], mode: OutputMode) -> dict[str, Any]:
+        """The request's body, in the shape of the API the judge is asked through."""
         body: dict[str, Any] = {"model": self.model, "messages": messages,
                                 **self._format(schema_name, schema, key, mode)}
         if self.temperature is not None:
@@ -346,7 +392,7 @@ class JudgeClient:
             body["reasoning_effort"] = self.reasoning_effort
         if self.max_completion_tokens is not None:
             body["max_completion_tokens"] = self.max_completion_tokens
-        return body
+        return body if self.api == "chat" else responses_body(body)
 
     def _format(self, schema_name: str, schema: dict[str, Any], key: tuple[str, str, str],
                 mode: OutputMode) -> dict[str, Any]:
@@ -367,6 +413,15 @@ class JudgeClient:
         self.modes[key] = following
         log.warning("judge endpoint refused response_format %s for %s (%s); using %s", mode, key[1], message_of(err),
                     following)
+
+
+def _parsed(response: httpx2.Response) -> Any:
+    """A 200's body as the SDK reads one: JSON when it says it is, else its text; NotACompletion for broken JSON."""
+    kind = response.headers.get("content-type", "*").split(";")[0]
+    try:
+        return response.json() if kind.endswith("json") else response.text
+    except json.JSONDecodeError as err:
+        raise NotACompletion(f"the judge endpoint answered 200 with a body that is not valid JSON ({err})") from None
 
 
 UNKNOWN_MODEL = "the judge endpoint does not know model"  # how a stop for a model the endpoint does not serve opens

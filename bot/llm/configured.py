@@ -16,6 +16,7 @@ from bot.llm.endpoints import azure_v1_url, on_azure
 from bot.llm.limiters import LIMITERS
 from bot.llm.pacing import Throttle
 from bot.llm.prices import PriceTable, load_prices
+from bot.llm.responses_api import Api, api_for
 from bot.llm.sampling import Effort
 
 OWN_SECRETS = frozenset({"DATABASE_URL", "JUDGEBOT_DB", "MCP_TOKEN", "JUDGEBOT_MCP_TOKEN"})
@@ -59,6 +60,7 @@ def judge_client_from(settings: Settings, *, model: str | None = None, base_url:
         reasoning_effort=effort or settings.judge_reasoning_effort,
         max_completion_tokens=settings.judge_max_completion_tokens, table=load_prices(settings.judge_prices),
         effort_from=f"the judge {model}'s effort" if effort else "JUDGE_REASONING_EFFORT",
+        api=api_for(settings.judge_api, base_url or settings.openai_base_url),
     )
 
 
@@ -67,7 +69,7 @@ def make_judge_client(
     max_retries: int = 6, concurrency: int = 16, connect_timeout: float = CONNECT_TIMEOUT,
     reasoning_effort: Effort | None = None, max_completion_tokens: int | None = None,
     rate_limit_budget: float = RATE_LIMIT_BUDGET, outage_budget: float = OUTAGE_BUDGET,
-    table: PriceTable | None = None, effort_from: str = "JUDGE_REASONING_EFFORT",
+    table: PriceTable | None = None, effort_from: str = "JUDGE_REASONING_EFFORT", api: Api = "chat",
 ) -> JudgeClient:
     """A JudgeClient over a new AsyncOpenAI client; a local server without a key gets a placeholder key.
 
@@ -90,6 +92,6 @@ def make_judge_client(
     judge = JudgeClient(client, model=model, temperature=temperature, max_retries=max_retries,
                         throttle=Throttle(concurrency), reasoning_effort=reasoning_effort,
                         max_completion_tokens=max_completion_tokens, rate_limit_budget=rate_limit_budget,
-                        outage_budget=outage_budget, table=table, effort_from=effort_from)
+                        outage_budget=outage_budget, table=table, effort_from=effort_from, api=api)
     judge.limiter = LIMITERS.of(judge.endpoint, model)  # one per endpoint and model, whichever client asks
     return judge

@@ -68,12 +68,14 @@ class Price(BaseModel):
 
 
 class PriceTable(BaseModel):
-    """The judge prices in force: the table's date, the Batch API's share of the live price, and each model's."""
+    """The judge prices in force: the table's date, the Batch API's share of the live price, the share each background
+    completion window ("2h", "8h") bills, and each model's."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     as_of: date
     batch_share: float = Field(0.5, gt=0, le=1)
+    background_shares: dict[str, float] = {"2h": 0.7, "8h": 0.6}
     long_prompts: dict[str, LongPrompt] = {}  # the rates entries name (by a YAML alias), listed once
     models: dict[str, Price]
 
@@ -100,22 +102,30 @@ class PriceTable(BaseModel):
             return None
         return ModelRules(model, price.efforts, price.default_effort)
 
+    def share_of(self, tier: str | None) -> float:
+        """The share of the live price a tier bills: "batch" (the Batch API), a background window ("2h", "8h"), or
+        live (None)."""
+        if tier is None or tier == "live":
+            return 1.0
+        return self.batch_share if tier == "batch" else self.background_shares[tier]
+
     def cost(self, model: str, tokens_in: int, tokens_out: int, tokens_cached: int = 0, *,
-             batch: bool = False, long: bool = False) -> float | None:
+             batch: bool = False, long: bool = False, tier: str | None = None) -> float | None:
         """USD of requests' tokens by `model`, None when its price is unknown (requests that used no tokens are free
-        whatever the model); with `long`, requests whose prompt was over the model's long-prompt threshold."""
+        whatever the model); with `long`, requests whose prompt was over the model's long-prompt threshold; `batch`
+        or `tier` (see `share_of`) at that tier's share."""
         if tokens_in == tokens_out == 0:
             return 0.0
         price = self.price_of(model)
         return None if price is None else price.cost(tokens_in, tokens_out, tokens_cached,
-                                                     share=self.batch_share if batch else 1.0, long=long)
+                                                     share=self.share_of("batch" if batch else tier), long=long)
 
     def request_cost(self, model: str, tokens_in: int, tokens_out: int, tokens_cached: int = 0, *,
-                     batch: bool = False) -> float | None:
+                     batch: bool = False, tier: str | None = None) -> float | None:
         """USD of one request's tokens by `model`, at the long-prompt rate when its prompt is over the threshold."""
         price = self.price_of(model)
         long = price is not None and price.is_long(tokens_in)
-        return self.cost(model, tokens_in, tokens_out, tokens_cached, batch=batch, long=long)
+        return self.cost(model, tokens_in, tokens_out, tokens_cached, batch=batch, long=long, tier=tier)
 
 
 class PriceFile(BaseModel):

@@ -114,7 +114,7 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
     started = time.monotonic()
     reasons: list[str] = []
     taken = asyncio.Event()  # another process took the run over: it waits for the same batches, so none is cancelled
-    alive = asyncio.create_task(_beat(store, run.id, owner, taken), name=f"heartbeat of batch run {run.id}")
+    alive = asyncio.create_task(keep_beating(store, run.id, owner, taken), name=f"heartbeat of batch run {run.id}")
     try:
         if new_parts:
             await _send_pending(job, file_requests)
@@ -129,7 +129,7 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
             if on_progress is not None:
                 on_progress(await asyncio.to_thread(_progress, job, started))
             if await asyncio.to_thread(open_parts, store, run.id):
-                await _first_of(cancel, taken, timeout=poll_seconds)
+                await first_of(cancel, taken, timeout=poll_seconds)
             if taken.is_set():
                 break
             if cancel.is_set() and not cancelled:
@@ -149,7 +149,7 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
     return RunOutcome(run.id, status, reason, counts)
 
 
-async def _first_of(*events: asyncio.Event, timeout: float) -> None:
+async def first_of(*events: asyncio.Event, timeout: float) -> None:
     """Wait until one of `events` is set, or `timeout` seconds."""
     waits = [asyncio.create_task(event.wait()) for event in events]
     try:
@@ -159,7 +159,7 @@ async def _first_of(*events: asyncio.Event, timeout: float) -> None:
             wait.cancel()
 
 
-async def _beat(store: Store, run_id: int, owner: str, taken: asyncio.Event) -> None:
+async def keep_beating(store: Store, run_id: int, owner: str, taken: asyncio.Event) -> None:
     """Show life every HEARTBEAT_SECONDS for the whole batch run (an upload or a poll may take longer than another
     host waits before it takes a quiet run over); set `taken` when another process took it over meanwhile."""
     while True:
@@ -272,7 +272,7 @@ async def _upload(job: RunJob, part: RunBatch, lines: list[Line] | None = None) 
             part.input_file_id = uploaded.id
             await asyncio.to_thread(update_part, job.store, part.id, input_file_id=uploaded.id)
         batch_id = await _existing_batch(api, part) or (await api.batches.create(
-            input_file_id=part.input_file_id, endpoint="/v1/chat/completions", completion_window="24h",
+            input_file_id=part.input_file_id, endpoint=client.batch_url, completion_window="24h",
             metadata={"judgebot_part": str(part.id), "judgebot_run": str(job.run.id)})).id
         await asyncio.to_thread(update_part, job.store, part.id, batch_id=batch_id, state=SENT, status="validating")
     except openai.NotFoundError as err:

@@ -16,7 +16,8 @@ from bot.judge.judgment import judge
 from bot.judge.prompt import build_messages, new_boundary, schema_name
 from bot.judge.samples import Sampled
 from bot.judge.verdicts import combine, failed, from_sample, reused
-from bot.llm.answers import NotACompletion, completion_from
+from bot.llm.answers import Completion, NotACompletion, completion_from
+from bot.llm.responses_api import is_response, response_completion
 from bot.records import Triple, Verdict
 from bot.runs.job import RunJob
 from bot.store import (
@@ -34,7 +35,6 @@ from bot.store import (
     triple_of,
 )
 
-ENDPOINT = "/v1/chat/completions"
 CUSTOM_ID = re.compile(r"j(\d+)(?:-k(\d+)-s(\d+))?-(.+)")  # lines sent before juries were batched name no judge
 ANSWERS_AT_ONCE = 256  # replies of an output file validated together (a repair, when needed, is asked live)
 
@@ -66,12 +66,13 @@ def parse_custom_id(text: str) -> tuple[Slot, str] | None:
 
 def make_line(job: RunJob, row: Judgment, judge_index: int, number: int) -> Line:
     """The batch line asking the judge at `judge_index` for sample `number` of `row`, with that judge's model and
-    temperature."""
+    temperature, through the API that judge is asked through (Chat Completions or Responses)."""
     boundary = new_boundary()
-    body = job.client(judge_index).request_body(build_messages(job.rubric, triple_of(row), boundary),
+    client = job.client(judge_index)
+    body = client.request_body(build_messages(job.rubric, triple_of(row), boundary),
                                                 schema_name=schema_name(job.rubric), schema=job.rubric.reply_schema)
     slot = (row.id, judge_index, number)
-    text = json.dumps({"custom_id": custom_id(slot, boundary), "method": "POST", "url": ENDPOINT, "body": body},
+    text = json.dumps({"custom_id": custom_id(slot, boundary), "method": "POST", "url": client.batch_url, "body": body},
                       ensure_ascii=False)
     return Line(slot, text)
 
@@ -169,7 +170,7 @@ async def collect(job: RunJob, content: str, asked: set[Slot]) -> int:
     a sample never asked for, or a slot answered already is ignored. A line that cannot be read ends only its own
     request, as an error saying why; one that names no slot at all cannot end any, and leaves nothing.
     """
-    answers: list[tuple[Slot, str, dict[str, Any] | str]] = []
+    answers: list[tuple[Slot, str, dict[str, Any] | str | Completion]] = []
     for raw in content.splitlines():
         if not raw.strip():
             continue
@@ -194,16 +195,18 @@ async def collect(job: RunJob, content: str, asked: set[Slot]) -> int:
             answers.append((slot, boundary, body if isinstance(body, dict) else
                             "the batch's line for this request holds no reply body object"))
     for start in range(0, len(answers), ANSWERS_AT_ONCE):
-        await _save_answers(job, answers[start:start + ANSWERS_AT_ONCE])
+        await save_answers(job, answers[start:start + ANSWERS_AT_ONCE])
     return len(answers)
 
 
-async def _save_answers(job: RunJob, answers: list[tuple[Slot, str, dict[str, Any] | str]]) -> None:
-    """Validate replies together (repairs asked live meanwhile), save each, then the verdicts of the rows they
-    complete; a problem every request would hit (RunStopped) is raised once the others are saved."""
+async def save_answers(job: RunJob, answers: list[tuple[Slot, str, dict[str, Any] | str | Completion]], *,
+                       tier: str = "batch") -> None:
+    """Validate replies that came later (of a batch, or of background responses: `tier`) together (repairs asked
+    live meanwhile), save each, then the verdicts of the rows they complete; a problem every request would hit
+    (RunStopped) is raised once the others are saved."""
     rows, done = await asyncio.to_thread(_open_slots, job, [slot for slot, _, _ in answers])
     asked = [(slot, boundary, body) for slot, boundary, body in answers if slot[0] in rows and slot not in done]
-    results = await asyncio.gather(*(reply_verdict(job, triple_of(rows[slot[0]]), slot[1], boundary, body)
+    results = await asyncio.gather(*(reply_verdict(job, triple_of(rows[slot[0]]), slot[1], boundary, body, tier)
                                      for slot, boundary, body in asked), return_exceptions=True)
     verdicts = [(slot, result) for (slot, _, _), result in zip(asked, results, strict=True)
                 if isinstance(result, Verdict)]
@@ -242,14 +245,17 @@ def _save_verdicts(job: RunJob, rows: dict[int, Judgment], verdicts: list[tuple[
 
 
 async def reply_verdict(job: RunJob, triple: Triple, judge_index: int, boundary: str,
-                        body: dict[str, Any] | str) -> Verdict:
-    """A batch reply validated like a live one (its repair, when needed, asked live), costed at the batch price for
-    the batch reply and the live price for the repair; a line that could not be read (`body` says why) is an error."""
+                        body: dict[str, Any] | str | Completion, tier: str = "batch") -> Verdict:
+    """A reply that came later (a batch line's, a background response's) validated like a live one (its repair, when
+    needed, asked live), costed at `tier`'s price for that reply and the live price for the repair; a line that could
+    not be read (`body` says why) is an error."""
     client = job.client(judge_index)
     if isinstance(body, str):
         return failed(job.rubric, client.model, triple, body)
     try:
-        first = completion_from(body)
+        first = body if isinstance(body, Completion) else (
+            response_completion(body) if is_response(body) else completion_from(body))
     except (NotACompletion, JudgebotError) as err:
         return failed(job.rubric, client.model, triple, str(err))
-    return await judge(job.rubric, triple, client, prices=job.panel.prices, boundary=boundary, batch_reply=first)
+    return await judge(job.rubric, triple, client, prices=job.panel.prices, boundary=boundary, batch_reply=first,
+                       reply_tier=tier)

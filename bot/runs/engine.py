@@ -25,7 +25,19 @@ from bot.runs.one_triple import settle_triple
 from bot.runs.progress import Progress, RunOutcome
 from bot.runs.shutdown_reads import read_shutdowns
 from bot.runs.start import Origin, start_csv_run, start_single_run
-from bot.store import COST_NOT_AGREED, Run, Store, get_run, month_spent, open_parts, process_name, reset_rows, update_run
+from bot.store import (
+    COST_NOT_AGREED,
+    Run,
+    Store,
+    background_window,
+    get_run,
+    month_spent,
+    open_backgrounds,
+    open_parts,
+    process_name,
+    reset_rows,
+    update_run,
+)
 
 if TYPE_CHECKING:
     from bot.csvfiles.reading import CsvSource
@@ -34,10 +46,18 @@ OnProgress = Callable[[Progress], None] | None
 
 
 class Tier(StrEnum):
-    """How a run's rows are judged: live, or through the Batch API (later, at its price)."""
+    """How a run's rows are judged: live, in the background within a completion window (the Responses API: 2 h or
+    8 h, each cheaper than live), or through the Batch API (within 24 h, at half the price)."""
 
     LIVE = "live"
+    BACKGROUND_2H = "2h"
+    BACKGROUND_8H = "8h"
     BATCH = "batch"
+
+    @property
+    def background(self) -> bool:
+        """Whether the tier is a background completion window."""
+        return self in (Tier.BACKGROUND_2H, Tier.BACKGROUND_8H)
 
 
 class Answer(StrEnum):
@@ -241,11 +261,17 @@ class Engine:
 
     async def tier_of(self, run: Run, asked: Tier) -> tuple[Tier, bool]:
         """The tier a run is judged in, and whether new requests go out: a run with batches sent before waits for
-        them (never sending them again), and sends new ones only when the Batch API is asked for."""
-        if asked == Tier.BATCH:
-            return Tier.BATCH, True
-        waiting = bool(await asyncio.to_thread(open_parts, self.store, run.id))
-        return (Tier.BATCH, False) if waiting else (Tier.LIVE, True)
+        them (never sending them again), and sends new ones only when the Batch API is asked for; a run with
+        background requests open (a stop came while it waited for them) goes on in their window, polling them and
+        asking the rows not asked yet."""
+        if asked == Tier.BATCH or asked.background:
+            return asked, True
+        if await asyncio.to_thread(open_parts, self.store, run.id):
+            return Tier.BATCH, False
+        if await asyncio.to_thread(open_backgrounds, self.store, run.id):
+            window = await asyncio.to_thread(background_window, self.store, run.id)
+            return Tier(window or Tier.BACKGROUND_8H), True
+        return Tier.LIVE, True
 
     async def question(self, run: Run, rubric: Rubric, panel: Panel, limits: Limits, tier: Tier = Tier.LIVE, *,
                        keep: bool = True) -> Question:
@@ -253,7 +279,8 @@ class Engine:
         by the budget rule against `limits`."""
         windows = await context_windows(panel)
         estimate = await asyncio.to_thread(estimate_run, self.store, run, rubric, panel, batch=tier == Tier.BATCH,
-                                           keep=keep, windows=windows)
+                                           keep=keep, windows=windows,
+                                           background=tier.value if tier.background else None)
         spent = (await self.weigh_spend(limits)).spent
         return Question(run, estimate, weigh(estimate.cost_usd, estimate.unpriced_requests, limits, spent))
 
@@ -271,6 +298,15 @@ class Engine:
     async def _judge(self, run: Run, request: Request, tier: Tier, sending: bool, budget: Budget | None,
                      on_progress: OnProgress) -> RunOutcome:
         panel = request.panel
+        if tier.background:
+            from bot.runs.background import judge_in_background  # the Responses API's background mode, when asked for
+
+            if request.rejudge:
+                await asyncio.to_thread(reset_rows, self.store, run.id, request.rejudge)
+            return await judge_in_background(self.store, run, request.rubric, panel, window=tier.value,
+                                             poll_seconds=self.poll_seconds, on_progress=on_progress,
+                                             cancel=request.cancel, unsure_spread=self.unsure_spread,
+                                             concurrency=request.concurrency)
         if tier == Tier.BATCH:
             from bot.runs.batch import judge_by_batch  # the Batch API's files and polls: loaded when asked for
 

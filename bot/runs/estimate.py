@@ -60,6 +60,8 @@ class Estimate(BaseModel):
     tokens_reasoning: int = 0  # of tokens_out, those the judges are expected to spend reasoning
     reasoning_basis: list[str] = []  # where each reasoning judge's expected reasoning comes from
     batch: bool = False  # at the Batch API's price
+    background: str | None = None  # in the background within this completion window ("2h", "8h"), at its price
+    tier_costs: dict[str, float] = {}  # the priced judges' part at each tier: live, each background window, batch
     reused: int = 0  # rows left out: their verdict is in the history, or another row with the same texts is sent
     too_long: int = 0  # rows left out for a judge whose context window they overflow: refused, never sent to it
     pairs: bool = False  # each row is a pair of answers in one order (a pairwise rubric)
@@ -67,7 +69,20 @@ class Estimate(BaseModel):
     def through_batch(self, share: float) -> Estimate:
         """The same rows through the Batch API, at `share` of the live price."""
         cost = None if self.cost_usd is None else self.cost_usd * share
-        return self.model_copy(update={"batch": True, "cost_usd": cost})
+        return self.model_copy(update={"batch": True, "background": None, "cost_usd": cost})
+
+    def in_background(self, window: str, share: float) -> Estimate:
+        """The same rows in the background within the completion `window`, at `share` of the live price."""
+        cost = None if self.cost_usd is None else self.cost_usd * share
+        return self.model_copy(update={"batch": False, "background": window, "cost_usd": cost})
+
+    def tier_text(self) -> str | None:
+        """The same rows' cost at every tier, side by side: "live $4.20 · background 2h $2.94 · background 8h $2.52 ·
+        batch $2.10"; None when no judge's price is known."""
+        if not self.tier_costs:
+            return None
+        names = {"live": "live", "2h": "background 2h", "8h": "background 8h", "batch": "batch 24h"}
+        return " · ".join(f"{names.get(tier, tier)} {money(cost)}" for tier, cost in self.tier_costs.items())
 
     def cost_text(self) -> str:
         """"about $4.20", which judges have no known price, or both: the priced judges' part is never dropped."""
@@ -79,7 +94,8 @@ class Estimate(BaseModel):
     def text(self) -> str:
         """One line: "about $4.20 for 2,000 rows x 3 samples with gpt-4o (1,234,000 tokens in, 300,000 out)"."""
         times = f" x {self.samples} samples" if self.samples > 1 else ""
-        batch = " through the Batch API" if self.batch else ""
+        batch = " through the Batch API" if self.batch else (
+            f" in the background (within {self.background})" if self.background else "")
         others = (f", {self.reused:,} more {plural(self.reused, 'row')} reused from the history or sent once for "
                   "identical texts" if self.reused else "")
         if self.too_long:
@@ -110,7 +126,7 @@ def reasoning_tokens(rubric: Rubric, judge: str, effort: Effort | None, store: S
 def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence[str], samples: int,
                   prices: PriceTable, store: Store | None = None, batch: bool = False,
                   windows: Sequence[ContextWindow | None] = (),
-                  efforts: Sequence[Effort | None] = ()) -> Estimate:
+                  efforts: Sequence[Effort | None] = (), background: str | None = None) -> Estimate:
     """The estimate of judging `triples` with the rubric, by each judge `samples` times; with `windows` (each judge's
     context window, None where not known), a row is left out for each judge whose window it overflows, as the
     judgment refuses it there before sending it. Each judge's reasoning (at its effort in `efforts`, or its own) is
@@ -152,18 +168,21 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
         short_in = math.ceil((fixed * short + texts[number] - long_texts[number]) * samples)
         long_in = math.ceil((fixed * long + long_texts[number]) * samples)
         short_out, long_out = math.ceil(per_reply * short * samples), math.ceil(per_reply * long * samples)
-        parts = [prices.cost(judge, short_in, short_out, batch=batch),
-                 prices.cost(judge, long_in, long_out, batch=batch, long=True)]
+        parts = [prices.cost(judge, short_in, short_out), prices.cost(judge, long_in, long_out, long=True)]
         costs[judge] = None if None in parts else sum(part for part in parts if part is not None)
         tokens_in += short_in + long_in
         tokens_out += short_out + long_out
         tokens_reasoning += math.ceil(thought[number][0] * sent[number] * samples)
     unpriced = [judge for judge, cost in costs.items() if cost is None]
     priced = [cost for cost in costs.values() if cost is not None]
-    cost = sum(priced) if priced else None
+    live = sum(priced) if priced else None  # every tier bills a share of the live price, long prompts included
+    tiers = {} if live is None else {tier: live * prices.share_of(tier)
+                                     for tier in ("live", *prices.background_shares, "batch")}
+    cost = None if live is None else tiers["batch" if batch else background or "live"]
     return Estimate(rows=rows, samples=samples, judges=list(judges), tokens_in=tokens_in, tokens_out=tokens_out,
                     tokens_reasoning=tokens_reasoning, cost_usd=cost, unpriced=unpriced, reply_basis=basis,
-                    reasoning_basis=[said for _, said in thought if said is not None], batch=batch,
+                    reasoning_basis=[said for _, said in thought if said is not None], batch=batch, background=background,
+                    tier_costs=tiers,
                     pairs=rubric.pairwise, too_long=too_long)
 
 
@@ -174,7 +193,8 @@ async def context_windows(panel: Panel) -> list[ContextWindow | None]:
 
 
 def estimate_run(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch: bool = False,
-                 keep: bool = False, windows: Sequence[ContextWindow | None] = ()) -> Estimate:
+                 keep: bool = False, windows: Sequence[ContextWindow | None] = (),
+                 background: str | None = None) -> Estimate:
     """The estimate of what judging a run's pending rows will send, by every judge and sample of `panel`: rows whose
     verdict the history holds (for one judge asked once) and rows whose texts another pending row has are left out,
     as the run leaves them out, and (judged live) rows too long for a judge's context window in `windows`
@@ -182,6 +202,7 @@ def estimate_run(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch:
     sending = ToSend(RunJob(store, run, rubric, panel))
     estimate = estimate_rows(rubric, sending, judges=[client.model for client in panel.clients], samples=panel.samples,
                              prices=panel.prices, store=store, batch=batch, windows=() if batch else windows,
+                             background=background,
                              efforts=[client.reasoning_effort or (client.rules.default if client.rules else None)
                                       for client in panel.clients])
     estimate = estimate.model_copy(update={"reused": sending.reused})
@@ -218,4 +239,4 @@ class ToSend:
 def as_saved(estimate: Estimate) -> dict[str, Any]:
     """What a run keeps of its estimate, to show beside what it cost."""
     return estimate.model_dump(include={"rows", "samples", "tokens_in", "tokens_out", "tokens_reasoning", "cost_usd",
-                                        "batch"})
+                                        "batch", "background"})

@@ -84,6 +84,12 @@ from bot.store.reads.recent import recent_sample
 from bot.store.reads.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
 from bot.store.retention.revisions import Pruned
 from bot.store.retention.texts import Removed, Shapes, forget_team, remove_old_texts, team_rows
+from bot.store.runs.backgrounds import (
+    add_background,
+    background_window,
+    open_backgrounds,
+    update_background,
+)
 from bot.store.runs.batches import ENDED, SENT, UPLOADING, Slot, add_part, open_parts, pending_rows, slots_of, update_part
 from bot.store.runs.records import (
     COST_NOT_AGREED,
@@ -134,6 +140,7 @@ from bot.store.runs.rows import (
 )
 from bot.store.runs.samples import known_samples, sampled_in_channel, samples_by_judgment, samples_of, save_sample
 from bot.store.tables import oauth  # noqa: F401  (slack_sdk's installation tables, in the schema)
+from bot.store.tables.background import RunBackground
 from bot.store.tables.chat import ChannelSetting, DigestPost, DigestSubscription, SharedFile, UserSetting
 from bot.store.tables.history import Feedback, Judgment, JudgmentSample, JudgmentTally, Run, RunBatch, table_of, utcnow
 from bot.store.tables.oauth import BOTS, INSTALLATIONS, OAUTH_STATES
@@ -202,9 +209,10 @@ __all__ = [
     "INSTALLATIONS", "Judgment", "JudgmentSample", "JudgmentTally", "KEY", "KEY_LENGTH", "LATEST", "LOAD_LOST",
     "Label", "Link", "MOVES", "OAUTH_STATES", "OFFER_FOR", "OPEN", "PassGroup", "Pruned", "QueueState", "QueuedRow",
     "REMOVED", "Rejudge", "Removed", "ReviewCase", "ReviewNudge", "ReviewSetup", "RowVerdict", "RubricRevision",
-    "Run", "RunBatch", "SENT", "STALE", "Said", "Scope", "Sealer", "Shapes", "SharedFile", "Slot", "Spend", "Store",
-    "UPLOADING", "UserSetting", "WorkflowStep", "add_cases", "add_judgments", "add_part", "add_rows",
-    "all_revisions", "all_subscriptions", "beat_run", "cancel_requested", "case_key", "channel_judge",
+    "Run", "RunBackground", "RunBatch", "SENT", "STALE", "Said", "Scope", "Sealer", "Shapes", "SharedFile", "Slot",
+    "Spend", "Store",
+    "UPLOADING", "UserSetting", "WorkflowStep", "add_background", "add_cases", "add_judgments", "add_part", "add_rows",
+    "all_revisions", "all_subscriptions", "background_window", "beat_run", "cancel_requested", "case_key", "channel_judge",
     "channel_stats", "channel_teams", "claim_nudge", "claim_rejudge", "claim_rows", "claim_run", "claim_share",
     "claim_week", "configure_sqlite", "cost_limits", "counted_case", "counted_in_channel", "counted_passes",
     "create_run", "current_pauses", "keep_listed_shutdowns", "listed_shutdowns", "current_version",
@@ -217,7 +225,7 @@ __all__ = [
     "labeled_judgments", "labeled_rubric_names", "labels_of", "last_posted", "latest_unfinished_run",
     "lowest_scored", "make_engine", "mark_nudged", "mark_posted", "migrate", "model_of", "month_spent",
     "month_start", "move_share", "newer_results", "newest_judge", "next_pending", "nudged_channels", "offer_next",
-    "open_cases", "open_parts", "orders_of", "org_of", "owner_gone", "pair_case", "pair_labels",
+    "open_backgrounds", "open_cases", "open_parts", "orders_of", "org_of", "owner_gone", "pair_case", "pair_labels",
     "pending_elsewhere", "pending_rows", "pending_texts", "process_name", "propose_revision", "question_key",
     "queue_state", "queued_of_run", "queued_rows", "random_share_pairs", "recent_by_user", "recent_in_channel",
     "recent_reasoning_tokens", "recent_reply_tokens", "recent_runs", "recent_sample", "record_delivery",
@@ -231,6 +239,7 @@ __all__ = [
     "share_of_run", "skip_case", "slots_of", "sources", "spend", "status_counts", "step_run", "store_problem",
     "stored_tokens", "subscribe", "subscription", "table_of", "take_share", "team_rows", "tell_pause",
     "thread_rubric", "triple_of", "unanswered_nudge", "unanswered_week", "unfinished_runs", "unfinished_shares",
-    "unsubscribe", "unsure_count", "update_part", "update_run", "update_share", "upsert", "utcnow", "waiting_for",
+    "unsubscribe", "unsure_count", "update_background",
+    "update_part", "update_run", "update_share", "upsert", "utcnow", "waiting_for",
     "waiting_steps", "was_removed", "week_taken", "weekly_means",
 ]

@@ -116,7 +116,10 @@ def test_upgrading_to_version_30_keeps_every_key_and_figure(db_url: str) -> None
             conn.execute(sa.text("ALTER TABLE judgment DROP COLUMN context"))
             for table in ("judgment", "judgment_sample", "billed_tally"):  # and what came after 30
                 conn.execute(sa.text(f"ALTER TABLE {table} DROP COLUMN tokens_reasoning"))
-            for later in ("model_list_read", "listed_shutdown"):  # schema 32's tables, made again by its migration
+            for table in ("judgment", "judgment_sample", "channel_judge"):  # schema 33's
+                conn.execute(sa.text(f"ALTER TABLE {table} DROP COLUMN reasoning_effort"))
+            for later in ("model_list_read", "listed_shutdown", "run_background"):  # schemas 32 and 34's tables, made
+                # again by their migrations
                 conn.execute(sa.text(f"DROP TABLE {later}"))
             conn.execute(sa.text("DELETE FROM schema_version WHERE version >= 30"))
     finally:

@@ -64,7 +64,8 @@ def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
                                                  "billed_tally", "review_case", "review_nudge", "channel_judge",
                                                  "rubric_revision", "slack_delivery", "endpoint_pause", "workspace_org",
                                                  "workflow_step", "rejudge", "slack_installations", "slack_bots",
-                                                 "slack_oauth_states", "model_list_read", "listed_shutdown"}
+                                                 "slack_oauth_states", "model_list_read", "listed_shutdown",
+                                                 "run_background"}
             assert schema_diffs(store.engine) == []
         finally:
             store.engine.dispose()

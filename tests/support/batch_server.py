@@ -12,6 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.support.openai_server import FakeJudgeServer, Reply
+from tests.support.response_objects import chat_view, response_object
 
 EXPIRED = {"code": "batch_expired", "message": "This request could not be executed before the completion window "
                                                 "expired."}
@@ -25,6 +26,7 @@ class Batch:
     input_file_id: str
     metadata: dict[str, str]
     steps: list[str]  # statuses still to come, one a retrieve; the last one stays
+    endpoint: str = "/v1/chat/completions"  # what its lines ask: chat completions or responses
     status: str = "validating"
     created_at: int = field(default_factory=lambda: int(time.time()))
     output_file_id: str | None = None
@@ -101,7 +103,8 @@ class BatchJudgeServer(FakeJudgeServer):
         body = await request.json()
         with self._batch_lock:
             batch_id = f"batch_{len(self.batches) + 1}"
-            batch = Batch(batch_id, body["input_file_id"], body.get("metadata") or {}, list(self.plan))
+            batch = Batch(batch_id, body["input_file_id"], body.get("metadata") or {}, list(self.plan),
+                          endpoint=body.get("endpoint", "/v1/chat/completions"))
             batch.total = len([line for line in self.files[batch.input_file_id][1].decode().splitlines() if line])
             self.batches[batch_id] = batch
             self.created.append(batch_id)
@@ -158,7 +161,8 @@ class BatchJudgeServer(FakeJudgeServer):
                 errors.append({"id": f"batch_req_{n}", "custom_id": line["custom_id"], "response": None,
                                "error": EXPIRED})
                 continue
-            reply = self._next_reply(line["body"])
+            responses = line.get("url") == "/v1/responses"
+            reply = self._next_reply(chat_view(line["body"]) if responses else line["body"])
             if reply.status != 200:
                 errors.append({"id": f"batch_req_{n}", "custom_id": line["custom_id"],
                                "response": {"status_code": reply.status, "request_id": f"req_{n}",
@@ -166,7 +170,8 @@ class BatchJudgeServer(FakeJudgeServer):
                 continue
             output.append({"id": f"batch_req_{n}", "custom_id": line["custom_id"], "error": None,
                            "response": {"status_code": 200, "request_id": f"req_{n}",
-                                        "body": self.completion(line["body"], reply)}})
+                                        "body": response_object(f"resp_batch_{n}", line["body"], reply, "completed")
+                                        if responses else self.completion(line["body"], reply)}})
         batch.done, batch.failed = len(output), len(errors)
         if output:
             batch.output_file_id = self._file_id("batch_output", "".join(json.dumps(o) + "\n" for o in output).encode())
@@ -184,7 +189,7 @@ class BatchJudgeServer(FakeJudgeServer):
                           "total_tokens": reply.tokens_in + reply.tokens_out}}
 
     def _object(self, batch: Batch) -> dict[str, Any]:
-        return {"id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions",
+        return {"id": batch.id, "object": "batch", "endpoint": batch.endpoint,
                 "errors": {"object": "list", "data": batch.errors} if batch.errors else None,
                 "input_file_id": batch.input_file_id, "completion_window": "24h", "status": batch.status,
                 "output_file_id": batch.output_file_id, "error_file_id": batch.error_file_id,

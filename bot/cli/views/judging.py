@@ -28,6 +28,8 @@ def show_estimate(console: Console, lead: str, estimate: Estimate) -> None:
     reasoning = f", reasoning from {'; '.join(estimate.reasoning_basis)}" if estimate.reasoning_basis else ""
     console.print(shown(f"{lead}: {estimate.text()}; replies sized from {estimate.reply_basis}{reasoning}, prompts "
                         "without the provider's cache discount."), highlight=False)
+    if (tiers := estimate.tier_text()) is not None:
+        console.print(shown(f"By tier: {tiers} (--background 2h|8h, --batch)."), highlight=False)
 
 
 def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, out: Any) -> None:

@@ -12,7 +12,7 @@ from bot.slack.commands.parsing import BudgetSet, BudgetShow
 from bot.slack.context import Context
 from bot.slack.messenger import post_problem
 from bot.slack.views.blocks import notice
-from bot.slack.views.budget import budget_message
+from bot.slack.views.budget import budget_message, tiers_text
 from bot.store import cost_limits, month_start, set_cost_limits, spend, utcnow
 
 NOT_ADMIN = (
@@ -38,7 +38,8 @@ class BudgetCommands:
         checks = await self.ctx.db(spend, channel_id=checks_of(channel), since=since)
         limits = await self.ctx.db(cost_limits, team_id=team, channel_id=channel)
         await self.ctx.say.reply(command.get("response_url"), budget_message(
-            channel, since.strftime("%B %Y"), spent, limits, self.default_ask, checks=checks.usd))
+            channel, since.strftime("%B %Y"), spent, limits, self.default_ask, checks=checks.usd,
+            tiers=tiers_text(self.ctx.bench.prices, self.ctx.bench.judge.model)))
 
     async def set(self, parsed: BudgetSet, command: dict[str, Any]) -> None:
         """`/judge budget USD|off` or `/judge budget ask USD|off`: set it (admins only), and say so in the channel."""

@@ -8,6 +8,7 @@ from typing import Any
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, ConfirmObject
 
 from bot.figures import money, spend_parts
+from bot.llm.prices import PriceTable
 from bot.runs.estimate import Estimate
 from bot.slack.text import escape
 from bot.slack.views.blocks import context, message, section, size
@@ -34,8 +35,22 @@ SPEND_COLUMNS = [Column("Rubric"), Column("Judge"), Column("Spent", right=True),
                  Column("Judgments of unknown price", right=True)]
 
 
+def tiers_text(prices: PriceTable, judge: str) -> str:
+    """What the bot's judge costs at each tier, side by side: live, each background window, the Batch API (USD per
+    million tokens in and out), or that its price is unknown."""
+    price = prices.price_of(judge)
+    if price is None:
+        return f"The price of the bot's judge `{escape(judge)}` is unknown (JUDGE_PRICES can add it)."
+    names = {"live": "live", **{window: f"background {window}" for window in prices.background_shares},
+             "batch": "batch 24h"}
+    parts = [f"{name} {money(price.input * prices.share_of(tier))} in / {money(price.output * prices.share_of(tier))} "
+             f"out" + ("" if tier == "live" else f" ({1 - prices.share_of(tier):.0%} off)")
+             for tier, name in names.items()]
+    return f"Per million tokens of the bot's judge `{escape(judge)}`: {' · '.join(parts)}."
+
+
 def budget_message(channel: str, month: str, spend: Spend, limits: CostLimits, default_ask: float, *,
-                   checks: float = 0.0) -> dict[str, Any]:
+                   checks: float = 0.0, tiers: str | None = None) -> dict[str, Any]:
     """The answer to `/judge budget`: this month's spend (and what the alignments, comparisons and pairwise runs
     asked for here added), the budget, when a shared file asks first, and a table of the spend per rubric and judge,
     dearest first."""
@@ -50,6 +65,8 @@ def budget_message(channel: str, month: str, spend: Spend, limits: CostLimits, d
             f"is judged when its estimate is above {money(ask)}{source}; `/judge budget ask USD` changes that.")
     if checks:  # alignments, comparisons and pairs this channel asked for count against its budget too
         text += f"\nAlignments, judge comparisons and pairwise runs asked for here: {money(checks)} more this month."
+    if tiers:
+        text += f"\n{tiers}"
     head: list[Block] = [section(text)]
     priced = spend.unpriced > 0
     columns = SPEND_COLUMNS if priced else SPEND_COLUMNS[:3]
@@ -78,6 +95,8 @@ def cost_question(run: Run, title: str, estimate: Estimate, *, over_budget: str 
         choices.insert(1, ButtonElement(text="Half price via Batch (results within 24 h)", action_id=BATCH_RUN,
                                         value=str(run.id)))
         why += f" Through the Batch API: {escape(batch.cost_text())}, results within 24 hours."
+    if (by_tier := estimate.tier_text()) is not None:
+        why += f"\nBy tier: {escape(by_tier)}."
     blocks: list[Block] = [section(f"{lead}\n{why}"), context(f"Replies sized from {escape(estimate.reply_basis)}; "
                                                                "prompts without the provider's cache discount."),
                            ActionsBlock(elements=choices)]

@@ -97,7 +97,14 @@ def _created(engine: Engine) -> bool:
     """
     from sqlmodel import SQLModel
 
-    from bot.store.tables import chat, history, oauth, processes, trust  # noqa: F401  (every table, and slack_sdk's)
+    from bot.store.tables import (  # noqa: F401  (every table, and slack_sdk's)
+        background,
+        chat,
+        history,
+        oauth,
+        processes,
+        trust,
+    )
 
     with engine.begin() as conn:
         _lock(conn)
