@@ -52,14 +52,14 @@ def csrf_of(page: Page) -> str:
 
 @pytest.fixture
 def history(tmp_path) -> Store:
-    store = Store.open(f"sqlite:///{tmp_path / 'history.db'}")
+    store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")
     yield store
     store.engine.dispose()
 
 
 @pytest.fixture
 def settings(tmp_path) -> Settings:
-    return Settings(_env_file=None, database_url=f"sqlite:///{tmp_path / 'history.db'}")
+    return Settings(_env_file=None, database_url=f"sqlite:///{tmp_path / 'h.db'}")
 
 
 @pytest.fixture
