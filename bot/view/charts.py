@@ -52,7 +52,9 @@ def weekly_chart(weeks: Sequence[str], series: Sequence[tuple[str, str, Sequence
     count = len(weeks)
     lines = []
     for name, css, values in series:
-        segments, current, dots = [], [], []
+        segments: list[str] = []
+        current: list[str] = []
+        dots: list[tuple[float, float, str]] = []
         for index, value in enumerate(values):
             if value is None:
                 if current:
