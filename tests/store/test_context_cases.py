@@ -118,6 +118,7 @@ def test_upgrading_to_version_30_keeps_every_key_and_figure(db_url: str) -> None
                 conn.execute(sa.text(f"ALTER TABLE {table} DROP COLUMN tokens_reasoning"))
             for later in ("model_list_read", "listed_shutdown"):  # schema 32's tables, made again by its migration
                 conn.execute(sa.text(f"DROP TABLE {later}"))
+            conn.execute(sa.text("DROP INDEX ix_judgment_run_browse"))  # schema 33's, made again by its migration
             conn.execute(sa.text("DELETE FROM schema_version WHERE version >= 30"))
     finally:
         store.engine.dispose()
