@@ -265,7 +265,7 @@ class Judgebot:
         """Is B better than A? Two runs (`compare(12, 15)`), or two models under test (`compare("bot-v1", "bot-v2")`,
         of one `run`, else of a Slack `channel`'s history or the terminal's, `since` a moment): the figures of
         `judgebot compare --json`, one rubric at a time."""
-        from bot.cli.compare import comparison
+        from bot.trust.sides import comparison
 
         runs = [a, b] if isinstance(a, int) and isinstance(b, int) else []
         models = [] if runs else [str(a), str(b)]
@@ -281,7 +281,7 @@ class Judgebot:
                     since: datetime | None = None) -> CalibrationDocument:
         """How far the judge agrees with people's labels of a rubric (of one Slack channel, else everywhere): the
         figures of `judgebot calibration --json`."""
-        from bot.cli.calibration import calibration_report
+        from bot.trust.calibration_report import calibration_report
 
         found = self.rubric(rubric)
         report = calibration_report(self.store, self.settings, found, channel=channel, judge_model=judge_model,

@@ -13,11 +13,10 @@ from bot.cli.views.terminal_text import shown
 from bot.config import Settings
 from bot.errors import UsageError
 from bot.records import is_period, period_days
+from bot.trust.calibration_report import calibration_report
 
 if TYPE_CHECKING:
     from bot.rubric import Rubric
-    from bot.store import Store
-    from bot.trust.report import RubricTrust
 
 
 async def calibration(ctx: Context) -> int:
@@ -52,19 +51,6 @@ async def calibration(ctx: Context) -> int:
                           highlight=False)
     show_doubts(ctx.console, report.doubts, rubric.name, judge_setting(settings))
     return EXIT_OK
-
-
-def calibration_report(store: Store, settings: Settings, rubric: Rubric, *, channel: str | None = None,
-                       judge_model: str | None = None, since: datetime | None = None) -> RubricTrust:
-    """How far the judge agrees with people's labels of a rubric (of one channel, else everywhere; of one judge's
-    verdicts; since a moment), held against the judge configured now and the rubric file loaded."""
-    from bot.judge.panel import configured_judge_name
-    from bot.trust.report import JudgeInUse, TrustBar, rubric_trust
-
-    now = JudgeInUse(configured_judge_name(settings), rubric.content_hash, rubric.version)
-    return rubric_trust(store, rubric_name=rubric.name, rubric=rubric, channel_id=channel, team_id=None, since=since,
-                        bar=TrustBar.from_settings(settings), judge_model=judge_model, everywhere=channel is None,
-                        now=now)
 
 
 def judge_setting(settings: Settings) -> str:

@@ -12,7 +12,6 @@ from bot.cli.exits import EXIT_OK
 from bot.cli.views.history import show_digest, show_history, show_runs, show_stats
 from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError, WeekError
-from bot.records import STALE_AFTER, RunState
 
 if TYPE_CHECKING:
     from bot.store import Run, Store
@@ -20,12 +19,10 @@ if TYPE_CHECKING:
 
 def listed_runs(store: Store, limit: int) -> list[Run]:
     """The `limit` most recent runs, newest first, a run whose process is gone shown as interrupted."""
-    from bot.store import owner_gone, recent_runs, utcnow
+    from bot.store import listed, recent_runs, utcnow
 
     now = utcnow()
-    return [run.model_copy(update={"status": "interrupted", "stop_reason": "its process is gone"})
-            if run.status == RunState.RUNNING and owner_gone(run.owner, run.heartbeat_at, now, STALE_AFTER) else run
-            for run in recent_runs(store, limit)]
+    return [listed(run, now) for run in recent_runs(store, limit)]
 
 
 async def runs(ctx: Context) -> int:

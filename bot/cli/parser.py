@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 COMMANDS = {
     "serve": "bot.cli.serve:serve",
     "mcp": "bot.cli.agents:mcp",
+    "view": "bot.cli.view:view",
     "judge": "bot.cli.judging:judge",
     "resume": "bot.cli.judging:resume",
     "rubrics": "bot.cli.rubrics:rubrics",
@@ -78,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_cmd.add_argument("--port", type=int, default=8765, help="--http: the port (default 8765)")
     mcp_cmd.add_argument("--allow-remote", action="store_true", help="--http: listen on an address other machines "
                          "reach (--host 0.0.0.0), though it serves plain HTTP: only with a TLS proxy in front")
+
+    view_cmd = commands.add_parser("view", help="the history in a browser: runs, rows, comparisons, calibration, the "
+                                   "weekly trend and the review queue, with labels given there (http://127.0.0.1:8766/)")
+    view_cmd.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1; an address "
+                          "other machines reach is refused until Sign in with Slack is configured)")
+    view_cmd.add_argument("--port", type=int, default=8766, help="the port (default 8766; 0: any free one)")
 
     judge_cmd = commands.add_parser("judge", help="judge a CSV of question/reference/answer rows, or one triple")
     judge_cmd.add_argument("file", nargs="?", type=Path, help="CSV or TSV file with question, reference, answer (or, "

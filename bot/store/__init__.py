@@ -58,6 +58,23 @@ from bot.store.processes.leases import owner_gone, process_name
 from bot.store.processes.listed_shutdowns import ListRead, keep_listed_shutdowns, listed_shutdowns
 from bot.store.processes.rejudges import STALE, claim_rejudge, give_up_rejudge, rejudge_saved
 from bot.store.processes.workflow_steps import drop_step, keep_step, step_run, waiting_steps
+from bot.store.reads.browse import (
+    FLAGS,
+    OUTCOMES,
+    SORTS,
+    Channels,
+    RowFacets,
+    RowFilter,
+    RunLine,
+    WeekFigures,
+    listed,
+    queue_channels,
+    row_channels,
+    row_facets,
+    run_lines,
+    run_rows,
+    weekly_figures,
+)
 from bot.store.reads.channel import (
     Billed,
     Figures,
@@ -242,4 +259,6 @@ __all__ = [
     "unsubscribe", "unsure_count", "update_background",
     "update_part", "update_run", "update_share", "upsert", "utcnow", "waiting_for",
     "waiting_steps", "was_removed", "week_taken", "weekly_means",
+    "Channels", "FLAGS", "OUTCOMES", "RowFacets", "RowFilter", "RunLine", "SORTS", "WeekFigures", "listed",
+    "queue_channels", "row_channels", "row_facets", "run_lines", "run_rows", "weekly_figures",
 ]

@@ -121,6 +121,7 @@ def test_upgrading_to_version_30_keeps_every_key_and_figure(db_url: str) -> None
             for later in ("model_list_read", "listed_shutdown", "run_background"):  # schemas 32 and 34's tables, made
                 # again by their migrations
                 conn.execute(sa.text(f"DROP TABLE {later}"))
+            conn.execute(sa.text("DROP INDEX ix_judgment_run_browse"))  # schema 35's, made again by its migration
             conn.execute(sa.text("DELETE FROM schema_version WHERE version >= 30"))
     finally:
         store.engine.dispose()

@@ -79,6 +79,7 @@ class Judgment(SQLModel, table=True):
         Index("ix_judgment_channel_replaced", "channel_id", "replaced_at"),
         Index("ix_judgment_team_user_created", "team_id", "user_id", "created_at"),
         Index("ix_judgment_channel_message", "channel_id", "message_ts"),
+        Index("ix_judgment_run_browse", "run_id", "model_name", "status", "passed", "tag", "headline"),
     )
 
     id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
