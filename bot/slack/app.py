@@ -36,7 +36,15 @@ from bot.slack.views.align import ALIGN_DISCARD, ALIGN_DOWNLOAD, ALIGN_USE
 from bot.slack.views.card import AGREE, CORRECT, DETAILS, DISAGREE, FEEDBACK, REJUDGE, RETRY
 from bot.slack.views.commands import FORM, FormSeal
 from bot.slack.views.correction import CORRECTION
-from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, PICK_RUBRIC, RESUME_RUN, RUN_AGAIN, SKIP_AGAIN
+from bot.slack.views.file_run import (
+    BACKGROUND_RUN,
+    BATCH_RUN,
+    CANCEL_RUN,
+    PICK_RUBRIC,
+    RESUME_RUN,
+    RUN_AGAIN,
+    SKIP_AGAIN,
+)
 from bot.slack.views.judges_compare import JUDGE_KEEP, JUDGE_USE
 from bot.slack.views.review import REVIEW_AGREE, REVIEW_FORM, REVIEW_LABEL, REVIEW_PICK, REVIEW_SKIP, REVIEW_START
 
@@ -157,6 +165,7 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     app.action(CANCEL_RUN)(files.on_cancel)
     app.action(RESUME_RUN)(files.on_resume)
     app.action(BATCH_RUN)(files.on_batch)
+    app.action(re.compile(f"^{BACKGROUND_RUN}(2h|8h)$"))(files.on_background)
     app.function(GRADE_STEP)(WorkflowStep(ctx).on_step)  # Workflow Builder's "Grade an answer" step
     app.error(on_error(ctx))
     return app

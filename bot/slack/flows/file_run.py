@@ -139,12 +139,13 @@ class FileRuns:
         await self._judged(face, self._request(face, panel, Rows(source, origin, model_name=model),
                                                limits=await self.limits_of(share)))
 
-    async def judge(self, share: SharedFile, run: Run, rubric: Rubric, *, batch: bool = False) -> None:
-        """Judge the run's pending rows (agreed to: a click on Start, Resume or Half price via Batch, or a run a
-        restart takes up) with a moving progress message; then pause, or summarise.
+    async def judge(self, share: SharedFile, run: Run, rubric: Rubric, *, tier: Tier = Tier.LIVE) -> None:
+        """Judge the run's pending rows (agreed to: a click on Start, Resume, a background window or Half price via
+        Batch, or a run a restart takes up) with a moving progress message; then pause, or summarise.
 
-        With `batch` the rows go through the Batch API; a run with batches sent before waits for them (after a
-        restart too) rather than judge their rows again.
+        At Tier.BATCH the rows go through the Batch API, at a background tier in the Responses API's background mode;
+        a run with batches or background requests sent before waits for them (after a restart too) rather than judge
+        their rows again.
         """
         if run.id in self.active:
             return  # this process judges it already
@@ -159,7 +160,7 @@ class FileRuns:
             return
         await self._judged(face, self._request(face, panel, run, limits=await self.limits_of(share), agreed=True,
                                                past_budget=run.id in self.past_budget,
-                                               tier=Tier.BATCH if batch else Tier.LIVE))
+                                               tier=tier))
 
     def _request(self, face: _FileFace, panel: Panel, rows: Rows | Run, **fields: Any) -> Request:
         """What a shared file asks the engine: RESUMABLE runs judged CONCURRENCY rows at a time, Cancel stopping
@@ -242,9 +243,10 @@ class FileRuns:
         await self.ctx.db(move_share, share_id=share.id, to=ShareState.PAUSED, owner=None,
                           note="waiting for Start: " + (over or f"estimate {estimate.cost_text()}"))
         batch = estimate.through_batch(self.ctx.bench.prices.batch_share)
+        windows = self.ctx.bench.judge.api == "responses"  # background windows: the Responses API's alone
         await self.ctx.say.edit(share.channel_id, share.progress_ts,
                                 budget_view.cost_question(question.run, rubric.title, estimate, over_budget=over,
-                                                          batch=batch),
+                                                          batch=batch, windows=windows),
                                 what="a cost question")
 
     async def may_start(self, share: SharedFile, run: Run, rubric: Rubric, user: str) -> str | None:

@@ -12,7 +12,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 
 from bot.errors import RunBusy
 from bot.records import RunState, ShareState
-from bot.runs import held_elsewhere
+from bot.runs import Tier, held_elsewhere
 from bot.slack.context import Context
 from bot.slack.files import is_table
 from bot.slack.flows import file_summary
@@ -22,6 +22,7 @@ from bot.slack.listeners.clicks import OTHER_WORKSPACE, made_here
 from bot.slack.text import escape
 from bot.slack.views import file_run as view
 from bot.slack.views.blocks import notice
+from bot.slack.views.file_run import BACKGROUND_RUN
 from bot.store import SharedFile, get_run, get_share, move_share, process_name, request_cancel, share_of_run, update_run
 
 log = logging.getLogger(__name__)
@@ -139,15 +140,24 @@ class FileListener:
         """Resume a paused run (after its quota or key problem is fixed, or Start under its estimate), in the same
         progress message."""
         await ack()
-        await self._go_on(body, action, batch=False)
+        await self._go_on(body, action, Tier.LIVE)
 
     async def on_batch(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         """Half price via Batch under a file's estimate: its rows sent through the Batch API, waited for."""
         await ack()
-        await self._go_on(body, action, batch=True)
+        await self._go_on(body, action, Tier.BATCH)
 
-    async def _go_on(self, body: dict[str, Any], action: dict[str, Any], *, batch: bool) -> None:
-        """Judge a paused run again, live or through the Batch API, once the click is known to be allowed."""
+    async def on_background(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A background window under a file's estimate (the button's action id ends with "2h" or "8h"): its rows
+        asked in the Responses API's background mode, polled until answered."""
+        await ack()
+        window = str(action.get("action_id", "")).removeprefix(BACKGROUND_RUN)
+        tier = Tier.BACKGROUND_2H if window == Tier.BACKGROUND_2H.value else Tier.BACKGROUND_8H
+        await self._go_on(body, action, tier)
+
+    async def _go_on(self, body: dict[str, Any], action: dict[str, Any], tier: Tier) -> None:
+        """Judge a paused run again at `tier` (live, a background window, the Batch API), once the click is known to
+        be allowed."""
         where = body.get("response_url")
         found = await self._run_share(body, action)
         if found is None:
@@ -171,7 +181,7 @@ class FileListener:
 
         async def resume() -> None:
             try:
-                await self.files.judge(share, run, rubric, batch=batch)
+                await self.files.judge(share, run, rubric, tier=tier)
             except RunBusy:
                 await self.ctx.say.tell(where, f"Run #{run.id} is being judged by another judgebot process.")
 

@@ -12,7 +12,7 @@ from bot.llm.prices import PriceTable
 from bot.runs.estimate import Estimate
 from bot.slack.text import escape
 from bot.slack.views.blocks import context, message, section, size
-from bot.slack.views.file_run import BATCH_RUN, CANCEL_RUN, RESUME_RUN
+from bot.slack.views.file_run import BACKGROUND_RUN, BATCH_RUN, CANCEL_RUN, RESUME_RUN
 from bot.slack.views.size_limits import MESSAGE_CHARS, MODEL_ROOM
 from bot.slack.views.table_block import NOTE_ROOM, Column, table, untrusted
 from bot.slack.views.table_block import text as cell
@@ -78,10 +78,11 @@ def budget_message(channel: str, month: str, spend: Spend, limits: CostLimits, d
 
 
 def cost_question(run: Run, title: str, estimate: Estimate, *, over_budget: str | None,
-                  batch: Estimate | None = None) -> dict[str, Any]:
-    """The estimate of a shared file, with Start, Half price via Batch (with the `batch` estimate, when the judge
-    can) and Cancel: asked when it is above the channel's threshold, or (`over_budget` says how) when it would take
-    the channel over its monthly budget, when only an admin may start it."""
+                  batch: Estimate | None = None, windows: bool = False) -> dict[str, Any]:
+    """The estimate of a shared file, with Start, a background window of 2 h or 8 h (with `windows`, when the judge
+    asks through the Responses API), Half price via Batch (with the `batch` estimate, when the judge can) and Cancel:
+    asked when it is above the channel's threshold, or (`over_budget` says how) when it would take the channel over
+    its monthly budget, when only an admin may start it."""
     name = escape(run.source_name or "the file")
     lead = f":moneybag: {escape(estimate.text()[0].upper() + estimate.text()[1:])} to judge *{name}* ({escape(title)})."
     why = (f"It would take this channel over its monthly budget: {over_budget}. An admin can start it anyway."
@@ -95,6 +96,13 @@ def cost_question(run: Run, title: str, estimate: Estimate, *, over_budget: str 
         choices.insert(1, ButtonElement(text="Half price via Batch (results within 24 h)", action_id=BATCH_RUN,
                                         value=str(run.id)))
         why += f" Through the Batch API: {escape(batch.cost_text())}, results within 24 hours."
+    if windows:
+        live = estimate.tier_costs.get("live")
+        for window in ("8h", "2h"):  # inserted after Start: 2 h, then 8 h
+            cost = estimate.tier_costs.get(window)
+            off = f", {1 - cost / live:.0%} off" if cost is not None and live else ""
+            choices.insert(1, ButtonElement(text=f"Within {window[:-1]} h{off}", action_id=BACKGROUND_RUN + window,
+                                            value=str(run.id)))
     if (by_tier := estimate.tier_text()) is not None:
         why += f"\nBy tier: {escape(by_tier)}."
     blocks: list[Block] = [section(f"{lead}\n{why}"), context(f"Replies sized from {escape(estimate.reply_basis)}; "

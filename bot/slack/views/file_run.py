@@ -146,6 +146,7 @@ def progress(run: Run, rubric_title: str, event: Progress | None, who: str | Non
 
 
 BATCH_RUN = "judgebot_run_batch"
+BACKGROUND_RUN = "judgebot_run_background_"  # + the window: "2h" or "8h"
 
 
 def paused(run: Run, rubric_title: str, done: int, total: int, reason: str) -> dict[str, Any]:
