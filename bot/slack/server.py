@@ -194,12 +194,11 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0", view: ViewOf |
 
 def _mount_view(parent: web.Application, view_app: web.Application) -> None:
     """The view's pages under VIEW_PATH of `parent` (VIEW_PATH itself leads to them)."""
-    parent.add_subapp(VIEW_PATH, view_app)
-
     async def to_view(_request: web.Request) -> web.StreamResponse:
         raise web.HTTPFound(VIEW_PATH + "/")
 
-    parent.router.add_get(VIEW_PATH, to_view)
+    parent.router.add_get(VIEW_PATH, to_view)  # before the view's own: its prefix would take this path too
+    parent.add_subapp(VIEW_PATH, view_app)
 
 
 async def _serve_view_alone(view_app: web.Application, port: int) -> tuple[web.AppRunner, int]:
