@@ -120,7 +120,8 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0", view: ViewOf |
     installations = installation_store(install[0], store, sealer) if install else None
     watch = await asyncio.to_thread(remembered_shutdowns, JudgeWatch.from_settings(settings), store)
     ctx = Context(store=store, rubrics=rubrics, bench=open_bench(settings), home=home, installations=installations,
-                  review_sample_rate=settings.review_sample_rate, watch=watch)
+                  review_sample_rate=settings.review_sample_rate, watch=watch,
+                  view_url=settings.view_url)
     # The judges' shutdown dates as their endpoints list them, for App Home, stats and the digest: once a day.
     ctx.tasks.spawn(read_shutdowns_daily(watch, store, [ctx.bench.judge, *ctx.bench.jury]),
                     "reading the judge endpoints' shutdown dates", interruptible=True)

@@ -34,6 +34,7 @@ from bot.slack.views.size_limits import (
 )
 from bot.slack.views.table_block import NOTE_ROOM, Column, Table, table, untrusted
 from bot.slack.views.table_block import text as cell
+from bot.slack.views.view_links import run_link
 from bot.store import Run
 from bot.trust.file_labels import FileLabels
 from bot.trust.labels import ambiguity_text, unknown_text
@@ -262,10 +263,11 @@ def label_notes(labels: FileLabels) -> list[str]:
 
 def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
                  labels: FileLabels | None = None, review: SentToReview | None = None,
-                 models: tuple[str, str, ModelComparison] | None = None, warnings: Sequence[str] = ()) -> dict[str, Any]:
+                 models: tuple[str, str, ModelComparison] | None = None, warnings: Sequence[str] = (), *,
+                 view_url: str | None = None) -> dict[str, Any]:
     """The end of a run: counts, pass rate, criteria, tags, models, samples and unsure rows, the judge against the
     file's labels, the rows sent to review, lowest rows, problems, tokens and cost; `warnings` (such as its judges'
-    coming shutdown) under its header."""
+    coming shutdown) under its header; with `view_url` (VIEW_URL), a link to the run in the web view."""
     malformed, pending = summary.counts[RowState.MALFORMED], summary.counts[RowState.PENDING]
     invalid = summary.counts[RowState.INVALID]
     counts = [f"*Rows*\n{summary.rows:,}", f"*Scored*\n{summary.scored:,}",
@@ -309,7 +311,7 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
         head.append(section("*Lowest-scoring rows*\n" + "\n".join(low)))
     reused = f"{summary.from_history:,} rows reused from the history (not billed)" if summary.from_history else ""
     guess = summary.estimate_text()
-    footer = context(f"{summary.tokens_in + summary.tokens_out:,} tokens ({summary.tokens_in:,} in · "
+    footer = context(run_link(view_url, run.id), f"{summary.tokens_in + summary.tokens_out:,} tokens ({summary.tokens_in:,} in · "
                      f"{summary.tokens_out:,} out)", escape(summary.cost_text()), escape(guess) if guess else "",
                      summary.identical_text() or "", reused, f"judge `{escape(run.judge_model)}`",
                      f"{escape(rubric.name)} {escape(rubric.version)}", f"every row is in {escape(results_name)}",
