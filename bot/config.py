@@ -210,7 +210,8 @@ class Settings(BaseSettings):
         if value is None or not value.strip():
             return None
         parts = urlsplit(value.strip())
-        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        if (parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment
+                or any(char in value.strip() for char in " <>|\"'")):  # it goes into Slack's links and pages' hrefs
             raise ValueError(f"{value!r} is not the web view's base URL: write it like "
                              "https://judgebot.example.com/view")
         return value.strip().rstrip("/")
