@@ -146,6 +146,13 @@ class Settings(BaseSettings):
     mcp_allowed_hosts: str = Field("", description="Comma-separated Host headers `judgebot mcp --http` answers on a "
                                    "loopback address besides this machine's own: the public name a TLS proxy passes "
                                    "on (judgebot.example.com), as Slackbot reaches it.")
+    view_url: str | None = Field(None, description="The public base URL of the web view, as people open it "
+                                 "(https://judgebot.example.com/view: `judgebot serve` mounts it at /view). Set, cards, "
+                                 "summaries and digests link to it (\"Open in judgebot\"), and with the OAuth install "
+                                 "people sign in with Slack there (its /signin/callback among the app's Redirect URLs).")
+    view_port: int | None = Field(None, ge=0, le=65535, description="Socket Mode: the port `judgebot serve` also "
+                                  "serves the web view on, at http://127.0.0.1:VIEW_PORT/view (this machine only). "
+                                  "Unset: no view in Socket Mode (HTTP mode mounts it at /view on PORT).")
     retention_days: int | None = Field(None, ge=1, description="Days judgments keep their texts (question, reference, "
                                        "answers, the judge's reasoning, notes); their figures stay. Unset: kept.")
     judgebot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level.")
@@ -201,6 +208,18 @@ class Settings(BaseSettings):
                              "https://api.openai.com/v1")
         return value.strip() if value else value
 
+    @field_validator("view_url")
+    @classmethod
+    def _view_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if (parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment
+                or any(char in value.strip() for char in " <>|\"'")):  # it goes into Slack's links and pages' hrefs
+            raise ValueError(f"{value!r} is not the web view's base URL: write it like "
+                             "https://judgebot.example.com/view")
+        return value.strip().rstrip("/")
+
     @field_validator("slack_api_url")
     @classmethod
     def _trailing_slash(cls, value: str) -> str:
@@ -234,6 +253,12 @@ class Settings(BaseSettings):
         if wrong:
             raise SetupError(HALF_OAUTH.format(what=", ".join(wrong)))
         return client_id, client_secret
+
+    def view_sign_in(self) -> tuple[str, str] | None:
+        """(client id, client secret) of Sign in with Slack for the web view: the OAuth install's, when VIEW_URL says
+        where people open the view; else None (the view then answers only this machine)."""
+        install = self.oauth_install()
+        return install if install is not None and self.view_url else None
 
     def bot_token(self) -> str:
         """The one SLACK_BOT_TOKEN, or SetupError saying it is missing or is not a bot token."""

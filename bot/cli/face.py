@@ -157,6 +157,8 @@ def show_end(ctx: Context, ended: Ended, rubric: Rubric, out: Path) -> int:
     else:
         assert end.summary is not None
         show_summary(console, run, rubric, end.summary, end.results)
+        if ctx.settings.view_url:
+            console.print(f"Open in judgebot: {ctx.settings.view_url}/runs/{run.id}", highlight=False, markup=False)
         show_shutdowns(ctx, end.shutdowns)
         if end.labels is not None and end.labels.any:
             show_file_labels(console, end.labels)

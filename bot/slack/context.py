@@ -148,6 +148,7 @@ class Context:
     installations: AsyncInstallationStore | None = None  # OAuth: the workspaces' bot tokens
     pinned: Workspace | None = None  # a copy speaking through its own messenger (`speaking_through`)
     review_sample_rate: float = 0.05  # REVIEW_SAMPLE_RATE: the share of a file's rows sent to review at random
+    view_url: str | None = None  # VIEW_URL: where people open the web view ("Open in judgebot" links); None: no links
     watch: JudgeWatch = field(default_factory=JudgeWatch)  # the configured judges and their shutdown dates
     revisions: dict[str, Rubric] = field(default_factory=dict)  # channels' revisions of rubrics, by hash
     tasks: Supervisor = field(default_factory=Supervisor)

@@ -7,6 +7,7 @@ import gc
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -30,14 +31,21 @@ from bot.slack.flows.file_run import FileLimits, FileRuns
 from bot.slack.flows.review_nudge import ReviewNudges
 from bot.slack.flows.step_end import recover_steps
 from bot.slack.http_mode import events_handler, install_handler
+from bot.slack.mcp_identity import SlackReach
 from bot.slack.messenger import BAD_BOT_TOKEN, Messenger, make_web_client, slack_call
 from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH, installation_store, oauth_settings, sealing_warnings
 from bot.slack.retention import DailyRetention
 from bot.store import Sealer, Store, all_revisions, unfinished_runs, unfinished_shares
 
+if TYPE_CHECKING:
+    from bot.rubric import RubricSet
+
 log = logging.getLogger(__name__)
 
-EVENTS_PATH, HEALTH_PATH = "/slack/events", "/health"
+EVENTS_PATH, HEALTH_PATH, VIEW_PATH = "/slack/events", "/health", "/view"
+ViewOf = Callable[[Store, "RubricSet", SlackReach | None], web.Application]
+"""The web view over the bot's history (bot.view, composed by the command line), given, with the OAuth install, how
+Slack says which channels a person is in."""
 DRAIN_SECONDS = 20.0
 BAD_APP_TOKEN = (
     "Slack does not accept SLACK_APP_TOKEN ({error}). It is the app-level token (xapp-...) with the "
@@ -60,6 +68,8 @@ class RunningBot:
     deliveries: Deliveries | None = None
     _runner: web.AppRunner | None = None
     _socket: AsyncSocketModeHandler | None = None
+    view_at: str | None = None  # where the web view answers ("/view on port 3000", or its own URL in Socket Mode)
+    _view_runner: web.AppRunner | None = None
     retention: DailyRetention | None = None  # with RETENTION_DAYS
     warnings: list[str] = field(default_factory=list)  # said once at start (a renamed setting, unencrypted tokens)
 
@@ -76,6 +86,8 @@ class RunningBot:
             await self._socket.close_async()
         if self._runner is not None:
             await self._runner.cleanup()
+        if self._view_runner is not None:
+            await self._view_runner.cleanup()
         await self.context.tasks.interrupt()  # file runs go on after the restart, from where they stopped
         await self.context.tasks.drain(drain)
         await self.context.judge.aclose()
@@ -83,8 +95,9 @@ class RunningBot:
         # returns it there. They are closed at exit, once those threads are done (bot.store.connections.closed_at_exit).
 
 
-async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
-    """Check the settings and tokens, open the history, and start taking Slack's requests."""
+async def start_bot(settings: Settings, *, host: str = "0.0.0.0", view: ViewOf | None = None) -> RunningBot:
+    """Check the settings and tokens, open the history, and start taking Slack's requests; with `view`, serve the web
+    view too: at /view in HTTP mode, on VIEW_PORT (this machine only) in Socket Mode."""
     bot_token, app_token, secret = settings.slack_tokens()
     install = settings.oauth_install()  # many workspaces: no one bot token, each found per request
     sealer = Sealer(settings.secrets_keys)  # a SECRETS_KEY that is not a key refuses the bot before anything starts
@@ -107,7 +120,8 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     installations = installation_store(install[0], store, sealer) if install else None
     watch = await asyncio.to_thread(remembered_shutdowns, JudgeWatch.from_settings(settings), store)
     ctx = Context(store=store, rubrics=rubrics, bench=open_bench(settings), home=home, installations=installations,
-                  review_sample_rate=settings.review_sample_rate, watch=watch)
+                  review_sample_rate=settings.review_sample_rate, watch=watch,
+                  view_url=settings.view_url)
     # The judges' shutdown dates as their endpoints list them, for App Home, stats and the digest: once a day.
     ctx.tasks.spawn(read_shutdowns_daily(watch, store, [ctx.bench.judge, *ctx.bench.jury]),
                     "reading the judge endpoints' shutdown dates", interruptible=True)
@@ -126,13 +140,22 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
         installations=installations)
     app = build_app(ctx, parts, signing_secret=secret, digest_settings=digest_settings,
                     form_secret=secret or app_token or "", oauth=oauth)
+    reach = None if installations is None else SlackReach(secret or "", settings.slack_api_url,
+                                                            installations=installations)
+    view_app = None if view is None else view(store, rubrics, reach)
     if app_token:
+        view_runner, view_at = None, None
+        if view_app is not None and settings.view_port is not None:
+            view_runner, view_port = await _serve_view_alone(view_app, settings.view_port)
+            view_at = f"http://127.0.0.1:{view_port}{VIEW_PATH}/ (this machine only)"
         socket = AsyncSocketModeHandler(app, app_token)
         await socket.connect_async()
         running = RunningBot("socket", 0, str(auth.get("team")), ctx, parts.files, parts.digests, parts.nudges,
-                             parts.deliveries, _socket=socket)
+                             parts.deliveries, _socket=socket, view_at=view_at, _view_runner=view_runner)
     else:
         web_app = web.Application()
+        if view_app is not None:
+            _mount_view(web_app, view_app)
         web_app.router.add_post(EVENTS_PATH, events_handler(app, secret or ""))
         if oauth is not None:  # the installer's browser: not signed by Slack, the OAuth state is checked instead
             web_app.router.add_get(INSTALL_PATH, install_handler(app))
@@ -150,6 +173,8 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
         team = str(auth.get("team") or "every workspace that installs it at " + INSTALL_PATH)
         running = RunningBot("http", runner.addresses[0][1], team, ctx, parts.files, parts.digests,
                              parts.nudges, parts.deliveries, _runner=runner)
+        if view_app is not None:
+            running.view_at = f"{VIEW_PATH}/ on port {running.port}"
     running.warnings = warnings
     recover_cards(ctx, left_over)
     recover_steps(ctx)
@@ -168,6 +193,30 @@ async def start_bot(settings: Settings, *, host: str = "0.0.0.0") -> RunningBot:
     return running
 
 
+def _mount_view(parent: web.Application, view_app: web.Application) -> None:
+    """The view's pages under VIEW_PATH of `parent` (VIEW_PATH itself leads to them)."""
+    async def to_view(_request: web.Request) -> web.StreamResponse:
+        raise web.HTTPFound(VIEW_PATH + "/")
+
+    parent.router.add_get(VIEW_PATH, to_view)  # before the view's own: its prefix would take this path too
+    parent.add_subapp(VIEW_PATH, view_app)
+
+
+async def _serve_view_alone(view_app: web.Application, port: int) -> tuple[web.AppRunner, int]:
+    """The view at http://127.0.0.1:port/view (Socket Mode has no HTTP server of its own); the runner and its port."""
+    parent = web.Application()
+    _mount_view(parent, view_app)
+    runner = web.AppRunner(parent, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+    except OSError as err:
+        await runner.cleanup()
+        raise SetupError(f"Cannot serve the web view on port {port} ({err.strerror or err}). Set VIEW_PORT to a free "
+                         "port, or unset it.") from None
+    return runner, runner.addresses[0][1]
+
+
 def _health(store: Store) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def health(_request: web.Request) -> web.Response:
         try:
@@ -179,9 +228,10 @@ def _health(store: Store) -> Callable[[web.Request], Awaitable[web.Response]]:
     return health
 
 
-async def serve(settings: Settings, stop: asyncio.Event, announce: Callable[[RunningBot], None]) -> None:
-    """Run the bot until `stop` is set; `announce` says where it listens once it does."""
-    running = await start_bot(settings)
+async def serve(settings: Settings, stop: asyncio.Event, announce: Callable[[RunningBot], None], *,
+                view: ViewOf | None = None) -> None:
+    """Run the bot (and the web view `view`) until `stop` is set; `announce` says where it listens once it does."""
+    running = await start_bot(settings, view=view)
     gc.freeze()  # everything loaded so far lives as long as the bot: keep it out of the collector's full passes
     gc.enable()  # (the command line holds the collector off while it starts)
     try:

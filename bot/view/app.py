@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from bot.config import Settings
-from bot.view.context import RUBRICS, SETTINGS, STORE, VIEWER_FOR, viewer_of
+from bot.view.context import RUBRICS, SETTINGS, STORE, VIEWER_FOR, base_of, viewer_of
 from bot.view.pages import calibration, compare, review, rows, runs, trend
-from bot.view.security import HOSTS, SESSIONS, own_host, secure_headers, signed_session
+from bot.view.security import HOSTS, SESSIONS, loopback_only, own_host, secure_headers, signed_session
 from bot.view.session import Sessions
 from bot.view.templates import ENVIRONMENT, environment
 from bot.view.viewer import ViewerFor, local_viewer
@@ -20,21 +20,28 @@ from bot.view.viewer import ViewerFor, local_viewer
 if TYPE_CHECKING:
     from bot.rubric import RubricSet
     from bot.store import Store
+    from bot.view.signin import SignIn
 
 STYLESHEET = "view.css"
 
 
 def make_view_app(settings: Settings, store: Store, *, rubrics: RubricSet | None = None,
                   viewer_for_request: ViewerFor = local_viewer, sessions: Sessions | None = None,
-                  allowed_hosts: frozenset[str] | None = None) -> web.Application:
+                  allowed_hosts: frozenset[str] | None = None, sign_in: SignIn | None = None,
+                  local_only: bool = False) -> web.Application:
     """The view over `store`: every page shows what `viewer_for_request` says the request's person may see (default:
     the person at this machine, every channel). `allowed_hosts`: the Host names it answers to (None: any; `judgebot
-    view` on loopback gives the loopback names). `sessions`: signs its cookies (default: from SECRETS_KEY)."""
+    view` on loopback gives the loopback names). `sessions`: signs its cookies (default: from SECRETS_KEY).
+    `sign_in`: Sign in with Slack, whose signed-in person is the viewer of every page (nobody: to /signin).
+    `local_only`: refuse, with 403 and a sentence, every request that does not come straight from this machine."""
     if rubrics is None:
         from bot.rubric import load_rubrics
 
         rubrics = load_rubrics(settings.rubrics_dir)
-    app = web.Application(middlewares=[own_host, signed_session, viewer_of], client_max_size=64 * 1024)
+    if sign_in is not None:
+        viewer_for_request = sign_in.viewer
+    middlewares = [loopback_only] if local_only else []
+    app = web.Application(middlewares=[*middlewares, own_host, signed_session, viewer_of], client_max_size=64 * 1024)
     app[SETTINGS], app[STORE], app[RUBRICS], app[VIEWER_FOR] = settings, store, rubrics, viewer_for_request
     app[SESSIONS] = sessions or Sessions.from_settings(settings)
     app[HOSTS] = allowed_hosts
@@ -53,11 +60,13 @@ def make_view_app(settings: Settings, store: Store, *, rubrics: RubricSet | None
     app.router.add_get("/review/cases/{case_id:[0-9]+}", review.case_page, name="review_case")
     app.router.add_post("/review/cases/{case_id:[0-9]+}/label", review.label_case_form, name="review_label")
     app.router.add_post("/review/cases/{case_id:[0-9]+}/skip", review.skip_case_form, name="review_skip")
+    if sign_in is not None:
+        sign_in.routes(app)
     return app
 
 
 async def _home(request: web.Request) -> web.StreamResponse:
-    raise web.HTTPFound("/runs")
+    raise web.HTTPFound(base_of(request) + "/runs")
 
 
 async def _stylesheet(request: web.Request) -> web.StreamResponse:

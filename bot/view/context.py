@@ -21,16 +21,30 @@ VIEWER_FOR: web.AppKey[ViewerFor] = web.AppKey("viewer_for")
 VIEWER: web.RequestKey[Viewer] = web.RequestKey("viewer", Viewer)
 SIGN_IN = ("Sign in to see judgebot's history: this view shows a person the judgments of the channels they are "
            "in.")
+PUBLIC = frozenset({"stylesheet", "signin", "signin_callback", "signout"})  # routes anyone may reach, signed in or not
+SIGN_IN_ROUTE = "signin"
 
 
 @web.middleware
 async def viewer_of(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Who makes the request, for every page (nobody: 401 with a sentence saying so)."""
+    """Who makes the request, for every page but the PUBLIC ones (nobody: to the sign-in page when there is one, else
+    401 with a sentence saying so)."""
+    route = request.match_info.route.name
+    if route in PUBLIC:
+        return await handler(request)
     viewer = await request.app[VIEWER_FOR](request)
     if viewer is None:
+        if request.method == "GET" and SIGN_IN_ROUTE in request.app.router.named_resources():
+            raise web.HTTPFound(base_of(request) + "/signin")
         raise web.HTTPUnauthorized(text=SIGN_IN)
     request[VIEWER] = viewer
     return await handler(request)
+
+
+def base_of(request: web.Request) -> str:
+    """The path the view is mounted at ("" at the root of its own site, "/view" inside `judgebot serve`'s): every
+    link and redirect starts with it."""
+    return request.app.router["home"].canonical.rstrip("/")
 
 
 def viewer(request: web.Request) -> Viewer:

@@ -4,6 +4,7 @@ nothing), a signed session, and on every POST that session's CSRF token."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -47,6 +48,29 @@ async def own_host(request: web.Request, handler: Handler) -> web.StreamResponse
     hosts = request.app[HOSTS]
     if hosts is not None and host_name(request.host or "") not in hosts:
         raise web.HTTPMisdirectedRequest(text="This judgebot view answers only at its own address.")
+    return await handler(request)
+
+
+PROXIED = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-IP")  # a proxy passes on another's request
+LOCAL_ONLY = ("This judgebot view answers only on the machine it runs on: without Sign in with Slack configured it "
+              "would show every channel's judgments to anyone. Open it on that machine (or through an SSH tunnel), or "
+              "set up Sign in with Slack (VIEW_URL with the OAuth install; docs/view.md).")
+
+
+def from_this_machine(request: web.Request) -> bool:
+    """Whether the request comes straight from this machine: a loopback peer that no proxy passed it on for."""
+    try:
+        peer = ipaddress.ip_address((request.remote or "").split("%")[0])
+    except ValueError:  # no address (a Unix socket is not how the view is served)
+        return False
+    return peer.is_loopback and not any(name in request.headers for name in PROXIED)
+
+
+@web.middleware
+async def loopback_only(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A request from another machine (or passed on by a proxy) is refused with 403 and a sentence."""
+    if not from_this_machine(request):
+        raise web.HTTPForbidden(text=LOCAL_ONLY)
     return await handler(request)
 
 

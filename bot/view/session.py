@@ -83,6 +83,10 @@ class Sessions:
         """The token the forms of this session carry."""
         return _b64(hmac.new(self._key, f"csrf|{session.id}".encode("ascii"), hashlib.sha256).digest())
 
+    def mac(self, purpose: str, value: str) -> str:
+        """A tag of `value` for one `purpose` under the sessions' key (a sign-in's state and nonce)."""
+        return _b64(hmac.new(self._key, f"{purpose}|{value}".encode(), hashlib.sha256).digest())
+
     def csrf_ok(self, session: Session | None, token: str | None) -> bool:
         """Whether `token` is this session's CSRF token."""
         return session is not None and bool(token) and hmac.compare_digest(str(token), self.csrf_token(session))

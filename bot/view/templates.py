@@ -11,7 +11,7 @@ import jinja2
 from aiohttp import web
 
 from bot.figures import money, percent
-from bot.view.context import VIEWER
+from bot.view.context import VIEWER, base_of
 from bot.view.security import csrf_token
 from bot.view.session import CSRF_FIELD
 
@@ -40,8 +40,11 @@ def query(base: dict[str, Any], **changes: Any) -> str:
 
 
 def render(request: web.Request, name: str, *, status: int = 200, **context: Any) -> web.Response:
-    """The page `name` for this request, with what every page shows (who looks, the CSRF token of its forms)."""
+    """The page `name` for this request, with what every page shows (who looks, the CSRF token of its forms, `base`:
+    the path the view is mounted at, which every link starts with)."""
     template = request.app[ENVIRONMENT].get_template(name)
+    base = base_of(request)
     text = template.render(viewer=request.get(VIEWER), csrf_field=CSRF_FIELD, csrf=csrf_token(request),
-                           path=request.path, now=datetime.now(), query=query, **context)
+                           path=request.path, base=base, here=request.path.removeprefix(base), now=datetime.now(),
+                           query=query, **context)
     return web.Response(text=text, status=status, content_type="text/html", charset="utf-8")

@@ -196,7 +196,7 @@ async def current_card(ctx: Context, judgment: Judgment) -> Card:
     judges' coming shutdown, warned of as a file's summary does."""
     votes, samples, labels, judges = await ctx.db(_card_state, judgment=judgment)
     return result_card(judgment, ctx.rubric_of(judgment), votes=votes, samples=samples, labels=labels,
-                       warnings=ctx.watch.warnings_of(judges, slack=True))
+                       warnings=ctx.watch.warnings_of(judges, slack=True), view_url=ctx.view_url)
 
 
 async def save_correction(ctx: Context, judgment: Judgment, rubric: Rubric, *, user_id: str, values: dict[str, Any],

@@ -88,6 +88,7 @@ class DigestPoster:
     team_id: str | None = None  # the workspace whose labels the digest counts (None: any)
     trust: TrustBar = TrustBar()
     watch: JudgeWatch = field(default_factory=JudgeWatch)  # the judges whose coming shutdown the digest names
+    view_url: str | None = None  # VIEW_URL: the digest links to the channel's trend in the web view
 
     async def post_weekly(self, team_id: str | None, channel_id: str, period: Period, *,
                           until: datetime | None = None) -> str | None:
@@ -135,7 +136,7 @@ class DigestPoster:
                                                  team_id=self.team_id, bar=self.trust)
         own = await asyncio.to_thread(judge_of_channel, self.store, team_id=self.team_id, channel_id=channel_id)
         digest.warnings = self.watch.warnings(own, slack=True)
-        message = digest_message(digest, self.rubrics, self.team_url, weekly=weekly)
+        message = digest_message(digest, self.rubrics, self.team_url, weekly=weekly, view_url=self.view_url)
         posted = await once_client(self.client).chat_postMessage(  # a dropped call is not sent again blindly
             channel=channel_id, unfurl_links=False, unfurl_media=False, **message,
             metadata={"event_type": DIGEST_EVENT, "event_payload": {"week": period.week, "weekly": weekly,
@@ -169,7 +170,7 @@ class WeeklyDigests:
         """The poster of the workspace acted for now (the request's, or the one `acting_for` names)."""
         ctx = self.ctx
         return DigestPoster(ctx.store, ctx.rubrics, ctx.client, ctx.team_url, ctx.team_id, self.settings.trust,
-                            ctx.watch)
+                            ctx.watch, ctx.view_url)
 
     async def start(self) -> None:
         """Start the schedule of every subscribed channel."""
@@ -205,7 +206,8 @@ async def post_from_terminal(settings: Settings, store: Store, rubrics: RubricSe
     found = await workspace_of(settings, store, channel_id, team_id=team_id)
     team = found.team_id
     watch = await asyncio.to_thread(remembered_shutdowns, JudgeWatch.from_settings(settings), store)
-    poster = DigestPoster(store, rubrics, found.client, found.url, team, TrustBar.from_settings(settings), watch)
+    poster = DigestPoster(store, rubrics, found.client, found.url, team, TrustBar.from_settings(settings), watch,
+                          settings.view_url)
     try:
         ts = await poster.post_weekly(team, channel_id, period)
     except SlackApiError as err:

@@ -133,7 +133,8 @@ async def _summary(ctx: Context, run: Run, rubric: Rubric, results: Path) -> tup
         return end.pairs.summary, card, chart
     summary = end.summary
     assert summary is not None, "a file's end has its summary"
-    card = view.summary_card(run, rubric, summary, results.name, end.labels, end.review, end.models, warnings)
+    card = view.summary_card(run, rubric, summary, results.name, end.labels, end.review, end.models, warnings,
+                             view_url=ctx.view_url)
     if summary.scored:
         title = f"{rubric.name} · {run.source_name or 'file'} · {summary.scored:,} scored rows"
         bands = {name: (figures.bands, figures.errors) for name, figures in summary.models.items()}

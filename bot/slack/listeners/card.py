@@ -234,7 +234,7 @@ class CardListener:
         except TimeoutError:
             await self.ctx.say.tell(body.get("response_url"), BUSY.format(button="Details"))
             return
-        view, cut = details_view(judgment, samples)
+        view, cut = details_view(judgment, samples, view_url=self.ctx.view_url)
         await self.ctx.client.views_open(trigger_id=body["trigger_id"], view=view)
         if cut and judgment.id not in self.details_posted and judgment.channel_id and judgment.message_ts:
             self.details_posted.add(judgment.id)  # once per judgment and process: a second click finds it there

@@ -118,7 +118,8 @@ class DigestCommands:
         digest = await self.ctx.db(build_digest, channel_id=command["channel_id"], period=period,
                                    team_id=command["team_id"], bar=self.digests.settings.trust)
         digest.warnings = await self.ctx.judge_warnings(command["team_id"], command["channel_id"])
-        message = digest_message(digest, self.ctx.rubrics, self.ctx.team_url, weekly=False, chart=False)
+        message = digest_message(digest, self.ctx.rubrics, self.ctx.team_url, weekly=False, chart=False,
+                                 view_url=self.ctx.view_url)
         await self.ctx.say.reply(command.get("response_url"), message)
 
     async def _last_days(self, command: dict[str, Any]) -> Period:

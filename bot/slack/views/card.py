@@ -40,6 +40,7 @@ from bot.slack.views.size_limits import (
     SECTION_LIMIT,
 )
 from bot.slack.views.verdict_fields import field_label, is_short, long_value, short_value, walk_fields
+from bot.slack.views.view_links import row_link
 from bot.store import Judgment, JudgmentSample, Label
 from bot.trust.labels import value_at
 
@@ -99,7 +100,7 @@ def _meta(judgment: Judgment) -> list[str]:
     return meta
 
 
-def _footer(judgment: Judgment) -> ContextBlock:
+def _footer(judgment: Judgment, view_url: str | None = None) -> ContextBlock:
     tokens = judgment.tokens_in + judgment.tokens_out
     return context(
         f"judge `{escape(judgment.judge_model)}`" + (f" · effort {escape(judgment.reasoning_effort)}"
@@ -110,6 +111,7 @@ def _footer(judgment: Judgment) -> ContextBlock:
         f"{judgment.latency_ms / 1000:.1f} s" if judgment.latency_ms else "",
         "reused from an earlier identical judgment" if judgment.cached_from else "",
         f"#{judgment.id}",
+        row_link(view_url, judgment.id),
     )
 
 
@@ -189,18 +191,19 @@ def corrections_line(judgment: Judgment, labels: Sequence[Label]) -> str:
 
 def result_card(judgment: Judgment, rubric: Rubric | None, *, votes: tuple[int, int] = (0, 0),
                 samples: Sequence[JudgmentSample] = (), labels: Sequence[Label] = (),
-                warnings: Sequence[str] = ()) -> Card:
+                warnings: Sequence[str] = (), view_url: str | None = None) -> Card:
     """The card of a judgment: a scored one shows its scores, how its samples went and people's corrections;
-    anything else is an error card. `warnings` (such as its judge's coming shutdown) are shown under its headline.
+    anything else is an error card. `warnings` (such as its judge's coming shutdown) are shown under its headline;
+    with `view_url` (VIEW_URL), its footer links to the row in the web view.
 
     Long texts get shorter cuts until the whole card fits in one message; what is cut goes to the thread.
     """
     if judgment.status != RowState.SCORED:
-        return error_card(judgment, rubric, warnings)
+        return error_card(judgment, rubric, warnings, view_url=view_url)
     lines = (samples_line(judgment, samples), corrections_line(judgment, labels))
     limit = SECTION_LIMIT
     while True:
-        parts = _Parts.of(judgment, rubric, votes, limit, lines, warnings)
+        parts = _Parts.of(judgment, rubric, votes, limit, lines, warnings, view_url)
         if parts.fits() or limit == MIN_TEXT:
             return parts.card(judgment, rubric)
         limit = max(MIN_TEXT, limit * 2 // 3)
@@ -218,7 +221,7 @@ class _Parts:
 
     @classmethod
     def of(cls, judgment: Judgment, rubric: Rubric | None, votes: tuple[int, int], limit: int,
-           lines: tuple[str, str] = ("", ""), warnings: Sequence[str] = ()) -> _Parts:
+           lines: tuple[str, str] = ("", ""), warnings: Sequence[str] = (), view_url: str | None = None) -> _Parts:
         short: list[str] = []
         long: list[tuple[Block, tuple[str, str] | None]] = []
         for path, value, spec in walk_fields(judgment.output or {}, rubric.output if rubric else None):
@@ -239,7 +242,7 @@ class _Parts:
             head.append(alert(", ".join(escape(f) for f in judgment.flags)))
         overflow: list[tuple[str, str]] = []
         triple = _triple_sections(judgment, overflow, limit / SECTION_LIMIT)
-        tail: list[Block] = [_thumbs(judgment), _buttons(judgment, scored=True), _footer(judgment)]
+        tail: list[Block] = [_thumbs(judgment), _buttons(judgment, scored=True), _footer(judgment, view_url)]
         if any(votes):
             tail.append(context(f"People: :+1: {votes[0]} agree · :-1: {votes[1]} disagree"))
         if lines[1]:
@@ -276,7 +279,8 @@ class _Parts:
         return Card(text=fallback, blocks=blocks, overflow=[whole, *self.overflow])
 
 
-def error_card(judgment: Judgment, rubric: Rubric | None, warnings: Sequence[str] = ()) -> Card:
+def error_card(judgment: Judgment, rubric: Rubric | None, warnings: Sequence[str] = (), *,
+               view_url: str | None = None) -> Card:
     """A judgment that got no score: what went wrong and what to do, with a Retry button (and `warnings`, such as
     its judge's coming shutdown). Never a score."""
     title = rubric.title if rubric else judgment.rubric_name
@@ -297,7 +301,8 @@ def error_card(judgment: Judgment, rubric: Rubric | None, warnings: Sequence[str
         SectionBlock(text=MarkdownTextObject(text=f":warning: *{what}.*\n{reason}\n\n{todo}"),
                      fields=[MarkdownTextObject(text=f) for f in _meta(judgment)]),
         *warning_blocks(warnings), DividerBlock(), *_triple_sections(judgment, overflow),
-        *([_buttons(judgment, scored=False)] if judgment.status != RowState.MALFORMED else []), _footer(judgment),
+        *([_buttons(judgment, scored=False)] if judgment.status != RowState.MALFORMED else []),
+        _footer(judgment, view_url),
     ]
     return Card(text=escape(f"{title}: {what.lower()}"), blocks=blocks, overflow=overflow)
 

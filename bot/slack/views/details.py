@@ -13,6 +13,7 @@ from bot.records import RowState
 from bot.slack.text import code_block, escape, pieces, shown
 from bot.slack.views.blocks import Room, context, encoded_size, section, text_sections
 from bot.slack.views.size_limits import MODEL_ROOM, VIEW_BLOCKS, VIEW_BYTES
+from bot.slack.views.view_links import row_link
 from bot.store import Judgment, JudgmentSample
 
 SAMPLE_ERROR_ROOM = 300  # characters of a failed sample's error in the Details view
@@ -56,16 +57,18 @@ def details_text(judgment: Judgment, samples: Sequence[JudgmentSample]) -> str:
     return "\n".join([*lines, "", "The judge's reply:", judgment.raw_reply or ""])
 
 
-def details_view(judgment: Judgment, samples: Sequence[JudgmentSample] = ()) -> tuple[View, bool]:
+def details_view(judgment: Judgment, samples: Sequence[JudgmentSample] = (), *,
+                 view_url: str | None = None) -> tuple[View, bool]:
     """The Details modal, and whether it had to cut the samples or the reply (their whole text then goes to the
-    card's thread as `details_file`)."""
+    card's thread as `details_file`); with `view_url` (VIEW_URL), a link to the row in the web view."""
     raw = judgment.raw_reply or ""
     try:
         reply = json.dumps(json.loads(raw), ensure_ascii=False, indent=2)
     except ValueError:
         reply = raw
     intro = section(f"*{escape(judgment.rubric_name)}* {escape(judgment.rubric_version)} · judge "
-                    f"`{escape(judgment.judge_model)}`{_effort(judgment)} · judgment #{judgment.id} · status *{judgment.status}*")
+                    f"`{escape(judgment.judge_model)}`{_effort(judgment)} · judgment #{judgment.id} · status "
+                    f"*{judgment.status}*" + (f" · {link}" if (link := row_link(view_url, judgment.id)) else ""))
     blocks: list[Block] = [intro]
     room = Room(VIEW_BLOCKS - 3, VIEW_BYTES - VIEW_MARGIN - encoded_size(blocks))  # 3: the two notes and a spare
     if samples:

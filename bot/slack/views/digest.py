@@ -18,6 +18,7 @@ from bot.slack.views.mixed_verdicts import mixed_blocks
 from bot.slack.views.size_limits import HEADER_LIMIT, MESSAGE_CHARS, MODEL_ROOM
 from bot.slack.views.table_block import NOTE_ROOM, Cell, Column, Table, table, untrusted
 from bot.slack.views.table_block import text as cell
+from bot.slack.views.view_links import trend_link
 from bot.store import DigestSubscription
 from bot.trust.calibration import Agreement
 from bot.trust.calibration_texts import agreement_text
@@ -158,8 +159,9 @@ def title_of(digest: Digest, *, weekly: bool) -> str:
 
 
 def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, weekly: bool = True,
-                   chart: bool = True) -> dict[str, Any]:
-    """The digest as a channel message; a quiet period is one line."""
+                   chart: bool = True, view_url: str | None = None) -> dict[str, Any]:
+    """The digest as a channel message; a quiet period is one line. With `view_url` (VIEW_URL), a link to the
+    channel's weekly trend in the web view."""
     title = title_of(digest, weekly=weekly)
     channel = f"<#{digest.channel_id}>" if digest.channel_id else "the terminal"
     if digest.quiet:
@@ -198,7 +200,8 @@ def digest_message(digest: Digest, rubrics: RubricSet, team_url: str | None, *, 
     tail.append(context(("" if not digest.lines else
                          ":chart_with_upwards_trend: the trend of the last 8 weeks is in the thread" if chart else
                          "the trend chart comes with the posted digest"),
-                        "only judgments made in this channel", "`/judge digest` shows the schedule"))
+                        "only judgments made in this channel", "`/judge digest` shows the schedule",
+                        trend_link(view_url, digest.channel_id) if digest.channel_id else ""))
     found = lines_table(digest.lines, rubrics, room=MESSAGE_CHARS - size([*head, *tail]) - NOTE_ROOM)
     more = ("_{n} more model and rubric pair(s) not shown: `judgebot digest"
             + (f" --channel {digest.channel_id}" if digest.channel_id else "") + "` in a terminal lists them all._")

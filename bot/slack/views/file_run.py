@@ -34,6 +34,7 @@ from bot.slack.views.size_limits import (
 )
 from bot.slack.views.table_block import NOTE_ROOM, Column, Table, table, untrusted
 from bot.slack.views.table_block import text as cell
+from bot.slack.views.view_links import run_link
 from bot.store import Run
 from bot.trust.file_labels import FileLabels
 from bot.trust.labels import ambiguity_text, unknown_text
@@ -263,10 +264,11 @@ def label_notes(labels: FileLabels) -> list[str]:
 
 def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
                  labels: FileLabels | None = None, review: SentToReview | None = None,
-                 models: tuple[str, str, ModelComparison] | None = None, warnings: Sequence[str] = ()) -> dict[str, Any]:
+                 models: tuple[str, str, ModelComparison] | None = None, warnings: Sequence[str] = (), *,
+                 view_url: str | None = None) -> dict[str, Any]:
     """The end of a run: counts, pass rate, criteria, tags, models, samples and unsure rows, the judge against the
     file's labels, the rows sent to review, lowest rows, problems, tokens and cost; `warnings` (such as its judges'
-    coming shutdown) under its header."""
+    coming shutdown) under its header; with `view_url` (VIEW_URL), a link to the run in the web view."""
     malformed, pending = summary.counts[RowState.MALFORMED], summary.counts[RowState.PENDING]
     invalid = summary.counts[RowState.INVALID]
     counts = [f"*Rows*\n{summary.rows:,}", f"*Scored*\n{summary.scored:,}",
@@ -312,9 +314,10 @@ def summary_card(run: Run, rubric: Rubric, summary: Summary, results_name: str,
     guess = summary.estimate_text()
     thought = f", {summary.tokens_reasoning:,} of them reasoning" if summary.tokens_reasoning else ""
     effort = f" · effort {escape(effort_text)}" if (effort_text := summary.effort_text()) else ""
-    footer = context(f"{summary.tokens_in + summary.tokens_out:,} tokens ({summary.tokens_in:,} in · "
-                     f"{summary.tokens_out:,} out{thought})", escape(summary.cost_text()), escape(guess) if guess else "",
-                     summary.identical_text() or "", reused, f"judge `{escape(run.judge_model)}`{effort}",
+    footer = context(run_link(view_url, run.id), f"{summary.tokens_in + summary.tokens_out:,} tokens "
+                     f"({summary.tokens_in:,} in · {summary.tokens_out:,} out{thought})", escape(summary.cost_text()),
+                     escape(guess) if guess else "", summary.identical_text() or "", reused,
+                     f"judge `{escape(run.judge_model)}`{effort}",
                      f"{escape(rubric.name)} {escape(rubric.version)}", f"every row is in {escape(results_name)}",
                      f"columns {shown(summary.column_text, 500)[0]}" if summary.columns else "")
     problems = [section(f"• row {row} ({status}): {shown(reason, 400)[0]}")

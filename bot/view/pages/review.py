@@ -13,7 +13,7 @@ from bot.trust.labeling import label_case
 from bot.trust.labels import HumanValues, tag_order
 from bot.trust.review import REASONS, next_case
 from bot.trust.review_files import is_blind
-from bot.view.context import rubrics, store, viewer
+from bot.view.context import base_of, rubrics, store, viewer
 from bot.view.security import FORM
 from bot.view.templates import query, render
 from bot.view.viewer import TERMINAL
@@ -50,8 +50,8 @@ async def take_next(request: web.Request) -> web.StreamResponse:
     offered = next_case(store(request), team_id=ANY_TEAM if channel else None, channel_id=channel, user_id=who.user_id,
                         rubric_of=lambda made: loaded.exact(made.rubric_name, made.rubric_hash))
     if offered is None:
-        raise web.HTTPSeeOther("/review" + query({"channel": channel_param(channel), "empty": "1"}))
-    raise web.HTTPSeeOther(f"/review/cases/{offered.case.id}")
+        raise web.HTTPSeeOther(base_of(request) + "/review" + query({"channel": channel_param(channel), "empty": "1"}))
+    raise web.HTTPSeeOther(f"{base_of(request)}/review/cases/{offered.case.id}")
 
 
 def visible_case(request: web.Request) -> ReviewCase:
@@ -117,11 +117,11 @@ async def label_case_form(request: web.Request) -> web.StreamResponse:
         return _labeling(request, case, problem=f"A note holds at most {NOTE_LENGTH:,} characters.", status=400,
                          said=said)
     label_case(history, judgment, rubric, human, user_id=viewer(request).user_id, note=said["note"] or None)
-    raise web.HTTPSeeOther(f"/rows/{judgment.id}?saved=1")
+    raise web.HTTPSeeOther(f"{base_of(request)}/rows/{judgment.id}?saved=1")
 
 
 async def skip_case_form(request: web.Request) -> web.StreamResponse:
     """POST /review/cases/{id}/skip: the case goes to someone else (and back to this person tomorrow)."""
     case = visible_case(request)
     skip_case(store(request), case_id=case.id, user_id=viewer(request).user_id)
-    raise web.HTTPSeeOther("/review" + query({"channel": channel_param(case.channel_id)}))
+    raise web.HTTPSeeOther(base_of(request) + "/review" + query({"channel": channel_param(case.channel_id)}))

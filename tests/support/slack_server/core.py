@@ -75,6 +75,12 @@ class SlackCore(ThreadedServer):
         self.codes: dict[str, str] = {}
         self.team_tokens: dict[str, str] = {}
         self.orgs: set[str] = set()  # Enterprise Grid organisations that installed the app org-wide
+        # Sign in with Slack: who the authorize page signs in next (None: the person says no), the codes it gave,
+        # the tokens openid.connect.token issued (with their claims), and claims an ID token carries instead
+        self.signing_in: tuple[str, str] | None = None
+        self.oidc_codes: dict[str, dict] = {}
+        self.person_tokens: dict[str, dict] = {}
+        self.id_token_changes: dict[str, Any] | None = None
         self.caller_team = team_id  # the workspace of the call being answered
         self.calls: list[Call] = []
         self.users: dict[str, dict] = {
@@ -264,6 +270,10 @@ class SlackCore(ThreadedServer):
                                      headers=failure.headers)
         if method == "oauth.v2.access":  # the app's credentials, not a token
             return web.json_response(self._oauth_access(request, params))
+        if method == "openid.connect.token":  # Sign in with Slack: the app's credentials too
+            return web.json_response(self._openid_token(request, params))
+        if method == "openid.connect.userInfo":  # with the token Sign in with Slack gave a person
+            return web.json_response(self._openid_user_info(self._token(request, params)))
         token = call.token = self._token(request, params)
         if not token:
             return self._error("not_authed")
@@ -311,6 +321,14 @@ class SlackCore(ThreadedServer):
 
     def _oauth_access(self, request: web.Request, params: dict) -> dict:
         """oauth.v2.access (tests.support.slack_server.oauth answers it)."""
+        raise NotImplementedError
+
+    def _openid_token(self, request: web.Request, params: dict) -> dict:
+        """openid.connect.token (tests.support.slack_server.openid answers it)."""
+        raise NotImplementedError
+
+    def _openid_user_info(self, token: str) -> dict:
+        """openid.connect.userInfo (tests.support.slack_server.openid answers it)."""
         raise NotImplementedError
 
     def _channel_error(self, channel: str | None) -> str | None:

@@ -12,13 +12,14 @@ from tests.support.slack_server.conversations import ConversationMethods
 from tests.support.slack_server.files import FileMethods
 from tests.support.slack_server.functions import FunctionMethods
 from tests.support.slack_server.oauth import OAuthMethods
+from tests.support.slack_server.openid import OpenIDMethods
 from tests.support.slack_server.socket_mode import SocketMode
 from tests.support.slack_server.streams import StreamMethods
 from tests.support.slack_server.views import ViewMethods
 
 
 class FakeSlackServer(ChatMethods, StreamMethods, ConversationMethods, ViewMethods, FileMethods, AssistantMethods,
-                      FunctionMethods, OAuthMethods, SocketMode):
+                      FunctionMethods, OAuthMethods, OpenIDMethods, SocketMode):
     """Serves /api/{method}, /response/{key}, files (/files-pri/, /upload/) and Socket Mode (/link/) in a thread."""
 
     def routes(self, app: web.Application) -> None:
@@ -30,6 +31,7 @@ class FakeSlackServer(ChatMethods, StreamMethods, ConversationMethods, ViewMetho
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_get("/link/", self._link)
         app.router.add_get("/link", self._link)
+        self.openid_routes(app)
 
     def _handlers(self) -> dict[str, Callable[[dict], dict]]:
         return {
