@@ -29,7 +29,7 @@ RESERVED_WORDS = frozenset({
     "serve", "judge", "resume", "runs", "list", "check",  # judgebot COMMAND, judgebot rubrics list|check
     "samples", "judges", "label", "labels", "correct", "calibration", "budget", "batch",  # planned
     "review", "reviewers", "align", "compare",  # /judge review, judgebot review, align, compare
-    "mcp", "retention", "forget", "secrets",  # judgebot mcp, retention, forget, secrets
+    "mcp", "retention", "forget", "secrets", "view",  # judgebot mcp, retention, forget, secrets, view
 })
 # The judge is sent the reply's schema as "<name>_verdict", and OpenAI takes schema names of 64 characters at most.
 NAME_LIMIT = 64 - len("_verdict")

@@ -126,11 +126,14 @@ def reasoning_tokens(rubric: Rubric, judge: str, effort: Effort | None, store: S
 def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence[str], samples: int,
                   prices: PriceTable, store: Store | None = None, batch: bool = False,
                   windows: Sequence[ContextWindow | None] = (),
-                  efforts: Sequence[Effort | None] = (), background: str | None = None) -> Estimate:
+                  efforts: Sequence[Effort | None] = (), background: str | None = None,
+                  offers_windows: bool = True) -> Estimate:
     """The estimate of judging `triples` with the rubric, by each judge `samples` times; with `windows` (each judge's
     context window, None where not known), a row is left out for each judge whose window it overflows, as the
     judgment refuses it there before sending it. Each judge's reasoning (at its effort in `efforts`, or its own) is
-    counted as output; a row whose prompt is over a judge's long-prompt threshold is priced at that rate."""
+    counted as output; a row whose prompt is over a judge's long-prompt threshold is priced at that rate. The cost at
+    each tier is given beside it, the background windows only where they are offered (`offers_windows`: the judges
+    ask through the Responses API)."""
     fixed = prompt_tokens(rubric)
     room = room_for(rubric) if any(windows) else 0.0
     rows = too_long = 0
@@ -176,8 +179,8 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
     unpriced = [judge for judge, cost in costs.items() if cost is None]
     priced = [cost for cost in costs.values() if cost is not None]
     live = sum(priced) if priced else None  # every tier bills a share of the live price, long prompts included
-    tiers = {} if live is None else {tier: live * prices.share_of(tier)
-                                     for tier in ("live", *prices.background_shares, "batch")}
+    offered = ("live", *(prices.background_shares if offers_windows else ()), "batch")
+    tiers = {} if live is None else {tier: live * prices.share_of(tier) for tier in offered}
     cost = None if live is None else tiers["batch" if batch else background or "live"]
     return Estimate(rows=rows, samples=samples, judges=list(judges), tokens_in=tokens_in, tokens_out=tokens_out,
                     tokens_reasoning=tokens_reasoning, cost_usd=cost, unpriced=unpriced, reply_basis=basis,
@@ -202,7 +205,7 @@ def estimate_run(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch:
     sending = ToSend(RunJob(store, run, rubric, panel))
     estimate = estimate_rows(rubric, sending, judges=[client.model for client in panel.clients], samples=panel.samples,
                              prices=panel.prices, store=store, batch=batch, windows=() if batch else windows,
-                             background=background,
+                             background=background, offers_windows=all(client.api == "responses" for client in panel.clients),
                              efforts=[client.reasoning_effort or (client.rules.default if client.rules else None)
                                       for client in panel.clients])
     estimate = estimate.model_copy(update={"reused": sending.reused})

@@ -29,7 +29,8 @@ def show_estimate(console: Console, lead: str, estimate: Estimate) -> None:
     console.print(shown(f"{lead}: {estimate.text()}; replies sized from {estimate.reply_basis}{reasoning}, prompts "
                         "without the provider's cache discount."), highlight=False)
     if (tiers := estimate.tier_text()) is not None:
-        console.print(shown(f"By tier: {tiers} (--background 2h|8h, --batch)."), highlight=False)
+        flags = "--background 2h|8h, --batch" if "2h" in estimate.tier_costs else "--batch"
+        console.print(shown(f"By tier: {tiers} ({flags})."), highlight=False)
 
 
 def show_summary(console: Console, run: Run, rubric: Rubric, summary: Summary, out: Any) -> None:
