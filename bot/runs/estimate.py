@@ -181,7 +181,7 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
     live = sum(priced) if priced else None  # every tier bills a share of the live price, long prompts included
     offered = ("live", *(prices.background_shares if offers_windows else ()), "batch")
     tiers = {} if live is None else {tier: live * prices.share_of(tier) for tier in offered}
-    cost = None if live is None else tiers["batch" if batch else background or "live"]
+    cost = None if live is None else live * prices.share_of("batch" if batch else background or "live")
     return Estimate(rows=rows, samples=samples, judges=list(judges), tokens_in=tokens_in, tokens_out=tokens_out,
                     tokens_reasoning=tokens_reasoning, cost_usd=cost, unpriced=unpriced, reply_basis=basis,
                     reasoning_basis=[said for _, said in thought if said is not None], batch=batch, background=background,
