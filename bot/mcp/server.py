@@ -4,7 +4,6 @@ streamable HTTP (an agent presenting MCP_TOKEN, or Slackbot calling for a Slack 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -15,6 +14,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 
 from bot.errors import JudgebotError
+from bot.hosts import loopback
 from bot.mcp.arguments import JudgebotServer
 from bot.mcp.gate import PRESENTED, Gate, Once, Presented
 from bot.mcp.people import SlackReach, slack_caller
@@ -92,15 +92,6 @@ def build_server(tools: Tools, *, local: Caller, remote: Caller, http: bool = Fa
 
     return server
 
-
-def loopback(host: str) -> bool:
-    """Whether `host` is an address only this machine reaches (127.0.0.0/8, ::1, localhost)."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
-    except ValueError:  # a name, which may stand for any interface
-        return False
 
 
 async def serve_http(server: MCPServer, *, host: str, port: int, token: str | None, slack: SlackReach | None,

@@ -19,9 +19,9 @@ from bot.judge.prompt import build_messages, new_boundary, schema_name
 from bot.judge.samples import UNSURE_SPREAD
 from bot.llm.answers import RESUME, Completion, message_of
 from bot.llm.responses_api import Queued
-from bot.records import STALE_AFTER, RowState, RunState
+from bot.records import STALE_AFTER, RowState
 from bot.rubric import Rubric
-from bot.runs.batch import first_of, keep_beating
+from bot.runs.batch import first_of, keep_beating, waited_end
 from bot.runs.batch_lines import save_answers, save_screened, settle
 from bot.runs.job import RunJob
 from bot.runs.progress import Progress, RunOutcome
@@ -41,8 +41,6 @@ from bot.store import (
     triple_of,
     unsure_count,
     update_background,
-    update_run,
-    utcnow,
 )
 
 log = logging.getLogger(__name__)
@@ -92,14 +90,8 @@ async def judge_in_background(store: Store, run: Run, rubric: Rubric, panel: Pan
         reasons.append(str(err))
     finally:
         alive.cancel()
-        counts = await asyncio.to_thread(status_counts, store, run.id)
-        pending = counts.get(RowState.PENDING, 0)
-        status = RunState.CANCELLED if cancelled else RunState.PAUSED if pending else RunState.DONE
-        reason = "cancelled" if cancelled else "; ".join(dict.fromkeys(reasons)) if pending and reasons else (
-            "interrupted" if pending else None)
-        await asyncio.to_thread(update_run, store, run.id, held_by=owner, status=status, stop_reason=reason,
-                                finished_at=utcnow(), owner=None)
-    return RunOutcome(run.id, status, reason, counts)
+        outcome = await waited_end(store, run.id, owner=owner, cancelled=cancelled, reasons=reasons)
+    return outcome
 
 
 class _Asking:

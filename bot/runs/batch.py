@@ -139,14 +139,21 @@ async def judge_by_batch(store: Store, run: Run, rubric: Rubric, judges: JudgeCl
         reasons.append(str(err))
     finally:
         alive.cancel()
-        counts = await asyncio.to_thread(status_counts, store, run.id)
-        pending = counts.get(RowState.PENDING, 0)
-        status = RunState.CANCELLED if cancelled else RunState.PAUSED if pending else RunState.DONE
-        reason = "cancelled" if cancelled else "; ".join(reasons) if pending and reasons else (
-            "interrupted" if pending else None)
-        await asyncio.to_thread(update_run, store, run.id, held_by=owner, status=status, stop_reason=reason,
-                                finished_at=utcnow(), owner=None)
-    return RunOutcome(run.id, status, reason, counts)
+        outcome = await waited_end(store, run.id, owner=owner, cancelled=cancelled, reasons=reasons)
+    return outcome
+
+
+async def waited_end(store: Store, run_id: int, *, owner: str, cancelled: bool, reasons: list[str]) -> RunOutcome:
+    """The end of a run whose rows waited on the provider (a batch, background responses), saved: cancelled, paused
+    with rows pending (the reasons why, else "interrupted"), or done."""
+    counts = await asyncio.to_thread(status_counts, store, run_id)
+    pending = counts.get(RowState.PENDING, 0)
+    status = RunState.CANCELLED if cancelled else RunState.PAUSED if pending else RunState.DONE
+    reason = "cancelled" if cancelled else "; ".join(dict.fromkeys(reasons)) if pending and reasons else (
+        "interrupted" if pending else None)
+    await asyncio.to_thread(update_run, store, run_id, held_by=owner, status=status, stop_reason=reason,
+                            finished_at=utcnow(), owner=None)
+    return RunOutcome(run_id, status, reason, counts)
 
 
 async def first_of(*events: asyncio.Event, timeout: float) -> None:

@@ -4,26 +4,17 @@ it, so nothing is served beyond this machine), until the task serving it is canc
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 
 from aiohttp import web
 
 from bot.errors import UsageError
+from bot.hosts import loopback
 from bot.view.security import LOOPBACK_HOSTS
 
 REMOTE = ("--host {host} would show every channel's judgments to whoever reaches {where}: without Sign in with Slack "
           "configured, judgebot view serves only this machine. Keep the default --host 127.0.0.1 (open it from another "
           "machine through an SSH tunnel: ssh -L {port}:127.0.0.1:{port} HOST).")
 
-
-def loopback(host: str) -> bool:
-    """Whether `host` is an address only this machine reaches (127.0.0.0/8, ::1, localhost)."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
-    except ValueError:  # a name, which may stand for any interface
-        return False
 
 
 def refuse_remote(host: str, port: int, *, sign_in: bool = False) -> None:
