@@ -136,7 +136,8 @@ def scenario(args: argparse.Namespace, name: str, rpm: int, tpm: int, retry_afte
         asked = answered + refused
         extra = ""
         if ideal > minute:
-            extra = f"; {minute / took if took else 0.0:.1%} of the minute's limit ({minute:.1f} s), which its seconds hold less of"
+            extra = (f"; {minute / took if took else 0.0:.1%} of the minute's limit ({minute:.1f} s), which its "
+                     "seconds hold less of")
         if who == "judgebot":
             # The summary's line, however the terminal wrapped it
             paced = re.search(r"set the pace: (paced by .*? a minute|paced by .*? per [\d.]+ s)",
