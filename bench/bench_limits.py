@@ -5,15 +5,28 @@ per limit holding a sixtieth of it and refilling at the limit's pace; `--reading
 clock holding more than a sixtieth of either limit, the `remaining` headers counting that second; a 429 with
 OpenAI's body past either, optionally with `retry-after` in whole seconds; `x-ratelimit-*` headers on every reply),
 beside a plain AsyncOpenAI loop with the SDK's default retries, in the same run. Prints, for each scenario, the share
-of the limit-bound ideal (the rows the binding limit lets through, over the time they took) and how many requests were
-answered 429; with the second reading, also the share of the most whole rows its seconds hold. Run by hand, e.g.:
+of the limit-bound ideal (the time the binding limit needs to let the rows through, over the time they took) and how
+many requests were answered 429. Run by hand, e.g.:
 
     python bench/bench_limits.py --rows 2000 --latency 0.3                      # tokens, then requests bind
     python bench/bench_limits.py --rows 600 --reading second --only bind --who judgebot   # the other reading
     python bench/bench_limits.py --rows 500 --latency 0.3 --window 15 --scale 0.25  # the same, in a quarter of the time
 
 `--window` and `--scale` shrink the window (60 s, as OpenAI's) and the limits together, so a scenario takes less time
-while the rows per window stay those of the full limits times the scale.
+while the rows per window stay those of the full limits times the scale. `--concurrency N` runs judgebot with
+`--concurrency N` (default: its own default, CONCURRENCY 16).
+
+The ideal under each reading. The minute reading's bucket refills continuously, so a share of a row carries over from
+one second to the next: the rows go at the limit's own pace, and the ideal is rows x (tokens a row) / TPM x 60 s (or
+rows / RPM x 60 s), whichever is longer: 600 rows of 1,000 tokens at 400,000 TPM, 90 s. The second reading holds
+whole requests in each second: a second's share is 400,000 / 60 = 6,666 tokens, which holds 6 rows of 1,000 tokens
+(6,000) and not a seventh (7,000 > 6,666); what is left of a share is lost when the second ends. No client gets more
+than 6 rows a second, 360,000 of the 400,000 tokens a minute (0.90), so the 600 rows need at least 600 / 6 = 100
+seconds, and the minute's 90 s is not reachable: the ideal there is the larger of the two, rows / (whole rows a
+second's share holds of each limit) x the second, here 100 s. With requests binding (3,000 RPM, 50 a second, rows
+counting 1 each) both give 12 s. (Both ideals are the time to send the rows; a run also waits for its first reply to
+learn the limits and for its last reply, 0.3 s each at L = 300 ms, which a client that sends a second's share at once
+wins back.)
 """
 
 from __future__ import annotations
@@ -101,6 +114,8 @@ def scenario(args: argparse.Namespace, name: str, rpm: int, tpm: int, retry_afte
         if who == "judgebot":
             command = [sys.executable, "-m", "bot", "judge", str(data), "--rubric", "eth", "--yes", "--out",
                        str(tmp / "results.csv")]
+            if args.concurrency is not None:
+                command += ["--concurrency", str(args.concurrency)]
         else:
             command = [sys.executable, __file__, "plain", str(data), server.base_url, "32"]
         finished = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
@@ -109,17 +124,20 @@ def scenario(args: argparse.Namespace, name: str, rpm: int, tpm: int, retry_afte
         took = (arrivals[-1] - arrivals[0] + args.latency) if arrivals else 0.0
         answered, refused = limited.answered, limited.limited
         per_row = sum(prompt_count(body) + limited.reply_tokens for body in server.bodies()[:50]) / 50
-        # The ideal: the rows answered, at the pace the binding limit allows (rows divided by the limit)
+        # The ideal (see the module's docstring): the rows answered, at the pace the binding limit allows (rows divided
+        # by the limit); with the second reading, no faster than the whole rows a part's share of each limit holds (a
+        # row of 1,000 tokens against a share of 6,666: 6 a second, 0.9 of the tokens limit)
         ideal = max(answered / rpm, answered * per_row / tpm) * args.window
+        minute = ideal
+        if args.reading == "second" and args.parts > 1:
+            rows_a_part = max(1, min(rpm // args.parts, int(tpm / args.parts // per_row)))
+            ideal = max(ideal, answered / rows_a_part * args.window / args.parts)
         share = ideal / took if took else 0.0
         asked = answered + refused
         extra = ""
-        if args.reading == "second" and args.parts > 1:
-            # The most the seconds hold: whole rows of each limit's share of a part (a row of 1,000 tokens against a
-            # share of 6,666: 6 a second, 0.9 of the tokens limit), over the time they took
-            rows_a_part = min(rpm // args.parts, int(tpm / args.parts // per_row))
-            bound = answered / max(rows_a_part, 1) * args.window / args.parts
-            extra = f"; {bound / took if took else 0.0:.1%} of the most whole rows its seconds hold ({bound:.1f} s)"
+        if ideal > minute:
+            extra = (f"; {minute / took if took else 0.0:.1%} of the minute's limit ({minute:.1f} s), which its "
+                     "seconds hold less of")
         if who == "judgebot":
             # The summary's line, however the terminal wrapped it
             paced = re.search(r"set the pace: (paced by .*? a minute|paced by .*? per [\d.]+ s)",
@@ -152,9 +170,11 @@ def main() -> None:
     parser.add_argument("--who", choices=("judgebot", "plain loop"), nargs="+", default=["judgebot", "plain loop"],
                         help="what to run against the limits")
     parser.add_argument("--only", help="the scenarios whose name holds this text")
+    parser.add_argument("--concurrency", type=int, help="judgebot's --concurrency (default: CONCURRENCY's default)")
     args = parser.parse_args()
     print(f"{args.rows:,} rows, latency {args.latency * 1000:.0f} ms, window {args.window:g} s, limits x{args.scale:g}, "
-          f"each {args.window / args.parts:g} s holding its share ({args.reading} reading)")
+          f"each {args.window / args.parts:g} s holding its share ({args.reading} reading)"
+          + (f", judgebot --concurrency {args.concurrency}" if args.concurrency else ""))
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as folder:
         for name, rpm, tpm, retry_after in SCENARIOS:

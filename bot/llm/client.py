@@ -231,7 +231,7 @@ class JudgeClient:
                     # What the request used, then what the endpoint says is left: the two agree unless others spend too.
                     limiter.settle(entry, tokens_in=completion.tokens_in, tokens_out=completion.tokens_out,
                                    latency=completion.latency_ms / 1000)
-                    limiter.observe(headers)
+                    limiter.observe(headers, sent=entry[0] if entry is not None else None)
                     # Known limits set how many requests are worth sending at once (the settings stay the most).
                     self.throttle.ceilings[limiter] = limiter.in_flight()
                     return completion

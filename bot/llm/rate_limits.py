@@ -49,6 +49,11 @@ LEARNING = 0.2  # how far each reply moves the running corrections of the estima
 # makes it even (a burst of EVEN); each reply then takes it back up: by CLIMB up to NEAR of the pace the last 429 came at,
 # by CREEP beyond it (where the provider may refuse again), up to the pace the limit itself allows.
 CUT, NEAR, CLIMB, CREEP, LOWEST = 0.9, 0.97, 0.005, 0.00005, 0.25
+# Where the headers say the provider holds each part of its window on its own clock (what is left of a part's share,
+# whole again within a part), its parts are followed instead of an even pace: the part's end is the request's send time
+# plus the reset its reply names (a little early: the request arrived after it was sent), each part takes up to its
+# share at once, and a request goes no nearer than GUARD of a part to either end of one (it may arrive in the next).
+GUARD = 0.02
 # Requests in flight when limits are known: enough for the pace the limits allow at the latency seen, with this much
 # more for replies slower than the mean, and a few spare.
 IN_FLIGHT_SLACK, IN_FLIGHT_SPARE = 1.5, 2
@@ -83,6 +88,10 @@ class RateLimiter:
         self._cut_at = dict.fromkeys(KINDS, 0.0)
         self._known_at = dict.fromkeys(KINDS, 0.0)
         self._burst = dict.fromkeys(KINDS, BURST)
+        # The provider's parts on its clock, once its headers said it counts them: a time one of its parts ends at (the
+        # latest estimate, None while not known), and what others spent of each limit in a part (its number, the spend).
+        self._part_end: float | None = None
+        self._part_others: dict[str, tuple[int, float]] = {}
         self._paused_until = 0.0
         self._paused_for = "requests"  # the limit a pause waits for
         self.told: tuple[float, str] | None = None  # the latest pause a 429 set here (wall-clock end, limit), to tell
@@ -184,6 +193,10 @@ class RateLimiter:
                 continue
             limit *= HEADROOM if kind == "tokens" else 1.0  # requests are counted exactly, tokens estimated
             if self._spent[kind] + need <= limit:
+                if self._part_end is not None and kind in self._part_others:
+                    if (wait := self._part_room(now, kind, need)) > 0:
+                        return wait, kind
+                    continue
                 # The even pace: a bucket of half a part's worth, refilled at the limit's pace, must hold the request
                 # (one larger than the bucket goes when it is full).
                 burst = max(self.window / PARTS * self._burst[kind] - need * self._spacing(kind), 0.0)
@@ -200,6 +213,31 @@ class RateLimiter:
                 return 0.0, kind  # more than the whole limit, and nothing else in the window: it goes alone
             return self._sent[-1][0] + self.window + self._margin - now, kind
         return 0.0, "requests"
+
+    def _part_room(self, now: float, kind: str, need: float) -> float:
+        """How long a request needing `need` of `kind` waits for room in the provider's part of the window on its clock
+        (see GUARD): 0 when the part it would arrive in holds it."""
+        assert self._part_end is not None
+        part = self.window / PARTS
+        guard = part * GUARD
+        number, into = divmod(now - self._part_end, part)
+        if into < guard:  # just after a part began: it might still arrive in the one before
+            return guard - into
+        start = self._part_end + number * part
+        if into > part - guard:  # just before a part ends: it goes once the next has begun
+            return start + part + guard - now
+        cap = (self.limits[kind] or 0.0) / PARTS * self.share[kind] * (HEADROOM if kind == "tokens" else 1.0)
+        column = 1 if kind == "requests" else 2
+        held = 0.0  # what went in this part (the window is kept in time order)
+        for entry in reversed(self._sent):
+            if entry[0] < start:
+                break
+            held += entry[column]
+        others_part, others = self._part_others[kind]
+        held += others if others_part == int(number) else 0.0
+        if held + need <= cap or held <= 0:  # one larger than the share goes into an empty part
+            return 0.0
+        return start + part + guard - now
 
     def _spacing(self, kind: str) -> float:
         """Seconds of the even pace one request (or token) of `kind` takes up: 0 while its limit is not known."""
@@ -290,9 +328,10 @@ class RateLimiter:
         log.info("the judge endpoint refused a request sent at the pace of its %s limit: paced to %.0f%% of it now",
                  kind, 100 * HEADROOM * self.share[kind] if kind == "tokens" else 100 * self.share[kind])
 
-    def observe(self, headers: Any, *, answered: bool = True) -> None:
-        """Learn from a reply's headers: the limits (unless set), and from an `answered` request's reply what others
-        spent of them (a 429's "0 remaining" says only that this request did not fit: its wait says the rest)."""
+    def observe(self, headers: Any, *, answered: bool = True, sent: float | None = None) -> None:
+        """Learn from a reply's headers (to a request `sent` then, by time.monotonic()): the limits (unless set), and
+        from an `answered` request's reply what others spent of them (a 429's "0 remaining" says only that this request
+        did not fit: its wait says the rest)."""
         if headers is None:
             return
         for kind in KINDS:
@@ -303,7 +342,7 @@ class RateLimiter:
             remaining = header_number(headers, f"x-ratelimit-remaining-{kind}")
             known = self.limits[kind]
             if answered and remaining is not None and known is not None:
-                self._others(kind, known - remaining, headers)
+                self._others(kind, known - remaining, headers, sent)
         if header_number(headers, "x-ratelimit-remaining") == 0 and (reset := header_number(headers, "x-ratelimit-reset")):
             # OpenRouter: requests left in its window, and when the window resets (milliseconds since the epoch)
             self.pause(reset / 1000 - time.time())
@@ -320,7 +359,7 @@ class RateLimiter:
             recent = sum(entry[column] for entry in self._sent if entry[0] > now - self.window / PARTS)
             self._due[kind] = max(self._due[kind], now) + recent * self._spacing(kind)
 
-    def _others(self, kind: str, used: float, headers: Any) -> None:
+    def _others(self, kind: str, used: float, headers: Any, sent: float | None = None) -> None:
         """The provider counts `used` of the limit: what it counts beyond this process's requests (another process
         with the same key spends too) is counted as sent now, until the provider says its limit is whole again
         (`x-ratelimit-reset-*`; at the latest a window from now)."""
@@ -334,9 +373,12 @@ class RateLimiter:
             # window (a second of its minute), and so is this process's part of it: what the last part sent. Parts on
             # the provider's clock hold little burst: the pace goes even.
             self._burst[kind] = min(self._burst[kind], EVEN)
+            self._follow_parts(reset, now if sent is None else sent)
             column = 1 if kind == "requests" else 2
             mine = sum(entry[column] for entry in self._sent if entry[0] > now - self.window / PARTS)
             others = used - (limit - share) - mine
+            assert self._part_end is not None
+            self._part_others[kind] = (int((now - self._part_end) // (self.window / PARTS)), max(others, 0.0))
             if others <= 0.05 * share:
                 return
         else:
@@ -352,6 +394,18 @@ class RateLimiter:
             position -= 1
         self._sent.insert(position, entry)
         self._spent[kind] += others
+
+    def _follow_parts(self, reset: float, sent: float) -> None:
+        """A reply to a request sent at `sent` says the provider's part ends `reset` s after it arrived: the parts'
+        ends, the latest of the estimates (each is early by the time its request took to arrive)."""
+        part = self.window / PARTS
+        end = sent + max(reset, 0.0)
+        if self._part_end is None:
+            self._part_end = end
+            return
+        later = (end - self._part_end + part / 2) % part - part / 2  # against the nearest end known
+        if later > 0:
+            self._part_end += later
 
     def rate_limited(self, headers: Any, message: str, wait: float, entry: list[float] | None = None) -> None:
         """A 429 to the request of `entry`: it counts as nothing sent; every request waits `wait` s, and the limit the

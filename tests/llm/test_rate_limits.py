@@ -2,7 +2,8 @@
 (a rolling window of 1 s here, a minute in production): limits learned from the headers and paced by, no 429 once
 they are known, a limit that drops, two runs sharing one budget, headers missing or nonsense, JUDGE_RPM, and the
 line that says which limit bound a run; the pace learned from 429s where a provider holds each second of its minute
-on its own clock (the second reading), and the minute reading kept to as before."""
+on its own clock (the second reading), its parts followed once its headers show them, a pace cut by 429s that
+climbs back, and the minute reading kept to as before."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from bot.llm.configured import make_judge_client
 from bot.llm.limiters import LIMITERS
 from bot.llm.pacing import duration
-from bot.llm.rate_limits import BURST, CREEP, CUT, EVEN, FIRST_WAVE, HEADROOM, NEAR, RateLimiter
+from bot.llm.rate_limits import BURST, CREEP, CUT, EVEN, FIRST_WAVE, GUARD, HEADROOM, NEAR, RateLimiter
 from tests.support.cli import eth_responder, flat, judgebot, write_rows
 from tests.support.openai_server import Reply
 from tests.support.rate_limits import RateLimited
@@ -225,6 +226,54 @@ async def test_a_run_keeps_to_either_reading_of_a_minute_held_a_second_at_a_time
     assert limited.limited <= first_wave + 6, limited.limited_at
     if reading == "minute":  # the headers count the window: the burst stays, unless a 429 to the pace came
         assert client.limiter._burst["requests"] == BURST or client.limiter._cut_at["requests"] > 0
-    else:  # the headers count a part: the pace goes even, and any 429 to it brought it down
-        assert client.limiter._burst["requests"] == EVEN
+        assert client.limiter._part_end is None  # no part on the provider's clock to follow
+    else:  # the headers count a part: its parts on its clock are followed, each taking its share
+        assert client.limiter._burst["requests"] == EVEN and client.limiter._part_end is not None
+    await client.aclose()
+
+
+async def test_parts_the_headers_count_on_the_providers_clock_take_their_share_at_once_then_wait_for_the_next() -> None:
+    limiter = RateLimiter(requests=600, window=60.0)  # a part of 1 s holds 10 requests
+    sent = time.monotonic()
+    # A reply to a request sent now: 7 left of this part's 10 (3 spent by another process), whole again in 500 ms
+    limiter.observe({"x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "7",
+                     "x-ratelimit-reset-requests": "500ms"}, sent=sent)
+    assert limiter._part_end == pytest.approx(sent + 0.5)
+    began = time.monotonic()
+    for n in range(7):  # what is left of the part goes at once, not at an even pace of one per 0.1 s
+        await limiter.acquire(messages(n))
+    assert time.monotonic() - began < 0.3
+    wait, kind = limiter._room(time.monotonic(), 1.0)  # the eighth waits for the next part, just past its start
+    assert kind == "requests" and sent + 0.5 + GUARD - time.monotonic() - 0.01 <= wait <= 0.5 + GUARD + 0.01
+    # a later reply says the part ends a little later (its request took less time to arrive): the later one is kept
+    limiter.observe({"x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "0",
+                     "x-ratelimit-reset-requests": "1000ms"}, sent=sent - 0.49)
+    assert limiter._part_end == pytest.approx(sent + 0.51)
+
+
+async def test_a_pace_above_what_the_provider_holds_backs_off_on_429s_and_creeps_back_up(judge_server) -> None:
+    # JUDGE_RPM says 300 (5 a tenth of a second), the provider holds 240 over each tenth (a bucket of 4) and sends no
+    # headers: only its 429s tell the pace it holds
+    LIMITERS.configure(requests=300, tokens=None, window=PARTED)
+    limited = RateLimited(lambda body: OK, rpm=240, window=PARTED, parts=60, headers=False)
+    judge_server.responder = limited
+    client = client_of(judge_server)
+    shares: list[float] = []
+
+    async def watch() -> None:
+        while True:
+            shares.append(client.limiter.share["requests"])
+            await asyncio.sleep(0.005)
+
+    watching = asyncio.create_task(watch())
+    await ask(client, 120)
+    watching.cancel()
+    assert limited.answered == 120
+    lowest = min(shares)
+    assert lowest <= CUT  # backed off: each 429 to the pace cut it by a tenth
+    assert lowest >= CUT**4  # ... a few times, not to nothing
+    after = shares[shares.index(lowest):]
+    assert max(after) > lowest  # then the replies took it back up
+    # the 429s came while it was too fast: a few, not one in ten
+    assert 1 <= limited.limited <= 12, limited.limited_at
     await client.aclose()
