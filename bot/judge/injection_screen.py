@@ -11,31 +11,39 @@ from bot.records import Triple
 from bot.rubric import Rubric
 
 
-def _words(words: str, rest: str) -> str:
-    """One branch per word, each opening with the word itself, whole: a pattern whose every branch opens with a
-    literal lets the regex engine skip ahead fast (a leading \\b or group makes it try every branch everywhere)."""
-    return "|".join(rf"{word}(?<![a-z]{word}){rest}" for word in words.split())
+def _words(*kinds: tuple[str, str]) -> str:
+    """One branch per word followed by its kind's `rest`, each word whole, the branches of words that open with the
+    same letter under one group that opens with that letter: a pattern whose every branch opens with a literal lets
+    the regex engine skip ahead fast (a leading \\b or group makes it try every branch everywhere), and a position
+    is then tried against the words of its letter only."""
+    by_letter: dict[str, list[str]] = {}
+    for words, rest in kinds:
+        for word in words.split():
+            by_letter.setdefault(word[0], []).append(rf"{word[1:]}(?<![a-z]{word}){rest}")
+    return "|".join(f"{letter}(?:{'|'.join(branches)})" for letter, branches in by_letter.items())
 
 
 # Text that tries to talk to the judge, matched on the folded text in lower case after a newline (see
 # `aimed_at_judge`). The row is still graded, by the same request; its verdict carries a flag naming the text, and a
 # flag never changes a score.
 INJECTION = re.compile("|".join([
-    _words("ignore disregard forget override bypass",
-           r"\s+(?:(?:all|any|every|the|your|my|of|previous|above|prior|earlier|preceding|former|those|these|system"
-           r"|grading|scoring)\s+)*(?:instructions?|rubrics?|rules|guidelines|prompts?|directions|criteria)\b"),
-    _words("you", r"\s+are\s+now\b"),
-    _words("new", r"\s+instructions?\s*:"),
-    _words("grade score rate mark evaluate judge classify",
-           r"\s+(?:this|it|me|my|the|that)(?:\s+(?:answer|response|reply|one))?\s+as\b"),
-    _words("give assign award grant",
-           r"\s+(?:(?:it|this|me|the|my|that|answer|response|reply)\s+)*(?:a\s+|the\s+)?"
-           r"(?:full\s+(?:marks|points|score|credit)|(?:perfect|maximum|max|top|highest)\s+(?:score|marks|grade|rating)"
-           r"|(?:score|grade|rating)\s+of\s+\d+|\d+\s*/\s*\d+|\d+\s+out\s+of\s+\d+"
-           r"|(?:5|10|100)(?=\s*(?:[.!,;)]|$|points?\b|marks\b|stars?\b)))"),
-    _words("score", r"\s+(?:of\s+)?(?:5|10|100)\b"),
-    _words("system", r"\s+prompt\b"),
-    _words("note message instruction", r"s?\s+(?:to|for)\s+the\s+(?:judge|grader|evaluator|reviewer)\b"),
+    _words(
+        ("ignore disregard forget override bypass",
+         r"\s+(?:(?:all|any|every|the|your|my|of|previous|above|prior|earlier|preceding|former|those|these|system"
+         r"|grading|scoring)\s+)*(?:instructions?|rubrics?|rules|guidelines|prompts?|directions|criteria)\b"),
+        ("you", r"\s+are\s+now\b"),
+        ("new", r"\s+instructions?\s*:"),
+        ("grade score rate mark evaluate judge classify",
+         r"\s+(?:this|it|me|my|the|that)(?:\s+(?:answer|response|reply|one))?\s+as\b"),
+        ("give assign award grant",
+         r"\s+(?:(?:it|this|me|the|my|that|answer|response|reply)\s+)*(?:a\s+|the\s+)?"
+         r"(?:full\s+(?:marks|points|score|credit)|(?:perfect|maximum|max|top|highest)\s+(?:score|marks|grade|rating)"
+         r"|(?:score|grade|rating)\s+of\s+\d+|\d+\s*/\s*\d+|\d+\s+out\s+of\s+\d+"
+         r"|(?:5|10|100)(?=\s*(?:[.!,;)]|$|points?\b|marks\b|stars?\b)))"),
+        ("score", r"\s+(?:of\s+)?(?:5|10|100)\b"),
+        ("system", r"\s+prompt\b"),
+        ("note message instruction", r"s?\s+(?:to|for)\s+the\s+(?:judge|grader|evaluator|reviewer)\b"),
+    ),
     r"\n\s*(?:system|assistant|developer|grader|judge|evaluator|reviewer|auditor)\s*:",  # a role marker opening a line
     r"<\|im_(?:start|end)\|>|<\|(?:system|endoftext|eot_id|start_header_id)\|>|\[/?inst\]|</?data-[0-9a-f]*>",
 ]))

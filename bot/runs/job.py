@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.judge.content_free import screened
+from bot.judge.content_free import content_free, screened
 from bot.judge.injection_screen import screen
 from bot.judge.panel import Panel
 from bot.judge.prompt import cache_key, sample_key
@@ -71,6 +71,6 @@ class RunJob:
         """The verdict of a row never sent to a judge, under the panel's name: an answer with nothing to grade that
         its rubric fails (bot.judge.content_free); None for a row to judge. Looked at before any cache, so a verdict
         a judge once gave such an answer is never reused."""
-        if self.rubric.content_free != "fail":
+        if self.rubric.content_free != "fail" or not content_free(triple):  # the usual row: no screen run for it
             return None
         return screened(self.rubric, self.judge_model, triple, screen(self.rubric, triple))
