@@ -1,0 +1,140 @@
+"""A small history for the web view, the view served from a thread of its own, and headless Chromium to read it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any
+
+from bot.config import Settings
+from bot.records import Verdict
+from bot.rubric import RubricSet
+from bot.store import Store, add_rows, create_run, get_judgment, iter_judgments, save_verdict
+from bot.trust.review import send_to_review
+from bot.view import make_view_app, serve_view
+from bot.view.serving import loopback_hosts
+from tests.support.history_rows import Row, add
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+INSTALL = ("the browser tests need Debian's headless Chromium and its driver: run `apt-get install -y chromium "
+           "chromium-driver` (as root; they land in /usr/bin/chromium and /usr/bin/chromedriver) and "
+           "`pip install 'selenium>=4.20'` (in the test extra)")
+INJECTED = "<script>window.__pwned = true</script><img src=x onerror=\"window.__pwned = true\">"
+MODELS = ("gpt-a", "gpt-b")
+
+
+@dataclass(frozen=True)
+class Demo:
+    """What the demo history holds: its runs, and how many failing rows of gpt-b the first run has."""
+
+    run_id: int
+    other_run_id: int
+    queued_run_id: int
+    failing_b: int
+    row_ids: list[int]
+
+
+def model_rows(shift: int) -> list[Row]:
+    """24 scored rows over two models, some failing; `shift` moves which ones fail (a second run that differs)."""
+    rows = []
+    for n in range(24):
+        model = MODELS[n % 2]
+        passed = (n + shift) % 3 != 0
+        rows.append(Row(model, "scored", headline=1.0 if passed else 0.0, passed=passed,
+                        tag="Correct" if passed else "Hallucination", days_ago=n % 20))
+    return rows + [Row("gpt-a", "error"), Row(None, "malformed")]
+
+
+def queue_cases(store: Store, rubrics: RubricSet, *, rows: int) -> int:
+    """A terminal run of `rows` unsure failing verdicts of eth (one answer holds a script), each sent to review."""
+    eth = rubrics.get("eth")
+    common: dict[str, Any] = {"rubric_name": "eth", "rubric_version": eth.version, "rubric_hash": eth.content_hash,
+                              "judge_model": "judge-m", "channel_id": None, "team_id": None}
+    run = create_run(store, **common)
+    add_rows(store, [{**common, "run_id": run.id, "row_number": n, "status": "pending", "model_name": "gpt-b",
+                      "question": f"Where do I print on campus ({n})?", "reference": "Use myStudies and webprint.",
+                      "answer": f"On the portal {n}. {INJECTED if n == 1 else ''}"} for n in range(1, rows + 1)])
+    output = {"correctness": 0, "completeness": 0, "result_tag": "Hallucination", "reasoning": "Names no portal."}
+    verdict = Verdict(status="scored", output=output, headline=0.0, passed=False, label="Hallucination",
+                      tag="Hallucination", raw_reply="{}", prompt_hash="p" * 32, unsure=True, samples=3,
+                      **{key: common[key] for key in ("rubric_name", "rubric_version", "rubric_hash", "judge_model")})
+    for row in iter_judgments(store, run.id):
+        assert save_verdict(store, row.id, verdict, cache_key=f"k{row.id}")
+    send_to_review(store, run, rate=0)
+    return run.id
+
+
+def demo_history(store: Store, rubrics: RubricSet) -> Demo:
+    """Two Slack runs of two models in channel C1 and a terminal run whose four cases wait for a label."""
+    eth = rubrics.get("eth")
+    first = model_rows(0)
+    ids = add(store, eth, first, channel="C1", user="U1")
+    other = add(store, eth, model_rows(1), channel="C1", user="U2")
+    queued = queue_cases(store, rubrics, rows=4)
+    failing_b = sum(1 for row in first if row.model == "gpt-b" and row.status == "scored" and not row.passed)
+    return Demo(run_id=run_of(store, ids[0]), other_run_id=run_of(store, other[0]), queued_run_id=queued,
+                failing_b=failing_b, row_ids=ids)
+
+
+def run_of(store: Store, judgment_id: int) -> int:
+    """The run a judgment belongs to."""
+    judgment = get_judgment(store, judgment_id)
+    assert judgment is not None
+    return judgment.run_id
+
+
+@contextmanager
+def served_view(settings: Settings, store: Store, rubrics: RubricSet) -> Iterator[str]:
+    """The real view app served on 127.0.0.1 from a thread with its own event loop; its base address."""
+    loop = asyncio.new_event_loop()
+    started: asyncio.Future[int] = loop.create_future()
+    app = make_view_app(settings, store, rubrics=rubrics, allowed_hosts=loopback_hosts("127.0.0.1"))
+    task = loop.create_task(serve_view(app, host="127.0.0.1", port=0, started=started))
+
+    def run() -> None:
+        with suppress(asyncio.CancelledError):
+            loop.run_until_complete(task)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    port = asyncio.run_coroutine_threadsafe(asyncio.wait_for(asyncio.shield(started), 10), loop).result(15)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        loop.call_soon_threadsafe(task.cancel)
+        thread.join(10)
+        loop.close()
+
+
+def browser_missing() -> str | None:
+    """Why headless Chromium cannot be driven here (a sentence saying how to install it), or None."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return INSTALL
+    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")) or not (
+            os.path.exists(CHROMEDRIVER) or shutil.which("chromedriver")):
+        return INSTALL
+    return None
+
+
+def chromium(*, width: int = 1280, height: int = 900) -> Any:
+    """A headless Chromium driven through Selenium, its console log kept (to see a blocked script)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium") or CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--disable-extensions", "--no-first-run", f"--window-size={width},{height}",
+                     "--hide-scrollbars", "--force-device-scale-factor=1"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver_path = CHROMEDRIVER if os.path.exists(CHROMEDRIVER) else shutil.which("chromedriver") or CHROMEDRIVER
+    return webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
