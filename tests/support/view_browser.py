@@ -14,7 +14,7 @@ from typing import Any
 from bot.config import Settings
 from bot.records import Verdict
 from bot.rubric import RubricSet
-from bot.store import Store, add_rows, create_run, get_judgment, iter_judgments, save_verdict
+from bot.store import Store, add_rows, create_run, get_judgment, iter_judgments, save_verdict, update_run
 from bot.trust.review import send_to_review
 from bot.view import make_view_app, serve_view
 from bot.view.serving import loopback_hosts
@@ -35,6 +35,8 @@ class Demo:
 
     run_id: int
     other_run_id: int
+    before_run_id: int  # gpt-a alone, then
+    after_run_id: int  # gpt-c alone, on the same questions
     queued_run_id: int
     failing_b: int
     row_ids: list[int]
@@ -71,14 +73,23 @@ def queue_cases(store: Store, rubrics: RubricSet, *, rows: int) -> int:
 
 
 def demo_history(store: Store, rubrics: RubricSet) -> Demo:
-    """Two Slack runs of two models in channel C1 and a terminal run whose four cases wait for a label."""
+    """Two Slack runs of two models in channel C1, two of one model each on the same questions (to compare), and a
+    terminal run whose four cases wait for a label."""
     eth = rubrics.get("eth")
     first = model_rows(0)
     ids = add(store, eth, first, channel="C1", user="U1")
     other = add(store, eth, model_rows(1), channel="C1", user="U2")
+    before = add(store, eth, [Row("gpt-a", "scored", headline=float(n % 3 > 0), passed=n % 3 > 0, days_ago=9)
+                              for n in range(12)], channel="C2", user="U3")
+    after = add(store, eth, [Row("gpt-c", "scored", headline=float(n % 4 > 0), passed=n % 4 > 0)
+                             for n in range(12)], channel="C2", user="U3")
     queued = queue_cases(store, rubrics, rows=4)
+    for run_id in {run_of(store, ids[0]), run_of(store, other[0]), run_of(store, before[0]), run_of(store, after[0]),
+                   queued}:
+        update_run(store, run_id, status="done")
     failing_b = sum(1 for row in first if row.model == "gpt-b" and row.status == "scored" and not row.passed)
-    return Demo(run_id=run_of(store, ids[0]), other_run_id=run_of(store, other[0]), queued_run_id=queued,
+    return Demo(run_id=run_of(store, ids[0]), other_run_id=run_of(store, other[0]),
+                before_run_id=run_of(store, before[0]), after_run_id=run_of(store, after[0]), queued_run_id=queued,
                 failing_b=failing_b, row_ids=ids)
 
 
@@ -138,3 +149,10 @@ def chromium(*, width: int = 1280, height: int = 900) -> Any:
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver_path = CHROMEDRIVER if os.path.exists(CHROMEDRIVER) else shutil.which("chromedriver") or CHROMEDRIVER
     return webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+
+
+def arrive(driver: Any, part: str, *, timeout: float = 10) -> str:
+    """The browser's address once it holds `part` (after a click that submits a form and follows its redirect)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(driver, timeout).until(lambda d: part in d.current_url)
+    return str(driver.current_url)

@@ -16,7 +16,7 @@ from bot.config import Settings
 from bot.rubric import RubricSet
 from bot.store import Store
 from tests.support.cli import judgebot_json
-from tests.support.view_browser import INJECTED, Demo, browser_missing, chromium, demo_history, served_view
+from tests.support.view_browser import INJECTED, arrive, Demo, browser_missing, chromium, demo_history, served_view
 
 REQUIRED = os.environ.get("JUDGEBOT_REQUIRE_BROWSER") == "1"  # .ci/run sets it: there the tests fail, never skip
 
@@ -67,23 +67,23 @@ def test_a_run_opened_from_the_runs_page_shows_the_failing_rows_of_one_model_aft
     base, demo, _ = site
     browser.get(base + "/")
     assert browser.current_url == base + "/runs"
-    assert len(all_css(browser, "table.list tbody tr")) == 3
+    assert len(all_css(browser, "table.list tbody tr")) == 5
     by_css(browser, f'table.list a[href="/runs/{demo.run_id}"]').click()
-    assert browser.current_url == f"{base}/runs/{demo.run_id}"
+    assert arrive(browser, f"/runs/{demo.run_id}") == f"{base}/runs/{demo.run_id}"
     assert "26 rows match" in by_css(browser, "p.said").text
 
     choose(browser, 'form.filters select[name="model"]', "gpt-b")
     choose(browser, 'form.filters select[name="outcome"]', "fail")
     by_css(browser, 'form.filters button[type="submit"]').click()
 
-    assert "model=gpt-b" in browser.current_url and "outcome=fail" in browser.current_url
+    assert "model=gpt-b" in arrive(browser, "outcome=fail")
     assert f"{demo.failing_b} rows match" in by_css(browser, "p.said").text
     rows = [[cell.text for cell in row.find_elements("css selector", "td")]
             for row in all_css(browser, "table.list tbody tr")]
     assert len(rows) == demo.failing_b
     assert all(row[1] == "gpt-b" and row[4].startswith("fail") and row[5] == "Hallucination" for row in rows), rows
     by_css(browser, "table.list tbody tr a").click()
-    assert "/rows/" in browser.current_url and "gpt-b" in by_css(browser, "main").text
+    assert "/rows/" in arrive(browser, "/rows/") and "gpt-b" in by_css(browser, "main").text
 
 
 def test_an_answer_holding_a_script_shows_as_text_and_the_policy_blocks_inline_scripts(
@@ -91,6 +91,7 @@ def test_an_answer_holding_a_script_shows_as_text_and_the_policy_blocks_inline_s
     base, demo, _ = site
     browser.get(f"{base}/runs/{demo.queued_run_id}?q=portal+1.")
     by_css(browser, "table.list tbody tr a").click()
+    arrive(browser, "/rows/")
     assert INJECTED in by_css(browser, "main").text  # the markup as text, not as elements
     assert browser.execute_script("return window.__pwned") is None
     assert all_css(browser, "main script") == [] and all_css(browser, 'main img[src="x"]') == []
@@ -120,13 +121,13 @@ def test_three_cases_labeled_in_the_browser_move_calibration_as_judgebot_calibra
                               ("fail", "", "")):
         browser.get(base + "/review?channel=terminal")
         by_css(browser, 'form[action="/review/next"] button').click()
-        assert "/review/cases/" in browser.current_url
+        arrive(browser, "/review/cases/")
         assert "The judge said" in by_css(browser, "dl.facts").text  # the terminal's queue is never blind
         choose(browser, 'select[name="passed"]', passed)
         choose(browser, 'select[name="tag"]', tag)
         by_css(browser, 'textarea[name="note"]').send_keys(note)
         by_css(browser, 'form[action$="/label"] button[type="submit"]').click()
-        assert "/rows/" in browser.current_url and "Your label is saved" in by_css(browser, "main").text
+        assert "/rows/" in arrive(browser, "saved=1") and "Your label is saved" in by_css(browser, "main").text
 
     code, found, stderr = judgebot_json(folder, "calibration", "--rubric", "eth")
     assert code == 0, stderr
