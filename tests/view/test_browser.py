@@ -16,7 +16,7 @@ from bot.config import Settings
 from bot.rubric import RubricSet
 from bot.store import Store
 from tests.support.cli import judgebot_json
-from tests.support.view_browser import INJECTED, arrive, Demo, browser_missing, chromium, demo_history, served_view
+from tests.support.view_browser import INJECTED, Demo, arrive, browser_missing, chromium, demo_history, served_view
 
 REQUIRED = os.environ.get("JUDGEBOT_REQUIRE_BROWSER") == "1"  # .ci/run sets it: there the tests fail, never skip
 
