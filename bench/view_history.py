@@ -3,7 +3,7 @@
 One run of 20,000 rows (four models under test, judged in the last day) among runs of 2,000 rows (two models each,
 their channel's 1,000 questions asked again and again, so cases are re-judged and replaced) in eight channels and the
 terminal over 26 weeks, with judge errors, invalid replies, unsure and injection-flagged verdicts, a judge change half
-way, people's votes, labels and review cases (open and labeled). Verdicts are the eth rubric's own scoring of a few
+way, people's votes, about 6,000 labels and review cases (open and labeled). Verdicts are the eth rubric's own scoring of a few
 replies; case keys, question keys, `replaced_at`, the hourly tally and the billed tally are filled by the store's own
 functions (as an upgrade of a history written before them does), so every figure reads it as it reads a judged one.
 """
@@ -57,6 +57,7 @@ TASKS = ("print a document", "register for an exam", "book a room in the library
 REPLIES = {  # tag -> (correctness, completeness): every one obeys the eth rules
     "Correct": [(2, 2), (2, 1)], "Generic": [(0, 1), (1, 1)], "Refusal": [(0, 0)], "Hallucination": [(0, 0), (0, 1)],
 }
+LABELED = 0.22  # share of the older picked cases people labeled: about 6,000 labels, 12 people's 20 a week for 26 weeks
 SKILL = {model: 0.45 + 0.08 * n for n, model in enumerate(reversed(MODELS))}  # share of Correct replies
 
 
@@ -232,7 +233,7 @@ def _trust(conn: sa.Connection, picked: list[dict[str, Any]], eth: Rubric, rng: 
     cutoff = max((row["judged_at"] for row in picked), default=datetime.now(UTC)) - timedelta(days=30)
     for row in picked:
         key = case_key(row["team_id"], row["channel_id"], "eth", row["question"], row["reference"], row["answer"])
-        labeled = row["judged_at"] < cutoff and rng.random() < 0.7
+        labeled = row["judged_at"] < cutoff and rng.random() < LABELED
         user = rng.choice(USERS)
         if key not in cases and (row["unsure"] or rng.random() < 0.5):
             cases[key] = {"team_id": row["team_id"], "channel_id": row["channel_id"], "case_key": key,
