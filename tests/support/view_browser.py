@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import time_machine
 
 from bot.config import Settings
 from bot.records import Verdict
-from bot.rubric import RubricSet
+from bot.rubric import Rubric, RubricSet
 from bot.store import Store, add_rows, create_run, get_judgment, iter_judgments, save_verdict, update_run
 from bot.trust.review import send_to_review
 from bot.view import make_view_app, serve_view
 from bot.view.serving import loopback_hosts
-from tests.support.history_rows import Row, add
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -42,15 +45,76 @@ class Demo:
     row_ids: list[int]
 
 
-def model_rows(shift: int) -> list[Row]:
-    """24 scored rows over two models, some failing; `shift` moves which ones fail (a second run that differs)."""
+QUESTIONS = (
+    ("Where do I print on campus?", "Use Web Print with your ETH account."),
+    ("How do I register for exams?", "Register in myStudies during the registration period."),
+    ("How do I book a sports course?", "Book it on the ASVZ website with your ETH login."),
+    ("Where do I find my grades?", "myStudies shows every grade."),
+    ("How do I get on the Euler cluster?", "Request an account for the Euler cluster through the IT services."),
+    ("How do I reset my ETH password?", "Change it in the Identity and Access Management portal (IAM)."),
+)
+ANSWERS = {  # what a model says when the judge tags it so
+    "Correct": "{reference} (From the ETH pages.)",
+    "Generic": "Ask your department's office; they usually know.",
+    "Refusal": "I don't have access to ETH's internal systems, sorry.",
+    "Hallucination": "Use the ETH Portal at portal.eth-students.example, under Services.",
+}
+SCORES = {"Correct": (2, 2), "Generic": (0, 1), "Refusal": (0, 0), "Hallucination": (0, 0)}
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One row of a run to build: the model under test, the tag its answer earns (None: the judge failed), and how
+    many days ago it was judged."""
+
+    model: str | None
+    tag: str | None
+    days_ago: int = 0
+
+
+def eth_verdict(eth: Rubric, tag: str | None, judge: str) -> Verdict:
+    """What the judge made of an answer tagged `tag`, scored by the eth rubric itself (None: an error)."""
+    common: dict[str, Any] = {"rubric_name": eth.name, "rubric_version": eth.version, "rubric_hash": eth.content_hash,
+                              "judge_model": judge, "prompt_hash": "p" * 32}
+    if tag is None:
+        return Verdict(status="error", error="the judge's endpoint answered 503 three times", attempts=3, **common)
+    correctness, completeness = SCORES[tag]
+    output = {"correctness": correctness, "completeness": completeness, "result_tag": tag,
+              "reasoning": f"{tag}: the ground truth names the ETH tool; the answer "
+                           f"{'names it' if tag == 'Correct' else 'does not'}."}
+    scoring = eth.score(output)
+    return Verdict(status="scored", output=output, derived=dict(scoring.derived), headline=scoring.headline,
+                   passed=scoring.passed, label=scoring.label, tag=scoring.tag, raw_reply=json.dumps(output),
+                   tokens_in=420, tokens_out=60, latency_ms=900, attempts=1, **common)
+
+
+def judged_run(store: Store, eth: Rubric, rows: list[Judged], *, channel: str, user: str) -> list[int]:
+    """A run started from Slack in `channel`, its rows judged as described; the judgment ids in row order."""
+    common: dict[str, Any] = {"rubric_name": eth.name, "rubric_version": eth.version, "rubric_hash": eth.content_hash,
+                              "judge_model": "gpt-4o-mini", "channel_id": channel, "team_id": "T1"}
+    run = create_run(store, **common, source="slack", user_id=user, source_name="answers.csv")
+    add_rows(store, [{**common, "run_id": run.id, "row_number": n + 2, "status": "pending", "model_name": row.model,
+                      "user_id": user, "question": QUESTIONS[n % len(QUESTIONS)][0],
+                      "reference": QUESTIONS[n % len(QUESTIONS)][1],
+                      "answer": ANSWERS[row.tag or "Generic"].format(reference=QUESTIONS[n % len(QUESTIONS)][1])}
+                     for n, row in enumerate(rows)])
+    ids = []
+    for judgment, row in zip(iter_judgments(store, run.id), rows, strict=True):
+        with time_machine.travel(datetime.now(UTC) - timedelta(days=row.days_ago), tick=False):
+            assert save_verdict(store, judgment.id, eth_verdict(eth, row.tag, "gpt-4o-mini"), cache_key=f"k{judgment.id}")
+        ids.append(judgment.id)
+    update_run(store, run.id, status="done")
+    return ids
+
+
+def model_rows(shift: int) -> list[Judged]:
+    """24 rows over two models, some failing, and one the judge failed; `shift` moves which ones fail."""
     rows = []
     for n in range(24):
-        model = MODELS[n % 2]
-        passed = (n + shift) % 3 != 0
-        rows.append(Row(model, "scored", headline=1.0 if passed else 0.0, passed=passed,
-                        tag="Correct" if passed else "Hallucination", days_ago=n % 20))
-    return rows + [Row("gpt-a", "error"), Row(None, "malformed")]
+        failing = (n + shift) % 3 == 0
+        tag = ("Hallucination" if n % 2 else "Generic") if failing else "Correct"
+        rows.append(Judged(MODELS[n % 2], tag, days_ago=n % 20))
+    return [*rows, Judged("gpt-a", None)]
 
 
 def queue_cases(store: Store, rubrics: RubricSet, *, rows: int) -> int:
@@ -73,21 +137,19 @@ def queue_cases(store: Store, rubrics: RubricSet, *, rows: int) -> int:
 
 
 def demo_history(store: Store, rubrics: RubricSet) -> Demo:
-    """Two Slack runs of two models in channel C1, two of one model each on the same questions (to compare), and a
-    terminal run whose four cases wait for a label."""
+    """Two Slack runs of two models in channel C1, two of one model each on the same questions in C2 (to compare),
+    and a terminal run whose four cases wait for a label."""
     eth = rubrics.get("eth")
     first = model_rows(0)
-    ids = add(store, eth, first, channel="C1", user="U1")
-    other = add(store, eth, model_rows(1), channel="C1", user="U2")
-    before = add(store, eth, [Row("gpt-a", "scored", headline=float(n % 3 > 0), passed=n % 3 > 0, days_ago=9)
-                              for n in range(12)], channel="C2", user="U3")
-    after = add(store, eth, [Row("gpt-c", "scored", headline=float(n % 4 > 0), passed=n % 4 > 0)
-                             for n in range(12)], channel="C2", user="U3")
+    ids = judged_run(store, eth, first, channel="C1", user="U1")
+    other = judged_run(store, eth, model_rows(1), channel="C1", user="U2")
+    before = judged_run(store, eth, [Judged("gpt-a", "Correct" if n % 3 else "Generic", days_ago=9) for n in range(12)],
+                        channel="C2", user="U3")
+    after = judged_run(store, eth, [Judged("gpt-c", "Correct" if n % 4 else "Refusal") for n in range(12)],
+                       channel="C2", user="U3")
     queued = queue_cases(store, rubrics, rows=4)
-    for run_id in {run_of(store, ids[0]), run_of(store, other[0]), run_of(store, before[0]), run_of(store, after[0]),
-                   queued}:
-        update_run(store, run_id, status="done")
-    failing_b = sum(1 for row in first if row.model == "gpt-b" and row.status == "scored" and not row.passed)
+    update_run(store, queued, status="done")
+    failing_b = sum(1 for row in first if row.model == "gpt-b" and row.tag not in (None, "Correct"))
     return Demo(run_id=run_of(store, ids[0]), other_run_id=run_of(store, other[0]),
                 before_run_id=run_of(store, before[0]), after_run_id=run_of(store, after[0]), queued_run_id=queued,
                 failing_b=failing_b, row_ids=ids)
