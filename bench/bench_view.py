@@ -70,17 +70,20 @@ class Client:
     def __init__(self, port: int) -> None:
         self.http = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         self.cookie = ""
+        self.cpu: list[float] = []  # CPU of this process (server thread and client) per request, ms
+        self.refused: list[str] = []  # the comparisons answered 400 (no judgment of a model in the period)
 
     def ask(self, method: str, path: str, form: dict[str, str] | None = None) -> tuple[int, str, dict[str, str], float]:
         body = urllib.parse.urlencode(form) if form is not None else None
         headers = {"Cookie": self.cookie} if self.cookie else {}
         if body is not None:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
         self.http.request(method, path, body=body, headers=headers)
         response = self.http.getresponse()
         text = response.read().decode("utf-8")
         took = (time.perf_counter() - began) * 1000
+        self.cpu.append((time.process_time() - cpu) * 1000)
         found = response.getheader("Set-Cookie")
         if found:
             self.cookie = found.split(";", 1)[0]
@@ -140,6 +143,7 @@ def timed(client: Client, path: str, repeats: int, *, refusals: bool = False) ->
     for _ in range(repeats):
         status, text, _, took = client.ask("GET", path)
         assert status == 200 or (refusals and status == 400), f"{path}: {status} {text[:300]}"
+        assert status == 200 or not client.refused.append(path)
         times.append(took)
     return times
 
@@ -161,10 +165,10 @@ def take_case(client: Client, channel: str, repeats: int) -> tuple[list[float], 
     return takes, forms
 
 
-def line(name: str, times: list[float]) -> str:
+def line(name: str, times: list[float], cpu: list[float]) -> str:
     median, worst = statistics.median(times), max(times)
     mark = "ok" if worst < TARGET_MS else ("median ok" if median < TARGET_MS else "OVER")
-    return f"{name:<36} {median:8.0f} {worst:8.0f}   {mark}"
+    return f"{name:<36} {median:8.0f} {worst:8.0f} {statistics.median(cpu):8.0f}   {mark}"
 
 
 def main() -> None:
@@ -188,15 +192,19 @@ def main() -> None:
         with served(db) as port:
             client = Client(port)
             asked = pages(ids(client))
-            print(f"{'page':<36} {'median':>8} {'max':>8}   (ms over {args.repeats} requests; target {TARGET_MS} ms)")
+            print(f"{'page':<36} {'median':>8} {'max':>8} {'cpu':>8}   (ms over {args.repeats} requests; target "
+                  f"{TARGET_MS} ms; cpu: the median CPU time of the server and client per request)")
             for name, path in asked.items():
                 if args.only in name or args.only in path:
-                    print(line(name, timed(client, path, args.repeats, refusals=name.startswith("compare"))),
-                          flush=True)
+                    client.cpu.clear()
+                    times = timed(client, path, args.repeats, refusals=name.startswith("compare"))
+                    refused = " (answered 400: no judgment of a model)" if path in client.refused else ""
+                    print(line(name, times, client.cpu) + refused, flush=True)
             if not args.only or "review" in args.only:
+                client.cpu.clear()
                 takes, forms = take_case(client, BIG_CHANNEL, args.repeats)
-                print(line("take the next case (POST)", takes))
-                print(line("labeling form", forms))
+                print(line("take the next case (POST)", takes, client.cpu[1::3]))
+                print(line("labeling form", forms, client.cpu[2::3]))
 
 
 if __name__ == "__main__":
