@@ -45,6 +45,7 @@ from bot.store.chat.subscriptions import (
 )
 from bot.store.chat.workspace_orgs import channel_teams, org_of, remember_org
 from bot.store.connections import BUSY_TIMEOUT_MS, configure_sqlite, make_engine, store_problem
+from bot.store.counts.billing import bill_judgments
 from bot.store.counts.case_keys import REMOVED, case_key, judgment_case, removed_case, was_removed
 from bot.store.counts.counting import Link, counted_case, replacements
 from bot.store.counts.tallies import HOUR, KEY, KEY_LENGTH, add_judgments, hour_of, question_key
@@ -159,7 +160,17 @@ from bot.store.runs.samples import known_samples, sampled_in_channel, samples_by
 from bot.store.tables import oauth  # noqa: F401  (slack_sdk's installation tables, in the schema)
 from bot.store.tables.background import RunBackground
 from bot.store.tables.chat import ChannelSetting, DigestPost, DigestSubscription, SharedFile, UserSetting
-from bot.store.tables.history import Feedback, Judgment, JudgmentSample, JudgmentTally, Run, RunBatch, table_of, utcnow
+from bot.store.tables.history import (
+    BilledTally,
+    Feedback,
+    Judgment,
+    JudgmentSample,
+    JudgmentTally,
+    Run,
+    RunBatch,
+    table_of,
+    utcnow,
+)
 from bot.store.tables.oauth import BOTS, INSTALLATIONS, OAUTH_STATES
 from bot.store.tables.processes import EndpointPause, ListedShutdown, ModelListRead, Rejudge, WorkflowStep
 from bot.store.tables.trust import ChannelJudge, Label, ReviewCase, ReviewNudge, RubricRevision
@@ -220,7 +231,7 @@ from bot.store.trust.revisions import (
 from bot.store.upserts import upsert
 
 __all__ = [
-    "ANY_TEAM", "BOTS", "BUSY_TIMEOUT_MS", "Billed", "CLAIM_STALE", "COST_NOT_AGREED", "ChannelJudge",
+    "ANY_TEAM", "BOTS", "BUSY_TIMEOUT_MS", "Billed", "BilledTally", "CLAIM_STALE", "COST_NOT_AGREED", "ChannelJudge",
     "ChannelSetting", "CostLimits", "DISAGREE", "DigestPost", "DigestSubscription", "ENDED", "EndpointPause",
     "ListRead", "ListedShutdown", "ModelListRead", "Feedback", "Figures", "HOUR", "ID_CHUNK", "INSERT_BATCH",
     "INSTALLATIONS", "Judgment", "JudgmentSample", "JudgmentTally", "KEY", "KEY_LENGTH", "LATEST", "LOAD_LOST",
@@ -229,7 +240,8 @@ __all__ = [
     "Run", "RunBackground", "RunBatch", "SENT", "STALE", "Said", "Scope", "Sealer", "Shapes", "SharedFile", "Slot",
     "Spend", "Store",
     "UPLOADING", "UserSetting", "WorkflowStep", "add_background", "add_cases", "add_judgments", "add_part", "add_rows",
-    "all_revisions", "all_subscriptions", "background_window", "beat_run", "cancel_requested", "case_key", "channel_judge",
+    "all_revisions", "all_subscriptions", "background_window", "beat_run", "bill_judgments", "cancel_requested",
+    "case_key", "channel_judge",
     "channel_stats", "channel_teams", "claim_nudge", "claim_rejudge", "claim_rows", "claim_run", "claim_share",
     "claim_week", "configure_sqlite", "cost_limits", "counted_case", "counted_in_channel", "counted_passes",
     "create_run", "current_pauses", "keep_listed_shutdowns", "listed_shutdowns", "current_version",

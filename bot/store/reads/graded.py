@@ -42,7 +42,10 @@ def graded_answers(store: Store, *, run_id: int | None = None, channel_id: str |
     if rubric_name is not None:
         where.append(table.c.rubric_name == rubric_name)
     with store.engine.connect() as conn:
-        rows = list(conn.execute(sa.select(*(table.c[name] for name in COLUMNS)).where(*where).order_by(table.c.id)))
+        # Put in order here, not by ORDER BY id: that made SQLite walk the model's index over the whole history (its
+        # rows come in id order) rather than the run's (run_id, model_name, status) index, 25x slower on a million.
+        rows = sorted(conn.execute(sa.select(*(table.c[name] for name in COLUMNS)).where(*where)),
+                      key=lambda row: row.id)
     return once_per_case(rows)
 
 

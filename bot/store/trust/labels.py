@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlmodel import col, select
@@ -104,19 +104,22 @@ def standing_vote() -> Any:
                                           col(later.id) > col(Feedback.id)))))
 
 
-def _joined(store: Store, since: datetime | None, named: Sequence[Any]) -> tuple[Sequence[Any], Sequence[Any]]:
-    """The labels given since `since`, as rows of (Label, *SCOPE_COLUMNS, *named), and the votes, as rows of
-    (*VOTE_COLUMNS, *SCOPE_COLUMNS, *named), of people who gave no label of the same judgment: in the order given.
+def _joined(store: Store, since: datetime | None, named: Sequence[Any], *, label: Sequence[Any] | None = None
+            ) -> tuple[Sequence[Any], Sequence[Any]]:
+    """The labels given since `since`, as rows of (Label, *SCOPE_COLUMNS, *named) (with `label`, of those columns of
+    the label rather than the entity), and the votes, as rows of (*VOTE_COLUMNS, *SCOPE_COLUMNS, *named), of people
+    who gave no label of the same judgment: in the order given.
 
     Read from the labels and votes (people's clicks, few) joined to the judgments they name by id: a channel of a
     million judgments costs what its labels cost, and the database never starts from the channel's judgments.
     """
     with store.session() as session:
-        labels = session.execute(
-            sa.select(Label, *SCOPE_COLUMNS, *named).join(Judgment, col(Judgment.id) == col(Label.judgment_id))
-            .where(*_given(col(Label.updated_at), since)).order_by(col(Label.id))).all()
         # Entities need the ORM; rows of columns only come faster without it.
         read = session.execute if any(isinstance(item, type) for item in named) else session.connection().execute
+        labels = (session.execute if label is None else read)(
+            sa.select(*((Label,) if label is None else label), *SCOPE_COLUMNS, *named)
+            .join(Judgment, col(Judgment.id) == col(Label.judgment_id))
+            .where(*_given(col(Label.updated_at), since)).order_by(col(Label.id))).all()
         votes = read(
             sa.select(*VOTE_COLUMNS, *SCOPE_COLUMNS, *named).join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
             .where(*_given(col(Feedback.updated_at), since), standing_vote()).order_by(col(Feedback.id))).all()
@@ -148,12 +151,25 @@ def labeled_judgments(store: Store, *, rubric_name: str, channel_id: str | None 
     return labels_and_votes(store, Scope(rubric_name, channel_id=channel_id, everywhere=everywhere))
 
 
+class LabelSaid(NamedTuple):
+    """What a person's label says, as calibration reads it (LABEL_COLUMNS)."""
+
+    passed: bool | None
+    tag: str | None
+    values: dict[str, Any]
+    updated_at: datetime
+    case_key: str | None
+
+
+LABEL_COLUMNS = (col(Label.passed), col(Label.tag), col(Label.values), col(Label.updated_at), col(Label.case_key))
+
+
 @dataclass(frozen=True)
 class LabelRow:
     """A label as calibration reads it: what the person said, and the judgment's id, pass/fail, tag, rubric text and
     judge."""
 
-    label: Label
+    label: LabelSaid
     judgment_id: int
     judge_passed: bool | None
     judge_tag: str | None
@@ -182,11 +198,13 @@ def label_and_vote_rows(store: Store, scope: Scope, since: datetime | None = Non
     judgments in `scope`, in the order given; with `outputs`, the outputs of their judgments by id.
 
     Read as `_joined` reads them; rows are read by position (a row's attributes cost more than the pair it makes),
+    a label's columns rather than the entity (the ORM's entities cost more than the rest of calibration's reading),
     and the outputs apart, only when numbers are to be compared.
     """
-    labels, votes = _joined(store, since, VERDICT_COLUMNS)
-    labeled = [LabelRow(label, number, passed, tag, rubric_hash, judge_model)
-               for label, status, name, judge_model, channel, team, number, passed, tag, rubric_hash in labels
+    labels, votes = _joined(store, since, VERDICT_COLUMNS, label=LABEL_COLUMNS)
+    labeled = [LabelRow(LabelSaid(said, said_tag, values, at, case_key), number, passed, tag, rubric_hash, judge_model)
+               for said, said_tag, values, at, case_key, status, name, judge_model, channel, team, number, passed, tag,
+               rubric_hash in labels
                if scope.counts(status, name, judge_model, channel, team)]
     voted = [VoteRow(agree, at, number, passed, tag, rubric_hash, judge_model, case_key)
              for _, _, agree, at, case_key, status, name, judge_model, channel, team, number, passed, tag, rubric_hash
