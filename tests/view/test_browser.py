@@ -79,18 +79,31 @@ def test_a_run_opened_from_the_runs_page_shows_the_failing_rows_of_one_model_aft
     assert "model=gpt-b" in arrive(browser, "outcome=fail")
     assert f"{demo.failing_b} rows match" in by_css(browser, "p.said").text
     rows = [[cell.text for cell in row.find_elements("css selector", "td")]
-            for row in all_css(browser, "table.list tbody tr")]
+            for row in all_css(browser, "table.rows tbody tr")]
     assert len(rows) == demo.failing_b
     assert all(row[1] == "gpt-b" and row[4].startswith("fail") and row[5] == "Hallucination" for row in rows), rows
-    by_css(browser, "table.list tbody tr a").click()
+    by_css(browser, "table.rows tbody tr a").click()
     assert "/rows/" in arrive(browser, "/rows/") and "gpt-b" in by_css(browser, "main").text
+
+
+def test_the_failing_rows_of_one_model_are_two_clicks_from_the_runs_page(site: tuple[str, Demo, Path],
+                                                                        browser: Any) -> None:
+    base, demo, _ = site
+    browser.get(base + "/runs")
+    by_css(browser, f'table.list a[href="/runs/{demo.run_id}"]').click()  # one: the run
+    arrive(browser, f"/runs/{demo.run_id}")
+    by_css(browser, 'table.models a[href*="model=gpt-b"]').click()  # two: that model's failing rows
+    assert "outcome=fail" in arrive(browser, "outcome=fail")
+    rows = [[cell.text for cell in row.find_elements("css selector", "td")]
+            for row in all_css(browser, "table.rows tbody tr")]
+    assert len(rows) == demo.failing_b and all(row[1] == "gpt-b" and row[4].startswith("fail") for row in rows), rows
 
 
 def test_an_answer_holding_a_script_shows_as_text_and_the_policy_blocks_inline_scripts(
         site: tuple[str, Demo, Path], browser: Any) -> None:
     base, demo, _ = site
     browser.get(f"{base}/runs/{demo.queued_run_id}?q=portal+1.")
-    by_css(browser, "table.list tbody tr a").click()
+    by_css(browser, "table.rows tbody tr a").click()
     arrive(browser, "/rows/")
     assert INJECTED in by_css(browser, "main").text  # the markup as text, not as elements
     assert browser.execute_script("return window.__pwned") is None

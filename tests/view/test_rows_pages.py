@@ -31,6 +31,10 @@ async def test_filters_narrow_a_runs_rows_in_the_database(open_view, history: St
     assert shown_rows((await browser.get(f"/runs/{run_id}", model="bot-b")).text) == ["4", "5", "6"]
     failing_b = await browser.get(f"/runs/{run_id}", model="bot-b", outcome="fail")
     assert shown_rows(failing_b.text) == ["6"]  # the failing rows of one model: the error is not a fail
+    # each model's scored rows, pass rate and a link to its failing rows, on the run's page
+    assert re.findall(r'<tr><td class="text">(bot-[ab])</td><td class="n">(\d+)</td><td class="n">(\d+)%</td>',
+                      everything.text) == [("bot-a", "2", "50"), ("bot-b", "2", "50")]
+    assert f'href="/runs/{run_id}?model=bot-b&amp;outcome=fail">1 failing rows</a>' in everything.text
     assert shown_rows((await browser.get(f"/runs/{run_id}", status="error")).text) == ["5"]
     assert shown_rows((await browser.get(f"/runs/{run_id}", tag="wrong")).text) == ["3", "6"]
     lowest = await browser.get(f"/runs/{run_id}", sort="headline")

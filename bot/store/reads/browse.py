@@ -114,11 +114,13 @@ class RowFilter:
 
 @dataclass(frozen=True)
 class RowFacets:
-    """What a run's rows can be filtered by: its models, statuses and tags, with how many rows each."""
+    """What a run's rows can be filtered by: its models, statuses and tags, with how many rows each, and each model's
+    scored and passed rows (model, scored, passed)."""
 
     models: list[tuple[str | None, int]]
     statuses: list[tuple[str, int]]
     tags: list[tuple[str, int]]
+    outcomes: list[tuple[str | None, int, int]] = field(default_factory=list)
 
 
 def like_pattern(text: str) -> str:
@@ -183,21 +185,27 @@ def run_rows(store: Store, run_id: int, wanted: RowFilter, *, limit: int, offset
 
 
 def row_facets(store: Store, run_id: int) -> RowFacets:
-    """The models, statuses and tags of a run's rows, each with its count (read from one index)."""
+    """The models, statuses and tags of a run's rows, each with its count, and each model's scored and passed rows
+    (read from one index)."""
     c = table_of(Judgment).c
-    statement = (select(c.model_name, c.status, c.tag, func.count()).where(c.run_id == run_id)
-                 .group_by(c.model_name, c.status, c.tag))
+    statement = (select(c.model_name, c.status, c.tag, c.passed, func.count()).where(c.run_id == run_id)
+                 .group_by(c.model_name, c.status, c.tag, c.passed))
     models: dict[str | None, int] = {}
     statuses: dict[str, int] = {}
     tags: dict[str, int] = {}
+    outcomes: dict[str | None, tuple[int, int]] = {}
     with store.engine.connect() as conn:
-        for model, status, tag, count in conn.execute(statement):
+        for model, status, tag, passed, count in conn.execute(statement):
             models[model] = models.get(model, 0) + count
             statuses[status] = statuses.get(status, 0) + count
             if tag:
                 tags[tag] = tags.get(tag, 0) + count
-    return RowFacets(sorted(models.items(), key=lambda item: (item[0] is None, item[0] or "")),
-                     sorted(statuses.items()), sorted(tags.items()))
+            if status == RowState.SCORED:
+                scored, passing = outcomes.get(model, (0, 0))
+                outcomes[model] = (scored + count, passing + (count if passed else 0))
+    order = sorted(models, key=lambda model: (model is None, model or ""))
+    return RowFacets([(model, models[model]) for model in order], sorted(statuses.items()), sorted(tags.items()),
+                     [(model, *outcomes[model]) for model in order if model in outcomes])
 
 
 def row_channels(store: Store, judgment_ids: Collection[int]) -> dict[int, str | None]:
