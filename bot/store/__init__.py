@@ -180,11 +180,13 @@ from bot.store.trust.labels import (
     PassGroup,
     Scope,
     counted_passes,
+    judgment_outputs,
     label_and_vote_rows,
     labeled_judgments,
     labeled_rubric_names,
     labels_of,
     save_label,
+    trust_state,
 )
 from bot.store.trust.random_review import random_share_pairs
 from bot.store.trust.review import (
@@ -250,7 +252,8 @@ __all__ = [
     "find_cached_many", "first_judged", "first_judgment", "forget_deliveries", "forget_team", "get_judgment",
     "get_run", "get_share", "give_up_rejudge", "graded_answers", "hour_of", "identical_rows", "in_channel",
     "interrupt_run", "iter_columns", "iter_judgments", "judge_choices", "judge_of_channel", "judged_elsewhere",
-    "judged_pairs", "judges_used", "judgment_case", "keep_step", "known_samples", "label_and_vote_rows",
+    "judged_pairs", "judges_used", "judgment_case", "keep_step", "known_samples", "judgment_outputs", "label_and_vote_rows",
+    "trust_state",
     "labeled_judgments", "labeled_rubric_names", "labels_of", "last_posted", "latest_unfinished_run",
     "lowest_scored", "make_engine", "mark_nudged", "mark_posted", "migrate", "model_of", "month_spent",
     "month_start", "move_share", "newer_results", "newest_judge", "next_pending", "nudged_channels", "offer_next",

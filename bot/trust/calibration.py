@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -16,8 +16,8 @@ from bot.trust.stats.intervals import score_interval
 from bot.trust.stats.kappa import Kappa, Tables, alike, counted_kappa
 from bot.trust.stats.mcnemar import majority, mcnemar_p
 
-__all__ = ["Agreement", "Calibration", "Confusion", "Gap", "Kappa", "LabeledVerdict", "by_case", "calibrate",
-           "cohen_kappa", "counted_kappa", "mean_abs_diff", "most_first", "wilson"]
+__all__ = ["Agreement", "Calibration", "Confusion", "Gap", "Kappa", "LabeledVerdict", "Verdict", "VerdictRow", "by_case",
+           "calibrate", "cohen_kappa", "counted_kappa", "mean_abs_diff", "most_first", "wilson"]
 
 Class = TypeVar("Class", bound=Hashable)  # what a rater's answers are: pass/fail, or a tag
 PASS_NAMES = {True: "pass", False: "fail"}
@@ -41,16 +41,21 @@ def mean_abs_diff(pairs: Sequence[tuple[float, float]]) -> float | None:
     return sum(abs(first - second) for first, second in pairs) / len(pairs)
 
 
-def by_case(items: Iterable[tuple[str | None, Class, Class, int]]) -> list[Counter[tuple[Class, Class]]]:
+def by_case(items: Iterable[tuple[str | None, Class, Class, int]]) -> list[dict[tuple[Class, Class], int]]:
     """The (judge, human) pairs of each case, from (case, judge, human, how many) items: cases in the order of their
-    keys, then each item without a case as that many cases of their own."""
-    cases: dict[str, Counter[tuple[Class, Class]]] = {}
-    alone: list[Counter[tuple[Class, Class]]] = []
+    keys, then each item without a case as that many cases of their own. Each case's pairs come in the order first
+    given (plain dicts: thousands of cases of one label each cost a dict each, not a Counter)."""
+    cases: dict[str, dict[tuple[Class, Class], int]] = {}
+    alone: list[dict[tuple[Class, Class], int]] = []
     for case, judge, human, count in items:
         if case is None:
-            alone += [Counter({(judge, human): 1}) for _ in range(count)]
+            alone += [{(judge, human): 1} for _ in range(count)]
+            continue
+        counts = cases.get(case)
+        if counts is None:
+            cases[case] = {(judge, human): count}
         else:
-            cases.setdefault(case, Counter())[judge, human] += count
+            counts[judge, human] = counts.get((judge, human), 0) + count
     return [*(cases[key] for key in sorted(cases)), *alone]
 
 
@@ -78,6 +83,47 @@ class LabeledVerdict(BaseModel):
     judge_model: str
     rubric_hash: str
     case: str | None = None
+
+
+class Verdict(Protocol):
+    """What calibration reads of one labeled verdict (a LabeledVerdict, or a VerdictRow read from the history)."""
+
+    @property
+    def judge_passed(self) -> bool | None: ...
+    @property
+    def judge_tag(self) -> str | None: ...
+    @property
+    def judge_values(self) -> Mapping[str, float]: ...
+    @property
+    def human_passed(self) -> bool | None: ...
+    @property
+    def human_tag(self) -> str | None: ...
+    @property
+    def human_values(self) -> Mapping[str, float]: ...
+    @property
+    def labeled_at(self) -> datetime: ...
+    @property
+    def judge_model(self) -> str: ...
+    @property
+    def rubric_hash(self) -> str: ...
+    @property
+    def case(self) -> str | None: ...
+
+
+class VerdictRow(NamedTuple):
+    """A LabeledVerdict as a plain row, as calibration reads thousands of them from the history (no validation: the
+    history's own columns, already of their types)."""
+
+    judge_passed: bool | None
+    judge_tag: str | None
+    judge_values: dict[str, float]
+    human_passed: bool | None
+    human_tag: str | None
+    human_values: dict[str, float]
+    labeled_at: datetime
+    judge_model: str
+    rubric_hash: str
+    case: str | None
 
 
 class Agreement(BaseModel):
@@ -200,7 +246,7 @@ class Calibration(Agreement):
 
 
 def calibrate(
-    labels: Iterable[LabeledVerdict], *, tags: Sequence[str] = (), criteria: Sequence[str] = (),
+    labels: Iterable[Verdict], *, tags: Sequence[str] = (), criteria: Sequence[str] = (),
     scales: Mapping[str, Sequence[int]] | None = None,
 ) -> Calibration:
     """The calibration figures of `labels`.
@@ -212,11 +258,11 @@ def calibrate(
     """
     given = list(labels)
     tag_items = _tag_items(given) if tags else []
-    tag_shares = [_share(counts, lambda judge, human: judge == human)
-                  for counts in by_case((case, judge, human, 1) for case, judge, human in tag_items)]
+    tag_cases = by_case((case, judge, human, 1) for case, judge, human in tag_items)  # read once, for both figures
+    tag_shares = [_share(counts, lambda judge, human: judge == human) for counts in tag_cases]
     return Calibration(
         **dict(_agreement(given)),
-        kappa_tag=kappa_of(tag_items) if tag_items else Kappa(),
+        kappa_tag=Kappa.of(tag_cases) if tag_items else Kappa(),
         tag_agree=sum(judge == human for _, judge, human in tag_items),
         tag_agreement=sum(tag_shares) / len(tag_shares) if tag_shares else None,
         tag_interval=score_interval(tag_shares),
@@ -228,23 +274,23 @@ def calibrate(
     )
 
 
-def _agreement(labels: Sequence[LabeledVerdict]) -> Agreement:
+def _agreement(labels: Sequence[Verdict]) -> Agreement:
     passes = _pass_items(labels)
     return Agreement.counted(len(labels), Counter((judge, human) for _, judge, human in passes),
                              by_case((case, judge, human, 1) for case, judge, human in passes))
 
 
-def _pass_items(labels: Sequence[LabeledVerdict]) -> list[tuple[str | None, bool, bool]]:
+def _pass_items(labels: Sequence[Verdict]) -> list[tuple[str | None, bool, bool]]:
     return [(label.case, label.judge_passed, label.human_passed) for label in labels
             if label.judge_passed is not None and label.human_passed is not None]
 
 
-def _tag_items(labels: Sequence[LabeledVerdict]) -> list[tuple[str | None, str, str]]:
+def _tag_items(labels: Sequence[Verdict]) -> list[tuple[str | None, str, str]]:
     return [(label.case, label.judge_tag, label.human_tag) for label in labels
             if label.judge_tag is not None and label.human_tag is not None]
 
 
-def _gaps(labels: Sequence[LabeledVerdict], criteria: Sequence[str],
+def _gaps(labels: Sequence[Verdict], criteria: Sequence[str],
           scales: Mapping[str, Sequence[int]]) -> dict[str, Gap]:
     figures: dict[str, Gap] = {}
     for path in criteria:
@@ -269,8 +315,8 @@ def _case_mean(cases: Sequence[Mapping[tuple[float, float], int]], of: Callable[
                for counts in cases) / len(cases)
 
 
-def _by_week(labels: Sequence[LabeledVerdict]) -> list[tuple[str, int, int, float | None]]:
-    weeks: dict[str, list[LabeledVerdict]] = {}
+def _by_week(labels: Sequence[Verdict]) -> list[tuple[str, int, int, float | None]]:
+    weeks: dict[str, list[Verdict]] = {}
     for label in labels:
         weeks.setdefault(iso_week(label.labeled_at), []).append(label)
     rows: list[tuple[str, int, int, float | None]] = []

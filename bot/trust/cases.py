@@ -10,8 +10,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from bot.csvfiles.results import neutralise
-from bot.store import Judgment, Scope, Store, label_and_vote_rows, labeled_judgments, was_removed
-from bot.trust.calibration import LabeledVerdict
+from bot.store import (
+    Judgment,
+    Scope,
+    Store,
+    judgment_outputs,
+    label_and_vote_rows,
+    labeled_judgments,
+    was_removed,
+)
+from bot.trust.calibration import LabeledVerdict, VerdictRow
 from bot.trust.labels import PASS, PREFIX, HumanValues, labelable, numbers_at, value_at, vote_as_label
 
 if TYPE_CHECKING:
@@ -32,25 +40,40 @@ def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None 
     `vote_as_label`. `numeric` names the dotted paths whose values are compared; the judgments' outputs are read only
     when there are some.
     """
+    rows = verdict_rows(store, rubric_name=rubric_name, judge_model=judge_model, channel_id=channel_id,
+                        team_id=team_id, since=since, numeric=numeric, everywhere=everywhere, compared_only=False)
+    return [LabeledVerdict.model_construct(**row._asdict()) for row in rows]
+
+
+def verdict_rows(store: Store, *, rubric_name: str, judge_model: str | None = None, channel_id: str | None = None,
+                 team_id: str | None = None, since: datetime | None = None, numeric: Sequence[str] = (),
+                 everywhere: bool = False, compared_only: bool = True) -> list[VerdictRow]:
+    """`labeled_verdicts` as plain rows, the oldest first: what calibration reads. With `compared_only`, the judge's
+    values are read only where the person's side has values to compare them with (a label with numbers of its own,
+    or an Agree, which says the judge's): calibration's figures are the same, and most outputs are left unread."""
     scope = Scope(rubric_name, judge_model, channel_id, team_id, everywhere)
-    labels, votes, outputs = label_and_vote_rows(store, scope, since, outputs=bool(numeric))
-    found: list[LabeledVerdict] = []
+    labels, votes, _ = label_and_vote_rows(store, scope, since)
+    human = {id(row): numbers_at(row.label.values, numeric, dotted=True) for row in labels} if numeric else {}
+    wanted = sorted({row.judgment_id for row in labels if not compared_only or human[id(row)]}
+                    | {vote.judgment_id for vote in votes if not compared_only or vote.agree}) if numeric else []
+    outputs = judgment_outputs(store, wanted) if wanted else {}
+    found: list[VerdictRow] = []
     for row in labels:
         label = row.label
-        found.append(LabeledVerdict(
-            judge_passed=row.judge_passed, judge_tag=row.judge_tag,
-            judge_values=numbers_at(outputs.get(row.judgment_id), numeric), judge_model=row.judge_model,
-            rubric_hash=row.rubric_hash, human_passed=label.passed, human_tag=label.tag,
-            human_values=numbers_at(label.values, numeric, dotted=True), labeled_at=label.updated_at,
-            case=label.case_key))
+        found.append(VerdictRow(
+            row.judge_passed, row.judge_tag, numbers_at(outputs.get(row.judgment_id), numeric) if numeric else {},
+            label.passed, label.tag, human.get(id(row), {}), label.updated_at, row.judge_model, row.rubric_hash,
+            label.case_key))
     for vote in votes:
         values = numbers_at(outputs.get(vote.judgment_id), numeric) if numeric else {}
         said = vote_as_label(vote.agree, passed=vote.judge_passed, tag=vote.judge_tag, values=values)
-        found.append(LabeledVerdict(
-            judge_passed=vote.judge_passed, judge_tag=vote.judge_tag, judge_values=values, judge_model=vote.judge_model,
-            rubric_hash=vote.rubric_hash, human_passed=said.passed, human_tag=said.tag, human_values=said.values,
-            labeled_at=vote.at, case=vote.case_key))
-    return sorted(found, key=lambda verdict: verdict.labeled_at)
+        found.append(VerdictRow(vote.judge_passed, vote.judge_tag, values, said.passed, said.tag, said.values, vote.at,
+                                vote.judge_model, vote.rubric_hash, vote.case_key))
+    return sorted(found, key=_labeled_at)
+
+
+def _labeled_at(row: VerdictRow) -> datetime:
+    return row.labeled_at
 
 
 @dataclass

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from bot.config import Settings
 from bot.store import PassGroup, Store, counted_passes, newest_judge
-from bot.trust.calibration import Agreement, Calibration, LabeledVerdict, calibrate, case_tables, most_first
-from bot.trust.cases import labeled_verdicts
+from bot.trust.calibration import Agreement, Calibration, Verdict, calibrate, case_tables, most_first
+from bot.trust.cases import verdict_rows
 from bot.trust.labels import numeric_paths, ordinal_scales, tag_order, vote_as_label
 from bot.trust.review import random_share
 
@@ -154,7 +154,7 @@ class WeekTrust:
     doubts: list[Doubt]
 
 
-def axes(rubric: Rubric | None, labels: list[LabeledVerdict]) -> tuple[list[str], list[str]]:
+def axes(rubric: Rubric | None, labels: Sequence[Verdict]) -> tuple[list[str], list[str]]:
     """The tag classes (in the rubric's order) and numeric criteria a rubric's labels are compared on.
 
     A rubric no longer loaded is compared on the tags its labels hold, and on no criteria.
@@ -182,8 +182,8 @@ def rubric_trust(store: Store, *, rubric_name: str, rubric: Rubric | None, chann
     channel's newest judgment of the rubric.
     """
     numeric = numeric_paths(rubric) if rubric is not None else []
-    labels = labeled_verdicts(store, rubric_name=rubric_name, judge_model=judge_model, channel_id=channel_id,
-                              team_id=team_id, since=since, numeric=numeric, everywhere=everywhere)
+    labels = verdict_rows(store, rubric_name=rubric_name, judge_model=judge_model, channel_id=channel_id,
+                          team_id=team_id, since=since, numeric=numeric, everywhere=everywhere)
     tags, criteria = axes(rubric, labels)
     figures = calibrate(labels, tags=tags, criteria=criteria, scales=ordinal_scales(rubric) if rubric else None)
     if now is None:

@@ -192,3 +192,36 @@ def test_a_case_counts_one_vote_a_person_and_their_label_stands_in_for_their_vot
     week = counted_passes(store, channel_id="C1", team_id="T1", since=utcnow() - timedelta(days=1),
                           until=utcnow() + timedelta(days=1), cut=utcnow() - timedelta(days=1))
     assert sum(group.count for group in week) == 3  # the digest counts as calibration does
+
+
+
+def test_a_kept_calibration_report_is_read_again_after_any_label_vote_or_judgment(store: Store) -> None:
+    from bot.config import Settings
+    from bot.rubric import load_rubrics
+    from bot.trust.calibration_report import calibration_report
+    from bot.trust.report import TrustBar, rubric_trust
+
+    settings, rubric = Settings(_env_file=None), load_rubrics().get("eth")
+    first, second = judged(store), judged(store)
+    label(store, first)  # fail, on a verdict that passed
+
+    def report() -> Any:
+        return calibration_report(store, settings, rubric, channel="C1")
+
+    def fresh() -> Any:  # the same figures read anew, never kept
+        return rubric_trust(store, rubric_name="eth", rubric=rubric, channel_id="C1", team_id=None, since=None,
+                            bar=TrustBar.from_settings(settings), now=report().now).figures
+
+    before = report()
+    assert (before.figures.n, before.figures.pass_agree) == (1, 0)
+    assert report().figures == before.figures == fresh()
+    record_feedback(store, judgment_id=second.id, user_id="U2", agree=True)  # a vote
+    assert (report().figures.n, report().figures.pass_agree) == (2, 1)
+    label(store, first, passed=True, pass_from="given", tag="Correct")  # the same label changed, its id kept
+    assert (report().figures.n, report().figures.pass_agree) == (2, 2)
+    assert report().figures == fresh()
+    kept = report()
+    kept.figures.by_week.clear()  # a caller's copy: what is kept stays whole
+    assert report().figures == fresh()
+    judged(store)  # a judgment without a label: read again, the same figures
+    assert report().figures == fresh()

@@ -16,7 +16,7 @@ from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import judgment_case
 from bot.store.runs.rows import id_chunks
 from bot.store.tables.history import Feedback, Judgment, table_of, utcnow
-from bot.store.tables.trust import Label
+from bot.store.tables.trust import Label, ReviewCase
 from bot.store.trust.review import close_reviewed
 
 if TYPE_CHECKING:
@@ -210,12 +210,12 @@ def label_and_vote_rows(store: Store, scope: Scope, since: datetime | None = Non
              for _, _, agree, at, case_key, status, name, judge_model, channel, team, number, passed, tag, rubric_hash
              in votes
              if scope.counts(status, name, judge_model, channel, team)]
-    found = _outputs(store, sorted({row.judgment_id for row in labeled} | {row.judgment_id for row in voted})) \
+    found = judgment_outputs(store, sorted({row.judgment_id for row in labeled} | {row.judgment_id for row in voted})) \
         if outputs else {}
     return labeled, voted, found
 
 
-def _outputs(store: Store, ids: list[int]) -> dict[int, Any]:
+def judgment_outputs(store: Store, ids: list[int]) -> dict[int, Any]:
     """The outputs of the judgments `ids`, by id."""
     found: dict[int, Any] = {}
     with store.session() as session:
@@ -275,3 +275,21 @@ def labeled_rubric_names(store: Store, *, channel_id: str | None, team_id: str |
     label_rows, vote_rows = labels_and_votes(store, Scope(None, channel_id=channel_id, team_id=team_id), since,
                                              columns=VERDICT_COLUMNS)
     return sorted({judgment.rubric_name for _, judgment in (*label_rows, *vote_rows)})
+
+
+
+def trust_state(store: Store) -> tuple[Any, ...]:
+    """What calibration's figures are read from, as a few numbers that change whenever they may: the count, highest
+    id and latest change of the labels and of the votes, the count and highest id of the review cases (what marks one
+    picked at random is set when it is made) and the highest judgment id. Equal states read equal figures; a label,
+    vote, review case or judgment given, changed or removed since makes another."""
+    label, vote, case, judgment = table_of(Label), table_of(Feedback), table_of(ReviewCase), table_of(Judgment)
+    # each figure a subquery of its own: a count from the smallest index, a highest id from the top of the table's; the
+    # latest change reads the labels' and votes' rows (people's clicks, few), not the judgments'
+    parts = [sa.select(figure).select_from(table).scalar_subquery() for table, figures in (
+        (label, (sa.func.count(), sa.func.max(label.c.id), sa.func.max(label.c.updated_at))),
+        (vote, (sa.func.count(), sa.func.max(vote.c.id), sa.func.max(vote.c.updated_at))),
+        (case, (sa.func.count(), sa.func.max(case.c.id))),
+        (judgment, (sa.func.max(judgment.c.id),))) for figure in figures]
+    with store.engine.connect() as conn:
+        return tuple(conn.execute(sa.select(*parts)).one())
