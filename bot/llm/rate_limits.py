@@ -52,7 +52,10 @@ CUT, NEAR, CLIMB, CREEP, LOWEST = 0.9, 0.97, 0.005, 0.00005, 0.25
 # Where the headers say the provider holds each part of its window on its own clock (what is left of a part's share,
 # whole again within a part), its parts are followed instead of an even pace: the part's end is the request's send time
 # plus the reset its reply names (a little early: the request arrived after it was sent), each part takes up to its
-# share at once, and a request goes no nearer than GUARD of a part to either end of one (it may arrive in the next).
+# share, spread across it: the k-th unit of a part's share goes no earlier than its start + GUARD + k / share of the
+# rest (so requests that came late catch up within the part, and a part's share taken at once does not leave the rest
+# of it idle while the requests in flight come back), and a request goes no nearer than GUARD of a part to either end
+# of one (it may arrive in the next).
 GUARD = 0.02
 # Requests in flight when limits are known: enough for the pace the limits allow at the latency seen, with this much
 # more for replies slower than the mean, and a few spare.
@@ -235,9 +238,10 @@ class RateLimiter:
             held += entry[column]
         others_part, others = self._part_others[kind]
         held += others if others_part == int(number) else 0.0
-        if held + need <= cap or held <= 0:  # one larger than the share goes into an empty part
-            return 0.0
-        return start + part + guard - now
+        if held > 0 and held + need > cap:  # one larger than the share goes into an empty part
+            return start + part + guard - now
+        # Spread across the part: what it holds so far goes no earlier than its share of the part's time (see GUARD)
+        return max(start + guard + min(held / cap, 1.0) * (part - 2 * guard) - now, 0.0) if cap > 0 else 0.0
 
     def _spacing(self, kind: str) -> float:
         """Seconds of the even pace one request (or token) of `kind` takes up: 0 while its limit is not known."""
