@@ -19,6 +19,8 @@ from tests.support.cli import judgebot_json
 from tests.support.view_browser import INJECTED, Demo, arrive, browser_missing, chromium, demo_history, served_view
 
 REQUIRED = os.environ.get("JUDGEBOT_REQUIRE_BROWSER") == "1"  # .ci/run sets it: there the tests fail, never skip
+# A browser's start and its pages take seconds a test: with the slow tests (`pytest -m slow`, which CI runs).
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
