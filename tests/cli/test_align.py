@@ -78,6 +78,7 @@ def test_a_judge_that_ignores_examples_shows_no_improvement(tmp_path: Path, judg
     assert "the tag:" not in text  # no tag moved: no second line
 
 
+@pytest.mark.slow
 def test_too_few_labels_or_corrections_are_refused_with_a_sentence(tmp_path: Path, judge_server) -> None:
     few = write_rows(tmp_path / "few.csv", ["question", "reference", "answer", "human_result_tag"],
                      [[f"q{n}", "r", f"Use it {n}", "Correct"] for n in range(12)])

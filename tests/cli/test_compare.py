@@ -150,6 +150,7 @@ def test_a_history_judged_three_times_counts_each_question_once(tmp_path: Path, 
         assert compared(tmp_path, "--model", "bot-v1", "--model", "bot-v2", "--run", run) == [eth]
 
 
+@pytest.mark.slow
 def test_runs_compare_as_mirror_images_and_runs_of_two_rubrics_are_refused(tmp_path: Path, judge_server) -> None:
     judge_server.responder = tagged
     team = str(team_rubric(tmp_path))

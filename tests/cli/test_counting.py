@@ -8,6 +8,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -60,6 +61,7 @@ def digest(tmp_path: Path) -> dict:
     return found
 
 
+@pytest.mark.slow
 async def test_judging_failing_rows_again_moves_no_figure(tmp_path, judge_server):
     judge_server.responder = eth_responder
     everything, failing = eval_set(tmp_path)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from tests.support.cli import EXAMPLE, eth_responder, judgebot, judgebot_json
 
 READING = [["runs"], ["history"], ["stats"], ["digest"], ["budget"], ["review"], ["rubrics"],
@@ -23,6 +25,7 @@ def times(document: Any) -> list[str]:
     return []
 
 
+@pytest.mark.slow
 def test_every_reading_command_prints_one_document_and_says_the_rest_on_stderr(tmp_path, judge_server) -> None:
     code, found, stderr = judgebot_json(tmp_path, "runs")
     assert code == 0 and found == {"runs": []}, stderr

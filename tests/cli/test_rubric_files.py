@@ -3,6 +3,8 @@ whichever name of it a command types; and a file that replaces a shipped rubric 
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.cli import flat, judgebot
 from tests.support.rubric_files import mini, seed_data, write
 
@@ -32,6 +34,7 @@ def test_a_rubric_whose_file_has_typos_is_called_broken_with_every_problem_by_fi
     assert code == 2 and "Left out until fixed: " in flat(out) and "house.yaml (`judgebot rubrics` says why)" in flat(out)
 
 
+@pytest.mark.slow
 def test_every_formula_typo_of_a_file_is_reported_at_once(tmp_path):
     team = tmp_path / "team"
     team.mkdir()

@@ -54,6 +54,7 @@ def test_help_and_the_rubric_list_load_neither_the_judge_nor_the_history(tmp_pat
         assert loaded(modules, NEVER + JUDGING) == set(), command
 
 
+@pytest.mark.slow
 def test_the_reading_commands_load_neither_the_judge_nor_slack_nor_the_rubric_files(tmp_path, rubrics):
     store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")  # a history with something in each listing
     ids = add(store, rubrics.get("eth"), [Row("m1", "scored", 90, True, "Correct"), Row("m1", "scored", 10, False, "Generic"),

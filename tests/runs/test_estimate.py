@@ -163,6 +163,7 @@ def test_a_run_above_the_threshold_asks_and_its_summary_puts_the_estimate_beside
     assert history(tmp_path, "SELECT round(sum(cost), 6), sum(unpriced) FROM judgment_tally") == [(round(cost, 6), 0)]
 
 
+@pytest.mark.slow
 def test_the_monthly_budget_asks_before_going_over_and_pauses_a_run_that_reaches_it(tmp_path, judge_server) -> None:
     judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content, tokens_in=1_000, tokens_out=100)
     write_rows(tmp_path / "first.csv", ["question", "reference", "answer"], [["Exams?", "myStudies.", f"a{n}"]

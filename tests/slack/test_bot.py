@@ -310,6 +310,7 @@ async def test_a_double_click_on_retry_judges_once(slack, slack_server, judge_se
                                                  ensure_ascii=False)
 
 
+@pytest.mark.slow
 async def test_re_judge_clicked_by_fifty_people_on_two_bots_at_once_judges_once(db_url, bot_settings, slack_server,
                                                                                 judge_server):
     settings = bot_settings.model_copy(update={"database_url": db_url})  # SQLite, then PostgreSQL

@@ -185,6 +185,7 @@ def test_a_replay_or_retry_sent_to_another_http_replica_is_acknowledged_and_drop
     assert (dropped(logs[0]), dropped(logs[1])) == (0, 4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_a_delivery_repeated_on_another_replicas_socket_mode_connection_is_dropped(bot_settings, db_url,
                                                                                     slack_server, judge_server,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support.openai_server import Reply
 from tests.support.slack_files import (
     eth_csv,
@@ -60,6 +62,7 @@ async def test_the_progress_is_a_stream_of_tasks_that_ends_with_the_summary(bot_
     assert "<!channel>" not in json.dumps(edits[0]["blocks"])  # escaped in the mrkdwn of the head
 
 
+@pytest.mark.slow
 async def test_where_slack_refuses_a_stream_the_progress_message_is_edited(bot_with, slack_server, judge_server):
     judge_server.responder = slowly
     slack_server.refuse_streams = "channel_type_not_supported"
@@ -74,6 +77,7 @@ async def test_where_slack_refuses_a_stream_the_progress_message_is_edited(bot_w
     assert not slack_server.calls_to("chat.appendStream")
 
 
+@pytest.mark.slow
 async def test_a_stream_dropped_part_way_hands_the_progress_back_to_the_message(bot_with, slack_server, judge_server):
     judge_server.responder = slowly
     slack_server.fail("chat.appendStream", "message_not_in_streaming_state", times=50)

@@ -108,6 +108,7 @@ async def test_a_step_delivered_again_is_judged_and_ended_once(slack, slack_serv
     assert len(judge_server.bodies()) == 1
 
 
+@pytest.mark.slow
 async def test_a_step_delivered_again_under_a_new_event_id_to_another_bot_is_judged_once(db_url, bot_settings,
                                                                                         slack_server, judge_server):
     settings = bot_settings.model_copy(update={"database_url": db_url})  # SQLite, then PostgreSQL
@@ -249,6 +250,7 @@ async def test_the_step_in_socket_mode(bot_settings, slack_server, judge_server)
         await running.stop()
 
 
+@pytest.mark.slow
 async def test_a_step_left_by_a_stopped_bot_is_completed_by_the_next_start(bot_settings, slack_server, judge_server):
     judge_server.enqueue(Reply(content=eth_reply("Correct").content, delay=3.0), eth_reply("Generic"))
     running = await start_bot(bot_settings, host="127.0.0.1")
