@@ -1,5 +1,5 @@
 """`/judge ...` parsed into one request: every command's way in, and the commands of grading, the history, a channel's
-defaults, budget and digest (the trust loop's are in bot.slack.commands.trust)."""
+defaults and budget (the digest's are in bot.slack.commands.digest, the trust loop's in bot.slack.commands.trust)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,14 @@ from bot.judge.panel import MAX_SAMPLES
 from bot.llm.sampling import Effort, parse_effort
 from bot.records import Triple, is_period, typed_passages
 from bot.rubric import Rubric, RubricSet
+from bot.slack.commands.digest import (
+    DigestNow,
+    DigestOff,
+    DigestOn,
+    DigestPreview,
+    DigestShow,
+    digest_command,
+)
 from bot.slack.commands.trust import (
     AlignRubric,
     CompareJudges,
@@ -27,7 +35,7 @@ from bot.slack.commands.trust import (
     review_command,
     reviewers_command,
 )
-from bot.slack.commands.words import JUDGE_NAME, STATS_DEFAULT_DAYS, clock_of, days_of, timezone_named, weekday_of
+from bot.slack.commands.words import JUDGE_NAME, STATS_DEFAULT_DAYS, days_of
 from bot.slack.text import clean, escape, unescape
 
 SEPARATOR = "||"
@@ -107,36 +115,6 @@ class Inline:
 
 
 @dataclass(frozen=True)
-class DigestShow:
-    """The channel's digest subscription and its next posting time."""
-
-
-@dataclass(frozen=True)
-class DigestOn:
-    """Post the channel's digest weekly at a local day and time (None: the defaults)."""
-
-    weekday: int = 0
-    hour: int = 9
-    minute: int = 0
-    timezone: str | None = None
-
-
-@dataclass(frozen=True)
-class DigestOff:
-    """Stop the channel's weekly digest."""
-
-
-@dataclass(frozen=True)
-class DigestNow:
-    """Post the digest of the last 7 days now."""
-
-
-@dataclass(frozen=True)
-class DigestPreview:
-    """Show the digest of the last 7 days to the caller only."""
-
-
-@dataclass(frozen=True)
 class CalibrationCheck:
     """How far the judge agrees with people's labels in this channel: one rubric (None: the default, else each
     labeled one) over the last `days` (None: all time)."""
@@ -162,7 +140,6 @@ Command = (Help | ListRubrics | History | Stats | ShowDefault | SetDefault | Set
            | DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview | CalibrationCheck | BudgetShow | BudgetSet
            | ReviewNext | ReviewersShow | ReviewersSet | ReviewBlind | ReviewNudge | AlignRubric
            | CompareModels | CompareJudges)
-DIGEST_USAGE = "`/judge digest on [day] [HH:MM] [timezone]`, for example `/judge digest on monday 09:00 Europe/Berlin`"
 
 USAGE = (
     "`/judge <rubric>` opens a form for one question, reference answer and answer\n"
@@ -210,7 +187,7 @@ def parse_command(text: str, rubrics: RubricSet) -> Command:
     if word == "default":
         return _default(rest, rubrics)
     if word == "digest":
-        return _digest(rest)
+        return digest_command(rest)
     if word == "calibration":
         return _calibration(rest, rubrics)
     if word == "budget":
@@ -341,38 +318,6 @@ def _calibration(rest: str, rubrics: RubricSet) -> CalibrationCheck:
             raise CommandError(f"`/judge calibration` takes one rubric and one period, such as "
                                f"`/judge calibration {escape(rubric.name)} 30d`; `{escape(word)}` is one too many.")
     return CalibrationCheck(rubric, days)
-
-
-def _digest(rest: str) -> DigestShow | DigestOn | DigestOff | DigestNow | DigestPreview:
-    action, _, options = rest.partition(" ")
-    action = action.lower()
-    simple: dict[str, type[DigestShow | DigestOff | DigestNow | DigestPreview]] = {
-        "": DigestShow, "show": DigestShow, "off": DigestOff, "now": DigestNow, "preview": DigestPreview}
-    if action in simple:
-        if options.strip():
-            raise CommandError(f"`/judge digest {action}` takes nothing more. {DIGEST_USAGE}.")
-        return simple[action]()
-    if action != "on":
-        raise CommandError(f"`/judge digest` knows `on`, `off`, `now` and `preview`, not `{escape(action)}`. "
-                           f"{DIGEST_USAGE}.")
-    weekday: int | None = None
-    clock: tuple[int, int] | None = None
-    timezone: str | None = None
-    for word in options.split():
-        if (day := weekday_of(word)) is not None:
-            if weekday is not None:
-                raise CommandError(f"Give one day only. {DIGEST_USAGE}.")
-            weekday = day
-        elif (time := clock_of(word)) is not None:
-            if clock is not None:
-                raise CommandError(f"Give one time only. {DIGEST_USAGE}.")
-            clock = time
-        else:
-            if timezone is not None:
-                raise CommandError(f"I do not understand `{escape(word)}`. {DIGEST_USAGE}.")
-            timezone = timezone_named(word)
-    hour, minute = clock or (9, 0)
-    return DigestOn(weekday or 0, hour, minute, timezone)
 
 
 def _triple(rest: str, rubric: Rubric) -> Triple:

@@ -11,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.digest import Period, build_digest
 from bot.slack.admins import ADMINS_ONLY, admin_refusal
-from bot.slack.commands.parsing import DIGEST_USAGE, DigestNow, DigestOff, DigestOn, DigestPreview, DigestShow
+from bot.slack.commands.digest import DIGEST_USAGE, DigestNow, DigestOff, DigestOn, DigestPreview, DigestShow
 from bot.slack.context import Context
 from bot.slack.flows.digest_post import DigestSettings, WeeklyDigests
 from bot.slack.messenger import post_problem, slack_error
