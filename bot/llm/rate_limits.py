@@ -13,6 +13,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from bot.llm.pacing import duration, header_number
+from bot.llm.provider_parts import ProviderParts
 from bot.llm.tokens import messages_tokens
 
 if TYPE_CHECKING:
@@ -50,13 +51,8 @@ LEARNING = 0.2  # how far each reply moves the running corrections of the estima
 # by CREEP beyond it (where the provider may refuse again), up to the pace the limit itself allows.
 CUT, NEAR, CLIMB, CREEP, LOWEST = 0.9, 0.97, 0.005, 0.00005, 0.25
 # Where the headers say the provider holds each part of its window on its own clock (what is left of a part's share,
-# whole again within a part), its parts are followed instead of an even pace: the part's end is the request's send time
-# plus the reset its reply names (a little early: the request arrived after it was sent), each part takes up to its
-# share, spread across it: the k-th unit of a part's share goes no earlier than its start + GUARD + k / share of the
-# rest (so requests that came late catch up within the part, and a part's share taken at once does not leave the rest
-# of it idle while the requests in flight come back), and a request goes no nearer than GUARD of a part to either end
-# of one (it may arrive in the next).
-GUARD = 0.02
+# whole again within a part), its parts are followed instead of an even pace (bot.llm.provider_parts): the part's end
+# is the request's send time plus the reset its reply names (a little early: the request arrived after it was sent).
 # Requests in flight when limits are known: enough for the pace the limits allow at the latency seen, with this much
 # more for replies slower than the mean, and a few spare.
 IN_FLIGHT_SLACK, IN_FLIGHT_SPARE = 1.5, 2
@@ -91,10 +87,7 @@ class RateLimiter:
         self._cut_at = dict.fromkeys(KINDS, 0.0)
         self._known_at = dict.fromkeys(KINDS, 0.0)
         self._burst = dict.fromkeys(KINDS, BURST)
-        # The provider's parts on its clock, once its headers said it counts them: a time one of its parts ends at (the
-        # latest estimate, None while not known), and what others spent of each limit in a part (its number, the spend).
-        self._part_end: float | None = None
-        self._part_others: dict[str, tuple[int, float]] = {}
+        self._parts = ProviderParts(window / PARTS)  # the provider's parts on its clock, once its headers say so
         self._paused_until = 0.0
         self._paused_for = "requests"  # the limit a pause waits for
         self.told: tuple[float, str] | None = None  # the latest pause a 429 set here (wall-clock end, limit), to tell
@@ -196,8 +189,9 @@ class RateLimiter:
                 continue
             limit *= HEADROOM if kind == "tokens" else 1.0  # requests are counted exactly, tokens estimated
             if self._spent[kind] + need <= limit:
-                if self._part_end is not None and kind in self._part_others:
-                    if (wait := self._part_room(now, kind, need)) > 0:
+                if self._parts.followed(kind):
+                    cap = (self.limits[kind] or 0.0) / PARTS * self.share[kind] * (HEADROOM if kind == "tokens" else 1.0)
+                    if (wait := self._parts.wait(now, kind, need, cap, self._sent, 1 if kind == "requests" else 2)) > 0:
                         return wait, kind
                     continue
                 # The even pace: a bucket of half a part's worth, refilled at the limit's pace, must hold the request
@@ -216,32 +210,6 @@ class RateLimiter:
                 return 0.0, kind  # more than the whole limit, and nothing else in the window: it goes alone
             return self._sent[-1][0] + self.window + self._margin - now, kind
         return 0.0, "requests"
-
-    def _part_room(self, now: float, kind: str, need: float) -> float:
-        """How long a request needing `need` of `kind` waits for room in the provider's part of the window on its clock
-        (see GUARD): 0 when the part it would arrive in holds it."""
-        assert self._part_end is not None
-        part = self.window / PARTS
-        guard = part * GUARD
-        number, into = divmod(now - self._part_end, part)
-        if into < guard:  # just after a part began: it might still arrive in the one before
-            return guard - into
-        start = self._part_end + number * part
-        if into > part - guard:  # just before a part ends: it goes once the next has begun
-            return start + part + guard - now
-        cap = (self.limits[kind] or 0.0) / PARTS * self.share[kind] * (HEADROOM if kind == "tokens" else 1.0)
-        column = 1 if kind == "requests" else 2
-        held = 0.0  # what went in this part (the window is kept in time order)
-        for entry in reversed(self._sent):
-            if entry[0] < start:
-                break
-            held += entry[column]
-        others_part, others = self._part_others[kind]
-        held += others if others_part == int(number) else 0.0
-        if held > 0 and held + need > cap:  # one larger than the share goes into an empty part
-            return start + part + guard - now
-        # Spread across the part: what it holds so far goes no earlier than its share of the part's time (see GUARD)
-        return max(start + guard + min(held / cap, 1.0) * (part - 2 * guard) - now, 0.0) if cap > 0 else 0.0
 
     def _spacing(self, kind: str) -> float:
         """Seconds of the even pace one request (or token) of `kind` takes up: 0 while its limit is not known."""
@@ -377,12 +345,11 @@ class RateLimiter:
             # window (a second of its minute), and so is this process's part of it: what the last part sent. Parts on
             # the provider's clock hold little burst: the pace goes even.
             self._burst[kind] = min(self._burst[kind], EVEN)
-            self._follow_parts(reset, now if sent is None else sent)
+            self._parts.follow(reset, now if sent is None else sent)
             column = 1 if kind == "requests" else 2
             mine = sum(entry[column] for entry in self._sent if entry[0] > now - self.window / PARTS)
             others = used - (limit - share) - mine
-            assert self._part_end is not None
-            self._part_others[kind] = (int((now - self._part_end) // (self.window / PARTS)), max(others, 0.0))
+            self._parts.spent_by_others(kind, now, others)
             if others <= 0.05 * share:
                 return
         else:
@@ -398,18 +365,6 @@ class RateLimiter:
             position -= 1
         self._sent.insert(position, entry)
         self._spent[kind] += others
-
-    def _follow_parts(self, reset: float, sent: float) -> None:
-        """A reply to a request sent at `sent` says the provider's part ends `reset` s after it arrived: the parts'
-        ends, the latest of the estimates (each is early by the time its request took to arrive)."""
-        part = self.window / PARTS
-        end = sent + max(reset, 0.0)
-        if self._part_end is None:
-            self._part_end = end
-            return
-        later = (end - self._part_end + part / 2) % part - part / 2  # against the nearest end known
-        if later > 0:
-            self._part_end += later
 
     def rate_limited(self, headers: Any, message: str, wait: float, entry: list[float] | None = None) -> None:
         """A 429 to the request of `entry`: it counts as nothing sent; every request waits `wait` s, and the limit the

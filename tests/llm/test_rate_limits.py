@@ -18,7 +18,8 @@ import pytest
 from bot.llm.configured import make_judge_client
 from bot.llm.limiters import LIMITERS
 from bot.llm.pacing import duration
-from bot.llm.rate_limits import BURST, CREEP, CUT, EVEN, FIRST_WAVE, GUARD, HEADROOM, NEAR, RateLimiter
+from bot.llm.provider_parts import GUARD
+from bot.llm.rate_limits import BURST, CREEP, CUT, EVEN, FIRST_WAVE, HEADROOM, NEAR, RateLimiter
 from tests.support.cli import eth_responder, flat, judgebot, write_rows
 from tests.support.openai_server import Reply
 from tests.support.rate_limits import RateLimited
@@ -226,9 +227,9 @@ async def test_a_run_keeps_to_either_reading_of_a_minute_held_a_second_at_a_time
     assert limited.limited <= first_wave + 6, limited.limited_at
     if reading == "minute":  # the headers count the window: the burst stays, unless a 429 to the pace came
         assert client.limiter._burst["requests"] == BURST or client.limiter._cut_at["requests"] > 0
-        assert client.limiter._part_end is None  # no part on the provider's clock to follow
+        assert client.limiter._parts.end is None  # no part on the provider's clock to follow
     else:  # the headers count a part: its parts on its clock are followed, each taking its share
-        assert client.limiter._burst["requests"] == EVEN and client.limiter._part_end is not None
+        assert client.limiter._burst["requests"] == EVEN and client.limiter._parts.end is not None
     await client.aclose()
 
 
@@ -239,7 +240,7 @@ async def test_parts_the_headers_count_on_the_providers_clock_spread_their_share
     # of the provider's began as it was sent
     limiter.observe({"x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "7",
                      "x-ratelimit-reset-requests": "1000ms"}, sent=sent)
-    assert limiter._part_end == pytest.approx(sent + 1.0)
+    assert limiter._parts.end == pytest.approx(sent + 1.0)
     part, guard = 1.0, GUARD * 1.0
     went = []
     for n in range(8):
@@ -254,7 +255,7 @@ async def test_parts_the_headers_count_on_the_providers_clock_spread_their_share
     # a later reply says the part ends a little later (its request took less time to arrive): the later one is kept
     limiter.observe({"x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "0",
                      "x-ratelimit-reset-requests": "1000ms"}, sent=sent + 0.01)
-    assert limiter._part_end == pytest.approx(sent + 1.01)
+    assert limiter._parts.end == pytest.approx(sent + 1.01)
 
 
 async def test_a_pace_above_what_the_provider_holds_backs_off_on_429s_and_creeps_back_up(judge_server) -> None:
