@@ -26,7 +26,7 @@ async def calibration(ctx: Context) -> int:
             value is not None for value in (args.min_agreement, args.min_labels, args.min_kappa)):
         raise UsageError("--labels, --min-agreement, --min-labels, --min-kappa, --point, --yes and --fresh belong to "
                          "`judgebot calibration check`")
-    from bot.trust.review import random_share_text
+    from bot.trust.review_queue import random_share_text
 
     settled()
     rubric = ctx.rubrics.get(args.rubric)

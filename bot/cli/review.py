@@ -21,7 +21,7 @@ from bot.errors import UsageError
 if TYPE_CHECKING:
     from bot.store import ReviewCase
     from bot.trust.labels import HumanValues
-    from bot.trust.review import Offered
+    from bot.trust.review_queue import Offered
 
 LABELER_LENGTH = 32  # what the history keeps of who labeled
 NOTE_LENGTH = 3000  # what Slack's label form takes
@@ -136,7 +136,7 @@ async def label(ctx: Context) -> int:
     from bot.cli.views.review import saved_line, show_case
     from bot.store import ANY_TEAM, release_case, skip_case, waiting_for
     from bot.trust.labeling import label_case
-    from bot.trust.review import next_case
+    from bot.trust.review_queue import next_case
 
     settled()
     args, channel = ctx.args, ctx.args.channel

@@ -14,7 +14,7 @@ from bot.store import PassGroup, Store, counted_passes, newest_judge
 from bot.trust.calibration import Agreement, Calibration, Verdict, calibrate, case_tables, most_first
 from bot.trust.cases import verdict_rows
 from bot.trust.labels import numeric_paths, ordinal_scales, tag_order, vote_as_label
-from bot.trust.review import random_share
+from bot.trust.review_queue import random_share
 
 if TYPE_CHECKING:  # a rubric comes with its package loaded: the stats' agreement with people loads none
     from bot.rubric import Rubric

@@ -642,3 +642,30 @@ def test_a_rubric_may_grade_without_a_reference_and_its_files_need_no_reference_
     assert code == 2 and "no reference column" in flat(out), out
     code, out = judgebot(tmp_path, "judge", "--rubric", "eth", "-q", "Why?", "-a", "Because.", server=judge_server)
     assert code == 2 and "-r REFERENCE" in flat(out), out
+
+
+def test_a_name_claimed_by_two_files_is_settled_whichever_rubric_is_asked_for_first(tmp_path):
+    # Files are validated when first asked for; a name two files claim is settled as if every file had been, even
+    # when one of them writes it as a number (which the rubric reads as text).
+    write(tmp_path, mini("first", aliases=[2024]))
+    write(tmp_path, mini("second", aliases=["2024"]))
+    for asked in ("2024", "second", "first"):
+        found = load_rubrics(tmp_path)
+        assert found.find(asked) is None, asked
+        assert sorted(b.path.name for b in found.broken) == ["first.yaml", "second.yaml"]
+        assert "'2024' is also used by" in found.broken[0].problem
+
+
+def test_a_broken_file_is_reported_whether_or_not_its_rubric_was_asked_for(tmp_path):
+    write(tmp_path, mini("good"))
+    bad = mini("bad")
+    bad["headline"] = {**bad["headline"], "pass": "scor >= 1"}
+    write(tmp_path, bad)
+    found = load_rubrics(tmp_path)
+    assert found.get("good").name == "good"  # the good file alone is validated for it
+    assert [b.path.name for b in found.broken] == ["bad.yaml"]
+    assert "Did you mean 'score'?" in found.broken[0].problem
+    again = load_rubrics(tmp_path)
+    with pytest.raises(RubricError, match=r"^The rubric file bad\.yaml in RUBRICS_DIR is broken"):
+        again.get("bad-alias")
+    assert [r.name for r in again] == sorted([*SHIPPED, "good"])

@@ -33,14 +33,8 @@ from bot.store import (
     utcnow,
     waiting_for,
 )
-from bot.trust.review import (
-    RANDOM_AT_LEAST,
-    SentToReview,
-    random_count,
-    random_share,
-    random_share_text,
-    send_to_review,
-)
+from bot.trust.review import RANDOM_AT_LEAST, SentToReview, random_count, send_to_review
+from bot.trust.review_queue import random_share, random_share_text
 
 COMMON = {"rubric_name": "eth", "rubric_version": "1.0", "rubric_hash": "h" * 16, "judge_model": "judge-m"}
 

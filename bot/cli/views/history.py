@@ -144,7 +144,7 @@ def _digest_rest(console: Console, digest: Digest) -> None:
         for doubt in found.doubts:
             console.print(f"  [yellow]warning[/]: {shown(str(doubt))}", highlight=False)
     if digest.queue is not None:
-        from bot.trust.review import queue_text
+        from bot.trust.review_queue import queue_text
 
         console.print(f"{queue_text(digest.queue)}.", highlight=False)
     for name, alphas, tagged in digest.alphas:

@@ -9,7 +9,8 @@ from bot.cli.views.terminal_text import shown
 from bot.figures import plural
 from bot.records import context_of
 from bot.store import Judgment
-from bot.trust.review import REASONS, Offered
+from bot.trust.review import REASONS
+from bot.trust.review_queue import Offered
 
 
 def verdict_line(judgment: Judgment) -> str:

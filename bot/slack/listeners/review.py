@@ -55,7 +55,7 @@ from bot.store import (
     utcnow,
     waiting_for,
 )
-from bot.trust.review import next_case
+from bot.trust.review_queue import next_case
 
 log = logging.getLogger(__name__)
 

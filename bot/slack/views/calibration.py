@@ -16,7 +16,7 @@ from bot.slack.views.table_block import NOTE_ROOM, Column, table, text, untruste
 from bot.trust import calibration_texts
 from bot.trust.calibration import Agreement, Calibration, Confusion
 from bot.trust.report import RubricTrust
-from bot.trust.review import random_share_text
+from bot.trust.review_queue import random_share_text
 from bot.trust.stats.kappa import noted
 
 WEEKS_SHOWN = 8

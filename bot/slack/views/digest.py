@@ -25,7 +25,7 @@ from bot.trust.calibration_texts import agreement_text
 from bot.trust.calibration_texts import labels_text as week_text
 from bot.trust.pairwise_texts import win_rate_text
 from bot.trust.report import WeekTrust, people_agreement
-from bot.trust.review import queue_text
+from bot.trust.review_queue import queue_text
 
 QUESTION_ROOM = 120  # characters of a question quoted in a list
 CHANGES_SHOWN = 10  # judge changes listed; a rubric edited all week could otherwise overflow the section

@@ -13,16 +13,16 @@ from sqlmodel import col, select
 
 from bot.records import PostState
 from bot.store.processes.leases import process_name, take_over
-from bot.store.tables.chat import DigestPost
 from bot.store.tables.history import utcnow
-from bot.store.tables.trust import ReviewNudge
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the tables whose rows are claimed come with the callers that claim them
     from bot.store.database import Store
+    from bot.store.tables.chat import DigestPost
+    from bot.store.tables.trust import ReviewNudge
 
 STALE_CLAIM = 600.0  # seconds after which a claim of a process on another host that went quiet is taken over
 
-Claimed = type[DigestPost] | type[ReviewNudge]
+Claimed = type["DigestPost"] | type["ReviewNudge"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def claim(store: Store, table: Claimed, **keys: Any) -> Claim | None:
         pass
     unique = {name: value for name, value in keys.items() if name != "team_id"}
     with store.session() as session:
-        held = cast(DigestPost | ReviewNudge | None, session.exec(select(table).filter_by(**unique)).first())
+        held = cast("DigestPost | ReviewNudge | None", session.exec(select(table).filter_by(**unique)).first())
         if held is None or held.state not in (PostState.POSTING, PostState.UNKNOWN):
             return None
         earlier, unknown = held.claimed_at, held.state == PostState.UNKNOWN

@@ -11,15 +11,16 @@ import os
 import socket
 import uuid
 from datetime import datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import update
 from sqlalchemy.engine import CursorResult
 from sqlmodel import Session, col
 
-from bot.store.tables.chat import DigestPost, SharedFile
-from bot.store.tables.history import Run
-from bot.store.tables.trust import ReviewNudge
+if TYPE_CHECKING:  # the tables whose rows are leased: a run's lease loads no table of Slack's or of review
+    from bot.store.tables.chat import DigestPost, SharedFile
+    from bot.store.tables.history import Run
+    from bot.store.tables.trust import ReviewNudge
 
 
 @functools.cache

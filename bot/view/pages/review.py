@@ -11,8 +11,9 @@ from aiohttp import web
 from bot.store import ANY_TEAM, OPEN, ReviewCase, get_judgment, open_cases, queue_channels, review_case, skip_case
 from bot.trust.labeling import label_case
 from bot.trust.labels import HumanValues, tag_order
-from bot.trust.review import REASONS, next_case
+from bot.trust.review import REASONS
 from bot.trust.review_files import is_blind
+from bot.trust.review_queue import next_case
 from bot.view.context import base_of, rubrics, store, viewer
 from bot.view.security import FORM
 from bot.view.templates import query, render
