@@ -93,3 +93,36 @@ async def test_a_judge_on_chat_completions_is_offered_no_window(bot_settings, sl
     finally:
         await running.stop()
     assert set(buttons(asked)) == {RESUME_RUN, BATCH_RUN, CANCEL_RUN}
+
+
+async def test_an_endpoint_gone_while_polling_pauses_in_the_thread_and_resume_polls_the_same_responses(
+        bot_settings, slack_server, server) -> None:
+    server.hold = True  # the responses wait until the endpoint is back
+    running, slack = await bot_with(bot_settings, slack_server, server, "responses")
+    try:
+        event = await share(slack, slack_server, rows(4, "o"), text="eth")
+        asked = await wait_until(lambda: question_of(slack_server, event), what="the cost question")
+        await slack.click(BACKGROUND_RUN + "8h", buttons(asked)[BACKGROUND_RUN + "8h"], channel="C0GENERAL",
+                          message_ts=asked["ts"])
+        await wait_until(lambda: len(server.backgrounds) == 4 and server.polls >= 4 or None,
+                         what="four background responses looked at")
+        server.stop()  # every look is refused from here on
+        paused = await wait_until(lambda: next((m for m in slack_server.thread("C0GENERAL", event["ts"])
+                                                if m["text"].startswith("Paused") and RESUME_RUN in buttons(m)), None),
+                                  what="the paused message")
+        said = blocks_text(paused)
+        assert "cannot reach the judge endpoint" in said and "to poll its background responses" in said
+        assert "the responses are polled again, never sent again" in said and "Traceback" not in said
+        assert summaries(slack_server, "C0GENERAL", event["ts"]) == []
+
+        server.hold = False
+        server.start()  # back on the same port, with its responses
+        await slack.click(RESUME_RUN, buttons(paused)[RESUME_RUN], channel="C0GENERAL", message_ts=paused["ts"])
+        await finished_thread(slack_server, "C0GENERAL", event["ts"])
+    finally:
+        await running.stop()
+    assert sorted(server.creates.values()) == [1] * 4 and len(server.backgrounds) == 4  # nothing created again
+    assert {body["background_options"]["completion_window"] for body in server.response_requests} == {"8h"}
+    gpt4o = builtin_prices().models["gpt-4o"]
+    summary = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
+    assert f"${server.billed_usd(gpt4o.input, gpt4o.output):.4f}" in summary  # each response billed once, at 8 h

@@ -1,6 +1,6 @@
 """The local judge server with OpenAI's Responses API beside chat completions and the Batch API: POST /v1/responses
 (live, or in the background with a completion window), GET /v1/responses/{id} and POST /v1/responses/{id}/cancel,
-with GPT-6's rules enforced in the Responses API's names and every create counted per slot."""
+with GPT-6's rules enforced in the Responses API's names, every create counted per slot, and an outage on demand."""
 
 from __future__ import annotations
 
@@ -44,8 +44,9 @@ class ResponsesJudgeServer(BatchJudgeServer):
     """A BatchJudgeServer that also serves the Responses API; `enforce_gpt6` applies GPT-6's rules to it too.
 
     A background response ends `background_seconds` after it was created (never while `hold` is set), `fail` names
-    slots (metadata judgebot_slot) whose response fails. `creates` counts the creates of each slot; `refused` keeps
-    every body refused with a 400.
+    slots (metadata judgebot_slot) whose response fails. While `down` is set, every Responses request (create, poll,
+    cancel) is answered with it, as an endpoint in an outage answers (a 503, a proxy's page), and counted in
+    `unanswered`. `creates` counts the creates of each slot; `refused` keeps every body refused with a 400.
     """
 
     thread_name = "fake-responses-judge"
@@ -59,6 +60,8 @@ class ResponsesJudgeServer(BatchJudgeServer):
         self.creates: collections.Counter[str] = collections.Counter()
         self.cancels: list[str] = []
         self.polls = 0
+        self.down: Reply | None = None
+        self.unanswered = 0
         self.response_requests: list[dict[str, Any]] = []  # every body POSTed to /v1/responses, as it came
         self.tally = Tally()
         self._responses_lock = threading.Lock()
@@ -77,7 +80,21 @@ class ResponsesJudgeServer(BatchJudgeServer):
             total += (tokens["in"] * price_in + tokens["out"] * price_out) * share / 1_000_000
         return total
 
+    def _outage(self) -> web.Response | None:
+        """The answer of an endpoint that is down (while `down` is set), else None."""
+        down = self.down
+        if down is None:
+            return None
+        with self._responses_lock:
+            self.unanswered += 1
+        if down.body is not None:
+            return web.Response(text=down.body, status=down.status, content_type=down.content_type,
+                                headers=down.headers)
+        return web.json_response({"error": down.error}, status=down.status, headers=down.headers)
+
     async def _create_response(self, request: web.Request) -> web.Response:
+        if (outage := self._outage()) is not None:
+            return outage
         body = await request.json()
         with self._responses_lock:
             self.response_requests.append(body)
@@ -105,6 +122,8 @@ class ResponsesJudgeServer(BatchJudgeServer):
         return web.json_response(response_object(response_id, body, reply, status), headers=reply.headers)
 
     async def _retrieve_response(self, request: web.Request) -> web.Response:
+        if (outage := self._outage()) is not None:
+            return outage
         with self._responses_lock:
             self.polls += 1
             found = self.backgrounds.get(request.match_info["id"])
@@ -124,6 +143,8 @@ class ResponsesJudgeServer(BatchJudgeServer):
         return web.json_response(answer)
 
     async def _cancel_response(self, request: web.Request) -> web.Response:
+        if (outage := self._outage()) is not None:
+            return outage
         with self._responses_lock:
             found = self.backgrounds.get(request.match_info["id"])
             if found is None:
