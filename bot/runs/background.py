@@ -2,7 +2,8 @@
 at 30% below Standard, 8 h at 40% below): each slot saved before its request is created and its response id saved as
 soon as it exists, every response polled until it ends and its reply validated like a live one (a repair asked
 live); a restart polls the ids saved and never creates them again, a cancel cancels them, an outage pauses the run
-(bot.runs.poll_failures), and a monthly budget is weighed before each request is created (bot.runs.in_flight)."""
+and a response that cannot be looked at while the others can ends its row as an error (bot.runs.poll_failures), and
+a monthly budget is weighed before each request is created (bot.runs.in_flight)."""
 
 from __future__ import annotations
 
@@ -200,29 +201,29 @@ class _Asking:
         await self._ended(asked, created)  # answered at once
 
     async def poll(self, opened: list[RunBackground]) -> list[str]:
-        """Look at each response created and not ended, saving what ended; why rows stay pending. A round in which
-        no look went through counts toward pausing the run (bot.runs.poll_failures), once every look has ended."""
+        """Look at each response created and not ended, saving what ended; why rows stay pending. Once every look has
+        ended, a round in which none went through counts toward pausing the run, and a response whose looks kept
+        failing while the others went through is given up on (bot.runs.poll_failures)."""
         reasons: list[str] = []
-        failed: tuple[Exception, JudgeClient] | None = None
-        through = False
-        looked = [asked for asked in opened if asked.response_id is not None]
-        for start in range(0, len(looked), POLLS_AT_ONCE):
-            found = await asyncio.gather(*(self._look(asked) for asked in looked[start:start + POLLS_AT_ONCE]),
+        failed: list[tuple[str, Exception, JudgeClient]] = []
+        through: list[str] = []
+        looked = {asked.response_id: asked for asked in opened if asked.response_id is not None}
+        ids = list(looked)
+        for start in range(0, len(ids), POLLS_AT_ONCE):
+            found = await asyncio.gather(*(self._look(looked[key]) for key in ids[start:start + POLLS_AT_ONCE]),
                                          return_exceptions=True)
-            for asked, result in zip(looked[start:start + POLLS_AT_ONCE], found, strict=True):
+            for key, result in zip(ids[start:start + POLLS_AT_ONCE], found, strict=True):
                 if isinstance(result, BaseException) and not isinstance(result, Exception):
                     raise result
                 if isinstance(result, _Unanswered):
-                    failed = (result.error, self.job.client(asked.judge_index))
+                    failed.append((key, result.error, self.job.client(looked[key].judge_index)))
                 elif isinstance(result, Exception):  # the key refused, a reply that could not be saved: after the round
                     raise result
                 else:
-                    through = True
+                    through.append(key)
                     reasons += [result] if result else []
-        if through:
-            self.failures.went_through()
-        elif failed is not None:
-            self.failures.failed(*failed)
+        for key, reason in self.failures.looked(through, failed):
+            await self._given_up(looked[key], reason)
         return reasons
 
     async def _look(self, asked: RunBackground) -> str | _Unanswered | None:
@@ -254,6 +255,22 @@ class _Asking:
             return None
         await self._ended(asked, now)
         return None
+
+    async def _given_up(self, asked: RunBackground, reason: str) -> None:
+        """A response whose looks kept failing while the endpoint answered the others: cancelled at the endpoint, so
+        that a reply nobody will read is not billed (if it can be), and its slot ended as an error, as a live request
+        that keeps failing ends its row; what it costs is only what the endpoint reported, nothing."""
+        assert asked.response_id is not None
+        log.info("background response %s: %s", asked.response_id, reason)
+        try:
+            await self.job.client(asked.judge_index).cancel_background(asked.response_id)
+        except openai.APIError as err:  # it fails there too: nothing more to do
+            log.warning("cancelling background response %s failed: %s", asked.response_id, err)
+        slot = _slot(asked)
+        self.spending.ended(slot)
+        await asyncio.to_thread(update_background, self.job.store, asked.id, state="ended", status="unread",
+                                error=reason)
+        await save_answers(self.job, [(slot, asked.boundary, reason)], tier=self.window)
 
     async def _ended(self, asked: RunBackground, completion: Completion) -> None:
         slot = _slot(asked)
