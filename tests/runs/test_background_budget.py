@@ -2,7 +2,8 @@
 the run spent, what its open responses are expected to cost and what the request is expected to cost, at the window's
 price, against what is left. Past it, nothing more is created, the open responses end and are saved (they are billed
 already), and the run pauses with the live tier's sentence; resumed once the budget is raised, it goes on in its
-window, each row asked once. Driven as a click in Slack or a restart drives it (agreed already: weighed only here)."""
+window, each row asked once. Driven as a click in Slack or a restart drives it (agreed already: weighed only here).
+Requests a kill left saved without a response id count in flight when they are created again, once at most."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from bot.llm.prices import builtin_prices
 from bot.records import RunState
 from bot.runs import Engine, Face, Limits, Origin, Request, Rows, Tier
 from bot.runs.budget import Budget
-from bot.store import Run, Store, iter_judgments, open_backgrounds
-from tests.support.cli import write_rows
+from bot.store import Run, Store, get_run, iter_judgments, open_backgrounds
+from tests.support.cli import history, write_rows
+from tests.support.kills import count, kill_when
 from tests.support.openai_server import Reply
 from tests.support.replies import eth_reply
 from tests.support.responses_server import ResponsesJudgeServer
@@ -132,3 +134,61 @@ async def test_responses_left_open_by_a_pause_count_in_flight_when_the_run_goes_
     assert done.outcome is not None and done.outcome.status == RunState.DONE
     assert judging.statuses(run) == {"scored": 6} and sorted(server.creates.values()) == [1] * 6
     assert judging.spent(run) == pytest.approx(server.billed_usd(GPT4O.input, GPT4O.output))
+
+
+@pytest.mark.slow
+async def test_requests_a_kill_left_without_an_id_count_in_flight_and_are_sent_again_once_at_most(tmp_path, rubrics,
+                                                                                                  server) -> None:
+    """The state comes from the real path: `judgebot judge --background 8h` in a process of its own saves each slot
+    and creates its request; the stand-in receives the creates of two slots and never answers them, and the process
+    is killed -9 while it waits (their ids never known, as when a kill comes between the create and its answer). The
+    run then goes on as a Slack restart or click drives it (agreed already, held to what is left of the budget)."""
+    write_rows(tmp_path / "rows.csv", ["question", "reference", "answer"],
+               [[f"Exams {n}?", "Register in myStudies.", f"Use myStudies ({n})."] for n in range(6)])
+    unsent = {"j5-k0-s1", "j6-k0-s1"}
+    server.stalled, server.hold = set(unsent), True
+
+    def killed_while_creating() -> bool:
+        return (all(server.creates[slot] == 1 for slot in unsent)
+                and count(tmp_path, "SELECT count(*) FROM run_background WHERE response_id IS NOT NULL") == 4
+                and count(tmp_path, "SELECT count(*) FROM run_background WHERE response_id IS NULL "
+                                    "AND state = 'sending'") == 2)
+
+    kill_when(tmp_path, ["judge", "rows.csv", "--rubric", "eth", "--background", "8h", "--yes", "--concurrency", "8"],
+              killed_while_creating, server=server, what="four ids saved and two creates unanswered",
+              BATCH_POLL_SECONDS="0.05", JUDGE_MODEL="gpt-4o", JUDGE_API="responses", JUDGE_MONTHLY_BUDGET="1")
+    server.stalled, server.hold = set(), False
+    store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")
+    try:
+        judging = Judging(tmp_path, store, rubrics, server)
+        [run] = [found for found in [get_run(store, 1)] if found is not None]
+        async with judging.panel() as panel:
+            estimate = (await judging.engine.question(run, judging.eth, panel, Limits(), Tier.BACKGROUND_8H,
+                                                      keep=False)).estimate
+        assert estimate.cost_usd is not None and estimate.rows == 6
+        each = estimate.cost_usd / 6
+        left = 5.5 * each  # the four open responses and one request more fit, not two
+
+        ended = await judging.judge(run, left)  # as Resume asks: in the run's window
+
+        assert ended.outcome is not None and ended.outcome.status == RunState.PAUSED
+        assert judging.statuses(run) == {"scored": 5, "pending": 1}
+        # the four ids saved were polled, never created again; of the two saved without an id, the first is created
+        # again (the documented re-send: the endpoint may have created it before the kill), the second waits
+        assert [server.creates[f"j{n}-k0-s1"] for n in range(1, 7)] == [1, 1, 1, 1, 2, 1]
+        assert history(tmp_path, "SELECT judgment_id, state, status, error FROM run_background WHERE judgment_id >= 5 "
+                                 "ORDER BY judgment_id") == [
+            (5, "ended", "completed", None), (6, "ended", "unsent", "not created: the monthly budget is reached")]
+        spent = judging.spent(run)
+        assert ended.outcome.stop_reason == Budget(left, "Raise it").reached(spent)
+
+        done = await judging.judge(run, 1.0)  # the budget raised
+
+        assert done.outcome is not None and done.outcome.status == RunState.DONE
+        assert judging.statuses(run) == {"scored": 6}
+        assert [server.creates[f"j{n}-k0-s1"] for n in range(1, 7)] == [1, 1, 1, 1, 2, 2]  # sent again once at most
+        assert {body["background_options"]["completion_window"] for body in server.response_requests} == {"8h"}
+        assert judging.spent(run) == pytest.approx(6 * ROW_COST)  # each row from one response read, billed once
+        assert judging.spent(run) == pytest.approx(server.billed_usd(GPT4O.input, GPT4O.output))
+    finally:
+        store.engine.dispose()
