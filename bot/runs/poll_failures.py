@@ -46,11 +46,11 @@ class PollFailures:
     def looked(self, through: Iterable[str], failed: Sequence[tuple[str, Exception, JudgeClient]]) -> (
             list[tuple[str, str]]):
         """One round of looks: the responses (their ids) whose look went through, and those whose look did not (what
-        failed, and the judge asked). The responses given up on, each with why: its looks failed `max_retries` + 1 times in a
-        row while the endpoint answered other looks (one went through since its first failure), as a live request
-        that keeps failing while others go through ends its row as an error. RunStopped when the round pauses the
-        run: no look went through, and a look failed that the endpoint's other answers do not set apart (an outage;
-        see `failed`)."""
+        failed, and the judge asked). The responses given up on, each with why: its looks failed `max_retries` + 1
+        times in a row while the endpoint answered other looks (one went through since its first failure), as a live
+        request that keeps failing while others go through ends its row as an error. RunStopped when the round
+        pauses the run: no look went through, and a look failed that the endpoint's other answers do not set apart
+        (an outage; see `failed`)."""
         self.round += 1
         answered = False
         for key in through:
