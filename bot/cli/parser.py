@@ -125,9 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
     resume_cmd.add_argument("--concurrency", type=int, help="judge requests in flight (default: CONCURRENCY)")
     resume_cmd.add_argument("--yes", action="store_true", help="judge without asking, whatever the estimate")
     resume_cmd.add_argument("--batch", action="store_true", help="send the pending rows as a new batch (the Batch API, "
-                            "half price, within 24 h) rather than live")
+                            "half price, within 24 h) rather than live, or than in the run's background window")
     resume_cmd.add_argument("--background", choices=["2h", "8h"], help="ask the pending rows in the background "
-                            "within 2 h or 8 h (the Responses API), rather than live")
+                            "within 2 h or 8 h (the Responses API), rather than live. A run asked in a background "
+                            "window resumes in it (its latest) without this, unless --batch or --background says "
+                            "otherwise: its open responses are polled, never sent again")
     resume_cmd.add_argument("--retry-errors", action="store_true",
                             help="judge again the rows that ended in a judge error or an invalid reply")
 

@@ -200,10 +200,10 @@ async def collect(job: RunJob, content: str, asked: set[Slot]) -> int:
 
 
 async def save_answers(job: RunJob, answers: list[tuple[Slot, str, dict[str, Any] | str | Completion]], *,
-                       tier: str = "batch") -> None:
+                       tier: str = "batch") -> float:
     """Validate replies that came later (of a batch, or of background responses: `tier`) together (repairs asked
-    live meanwhile), save each, then the verdicts of the rows they complete; a problem every request would hit
-    (RunStopped) is raised once the others are saved."""
+    live meanwhile), save each, then the verdicts of the rows they complete; what the replies saved cost (their
+    repairs included). A problem every request would hit (RunStopped) is raised once the others are saved."""
     rows, done = await asyncio.to_thread(_open_slots, job, [slot for slot, _, _ in answers])
     asked = [(slot, boundary, body) for slot, boundary, body in answers if slot[0] in rows and slot not in done]
     results = await asyncio.gather(*(reply_verdict(job, triple_of(rows[slot[0]]), slot[1], boundary, body, tier)
@@ -214,6 +214,7 @@ async def save_answers(job: RunJob, answers: list[tuple[Slot, str, dict[str, Any
     for result in results:
         if isinstance(result, BaseException):
             raise result
+    return sum(verdict.cost_usd or 0.0 for _, verdict in verdicts)
 
 
 def _open_slots(job: RunJob, slots: list[Slot]) -> tuple[dict[int, Judgment], set[Slot]]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from bot.config import Settings
+from bot.figures import money
 
 RAISE_JUDGE_BUDGET = "Raise JUDGE_MONTHLY_BUDGET"  # how the terminal's budget is raised
 
@@ -25,6 +26,19 @@ class Budget:
 
     left: float
     how_to_raise: str
+
+    def allows(self, spent: float, in_flight: float = 0.0, cost: float = 0.0) -> bool:
+        """Whether a run that spent `spent` so far, with requests expected to cost `in_flight` sent and not answered
+        yet, may send one more expected to cost `cost`: it stays within what is left (a run at the budget may not).
+        A live run asks it after each verdict with nothing more (its requests in flight still land); the background
+        tier before each request it creates, its responses open counted in flight."""
+        committed = spent + in_flight
+        return committed < self.left and committed + cost <= self.left
+
+    def reached(self, spent: float) -> str:
+        """Why a run paused at the budget, on every tier, having spent `spent`."""
+        return (f"the monthly budget is reached: this run spent {money(spent)} of the {money(self.left)} left this "
+                f"month. {self.how_to_raise}, then resume")
 
 
 @dataclass(frozen=True)

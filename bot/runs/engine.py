@@ -32,7 +32,6 @@ from bot.store import (
     background_window,
     get_run,
     month_spent,
-    open_backgrounds,
     open_parts,
     process_name,
     reset_rows,
@@ -261,16 +260,16 @@ class Engine:
 
     async def tier_of(self, run: Run, asked: Tier) -> tuple[Tier, bool]:
         """The tier a run is judged in, and whether new requests go out: a run with batches sent before waits for
-        them (never sending them again), and sends new ones only when the Batch API is asked for; a run with
-        background requests open (a stop came while it waited for them) goes on in their window, polling them and
-        asking the rows not asked yet."""
+        them (never sending them again), and sends new ones only when the Batch API is asked for; a run asked in a
+        background window goes on in it (its latest), polling the requests still open (a stop came while it waited
+        for them) and asking the rows not asked yet: a run paused by an outage or its budget is not resumed live at
+        the full price."""
         if asked == Tier.BATCH or asked.background:
             return asked, True
         if await asyncio.to_thread(open_parts, self.store, run.id):
             return Tier.BATCH, False
-        if await asyncio.to_thread(open_backgrounds, self.store, run.id):
-            window = await asyncio.to_thread(background_window, self.store, run.id)
-            return Tier(window or Tier.BACKGROUND_8H), True
+        if (window := await asyncio.to_thread(background_window, self.store, run.id)) is not None:
+            return Tier(window), True
         return Tier.LIVE, True
 
     async def question(self, run: Run, rubric: Rubric, panel: Panel, limits: Limits, tier: Tier = Tier.LIVE, *,
@@ -306,7 +305,7 @@ class Engine:
             return await judge_in_background(self.store, run, request.rubric, panel, window=tier.value,
                                              poll_seconds=self.poll_seconds, on_progress=on_progress,
                                              cancel=request.cancel, unsure_spread=self.unsure_spread,
-                                             concurrency=request.concurrency)
+                                             concurrency=request.concurrency, budget=budget)
         if tier == Tier.BATCH:
             from bot.runs.batch import judge_by_batch  # the Batch API's files and polls: loaded when asked for
 

@@ -123,6 +123,15 @@ def reasoning_tokens(rubric: Rubric, judge: str, effort: Effort | None, store: S
     return float(REASONING_PRIOR[effort]), f"a rough prior for {judge} at effort {effort}"
 
 
+def reply_tokens(rubric: Rubric, store: Store | None) -> tuple[float, str]:
+    """(the tokens one reply under the rubric is expected to take, its reasoning left out, where that comes from): the
+    mean of the rubric's recent replies in the history, else what its reply schema shapes."""
+    recent = recent_reply_tokens(store, rubric.name, RECENT_REPLIES) if store is not None else None
+    if recent:
+        return recent[0], f"the last {recent[1]:,} replies of {rubric.name}"
+    return schema_reply_tokens(rubric), FROM_SCHEMA
+
+
 def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence[str], samples: int,
                   prices: PriceTable, store: Store | None = None, batch: bool = False,
                   windows: Sequence[ContextWindow | None] = (),
@@ -158,9 +167,7 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
                 if (above := long_at[index]) is not None and tokens > above:
                     long_sent[index] += 1
                     long_texts[index] += tokens
-    recent = recent_reply_tokens(store, rubric.name, RECENT_REPLIES) if store is not None else None
-    reply, basis = (recent[0], f"the last {recent[1]:,} replies of {rubric.name}") if recent else (
-        schema_reply_tokens(rubric), FROM_SCHEMA)
+    reply, basis = reply_tokens(rubric, store)
     thought = [reasoning_tokens(rubric, judge, efforts[number] if number < len(efforts) else None, store)
                for number, judge in enumerate(judges)]
     costs: dict[str, float | None] = {}
@@ -237,6 +244,26 @@ class ToSend:
             cached = find_cached_many(self.job.store, list(keyed), run_id=self.job.scope) if self.job.single else {}
             self.reused += len(cached)
             yield from (triple for key, triple in keyed.items() if key not in cached)
+
+
+class RequestCosts:
+    """What one request of a run is expected to cost before its reply is known, priced as the run's estimate prices
+    it: the prompt with the row's texts in, the reply and reasoning expected of its judge out, at `tier`'s share of
+    that judge's price (a judge of unknown price counts nothing, as against a budget)."""
+
+    def __init__(self, store: Store, rubric: Rubric, panel: Panel, tier: str | None) -> None:
+        self.prices, self.tier = panel.prices, tier
+        self.fixed = prompt_tokens(rubric)
+        reply, _ = reply_tokens(rubric, store)
+        self.judges = [(client.model, math.ceil(reply + reasoning_tokens(rubric, client.model, client.effort_in_force,
+                                                                         store)[0]))
+                       for client in panel.clients]
+
+    def of(self, triple: Triple, judge_index: int) -> float:
+        """The expected cost of asking the judge at `judge_index` about `triple` once."""
+        model, tokens_out = self.judges[judge_index]
+        tokens_in = math.ceil(self.fixed + sum(text_tokens(text) for text in triple.texts()))
+        return self.prices.request_cost(model, tokens_in, tokens_out, tier=self.tier) or 0.0
 
 
 def as_saved(estimate: Estimate) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from functools import partial
 from typing import Any
 
 from bot.errors import JudgebotError, RubricChanged, RunNotResumable, RunStopped
-from bot.figures import money
 from bot.judge.judgment import judge
 from bot.judge.panel import Panel
 from bot.judge.samples import UNSURE_SPREAD
@@ -391,10 +390,8 @@ class _Execution(PanelRows):
     def over_budget(self) -> None:
         """At the budget (what this process and those helping it spent in this session), stop taking rows."""
         spent = self.spent + self.elsewhere[2]
-        if self.budget is not None and spent >= self.budget.left and not self.stop.is_set():
-            self.stop_reason = self.stop_reason or (
-                f"the monthly budget is reached: this run spent {money(spent)} of the {money(self.budget.left)} "
-                f"left this month. {self.budget.how_to_raise}, then resume")
+        if self.budget is not None and not self.budget.allows(spent) and not self.stop.is_set():
+            self.stop_reason = self.stop_reason or self.budget.reached(spent)
             self.stop.set()
 
     def check_saved(self, saved: asyncio.Future[bool]) -> None:

@@ -106,3 +106,21 @@ def test_a_kill_while_waiting_for_background_responses_neither_loses_nor_repeats
     assert {response_id for (response_id,) in saved} <= set(server.backgrounds)
     [(judged,)] = history(tmp_path, "SELECT count(DISTINCT judgment_id) FROM run_background WHERE status = 'completed'")
     assert judged == rows  # each row's verdict comes from one response
+
+
+@pytest.mark.slow
+def test_a_run_resumes_in_its_window_unless_another_tier_is_asked_as_resume_help_says(tmp_path, server) -> None:
+    code, out = judgebot(tmp_path, "resume", "--help")
+    assert code == 0 and "A run asked in a background window resumes in it (its latest) without this, unless --batch " \
+                         "or --background says otherwise" in flat(out), out
+    rows_file(tmp_path, 2)
+    server.fail = {"j2-k0-s1"}
+    code, out = judgebot(tmp_path, "judge", "rows.csv", "--rubric", "eth", "--background", "2h", server=server, **FAST)
+    assert code != 0 and history(tmp_path, "SELECT status FROM run") == [("paused",)], out
+    server.fail = set()
+
+    code, out = judgebot(tmp_path, "resume", "1", "--background", "8h", server=server, **FAST)
+
+    assert code == 0, out
+    assert sorted((body["metadata"]["judgebot_slot"], body["background_options"]["completion_window"])
+                  for body in server.response_requests) == [("j1-k0-s1", "2h"), ("j2-k0-s1", "2h"), ("j2-k0-s1", "8h")]

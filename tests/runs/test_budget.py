@@ -1,12 +1,14 @@
 """The budget rule, once, as a table: an estimate's cost and its requests to judges of unknown price against a
 threshold that asks, a threshold on requests and a monthly budget, in a month that spent so much; what a person must
 agree to first, and what the run may spend before it pauses. Every face (the terminal, a shared file, a card, an
-agent) weighs its runs by this rule."""
+agent) weighs its runs by this rule; and what a run may still send, given what it spent and what it has in flight
+(the background tier weighs each request it creates so, a live run each verdict)."""
 
 from __future__ import annotations
 
 import pytest
 
+from bot.figures import money
 from bot.runs.budget import Ask, Budget, Limits, weigh
 
 THRESHOLD = Limits(confirm_above=5.0, confirm_above_requests=100)  # the terminal's, without a budget
@@ -45,3 +47,27 @@ def test_the_budget_rule(what, cost, unpriced, limits, spent, asks, left) -> Non
     else:
         assert weighed.budget() == Budget(left, limits.how_to_raise)
     assert weighed.budget(past=True) is None  # agreed to go past the budget: no pause there
+
+
+SENDING = [
+    # (what, left, spent, expected of the requests in flight, expected of the next one, whether it may be sent)
+    ("nothing spent, it fits", 1.0, 0.0, 0.0, 0.4, True),
+    ("exactly what is left", 1.0, 0.2, 0.5, 0.3, True),
+    ("what is in flight leaves no room for it", 1.0, 0.2, 0.5, 0.31, False),
+    ("in flight alone takes what is left", 1.0, 0.0, 1.0, 0.0, False),
+    ("at the budget, whatever it costs", 1.0, 1.0, 0.0, 0.0, False),
+    ("a judge of unknown price within the budget", 1.0, 0.6, 0.3, 0.0, True),
+    ("more than the whole budget on its own", 1.0, 0.0, 0.0, 1.01, False),
+    ("a budget spent past already", -0.5, 0.0, 0.0, 0.0, False),
+    ("a live run after a verdict: under the budget", 1.0, 0.99, 0.0, 0.0, True),
+]
+
+
+@pytest.mark.parametrize(("what", "left", "spent", "in_flight", "cost", "allowed"), SENDING,
+                         ids=[row[0] for row in SENDING])
+def test_what_a_run_may_still_send(what, left, spent, in_flight, cost, allowed) -> None:
+    budget = Budget(left, "Raise it")
+    assert budget.allows(spent, in_flight, cost) is allowed
+    # where it stops, the sentence every tier pauses with
+    assert budget.reached(spent) == (f"the monthly budget is reached: this run spent {money(spent)} of the "
+                                     f"{money(left)} left this month. Raise it, then resume")

@@ -1,9 +1,11 @@
 """The local judge server with OpenAI's Responses API beside chat completions and the Batch API: POST /v1/responses
 (live, or in the background with a completion window), GET /v1/responses/{id} and POST /v1/responses/{id}/cancel,
-with GPT-6's rules enforced in the Responses API's names and every create counted per slot."""
+with GPT-6's rules enforced in the Responses API's names, every create counted per slot, an outage on demand, and
+responses that cannot be looked at or creates that never answer, one slot at a time."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import threading
 import time
@@ -44,8 +46,12 @@ class ResponsesJudgeServer(BatchJudgeServer):
     """A BatchJudgeServer that also serves the Responses API; `enforce_gpt6` applies GPT-6's rules to it too.
 
     A background response ends `background_seconds` after it was created (never while `hold` is set), `fail` names
-    slots (metadata judgebot_slot) whose response fails. `creates` counts the creates of each slot; `refused` keeps
-    every body refused with a 400.
+    slots (metadata judgebot_slot) whose response fails. While `down` is set, every Responses request (create, poll,
+    cancel) is answered with it, as an endpoint in an outage answers (a 503, a proxy's page), and counted in
+    `unanswered`. `broken` maps slots to what every look at their response is answered with (a 500, a body that is
+    not a response) while the others are answered; the create of a slot in `stalled` is received and counted, and
+    then never answered (until the slot leaves `stalled` or the server stops). `creates` counts the creates of each
+    slot; `refused` keeps every body refused with a 400.
     """
 
     thread_name = "fake-responses-judge"
@@ -59,6 +65,11 @@ class ResponsesJudgeServer(BatchJudgeServer):
         self.creates: collections.Counter[str] = collections.Counter()
         self.cancels: list[str] = []
         self.polls = 0
+        self.down: Reply | None = None
+        self.unanswered = 0
+        self.broken: dict[str, Reply] = {}
+        self.stalled: set[str] = set()
+        self._stopping = False
         self.response_requests: list[dict[str, Any]] = []  # every body POSTed to /v1/responses, as it came
         self.tally = Tally()
         self._responses_lock = threading.Lock()
@@ -77,7 +88,33 @@ class ResponsesJudgeServer(BatchJudgeServer):
             total += (tokens["in"] * price_in + tokens["out"] * price_out) * share / 1_000_000
         return total
 
+    def start(self) -> ResponsesJudgeServer:
+        self._stopping = False
+        super().start()
+        return self
+
+    async def before_stop(self) -> None:
+        self._stopping = True  # a stalled create lets go
+        await super().before_stop()
+
+    def _outage(self) -> web.Response | None:
+        """The answer of an endpoint that is down (while `down` is set), else None."""
+        down = self.down
+        if down is None:
+            return None
+        with self._responses_lock:
+            self.unanswered += 1
+        return _answer(down)
+
+    async def _stall(self, slot: str) -> web.Response:
+        """A create received and never answered: the client gives up, or is killed, before it learns the id."""
+        while slot in self.stalled and not self._stopping:
+            await asyncio.sleep(0.02)
+        return web.json_response({"error": {"message": "gave up", "type": "server_error"}}, status=500)
+
     async def _create_response(self, request: web.Request) -> web.Response:
+        if (outage := self._outage()) is not None:
+            return outage
         body = await request.json()
         with self._responses_lock:
             self.response_requests.append(body)
@@ -87,6 +124,10 @@ class ResponsesJudgeServer(BatchJudgeServer):
                 self.refused.append(body)
             return web.json_response({"error": found.error}, status=found.status)
         slot = str((body.get("metadata") or {}).get("judgebot_slot", ""))
+        if body.get("background") and slot in self.stalled:
+            with self._responses_lock:
+                self.creates[slot] += 1
+            return await self._stall(slot)
         reply = self._next_reply(chat_view(body))
         if self.enforce_gpt6:
             reply = with_reasoning(body, reply)
@@ -105,6 +146,8 @@ class ResponsesJudgeServer(BatchJudgeServer):
         return web.json_response(response_object(response_id, body, reply, status), headers=reply.headers)
 
     async def _retrieve_response(self, request: web.Request) -> web.Response:
+        if (outage := self._outage()) is not None:
+            return outage
         with self._responses_lock:
             self.polls += 1
             found = self.backgrounds.get(request.match_info["id"])
@@ -112,6 +155,8 @@ class ResponsesJudgeServer(BatchJudgeServer):
                 return web.json_response({"error": {"message": "No response found", "type": "invalid_request_error",
                                                     "param": None, "code": "not_found"}}, status=404)
             found.polls += 1
+            if (broken := self.broken.get(str(found.body.get("metadata", {}).get("judgebot_slot")))) is not None:
+                return _answer(broken)
             if found.status in ("queued", "in_progress"):
                 if self.hold or time.monotonic() < found.ready_at:
                     found.status = "in_progress"
@@ -124,6 +169,8 @@ class ResponsesJudgeServer(BatchJudgeServer):
         return web.json_response(answer)
 
     async def _cancel_response(self, request: web.Request) -> web.Response:
+        if (outage := self._outage()) is not None:
+            return outage
         with self._responses_lock:
             found = self.backgrounds.get(request.match_info["id"])
             if found is None:
@@ -142,3 +189,11 @@ class ResponsesJudgeServer(BatchJudgeServer):
         with self._lock:
             self.billed.update(tokens_in=reply.tokens_in, tokens_out=reply.tokens_out + reasoning,
                                tokens_cached=reply.cached_tokens or 0, tokens_reasoning=reasoning)
+
+
+def _answer(reply: Reply) -> web.Response:
+    """What `reply` scripts as an HTTP answer that is not a response: an error, or a body sent as is."""
+    if reply.body is not None:
+        return web.Response(text=reply.body, status=reply.status, content_type=reply.content_type,
+                            headers=reply.headers)
+    return web.json_response({"error": reply.error}, status=reply.status, headers=reply.headers)

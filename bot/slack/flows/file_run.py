@@ -249,9 +249,12 @@ class FileRuns:
                                                           batch=batch, windows=windows),
                                 what="a cost question")
 
-    async def may_start(self, share: SharedFile, run: Run, rubric: Rubric, user: str) -> str | None:
-        """Why `user` may not start or resume the run now: its rows left would take the channel over its monthly
-        budget, and only an admin may do that. None when they may (an admin's run then judges past the budget)."""
+    async def may_start(self, share: SharedFile, run: Run, rubric: Rubric, user: str,
+                        tier: Tier = Tier.LIVE) -> str | None:
+        """Why `user` may not start or resume the run at the `tier` clicked now: its rows left, at the price of the
+        tier they would be judged in (a background window's, a run asked in one resumed in it), would take the
+        channel over its monthly budget, and only an admin may do that. None when they may (an admin's run then
+        judges past the budget)."""
         limits = await self.limits_of(share)
         if limits.monthly is None:
             return None
@@ -259,7 +262,8 @@ class FileRuns:
             panel = self.ctx.panel_of(run)
         except SetupError:
             return None  # judging says what is wrong with the judges
-        question = await self.engine.question(run, rubric, panel, limits, keep=False)
+        tier, _ = await self.engine.tier_of(run, tier)
+        question = await self.engine.question(run, rubric, panel, limits, tier, keep=False)
         if Ask.OVER not in question.asks:
             return None
         refusal = await admin_refusal(self.ctx.client, self.limits.admins, user=user, team=share.team_id,

@@ -171,7 +171,7 @@ class FileListener:
                                        "the file again to judge it with the current rubric.")
             return
         if share.state == ShareState.PAUSED and (refusal := await self.files.may_start(share, run, rubric,
-                                                                                      body["user"]["id"])):
+                                                                                      body["user"]["id"], tier)):
             await self.ctx.say.tell(where, refusal)
             return
         if not await self.ctx.db(move_share, share_id=share.id, to=ShareState.RUNNING, expect=(ShareState.PAUSED,),
