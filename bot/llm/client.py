@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import random
 import socket
 import time
-from typing import Any, Literal
+from typing import Any
 
 import aiohttp
 import httpx2
@@ -24,14 +23,14 @@ from bot.llm.answers import (
     billing_refusal,
     completion,
     message_of,
-    names_range_keyword,
     raw_message,
     rejects_format,
     status_text,
 )
 from bot.llm.context_window import ContextWindow, discover
-from bot.llm.endpoints import azure_v1_url, portable_schema
+from bot.llm.endpoints import azure_v1_url
 from bot.llm.limiters import LIMITERS
+from bot.llm.output_modes import OutputMode, OutputModes
 from bot.llm.pacing import Throttle, backoff, rate_limit_wait, retry_after
 from bot.llm.prices import PriceTable
 from bot.llm.rate_limits import RateLimiter
@@ -50,8 +49,6 @@ from bot.llm.sampling import Effort, ModelRules
 
 log = logging.getLogger(__name__)
 
-# The strict schema, the same schema without the range keywords some endpoints refuse, any JSON object, plain text.
-OutputMode = Literal["json_schema", "portable_schema", "json_object", "text"]
 CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the judge
 RATE_LIMIT_BUDGET = 120.0  # seconds one request may wait out 429s before the run pauses
 OUTAGE_BUDGET = 120.0  # seconds the endpoint may fail (502-504, 529) with no success before the run pauses
@@ -107,9 +104,7 @@ class JudgeClient:
         self.max_completion_tokens = max_completion_tokens
         self.rate_limit_budget = rate_limit_budget
         self.outage_budget = outage_budget
-        self.modes: dict[tuple[str, str, str], OutputMode] = {}
-        self._digests: dict[int, tuple[dict[str, Any], str]] = {}  # id of a schema -> (the schema, its digest)
-        self._portable: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.modes = OutputModes()
         self.reached = False  # the endpoint has answered once: a refused connection now is a blip, not a wrong URL
         self._window: ContextWindow | None = None
         self._window_asked = False
@@ -156,7 +151,7 @@ class JudgeClient:
 
     def mode_for(self, schema_name: str, schema: dict[str, Any]) -> OutputMode:
         """The output mode requests with this schema are sent with now."""
-        return self.modes.get(self._key(schema_name, schema), "json_schema")
+        return self.modes.of(self.modes.key(self.model, schema_name, schema))
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
@@ -170,8 +165,8 @@ class JudgeClient:
 
     def request_body(self, messages: list[dict[str, str]], *, schema_name: str, schema: dict[str, Any]) -> dict[str, Any]:
         """The body `complete` would send for these messages now (as a line of a batch file sends it)."""
-        key = self._key(schema_name, schema)
-        return self._body(messages, schema_name, schema, key, self.modes.get(key, "json_schema"))
+        key = self.modes.key(self.model, schema_name, schema)
+        return self._body(messages, schema_name, schema, key, self.modes.of(key))
 
     @property
     def batch_url(self) -> BatchUrl:
@@ -205,12 +200,12 @@ class JudgeClient:
     async def _exchange(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any],
                         background: tuple[str, str] | None = None) -> Completion | Queued:
         """One request (in the background with `background`'s window and tag), retried on 429, 5xx and timeouts."""
-        key = self._key(schema_name, schema)
+        key = self.modes.key(self.model, schema_name, schema)
         tries = Tries()
         limiter = self.limiter
         while True:
             async with self.throttle:
-                sent_mode, sent_temperature = self.modes.get(key, "json_schema"), self.temperature
+                sent_mode, sent_temperature = self.modes.of(key), self.temperature
                 # Room in the minute's budget first (an endpoint that tells no limit: no wait, not even a coroutine)
                 entry = None if limiter.free else await limiter.acquire(messages)
                 try:
@@ -354,8 +349,8 @@ class JudgeClient:
                                  f"{message_of(err)}; change or unset {setting}, then {RESUME}") from None
         # Requests in flight share the mode: only the first refusal of a mode steps it down.
         if sent_mode != "text" and rejects_format(err):
-            if self.modes.get(key, "json_schema") == sent_mode:
-                self._downgrade(key, sent_mode, err)
+            if self.modes.of(key) == sent_mode:
+                self.modes.step_down(key, sent_mode, err)
             return
         if sent_temperature is not None and "temperature" in text.lower():
             if self.temperature is not None:  # reasoning models accept only their default temperature
@@ -372,20 +367,11 @@ class JudgeClient:
                     f"then {RESUME}")
         return f"{UNKNOWN_MODEL} {self.model!r}: {message_of(err)}"
 
-    def _key(self, schema_name: str, schema: dict[str, Any]) -> tuple[str, str, str]:
-        """What an output mode is kept under: the model, the schema's name and a hash of its content, worked out once
-        for each schema (a rubric hands every request the same one)."""
-        known = self._digests.get(id(schema))
-        if known is None or known[0] is not schema:
-            known = (schema, hashlib.sha256(json.dumps(schema, sort_keys=True, default=str).encode()).hexdigest()[:16])
-            self._digests[id(schema)] = known
-        return self.model, schema_name, known[1]
-
     def _body(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any],
               key: tuple[str, str, str], mode: OutputMode) -> dict[str, Any]:
         """The request's body, in the shape of the API the judge is asked through."""
         body: dict[str, Any] = {"model": self.model, "messages": messages,
-                                **self._format(schema_name, schema, key, mode)}
+                                **self.modes.response_format(schema_name, schema, key, mode)}
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if self.reasoning_effort is not None:
@@ -393,26 +379,6 @@ class JudgeClient:
         if self.max_completion_tokens is not None:
             body["max_completion_tokens"] = self.max_completion_tokens
         return body if self.api == "chat" else responses_body(body)
-
-    def _format(self, schema_name: str, schema: dict[str, Any], key: tuple[str, str, str],
-                mode: OutputMode) -> dict[str, Any]:
-        if mode in ("json_schema", "portable_schema"):
-            if mode == "portable_schema":
-                if key not in self._portable:
-                    self._portable[key] = portable_schema(schema)
-                schema = self._portable[key]
-            spec = {"name": schema_name, "schema": schema, "strict": True}
-            return {"response_format": {"type": "json_schema", "json_schema": spec}}
-        if mode == "json_object":
-            return {"response_format": {"type": "json_object"}}
-        return {}
-
-    def _downgrade(self, key: tuple[str, str, str], mode: OutputMode, err: openai.APIStatusError) -> None:
-        following: OutputMode = ("portable_schema" if mode == "json_schema" and names_range_keyword(err)
-                                 else "json_object" if mode in ("json_schema", "portable_schema") else "text")
-        self.modes[key] = following
-        log.warning("judge endpoint refused response_format %s for %s (%s); using %s", mode, key[1], message_of(err),
-                    following)
 
 
 def _parsed(response: httpx2.Response) -> Any:
