@@ -76,6 +76,10 @@ class Weighed:
         """What is left of the monthly budget (None: no budget)."""
         return None if self.limits.monthly is None else self.limits.monthly - self.spent
 
+    def fits(self, cost: float | None) -> bool:
+        """Whether a run costing `cost` (another tier's price of the same rows, say) stays within the monthly budget."""
+        return not over_budget(self.limits.monthly, self.spent, cost)
+
     def budget(self, *, past: bool = False) -> Budget | None:
         """What the run may spend before it pauses: what is left of the monthly budget, unless there is none or it
         was agreed to go past it (`past`). A judge of unknown price cannot be weighed: the run pauses there."""

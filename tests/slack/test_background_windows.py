@@ -5,6 +5,8 @@ monthly budget weighs a window's click at that window's price."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from bot.llm.prices import builtin_prices
@@ -172,3 +174,26 @@ async def test_a_window_is_weighed_against_the_budget_at_its_own_price(bot_setti
     gpt4o = builtin_prices().models["gpt-4o"]
     summary = blocks_text(summaries(slack_server, "C0GENERAL", event["ts"])[0])
     assert f"${server.billed_usd(gpt4o.input, gpt4o.output):.4f}" in summary
+
+
+async def test_over_the_budget_live_the_question_names_the_cheaper_tiers_that_fit(bot_settings, slack_server,
+                                                                                  server) -> None:
+    running, slack = await bot_with(bot_settings, slack_server, server, "responses")
+    store = running.context.store
+    try:
+        first = await share(slack, slack_server, rows(4, "p"), text="eth")
+        asked = await wait_until(lambda: question_of(slack_server, first), what="the first cost question")
+        run = get_run(store, int(buttons(asked)[RESUME_RUN]))
+        assert run is not None and run.estimate is not None
+        assert "over its monthly budget" not in blocks_text(asked)
+        # What is left fits 8 h's price (60% of the live one) and batch's (50%), not 2 h's (70%) nor the live one.
+        set_cost_limits(store, team_id=TEAM, channel_id="C0GENERAL", user_id="U0ADMIN",
+                        monthly_budget=run.estimate["cost_usd"] * 0.65)
+        second = await share(slack, slack_server, rows(4, "q"), text="eth")
+        text = blocks_text(await wait_until(lambda: question_of(slack_server, second), what="the second question"))
+    finally:
+        await running.stop()
+    assert "over its monthly budget" in text
+    assert re.search(r"Within 8 h \(\$[0-9.]+\) and Half price via Batch \(\$[0-9.]+\) fit what is left of the "
+                     r"budget: anyone can start it so\.", text), text
+    assert "Within 2 h (" not in text

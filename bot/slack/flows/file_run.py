@@ -244,9 +244,13 @@ class FileRuns:
                           note="waiting for Start: " + (over or f"estimate {estimate.cost_text()}"))
         batch = estimate.through_batch(self.ctx.bench.prices.batch_share)
         windows = self.ctx.bench.judge.api == "responses"  # background windows: the Responses API's alone
+        offered = [*(("2h", "8h") if windows else ()), *(("batch",) if batch is not None else ())]
+        # Over the budget at the live price, a cheaper tier may fit what is left: anyone may start that one.
+        fits = [tier for tier in offered
+                if over and tier in estimate.tier_costs and question.weighed.fits(estimate.tier_costs[tier])]
         await self.ctx.say.edit(share.channel_id, share.progress_ts,
                                 budget_view.cost_question(question.run, rubric.title, estimate, over_budget=over,
-                                                          batch=batch, windows=windows),
+                                                          batch=batch, windows=windows, fits=fits),
                                 what="a cost question")
 
     async def may_start(self, share: SharedFile, run: Run, rubric: Rubric, user: str,

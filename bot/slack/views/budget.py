@@ -3,6 +3,7 @@ channel's threshold or would take it over its monthly budget."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, ConfirmObject
@@ -78,11 +79,11 @@ def budget_message(channel: str, month: str, spend: Spend, limits: CostLimits, d
 
 
 def cost_question(run: Run, title: str, estimate: Estimate, *, over_budget: str | None,
-                  batch: Estimate | None = None, windows: bool = False) -> dict[str, Any]:
+                  batch: Estimate | None = None, windows: bool = False, fits: Sequence[str] = ()) -> dict[str, Any]:
     """The estimate of a shared file, with Start, a background window of 2 h or 8 h (with `windows`, when the judge
     asks through the Responses API), Half price via Batch (with the `batch` estimate, when the judge can) and Cancel:
     asked when it is above the channel's threshold, or (`over_budget` says how) when it would take the channel over
-    its monthly budget, when only an admin may start it."""
+    its monthly budget, when only an admin may start it live; the cheaper tiers that `fits` names anyone may start."""
     name = escape(run.source_name or "the file")
     lead = f":moneybag: {escape(estimate.text()[0].upper() + estimate.text()[1:])} to judge *{name}* ({escape(title)})."
     why = (f"It would take this channel over its monthly budget: {over_budget}. An admin can start it anyway."
@@ -103,6 +104,11 @@ def cost_question(run: Run, title: str, estimate: Estimate, *, over_budget: str 
             off = f", {1 - cost / live:.0%} off" if cost is not None and live else ""
             choices.insert(1, ButtonElement(text=f"Within {window[:-1]} h{off}", action_id=BACKGROUND_RUN + window,
                                             value=str(run.id)))
+    if fits:
+        names = {"2h": "Within 2 h", "8h": "Within 8 h", "batch": "Half price via Batch"}
+        priced = [f"{names[tier]} ({money(estimate.tier_costs[tier])})" for tier in fits]
+        why += (f" {' and '.join(priced)} {'fits' if len(priced) == 1 else 'fit'} what is left of the budget: anyone "
+                "can start it so.")
     if (by_tier := estimate.tier_text()) is not None:
         why += f"\nBy tier: {escape(by_tier)}."
     blocks: list[Block] = [section(f"{lead}\n{why}"), context(f"Replies sized from {escape(estimate.reply_basis)}; "
