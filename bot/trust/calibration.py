@@ -11,6 +11,7 @@ from typing import NamedTuple, Protocol, TypeVar
 from pydantic import BaseModel
 
 from bot.figures import iso_week
+from bot.trust.stats.case_tables import CaseTables
 from bot.trust.stats.confusion import Confusion
 from bot.trust.stats.intervals import score_interval
 from bot.trust.stats.kappa import Kappa, Tables, alike, counted_kappa
@@ -255,75 +256,155 @@ def calibrate(
     each of `criteria` that some label has on both sides, with a weighted kappa for those `scales` gives an ordinal
     integer scale (its values, lowest first). Weeks are the ISO weeks of `labeled_at` in its own time zone. Judge
     models and rubric hashes come most labels first.
+
+    The labels are put in their cases once, and every figure counts the cases in one pass, in the order `by_case`
+    gives them (so each sum over cases adds in that order: the figures of building each figure's cases one by one).
     """
     given = list(labels)
-    tag_items = _tag_items(given) if tags else []
-    tag_cases = by_case((case, judge, human, 1) for case, judge, human in tag_items)  # read once, for both figures
-    tag_shares = [_share(counts, lambda judge, human: judge == human) for counts in tag_cases]
+    passes, tagged, weeks = CaseTables[bool](), CaseTables[str](), _Weeks()
+    tag_shares: list[float] = []
+    gaps = {path: _GapCases() for path in criteria}
+    for case in _cases(given):
+        if len(case) == 1:  # most cases: one person's word, counted without a table of its own
+            label = case[0]
+            if label.judge_passed is not None and label.human_passed is not None:
+                passes.one((label.judge_passed, label.human_passed))
+            if tags and label.judge_tag is not None and label.human_tag is not None:
+                tagged.one((label.judge_tag, label.human_tag))
+                tag_shares.append((1 if label.judge_tag == label.human_tag else 0) / 1)
+            for path, gap in gaps.items():
+                if path in label.judge_values and path in label.human_values:
+                    gap.one(label.judge_values[path], label.human_values[path])
+            weeks.one(label)
+            continue
+        pairs = [(label.judge_passed, label.human_passed) for label in case
+                 if label.judge_passed is not None and label.human_passed is not None]
+        if pairs:
+            passes.add(pairs)
+        tag_pairs = [(label.judge_tag, label.human_tag) for label in case
+                     if label.judge_tag is not None and label.human_tag is not None] if tags else []
+        if tag_pairs:
+            tag_shares.append(_share(tagged.add(tag_pairs), _alike))
+        for path, gap in gaps.items():
+            values = [(label.judge_values[path], label.human_values[path]) for label in case
+                      if path in label.judge_values and path in label.human_values]
+            if values:
+                gap.add(values)
+        weeks.add(case)
+    tag_counts = tagged.pairs()
     return Calibration(
-        **dict(_agreement(given)),
-        kappa_tag=Kappa.of(tag_cases) if tag_items else Kappa(),
-        tag_agree=sum(judge == human for _, judge, human in tag_items),
+        **dict(Agreement.of_tables(len(given), passes.pairs(), passes.tables())),
+        kappa_tag=Kappa.of_tables(tagged.tables()) if tagged.cases else Kappa(),
+        tag_agree=sum(count for (judge, human), count in tag_counts.items() if judge == human),
         tag_agreement=sum(tag_shares) / len(tag_shares) if tag_shares else None,
         tag_interval=score_interval(tag_shares),
-        confusion=Confusion.build([(judge, human) for _, judge, human in tag_items], order=tags) if tag_items else None,
-        gaps=_gaps(given, criteria, scales or {}),
-        by_week=_by_week(given),
+        confusion=Confusion.build([pair for pair, count in tag_counts.items() for _ in range(count)], order=tags)
+        if tagged.cases else None,
+        gaps={path: gap.figures(scales.get(path) if scales else None) for path, gap in gaps.items() if gap.n},
+        by_week=weeks.rows(),
         judge_models=most_first((label.judge_model, 1) for label in given),
         rubric_hashes=most_first((label.rubric_hash, 1) for label in given),
     )
 
 
-def _agreement(labels: Sequence[Verdict]) -> Agreement:
-    passes = _pass_items(labels)
-    return Agreement.counted(len(labels), Counter((judge, human) for _, judge, human in passes),
-                             by_case((case, judge, human, 1) for case, judge, human in passes))
-
-
-def _pass_items(labels: Sequence[Verdict]) -> list[tuple[str | None, bool, bool]]:
-    return [(label.case, label.judge_passed, label.human_passed) for label in labels
-            if label.judge_passed is not None and label.human_passed is not None]
-
-
-def _tag_items(labels: Sequence[Verdict]) -> list[tuple[str | None, str, str]]:
-    return [(label.case, label.judge_tag, label.human_tag) for label in labels
-            if label.judge_tag is not None and label.human_tag is not None]
-
-
-def _gaps(labels: Sequence[Verdict], criteria: Sequence[str],
-          scales: Mapping[str, Sequence[int]]) -> dict[str, Gap]:
-    figures: dict[str, Gap] = {}
-    for path in criteria:
-        items = [(label.case, label.judge_values[path], label.human_values[path]) for label in labels
-                 if path in label.judge_values and path in label.human_values]
-        if not items:
-            continue
-        cases = by_case((case, judge, human, 1) for case, judge, human in items)
-        kappa = None
-        if path in scales:
-            scale = sorted({float(value) for value in scales[path]} | {value for _, *pair in items for value in pair})
-            kappa = Kappa.of(cases, scale=scale, names={value: f"{value:g}" for value in scale})
-        figures[path] = Gap(n=len(items), cases=len(cases),
-                            mean_abs=_case_mean(cases, lambda judge, human: abs(judge - human)),
-                            mean_signed=_case_mean(cases, lambda judge, human: judge - human), kappa=kappa)
-    return figures
-
-
-def _case_mean(cases: Sequence[Mapping[tuple[float, float], int]], of: Callable[[float, float], float]) -> float:
-    """The mean over cases of each case's mean of `of(judge, human)` over its labels."""
-    return sum(sum(count * of(*pair) for pair, count in counts.items()) / sum(counts.values())
-               for counts in cases) / len(cases)
-
-
-def _by_week(labels: Sequence[Verdict]) -> list[tuple[str, int, int, float | None]]:
-    weeks: dict[str, list[Verdict]] = {}
+def _cases(labels: Sequence[Verdict]) -> list[list[Verdict]]:
+    """The labels by case, in `by_case`'s order: the cases by key, each case's labels in the order given, then each
+    label without a case as a case of its own."""
+    keyed: dict[str, list[Verdict]] = {}
+    alone: list[list[Verdict]] = []
     for label in labels:
-        weeks.setdefault(iso_week(label.labeled_at), []).append(label)
-    rows: list[tuple[str, int, int, float | None]] = []
-    for week in sorted(weeks):  # "YYYY-Www" sorts in time order
-        figures = _agreement(weeks[week])
-        rows.append((week, len(weeks[week]), figures.pass_cases, figures.agreement))
-    return rows
+        if label.case is None:
+            alone.append([label])
+        elif label.case in keyed:
+            keyed[label.case].append(label)
+        else:
+            keyed[label.case] = [label]
+    return [*(keyed[key] for key in sorted(keyed)), *alone]
+
+
+def _alike(judge: Hashable, human: Hashable) -> bool:
+    return judge == human
+
+
+class _GapCases:
+    """One numeric criterion's (judge, human) values, case by case: their tables, and each case's mean absolute and
+    signed difference, in the order the cases come."""
+
+    def __init__(self) -> None:
+        self.tables, self.n, self.values = CaseTables[float](), 0, set[float]()
+        self.absolute: list[float] = []
+        self.signed: list[float] = []
+
+    def one(self, judge: float, human: float) -> None:
+        """A case of one label: its mean is its difference (added to 0 and divided by 1, as a case's mean is)."""
+        self.tables.one((judge, human))
+        self.n += 1
+        self.values.add(judge)
+        self.values.add(human)
+        self.absolute.append(abs(judge - human) + 0.0)  # (0 + x) / 1, as a case's mean is: x, or 0.0 for -0.0
+        self.signed.append(judge - human + 0.0)
+
+    def add(self, values: list[tuple[float, float]]) -> None:
+        """A case of these labels' values."""
+        table = self.tables.add(values)
+        self.n += len(values)
+        self.values.update(value for pair in values for value in pair)
+        self.absolute.append(sum(count * abs(judge - human) for (judge, human), count in table.items())
+                             / sum(table.values()))
+        self.signed.append(sum(count * (judge - human) for (judge, human), count in table.items())
+                           / sum(table.values()))
+
+    def figures(self, scale: Sequence[int] | None) -> Gap:
+        """The gap over the cases, with the weighted kappa over an ordinal `scale`."""
+        kappa = None
+        if scale is not None:
+            points = sorted({float(value) for value in scale} | self.values)
+            kappa = Kappa.of_tables(self.tables.tables(), scale=points, names={value: f"{value:g}" for value in points})
+        return Gap(n=self.n, cases=self.tables.cases, mean_abs=sum(self.absolute) / len(self.absolute),
+                   mean_signed=sum(self.signed) / len(self.signed), kappa=kappa)
+
+
+class _Weeks:
+    """The labels of each ISO week and their pass/fail cases (a case's labels of one week are a case of that
+    week)."""
+
+    def __init__(self) -> None:
+        self._of_day: dict[int, str] = {}
+        self.labels: dict[str, int] = {}
+        self.passes: dict[str, CaseTables[bool]] = {}
+
+    def _week(self, label: Verdict) -> str:
+        day = label.labeled_at.toordinal()
+        week = self._of_day.get(day)
+        if week is None:
+            week = self._of_day[day] = iso_week(label.labeled_at)
+        self.labels[week] = self.labels.get(week, 0) + 1
+        return week
+
+    def one(self, label: Verdict) -> None:
+        """A case of one label."""
+        week = self._week(label)
+        if label.judge_passed is not None and label.human_passed is not None:
+            self.passes.setdefault(week, CaseTables()).one((label.judge_passed, label.human_passed))
+
+    def add(self, case: Sequence[Verdict]) -> None:
+        """A case of several labels, in the order given."""
+        found: dict[str, list[tuple[bool, bool]]] = {}
+        for label in case:
+            week = self._week(label)
+            if label.judge_passed is not None and label.human_passed is not None:
+                found.setdefault(week, []).append((label.judge_passed, label.human_passed))
+        for week, pairs in found.items():
+            self.passes.setdefault(week, CaseTables()).add(pairs)
+
+    def rows(self) -> list[tuple[str, int, int, float | None]]:
+        """(week, labels, cases, agreement) of each week, in time order ("YYYY-Www" sorts so)."""
+        rows: list[tuple[str, int, int, float | None]] = []
+        for week in sorted(self.labels):
+            cases = self.passes.get(week) or CaseTables[bool]()
+            figures = Agreement.of_tables(self.labels[week], cases.pairs(), cases.tables())
+            rows.append((week, self.labels[week], figures.pass_cases, figures.agreement))
+        return rows
 
 
 def most_first(counts: Iterable[tuple[str, int]]) -> dict[str, int]:

@@ -32,14 +32,16 @@ def calibration_report(store: Store, settings: Settings, rubric: Rubric, *, chan
 
     The same question asked again of the same history is answered from the report kept the first time, exactly as
     reading it again would: it is kept under what it was asked and the store's `trust_state`, which any label, vote,
-    review case or judgment given since changes.
+    review case or judgment given since changes. A period ("the last 30 days", a moment that moves) is kept under
+    the first label and vote it leaves in, which stay the same while no label or vote falls out of it.
     """
     from bot.judge.panel import configured_judge_name  # the judge's settings read, not its client
-    from bot.store import trust_state
+    from bot.store import first_given, trust_state
 
     now = JudgeInUse(configured_judge_name(settings), rubric.content_hash, rubric.version)
     bar = TrustBar.from_settings(settings)
-    key = (rubric.name, now, bar, channel, judge_model, since, trust_state(store))
+    period = None if since is None else first_given(store, since)
+    key = (rubric.name, now, bar, channel, judge_model, period, trust_state(store))
     with _keeping:
         reports = _kept.setdefault(store, OrderedDict())
         kept = reports.get(key)
