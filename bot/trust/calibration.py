@@ -10,7 +10,7 @@ from typing import NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from bot.figures import iso_week
+from bot.trust.case_counts import CaseCounts, GapCases
 from bot.trust.stats.case_tables import CaseTables
 from bot.trust.stats.confusion import Confusion
 from bot.trust.stats.intervals import score_interval
@@ -261,150 +261,38 @@ def calibrate(
     gives them (so each sum over cases adds in that order: the figures of building each figure's cases one by one).
     """
     given = list(labels)
-    passes, tagged, weeks = CaseTables[bool](), CaseTables[str](), _Weeks()
-    tag_shares: list[float] = []
-    gaps = {path: _GapCases() for path in criteria}
-    for case in _cases(given):
-        if len(case) == 1:  # most cases: one person's word, counted without a table of its own
-            label = case[0]
-            if label.judge_passed is not None and label.human_passed is not None:
-                passes.one((label.judge_passed, label.human_passed))
-            if tags and label.judge_tag is not None and label.human_tag is not None:
-                tagged.one((label.judge_tag, label.human_tag))
-                tag_shares.append((1 if label.judge_tag == label.human_tag else 0) / 1)
-            for path, gap in gaps.items():
-                if path in label.judge_values and path in label.human_values:
-                    gap.one(label.judge_values[path], label.human_values[path])
-            weeks.one(label)
-            continue
-        pairs = [(label.judge_passed, label.human_passed) for label in case
-                 if label.judge_passed is not None and label.human_passed is not None]
-        if pairs:
-            passes.add(pairs)
-        tag_pairs = [(label.judge_tag, label.human_tag) for label in case
-                     if label.judge_tag is not None and label.human_tag is not None] if tags else []
-        if tag_pairs:
-            tag_shares.append(_share(tagged.add(tag_pairs), _alike))
-        for path, gap in gaps.items():
-            values = [(label.judge_values[path], label.human_values[path]) for label in case
-                      if path in label.judge_values and path in label.human_values]
-            if values:
-                gap.add(values)
-        weeks.add(case)
-    tag_counts = tagged.pairs()
+    counts = CaseCounts(given, tagged=bool(tags), criteria=criteria)
+    tag_counts, tag_shares = counts.tags.pairs(), counts.tag_shares
     return Calibration(
-        **dict(Agreement.of_tables(len(given), passes.pairs(), passes.tables())),
-        kappa_tag=Kappa.of_tables(tagged.tables()) if tagged.cases else Kappa(),
+        **dict(Agreement.of_tables(len(given), counts.passes.pairs(), counts.passes.tables())),
+        kappa_tag=Kappa.of_tables(counts.tags.tables()) if tag_counts else Kappa(),
         tag_agree=sum(count for (judge, human), count in tag_counts.items() if judge == human),
         tag_agreement=sum(tag_shares) / len(tag_shares) if tag_shares else None,
         tag_interval=score_interval(tag_shares),
         confusion=Confusion.build([pair for pair, count in tag_counts.items() for _ in range(count)], order=tags)
-        if tagged.cases else None,
-        gaps={path: gap.figures(scales.get(path) if scales else None) for path, gap in gaps.items() if gap.n},
-        by_week=weeks.rows(),
-        judge_models=most_first((label.judge_model, 1) for label in given),
-        rubric_hashes=most_first((label.rubric_hash, 1) for label in given),
+        if tag_counts else None,
+        gaps={path: _gap(gap, (scales or {}).get(path)) for path, gap in counts.gaps.items() if gap.n},
+        by_week=[(week, counts.weeks[week], *_week_figures(counts.weeks[week], counts.week_passes.get(week)))
+                 for week in sorted(counts.weeks)],  # "YYYY-Www" sorts in time order
+        judge_models=most_first(Counter(label.judge_model for label in given).items()),
+        rubric_hashes=most_first(Counter(label.rubric_hash for label in given).items()),
     )
 
 
-def _cases(labels: Sequence[Verdict]) -> list[list[Verdict]]:
-    """The labels by case, in `by_case`'s order: the cases by key, each case's labels in the order given, then each
-    label without a case as a case of its own."""
-    keyed: dict[str, list[Verdict]] = {}
-    alone: list[list[Verdict]] = []
-    for label in labels:
-        if label.case is None:
-            alone.append([label])
-        elif label.case in keyed:
-            keyed[label.case].append(label)
-        else:
-            keyed[label.case] = [label]
-    return [*(keyed[key] for key in sorted(keyed)), *alone]
+def _gap(cases: GapCases, scale: Sequence[int] | None) -> Gap:
+    """A criterion's gap over its cases, with the weighted kappa over an ordinal `scale`."""
+    kappa = None
+    if scale is not None:
+        points = sorted({float(value) for value in scale} | cases.values)
+        kappa = Kappa.of_tables(cases.tables.tables(), scale=points, names={value: f"{value:g}" for value in points})
+    return Gap(n=cases.n, cases=cases.tables.cases, mean_abs=sum(cases.absolute) / len(cases.absolute),
+               mean_signed=sum(cases.signed) / len(cases.signed), kappa=kappa)
 
 
-def _alike(judge: Hashable, human: Hashable) -> bool:
-    return judge == human
-
-
-class _GapCases:
-    """One numeric criterion's (judge, human) values, case by case: their tables, and each case's mean absolute and
-    signed difference, in the order the cases come."""
-
-    def __init__(self) -> None:
-        self.tables, self.n, self.values = CaseTables[float](), 0, set[float]()
-        self.absolute: list[float] = []
-        self.signed: list[float] = []
-
-    def one(self, judge: float, human: float) -> None:
-        """A case of one label: its mean is its difference (added to 0 and divided by 1, as a case's mean is)."""
-        self.tables.one((judge, human))
-        self.n += 1
-        self.values.add(judge)
-        self.values.add(human)
-        self.absolute.append(abs(judge - human) + 0.0)  # (0 + x) / 1, as a case's mean is: x, or 0.0 for -0.0
-        self.signed.append(judge - human + 0.0)
-
-    def add(self, values: list[tuple[float, float]]) -> None:
-        """A case of these labels' values."""
-        table = self.tables.add(values)
-        self.n += len(values)
-        self.values.update(value for pair in values for value in pair)
-        self.absolute.append(sum(count * abs(judge - human) for (judge, human), count in table.items())
-                             / sum(table.values()))
-        self.signed.append(sum(count * (judge - human) for (judge, human), count in table.items())
-                           / sum(table.values()))
-
-    def figures(self, scale: Sequence[int] | None) -> Gap:
-        """The gap over the cases, with the weighted kappa over an ordinal `scale`."""
-        kappa = None
-        if scale is not None:
-            points = sorted({float(value) for value in scale} | self.values)
-            kappa = Kappa.of_tables(self.tables.tables(), scale=points, names={value: f"{value:g}" for value in points})
-        return Gap(n=self.n, cases=self.tables.cases, mean_abs=sum(self.absolute) / len(self.absolute),
-                   mean_signed=sum(self.signed) / len(self.signed), kappa=kappa)
-
-
-class _Weeks:
-    """The labels of each ISO week and their pass/fail cases (a case's labels of one week are a case of that
-    week)."""
-
-    def __init__(self) -> None:
-        self._of_day: dict[int, str] = {}
-        self.labels: dict[str, int] = {}
-        self.passes: dict[str, CaseTables[bool]] = {}
-
-    def _week(self, label: Verdict) -> str:
-        day = label.labeled_at.toordinal()
-        week = self._of_day.get(day)
-        if week is None:
-            week = self._of_day[day] = iso_week(label.labeled_at)
-        self.labels[week] = self.labels.get(week, 0) + 1
-        return week
-
-    def one(self, label: Verdict) -> None:
-        """A case of one label."""
-        week = self._week(label)
-        if label.judge_passed is not None and label.human_passed is not None:
-            self.passes.setdefault(week, CaseTables()).one((label.judge_passed, label.human_passed))
-
-    def add(self, case: Sequence[Verdict]) -> None:
-        """A case of several labels, in the order given."""
-        found: dict[str, list[tuple[bool, bool]]] = {}
-        for label in case:
-            week = self._week(label)
-            if label.judge_passed is not None and label.human_passed is not None:
-                found.setdefault(week, []).append((label.judge_passed, label.human_passed))
-        for week, pairs in found.items():
-            self.passes.setdefault(week, CaseTables()).add(pairs)
-
-    def rows(self) -> list[tuple[str, int, int, float | None]]:
-        """(week, labels, cases, agreement) of each week, in time order ("YYYY-Www" sorts so)."""
-        rows: list[tuple[str, int, int, float | None]] = []
-        for week in sorted(self.labels):
-            cases = self.passes.get(week) or CaseTables[bool]()
-            figures = Agreement.of_tables(self.labels[week], cases.pairs(), cases.tables())
-            rows.append((week, self.labels[week], figures.pass_cases, figures.agreement))
-        return rows
+def _week_figures(labels: int, cases: CaseTables[bool] | None) -> tuple[int, float | None]:
+    """A week's pass/fail cases and agreement."""
+    figures = Agreement.of_tables(labels, cases.pairs(), cases.tables()) if cases else Agreement.of_tables(labels, {}, [])
+    return figures.pass_cases, figures.agreement
 
 
 def most_first(counts: Iterable[tuple[str, int]]) -> dict[str, int]:

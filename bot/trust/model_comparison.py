@@ -199,10 +199,11 @@ def correlation(xs: Sequence[float], ys: Sequence[float]) -> float | None:
 
 
 def graded(rows: Sequence[Any]) -> list[Graded]:
-    """The store's rows (bot.store.reads.graded) as graded answers."""
-    return [Graded(row.id, row.rubric_name, row.question, row.reference, row.answer,
-                   None if row.headline is None else float(row.headline), row.passed, row.tag, row.model_name,
-                   row.status, row.judge_model, row.rubric_version, row.rubric_hash) for row in rows]
+    """The store's rows (bot.store.reads.graded, of its COLUMNS) as graded answers, read by position."""
+    return [Graded(number, rubric, question, reference, answer, None if headline is None else float(headline),
+                   passed, tag, model, status, judge, version, text)
+            for number, status, rubric, version, text, judge, question, reference, answer, headline, passed, tag,
+            model, _ in rows]
 
 
 def models_compared(rows: Sequence[Graded]) -> tuple[str, str, ModelComparison] | None:

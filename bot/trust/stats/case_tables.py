@@ -22,13 +22,13 @@ class CaseTables(Generic[Class]):
         self._order: list[tuple[Any, ...]] = []  # every distinct table's items, first met first
         self._other_pairs: dict[tuple[Class, Class], int] = {}  # the pairs of the other cases, counted
 
-    def one(self, pair: tuple[Class, Class]) -> None:
-        """A case of one pair."""
+    def one(self, pair: tuple[Class, Class], times: int = 1) -> None:
+        """A case of one pair (or `times` such cases)."""
         singles = self._singles
         if pair in singles:
-            singles[pair] += 1
+            singles[pair] += times
         else:
-            singles[pair] = 1
+            singles[pair] = times
             self._order.append(((pair, 1),))
 
     def add(self, pairs: Sequence[tuple[Class, Class]]) -> dict[tuple[Class, Class], int]:
