@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from bot.config import Settings
+from bot.trust.collector import collector_held
 from bot.trust.report import JudgeInUse, RubricTrust, TrustBar, rubric_trust
 
 if TYPE_CHECKING:
@@ -48,10 +49,12 @@ def calibration_report(store: Store, settings: Settings, rubric: Rubric, *, chan
         if kept is not None:
             reports.move_to_end(key)
             return copy.deepcopy(kept)
-    report = rubric_trust(store, rubric_name=rubric.name, rubric=rubric, channel_id=channel, team_id=None, since=since,
-                          bar=bar, judge_model=judge_model, everywhere=channel is None, now=now)
+    with collector_held():
+        report = rubric_trust(store, rubric_name=rubric.name, rubric=rubric, channel_id=channel, team_id=None,
+                              since=since, bar=bar, judge_model=judge_model, everywhere=channel is None, now=now)
     with _keeping:
         reports[key] = copy.deepcopy(report)
         while len(reports) > KEPT:
             reports.popitem(last=False)
     return report
+

@@ -1,8 +1,6 @@
-"""Calibration's labels put in their cases once and counted in one pass, in the order `by_case` gives the cases: each
-figure's distinct case tables, first met first, and each case's own value where a figure adds one a case (a tag
-agreement share, a score gap), in that order; so every sum over cases adds as building each figure's cases one by
-one did, to the bit. A case of one label, as most are, is counted by what it says: the tables of the first such
-case, and how many more say the same."""
+"""Calibration's labels put in their cases once and every figure's cases counted in one pass, in `by_case`'s order,
+so that every sum over cases adds as building each figure's cases one by one did, to the bit; a case of one label, as
+most are, is counted by what it says."""
 
 from __future__ import annotations
 
@@ -73,6 +71,7 @@ class CaseCounts:
         self.weeks: dict[str, int] = {}  # labels a week
         self.week_passes: dict[str, CaseTables[bool]] = {}
         self._tagged, self._criteria = tagged, tuple(criteria)
+        self._none = (None,) * len(self._criteria)  # no criterion's values on both sides
         self._of_day: dict[int, str] = {}
         alike: dict[tuple[Any, ...], int] = {}  # a case of one label by what it says: how many more said the same
         for case in cases_of(labels):
@@ -94,13 +93,15 @@ class CaseCounts:
         """What a case of one label says, as every figure reads it: (pass pair, tag pair, each criterion's values,
         week), each pair None where a side says nothing."""
         judge, human = label.judge_values, label.human_values
+        day = label.labeled_at.toordinal()
+        week = self._of_day.get(day) or self._week(label)
         return ((label.judge_passed, label.human_passed)
                 if label.judge_passed is not None and label.human_passed is not None else None,
                 (label.judge_tag, label.human_tag)
                 if self._tagged and label.judge_tag is not None and label.human_tag is not None else None,
-                tuple((judge[path], human[path]) if path in judge and path in human else None
-                      for path in self._criteria),
-                self._week(label))
+                tuple([(judge[path], human[path]) if path in judge and path in human else None
+                       for path in self._criteria]) if judge and human else self._none,
+                week)
 
     def _first(self, said: tuple[Any, ...]) -> None:
         """The tables of the first case of one label that says `said`, where the cases come."""
@@ -122,9 +123,10 @@ class CaseCounts:
         _, tagged, values, _ = said
         if tagged is not None:
             self.tag_shares.append(1.0 if tagged[0] == tagged[1] else 0.0)  # (1 or 0) / 1, as a case's share is
-        for gap, pair in zip(self.gaps.values(), values):
-            if pair is not None:
-                gap.one(*pair)
+        if values is not self._none:
+            for gap, pair in zip(self.gaps.values(), values):
+                if pair is not None:
+                    gap.one(*pair)
 
     def _more(self, said: tuple[Any, ...], more: int) -> None:
         """`more` cases of one label that say what the first one did: counted where it came."""

@@ -34,10 +34,13 @@ def graded_answers(store: Store, *, run_id: int | None = None, channel_id: str |
     where: list[Any] = [table.c.status.in_(JUDGED), table.c.answer_b.is_(None)]
     if run_id is not None:
         where.append(table.c.run_id == run_id)
+        if model is not None:  # the run's (run_id, model_name, status) index
+            where.append(table.c.model_name == model)
     else:
         where += [table.c.channel_id.is_not_distinct_from(channel_id), standing(table.c.replaced_at, None)]
-    if model is not None:
-        where.append(table.c.model_name == model)
+        if model is not None:  # read by the channel's standing verdicts (a few thousand), not by the model's index
+            # (every answer the model ever gave, in every channel: without statistics SQLite took it, 30x slower)
+            where.append(table.c.model_name.op("||")("") == model)
     if since is not None:
         where.append(table.c.judged_at >= since)
     if rubric_name is not None:
