@@ -57,4 +57,3 @@ def calibration_report(store: Store, settings: Settings, rubric: Rubric, *, chan
         while len(reports) > KEPT:
             reports.popitem(last=False)
     return report
-

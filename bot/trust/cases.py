@@ -34,7 +34,8 @@ def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None 
     """
     rows = verdict_rows(store, rubric_name=rubric_name, judge_model=judge_model, channel_id=channel_id,
                         team_id=team_id, since=since, numeric=numeric, everywhere=everywhere, compared_only=False)
-    return [LabeledVerdict.model_construct(**row._asdict()) for row in rows]
+    return [LabeledVerdict.model_construct(**{**row._asdict(), "judge_values": dict(row.judge_values),
+                                              "human_values": dict(row.human_values)}) for row in rows]
 
 
 def verdict_rows(store: Store, *, rubric_name: str, judge_model: str | None = None, channel_id: str | None = None,
@@ -42,9 +43,10 @@ def verdict_rows(store: Store, *, rubric_name: str, judge_model: str | None = No
                  everywhere: bool = False, compared_only: bool = True) -> list[VerdictRow]:
     """`labeled_verdicts` as plain rows, the oldest first: what calibration reads. With `compared_only`, the judge's
     values are read only where the person's side has values to compare them with (a label with numbers of its own,
-    or an Agree, which says the judge's): calibration's figures are the same, and most outputs are left unread."""
+    or an Agree, which says the judge's): calibration's figures are the same, and most outputs are left unread.
+    Rows of the same numbers share one dict of them (read, never changed)."""
     scope = Scope(rubric_name, judge_model, channel_id, team_id, everywhere)
-    by_path: dict[tuple[float | None, ...], dict[str, float]] = {}  # numbers alike make one dict, read and never changed
+    by_path: dict[tuple[float | None, ...], dict[str, float]] = {}  # rows alike share one dict, read and never changed
     votes: dict[tuple[Any, ...], tuple[bool | None, str | None, dict[str, float]]] = {}  # votes alike read alike
 
     def values_of(numbers: tuple[float | None, ...]) -> dict[str, float]:
