@@ -20,12 +20,15 @@ def cases_of(labels: Sequence[Verdict]) -> list[list[Verdict]]:
     keyed: dict[str, list[Verdict]] = {}
     alone: list[list[Verdict]] = []
     for label in labels:
-        if label.case is None:
+        case = label.case
+        if case is None:
             alone.append([label])
-        elif label.case in keyed:
-            keyed[label.case].append(label)
         else:
-            keyed[label.case] = [label]
+            found = keyed.get(case)
+            if found is None:
+                keyed[case] = [label]
+            else:
+                found.append(label)
     return [*(keyed[key] for key in sorted(keyed)), *alone]
 
 
@@ -74,17 +77,19 @@ class CaseCounts:
         self._none = (None,) * len(self._criteria)  # no criterion's values on both sides
         self._of_day: dict[int, str] = {}
         alike: dict[tuple[Any, ...], int] = {}  # a case of one label by what it says: how many more said the same
+        read, first, values = self._said, self._first, self._values
         for case in cases_of(labels):
             if len(case) > 1:
                 self._case(case)
                 continue
-            said = self._said(case[0])
-            if said in alike:
-                alike[said] += 1
-            else:
+            said = read(case[0])
+            more = alike.get(said)
+            if more is None:
                 alike[said] = 0
-                self._first(said)
-            self._values(said)
+                first(said)
+            else:
+                alike[said] = more + 1
+            values(said)
         for said, more in alike.items():
             if more:
                 self._more(said, more)
@@ -144,25 +149,22 @@ class CaseCounts:
 
     def _case(self, case: Sequence[Verdict]) -> None:
         """A case of several labels, in the order given."""
-        passes = [(label.judge_passed, label.human_passed) for label in case
-                  if label.judge_passed is not None and label.human_passed is not None]
+        said = [self._said(label) for label in case]
+        passes = [label[0] for label in said if label[0] is not None]
         if passes:
             self.passes.add(passes)
-        tags = [(label.judge_tag, label.human_tag) for label in case
-                if label.judge_tag is not None and label.human_tag is not None] if self._tagged else []
+        tags = [label[1] for label in said if label[1] is not None]
         if tags:
             self.tag_shares.append(share(self.tags.add(tags), _alike))
-        for path, gap in self.gaps.items():
-            values = [(label.judge_values[path], label.human_values[path]) for label in case
-                      if path in label.judge_values and path in label.human_values]
+        for number, gap in enumerate(self.gaps.values()):
+            values = [label[2][number] for label in said if label[2][number] is not None]
             if values:
                 gap.add(values)
         weeks: dict[str, list[tuple[bool, bool]]] = {}
-        for label in case:
-            week = self._week(label)
+        for passed, _, _, week in said:
             self.weeks[week] = self.weeks.get(week, 0) + 1
-            if label.judge_passed is not None and label.human_passed is not None:
-                weeks.setdefault(week, []).append((label.judge_passed, label.human_passed))
+            if passed is not None:
+                weeks.setdefault(week, []).append(passed)
         for week, pairs in weeks.items():
             self._week_passes(week).add(pairs)
 
