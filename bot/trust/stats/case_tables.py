@@ -37,14 +37,16 @@ class CaseTables(Generic[Class]):
             self.one(pairs[0])
             return {pairs[0]: 1}
         table: dict[tuple[Class, Class], int] = {}
+        counted = self._other_pairs
         for pair in pairs:
             table[pair] = table.get(pair, 0) + 1
-            self._other_pairs[pair] = self._other_pairs.get(pair, 0) + 1
+            counted[pair] = counted.get(pair, 0) + 1
         key = tuple(table.items())
-        if key in self._others:
-            self._others[key] += 1
+        others = self._others
+        if key in others:
+            others[key] += 1
         else:
-            self._others[key] = 1
+            others[key] = 1
             self._order.append(key)
         return table
 
