@@ -2,7 +2,8 @@
 
 Builds (once; kept at --db for the next run) a SQLite history of 1,000,000 judgments with one run of 20,000 rows
 (bench/view_history.py), serves `judgebot view`'s app on 127.0.0.1 and asks each page several times, printing the
-median and the slowest answer of each. Run by hand, e.g.:
+median and the slowest answer of each; then each calibration page first after a person's vote (turned the other way
+each time), which a kept report does not answer. Run by hand, e.g.:
 
     python bench/bench_view.py --db /tmp/view-bench.db
     python bench/bench_view.py --db /tmp/view-bench.db --repeats 9 --only runs/
