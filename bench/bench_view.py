@@ -2,7 +2,8 @@
 
 Builds (once; kept at --db for the next run) a SQLite history of 1,000,000 judgments with one run of 20,000 rows
 (bench/view_history.py), serves `judgebot view`'s app on 127.0.0.1 and asks each page several times, printing the
-median and the slowest answer of each. Run by hand, e.g.:
+median and the slowest answer of each; then each calibration page first after a person's vote (turned the other way
+each time), which a kept report does not answer. Run by hand, e.g.:
 
     python bench/bench_view.py --db /tmp/view-bench.db
     python bench/bench_view.py --db /tmp/view-bench.db --repeats 9 --only runs/
@@ -29,11 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.view_history import BIG_CHANNEL, BIG_MODELS, CHANNELS, build
 from bot.config import Settings
 from bot.rubric import load_rubrics
-from bot.store import Store
+from bot.store import Store, record_feedback
 from bot.view import make_view_app, serve_view
 from bot.view.serving import loopback_hosts
 
 TARGET_MS = 300
+NAME_WIDTH = 44  # the widest page name
 
 
 @contextmanager
@@ -128,12 +130,19 @@ def pages(found: dict[str, str]) -> dict[str, str]:
         f"compare, {channel}, 90 days": f"/compare?model={model}&model={other}&channel={channel}&since=90d",
         "calibration, every channel": "/calibration?rubric=eth&channel=all",
         f"calibration, {channel}": f"/calibration?rubric=eth&channel={channel}",
+        "calibration, all, 30 days": "/calibration?rubric=eth&channel=all&since=30d",
+        f"calibration, {channel}, 90 days": f"/calibration?rubric=eth&channel={channel}&since=90d",
         f"trend {channel}, 12 weeks": f"/trend?channel={channel}",
         f"trend {channel}, 26 weeks": f"/trend?channel={channel}&weeks=26",
         f"trend {BIG_CHANNEL}": f"/trend?channel={BIG_CHANNEL}",
         f"review queue {BIG_CHANNEL}": f"/review?channel={BIG_CHANNEL}",
         "review queue, terminal": "/review?channel=terminal",
     }
+
+
+def changed(asked: dict[str, str]) -> dict[str, str]:
+    """The pages whose report is kept until the history changes, each asked first after a change."""
+    return {f"{name}, after a vote": path for name, path in asked.items() if name.startswith("calibration")}
 
 
 def timed(client: Client, path: str, repeats: int, *, refusals: bool = False) -> list[float]:
@@ -165,10 +174,27 @@ def take_case(client: Client, channel: str, repeats: int) -> tuple[list[float], 
     return takes, forms
 
 
+def after_a_vote(client: Client, db: Path, path: str, repeats: int) -> list[float]:
+    """The first request of `path` after each of `repeats` changes of the history (a person's vote on a judgment of
+    the first channel, turned the other way each time): what a page whose report is kept costs when it is not."""
+    store = Store.open(f"sqlite:///{db}")
+    try:
+        with store.engine.connect() as conn:
+            judgment = conn.exec_driver_sql("SELECT id FROM judgment WHERE channel_id = ? AND status = 'scored' "
+                                            "ORDER BY id LIMIT 1", (CHANNELS[0],)).scalar_one()
+        times = []
+        for turn in range(repeats):
+            record_feedback(store, judgment_id=judgment, user_id="U0BENCH", agree=turn % 2 == 0)
+            times += timed(client, path, 1)
+        return times
+    finally:
+        store.engine.dispose()
+
+
 def line(name: str, times: list[float], cpu: list[float]) -> str:
     median, worst = statistics.median(times), max(times)
     mark = "ok" if worst < TARGET_MS else ("median ok" if median < TARGET_MS else "OVER")
-    return f"{name:<36} {median:8.0f} {worst:8.0f} {statistics.median(cpu):8.0f}   {mark}"
+    return f"{name:<{NAME_WIDTH}} {median:8.0f} {worst:8.0f} {statistics.median(cpu):8.0f}   {mark}"
 
 
 def main() -> None:
@@ -192,7 +218,7 @@ def main() -> None:
         with served(db) as port:
             client = Client(port)
             asked = pages(ids(client))
-            print(f"{'page':<36} {'median':>8} {'max':>8} {'cpu':>8}   (ms over {args.repeats} requests; target "
+            print(f"{'page':<{NAME_WIDTH}} {'median':>8} {'max':>8} {'cpu':>8}   (ms over {args.repeats} requests; target "
                   f"{TARGET_MS} ms; cpu: the median CPU time of the server and client per request)")
             for name, path in asked.items():
                 if args.only in name or args.only in path:
@@ -200,6 +226,10 @@ def main() -> None:
                     times = timed(client, path, args.repeats, refusals=name.startswith("compare"))
                     refused = " (answered 400: no judgment of a model)" if path in client.refused else ""
                     print(line(name, times, client.cpu) + refused, flush=True)
+            for name, path in changed(asked).items():
+                if args.only in name or args.only in path:
+                    client.cpu.clear()
+                    print(line(name, after_a_vote(client, db, path, args.repeats), client.cpu), flush=True)
             if not args.only or "review" in args.only:
                 client.cpu.clear()
                 takes, forms = take_case(client, BIG_CHANNEL, args.repeats)

@@ -176,8 +176,7 @@ from .trust.labels import (
     PassGroup,
     Scope,
     counted_passes,
-    judgment_outputs,
-    label_and_vote_rows,
+    first_given,
     labeled_judgments,
     labeled_rubric_names,
     labels_of,
@@ -226,6 +225,7 @@ from .trust.revisions import (
     revision_of,
     set_message,
 )
+from .trust.verdicts import LabeledItem, labeled_items
 from .upserts import upsert
 
 __all__ = [
@@ -248,7 +248,7 @@ __all__ = [
     "find_cached_many", "first_judged", "first_judgment", "forget_deliveries", "forget_team", "get_judgment",
     "get_run", "get_share", "give_up_rejudge", "graded_answers", "hour_of", "identical_rows", "in_channel",
     "interrupt_run", "iter_columns", "iter_judgments", "judge_choices", "judge_of_channel", "judged_elsewhere",
-    "judged_pairs", "judges_used", "judgment_case", "keep_step", "known_samples", "judgment_outputs", "label_and_vote_rows",
+    "judged_pairs", "judges_used", "judgment_case", "keep_step", "known_samples", "labeled_items", "LabeledItem", "first_given",
     "trust_state",
     "labeled_judgments", "labeled_rubric_names", "labels_of", "last_posted", "latest_unfinished_run",
     "lowest_scored", "make_engine", "mark_nudged", "mark_posted", "migrate", "model_of", "month_spent",

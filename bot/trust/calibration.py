@@ -10,7 +10,8 @@ from typing import NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from bot.figures import iso_week
+from bot.trust.case_counts import CaseCounts, GapCases
+from bot.trust.stats.case_tables import CaseTables
 from bot.trust.stats.confusion import Confusion
 from bot.trust.stats.intervals import score_interval
 from bot.trust.stats.kappa import Kappa, Tables, alike, counted_kappa
@@ -255,75 +256,43 @@ def calibrate(
     each of `criteria` that some label has on both sides, with a weighted kappa for those `scales` gives an ordinal
     integer scale (its values, lowest first). Weeks are the ISO weeks of `labeled_at` in its own time zone. Judge
     models and rubric hashes come most labels first.
+
+    The labels are put in their cases once, and every figure counts the cases in one pass, in the order `by_case`
+    gives them (so each sum over cases adds in that order: the figures of building each figure's cases one by one).
     """
     given = list(labels)
-    tag_items = _tag_items(given) if tags else []
-    tag_cases = by_case((case, judge, human, 1) for case, judge, human in tag_items)  # read once, for both figures
-    tag_shares = [_share(counts, lambda judge, human: judge == human) for counts in tag_cases]
+    counts = CaseCounts(given, tagged=bool(tags), criteria=criteria)
+    tag_counts, tag_shares = counts.tags.pairs(), counts.tag_shares
     return Calibration(
-        **dict(_agreement(given)),
-        kappa_tag=Kappa.of(tag_cases) if tag_items else Kappa(),
-        tag_agree=sum(judge == human for _, judge, human in tag_items),
+        **dict(Agreement.of_tables(len(given), counts.passes.pairs(), counts.passes.tables())),
+        kappa_tag=Kappa.of_tables(counts.tags.tables()) if tag_counts else Kappa(),
+        tag_agree=sum(count for (judge, human), count in tag_counts.items() if judge == human),
         tag_agreement=sum(tag_shares) / len(tag_shares) if tag_shares else None,
         tag_interval=score_interval(tag_shares),
-        confusion=Confusion.build([(judge, human) for _, judge, human in tag_items], order=tags) if tag_items else None,
-        gaps=_gaps(given, criteria, scales or {}),
-        by_week=_by_week(given),
-        judge_models=most_first((label.judge_model, 1) for label in given),
-        rubric_hashes=most_first((label.rubric_hash, 1) for label in given),
+        confusion=Confusion.build([pair for pair, count in tag_counts.items() for _ in range(count)], order=tags)
+        if tag_counts else None,
+        gaps={path: _gap(gap, (scales or {}).get(path)) for path, gap in counts.gaps.items() if gap.n},
+        by_week=[(week, counts.weeks[week], *_week_figures(counts.weeks[week], counts.week_passes.get(week)))
+                 for week in sorted(counts.weeks)],  # "YYYY-Www" sorts in time order
+        judge_models=most_first(Counter(label.judge_model for label in given).items()),
+        rubric_hashes=most_first(Counter(label.rubric_hash for label in given).items()),
     )
 
 
-def _agreement(labels: Sequence[Verdict]) -> Agreement:
-    passes = _pass_items(labels)
-    return Agreement.counted(len(labels), Counter((judge, human) for _, judge, human in passes),
-                             by_case((case, judge, human, 1) for case, judge, human in passes))
+def _gap(cases: GapCases, scale: Sequence[int] | None) -> Gap:
+    """A criterion's gap over its cases, with the weighted kappa over an ordinal `scale`."""
+    kappa = None
+    if scale is not None:
+        points = sorted({float(value) for value in scale} | cases.values)
+        kappa = Kappa.of_tables(cases.tables.tables(), scale=points, names={value: f"{value:g}" for value in points})
+    return Gap(n=cases.n, cases=cases.tables.cases, mean_abs=sum(cases.absolute) / len(cases.absolute),
+               mean_signed=sum(cases.signed) / len(cases.signed), kappa=kappa)
 
 
-def _pass_items(labels: Sequence[Verdict]) -> list[tuple[str | None, bool, bool]]:
-    return [(label.case, label.judge_passed, label.human_passed) for label in labels
-            if label.judge_passed is not None and label.human_passed is not None]
-
-
-def _tag_items(labels: Sequence[Verdict]) -> list[tuple[str | None, str, str]]:
-    return [(label.case, label.judge_tag, label.human_tag) for label in labels
-            if label.judge_tag is not None and label.human_tag is not None]
-
-
-def _gaps(labels: Sequence[Verdict], criteria: Sequence[str],
-          scales: Mapping[str, Sequence[int]]) -> dict[str, Gap]:
-    figures: dict[str, Gap] = {}
-    for path in criteria:
-        items = [(label.case, label.judge_values[path], label.human_values[path]) for label in labels
-                 if path in label.judge_values and path in label.human_values]
-        if not items:
-            continue
-        cases = by_case((case, judge, human, 1) for case, judge, human in items)
-        kappa = None
-        if path in scales:
-            scale = sorted({float(value) for value in scales[path]} | {value for _, *pair in items for value in pair})
-            kappa = Kappa.of(cases, scale=scale, names={value: f"{value:g}" for value in scale})
-        figures[path] = Gap(n=len(items), cases=len(cases),
-                            mean_abs=_case_mean(cases, lambda judge, human: abs(judge - human)),
-                            mean_signed=_case_mean(cases, lambda judge, human: judge - human), kappa=kappa)
-    return figures
-
-
-def _case_mean(cases: Sequence[Mapping[tuple[float, float], int]], of: Callable[[float, float], float]) -> float:
-    """The mean over cases of each case's mean of `of(judge, human)` over its labels."""
-    return sum(sum(count * of(*pair) for pair, count in counts.items()) / sum(counts.values())
-               for counts in cases) / len(cases)
-
-
-def _by_week(labels: Sequence[Verdict]) -> list[tuple[str, int, int, float | None]]:
-    weeks: dict[str, list[Verdict]] = {}
-    for label in labels:
-        weeks.setdefault(iso_week(label.labeled_at), []).append(label)
-    rows: list[tuple[str, int, int, float | None]] = []
-    for week in sorted(weeks):  # "YYYY-Www" sorts in time order
-        figures = _agreement(weeks[week])
-        rows.append((week, len(weeks[week]), figures.pass_cases, figures.agreement))
-    return rows
+def _week_figures(labels: int, cases: CaseTables[bool] | None) -> tuple[int, float | None]:
+    """A week's pass/fail cases and agreement."""
+    figures = Agreement.of_tables(labels, cases.pairs(), cases.tables()) if cases else Agreement.of_tables(labels, {}, [])
+    return figures.pass_cases, figures.agreement
 
 
 def most_first(counts: Iterable[tuple[str, int]]) -> dict[str, int]:

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from bot.config import Settings
+from bot.trust.collector import collector_held
 from bot.trust.report import JudgeInUse, RubricTrust, TrustBar, rubric_trust
 
 if TYPE_CHECKING:
@@ -32,22 +33,25 @@ def calibration_report(store: Store, settings: Settings, rubric: Rubric, *, chan
 
     The same question asked again of the same history is answered from the report kept the first time, exactly as
     reading it again would: it is kept under what it was asked and the store's `trust_state`, which any label, vote,
-    review case or judgment given since changes.
+    review case or judgment given since changes. A period ("the last 30 days", a moment that moves) is kept under
+    the first label and vote it leaves in, which stay the same while no label or vote falls out of it.
     """
     from bot.judge.panel import configured_judge_name  # the judge's settings read, not its client
-    from bot.store import trust_state
+    from bot.store import first_given, trust_state
 
     now = JudgeInUse(configured_judge_name(settings), rubric.content_hash, rubric.version)
     bar = TrustBar.from_settings(settings)
-    key = (rubric.name, now, bar, channel, judge_model, since, trust_state(store))
+    period = None if since is None else first_given(store, since)
+    key = (rubric.name, now, bar, channel, judge_model, period, trust_state(store))
     with _keeping:
         reports = _kept.setdefault(store, OrderedDict())
         kept = reports.get(key)
         if kept is not None:
             reports.move_to_end(key)
             return copy.deepcopy(kept)
-    report = rubric_trust(store, rubric_name=rubric.name, rubric=rubric, channel_id=channel, team_id=None, since=since,
-                          bar=bar, judge_model=judge_model, everywhere=channel is None, now=now)
+    with collector_held():
+        report = rubric_trust(store, rubric_name=rubric.name, rubric=rubric, channel_id=channel, team_id=None,
+                              since=since, bar=bar, judge_model=judge_model, everywhere=channel is None, now=now)
     with _keeping:
         reports[key] = copy.deepcopy(report)
         while len(reports) > KEPT:

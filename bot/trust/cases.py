@@ -10,17 +10,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from bot.csvfiles.results import neutralise
-from bot.store import (
-    Judgment,
-    Scope,
-    Store,
-    judgment_outputs,
-    label_and_vote_rows,
-    labeled_judgments,
-    was_removed,
-)
+from bot.store import Judgment, Scope, Store, labeled_items, labeled_judgments, was_removed
 from bot.trust.calibration import LabeledVerdict, VerdictRow
-from bot.trust.labels import PASS, PREFIX, HumanValues, labelable, numbers_at, value_at, vote_as_label
+from bot.trust.labels import PASS, PREFIX, HumanValues, labelable, value_at, vote_as_label
 
 if TYPE_CHECKING:
     from bot.rubric import Rubric
@@ -42,7 +34,8 @@ def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None 
     """
     rows = verdict_rows(store, rubric_name=rubric_name, judge_model=judge_model, channel_id=channel_id,
                         team_id=team_id, since=since, numeric=numeric, everywhere=everywhere, compared_only=False)
-    return [LabeledVerdict.model_construct(**row._asdict()) for row in rows]
+    return [LabeledVerdict.model_construct(**{**row._asdict(), "judge_values": dict(row.judge_values),
+                                              "human_values": dict(row.human_values)}) for row in rows]
 
 
 def verdict_rows(store: Store, *, rubric_name: str, judge_model: str | None = None, channel_id: str | None = None,
@@ -50,26 +43,36 @@ def verdict_rows(store: Store, *, rubric_name: str, judge_model: str | None = No
                  everywhere: bool = False, compared_only: bool = True) -> list[VerdictRow]:
     """`labeled_verdicts` as plain rows, the oldest first: what calibration reads. With `compared_only`, the judge's
     values are read only where the person's side has values to compare them with (a label with numbers of its own,
-    or an Agree, which says the judge's): calibration's figures are the same, and most outputs are left unread."""
+    or an Agree, which says the judge's): calibration's figures are the same, and most outputs are left unread.
+    Rows of the same numbers share one dict of them (read, never changed)."""
     scope = Scope(rubric_name, judge_model, channel_id, team_id, everywhere)
-    labels, votes, _ = label_and_vote_rows(store, scope, since)
-    human = {id(row): numbers_at(row.label.values, numeric, dotted=True) for row in labels} if numeric else {}
-    wanted = sorted({row.judgment_id for row in labels if not compared_only or human[id(row)]}
-                    | {vote.judgment_id for vote in votes if not compared_only or vote.agree}) if numeric else []
-    outputs = judgment_outputs(store, wanted) if wanted else {}
-    found: list[VerdictRow] = []
-    for row in labels:
-        label = row.label
-        found.append(VerdictRow(
-            row.judge_passed, row.judge_tag, numbers_at(outputs.get(row.judgment_id), numeric) if numeric else {},
-            label.passed, label.tag, human.get(id(row), {}), label.updated_at, row.judge_model, row.rubric_hash,
-            label.case_key))
-    for vote in votes:
-        values = numbers_at(outputs.get(vote.judgment_id), numeric) if numeric else {}
-        said = vote_as_label(vote.agree, passed=vote.judge_passed, tag=vote.judge_tag, values=values)
-        found.append(VerdictRow(vote.judge_passed, vote.judge_tag, values, said.passed, said.tag, said.values, vote.at,
-                                vote.judge_model, vote.rubric_hash, vote.case_key))
-    return sorted(found, key=_labeled_at)
+    by_path: dict[tuple[float | None, ...], dict[str, float]] = {}  # rows alike share one dict, read and never changed
+    votes: dict[tuple[Any, ...], tuple[bool | None, str | None, dict[str, float]]] = {}  # votes alike read alike
+
+    def values_of(numbers: tuple[float | None, ...]) -> dict[str, float]:
+        found = by_path.get(numbers)
+        if found is None:
+            found = by_path[numbers] = {path: number for path, number in zip(numeric, numbers, strict=False)
+                                        if number is not None}
+        return found
+
+    rows: list[VerdictRow] = []
+    for item in labeled_items(store, scope, since, numeric, compared_only=compared_only):
+        values = values_of(item.judge_numbers)
+        if item.vote:
+            key = (item.said, item.judge_passed, item.judge_tag, item.judge_numbers)
+            said = votes.get(key)
+            if said is None:
+                read = vote_as_label(bool(item.said), passed=item.judge_passed, tag=item.judge_tag, values=values)
+                said = votes[key] = (read.passed, read.tag, values_of(tuple(read.values.get(path) for path in numeric))
+                                     if read.values else values_of(()))
+            rows.append(VerdictRow(item.judge_passed, item.judge_tag, values, *said, item.at, item.judge_model,
+                                   item.rubric_hash, item.case_key))
+        else:
+            rows.append(VerdictRow(item.judge_passed, item.judge_tag, values, item.said, item.said_tag,
+                                   values_of(item.said_numbers), item.at, item.judge_model, item.rubric_hash,
+                                   item.case_key))
+    return sorted(rows, key=_labeled_at)
 
 
 def _labeled_at(row: VerdictRow) -> datetime:

@@ -45,9 +45,17 @@ class Graded(NamedTuple):
         return self.status == RowState.SCORED and self.headline is not None
 
 
-def key_of(row: Graded) -> Key:
-    """What pairs two answers: the rubric, and the question and reference with their whitespace normalised."""
-    return row.rubric, " ".join(row.question.split()), " ".join(row.reference.split())
+def key_of(row: Graded, spaced: dict[str, str] | None = None) -> Key:
+    """What pairs two answers: the rubric, and the question and reference with their whitespace normalised (each
+    text once, kept in `spaced` when given)."""
+    if spaced is None:
+        return row.rubric, " ".join(row.question.split()), " ".join(row.reference.split())
+    question, reference = spaced.get(row.question), spaced.get(row.reference)
+    if question is None:
+        question = spaced[row.question] = " ".join(row.question.split())
+    if reference is None:
+        reference = spaced[row.reference] = " ".join(row.reference.split())
+    return row.rubric, question, reference
 
 
 @dataclass(frozen=True)
@@ -100,18 +108,24 @@ class ModelComparison:
     other_version: int = 0  # or different texts of the rubric
 
 
-def chosen(rows: Sequence[Graded]) -> tuple[dict[Key, Graded], int]:
+def chosen(rows: Sequence[Graded], spaced: dict[str, str] | None = None) -> tuple[dict[Key, Graded], int]:
     """Each question's verdict that counts on one side (the latest scored one, else the latest failure: a judge's
-    failure never takes a score's place), and how many questions the side answered more than once."""
+    failure never takes a score's place), and how many questions the side answered more than once. `spaced` keeps
+    each text's whitespace normalised (`key_of`), for texts both sides ask."""
     found: dict[Key, Graded] = {}
-    seen: Counter[Key] = Counter()
-    for row in sorted(rows, key=lambda row: row.judgment_id):
-        key = key_of(row)
-        seen[key] += 1
+    seen: dict[Key, int] = {}
+    spaced = {} if spaced is None else spaced
+    for row in sorted(rows, key=_number):
+        key = key_of(row, spaced)
+        seen[key] = seen.get(key, 0) + 1
         kept = found.get(key)
         if kept is None or row.scored or not kept.scored:
             found[key] = row
     return found, sum(count > 1 for count in seen.values())
+
+
+def _number(row: Graded) -> int:
+    return row.judgment_id
 
 
 def compare(a_rows: Sequence[Graded], b_rows: Sequence[Graded]) -> list[ModelComparison]:
@@ -124,8 +138,9 @@ def compare(a_rows: Sequence[Graded], b_rows: Sequence[Graded]) -> list[ModelCom
 
 def compare_one(rubric: str, a_rows: Sequence[Graded], b_rows: Sequence[Graded]) -> ModelComparison:
     """Every figure of B against A over the questions of one rubric both have a score for."""
-    side_a, repeated_a = chosen(a_rows)
-    side_b, repeated_b = chosen(b_rows)
+    spaced: dict[str, str] = {}  # the two sides ask the same questions: each text normalised once
+    side_a, repeated_a = chosen(a_rows, spaced)
+    side_b, repeated_b = chosen(b_rows, spaced)
     found = ModelComparison(rubric, repeated_a=repeated_a, repeated_b=repeated_b)
     found.only_a = sorted((row for key, row in side_a.items() if key not in side_b), key=lambda row: row.judgment_id)
     found.only_b = sorted((row for key, row in side_b.items() if key not in side_a), key=lambda row: row.judgment_id)
@@ -199,10 +214,11 @@ def correlation(xs: Sequence[float], ys: Sequence[float]) -> float | None:
 
 
 def graded(rows: Sequence[Any]) -> list[Graded]:
-    """The store's rows (bot.store.reads.graded) as graded answers."""
-    return [Graded(row.id, row.rubric_name, row.question, row.reference, row.answer,
-                   None if row.headline is None else float(row.headline), row.passed, row.tag, row.model_name,
-                   row.status, row.judge_model, row.rubric_version, row.rubric_hash) for row in rows]
+    """The store's rows (bot.store.reads.graded, of its COLUMNS) as graded answers, read by position."""
+    return [Graded(number, rubric, question, reference, answer, None if headline is None else float(headline),
+                   passed, tag, model, status, judge, version, text)
+            for number, status, rubric, version, text, judge, question, reference, answer, headline, passed, tag,
+            model, _ in rows]
 
 
 def models_compared(rows: Sequence[Graded]) -> tuple[str, str, ModelComparison] | None:

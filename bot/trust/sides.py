@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from bot.errors import UsageError
+from bot.trust.collector import collector_held
 
 if TYPE_CHECKING:
     from bot.rubric import RubricSet
@@ -22,15 +23,22 @@ def comparison(store: Store, rubrics: RubricSet, *, runs: Sequence[int] = (), mo
     """Two runs, or two models under test (of one run, or of a channel's history or the terminal's since a moment),
     paired on the same questions, one rubric at a time: (the two sides' names, each rubric's comparison). UsageError
     saying what to give when the sides are not two, or one of them holds no judged answer."""
-    from bot.store import graded_answers
-    from bot.trust.model_comparison import compare as compared
-    from bot.trust.model_comparison import graded
-
     runs, models = list(runs), list(models)
     if (len(runs) == 2) == (len(models) == 2) or len(runs) not in (0, 2) or len(models) not in (0, 2):
         raise UsageError("compare two runs (`judgebot compare 12 15`) or two models under test (`judgebot compare "
                          "--model bot-v1 --model bot-v2 [--run ID | --channel ID] [--since 30d]`)")
     name = rubrics.get(rubric).name if rubric else None
+    with collector_held():
+        return _compared(store, runs, models, run=run, channel=channel, since=since, name=name)
+
+
+def _compared(store: Store, runs: list[int], models: list[str], *, run: int | None, channel: str | None,
+              since: datetime | None, name: str | None) -> tuple[list[str], list[ModelComparison]]:
+    """`comparison` of sides already named right."""
+    from bot.store import graded_answers
+    from bot.trust.model_comparison import compare as compared
+    from bot.trust.model_comparison import graded
+
     if runs:
         sides = [graded(graded_answers(store, run_id=one, rubric_name=name)) for one in runs]
         names = [f"run {one}" for one in runs]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import sqlalchemy as sa
 from sqlmodel import col, update
 
 from bot.records import Verdict
@@ -225,3 +226,51 @@ def test_a_kept_calibration_report_is_read_again_after_any_label_vote_or_judgmen
     assert report().figures == fresh()
     judged(store)  # a judgment without a label: read again, the same figures
     assert report().figures == fresh()
+
+
+def test_a_period_is_kept_while_it_leaves_in_the_same_labels_and_votes(store: Store) -> None:
+    from bot.config import Settings
+    from bot.rubric import load_rubrics
+    from bot.trust.calibration_report import calibration_report
+    from bot.trust.report import TrustBar, rubric_trust
+
+    settings, rubric = Settings(_env_file=None), load_rubrics().get("eth")
+    old, new, voted = judged(store), judged(store), judged(store)
+    label(store, old)
+    label(store, new, passed=True, pass_from="given", tag="Correct")
+    with store.session() as session:
+        session.execute(update(Label).where(col(Label.judgment_id) == old.id)
+                        .values(updated_at=utcnow() - timedelta(days=20)))
+        session.commit()
+    statements: list[str] = []
+
+    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):  # the reads (SQLite's BEGIN aside)
+            statements.append(statement)
+
+    def report(days: int) -> Any:
+        statements.clear()
+        return calibration_report(store, settings, rubric, channel="C1", since=utcnow() - timedelta(days=days))
+
+    now = calibration_report(store, settings, rubric, channel="C1").now
+
+    def fresh(days: int) -> Any:  # the same figures read anew, never kept
+        return rubric_trust(store, rubric_name="eth", rubric=rubric, channel_id="C1", team_id=None,
+                            since=utcnow() - timedelta(days=days), bar=TrustBar.from_settings(settings),
+                            now=now).figures
+
+    sa.event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        month = report(30)
+        read = len(statements)
+        assert (month.figures.n, month.figures.pass_agree) == (2, 1) and month.figures == fresh(30)
+        assert report(30).figures == month.figures and len(statements) == 2 < read  # a moment later: kept
+        assert report(25).figures == month.figures and len(statements) == 2  # it leaves in the same labels: kept
+        week = report(7)  # the older label falls out of it: read anew
+        assert len(statements) == read and (week.figures.n, week.figures.pass_agree) == (1, 1)
+        assert week.figures == fresh(7) and report(6).figures == week.figures and len(statements) == 2
+        record_feedback(store, judgment_id=voted.id, user_id="U2", agree=False)  # a vote in the period
+        assert report(7).figures.n == 2 and len(statements) == read
+        assert report(7).figures == fresh(7) and report(30).figures == fresh(30)
+    finally:
+        sa.event.remove(store.engine, "before_cursor_execute", count)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlmodel import col, select
@@ -14,7 +14,6 @@ from sqlmodel import col, select
 from bot.records import RowState
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import judgment_case
-from bot.store.runs.rows import id_chunks
 from bot.store.tables.history import Feedback, Judgment, table_of, utcnow
 from bot.store.tables.trust import Label, ReviewCase
 from bot.store.trust.review import close_reviewed
@@ -83,7 +82,7 @@ VOTE_COLUMNS = (col(Feedback.judgment_id), col(Feedback.user_id), col(Feedback.a
 # What tells whether a judgment counts, in the order of `Scope.counts`.
 SCOPE_COLUMNS = (col(Judgment.status), col(Judgment.rubric_name), col(Judgment.judge_model), col(Judgment.channel_id),
                  col(Judgment.team_id))
-# What a labeled verdict reads of a judgment besides SCOPE_COLUMNS; its output is read apart, where numbers are compared.
+# What a labeled rubric's names are read with besides SCOPE_COLUMNS.
 VERDICT_COLUMNS = (col(Judgment.id), col(Judgment.passed), col(Judgment.tag), col(Judgment.rubric_hash))
 
 
@@ -104,11 +103,9 @@ def standing_vote() -> Any:
                                           col(later.id) > col(Feedback.id)))))
 
 
-def _joined(store: Store, since: datetime | None, named: Sequence[Any], *, label: Sequence[Any] | None = None
-            ) -> tuple[Sequence[Any], Sequence[Any]]:
-    """The labels given since `since`, as rows of (Label, *SCOPE_COLUMNS, *named) (with `label`, of those columns of
-    the label rather than the entity), and the votes, as rows of (*VOTE_COLUMNS, *SCOPE_COLUMNS, *named), of people
-    who gave no label of the same judgment: in the order given.
+def _joined(store: Store, since: datetime | None, named: Sequence[Any]) -> tuple[Sequence[Any], Sequence[Any]]:
+    """The labels given since `since`, as rows of (Label, *SCOPE_COLUMNS, *named), and the votes, as rows of
+    (*VOTE_COLUMNS, *SCOPE_COLUMNS, *named), of people who gave no label of the same judgment: in the order given.
 
     Read from the labels and votes (people's clicks, few) joined to the judgments they name by id: a channel of a
     million judgments costs what its labels cost, and the database never starts from the channel's judgments.
@@ -116,8 +113,8 @@ def _joined(store: Store, since: datetime | None, named: Sequence[Any], *, label
     with store.session() as session:
         # Entities need the ORM; rows of columns only come faster without it.
         read = session.execute if any(isinstance(item, type) for item in named) else session.connection().execute
-        labels = (session.execute if label is None else read)(
-            sa.select(*((Label,) if label is None else label), *SCOPE_COLUMNS, *named)
+        labels = session.execute(
+            sa.select(Label, *SCOPE_COLUMNS, *named)
             .join(Judgment, col(Judgment.id) == col(Label.judgment_id))
             .where(*_given(col(Label.updated_at), since)).order_by(col(Label.id))).all()
         votes = read(
@@ -149,80 +146,6 @@ def labeled_judgments(store: Store, *, rubric_name: str, channel_id: str | None 
     """The labels and votes (as `labels_and_votes`: a vote is a row of VOTE_COLUMNS) on scored judgments of a
     rubric: in one channel, the terminal's, or everywhere."""
     return labels_and_votes(store, Scope(rubric_name, channel_id=channel_id, everywhere=everywhere))
-
-
-class LabelSaid(NamedTuple):
-    """What a person's label says, as calibration reads it (LABEL_COLUMNS)."""
-
-    passed: bool | None
-    tag: str | None
-    values: dict[str, Any]
-    updated_at: datetime
-    case_key: str | None
-
-
-LABEL_COLUMNS = (col(Label.passed), col(Label.tag), col(Label.values), col(Label.updated_at), col(Label.case_key))
-
-
-@dataclass(frozen=True)
-class LabelRow:
-    """A label as calibration reads it: what the person said, and the judgment's id, pass/fail, tag, rubric text and
-    judge."""
-
-    label: LabelSaid
-    judgment_id: int
-    judge_passed: bool | None
-    judge_tag: str | None
-    rubric_hash: str
-    judge_model: str
-
-
-@dataclass(frozen=True)
-class VoteRow:
-    """A vote as calibration reads it: Agree or Disagree, when, and on which case; and the judgment's id, pass/fail,
-    tag, rubric text and judge."""
-
-    agree: bool
-    at: datetime
-    judgment_id: int
-    judge_passed: bool | None
-    judge_tag: str | None
-    rubric_hash: str
-    judge_model: str
-    case_key: str | None = None
-
-
-def label_and_vote_rows(store: Store, scope: Scope, since: datetime | None = None, *, outputs: bool = False
-                        ) -> tuple[list[LabelRow], list[VoteRow], dict[int, Any]]:
-    """The labels, and the votes of people who gave no label of the same judgment, given since `since` on the
-    judgments in `scope`, in the order given; with `outputs`, the outputs of their judgments by id.
-
-    Read as `_joined` reads them; rows are read by position (a row's attributes cost more than the pair it makes),
-    a label's columns rather than the entity (the ORM's entities cost more than the rest of calibration's reading),
-    and the outputs apart, only when numbers are to be compared.
-    """
-    labels, votes = _joined(store, since, VERDICT_COLUMNS, label=LABEL_COLUMNS)
-    labeled = [LabelRow(LabelSaid(said, said_tag, values, at, case_key), number, passed, tag, rubric_hash, judge_model)
-               for said, said_tag, values, at, case_key, status, name, judge_model, channel, team, number, passed, tag,
-               rubric_hash in labels
-               if scope.counts(status, name, judge_model, channel, team)]
-    voted = [VoteRow(agree, at, number, passed, tag, rubric_hash, judge_model, case_key)
-             for _, _, agree, at, case_key, status, name, judge_model, channel, team, number, passed, tag, rubric_hash
-             in votes
-             if scope.counts(status, name, judge_model, channel, team)]
-    found = judgment_outputs(store, sorted({row.judgment_id for row in labeled} | {row.judgment_id for row in voted})) \
-        if outputs else {}
-    return labeled, voted, found
-
-
-def judgment_outputs(store: Store, ids: list[int]) -> dict[int, Any]:
-    """The outputs of the judgments `ids`, by id."""
-    found: dict[int, Any] = {}
-    with store.session() as session:
-        for chunk in id_chunks(ids):
-            found.update(session.execute(select(col(Judgment.id), col(Judgment.output))
-                                         .where(col(Judgment.id).in_(chunk))).all())
-    return found
 
 
 @dataclass(frozen=True)
@@ -277,7 +200,6 @@ def labeled_rubric_names(store: Store, *, channel_id: str | None, team_id: str |
     return sorted({judgment.rubric_name for _, judgment in (*label_rows, *vote_rows)})
 
 
-
 def trust_state(store: Store) -> tuple[Any, ...]:
     """What calibration's figures are read from, as a few numbers that change whenever they may: the count, highest
     id and latest change of the labels and of the votes, the count and highest id of the review cases (what marks one
@@ -293,3 +215,16 @@ def trust_state(store: Store) -> tuple[Any, ...]:
         (judgment, (sa.func.max(judgment.c.id),))) for figure in figures]
     with store.engine.connect() as conn:
         return tuple(conn.execute(sa.select(*parts)).one())
+
+
+def first_given(store: Store, since: datetime) -> tuple[Any, Any]:
+    """When the first label and the first vote at or after `since` were given (None where there is none). Two
+    periods whose first label and vote are the same leave in the same labels and votes (none was given between
+    their starts), so their figures are the same while the history stays as it was (`trust_state`)."""
+    label, vote = table_of(Label), table_of(Feedback)
+    parts = [sa.select(sa.func.min(table.c.updated_at)).where(table.c.updated_at >= since).scalar_subquery()
+             for table in (label, vote)]
+    with store.engine.connect() as conn:
+        first_label, first_vote = conn.execute(sa.select(*parts)).one()
+    return first_label, first_vote
+

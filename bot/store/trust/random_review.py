@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 from sqlmodel import col
 
+from bot.store.joins import InOrder
 from bot.store.tables.history import Feedback, Judgment, table_of
 from bot.store.tables.trust import Label, ReviewCase
 from bot.store.trust.labels import standing_vote
@@ -37,13 +38,23 @@ def random_share_pairs(store: Store, *, team_id: str | None, channel_id: str | N
               .select_from(cases.join(judgments, judgments.c.id == cases.c.judgment_id)
                            .join(Label, col(Label.case_key) == cases.c.case_key))
               .where(*where, col(Label.passed).is_not(None), *([col(Label.updated_at) >= since] if since else [])))
-    votes = (sa.select(cases.c.case_key, judgments.c.passed, col(Feedback.agree), col(voted.passed))
-             .select_from(cases.join(judgments, judgments.c.id == cases.c.judgment_id)
-                          .join(Feedback, col(Feedback.case_key) == cases.c.case_key)
-                          .join(voted, col(voted.id) == col(Feedback.judgment_id)))
+    feedback = table_of(Feedback)
+    joined: sa.Join
+    if everywhere:  # from the cases picked at random (a few) to their votes, not from every vote to its case
+        joined = InOrder(InOrder(InOrder(cases, feedback, feedback.c.case_key == cases.c.case_key), judgments,
+                                 judgments.c.id == cases.c.judgment_id), voted, col(voted.id) == feedback.c.judgment_id)
+    else:  # a channel's cases are found by its index, their votes by theirs
+        joined = (cases.join(judgments, judgments.c.id == cases.c.judgment_id)
+                  .join(feedback, feedback.c.case_key == cases.c.case_key)
+                  .join(voted, col(voted.id) == feedback.c.judgment_id))
+    votes = (sa.select(cases.c.case_key, judgments.c.passed, feedback.c.agree, col(voted.passed), feedback.c.id)
+             .select_from(joined)
              .where(*where, col(voted.passed).is_not(None), standing_vote(),
-                    *([col(Feedback.updated_at) >= since] if since else [])))
+                    *([feedback.c.updated_at >= since] if since else [])))
     with store.engine.connect() as conn:
         said = [(key, bool(judge), bool(person)) for key, judge, person in conn.execute(labels)]
-        said += [(key, bool(judge), bool(on) if agree else not on) for key, judge, agree, on in conn.execute(votes)]
+        voting = list(conn.execute(votes))
+        if everywhere:  # every vote, in the order given, as reading them from the votes gave them
+            voting.sort(key=lambda row: row.id)
+        said += [(key, bool(judge), bool(on) if agree else not on) for key, judge, agree, on, _ in voting]
     return said

@@ -1,0 +1,148 @@
+"""Calibration's labeled verdicts read by the database: each label, and each vote that stands, on the scored judgments
+of a scope, with the judge's verdict and the numbers both sides hold at the rubric's numeric paths, in one query each
+(the judgments joined by id from the labels and votes, never scanned)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import sqlalchemy as sa
+from sqlmodel import col
+
+from bot.records import RowState
+from bot.store.joins import InOrder
+from bot.store.tables.history import Feedback, Judgment, table_of
+from bot.store.tables.trust import Label
+from bot.store.trust.labels import Scope, standing_vote
+
+if TYPE_CHECKING:
+    from bot.store.database import Store
+
+FULL = "="  # what starts a JSON document SQLite cannot read (NaN in it): read whole, by Python's reader
+
+
+class LabeledItem(NamedTuple):
+    """A label, or a vote that stands, as calibration reads it: when it was given, on which case, what the person
+    said (a label's pass/fail, tag and numbers; a vote's Agree as `said`), and the judge's pass/fail, tag, numbers,
+    judge and rubric text. Numbers are by path, each None where the value there is no number; a judge's numbers are
+    read where there is something to compare them with (a label with numbers, an Agree)."""
+
+    vote: bool
+    at: datetime
+    case_key: str | None
+    said: bool | None
+    said_tag: str | None
+    said_numbers: tuple[float | None, ...]
+    judge_passed: bool | None
+    judge_tag: str | None
+    judge_numbers: tuple[float | None, ...]
+    judge_model: str
+    rubric_hash: str
+
+
+def labeled_items(store: Store, scope: Scope, since: datetime | None, paths: Sequence[str], *,
+                  compared_only: bool = True) -> list[LabeledItem]:
+    """The labels and the votes that stand (`standing_vote`) given since `since` on the judgments in `scope`: the
+    labels in the order given, then the votes; with the numbers at `paths` (dotted: nested in the judge's output,
+    flat keys of a label's values), the judge's only where compared (`compared_only`) or everywhere. The same as
+    reading each label, vote and judgment and their values in Python (bot.trust.labels.numbers_at); only the labels
+    and votes of the scope cross the connection."""
+    dialect = store.engine.dialect.name
+    judged = [col(Judgment.status) == RowState.SCORED, *_scoped(scope)]
+    outputs = _numbers_at(dialect, col(Judgment.output), paths, nested=True)
+    labels = (sa.select(col(Label.updated_at), col(Label.case_key), col(Label.passed), col(Label.tag),
+                        _numbers_at(dialect, col(Label.values), paths, nested=False), col(Judgment.passed),
+                        col(Judgment.tag), outputs, col(Judgment.judge_model), col(Judgment.rubric_hash))
+              .select_from(InOrder(table_of(Label), table_of(Judgment), col(Judgment.id) == col(Label.judgment_id)))
+              .where(*judged, *([col(Label.updated_at) >= since] if since else [])).order_by(col(Label.id)))
+    votes = (sa.select(col(Feedback.updated_at), col(Feedback.case_key), col(Feedback.agree), col(Judgment.passed),
+                       col(Judgment.tag), sa.case((col(Feedback.agree), outputs)) if paths and compared_only else outputs,
+                       col(Judgment.judge_model), col(Judgment.rubric_hash))
+             .select_from(InOrder(table_of(Feedback), table_of(Judgment), col(Judgment.id) == col(Feedback.judgment_id)))
+             .where(*judged, *([col(Feedback.updated_at) >= since] if since else []), standing_vote())
+             .order_by(col(Feedback.id)))
+    with store.engine.connect() as conn:
+        label_rows, vote_rows = conn.execute(labels).all(), conn.execute(votes).all()
+    found: list[LabeledItem] = []
+    read: dict[tuple[str | None, bool], tuple[float | None, ...]] = {}  # values alike are read once
+
+    def numbers(text: str | None, nested: bool) -> tuple[float | None, ...]:
+        known = read.get((text, nested))
+        if known is None:
+            known = read[text, nested] = _numbers(text, paths, nested=nested)
+        return known
+
+    for at, case, said, said_tag, said_values, passed, tag, output, judge_model, rubric_hash in label_rows:
+        said_numbers = numbers(said_values, False)
+        compared = not compared_only or any(number is not None for number in said_numbers)
+        judge_numbers = numbers(output, True) if compared else ()
+        found.append(LabeledItem(False, at, case, said, said_tag, said_numbers, passed, tag, judge_numbers,
+                                 judge_model, rubric_hash))
+    for at, case, agree, passed, tag, output, judge_model, rubric_hash in vote_rows:
+        found.append(LabeledItem(True, at, case, agree, None, (), passed, tag,
+                                 numbers(output, True) if agree or not compared_only else (),
+                                 judge_model, rubric_hash))
+    return found
+
+
+def _scoped(scope: Scope) -> list[Any]:
+    """`Scope.counts` as conditions on the judgment (its status apart)."""
+    found: list[Any] = []
+    if scope.rubric_name is not None:
+        found.append(col(Judgment.rubric_name) == scope.rubric_name)
+    if scope.judge_model is not None:
+        found.append(col(Judgment.judge_model) == scope.judge_model)
+    if not (scope.everywhere and scope.channel_id is None):
+        found.append(col(Judgment.channel_id).is_(None) if scope.channel_id is None
+                     else col(Judgment.channel_id) == scope.channel_id)
+    if scope.team_id is not None:
+        found.append(col(Judgment.team_id) == scope.team_id)
+    return found
+
+
+def _numbers_at(dialect: str, column: Any, paths: Sequence[str], *, nested: bool) -> Any:
+    """The JSON values at `paths` of a JSON column, as the text of a JSON array (None for no document): the values
+    only, not the document, and each as its JSON text (so a number reads as Python's JSON reader reads it). A path is
+    dotted: nested objects (`nested`), else one key holding dots. SQLite cannot read a document holding NaN: that one
+    comes whole, after FULL."""
+    if not paths:
+        return sa.null()
+    keys = [path.split(".") if nested else [path] for path in paths]
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import ARRAY
+
+        parts = [column.op("#>")(sa.literal(key, ARRAY(sa.Text))) for key in keys]
+        return sa.cast(sa.func.json_build_array(*parts), sa.Text)
+    if any('"' in part for key in keys for part in key):  # no SQLite path names such a key: read the document
+        return sa.literal(FULL) + sa.cast(column, sa.Text)
+    texts = ["$" + "".join(f'."{part}"' for part in key) for key in keys]
+    text = sa.type_coerce(column, sa.Text)
+    return sa.case((sa.func.json_valid(text), sa.func.json_extract(text, *texts, *texts[:1] * (len(texts) == 1))),
+                   else_=sa.literal(FULL) + text)
+
+
+def _numbers(found: str | None, paths: Sequence[str], *, nested: bool) -> tuple[float | None, ...]:
+    """The numbers at `paths` of what `_numbers_at` read: each as a float, None where there is no number (a
+    boolean is none)."""
+    if found is None or not paths:
+        return (None,) * len(paths)
+    if found.startswith(FULL):
+        document = json.loads(found[len(FULL):])
+        values = [_at(document, path) if nested else (document.get(path) if isinstance(document, dict) else None)
+                  for path in paths]
+    else:
+        values = json.loads(found)
+    return tuple(float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+                 for value in values[:len(paths)])
+
+
+def _at(document: Any, path: str) -> Any:
+    """The value at a dotted path of nested objects, or None where any part is missing."""
+    for part in path.split("."):
+        if not isinstance(document, dict):
+            return None
+        document = document.get(part)
+    return document
