@@ -40,7 +40,7 @@ from bot.store import (
 )
 
 if TYPE_CHECKING:
-    from bot.csvfiles.reading import CsvSource
+    from bot.csvfiles.rows import CsvSource
 
 OnProgress = Callable[[Progress], None] | None
 

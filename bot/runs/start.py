@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.csvfiles.reading import CsvRow, CsvSource, MalformedRow, capped_model_name
+from bot.csvfiles.rows import CsvRow, CsvSource, MalformedRow, capped_model_name
 from bot.errors import CsvError, RunBusy
 from bot.records import RowState, RunState, Triple, checks_of, context_text
 from bot.rubric import Rubric

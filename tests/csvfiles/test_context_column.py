@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.csvfiles.reading import CsvRow, MalformedRow, open_csv, read_passages
+from bot.csvfiles.passages import read_passages
+from bot.csvfiles.reading import open_csv
+from bot.csvfiles.rows import CsvRow, MalformedRow
 from bot.errors import CsvError
 from tests.support.cli import write_rows
 

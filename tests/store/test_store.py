@@ -15,7 +15,7 @@ import pytest
 import sqlalchemy as sa
 
 import bot.store.runs.rows as rows_module  # how add_rows batches its inserts
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 from bot.errors import RunBusy
 from bot.rubric import RubricSet
 from bot.runs.execute import GROUP_ROWS
