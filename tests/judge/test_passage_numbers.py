@@ -92,7 +92,8 @@ def test_each_shipped_rag_rubric_checks_its_passage_numbers_against_the_row(rubr
 def test_the_options_take_their_kind_and_a_template_with_passages() -> None:
     base = grounded()
     cites = {**base, "output": {**base["output"], "cited": {"type": "integer", "passage_number": True}}}
-    assert Rubric.model_validate(cites).validate_reply({"score": 2, "verdict": "good", "why": "w", "cited": 4}, passages=3)[1] == [
+    reply = {"score": 2, "verdict": "good", "why": "w", "cited": 4}
+    assert Rubric.model_validate(cites).validate_reply(reply, passages=3)[1] == [
         "cited: 4 names no retrieved passage: this row has 3 retrieved passages, numbered 1 to 3"]
     for option, kind in (("passage_number", "string"), ("one_per_passage", "integer")):
         with pytest.raises(ValueError, match=f"'{option}' applies to"):
