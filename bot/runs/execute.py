@@ -112,8 +112,7 @@ async def execute_run(
     Rows are claimed GROUP_ROWS at a time (bot.store.runs.row_claims), so other processes may judge the same run: with
     `joining`, this process helps the one that holds the run (it claims rows while the run is being judged, and leaves
     the run's state and its end to that process); the holder waits for the rows others claimed, or takes them over
-    when their process dies. `keys` holds the rows' keys the estimate of the same request worked out, taken rather
-    than worked out again.
+    when their process dies. `keys`: the rows' keys the estimate of the same request worked out (bot.runs.job).
     """
     panel = client if isinstance(client, Panel) else Panel.solo(client)
     # Every database call runs off the event loop: a bot judging here must keep answering Slack meanwhile.
