@@ -24,6 +24,14 @@ plain loop sends the same rubric's system prompt and a user message holding the 
 the answer, so that both send prompts of the same size:
 
     python bench/bench_judge.py --rows 640 --latency 0.2 --concurrency 32 --rubric faithfulness --context-tokens 2000
+
+Several rubrics are measured in the same run, taking turns (each with its own rows and its own plain loop), and with
+--code the judgebot of other checkouts too (the code before a change and after it, say): a table then gives each
+one's CPU a row less start-up, its median and range over the turns, beside the plain loop's, and the ratio of each
+rubric's to the first's in each turn:
+
+    python bench/bench_judge.py --rows 640 --concurrency 32 --rubric eth faithfulness --context-tokens 2000 --runs 4 \
+        --code /tmp/before --code .
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -130,11 +139,13 @@ def load_of(amount: float) -> list[multiprocessing.Process]:
     return workers
 
 
-def measured(command: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float, float, float]:
-    """Run `command`; (its result, wall seconds, CPU seconds, peak RSS in MB), the usage of that process alone."""
+def measured(command: list[str], env: dict[str, str], cwd: Path | None = None
+             ) -> tuple[subprocess.CompletedProcess[str], float, float, float]:
+    """Run `command` (in `cwd`); (its result, wall seconds, CPU seconds, peak RSS in MB), the usage of that process
+    alone."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
-        child = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True)
+        child = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True, cwd=cwd)
         _, status, usage = os.wait4(child.pid, 0)  # not RUSAGE_CHILDREN: its peak is that of the largest child yet
         wall = time.perf_counter() - started
         child.returncode = os.waitstatus_to_exitcode(status)
@@ -157,14 +168,18 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1, help="judgments per row")
     parser.add_argument("--load", type=float, default=0.0, help="the load average other work adds meanwhile")
     parser.add_argument("--runs", type=int, default=1, help="turns of judgebot and the plain loop, alternating")
-    parser.add_argument("--rubric", choices=sorted(VERDICTS), default="eth", help="the shipped rubric judgebot grades with")
-    parser.add_argument("--context-tokens", type=int, default=0, help="tokens of retrieved passages a row (about)")
+    parser.add_argument("--rubric", nargs="+", choices=sorted(VERDICTS), default=["eth"],
+                        help="the shipped rubrics judgebot grades with, each measured in the same turns")
+    parser.add_argument("--context-tokens", type=int, default=0, help="tokens of retrieved passages a row (about), "
+                        "for a rubric that reads them")
+    parser.add_argument("--code", type=Path, action="append", help="a checkout of judgebot to measure (repeat to "
+                        "measure several in the same turns); this one unless given")
     args = parser.parse_args()
-    if args.rubric == "faithfulness" and not args.context_tokens:
+    if "faithfulness" in args.rubric and not args.context_tokens:
         parser.error("faithfulness grades an answer against its passages: give --context-tokens")
+    args.code = [path.resolve() for path in args.code or [Path(__file__).resolve().parent.parent]]
 
-    verdict = VERDICTS[args.rubric]
-    server = FakeJudgeServer(lambda body: Reply(content=verdict), latency=args.latency).start()
+    server = FakeJudgeServer(lambda body: Reply(content=VERDICTS[rubric_asked(body)]), latency=args.latency).start()
     load = load_of(args.load)
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -176,64 +191,139 @@ def main() -> None:
     if args.load:
         print(f"load            {args.load:g} added by busy processes; load average at the end "
               f"{os.getloadavg()[0]:.2f}")
-    if len(turns) > 1:
-        ratios = [wall / plain_wall for wall, plain_wall in turns]
-        print(f"turns           {len(turns)}: judgebot {', '.join(f'{wall:.2f}' for wall, _ in turns)} s; plain loop "
-              f"{', '.join(f'{plain:.2f}' for _, plain in turns)} s")
+    if len(turns) > 1 and len(args.code) == len(args.rubric) == 1:
+        ratios = [turn.wall[0] / turn.plain_wall[args.rubric[0]] for turn in turns]
+        print(f"turns           {len(turns)}: judgebot {', '.join(f'{turn.wall[0]:.2f}' for turn in turns)} s; plain "
+              f"loop {', '.join(f'{turn.plain_wall[args.rubric[0]]:.2f}' for turn in turns)} s")
         print(f"wall ratio      median {statistics.median(ratios):.2f}x, from {min(ratios):.2f}x to {max(ratios):.2f}x "
               "(judgebot over the plain loop, each turn)")
+    if len(args.code) * len(args.rubric) > 1:
+        print_table(args, turns)
 
 
-def measure(args: argparse.Namespace, server: FakeJudgeServer, tmp: Path) -> list[tuple[float, float]]:
-    """Judge the rows `args.runs` times with judgebot and with the plain loop, taking turns; print the figures of the
-    last turn; (judgebot's wall time, the plain loop's) of each turn."""
+def rubric_asked(body: dict) -> str:
+    """The rubric a request grades with: the name of the schema judgebot sends, or the plain loop's system prompt."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
+    if schema:
+        return schema.removesuffix("_verdict") if schema.removesuffix("_verdict") in VERDICTS else "eth"
+    system = next((m.get("content", "") for m in body.get("messages", []) if m.get("role") == "system"), "")
+    return "faithfulness" if "grounded in the passages" in str(system) else "eth"
+
+
+class Turn:
+    """One turn's figures: for each (checkout, rubric) judgebot's wall time and CPU a judgment less start-up, and for
+    each rubric the plain loop's."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: dict[tuple[int, str], float] = {}
+        self.plain_wall: dict[str, float] = {}
+        self.plain_cpu: dict[str, float] = {}
+
+
+def measure(args: argparse.Namespace, server: FakeJudgeServer, tmp: Path) -> list[Turn]:
+    """Judge the rows `args.runs` times with each checkout's judgebot and each rubric, and with the plain loop, taking
+    turns (the order turned round every turn); print the figures of the last turn of each; the figures of each
+    turn."""
     judgments = args.rows * args.samples
-    data = tmp / "answers.csv"
-    write_csv(data, args.rows, args.context_tokens)
     # Byte-compiled as an installed judgebot is (pip compiles what it installs): the one-row run writes them.
-    env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    env = {name: value for name, value in os.environ.items() if name not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
     env |= {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench", "JUDGE_MODEL": "bench-judge"}
+    data, one = {}, {}
+    for rubric in args.rubric:
+        tokens = args.context_tokens if rubric == "faithfulness" else 0
+        data[rubric], one[rubric] = tmp / f"{rubric}.csv", tmp / f"{rubric}-one.csv"
+        write_csv(data[rubric], args.rows, tokens)
+        write_csv(one[rubric], 1, tokens)
 
-    def judging(csv_path: Path, out: Path) -> list[str]:
-        return [sys.executable, "-m", "bot", "judge", str(csv_path), "--rubric", args.rubric, "--concurrency",
+    def judging(code: Path, rubric: str, csv_path: Path, out: Path) -> list[str]:
+        return [sys.executable, "-m", "bot", "judge", str(csv_path), "--rubric", rubric, "--concurrency",
                 str(args.concurrency), "--out", str(out), "--samples", str(args.samples), "--yes"]
 
-    def plain_command(csv_path: Path, samples: int) -> list[str]:
+    def judged(number: int, rubric: str, csv_path: Path, name: str) -> tuple[Any, float, float, float, Path]:
+        code = args.code[number]
+        db = tmp / f"{name}.db"
+        run_env = {**env, "JUDGEBOT_DB": str(db), "PYTHONPATH": str(code)}
+        finished, wall, cpu, rss = measured(judging(code, rubric, csv_path, tmp / f"{name}.results.csv"), run_env,
+                                            cwd=code)
+        assert finished.returncode == 0, finished.stderr[-2000:]
+        return finished, wall, cpu, rss, db
+
+    def plain_command(rubric: str, csv_path: Path, samples: int) -> list[str]:
         return [sys.executable, __file__, "plain", str(csv_path), server.base_url, str(args.concurrency), str(samples),
-                args.rubric]
+                rubric]
 
     # Start-up: the same command over one row of its own (its own history), whose CPU is taken off the run's;
     # the plain loop's too (its imports), so that both are compared per row
-    one = tmp / "one.csv"
-    write_csv(one, 1, args.context_tokens)
-    _, _, plain_startup_cpu, _ = measured(plain_command(one, 1), env)
-    started, _, startup_cpu, _ = measured(judging(one, tmp / "one.results.csv"), {**env, "JUDGEBOT_DB": str(tmp / "one.db")})
-    assert started.returncode == 0, started.stderr[-2000:]
-    turns = []
-    for turn in range(args.runs):
-        db = tmp / f"bench-{turn}.db"
-        if turn % 2:  # the plain loop first every other turn: neither always runs on the machine the other warmed
-            plain, plain_wall, plain_cpu, _ = measured(plain_command(data, args.samples), env)
-        server_before = resource.getrusage(resource.RUSAGE_SELF)
-        finished, wall, cpu, rss = measured(judging(data, tmp / "results.csv"), {**env, "JUDGEBOT_DB": str(db)})
-        server_after = resource.getrusage(resource.RUSAGE_SELF)
-        if not turn % 2:
-            plain, plain_wall, plain_cpu, _ = measured(plain_command(data, args.samples), env)
-        turns.append((wall, plain_wall))
+    plain_startup = {rubric: measured(plain_command(rubric, one[rubric], 1), env)[2] for rubric in args.rubric}
+    startup = {(number, rubric): judged(number, rubric, one[rubric], f"one-{number}-{rubric}")[2]
+               for number in range(len(args.code)) for rubric in args.rubric}
+    configs = [(number, rubric) for number in range(len(args.code)) for rubric in args.rubric]
+    turns: list[Turn] = []
+    last: dict[Any, Any] = {}
+    for index in range(args.runs):
+        turn = Turn()
+        steps: list[tuple[str, Any]] = [("judgebot", config) for config in configs]
+        steps += [("plain", rubric) for rubric in args.rubric]
+        steps = steps[index % len(steps):] + steps[:index % len(steps)]  # neither always runs on a machine warmed
+        if index % 2:
+            steps.reverse()
+        walls: dict[tuple[int, str], float] = {}
+        for kind, what in steps:
+            if kind == "plain":
+                plain, plain_wall, plain_cpu, _ = measured(plain_command(what, data[what], args.samples), env)
+                turn.plain_wall[what] = plain_wall
+                turn.plain_cpu[what] = (plain_cpu - plain_startup[what]) / judgments
+                last["plain", what] = (plain, plain_wall, plain_cpu)
+                continue
+            number, rubric = what
+            server_before = resource.getrusage(resource.RUSAGE_SELF)
+            finished, wall, cpu, rss, db = judged(number, rubric, data[rubric], f"run-{index}-{number}-{rubric}")
+            server_after = resource.getrusage(resource.RUSAGE_SELF)
+            walls[what] = wall
+            turn.cpu[what] = (cpu - startup[what]) / judgments
+            last["judgebot", what] = (finished, wall, cpu, rss, db, server_before, server_after)
+        turn.wall = [walls[config] for config in configs]
+        turns.append(turn)
         if args.runs > 1:
-            print(f"turn {turn + 1:<10} judgebot {wall:.2f} s, plain loop {plain_wall:.2f} s: {wall / plain_wall:.2f}x")
-    with (tmp / "results.csv").open(encoding="utf-8-sig") as f:
+            print(f"turn {index + 1:<10} " + "; ".join(
+                f"{label(args, config)} {walls[config]:.2f} s" for config in configs) + "; plain loop " + ", ".join(
+                f"{rubric} {turn.plain_wall[rubric]:.2f} s" for rubric in args.rubric))
+    for number, rubric in configs:
+        finished, wall, cpu, rss, db, server_before, server_after = last["judgebot", (number, rubric)]
+        plain, plain_wall, plain_cpu = last["plain", rubric]
+        if len(configs) > 1:
+            print(f"\n== {label(args, (number, rubric))}")
+        report(args, judgments, rubric, tmp / f"run-{args.runs - 1}-{number}-{rubric}.results.csv", db,
+               (finished, wall, cpu, rss), startup[number, rubric], (server_before, server_after),
+               (plain, plain_wall, plain_cpu), plain_startup[rubric])
+    return turns
+
+
+def label(args: argparse.Namespace, config: tuple[int, str]) -> str:
+    """How a checkout and rubric are named in the figures: the rubric, after the checkout when there are several."""
+    number, rubric = config
+    return f"{args.code[number].name} {rubric}" if len(args.code) > 1 else rubric
+
+
+def report(args: argparse.Namespace, judgments: int, rubric: str, results: Path, db: Path,
+           judged: tuple[Any, float, float, float], startup_cpu: float, server: tuple[Any, Any],
+           plain_run: tuple[Any, float, float], plain_startup_cpu: float) -> None:
+    """Print the figures of one checkout and rubric's last turn beside the plain loop's."""
+    finished, wall, cpu, rss = judged
+    plain, plain_wall, plain_cpu = plain_run
+    with results.open(encoding="utf-8-sig") as f:
         scored = sum(1 for row in csv.DictReader(f) if row["status"] == "scored")
     with sqlite3.connect(db) as connection:
         started_at, finished_at = connection.execute("SELECT started_at, finished_at FROM run").fetchone()
     phase = (datetime.fromisoformat(finished_at) - datetime.fromisoformat(started_at)).total_seconds()
-
     rate = judgments / wall
     ideal = args.concurrency / args.latency if args.latency > 0 else float("inf")
+    context = args.context_tokens if rubric == "faithfulness" else 0
     print(f"rows            {args.rows} (scored {scored}, exit code {finished.returncode}), {args.samples} sample(s) "
           f"each: {judgments} judgments" + (" (the last turn's figures)" if args.runs > 1 else ""))
-    print(f"latency         {args.latency * 1000:.0f} ms, concurrency {args.concurrency}, rubric {args.rubric}"
-          + (f", about {args.context_tokens} tokens of passages a row" if args.context_tokens else ""))
+    print(f"latency         {args.latency * 1000:.0f} ms, concurrency {args.concurrency}, rubric {rubric}"
+          + (f", about {context} tokens of passages a row" if context else ""))
     print(f"wall time       {wall:.2f} s (includes start-up, loading the CSV and writing the results)")
     print(f"judgments/s     {rate:.1f}")
     print(f"judging phase   {phase:.2f} s, {judgments / phase:.1f} judgments/s (first request to last verdict)")
@@ -244,7 +334,8 @@ def measure(args: argparse.Namespace, server: FakeJudgeServer, tmp: Path) -> lis
           "(judgebot process)")
     print(f"  less start-up {(cpu - startup_cpu) / args.rows * 1000:.2f} ms a row (start-up: {startup_cpu:.2f} s of "
           "CPU, a one-row run)")
-    server_cpu = (server_after.ru_utime - server_before.ru_utime) + (server_after.ru_stime - server_before.ru_stime)
+    before, after = server
+    server_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     print(f"server CPU/req  {server_cpu / judgments * 1000:.2f} ms (the local judge server, same machine)")
     print(f"peak RSS        {rss:.1f} MB (judgebot process)")
     print(f"plain loop      {plain_wall:.2f} s wall, {judgments / plain_wall:.1f} judgments/s"
@@ -258,7 +349,32 @@ def measure(args: argparse.Namespace, server: FakeJudgeServer, tmp: Path) -> lis
           f"{judgebot_row / plain_row:.2f}x the CPU per judgment less start-up")
     if finished.returncode != 0:
         print(finished.stderr[-2000:])
-    return turns
+
+
+def print_table(args: argparse.Namespace, turns: list[Turn]) -> None:
+    """CPU a judgment less start-up of each checkout and rubric over the turns (median, range), the plain loop's
+    beside it, and each rubric's over the first rubric's of the same checkout, turn by turn."""
+    def spread(values: list[float], scale: float = 1000.0, unit: str = " ms") -> str:
+        return (f"{statistics.median(values) * scale:.2f}{unit} ({min(values) * scale:.2f}-"
+                f"{max(values) * scale:.2f})")
+
+    first = args.rubric[0]
+    print(f"\nCPU a judgment less start-up, {len(turns)} turn(s): median (range)")
+    for number in range(len(args.code)):
+        for rubric in args.rubric:
+            mine = [turn.cpu[number, rubric] for turn in turns]
+            over_plain = [turn.cpu[number, rubric] / turn.plain_cpu[rubric] for turn in turns]
+            line = f"  {label(args, (number, rubric)):<28} {spread(mine)}, {spread(over_plain, 1, 'x')} the plain loop's"
+            if rubric != first:
+                ratios = [turn.cpu[number, rubric] / turn.cpu[number, first] for turn in turns]
+                line += f", {spread(ratios, 1, 'x')} {first}'s"
+            print(line)
+    for rubric in args.rubric:
+        plain = [turn.plain_cpu[rubric] for turn in turns]
+        line = f"  {'plain loop ' + rubric:<28} {spread(plain)}"
+        if rubric != first:
+            line += f", {spread([turn.plain_cpu[rubric] / turn.plain_cpu[first] for turn in turns], 1, 'x')} {first}'s"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ def serve_fakes(latency: float) -> None:
 async def run_bot(rows: int, concurrency: int) -> None:
     """Role `bot`: the bot in HTTP mode, and a run of `rows` rows judged in the same event loop."""
     from bot.config import Settings
-    from bot.csvfiles.reading import CsvRow
+    from bot.csvfiles.rows import CsvRow
     from bot.runs import Origin, execute_run, start_run
     from bot.slack.server import start_bot
 

@@ -8,7 +8,7 @@ import re
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 
 class RunState(StrEnum):
@@ -82,6 +82,37 @@ class Triple(BaseModel):
     answer: str
     answer_b: str | None = None
     context: list[str] | None = None
+    # The passages as `context_text` writes them, with the list they were written from: kept for this triple's keys.
+    _context_json: tuple[list[str], str] | None = PrivateAttr(None)
+
+    def context_json(self) -> str | None:
+        """The passages as the history keeps them and the keys read them (`context_text`), written once for this
+        triple (one read from the history takes the history's own text: `keep_context_json`), and again only when
+        its context is another list (a copy made with other passages)."""
+        if self.context is None:
+            return None
+        private = self.__pydantic_private__ or {}  # read from pydantic's own dict: an attribute read costs more
+        kept = private.get("_context_json")
+        if kept is not None and kept[0] is self.context:
+            return kept[1]
+        text = json.dumps(self.context, ensure_ascii=False)
+        private["_context_json"] = (self.context, text)
+        return text
+
+    def __eq__(self, other: object) -> bool:
+        """The same texts and passages (whatever text of them a triple has kept for its keys)."""
+        if not isinstance(other, Triple):
+            return NotImplemented
+        return (self.question, self.reference, self.answer, self.answer_b, self.context) == (
+            other.question, other.reference, other.answer, other.answer_b, other.context)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as every pydantic model: never a key
+
+    def keep_context_json(self, text: str | None) -> Triple:
+        """This triple, told the text its passages are kept as (`context_text` of them, as the history holds it)."""
+        if self.context is not None and text is not None and self.__pydantic_private__ is not None:
+            self.__pydantic_private__["_context_json"] = (self.context, text)
+        return self
 
     def answers(self) -> tuple[str, ...]:
         """The answer under test, or both answers of a pair."""

@@ -11,7 +11,7 @@ from bot.cli.exits import EXIT_OK
 from bot.errors import UsageError
 
 if TYPE_CHECKING:
-    from bot.csvfiles.reading import CsvRow
+    from bot.csvfiles.rows import CsvRow
     from bot.rubric import Rubric
     from bot.trust.model_comparison import ModelComparison, Pair
 
@@ -73,7 +73,7 @@ async def judge_pairs(ctx: Context, rubric: Rubric, names: list[str], found: Mod
 
 def pair_row(line: int, pair: Pair, names: list[str]) -> CsvRow:
     """A pair of the comparison as a row of a file of pairs (A's answer and B's, each with its side's name)."""
-    from bot.csvfiles.reading import CsvRow
+    from bot.csvfiles.rows import CsvRow
 
     cells = {"question": pair.a.question, "reference": pair.a.reference, "answer_a": pair.a.answer,
              "answer_b": pair.b.answer, "model_a": names[0], "model_b": names[1]}

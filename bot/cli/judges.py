@@ -11,7 +11,7 @@ from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError
 
 if TYPE_CHECKING:
-    from bot.csvfiles.reading import CsvRow
+    from bot.csvfiles.rows import CsvRow
     from bot.judge.panel import Panel
     from bot.rubric import Rubric
     from bot.runs import Budget
@@ -90,7 +90,7 @@ def renumbered(cases: list[CheckCase]) -> list[CheckCase]:
 def sample_rows(ctx: Context, rubric: Rubric, limit: int, *, first: int) -> list[CsvRow]:
     """A random sample of the channel's (or the terminal's) recent judgments of the rubric, as rows numbered from
     `first`: their texts only."""
-    from bot.csvfiles.reading import CsvRow
+    from bot.csvfiles.rows import CsvRow
     from bot.records import context_of
     from bot.store import recent_sample
 

@@ -81,7 +81,8 @@ async def judge_triple(ctx: Context, rubric: Rubric) -> int:
 
 async def judge_file(ctx: Context, rubric: Rubric) -> int:
     """A CSV file's rows saved as a run, its estimate agreed to, then judged (live or through the Batch API)."""
-    from bot.csvfiles.reading import open_csv, parse_columns
+    from bot.csvfiles.columns import parse_columns
+    from bot.csvfiles.reading import open_csv
     from bot.runs import Rows
 
     args = ctx.args

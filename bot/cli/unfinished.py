@@ -12,7 +12,7 @@ from bot.figures import plural
 from bot.records import RESUMABLE, RowState, RunState
 
 if TYPE_CHECKING:
-    from bot.csvfiles.reading import CsvSource
+    from bot.csvfiles.rows import CsvSource
     from bot.judge.panel import Panel
     from bot.rubric import Rubric
     from bot.runs import Origin

@@ -86,7 +86,7 @@ def screen(rubric: Rubric, triple: Triple) -> list[str]:
         text = folded(text)
         if aimed_at_judge(text):
             flags.append(f"possible prompt injection in {name}")
-        if shape.search(text):
+        if '"' in text and shape.search(text):  # a verdict's key is quoted: a text without a quote holds none
             flags.append(f"JSON shaped like a verdict in {name}")
     return flags
 

@@ -10,7 +10,7 @@ import secrets
 import string
 from typing import Any
 
-from bot.records import Triple, context_text
+from bot.records import Triple
 from bot.rubric import Rubric
 
 USER_HOLE = "\x00the user message\x00"  # stands for the user message where a prompt hash's payload is cut
@@ -101,7 +101,7 @@ def cache_key(rubric: Rubric, judge_model: str, triple: Triple) -> str:
     are another key (a triple without context keeps the key it had before context existed)."""
     parts = [rubric.content_hash, judge_model, triple.question, triple.reference, *triple.answers()]
     if triple.context is not None:
-        parts.append(f"\x1econtext {context_text(triple.context)}")
+        parts.append(f"\x1econtext {triple.context_json()}")
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 

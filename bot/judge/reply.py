@@ -80,13 +80,15 @@ def extract_json(text: str, fields: Collection[str] = (), quoted: Collection[str
 
 
 def problems_of(rubric: Rubric, triple: Triple, completion: Completion) -> tuple[dict[str, Any] | None, list[str]]:
+    """The reply's verdict validated against the rubric and the triple (the passage numbers against its passages);
+    (output, problems), output None when there is no verdict to read."""
     if completion.refusal:
         return None, [f"the judge refused: {completion.refusal}"]
     try:
         data = extract_json(completion.text, rubric.output.keys(), triple.texts())
     except ValueError as err:
         return None, [str(err)]
-    return rubric.validate_reply(data)
+    return rubric.validate_reply(data, passages=len(triple.context or ()) if rubric.uses_context else None)
 
 
 def repair_request(problems: list[str]) -> str:

@@ -17,6 +17,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StrictBool,
     StrictFloat,
     StrictInt,
@@ -24,6 +25,7 @@ from pydantic import (
     ValidationInfo,
     create_model,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -133,6 +135,7 @@ KINDS: dict[str, Kind] = {
                    frozenset({"fields"})),
 }
 OPTIONS = ("min", "max", "values", "items", "fields", "min_items", "max_items")
+PASSAGE_OPTIONS = ("passage_number", "one_per_passage")  # checked against the row's retrieved passages
 
 
 def _a(word: str) -> str:
@@ -155,6 +158,10 @@ class FieldSpec(BaseModel):
     min_items: int | None = Field(None, ge=0)
     max_items: int | None = Field(None, ge=0)
     summary: bool = Field(True, description="Whether summaries average (numbers) or count (enums) this field.")
+    passage_number: bool = Field(False, description="An integer field that names one of the row's retrieved "
+                                 "passages, numbered from 1: a reply naming a passage the row does not have is refused.")
+    one_per_passage: bool = Field(False, description="A list that holds one entry per retrieved passage: a reply "
+                                  "whose list is longer or shorter than the row's passages is refused.")
 
     @field_validator("type")
     @classmethod
@@ -181,7 +188,24 @@ class FieldSpec(BaseModel):
             raise ValueError(f"{_a(self.type)} field needs a non-empty {name!r}")
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"'min' ({self.min}) is above 'max' ({self.max})")
+        for name, kind in (("passage_number", "integer"), ("one_per_passage", "list")):
+            if getattr(self, name) and self.type != kind:
+                raise ValueError(f"{name!r} applies to {kind} fields, not {self.type}")
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_passage_options_off(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Left out while off, so that the hash of a rubric written before they existed stays the same."""
+        data: dict[str, Any] = handler(self)
+        for name in PASSAGE_OPTIONS:
+            if not data.get(name):
+                data.pop(name, None)
+        return data
+
+    @property
+    def reads_passages(self) -> bool:
+        """Whether a reply's value of this field is checked against the row's retrieved passages."""
+        return self.passage_number or self.one_per_passage
 
 
 def build_model(name: str, fields: dict[str, FieldSpec]) -> type[BaseModel]:
@@ -288,3 +312,38 @@ def nested(values: dict[str, Any]) -> dict[str, Any]:
             into = child
         into[last] = value
     return found
+
+
+def passage_problems(fields: dict[str, FieldSpec], output: dict[str, Any], passages: int, prefix: str = "") -> list[str]:
+    """What a validated reply says of passages the row does not have: a passage number outside 1 to `passages`, a
+    list of one entry per passage of another length. Named by the field's path, as validation names it."""
+    problems: list[str] = []
+    for key, spec in fields.items():
+        value = output.get(key)
+        where = f"{prefix}{key}"
+        if spec.passage_number and isinstance(value, int) and not 1 <= value <= passages:
+            problems.append(f"{where}: {value} names no retrieved passage: {_passages_held(passages)}")
+        elif spec.type == "list" and isinstance(value, list):
+            if spec.one_per_passage and len(value) != passages:
+                problems.append(f"{where}: {len(value)} entr{'y' if len(value) == 1 else 'ies'}, but it takes one per "
+                                f"retrieved passage: {_passages_held(passages)}")
+            if spec.items is not None:
+                for index, item in enumerate(value):
+                    problems += passage_problems({str(index): spec.items}, {str(index): item}, passages, f"{where}.")
+        elif spec.kind.shown == "children" and isinstance(value, dict):
+            problems += passage_problems(spec.fields or {}, value, passages, f"{where}.")
+    return problems
+
+
+def _passages_held(count: int) -> str:
+    if count == 0:
+        return "no passage was retrieved for this row"
+    if count == 1:
+        return "this row has one retrieved passage, numbered 1"
+    return f"this row has {count} retrieved passages, numbered 1 to {count}"
+
+
+def reads_passages(fields: dict[str, FieldSpec]) -> bool:
+    """Whether any field, at any depth, is checked against the row's retrieved passages."""
+    return any(spec.reads_passages or (spec.items is not None and reads_passages({"item": spec.items}))
+               or reads_passages(spec.fields or {}) for spec in fields.values())

@@ -12,8 +12,11 @@ from typing import Any
 from simpleeval import AttributeDoesNotExist, EvalWithCompoundTypes, FunctionNotDefined, NameNotDefined
 
 from bot.errors import FormulaError
+from bot.rubric.compiled_formulas import CompiledFormulas
 
 FUNCTIONS = {"len": len, "min": min, "max": max, "sum": sum, "round": round, "abs": abs, "all": all, "any": any}
+# What simpleeval's evaluator calls (FUNCTIONS and the compound types it adds), compiled over once a formula is used.
+_COMPILED = CompiledFormulas({**FUNCTIONS, "list": list, "tuple": tuple, "dict": dict, "set": set})
 _evaluators = threading.local()  # one evaluator a thread, its names set for each expression: building one is dear
 
 
@@ -30,7 +33,16 @@ def evaluate(expression: str, values: dict[str, Any]) -> Any:
 
     Top-level keys are names (`correctness`, `evaluation.coverage.score`); keys that are not
     identifiers are reached through `out`, as in `out["Factual Accuracy"]`.
+
+    An expression is run as Python code compiled once (bot.rubric.compiled_formulas) where that gives simpleeval's
+    value; one left out there, or whose run raises, is simpleeval's to evaluate (its value, or its error).
     """
+    formula = _COMPILED.compiled(expression)
+    if formula is not None:
+        try:
+            return _COMPILED.run(formula, values)
+        except Exception:  # the error (or a value reached another way) is simpleeval's to give
+            pass
     evaluator = getattr(_evaluators, "one", None)
     if evaluator is None:
         evaluator = _evaluators.one = EvalWithCompoundTypes(functions=FUNCTIONS)

@@ -22,6 +22,8 @@ from bot.rubric.fields import (
     generation_ordered,
     json_schema,
     leaves,
+    passage_problems,
+    reads_passages,
     sample_reply,
 )
 from bot.rubric.formulas import did_you_mean, evaluate
@@ -86,6 +88,7 @@ class Rubric(BaseModel):
     _system_prompt: str = PrivateAttr()
     _examples_text: str = PrivateAttr("")
     _uses_context: bool = PrivateAttr(False)
+    _reads_passages: bool = PrivateAttr(False)
 
     @model_validator(mode="before")
     @classmethod
@@ -166,6 +169,7 @@ class Rubric(BaseModel):
 
     def model_post_init(self, _context: Any) -> None:
         self._uses_context = "context" in string.Template(self.user_template).get_identifiers()
+        self._reads_passages = reads_passages(self.output)
         self._model = build_model(f"{self.name.title().replace('-', '_')}Reply", self.output)
         self._schema = json_schema(generation_ordered(self.output, self.generation_order or []))
         # Left out while off, so that the hash of a rubric written before the setting existed stays the same.
@@ -229,14 +233,17 @@ class Rubric(BaseModel):
         """Enum paths a summary counts."""
         return [path for path, spec in leaves(self.output) if spec.summary and spec.kind.summary == "count"]
 
-    def validate_reply(self, data: Any) -> tuple[dict[str, Any] | None, list[str]]:
-        """Check a parsed reply against the schema and the rules; return (output, problems)."""
+    def validate_reply(self, data: Any, *, passages: int | None = None) -> tuple[dict[str, Any] | None, list[str]]:
+        """Check a parsed reply against the schema and the rules, and (given how many `passages` the row's context
+        holds) its passage numbers against them; return (output, problems)."""
         try:
             output = self._private("_model").model_validate(data, context={LENIENT_NUMBERS: self.lenient_numbers}).model_dump(
                 by_alias=True)
         except ValidationError as err:
             return None, [describe(error) for error in err.errors(include_url=False)]
         problems: list[str] = []
+        if passages is not None and self._private("_reads_passages"):
+            problems += passage_problems(self.output, output, passages)
         for rule in self.rules:
             try:
                 ok = evaluate(rule.check, output)
@@ -307,6 +314,9 @@ class Rubric(BaseModel):
                 found += formula_problems(self.derived, self.headline, output)
         found += example_problems(self.examples, self.output, self.rules)
         unread = "has a context, but the template has no $context: the judge would never see it"
+        if self._private("_reads_passages") and not self.uses_context:
+            found.append("output: a field takes passage_number or one_per_passage, but the template has no $context: "
+                         "the judge is shown no passages to number")
         found += [f"examples.{index}: {unread}" for index, example in enumerate(self.examples)
                   if example.context is not None and not self.uses_context]
         for golden in self.goldens:

@@ -21,6 +21,7 @@ from bot.runs.budget import Ask, Budget, Limits, Weighed, weigh
 from bot.runs.ending import End, Ending
 from bot.runs.estimate import Estimate, context_windows, estimate_run
 from bot.runs.execute import execute_run
+from bot.runs.job import RowKeys
 from bot.runs.one_triple import settle_triple
 from bot.runs.progress import Progress, RunOutcome
 from bot.runs.shutdown_reads import read_shutdowns
@@ -39,7 +40,7 @@ from bot.store import (
 )
 
 if TYPE_CHECKING:
-    from bot.csvfiles.reading import CsvSource
+    from bot.csvfiles.rows import CsvSource
 
 OnProgress = Callable[[Progress], None] | None
 
@@ -201,12 +202,13 @@ class Engine:
                                                                                           request.panel, request.rows)
                 await face.saved(run)
                 tier, sending = await self.tier_of(run, request.tier)
-                question, answer, budget = await self._agreed(run, request, face, tier, sending, new=new)
+                keys = RowKeys()  # the rows' keys the estimate works out, taken by the judging rather than made again
+                question, answer, budget = await self._agreed(run, request, face, tier, sending, new=new, keys=keys)
                 if answer != Answer.YES:
                     return Ended(run, question, answer)
                 try:
                     async with face.judging(run, tier, sending) as on_progress:
-                        outcome = await self._judge(run, request, tier, sending, budget, on_progress)
+                        outcome = await self._judge(run, request, tier, sending, budget, on_progress, keys)
                 except NotJudged as err:
                     await self.refused(run, new=new, reason=str(err))
                     return Ended(run, question, Answer.NO)
@@ -216,7 +218,7 @@ class Engine:
         return await self._ended(run, request, face, question, outcome)
 
     async def _agreed(self, run: Run, request: Request, face: Face, tier: Tier, sending: bool, *,
-                      new: bool) -> tuple[Question | None, Answer, Budget | None]:
+                      new: bool, keys: RowKeys | None = None) -> tuple[Question | None, Answer, Budget | None]:
         """(what was asked, the answer, what the run may spend before it pauses). A run agreed to already, or with
         nothing new to send, goes on, held to what is left of the month's budget; else its estimate is weighed by
         the budget rule and the face asked. A run not agreed to (or whose estimate or question fails) is refused."""
@@ -224,7 +226,7 @@ class Engine:
             weighed = await self.weigh_spend(request.limits)
             return None, Answer.YES, weighed.budget(past=request.past_budget or not sending)
         try:
-            question = await self.question(run, request.rubric, request.panel, request.limits, tier)
+            question = await self.question(run, request.rubric, request.panel, request.limits, tier, keys=keys)
             answer = await face.agree(question)
         except BaseException:
             await self.refused(run, new=new)
@@ -273,13 +275,13 @@ class Engine:
         return Tier.LIVE, True
 
     async def question(self, run: Run, rubric: Rubric, panel: Panel, limits: Limits, tier: Tier = Tier.LIVE, *,
-                       keep: bool = True) -> Question:
+                       keep: bool = True, keys: RowKeys | None = None) -> Question:
         """The run's estimate (of its pending rows, in `tier`; with `keep`, saved with the run the first time) weighed
-        by the budget rule against `limits`."""
+        by the budget rule against `limits`; the rows' keys it works out handed on in `keys`."""
         windows = await context_windows(panel)
         estimate = await asyncio.to_thread(estimate_run, self.store, run, rubric, panel, batch=tier == Tier.BATCH,
                                            keep=keep, windows=windows,
-                                           background=tier.value if tier.background else None)
+                                           background=tier.value if tier.background else None, keys=keys)
         spent = (await self.weigh_spend(limits)).spent
         return Question(run, estimate, weigh(estimate.cost_usd, estimate.unpriced_requests, limits, spent))
 
@@ -295,7 +297,7 @@ class Engine:
             await asyncio.to_thread(update_run, self.store, run.id, status=RunState.CANCELLED, stop_reason=reason)
 
     async def _judge(self, run: Run, request: Request, tier: Tier, sending: bool, budget: Budget | None,
-                     on_progress: OnProgress) -> RunOutcome:
+                     on_progress: OnProgress, keys: RowKeys | None = None) -> RunOutcome:
         panel = request.panel
         if tier.background:
             from bot.runs.background import judge_in_background  # the Responses API's background mode, when asked for
@@ -316,4 +318,4 @@ class Engine:
                                         cancel=request.cancel, unsure_spread=self.unsure_spread)
         return await execute_run(self.store, run, request.rubric, panel, concurrency=request.concurrency,
                                  on_progress=on_progress, cancel=request.cancel, rejudge=request.rejudge,
-                                 statuses=request.statuses, unsure_spread=self.unsure_spread, budget=budget)
+                                 statuses=request.statuses, unsure_spread=self.unsure_spread, budget=budget, keys=keys)

@@ -21,7 +21,7 @@ from bot.llm.sampling import REASONING_PRIOR, Effort
 from bot.llm.tokens import text_tokens
 from bot.records import Triple
 from bot.rubric import Rubric
-from bot.runs.job import RunJob
+from bot.runs.job import RowKeys, RunJob
 from bot.store import (
     Run,
     Store,
@@ -204,12 +204,13 @@ async def context_windows(panel: Panel) -> list[ContextWindow | None]:
 
 def estimate_run(store: Store, run: Run, rubric: Rubric, panel: Panel, *, batch: bool = False,
                  keep: bool = False, windows: Sequence[ContextWindow | None] = (),
-                 background: str | None = None) -> Estimate:
+                 background: str | None = None, keys: RowKeys | None = None) -> Estimate:
     """The estimate of what judging a run's pending rows will send, by every judge and sample of `panel`: rows whose
     verdict the history holds (for one judge asked once) and rows whose texts another pending row has are left out,
     as the run leaves them out, and (judged live) rows too long for a judge's context window in `windows`
-    (`context_windows`). With `keep`, saved with the run the first time, to be shown beside what it cost."""
-    sending = ToSend(RunJob(store, run, rubric, panel))
+    (`context_windows`). With `keep`, saved with the run the first time, to be shown beside what it cost. The rows'
+    keys are handed on in `keys`, for the judging of the same request to take."""
+    sending = ToSend(RunJob(store, run, rubric, panel, keys=keys if keys is not None else RowKeys()))
     estimate = estimate_rows(rubric, sending, judges=[client.model for client in panel.clients], samples=panel.samples,
                              prices=panel.prices, store=store, batch=batch, windows=() if batch else windows,
                              background=background, offers_windows=all(client.api == "responses" for client in panel.clients),
@@ -231,11 +232,12 @@ class ToSend:
 
     def __iter__(self) -> Iterator[Triple]:
         seen: set[str] = set()
-        triples = iter(pending_texts(self.job.store, self.job.run.id))
-        while chunk := list(itertools.islice(triples, self.page)):
+        rows = iter(pending_texts(self.job.store, self.job.run.id))
+        while chunk := list(itertools.islice(rows, self.page)):
             keyed: dict[str, Triple] = {}
-            for triple in chunk:
+            for judgment_id, triple in chunk:
                 key = self.job.row_key(triple)
+                self.job.keys.keep(judgment_id, key)  # the judging that follows takes it rather than work it out
                 if key in seen or key in keyed:
                     self.reused += 1
                 else:

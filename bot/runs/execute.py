@@ -23,7 +23,7 @@ from bot.rubric import Rubric
 from bot.runs.budget import Budget
 from bot.runs.call_groups import Grouped
 from bot.runs.duplicate_rows import DuplicateRows
-from bot.runs.job import RunJob
+from bot.runs.job import RowKeys, RunJob
 from bot.runs.ownership import HEARTBEAT_SECONDS, busy
 from bot.runs.panel_rows import PanelRows
 from bot.runs.progress import Progress, RunOutcome
@@ -90,6 +90,7 @@ async def execute_run(
     unsure_spread: float = UNSURE_SPREAD,
     budget: Budget | None = None,
     joining: bool = False,
+    keys: RowKeys | None = None,
 ) -> RunOutcome:
     """Judge every pending row of `run`; stop early on a quota or key problem, leaving the rest pending.
 
@@ -110,7 +111,7 @@ async def execute_run(
     Rows are claimed GROUP_ROWS at a time (bot.store.runs.row_claims), so other processes may judge the same run: with
     `joining`, this process helps the one that holds the run (it claims rows while the run is being judged, and leaves
     the run's state and its end to that process); the holder waits for the rows others claimed, or takes them over
-    when their process dies.
+    when their process dies. `keys`: the rows' keys the estimate of the same request worked out (bot.runs.job).
     """
     panel = client if isinstance(client, Panel) else Panel.solo(client)
     # Every database call runs off the event loop: a bot judging here must keep answering Slack meanwhile.
@@ -134,7 +135,7 @@ async def execute_run(
     rejudged = await asyncio.to_thread(reset_rows, store, run.id, rejudge) if rejudge and not joining else 0
     counts = await asyncio.to_thread(status_counts, store, run.id)
     unsure = 0 if panel.single else await asyncio.to_thread(unsure_count, store, run.id)
-    execution = _Execution(RunJob(store, run, rubric, panel, unsure_spread), concurrency, on_progress,
+    execution = _Execution(RunJob(store, run, rubric, panel, unsure_spread, keys or RowKeys()), concurrency, on_progress,
                            cancel or asyncio.Event(), owner, counts, unsure, budget, joining)
     return await execution.run(rejudged)
 
@@ -316,7 +317,7 @@ class _Execution(PanelRows):
     async def looked_up(self, rows: list[tuple[int, Triple]]) -> list[_Next]:
         """Pending rows as workers take them, with what the cache holds for each, read in one query for the group."""
         look = self.duplicates.look(len(rows))
-        keys = [self.job.row_key(triple) for _, triple in rows]
+        keys = [self.job.key_of(judgment_id, triple) for judgment_id, triple in rows]
         found = await self.in_db(self.find_cached, keys) if self.panel.single else [None] * len(keys)
         return [_Next(judgment_id, triple, key, cached, look)
                 for (judgment_id, triple), key, cached in zip(rows, keys, found, strict=True)]

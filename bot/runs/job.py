@@ -15,6 +15,25 @@ from bot.records import Triple, Verdict
 from bot.rubric import Rubric
 from bot.store import Run, Store
 
+KEYS_KEPT = 10_000  # rows whose keys the estimate hands on to the judging (about 2 MB): a run of any size holds no more
+
+
+@dataclass
+class RowKeys:
+    """The keys the estimate worked out for a run's pending rows, by row id, for the judging that follows in the same
+    request to take rather than work out again (the first KEYS_KEPT rows; the others' are worked out again)."""
+
+    kept: dict[int, str] = field(default_factory=dict)
+
+    def keep(self, judgment_id: int, key: str) -> None:
+        """Hand on one row's key, while there is room."""
+        if len(self.kept) < KEYS_KEPT:
+            self.kept[judgment_id] = key
+
+    def take(self, judgment_id: int) -> str | None:
+        """The key handed on for a row, once; None when there is none."""
+        return self.kept.pop(judgment_id, None)
+
 
 def judge_identity(client: JudgeClient) -> str:
     """What a verdict may be reused by: the judge model and the endpoint that serves it (never a key)."""
@@ -30,6 +49,7 @@ class RunJob:
     rubric: Rubric
     panel: Panel
     unsure_spread: float = UNSURE_SPREAD
+    keys: RowKeys = field(default_factory=RowKeys)  # from the estimate of the same request, when it made one
     temperature: float | None = field(init=False)  # as asked: a judge that refuses it still keys its samples by it
 
     def __post_init__(self) -> None:
@@ -62,6 +82,10 @@ class RunJob:
             return cache_key(self.rubric, judge_identity(self.client()), triple)
         judges = "\x1f".join(judge_identity(client) for client in self.panel.clients)
         return cache_key(self.rubric, f"{judges}\x1f{self.panel.samples} at {self.panel.temperature}", triple)
+
+    def key_of(self, judgment_id: int, triple: Triple) -> str:
+        """A pending row's key (`row_key`): the one the estimate handed on, else worked out now."""
+        return self.keys.take(judgment_id) or self.row_key(triple)
 
     def sample_key(self, triple: Triple, client: JudgeClient, number: int) -> str:
         """The key one sample of the judge `client` is saved and looked up under."""

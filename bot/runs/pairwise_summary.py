@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.csvfiles.passages import input_cells
 from bot.csvfiles.results import ResultsWriter, flatten
 from bot.rubric import Rubric, leaves
 from bot.runs.summary import Summary, beside_columns
@@ -60,7 +61,7 @@ def export_pairs(store: Store, *, run: Run, rubric: Rubric, out: Path | None) ->
                 if first.swapped is None:  # a row of the file that could not be read as a pair
                     malformed += 1
                     if writer is not None:
-                        writer.write({**(first.cells or {}), names["status_ab"]: first.status,
+                        writer.write({**input_cells(first.cells, first.context), names["status_ab"]: first.status,
                                       names["error_ab"]: first.error, names["row"]: first.row_number})
                     continue
                 case = pair_case(first)
@@ -69,7 +70,7 @@ def export_pairs(store: Store, *, run: Run, rubric: Rubric, out: Path | None) ->
                 if pair.consistent is False and pair.human is None:
                     unsettled.append((next((row.id for row in rows if not row.swapped), first.id), case))
                 if writer is not None:
-                    writer.write({**(first.cells or {}), **_pair_cells(rows, pair, names)})
+                    writer.write({**input_cells(first.cells, first.context), **_pair_cells(rows, pair, names)})
     summary.bill(run_billed(store, run.id))
     return PairsSummary(summary, report(pairs, swapped=_swapped_run(pairs)), malformed, pairs, unsettled)
 

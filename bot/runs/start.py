@@ -8,7 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.csvfiles.reading import CsvRow, CsvSource, MalformedRow, capped_model_name
+from bot.csvfiles.passages import kept_cell
+from bot.csvfiles.rows import CsvRow, CsvSource, MalformedRow, capped_model_name
 from bot.errors import CsvError, RunBusy
 from bot.records import RowState, RunState, Triple, checks_of, context_text
 from bot.rubric import Rubric
@@ -62,6 +63,7 @@ def start_run(
     judges: list[dict[str, Any]] | None = None,
     temperature: float | None = None,
     swap: bool = True,
+    context_column: str | None = None,
 ) -> Run:
     """Persist a run and every row (pending, or malformed with its reason) before anything is judged.
 
@@ -70,6 +72,8 @@ def start_run(
     `results_path` is where the terminal writes its results CSV, kept so that `judgebot resume` writes there too.
     `samples`, `judges` and `temperature` say how a panel judges the rows (`Panel.run_fields()`), so a resume asks
     the same judges the same way.
+    A row's retrieved passages are kept once, in its `context`: its cell of the context column (`context_column`, else
+    the column of the context role) is kept as the way to write it back from them (bot.csvfiles.passages).
     A pairwise rubric's rows are pairs of answers: each is saved twice, once shown A first and once B first, or with
     `swap` off once, every other pair B first (so that a judge's liking for a position favours neither side). Their
     judgments stay out of the channel's figures of models, like a check's (see `checks_of`).
@@ -88,7 +92,8 @@ def start_run(
     if rubric.pairwise:  # every row of a batch inserts the same columns
         fields |= {"answer_b": None, "model_b": None, "swapped": None}
     judgment_rows = _judgment_rows(run.id, rows, fields, columns=columns, model_name=model_name,
-                                   pairwise=rubric.pairwise, swap=swap)
+                                   pairwise=rubric.pairwise, swap=swap,
+                                   context_column=context_column or (column_roles or {}).get("context"))
 
     try:
         total = add_rows(store, judgment_rows)
@@ -104,24 +109,38 @@ def start_run(
 
 
 def _judgment_rows(run_id: int, rows: Iterable[CsvRow | MalformedRow], fields: dict[str, Any], *, columns: list[str],
-                   model_name: str | None, pairwise: bool, swap: bool) -> Iterator[dict[str, Any]]:
+                   model_name: str | None, pairwise: bool, swap: bool,
+                   context_column: str | None = None) -> Iterator[dict[str, Any]]:
     """The judgment rows a run saves for the rows of its source (see `start_run`), `fields` in each."""
     for row in rows:
         if isinstance(row, MalformedRow):
             yield {**fields, "run_id": run_id, "row_number": row.line, "status": RowState.MALFORMED, "error": row.reason,
                    "question": "", "reference": "", "answer": "", "model_name": row.model or model_name,
                    "cells": dict(zip(columns, row.cells)), "context": None}
-        elif pairwise:
+            continue
+        context, cells = _passages_once(row, context_column)
+        if pairwise:
             pair = {**fields, "run_id": run_id, "row_number": row.line, "status": RowState.PENDING,
                     "question": row.question, "reference": row.reference, "answer": row.answer,
-                    "answer_b": row.answer_b or "", "model_name": row.model, "model_b": row.model_b, "cells": row.cells,
-                    "context": context_text(row.context)}
+                    "answer_b": row.answer_b or "", "model_name": row.model, "model_b": row.model_b, "cells": cells,
+                    "context": context}
             orders = (False, True) if swap else (row.line % 2 == 1,)
             yield from ({**pair, "swapped": swapped} for swapped in orders)
         else:
             yield {**fields, "run_id": run_id, "row_number": row.line, "status": RowState.PENDING,
                    "question": row.question, "reference": row.reference, "answer": row.answer,
-                   "model_name": row.model or model_name, "cells": row.cells, "context": context_text(row.context)}
+                   "model_name": row.model or model_name, "cells": cells, "context": context}
+
+
+def _passages_once(row: CsvRow, context_column: str | None) -> tuple[str | None, dict[str, Any]]:
+    """A row's passages as the history keeps them (`context_text`), and its cells with the context cell kept as the
+    way to write it back from them rather than a second copy (bot.csvfiles.passages)."""
+    context = context_text(row.context)
+    if row.context is None or context is None or context_column is None or context_column not in row.cells:
+        return context, row.cells
+    cells: dict[str, Any] = dict(row.cells)
+    cells[context_column] = kept_cell(row.cells[context_column], row.context, context)
+    return context, cells
 
 
 def unfinished_run_of(store: Store, *, rubric: Rubric, source: CsvSource, judge_model: str, samples: int = 1,
@@ -141,7 +160,8 @@ def unfinished_run_of(store: Store, *, rubric: Rubric, source: CsvSource, judge_
         saved = ({key: getattr(row, key, None) for key in SAME_ROW} for row in iter_columns(store, run.id))
         made = ({key: row.get(key) for key in SAME_ROW}
                 for row in _judgment_rows(run.id, source, {}, columns=source.headers, model_name=model_name,
-                                          pairwise=rubric.pairwise, swap=swap))
+                                          pairwise=rubric.pairwise, swap=swap,
+                                          context_column=source.columns.get("context")))
         if all(a == b for a, b in zip_longest(saved, made)):
             return run
     return None
@@ -168,4 +188,5 @@ def start_single_run(store: Store, *, rubric: Rubric, triple: Triple, **kwargs: 
         cells["context"] = context_text(triple.context) or ""
     row = CsvRow(line=1, question=triple.question, reference=triple.reference, answer=triple.answer, model=None,
                  cells=cells, context=triple.context)
-    return start_run(store, rubric=rubric, rows=[row], columns=list(cells), source_name=ONE_TRIPLE, **kwargs)
+    return start_run(store, rubric=rubric, rows=[row], columns=list(cells), source_name=ONE_TRIPLE,
+                     context_column="context", **kwargs)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.csvfiles.passages import input_cells
 from bot.csvfiles.results import ResultsWriter, flatten
 from bot.figures import money, percent, plural, ratio
 from bot.judge.content_free import is_screened
@@ -302,7 +303,7 @@ def export_run(store: Store, *, run: Run, rubric: Rubric, out: Path | None) -> S
                 **member_verdicts(samples),
             }
             judged = {names[k]: v for k, v in {**values, **verdict}.items() if k in names}
-            writer.write({**(row.cells or {}), **judged})
+            writer.write({**input_cells(row.cells, row.context), **judged})
     summary.bill(run_billed(store, run.id))
     if summary.cached:
         summary.identical, summary.identical_texts = identical_rows(store, run.id)

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from bot.csvfiles.reading import CsvRow, MalformedRow, open_csv
+from bot.csvfiles.reading import open_csv
 from bot.csvfiles.results import restore
+from bot.csvfiles.rows import CsvRow, MalformedRow
 from bot.errors import UsageError
 from bot.figures import percent, percents_apart
 from bot.records import RowState, context_of, context_text

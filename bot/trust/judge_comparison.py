@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 from bot.records import RowState
 from bot.rubric import Rubric
 from bot.store import Judgment

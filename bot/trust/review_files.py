@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from bot.csvfiles.reading import MalformedRow, names_role, open_csv
+from bot.csvfiles.columns import names_role
+from bot.csvfiles.reading import open_csv
 from bot.csvfiles.results import neutralise, restore
+from bot.csvfiles.rows import MalformedRow
 from bot.figures import plural
 from bot.records import context_text
 from bot.store import ANY_TEAM, Judgment, ReviewCase, Store, open_cases, review_setup

@@ -100,6 +100,31 @@ def test_a_file_without_passages_is_refused_for_a_rubric_that_reads_them_and_rea
     assert code == 2 and "mini does not read retrieved context" in flat(out), out
 
 
+def test_the_passages_are_kept_once_and_each_context_cell_written_back_as_the_file_had_it(tmp_path, team, judge):
+    cells = [json.dumps([LIBRARY, MENSA], ensure_ascii=False),  # the history's own form
+             json.dumps([MENSA, "Caf\u00e9 Bellevue"]),  # Python's default: ASCII, \u escapes
+             json.dumps([LIBRARY, "Z\u00fcrich"], ensure_ascii=False, separators=(",", ":")),  # JSON.stringify's
+             MENSA,  # one passage as plain text
+             '[ "The Mensa opens at 11:00." ]']  # a list spaced its own way: kept as it is
+    write_rows(tmp_path / "rag.csv", HEADER, [[f"Q{n}?", "R.", cell, MENSA, "bot"] for n, cell in enumerate(cells)])
+
+    code, out = judgebot(tmp_path, "judge", "rag.csv", "--rubric", "in-passages", server=judge, RUBRICS_DIR=team)
+
+    assert code == 0, out
+    _, results = read_results(tmp_path / "rag.results.csv")
+    assert [row["retrieved_context"] for row in results] == cells
+    kept = [json.loads(row)["retrieved_context"] for (row,) in history(tmp_path, "SELECT cells FROM judgment ORDER BY id")]
+    assert kept == [{"passages": "json"}, {"passages": "json-ascii"}, {"passages": "json-compact"},
+                    {"passages": "text"}, cells[4]]
+    assert [json.loads(text) for (text,) in history(tmp_path, "SELECT context FROM judgment ORDER BY id")] == [
+        [LIBRARY, MENSA], [MENSA, "Café Bellevue"], [LIBRARY, "Zürich"], [MENSA], [MENSA]]
+
+    code, out = judgebot(tmp_path, "judge", "rag.csv", "--rubric", "in-passages", server=judge, RUBRICS_DIR=team)
+    assert code == 0 and "reused" in flat(out).lower(), out  # the same cases again: every verdict reused
+    _, again = read_results(tmp_path / "rag.results.csv")
+    assert [row["retrieved_context"] for row in again] == cells
+
+
 def test_one_triple_takes_each_passage_with_context(tmp_path, team, judge):
     code, out = judgebot(tmp_path, "judge", "--rubric", "in-passages", "-q", "When does the Mensa open?", "-r", "At 11.",
                          "-a", MENSA, "--context", LIBRARY, "--context", MENSA, server=judge, RUBRICS_DIR=team)
@@ -109,9 +134,10 @@ def test_one_triple_takes_each_passage_with_context(tmp_path, team, judge):
     assert "good 2/2" in text and "2 retrieved passages" in text
     [user] = user_messages(judge)
     assert re.search(rf"\[1\] <DATA-\w+>\n{LIBRARY}\n</DATA-\w+>\n\[2\] <DATA-\w+>\n{MENSA}\n", user)
+    # The passages kept once: the context cell is the way to write it back from them (as a JSON list, exactly).
     assert history(tmp_path, "SELECT context, cells FROM judgment") == [
         (json.dumps([LIBRARY, MENSA]), json.dumps({"question": "When does the Mensa open?", "reference": "At 11.",
-                                                   "answer": MENSA, "context": json.dumps([LIBRARY, MENSA])}))]
+                                                   "answer": MENSA, "context": {"passages": "json"}}))]
 
     code, out = judgebot(tmp_path, "judge", "--rubric", "in-passages", "-q", "Q?", "-r", "R.", "-a", "A.",
                          server=judge, RUBRICS_DIR=team)

@@ -1,5 +1,6 @@
 """The context column of a CSV: the headers that name it, a cell of text or a JSON list of passages, a cell that is
-neither refused with its reason, and a file without it refused for a rubric that reads context."""
+neither refused with its reason, a file without it refused for a rubric that reads context, and a cell kept by the
+history as the way to write it back from its passages (exactly, or the cell as it is)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.csvfiles.reading import CsvRow, MalformedRow, open_csv, read_passages
+from bot.csvfiles.passages import input_cells, kept_cell, read_passages, written_cell
+from bot.csvfiles.reading import open_csv
+from bot.csvfiles.rows import CsvRow, MalformedRow
 from bot.errors import CsvError
+from bot.records import context_text
 from tests.support.cli import write_rows
 
 
@@ -57,3 +61,31 @@ def test_a_file_without_the_column_is_refused_only_for_a_rubric_that_reads_conte
     assert isinstance(row, CsvRow)
     with pytest.raises(CsvError, match='both "context" and "passages" could be the context column'):
         open_csv(both, context=True)
+
+
+@pytest.mark.parametrize(("cell", "form"), [
+    ('["a", "b"]', "json"), ('["caf\\u00e9"]', "json-ascii"), ('["café","b"]', "json-compact"),
+    ('["caf\\u00e9","b"]', "json-compact-ascii"), ("just one", "text"), ('["just one"]', "json"),
+])
+def test_a_context_cell_is_kept_as_the_way_to_write_it_back_from_its_passages(cell: str, form: str) -> None:
+    passages = read_passages(cell)
+    assert isinstance(passages, list)
+    context = context_text(passages)
+    assert context is not None
+    kept = kept_cell(cell, passages, context)
+    assert kept == {"passages": form}
+    assert written_cell(kept, context) == cell
+    assert input_cells({"question": "Q?", "contexts": kept}, context) == {"question": "Q?", "contexts": cell}
+
+
+@pytest.mark.parametrize("cell", ['[ "a" ]', '["a",\n "b"]', "", "  one passage  ", ' ["a"]', '["a", "b"] '])
+def test_a_context_cell_no_form_gives_back_exactly_is_kept_as_it_is(cell: str) -> None:
+    passages = read_passages(cell)
+    assert isinstance(passages, list)
+    context = context_text(passages)
+    assert context is not None
+    if cell.strip() and not cell.strip().startswith("["):  # plain text: the passage is the cell, spaces and all
+        assert kept_cell(cell, passages, context) == {"passages": "text"}
+    else:
+        assert kept_cell(cell, passages, context) == cell
+        assert input_cells({"contexts": cell}, context) == {"contexts": cell}

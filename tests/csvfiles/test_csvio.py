@@ -10,17 +10,12 @@ import tracemalloc
 
 import pytest
 
-from bot.csvfiles.reading import (
-    ALIASES,
-    REQUIRED,
-    CsvError,
-    CsvRow,
-    MalformedRow,
-    _guess_delimiter,
-    open_csv,
-    parse_columns,
-)
+from bot.csvfiles.columns import ALIASES, REQUIRED, parse_columns
+from bot.csvfiles.layout import guess_delimiter
+from bot.csvfiles.reading import open_csv
 from bot.csvfiles.results import ResultsWriter, flatten, neutralise
+from bot.csvfiles.rows import CsvRow, MalformedRow
+from bot.errors import CsvError
 
 ARABIC = "ما هي عاصمة مصر؟"
 HEBREW = "מה הבירה של ישראל?"
@@ -154,8 +149,8 @@ def test_delimiters_inside_quoted_header_cells_are_not_counted(tmp_path):
 
 def test_delimiter_tie_or_none_falls_back_to_comma(tmp_path):
     assert open_csv(put(tmp_path, b"question,reference,answer,a;b;c;d\n")).delimiter == ","
-    assert _guess_delimiter("question") == ","
-    assert _guess_delimiter('"a;b;c"\tx') == "\t"
+    assert guess_delimiter("question") == ","
+    assert guess_delimiter('"a;b;c"\tx') == "\t"
 
 
 def test_sep_line_sets_delimiter_and_is_not_a_row(tmp_path):

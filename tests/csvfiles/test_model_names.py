@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.csvfiles.reading import MODEL_NAME_LIMIT, CsvRow, open_csv
+from bot.csvfiles.reading import open_csv
+from bot.csvfiles.rows import MODEL_NAME_LIMIT, CsvRow
 from tests.support.cli import history, judgebot, read_results, write_rows
 from tests.support.slack_files import blocks_text, finished_thread, grade_by_answer, share, summaries
 

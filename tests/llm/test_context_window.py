@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 from bot.judge.panel import Panel
 from bot.llm.context_window import OLLAMA_DEFAULT_CONTEXT, ContextWindow
 from bot.records import RowState

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 from bot.errors import SetupError
 from bot.judge.judgment import judge
 from bot.judge.panel import Panel

@@ -130,7 +130,7 @@ def test_an_endpoint_without_the_batch_api_says_so_and_the_run_goes_on_live(tmp_
 
 
 async def test_progress_comes_from_the_batchs_request_counts(tmp_path, batch_server, store, rubrics) -> None:
-    from bot.csvfiles.reading import CsvRow
+    from bot.csvfiles.rows import CsvRow
     from bot.llm.configured import make_judge_client
     from bot.runs import Progress, start_run
     from bot.runs.batch import judge_by_batch
@@ -152,7 +152,7 @@ async def test_progress_comes_from_the_batchs_request_counts(tmp_path, batch_ser
 
 
 async def test_a_big_run_is_sent_as_several_batches_under_the_file_limit(batch_server, store, rubrics) -> None:
-    from bot.csvfiles.reading import CsvRow
+    from bot.csvfiles.rows import CsvRow
     from bot.llm.configured import make_judge_client
     from bot.runs import start_run
     from bot.runs.batch import judge_by_batch

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 from bot.errors import SetupError
 from bot.judge.panel import Panel
 from bot.llm.prices import Price, builtin_prices, load_prices
@@ -406,3 +406,38 @@ def test_the_estimate_counts_the_retrieved_passages_of_each_row(store, make_clie
     assert with_context.rows == plain.rows == 10
     assert with_context.tokens_in - plain.tokens_in == pytest.approx(10 * 2 * text_tokens(passage), abs=10 * 20)
     assert with_context.tokens_out == plain.tokens_out
+
+
+async def test_the_rows_keys_the_estimate_works_out_are_taken_by_the_judging_that_follows(store, rubrics, judge_server,
+                                                                                       make_client) -> None:
+    from bot.runs.estimate import estimate_run
+    from bot.runs.job import KEYS_KEPT, RowKeys, RunJob
+    from bot.store import iter_judgments
+
+    eth = rubrics.get("eth")
+    judge_server.responder = lambda body: Reply(content=eth_reply("Correct").content)
+    panel = Panel([make_client()])
+    rows = [CsvRow(line=n + 2, question=f"Exams {n % 3}?", reference="Register in myStudies.", answer="In myStudies.",
+                   model=None, cells={}) for n in range(5)]  # three texts, two of them twice
+    run = start_run(store, rubric=eth, rows=rows, columns=["question"], **panel.run_fields())
+    keys = RowKeys()
+    estimate = estimate_run(store, run, eth, panel, keys=keys)
+    saved = list(iter_judgments(store, run.id))
+    job = RunJob(store, run, eth, panel)
+    assert (estimate.rows, estimate.reused) == (3, 2)  # the twins are not sent twice
+    assert keys.kept == {row.id: job.row_key(triple_of_row(row)) for row in saved}
+
+    await execute_run(store, run, eth, panel, concurrency=2, keys=keys)
+    assert keys.kept == {}  # each taken once, by the row it was worked out for
+    judged = list(iter_judgments(store, run.id))
+    assert [row.cache_key for row in judged] == [job.row_key(triple_of_row(row)) for row in judged]
+    assert sum(row.cached_from is not None for row in judged) == 2 and len(judge_server.bodies()) == 3
+
+    kept = RowKeys()
+    for number in range(KEYS_KEPT + 5):  # a run of any size hands on no more than KEYS_KEPT
+        kept.keep(number, "k")
+    assert len(kept.kept) == KEYS_KEPT and kept.take(0) == "k" and kept.take(0) is None and kept.take(KEYS_KEPT) is None
+
+
+def triple_of_row(row) -> Triple:
+    return Triple(question=row.question, reference=row.reference, answer=row.answer)

@@ -16,7 +16,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import event
 
-from bot.csvfiles.reading import CsvRow, open_csv
+from bot.csvfiles.reading import open_csv
+from bot.csvfiles.rows import CsvRow
 from bot.errors import CsvError
 from bot.rubric import load_rubric
 from bot.runs import (

@@ -1,14 +1,17 @@
 """Tests for retrieved context in the history, on SQLite and PostgreSQL: the same texts with other passages are
 another case to labels, votes and the review queue, the same passages the same case; rows without context keep the
-keys they had, and a history upgraded to schema 30 moves no figure."""
+keys they had, and a history upgraded to schema 30 (passages) or 36 (each row's passages kept once) moves no
+figure."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import sqlalchemy as sa
 
+from bot.csvfiles.passages import input_cells
 from bot.records import Verdict, context_text
 from bot.store import (
     LATEST,
@@ -21,6 +24,7 @@ from bot.store import (
     create_run,
     get_judgment,
     iter_judgments,
+    judgment_case,
     labels_of,
     open_cases,
     record_feedback,
@@ -141,6 +145,62 @@ def test_upgrading_to_version_30_keeps_every_key_and_figure(db_url: str) -> None
         assert (again.cases, again.scored, again.mean_headline) == (3, 3, 200.0 / 3)
     finally:
         store.engine.dispose()
+
+
+def test_upgrading_to_version_36_keeps_each_rows_passages_once_and_moves_no_figure(db_url: str) -> None:
+    # A history of schema 35 (whose tables 36 leaves as they are): each context cell a second copy of the passages.
+    ascii_form = json.dumps([MENSA, "Caf\u00e9 Bellevue"])
+    cells = {1: context_text([LIBRARY, MENSA]), 2: ascii_form, 3: '[ "The Mensa opens at 11:00." ]', 4: MENSA}
+    contexts = {1: [LIBRARY, MENSA], 2: [MENSA, "Café Bellevue"], 3: [MENSA], 4: [MENSA]}
+    store = Store.open(db_url)
+    try:
+        run = create_run(store, **COMMON, channel_id="C1", team_id="T1", source_name="rag.csv",
+                         column_roles={"question": "question", "context": "contexts"})
+        add_rows(store, [{**COMMON, "run_id": run.id, "row_number": n, "status": "pending", "question": f"Q{n}?",
+                          "reference": "At 11.", "answer": "At 11.", "channel_id": "C1", "team_id": "T1",
+                          "model_name": "bot", "cells": {"question": f"Q{n}?", "contexts": cells[n]},
+                          "context": context_text(contexts[n])} for n in cells])
+        one = create_run(store, **COMMON, channel_id="C1", team_id="T1", source_name="one triple")
+        add_rows(store, [{**COMMON, "run_id": one.id, "row_number": 1, "status": "pending", "question": "Q1?",
+                          "reference": "At 11.", "answer": "At 11.", "channel_id": "C1", "team_id": "T1",
+                          "model_name": "bot", "cells": {"question": "Q1?", "context": context_text([MENSA])},
+                          "context": context_text([MENSA])}])
+        rows = [*iter_judgments(store, run.id), *iter_judgments(store, one.id)]
+        for n, row in enumerate(rows):
+            assert save_verdict(store, row.id, verdict(passed=n % 2 == 0), cache_key=f"k{row.id}")
+        record_feedback(store, judgment_id=rows[1].id, user_id="U1", agree=False)
+        correct(store, get_judgment(store, rows[0].id))  # type: ignore[arg-type]
+        before = (channel_stats(store, channel_id="C1"), _keys(store), _cases(store, rows))
+        assert [bool(labels) for _, _, labels in before[2]] == [True, False, False, False, False]
+        read_back = [input_cells(row.cells, row.context) for row in rows]
+        with store.engine.begin() as conn:
+            conn.execute(sa.text("DELETE FROM schema_version WHERE version >= 36"))
+    finally:
+        store.engine.dispose()
+
+    store = Store.open(db_url)
+    try:
+        with store.engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT MAX(version) FROM schema_version")).scalar() == LATEST
+        after = [get_judgment(store, row.id) for row in rows]
+        assert [row.cells for row in after] == [  # type: ignore[union-attr]
+            {"question": "Q1?", "contexts": {"passages": "json"}}, {"question": "Q2?", "contexts": {"passages": "json-ascii"}},
+            {"question": "Q3?", "contexts": cells[3]},  # spaced its own way: kept as it is
+            {"question": "Q4?", "contexts": {"passages": "text"}}, {"question": "Q1?", "context": {"passages": "json"}}]
+        assert [input_cells(row.cells, row.context) for row in after] == read_back  # type: ignore[union-attr]
+        assert (channel_stats(store, channel_id="C1"), _keys(store), _cases(store, rows)) == before
+        [figures] = before[0]
+        assert (figures.cases, figures.scored, figures.mean_headline) == (5, 5, 60.0)
+    finally:
+        store.engine.dispose()
+
+
+def _cases(store: Store, rows: list[Judgment]) -> list[Any]:
+    """Each row's case, and the labels and votes a case holds."""
+    found = [get_judgment(store, row.id) for row in rows]
+    return [(judgment_case(row), row.case_hash, [(label.case_key, label.values, label.passed)
+                                                 for label in labels_of(store, row.id)])
+            for row in found if row is not None]
 
 
 def _keys(store: Store) -> list[tuple[Any, ...]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import event
 
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 from bot.errors import StoreUnavailable
 from bot.runs import execute_run, start_run
 from bot.store import Store, create_run, get_run, iter_judgments, update_run

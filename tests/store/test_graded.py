@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 from bot.records import Verdict
 from bot.rubric import RubricSet
 from bot.runs import Origin, start_run

@@ -15,7 +15,7 @@ import pytest
 import sqlalchemy as sa
 
 import bot.store.runs.rows as rows_module  # how add_rows batches its inserts
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 from bot.errors import RunBusy
 from bot.rubric import RubricSet
 from bot.runs.execute import GROUP_ROWS
@@ -133,8 +133,10 @@ def test_pending_pages_in_row_order(store: Store, big_runs: dict[str, Any]) -> N
     assert [(t.question, t.reference, t.answer) for _, t in triples] == [
         (j.question, j.reference, j.answer) for j in rows[5:7]]
     release_claims(store, run_a, "a-host:1:x")
-    # the texts the estimate reads: those of the pending rows only, in row order, across pages
-    texts = list(pending_texts(store, run_a, page=700))
+    # the ids and texts the estimate reads: those of the pending rows only, in row order, across pages
+    pending = list(pending_texts(store, run_a, page=700))
+    assert [judgment_id for judgment_id, _ in pending] == [j.id for j in rows[5:]]
+    texts = [triple for _, triple in pending]
     assert [t.question for t in texts] == [j.question for j in rows[5:]]
     assert (texts[0].reference, texts[0].answer) == (rows[5].reference, rows[5].answer)
     assert next_pending(store, big_runs["b"], after_id=10**9) == []

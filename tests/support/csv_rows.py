@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 
 
 def rows_of(*answers: str) -> list[CsvRow]:

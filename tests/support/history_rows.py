@@ -8,7 +8,7 @@ from typing import Any
 
 import time_machine
 
-from bot.csvfiles.reading import CsvRow, MalformedRow
+from bot.csvfiles.rows import CsvRow, MalformedRow
 from bot.records import Verdict
 from bot.rubric import Rubric
 from bot.runs import Origin, start_run

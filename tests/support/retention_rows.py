@@ -8,7 +8,7 @@ from typing import Any
 
 import time_machine
 
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 from bot.records import RunState, Verdict
 from bot.rubric import Rubric
 from bot.runs import Origin, start_run

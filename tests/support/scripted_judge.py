@@ -27,7 +27,7 @@ class Script:
 
 
 def rows_of(*answers: str) -> list:
-    from bot.csvfiles.reading import CsvRow
+    from bot.csvfiles.rows import CsvRow
 
     return [CsvRow(line=n + 2, question=f"q{n}", reference="Use myStudies.", answer=answer, model=None,
                    cells={"answer": answer}) for n, answer in enumerate(answers)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 from bot.runs import Origin, start_run
 from bot.store import Store, iter_judgments, save_verdict
 from bot.view import Viewer

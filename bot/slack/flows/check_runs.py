@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 from bot.errors import JudgebotError
 from bot.figures import money
 from bot.records import checks_of

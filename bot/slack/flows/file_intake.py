@@ -9,8 +9,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from bot.csvfiles.columns import choose_columns
 from bot.csvfiles.folders import work_folder
-from bot.csvfiles.reading import CsvSource, choose_columns, holds_pairs, open_csv
+from bot.csvfiles.reading import holds_pairs, open_csv
+from bot.csvfiles.rows import CsvSource
 from bot.errors import CommandError, CsvError, FileProblem
 from bot.records import ShareState
 from bot.rubric import Rubric, RubricSet

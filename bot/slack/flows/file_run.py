@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from bot.config import Settings
-from bot.csvfiles.reading import CsvSource
+from bot.csvfiles.rows import CsvSource
 from bot.errors import RubricChanged, RunBusy, RunNotResumable, SetupError
 from bot.figures import money
 from bot.judge.panel import Panel

@@ -11,7 +11,7 @@ from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 
-from bot.csvfiles.reading import CsvRow
+from bot.csvfiles.rows import CsvRow
 from bot.rubric import Rubric
 from bot.runs import Origin
 from bot.slack.admins import admin_refusal

@@ -17,7 +17,7 @@ from bot.store.migrations.background import _v34_background_responses
 from bot.store.migrations.browsing import _v35_run_rows_index
 from bot.store.migrations.cases import _v28_cases_counted_once
 from bot.store.migrations.claims import _v22_row_claims, _v23_endpoint_pauses, _v25_cancel_requests
-from bot.store.migrations.contexts import _v30_retrieved_context
+from bot.store.migrations.contexts import _v30_retrieved_context, _v36_passages_kept_once
 from bot.store.migrations.costs import (
     _v10_costs_estimates_and_budgets,
     _v11_batches,
@@ -347,6 +347,6 @@ MIGRATIONS: list[Callable[[Operations], None]] = [
     _v23_endpoint_pauses, _v24_slack_installations, _v25_cancel_requests,
     _v26_workspace_orgs, _v27_workflow_steps, _v28_cases_counted_once, _v29_rejudges, _v30_retrieved_context,
     _v31_reasoning_tokens, _v32_listed_shutdowns, _v33_reasoning_effort, _v34_background_responses,
-    _v35_run_rows_index,
+    _v35_run_rows_index, _v36_passages_kept_once,
 ]
 LATEST = len(MIGRATIONS)

@@ -64,9 +64,11 @@ def triple_of(row: Any) -> Triple:
     when the row is the pair swapped), with the passages retrieved for it."""
     context = context_of(row.context)
     if row.answer_b is None:
-        return Triple(question=row.question, reference=row.reference, answer=row.answer, context=context)
-    first, second = (row.answer_b, row.answer) if row.swapped else (row.answer, row.answer_b)
-    return Triple(question=row.question, reference=row.reference, answer=first, answer_b=second, context=context)
+        triple = Triple(question=row.question, reference=row.reference, answer=row.answer, context=context)
+    else:
+        first, second = (row.answer_b, row.answer) if row.swapped else (row.answer, row.answer_b)
+        triple = Triple(question=row.question, reference=row.reference, answer=first, answer_b=second, context=context)
+    return triple.keep_context_json(row.context)  # its keys read the text kept, not the passages written again
 
 
 @dataclass(frozen=True)
@@ -168,9 +170,10 @@ def next_pending(store: Store, run_id: int, *, after_id: int = 0, limit: int = 5
         )
         return list(session.exec(statement))
 
-def pending_texts(store: Store, run_id: int, *, page: int = 5_000) -> Iterator[Triple]:
-    """The texts of every pending row of a run, in row order, read a page at a time (as columns, not entities)."""
-    return (triple_of(row) for row in _paged(store, _pending_texts(run_id), page))
+def pending_texts(store: Store, run_id: int, *, page: int = 5_000) -> Iterator[tuple[int, Triple]]:
+    """The id and texts of every pending row of a run, in row order, read a page at a time (as columns, not
+    entities)."""
+    return ((row.id, triple_of(row)) for row in _paged(store, _pending_texts(run_id), page))
 
 def find_cached(store: Store, cache_key: str, *, run_id: int | None = None) -> Judgment | None:
     """An earlier successful judgment under `cache_key` (within one run when given), to reuse instead of billing."""

@@ -106,7 +106,9 @@ class Judgment(SQLModel, table=True):
                                      description="question_key(model_name, rubric_name, question)")
     reference: str = Field(sa_column=Column(Text, nullable=False))
     answer: str = Field(sa_column=Column(Text, nullable=False))
-    cells: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
+    cells: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)),
+                                         description="the row's input cells by header; its context cell kept as the "
+                                         "way to write it back from `context` (bot.csvfiles.passages.input_cells)")
     output: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
     derived: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
     headline: float | None = None
