@@ -27,7 +27,6 @@ from bot.errors import SetupError, StoreUnavailable
 log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 30_000
-MMAP_BYTES = 0x7FFF0000  # SQLite's largest memory map by default (2 GiB): a history's random lookups by id read in place
 URL_FORM = ("write it like postgresql+psycopg://user:password@host:5432/dbname, or leave DATABASE_URL unset to keep "
             "the history in the SQLite file JUDGEBOT_DB")
 POSTGRES_DRIVER = "psycopg"  # what the extra judgebot[postgres] installs
@@ -60,8 +59,8 @@ def first_line(error: BaseException) -> str:
 
 
 def configure_sqlite(dbapi_connection: Any, _record: Any = None) -> None:
-    """Set up a new SQLite connection: WAL, busy timeout, foreign keys, sorts in two threads, the file read through
-    memory mapped pages, and no transactions of the driver's own."""
+    """Set up a new SQLite connection: WAL, busy timeout, foreign keys, sorts in two threads, and no transactions of
+    the driver's own."""
     dbapi_connection.isolation_level = None  # the driver must not open transactions itself: we do
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -69,7 +68,6 @@ def configure_sqlite(dbapi_connection: Any, _record: Any = None) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA threads=2")  # a large sort (a digest's two weeks grouped by question) may use a helper
-    cursor.execute(f"PRAGMA mmap_size={MMAP_BYTES}")  # pages read in place, without a copy each; kept across writes
     cursor.close()
 
 
