@@ -90,9 +90,9 @@ class CaseCounts:
                 first(said)
             else:
                 alike[said] = more + 1
-            tagged, values = said[1], said[2]  # the values it adds where it comes: its tag share, its score gaps
-            if tagged is not None:
-                share(1.0 if tagged[0] == tagged[1] else 0.0)  # (1 or 0) / 1, as a case's share is
+            tags, values = said[1], said[2]  # the values it adds where it comes: its tag share, its score gaps
+            if tags is not None:
+                share(1.0 if tags[0] == tags[1] else 0.0)  # (1 or 0) / 1, as a case's share is
             if values is not none:
                 for gap, pair in zip(gaps, values):
                     if pair is not None:

@@ -84,7 +84,7 @@ SCOPE_COLUMNS = (col(Judgment.status), col(Judgment.rubric_name), col(Judgment.j
                  col(Judgment.team_id))
 # What a labeled rubric's names are read with besides SCOPE_COLUMNS.
 VERDICT_COLUMNS = (col(Judgment.id), col(Judgment.passed), col(Judgment.tag), col(Judgment.rubric_hash))
-ONE = sa.literal_column("1")  # what an EXISTS asks for: nothing of the row
+ONE: sa.ColumnClause[Any] = sa.literal_column("1")  # what an EXISTS asks for: nothing of the row
 
 
 def _given(column: Any, since: datetime | None, until: datetime | None = None) -> list[Any]:
