@@ -4,7 +4,7 @@ most are, is counted by what it says."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot.figures import iso_week
@@ -77,7 +77,8 @@ class CaseCounts:
         self._none = (None,) * len(self._criteria)  # no criterion's values on both sides
         self._of_day: dict[int, str] = {}
         alike: dict[tuple[Any, ...], int] = {}  # a case of one label by what it says: how many more said the same
-        read, first, values = self._said, self._first, self._values
+        read, first, gaps, none = self._said, self._first, tuple(self.gaps.values()), self._none
+        share = self.tag_shares.append
         for case in cases_of(labels):
             if len(case) > 1:
                 self._case(case)
@@ -89,7 +90,13 @@ class CaseCounts:
                 first(said)
             else:
                 alike[said] = more + 1
-            values(said)
+            tags, values = said[1], said[2]  # the values it adds where it comes: its tag share, its score gaps
+            if tags is not None:
+                share(1.0 if tags[0] == tags[1] else 0.0)  # (1 or 0) / 1, as a case's share is
+            if values is not none:
+                for gap, pair in zip(gaps, values):
+                    if pair is not None:
+                        gap.one(*pair)
         for said, more in alike.items():
             if more:
                 self._more(said, more)
@@ -123,16 +130,6 @@ class CaseCounts:
                 gap.n += 1
                 gap.values.update(pair)
 
-    def _values(self, said: tuple[Any, ...]) -> None:
-        """The values a case of one label adds where it comes: its tag share and its score gaps."""
-        _, tagged, values, _ = said
-        if tagged is not None:
-            self.tag_shares.append(1.0 if tagged[0] == tagged[1] else 0.0)  # (1 or 0) / 1, as a case's share is
-        if values is not self._none:
-            for gap, pair in zip(self.gaps.values(), values):
-                if pair is not None:
-                    gap.one(*pair)
-
     def _more(self, said: tuple[Any, ...], more: int) -> None:
         """`more` cases of one label that say what the first one did: counted where it came."""
         passed, tagged, values, week = said
@@ -149,22 +146,29 @@ class CaseCounts:
 
     def _case(self, case: Sequence[Verdict]) -> None:
         """A case of several labels, in the order given."""
-        said = [self._said(label) for label in case]
+        read = self._said
+        said = [read(label) for label in case]
         passes = [label[0] for label in said if label[0] is not None]
         if passes:
             self.passes.add(passes)
         tags = [label[1] for label in said if label[1] is not None]
-        if tags:
-            self.tag_shares.append(share(self.tags.add(tags), _alike))
+        if tags:  # the share of its labels that agree
+            self.tag_shares.append(sum([count for (judge, human), count in self.tags.add(tags).items()
+                                        if judge == human]) / len(tags))
         for number, gap in enumerate(self.gaps.values()):
             values = [label[2][number] for label in said if label[2][number] is not None]
             if values:
                 gap.add(values)
         weeks: dict[str, list[tuple[bool, bool]]] = {}
+        counted = self.weeks
         for passed, _, _, week in said:
-            self.weeks[week] = self.weeks.get(week, 0) + 1
+            counted[week] = counted.get(week, 0) + 1
             if passed is not None:
-                weeks.setdefault(week, []).append(passed)
+                found = weeks.get(week)
+                if found is None:
+                    weeks[week] = [passed]
+                else:
+                    found.append(passed)
         for week, pairs in weeks.items():
             self._week_passes(week).add(pairs)
 
@@ -180,12 +184,3 @@ class CaseCounts:
         if found is None:
             found = self.week_passes[week] = CaseTables()
         return found
-
-
-def share(counts: Mapping[tuple[Any, Any], int], said: Any) -> float:
-    """The share of a case's labels of which `said(judge, human)` holds."""
-    return sum(count for (judge, human), count in counts.items() if said(judge, human)) / sum(counts.values())
-
-
-def _alike(judge: Hashable, human: Hashable) -> bool:
-    return judge == human

@@ -7,6 +7,7 @@ import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TextIO
 
 from bot.csvfiles.results import neutralise
@@ -57,26 +58,22 @@ def verdict_rows(store: Store, *, rubric_name: str, judge_model: str | None = No
         return found
 
     rows: list[VerdictRow] = []
-    for item in labeled_items(store, scope, since, numeric, compared_only=compared_only):
-        values = values_of(item.judge_numbers)
-        if item.vote:
-            key = (item.said, item.judge_passed, item.judge_tag, item.judge_numbers)
-            said = votes.get(key)
-            if said is None:
-                read = vote_as_label(bool(item.said), passed=item.judge_passed, tag=item.judge_tag, values=values)
-                said = votes[key] = (read.passed, read.tag, values_of(tuple(read.values.get(path) for path in numeric))
-                                     if read.values else values_of(()))
-            rows.append(VerdictRow(item.judge_passed, item.judge_tag, values, *said, item.at, item.judge_model,
-                                   item.rubric_hash, item.case_key))
+    add = rows.append
+    for vote, at, case, said, said_tag, said_numbers, passed, tag, judge_numbers, judge_model, rubric_hash in (
+            labeled_items(store, scope, since, numeric, compared_only=compared_only)):
+        values = by_path.get(judge_numbers) or values_of(judge_numbers)
+        if vote:
+            key = (said, passed, tag, judge_numbers)
+            read = votes.get(key)
+            if read is None:
+                label = vote_as_label(bool(said), passed=passed, tag=tag, values=values)
+                read = votes[key] = (label.passed, label.tag, values_of(tuple(label.values.get(path) for path in numeric))
+                                     if label.values else values_of(()))
+            add(VerdictRow(passed, tag, values, *read, at, judge_model, rubric_hash, case))
         else:
-            rows.append(VerdictRow(item.judge_passed, item.judge_tag, values, item.said, item.said_tag,
-                                   values_of(item.said_numbers), item.at, item.judge_model, item.rubric_hash,
-                                   item.case_key))
-    return sorted(rows, key=_labeled_at)
-
-
-def _labeled_at(row: VerdictRow) -> datetime:
-    return row.labeled_at
+            add(VerdictRow(passed, tag, values, said, said_tag, by_path.get(said_numbers) or values_of(said_numbers),
+                           at, judge_model, rubric_hash, case))
+    return sorted(rows, key=itemgetter(6))  # by labeled_at
 
 
 @dataclass

@@ -67,24 +67,32 @@ def labeled_items(store: Store, scope: Scope, since: datetime | None, paths: Seq
     with store.engine.connect() as conn:
         label_rows, vote_rows = conn.execute(labels).all(), conn.execute(votes).all()
     found: list[LabeledItem] = []
-    read: dict[tuple[str | None, bool], tuple[float | None, ...]] = {}  # values alike are read once
-
-    def numbers(text: str | None, nested: bool) -> tuple[float | None, ...]:
-        known = read.get((text, nested))
-        if known is None:
-            known = read[text, nested] = _numbers(text, paths, nested=nested)
-        return known
-
+    add = found.append
+    none = (None,) * len(paths)
+    outputs_read: dict[str | None, tuple[float | None, ...]] = {}  # values alike are read once
+    values_read: dict[str | None, tuple[tuple[float | None, ...], bool]] = {}  # with whether they are compared
     for at, case, said, said_tag, said_values, passed, tag, output, judge_model, rubric_hash in label_rows:
-        said_numbers = numbers(said_values, False)
-        compared = not compared_only or any(number is not None for number in said_numbers)
-        judge_numbers = numbers(output, True) if compared else ()
-        found.append(LabeledItem(False, at, case, said, said_tag, said_numbers, passed, tag, judge_numbers,
-                                 judge_model, rubric_hash))
+        known = values_read.get(said_values)
+        if known is None:
+            said_numbers = _numbers(said_values, paths, nested=False)
+            known = values_read[said_values] = (said_numbers, not compared_only or said_numbers != none)
+        said_numbers, compared = known
+        judge_numbers: tuple[float | None, ...] = ()
+        if compared:
+            read = outputs_read.get(output)
+            if read is None:
+                read = outputs_read[output] = _numbers(output, paths, nested=True)
+            judge_numbers = read
+        add(LabeledItem(False, at, case, said, said_tag, said_numbers, passed, tag, judge_numbers, judge_model,
+                        rubric_hash))
     for at, case, agree, passed, tag, output, judge_model, rubric_hash in vote_rows:
-        found.append(LabeledItem(True, at, case, agree, None, (), passed, tag,
-                                 numbers(output, True) if agree or not compared_only else (),
-                                 judge_model, rubric_hash))
+        judge_numbers = ()
+        if agree or not compared_only:
+            read = outputs_read.get(output)
+            if read is None:
+                read = outputs_read[output] = _numbers(output, paths, nested=True)
+            judge_numbers = read
+        add(LabeledItem(True, at, case, agree, None, (), passed, tag, judge_numbers, judge_model, rubric_hash))
     return found
 
 

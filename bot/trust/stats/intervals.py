@@ -30,7 +30,7 @@ def score_interval(scores: Sequence[float], *, partial: bool = False, z: float =
     if not count:
         return None
     mean = sum(scores) / count
-    spread = sum(score * (1 - score) for score in scores) / (count + 1)
+    spread = sum([score * (1 - score) for score in scores]) / (count + 1)  # a list sums faster, in the same order
     if partial and 0 < mean < 1:
         share = max(1 - spread / (mean * (1 - mean)), 1 / (count + 1))  # of a coin's variance
         return _solved(mean, 0.0, count / share, z)

@@ -116,7 +116,10 @@ def kappa_interval(tables: Tables[Class], scale: Sequence[Class] | None = None) 
     weight = _weights(weighted, scale)
     scores = [(sum(count * weight[pair] for pair, count in counts.items()) / sum(counts.values()), times)
               for counts, times in tables]
-    agreed = score_interval([score for score, times in scores for _ in range(times)], partial=bool(scale))
+    each: list[float] = []  # a score a case, each table's cases in a row
+    for score, times in scores:
+        each += [score] * times
+    agreed = score_interval(each, partial=bool(scale))
     return None if agreed is None else kappa_from_agreement(agreed, _chance(weighted, weight))
 
 
