@@ -36,8 +36,13 @@ def _child(request: dict[str, Any]) -> None:
     code = 1
     try:
         import random
+        import signal
 
         random.seed()  # a child of its own, not a copy of the server's random state
+        # Ctrl-C as a new process meets it: Python's own handler, nothing blocked (whatever the server inherited from
+        # the test worker that started it)
+        signal.pthread_sigmask(signal.SIG_SETMASK, set())
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
