@@ -3,8 +3,9 @@
 from bot.errors import FormulaError, RubricError
 from bot.rubric.fields import FieldSpec, leaves
 from bot.rubric.goldens import Golden, misses
-from bot.rubric.loading import RubricSet, builtin_dir, load_rubric, load_rubrics, rubric_from_text
+from bot.rubric.loading import RubricSet, builtin_dir, load_rubrics
 from bot.rubric.model import Rubric
+from bot.rubric.rubric_file import load_rubric, rubric_from_text
 from bot.rubric.scoring import Scoring
 
 __all__ = ["FieldSpec", "FormulaError", "Golden", "Rubric", "RubricError", "RubricSet", "Scoring", "builtin_dir",

@@ -12,7 +12,7 @@ from bot.errors import RubricError
 from bot.judge.judgment import judge
 from bot.records import Triple
 from bot.rubric import Rubric
-from bot.rubric.loading import rubric_from_text
+from bot.rubric.rubric_file import rubric_from_text
 from tests.support.openai_server import Reply
 from tests.support.rubric_files import grounded
 from tests.support.sound_replies import claim, passage

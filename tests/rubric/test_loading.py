@@ -445,7 +445,7 @@ def test_a_rubric_named_like_a_command_is_left_out_naming_the_file(tmp_path, wor
 
 def test_the_kept_words_hold_every_word_of_judge_and_of_the_command_line():
     from bot.cli.parser import build_parser
-    from bot.rubric.loading import RESERVED_WORDS
+    from bot.rubric.rubric_file import RESERVED_WORDS
     from bot.slack.commands.parsing import USAGE
 
     slash = set(re.findall(r"`/judge ([a-z]+)", USAGE))

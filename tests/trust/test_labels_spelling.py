@@ -11,7 +11,7 @@ import pytest
 import yaml
 from statsmodels.stats.proportion import proportion_confint
 
-from bot.rubric.loading import rubric_from_text
+from bot.rubric.rubric_file import rubric_from_text
 from bot.trust.labels import ambiguity_text, ambiguous_columns, label_columns, read_label, repeated_columns
 from tests.support.cli import flat, history, judgebot, write_rows
 from tests.support.openai_server import Reply
