@@ -21,22 +21,11 @@ from bot.runs import Engine, Face, Origin, Request, Rows, Tier
 from bot.store import iter_judgments, open_backgrounds
 from tests.support.cli import flat, history, judgebot, write_rows
 from tests.support.openai_server import Reply
-from tests.support.replies import eth_reply
-from tests.support.responses_server import ResponsesJudgeServer
 
 FAST = {"BATCH_POLL_SECONDS": "0.05", "JUDGE_MODEL": "gpt-4o", "JUDGE_API": "responses"}
 GPT4O = builtin_prices().models["gpt-4o"]
 ROW_2H = (1_000 * GPT4O.input + 100 * GPT4O.output) / 1e6 * 0.7  # what the stand-in bills a row in 2 h
 BROKEN = "j2-k0-s1"  # the second row's slot
-
-
-@pytest.fixture
-def server():
-    server = ResponsesJudgeServer().start()
-    server.responder = lambda body: Reply(content=eth_reply("Correct").content, tokens_in=1_000, tokens_out=100)
-    server.background_seconds = 0.1
-    yield server
-    server.stop()
 
 
 def rows_file(tmp_path: Path, rows: int) -> Path:

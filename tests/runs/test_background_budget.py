@@ -23,20 +23,10 @@ from bot.store import Run, Store, get_run, iter_judgments, open_backgrounds
 from tests.support.cli import history, write_rows
 from tests.support.kills import count, kill_when
 from tests.support.openai_server import Reply
-from tests.support.replies import eth_reply
 from tests.support.responses_server import ResponsesJudgeServer
 
 GPT4O = builtin_prices().models["gpt-4o"]
 ROW_COST = (1_000 * GPT4O.input + 100 * GPT4O.output) / 1e6 * 0.6  # what the stand-in bills a row in 8 h
-
-
-@pytest.fixture
-def server():
-    server = ResponsesJudgeServer().start()
-    server.responder = lambda body: Reply(content=eth_reply("Correct").content, tokens_in=1_000, tokens_out=100)
-    server.background_seconds = 0.1
-    yield server
-    server.stop()
 
 
 class Judging:
