@@ -23,8 +23,9 @@ from bot.rubric import Rubric
 from bot.runs.budget import Budget
 from bot.runs.call_groups import Grouped
 from bot.runs.duplicate_rows import DuplicateRows
+from bot.runs.heartbeat import Heartbeat
 from bot.runs.job import RowKeys, RunJob
-from bot.runs.ownership import HEARTBEAT_SECONDS, busy
+from bot.runs.ownership import busy
 from bot.runs.panel_rows import PanelRows
 from bot.runs.progress import Progress, RunOutcome
 from bot.store import (
@@ -32,16 +33,12 @@ from bot.store import (
     RowVerdict,
     Run,
     Store,
-    beat_run,
-    cancel_requested,
     claim_rows,
     claim_run,
     find_cached_many,
     get_run,
-    judged_elsewhere,
     pending_elsewhere,
     process_name,
-    refresh_claims,
     release_claims,
     reset_rows,
     save_verdicts,
@@ -54,7 +51,6 @@ from bot.store import (
 log = logging.getLogger(__name__)
 
 CLAIM_POLL = 1.0  # seconds between looks at rows other processes hold, once none is left to claim
-JOINED_LOOK = 1.0  # seconds between a helping process's looks at whether the run is still being judged
 # Verdicts saved in one transaction at most (and cache lookups made in one query). The workers never wait for a
 # group being committed, only for a whole group waiting behind it: stopped together, they would start again together,
 # and their requests would come back as a wave.
@@ -140,7 +136,7 @@ async def execute_run(
     return await execution.run(rejudged)
 
 
-class _Execution(PanelRows):
+class _Execution(PanelRows, Heartbeat):
     """The state of one `execute_run`: a producer feeding pending rows to `concurrency` workers."""
 
     def __init__(self, job: RunJob, concurrency: int, on_progress: Callable[[Progress], None] | None,
@@ -254,49 +250,6 @@ class _Execution(PanelRows):
         update_run(self.store, self.run_id, held_by=self.owner, status=status, stop_reason=reason,
                               finished_at=utcnow(), owner=None)
         return RunOutcome(self.run_id, status, reason, counts, rejudged, self.paced(), self.cancelled_by)
-
-    async def watch(self) -> None:
-        """Beat the heartbeat, and drop everything in flight when asked to cancel or when the run is taken over; a
-        process helping another drops it too as soon as the run is no longer being judged (cancelled, paused)."""
-        every = JOINED_LOOK if self.joining else HEARTBEAT_SECONDS
-        looks = 0
-        while True:
-            try:
-                await asyncio.wait_for(self.cancel.wait(), every)
-                self.halt(None)
-                return
-            except TimeoutError:
-                pass
-            looks += 1
-            try:
-                if self.joining:
-                    current = await self.in_db(get_run, self.store, self.run_id)
-                    if current is None or current.status != RunState.RUNNING:
-                        self.halt(None)
-                        return
-                elif not await self.in_db(beat_run, self.store, self.run_id, self.owner):
-                    self.halt("another judgebot process took the run over")
-                    return
-                elif (asked := await self.in_db(cancel_requested, self.store, self.run_id)) is not None:
-                    self.cancelled_by = asked  # a Cancel that reached another process of the bot
-                    self.cancel.set()
-                    self.halt(None)
-                    return
-                if looks * every >= HEARTBEAT_SECONDS:
-                    looks = 0
-                    await self.in_db(refresh_claims, self.store, self.run_id, self.owner)
-                if not self.joining:
-                    self.elsewhere = await self.in_db(judged_elsewhere, self.store, self.run_id, self.owner, self.since)
-                    self.over_budget()
-                    self.report()
-            except Exception:  # a missed beat is not fatal; the next one may go through
-                log.warning("could not record the heartbeat of run %s", self.run_id, exc_info=True)
-
-    def halt(self, reason: str | None) -> None:
-        self.stop_reason = self.stop_reason or reason
-        self.stop.set()
-        for task in self.tasks:
-            task.cancel()
 
     async def produce(self) -> None:
         while not self.stop.is_set():
