@@ -13,7 +13,7 @@ import pytest
 from bot.csvfiles.columns import ALIASES, REQUIRED, parse_columns
 from bot.csvfiles.layout import guess_delimiter
 from bot.csvfiles.reading import open_csv
-from bot.csvfiles.results import ResultsWriter, flatten, neutralise
+from bot.csvfiles.results import ResultsWriter, csv_line, flatten, neutralise
 from bot.csvfiles.rows import CsvRow, MalformedRow
 from bot.errors import CsvError
 
@@ -343,6 +343,21 @@ def test_results_writer(tmp_path):
     assert dict(zip(header, row)) == {
         "question": 'q, "quoted"\nnext', "score": "4.5", "delta": "-1", "ok": "true", "bad": "false",
         "tags": '["ä", 1]', "detail": '{"k": "عربي"}', "missing": "", "none": "", "formula": "'=cmd()"}
+
+
+def test_a_results_line_is_what_the_csv_module_writes_byte_for_byte():
+    import io
+    import random
+
+    # the characters the csv module quotes or lets through, and those a writer could get wrong (NUL, line separators)
+    alphabet = ["a", " ", '"', ",", "\r", "\n", "\t", "'", "=", "é", "\x00", "\u2028", "\x85", "\\", "😀"]
+    draw = random.Random(7)
+    for _ in range(5000):
+        row = ["".join(draw.choice(alphabet) for _ in range(draw.randrange(6))) for _ in range(draw.randrange(1, 4))]
+        expected = io.StringIO()
+        csv.writer(expected).writerow(row)
+        assert csv_line(row) == expected.getvalue(), row
+    assert csv_line([""]) == '""\r\n' and csv_line(["", ""]) == ",\r\n"
 
 
 def test_non_latin_text_round_trips_through_read_and_write(tmp_path):
