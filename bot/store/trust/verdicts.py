@@ -14,7 +14,7 @@ from sqlmodel import col
 
 from bot.store.tables.history import Feedback
 from bot.store.tables.trust import Label
-from bot.store.trust.judged_sides import RowKey, judged_sides
+from bot.store.trust.kept_rows import judged_rows
 from bot.store.trust.labels import Scope, standing_vote
 
 if TYPE_CHECKING:
@@ -51,7 +51,8 @@ def labeled_items(store: Store, scope: Scope, since: datetime | None, paths: Seq
 
     The labels and votes are read whole (people's clicks, few: one query each, the person's numbers read out of the
     JSON there); the judgment each is about is looked up only where it was not read before for the row as it is now
-    (`judged_sides`: a scored verdict never changes), so that after a label or vote only that one is looked up."""
+    (`judged_rows`: a scored verdict never changes), so that after a label or vote only that one is looked up, and a
+    row that reads as it did is the item made of it before."""
     dialect = store.engine.dialect.name
     labels = (sa.select(col(Label.id), col(Label.judgment_id), col(Label.updated_at), col(Label.case_key),
                         col(Label.passed), col(Label.tag), _numbers_at(dialect, col(Label.values), paths, nested=False))
@@ -61,32 +62,50 @@ def labeled_items(store: Store, scope: Scope, since: datetime | None, paths: Seq
              .where(*([col(Feedback.updated_at) >= since] if since else []), standing_vote())
              .order_by(col(Feedback.id)))
     with store.engine.connect() as conn:
-        label_rows, vote_rows = conn.execute(labels).all(), conn.execute(votes).all()
-        keys: list[RowKey] = [(False, row[0], row[1], row[2]) for row in label_rows]
-        keys += [(True, row[0], row[1], row[2]) for row in vote_rows]
-        sides = judged_sides(store, conn, paths, keys, every_row=since is None,
-                             numbers_at=lambda output: _numbers_at(dialect, output, paths, nested=True),
-                             numbers=lambda found: _numbers(found, paths, nested=True))
-    counts = scope.counts
+        label_rows, vote_rows = judged_rows(
+            store, conn, paths, conn.execute(labels).all(), conn.execute(votes).all(), every_row=since is None,
+            numbers_at=lambda output: _numbers_at(dialect, output, paths, nested=True),
+            numbers=lambda found: _numbers(found, paths, nested=True))
+    made = 1 if compared_only else 0  # the slot of what is made of a row, for each way of reading
+    counted: dict[tuple[Any, ...], bool] = {}  # the places the scope holds
     found: list[LabeledItem] = []
     add = found.append
     none = (None,) * len(paths)
-    values_read: dict[str | None, tuple[tuple[float | None, ...], bool]] = {}  # with whether they are compared
-    for (_, _, at, case, said, said_tag, said_values), side in zip(label_rows, sides):
-        if side is None or not counts(side.status, side.rubric_name, side.judge_model, side.channel_id, side.team_id):
+    for read in label_rows:
+        if read is None:
             continue
-        known = values_read.get(said_values)
-        if known is None:
+        side = read.side
+        place = side.place
+        holds = counted.get(place)
+        if holds is None:
+            holds = counted[place] = scope.counts(*place)
+        if not holds:
+            continue
+        item = read.made[made]
+        if item is None:
+            _, _, at, case, said, said_tag, said_values = read.row
             said_numbers = _numbers(said_values, paths, nested=False)
-            known = values_read[said_values] = (said_numbers, not compared_only or said_numbers != none)
-        said_numbers, compared = known
-        add(LabeledItem(False, at, case, said, said_tag, said_numbers, side.passed, side.tag,
-                        side.numbers if compared else (), side.judge_model, side.rubric_hash))
-    for (_, _, at, case, agree), side in zip(vote_rows, sides[len(label_rows):]):
-        if side is None or not counts(side.status, side.rubric_name, side.judge_model, side.channel_id, side.team_id):
+            compared = not compared_only or said_numbers != none
+            item = read.made[made] = LabeledItem(False, at, case, said, said_tag, said_numbers, side.passed, side.tag,
+                                                 side.numbers if compared else (), side.judge_model, side.rubric_hash)
+        add(item)
+    for read in vote_rows:
+        if read is None:
             continue
-        add(LabeledItem(True, at, case, agree, None, (), side.passed, side.tag,
-                        side.numbers if agree or not compared_only else (), side.judge_model, side.rubric_hash))
+        side = read.side
+        place = side.place
+        holds = counted.get(place)
+        if holds is None:
+            holds = counted[place] = scope.counts(*place)
+        if not holds:
+            continue
+        item = read.made[made]
+        if item is None:
+            _, _, at, case, agree = read.row
+            item = read.made[made] = LabeledItem(True, at, case, agree, None, (), side.passed, side.tag,
+                                                 side.numbers if agree or not compared_only else (), side.judge_model,
+                                                 side.rubric_hash)
+        add(item)
     return found
 
 
