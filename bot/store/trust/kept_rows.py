@@ -68,12 +68,12 @@ def judged_rows(store: Store, conn: Connection, paths: Sequence[str], labels: Se
     found: list[Read | None] = []
     missing: list[tuple[int, RowId, tuple[Any, ...]]] = []
     for vote, rows in ((False, labels), (True, votes)):
-        for row in rows:
+        for row in map(tuple, rows):  # plain tuples: compared as they are, column by column
             read = kept.get((vote, row[0]))
             if read is not None and read.row == row:
                 found.append(read)
             else:
-                missing.append((len(found), (vote, row[0]), tuple(row)))
+                missing.append((len(found), (vote, row[0]), row))
                 found.append(None)
     if missing:
         sides = _sides(conn, sorted({row[1] for _, _, row in missing}), numbers_at, numbers)
