@@ -100,10 +100,12 @@ def _sides(conn: Connection, ids: list[int], numbers_at: Callable[[Any], Any],
     judgment = table_of(Judgment)
     output = numbers_at(judgment.c.output)
     sides: dict[int, Side] = {}
+    alike: dict[Side, Side] = {}  # judgments alike in all a side holds share one (kept for thousands of rows)
     for chunk in id_chunks(ids):
         for number, status, name, judge, channel, team, passed, tag, out, rubric_hash in conn.execute(
                 sa.select(judgment.c.id, judgment.c.status, judgment.c.rubric_name, judgment.c.judge_model,
                           judgment.c.channel_id, judgment.c.team_id, judgment.c.passed, judgment.c.tag, output,
                           judgment.c.rubric_hash).where(judgment.c.id.in_(chunk))):
-            sides[number] = Side((status, name, judge, channel, team), passed, tag, numbers(out), judge, rubric_hash)
+            side = Side((status, name, judge, channel, team), passed, tag, numbers(out), judge, rubric_hash)
+            sides[number] = alike.setdefault(side, side)
     return sides
