@@ -158,15 +158,19 @@ def check_sqlite_file(engine: Engine) -> None:
     if path.stat().st_size == 0:  # made beforehand, or by another process starting at the same moment: taken
         log.warning("%s was an empty file; it is now a new judgebot history", path)
         return
-    with path.open("rb") as file:
-        header = file.read(len(SQLITE_HEADER))
-    if header and header != SQLITE_HEADER:
-        raise StoreUnavailable(f"{path} is not a judgebot history: it is not an SQLite database, and judgebot never "
-                               "writes over it. Point JUDGEBOT_DB at another file, or move that one away.")
     reader = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
     try:
         tables = sorted(name for (name,) in reader.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
     except sqlite3.Error as err:
+        # Only now is the file read as bytes: closing a file of the history, opened but not by SQLite, would drop the
+        # locks this process's connections to it hold, and another process could then fold the write-ahead log back
+        # under them (reads of an old state, then a damaged history).
+        with path.open("rb") as file:
+            header = file.read(len(SQLITE_HEADER))
+        if header and header != SQLITE_HEADER:
+            raise StoreUnavailable(f"{path} is not a judgebot history: it is not an SQLite database, and judgebot "
+                                   "never writes over it. Point JUDGEBOT_DB at another file, or move that one "
+                                   "away.") from None
         raise store_problem(engine, err) or StoreUnavailable(CANNOT_OPEN.format(name=path, reason=first_line(err))) from None
     finally:
         reader.close()

@@ -33,8 +33,10 @@ def calibration_report(store: Store, settings: Settings, rubric: Rubric, *, chan
 
     The same question asked again of the same history is answered from the report kept the first time, exactly as
     reading it again would: it is kept under what it was asked and the store's `trust_state`, which any label, vote,
-    review case or judgment given since changes. A period ("the last 30 days", a moment that moves) is kept under
-    the first label and vote it leaves in, which stay the same while no label or vote falls out of it.
+    review case or judgment given, changed or scored since changes, whichever process wrote it. A period ("the last
+    30 days", a moment that moves) is kept under the first label and vote it leaves in, which stay the same while no
+    label or vote falls out of it. Read anew, the labels and votes that read as before are taken as kept
+    (`labeled_items`): after a vote, only its judgment is looked up.
     """
     from bot.judge.panel import configured_judge_name  # the judge's settings read, not its client
     from bot.store import first_given, trust_state

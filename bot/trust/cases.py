@@ -4,6 +4,8 @@ calibration compares, and as the cases `labels export` writes (in a CSV a drift 
 from __future__ import annotations
 
 import csv
+import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,7 +13,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TextIO
 
 from bot.csvfiles.results import neutralise
-from bot.store import Judgment, Scope, Store, labeled_items, labeled_judgments, was_removed
+from bot.store import Judgment, LabeledItem, Scope, Store, labeled_items, labeled_judgments, was_removed
 from bot.trust.calibration import LabeledVerdict, VerdictRow
 from bot.trust.labels import PASS, PREFIX, HumanValues, labelable, value_at, vote_as_label
 
@@ -22,6 +24,12 @@ TEXT_COLUMNS = ["question", "reference", "answer", "model"]
 JUDGE_COLUMNS = ["judge_pass", "judge_tag", "judge_model", "rubric_version", "labeled_by", "labeled_at", "judgment_id"]
 SOURCE_COLUMN = "label_source"  # where human_pass came from: given, rule, or a vote; empty when pass/fail is not given
 AGREE_VOTE, DISAGREE_VOTE = "vote: agree", "vote: disagree"
+SLACK = 1_000  # rows made kept beyond those of a reading of every label and vote, before the others are dropped
+LIMIT = 200_000  # rows made kept, whatever was read, before those of other readings are dropped
+# per store, by numeric paths and `compared_only`: the row made of each item `labeled_items` read, by the item's id
+_made: weakref.WeakKeyDictionary[Store, dict[tuple[Any, ...], dict[int, tuple[LabeledItem, VerdictRow]]]] = (
+    weakref.WeakKeyDictionary())
+_keeping = threading.Lock()
 
 
 def labeled_verdicts(store: Store, *, rubric_name: str, judge_model: str | None = None, channel_id: str | None = None,
@@ -45,8 +53,12 @@ def verdict_rows(store: Store, *, rubric_name: str, judge_model: str | None = No
     """`labeled_verdicts` as plain rows, the oldest first: what calibration reads. With `compared_only`, the judge's
     values are read only where the person's side has values to compare them with (a label with numbers of its own,
     or an Agree, which says the judge's): calibration's figures are the same, and most outputs are left unread.
-    Rows of the same numbers share one dict of them (read, never changed)."""
+    Rows of the same numbers share one dict of them (read, never changed); the row made of an item the store kept
+    from an earlier reading (`labeled_items`: the label or vote and its judgment as they were) is the one made then."""
     scope = Scope(rubric_name, judge_model, channel_id, team_id, everywhere)
+    items = labeled_items(store, scope, since, numeric, compared_only=compared_only)
+    with _keeping:
+        made = _made.setdefault(store, {}).setdefault((tuple(numeric), compared_only), {})
     by_path: dict[tuple[float | None, ...], dict[str, float]] = {}  # rows alike share one dict, read and never changed
     votes: dict[tuple[Any, ...], tuple[bool | None, str | None, dict[str, float]]] = {}  # votes alike read alike
 
@@ -59,8 +71,13 @@ def verdict_rows(store: Store, *, rubric_name: str, judge_model: str | None = No
 
     rows: list[VerdictRow] = []
     add = rows.append
-    for vote, at, case, said, said_tag, said_numbers, passed, tag, judge_numbers, judge_model, rubric_hash in (
-            labeled_items(store, scope, since, numeric, compared_only=compared_only)):
+    new: dict[int, tuple[LabeledItem, VerdictRow]] = {}
+    for item in items:
+        kept = made.get(id(item))
+        if kept is not None and kept[0] is item:
+            add(kept[1])
+            continue
+        vote, at, case, said, said_tag, said_numbers, passed, tag, judge_numbers, judge_model, rubric_hash = item
         values = by_path.get(judge_numbers) or values_of(judge_numbers)
         if vote:
             key = (said, passed, tag, judge_numbers)
@@ -69,10 +86,17 @@ def verdict_rows(store: Store, *, rubric_name: str, judge_model: str | None = No
                 label = vote_as_label(bool(said), passed=passed, tag=tag, values=values)
                 read = votes[key] = (label.passed, label.tag, values_of(tuple(label.values.get(path) for path in numeric))
                                      if label.values else values_of(()))
-            add(VerdictRow(passed, tag, values, *read, at, judge_model, rubric_hash, case))
+            row = VerdictRow(passed, tag, values, *read, at, judge_model, rubric_hash, case)
         else:
-            add(VerdictRow(passed, tag, values, said, said_tag, by_path.get(said_numbers) or values_of(said_numbers),
-                           at, judge_model, rubric_hash, case))
+            row = VerdictRow(passed, tag, values, said, said_tag, by_path.get(said_numbers) or values_of(said_numbers),
+                             at, judge_model, rubric_hash, case)
+        new[id(item)] = (item, row)
+        add(row)
+    with _keeping:
+        made.update(new)
+        whole = since is None and channel_id is None and everywhere and team_id is None and judge_model is None
+        if len(made) > len(items) + SLACK and (whole or len(made) > LIMIT):  # those no longer read are dropped
+            _made[store][tuple(numeric), compared_only] = {id(item): (item, row) for item, row in zip(items, rows)}
     return sorted(rows, key=itemgetter(6))  # by labeled_at
 
 

@@ -192,6 +192,32 @@ def test_make_engine_sqlite_settings_and_parent_directory(tmp_path: Path) -> Non
         engine.dispose()
 
 
+def test_a_history_opened_again_in_a_process_keeps_its_first_connections_reading_what_others_write(
+        tmp_path: Path) -> None:
+    # Opening a store checks the file is a history; had it read the file's bytes itself, closing that file would drop
+    # the locks the first store's connections hold, and another process's writer, closing last, would fold the
+    # write-ahead log back under them: they would read an old state, then find the history damaged.
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    first = Store.open(url)
+    run = create_run(first, **COMMON)
+    add_rows(first, [row(run.id, 1)])
+    write = ("import sys\nfrom bot.store import Store, add_rows, get_run\nfrom tests.support.store_rows import row\n"
+             "store = Store.open(sys.argv[1])\nadd_rows(store, [row(int(sys.argv[2]), int(sys.argv[3]))])\n"
+             "store.engine.dispose()\n")
+    try:
+        for number in range(2, 5):
+            with first.engine.connect() as conn:  # the first store's connection, open and idle in its pool
+                conn.exec_driver_sql("SELECT count(*) FROM judgment").scalar()
+            Store.open(url).engine.dispose()  # the history opened again in this process
+            subprocess.run([sys.executable, "-c", write, url, str(run.id), str(number)], check=True, cwd=REPO,
+                           timeout=120)
+            assert status_counts(first, run.id) == {"pending": number}
+        with first.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA quick_check").scalar() == "ok"
+    finally:
+        first.engine.dispose()
+
+
 # --- database URLs, and the problems a history names --------------------------------------------------------------
 
 

@@ -270,7 +270,40 @@ def test_a_period_is_kept_while_it_leaves_in_the_same_labels_and_votes(store: St
         assert len(statements) == read and (week.figures.n, week.figures.pass_agree) == (1, 1)
         assert week.figures == fresh(7) and report(6).figures == week.figures and len(statements) == 2
         record_feedback(store, judgment_id=voted.id, user_id="U2", agree=False)  # a vote in the period
-        assert report(7).figures.n == 2 and len(statements) == read
+        assert report(7).figures.n == 2 and len(statements) == read + 1  # read anew, the vote's judgment looked up
         assert report(7).figures == fresh(7) and report(30).figures == fresh(30)
     finally:
         sa.event.remove(store.engine, "before_cursor_execute", count)
+
+
+def test_a_kept_report_is_read_again_after_a_change_stamped_earlier_or_a_judge_error_scored(store: Store) -> None:
+    from bot.config import Settings
+    from bot.rubric import load_rubrics
+    from bot.store import reset_rows
+    from bot.trust.calibration_report import calibration_report
+    from bot.trust.report import TrustBar, rubric_trust
+
+    settings, rubric = Settings(_env_file=None), load_rubrics().get("eth")
+    first, second, failed = judged(store), judged(store), judged(store, status="error")
+
+    def report() -> Any:
+        return calibration_report(store, settings, rubric, channel="C1").figures
+
+    def fresh() -> Any:  # the same figures read anew, never kept
+        return rubric_trust(store, rubric_name="eth", rubric=rubric, channel_id="C1", team_id=None, since=None,
+                            bar=TrustBar.from_settings(settings), now=calibration_report(store, settings, rubric,
+                                                                                          channel="C1").now).figures
+
+    record_feedback(store, judgment_id=first.id, user_id="U1", agree=True)
+    taken = utcnow()  # one writer takes its moment ...
+    record_feedback(store, judgment_id=second.id, user_id="U2", agree=True)  # ... another votes after it, first
+    assert (report().n, report().pass_agree) == (2, 2)
+    with store.engine.begin() as conn:  # the first writer commits last: its vote turned, stamped before the latest
+        conn.execute(sa.update(Feedback.__table__).where(Feedback.__table__.c.judgment_id == first.id)  # type: ignore[attr-defined]
+                     .values(agree=False, updated_at=taken))
+    assert (report().n, report().pass_agree) == (2, 1) and report() == fresh()
+    label(store, failed, user="U3", passed=True, pass_from="given", tag="Correct")  # a judge error: not counted
+    assert report().n == 2 and report() == fresh()
+    assert reset_rows(store, failed.run_id, ("error",)) == 1  # judged again, scored in place
+    assert save_verdict(store, failed.id, verdict(), cache_key=f"again{failed.id}")
+    assert (report().n, report().pass_agree) == (3, 2) and report() == fresh()

@@ -3,6 +3,7 @@ and every label and vote read back with the judgment it is about (bot.trust read
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,7 +15,7 @@ from sqlmodel import col, select
 from bot.records import RowState
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import judgment_case
-from bot.store.tables.history import Feedback, Judgment, table_of, utcnow
+from bot.store.tables.history import Feedback, Judgment, JudgmentTally, table_of, utcnow
 from bot.store.tables.trust import Label, ReviewCase
 from bot.store.trust.review import close_reviewed
 
@@ -203,20 +204,33 @@ def labeled_rubric_names(store: Store, *, channel_id: str | None, team_id: str |
 
 
 def trust_state(store: Store) -> tuple[Any, ...]:
-    """What calibration's figures are read from, as a few numbers that change whenever they may: the count, highest
-    id and latest change of the labels and of the votes, the count and highest id of the review cases (what marks one
-    picked at random is set when it is made) and the highest judgment id. Equal states read equal figures; a label,
-    vote, review case or judgment given, changed or removed since makes another."""
+    """What calibration's figures are read from, as a few values that change whenever they may: every label's and
+    vote's id, judgment, time of change (and a vote's Agree) as one digest each, the count and highest id of the
+    review cases (what marks one picked at random is set when it is made), the highest judgment id and the scored
+    rows of the hourly tallies. Equal states read equal figures; a label, vote, review case or judgment given, changed
+    or removed since makes another, and so does a judgment scored in place (a judge error judged again).
+
+    A digest rather than the latest time of change: a transaction that took its moment before another's and commits
+    after it stamps its row earlier than the latest one already there."""
     label, vote, case, judgment = table_of(Label), table_of(Feedback), table_of(ReviewCase), table_of(Judgment)
-    # each figure a subquery of its own: a count from the smallest index, a highest id from the top of the table's; the
-    # latest change reads the labels' and votes' rows (people's clicks, few), not the judgments'
-    parts = [sa.select(figure).select_from(table).scalar_subquery() for table, figures in (
-        (label, (sa.func.count(), sa.func.max(label.c.id), sa.func.max(label.c.updated_at))),
-        (vote, (sa.func.count(), sa.func.max(vote.c.id), sa.func.max(vote.c.updated_at))),
-        (case, (sa.func.count(), sa.func.max(case.c.id))),
-        (judgment, (sa.func.max(judgment.c.id),))) for figure in figures]
+    tally = table_of(JudgmentTally)
+    parts = [_digest(label, label.c.id, label.c.judgment_id, label.c.updated_at),
+             _digest(vote, vote.c.id, vote.c.judgment_id, vote.c.updated_at, vote.c.agree),
+             *(sa.select(figure).select_from(case).scalar_subquery()
+               for figure in (sa.func.count(), sa.func.max(case.c.id))),
+             sa.select(sa.func.max(judgment.c.id)).scalar_subquery(),  # from the top of its index
+             sa.select(sa.func.sum(tally.c.rows)).where(tally.c.status == RowState.SCORED).scalar_subquery()]
     with store.engine.connect() as conn:
-        return tuple(conn.execute(sa.select(*parts)).one())
+        found = conn.execute(sa.select(*parts)).one()
+    return (*(hashlib.blake2b((text or "").encode(), digest_size=16).digest() for text in found[:2]), *found[2:])
+
+
+def _digest(table: sa.Table, *columns: Any) -> Any:
+    """SQL: every row's `columns` as one text (the rows in the order read; a row's columns apart by spaces)."""
+    row: sa.ColumnElement[str] = sa.cast(columns[0], sa.Text)
+    for column in columns[1:]:
+        row = row + " " + sa.func.coalesce(sa.cast(column, sa.Text), "")
+    return sa.select(sa.func.aggregate_strings(row, ",")).select_from(table).scalar_subquery()
 
 
 def first_given(store: Store, since: datetime) -> tuple[Any, Any]:

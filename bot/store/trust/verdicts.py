@@ -1,6 +1,6 @@
 """Calibration's labeled verdicts read by the database: each label, and each vote that stands, on the scored judgments
-of a scope, with the judge's verdict and the numbers both sides hold at the rubric's numeric paths, in one query each
-(the judgments joined by id from the labels and votes, never scanned)."""
+of a scope, with the judge's verdict and the numbers both sides hold at the rubric's numeric paths (the labels and
+votes in one query each, their judgments looked up by id where not kept from an earlier reading, never scanned)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import sqlalchemy as sa
 from sqlmodel import col
 
-from bot.records import RowState
-from bot.store.joins import InOrder
-from bot.store.tables.history import Feedback, Judgment, table_of
+from bot.store.tables.history import Feedback
 from bot.store.tables.trust import Label
+from bot.store.trust.kept_rows import judged_rows
 from bot.store.trust.labels import Scope, standing_vote
 
 if TYPE_CHECKING:
@@ -48,66 +47,65 @@ def labeled_items(store: Store, scope: Scope, since: datetime | None, paths: Seq
     """The labels and the votes that stand (`standing_vote`) given since `since` on the judgments in `scope`: the
     labels in the order given, then the votes; with the numbers at `paths` (dotted: nested in the judge's output,
     flat keys of a label's values), the judge's only where compared (`compared_only`) or everywhere. The same as
-    reading each label, vote and judgment and their values in Python (bot.trust.labels.numbers_at); only the labels
-    and votes of the scope cross the connection."""
+    reading each label, vote and judgment and their values in Python (bot.trust.labels.numbers_at).
+
+    The labels and votes are read whole (people's clicks, few: one query each, the person's numbers read out of the
+    JSON there); the judgment each is about is looked up only where it was not read before for the row as it is now
+    (`judged_rows`: a scored verdict never changes), so that after a label or vote only that one is looked up, and a
+    row that reads as it did is the item made of it before."""
     dialect = store.engine.dialect.name
-    judged = [col(Judgment.status) == RowState.SCORED, *_scoped(scope)]
-    outputs = _numbers_at(dialect, col(Judgment.output), paths, nested=True)
-    labels = (sa.select(col(Label.updated_at), col(Label.case_key), col(Label.passed), col(Label.tag),
-                        _numbers_at(dialect, col(Label.values), paths, nested=False), col(Judgment.passed),
-                        col(Judgment.tag), outputs, col(Judgment.judge_model), col(Judgment.rubric_hash))
-              .select_from(InOrder(table_of(Label), table_of(Judgment), col(Judgment.id) == col(Label.judgment_id)))
-              .where(*judged, *([col(Label.updated_at) >= since] if since else [])).order_by(col(Label.id)))
-    votes = (sa.select(col(Feedback.updated_at), col(Feedback.case_key), col(Feedback.agree), col(Judgment.passed),
-                       col(Judgment.tag), sa.case((col(Feedback.agree), outputs)) if paths and compared_only else outputs,
-                       col(Judgment.judge_model), col(Judgment.rubric_hash))
-             .select_from(InOrder(table_of(Feedback), table_of(Judgment), col(Judgment.id) == col(Feedback.judgment_id)))
-             .where(*judged, *([col(Feedback.updated_at) >= since] if since else []), standing_vote())
+    labels = (sa.select(col(Label.id), col(Label.judgment_id), col(Label.updated_at), col(Label.case_key),
+                        col(Label.passed), col(Label.tag), _numbers_at(dialect, col(Label.values), paths, nested=False))
+              .where(*([col(Label.updated_at) >= since] if since else [])).order_by(col(Label.id)))
+    votes = (sa.select(col(Feedback.id), col(Feedback.judgment_id), col(Feedback.updated_at), col(Feedback.case_key),
+                       col(Feedback.agree))
+             .where(*([col(Feedback.updated_at) >= since] if since else []), standing_vote())
              .order_by(col(Feedback.id)))
     with store.engine.connect() as conn:
-        label_rows, vote_rows = conn.execute(labels).all(), conn.execute(votes).all()
+        label_rows, vote_rows = judged_rows(
+            store, conn, paths, conn.execute(labels).all(), conn.execute(votes).all(), every_row=since is None,
+            numbers_at=lambda output: _numbers_at(dialect, output, paths, nested=True),
+            numbers=lambda found: _numbers(found, paths, nested=True))
+    made = 1 if compared_only else 0  # the slot of what is made of a row, for each way of reading
+    counted: dict[tuple[Any, ...], bool] = {}  # the places the scope holds
     found: list[LabeledItem] = []
     add = found.append
     none = (None,) * len(paths)
-    outputs_read: dict[str | None, tuple[float | None, ...]] = {}  # values alike are read once
-    values_read: dict[str | None, tuple[tuple[float | None, ...], bool]] = {}  # with whether they are compared
-    for at, case, said, said_tag, said_values, passed, tag, output, judge_model, rubric_hash in label_rows:
-        known = values_read.get(said_values)
-        if known is None:
+    for read in label_rows:
+        if read is None:
+            continue
+        side = read.side
+        place = side.place
+        holds = counted.get(place)
+        if holds is None:
+            holds = counted[place] = scope.counts(*place)
+        if not holds:
+            continue
+        item = read.made[made]
+        if item is None:
+            _, _, at, case, said, said_tag, said_values = read.row
             said_numbers = _numbers(said_values, paths, nested=False)
-            known = values_read[said_values] = (said_numbers, not compared_only or said_numbers != none)
-        said_numbers, compared = known
-        judge_numbers: tuple[float | None, ...] = ()
-        if compared:
-            read = outputs_read.get(output)
-            if read is None:
-                read = outputs_read[output] = _numbers(output, paths, nested=True)
-            judge_numbers = read
-        add(LabeledItem(False, at, case, said, said_tag, said_numbers, passed, tag, judge_numbers, judge_model,
-                        rubric_hash))
-    for at, case, agree, passed, tag, output, judge_model, rubric_hash in vote_rows:
-        judge_numbers = ()
-        if agree or not compared_only:
-            read = outputs_read.get(output)
-            if read is None:
-                read = outputs_read[output] = _numbers(output, paths, nested=True)
-            judge_numbers = read
-        add(LabeledItem(True, at, case, agree, None, (), passed, tag, judge_numbers, judge_model, rubric_hash))
-    return found
-
-
-def _scoped(scope: Scope) -> list[Any]:
-    """`Scope.counts` as conditions on the judgment (its status apart)."""
-    found: list[Any] = []
-    if scope.rubric_name is not None:
-        found.append(col(Judgment.rubric_name) == scope.rubric_name)
-    if scope.judge_model is not None:
-        found.append(col(Judgment.judge_model) == scope.judge_model)
-    if not (scope.everywhere and scope.channel_id is None):
-        found.append(col(Judgment.channel_id).is_(None) if scope.channel_id is None
-                     else col(Judgment.channel_id) == scope.channel_id)
-    if scope.team_id is not None:
-        found.append(col(Judgment.team_id) == scope.team_id)
+            compared = not compared_only or said_numbers != none
+            item = read.made[made] = LabeledItem(False, at, case, said, said_tag, said_numbers, side.passed, side.tag,
+                                                 side.numbers if compared else (), side.judge_model, side.rubric_hash)
+        add(item)
+    for read in vote_rows:
+        if read is None:
+            continue
+        side = read.side
+        place = side.place
+        holds = counted.get(place)
+        if holds is None:
+            holds = counted[place] = scope.counts(*place)
+        if not holds:
+            continue
+        item = read.made[made]
+        if item is None:
+            _, _, at, case, agree = read.row
+            item = read.made[made] = LabeledItem(True, at, case, agree, None, (), side.passed, side.tag,
+                                                 side.numbers if agree or not compared_only else (), side.judge_model,
+                                                 side.rubric_hash)
+        add(item)
     return found
 
 
