@@ -14,15 +14,15 @@ from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError, WeekError
 
 if TYPE_CHECKING:
-    from bot.store import Run, Store
+    from bot.store import ListedRun, Store
 
 
-def listed_runs(store: Store, limit: int) -> list[Run]:
+def listed_runs(store: Store, limit: int) -> list[ListedRun]:
     """The `limit` most recent runs, newest first, a run whose process is gone shown as interrupted."""
-    from bot.store import listed, recent_runs, utcnow
+    from bot.store import listed_runs as newest_listed
+    from bot.store import utcnow
 
-    now = utcnow()
-    return [listed(run, now) for run in recent_runs(store, limit)]
+    return newest_listed(store, limit, utcnow())
 
 
 async def runs(ctx: Context) -> int:

@@ -9,7 +9,7 @@ from bot.cli.json_output import Document, UtcTime
 from bot.cli.json_output.agreement import PassFailAgreement
 
 if TYPE_CHECKING:
-    from bot.store import Figures, Judgment, Run, Spend
+    from bot.store import Figures, Judgment, ListedRun, Run, Spend
 
 
 class RunEntry(Document):
@@ -39,7 +39,7 @@ class RunEntry(Document):
     """The model under test --model-name named, if any."""
 
     @classmethod
-    def of(cls, run: Run) -> RunEntry:
+    def of(cls, run: Run | ListedRun) -> RunEntry:
         """A run as `judgebot runs` lists it."""
         return cls(id=run.id, created_at=run.created_at, status=run.status, stop_reason=run.stop_reason,
                    rubric=run.rubric_name, rubric_version=run.rubric_version, judge_model=run.judge_model,

@@ -14,10 +14,10 @@ from bot.records import RowState, RunState
 
 if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
     from bot.digest import Digest
-    from bot.store import Figures, Judgment, Run
+    from bot.store import Figures, Judgment, ListedRun
 
 
-def show_runs(console: Console, runs: Iterable[Run]) -> None:
+def show_runs(console: Console, runs: Iterable[ListedRun]) -> None:
     """Recent runs."""
     columns = [Column("run"), Column("created (UTC)", 2), Column("status", free_text=True), Column("rubric", 1),
                Column("rows", 1), Column("source", 3, free_text=True), Column("judge", 4)]

@@ -12,11 +12,12 @@ from sqlmodel import col, select
 
 from bot.figures import ratio
 from bot.records import JUDGED, RowState, checks_of
+from bot.store.clock import utcnow
 from bot.store.counts.billing import billed
 from bot.store.counts.counting import standing
 from bot.store.counts.tallies import KEY_LENGTH, STANDS, channel_key, counted
 from bot.store.reads.label_counts import Said, said_by_model
-from bot.store.tables.history import BilledTally, Feedback, Judgment, JudgmentTally, table_of, utcnow
+from bot.store.tables.history import BilledTally, Feedback, Judgment, JudgmentTally, table_of
 
 if TYPE_CHECKING:
     from bot.store.database import Store

@@ -12,9 +12,10 @@ import sqlalchemy as sa
 from sqlmodel import col, select
 
 from bot.records import RowState
+from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import judgment_case
-from bot.store.tables.history import Feedback, Judgment, table_of, utcnow
+from bot.store.tables.history import Feedback, Judgment, table_of
 from bot.store.tables.trust import Label, ReviewCase
 from bot.store.trust.review import close_reviewed
 

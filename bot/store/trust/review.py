@@ -13,9 +13,10 @@ from sqlalchemy.engine import Connection
 from sqlmodel import col, select
 
 from bot.records import RowState
+from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import case_key
-from bot.store.tables.history import Feedback, Judgment, table_of, utcnow
+from bot.store.tables.history import Feedback, Judgment, table_of
 from bot.store.tables.trust import Label, ReviewCase
 
 if TYPE_CHECKING:
