@@ -42,12 +42,12 @@ async def runs(ctx: Context) -> int:
 
 async def history(ctx: Context) -> int:
     """`judgebot history`: the latest judgments of a channel, or of the terminal."""
-    from bot.store import recent_in_channel
+    from bot.store import latest_in_channel
 
     settled()
     if ctx.args.limit < 1:
         raise UsageError("-n/--limit must be at least 1")
-    found = recent_in_channel(ctx.store, channel_id=ctx.args.channel, limit=ctx.args.limit)
+    found = latest_in_channel(ctx.store, channel_id=ctx.args.channel, limit=ctx.args.limit)
     if ctx.args.json:
         from bot.cli.json_output import print_json
         from bot.cli.json_output.history import HistoryDocument, JudgmentEntry

@@ -94,6 +94,7 @@ from .reads.channel import (
 )
 from .reads.graded import graded_answers
 from .reads.label_counts import Said
+from .reads.latest import ListedJudgment, latest_in_channel
 from .reads.pairs import judged_pairs, orders_of, pair_case, pair_labels
 from .reads.recent import recent_sample
 from .reads.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
@@ -233,7 +234,8 @@ __all__ = [
     "ANY_TEAM", "BOTS", "BUSY_TIMEOUT_MS", "Billed", "BilledTally", "CLAIM_STALE", "COST_NOT_AGREED", "ChannelJudge",
     "ChannelSetting", "CostLimits", "DISAGREE", "DigestPost", "DigestSubscription", "ENDED", "EndpointPause",
     "ListRead", "ListedShutdown", "ModelListRead", "Feedback", "Figures", "HOUR", "ID_CHUNK", "INSERT_BATCH",
-    "INSTALLATIONS", "ListedRun", "Judgment", "JudgmentSample", "JudgmentTally", "KEY", "KEY_LENGTH", "LATEST", "LOAD_LOST",
+    "INSTALLATIONS", "ListedJudgment", "ListedRun", "Judgment", "JudgmentSample", "JudgmentTally", "KEY",
+    "KEY_LENGTH", "LATEST", "LOAD_LOST",
     "Label", "Link", "MOVES", "OAUTH_STATES", "OFFER_FOR", "OPEN", "PassGroup", "Pruned", "QueueState", "QueuedRow",
     "REMOVED", "Rejudge", "Removed", "ReviewCase", "ReviewNudge", "ReviewSetup", "RowVerdict", "RubricRevision",
     "Run", "RunBackground", "RunBatch", "SENT", "STALE", "Said", "Scope", "Sealer", "Shapes", "SharedFile", "Slot",
@@ -245,8 +247,8 @@ __all__ = [
     "claim_week", "configure_sqlite", "cost_limits", "counted_case", "counted_in_channel", "counted_passes",
     "create_run", "current_pauses", "keep_listed_shutdowns", "listed_shutdowns", "current_version",
     "decide_revision", "default_rubric", "default_samples", "drawn_by", "drop_step", "earlier_hashes",
-    "earlier_share", "listed_runs", "earlier_unread", "fail_abandoned_loads", "feedback_tally", "fill_replacements",
-    "find_cached",
+    "earlier_share", "latest_in_channel", "listed_runs", "earlier_unread", "fail_abandoned_loads", "feedback_tally",
+    "fill_replacements", "find_cached",
     "find_cached_many", "first_judged", "first_judgment", "forget_deliveries", "forget_team", "get_judgment",
     "get_run", "get_share", "give_up_rejudge", "graded_answers", "hour_of", "identical_rows", "in_channel",
     "interrupt_run", "iter_columns", "iter_judgments", "judge_choices", "judge_of_channel", "judged_elsewhere",

@@ -9,7 +9,7 @@ from bot.cli.json_output import Document, UtcTime
 from bot.cli.json_output.agreement import PassFailAgreement
 
 if TYPE_CHECKING:
-    from bot.store import Figures, Judgment, ListedRun, Run, Spend
+    from bot.store import Figures, Judgment, ListedJudgment, ListedRun, Run, Spend
 
 
 class RunEntry(Document):
@@ -88,7 +88,7 @@ class JudgmentEntry(Document):
     """The question (empty once RETENTION_DAYS removed the texts)."""
 
     @classmethod
-    def of(cls, row: Judgment) -> JudgmentEntry:
+    def of(cls, row: Judgment | ListedJudgment) -> JudgmentEntry:
         """A judgment as `judgebot history` lists it."""
         return cls(id=row.id, run_id=row.run_id, created_at=row.created_at, judged_at=row.judged_at,
                    status=row.status, rubric=row.rubric_name, rubric_version=row.rubric_version,

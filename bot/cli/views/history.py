@@ -14,7 +14,7 @@ from bot.records import RowState, RunState
 
 if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
     from bot.digest import Digest
-    from bot.store import Figures, Judgment, ListedRun
+    from bot.store import Figures, ListedJudgment, ListedRun
 
 
 def show_runs(console: Console, runs: Iterable[ListedRun]) -> None:
@@ -31,7 +31,7 @@ def show_runs(console: Console, runs: Iterable[ListedRun]) -> None:
             console.print(shown(f"run {run.id} {run.status} ({run.stop_reason}){resume}"), highlight=False)
 
 
-def show_history(console: Console, judgments: Iterable[Judgment]) -> None:
+def show_history(console: Console, judgments: Iterable[ListedJudgment]) -> None:
     """The latest judgments of a channel, newest first."""
     columns = [Column("#", 4), Column("when (UTC)", 3), Column("rubric", 2), Column("model under test"),
                Column("headline", 1, free_text=True), Column("asked by", 5), Column("question", 2, free_text=True)]
