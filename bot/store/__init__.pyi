@@ -97,6 +97,7 @@ from .reads.label_counts import Said
 from .reads.latest import ListedJudgment, latest_in_channel
 from .reads.pairs import judged_pairs, orders_of, pair_case, pair_labels
 from .reads.recent import recent_sample
+from .reads.waiting import WaitingCase, waiting_cases
 from .reads.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
 from .retention.revisions import Pruned
 from .retention.texts import Removed, Shapes, forget_team, remove_old_texts, team_rows
@@ -236,7 +237,8 @@ __all__ = [
     "ListRead", "ListedShutdown", "ModelListRead", "Feedback", "Figures", "HOUR", "ID_CHUNK", "INSERT_BATCH",
     "INSTALLATIONS", "ListedJudgment", "ListedRun", "Judgment", "JudgmentSample", "JudgmentTally", "KEY",
     "KEY_LENGTH", "LATEST", "LOAD_LOST",
-    "Label", "Link", "MOVES", "OAUTH_STATES", "OFFER_FOR", "OPEN", "PassGroup", "Pruned", "QueueState", "QueuedRow",
+    "Label", "Link", "WaitingCase", "waiting_cases", "MOVES", "OAUTH_STATES", "OFFER_FOR", "OPEN", "PassGroup",
+    "Pruned", "QueueState", "QueuedRow",
     "REMOVED", "Rejudge", "Removed", "ReviewCase", "ReviewNudge", "ReviewSetup", "RowVerdict", "RubricRevision",
     "Run", "RunBackground", "RunBatch", "SENT", "STALE", "Said", "Scope", "Sealer", "Shapes", "SharedFile", "Slot",
     "Spend", "Store",

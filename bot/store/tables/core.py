@@ -1,5 +1,5 @@
-"""The run and judgment tables as SQLAlchemy Core reads them, without the ORM's classes: opening the history and the
-reading commands' lists use these (the table models cost a command about a third of its start-up)."""
+"""The run, judgment and review case tables as SQLAlchemy Core reads them, without the ORM's classes: opening the
+history and the reading commands' lists use these (the table models cost a command about a third of its start-up)."""
 
 from __future__ import annotations
 
@@ -46,4 +46,17 @@ JUDGMENT = sa.Table(
     sa.Column("label", sa.Text),
     sa.Column("tag", sa.Text),
     sa.Column("replaced_at", sa.DateTime),
+)
+
+REVIEW_CASE = sa.Table(
+    "review_case", CORE,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("team_id", sa.String(32)),
+    sa.Column("channel_id", sa.String(32)),
+    sa.Column("judgment_id", sa.Integer, nullable=False),
+    sa.Column("rubric_name", sa.String(64), nullable=False),
+    sa.Column("reason", sa.String(16), nullable=False),
+    sa.Column("random", sa.Boolean, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
 )
