@@ -75,13 +75,10 @@ from .reads.browse import (
 )
 from .reads.channel import (
     Billed,
-    Figures,
     Spend,
-    channel_stats,
     counted_in_channel,
     identical_rows,
     in_channel,
-    model_of,
     month_spent,
     month_start,
     newest_judge,
@@ -97,6 +94,7 @@ from .reads.label_counts import Said
 from .reads.latest import ListedJudgment, latest_in_channel
 from .reads.pairs import judged_pairs, orders_of, pair_case, pair_labels
 from .reads.recent import recent_sample
+from .reads.stats import Figures, channel_stats, model_of
 from .reads.waiting import WaitingCase, waiting_cases
 from .reads.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
 from .retention.revisions import Pruned

@@ -7,13 +7,14 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-from bot.store.tables.core import JUDGMENT, REVIEW_CASE, RUN
-from bot.store.tables.history import Judgment, Run, table_of
-from bot.store.tables.trust import ReviewCase
+from bot.store.tables.core import FEEDBACK, JUDGMENT, JUDGMENT_TALLY, LABEL, REVIEW_CASE, RUN
+from bot.store.tables.history import Feedback, Judgment, JudgmentTally, Run, table_of
+from bot.store.tables.trust import Label, ReviewCase
 
 
-@pytest.mark.parametrize(("core", "model"), [(RUN, Run), (JUDGMENT, Judgment), (REVIEW_CASE, ReviewCase)],
-                         ids=["run", "judgment", "review_case"])
+@pytest.mark.parametrize(("core", "model"), [(RUN, Run), (JUDGMENT, Judgment), (REVIEW_CASE, ReviewCase),
+                                             (JUDGMENT_TALLY, JudgmentTally), (FEEDBACK, Feedback), (LABEL, Label)],
+                         ids=["run", "judgment", "review_case", "judgment_tally", "feedback", "label"])
 def test_each_core_column_is_the_models_column(core: sa.Table, model: type) -> None:
     table = table_of(model)
     assert core.name == table.name

@@ -142,7 +142,7 @@ class ModelFigures(Document):
     @classmethod
     def of(cls, figures: Figures) -> ModelFigures:
         """The figures of one model and rubric, as `judgebot stats` shows them."""
-        from bot.trust.report import people_agreement
+        from bot.trust.people_agreement import people_agreement
 
         return cls(model=figures.model_name, rubric=figures.rubric_name, cases=figures.cases,
                    scored_cases=figures.scored, passed_cases=figures.passed, error_cases=figures.errors,

@@ -48,7 +48,7 @@ def people_text(figures: Figures) -> str:
     """How far people agree with the judge on a model's rows: every label, correction and vote, with its interval
     and n; a dash when none says pass or fail."""
     from bot.trust.calibration_texts import agreement_text
-    from bot.trust.report import people_agreement
+    from bot.trust.people_agreement import people_agreement
 
     agreement = people_agreement(figures.said)
     return DASH if agreement.agreement is None else agreement_text(agreement)

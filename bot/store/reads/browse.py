@@ -14,7 +14,8 @@ from sqlalchemy import func, literal, select, union_all
 
 from bot.records import RowState
 from bot.store.clock import utcnow
-from bot.store.reads.channel import counted_in_channel, model_of
+from bot.store.reads.channel import counted_in_channel
+from bot.store.reads.stats import model_of
 from bot.store.runs.listing import PROCESS_GONE, SHOWN_INTERRUPTED, gone_while_running, never_started
 from bot.store.tables.history import BilledTally, Judgment, Run, table_of
 from bot.store.tables.trust import ReviewCase

@@ -1,5 +1,6 @@
-"""The run, judgment and review case tables as SQLAlchemy Core reads them, without the ORM's classes: opening the
-history and the reading commands' lists use these (the table models cost a command about a third of its start-up)."""
+"""The tables opening the history and the reading commands read (runs, judgments, their hourly tallies, votes, labels
+and review cases) as SQLAlchemy Core tables, without the ORM's classes: the table models cost a reading command about
+a third of its start-up."""
 
 from __future__ import annotations
 
@@ -40,7 +41,13 @@ JUDGMENT = sa.Table(
     sa.Column("rubric_name", sa.String(64), nullable=False),
     sa.Column("rubric_version", sa.String(32), nullable=False),
     sa.Column("judge_model", sa.String(128), nullable=False),
+    sa.Column("rubric_hash", sa.String(32), nullable=False),
     sa.Column("question", sa.Text, nullable=False),
+    sa.Column("cached_from", sa.Integer),
+    sa.Column("unsure", sa.Boolean),
+    sa.Column("cost_usd", sa.Float),
+    sa.Column("tokens_in", sa.Integer, nullable=False),
+    sa.Column("tokens_out", sa.Integer, nullable=False),
     sa.Column("headline", sa.Float),
     sa.Column("passed", sa.Boolean),
     sa.Column("label", sa.Text),
@@ -59,4 +66,42 @@ REVIEW_CASE = sa.Table(
     sa.Column("random", sa.Boolean, nullable=False),
     sa.Column("state", sa.String(16), nullable=False),
     sa.Column("created_at", sa.DateTime, nullable=False),
+)
+
+JUDGMENT_TALLY = sa.Table(
+    "judgment_tally", CORE,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("channel_key", sa.String(32), nullable=False),
+    sa.Column("hour", sa.DateTime, nullable=False),
+    sa.Column("model_key", sa.Text, nullable=False),
+    sa.Column("rubric_name", sa.String(64), nullable=False),
+    sa.Column("rubric_version", sa.String(32), nullable=False),
+    sa.Column("rubric_hash", sa.String(32), nullable=False),
+    sa.Column("judge_model", sa.String(128), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("tag_key", sa.Text, nullable=False),
+    sa.Column("replaced_hour", sa.DateTime, nullable=False),
+    *(sa.Column(name, sa.Integer, nullable=False) for name in ("rows", "headlines", "passed", "reused", "unsure")),
+    sa.Column("headline_total", sa.Float, nullable=False),
+    sa.Column("cost", sa.Float, nullable=False),
+    *(sa.Column(name, sa.Integer, nullable=False) for name in ("unpriced", "votes", "agreeing")),
+)
+
+FEEDBACK = sa.Table(
+    "feedback", CORE,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("judgment_id", sa.Integer, nullable=False),
+    sa.Column("user_id", sa.String(32), nullable=False),
+    sa.Column("agree", sa.Boolean, nullable=False),
+    sa.Column("case_key", sa.String(64)),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+)
+
+LABEL = sa.Table(
+    "label", CORE,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("judgment_id", sa.Integer, nullable=False),
+    sa.Column("user_id", sa.String(32), nullable=False),
+    sa.Column("case_key", sa.String(64)),
+    sa.Column("passed", sa.Boolean),
 )
