@@ -67,6 +67,11 @@ REJUDGEABLE = (RowState.ERROR, RowState.INVALID)  # what `resume --retry-errors`
 # the run of one that died within this and its next look for left-over work (bot.slack.flows.file_recovery), and
 # `judgebot runs` shows it as interrupted. (Here rather than in bot.runs, so that listing runs loads no judge.)
 STALE_AFTER = 20.0
+# A review case's states, and the team that stands for whichever workspace (the terminal's view of a channel id).
+OPEN, LABELED = "open", "labeled"
+ANY_TEAM = "*"
+DISAGREE = "disagree"  # the reason of a review case a person's label contradicts: asked again for a second opinion
+COST_NOT_AGREED = "not started: its cost was not agreed to"  # the stop reason of a run refused at its estimate
 
 # The states a judgment can end in (malformed: a bare answer that its rubric does not send to the judge).
 Outcome = Literal[RowState.SCORED, RowState.INVALID, RowState.ERROR, RowState.MALFORMED]

@@ -14,15 +14,15 @@ from bot.cli.views.terminal_text import shown
 from bot.errors import UsageError, WeekError
 
 if TYPE_CHECKING:
-    from bot.store import Run, Store
+    from bot.store import ListedRun, Store
 
 
-def listed_runs(store: Store, limit: int) -> list[Run]:
+def listed_runs(store: Store, limit: int) -> list[ListedRun]:
     """The `limit` most recent runs, newest first, a run whose process is gone shown as interrupted."""
-    from bot.store import listed, recent_runs, utcnow
+    from bot.store import listed_runs as newest_listed
+    from bot.store import utcnow
 
-    now = utcnow()
-    return [listed(run, now) for run in recent_runs(store, limit)]
+    return newest_listed(store, limit, utcnow())
 
 
 async def runs(ctx: Context) -> int:
@@ -42,12 +42,12 @@ async def runs(ctx: Context) -> int:
 
 async def history(ctx: Context) -> int:
     """`judgebot history`: the latest judgments of a channel, or of the terminal."""
-    from bot.store import recent_in_channel
+    from bot.store import latest_in_channel
 
     settled()
     if ctx.args.limit < 1:
         raise UsageError("-n/--limit must be at least 1")
-    found = recent_in_channel(ctx.store, channel_id=ctx.args.channel, limit=ctx.args.limit)
+    found = latest_in_channel(ctx.store, channel_id=ctx.args.channel, limit=ctx.args.limit)
     if ctx.args.json:
         from bot.cli.json_output import print_json
         from bot.cli.json_output.history import HistoryDocument, JudgmentEntry

@@ -31,8 +31,9 @@ async def review(ctx: Context) -> int:
     """`judgebot review`: why each open case was queued, its question and the judge's verdict, oldest first."""
     from rich.table import Table
 
-    from bot.store import ANY_TEAM, open_cases, utcnow
-    from bot.trust.review import REASONS
+    from bot.records import ANY_TEAM
+    from bot.store import utcnow, waiting_cases
+    from bot.trust.review_reasons import REASONS
 
     settled()
     if ctx.args.limit < 1:
@@ -51,7 +52,7 @@ async def review(ctx: Context) -> int:
         if ctx.args.json:
             raise UsageError("--json lists the queue's cases; --out writes them as a CSV to fill in: give one of them")
         return write_out(ctx)
-    cases = open_cases(ctx.store, team_id=ANY_TEAM if channel else None, channel_id=channel, limit=ctx.args.limit)
+    cases = waiting_cases(ctx.store, team_id=ANY_TEAM if channel else None, channel_id=channel, limit=ctx.args.limit)
     if ctx.args.json:
         from bot.cli.json_output import print_json
         from bot.cli.json_output.review import ReviewDocument

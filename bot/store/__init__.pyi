@@ -40,6 +40,7 @@ from .chat.subscriptions import (
     week_taken,
 )
 from .chat.workspace_orgs import channel_teams, org_of, remember_org
+from .clock import utcnow
 from .connections import BUSY_TIMEOUT_MS, configure_sqlite, make_engine, store_problem
 from .counts.billing import bill_judgments
 from .counts.case_keys import REMOVED, case_key, judgment_case, removed_case, was_removed
@@ -47,8 +48,8 @@ from .counts.counting import Link, counted_case, replacements
 from .counts.tallies import HOUR, KEY, KEY_LENGTH, add_judgments, hour_of, question_key
 from .database import Store
 from .migrations.cases import fill_replacements
+from .migrations.latest import LATEST
 from .migrations.upgrade import current_version, migrate
-from .migrations.versions import LATEST
 from .processes.deliveries import forget_deliveries, record_delivery
 from .processes.endpoint_pauses import current_pauses, tell_pause
 from .processes.leases import owner_gone, process_name
@@ -74,13 +75,10 @@ from .reads.browse import (
 )
 from .reads.channel import (
     Billed,
-    Figures,
     Spend,
-    channel_stats,
     counted_in_channel,
     identical_rows,
     in_channel,
-    model_of,
     month_spent,
     month_start,
     newest_judge,
@@ -93,11 +91,15 @@ from .reads.channel import (
 )
 from .reads.graded import graded_answers
 from .reads.label_counts import Said
+from .reads.latest import ListedJudgment, latest_in_channel
 from .reads.pairs import judged_pairs, orders_of, pair_case, pair_labels
 from .reads.recent import recent_sample
+from .reads.stats import Figures, channel_stats, model_of
+from .reads.waiting import WaitingCase, waiting_cases
 from .reads.weekly import first_judged, judges_used, lowest_scored, rubric_texts_used, score_drops, weekly_means
 from .retention.revisions import Pruned
 from .retention.texts import Removed, Shapes, forget_team, remove_old_texts, team_rows
+from .runs.abandoned_loads import fail_abandoned_loads
 from .runs.backgrounds import (
     add_background,
     background_window,
@@ -105,13 +107,13 @@ from .runs.backgrounds import (
     update_background,
 )
 from .runs.batches import ENDED, SENT, UPLOADING, Slot, add_part, open_parts, pending_rows, slots_of, update_part
+from .runs.listing import ListedRun, listed_runs
 from .runs.records import (
     COST_NOT_AGREED,
     LOAD_LOST,
     beat_run,
     claim_run,
     create_run,
-    fail_abandoned_loads,
     get_run,
     interrupt_run,
     latest_unfinished_run,
@@ -165,7 +167,6 @@ from .tables.history import (
     Run,
     RunBatch,
     table_of,
-    utcnow,
 )
 from .tables.oauth import BOTS, INSTALLATIONS, OAUTH_STATES
 from .tables.processes import EndpointPause, ListedShutdown, ModelListRead, Rejudge, WorkflowStep
@@ -232,8 +233,10 @@ __all__ = [
     "ANY_TEAM", "BOTS", "BUSY_TIMEOUT_MS", "Billed", "BilledTally", "CLAIM_STALE", "COST_NOT_AGREED", "ChannelJudge",
     "ChannelSetting", "CostLimits", "DISAGREE", "DigestPost", "DigestSubscription", "ENDED", "EndpointPause",
     "ListRead", "ListedShutdown", "ModelListRead", "Feedback", "Figures", "HOUR", "ID_CHUNK", "INSERT_BATCH",
-    "INSTALLATIONS", "Judgment", "JudgmentSample", "JudgmentTally", "KEY", "KEY_LENGTH", "LATEST", "LOAD_LOST",
-    "Label", "Link", "MOVES", "OAUTH_STATES", "OFFER_FOR", "OPEN", "PassGroup", "Pruned", "QueueState", "QueuedRow",
+    "INSTALLATIONS", "ListedJudgment", "ListedRun", "Judgment", "JudgmentSample", "JudgmentTally", "KEY",
+    "KEY_LENGTH", "LATEST", "LOAD_LOST",
+    "Label", "Link", "WaitingCase", "waiting_cases", "MOVES", "OAUTH_STATES", "OFFER_FOR", "OPEN", "PassGroup",
+    "Pruned", "QueueState", "QueuedRow",
     "REMOVED", "Rejudge", "Removed", "ReviewCase", "ReviewNudge", "ReviewSetup", "RowVerdict", "RubricRevision",
     "Run", "RunBackground", "RunBatch", "SENT", "STALE", "Said", "Scope", "Sealer", "Shapes", "SharedFile", "Slot",
     "Spend", "Store",
@@ -244,7 +247,8 @@ __all__ = [
     "claim_week", "configure_sqlite", "cost_limits", "counted_case", "counted_in_channel", "counted_passes",
     "create_run", "current_pauses", "keep_listed_shutdowns", "listed_shutdowns", "current_version",
     "decide_revision", "default_rubric", "default_samples", "drawn_by", "drop_step", "earlier_hashes",
-    "earlier_share", "earlier_unread", "fail_abandoned_loads", "feedback_tally", "fill_replacements", "find_cached",
+    "earlier_share", "latest_in_channel", "listed_runs", "earlier_unread", "fail_abandoned_loads", "feedback_tally",
+    "fill_replacements", "find_cached",
     "find_cached_many", "first_judged", "first_judgment", "forget_deliveries", "forget_team", "get_judgment",
     "get_run", "get_share", "give_up_rejudge", "graded_answers", "hour_of", "identical_rows", "in_channel",
     "interrupt_run", "iter_columns", "iter_judgments", "judge_choices", "judge_of_channel", "judged_elsewhere",

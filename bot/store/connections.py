@@ -17,10 +17,9 @@ try:
 except ImportError:  # not on POSIX: processes are not kept from setting up a history at the same moment
     fcntl = None  # type: ignore[assignment]
 
-from sqlalchemy import event
+from sqlalchemy import create_engine, event
 from sqlalchemy.engine import URL, Engine, ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
-from sqlmodel import create_engine
 
 from bot.errors import SetupError, StoreUnavailable
 

@@ -4,10 +4,11 @@ store's sub-packages that takes it."""
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
 
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
-from sqlmodel import Session, select
 
 from bot.errors import StoreUnavailable
 from bot.store.connections import (
@@ -20,6 +21,9 @@ from bot.store.connections import (
     quick_check,
 )
 from bot.store.migrations.upgrade import set_up
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
 
 
 class Store:
@@ -41,7 +45,7 @@ class Store:
             SetupError: `url` cannot be used (unparsable, an unknown database, its driver not installed).
             StoreUnavailable: the database cannot be opened, is not a judgebot history, or is damaged.
         """
-        from bot.store.runs.records import fail_abandoned_loads
+        from bot.store.runs.abandoned_loads import fail_abandoned_loads
 
         engine = make_engine(url)
         try:
@@ -68,6 +72,8 @@ class Store:
 
     def session(self) -> Session:
         """A new session; use it as a context manager."""
+        from sqlmodel import Session  # the ORM: loaded by the first query that uses it, not by opening the history
+
         return Session(self.engine, expire_on_commit=False)
 
     def check_integrity(self) -> None:

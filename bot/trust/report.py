@@ -3,17 +3,18 @@ report for the terminal, Slack and the digest alike."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from bot.config import Settings
 from bot.store import PassGroup, Store, counted_passes, newest_judge
-from bot.trust.calibration import Agreement, Calibration, Verdict, calibrate, case_tables, most_first
+from bot.trust.calibration import Agreement, Calibration, Verdict, calibrate, most_first
 from bot.trust.cases import verdict_rows
-from bot.trust.labels import numeric_paths, ordinal_scales, tag_order, vote_as_label
+from bot.trust.labels import numeric_paths, ordinal_scales, tag_order
+from bot.trust.people_agreement import agreement_of
+from bot.trust.people_agreement import people_agreement as people_agreement  # where the stats' faces read it
 from bot.trust.review_queue import random_share
 
 if TYPE_CHECKING:  # a rubric comes with its package loaded: the stats' agreement with people loads none
@@ -206,42 +207,13 @@ def weekly_trust(store: Store, *, channel_id: str | None, team_id: str | None, s
         by_rubric.setdefault(group.rubric_name, []).append(group)
     found = []
     for name, counts in sorted(by_rubric.items()):
-        week = _agreement([group for group in counts if group.recent])
-        before = _agreement([group for group in counts if not group.recent])
+        week = agreement_of([group for group in counts if group.recent])
+        before = agreement_of([group for group in counts if not group.recent])
         now = judge_in_use(store, rubric_name=name, channel_id=channel_id, team_id=team_id, until=until)
         given_on = GivenOn.counted(counts)
         found.append(WeekTrust(name, week, before, now, given_on, doubts(week, now, bar, given_on)))
     return found
 
 
-class Said(Protocol):
-    """People's labels or votes counted alike: the judge's pass/fail, what the person said (a label's pass/fail, or a
-    vote's Agree), whether it was a vote, the case, and how many."""
-
-    @property
-    def judge_passed(self) -> bool | None: ...
-    @property
-    def said(self) -> bool | None: ...
-    @property
-    def vote(self) -> bool: ...
-    @property
-    def case_key(self) -> str | None: ...
-    @property
-    def count(self) -> int: ...
 
 
-def people_agreement(said: Sequence[Said]) -> Agreement:
-    """The pass/fail figures of counted labels and votes (a vote read by `vote_as_label`), such as the stats' "people
-    agree" of every label, correction and vote on a model's judgments."""
-    return _agreement(said)
-
-
-def _agreement(counts: Sequence[Said]) -> Agreement:
-    passes: Counter[tuple[bool, bool]] = Counter()
-    items: list[tuple[str | None, bool, bool, int]] = []
-    for group in counts:
-        human = vote_as_label(bool(group.said), passed=group.judge_passed).passed if group.vote else group.said
-        if group.judge_passed is not None and human is not None:
-            passes[group.judge_passed, human] += group.count
-            items.append((group.case_key, group.judge_passed, human, group.count))
-    return Agreement.of_tables(sum(group.count for group in counts), passes, case_tables(items))

@@ -12,13 +12,10 @@ from dataclasses import dataclass
 from bot.figures import plural
 from bot.records import channel_of_checks
 from bot.store import DISAGREE, QueuedRow, Run, Store, add_cases, drawn_by, queued_rows
+from bot.trust.review_reasons import INCONSISTENT, RANDOM, SPLIT, UNSURE
+from bot.trust.review_reasons import REASONS as REASONS  # said where the queue is shown
 
 RANDOM_AT_LEAST = 3  # the random share of a file is never fewer cases than this (when it has them)
-# Why a case is queued, the first that applies; a case picked at random is marked so whatever its reason.
-SPLIT, UNSURE, RANDOM = "split", "unsure", "random"
-INCONSISTENT = "inconsistent"  # a pair whose winner changed with the order the judge saw its answers in
-REASONS = {DISAGREE: "the judge and a person's label disagree", SPLIT: "the jury split", UNSURE: "the samples split",
-           RANDOM: "picked at random", INCONSISTENT: "the judge's winner changed with the order of the answers"}
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,9 @@ JUDGING = ("openai", "aiohttp", "sqlalchemy", "sqlmodel", "bot.store", "bot.llm.
 # transport) and the rubric files' machinery (stats, history, runs and review show rubrics by name).
 NOT_READING = ("openai", "aiohttp", "httpx", "bot.llm", "bot.runs", "bot.judge.panel", "bot.judge.judgment",
                "bot.rubric", "yaml")
+# What the reading commands have no use for: the ORM and the table models (opening the history, the lists and the
+# stats read the Core tables of bot.store.tables.core), and the migrations of a history already at the latest version.
+NOT_LISTING = ("sqlalchemy.orm", "sqlmodel", "bot.store.tables.history", "bot.store.migrations.versions")
 # What one triple has no use for: what Slack's side keeps in the history (its tables and queries, installations) and
 # the review queue as people work it (a triple only sends to it). The store's door loads a module when its name is
 # first used, so one query module importing one of these at its top would load it for every triple.
@@ -71,6 +74,7 @@ def test_the_reading_commands_load_neither_the_judge_nor_slack_nor_the_rubric_fi
         modules = imported(tmp_path, *command)
         assert "bot.store" in modules  # it reads the history
         assert loaded(modules, NEVER + NOT_READING) == set(), command
+        assert loaded(modules, NOT_LISTING) == set(), command
 
 
 @pytest.mark.slow

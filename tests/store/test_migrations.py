@@ -46,6 +46,13 @@ def table_names(engine: sa.Engine) -> set[str]:
 # --- migrations ------------------------------------------------------------------------------------------------
 
 
+def test_the_latest_version_is_the_number_of_migrations() -> None:
+    # An up-to-date history is checked against LATEST without loading the migrations: the number is kept apart.
+    from bot.store.migrations.versions import MIGRATIONS
+
+    assert LATEST == len(MIGRATIONS)
+
+
 def test_open_migrates_empty_database_to_latest(db_url: str) -> None:
     engine = make_engine(db_url)
     try:

@@ -9,7 +9,7 @@ from bot.cli.json_output import Document, UtcTime
 from bot.cli.json_output.agreement import PassFailAgreement
 
 if TYPE_CHECKING:
-    from bot.store import Figures, Judgment, Run, Spend
+    from bot.store import Figures, Judgment, ListedJudgment, ListedRun, Run, Spend
 
 
 class RunEntry(Document):
@@ -39,7 +39,7 @@ class RunEntry(Document):
     """The model under test --model-name named, if any."""
 
     @classmethod
-    def of(cls, run: Run) -> RunEntry:
+    def of(cls, run: Run | ListedRun) -> RunEntry:
         """A run as `judgebot runs` lists it."""
         return cls(id=run.id, created_at=run.created_at, status=run.status, stop_reason=run.stop_reason,
                    rubric=run.rubric_name, rubric_version=run.rubric_version, judge_model=run.judge_model,
@@ -88,7 +88,7 @@ class JudgmentEntry(Document):
     """The question (empty once RETENTION_DAYS removed the texts)."""
 
     @classmethod
-    def of(cls, row: Judgment) -> JudgmentEntry:
+    def of(cls, row: Judgment | ListedJudgment) -> JudgmentEntry:
         """A judgment as `judgebot history` lists it."""
         return cls(id=row.id, run_id=row.run_id, created_at=row.created_at, judged_at=row.judged_at,
                    status=row.status, rubric=row.rubric_name, rubric_version=row.rubric_version,
@@ -142,7 +142,7 @@ class ModelFigures(Document):
     @classmethod
     def of(cls, figures: Figures) -> ModelFigures:
         """The figures of one model and rubric, as `judgebot stats` shows them."""
-        from bot.trust.report import people_agreement
+        from bot.trust.people_agreement import people_agreement
 
         return cls(model=figures.model_name, rubric=figures.rubric_name, cases=figures.cases,
                    scored_cases=figures.scored, passed_cases=figures.passed, error_cases=figures.errors,

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from bot.cli.json_output import Document, UtcTime
 
 if TYPE_CHECKING:
-    from bot.store import Judgment, ReviewCase
+    from bot.store import Judgment, ListedJudgment, ReviewCase
+    from bot.store import WaitingCase as QueuedCase
 
 
 class WaitingCase(Document):
@@ -46,8 +47,9 @@ class ReviewDocument(Document):
     """The cases."""
 
     @classmethod
-    def of(cls, channel: str | None, cases: Iterable[tuple[ReviewCase, Judgment]]) -> ReviewDocument:
-        """The queue's open cases, as `open_cases` gives them."""
+    def of(cls, channel: str | None,
+           cases: Iterable[tuple[ReviewCase | QueuedCase, Judgment | ListedJudgment]]) -> ReviewDocument:
+        """The queue's open cases, as `open_cases` (or `waiting_cases`) gives them."""
         return cls(channel=channel, cases=[
             WaitingCase(judgment_id=judgment.id, queued_at=case.created_at, reason=case.reason, at_random=case.random,
                         rubric=case.rubric_name, model=judgment.model_name, question=judgment.question,

@@ -14,10 +14,10 @@ from bot.records import RowState, RunState
 
 if TYPE_CHECKING:  # only types: the terminal must not load the judge or the database to draw a table
     from bot.digest import Digest
-    from bot.store import Figures, Judgment, Run
+    from bot.store import Figures, ListedJudgment, ListedRun
 
 
-def show_runs(console: Console, runs: Iterable[Run]) -> None:
+def show_runs(console: Console, runs: Iterable[ListedRun]) -> None:
     """Recent runs."""
     columns = [Column("run"), Column("created (UTC)", 2), Column("status", free_text=True), Column("rubric", 1),
                Column("rows", 1), Column("source", 3, free_text=True), Column("judge", 4)]
@@ -31,7 +31,7 @@ def show_runs(console: Console, runs: Iterable[Run]) -> None:
             console.print(shown(f"run {run.id} {run.status} ({run.stop_reason}){resume}"), highlight=False)
 
 
-def show_history(console: Console, judgments: Iterable[Judgment]) -> None:
+def show_history(console: Console, judgments: Iterable[ListedJudgment]) -> None:
     """The latest judgments of a channel, newest first."""
     columns = [Column("#", 4), Column("when (UTC)", 3), Column("rubric", 2), Column("model under test"),
                Column("headline", 1, free_text=True), Column("asked by", 5), Column("question", 2, free_text=True)]
@@ -48,7 +48,7 @@ def people_text(figures: Figures) -> str:
     """How far people agree with the judge on a model's rows: every label, correction and vote, with its interval
     and n; a dash when none says pass or fail."""
     from bot.trust.calibration_texts import agreement_text
-    from bot.trust.report import people_agreement
+    from bot.trust.people_agreement import people_agreement
 
     agreement = people_agreement(figures.said)
     return DASH if agreement.agreement is None else agreement_text(agreement)

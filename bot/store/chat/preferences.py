@@ -12,8 +12,8 @@ from bot.store.upserts import upsert
 
 if TYPE_CHECKING:
     from bot.store.database import Store
+from bot.store.clock import utcnow
 from bot.store.tables.chat import ChannelSetting, UserSetting
-from bot.store.tables.history import utcnow
 
 
 def remembered_model(store: Store, *, team_id: str, user_id: str) -> str | None:

@@ -11,9 +11,10 @@ from sqlmodel import col, select
 
 from bot.errors import IllegalMove
 from bot.records import ShareState
+from bot.store.clock import utcnow
 from bot.store.processes.leases import take_over
 from bot.store.tables.chat import SharedFile
-from bot.store.tables.history import Judgment, Run, utcnow
+from bot.store.tables.history import Judgment, Run
 
 if TYPE_CHECKING:
     from bot.store.database import Store

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
+from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.tables.chat import ChannelSetting
-from bot.store.tables.history import Run, table_of, utcnow
+from bot.store.tables.history import Run, table_of
 from bot.store.tables.processes import WorkspaceOrg
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from bot.errors import SchemaTooNew
-from bot.store.migrations.versions import LATEST, MIGRATIONS
+from bot.store.migrations.latest import LATEST
 
 LOCK_ID = 7_311_924  # a PostgreSQL advisory lock that serialises migrating processes
 
@@ -66,6 +66,8 @@ def migrate(engine: Engine, target: int = LATEST) -> int:
         return LATEST
     from alembic.migration import MigrationContext
     from alembic.operations import Operations
+
+    from bot.store.migrations.versions import MIGRATIONS  # every migration (and the tables some read): only to migrate
 
     with engine.begin() as conn:
         _lock(conn)

@@ -349,4 +349,3 @@ MIGRATIONS: list[Callable[[Operations], None]] = [
     _v31_reasoning_tokens, _v32_listed_shutdowns, _v33_reasoning_effort, _v34_background_responses,
     _v35_run_rows_index, _v36_passages_kept_once,
 ]
-LATEST = len(MIGRATIONS)

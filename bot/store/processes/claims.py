@@ -12,8 +12,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from bot.records import PostState
+from bot.store.clock import utcnow
 from bot.store.processes.leases import process_name, take_over
-from bot.store.tables.history import utcnow
 
 if TYPE_CHECKING:  # the tables whose rows are claimed come with the callers that claim them
     from bot.store.database import Store

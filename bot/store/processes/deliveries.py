@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
+from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.processes.leases import process_name
 from bot.store.tables.chat import SlackDelivery
-from bot.store.tables.history import table_of, utcnow
+from bot.store.tables.history import table_of
 
 if TYPE_CHECKING:
     from bot.store.database import Store

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
+from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.processes.leases import process_name
-from bot.store.tables.history import table_of, utcnow
+from bot.store.tables.history import table_of
 from bot.store.tables.processes import EndpointPause
 
 if TYPE_CHECKING:

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import update
 from sqlalchemy.engine import CursorResult
-from sqlmodel import Session, col
 
 if TYPE_CHECKING:  # the tables whose rows are leased: a run's lease loads no table of Slack's or of review
+    from sqlmodel import Session
+
     from bot.store.tables.chat import DigestPost, SharedFile
     from bot.store.tables.history import Run
     from bot.store.tables.trust import ReviewNudge
@@ -63,6 +64,8 @@ def take_over(session: Session, table: type[Run | SharedFile | DigestPost | Revi
     The row must be unchanged since it was read (same owner, and `where`), so of two processes taking it
     at once, one wins. The caller commits; True if the row was taken.
     """
+    from sqlmodel import col  # the ORM: not loaded by a process that only asks whether an owner is gone
+
     if held and row.owner and not owner_gone(row.owner, getattr(row, seen), now, stale_after):
         return False
     column = col(table.owner)

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
+from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.processes.leases import owner_gone, process_name
-from bot.store.tables.history import table_of, utcnow
+from bot.store.tables.history import table_of
 from bot.store.tables.processes import Rejudge
 
 if TYPE_CHECKING:

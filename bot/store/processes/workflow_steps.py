@@ -12,7 +12,8 @@ from bot.store.upserts import upsert
 
 if TYPE_CHECKING:
     from bot.store.database import Store
-from bot.store.tables.history import table_of, utcnow
+from bot.store.clock import utcnow
+from bot.store.tables.history import table_of
 from bot.store.tables.processes import WorkflowStep
 
 

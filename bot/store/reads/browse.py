@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy import func, literal, select, union_all
 
-from bot.records import STALE_AFTER, RowState, RunState
-from bot.store.processes.leases import owner_gone
-from bot.store.reads.channel import counted_in_channel, model_of
-from bot.store.runs.records import COST_NOT_AGREED
-from bot.store.tables.history import BilledTally, Judgment, Run, table_of, utcnow
+from bot.records import RowState
+from bot.store.clock import utcnow
+from bot.store.reads.channel import counted_in_channel
+from bot.store.reads.stats import model_of
+from bot.store.runs.listing import PROCESS_GONE, SHOWN_INTERRUPTED, gone_while_running, never_started
+from bot.store.tables.history import BilledTally, Judgment, Run, table_of
 from bot.store.tables.trust import ReviewCase
 from bot.store.trust.review import OPEN
 
@@ -40,8 +41,8 @@ def visible(column: Any, channels: Channels) -> Any:
 
 def listed(run: Run, now: datetime) -> Run:
     """A run as lists show it: one whose process is gone while it ran shown as interrupted."""
-    if run.status == RunState.RUNNING and owner_gone(run.owner, run.heartbeat_at, now, STALE_AFTER):
-        return run.model_copy(update={"status": "interrupted", "stop_reason": "its process is gone"})
+    if gone_while_running(run.status, run.owner, run.heartbeat_at, now):
+        return run.model_copy(update={"status": SHOWN_INTERRUPTED, "stop_reason": PROCESS_GONE})
     return run
 
 
@@ -66,8 +67,8 @@ class RunLine:
 def run_lines(store: Store, *, channels: Channels, limit: int, offset: int = 0) -> tuple[list[RunLine], int]:
     """A page of runs the viewer may see, newest first (but those never started: their cost was not agreed to), with
     their figures; and how many there are in all."""
-    never_started = sa.and_(Run.status == RunState.CANCELLED, Run.stop_reason == COST_NOT_AGREED)  # type: ignore[arg-type]
-    where = [sa.not_(never_started), visible(Run.channel_id, channels)]
+    r = table_of(Run).c
+    where = [sa.not_(never_started(r.status, r.stop_reason)), visible(Run.channel_id, channels)]
     with store.session() as session:
         total = int(session.execute(select(func.count()).select_from(Run).where(*where)).scalar_one())
         runs = list(session.exec(select(Run).where(*where).order_by(sa.desc(Run.id)).limit(limit)  # type: ignore[call-overload]

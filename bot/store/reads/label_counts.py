@@ -1,5 +1,5 @@
 """What people said of a channel's judgments, counted per model under test and rubric: every label (a correction, a
-CSV's human_ columns) and every vote that stands, for the stats and the digest's figures."""
+CSV's human_ columns) and every vote that stands, for the stats and the digest's figures (read over the Core tables)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlmodel import col
 
 from bot.records import RowState
 from bot.store.counts.tallies import KEY_LENGTH, key_of
-from bot.store.tables.history import Feedback, Judgment
-from bot.store.tables.trust import Label
-from bot.store.trust.labels import standing_vote
+from bot.store.counts.votes import vote_stands
+from bot.store.tables.core import FEEDBACK, JUDGMENT, LABEL
 
 if TYPE_CHECKING:
     from bot.store.database import Store
@@ -36,9 +34,10 @@ def _judged(since: datetime | None, until: datetime | None, model: str | None) -
     """Conditions on the judgment of a label or vote: judged in [since, until), of the model under test when given
     (matched as the stats match it). The channel is not among them: it is read with the counts, so the database starts
     from the labels and votes (few), not from the channel's judgments (a million)."""
-    where = [] if since is None else [col(Judgment.judged_at) >= since]
-    where += [] if until is None else [col(Judgment.judged_at) < until]
-    where += [] if model is None else [sa.func.lower(key_of(col(Judgment.model_name))) == model.lower()[:KEY_LENGTH]]
+    j = JUDGMENT.c
+    where = [] if since is None else [j.judged_at >= since]
+    where += [] if until is None else [j.judged_at < until]
+    where += [] if model is None else [sa.func.lower(key_of(j.model_name)) == model.lower()[:KEY_LENGTH]]
     return where
 
 
@@ -51,15 +50,15 @@ def said_by_model(store: Store, *, channel_id: str | None, since: datetime | Non
     Read from the labels and votes joined to their judgments by id, counted per case in the database, and narrowed
     to the channel's scored judgments after.
     """
-    group = (col(Judgment.channel_id), col(Judgment.status), key_of(col(Judgment.model_name)),
-             col(Judgment.rubric_name), col(Judgment.passed))
+    j, label, voted = JUDGMENT.c, LABEL.c, FEEDBACK.c
+    group = (j.channel_id, j.status, key_of(j.model_name), j.rubric_name, j.passed)
     where = _judged(since, until, model)
-    labels = (sa.select(*group, col(Label.passed), col(Label.case_key), sa.func.count()).select_from(Label)
-              .join(Judgment, col(Judgment.id) == col(Label.judgment_id)).where(*where)
-              .group_by(*group, col(Label.passed), col(Label.case_key)))
-    votes = (sa.select(*group, col(Feedback.agree), col(Feedback.case_key), sa.func.count()).select_from(Feedback)
-             .join(Judgment, col(Judgment.id) == col(Feedback.judgment_id)).where(*where, standing_vote())
-             .group_by(*group, col(Feedback.agree), col(Feedback.case_key)))
+    labels = (sa.select(*group, label.passed, label.case_key, sa.func.count()).select_from(LABEL)
+              .join(JUDGMENT, j.id == label.judgment_id).where(*where)
+              .group_by(*group, label.passed, label.case_key))
+    votes = (sa.select(*group, voted.agree, voted.case_key, sa.func.count()).select_from(FEEDBACK)
+             .join(JUDGMENT, j.id == voted.judgment_id).where(*where, vote_stands(FEEDBACK, LABEL))
+             .group_by(*group, voted.agree, voted.case_key))
     found: dict[tuple[str, str], list[Said]] = {}
     with store.engine.connect() as conn:
         for statement, vote in ((labels, False), (votes, True)):

@@ -14,7 +14,8 @@ from sqlmodel import col
 from bot.records import RowState
 from bot.store.counts.counting import standing
 from bot.store.counts.tallies import HOUR, hour_of
-from bot.store.reads.channel import counted_in_channel, in_channel, model_of
+from bot.store.reads.channel import counted_in_channel, in_channel
+from bot.store.reads.stats import model_of
 from bot.store.tables.history import Judgment
 
 if TYPE_CHECKING:

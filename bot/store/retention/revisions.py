@@ -11,8 +11,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from bot.figures import plural
+from bot.store.clock import utcnow
 from bot.store.counts.case_keys import REMOVED
-from bot.store.tables.history import Judgment, table_of, utcnow
+from bot.store.tables.history import Judgment, table_of
 from bot.store.tables.trust import Label, RubricRevision
 from bot.store.trust.revisions import ACCEPTED, EARLIER_HASHES
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmodel import col, select
 
+from bot.store.clock import utcnow
 from bot.store.tables.background import RunBackground
-from bot.store.tables.history import utcnow
 
 if TYPE_CHECKING:
     from bot.store.database import Store

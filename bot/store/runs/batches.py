@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from bot.records import RowState
+from bot.store.clock import utcnow
 from bot.store.runs.rows import id_chunks
-from bot.store.tables.history import Judgment, RunBatch, utcnow
+from bot.store.tables.history import Judgment, RunBatch
 
 if TYPE_CHECKING:
     from bot.store.database import Store

@@ -5,44 +5,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import and_, delete, or_, update
+from sqlalchemy import and_, or_, update
 from sqlalchemy.engine import CursorResult
 from sqlmodel import col, select
 
 from bot.records import CLAIMABLE, RESUMABLE, RunState
-from bot.store.processes.leases import owner_gone, take_over
-from bot.store.tables.history import Judgment, Run, utcnow
+from bot.records import COST_NOT_AGREED as COST_NOT_AGREED  # the door names it here
+from bot.store.clock import utcnow
+from bot.store.processes.leases import take_over
+from bot.store.runs.listing import never_started
+from bot.store.tables.history import Run
 
 if TYPE_CHECKING:
     from bot.store.database import Store
 
-COST_NOT_AGREED = "not started: its cost was not agreed to"  # the stop reason of a run refused at its estimate
 INTERRUPTED = "interrupted"  # the stop reason of a run stopped by its process (Ctrl-C) with rows left to judge
-LOADING_STALE_AFTER = 120.0  # seconds without a batch of rows after which another host's loading run is abandoned
-ABANDONED_LOAD = "its process stopped while its rows were loading"
 LOAD_LOST = "run {run_id} was marked failed by another process while its rows were loading; start it again"
 
-
-def fail_abandoned_loads(store: Store) -> list[int]:
-    """Mark failed each run left loading by a process that is gone, dropping its half-loaded rows; their ids.
-
-    Such a run can never be judged (its file was not read to the end), so its rows, all without a verdict,
-    are not kept as if it could. A live process loading a run beats its heartbeat at every batch of rows.
-    """
-    now, failed = utcnow(), []
-    with store.session() as session:
-        for run in session.exec(select(Run).where(Run.status == RunState.LOADING)).all():
-            if not owner_gone(run.owner, run.heartbeat_at or run.created_at, now, LOADING_STALE_AFTER):
-                continue
-            unchanged = (col(Run.id) == run.id, col(Run.status) == RunState.LOADING,
-                         col(Run.owner).is_not_distinct_from(run.owner))
-            result = cast(CursorResult[Any], session.execute(update(Run).where(*unchanged).values(
-                status=RunState.FAILED, owner=None, finished_at=now, stop_reason=ABANDONED_LOAD)))
-            if result.rowcount == 1:
-                session.execute(delete(Judgment).where(col(Judgment.run_id) == run.id))
-                failed.append(run.id)
-        session.commit()
-    return failed
 
 def create_run(store: Store, **fields: Any) -> Run:
     """Insert a run and return it with its id."""
@@ -83,9 +62,9 @@ def unfinished_runs(store: Store, *, source: str) -> list[Run]:
 def recent_runs(store: Store, limit: int = 20) -> list[Run]:
     """The newest runs first, but those cancelled because their cost was not agreed to: nothing of them was
     judged."""
-    never_started = and_(col(Run.status) == RunState.CANCELLED, col(Run.stop_reason) == COST_NOT_AGREED)
     with store.session() as session:
-        return list(session.exec(select(Run).where(~never_started).order_by(col(Run.id).desc()).limit(limit)))
+        refused = never_started(col(Run.status), col(Run.stop_reason))
+        return list(session.exec(select(Run).where(~refused).order_by(col(Run.id).desc()).limit(limit)))
 
 def update_run(store: Store, run_id: int, *, held_by: str | None = None, **fields: Any) -> bool:
     """Set fields of a run (only while process `held_by` still holds it, when given); False if none was set."""

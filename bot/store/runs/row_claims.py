@@ -17,9 +17,10 @@ from sqlalchemy import and_, case, func, or_, select, update
 from sqlalchemy.engine import Connection
 
 from bot.records import RowState, RunState, Triple
+from bot.store.clock import utcnow
 from bot.store.processes.leases import owner_gone
 from bot.store.runs.rows import triple_of
-from bot.store.tables.history import Judgment, Run, RunBatch, table_of, utcnow
+from bot.store.tables.history import Judgment, Run, RunBatch, table_of
 
 if TYPE_CHECKING:
     from bot.store.database import Store

@@ -14,12 +14,13 @@ from sqlmodel import col, select
 
 from bot.errors import RunBusy
 from bot.records import JUDGED_FIELDS, VERDICT_FIELDS, RowState, RunState, Triple, Verdict, context_of
+from bot.store.clock import utcnow
 from bot.store.counts.billing import bill_judgments
 from bot.store.counts.case_keys import case_key, texts_removed
 from bot.store.counts.counting import counted_case, lock_cases, restack
 from bot.store.counts.tallies import add_judgments, question_key, tally_upsert
 from bot.store.runs.records import LOAD_LOST
-from bot.store.tables.history import BilledTally, Feedback, Judgment, JudgmentSample, JudgmentTally, Run, table_of, utcnow
+from bot.store.tables.history import BilledTally, Feedback, Judgment, JudgmentSample, JudgmentTally, Run, table_of
 
 if TYPE_CHECKING:
     from bot.store.database import Store

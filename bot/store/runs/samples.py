@@ -13,9 +13,10 @@ from sqlalchemy import bindparam, insert
 from sqlalchemy.exc import IntegrityError
 
 from bot.records import SAMPLE_FIELDS, RowState, Verdict
+from bot.store.clock import utcnow
 from bot.store.counts.billing import bill_samples
 from bot.store.counts.counting import standing
-from bot.store.tables.history import BilledTally, Judgment, JudgmentSample, table_of, utcnow
+from bot.store.tables.history import BilledTally, Judgment, JudgmentSample, table_of
 
 if TYPE_CHECKING:
     from bot.store.database import Store

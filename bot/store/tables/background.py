@@ -7,7 +7,7 @@ from pydantic import NaiveDatetime
 from sqlalchemy import Column, Text
 from sqlmodel import Field, SQLModel
 
-from bot.store.tables.history import utcnow
+from bot.store.clock import utcnow
 
 
 class RunBackground(SQLModel, table=True):

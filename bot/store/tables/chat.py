@@ -8,7 +8,7 @@ from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, false
 from sqlmodel import Field, SQLModel
 
 from bot.records import PostState, ShareState
-from bot.store.tables.history import utcnow
+from bot.store.clock import utcnow
 
 
 class UserSetting(SQLModel, table=True):

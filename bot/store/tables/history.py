@@ -4,7 +4,6 @@ rubrics: bot.store.tables.trust)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any, cast
 
 from pydantic import NaiveDatetime
@@ -12,11 +11,7 @@ from sqlalchemy import JSON, BigInteger, Column, Index, Table, Text, UniqueConst
 from sqlmodel import Field, SQLModel
 
 from bot.records import RowState, RunState
-
-
-def utcnow() -> datetime:
-    """Now in UTC, without tzinfo: SQLite and PostgreSQL then store and return the same value."""
-    return datetime.now(UTC).replace(tzinfo=None)
+from bot.store.clock import utcnow
 
 
 def table_of(model: type[SQLModel]) -> Table:

@@ -10,7 +10,7 @@ from pydantic import NaiveDatetime
 from sqlalchemy import Column, ForeignKey, Integer
 from sqlmodel import Field, SQLModel
 
-from bot.store.tables.history import utcnow
+from bot.store.clock import utcnow
 
 
 class EndpointPause(SQLModel, table=True):

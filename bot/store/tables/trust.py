@@ -10,7 +10,7 @@ from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from bot.records import PostState
-from bot.store.tables.history import utcnow
+from bot.store.clock import utcnow
 
 
 class Label(SQLModel, table=True):

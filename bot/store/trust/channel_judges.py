@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from sqlmodel import col, select
 
-from bot.store.tables.history import utcnow
+from bot.store.clock import utcnow
 from bot.store.tables.trust import ChannelJudge
 
 if TYPE_CHECKING:

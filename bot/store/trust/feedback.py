@@ -9,10 +9,11 @@ import sqlalchemy as sa
 from sqlalchemy import func
 from sqlmodel import col, select
 
+from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import case_key
 from bot.store.counts.tallies import add_votes
-from bot.store.tables.history import Feedback, Judgment, JudgmentTally, table_of, utcnow
+from bot.store.tables.history import Feedback, Judgment, JudgmentTally, table_of
 from bot.store.tables.trust import Label
 from bot.store.trust.review import close_reviewed
 

@@ -13,9 +13,11 @@ import sqlalchemy as sa
 from sqlmodel import col, select
 
 from bot.records import RowState
+from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import judgment_case
-from bot.store.tables.history import Feedback, Judgment, JudgmentTally, table_of, utcnow
+from bot.store.counts.votes import vote_stands
+from bot.store.tables.history import Feedback, Judgment, JudgmentTally, table_of
 from bot.store.tables.trust import Label, ReviewCase
 from bot.store.trust.review import close_reviewed
 
@@ -85,7 +87,6 @@ SCOPE_COLUMNS = (col(Judgment.status), col(Judgment.rubric_name), col(Judgment.j
                  col(Judgment.team_id))
 # What a labeled rubric's names are read with besides SCOPE_COLUMNS.
 VERDICT_COLUMNS = (col(Judgment.id), col(Judgment.passed), col(Judgment.tag), col(Judgment.rubric_hash))
-ONE: sa.ColumnClause[Any] = sa.literal_column("1")  # what an EXISTS asks for: nothing of the row
 
 
 def _given(column: Any, since: datetime | None, until: datetime | None = None) -> list[Any]:
@@ -97,13 +98,7 @@ def standing_vote() -> Any:
     """A vote that stands: its person gave no label of the same case (their label stands in for their votes) and no
     later vote on it (on another judgment of the same texts), so that a case counts once a person. Each EXISTS asks
     for a constant rather than every column, so that SQLite answers the first one from its index alone."""
-    later = sa.orm.aliased(Feedback)
-    return sa.and_(
-        ~sa.exists(ONE).where(col(Label.case_key) == col(Feedback.case_key), col(Label.user_id) == col(Feedback.user_id)),
-        ~sa.exists(ONE).where(col(later.case_key) == col(Feedback.case_key), col(later.user_id) == col(Feedback.user_id),
-                           sa.or_(col(later.updated_at) > col(Feedback.updated_at),
-                                  sa.and_(col(later.updated_at) == col(Feedback.updated_at),
-                                          col(later.id) > col(Feedback.id)))))
+    return vote_stands(table_of(Feedback), table_of(Label))
 
 
 def _joined(store: Store, since: datetime | None, named: Sequence[Any]) -> tuple[Sequence[Any], Sequence[Any]]:

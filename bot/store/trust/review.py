@@ -12,20 +12,22 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlmodel import col, select
 
+from bot.records import ANY_TEAM as ANY_TEAM  # the door names these here
+from bot.records import DISAGREE as DISAGREE
+from bot.records import LABELED as LABELED
+from bot.records import OPEN as OPEN
 from bot.records import RowState
+from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import case_key
-from bot.store.tables.history import Feedback, Judgment, table_of, utcnow
+from bot.store.tables.history import Feedback, Judgment, table_of
 from bot.store.tables.trust import Label, ReviewCase
 
 if TYPE_CHECKING:
     from bot.store.database import Store
 
-OPEN, LABELED = "open", "labeled"
-DISAGREE = "disagree"  # the reason of a case a person's label contradicts: asked again for a second opinion
 OFFER_FOR = timedelta(days=1)  # a case offered and not answered returns to the queue after this
 CANDIDATES = 25  # open cases looked at per offer; two reviewers at once each win a different one
-ANY_TEAM = "*"  # a channel's cases in whichever workspace (the terminal's view of a channel id)
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from bot.store.upserts import upsert
 
 if TYPE_CHECKING:
     from bot.store.database import Store
+from bot.store.clock import utcnow
 from bot.store.processes.claims import Claim, claim, mark_sent, release, unanswered
 from bot.store.tables.chat import ChannelSetting
-from bot.store.tables.history import utcnow
 from bot.store.tables.trust import ReviewNudge
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import update
 from sqlmodel import col, select
 
-from bot.store.tables.history import utcnow
+from bot.store.clock import utcnow
 from bot.store.tables.trust import RubricRevision
 
 if TYPE_CHECKING:
