@@ -133,9 +133,14 @@ def _migrated(db_url: str) -> Store:
     engine = make_engine(db_url)
     try:
         if _MIGRATION:
+            # The DDL in one round trip (statements without parameters may go together); what looked the database
+            # over (its has-table queries and the lock) needs no replaying; the rest (the versions written) in order.
+            ddl = ";\n".join(statement for statement, parameters in _MIGRATION if not parameters)
             with engine.begin() as conn:
+                conn.exec_driver_sql(ddl)
                 for statement, parameters in _MIGRATION:
-                    conn.exec_driver_sql(statement, parameters)
+                    if parameters and not statement.lstrip().upper().startswith("SELECT"):
+                        conn.exec_driver_sql(statement, parameters)
         else:
             def record(conn, cursor, statement, parameters, context, executemany) -> None:
                 _MIGRATION.append((statement, parameters))
@@ -207,3 +212,12 @@ async def bot_with(bot_settings, slack_server):
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The slow tests first: handed out to the workers at the start, they end before the quick ones do."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collecting imported (judgebot, the test modules, their libraries) is set aside from the garbage collector:
+    a worker's full collections then walk only what its tests make, not the whole collected suite each time."""
+    import gc
+
+    gc.collect()
+    gc.freeze()

@@ -95,6 +95,7 @@ def test_too_few_labels_or_corrections_are_refused_with_a_sentence(tmp_path: Pat
     assert not list(tmp_path.glob("*-aligned.yaml"))
 
 
+@pytest.mark.slow  # judges the labeled rows fold by fold through a command: 3 s alone, 11-25 s beside other tests
 def test_align_on_a_channels_labels_offers_their_notes_and_reads_no_other_channel(tmp_path: Path,
                                                                                  judge_server) -> None:
     from bot.records import Verdict

@@ -46,6 +46,7 @@ def test_the_cli_keeps_model_names_of_a_csv_and_of_model_name_within_the_limit(t
     assert history(tmp_path, "SELECT model_name FROM run") == [(cut(PASTED + "!"),)]
 
 
+@pytest.mark.slow  # a file judged in a Slack thread by the bot: 5 s beside other tests
 async def test_a_shared_csv_shows_and_keeps_a_long_model_name_cut(slack, slack_server, judge_server, bot_settings):
     from bot.store import Judgment, Store
 

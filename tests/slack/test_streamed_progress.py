@@ -27,6 +27,7 @@ def head_edits(slack_server, head_ts: str) -> list[dict]:
     return [c.params for c in slack_server.calls_to("chat.update") if c.params.get("ts") == head_ts]
 
 
+@pytest.mark.slow  # a file judged while its progress streams: 5 s beside other tests
 async def test_the_progress_is_a_stream_of_tasks_that_ends_with_the_summary(bot_with, slack_server, judge_server):
     judge_server.responder = slowly
     slack = await bot_with()

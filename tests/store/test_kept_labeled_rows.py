@@ -82,6 +82,7 @@ def judgments(store: Store) -> list[Judgment]:
         return list(session.exec(sa.select(Judgment).order_by(col(Judgment.id))).scalars())  # type: ignore[call-overload]
 
 
+@pytest.mark.slow  # nine checkpoints, each every scope read by two stores: 5-13 s
 @pytest.mark.parametrize("seed", [11, 12])
 def test_what_is_kept_reads_as_a_store_opened_anew_after_every_change(store: Store, db_url: str, seed: int) -> None:
     rng = random.Random(seed)
@@ -131,6 +132,7 @@ def test_what_is_kept_reads_as_a_store_opened_anew_after_every_change(store: Sto
     same_as_anew(store, db_url)
 
 
+@pytest.mark.slow  # every scope read by two stores at five checkpoints: 5-9 s
 def test_a_period_starts_at_its_moment_whatever_was_kept(store: Store, db_url: str) -> None:
     history(store, 13)
     same_as_anew(store, db_url)
@@ -143,6 +145,7 @@ def test_a_period_starts_at_its_moment_whatever_was_kept(store: Store, db_url: s
     same_as_anew(store, db_url, since=middle)
 
 
+@pytest.mark.slow  # two commands in fresh interpreters
 def test_what_another_process_writes_is_read(store: Store, db_url: str) -> None:
     history(store, 14)
     same_as_anew(store, db_url)

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from bot.records import Verdict
@@ -74,6 +75,7 @@ def test_the_random_share_is_a_rate_of_the_rows_and_at_least_three() -> None:
     assert random_count(1000, 0) == 0 and random_count(10, 1.0) == 10 and RANDOM_AT_LEAST == 3
 
 
+@pytest.mark.slow  # a run of many rows queued three ways: 5 s beside other tests
 def test_a_run_queues_unsure_rows_contradicted_rows_and_a_random_share_once(store: Store) -> None:
     first, rows = judged_run(store, [True] * 40)
     correct(store, rows[4], "U1", passed=False)  # row 5: a person says fail where the judge passed
