@@ -133,6 +133,7 @@ def test_align_on_a_channels_labels_offers_their_notes_and_reads_no_other_channe
     assert all("SECRET" not in str(body) for body in judge_server.bodies())
 
 
+@pytest.mark.slow  # six batches polled through a command: 11 s beside other tests
 def test_align_through_the_batch_api_measures_the_same(tmp_path: Path) -> None:
     from tests.support.batch_server import BatchJudgeServer
 
