@@ -96,6 +96,7 @@ async def test_judging_failing_rows_again_moves_no_figure(tmp_path, judge_server
     assert hv1["cases_by_judge_model"] == {"judge-cli": 10}  # one judge: the verdicts mix none
 
 
+@pytest.mark.slow  # several commands or files judged: 4-5 s beside other tests
 def test_a_second_judge_replaces_verdicts_and_the_figures_say_they_mix(tmp_path, judge_server):
     judge_server.responder = eth_responder
     everything, failing = eval_set(tmp_path)
@@ -116,6 +117,7 @@ def test_a_second_judge_replaces_verdicts_and_the_figures_say_they_mix(tmp_path,
     assert "hv2 · eth" not in text
 
 
+@pytest.mark.slow  # several commands or files judged: 4-5 s beside other tests
 def test_a_file_of_pairs_judged_three_times_is_its_pairs_once(tmp_path, judge_server):
     judge_server.responder = PrefersMarked()
     rows = [[f"question {i}", f"reference {i}", f"v1 answer {i}" + ("" if i % 10 < 7 else " [better]"),
@@ -130,6 +132,7 @@ def test_a_file_of_pairs_judged_three_times_is_its_pairs_once(tmp_path, judge_se
     assert (match["pairs"], match["b_won_pairs"], match["a_won_pairs"], match["tied_pairs"]) == (20, 14, 6, 0)
 
 
+@pytest.mark.slow  # several commands or files judged: 4-5 s beside other tests
 def test_a_case_judged_with_two_rubrics_is_two_cases_each_in_its_rubric(tmp_path, judge_server):
     judge_server.responder = eth_responder
     everything, _ = eval_set(tmp_path)

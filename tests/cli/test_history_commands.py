@@ -92,6 +92,7 @@ def test_narrow_terminals_never_cut_the_model_under_test(tmp_path, judge_server,
     assert "100.0" in outputs["stats"]  # and the mean headline
 
 
+@pytest.mark.slow  # several commands or files judged: 4-5 s beside other tests
 def test_stats_count_each_case_once_however_often_its_file_is_judged(tmp_path, judge_server):
     judge_server.responder = eth_responder
     rows = [[f"How do I register for exam {i}?", "In myStudies.", f"Use myStudies, step {i}."] for i in range(4)]

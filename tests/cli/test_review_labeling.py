@@ -10,6 +10,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from bot.records import Verdict
 from bot.rubric import load_rubrics
 from bot.store import Store, add_rows, create_run, iter_judgments, save_verdict, set_blind
@@ -115,6 +117,7 @@ def test_a_blind_channels_case_shows_the_verdict_only_once_the_label_is_saved(tm
     assert open_count(tmp_path, "--channel", "C0BLIND") == 0
 
 
+@pytest.mark.slow  # several commands or files judged: 4-5 s beside other tests
 def test_the_queue_as_a_csv_round_trip_closes_the_cases_it_labels_and_says_the_rows_it_cannot_match(
         tmp_path: Path, judge_server) -> None:
     judged_file(tmp_path, judge_server)

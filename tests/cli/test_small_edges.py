@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+import pytest
+
 from tests.llm.test_context_window import ANSWER, LONG_ANSWER, LONG_REFERENCE, QUESTION, REFERENCE, ollama_show
 from tests.llm.test_context_window import academic_responder as perfect_academic
 from tests.support.cli import eth_responder, flat, history, judgebot, judgebot_json, read_results, write_rows
@@ -16,6 +18,7 @@ EXAMS = ["How do I register for exams?", "Register in myStudies.", "Use myStudie
 PRINT = ["How do I print?", "Use Web Print.", "Use the portal at print.example.", "bot-b"]
 
 
+@pytest.mark.slow  # several commands or files judged: 4-5 s beside other tests
 def test_identical_rows_of_a_first_run_are_said_judged_once_apart_from_the_history(tmp_path, judge_server):
     judge_server.responder = eth_responder
     write_rows(tmp_path / "rows.csv", HEADER, [EXAMS] * 4 + [PRINT])

@@ -33,6 +33,7 @@ def saved(tmp_path: Path) -> list[tuple]:
                           "JOIN run r ON r.id = j.run_id").fetchall()
 
 
+@pytest.mark.slow  # several commands or files judged: 4-5 s beside other tests
 async def test_over_stdio_an_agent_lists_the_tools_grades_and_reads_the_figures(tmp_path, judge_server):
     judge_server.responder = eth_responder
     async with Client(stdio_server(tmp_path, judge_server)) as client:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import io
 
+import pytest
+
 from bot.slack.views.card import REJUDGE
 from tests.support.pairwise_judge import PrefersMarked
 from tests.support.replies import eth_reply
@@ -43,6 +45,7 @@ async def digest(slack, slack_server) -> list[dict]:
     return table_dicts(post.params)
 
 
+@pytest.mark.slow  # several commands or files judged: 4-5 s beside other tests
 async def test_shared_again_and_judged_again_the_figures_stay(bot_with, slack_server, judge_server):
     judge_server.responder = grade_by_answer
     slack = await bot_with()

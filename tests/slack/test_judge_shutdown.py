@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+import pytest
 import time_machine
 
 from bot.config import Settings
@@ -132,6 +133,7 @@ async def test_a_card_judged_by_a_judge_far_from_its_shutdown_or_with_no_date_sa
     assert all("*Correct" in card and "shuts down" not in card and '"type": "alert"' not in card for card in cards)
 
 
+@pytest.mark.slow  # several commands or files judged: 4-5 s beside other tests
 async def test_a_file_judged_by_a_judge_near_its_shutdown_says_so_in_its_summary(bot_settings, slack_server,
                                                                                  judge_server) -> None:
     from tests.support.replies import eth_reply

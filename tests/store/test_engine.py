@@ -192,6 +192,7 @@ def test_make_engine_sqlite_settings_and_parent_directory(tmp_path: Path) -> Non
         engine.dispose()
 
 
+@pytest.mark.slow  # several commands or files judged: 4-5 s beside other tests
 def test_a_history_opened_again_in_a_process_keeps_its_first_connections_reading_what_others_write(
         tmp_path: Path) -> None:
     # Opening a store checks the file is a history; had it read the file's bytes itself, closing that file would drop
