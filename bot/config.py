@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Literal
@@ -12,6 +13,17 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import SetupError
+
+
+def loopback(host: str) -> bool:
+    """Whether a server bound to `host` is reached by this machine only (127.0.0.0/8, ::1, localhost): the MCP server
+    and the web view serve freely there, and ask for a sign-in anywhere else."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:  # a name, which may stand for any interface
+        return False
 
 
 def default_db_path() -> Path:

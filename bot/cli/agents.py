@@ -69,7 +69,7 @@ async def mcp(ctx: Context) -> int:
 
 def _remote(host: str, allowed: bool) -> str | None:
     """Where a host other machines reach serves (None for a loopback address); UsageError unless `allowed`."""
-    from bot.hosts import loopback
+    from bot.config import loopback
 
     if loopback(host):
         return None

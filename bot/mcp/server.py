@@ -13,8 +13,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 
+from bot.config import loopback
 from bot.errors import JudgebotError
-from bot.hosts import loopback
 from bot.mcp.arguments import JudgebotServer
 from bot.mcp.gate import PRESENTED, Gate, Once, Presented
 from bot.mcp.people import SlackReach, slack_caller

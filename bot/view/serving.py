@@ -7,8 +7,8 @@ import asyncio
 
 from aiohttp import web
 
+from bot.config import loopback
 from bot.errors import UsageError
-from bot.hosts import loopback
 from bot.view.security import LOOPBACK_HOSTS
 
 REMOTE = ("--host {host} would show every channel's judgments to whoever reaches {where}: without Sign in with Slack "
