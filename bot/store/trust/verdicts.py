@@ -68,19 +68,21 @@ def labeled_items(store: Store, scope: Scope, since: datetime | None, paths: Seq
             numbers=lambda found: _numbers(found, paths, nested=True))
     made = 1 if compared_only else 0  # the slot of what is made of a row, for each way of reading
     counted: dict[tuple[Any, ...], bool] = {}  # the places the scope holds
+
+    def held(place: tuple[Any, ...]) -> bool:
+        """Whether the scope holds a judgment in this place (its status, rubric, judge, channel, workspace)."""
+        holds = counted.get(place)
+        if holds is None:
+            holds = counted[place] = scope.counts(*place)
+        return holds
+
     found: list[LabeledItem] = []
     add = found.append
     none = (None,) * len(paths)
     for read in label_rows:
-        if read is None:
+        if read is None or not held(read.side.place):
             continue
         side = read.side
-        place = side.place
-        holds = counted.get(place)
-        if holds is None:
-            holds = counted[place] = scope.counts(*place)
-        if not holds:
-            continue
         item = read.made[made]
         if item is None:
             _, _, at, case, said, said_tag, said_values = read.row
@@ -90,15 +92,9 @@ def labeled_items(store: Store, scope: Scope, since: datetime | None, paths: Seq
                                                  side.numbers if compared else (), side.judge_model, side.rubric_hash)
         add(item)
     for read in vote_rows:
-        if read is None:
+        if read is None or not held(read.side.place):
             continue
         side = read.side
-        place = side.place
-        holds = counted.get(place)
-        if holds is None:
-            holds = counted[place] = scope.counts(*place)
-        if not holds:
-            continue
         item = read.made[made]
         if item is None:
             _, _, at, case, agree = read.row
