@@ -1,30 +1,47 @@
-"""The Core tables that opening the history and the reading commands read (bot.store.tables.core), held to the table
-models: each column there is the model's, with its type and nullability, so that the two cannot drift apart."""
+"""The Core twins of the table models and the records read over them (bot.store.tables.core), held to the models:
+written from them, each column the model's with its type, nullability and defaults, so that the two cannot drift."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-from bot.store.tables.core import FEEDBACK, JUDGMENT, JUDGMENT_TALLY, LABEL, REVIEW_CASE, RUN
-from bot.store.tables.history import Feedback, Judgment, JudgmentTally, Run, table_of
-from bot.store.tables.trust import Label, ReviewCase
+import bot.store.tables.core
+
+from tests.support.core_twins import TWINNED, model_of, written
 
 
-@pytest.mark.parametrize(("core", "model"), [(RUN, Run), (JUDGMENT, Judgment), (REVIEW_CASE, ReviewCase),
-                                             (JUDGMENT_TALLY, JudgmentTally), (FEEDBACK, Feedback), (LABEL, Label)],
-                         ids=["run", "judgment", "review_case", "judgment_tally", "feedback", "label"])
-def test_each_core_column_is_the_models_column(core: sa.Table, model: type) -> None:
-    table = table_of(model)
-    assert core.name == table.name
+def test_the_core_twins_are_written_from_todays_models() -> None:
+    core = Path(bot.store.tables.core.__file__).read_text(encoding="utf-8")
+    assert core == written(), "bot/store/tables/core.py is stale: run `python -m tests.support.core_twins`"
+
+
+@pytest.mark.parametrize(("module", "name"), TWINNED, ids=[name for _, name in TWINNED])
+def test_each_twin_has_the_models_columns(module: str, name: str) -> None:
+    table = model_of(module, name).__table__
+    core = bot.store.tables.core.CORE.tables[table.name]
+    assert list(core.columns.keys()) == list(table.columns.keys())
     for column in core.columns:
-        assert column.name in table.columns, column.name
         theirs = table.columns[column.name]
         for dialect in (sqlite.dialect(), postgresql.dialect()):  # the same SQL type on either database
             assert column.type.compile(dialect) == theirs.type.compile(dialect), column.name
-        assert column.nullable == theirs.nullable, column.name
-        assert column.primary_key == theirs.primary_key, column.name
+        assert (column.nullable, column.primary_key) == (theirs.nullable, theirs.primary_key), column.name
+        assert (column.default is None) == (theirs.default is None), column.name
+        if column.default is not None:
+            assert column.default.arg == theirs.default.arg or column.default.arg.__name__ == "utcnow", column.name
+        assert str(getattr(column.server_default, "arg", None)) == str(getattr(theirs.server_default, "arg", None))
+
+
+def test_a_record_holds_every_field_of_its_model() -> None:
+    from dataclasses import fields
+
+    for _, name in TWINNED:
+        record = getattr(bot.store.tables.core, name, None)
+        if record is not None:
+            model = model_of("bot.store.tables.history", name)
+            assert [field.name for field in fields(record)] == list(model.model_fields)
 
 
 def test_the_core_lists_read_what_the_model_queries_read(tmp_path, rubrics) -> None:

@@ -1,0 +1,170 @@
+"""bot/store/tables/core.py, written from the table models: a SQLAlchemy Core twin of each table the judging path and
+the reading commands use, every column with its type, nullability and defaults, and the runs and judgments as plain
+records. `python -m tests.support.core_twins` writes it; a test fails when it is stale, so the twins cannot drift from
+the models (the schema itself stays the models' and the migrations')."""
+
+from __future__ import annotations
+
+import enum
+import sys
+import types
+import typing
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from pydantic.fields import FieldInfo
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = ROOT / "bot" / "store" / "tables" / "core.py"
+
+# The tables twinned, by model: (module, class name). Their Core names are the table names in capitals.
+TWINNED = [
+    ("bot.store.tables.history", "Run"),
+    ("bot.store.tables.history", "Judgment"),
+    ("bot.store.tables.history", "JudgmentSample"),
+    ("bot.store.tables.history", "JudgmentTally"),
+    ("bot.store.tables.history", "BilledTally"),
+    ("bot.store.tables.history", "RunBatch"),
+    ("bot.store.tables.history", "Feedback"),
+    ("bot.store.tables.trust", "Label"),
+    ("bot.store.tables.trust", "ReviewCase"),
+    ("bot.store.tables.processes", "ModelListRead"),
+    ("bot.store.tables.processes", "ListedShutdown"),
+    ("bot.store.tables.background", "RunBackground"),
+]
+RECORDS = {"Run", "Judgment"}  # the models read as records too (what every face is handed)
+
+HEADER = '''"""The history's tables that the judging path and the reading commands use, as SQLAlchemy Core tables, and runs and
+judgments as the records read from them: no ORM class is loaded to write or read them (the table models cost a
+command about a third of its start-up).
+
+Written from the table models by `python -m tests.support.core_twins`; do not edit by hand: a test fails when it is
+stale. The schema itself is the models' and the migrations'."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from bot.records import RowState, RunState
+from bot.store.clock import utcnow
+
+CORE = sa.MetaData()
+'''
+
+
+def column_type(kind: sa.types.TypeEngine[Any]) -> str:
+    """The Core type of a model's column, as source."""
+    name = type(kind).__name__
+    if name == "AutoString":
+        length = getattr(kind, "length", None)
+        return f"sa.String({length})" if length else "sa.String()"
+    if isinstance(kind, sa.JSON):
+        return "sa.JSON(none_as_null=True)" if kind.none_as_null else "sa.JSON()"
+    for simple in (sa.Text, sa.BigInteger, sa.Integer, sa.Float, sa.Boolean, sa.DateTime, sa.Date):
+        if type(kind) is simple:
+            return f"sa.{simple.__name__}()"
+    raise TypeError(f"no Core twin for the column type {kind!r}")
+
+
+def value_source(value: object) -> str:
+    """A default's value, as source (an enum member by its name)."""
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__name__}.{value.name}"
+    if isinstance(value, str):
+        return f'"{value}"' if value.isidentifier() else repr(value)
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)
+    raise TypeError(f"no source for the default {value!r}")
+
+
+def column_source(column: sa.Column[Any]) -> str:
+    """One column of a Core twin, as source."""
+    parts = [f'"{column.name}"', column_type(column.type)]
+    if column.primary_key:
+        parts.append("primary_key=True")
+    elif not column.nullable:
+        parts.append("nullable=False")
+    default = column.default
+    if default is not None:
+        arg = getattr(default, "arg", None)
+        if callable(arg):
+            target = getattr(arg, "__wrapped__", arg)
+            parts.append(f"default={target.__name__}")
+        else:
+            parts.append(f"default={value_source(arg)}")
+    server = column.server_default
+    if isinstance(server, sa.DefaultClause):
+        parts.append(f'server_default=sa.text("{str(server.arg).strip()}")')
+    elif server is not None:
+        raise TypeError(f"no source for the server default {server!r}")
+    return f"    sa.Column({', '.join(parts)}),"
+
+
+def annotation_source(annotation: object) -> str:
+    """A record field's type, as source."""
+    origin = typing.get_origin(annotation)
+    if origin in (types.UnionType, typing.Union):
+        return " | ".join(annotation_source(arg) for arg in typing.get_args(annotation))
+    if origin is typing.Annotated:  # pydantic's NaiveDatetime and the like
+        return annotation_source(typing.get_args(annotation)[0])
+    if origin is not None:
+        args = ", ".join(annotation_source(arg) for arg in typing.get_args(annotation))
+        return f"{origin.__name__}[{args}]"
+    if annotation is type(None):
+        return "None"
+    if annotation is Any:
+        return "Any"
+    if annotation is datetime or getattr(annotation, "__name__", "") == "NaiveDatetime":
+        return "datetime"
+    return typing.cast(type, annotation).__name__
+
+
+def field_source(name: str, info: FieldInfo) -> str:
+    """One field of a record, as source: the model's type and default."""
+    annotation = annotation_source(info.annotation)
+    if info.default_factory is not None:
+        return f"    {name}: {annotation} = field(default_factory={info.default_factory.__name__})"
+    if info.is_required():
+        return f"    {name}: {annotation}"
+    if info.default is None and "None" not in annotation.split(" | "):
+        return f"    {name}: {annotation} = None  # type: ignore[assignment]  # None until inserted"
+    return f"    {name}: {annotation} = {value_source(info.default)}"
+
+
+def model_of(module: str, name: str) -> Any:
+    """A table model by its module and name."""
+    __import__(module)
+    return getattr(sys.modules[module], name)
+
+
+def written() -> str:
+    """The whole of bot/store/tables/core.py, from today's models."""
+    out = [HEADER]
+    for module, name in TWINNED:
+        model = model_of(module, name)
+        table = model.__table__
+        out += ["", f"{table.name.upper()} = sa.Table(", f'    "{table.name}", CORE,',
+                *(column_source(column) for column in table.columns), ")", ""]
+    for module, name in TWINNED:
+        if name not in RECORDS:
+            continue
+        model = model_of(module, name)
+        out += ["", "@dataclass(kw_only=True, slots=True)", f"class {name}:",
+                f'    """A row of {model.__table__.name.upper()}, read: the fields of the table model {module}.{name}."""', "",
+                *(field_source(field_name, info) for field_name, info in model.model_fields.items()), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main() -> None:
+    TARGET.write_text(written(), encoding="utf-8")
+    print(f"wrote {TARGET.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
