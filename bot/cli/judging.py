@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import getpass
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -178,7 +179,7 @@ def judge_now(ctx: Context, run: Run) -> Run:
         update_run(ctx.store, run.id, judge_model=model)
         ctx.console.print(f"Run {run.id} paused because its endpoint does not know {shown(run.judge_model)}: its "
                           f"pending rows are judged by {shown(model)} (JUDGE_MODEL) now.", highlight=False)
-        return run.model_copy(update={"judge_model": model})
+        return replace(run, judge_model=model)
     if not paused_for_unknown_model(run):
         return run
     why = (run.stop_reason or "").rstrip(".")  # the provider's sentence may close with its own period

@@ -12,7 +12,8 @@ from sqlmodel import select
 from bot.digest import Period, build_digest
 from bot.records import Verdict
 from bot.slack.views.align import ALIGN_DISCARD, ALIGN_DOWNLOAD, ALIGN_USE
-from bot.store import Run, Store, add_rows, create_run, get_run, iter_judgments, revision_of, save_label, save_verdict
+from bot.store import Store, add_rows, create_run, get_run, iter_judgments, revision_of, save_label, save_verdict
+from bot.store.tables.core import RUN
 from tests.support.learning_judge import LearningJudge
 from tests.support.slack_messages import blocks_json, buttons
 from tests.support.slack_server import FakeSlackServer
@@ -84,7 +85,7 @@ async def test_align_in_slack_proposes_a_revision_that_admins_can_keep_for_the_c
 
     # the alignment's runs are kept under the channel's own check key: out of its figures, in its monthly spend
     with store.session() as session:
-        keys = {run.channel_id for run in session.exec(select(Run).where(Run.source == "check"))}
+        keys = {run.channel_id for run in session.exec(select(RUN).where(RUN.c.source == "check"))}
     assert keys == {"#calibration-check C0GENERAL"}
 
     # a card judged here now uses the revision: its examples reach the judge, which learns "Maybe" is Generic

@@ -107,10 +107,10 @@ def by_rubric(body: dict):
 def rubric_of_run(settings, thread_ts: str) -> str:
     from sqlmodel import select
 
-    from bot.store import Run
+    from bot.store.tables.core import RUN
 
     with Store.open(settings.db_url).session() as session:
-        return session.exec(select(Run.rubric_name).where(Run.thread_ts == thread_ts)).one()
+        return session.exec(select(RUN.c.rubric_name).where(RUN.c.thread_ts == thread_ts)).one()
 
 
 async def test_the_rubric_comes_from_the_card_the_file_is_dropped_under(slack, slack_server, judge_server,

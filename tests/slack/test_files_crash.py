@@ -26,7 +26,8 @@ from sqlmodel import col, select
 
 from bot.runs.execute import GROUP_SECONDS
 from bot.slack.flows.file_summary import SUMMARY_EVENT
-from bot.store import Judgment, Run, SharedFile, Store, get_run, iter_judgments
+from bot.store import Judgment, SharedFile, Store, get_run, iter_judgments
+from bot.store.tables.core import RUN
 from tests.support import forkserver
 from tests.support.openai_server import Reply
 from tests.support.replies import triple_of
@@ -277,10 +278,10 @@ def unsaved_when_killed(store: Store, judge_server, cycle: int) -> set[str]:
 def check_cycle(store: Store, slack_server: FakeSlackServer, judge_server, cycle: int, share: SharedFile,
                 thread_ts: str, progress_ts: str, where: str, unsaved: set[str]) -> None:
     with store.session() as session:
-        run = session.get(Run, share.run_id)
+        run = get_run(store, share.run_id)
         rows = list(session.exec(select(Judgment).where(Judgment.run_id == share.run_id).order_by(Judgment.id)))
-        runs_in_thread = list(session.exec(select(Run.id).where(Run.channel_id == CHANNEL,
-                                                                 Run.thread_ts == thread_ts)))
+        runs_in_thread = list(session.exec(select(RUN.c.id).where(RUN.c.channel_id == CHANNEL,
+                                                                 RUN.c.thread_ts == thread_ts)))
     assert run is not None and run.status == "done" and run.owner is None, where
     assert runs_in_thread == [run.id], where
     assert len(rows) == ROWS == run.total_rows, where

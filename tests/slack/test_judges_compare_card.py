@@ -148,7 +148,8 @@ async def test_judges_compare_is_weighed_by_the_budget_rule_and_judges_nothing_i
     from sqlmodel import select
 
     from bot.slack.server import start_bot
-    from bot.store import COST_NOT_AGREED, Run
+    from bot.store import COST_NOT_AGREED
+    from bot.store.tables.core import RUN
     from tests.support.slack_side import SIGNING_SECRET, SlackSide
 
     running = await start_bot(bot_settings.model_copy(update={"judge_model": "gpt-4o"}), host="127.0.0.1")
@@ -165,7 +166,7 @@ async def test_judges_compare_is_weighed_by_the_budget_rule_and_judges_nothing_i
         assert "`/judge budget USD`" in text
         assert judge_server.bodies() == []  # neither judge asked: the estimate alone refused it
         with store.session() as session:
-            checks = [(run.status, run.stop_reason) for run in session.exec(select(Run).where(Run.source == "check"))]
+            checks = [(run.status, run.stop_reason) for run in session.exec(select(RUN).where(RUN.c.source == "check"))]
         assert checks == [("cancelled", COST_NOT_AGREED)]
     finally:
         await running.stop()

@@ -13,7 +13,8 @@ import pytest
 from sqlmodel import col, select
 
 from bot.records import RunState
-from bot.store import Judgment, Run, Store, get_run, recent_runs, status_counts
+from bot.store import Judgment, Store, get_run, recent_runs, status_counts
+from bot.store.tables.core import RUN
 from tests.slack.test_workflow_step import GRADE, ended, step_payload
 from tests.support.openai_server import Reply
 from tests.support.replicas import replicas
@@ -122,7 +123,7 @@ def test_the_replica_holding_a_run_dies_and_another_goes_on_in_the_same_thread(b
             running.kill(holder)
             killed = time.monotonic()
             with store.session() as session:
-                dead_owner = session.exec(select(Run.owner)).one()
+                dead_owner = session.exec(select(RUN.c.owner)).one()
             def taken_over() -> str | None:
                 # The other replica holds the run now, or has finished it already: when its helper judged nearly
                 # every row before the holder died, taking the rest and ending the run can fall between two looks.

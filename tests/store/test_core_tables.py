@@ -9,7 +9,6 @@ import pytest
 from sqlalchemy.dialects import postgresql, sqlite
 
 import bot.store.tables.core
-
 from tests.support.core_twins import TWINNED, model_of, written
 
 

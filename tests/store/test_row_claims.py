@@ -14,7 +14,6 @@ from bot.runs.start import FILE_SOURCE
 from bot.store import (
     CLAIM_STALE,
     Judgment,
-    Run,
     Store,
     add_part,
     add_rows,
@@ -30,6 +29,7 @@ from bot.store import (
     table_of,
     utcnow,
 )
+from bot.store.tables.core import RUN
 from tests.support.store_rows import COMMON, make_verdict, row
 
 OTHER_HOST = "another-host:4242:abcd1234"
@@ -96,7 +96,7 @@ def test_only_live_file_runs_with_rows_to_spare_are_helped(store):
     add_part(store, batched, [])  # its pending rows wait in the provider's batches
     own = running_run(store, 150, owner=process_name())
     paused = running_run(store, 150)
-    runs = table_of(Run)
+    runs = RUN
     with store.engine.begin() as conn:
         conn.execute(update(runs).where(runs.c.id == paused).values(status="paused"))
     assert [run.id for run in runs_to_help(store, process_name(), sources=(FILE_SOURCE,))] == [big]

@@ -26,7 +26,6 @@ from bot.records import Verdict
 from bot.store import (
     BUSY_TIMEOUT_MS,
     Judgment,
-    Run,
     Store,
     add_rows,
     configure_sqlite,
@@ -35,6 +34,7 @@ from bot.store import (
     save_verdict,
     status_counts,
 )
+from bot.store.tables.core import RUN
 
 ROWS_PER_ROUND = 3
 WRITES_PER_ROUND = 7  # create_run, add_rows, read-then-write, 3 x save_verdict, read-then-write
@@ -75,7 +75,7 @@ def one_round(store: Store, worker: int, round_no: int, tally: dict[str, Any]) -
     tally["rows"] += add_rows(store, rows)
     with store.session() as session:  # read, then write, in one transaction
         count = session.execute(sa.select(sa.func.count()).select_from(Judgment).where(Judgment.run_id == run.id)).scalar()
-        session.execute(sa.update(Run).where(Run.id == run.id).values(total_rows=count, status="running"))
+        session.execute(sa.update(RUN).where(RUN.c.id == run.id).values(total_rows=count, status="running"))
         session.commit()
     counts = status_counts(store, run.id)
     if counts != {"pending": ROWS_PER_ROUND}:
@@ -89,7 +89,7 @@ def one_round(store: Store, worker: int, round_no: int, tally: dict[str, Any]) -
         scored = session.execute(
             sa.select(sa.func.count()).select_from(Judgment).where(Judgment.run_id == run.id, Judgment.status == "scored")
         ).scalar()
-        session.execute(sa.update(Run).where(Run.id == run.id).values(status="done" if scored == count else "paused"))
+        session.execute(sa.update(RUN).where(RUN.c.id == run.id).values(status="done" if scored == count else "paused"))
         session.commit()
 
 

@@ -9,7 +9,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -287,7 +287,7 @@ class FileRuns:
         await self.ctx.say.post(share.channel_id, notice(
             f"The judge's endpoint did not know `{escape(run.judge_model)}`, so this run goes on with "
             f"`{escape(model)}`, the bot's judge now."), thread_ts=share.thread_ts, what="a note of the judge changed")
-        return run.model_copy(update={"judge_model": model})
+        return replace(run, judge_model=model)
 
     async def progress_of(self, share: SharedFile, run: Run, rubric: Rubric, by_batch: bool) -> ProgressMessage:
         """How the run's progress is shown: streamed into the thread (a run through the Batch API waits for hours, and

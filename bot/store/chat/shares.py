@@ -14,7 +14,8 @@ from bot.records import ShareState
 from bot.store.clock import utcnow
 from bot.store.processes.leases import take_over
 from bot.store.tables.chat import SharedFile
-from bot.store.tables.history import Judgment, Run
+from bot.store.tables.core import RUN
+from bot.store.tables.history import Judgment, table_of
 
 if TYPE_CHECKING:
     from bot.store.database import Store
@@ -147,8 +148,8 @@ def thread_rubric(store: Store, *, channel_id: str, thread_ts: str) -> str | Non
         if card is not None:
             return card
         return session.exec(
-            select(Run.rubric_name).where(Run.channel_id == channel_id, Run.thread_ts == thread_ts)
-            .order_by(col(Run.id).desc()).limit(1)
+            select(RUN.c.rubric_name).where(RUN.c.channel_id == channel_id, RUN.c.thread_ts == thread_ts)
+            .order_by(RUN.c.id.desc()).limit(1)
         ).first()
 
 
@@ -158,7 +159,7 @@ def take_share(store: Store, *, share: SharedFile, stale_after: float) -> bool:
     Succeeds only if the share is unchanged since it was read, so of two processes taking it one wins.
     """
     with store.session() as session:
-        taken = take_over(session, SharedFile, share, seen="updated_at", stale_after=stale_after, now=utcnow(),
+        taken = take_over(session, table_of(SharedFile), share, seen="updated_at", stale_after=stale_after, now=utcnow(),
                           where=(SharedFile.state == share.state, SharedFile.updated_at == share.updated_at))
         session.commit()
         return taken

@@ -10,7 +10,8 @@ import sqlalchemy as sa
 from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.tables.chat import ChannelSetting
-from bot.store.tables.history import Run, table_of
+from bot.store.tables.core import RUN
+from bot.store.tables.history import table_of
 from bot.store.tables.processes import WorkspaceOrg
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def org_of(store: Store, team_id: str) -> str | None:
 def channel_teams(store: Store, channel_id: str) -> list[str]:
     """The workspaces whose runs or settings name channel `channel_id` (two for a channel shared by two workspaces
     that both use judgebot), sorted."""
-    run, setting = table_of(Run), table_of(ChannelSetting)
+    run, setting = RUN, table_of(ChannelSetting)
     found = sa.union(sa.select(run.c.team_id).where(run.c.channel_id == channel_id, run.c.team_id.is_not(None)),
                      sa.select(setting.c.team_id).where(setting.c.channel_id == channel_id))
     with store.engine.connect() as conn:

@@ -14,6 +14,7 @@ from sqlmodel import col, select
 from bot.records import PostState
 from bot.store.clock import utcnow
 from bot.store.processes.leases import process_name, take_over
+from bot.store.tables.history import table_of
 
 if TYPE_CHECKING:  # the tables whose rows are claimed come with the callers that claim them
     from bot.store.database import Store
@@ -52,7 +53,7 @@ def claim(store: Store, table: Claimed, **keys: Any) -> Claim | None:
         if held is None or held.state not in (PostState.POSTING, PostState.UNKNOWN):
             return None
         earlier, unknown = held.claimed_at, held.state == PostState.UNKNOWN
-        taken = take_over(session, table, held, seen="claimed_at", stale_after=STALE_CLAIM, now=utcnow(),
+        taken = take_over(session, table_of(table), held, seen="claimed_at", stale_after=STALE_CLAIM, now=utcnow(),
                           held=not unknown, where=(col(table.state) == held.state,), state=PostState.POSTING)
         session.commit()
         return Claim(held.id, earlier) if taken else None

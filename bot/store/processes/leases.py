@@ -13,15 +13,11 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import update
-from sqlalchemy.engine import CursorResult
+from sqlalchemy import Table, update
+from sqlalchemy.engine import Connection, CursorResult
 
-if TYPE_CHECKING:  # the tables whose rows are leased: a run's lease loads no table of Slack's or of review
+if TYPE_CHECKING:
     from sqlmodel import Session
-
-    from bot.store.tables.chat import DigestPost, SharedFile
-    from bot.store.tables.history import Run
-    from bot.store.tables.trust import ReviewNudge
 
 
 @functools.cache
@@ -54,22 +50,18 @@ def owner_gone(owner: str | None, last_seen: Any, now: Any, stale_after: float) 
     return last_seen is None or (now - last_seen).total_seconds() > stale_after
 
 
-def take_over(session: Session, table: type[Run | SharedFile | DigestPost | ReviewNudge], row: Any, *, seen: str,
-              stale_after: float, now: datetime, owner: str | None = None, held: bool = True,
-              where: tuple[Any, ...] = (), **values: Any) -> bool:
+def take_over(conn: Connection | Session, table: Table, row: Any, *, seen: str, stale_after: float, now: datetime,
+              owner: str | None = None, held: bool = True, where: tuple[Any, ...] = (), **values: Any) -> bool:
     """Make `owner` (this process) the owner of `row` as read just before, unless a live process holds it.
 
     `seen` names the column that tells when the owner last showed life (a heartbeat, a claim, an update);
     it is set to `now`. `held=False`: the row is free whoever is named in it (a run no longer running).
     The row must be unchanged since it was read (same owner, and `where`), so of two processes taking it
-    at once, one wins. The caller commits; True if the row was taken.
+    at once, one wins. `table` is the row's Core table; the caller commits; True if the row was taken.
     """
-    from sqlmodel import col  # the ORM: not loaded by a process that only asks whether an owner is gone
-
     if held and row.owner and not owner_gone(row.owner, getattr(row, seen), now, stale_after):
         return False
-    column = col(table.owner)
-    statement = (update(table).where(col(table.id) == row.id, column.is_not_distinct_from(row.owner), *where)
+    statement = (update(table).where(table.c.id == row.id, table.c.owner.is_not_distinct_from(row.owner), *where)
                  .values(owner=owner or process_name(), **{seen: now}, **values))
-    result = cast(CursorResult[Any], session.execute(statement))
+    result = cast(CursorResult[Any], conn.execute(statement))
     return result.rowcount == 1

@@ -5,7 +5,7 @@ read limited to the channels the viewer may see."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,9 @@ from bot.store.clock import utcnow
 from bot.store.reads.channel import counted_in_channel
 from bot.store.reads.stats import model_of
 from bot.store.runs.listing import PROCESS_GONE, SHOWN_INTERRUPTED, gone_while_running, never_started
-from bot.store.tables.history import BilledTally, Judgment, Run, table_of
+from bot.store.runs.records import run_of
+from bot.store.tables.core import RUN, Run
+from bot.store.tables.history import BilledTally, Judgment, table_of
 from bot.store.tables.trust import ReviewCase
 from bot.store.trust.review import OPEN
 
@@ -42,7 +44,7 @@ def visible(column: Any, channels: Channels) -> Any:
 def listed(run: Run, now: datetime) -> Run:
     """A run as lists show it: one whose process is gone while it ran shown as interrupted."""
     if gone_while_running(run.status, run.owner, run.heartbeat_at, now):
-        return run.model_copy(update={"status": SHOWN_INTERRUPTED, "stop_reason": PROCESS_GONE})
+        return replace(run, status=SHOWN_INTERRUPTED, stop_reason=PROCESS_GONE)
     return run
 
 
@@ -67,12 +69,12 @@ class RunLine:
 def run_lines(store: Store, *, channels: Channels, limit: int, offset: int = 0) -> tuple[list[RunLine], int]:
     """A page of runs the viewer may see, newest first (but those never started: their cost was not agreed to), with
     their figures; and how many there are in all."""
-    r = table_of(Run).c
-    where = [sa.not_(never_started(r.status, r.stop_reason)), visible(Run.channel_id, channels)]
-    with store.session() as session:
-        total = int(session.execute(select(func.count()).select_from(Run).where(*where)).scalar_one())
-        runs = list(session.exec(select(Run).where(*where).order_by(sa.desc(Run.id)).limit(limit)  # type: ignore[call-overload]
-                                 .offset(offset)).scalars())
+    r = RUN.c
+    where = [sa.not_(never_started(r.status, r.stop_reason)), visible(r.channel_id, channels)]
+    with store.engine.connect() as conn:
+        total = int(conn.execute(select(func.count()).select_from(RUN).where(*where)).scalar_one())
+        runs = [run_of(row) for row in conn.execute(select(RUN).where(*where).order_by(r.id.desc()).limit(limit)
+                                                    .offset(offset))]
     now = utcnow()
     lines = {run.id: RunLine(listed(run, now)) for run in runs}
     if not lines:

@@ -18,7 +18,8 @@ from bot.store.counts.case_keys import REMOVED, case_key, removed_question, text
 from bot.store.counts.tallies import tally_upsert
 from bot.store.retention.revisions import Pruned, prune_revisions
 from bot.store.tables.chat import SharedFile
-from bot.store.tables.history import BilledTally, Feedback, Judgment, JudgmentSample, JudgmentTally, Run, table_of
+from bot.store.tables.core import RUN
+from bot.store.tables.history import BilledTally, Feedback, Judgment, JudgmentSample, JudgmentTally, table_of
 from bot.store.tables.trust import Label
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def remove_old_texts(store: Store, *, before: datetime, shapes: Shapes, batch: i
 def _past(j: sa.Table, before: datetime) -> Any:
     """SQL: a judgment whose texts go at `before`: judged before it (or, never judged, made before it), unless it is a
     row of a run still to be resumed."""
-    settled = sa.select(table_of(Run).c.id).where(table_of(Run).c.status.in_(SETTLED_RUNS))
+    settled = sa.select(RUN.c.id).where(RUN.c.status.in_(SETTLED_RUNS))
     return sa.and_(sa.func.coalesce(j.c.judged_at, j.c.created_at) < before,
                    sa.or_(j.c.status != RowState.PENDING, j.c.run_id.in_(settled)))
 
@@ -214,7 +215,7 @@ class _Schema:
 
 
 def _team_runs(team_id: str) -> Any:
-    return sa.select(table_of(Run).c.id).where(table_of(Run).c.team_id == team_id)
+    return sa.select(RUN.c.id).where(RUN.c.team_id == team_id)
 
 
 def _team_judgments(team_id: str) -> Any:
@@ -253,7 +254,7 @@ def forget_team(store: Store, team_id: str, *, batch: int = BATCH) -> dict[str, 
     can be run again after an interruption. Rows deleted, by table (with judgment_tally: tally rows left empty)."""
     with store.engine.connect() as conn:
         schema = _Schema.read(conn)
-    j, r = table_of(Judgment), table_of(Run)
+    j, r = table_of(Judgment), RUN
     deleted: Counter[str] = Counter()
     for parent, chosen in ((j, _team_judgments(team_id)), (r, _team_runs(team_id))):
         while True:

@@ -19,8 +19,10 @@ from sqlalchemy.engine import Connection
 from bot.records import RowState, RunState, Triple
 from bot.store.clock import utcnow
 from bot.store.processes.leases import owner_gone
+from bot.store.runs.records import run_of
 from bot.store.runs.rows import triple_of
-from bot.store.tables.history import Judgment, Run, RunBatch, table_of
+from bot.store.tables.core import RUN, Run
+from bot.store.tables.history import Judgment, RunBatch, table_of
 
 if TYPE_CHECKING:
     from bot.store.database import Store
@@ -54,7 +56,7 @@ def claim_rows(store: Store, run_id: int, owner: str, *, limit: int, running_onl
 
 def _claim(conn: Connection, run_id: int, owner: str, limit: int, now: datetime, gone: Sequence[str],
            running_only: bool) -> list[Any]:
-    table, runs = table_of(Judgment), table_of(Run)
+    table, runs = table_of(Judgment), RUN
     free = or_(table.c.claimed_by.is_(None), table.c.claimed_at < now - timedelta(seconds=CLAIM_STALE),
                table.c.claimed_by.in_(gone))
     chosen = (select(table.c.id).where(table.c.run_id == run_id, table.c.status == RowState.PENDING, free)
@@ -111,22 +113,21 @@ def runs_to_help(store: Store, owner: str, *, sources: Sequence[str], above: int
     """Runs from `sources` being judged live by another process that still have more than `above` rows no live
     process holds (one judgment's run, or the end of a file's, is not worth sharing), oldest first. A run through the
     Batch API is never among them: its pending rows wait in the provider's batches."""
-    table, runs, batches = table_of(Judgment), table_of(Run), table_of(RunBatch)
+    table, runs, batches = table_of(Judgment), RUN, table_of(RunBatch)
     now = utcnow()
     free = or_(table.c.claimed_by.is_(None), table.c.claimed_at < now - timedelta(seconds=CLAIM_STALE))
     waiting = (select(table.c.id).where(table.c.run_id == runs.c.id, table.c.status == RowState.PENDING, free)
                .order_by(table.c.id).offset(above).limit(1).exists())
     batched = select(batches.c.id).where(batches.c.run_id == runs.c.id).exists()
-    with store.session() as session:
-        found = session.execute(select(Run).where(runs.c.status == RunState.RUNNING, runs.c.owner != owner,
-                                                  runs.c.source.in_(sources), waiting, ~batched)
-                                .order_by(runs.c.id).limit(limit)).scalars()
-        return list(found)
+    with store.engine.connect() as conn:
+        return [run_of(row) for row in conn.execute(
+            select(runs).where(runs.c.status == RunState.RUNNING, runs.c.owner != owner, runs.c.source.in_(sources),
+                               waiting, ~batched).order_by(runs.c.id).limit(limit))]
 
 
 def request_cancel(store: Store, run_id: int, user: str) -> bool:
     """Ask whichever process holds the run to cancel it, for `user`; False when it is not being judged."""
-    runs = table_of(Run)
+    runs = RUN
     with store.engine.begin() as conn:
         asked = conn.execute(update(runs).where(runs.c.id == run_id, runs.c.status == RunState.RUNNING)
                              .values(cancel_requested_by=user[:32]))
@@ -135,6 +136,6 @@ def request_cancel(store: Store, run_id: int, user: str) -> bool:
 
 def cancel_requested(store: Store, run_id: int) -> str | None:
     """Who asked to cancel the run while another process held it (None: nobody)."""
-    runs = table_of(Run)
+    runs = RUN
     with store.engine.connect() as conn:
         return conn.execute(select(runs.c.cancel_requested_by).where(runs.c.id == run_id)).scalar_one_or_none()
