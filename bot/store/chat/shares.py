@@ -14,8 +14,8 @@ from bot.records import ShareState
 from bot.store.clock import utcnow
 from bot.store.processes.leases import take_over
 from bot.store.tables.chat import SharedFile
-from bot.store.tables.core import RUN
-from bot.store.tables.history import Judgment, table_of
+from bot.store.tables.core import JUDGMENT, RUN
+from bot.store.tables.history import table_of
 
 if TYPE_CHECKING:
     from bot.store.database import Store
@@ -141,9 +141,9 @@ def thread_rubric(store: Store, *, channel_id: str, thread_ts: str) -> str | Non
     """The rubric of the thread: that of the card it hangs under, else of the latest run started in it."""
     with store.session() as session:
         card = session.exec(
-            select(Judgment.rubric_name)
-            .where(Judgment.channel_id == channel_id, Judgment.message_ts == thread_ts)
-            .order_by(col(Judgment.id).desc()).limit(1)
+            select(JUDGMENT.c.rubric_name)
+            .where(JUDGMENT.c.channel_id == channel_id, JUDGMENT.c.message_ts == thread_ts)
+            .order_by(JUDGMENT.c.id.desc()).limit(1)
         ).first()
         if card is not None:
             return card

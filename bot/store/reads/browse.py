@@ -18,8 +18,8 @@ from bot.store.reads.channel import counted_in_channel
 from bot.store.reads.stats import model_of
 from bot.store.runs.listing import PROCESS_GONE, SHOWN_INTERRUPTED, gone_while_running, never_started
 from bot.store.runs.records import run_of
-from bot.store.tables.core import RUN, Run
-from bot.store.tables.history import BilledTally, Judgment, table_of
+from bot.store.tables.core import JUDGMENT, RUN, Run
+from bot.store.tables.history import BilledTally, table_of
 from bot.store.tables.trust import ReviewCase
 from bot.store.trust.review import OPEN
 
@@ -79,7 +79,7 @@ def run_lines(store: Store, *, channels: Channels, limit: int, offset: int = 0) 
     lines = {run.id: RunLine(listed(run, now)) for run in runs}
     if not lines:
         return [], total
-    j, b = table_of(Judgment).c, table_of(BilledTally).c
+    j, b = JUDGMENT.c, table_of(BilledTally).c
     ids = sorted(lines)
     outcomes = (select(j.run_id, j.model_name, j.status, j.passed, func.count())
                 .where(j.run_id.in_(ids)).group_by(j.run_id, j.model_name, j.status, j.passed))
@@ -133,7 +133,7 @@ def like_pattern(text: str) -> str:
 
 
 def _row_conditions(run_id: int, wanted: RowFilter, dialect: str) -> list[Any]:
-    c = table_of(Judgment).c
+    c = JUDGMENT.c
     where: list[Any] = [c.run_id == run_id]
     if wanted.model is not None:
         where.append(c.model_name.is_(None) if wanted.model == "" else c.model_name == wanted.model)
@@ -166,7 +166,7 @@ def run_rows(store: Store, run_id: int, wanted: RowFilter, *, limit: int, offset
     The page's ids are found from the indexes (a search of the texts or the flags reads the run's rows once, the
     count and the page from that one pass), then only the page's rows are read: a page deep into a run of 20,000
     rows reads 50 of them."""
-    c = table_of(Judgment).c
+    c = JUDGMENT.c
     where = _row_conditions(run_id, wanted, store.engine.dialect.name)
     order: list[Any] = [c.id]  # a run's rows are saved in the file's order
     if wanted.sort == "headline":
@@ -181,7 +181,7 @@ def run_rows(store: Store, run_id: int, wanted: RowFilter, *, limit: int, offset
             matching = [id_ for (id_,) in conn.execute(select(c.id).where(*where).order_by(*order))]
             ids, total = matching[offset:offset + limit], len(matching)
         else:
-            total = int(conn.execute(select(func.count()).select_from(table_of(Judgment)).where(*where)).scalar_one())
+            total = int(conn.execute(select(func.count()).select_from(JUDGMENT).where(*where)).scalar_one())
             ids = [id_ for (id_,) in conn.execute(select(c.id).where(*where).order_by(*order).limit(limit).offset(offset))]
         found = {row.id: row for row in conn.execute(select(*columns).where(c.id.in_(ids)))} if ids else {}
     return [found[id_] for id_ in ids], total
@@ -190,7 +190,7 @@ def run_rows(store: Store, run_id: int, wanted: RowFilter, *, limit: int, offset
 def row_facets(store: Store, run_id: int) -> RowFacets:
     """The models, statuses and tags of a run's rows, each with its count, and each model's scored and passed rows
     (read from one index)."""
-    c = table_of(Judgment).c
+    c = JUDGMENT.c
     statement = (select(c.model_name, c.status, c.tag, c.passed, func.count()).where(c.run_id == run_id)
                  .group_by(c.model_name, c.status, c.tag, c.passed))
     models: dict[str | None, int] = {}
@@ -213,7 +213,7 @@ def row_facets(store: Store, run_id: int) -> RowFacets:
 
 def row_channels(store: Store, judgment_ids: Collection[int]) -> dict[int, str | None]:
     """The channel each of these judgments belongs to (None: the terminal's)."""
-    c = table_of(Judgment).c
+    c = JUDGMENT.c
     with store.engine.connect() as conn:
         return {id_: channel for id_, channel in conn.execute(select(c.id, c.channel_id).where(c.id.in_(sorted(judgment_ids))))}
 

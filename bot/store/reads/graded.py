@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from bot.records import JUDGED, RowState
 from bot.store.counts.counting import standing
-from bot.store.tables.history import Judgment, table_of
+from bot.store.tables.core import JUDGMENT
 
 if TYPE_CHECKING:
     from bot.store.database import Store
@@ -30,7 +30,7 @@ def graded_answers(store: Store, *, run_id: int | None = None, channel_id: str |
     cache and re-runs replace and never add. Of one model under test and one rubric when named, judged since
     `since`. Pairs (a pairwise judge's rows) are left out.
     """
-    table = table_of(Judgment)
+    table = JUDGMENT
     where: list[Any] = [table.c.status.in_(JUDGED), table.c.answer_b.is_(None)]
     if run_id is not None:
         where.append(table.c.run_id == run_id)

@@ -9,12 +9,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlmodel import col, select
+from sqlmodel import select
 
 from bot.records import JUDGED
 from bot.store.counts.case_keys import case_key
 from bot.store.counts.counting import standing
 from bot.store.runs.rows import ID_CHUNK
+from bot.store.tables.core import JUDGMENT
 from bot.store.tables.history import Judgment, table_of
 from bot.store.tables.trust import Label
 
@@ -50,7 +51,7 @@ def pair_case(row: Any) -> str:
 def judged_pairs(store: Store, *, channel_key: str, since: datetime, until: datetime) -> list[PairRow]:
     """The orders of pairs judged in [since, until) under a channel key (where pairwise runs keep their judgments,
     `checks_of`), each order of each pair once: its latest judgment there (bot.store.counts.counting), by run and line."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     with store.engine.connect() as conn:
         rows = conn.execute(sa.select(*(table.c[name] for name in COLUMNS))
                             .where(table.c.channel_id == channel_key, table.c.swapped.is_not(None),
@@ -64,10 +65,10 @@ def judged_pairs(store: Store, *, channel_key: str, since: datetime, until: date
 def orders_of(store: Store, judgment: Judgment) -> list[Judgment]:
     """The judgments of a pair in each order it was shown (the pair of `judgment`: same run and line)."""
     with store.session() as session:
-        return list(session.exec(select(Judgment).where(Judgment.run_id == judgment.run_id,
-                                                        Judgment.row_number == judgment.row_number,
-                                                        col(Judgment.swapped).is_not(None))
-                                 .order_by(col(Judgment.id))))
+        return list(session.exec(select(Judgment).where(JUDGMENT.c.run_id == judgment.run_id,
+                                                        JUDGMENT.c.row_number == judgment.row_number,
+                                                        JUDGMENT.c.swapped.is_not(None))
+                                 .order_by(JUDGMENT.c.id)))
 
 
 def pair_labels(store: Store, keys: Iterable[str]) -> dict[str, list[str]]:

@@ -9,35 +9,34 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import case, func, literal, select, union_all
 from sqlalchemy.engine import Row
-from sqlmodel import col
 
 from bot.records import RowState
 from bot.store.counts.counting import standing
 from bot.store.counts.tallies import HOUR, hour_of
 from bot.store.reads.channel import counted_in_channel, in_channel
 from bot.store.reads.stats import model_of
-from bot.store.tables.history import Judgment
+from bot.store.tables.core import JUDGMENT
 
 if TYPE_CHECKING:
     from bot.store.database import Store
 
 # What a digest shows of a judgment worth a look, and what it needs to link to it.
-EXAMPLE_COLUMNS = (col(Judgment.id), col(Judgment.model_name), col(Judgment.rubric_name), col(Judgment.headline),
-                   col(Judgment.question), col(Judgment.channel_id), col(Judgment.message_ts), col(Judgment.thread_ts),
-                   col(Judgment.row_number))
+EXAMPLE_COLUMNS = (JUDGMENT.c.id, JUDGMENT.c.model_name, JUDGMENT.c.rubric_name, JUDGMENT.c.headline,
+                   JUDGMENT.c.question, JUDGMENT.c.channel_id, JUDGMENT.c.message_ts, JUDGMENT.c.thread_ts,
+                   JUDGMENT.c.row_number)
 
 
 def lowest_scored(store: Store, *, channel_id: str | None, since: datetime, until: datetime,
                   limit: int) -> list[Row[Any]]:
     """The `limit` cases of the channel evaluated in [since, until) whose latest scored verdict there has the lowest
     headline (EXAMPLE_COLUMNS), each case once."""
-    order = (col(Judgment.headline), col(Judgment.id).desc())
+    order = (JUDGMENT.c.headline, JUDGMENT.c.id.desc())
     # The lowest found in the index of the channel's judgments first: only they are read whole.
-    lowest = (select(col(Judgment.id)).where(*in_channel(channel_id, since, until), col(Judgment.status) == RowState.SCORED,
-                                             standing(col(Judgment.replaced_at), until))
+    lowest = (select(JUDGMENT.c.id).where(*in_channel(channel_id, since, until), JUDGMENT.c.status == RowState.SCORED,
+                                             standing(JUDGMENT.c.replaced_at, until))
               .order_by(*order).limit(limit))
     with store.session() as session:
-        return list(session.execute(select(*EXAMPLE_COLUMNS).where(col(Judgment.id).in_(lowest)).order_by(*order)))
+        return list(session.execute(select(*EXAMPLE_COLUMNS).where(JUDGMENT.c.id.in_(lowest)).order_by(*order)))
 
 
 def score_drops(store: Store, *, channel_id: str | None, since: datetime, cut: datetime, until: datetime,
@@ -45,25 +44,25 @@ def score_drops(store: Store, *, channel_id: str | None, since: datetime, cut: d
     """Questions whose mean headline in [cut, until) is `points` or more below their mean in [since, cut), biggest
     drop first: each as (its lowest judgment from `cut` on, in EXAMPLE_COLUMNS, the mean before, the mean after).
     Each side counts each case (an answer to the question) once, with its latest scored verdict on that side."""
-    replaced = col(Judgment.replaced_at)
-    earlier = (col(Judgment.judged_at) < cut) & standing(replaced, cut)
-    later = (col(Judgment.judged_at) >= cut) & standing(replaced, until)
+    replaced = JUDGMENT.c.replaced_at
+    earlier = (JUDGMENT.c.judged_at < cut) & standing(replaced, cut)
+    later = (JUDGMENT.c.judged_at >= cut) & standing(replaced, until)
     # The means are named in a subquery: repeated in HAVING and ORDER BY, each with its own parameters, SQLite would
     # not know them for the same aggregates and would work each out again.
-    means = (select(col(Judgment.question_key).label("key"), func.avg(case((earlier, Judgment.headline))).label("before"),
-                    func.avg(case((later, Judgment.headline))).label("now"))
+    means = (select(JUDGMENT.c.question_key.label("key"), func.avg(case((earlier, JUDGMENT.c.headline))).label("before"),
+                    func.avg(case((later, JUDGMENT.c.headline))).label("now"))
              .where(*in_channel(channel_id, since, until),
-                    col(Judgment.status) == RowState.SCORED, col(Judgment.question_key).is_not(None))
-             .group_by(col(Judgment.question_key)).subquery("means"))
+                    JUDGMENT.c.status == RowState.SCORED, JUDGMENT.c.question_key.is_not(None))
+             .group_by(JUDGMENT.c.question_key).subquery("means"))
     drop = means.c.before - means.c.now
     with store.session() as session:
         drops = session.execute(select(means.c.key, means.c.before, means.c.now).where(drop >= points)
                                 .order_by(drop.desc(), means.c.key).limit(limit)).all()
         examples = session.execute(  # each question's lowest standing judgment from the cut on, to link to
-            select(*EXAMPLE_COLUMNS, col(Judgment.question_key))
-            .where(*in_channel(channel_id, cut, until), col(Judgment.status) == RowState.SCORED,
-                   standing(replaced, until), col(Judgment.question_key).in_([key for key, _, _ in drops]))
-            .order_by(col(Judgment.headline).desc(), col(Judgment.id))).all()
+            select(*EXAMPLE_COLUMNS, JUDGMENT.c.question_key)
+            .where(*in_channel(channel_id, cut, until), JUDGMENT.c.status == RowState.SCORED,
+                   standing(replaced, until), JUDGMENT.c.question_key.in_([key for key, _, _ in drops]))
+            .order_by(JUDGMENT.c.headline.desc(), JUDGMENT.c.id)).all()
     lowest = {row.question_key: row for row in examples}
     return [(lowest[key], float(before), float(now)) for key, before, now in drops]
 
@@ -91,12 +90,12 @@ def first_judged(store: Store, *, channel_id: str | None, hour: datetime, rubric
                  judge_model: str | None = None) -> datetime:
     """When the first judgment of the channel matching what is given was judged within the hour the tallies place it
     in (the hour itself when none is found)."""
-    matching = [column == value for column, value in ((col(Judgment.rubric_name), rubric_name),
-                                                      (col(Judgment.rubric_version), rubric_version),
-                                                      (col(Judgment.rubric_hash), rubric_hash),
-                                                      (col(Judgment.judge_model), judge_model)) if value is not None]
+    matching = [column == value for column, value in ((JUDGMENT.c.rubric_name, rubric_name),
+                                                      (JUDGMENT.c.rubric_version, rubric_version),
+                                                      (JUDGMENT.c.rubric_hash, rubric_hash),
+                                                      (JUDGMENT.c.judge_model, judge_model)) if value is not None]
     with store.session() as session:
-        first = session.execute(select(func.min(Judgment.judged_at))
+        first = session.execute(select(func.min(JUDGMENT.c.judged_at))
                                 .where(*in_channel(channel_id, hour, hour_of(hour) + HOUR), *matching)).scalar()
     return first or hour
 

@@ -13,7 +13,8 @@ from sqlalchemy.engine import Connection
 from bot.figures import plural
 from bot.store.clock import utcnow
 from bot.store.counts.case_keys import REMOVED
-from bot.store.tables.history import Judgment, table_of
+from bot.store.tables.core import JUDGMENT
+from bot.store.tables.history import table_of
 from bot.store.tables.trust import Label, RubricRevision
 from bot.store.trust.revisions import ACCEPTED, EARLIER_HASHES
 
@@ -127,7 +128,7 @@ def _split(content: str) -> tuple[list[str], str]:
 
 def _held(conn: Connection, channel_id: str, example: dict[str, Any], kept: Any) -> bool:
     """Whether a judgment of the channel whose texts are kept holds the example's question, answer (and reference)."""
-    j = table_of(Judgment)
+    j = JUDGMENT
     where = [j.c.channel_id == channel_id, j.c.question == str(example.get("question", "")),
              j.c.answer == str(example.get("answer", "")), kept]
     if example.get("reference"):

@@ -18,8 +18,8 @@ from bot.store.counts.case_keys import REMOVED, case_key, removed_question, text
 from bot.store.counts.tallies import tally_upsert
 from bot.store.retention.revisions import Pruned, prune_revisions
 from bot.store.tables.chat import SharedFile
-from bot.store.tables.core import RUN
-from bot.store.tables.history import BilledTally, Feedback, Judgment, JudgmentSample, JudgmentTally, table_of
+from bot.store.tables.core import JUDGMENT, RUN
+from bot.store.tables.history import BilledTally, Feedback, JudgmentSample, JudgmentTally, table_of
 from bot.store.tables.trust import Label
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def remove_old_texts(store: Store, *, before: datetime, shapes: Shapes, batch: i
     once on PostgreSQL skip each other's rows.
     """
     removed, last = Removed(), 0
-    j = table_of(Judgment)
+    j = JUDGMENT
     while True:
         chosen = (sa.select(*(j.c[name] for name in JUDGMENT_TEXTS))
                   .where(j.c.id > last, _past(j, before), ~texts_removed(j.c.question, j.c.reference))
@@ -219,7 +219,7 @@ def _team_runs(team_id: str) -> Any:
 
 
 def _team_judgments(team_id: str) -> Any:
-    j = table_of(Judgment)
+    j = JUDGMENT
     return sa.select(j.c.id).where(sa.or_(j.c.team_id == team_id, j.c.run_id.in_(_team_runs(team_id))))
 
 
@@ -254,7 +254,7 @@ def forget_team(store: Store, team_id: str, *, batch: int = BATCH) -> dict[str, 
     can be run again after an interruption. Rows deleted, by table (with judgment_tally: tally rows left empty)."""
     with store.engine.connect() as conn:
         schema = _Schema.read(conn)
-    j, r = table_of(Judgment), RUN
+    j, r = JUDGMENT, RUN
     deleted: Counter[str] = Counter()
     for parent, chosen in ((j, _team_judgments(team_id)), (r, _team_runs(team_id))):
         while True:

@@ -16,7 +16,8 @@ from bot.records import SAMPLE_FIELDS, RowState, Verdict
 from bot.store.clock import utcnow
 from bot.store.counts.billing import bill_samples
 from bot.store.counts.counting import standing
-from bot.store.tables.history import BilledTally, Judgment, JudgmentSample, table_of
+from bot.store.tables.core import JUDGMENT
+from bot.store.tables.history import BilledTally, JudgmentSample, table_of
 
 if TYPE_CHECKING:
     from bot.store.database import Store
@@ -27,7 +28,7 @@ SAMPLE_TABLE = table_of(JudgmentSample)
 @functools.lru_cache(maxsize=2)
 def _bill_sample(dialect: str) -> Any:
     """The statement that counts what one saved sample was billed (built once per kind of database)."""
-    return bill_samples(dialect, SAMPLE_TABLE, table_of(Judgment), table_of(BilledTally),
+    return bill_samples(dialect, SAMPLE_TABLE, JUDGMENT, table_of(BilledTally),
                         SAMPLE_TABLE.c.id == bindparam("sample_id"))
 
 
@@ -88,7 +89,7 @@ def sampled_in_channel(store: Store, *, channel_id: str | None, since: datetime,
                        until: datetime) -> list[tuple[str, list[JudgmentSample]]]:
     """(rubric, samples) of each case of a channel (None: the terminal's) evaluated between `since` and `until` whose
     latest verdict there was judged several times (samples or a jury): each case once (bot.store.counts.counting)."""
-    judgments = table_of(Judgment)
+    judgments = JUDGMENT
     with store.engine.connect() as conn:
         rows = conn.execute(sa.select(judgments.c.id, judgments.c.rubric_name).where(
             judgments.c.channel_id.is_not_distinct_from(channel_id), judgments.c.status == RowState.SCORED,

@@ -13,7 +13,8 @@ from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import case_key
 from bot.store.counts.tallies import add_votes
-from bot.store.tables.history import Feedback, Judgment, JudgmentTally, table_of
+from bot.store.tables.core import JUDGMENT
+from bot.store.tables.history import Feedback, JudgmentTally, table_of
 from bot.store.tables.trust import Label
 from bot.store.trust.review import close_reviewed
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 def record_feedback(store: Store, *, judgment_id: int, user_id: str, agree: bool) -> bool | None:
     """Store a person's vote on a judgment, replacing their earlier one, and count the change in the judgment's
     hourly tally (in one transaction); return the earlier vote, if any."""
-    judgment, feedback = table_of(Judgment), table_of(Feedback)
+    judgment, feedback = JUDGMENT, table_of(Feedback)
     now = utcnow()
     with store.engine.begin() as conn:
         texts = conn.execute(sa.select(judgment.c.team_id, judgment.c.channel_id, judgment.c.rubric_name,

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from bot.records import RowState
 from bot.store.runs.rows import id_chunks
-from bot.store.tables.history import Judgment, table_of
+from bot.store.tables.core import JUDGMENT
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -97,7 +97,7 @@ def judged_rows(store: Store, conn: Connection, paths: Sequence[str], labels: Se
 def _sides(conn: Connection, ids: list[int], numbers_at: Callable[[Any], Any],
            numbers: Callable[[str | None], tuple[float | None, ...]]) -> dict[int, Side]:
     """The sides of the judgments of `ids` that are there, by id."""
-    judgment = table_of(Judgment)
+    judgment = JUDGMENT
     output = numbers_at(judgment.c.output)
     sides: dict[int, Side] = {}
     alike: dict[Side, Side] = {}  # judgments alike in all a side holds share one (kept for thousands of rows)

@@ -17,6 +17,7 @@ from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import judgment_case
 from bot.store.counts.votes import vote_stands
+from bot.store.tables.core import JUDGMENT
 from bot.store.tables.history import Feedback, Judgment, JudgmentTally, table_of
 from bot.store.tables.trust import Label, ReviewCase
 from bot.store.trust.review import close_reviewed
@@ -83,10 +84,10 @@ class Scope:
 VOTE_COLUMNS = (col(Feedback.judgment_id), col(Feedback.user_id), col(Feedback.agree), col(Feedback.updated_at),
                 col(Feedback.case_key))
 # What tells whether a judgment counts, in the order of `Scope.counts`.
-SCOPE_COLUMNS = (col(Judgment.status), col(Judgment.rubric_name), col(Judgment.judge_model), col(Judgment.channel_id),
-                 col(Judgment.team_id))
+SCOPE_COLUMNS = (JUDGMENT.c.status, JUDGMENT.c.rubric_name, JUDGMENT.c.judge_model, JUDGMENT.c.channel_id,
+                 JUDGMENT.c.team_id)
 # What a labeled rubric's names are read with besides SCOPE_COLUMNS.
-VERDICT_COLUMNS = (col(Judgment.id), col(Judgment.passed), col(Judgment.tag), col(Judgment.rubric_hash))
+VERDICT_COLUMNS = (JUDGMENT.c.id, JUDGMENT.c.passed, JUDGMENT.c.tag, JUDGMENT.c.rubric_hash)
 
 
 def _given(column: Any, since: datetime | None, until: datetime | None = None) -> list[Any]:
@@ -113,10 +114,10 @@ def _joined(store: Store, since: datetime | None, named: Sequence[Any]) -> tuple
         read = session.execute if any(isinstance(item, type) for item in named) else session.connection().execute
         labels = session.execute(
             sa.select(Label, *SCOPE_COLUMNS, *named)
-            .join(Judgment, col(Judgment.id) == col(Label.judgment_id))
+            .join(Judgment, JUDGMENT.c.id == col(Label.judgment_id))
             .where(*_given(col(Label.updated_at), since)).order_by(col(Label.id))).all()
         votes = read(
-            sa.select(*VOTE_COLUMNS, *SCOPE_COLUMNS, *named).join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
+            sa.select(*VOTE_COLUMNS, *SCOPE_COLUMNS, *named).join(Judgment, JUDGMENT.c.id == col(Feedback.judgment_id))
             .where(*_given(col(Feedback.updated_at), since), standing_vote()).order_by(col(Feedback.id))).all()
     return labels, votes
 
@@ -173,14 +174,14 @@ def counted_passes(store: Store, *, channel_id: str | None, team_id: str | None,
     narrowed to the channel after: there are as many groups as labeled cases, whatever the number of votes on them.
     """
     scope = Scope(None, channel_id=channel_id, team_id=team_id)
-    alike = (*SCOPE_COLUMNS, col(Judgment.rubric_hash), col(Judgment.passed))
+    alike = (*SCOPE_COLUMNS, JUDGMENT.c.rubric_hash, JUDGMENT.c.passed)
     by_label = (col(Label.passed), col(Label.updated_at) >= cut, col(Label.case_key))
     by_vote = (col(Feedback.agree), col(Feedback.updated_at) >= cut, col(Feedback.case_key))
     labels = (sa.select(*alike, *by_label, sa.func.count()).select_from(Label)
-              .join(Judgment, col(Judgment.id) == col(Label.judgment_id))
+              .join(Judgment, JUDGMENT.c.id == col(Label.judgment_id))
               .where(*_given(col(Label.updated_at), since, until)).group_by(*alike, *by_label))
     votes = (sa.select(*alike, *by_vote, sa.func.count()).select_from(Feedback)
-             .join(Judgment, col(Judgment.id) == col(Feedback.judgment_id))
+             .join(Judgment, JUDGMENT.c.id == col(Feedback.judgment_id))
              .where(*_given(col(Feedback.updated_at), since, until), standing_vote()).group_by(*alike, *by_vote))
     with store.engine.connect() as conn:
         label_rows, vote_rows = conn.execute(labels).all(), conn.execute(votes).all()
@@ -207,7 +208,7 @@ def trust_state(store: Store) -> tuple[Any, ...]:
 
     A digest rather than the latest time of change: a transaction that took its moment before another's and commits
     after it stamps its row earlier than the latest one already there."""
-    label, vote, case, judgment = table_of(Label), table_of(Feedback), table_of(ReviewCase), table_of(Judgment)
+    label, vote, case, judgment = table_of(Label), table_of(Feedback), table_of(ReviewCase), JUDGMENT
     tally = table_of(JudgmentTally)
     parts = [_digest(label, label.c.id, label.c.judgment_id, label.c.updated_at),
              _digest(vote, vote.c.id, vote.c.judgment_id, vote.c.updated_at, vote.c.agree),

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlmodel import col
 
 from bot.store.joins import InOrder
+from bot.store.tables.core import JUDGMENT
 from bot.store.tables.history import Feedback, Judgment, table_of
 from bot.store.tables.trust import Label, ReviewCase
 from bot.store.trust.labels import standing_vote
@@ -25,7 +26,7 @@ def random_share_pairs(store: Store, *, team_id: str | None, channel_id: str | N
     label, else their vote that stands: an Agree says the verdict it was given on, a Disagree the other way), in a
     channel (team_id ANY_TEAM: in whichever workspace) or `everywhere`, on verdicts of `judge_model` when given. The
     judge's verdict is the one that sent the case to review: the nobody-chose sample is held to one verdict a case."""
-    cases, judgments = table_of(ReviewCase), table_of(Judgment)
+    cases, judgments = table_of(ReviewCase), JUDGMENT
     voted = sa.orm.aliased(Judgment)
     where = [cases.c.random.is_(True), cases.c.rubric_name == rubric_name, judgments.c.passed.is_not(None)]
     if not everywhere:
