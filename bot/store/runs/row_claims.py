@@ -20,10 +20,11 @@ from bot.records import RowState, RunState, Triple
 from bot.store.clock import utcnow
 from bot.store.processes.leases import owner_gone
 from bot.store.runs.rows import triple_of
-from bot.store.tables.history import Judgment, Run, RunBatch, table_of
+from bot.store.tables.core import JUDGMENT, RUN
 
 if TYPE_CHECKING:
     from bot.store.database import Store
+    from bot.store.tables.history import Run
 
 CLAIM_STALE = 20.0  # seconds without a refresh after which another host's claim lapses
 HELP_ABOVE = 100  # rows left to claim above which a run is worth another process's help
@@ -31,7 +32,7 @@ HELP_ABOVE = 100  # rows left to claim above which a run is worth another proces
 
 def _lapsed(conn: Connection, run_id: int, owner: str, now: datetime) -> list[str]:
     """The processes other than `owner` holding claims on the run's pending rows that are gone."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     held = conn.execute(select(table.c.claimed_by, func.max(table.c.claimed_at)).where(
         table.c.run_id == run_id, table.c.status == RowState.PENDING, table.c.claimed_by.is_not(None),
         table.c.claimed_by != owner).group_by(table.c.claimed_by))
@@ -54,7 +55,7 @@ def claim_rows(store: Store, run_id: int, owner: str, *, limit: int, running_onl
 
 def _claim(conn: Connection, run_id: int, owner: str, limit: int, now: datetime, gone: Sequence[str],
            running_only: bool) -> list[Any]:
-    table, runs = table_of(Judgment), table_of(Run)
+    table, runs = JUDGMENT, RUN
     free = or_(table.c.claimed_by.is_(None), table.c.claimed_at < now - timedelta(seconds=CLAIM_STALE),
                table.c.claimed_by.in_(gone))
     chosen = (select(table.c.id).where(table.c.run_id == run_id, table.c.status == RowState.PENDING, free)
@@ -69,7 +70,7 @@ def _claim(conn: Connection, run_id: int, owner: str, limit: int, now: datetime,
 
 def refresh_claims(store: Store, run_id: int, owner: str) -> int:
     """Show that `owner` still judges the rows it claimed (with its heartbeat); how many it holds."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     with store.engine.begin() as conn:
         return int(conn.execute(update(table).where(table.c.run_id == run_id, table.c.claimed_by == owner,
                                                     table.c.status == RowState.PENDING)
@@ -78,7 +79,7 @@ def refresh_claims(store: Store, run_id: int, owner: str) -> int:
 
 def release_claims(store: Store, run_id: int, owner: str) -> int:
     """Give back the pending rows `owner` claimed but did not judge (a stop, a pause), for any process to take."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     with store.engine.begin() as conn:
         return int(conn.execute(update(table).where(table.c.run_id == run_id, table.c.claimed_by == owner,
                                                     table.c.status == RowState.PENDING)
@@ -87,7 +88,7 @@ def release_claims(store: Store, run_id: int, owner: str) -> int:
 
 def pending_elsewhere(store: Store, run_id: int, owner: str) -> int:
     """How many of the run's pending rows `owner` does not hold: claimed by others, or by no one."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     mine = and_(table.c.claimed_by.is_not(None), table.c.claimed_by == owner)
     with store.engine.connect() as conn:
         return int(conn.execute(select(func.count()).where(table.c.run_id == run_id,
@@ -97,7 +98,7 @@ def pending_elsewhere(store: Store, run_id: int, owner: str) -> int:
 def judged_elsewhere(store: Store, run_id: int, owner: str, since: datetime) -> tuple[int, int, float]:
     """The rows of the run other processes judged since `since`: (all of them, those that got no score, what they
     cost in USD)."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     unscored = func.sum(case((table.c.status.in_((RowState.ERROR, RowState.INVALID)), 1), else_=0))
     with store.engine.connect() as conn:
         done, errors, cost = conn.execute(select(func.count(), unscored, func.sum(table.c.cost_usd)).where(
@@ -111,6 +112,9 @@ def runs_to_help(store: Store, owner: str, *, sources: Sequence[str], above: int
     """Runs from `sources` being judged live by another process that still have more than `above` rows no live
     process holds (one judgment's run, or the end of a file's, is not worth sharing), oldest first. A run through the
     Batch API is never among them: its pending rows wait in the provider's batches."""
+    # The table models: only for the model instances this returns.
+    from bot.store.tables.history import Judgment, Run, RunBatch, table_of
+
     table, runs, batches = table_of(Judgment), table_of(Run), table_of(RunBatch)
     now = utcnow()
     free = or_(table.c.claimed_by.is_(None), table.c.claimed_at < now - timedelta(seconds=CLAIM_STALE))
@@ -126,7 +130,7 @@ def runs_to_help(store: Store, owner: str, *, sources: Sequence[str], above: int
 
 def request_cancel(store: Store, run_id: int, user: str) -> bool:
     """Ask whichever process holds the run to cancel it, for `user`; False when it is not being judged."""
-    runs = table_of(Run)
+    runs = RUN
     with store.engine.begin() as conn:
         asked = conn.execute(update(runs).where(runs.c.id == run_id, runs.c.status == RunState.RUNNING)
                              .values(cancel_requested_by=user[:32]))
@@ -135,6 +139,6 @@ def request_cancel(store: Store, run_id: int, user: str) -> bool:
 
 def cancel_requested(store: Store, run_id: int) -> str | None:
     """Who asked to cancel the run while another process held it (None: nobody)."""
-    runs = table_of(Run)
+    runs = RUN
     with store.engine.connect() as conn:
         return conn.execute(select(runs.c.cancel_requested_by).where(runs.c.id == run_id)).scalar_one_or_none()
