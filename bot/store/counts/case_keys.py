@@ -4,9 +4,10 @@ one key (kept in the question of a judgment whose texts were removed, so that it
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.store.tables.history import Judgment
+if TYPE_CHECKING:
+    from bot.store.tables.history import Judgment
 
 REMOVED = "[removed]"  # what every removed text reads as (bot.store.retention.texts)
 REMOVED_CASE = f"{REMOVED} case "  # a removed question: the marker, then the case the judgment was of

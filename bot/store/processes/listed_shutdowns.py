@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from bot.store.connections import conflict_insert
-from bot.store.tables.history import table_of
-from bot.store.tables.processes import ListedShutdown, ModelListRead
+from bot.store.tables.core import LISTED_SHUTDOWN, MODEL_LIST_READ
 
 if TYPE_CHECKING:
     from bot.store.database import Store
@@ -29,7 +28,7 @@ class ListRead:
 def listed_shutdowns(store: Store, endpoints: Iterable[str] | None = None) -> dict[str, ListRead]:
     """What each endpoint's model list gave when last read, by endpoint: of `endpoints` (None: every endpoint read);
     an endpoint never read is not there."""
-    reads, listed = table_of(ModelListRead), table_of(ListedShutdown)
+    reads, listed = MODEL_LIST_READ, LISTED_SHUTDOWN
     which = None if endpoints is None else [endpoint[:255] for endpoint in endpoints]
     with store.engine.connect() as conn:
         asked = sa.select(reads.c.endpoint, reads.c.read_at)
@@ -45,7 +44,7 @@ def listed_shutdowns(store: Store, endpoints: Iterable[str] | None = None) -> di
 def keep_listed_shutdowns(store: Store, endpoint: str, dates: dict[str, date], read_at: datetime) -> None:
     """Keep what `endpoint`'s model list gave at `read_at` (naive UTC; {} for nothing) in place of an older read; a
     newer read another process kept stands."""
-    reads, listed = table_of(ModelListRead), table_of(ListedShutdown)
+    reads, listed = MODEL_LIST_READ, LISTED_SHUTDOWN
     key = endpoint[:255]
     statement = conflict_insert(store.engine.dialect.name)(reads).values(endpoint=key, read_at=read_at)
     with store.engine.begin() as conn:

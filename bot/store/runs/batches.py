@@ -9,15 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, select
+import sqlalchemy as sa
 
 from bot.records import RowState
 from bot.store.clock import utcnow
 from bot.store.runs.rows import id_chunks
-from bot.store.tables.history import Judgment, RunBatch
+from bot.store.tables.core import RUN_BATCH
 
 if TYPE_CHECKING:
     from bot.store.database import Store
+    from bot.store.tables.history import Judgment, RunBatch
 
 UPLOADING, SENT, ENDED = "uploading", "sent", "ended"
 OPEN_PARTS = (UPLOADING, SENT)
@@ -31,6 +32,10 @@ def slots_of(part: RunBatch) -> list[Slot]:
 
 def open_parts(store: Store, run_id: int) -> list[RunBatch]:
     """The run's parts not ended yet (saved but maybe not uploaded, or sent and waited for), oldest first."""
+    from sqlmodel import col, select  # the ORM and the table model: only for the model instances this returns
+
+    from bot.store.tables.history import RunBatch
+
     with store.session() as session:
         return list(session.exec(select(RunBatch).where(RunBatch.run_id == run_id, col(RunBatch.state).in_(OPEN_PARTS))
                                  .order_by(col(RunBatch.id))))
@@ -38,12 +43,18 @@ def open_parts(store: Store, run_id: int) -> list[RunBatch]:
 
 def parts_of(store: Store, run_id: int) -> list[RunBatch]:
     """Every part of the run, oldest first."""
+    from sqlmodel import col, select  # the ORM and the table model: only for the model instances this returns
+
+    from bot.store.tables.history import RunBatch
+
     with store.session() as session:
         return list(session.exec(select(RunBatch).where(RunBatch.run_id == run_id).order_by(col(RunBatch.id))))
 
 
 def add_part(store: Store, run_id: int, slots: list[Slot]) -> RunBatch:
     """Save a part before its file is uploaded: from here on its rows (or slots) belong to it."""
+    from bot.store.tables.history import RunBatch  # the table model: only for the instance this returns
+
     with store.session() as session:
         part = RunBatch(run_id=run_id, state=UPLOADING, slots=[list(slot) for slot in slots])
         session.add(part)
@@ -54,20 +65,19 @@ def add_part(store: Store, run_id: int, slots: list[Slot]) -> RunBatch:
 
 def update_part(store: Store, part_id: int, **fields: Any) -> None:
     """Record what became known of a part (its file id, batch id, status, counts, or its end)."""
-    with store.session() as session:
-        part = session.get(RunBatch, part_id)
-        if part is None:
-            return
-        for name, value in fields.items():
-            setattr(part, name, value)
-        if fields.get("state") == ENDED:
-            part.ended_at = utcnow()
-        session.add(part)
-        session.commit()
+    values = {**fields, **({"ended_at": utcnow()} if fields.get("state") == ENDED else {})}
+    if not values:  # nothing became known
+        return
+    with store.engine.begin() as conn:
+        conn.execute(sa.update(RUN_BATCH).where(RUN_BATCH.c.id == part_id).values(values))
 
 
 def pending_rows(store: Store, judgment_ids: Iterable[int]) -> list[Judgment]:
     """The rows among `judgment_ids` still pending (those a batch's replies may still settle)."""
+    from sqlmodel import col, select  # the ORM and the table model: only for the model instances this returns
+
+    from bot.store.tables.history import Judgment
+
     found: list[Judgment] = []
     with store.session() as session:
         for chunk in id_chunks(sorted(set(judgment_ids))):

@@ -21,8 +21,7 @@ from bot.store.clock import utcnow
 from bot.store.processes.leases import owner_gone
 from bot.store.runs.records import run_of
 from bot.store.runs.rows import triple_of
-from bot.store.tables.core import RUN, Run
-from bot.store.tables.history import Judgment, RunBatch, table_of
+from bot.store.tables.core import JUDGMENT, RUN, RUN_BATCH, Run
 
 if TYPE_CHECKING:
     from bot.store.database import Store
@@ -33,7 +32,7 @@ HELP_ABOVE = 100  # rows left to claim above which a run is worth another proces
 
 def _lapsed(conn: Connection, run_id: int, owner: str, now: datetime) -> list[str]:
     """The processes other than `owner` holding claims on the run's pending rows that are gone."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     held = conn.execute(select(table.c.claimed_by, func.max(table.c.claimed_at)).where(
         table.c.run_id == run_id, table.c.status == RowState.PENDING, table.c.claimed_by.is_not(None),
         table.c.claimed_by != owner).group_by(table.c.claimed_by))
@@ -56,7 +55,7 @@ def claim_rows(store: Store, run_id: int, owner: str, *, limit: int, running_onl
 
 def _claim(conn: Connection, run_id: int, owner: str, limit: int, now: datetime, gone: Sequence[str],
            running_only: bool) -> list[Any]:
-    table, runs = table_of(Judgment), RUN
+    table, runs = JUDGMENT, RUN
     free = or_(table.c.claimed_by.is_(None), table.c.claimed_at < now - timedelta(seconds=CLAIM_STALE),
                table.c.claimed_by.in_(gone))
     chosen = (select(table.c.id).where(table.c.run_id == run_id, table.c.status == RowState.PENDING, free)
@@ -71,7 +70,7 @@ def _claim(conn: Connection, run_id: int, owner: str, limit: int, now: datetime,
 
 def refresh_claims(store: Store, run_id: int, owner: str) -> int:
     """Show that `owner` still judges the rows it claimed (with its heartbeat); how many it holds."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     with store.engine.begin() as conn:
         return int(conn.execute(update(table).where(table.c.run_id == run_id, table.c.claimed_by == owner,
                                                     table.c.status == RowState.PENDING)
@@ -80,7 +79,7 @@ def refresh_claims(store: Store, run_id: int, owner: str) -> int:
 
 def release_claims(store: Store, run_id: int, owner: str) -> int:
     """Give back the pending rows `owner` claimed but did not judge (a stop, a pause), for any process to take."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     with store.engine.begin() as conn:
         return int(conn.execute(update(table).where(table.c.run_id == run_id, table.c.claimed_by == owner,
                                                     table.c.status == RowState.PENDING)
@@ -89,7 +88,7 @@ def release_claims(store: Store, run_id: int, owner: str) -> int:
 
 def pending_elsewhere(store: Store, run_id: int, owner: str) -> int:
     """How many of the run's pending rows `owner` does not hold: claimed by others, or by no one."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     mine = and_(table.c.claimed_by.is_not(None), table.c.claimed_by == owner)
     with store.engine.connect() as conn:
         return int(conn.execute(select(func.count()).where(table.c.run_id == run_id,
@@ -99,7 +98,7 @@ def pending_elsewhere(store: Store, run_id: int, owner: str) -> int:
 def judged_elsewhere(store: Store, run_id: int, owner: str, since: datetime) -> tuple[int, int, float]:
     """The rows of the run other processes judged since `since`: (all of them, those that got no score, what they
     cost in USD)."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     unscored = func.sum(case((table.c.status.in_((RowState.ERROR, RowState.INVALID)), 1), else_=0))
     with store.engine.connect() as conn:
         done, errors, cost = conn.execute(select(func.count(), unscored, func.sum(table.c.cost_usd)).where(
@@ -113,7 +112,7 @@ def runs_to_help(store: Store, owner: str, *, sources: Sequence[str], above: int
     """Runs from `sources` being judged live by another process that still have more than `above` rows no live
     process holds (one judgment's run, or the end of a file's, is not worth sharing), oldest first. A run through the
     Batch API is never among them: its pending rows wait in the provider's batches."""
-    table, runs, batches = table_of(Judgment), RUN, table_of(RunBatch)
+    table, runs, batches = JUDGMENT, RUN, RUN_BATCH
     now = utcnow()
     free = or_(table.c.claimed_by.is_(None), table.c.claimed_at < now - timedelta(seconds=CLAIM_STALE))
     waiting = (select(table.c.id).where(table.c.run_id == runs.c.id, table.c.status == RowState.PENDING, free)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, delete, func, insert, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
-from sqlmodel import col, select
 
 from bot.errors import RunBusy
 from bot.records import JUDGED_FIELDS, VERDICT_FIELDS, RowState, RunState, Triple, Verdict, context_of
@@ -20,10 +20,11 @@ from bot.store.counts.case_keys import case_key, texts_removed
 from bot.store.counts.counting import counted_case, lock_cases, restack
 from bot.store.counts.tallies import add_judgments, question_key, tally_upsert
 from bot.store.runs.records import LOAD_LOST
-from bot.store.tables.history import BilledTally, Feedback, Judgment, JudgmentSample, JudgmentTally, Run, table_of
+from bot.store.tables.core import BILLED_TALLY, FEEDBACK, JUDGMENT, JUDGMENT_SAMPLE, JUDGMENT_TALLY, RUN
 
 if TYPE_CHECKING:
     from bot.store.database import Store
+    from bot.store.tables.history import Judgment
 
 VERDICT_COLUMNS = [*VERDICT_FIELDS, "cache_key", "cached_from", "judged_at"]
 INSERT_BATCH = 1_000
@@ -47,7 +48,7 @@ class RowVerdict:
 
 def _pending_texts(run_id: int) -> Any:
     """The id and texts of a run's pending rows."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     texts = (table.c.id, table.c.question, table.c.reference, table.c.answer, table.c.answer_b, table.c.swapped,
              table.c.context)
     return table.select().with_only_columns(*texts).where(table.c.run_id == run_id, table.c.status == RowState.PENDING)
@@ -87,7 +88,7 @@ class _HotPath:
 
 @cache
 def _statements(dialect: str) -> _HotPath:
-    table = table_of(Judgment)
+    table = JUDGMENT
     ids = table.c.id.in_(bindparam("ids", expanding=True))
     scored = (table.c.cache_key.in_(bindparam("keys", expanding=True)), table.c.status == RowState.SCORED)
     return _HotPath(
@@ -96,8 +97,8 @@ def _statements(dialect: str) -> _HotPath:
         save=(table.update()
               .where(table.c.id == bindparam("judgment_id"), table.c.status == RowState.PENDING)
               .values({name: bindparam(name) for name in VERDICT_COLUMNS})),
-        count=tally_upsert(dialect, table, table_of(JudgmentTally), ids, feedback=table_of(Feedback)),
-        bill=bill_judgments(dialect, table, table_of(BilledTally), ids),
+        count=tally_upsert(dialect, table, JUDGMENT_TALLY, ids, feedback=FEEDBACK),
+        bill=bill_judgments(dialect, table, BILLED_TALLY, ids),
         cached={scoped: table.select().where(table.c.id.in_(
             select(func.min(table.c.id)).where(*scored, *((table.c.run_id == bindparam("run_id"),) if scoped else ()))
             .group_by(table.c.cache_key).scalar_subquery())) for scoped in (False, True)},
@@ -112,21 +113,21 @@ def reset_rows(store: Store, run_id: int, statuses: tuple[str, ...]) -> int:
     """Make rows of these statuses pending again, to be judged anew; return how many."""
     cleared = dict.fromkeys([*JUDGED_FIELDS, "judged_at", "cached_from"])
     # A row whose texts were removed (bot.store.retention.texts) has nothing left to judge: it keeps its verdict.
-    kept = texts_removed(col(Judgment.question), col(Judgment.reference))
-    chosen = (col(Judgment.run_id) == run_id) & col(Judgment.status).in_(statuses) & ~kept
+    table, samples = JUDGMENT.c, JUDGMENT_SAMPLE.c
+    kept = texts_removed(table.question, table.reference)
+    chosen = (table.run_id == run_id) & table.status.in_(statuses) & ~kept
     with store.engine.begin() as conn:
-        cases = conn.execute(select(col(Judgment.case_hash)).where(chosen).distinct()).scalars().all()
+        cases = conn.execute(select(table.case_hash).where(chosen).distinct()).scalars().all()
         lock_cases(conn, cases)  # before any row: a writer of the same cases waits here, never in between
-        conn.execute(select(Judgment.id).where(chosen).with_for_update())  # no verdict lands in between
-        add_judgments(conn, table_of(Judgment), table_of(JudgmentTally), chosen, sign=-1, feedback=table_of(Feedback))
-        result = conn.execute(update(Judgment).where(chosen).values(
+        conn.execute(select(table.id).where(chosen).with_for_update())  # no verdict lands in between
+        add_judgments(conn, JUDGMENT, JUDGMENT_TALLY, chosen, sign=-1, feedback=FEEDBACK)
+        result = conn.execute(update(JUDGMENT).where(chosen).values(
             status=RowState.PENDING, tokens_in=0, tokens_out=0, tokens_cached=0, cost_usd=None, latency_ms=0,
             attempts=0, claimed_by=None, claimed_at=None, replaced_at=None, **cleared))
         _restack(conn, cases)  # what they had replaced stands again
         # Their samples that failed are asked again; those that scored were paid for and stay.
-        rows = select(Judgment.id).where(col(Judgment.run_id) == run_id, col(Judgment.status) == RowState.PENDING)
-        conn.execute(delete(JudgmentSample).where(col(JudgmentSample.judgment_id).in_(rows),
-                                                  col(JudgmentSample.status) != RowState.SCORED))
+        rows = select(table.id).where(table.run_id == run_id, table.status == RowState.PENDING)
+        conn.execute(delete(JUDGMENT_SAMPLE).where(samples.judgment_id.in_(rows), samples.status != RowState.SCORED))
         return result.rowcount
 
 def add_rows(store: Store, rows: Iterable[dict[str, Any]]) -> int:
@@ -145,23 +146,27 @@ def add_rows(store: Store, rows: Iterable[dict[str, Any]]) -> int:
 def _insert(store: Store, batch: list[dict[str, Any]]) -> int:
     now = utcnow()
     loading = {row["run_id"] for row in batch}
-    with store.session() as session:
-        session.execute(insert(Judgment), [
-            {"created_at": now, "question_key": question_key(row.get("model_name"), row["rubric_name"],
-                                                             row["question"]),
-             "case_hash": row_case(row), **row} for row in batch])
+    full = [{"created_at": now, "question_key": question_key(row.get("model_name"), row["rubric_name"], row["question"]),
+             "case_hash": row_case(row), **row} for row in batch]
+    runs = RUN.c
+    with store.engine.begin() as conn:
+        # One INSERT per run of rows with the same fields, in order: an insert of many rows takes its columns from
+        # the first, and a field the others lack would be required of them (or one only they have, dropped).
+        for _fields, same in groupby(full, key=lambda row: row.keys()):
+            conn.execute(insert(JUDGMENT), list(same))
         # The process loading the run shows it is alive, so another host never takes it for abandoned.
-        session.execute(update(Run).where(col(Run.id).in_(loading), col(Run.status) == RunState.LOADING)
-                        .values(heartbeat_at=now))
-        failed = session.exec(select(Run.id).where(col(Run.id).in_(loading), Run.status == RunState.FAILED)).all()
+        conn.execute(update(RUN).where(runs.id.in_(loading), runs.status == RunState.LOADING).values(heartbeat_at=now))
+        failed = conn.execute(select(runs.id).where(runs.id.in_(loading), runs.status == RunState.FAILED)).scalars().all()
         if failed:  # another process gave the run up meanwhile and dropped its rows: these are not kept either
-            session.rollback()
-            raise RunBusy(LOAD_LOST.format(run_id=", ".join(map(str, sorted(failed)))))
-        session.commit()
+            raise RunBusy(LOAD_LOST.format(run_id=", ".join(map(str, sorted(failed)))))  # rolls the batch back
     return len(batch)
 
 def next_pending(store: Store, run_id: int, *, after_id: int = 0, limit: int = 500) -> list[Judgment]:
     """The next pending rows of a run, in row order, after `after_id`."""
+    from sqlmodel import col, select  # the ORM and the table model: only for the model instances this returns
+
+    from bot.store.tables.history import Judgment
+
     with store.session() as session:
         statement = (
             select(Judgment)
@@ -185,6 +190,8 @@ def find_cached_many(store: Store, cache_keys: Sequence[str], *, run_id: int | N
     one query."""
     if not cache_keys:
         return {}
+    from bot.store.tables.history import Judgment  # the table model: only for the instances this returns
+
     with store.engine.connect() as conn:
         rows = conn.execute(_hot_path(store).cached[run_id is not None], {"keys": list(cache_keys), "run_id": run_id})
         return {row["cache_key"]: Judgment.model_construct(**row) for row in rows.mappings()}
@@ -223,23 +230,27 @@ def save_verdicts(store: Store, verdicts: Sequence[RowVerdict]) -> list[bool]:
 
 def _restack(conn: Connection, cases: Sequence[str | None]) -> None:
     """Chain the judged rows of these cases again (bot.store.counts.counting), the tally following."""
-    restack(conn, table_of(Judgment), table_of(JudgmentTally), table_of(Feedback),
-            [case for case in cases if case is not None])
+    restack(conn, JUDGMENT, JUDGMENT_TALLY, FEEDBACK, [case for case in cases if case is not None])
 
 def unsure_count(store: Store, run_id: int) -> int:
     """How many rows of a run have a verdict whose samples split."""
-    with store.session() as session:
-        statement = select(func.count()).where(Judgment.run_id == run_id, col(Judgment.unsure).is_(True))
-        return int(session.execute(statement).scalar_one())
+    table = JUDGMENT.c
+    with store.engine.connect() as conn:
+        return int(conn.execute(select(func.count()).where(table.run_id == run_id, table.unsure.is_(True))).scalar_one())
 
 def status_counts(store: Store, run_id: int) -> dict[str, int]:
     """How many rows of a run are in each status."""
-    with store.session() as session:
-        statement = select(Judgment.status, func.count()).where(Judgment.run_id == run_id).group_by(Judgment.status)
-        return {status: count for status, count in session.execute(statement)}
+    table = JUDGMENT.c
+    with store.engine.connect() as conn:
+        statement = select(table.status, func.count()).where(table.run_id == run_id).group_by(table.status)
+        return {status: count for status, count in conn.execute(statement)}
 
 def iter_judgments(store: Store, run_id: int, *, page: int = 1_000) -> Iterator[Judgment]:
     """Every row of a run in row order, fetched a page at a time so memory stays flat."""
+    from sqlmodel import col, select  # the ORM and the table model: only for the model instances this returns
+
+    from bot.store.tables.history import Judgment
+
     after = 0
     while True:
         with store.session() as session:
@@ -255,13 +266,13 @@ def iter_judgments(store: Store, run_id: int, *, page: int = 1_000) -> Iterator[
 def iter_columns(store: Store, run_id: int, *, page: int = 1_000) -> Iterator[Row[Any]]:
     """Every row of a run in row order, as rows of the judgment's columns read a page at a time: named as a
     Judgment's attributes, without the cost of building entities (a results file reads every row)."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     return _paged(store, table.select().where(table.c.run_id == run_id), page)
 
 def _paged(store: Store, statement: Any, page: int) -> Iterator[Row[Any]]:
     """The rows of `statement` over judgments (its first column their id), in id order, `page` at a time, each
     page read after the last id of the one before."""
-    table = table_of(Judgment)
+    table = JUDGMENT
     after = 0
     while True:
         with store.engine.connect() as conn:
@@ -273,16 +284,21 @@ def _paged(store: Store, statement: Any, page: int) -> Iterator[Row[Any]]:
 
 def get_judgment(store: Store, judgment_id: int) -> Judgment | None:
     """The judgment with `judgment_id`, if any."""
+    from bot.store.tables.history import Judgment  # the table model: only for the instance this returns
+
     with store.session() as session:
         return session.get(Judgment, judgment_id)
 
 def first_judgment(store: Store, run_id: int) -> Judgment | None:
     """The first row of a run (the only one, for a run of one triple)."""
+    from sqlmodel import col, select  # the ORM and the table model: only for the model instance this returns
+
+    from bot.store.tables.history import Judgment
+
     with store.session() as session:
         return session.exec(select(Judgment).where(Judgment.run_id == run_id).order_by(col(Judgment.id))).first()
 
 def set_run_message(store: Store, run_id: int, message_ts: str) -> None:
     """Remember the chat message that shows the judgments of a run, so lists can link to it."""
-    with store.session() as session:
-        session.execute(update(Judgment).where(col(Judgment.run_id) == run_id).values(message_ts=message_ts))
-        session.commit()
+    with store.engine.begin() as conn:
+        conn.execute(update(JUDGMENT).where(JUDGMENT.c.run_id == run_id).values(message_ts=message_ts))
