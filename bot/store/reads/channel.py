@@ -8,31 +8,36 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import func
-from sqlmodel import col, select
 
 from bot.records import JUDGED, RowState, checks_of
 from bot.store.clock import utcnow
 from bot.store.counts.billing import billed
 from bot.store.counts.counting import standing
 from bot.store.counts.tallies import channel_key, counted
-from bot.store.tables.history import BilledTally, Feedback, Judgment, JudgmentTally, table_of
+from bot.store.tables.core import BILLED_TALLY, FEEDBACK, JUDGMENT, JUDGMENT_TALLY
 
 if TYPE_CHECKING:
     from bot.store.database import Store
+    from bot.store.tables.history import Judgment
 
 
-def _in_channel(channel_id: str | None) -> Any:
+def _in_channel(judgment: sa.Table, channel_id: str | None) -> sa.ColumnElement[bool]:
     """Rows of one Slack channel; with None, rows judged outside Slack (in a terminal)."""
-    return col(Judgment.channel_id).is_(None) if channel_id is None else col(Judgment.channel_id) == channel_id
+    return judgment.c.channel_id.is_(None) if channel_id is None else judgment.c.channel_id == channel_id
 
 
 def recent_in_channel(store: Store, *, channel_id: str | None, limit: int = 10) -> list[Judgment]:
     """The newest judgments made in one channel (None: in a terminal), newest first: each case once, its latest
     verdict (bot.store.counts.counting)."""
+    from sqlmodel import col, select  # the models it returns: loaded by the Slack command that lists them
+
+    from bot.store.tables.history import Judgment, table_of
+
     with store.session() as session:
         statement = (
             select(Judgment)
-            .where(_in_channel(channel_id), col(Judgment.status).in_(JUDGED), standing(col(Judgment.replaced_at), None))
+            .where(_in_channel(table_of(Judgment), channel_id), col(Judgment.status).in_(JUDGED),
+                   standing(col(Judgment.replaced_at), None))
             .order_by(col(Judgment.id).desc())
             .limit(limit)
         )
@@ -42,6 +47,10 @@ def recent_in_channel(store: Store, *, channel_id: str | None, limit: int = 10) 
 def recent_by_user(store: Store, *, team_id: str, user_id: str, limit: int = 10) -> list[Judgment]:
     """The newest judgments one person asked for, in any channel of their workspace, newest first: each case once,
     while its latest verdict is theirs."""
+    from sqlmodel import col, select  # the models it returns: loaded by the Slack command that lists them
+
+    from bot.store.tables.history import Judgment
+
     with store.session() as session:
         statement = (
             select(Judgment)
@@ -57,32 +66,39 @@ def newest_judge(store: Store, *, rubric_name: str, channel_id: str | None, team
                  until: datetime | None = None) -> tuple[str, str, str] | None:
     """(judge model, rubric hash, rubric version) of the rubric's newest scored judgment in the channel (None: the
     terminal's), of the workspace when given, before `until`; None when it has none."""
-    where = [col(Judgment.status) == RowState.SCORED, col(Judgment.rubric_name) == rubric_name, _in_channel(channel_id)]
+    j = JUDGMENT.c
+    where = [j.status == RowState.SCORED, j.rubric_name == rubric_name, _in_channel(JUDGMENT, channel_id)]
     if team_id is not None:
-        where.append(col(Judgment.team_id) == team_id)
+        where.append(j.team_id == team_id)
     if until is not None:
-        where.append(col(Judgment.judged_at) < until)
-    statement = (sa.select(col(Judgment.judge_model), col(Judgment.rubric_hash), col(Judgment.rubric_version))
-                 .where(*where).order_by(col(Judgment.judged_at).desc(), col(Judgment.id).desc()).limit(1))
-    with store.session() as session:
-        found = session.execute(statement).first()
+        where.append(j.judged_at < until)
+    statement = (sa.select(j.judge_model, j.rubric_hash, j.rubric_version)
+                 .where(*where).order_by(j.judged_at.desc(), j.id.desc()).limit(1))
+    with store.engine.connect() as conn:
+        found = conn.execute(statement).first()
     return None if found is None else (found[0], found[1], found[2])
 
 
 def in_channel(channel_id: str | None, since: datetime | None = None, until: datetime | None = None) -> list[Any]:
-    """Conditions for the judged rows of one channel (None: the terminal's), judged in [since, until)."""
-    scope = [_in_channel(channel_id), col(Judgment.status).in_(JUDGED)]
+    """Conditions for the judged rows of one channel (None: the terminal's), judged in [since, until).
+
+    Over the table model's own table: the digest's queries (bot.store.reads.weekly) add them to queries of the model,
+    and conditions over the Core twin would put a second `judgment` in their FROM."""
+    from bot.store.tables.history import Judgment, table_of
+
+    judgment = table_of(Judgment)
+    scope = [_in_channel(judgment, channel_id), judgment.c.status.in_(JUDGED)]
     if since is not None:
-        scope.append(col(Judgment.judged_at) >= since)
+        scope.append(judgment.c.judged_at >= since)
     if until is not None:
-        scope.append(col(Judgment.judged_at) < until)
+        scope.append(judgment.c.judged_at < until)
     return scope
 
 
 def counted_in_channel(channel_id: str | None, since: datetime | None = None, until: datetime | None = None,
                        cuts: tuple[datetime, ...] = ()) -> Any:
     """The judged rows of one channel in [since, until), as tally counts exact on either side of `cuts`."""
-    return counted(table_of(Judgment), table_of(JudgmentTally), table_of(Feedback), channel_id, since, until, cuts)
+    return counted(JUDGMENT, JUDGMENT_TALLY, FEEDBACK, channel_id, since, until, cuts)
 
 
 @dataclass(frozen=True)
@@ -106,7 +122,7 @@ class Spend:
 def spend(store: Store, *, channel_id: str | None, since: datetime, until: datetime | None = None) -> Spend:
     """What the judges of one channel's judgments (None: the terminal's) were billed in [since, until), each member
     of a jury on its own, from the billed tally (minutes: any timezone's midnight is a bound)."""
-    t = table_of(BilledTally).c
+    t = BILLED_TALLY.c
     where = [t.channel_key == channel_key(channel_id), t.minute >= since, *([t.minute < until] if until else [])]
     statement = (sa.select(t.rubric_name, t.judge_model, func.sum(t.cost), func.sum(t.unpriced)).where(*where)
                  .group_by(t.rubric_name, t.judge_model))
@@ -133,14 +149,14 @@ class Billed:
 def run_billed(store: Store, run_id: int) -> Billed:
     """What run `run_id`'s judges were billed."""
     with store.engine.connect() as conn:
-        found = billed(conn, table_of(BilledTally), table_of(BilledTally).c.run_id == run_id)
+        found = billed(conn, BILLED_TALLY, BILLED_TALLY.c.run_id == run_id)
     return Billed(*(value or 0 for value in found))
 
 
 def identical_rows(store: Store, run_id: int) -> tuple[int, int]:
     """The rows of run `run_id` that reused the verdict of an identical row of the same run (texts sent once), and
     how many verdicts they reused: the rest of its reused rows came from earlier runs."""
-    rows, source = table_of(Judgment), table_of(Judgment).alias("source")
+    rows, source = JUDGMENT, JUDGMENT.alias("source")
     statement = (sa.select(func.count(), func.count(sa.distinct(rows.c.cached_from)))
                  .select_from(rows.join(source, sa.and_(source.c.id == rows.c.cached_from,
                                                         source.c.run_id == rows.c.run_id)))
@@ -166,25 +182,28 @@ def month_spent(store: Store, channel_id: str | None) -> float:
 def recent_reply_tokens(store: Store, rubric_name: str, limit: int) -> tuple[float, int] | None:
     """(mean tokens out of one judgment, its reasoning left out, how many) over the rubric's `limit` newest replies
     that were billed; None when the history holds none."""
-    per_judgment = ((col(Judgment.tokens_out) - col(Judgment.tokens_reasoning))
-                    / func.coalesce(col(Judgment.samples), 1))
+    j = JUDGMENT.c
+    per_judgment = (j.tokens_out - j.tokens_reasoning) / func.coalesce(j.samples, 1)
     newest = (sa.select(per_judgment.label("tokens"))
-              .where(col(Judgment.rubric_name) == rubric_name, col(Judgment.status) == RowState.SCORED,
-                     col(Judgment.cached_from).is_(None), col(Judgment.tokens_out) > 0)
-              .order_by(col(Judgment.id).desc()).limit(limit).subquery())
-    with store.session() as session:
-        mean, count = session.execute(sa.select(func.avg(newest.c.tokens), func.count())).one()
-    return (float(mean), int(count)) if count else None
+              .where(j.rubric_name == rubric_name, j.status == RowState.SCORED, j.cached_from.is_(None),
+                     j.tokens_out > 0)
+              .order_by(j.id.desc()).limit(limit).subquery())
+    return _mean_of(store, newest)
 
 
 def recent_reasoning_tokens(store: Store, rubric_name: str, judge_model: str, limit: int) -> tuple[float, int] | None:
     """(mean reasoning tokens of one judgment, how many) over the `limit` newest replies judge `judge_model` gave
     under the rubric alone (not in a jury, not sampled); None when the history holds none."""
-    newest = (sa.select(col(Judgment.tokens_reasoning).label("tokens"))
-              .where(col(Judgment.rubric_name) == rubric_name, col(Judgment.judge_model) == judge_model,
-                     col(Judgment.status) == RowState.SCORED, col(Judgment.cached_from).is_(None),
-                     col(Judgment.samples).is_(None), col(Judgment.tokens_out) > 0)
-              .order_by(col(Judgment.id).desc()).limit(limit).subquery())
-    with store.session() as session:
-        mean, count = session.execute(sa.select(func.avg(newest.c.tokens), func.count())).one()
+    j = JUDGMENT.c
+    newest = (sa.select(j.tokens_reasoning.label("tokens"))
+              .where(j.rubric_name == rubric_name, j.judge_model == judge_model, j.status == RowState.SCORED,
+                     j.cached_from.is_(None), j.samples.is_(None), j.tokens_out > 0)
+              .order_by(j.id.desc()).limit(limit).subquery())
+    return _mean_of(store, newest)
+
+
+def _mean_of(store: Store, newest: sa.Subquery) -> tuple[float, int] | None:
+    """(mean of the `tokens` of these rows, how many), or None when there are none."""
+    with store.engine.connect() as conn:
+        mean, count = conn.execute(sa.select(func.avg(newest.c.tokens), func.count()).select_from(newest)).one()
     return (float(mean), int(count)) if count else None

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
-from sqlmodel import col, select
 
 from bot.records import ANY_TEAM as ANY_TEAM  # the door names these here
 from bot.records import DISAGREE as DISAGREE
@@ -20,11 +19,12 @@ from bot.records import RowState
 from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import case_key
-from bot.store.tables.history import Feedback, Judgment, table_of
-from bot.store.tables.trust import Label, ReviewCase
+from bot.store.tables.core import FEEDBACK, JUDGMENT, LABEL, REVIEW_CASE
 
 if TYPE_CHECKING:
     from bot.store.database import Store
+    from bot.store.tables.history import Judgment
+    from bot.store.tables.trust import ReviewCase
 
 OFFER_FOR = timedelta(days=1)  # a case offered and not answered returns to the queue after this
 CANDIDATES = 25  # open cases looked at per offer; two reviewers at once each win a different one
@@ -47,37 +47,41 @@ class QueuedRow:
 def queued_rows(store: Store, run_id: int) -> list[QueuedRow]:
     """Every scored row of a run with what people said of its case and whether a run before it scored the case, in
     row order."""
-    table = table_of(Judgment)
-    columns = [table.c[name] for name in ("id", "team_id", "channel_id", "rubric_name", "question", "reference",
-                                          "answer", "unsure", "judge_model", "passed", "case_hash", "context")]
-    with store.session() as session:
-        rows = session.execute(sa.select(*columns).where(table.c.run_id == run_id, table.c.status == RowState.SCORED)
-                               .order_by(table.c.row_number, table.c.id)).all()
+    j = JUDGMENT.c
+    columns = [j[name] for name in ("id", "team_id", "channel_id", "rubric_name", "question", "reference", "answer",
+                                    "unsure", "judge_model", "passed", "case_hash", "context")]
+    with store.engine.connect() as conn:
+        rows = conn.execute(sa.select(*columns).where(j.run_id == run_id, j.status == RowState.SCORED)
+                            .order_by(j.row_number, j.id)).all()
         keys = {row.id: case_key(row.team_id, row.channel_id, row.rubric_name, row.question, row.reference,
                                  row.answer, context=row.context) for row in rows}
-        passes: dict[str, list[bool]] = {}
-        labeled: set[str] = set()
-        wanted = sorted(set(keys.values()))
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            for key, passed in session.execute(select(Label.case_key, Label.passed)
-                                               .where(col(Label.case_key).in_(chunk))):
-                labeled.add(key)
-                if passed is not None:
-                    passes.setdefault(key, []).append(passed)
-            labeled.update(key for (key,) in session.execute(select(Feedback.case_key)
-                                                             .where(col(Feedback.case_key).in_(chunk))) if key)
-        before = _judged_before(session.connection(), run_id, rows)
+        passes, labeled = _said_of(conn, sorted(set(keys.values())))
+        before = _judged_before(conn, run_id, rows)
     return [QueuedRow(row.id, keys[row.id], bool(row.unsure), "+" in row.judge_model, row.passed,
                       tuple(passes.get(keys[row.id], ())), keys[row.id] in labeled, keys[row.id] in before)
             for row in rows]
+
+
+def _said_of(conn: Connection, wanted: Sequence[str]) -> tuple[dict[str, list[bool]], set[str]]:
+    """Of the cases `wanted`: the pass/fail of people's labels of each that give one, and those labeled or voted on."""
+    passes: dict[str, list[bool]] = {}
+    labeled: set[str] = set()
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        for key, passed in conn.execute(sa.select(LABEL.c.case_key, LABEL.c.passed).where(LABEL.c.case_key.in_(chunk))):
+            labeled.add(key)
+            if passed is not None:
+                passes.setdefault(key, []).append(passed)
+        labeled.update(key for (key,) in conn.execute(sa.select(FEEDBACK.c.case_key)
+                                                      .where(FEEDBACK.c.case_key.in_(chunk))) if key)
+    return passes, labeled
 
 
 def _judged_before(conn: Connection, run_id: int, rows: Sequence[Any]) -> set[str]:
     """The cases among a run's `rows` that a run started before it scored: for each row, the first earlier scored
     judgment of the case it is counted under (bot.store.counts.counting), found in that index (so a judgment whose texts
     were removed still counts)."""
-    row, earlier = table_of(Judgment), table_of(Judgment).alias("earlier")
+    row, earlier = JUDGMENT, JUDGMENT.alias("earlier")
     before = sa.exists().where(earlier.c.case_hash == row.c.case_hash, earlier.c.run_id < run_id,
                                earlier.c.status == RowState.SCORED)
     found = set(conn.execute(sa.select(row.c.case_hash).where(row.c.run_id == run_id, row.c.status == RowState.SCORED,
@@ -95,7 +99,7 @@ def add_cases(store: Store, cases: Iterable[dict[str, Any]]) -> set[str]:
     rows = [{"state": OPEN, "created_at": utcnow(), **case} for case in reversed(list(unique.values()))]
     if not rows:
         return set()
-    table = table_of(ReviewCase)
+    table = REVIEW_CASE
     insert = conflict_insert(store.engine.dialect.name)(table)
     new = insert.excluded
     reopen = sa.and_(table.c.state == LABELED, new.reason == DISAGREE)
@@ -114,7 +118,7 @@ def add_cases(store: Store, cases: Iterable[dict[str, Any]]) -> set[str]:
 
 def drawn_by(store: Store, run_id: int) -> set[str]:
     """The cases a run queued at random: once it has drawn, it draws no more (labels given since change no draw)."""
-    table = table_of(ReviewCase)
+    table = REVIEW_CASE
     with store.engine.connect() as conn:
         return set(conn.execute(sa.select(table.c.case_key).where(table.c.run_id == run_id,
                                                                   table.c.random.is_(True))).scalars())
@@ -123,14 +127,14 @@ def drawn_by(store: Store, run_id: int) -> set[str]:
 def close_reviewed(conn: Connection, *, case_key: str, user_id: str, now: datetime) -> None:
     """A person labeled (or voted on) a case for the first time: it leaves the queue, labeled by them. Called in the
     transaction that saves the label."""
-    table = table_of(ReviewCase)
+    table = REVIEW_CASE
     conn.execute(table.update().where(table.c.case_key == case_key, table.c.state == OPEN)
                  .values(state=LABELED, labeled_by=user_id, labeled_at=now, offered_to=None, offered_at=None))
 
 
 def _said_by(user_id: str) -> sa.ColumnElement[bool]:
     """Whether the person labeled or voted on the queued case."""
-    labels, votes, table = table_of(Label), table_of(Feedback), table_of(ReviewCase)
+    labels, votes, table = LABEL, FEEDBACK, REVIEW_CASE
     return sa.or_(sa.exists().where(labels.c.case_key == table.c.case_key, labels.c.user_id == user_id),
                   sa.exists().where(votes.c.case_key == table.c.case_key, votes.c.user_id == user_id))
 
@@ -138,7 +142,7 @@ def _said_by(user_id: str) -> sa.ColumnElement[bool]:
 def _open_for(team_id: str | None, channel_id: str | None, user_id: str, now: datetime) -> list[sa.ColumnElement[bool]]:
     """The open cases of a channel (in whichever workspace, for ANY_TEAM) that may be offered to a person: not theirs
     already said, not held by another reviewer within the day, not skipped by them within the day."""
-    table, cutoff = table_of(ReviewCase), now - OFFER_FOR
+    table, cutoff = REVIEW_CASE, now - OFFER_FOR
     team = [] if team_id == ANY_TEAM else [table.c.team_id.is_not_distinct_from(team_id)]
     return [*team, table.c.channel_id.is_not_distinct_from(channel_id),
             table.c.state == OPEN, ~_said_by(user_id),
@@ -151,7 +155,7 @@ def offer_next(store: Store, *, team_id: str | None, channel_id: str | None, use
     """The next case of the channel's queue for a person, now offered to them (and to nobody else for a day): the one
     they hold already, else the oldest. None when there is none for them."""
     now = now or utcnow()
-    table = table_of(ReviewCase)
+    table = REVIEW_CASE
     where = _open_for(team_id, channel_id, user_id, now)
     with store.engine.begin() as conn:
         ids = conn.execute(sa.select(table.c.id).where(*where)
@@ -169,13 +173,15 @@ def offer_next(store: Store, *, team_id: str | None, channel_id: str | None, use
 
 def review_case(store: Store, case_id: int) -> ReviewCase | None:
     """One queued case."""
+    from bot.store.tables.trust import ReviewCase  # the model it returns: loaded by the review queue, not by a run
+
     with store.session() as session:
         return session.get(ReviewCase, case_id)
 
 
 def skip_case(store: Store, *, case_id: int, user_id: str) -> None:
     """A reviewer passes on a case: it returns to the queue, and is not offered to them again for a day."""
-    table = table_of(ReviewCase)
+    table = REVIEW_CASE
     with store.engine.begin() as conn:
         conn.execute(table.update().where(table.c.id == case_id, table.c.state == OPEN)
                      .values(skipped_by=user_id, skipped_at=utcnow(),
@@ -185,7 +191,7 @@ def skip_case(store: Store, *, case_id: int, user_id: str) -> None:
 
 def release_case(store: Store, *, case_id: int, user_id: str) -> None:
     """A reviewer stops before labeling the case offered to them: it returns to the queue at once, for them too."""
-    table = table_of(ReviewCase)
+    table = REVIEW_CASE
     with store.engine.begin() as conn:
         conn.execute(table.update().where(table.c.id == case_id, table.c.state == OPEN, table.c.offered_to == user_id)
                      .values(offered_to=None, offered_at=None))
@@ -196,7 +202,7 @@ def waiting_for(store: Store, *, team_id: str | None, channel_id: str | None, us
     """How many open cases of a channel a person could be offered now."""
     where = _open_for(team_id, channel_id, user_id, now or utcnow())
     with store.engine.connect() as conn:
-        return int(conn.execute(sa.select(sa.func.count()).select_from(table_of(ReviewCase)).where(*where))
+        return int(conn.execute(sa.select(sa.func.count()).select_from(REVIEW_CASE).where(*where))
                    .scalar_one())
 
 
@@ -212,7 +218,7 @@ class QueueState:
 def queue_state(store: Store, *, team_id: str | None, channel_id: str | None, since: datetime,
                 until: datetime | None = None) -> QueueState:
     """The channel's queue as it stands, with the cases labeled from `since` (to `until`)."""
-    table = table_of(ReviewCase)
+    table = REVIEW_CASE
     team = () if team_id == ANY_TEAM else (table.c.team_id.is_not_distinct_from(team_id),)
     here = (*team, table.c.channel_id.is_not_distinct_from(channel_id))
     with store.engine.connect() as conn:
@@ -227,7 +233,7 @@ def queue_state(store: Store, *, team_id: str | None, channel_id: str | None, si
 def queued_of_run(store: Store, run_id: int) -> dict[str, int]:
     """How many of a run's cases are in review, by why they were queued (a case queued by an earlier run counts
     there)."""
-    table = table_of(ReviewCase)
+    table = REVIEW_CASE
     with store.engine.connect() as conn:
         return {reason: int(count) for reason, count in conn.execute(
             sa.select(table.c.reason, sa.func.count()).where(table.c.run_id == run_id).group_by(table.c.reason))}
@@ -236,6 +242,11 @@ def queued_of_run(store: Store, run_id: int) -> dict[str, int]:
 def open_cases(store: Store, *, team_id: str | None, channel_id: str | None,
                limit: int = 100) -> Sequence[tuple[ReviewCase, Judgment]]:
     """The channel's open cases, oldest first, with the verdicts that queued them."""
+    from sqlmodel import col, select  # the models it returns: loaded by the review queue, not by a run
+
+    from bot.store.tables.history import Judgment
+    from bot.store.tables.trust import ReviewCase
+
     team = [] if team_id == ANY_TEAM else [col(ReviewCase.team_id).is_not_distinct_from(team_id)]
     with store.session() as session:
         return list(session.exec(select(ReviewCase, Judgment).join(Judgment, col(Judgment.id) == ReviewCase.judgment_id)
