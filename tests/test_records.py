@@ -14,7 +14,8 @@ from bot.records import (
     RunState,
     Verdict,
 )
-from bot.store import Judgment, table_of
+from bot.store import table_of
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 
 
 def test_every_verdict_field_is_a_column_of_a_judgment():

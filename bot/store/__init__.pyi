@@ -158,14 +158,11 @@ from .runs.samples import known_samples, sampled_in_channel, samples_by_judgment
 from .tables import oauth  # noqa: F401  (slack_sdk's installation tables, in the schema)
 from .tables.background import RunBackground
 from .tables.chat import ChannelSetting, DigestPost, DigestSubscription, SharedFile, UserSetting
-from .tables.core import Run
+from .tables.core import Judgment, JudgmentSample, Run, RunBatch
 from .tables.history import (
     BilledTally,
     Feedback,
-    Judgment,
-    JudgmentSample,
     JudgmentTally,
-    RunBatch,
     table_of,
 )
 from .tables.oauth import BOTS, INSTALLATIONS, OAUTH_STATES

@@ -32,7 +32,8 @@ from bot.llm.prices import builtin_prices
 from bot.records import Triple
 from bot.rubric import RubricSet
 from bot.runs.estimate import Estimate, estimate_rows
-from bot.store import Judgment, Label, Store, iter_judgments, record_feedback, save_label, utcnow
+from bot.store import Label, Store, iter_judgments, record_feedback, save_label, utcnow
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 from tests.support.cli import flat, history, judgebot, judgebot_json, write_rows
 from tests.support.openai_server import FakeJudgeServer, Reply
 from tests.support.replies import eth_reply, triple_of

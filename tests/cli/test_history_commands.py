@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import true
 
-from bot.store import Feedback, Judgment, JudgmentTally, Store, add_judgments, add_rows, create_run, make_engine, update_run
+from bot.store import Feedback, JudgmentTally, Store, add_judgments, add_rows, create_run, make_engine, update_run
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 from tests.support import forkserver
 from tests.support.cli import EXAMPLE, JUDGE_MODEL, base_env, eth_responder, flat, judgebot, judgebot_json, write_rows
 from tests.support.slack_side import SIGNING_SECRET

@@ -1,5 +1,5 @@
 """What each command loads: the reading commands (`runs`, `stats`, `history`, `review`, `rubrics`, `--help`) and one
-triple judged import only what they use (start-up time).
+triple judged import only what they use (start-up time); neither loads the ORM nor the table models.
 
 Each command runs as a real process under `python -X importtime`, which names every module it imports; a module a
 command does not use, loaded at start-up, is time a person waits for every time (see docs/performance.md). No
@@ -25,8 +25,8 @@ from tests.support.replies import eth_reply
 # PostgreSQL dialect (on SQLite).
 NEVER = ("slack_bolt", "slack_sdk", "bot.slack", "mcp", "bot.mcp", "matplotlib", "numpy", "scipy", "bot.digest",
          "rich.live", "rich.progress", "alembic", "sqlalchemy.dialects.postgresql")
-# What a judged triple needs and the listings do not: the judge's client and the history.
-JUDGING = ("openai", "aiohttp", "sqlalchemy", "sqlmodel", "bot.store", "bot.llm.client", "bot.runs")
+# What a judged triple needs and the listings do not: the judge's client and the history (over Core tables).
+JUDGING = ("openai", "aiohttp", "sqlalchemy", "bot.store", "bot.llm.client", "bot.runs")
 # What a command that reads the history has no use for: the judge (its client, the engine of runs, the SDK and its
 # transport) and the rubric files' machinery (stats, history, runs and review show rubrics by name).
 NOT_READING = ("openai", "aiohttp", "httpx", "bot.llm", "bot.runs", "bot.judge.panel", "bot.judge.judgment",
@@ -86,3 +86,4 @@ def test_one_triple_loads_the_judge_and_the_history_and_nothing_of_slack_or_the_
                        server=judge_server)
     assert loaded(modules, JUDGING) == set(JUDGING)
     assert loaded(modules, NEVER + NOT_TRIPLE) == set()
+    assert loaded(modules, NOT_LISTING) == set()  # its run, row and verdict written and read back over Core tables

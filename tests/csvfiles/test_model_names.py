@@ -48,7 +48,8 @@ def test_the_cli_keeps_model_names_of_a_csv_and_of_model_name_within_the_limit(t
 
 @pytest.mark.slow  # a file judged in a Slack thread by the bot: 5 s beside other tests
 async def test_a_shared_csv_shows_and_keeps_a_long_model_name_cut(slack, slack_server, judge_server, bot_settings):
-    from bot.store import Judgment, Store
+    from bot.store import Store
+    from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 
     judge_server.responder = grade_by_answer
     content = f"question,reference,answer,model\nQ1?,R,Use myStudies.,{PASTED}\nQ2?,R,Use myStudies.,bot-a\n"

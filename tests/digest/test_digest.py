@@ -18,7 +18,8 @@ from bot.digest.charts import trend_png
 from bot.records import Verdict
 from bot.slack.views.digest import digest_message, link_to, tag_values
 from bot.slack.views.size_limits import MODEL_ROOM
-from bot.store import Figures, Judgment, Store, add_rows, create_run, record_feedback, save_label, save_verdict
+from bot.store import Figures, Store, add_rows, create_run, record_feedback, save_label, save_verdict
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 from bot.trust.calibration import Agreement, calibrate
 from bot.trust.cases import labeled_verdicts
 from tests.support.slack_messages import table_dicts, table_rows

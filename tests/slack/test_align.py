@@ -85,7 +85,7 @@ async def test_align_in_slack_proposes_a_revision_that_admins_can_keep_for_the_c
 
     # the alignment's runs are kept under the channel's own check key: out of its figures, in its monthly spend
     with store.session() as session:
-        keys = {run.channel_id for run in session.exec(select(RUN).where(RUN.c.source == "check"))}
+        keys = {run.channel_id for run in session.execute(select(RUN).where(RUN.c.source == "check"))}
     assert keys == {"#calibration-check C0GENERAL"}
 
     # a card judged here now uses the revision: its examples reach the judge, which learns "Maybe" is Generic

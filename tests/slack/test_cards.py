@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -828,8 +829,8 @@ def test_when_even_short_cuts_do_not_fit_fields_give_way_but_title_headline_text
 
 def test_a_very_long_label_is_shortened_so_the_entry_keeps_its_question_and_link(rubrics):
     eth = rubrics.get("eth")
-    long_label = scored(eth, ETH_CORRECT, id=44, message_ts="1712345678.123456").model_copy(
-        update={"label": "Correct " + "very " * 700})  # 3,500 characters the judge wrote
+    long_label = replace(scored(eth, ETH_CORRECT, id=44, message_ts="1712345678.123456"),
+                         label="Correct " + "very " * 700)  # 3,500 characters the judge wrote
     [_, entry] = sections(history_message([long_label], "C0GENERAL", TEAM_URL))
     assert len(entry) < 3_000 and "…" in entry
     assert "_How do I register for my exams?_" in entry and "|card>" in entry

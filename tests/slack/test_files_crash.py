@@ -26,8 +26,9 @@ from sqlmodel import col, select
 
 from bot.runs.execute import GROUP_SECONDS
 from bot.slack.flows.file_summary import SUMMARY_EVENT
-from bot.store import Judgment, SharedFile, Store, get_run, iter_judgments
+from bot.store import SharedFile, Store, get_run, iter_judgments
 from bot.store.tables.core import RUN
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 from tests.support import forkserver
 from tests.support.openai_server import Reply
 from tests.support.replies import triple_of

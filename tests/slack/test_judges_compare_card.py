@@ -166,7 +166,7 @@ async def test_judges_compare_is_weighed_by_the_budget_rule_and_judges_nothing_i
         assert "`/judge budget USD`" in text
         assert judge_server.bodies() == []  # neither judge asked: the estimate alone refused it
         with store.session() as session:
-            checks = [(run.status, run.stop_reason) for run in session.exec(select(RUN).where(RUN.c.source == "check"))]
+            checks = [(run.status, run.stop_reason) for run in session.execute(select(RUN).where(RUN.c.source == "check"))]
         assert checks == [("cancelled", COST_NOT_AGREED)]
     finally:
         await running.stop()

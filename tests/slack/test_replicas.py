@@ -13,8 +13,9 @@ import pytest
 from sqlmodel import col, select
 
 from bot.records import RunState
-from bot.store import Judgment, Store, get_run, recent_runs, status_counts
+from bot.store import Store, get_run, recent_runs, status_counts
 from bot.store.tables.core import RUN
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 from tests.slack.test_workflow_step import GRADE, ended, step_payload
 from tests.support.openai_server import Reply
 from tests.support.replicas import replicas

@@ -17,7 +17,6 @@ from bot.slack.flows.review_nudge import NUDGE_EVENT
 from bot.slack.server import start_bot
 from bot.slack.views.review import REVIEW_AGREE, REVIEW_LABEL, REVIEW_SKIP, REVIEW_START
 from bot.store import (
-    Judgment,
     ReviewCase,
     ReviewNudge,
     Store,
@@ -35,6 +34,7 @@ from bot.store import (
     save_verdict,
     utcnow,
 )
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 from bot.trust.review import send_to_review
 from tests.support.forms import inputs, submit_form
 from tests.support.scripted_judge import Script

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 
 from tests.support.scripted_judge import Script
 from tests.support.slack_files import blocks_text, finished_thread, results_rows, share, summaries
@@ -140,7 +141,7 @@ def test_the_progress_message_counts_split_rows_only_when_rows_are_sampled() -> 
                   total_rows=100)
     shown = json.dumps(progress(sampled, "ETH audit", event, None)["blocks"])
     assert "40 / 100 rows" in shown and "2 errors" in shown and "3 unsure (samples split)" in shown
-    jury = sampled.model_copy(update={"samples": 1, "judges": [{"model": "a"}, {"model": "b"}]})
+    jury = replace(sampled, samples=1, judges=[{"model": "a"}, {"model": "b"}])
     assert "3 unsure" in json.dumps(progress(jury, "ETH audit", event, None)["blocks"])
-    single = sampled.model_copy(update={"samples": 1})
+    single = replace(sampled, samples=1)
     assert "unsure" not in json.dumps(progress(single, "ETH audit", event, None)["blocks"])

@@ -8,7 +8,8 @@ import json
 from sqlmodel import select
 
 from bot.slack.text import FSI, PDI
-from bot.store import Judgment, Store
+from bot.store import Store
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 from tests.support.replies import eth_reply
 from tests.support.slack_messages import card_of
 

@@ -11,7 +11,6 @@ import sqlalchemy as sa
 
 from bot.store import (
     Feedback,
-    Judgment,
     JudgmentTally,
     Link,
     RowVerdict,
@@ -24,6 +23,7 @@ from bot.store import (
     reset_rows,
     save_verdicts,
 )
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 from tests.support.store_rows import COMMON, make_verdict, row
 
 T0 = datetime(2026, 11, 16, 9, 0)

@@ -21,7 +21,6 @@ from bot.records import RowState, Verdict
 from bot.rubric import load_rubrics
 from bot.store import (
     Feedback,
-    Judgment,
     Label,
     Store,
     get_judgment,
@@ -31,6 +30,7 @@ from bot.store import (
     save_verdict,
     utcnow,
 )
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 from bot.trust.cases import verdict_rows
 from bot.trust.labels import numeric_paths
 from bot.trust.report import TrustBar, rubric_trust

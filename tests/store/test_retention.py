@@ -5,7 +5,7 @@ store's own functions."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,7 +18,6 @@ from bot.rubric import Rubric, RubricSet
 from bot.store import (
     REMOVED,
     Feedback,
-    Judgment,
     JudgmentTally,
     Label,
     Removed,
@@ -44,6 +43,7 @@ from bot.store import (
     team_rows,
     utcnow,
 )
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 from bot.trust.calibration import calibrate
 from bot.trust.cases import labeled_cases, labeled_verdicts
 from bot.trust.labels import numeric_paths
@@ -60,7 +60,7 @@ def history(store: Store, rubric: Rubric) -> dict[str, Any]:
         judgment = get_judgment(store, judgment_id)
         assert judgment is not None
         for sample in (1, 2):
-            sampled = judgment.model_copy(update={"headline": 50.0 + sample})
+            sampled = replace(judgment, headline=50.0 + sample)
             assert save_sample(store, judgment_id=judgment_id, run_id=judgment.run_id, judge_model="judge-test",
                                sample=sample, verdict=Verdict(**{name: getattr(sampled, name) for name in (
                                    "status", "output", "derived", "headline", "passed", "label", "tag", "raw_reply",
@@ -130,7 +130,7 @@ def test_old_texts_go_and_every_figure_stays(store: Store, rubrics: RubricSet) -
                         if key != "reasoning"}
         assert judgment.label is not None and "Aisha" not in judgment.label and judgment.label != REMOVED
         assert judgment.cells == {"question": REMOVED, "note": REMOVED} and judgment.cache_key is None
-        assert "Jonas" not in json.dumps(judgment.model_dump(mode="json"))
+        assert "Jonas" not in json.dumps(asdict(judgment), default=str)
     for sample in samples_of(store, made["old"][0]):
         assert (sample.raw_reply, sample.output["reasoning"], sample.cache_key) == (REMOVED, REMOVED, None)  # type: ignore[index]
     error = get_judgment(store, made["error"])

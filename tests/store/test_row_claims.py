@@ -13,7 +13,6 @@ from sqlalchemy import update
 from bot.runs.start import FILE_SOURCE
 from bot.store import (
     CLAIM_STALE,
-    Judgment,
     Store,
     add_part,
     add_rows,
@@ -30,6 +29,7 @@ from bot.store import (
     utcnow,
 )
 from bot.store.tables.core import RUN
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 from tests.support.store_rows import COMMON, make_verdict, row
 
 OTHER_HOST = "another-host:4242:abcd1234"

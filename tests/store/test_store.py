@@ -156,11 +156,9 @@ def test_status_counts(store: Store, big_runs: dict[str, Any]) -> None:
     assert status_counts(store, run_b) == {"pending": 250}
 
 
-def test_iter_judgments_pages_every_row_in_order(store: Store, big_runs: dict[str, Any],
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    sessions = []
-    original = store.session
-    monkeypatch.setattr(store, "session", lambda: sessions.append(1) or original())
+def test_iter_judgments_pages_every_row_in_order(store: Store, big_runs: dict[str, Any]) -> None:
+    sessions: list[object] = []  # the connections it opens, one a page
+    sa.event.listen(store.engine, "engine_connect", sessions.append)
 
     iterator = iter_judgments(store, big_runs["a"], page=333)
     first = next(iterator)

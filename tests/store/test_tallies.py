@@ -18,7 +18,6 @@ from bot.store import (
     KEY,
     KEY_LENGTH,
     Feedback,
-    Judgment,
     JudgmentTally,
     RowVerdict,
     Store,
@@ -31,6 +30,7 @@ from bot.store import (
     save_verdict,
     save_verdicts,
 )
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 
 KOLKATA = ZoneInfo("Asia/Kolkata")  # UTC+05:30: local midnight is half past an hour in UTC
 LONG_MODEL = "campus-bot-" + "x" * 250

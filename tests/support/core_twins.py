@@ -34,7 +34,7 @@ TWINNED = [
     ("bot.store.tables.processes", "ListedShutdown"),
     ("bot.store.tables.background", "RunBackground"),
 ]
-RECORDS = {"Run", "Judgment"}  # the models read as records too (what every face is handed)
+RECORDS = {"Run", "Judgment", "JudgmentSample", "RunBatch"}  # the models read as records too (what every face is handed)
 
 HEADER = '''"""The history's tables that the judging path and the reading commands use, as SQLAlchemy Core tables, and runs and
 judgments as the records read from them: no ORM class is loaded to write or read them (the table models cost a
@@ -157,7 +157,10 @@ def written() -> str:
         model = model_of(module, name)
         out += ["", "@dataclass(kw_only=True, slots=True)", f"class {name}:",
                 f'    """A row of {model.__table__.name.upper()}, read: the fields of the table model {module}.{name}."""', "",
-                *(field_source(field_name, info) for field_name, info in model.model_fields.items()), ""]
+                *(field_source(field_name, info) for field_name, info in model.model_fields.items()), "",
+                "    @classmethod", f"    def read(cls, row: sa.Row[Any]) -> {name}:",
+                f'        """The record of a row read from {model.__table__.name.upper()} (every column selected)."""',
+                "        return cls(**row._mapping)", ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from bot.records import Verdict
-from bot.store import Judgment, Store, make_engine
+from bot.store import Store, make_engine
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 
 COMMON = {"rubric_name": "correctness", "rubric_version": "1.0", "rubric_hash": "h" * 32, "judge_model": "judge-m"}
 T = TypeVar("T")

@@ -25,7 +25,6 @@ from sqlalchemy.exc import OperationalError
 from bot.records import Verdict
 from bot.store import (
     BUSY_TIMEOUT_MS,
-    Judgment,
     Store,
     add_rows,
     configure_sqlite,
@@ -35,6 +34,7 @@ from bot.store import (
     status_counts,
 )
 from bot.store.tables.core import RUN
+from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
 
 ROWS_PER_ROUND = 3
 WRITES_PER_ROUND = 7  # create_run, add_rows, read-then-write, 3 x save_verdict, read-then-write

@@ -17,7 +17,6 @@ from bot.store.clock import utcnow
 from bot.store.reads.channel import counted_in_channel
 from bot.store.reads.stats import model_of
 from bot.store.runs.listing import PROCESS_GONE, SHOWN_INTERRUPTED, gone_while_running, never_started
-from bot.store.runs.records import run_of
 from bot.store.tables.core import JUDGMENT, RUN, Run
 from bot.store.tables.history import BilledTally, table_of
 from bot.store.tables.trust import ReviewCase
@@ -73,7 +72,7 @@ def run_lines(store: Store, *, channels: Channels, limit: int, offset: int = 0) 
     where = [sa.not_(never_started(r.status, r.stop_reason)), visible(r.channel_id, channels)]
     with store.engine.connect() as conn:
         total = int(conn.execute(select(func.count()).select_from(RUN).where(*where)).scalar_one())
-        runs = [run_of(row) for row in conn.execute(select(RUN).where(*where).order_by(r.id.desc()).limit(limit)
+        runs = [Run.read(row) for row in conn.execute(select(RUN).where(*where).order_by(r.id.desc()).limit(limit)
                                                     .offset(offset))]
     now = utcnow()
     lines = {run.id: RunLine(listed(run, now)) for run in runs}

@@ -14,11 +14,10 @@ from bot.store.clock import utcnow
 from bot.store.counts.billing import billed
 from bot.store.counts.counting import standing
 from bot.store.counts.tallies import channel_key, counted
-from bot.store.tables.core import BILLED_TALLY, FEEDBACK, JUDGMENT, JUDGMENT_TALLY
+from bot.store.tables.core import BILLED_TALLY, FEEDBACK, JUDGMENT, JUDGMENT_TALLY, Judgment
 
 if TYPE_CHECKING:
     from bot.store.database import Store
-    from bot.store.tables.history import Judgment
 
 
 def _in_channel(judgment: sa.Table, channel_id: str | None) -> sa.ColumnElement[bool]:
@@ -29,37 +28,22 @@ def _in_channel(judgment: sa.Table, channel_id: str | None) -> sa.ColumnElement[
 def recent_in_channel(store: Store, *, channel_id: str | None, limit: int = 10) -> list[Judgment]:
     """The newest judgments made in one channel (None: in a terminal), newest first: each case once, its latest
     verdict (bot.store.counts.counting)."""
-    from sqlmodel import col, select  # the models it returns: loaded by the Slack command that lists them
-
-    from bot.store.tables.history import Judgment, table_of
-
-    with store.session() as session:
-        statement = (
-            select(Judgment)
-            .where(_in_channel(table_of(Judgment), channel_id), col(Judgment.status).in_(JUDGED),
-                   standing(col(Judgment.replaced_at), None))
-            .order_by(col(Judgment.id).desc())
-            .limit(limit)
-        )
-        return list(session.exec(statement))
+    j = JUDGMENT.c
+    return _judgments(store, sa.select(JUDGMENT).where(_in_channel(JUDGMENT, channel_id), j.status.in_(JUDGED),
+                                                       standing(j.replaced_at, None)).order_by(j.id.desc()).limit(limit))
 
 
 def recent_by_user(store: Store, *, team_id: str, user_id: str, limit: int = 10) -> list[Judgment]:
     """The newest judgments one person asked for, in any channel of their workspace, newest first: each case once,
     while its latest verdict is theirs."""
-    from sqlmodel import col, select  # the models it returns: loaded by the Slack command that lists them
+    j = JUDGMENT.c
+    return _judgments(store, sa.select(JUDGMENT).where(j.team_id == team_id, j.user_id == user_id, j.status.in_(JUDGED),
+                                                       standing(j.replaced_at, None)).order_by(j.id.desc()).limit(limit))
 
-    from bot.store.tables.history import Judgment
 
-    with store.session() as session:
-        statement = (
-            select(Judgment)
-            .where(Judgment.team_id == team_id, Judgment.user_id == user_id, col(Judgment.status).in_(JUDGED),
-                   standing(col(Judgment.replaced_at), None))
-            .order_by(col(Judgment.id).desc())
-            .limit(limit)
-        )
-        return list(session.exec(statement))
+def _judgments(store: Store, statement: sa.Select[Any]) -> list[Judgment]:
+    with store.engine.connect() as conn:
+        return [Judgment.read(row) for row in conn.execute(statement)]
 
 
 def newest_judge(store: Store, *, rubric_name: str, channel_id: str | None, team_id: str | None,
@@ -80,13 +64,9 @@ def newest_judge(store: Store, *, rubric_name: str, channel_id: str | None, team
 
 
 def in_channel(channel_id: str | None, since: datetime | None = None, until: datetime | None = None) -> list[Any]:
-    """Conditions for the judged rows of one channel (None: the terminal's), judged in [since, until).
-
-    Over the table model's own table: the digest's queries (bot.store.reads.weekly) add them to queries of the model,
-    and conditions over the Core twin would put a second `judgment` in their FROM."""
-    from bot.store.tables.history import Judgment, table_of
-
-    judgment = table_of(Judgment)
+    """Conditions for the judged rows of one channel (None: the terminal's), judged in [since, until), over the
+    judgments' Core table (queries over the table model's own table would list `judgment` twice in their FROM)."""
+    judgment = JUDGMENT
     scope = [_in_channel(judgment, channel_id), judgment.c.status.in_(JUDGED)]
     if since is not None:
         scope.append(judgment.c.judged_at >= since)

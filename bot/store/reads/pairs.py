@@ -9,14 +9,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlmodel import select
 
 from bot.records import JUDGED
 from bot.store.counts.case_keys import case_key
 from bot.store.counts.counting import standing
 from bot.store.runs.rows import ID_CHUNK
-from bot.store.tables.core import JUDGMENT
-from bot.store.tables.history import Judgment, table_of
+from bot.store.tables.core import JUDGMENT, Judgment
+from bot.store.tables.history import table_of
 from bot.store.tables.trust import Label
 
 if TYPE_CHECKING:
@@ -64,11 +63,11 @@ def judged_pairs(store: Store, *, channel_key: str, since: datetime, until: date
 
 def orders_of(store: Store, judgment: Judgment) -> list[Judgment]:
     """The judgments of a pair in each order it was shown (the pair of `judgment`: same run and line)."""
-    with store.session() as session:
-        return list(session.exec(select(Judgment).where(JUDGMENT.c.run_id == judgment.run_id,
-                                                        JUDGMENT.c.row_number == judgment.row_number,
-                                                        JUDGMENT.c.swapped.is_not(None))
-                                 .order_by(JUDGMENT.c.id)))
+    j = JUDGMENT.c
+    with store.engine.connect() as conn:
+        return [Judgment.read(row) for row in conn.execute(
+            sa.select(JUDGMENT).where(j.run_id == judgment.run_id, j.row_number == judgment.row_number,
+                                      j.swapped.is_not(None)).order_by(j.id))]
 
 
 def pair_labels(store: Store, keys: Iterable[str]) -> dict[str, list[str]]:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from sqlmodel import select
+import sqlalchemy as sa
 
 from bot.records import RowState
 from bot.store.counts.case_keys import texts_removed
-from bot.store.tables.core import JUDGMENT
-from bot.store.tables.history import Judgment
+from bot.store.tables.core import JUDGMENT, Judgment
 
 if TYPE_CHECKING:
     from bot.store.database import Store
@@ -23,11 +22,11 @@ def recent_sample(store: Store, *, rubric_name: str, channel_id: str | None, lim
     """Up to `limit` scored judgments of `rubric_name` in a channel (None: the terminal's), drawn with `seed` from its
     newest ones, one per set of texts, oldest first."""
     where = JUDGMENT.c.channel_id.is_(None) if channel_id is None else JUDGMENT.c.channel_id == channel_id
-    with store.session() as session:
-        newest = list(session.exec(select(Judgment).where(
+    with store.engine.connect() as conn:
+        newest = [Judgment.read(row) for row in conn.execute(sa.select(JUDGMENT).where(
             where, JUDGMENT.c.rubric_name == rubric_name, JUDGMENT.c.status == RowState.SCORED,
             ~texts_removed(JUDGMENT.c.question, JUDGMENT.c.reference))  # texts removed: nothing to judge again
-            .order_by(JUDGMENT.c.id.desc()).limit(max(limit, 1) * POOL)))
+            .order_by(JUDGMENT.c.id.desc()).limit(max(limit, 1) * POOL))]
     distinct = list({(j.question, j.reference, j.answer): j for j in reversed(newest)}.values())
     picked = distinct if len(distinct) <= limit else random.Random(seed).sample(distinct, limit)
     return sorted(picked, key=lambda judgment: judgment.id)

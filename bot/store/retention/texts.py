@@ -18,8 +18,8 @@ from bot.store.counts.case_keys import REMOVED, case_key, removed_question, text
 from bot.store.counts.tallies import tally_upsert
 from bot.store.retention.revisions import Pruned, prune_revisions
 from bot.store.tables.chat import SharedFile
-from bot.store.tables.core import JUDGMENT, RUN
-from bot.store.tables.history import BilledTally, Feedback, JudgmentSample, JudgmentTally, table_of
+from bot.store.tables.core import JUDGMENT, JUDGMENT_SAMPLE, RUN
+from bot.store.tables.history import BilledTally, Feedback, JudgmentTally, table_of
 from bot.store.tables.trust import Label
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ def _judgment_removed(row: Any, shapes: Shapes) -> dict[str, Any]:
 
 
 def _remove_samples(conn: Connection, rubrics: dict[int, str], shapes: Shapes) -> int:
-    s = table_of(JudgmentSample)
+    s = JUDGMENT_SAMPLE
     rows = conn.execute(sa.select(*(s.c[name] for name in SAMPLE_TEXTS)).where(s.c.judgment_id.in_(rubrics))).all()
     if rows:
         conn.execute(s.update().where(s.c.id == sa.bindparam("row_id")), [

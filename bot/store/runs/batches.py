@@ -7,6 +7,7 @@ the slots of one part are asked of one judge, through that judge's endpoint."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -14,11 +15,10 @@ import sqlalchemy as sa
 from bot.records import RowState
 from bot.store.clock import utcnow
 from bot.store.runs.rows import id_chunks
-from bot.store.tables.core import RUN_BATCH
+from bot.store.tables.core import JUDGMENT, RUN_BATCH, Judgment, RunBatch
 
 if TYPE_CHECKING:
     from bot.store.database import Store
-    from bot.store.tables.history import Judgment, RunBatch
 
 UPLOADING, SENT, ENDED = "uploading", "sent", "ended"
 OPEN_PARTS = (UPLOADING, SENT)
@@ -32,35 +32,29 @@ def slots_of(part: RunBatch) -> list[Slot]:
 
 def open_parts(store: Store, run_id: int) -> list[RunBatch]:
     """The run's parts not ended yet (saved but maybe not uploaded, or sent and waited for), oldest first."""
-    from sqlmodel import col, select  # the ORM and the table model: only for the model instances this returns
-
-    from bot.store.tables.history import RunBatch
-
-    with store.session() as session:
-        return list(session.exec(select(RunBatch).where(RunBatch.run_id == run_id, col(RunBatch.state).in_(OPEN_PARTS))
-                                 .order_by(col(RunBatch.id))))
+    return _parts(store, RUN_BATCH.c.run_id == run_id, RUN_BATCH.c.state.in_(OPEN_PARTS))
 
 
 def parts_of(store: Store, run_id: int) -> list[RunBatch]:
     """Every part of the run, oldest first."""
-    from sqlmodel import col, select  # the ORM and the table model: only for the model instances this returns
+    return _parts(store, RUN_BATCH.c.run_id == run_id)
 
-    from bot.store.tables.history import RunBatch
 
-    with store.session() as session:
-        return list(session.exec(select(RunBatch).where(RunBatch.run_id == run_id).order_by(col(RunBatch.id))))
+def _parts(store: Store, *where: sa.ColumnElement[bool]) -> list[RunBatch]:
+    with store.engine.connect() as conn:
+        return [RunBatch.read(row) for row in conn.execute(sa.select(RUN_BATCH).where(*where).order_by(RUN_BATCH.c.id))]
 
 
 def add_part(store: Store, run_id: int, slots: list[Slot]) -> RunBatch:
     """Save a part before its file is uploaded: from here on its rows (or slots) belong to it."""
-    from bot.store.tables.history import RunBatch  # the table model: only for the instance this returns
-
-    with store.session() as session:
-        part = RunBatch(run_id=run_id, state=UPLOADING, slots=[list(slot) for slot in slots])
-        session.add(part)
-        session.commit()
-        session.refresh(part)
-        return part
+    part = RunBatch(run_id=run_id, state=UPLOADING, slots=[list(slot) for slot in slots])
+    values = asdict(part)
+    del values["id"]
+    with store.engine.begin() as conn:
+        key = conn.execute(sa.insert(RUN_BATCH).values(values)).inserted_primary_key
+    assert key is not None  # an insert's key
+    part.id = key[0]
+    return part
 
 
 def update_part(store: Store, part_id: int, **fields: Any) -> None:
@@ -74,13 +68,9 @@ def update_part(store: Store, part_id: int, **fields: Any) -> None:
 
 def pending_rows(store: Store, judgment_ids: Iterable[int]) -> list[Judgment]:
     """The rows among `judgment_ids` still pending (those a batch's replies may still settle)."""
-    from sqlmodel import col, select  # the ORM and the table model: only for the model instances this returns
-
-    from bot.store.tables.history import Judgment
-
     found: list[Judgment] = []
-    with store.session() as session:
+    with store.engine.connect() as conn:
         for chunk in id_chunks(sorted(set(judgment_ids))):
-            found += session.exec(select(Judgment).where(col(Judgment.id).in_(chunk),
-                                                         Judgment.status == RowState.PENDING))
+            found += [Judgment.read(row) for row in conn.execute(
+                sa.select(JUDGMENT).where(JUDGMENT.c.id.in_(chunk), JUDGMENT.c.status == RowState.PENDING))]
     return found

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
-from sqlalchemy.engine import CursorResult, Row
+from sqlalchemy.engine import CursorResult
 
 from bot.records import CLAIMABLE, RESUMABLE, RunState
 from bot.records import COST_NOT_AGREED as COST_NOT_AGREED  # the door names it here
@@ -22,11 +22,6 @@ if TYPE_CHECKING:
 
 INTERRUPTED = "interrupted"  # the stop reason of a run stopped by its process (Ctrl-C) with rows left to judge
 LOAD_LOST = "run {run_id} was marked failed by another process while its rows were loading; start it again"
-
-
-def run_of(row: Row[Any]) -> Run:
-    """A run read from RUN, as a record."""
-    return Run(**row._mapping)
 
 
 def create_run(store: Store, **fields: Any) -> Run:
@@ -44,11 +39,11 @@ def get_run(store: Store, run_id: int) -> Run | None:
     """The run with `run_id`, if any."""
     with store.engine.connect() as conn:
         row = conn.execute(sa.select(RUN).where(RUN.c.id == run_id)).first()
-    return run_of(row) if row is not None else None
+    return Run.read(row) if row is not None else None
 
 def _runs(store: Store, statement: sa.Select[Any]) -> list[Run]:
     with store.engine.connect() as conn:
-        return [run_of(row) for row in conn.execute(statement)]
+        return [Run.read(row) for row in conn.execute(statement)]
 
 def latest_unfinished_run(store: Store, *, source: str = "cli") -> Run | None:
     """The newest run from `source` that still has work to do: paused, interrupted, cut off by a crash, or judged

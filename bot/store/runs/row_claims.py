@@ -19,7 +19,6 @@ from sqlalchemy.engine import Connection
 from bot.records import RowState, RunState, Triple
 from bot.store.clock import utcnow
 from bot.store.processes.leases import owner_gone
-from bot.store.runs.records import run_of
 from bot.store.runs.rows import triple_of
 from bot.store.tables.core import JUDGMENT, RUN, RUN_BATCH, Run
 
@@ -119,7 +118,7 @@ def runs_to_help(store: Store, owner: str, *, sources: Sequence[str], above: int
                .order_by(table.c.id).offset(above).limit(1).exists())
     batched = select(batches.c.id).where(batches.c.run_id == runs.c.id).exists()
     with store.engine.connect() as conn:
-        return [run_of(row) for row in conn.execute(
+        return [Run.read(row) for row in conn.execute(
             select(runs).where(runs.c.status == RunState.RUNNING, runs.c.owner != owner, runs.c.source.in_(sources),
                                waiting, ~batched).order_by(runs.c.id).limit(limit))]
 

@@ -20,11 +20,10 @@ from bot.store.counts.case_keys import case_key, texts_removed
 from bot.store.counts.counting import counted_case, lock_cases, restack
 from bot.store.counts.tallies import add_judgments, question_key, tally_upsert
 from bot.store.runs.records import LOAD_LOST
-from bot.store.tables.core import BILLED_TALLY, FEEDBACK, JUDGMENT, JUDGMENT_SAMPLE, JUDGMENT_TALLY, RUN
+from bot.store.tables.core import BILLED_TALLY, FEEDBACK, JUDGMENT, JUDGMENT_SAMPLE, JUDGMENT_TALLY, RUN, Judgment
 
 if TYPE_CHECKING:
     from bot.store.database import Store
-    from bot.store.tables.history import Judgment
 
 VERDICT_COLUMNS = [*VERDICT_FIELDS, "cache_key", "cached_from", "judged_at"]
 INSERT_BATCH = 1_000
@@ -163,18 +162,11 @@ def _insert(store: Store, batch: list[dict[str, Any]]) -> int:
 
 def next_pending(store: Store, run_id: int, *, after_id: int = 0, limit: int = 500) -> list[Judgment]:
     """The next pending rows of a run, in row order, after `after_id`."""
-    from sqlmodel import col, select  # the ORM and the table model: only for the model instances this returns
-
-    from bot.store.tables.history import Judgment
-
-    with store.session() as session:
-        statement = (
-            select(Judgment)
-            .where(Judgment.run_id == run_id, Judgment.status == RowState.PENDING, Judgment.id > after_id)
-            .order_by(col(Judgment.id))
-            .limit(limit)
-        )
-        return list(session.exec(statement))
+    j = JUDGMENT.c
+    statement = (select(JUDGMENT).where(j.run_id == run_id, j.status == RowState.PENDING, j.id > after_id)
+                 .order_by(j.id).limit(limit))
+    with store.engine.connect() as conn:
+        return [Judgment.read(row) for row in conn.execute(statement)]
 
 def pending_texts(store: Store, run_id: int, *, page: int = 5_000) -> Iterator[tuple[int, Triple]]:
     """The id and texts of every pending row of a run, in row order, read a page at a time (as columns, not
@@ -190,11 +182,9 @@ def find_cached_many(store: Store, cache_keys: Sequence[str], *, run_id: int | N
     one query."""
     if not cache_keys:
         return {}
-    from bot.store.tables.history import Judgment  # the table model: only for the instances this returns
-
     with store.engine.connect() as conn:
         rows = conn.execute(_hot_path(store).cached[run_id is not None], {"keys": list(cache_keys), "run_id": run_id})
-        return {row["cache_key"]: Judgment.model_construct(**row) for row in rows.mappings()}
+        return {row.cache_key: Judgment.read(row) for row in rows}
 
 def save_verdict(store: Store, judgment_id: int, verdict: Verdict, *, cache_key: str, cached_from: int | None = None) -> bool:
     """Record a verdict on a pending row and count it; False when the row was no longer pending (never twice)."""
@@ -247,17 +237,12 @@ def status_counts(store: Store, run_id: int) -> dict[str, int]:
 
 def iter_judgments(store: Store, run_id: int, *, page: int = 1_000) -> Iterator[Judgment]:
     """Every row of a run in row order, fetched a page at a time so memory stays flat."""
-    from sqlmodel import col, select  # the ORM and the table model: only for the model instances this returns
-
-    from bot.store.tables.history import Judgment
-
+    j = JUDGMENT.c
     after = 0
     while True:
-        with store.session() as session:
-            statement = (
-                select(Judgment).where(Judgment.run_id == run_id, Judgment.id > after).order_by(col(Judgment.id)).limit(page)
-            )
-            rows = list(session.exec(statement))
+        with store.engine.connect() as conn:
+            statement = select(JUDGMENT).where(j.run_id == run_id, j.id > after).order_by(j.id).limit(page)
+            rows = [Judgment.read(row) for row in conn.execute(statement)]
         if not rows:
             return
         yield from rows
@@ -284,19 +269,16 @@ def _paged(store: Store, statement: Any, page: int) -> Iterator[Row[Any]]:
 
 def get_judgment(store: Store, judgment_id: int) -> Judgment | None:
     """The judgment with `judgment_id`, if any."""
-    from bot.store.tables.history import Judgment  # the table model: only for the instance this returns
-
-    with store.session() as session:
-        return session.get(Judgment, judgment_id)
+    with store.engine.connect() as conn:
+        row = conn.execute(select(JUDGMENT).where(JUDGMENT.c.id == judgment_id)).first()
+    return Judgment.read(row) if row is not None else None
 
 def first_judgment(store: Store, run_id: int) -> Judgment | None:
     """The first row of a run (the only one, for a run of one triple)."""
-    from sqlmodel import col, select  # the ORM and the table model: only for the model instance this returns
-
-    from bot.store.tables.history import Judgment
-
-    with store.session() as session:
-        return session.exec(select(Judgment).where(Judgment.run_id == run_id).order_by(col(Judgment.id))).first()
+    statement = select(JUDGMENT).where(JUDGMENT.c.run_id == run_id).order_by(JUDGMENT.c.id).limit(1)
+    with store.engine.connect() as conn:
+        row = conn.execute(statement).first()
+    return Judgment.read(row) if row is not None else None
 
 def set_run_message(store: Store, run_id: int, message_ts: str) -> None:
     """Remember the chat message that shows the judgments of a run, so lists can link to it."""

@@ -16,19 +16,18 @@ from bot.records import SAMPLE_FIELDS, RowState, Verdict
 from bot.store.clock import utcnow
 from bot.store.counts.billing import bill_samples
 from bot.store.counts.counting import standing
-from bot.store.tables.core import JUDGMENT
-from bot.store.tables.history import BilledTally, JudgmentSample, table_of
+from bot.store.tables.core import BILLED_TALLY, JUDGMENT, JUDGMENT_SAMPLE, JudgmentSample
 
 if TYPE_CHECKING:
     from bot.store.database import Store
 
-SAMPLE_TABLE = table_of(JudgmentSample)
+SAMPLE_TABLE = JUDGMENT_SAMPLE
 
 
 @functools.lru_cache(maxsize=2)
 def _bill_sample(dialect: str) -> Any:
     """The statement that counts what one saved sample was billed (built once per kind of database)."""
-    return bill_samples(dialect, SAMPLE_TABLE, JUDGMENT, table_of(BilledTally),
+    return bill_samples(dialect, SAMPLE_TABLE, JUDGMENT, BILLED_TALLY,
                         SAMPLE_TABLE.c.id == bindparam("sample_id"))
 
 
@@ -62,8 +61,8 @@ def samples_by_judgment(store: Store, judgment_ids: Iterable[int]) -> dict[int, 
         return found
     table = SAMPLE_TABLE
     with store.engine.connect() as conn:
-        for row in conn.execute(table.select().where(table.c.judgment_id.in_(ids)).order_by(table.c.id)).mappings():
-            found[row["judgment_id"]].append(JudgmentSample.model_construct(**row))
+        for row in conn.execute(table.select().where(table.c.judgment_id.in_(ids)).order_by(table.c.id)):
+            found[row.judgment_id].append(JudgmentSample.read(row))
     return found
 
 
@@ -77,11 +76,11 @@ def known_samples(store: Store, judgment_id: int, cache_keys: Iterable[str], *, 
     if run_id is not None:
         cached = cached.where(table.c.run_id == run_id)
     with store.engine.connect() as conn:
-        saved = [JudgmentSample.model_construct(**row) for row in conn.execute(
-            table.select().where(table.c.judgment_id == judgment_id).order_by(table.c.id)).mappings()]
+        saved = [JudgmentSample.read(row) for row in conn.execute(
+            table.select().where(table.c.judgment_id == judgment_id).order_by(table.c.id))]
         found: dict[str, JudgmentSample] = {}
-        for row in conn.execute(cached.order_by(table.c.id)).mappings():
-            found.setdefault(row["cache_key"], JudgmentSample.model_construct(**row))
+        for row in conn.execute(cached.order_by(table.c.id)):
+            found.setdefault(row.cache_key, JudgmentSample.read(row))
     return saved, found
 
 

@@ -330,6 +330,11 @@ class Run:
     estimate: dict[str, Any] | None = None
     cancel_requested_by: str | None = None
 
+    @classmethod
+    def read(cls, row: sa.Row[Any]) -> Run:
+        """The record of a row read from RUN (every column selected)."""
+        return cls(**row._mapping)
+
 
 @dataclass(kw_only=True, slots=True)
 class Judgment:
@@ -388,3 +393,68 @@ class Judgment:
     context: str | None = None
     tokens_reasoning: int = 0
     reasoning_effort: str | None = None
+
+    @classmethod
+    def read(cls, row: sa.Row[Any]) -> Judgment:
+        """The record of a row read from JUDGMENT (every column selected)."""
+        return cls(**row._mapping)
+
+
+@dataclass(kw_only=True, slots=True)
+class JudgmentSample:
+    """A row of JUDGMENT_SAMPLE, read: the fields of the table model bot.store.tables.history.JudgmentSample."""
+
+    id: int = None  # type: ignore[assignment]  # None until inserted
+    judgment_id: int
+    run_id: int
+    judge_model: str
+    sample: int
+    judged_at: datetime = field(default_factory=utcnow)
+    status: str
+    prompt_hash: str | None = None
+    cache_key: str | None = None
+    cached_from: int | None = None
+    output: dict[str, Any] | None = None
+    derived: dict[str, Any] | None = None
+    headline: float | None = None
+    passed: bool | None = None
+    label: str | None = None
+    tag: str | None = None
+    raw_reply: str | None = None
+    error: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: int = 0
+    attempts: int = 0
+    tokens_cached: int = 0
+    cost_usd: float | None = None
+    tokens_reasoning: int = 0
+    reasoning_effort: str | None = None
+
+    @classmethod
+    def read(cls, row: sa.Row[Any]) -> JudgmentSample:
+        """The record of a row read from JUDGMENT_SAMPLE (every column selected)."""
+        return cls(**row._mapping)
+
+
+@dataclass(kw_only=True, slots=True)
+class RunBatch:
+    """A row of RUN_BATCH, read: the fields of the table model bot.store.tables.history.RunBatch."""
+
+    id: int = None  # type: ignore[assignment]  # None until inserted
+    run_id: int
+    state: str
+    slots: list[list[int]]
+    input_file_id: str | None = None
+    batch_id: str | None = None
+    status: str | None = None
+    done: int = 0
+    failed: int = 0
+    error: str | None = None
+    created_at: datetime = field(default_factory=utcnow)
+    ended_at: datetime | None = None
+
+    @classmethod
+    def read(cls, row: sa.Row[Any]) -> RunBatch:
+        """The record of a row read from RUN_BATCH (every column selected)."""
+        return cls(**row._mapping)

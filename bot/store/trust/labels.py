@@ -17,8 +17,8 @@ from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import judgment_case
 from bot.store.counts.votes import vote_stands
-from bot.store.tables.core import JUDGMENT
-from bot.store.tables.history import Feedback, Judgment, JudgmentTally, table_of
+from bot.store.tables.core import JUDGMENT, Judgment
+from bot.store.tables.history import Feedback, JudgmentTally, table_of
 from bot.store.tables.trust import Label, ReviewCase
 from bot.store.trust.review import close_reviewed
 
@@ -114,12 +114,17 @@ def _joined(store: Store, since: datetime | None, named: Sequence[Any]) -> tuple
         read = session.execute if any(isinstance(item, type) for item in named) else session.connection().execute
         labels = session.execute(
             sa.select(Label, *SCOPE_COLUMNS, *named)
-            .join(Judgment, JUDGMENT.c.id == col(Label.judgment_id))
+            .join(JUDGMENT, JUDGMENT.c.id == col(Label.judgment_id))
             .where(*_given(col(Label.updated_at), since)).order_by(col(Label.id))).all()
         votes = read(
-            sa.select(*VOTE_COLUMNS, *SCOPE_COLUMNS, *named).join(Judgment, JUDGMENT.c.id == col(Feedback.judgment_id))
+            sa.select(*VOTE_COLUMNS, *SCOPE_COLUMNS, *named).join(JUDGMENT, JUDGMENT.c.id == col(Feedback.judgment_id))
             .where(*_given(col(Feedback.updated_at), since), standing_vote()).order_by(col(Feedback.id))).all()
     return labels, votes
+
+
+def _judgment(row: Any) -> Judgment:
+    """The judgment at the end of a row of `_joined` that named every column of JUDGMENT."""
+    return Judgment(**dict(zip(JUDGMENT.c.keys(), row[-len(JUDGMENT.c):], strict=True)))
 
 
 SCOPED = slice(1, 1 + len(SCOPE_COLUMNS))  # where SCOPE_COLUMNS are in a label's row; a vote's follow VOTE_COLUMNS
@@ -132,11 +137,11 @@ def labels_and_votes(store: Store, scope: Scope, since: datetime | None = None, 
     judgments in `scope`: each with its judgment (a row holding SCOPE_COLUMNS and `columns`, when given). A vote is a
     row of VOTE_COLUMNS (with `columns`, the same row holds the judgment's). Read as `_joined` reads them.
     """
-    labels, votes = _joined(store, since, (Judgment,) if columns is None else columns)
+    labels, votes = _joined(store, since, tuple(JUDGMENT.c) if columns is None else columns)
     labels = [row for row in labels if scope.counts(*row[SCOPED])]
     votes = [row for row in votes if scope.counts(*row[VOTE_SCOPED])]
     if columns is None:
-        return [(row.Label, row.Judgment) for row in labels], [(row, row.Judgment) for row in votes]
+        return [(row.Label, _judgment(row)) for row in labels], [(row, _judgment(row)) for row in votes]
     return [(row.Label, row) for row in labels], [(row, row) for row in votes]
 
 
@@ -178,10 +183,10 @@ def counted_passes(store: Store, *, channel_id: str | None, team_id: str | None,
     by_label = (col(Label.passed), col(Label.updated_at) >= cut, col(Label.case_key))
     by_vote = (col(Feedback.agree), col(Feedback.updated_at) >= cut, col(Feedback.case_key))
     labels = (sa.select(*alike, *by_label, sa.func.count()).select_from(Label)
-              .join(Judgment, JUDGMENT.c.id == col(Label.judgment_id))
+              .join(JUDGMENT, JUDGMENT.c.id == col(Label.judgment_id))
               .where(*_given(col(Label.updated_at), since, until)).group_by(*alike, *by_label))
     votes = (sa.select(*alike, *by_vote, sa.func.count()).select_from(Feedback)
-             .join(Judgment, JUDGMENT.c.id == col(Feedback.judgment_id))
+             .join(JUDGMENT, JUDGMENT.c.id == col(Feedback.judgment_id))
              .where(*_given(col(Feedback.updated_at), since, until), standing_vote()).group_by(*alike, *by_vote))
     with store.engine.connect() as conn:
         label_rows, vote_rows = conn.execute(labels).all(), conn.execute(votes).all()

@@ -10,7 +10,7 @@ from sqlmodel import col
 
 from bot.store.joins import InOrder
 from bot.store.tables.core import JUDGMENT
-from bot.store.tables.history import Feedback, Judgment, table_of
+from bot.store.tables.history import Feedback, table_of
 from bot.store.tables.trust import Label, ReviewCase
 from bot.store.trust.labels import standing_vote
 from bot.store.trust.review import ANY_TEAM
@@ -27,7 +27,7 @@ def random_share_pairs(store: Store, *, team_id: str | None, channel_id: str | N
     channel (team_id ANY_TEAM: in whichever workspace) or `everywhere`, on verdicts of `judge_model` when given. The
     judge's verdict is the one that sent the case to review: the nobody-chose sample is held to one verdict a case."""
     cases, judgments = table_of(ReviewCase), JUDGMENT
-    voted = sa.orm.aliased(Judgment)
+    voted = JUDGMENT.alias()
     where = [cases.c.random.is_(True), cases.c.rubric_name == rubric_name, judgments.c.passed.is_not(None)]
     if not everywhere:
         where.append(cases.c.channel_id.is_not_distinct_from(channel_id))
@@ -43,14 +43,14 @@ def random_share_pairs(store: Store, *, team_id: str | None, channel_id: str | N
     joined: sa.Join
     if everywhere:  # from the cases picked at random (a few) to their votes, not from every vote to its case
         joined = InOrder(InOrder(InOrder(cases, feedback, feedback.c.case_key == cases.c.case_key), judgments,
-                                 judgments.c.id == cases.c.judgment_id), voted, col(voted.id) == feedback.c.judgment_id)
+                                 judgments.c.id == cases.c.judgment_id), voted, voted.c.id == feedback.c.judgment_id)
     else:  # a channel's cases are found by its index, their votes by theirs
         joined = (cases.join(judgments, judgments.c.id == cases.c.judgment_id)
                   .join(feedback, feedback.c.case_key == cases.c.case_key)
-                  .join(voted, col(voted.id) == feedback.c.judgment_id))
-    votes = (sa.select(cases.c.case_key, judgments.c.passed, feedback.c.agree, col(voted.passed), feedback.c.id)
+                  .join(voted, voted.c.id == feedback.c.judgment_id))
+    votes = (sa.select(cases.c.case_key, judgments.c.passed, feedback.c.agree, voted.c.passed, feedback.c.id)
              .select_from(joined)
-             .where(*where, col(voted.passed).is_not(None), standing_vote(),
+             .where(*where, voted.c.passed.is_not(None), standing_vote(),
                     *([feedback.c.updated_at >= since] if since else [])))
     with store.engine.connect() as conn:
         said = [(key, bool(judge), bool(person)) for key, judge, person in conn.execute(labels)]

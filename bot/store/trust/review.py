@@ -19,11 +19,10 @@ from bot.records import RowState
 from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import case_key
-from bot.store.tables.core import FEEDBACK, JUDGMENT, LABEL, REVIEW_CASE
+from bot.store.tables.core import FEEDBACK, JUDGMENT, LABEL, REVIEW_CASE, Judgment
 
 if TYPE_CHECKING:
     from bot.store.database import Store
-    from bot.store.tables.history import Judgment
     from bot.store.tables.trust import ReviewCase
 
 OFFER_FOR = timedelta(days=1)  # a case offered and not answered returns to the queue after this
@@ -242,14 +241,15 @@ def queued_of_run(store: Store, run_id: int) -> dict[str, int]:
 def open_cases(store: Store, *, team_id: str | None, channel_id: str | None,
                limit: int = 100) -> Sequence[tuple[ReviewCase, Judgment]]:
     """The channel's open cases, oldest first, with the verdicts that queued them."""
-    from sqlmodel import col, select  # the models it returns: loaded by the review queue, not by a run
+    from sqlmodel import col, select  # the case models it returns: loaded by the review queue, not by a run
 
-    from bot.store.tables.history import Judgment
     from bot.store.tables.trust import ReviewCase
 
     team = [] if team_id == ANY_TEAM else [col(ReviewCase.team_id).is_not_distinct_from(team_id)]
     with store.session() as session:
-        return list(session.exec(select(ReviewCase, Judgment).join(Judgment, col(Judgment.id) == ReviewCase.judgment_id)
-                                 .where(*team, col(ReviewCase.channel_id).is_not_distinct_from(channel_id),
-                                        ReviewCase.state == OPEN)
-                                 .order_by(col(ReviewCase.created_at), col(ReviewCase.id)).limit(limit)).all())
+        rows = session.execute(select(ReviewCase, *JUDGMENT.c).join(JUDGMENT, JUDGMENT.c.id == ReviewCase.judgment_id)
+                               .where(*team, col(ReviewCase.channel_id).is_not_distinct_from(channel_id),
+                                      ReviewCase.state == OPEN)
+                               .order_by(col(ReviewCase.created_at), col(ReviewCase.id)).limit(limit)).all()
+    names = JUDGMENT.c.keys()
+    return [(row[0], Judgment(**dict(zip(names, row[1:], strict=True)))) for row in rows]
