@@ -118,7 +118,7 @@ def test_details_with_more_samples_than_a_modal_holds_keeps_room_for_the_reply(r
 
     eth = rubrics.get("eth")
     output = {**ETH_CORRECT, "reasoning": RAMBLING}
-    samples = [JudgmentSample(judgment_id=42, judge_model=f"judge-{n % 7}", sample=n, status="error",
+    samples = [JudgmentSample(judgment_id=42, run_id=1, judge_model=f"judge-{n % 7}", sample=n, status="error",
                               error="مهلة " * 200) for n in range(1, 2_001)]
     view = reply_view(scored(eth, output, raw_reply=json.dumps(output, ensure_ascii=False)), samples).to_dict()
     assert view_problems(view) == [] and len(json.dumps(view, ensure_ascii=False).encode("utf-8")) <= VIEW_BYTES
