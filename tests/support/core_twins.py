@@ -36,9 +36,9 @@ TWINNED = [
 ]
 RECORDS = {"Run", "Judgment", "JudgmentSample", "RunBatch"}  # the models read as records too (what every face is handed)
 
-HEADER = '''"""The history's tables that the judging path and the reading commands use, as SQLAlchemy Core tables, and runs and
-judgments as the records read from them: no ORM class is loaded to write or read them (the table models cost a
-command about a third of its start-up).
+HEADER = '''"""The history's tables that the judging path and the reading commands use, as SQLAlchemy Core tables, and runs,
+judgments, their samples and batch parts as the records read from them: no ORM class is loaded to write or read
+them (the table models cost a command about a third of its start-up).
 
 Written from the table models by `python -m tests.support.core_twins`; do not edit by hand: a test fails when it is
 stale. The schema itself is the models' and the migrations'."""

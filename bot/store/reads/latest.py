@@ -1,5 +1,5 @@
-"""The latest judgments of a channel as `judgebot history` lists them, read over SQLAlchemy Core: the command loads
-no ORM class (the same rows as bot.store.reads.channel.recent_in_channel, which returns the models)."""
+"""The latest judgments of a channel as `judgebot history` lists them: only the columns a list shows (the same rows as
+bot.store.reads.channel.recent_in_channel, which returns whole judgment records)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The cases waiting in a review queue as `judgebot review` lists them, read over SQLAlchemy Core: the command loads
-no ORM class (the same rows as bot.store.trust.review.open_cases, which returns the models)."""
+no ORM class (the same rows as bot.store.trust.review.open_cases, which returns the case models)."""
 
 from __future__ import annotations
 

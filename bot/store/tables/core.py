@@ -1,6 +1,6 @@
-"""The history's tables that the judging path and the reading commands use, as SQLAlchemy Core tables, and runs and
-judgments as the records read from them: no ORM class is loaded to write or read them (the table models cost a
-command about a third of its start-up).
+"""The history's tables that the judging path and the reading commands use, as SQLAlchemy Core tables, and runs,
+judgments, their samples and batch parts as the records read from them: no ORM class is loaded to write or read
+them (the table models cost a command about a third of its start-up).
 
 Written from the table models by `python -m tests.support.core_twins`; do not edit by hand: a test fails when it is
 stale. The schema itself is the models' and the migrations'."""
