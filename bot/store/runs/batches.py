@@ -7,13 +7,13 @@ the slots of one part are asked of one judge, through that judge's endpoint."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
 from bot.records import RowState
 from bot.store.clock import utcnow
+from bot.store.runs.records import insert_record
 from bot.store.runs.rows import id_chunks
 from bot.store.tables.core import JUDGMENT, RUN_BATCH, Judgment, RunBatch
 
@@ -48,12 +48,7 @@ def _parts(store: Store, *where: sa.ColumnElement[bool]) -> list[RunBatch]:
 def add_part(store: Store, run_id: int, slots: list[Slot]) -> RunBatch:
     """Save a part before its file is uploaded: from here on its rows (or slots) belong to it."""
     part = RunBatch(run_id=run_id, state=UPLOADING, slots=[list(slot) for slot in slots])
-    values = asdict(part)
-    del values["id"]
-    with store.engine.begin() as conn:
-        key = conn.execute(sa.insert(RUN_BATCH).values(values)).inserted_primary_key
-    assert key is not None  # an insert's key
-    part.id = key[0]
+    insert_record(store, RUN_BATCH, part)
     return part
 
 

@@ -24,15 +24,19 @@ INTERRUPTED = "interrupted"  # the stop reason of a run stopped by its process (
 LOAD_LOST = "run {run_id} was marked failed by another process while its rows were loading; start it again"
 
 
+def insert_record(store: Store, table: sa.Table, record: Any) -> None:
+    """Insert a record (a run, a batch part) into its Core table, every field as it holds it, and give it its id."""
+    values = asdict(record)
+    del values["id"]
+    with store.engine.begin() as conn:
+        key = conn.execute(sa.insert(table).values(values)).inserted_primary_key
+    assert key is not None  # an insert's key
+    record.id = key[0]
+
 def create_run(store: Store, **fields: Any) -> Run:
     """Insert a run and return it with its id."""
     run = Run(**fields)
-    values = asdict(run)
-    del values["id"]
-    with store.engine.begin() as conn:
-        key = conn.execute(sa.insert(RUN).values(values)).inserted_primary_key
-    assert key is not None  # an insert's key
-    run.id = key[0]
+    insert_record(store, RUN, run)
     return run
 
 def get_run(store: Store, run_id: int) -> Run | None:
