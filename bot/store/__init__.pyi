@@ -158,7 +158,7 @@ from .runs.samples import known_samples, sampled_in_channel, samples_by_judgment
 from .tables import oauth  # noqa: F401  (slack_sdk's installation tables, in the schema)
 from .tables.background import RunBackground
 from .tables.chat import ChannelSetting, DigestPost, DigestSubscription, SharedFile, UserSetting
-from .tables.core import Judgment, JudgmentSample, Run, RunBatch
+from .tables.core import EndpointPause, Judgment, JudgmentSample, Run, RunBatch
 from .tables.history import (
     BilledTally,
     Feedback,
@@ -166,7 +166,7 @@ from .tables.history import (
     table_of,
 )
 from .tables.oauth import BOTS, INSTALLATIONS, OAUTH_STATES
-from .tables.processes import EndpointPause, ListedShutdown, ModelListRead, Rejudge, WorkflowStep
+from .tables.processes import ListedShutdown, ModelListRead, Rejudge, WorkflowStep
 from .tables.trust import ChannelJudge, Label, ReviewCase, ReviewNudge, RubricRevision
 from .trust.channel_judges import channel_judge, judge_choices, judge_of_channel, set_channel_judge
 from .trust.feedback import feedback_tally, record_feedback

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.store import Judgment, Store, save_label
+from bot.store import Judgment, Store
 from bot.trust.labels import Completed, HumanValues, complete
 
 if TYPE_CHECKING:
@@ -20,6 +20,8 @@ def label_case(store: Store, judgment: Judgment, rubric: Rubric, human: HumanVal
     """Keep `user_id`'s label of the judgment's case (replacing their earlier one; the first label of a queued case
     closes it): (the label as the rubric reads it, whether it replaced one). The person's values are kept even when
     the rubric's formulas cannot read them (the figures are then unknown)."""
+    from bot.store import save_label  # the labels' queries: loaded when a label is saved, not by every file's run
+
     label = complete(human, rubric)
     replaced = save_label(store, judgment=judgment, user_id=user_id, source=source, values=label.values,
                           passed=label.passed, pass_from=label.pass_from, tag=label.tag, headline=label.headline,

@@ -87,3 +87,7 @@ def test_one_triple_loads_the_judge_and_the_history_and_nothing_of_slack_or_the_
     assert loaded(modules, JUDGING) == set(JUDGING)
     assert loaded(modules, NEVER + NOT_TRIPLE) == set()
     assert loaded(modules, NOT_LISTING) == set()  # its run, row and verdict written and read back over Core tables
+    rows = tmp_path / "rows.csv"
+    rows.write_text("question,reference,answer,model\nWhen?,Now.,Now.,m1\nWhere?,Here.,There.,m2\n", encoding="utf-8")
+    modules = imported(tmp_path, "judge", str(rows), "--rubric", "eth", "--yes", server=judge_server)
+    assert loaded(modules, NOT_LISTING) == set()  # a file without labels: its rows, results and review queue too

@@ -36,10 +36,10 @@ def test_each_twin_has_the_models_columns(module: str, name: str) -> None:
 def test_a_record_holds_every_field_of_its_model() -> None:
     from dataclasses import fields
 
-    for _, name in TWINNED:
+    for module, name in TWINNED:
         record = getattr(bot.store.tables.core, name, None)
         if record is not None:
-            model = model_of("bot.store.tables.history", name)
+            model = model_of(module, name)
             assert [field.name for field in fields(record)] == list(model.model_fields)
 
 

@@ -30,11 +30,13 @@ TWINNED = [
     ("bot.store.tables.history", "Feedback"),
     ("bot.store.tables.trust", "Label"),
     ("bot.store.tables.trust", "ReviewCase"),
+    ("bot.store.tables.processes", "EndpointPause"),
     ("bot.store.tables.processes", "ModelListRead"),
     ("bot.store.tables.processes", "ListedShutdown"),
     ("bot.store.tables.background", "RunBackground"),
 ]
-RECORDS = {"Run", "Judgment", "JudgmentSample", "RunBatch"}  # the models read as records too (what every face is handed)
+# The models read as records too (what every face is handed).
+RECORDS = {"Run", "Judgment", "JudgmentSample", "RunBatch", "EndpointPause"}
 
 HEADER = '''"""The history's tables that the judging path and the reading commands use, as SQLAlchemy Core tables, and runs,
 judgments, their samples and batch parts as the records read from them: no ORM class is loaded to write or read

@@ -11,8 +11,7 @@ import sqlalchemy as sa
 from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.processes.leases import process_name
-from bot.store.tables.history import table_of
-from bot.store.tables.processes import EndpointPause
+from bot.store.tables.core import ENDPOINT_PAUSE, EndpointPause
 
 if TYPE_CHECKING:
     from bot.store.database import Store
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 
 def tell_pause(store: Store, *, endpoint: str, model: str, until: datetime, kind: str) -> None:
     """Record that `endpoint` refuses `model`'s requests until `until` (UTC); an end already later is kept."""
-    table = table_of(EndpointPause)
+    table = ENDPOINT_PAUSE
     values = {"endpoint": endpoint[:255], "model": model[:128], "until": until, "kind": kind[:16],
               "told_by": process_name(), "updated_at": utcnow()}
     statement = conflict_insert(store.engine.dialect.name)(table).values(**values)
@@ -32,7 +31,6 @@ def tell_pause(store: Store, *, endpoint: str, model: str, until: datetime, kind
 
 def current_pauses(store: Store, *, now: datetime | None = None) -> list[EndpointPause]:
     """The pauses not over yet, told by any process."""
-    table = table_of(EndpointPause)
+    table = ENDPOINT_PAUSE
     with store.engine.connect() as conn:
-        rows = conn.execute(sa.select(table).where(table.c.until > (now or utcnow())))
-        return [EndpointPause.model_construct(**row) for row in rows.mappings()]
+        return [EndpointPause.read(row) for row in conn.execute(sa.select(table).where(table.c.until > (now or utcnow())))]

@@ -261,6 +261,17 @@ REVIEW_CASE = sa.Table(
 )
 
 
+ENDPOINT_PAUSE = sa.Table(
+    "endpoint_pause", CORE,
+    sa.Column("endpoint", sa.String(255), primary_key=True),
+    sa.Column("model", sa.String(128), primary_key=True),
+    sa.Column("until", sa.DateTime(), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("told_by", sa.String(128), nullable=False),
+    sa.Column("updated_at", sa.DateTime(), nullable=False, default=utcnow),
+)
+
+
 MODEL_LIST_READ = sa.Table(
     "model_list_read", CORE,
     sa.Column("endpoint", sa.String(255), primary_key=True),
@@ -457,4 +468,21 @@ class RunBatch:
     @classmethod
     def read(cls, row: sa.Row[Any]) -> RunBatch:
         """The record of a row read from RUN_BATCH (every column selected)."""
+        return cls(**row._mapping)
+
+
+@dataclass(kw_only=True, slots=True)
+class EndpointPause:
+    """A row of ENDPOINT_PAUSE, read: the fields of the table model bot.store.tables.processes.EndpointPause."""
+
+    endpoint: str
+    model: str
+    until: datetime
+    kind: str
+    told_by: str
+    updated_at: datetime = field(default_factory=utcnow)
+
+    @classmethod
+    def read(cls, row: sa.Row[Any]) -> EndpointPause:
+        """The record of a row read from ENDPOINT_PAUSE (every column selected)."""
         return cls(**row._mapping)
