@@ -15,11 +15,11 @@ from bot.records import (
     Verdict,
 )
 from bot.store import table_of
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 
 
 def test_every_verdict_field_is_a_column_of_a_judgment():
-    columns = set(table_of(Judgment).c.keys())
+    columns = set(table_of(JudgmentTable).c.keys())
     assert set(VERDICT_FIELDS) <= columns, set(VERDICT_FIELDS) - columns
 
 

@@ -33,7 +33,7 @@ from bot.records import Triple
 from bot.rubric import RubricSet
 from bot.runs.estimate import Estimate, estimate_rows
 from bot.store import Label, Store, iter_judgments, record_feedback, save_label, utcnow
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 from tests.support.cli import flat, history, judgebot, judgebot_json, write_rows
 from tests.support.openai_server import FakeJudgeServer, Reply
 from tests.support.replies import eth_reply, triple_of
@@ -196,7 +196,7 @@ def test_calibration_prints_the_figures_and_warns(tmp_path: Path, judge_server: 
 
     # Five of the labeled judgments under an older version of the rubric; one label short of the warning's minimum.
     with store.session() as session:
-        session.exec(update(Judgment).where(col(Judgment.answer).in_(ANSWERS[:5]))
+        session.exec(update(JudgmentTable).where(col(JudgmentTable.answer).in_(ANSWERS[:5]))
                      .values(rubric_hash="0123456789abcdef"))
         session.commit()
     code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", CALIBRATION_MIN_AGREEMENT="0.8",
@@ -214,7 +214,7 @@ def test_calibration_prints_the_figures_and_warns(tmp_path: Path, judge_server: 
 def test_labels_of_a_jury_are_held_against_the_configured_jury(tmp_path: Path, judge_server: FakeJudgeServer) -> None:
     store = labeled_history(tmp_path, judge_server)
     with store.session() as session:  # as if a jury of two had judged every row: the history names it m1+m2
-        session.exec(update(Judgment).values(judge_model="judge-a+judge-b"))
+        session.exec(update(JudgmentTable).values(judge_model="judge-a+judge-b"))
         session.commit()
 
     code, out = judgebot(tmp_path, "calibration", "--rubric", "eth", JUDGES="judge-a,judge-b")
@@ -309,7 +309,7 @@ def test_a_channel_check_asks_before_many_rows_and_fails_below_the_bar(tmp_path:
                                                                        rubrics: RubricSet) -> None:
     store = labeled_history(tmp_path, judge_server)
     with store.session() as session:
-        session.exec(update(Judgment).values(channel_id="C0LABELED"))
+        session.exec(update(JudgmentTable).values(channel_id="C0LABELED"))
         session.commit()
     # Today's judge gets every pass/fail wrong: people's passes fail, their fails pass
     judge_server.responder = tag_reply({answer: "Generic" if tag == "Correct" else "Correct"

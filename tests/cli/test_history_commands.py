@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import true
 
 from bot.store import Feedback, JudgmentTally, Store, add_judgments, add_rows, create_run, make_engine, update_run
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 from tests.support import forkserver
 from tests.support.cli import EXAMPLE, JUDGE_MODEL, base_env, eth_responder, flat, judgebot, judgebot_json, write_rows
 from tests.support.slack_side import SIGNING_SECRET
@@ -26,7 +26,7 @@ def rewrite_history(tmp_path: Path, statement: str) -> None:
     with engine.begin() as conn:
         conn.exec_driver_sql(statement)
         conn.execute(JudgmentTally.__table__.delete())
-        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true(), feedback=Feedback.__table__)
+        add_judgments(conn, JudgmentTable.__table__, JudgmentTally.__table__, true(), feedback=Feedback.__table__)
     engine.dispose()
 
 

@@ -49,7 +49,7 @@ def test_the_cli_keeps_model_names_of_a_csv_and_of_model_name_within_the_limit(t
 @pytest.mark.slow  # a file judged in a Slack thread by the bot: 5 s beside other tests
 async def test_a_shared_csv_shows_and_keeps_a_long_model_name_cut(slack, slack_server, judge_server, bot_settings):
     from bot.store import Store
-    from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+    from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 
     judge_server.responder = grade_by_answer
     content = f"question,reference,answer,model\nQ1?,R,Use myStudies.,{PASTED}\nQ2?,R,Use myStudies.,bot-a\n"
@@ -60,5 +60,5 @@ async def test_a_shared_csv_shows_and_keeps_a_long_model_name_cut(slack, slack_s
     with Store.open(bot_settings.db_url).session() as session:
         from sqlmodel import select
 
-        names = {j.row_number: j.model_name for j in session.exec(select(Judgment))}
+        names = {j.row_number: j.model_name for j in session.exec(select(JudgmentTable))}
     assert names == {2: cut(PASTED), 3: "bot-a"}

@@ -19,7 +19,7 @@ from bot.records import Verdict
 from bot.slack.views.digest import digest_message, link_to, tag_values
 from bot.slack.views.size_limits import MODEL_ROOM
 from bot.store import Figures, Store, add_rows, create_run, record_feedback, save_label, save_verdict
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 from bot.trust.calibration import Agreement, calibrate
 from bot.trust.cases import labeled_verdicts
 from tests.support.slack_messages import table_dicts, table_rows
@@ -67,7 +67,7 @@ class History:
                                   "model_name": model, "channel_id": channel, "team_id": "T1", "question": question,
                                   "reference": "R", "answer": answer, **judge, **more}])
         with self.store.session() as session:
-            row = session.exec(select(Judgment).order_by(Judgment.id.desc()).limit(1)).one()
+            row = session.exec(select(JudgmentTable).order_by(JudgmentTable.id.desc()).limit(1)).one()
         if status in ("scored", "invalid", "error"):
             verdict = Verdict(status=status, headline=headline, passed=passed, tag=tag, prompt_hash="p", **judge,
                               error=None if status == "scored" else f"the judge's reply was {status}")
@@ -376,7 +376,7 @@ def test_how_far_to_trust_the_judge_counts_the_labels_and_votes_of_its_weeks_onl
     vote(elsewhere, at(2), False)  # another channel's judgment: left out
     vote(agreed, at(2), True, user="U2")  # U2's label of the same judgment stands in for this vote
     with store.session() as session:
-        judgment = session.get(Judgment, agreed)
+        judgment = session.get(JudgmentTable, agreed)
     with time_machine.travel(at(3).replace(tzinfo=UTC), tick=False):
         save_label(store, judgment=judgment, user_id="U2", source="slack", values={}, passed=False, pass_from="given",
                    tag="Generic",
@@ -397,7 +397,7 @@ def test_the_trust_counted_in_the_database_is_the_calibration_of_every_label_rea
 
     def label(judgment_id: int, user: str) -> None:
         with store.session() as session:
-            row = session.get(Judgment, judgment_id)
+            row = session.get(JudgmentTable, judgment_id)
         save_label(store, judgment=row, user_id=user, source="slack", values={},
                    passed=(passed := rng.choice((True, False, None))), pass_from=passed and "given", tag=None,
                    headline=None, note=None)

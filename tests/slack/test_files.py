@@ -49,8 +49,8 @@ async def test_a_shared_csv_is_judged_with_progress_summary_results_and_chart(sl
     with Store.open(bot_settings.db_url).session() as session:
         from sqlmodel import select
 
-        from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
-        saved = {j.row_number: j for j in session.exec(select(Judgment).where(Judgment.channel_id == "C0GENERAL"))}
+        from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
+        saved = {j.row_number: j for j in session.exec(select(JudgmentTable).where(JudgmentTable.channel_id == "C0GENERAL"))}
     assert [int(r["row"]) for r in rows] == list(range(2, 8))
     for row in rows:
         judged = saved[int(row["row"])]

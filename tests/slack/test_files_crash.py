@@ -28,7 +28,7 @@ from bot.runs.execute import GROUP_SECONDS
 from bot.slack.flows.file_summary import SUMMARY_EVENT
 from bot.store import SharedFile, Store, get_run, iter_judgments
 from bot.store.tables.core import RUN
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 from tests.support import forkserver
 from tests.support.openai_server import Reply
 from tests.support.replies import triple_of
@@ -271,8 +271,8 @@ def test_kill_9_at_random_rows_then_restart_scores_every_row_once_with_one_summa
 def unsaved_when_killed(store: Store, judge_server, cycle: int) -> set[str]:
     """The questions of `cycle` the judge was asked whose verdicts were not committed: those a restart may ask again."""
     with store.session() as session:
-        saved = set(session.exec(select(Judgment.question).where(Judgment.status == "scored",
-                                                                  col(Judgment.question).in_(questions_of(cycle)))))
+        saved = set(session.exec(select(JudgmentTable.question).where(JudgmentTable.status == "scored",
+                                                                  col(JudgmentTable.question).in_(questions_of(cycle)))))
     return set(asked(judge_server, cycle)) - saved
 
 
@@ -280,7 +280,7 @@ def check_cycle(store: Store, slack_server: FakeSlackServer, judge_server, cycle
                 thread_ts: str, progress_ts: str, where: str, unsaved: set[str]) -> None:
     with store.session() as session:
         run = get_run(store, share.run_id)
-        rows = list(session.exec(select(Judgment).where(Judgment.run_id == share.run_id).order_by(Judgment.id)))
+        rows = list(session.exec(select(JudgmentTable).where(JudgmentTable.run_id == share.run_id).order_by(JudgmentTable.id)))
         runs_in_thread = list(session.exec(select(RUN.c.id).where(RUN.c.channel_id == CHANNEL,
                                                                  RUN.c.thread_ts == thread_ts)))
     assert run is not None and run.status == "done" and run.owner is None, where

@@ -192,8 +192,8 @@ async def test_an_admin_sets_a_channels_judge_and_cards_there_use_it(slack, slac
     with store.session() as session:
         from sqlmodel import select
 
-        from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
-        judges = {j.channel_id: j.judge_model for j in session.exec(select(Judgment))}
+        from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
+        judges = {j.channel_id: j.judge_model for j in session.exec(select(JudgmentTable))}
     assert judges == {"C0GENERAL": "gpt-5.4-mini", "C0OTHER": "judge-test"}
 
 

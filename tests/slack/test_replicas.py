@@ -15,7 +15,7 @@ from sqlmodel import col, select
 from bot.records import RunState
 from bot.store import Store, get_run, recent_runs, status_counts
 from bot.store.tables.core import RUN
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 from tests.slack.test_workflow_step import GRADE, ended, step_payload
 from tests.support.openai_server import Reply
 from tests.support.replicas import replicas
@@ -32,9 +32,9 @@ def slowly(body: dict) -> Reply:
     return Reply(content=grade_by_answer(body).content, delay=0.04)
 
 
-def rows_of(store: Store) -> list[Judgment]:
+def rows_of(store: Store) -> list[JudgmentTable]:
     with store.session() as session:
-        return list(session.exec(select(Judgment).order_by(col(Judgment.id))))
+        return list(session.exec(select(JudgmentTable).order_by(col(JudgmentTable.id))))
 
 
 def judged_by(store: Store) -> collections.Counter[str]:

@@ -9,7 +9,7 @@ from sqlmodel import select
 
 from bot.slack.text import FSI, PDI
 from bot.store import Store
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 from tests.support.replies import eth_reply
 from tests.support.slack_messages import card_of
 
@@ -27,7 +27,7 @@ async def test_a_form_with_nul_and_a_lone_surrogate_is_saved_without_them(slack,
     card = await card_of(slack_server)
     assert "Correct" in json.dumps(card["blocks"])
     with Store.open(bot_settings.db_url).session() as session:
-        saved = session.exec(select(Judgment)).one()
+        saved = session.exec(select(JudgmentTable)).one()
     assert (saved.question, saved.model_name) == ("Where do I register?", "bot-v2")
 
 

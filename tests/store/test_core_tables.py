@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy.dialects import postgresql, sqlite
 
 import bot.store.tables.core
-from tests.support.core_twins import TWINNED, model_of, written
+from tests.support.core_twins import TWINNED, model_of, record_name, written
 
 
 def test_the_core_twins_are_written_from_todays_models() -> None:
@@ -37,7 +37,7 @@ def test_a_record_holds_every_field_of_its_model() -> None:
     from dataclasses import fields
 
     for module, name in TWINNED:
-        record = getattr(bot.store.tables.core, name, None)
+        record = getattr(bot.store.tables.core, record_name(name), None)
         if record is not None:
             model = model_of(module, name)
             assert [field.name for field in fields(record)] == list(model.model_fields)

@@ -23,7 +23,7 @@ from bot.store import (
     reset_rows,
     save_verdicts,
 )
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 from tests.support.store_rows import COMMON, make_verdict, row
 
 T0 = datetime(2026, 11, 16, 9, 0)
@@ -47,8 +47,8 @@ def test_a_score_is_replaced_by_the_next_score_and_a_failure_by_whatever_comes_n
 def afresh(store: Store) -> dict[int, datetime | None]:
     """Every judged row's replaced_at as the chains give it from nothing."""
     with store.engine.connect() as conn:
-        rows = conn.execute(sa.select(Judgment.id, Judgment.case_hash, Judgment.judged_at, Judgment.status)
-                            .where(Judgment.status.in_(("scored", "invalid", "error")))).all()
+        rows = conn.execute(sa.select(JudgmentTable.id, JudgmentTable.case_hash, JudgmentTable.judged_at, JudgmentTable.status)
+                            .where(JudgmentTable.status.in_(("scored", "invalid", "error")))).all()
     chains: dict[str, list[Link]] = {}
     for id_, case, judged_at, status in rows:
         chains.setdefault(case, []).append(Link(id_, judged_at, status == "scored"))
@@ -60,8 +60,8 @@ def afresh(store: Store) -> dict[int, datetime | None]:
 
 def kept(store: Store) -> dict[int, datetime | None]:
     with store.engine.connect() as conn:
-        return dict(conn.execute(sa.select(Judgment.id, Judgment.replaced_at)
-                                 .where(Judgment.status.in_(("scored", "invalid", "error")))).all())
+        return dict(conn.execute(sa.select(JudgmentTable.id, JudgmentTable.replaced_at)
+                                 .where(JudgmentTable.status.in_(("scored", "invalid", "error")))).all())
 
 
 def tallies(store: Store, *, recount: bool = False) -> list[tuple]:
@@ -70,7 +70,7 @@ def tallies(store: Store, *, recount: bool = False) -> list[tuple]:
         transaction = conn.begin()
         if recount:
             conn.execute(table.delete())
-            add_judgments(conn, Judgment.__table__, table, sa.true(), feedback=Feedback.__table__)
+            add_judgments(conn, JudgmentTable.__table__, table, sa.true(), feedback=Feedback.__table__)
         found = sorted(tuple(round(v, 6) if isinstance(v, float) else v for v in r)  # sums in another order
                        for r in conn.execute(sa.select(*[c for c in table.c if c.name != "id"])))
         transaction.rollback()

@@ -30,7 +30,7 @@ from bot.store import (
     save_verdict,
     utcnow,
 )
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 from bot.trust.cases import verdict_rows
 from bot.trust.labels import numeric_paths
 from bot.trust.report import TrustBar, rubric_trust
@@ -67,7 +67,7 @@ def same_as_anew(store: Store, db_url: str, *, since: Any = None) -> None:
         anew.engine.dispose()
 
 
-def scored(store: Store, rng: random.Random, judgment: Judgment) -> None:
+def scored(store: Store, rng: random.Random, judgment: JudgmentTable) -> None:
     """A judge error judged again (as `--retry-errors` does): pending, then scored."""
     assert reset_rows(store, judgment.run_id, (RowState.ERROR,)) == 1
     verdict = Verdict(status="scored", output={"correctness": 1, "completeness": 2, "result_tag": "Generic",
@@ -77,9 +77,9 @@ def scored(store: Store, rng: random.Random, judgment: Judgment) -> None:
     assert save_verdict(store, judgment.id, verdict, cache_key=f"again{judgment.id}")
 
 
-def judgments(store: Store) -> list[Judgment]:
+def judgments(store: Store) -> list[JudgmentTable]:
     with store.session() as session:
-        return list(session.exec(sa.select(Judgment).order_by(col(Judgment.id))).scalars())  # type: ignore[call-overload]
+        return list(session.exec(sa.select(JudgmentTable).order_by(col(JudgmentTable.id))).scalars())  # type: ignore[call-overload]
 
 
 @pytest.mark.slow  # nine checkpoints, each every scope read by two stores: 5-13 s

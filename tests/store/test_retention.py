@@ -43,7 +43,7 @@ from bot.store import (
     team_rows,
     utcnow,
 )
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 from bot.trust.calibration import calibrate
 from bot.trust.cases import labeled_cases, labeled_verdicts
 from bot.trust.labels import numeric_paths
@@ -102,7 +102,7 @@ def figures(store: Store, rubric: Rubric, end: datetime) -> dict[str, Any]:
 
 def rows_of(store: Store, ids: list[int]) -> list[dict[str, Any]]:
     with store.session() as session:
-        return [session.get(Judgment, judgment_id).model_dump() for judgment_id in ids]  # type: ignore[union-attr]
+        return [session.get(JudgmentTable, judgment_id).model_dump() for judgment_id in ids]  # type: ignore[union-attr]
 
 
 def test_old_texts_go_and_every_figure_stays(store: Store, rubrics: RubricSet) -> None:
@@ -218,7 +218,7 @@ def test_a_question_typed_with_the_marker_is_a_question_like_any_other(store: St
     rubric = rubrics.get("eth")
     [typed] = make_run(store, rubric, [OLD[0]])
     forged = "[removed] case " + "f" * 64
-    judgments = table_of(Judgment)
+    judgments = table_of(JudgmentTable)
     with store.engine.begin() as conn:
         conn.execute(sa.update(judgments).where(judgments.c.id == typed).values(question=forged))
     before = get_judgment(store, typed)

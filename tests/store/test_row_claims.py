@@ -29,7 +29,7 @@ from bot.store import (
     utcnow,
 )
 from bot.store.tables.core import RUN
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 from tests.support.store_rows import COMMON, make_verdict, row
 
 OTHER_HOST = "another-host:4242:abcd1234"
@@ -68,7 +68,7 @@ def test_claims_lapse_with_their_process(store):
     dead = f"{socket.gethostname()}:{dead_pid()}:dead0001"
     assert len(claim_rows(store, run_id, dead, limit=3)) == 3  # a process of this host that died since
     assert len(claim_rows(store, run_id, OTHER_HOST, limit=3)) == 3  # another host's, quiet for a while
-    judgments = table_of(Judgment)
+    judgments = table_of(JudgmentTable)
     with store.engine.begin() as conn:
         conn.execute(update(judgments).where(judgments.c.claimed_by == OTHER_HOST)
                      .values(claimed_at=utcnow() - timedelta(seconds=CLAIM_STALE + 1)))

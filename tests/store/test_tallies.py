@@ -30,7 +30,7 @@ from bot.store import (
     save_verdict,
     save_verdicts,
 )
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 
 KOLKATA = ZoneInfo("Asia/Kolkata")  # UTC+05:30: local midnight is half past an hour in UTC
 LONG_MODEL = "campus-bot-" + "x" * 250
@@ -57,7 +57,7 @@ class Judged:
                                   "rubric_name": self.rubric, "rubric_version": "1", "rubric_hash": "h1",
                                   "judge_model": "judge-a"}])
             with self.store.session() as session:
-                judgment_id = session.exec(select(func.max(Judgment.id)).where(Judgment.run_id == self.run_id)).one()
+                judgment_id = session.exec(select(func.max(JudgmentTable.id)).where(JudgmentTable.run_id == self.run_id)).one()
             if status != "pending":
                 assert self.judge(judgment_id, status, headline, tag=tag)
         return judgment_id
@@ -89,7 +89,7 @@ def counted_afresh(store: Store) -> list[tuple[Any, ...]]:
     with store.engine.connect() as conn:
         transaction = conn.begin()
         conn.execute(JudgmentTally.__table__.delete())
-        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true(), feedback=Feedback.__table__)
+        add_judgments(conn, JudgmentTable.__table__, JudgmentTally.__table__, true(), feedback=Feedback.__table__)
         found = tally_rows(conn)
         transaction.rollback()
     return found
@@ -210,7 +210,7 @@ def test_a_verdict_reused_from_the_cache_replaces_the_one_before_never_adds_to_i
         transaction = conn.begin()
         assert conn.execute(select(func.sum(JudgmentTally.reused))).scalar() == 2
         conn.execute(JudgmentTally.__table__.delete())
-        add_judgments(conn, Judgment.__table__, JudgmentTally.__table__, true(), feedback=Feedback.__table__)
+        add_judgments(conn, JudgmentTable.__table__, JudgmentTally.__table__, true(), feedback=Feedback.__table__)
         assert conn.execute(select(func.sum(JudgmentTally.reused))).scalar() == 2  # an upgrade counts them the same
         transaction.rollback()
 

@@ -21,22 +21,22 @@ TARGET = ROOT / "bot" / "store" / "tables" / "core.py"
 
 # The tables twinned, by model: (module, class name). Their Core names are the table names in capitals.
 TWINNED = [
-    ("bot.store.tables.history", "Run"),
-    ("bot.store.tables.history", "Judgment"),
-    ("bot.store.tables.history", "JudgmentSample"),
+    ("bot.store.tables.history", "RunTable"),
+    ("bot.store.tables.history", "JudgmentTable"),
+    ("bot.store.tables.history", "JudgmentSampleTable"),
     ("bot.store.tables.history", "JudgmentTally"),
     ("bot.store.tables.history", "BilledTally"),
-    ("bot.store.tables.history", "RunBatch"),
+    ("bot.store.tables.history", "RunBatchTable"),
     ("bot.store.tables.history", "Feedback"),
     ("bot.store.tables.trust", "Label"),
     ("bot.store.tables.trust", "ReviewCase"),
-    ("bot.store.tables.processes", "EndpointPause"),
+    ("bot.store.tables.processes", "EndpointPauseTable"),
     ("bot.store.tables.processes", "ModelListRead"),
     ("bot.store.tables.processes", "ListedShutdown"),
     ("bot.store.tables.background", "RunBackground"),
 ]
 # The models read as records too (what every face is handed).
-RECORDS = {"Run", "Judgment", "JudgmentSample", "RunBatch", "EndpointPause"}
+RECORDS = {"RunTable", "JudgmentTable", "JudgmentSampleTable", "RunBatchTable", "EndpointPauseTable"}
 
 HEADER = '''"""The history's tables that the judging path and the reading commands use, as SQLAlchemy Core tables, and runs,
 judgments, their samples and batch parts as the records read from them: no ORM class is loaded to write or read
@@ -139,6 +139,11 @@ def field_source(name: str, info: FieldInfo) -> str:
     return f"    {name}: {annotation} = {value_source(info.default)}"
 
 
+def record_name(model: str) -> str:
+    """The record of a table model: its name without "Table" (RunTable's is Run)."""
+    return model.removesuffix("Table")
+
+
 def model_of(module: str, name: str) -> Any:
     """A table model by its module and name."""
     __import__(module)
@@ -156,11 +161,11 @@ def written() -> str:
     for module, name in TWINNED:
         if name not in RECORDS:
             continue
-        model = model_of(module, name)
-        out += ["", "@dataclass(kw_only=True, slots=True)", f"class {name}:",
+        model, record = model_of(module, name), record_name(name)
+        out += ["", "@dataclass(kw_only=True, slots=True)", f"class {record}:",
                 f'    """A row of {model.__table__.name.upper()}, read: the fields of the table model {module}.{name}."""', "",
                 *(field_source(field_name, info) for field_name, info in model.model_fields.items()), "",
-                "    @classmethod", f"    def read(cls, row: sa.Row[Any]) -> {name}:",
+                "    @classmethod", f"    def read(cls, row: sa.Row[Any]) -> {record}:",
                 f'        """The record of a row read from {model.__table__.name.upper()} (every column selected)."""',
                 "        return cls(**row._mapping)", ""]
     return "\n".join(out).rstrip() + "\n"

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from bot.records import Verdict
 from bot.store import Store, make_engine
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.history import JudgmentTable  # the table model: these tests read the history's rows
 
 COMMON = {"rubric_name": "correctness", "rubric_version": "1.0", "rubric_hash": "h" * 32, "judge_model": "judge-m"}
 T = TypeVar("T")
@@ -35,12 +35,12 @@ def row(run_id: int, number: int, **extra: Any) -> dict[str, Any]:
             "reference": f"ref{number}", "answer": f"a{number}", "cells": {"n": number}, **extra}
 
 
-def reload(db_url: str, judgment_id: int) -> Judgment:
+def reload(db_url: str, judgment_id: int) -> JudgmentTable:
     """A judgment read back through a brand new engine, so nothing comes from a session's memory."""
     fresh = Store(make_engine(db_url))
     try:
         with fresh.session() as session:
-            found = session.get(Judgment, judgment_id)
+            found = session.get(JudgmentTable, judgment_id)
             assert found is not None
             return found
     finally:

@@ -33,8 +33,7 @@ from bot.store import (
     save_verdict,
     status_counts,
 )
-from bot.store.tables.core import RUN
-from bot.store.tables.history import Judgment  # the table model: these tests read the history's rows
+from bot.store.tables.core import JUDGMENT, RUN
 
 ROWS_PER_ROUND = 3
 WRITES_PER_ROUND = 7  # create_run, add_rows, read-then-write, 3 x save_verdict, read-then-write
@@ -74,7 +73,7 @@ def one_round(store: Store, worker: int, round_no: int, tally: dict[str, Any]) -
     ]
     tally["rows"] += add_rows(store, rows)
     with store.session() as session:  # read, then write, in one transaction
-        count = session.execute(sa.select(sa.func.count()).select_from(Judgment).where(Judgment.run_id == run.id)).scalar()
+        count = session.execute(sa.select(sa.func.count()).select_from(JUDGMENT).where(JUDGMENT.c.run_id == run.id)).scalar()
         session.execute(sa.update(RUN).where(RUN.c.id == run.id).values(total_rows=count, status="running"))
         session.commit()
     counts = status_counts(store, run.id)
@@ -87,7 +86,7 @@ def one_round(store: Store, worker: int, round_no: int, tally: dict[str, Any]) -
             tally["not_saved"] += 1
     with store.session() as session:  # read, then write, in one transaction
         scored = session.execute(
-            sa.select(sa.func.count()).select_from(Judgment).where(Judgment.run_id == run.id, Judgment.status == "scored")
+            sa.select(sa.func.count()).select_from(JUDGMENT).where(JUDGMENT.c.run_id == run.id, JUDGMENT.c.status == "scored")
         ).scalar()
         session.execute(sa.update(RUN).where(RUN.c.id == run.id).values(status="done" if scored == count else "paused"))
         session.commit()

@@ -308,7 +308,7 @@ RUN_BACKGROUND = sa.Table(
 
 @dataclass(kw_only=True, slots=True)
 class Run:
-    """A row of RUN, read: the fields of the table model bot.store.tables.history.Run."""
+    """A row of RUN, read: the fields of the table model bot.store.tables.history.RunTable."""
 
     id: int = None  # type: ignore[assignment]  # None until inserted
     created_at: datetime = field(default_factory=utcnow)
@@ -349,7 +349,7 @@ class Run:
 
 @dataclass(kw_only=True, slots=True)
 class Judgment:
-    """A row of JUDGMENT, read: the fields of the table model bot.store.tables.history.Judgment."""
+    """A row of JUDGMENT, read: the fields of the table model bot.store.tables.history.JudgmentTable."""
 
     id: int = None  # type: ignore[assignment]  # None until inserted
     run_id: int
@@ -413,7 +413,7 @@ class Judgment:
 
 @dataclass(kw_only=True, slots=True)
 class JudgmentSample:
-    """A row of JUDGMENT_SAMPLE, read: the fields of the table model bot.store.tables.history.JudgmentSample."""
+    """A row of JUDGMENT_SAMPLE, read: the fields of the table model bot.store.tables.history.JudgmentSampleTable."""
 
     id: int = None  # type: ignore[assignment]  # None until inserted
     judgment_id: int
@@ -450,7 +450,7 @@ class JudgmentSample:
 
 @dataclass(kw_only=True, slots=True)
 class RunBatch:
-    """A row of RUN_BATCH, read: the fields of the table model bot.store.tables.history.RunBatch."""
+    """A row of RUN_BATCH, read: the fields of the table model bot.store.tables.history.RunBatchTable."""
 
     id: int = None  # type: ignore[assignment]  # None until inserted
     run_id: int
@@ -473,7 +473,7 @@ class RunBatch:
 
 @dataclass(kw_only=True, slots=True)
 class EndpointPause:
-    """A row of ENDPOINT_PAUSE, read: the fields of the table model bot.store.tables.processes.EndpointPause."""
+    """A row of ENDPOINT_PAUSE, read: the fields of the table model bot.store.tables.processes.EndpointPauseTable."""
 
     endpoint: str
     model: str

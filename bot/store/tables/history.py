@@ -19,8 +19,11 @@ def table_of(model: type[SQLModel]) -> Table:
     return cast(Table, model.__table__)  # type: ignore[attr-defined]  # SQLModel sets __table__ at class creation
 
 
-class Run(SQLModel, table=True):
-    """One batch of judgments: a CSV file, or a single triple from a command."""
+class RunTable(SQLModel, table=True):
+    """One batch of judgments: a CSV file, or a single triple from a command (the table model; a run read from the
+    history is a bot.store.tables.core.Run)."""
+
+    __tablename__ = "run"
 
     id: int = Field(default=None, primary_key=True)  # None until inserted; every row read back has one
     created_at: NaiveDatetime = Field(default_factory=utcnow)
@@ -63,8 +66,11 @@ class Run(SQLModel, table=True):
                                             "cancel it: the one holding it stops")
 
 
-class Judgment(SQLModel, table=True):
-    """One row of a run: the triple, and once judged, the verdict with everything needed to reproduce it."""
+class JudgmentTable(SQLModel, table=True):
+    """One row of a run: the triple, and once judged, the verdict with everything needed to reproduce it (the table
+    model; a judgment read from the history is a bot.store.tables.core.Judgment)."""
+
+    __tablename__ = "judgment"
 
     __table_args__ = (
         Index("ix_judgment_run_status", "run_id", "status", "id"),
@@ -144,7 +150,7 @@ class Judgment(SQLModel, table=True):
                                          "asked for (or the model's own when none was sent); None when not known")
 
 
-class JudgmentSample(SQLModel, table=True):
+class JudgmentSampleTable(SQLModel, table=True):
     """One judge's judgment of one row, one of several (samples of one judge, or a jury's members)."""
 
     __tablename__ = "judgment_sample"
@@ -208,7 +214,7 @@ class BilledTally(SQLModel, table=True):
                                   description="of tokens_out, those the judges spent reasoning")
 
 
-class RunBatch(SQLModel, table=True):
+class RunBatchTable(SQLModel, table=True):
     """One part of a run sent through the Batch API: saved before its file is uploaded, then its file and batch ids
     as soon as they exist, so a stop never loses a batch nor sends its rows twice."""
 

@@ -13,7 +13,7 @@ from sqlmodel import Field, SQLModel
 from bot.store.clock import utcnow
 
 
-class EndpointPause(SQLModel, table=True):
+class EndpointPauseTable(SQLModel, table=True):
     """Until when a judge endpoint refuses a model's requests (a 429's wait), as one process learned it: every
     process judging with that endpoint and model holds its requests until then too."""
 
