@@ -3,6 +3,8 @@ written from them, each column the model's with its type, nullability and defaul
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,16 @@ def test_the_core_lists_read_what_the_model_queries_read(tmp_path, rubrics) -> N
     assert [asdict(run) for run in runs] == [{name: getattr(model, name) for name in run_fields}
                                              for model in recent_runs(store, 10)]
     store.engine.dispose()
+
+
+@pytest.mark.parametrize("module", ["trust", "background", "chat", "processes"])
+def test_a_table_module_alone_brings_the_tables_its_foreign_keys_name(module: str) -> None:
+    # Nothing else loads the run and judgment table models now (the judging path reads and writes over the twins):
+    # a row of these tables could not be saved if the tables its foreign keys name were not in the metadata.
+    check = (f"import bot.store.tables.{module}, sqlmodel\n"
+             "for table in sqlmodel.SQLModel.metadata.tables.values():\n"
+             "    for key in table.foreign_keys:\n"
+             "        assert key.column is not None\n"  # raises NoReferencedTableError when the table is missing
+             "print('resolved')")
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "resolved", done.stderr[-2000:]

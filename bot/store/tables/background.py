@@ -7,6 +7,7 @@ from pydantic import NaiveDatetime
 from sqlalchemy import Column, Text
 from sqlmodel import Field, SQLModel
 
+import bot.store.tables.history  # noqa: F401  (the run and judgment tables its foreign keys name, for a row to be saved)
 from bot.store.clock import utcnow
 
 
