@@ -156,9 +156,9 @@ from .runs.rows import (
 )
 from .runs.samples import known_samples, sampled_in_channel, samples_by_judgment, samples_of, save_sample
 from .tables import oauth  # noqa: F401  (slack_sdk's installation tables, in the schema)
+from .tables.as_read import EndpointPause, Judgment, JudgmentSample, Run, RunBatch
 from .tables.background import RunBackground
 from .tables.chat import ChannelSetting, DigestPost, DigestSubscription, SharedFile, UserSetting
-from .tables.core import EndpointPause, Judgment, JudgmentSample, Run, RunBatch
 from .tables.history import (
     BilledTally,
     Feedback,

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from sqlalchemy.dialects import postgresql, sqlite
 
+import bot.store.tables.as_read
 import bot.store.tables.core
 from tests.support.core_twins import TWINNED, model_of, record_name, written
 
 
-def test_the_core_twins_are_written_from_todays_models() -> None:
-    core = Path(bot.store.tables.core.__file__).read_text(encoding="utf-8")
-    assert core == written(), "bot/store/tables/core.py is stale: run `python -m tests.support.core_twins`"
+def test_the_core_twins_and_records_are_written_from_todays_models() -> None:
+    for path, text in written().items():
+        assert path.read_text(encoding="utf-8") == text, f"{path.name} is stale: run `python -m tests.support.core_twins`"
 
 
 @pytest.mark.parametrize(("module", "name"), TWINNED, ids=[name for _, name in TWINNED])
@@ -39,7 +39,7 @@ def test_a_record_holds_every_field_of_its_model() -> None:
     from dataclasses import fields
 
     for module, name in TWINNED:
-        record = getattr(bot.store.tables.core, record_name(name), None)
+        record = getattr(bot.store.tables.as_read, record_name(name), None)
         if record is not None:
             model = model_of(module, name)
             assert [field.name for field in fields(record)] == list(model.model_fields)

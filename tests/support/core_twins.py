@@ -1,7 +1,8 @@
-"""bot/store/tables/core.py, written from the table models: a SQLAlchemy Core twin of each table the judging path and
-the reading commands use, every column with its type, nullability and defaults, and the runs and judgments as plain
-records. `python -m tests.support.core_twins` writes it; a test fails when it is stale, so the twins cannot drift from
-the models (the schema itself stays the models' and the migrations')."""
+"""bot/store/tables/core.py and as_read.py, written from the table models: a SQLAlchemy Core twin of each table the
+judging path and the reading commands use, every column with its type, nullability and defaults, and runs, judgments,
+samples, batch parts and endpoint pauses as plain records. `python -m tests.support.core_twins` writes both; a test
+fails when either is stale, so they cannot drift from the models (the schema itself stays the models' and the
+migrations')."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ import sqlalchemy as sa
 from pydantic.fields import FieldInfo
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGET = ROOT / "bot" / "store" / "tables" / "core.py"
+TABLES = ROOT / "bot" / "store" / "tables" / "core.py"
+RECORDS_FILE = ROOT / "bot" / "store" / "tables" / "as_read.py"
 
 # The tables twinned, by model: (module, class name). Their Core names are the table names in capitals.
 TWINNED = [
@@ -38,12 +40,31 @@ TWINNED = [
 # The models read as records too (what every face is handed).
 RECORDS = {"RunTable", "JudgmentTable", "JudgmentSampleTable", "RunBatchTable", "EndpointPauseTable"}
 
-HEADER = '''"""The history's tables that the judging path and the reading commands use, as SQLAlchemy Core tables, and runs,
-judgments, their samples and batch parts as the records read from them: no ORM class is loaded to write or read
-them (the table models cost a command about a third of its start-up).
+WRITTEN = ("Written from the table models by `python -m tests.support.core_twins`; do not edit by hand: a test fails when "
+           "it is\nstale. The schema itself is the models' and the migrations'.")
 
-Written from the table models by `python -m tests.support.core_twins`; do not edit by hand: a test fails when it is
-stale. The schema itself is the models' and the migrations'."""
+TABLES_HEADER = f'''\
+"""The history's tables that the judging path and the reading commands use, as SQLAlchemy Core tables: no ORM class
+is loaded to write or read them (the table models cost a command about a third of its start-up; the records read
+from them: bot.store.tables.as_read).
+
+{WRITTEN}"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from bot.records import RowState, RunState
+from bot.store.clock import utcnow
+
+CORE = sa.MetaData()
+'''
+
+RECORDS_HEADER = f'''\
+"""Runs, judgments, their samples, batch parts and endpoint pauses as the records read from their Core tables
+(bot.store.tables.core): plain dataclasses with the table models' fields and defaults, what every face is handed.
+
+{WRITTEN}"""
 
 from __future__ import annotations
 
@@ -55,8 +76,6 @@ import sqlalchemy as sa
 
 from bot.records import RowState, RunState
 from bot.store.clock import utcnow
-
-CORE = sa.MetaData()
 '''
 
 
@@ -150,14 +169,24 @@ def model_of(module: str, name: str) -> Any:
     return getattr(sys.modules[module], name)
 
 
-def written() -> str:
-    """The whole of bot/store/tables/core.py, from today's models."""
-    out = [HEADER]
+def written() -> dict[Path, str]:
+    """The whole of each written file (bot/store/tables/core.py and as_read.py), from today's models."""
+    return {TABLES: tables_text(), RECORDS_FILE: records_text()}
+
+
+def tables_text() -> str:
+    """bot/store/tables/core.py: the Core twins."""
+    out = [TABLES_HEADER]
     for module, name in TWINNED:
-        model = model_of(module, name)
-        table = model.__table__
+        table = model_of(module, name).__table__
         out += ["", f"{table.name.upper()} = sa.Table(", f'    "{table.name}", CORE,',
                 *(column_source(column) for column in table.columns), ")", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def records_text() -> str:
+    """bot/store/tables/as_read.py: the records."""
+    out = [RECORDS_HEADER]
     for module, name in TWINNED:
         if name not in RECORDS:
             continue
@@ -172,8 +201,9 @@ def written() -> str:
 
 
 def main() -> None:
-    TARGET.write_text(written(), encoding="utf-8")
-    print(f"wrote {TARGET.relative_to(ROOT)}")
+    for path, text in written().items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bot.store.tables.core import Judgment
+    from bot.store.tables.as_read import Judgment
 
 REMOVED = "[removed]"  # what every removed text reads as (bot.store.retention.texts)
 REMOVED_CASE = f"{REMOVED} case "  # a removed question: the marker, then the case the judgment was of

@@ -11,7 +11,8 @@ import sqlalchemy as sa
 from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.processes.leases import process_name
-from bot.store.tables.core import ENDPOINT_PAUSE, EndpointPause
+from bot.store.tables.as_read import EndpointPause
+from bot.store.tables.core import ENDPOINT_PAUSE
 
 if TYPE_CHECKING:
     from bot.store.database import Store

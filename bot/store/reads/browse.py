@@ -17,7 +17,8 @@ from bot.store.clock import utcnow
 from bot.store.reads.channel import counted_in_channel
 from bot.store.reads.stats import model_of
 from bot.store.runs.listing import PROCESS_GONE, SHOWN_INTERRUPTED, gone_while_running, never_started
-from bot.store.tables.core import JUDGMENT, RUN, Run
+from bot.store.tables.as_read import Run
+from bot.store.tables.core import JUDGMENT, RUN
 from bot.store.tables.history import BilledTally, table_of
 from bot.store.tables.trust import ReviewCase
 from bot.store.trust.review import OPEN

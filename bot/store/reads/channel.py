@@ -14,7 +14,8 @@ from bot.store.clock import utcnow
 from bot.store.counts.billing import billed
 from bot.store.counts.counting import standing
 from bot.store.counts.tallies import channel_key, counted
-from bot.store.tables.core import BILLED_TALLY, FEEDBACK, JUDGMENT, JUDGMENT_TALLY, Judgment
+from bot.store.tables.as_read import Judgment
+from bot.store.tables.core import BILLED_TALLY, FEEDBACK, JUDGMENT, JUDGMENT_TALLY
 
 if TYPE_CHECKING:
     from bot.store.database import Store

@@ -14,7 +14,8 @@ from bot.records import JUDGED
 from bot.store.counts.case_keys import case_key
 from bot.store.counts.counting import standing
 from bot.store.runs.rows import ID_CHUNK
-from bot.store.tables.core import JUDGMENT, Judgment
+from bot.store.tables.as_read import Judgment
+from bot.store.tables.core import JUDGMENT
 from bot.store.tables.history import table_of
 from bot.store.tables.trust import Label
 

@@ -9,7 +9,8 @@ import sqlalchemy as sa
 
 from bot.records import RowState
 from bot.store.counts.case_keys import texts_removed
-from bot.store.tables.core import JUDGMENT, Judgment
+from bot.store.tables.as_read import Judgment
+from bot.store.tables.core import JUDGMENT
 
 if TYPE_CHECKING:
     from bot.store.database import Store

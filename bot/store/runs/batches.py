@@ -15,7 +15,8 @@ from bot.records import RowState
 from bot.store.clock import utcnow
 from bot.store.runs.records import insert_record
 from bot.store.runs.rows import id_chunks
-from bot.store.tables.core import JUDGMENT, RUN_BATCH, Judgment, RunBatch
+from bot.store.tables.as_read import Judgment, RunBatch
+from bot.store.tables.core import JUDGMENT, RUN_BATCH
 
 if TYPE_CHECKING:
     from bot.store.database import Store

@@ -1,6 +1,6 @@
 """Runs in the history: made, read, listed, updated, claimed by the process judging them, and failed when the process
 that loaded them died. Each function is its own transaction, over the runs' Core table; a run comes back as a
-record (bot.store.tables.core.Run)."""
+record (bot.store.tables.as_read.Run)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from bot.records import COST_NOT_AGREED as COST_NOT_AGREED  # the door names it 
 from bot.store.clock import utcnow
 from bot.store.processes.leases import take_over
 from bot.store.runs.listing import never_started
-from bot.store.tables.core import RUN, Run
+from bot.store.tables.as_read import Run
+from bot.store.tables.core import RUN
 
 if TYPE_CHECKING:
     from bot.store.database import Store

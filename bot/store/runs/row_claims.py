@@ -20,7 +20,8 @@ from bot.records import RowState, RunState, Triple
 from bot.store.clock import utcnow
 from bot.store.processes.leases import owner_gone
 from bot.store.runs.rows import triple_of
-from bot.store.tables.core import JUDGMENT, RUN, RUN_BATCH, Run
+from bot.store.tables.as_read import Run
+from bot.store.tables.core import JUDGMENT, RUN, RUN_BATCH
 
 if TYPE_CHECKING:
     from bot.store.database import Store

@@ -20,7 +20,8 @@ from bot.store.counts.case_keys import case_key, texts_removed
 from bot.store.counts.counting import counted_case, lock_cases, restack
 from bot.store.counts.tallies import add_judgments, question_key, tally_upsert
 from bot.store.runs.records import LOAD_LOST
-from bot.store.tables.core import BILLED_TALLY, FEEDBACK, JUDGMENT, JUDGMENT_SAMPLE, JUDGMENT_TALLY, RUN, Judgment
+from bot.store.tables.as_read import Judgment
+from bot.store.tables.core import BILLED_TALLY, FEEDBACK, JUDGMENT, JUDGMENT_SAMPLE, JUDGMENT_TALLY, RUN
 
 if TYPE_CHECKING:
     from bot.store.database import Store

@@ -16,7 +16,8 @@ from bot.records import SAMPLE_FIELDS, RowState, Verdict
 from bot.store.clock import utcnow
 from bot.store.counts.billing import bill_samples
 from bot.store.counts.counting import standing
-from bot.store.tables.core import BILLED_TALLY, JUDGMENT, JUDGMENT_SAMPLE, JudgmentSample
+from bot.store.tables.as_read import JudgmentSample
+from bot.store.tables.core import BILLED_TALLY, JUDGMENT, JUDGMENT_SAMPLE
 
 if TYPE_CHECKING:
     from bot.store.database import Store

@@ -21,7 +21,7 @@ def table_of(model: type[SQLModel]) -> Table:
 
 class RunTable(SQLModel, table=True):
     """One batch of judgments: a CSV file, or a single triple from a command (the table model; a run read from the
-    history is a bot.store.tables.core.Run)."""
+    history is a bot.store.tables.as_read.Run)."""
 
     __tablename__ = "run"
 
@@ -68,7 +68,7 @@ class RunTable(SQLModel, table=True):
 
 class JudgmentTable(SQLModel, table=True):
     """One row of a run: the triple, and once judged, the verdict with everything needed to reproduce it (the table
-    model; a judgment read from the history is a bot.store.tables.core.Judgment)."""
+    model; a judgment read from the history is a bot.store.tables.as_read.Judgment)."""
 
     __tablename__ = "judgment"
 

@@ -17,7 +17,8 @@ from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import judgment_case
 from bot.store.counts.votes import vote_stands
-from bot.store.tables.core import JUDGMENT, Judgment
+from bot.store.tables.as_read import Judgment
+from bot.store.tables.core import JUDGMENT
 from bot.store.tables.history import Feedback, JudgmentTally, table_of
 from bot.store.tables.trust import Label, ReviewCase
 from bot.store.trust.review import close_reviewed

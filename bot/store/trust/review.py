@@ -19,7 +19,8 @@ from bot.records import RowState
 from bot.store.clock import utcnow
 from bot.store.connections import conflict_insert
 from bot.store.counts.case_keys import case_key
-from bot.store.tables.core import FEEDBACK, JUDGMENT, LABEL, REVIEW_CASE, Judgment
+from bot.store.tables.as_read import Judgment
+from bot.store.tables.core import FEEDBACK, JUDGMENT, LABEL, REVIEW_CASE
 
 if TYPE_CHECKING:
     from bot.store.database import Store
