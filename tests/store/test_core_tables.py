@@ -43,6 +43,7 @@ def test_a_record_holds_every_field_of_its_model() -> None:
         if record is not None:
             model = model_of(module, name)
             assert [field.name for field in fields(record)] == list(model.model_fields)
+            assert list(model.model_fields) == list(model.__table__.columns.keys())  # `of` reads the columns in order
 
 
 def test_the_core_lists_read_what_the_model_queries_read(tmp_path, rubrics) -> None:

@@ -68,7 +68,8 @@ RECORDS_HEADER = f'''\
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -196,7 +197,10 @@ def records_text() -> str:
                 *(field_source(field_name, info) for field_name, info in model.model_fields.items()), "",
                 "    @classmethod", f"    def read(cls, row: sa.Row[Any]) -> {record}:",
                 f'        """The record of a row read from {model.__table__.name.upper()} (every column selected)."""',
-                "        return cls(**row._mapping)", ""]
+                "        return cls(**row._mapping)", "",
+                "    @classmethod", f"    def of(cls, values: Sequence[Any]) -> {record}:",
+                f'        """The record of every column of {model.__table__.name.upper()}, in order (part of a wider row)."""',
+                "        return cls(**dict(zip((kept.name for kept in fields(cls)), values, strict=True)))", ""]
     return "\n".join(out).rstrip() + "\n"
 
 

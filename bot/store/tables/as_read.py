@@ -6,7 +6,8 @@ stale. The schema itself is the models' and the migrations'."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -55,6 +56,11 @@ class Run:
     def read(cls, row: sa.Row[Any]) -> Run:
         """The record of a row read from RUN (every column selected)."""
         return cls(**row._mapping)
+
+    @classmethod
+    def of(cls, values: Sequence[Any]) -> Run:
+        """The record of every column of RUN, in order (part of a wider row)."""
+        return cls(**dict(zip((kept.name for kept in fields(cls)), values, strict=True)))
 
 
 @dataclass(kw_only=True, slots=True)
@@ -120,6 +126,11 @@ class Judgment:
         """The record of a row read from JUDGMENT (every column selected)."""
         return cls(**row._mapping)
 
+    @classmethod
+    def of(cls, values: Sequence[Any]) -> Judgment:
+        """The record of every column of JUDGMENT, in order (part of a wider row)."""
+        return cls(**dict(zip((kept.name for kept in fields(cls)), values, strict=True)))
+
 
 @dataclass(kw_only=True, slots=True)
 class JudgmentSample:
@@ -157,6 +168,11 @@ class JudgmentSample:
         """The record of a row read from JUDGMENT_SAMPLE (every column selected)."""
         return cls(**row._mapping)
 
+    @classmethod
+    def of(cls, values: Sequence[Any]) -> JudgmentSample:
+        """The record of every column of JUDGMENT_SAMPLE, in order (part of a wider row)."""
+        return cls(**dict(zip((kept.name for kept in fields(cls)), values, strict=True)))
+
 
 @dataclass(kw_only=True, slots=True)
 class RunBatch:
@@ -180,6 +196,11 @@ class RunBatch:
         """The record of a row read from RUN_BATCH (every column selected)."""
         return cls(**row._mapping)
 
+    @classmethod
+    def of(cls, values: Sequence[Any]) -> RunBatch:
+        """The record of every column of RUN_BATCH, in order (part of a wider row)."""
+        return cls(**dict(zip((kept.name for kept in fields(cls)), values, strict=True)))
+
 
 @dataclass(kw_only=True, slots=True)
 class EndpointPause:
@@ -196,3 +217,8 @@ class EndpointPause:
     def read(cls, row: sa.Row[Any]) -> EndpointPause:
         """The record of a row read from ENDPOINT_PAUSE (every column selected)."""
         return cls(**row._mapping)
+
+    @classmethod
+    def of(cls, values: Sequence[Any]) -> EndpointPause:
+        """The record of every column of ENDPOINT_PAUSE, in order (part of a wider row)."""
+        return cls(**dict(zip((kept.name for kept in fields(cls)), values, strict=True)))

@@ -252,5 +252,4 @@ def open_cases(store: Store, *, team_id: str | None, channel_id: str | None,
                                .where(*team, col(ReviewCase.channel_id).is_not_distinct_from(channel_id),
                                       ReviewCase.state == OPEN)
                                .order_by(col(ReviewCase.created_at), col(ReviewCase.id)).limit(limit)).all()
-    names = JUDGMENT.c.keys()
-    return [(row[0], Judgment(**dict(zip(names, row[1:], strict=True)))) for row in rows]
+    return [(row[0], Judgment.of(row[1:])) for row in rows]
