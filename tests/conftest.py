@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -118,17 +120,36 @@ def db_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
         yield from _postgres_schema_url()
 
 
+_SQLITE_NEW: list[Path] = []  # a new SQLite history, set up once per process
+
+
+def _new_sqlite_history(path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Put at `path` the file a new history is: set up once per process by `Store.open`, then copied.
+
+    Creating every table compiles and sends each statement, about 25 ms, for each of hundreds of tests; a copy of the
+    same file costs under one. Where a history's creation is itself tested (the migrations, a first run saying where
+    its history is, a command's own new file) the test opens an empty path of its own.
+    """
+    if not _SQLITE_NEW:
+        made = tmp_path_factory.mktemp("new_history") / "history.db"
+        Store.open(f"sqlite:///{made}").engine.dispose()
+        _SQLITE_NEW.append(made)
+    shutil.copyfile(_SQLITE_NEW[0], path)
+
+
 _MIGRATION: list[tuple[str, Any]] = []  # what migrating an empty PostgreSQL schema sends, recorded once per process
 
 
-def _migrated(db_url: str) -> Store:
-    """`Store.open(db_url)`; on PostgreSQL the statements that set up a new history are recorded once, then replayed.
+def _migrated(db_url: str, tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """`Store.open(db_url)` of a new history: on SQLite a copy of one set up once, on PostgreSQL the statements that set
+    it up recorded once, then replayed.
 
     Setting up a history looks the database over before it creates each table, for each of hundreds of tests;
     sending the statements again builds the same schema for less (`schema_diffs` and `structure` check it where the
     schema itself is tested, on an empty database of its own).
     """
     if not db_url.startswith("postgresql"):
+        _new_sqlite_history(Path(sa.make_url(db_url).database or ""), tmp_path_factory)
         return Store.open(db_url)
     engine = make_engine(db_url)
     try:
@@ -154,9 +175,9 @@ def _migrated(db_url: str) -> Store:
 
 
 @pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
+def store(db_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     """The history store over `db_url` (SQLite, then PostgreSQL)."""
-    opened = _migrated(db_url)
+    opened = _migrated(db_url, tmp_path_factory)
     yield opened
     opened.engine.dispose()
 
@@ -170,8 +191,10 @@ def slack_server() -> Iterator[FakeSlackServer]:
 
 
 @pytest.fixture
-def bot_settings(tmp_path, slack_server: FakeSlackServer, judge_server: FakeJudgeServer) -> Settings:
-    """Settings of a bot in HTTP mode talking to the local Slack and judge servers, with its own history."""
+def bot_settings(tmp_path, tmp_path_factory: pytest.TempPathFactory, slack_server: FakeSlackServer,
+                 judge_server: FakeJudgeServer) -> Settings:
+    """Settings of a bot in HTTP mode talking to the local Slack and judge servers, with a new history of its own."""
+    _new_sqlite_history(tmp_path / "history.db", tmp_path_factory)
     return Settings(
         _env_file=None, slack_bot_token=slack_server.bot_token, slack_signing_secret=SIGNING_SECRET,
         slack_api_url=slack_server.api_url, openai_base_url=judge_server.base_url, openai_api_key="test-key",

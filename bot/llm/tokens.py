@@ -31,6 +31,7 @@ _LETTERS = _ascii_table("".join(ch for ch in _ASCII if ch.isalpha()))
 _DIGITS = _ascii_table("".join(ch for ch in _ASCII if ch.isdigit()))
 _MARKS = _ascii_table("".join(ch for ch in _ASCII if not (ch.isalnum() or ch == "_" or ch.isspace())))
 _BREAKS = _ascii_table("\n")
+_WORD_STEPS = 4  # lengths of words counted by bytes.count (up to 54 letters); longer runs are few
 
 
 def text_tokens(text: str) -> float:
@@ -59,14 +60,21 @@ def _ascii_tokens(raw: bytes) -> float:
 
 def _dense(kind: bytes, one_token: int, step: int) -> int:
     """The tokens of the runs of "x" in a translated text where they are many (letters): one a run, and one more for
-    every `step` characters a run has past `one_token`. Counted with bytes.count, without cutting the runs out."""
+    every `step` characters a run has past `one_token`. Counted with bytes.count, without cutting the runs out, for
+    the lengths words have; the few runs longer than that are then found one by one, so that a text of one long run
+    costs one pass rather than one pass for every `step` of its letters."""
     spaced = b" " + kind
     total = spaced.count(b" x")
     longer = b" " + b"x" * (one_token + 1)
-    while found := spaced.count(longer):
+    for _ in range(_WORD_STEPS):
+        found = spaced.count(longer)
+        if not found:
+            return total
         total += found
         longer += b"x" * step
-    return total
+    past = len(longer) - 1  # a run of this many letters or more has one more token for each `step` from here
+    return total + sum((end - start - past) // step + 1
+                       for start, end in (match.span() for match in re.finditer(b"x{%d,}" % past, spaced)))
 
 
 def _sparse(kind: bytes, one_token: int | None = None, step: int = 1) -> int:

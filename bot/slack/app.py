@@ -109,7 +109,8 @@ def build_app(ctx: Context, parts: Parts, *, signing_secret: str | None, digest_
     logger = logging.getLogger("judgebot.bolt")
     if not any(isinstance(f, _NoTokenNotice) for f in logger.filters):
         logger.addFilter(_NoTokenNotice())
-    app = AsyncApp(client=ctx.client, signing_secret=signing_secret or "",
+    # named here: without a name bolt reads the caller's file name off the whole call stack, sources and all
+    app = AsyncApp(name="judgebot", client=ctx.client, signing_secret=signing_secret or "",
                    request_verification_enabled=bool(signing_secret), logger=logger, oauth_settings=oauth)
     app.middleware(parts.deliveries)  # the first of ours: a delivery taken already reaches none of our listeners
     if oauth is not None:

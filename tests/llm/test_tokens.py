@@ -30,6 +30,8 @@ def test_an_ascii_text_counts_as_its_pieces_do() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
         if rng.random() < 0.3:
             text = text.replace(" ", "a" * rng.randint(5, 30))  # long words: more than one token
+        if rng.random() < 0.05:
+            text += "b" * rng.randint(40, 400)  # runs longer than words are: found one by one
         if rng.random() < 0.2:
             text = text.replace("a", "1234567")  # long numbers: a token for every three digits
         assert text_tokens(text) == piece_by_piece(text), repr(text)
@@ -42,3 +44,9 @@ def test_known_counts() -> None:
     assert text_tokens("--> {x}") == 5  # "-->" two, then one each
     assert text_tokens("internationalisation") == 2  # 20 letters: a word and its second part
     assert text_tokens("Zürich") == piece_by_piece("Zürich") > 1  # not ASCII: counted piece by piece
+
+
+def test_one_long_run_is_counted_in_one_pass() -> None:
+    """A pasted hash or a cell of one repeated letter: its tokens grow with its length, its cost does not square."""
+    assert text_tokens("x" * 1_000_000) == 1 + 1_000_000 // 11
+    assert text_tokens("ab " + "y" * 55 + " " + "z" * 54) == 1 + 6 + 5

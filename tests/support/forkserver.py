@@ -25,7 +25,11 @@ from typing import Any
 PRELOAD = ("bot.cli.main", "bot.cli.judging", "bot.cli.history", "bot.cli.calibration", "bot.cli.check", "bot.cli.labels",
            "bot.cli.rubrics", "bot.cli.views.progress_bar", "bot.runs", "bot.llm.client", "bot.judge.judgment", "bot.store",
            "bot.digest", "bot.csvfiles.reading", "bot.rubric", "bot.slack.server", "bot.slack.flows.digest_post",
-           "bot.mcp.server", "rich.progress", "rich.table")
+           "bot.mcp.server", "bot.cli.json_output.reference", "bot.store.tables.background", "bot.view",
+           "sqlalchemy.dialects.sqlite", "sqlalchemy.dialects.postgresql", "openai.resources.responses", "rich.progress",
+           "rich.table")
+# What the judge client's transport imports when the first client is made and the PostgreSQL driver, when installed
+PRELOAD_IF_PRESENT = ("httpcore2", "psycopg")
 
 
 # -- the server -----------------------------------------------------------------------------------------------
@@ -73,6 +77,11 @@ def serve() -> None:
 
     for name in PRELOAD:
         importlib.import_module(name)
+    for name in PRELOAD_IF_PRESENT:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
     children: set[int] = set()
 
     def say(message: dict[str, Any]) -> None:

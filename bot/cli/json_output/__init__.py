@@ -25,9 +25,10 @@ Interval = tuple[float, float]  # a 95 % interval: [low, high]
 
 
 class Document(BaseModel):
-    """A JSON document or a part of one: its keys are its fields, each documented by the docstring under it."""
+    """A JSON document or a part of one: its keys are its fields, each documented by the docstring under it (read by
+    the reference, docs/json.md, when it is written: a command showing a document does not parse its own source)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def print_json(document: Document) -> None:

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import sys
+import textwrap
 import types
 from datetime import datetime
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -71,11 +74,25 @@ def parts_of(model: type[Document]) -> list[type[Document]]:
     return found
 
 
+def key_meanings(model: type[Document]) -> dict[str, str]:
+    """What each key of a model means: the docstring under its field, in the model's class or the one it extends."""
+    meanings: dict[str, str] = {}
+    for cls in reversed(model.__mro__[: model.__mro__.index(Document)]):
+        body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+        assert isinstance(body, ast.ClassDef)
+        for field, under in zip(body.body, body.body[1:], strict=False):
+            if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and isinstance(under, ast.Expr)
+                    and isinstance(under.value, ast.Constant) and isinstance(under.value.value, str)):
+                meanings[field.target.id] = " ".join(under.value.value.split())
+    return meanings
+
+
 def keys_table(model: type[Document]) -> list[str]:
     """A model's keys as a Markdown table: key, type, meaning."""
     lines = ["| key | type | meaning |", "|---|---|---|"]
+    meanings = key_meanings(model)
     for name, field in model.model_fields.items():
-        meaning = " ".join((field.description or "").split()).replace("|", "\\|")
+        meaning = meanings.get(name, "").replace("|", "\\|")
         lines.append(f"| `{name}` | {type_text(field.annotation)} | {meaning} |")
     return lines
 
