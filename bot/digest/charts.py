@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 WIDTH_INCHES, DPI = 8.0, 150  # 1,200 pixels wide: sharp on a phone, small to upload
 MODELS_SHOWN = 12
@@ -18,6 +22,19 @@ def _short(name: str, room: int = 22) -> str:
 def _literal(text: str) -> str:
     """`text` drawn as it is: a pair of $ would make matplotlib render (or fail on) TeX mathematics."""
     return text.replace("$", r"\$")
+
+
+def _png(figure: Figure) -> bytes:
+    """The figure as PNG bytes, drawn once: savefig draws a figure with a layout engine twice (to lay it out, then to
+    render it), and one draw lays it out as well."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.image import imsave
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    buffer = io.BytesIO()
+    imsave(buffer, canvas.buffer_rgba(), format="png", dpi=DPI)
+    return buffer.getvalue()
 
 
 def score_distribution_png(title: str, bands: Sequence[str], models: Mapping[str, tuple[Sequence[int], int]]) -> bytes:
@@ -52,9 +69,7 @@ def score_distribution_png(title: str, bands: Sequence[str], models: Mapping[str
     axes.spines[["top", "right"]].set_visible(False)
     axes.set_title(_literal(title), fontsize=14, loc="left")
     figure.legend(loc="outside lower center", ncols=len(labels), fontsize=10, frameon=False)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI)
-    return buffer.getvalue()
+    return _png(figure)
 
 
 TREND_HEIGHT_INCHES = 4.5  # with the width: 1,200 x 675 pixels
@@ -95,9 +110,7 @@ def trend_png(title: str, weeks: Sequence[str], series: Mapping[str, Sequence[fl
     axes.set_title(title, fontsize=14, loc="left")
     if shown:
         figure.legend(loc="outside lower center", ncols=min(len(shown), 4), fontsize=10, frameon=False)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI)
-    return buffer.getvalue()
+    return _png(figure)
 
 
 def differences_png(title: str, differences: Sequence[float]) -> bytes:
@@ -114,9 +127,7 @@ def differences_png(title: str, differences: Sequence[float]) -> bytes:
     axes.set_ylabel("questions", fontsize=12)
     axes.spines[["top", "right"]].set_visible(False)
     axes.set_title(_literal(title), fontsize=14, loc="left")
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI)
-    return buffer.getvalue()
+    return _png(figure)
 
 
 WIN_COLOURS = ("#1e8449", "#bdc3c7", "#c0392b")  # B won, tied, A won
@@ -149,6 +160,4 @@ def win_rates_png(title: str, matchups: Sequence[tuple[str, str, int, int, int]]
     axes.spines[["top", "right"]].set_visible(False)
     axes.set_title(_literal(title), fontsize=14, loc="left")
     figure.legend(loc="outside lower center", ncols=3, fontsize=10, frameon=False)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI)
-    return buffer.getvalue()
+    return _png(figure)
