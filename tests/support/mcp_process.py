@@ -1,16 +1,22 @@
-"""`judgebot mcp --http` in a process of its own (forked from the tests' fork server), and the clients that call it:
-an agent with a bearer token, and Slackbot, which signs each request with the app's signing secret."""
+"""`judgebot mcp` in a process of its own (forked from the tests' fork server): over HTTP, with the clients that call
+it (an agent with a bearer token, and Slackbot, which signs each request with the app's signing secret), and over
+its standard input and output, started by the `mcp` SDK's stdio client as an agent starts it."""
 
 from __future__ import annotations
 
+import os
+import shlex
 import signal
 import socket
+import subprocess
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from slack_sdk.signature import SignatureVerifier
 
@@ -51,6 +57,42 @@ def mcp_server(tmp_path: Path, judge_server, *, secrets: tuple[str, ...] = (), a
     assert "Traceback" not in said, said
     for secret in secrets:
         assert secret not in said, said
+
+
+@contextmanager
+def stdio_servers(tmp_path: Path, judge_server) -> Iterator[Callable[..., StdioServerParameters]]:
+    """Make the parameters the SDK's stdio client starts `judgebot mcp` with, its environment `base_env` and the
+    extra variables given; each server must end when its client closes, with no traceback in what it logged.
+
+    The SDK starts the command and talks over its standard input and output. The command here is a shell joining
+    those to two FIFOs, the standard input and output of `judgebot mcp` forked from the fork server: a new
+    interpreter importing judgebot and the SDK would cost two seconds of CPU a test.
+    """
+    started: list[tuple[forkserver.Forked, Path]] = []
+
+    def parameters(**env: str) -> StdioServerParameters:
+        folder = Path(tempfile.mkdtemp(prefix="mcp-stdio-", dir=tmp_path))
+        to_server, from_server, log = folder / "stdin", folder / "stdout", folder / "stderr"
+        os.mkfifo(to_server)
+        os.mkfifo(from_server)
+        process = forkserver.start(["mcp"], cwd=tmp_path, env=base_env(tmp_path, judge_server, **env),
+                                   out=from_server, err=log, stdin=to_server)
+        started.append((process, log))
+        # (the shell's input goes to the command in the foreground: one in the background reads /dev/null)
+        joined = f"cat < {shlex.quote(str(from_server))} & exec cat > {shlex.quote(str(to_server))}"
+        return StdioServerParameters(command="sh", args=["-c", joined], cwd=str(tmp_path))
+
+    try:
+        yield parameters
+    finally:
+        for process, log in started:
+            try:
+                process.wait(timeout=20)  # its input closed with the client's: it ends by itself
+            except subprocess.TimeoutExpired:
+                process.kill()
+                raise
+            said = log.read_text(errors="replace")
+            assert "Traceback" not in said, said
 
 
 def with_token(url: str, token: str | None):
