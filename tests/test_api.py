@@ -115,3 +115,14 @@ def test_a_run_the_budget_rule_asks_about_is_judged_only_with_yes(tmp_path: Path
     assert bot.judge(rows(), "eth", yes=True).run.status == "done"
     with pytest.raises(UsageError, match="a list of dicts"):
         bot.judge({"question": "q"}, "eth")
+
+
+def test_every_key_of_what_the_api_returns_is_described_in_its_json_schema() -> None:
+    """The docstring under each field becomes its key's description in the JSON schema (a notebook's help, a
+    schema-driven tool), read when the schema is asked for."""
+    for model in (RowVerdict, CompareDocument, CalibrationDocument):
+        schema = model.model_json_schema()
+        parts = [schema, *schema.get("$defs", {}).values()]
+        keys = [(part.get("title"), name, key) for part in parts for name, key in part.get("properties", {}).items()]
+        assert keys and all(key.get("description", "").strip() for _, _, key in keys), model
+    assert "The rubric's name." in str(RowVerdict.model_json_schema()["properties"]["rubric"])

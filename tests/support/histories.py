@@ -50,8 +50,9 @@ _MIGRATION: list[tuple[str, Any]] = []  # what migrating an empty schema sends, 
 _SHAPES: dict[str, str] = {}  # each set-up schema of this process: what its tables, columns and version read as
 _FREE: list[str] = []  # set-up schemas emptied after their test, waiting for the next
 
-# A schema's structure (tables, indexes, columns with their types and defaults, constraints) and the version its
-# history is at, as one text: a test that altered it leaves a schema that is dropped, not handed on.
+# A schema's structure (tables, columns with their types and defaults, constraints, indexes, triggers, functions,
+# sequences, types) and its schema_version rows, as one text: a test that altered any leaves a schema that is
+# dropped, not handed on.
 SHAPE = sa.text("""
     SELECT concat_ws(' | ',
         (SELECT string_agg(concat_ws(':', c.relname, c.relkind, a.attname, format_type(a.atttypid, a.atttypmod),
@@ -60,8 +61,23 @@ SHAPE = sa.text("""
          LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
          WHERE c.relnamespace = CAST(:schema AS regnamespace)),
         (SELECT string_agg(concat_ws(':', conname, pg_get_constraintdef(oid)), ',' ORDER BY conname)
-         FROM pg_constraint WHERE connamespace = CAST(:schema AS regnamespace)))
+         FROM pg_constraint WHERE connamespace = CAST(:schema AS regnamespace)),
+        (SELECT string_agg(pg_get_indexdef(i.indexrelid), ',' ORDER BY 1)
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relnamespace = CAST(:schema AS regnamespace)),
+        (SELECT string_agg(pg_get_triggerdef(t.oid), ',' ORDER BY 1)
+         FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+         WHERE c.relnamespace = CAST(:schema AS regnamespace) AND NOT t.tgisinternal),
+        (SELECT string_agg(concat_ws(':', CAST(oid AS regprocedure), md5(prosrc)), ',' ORDER BY 1)
+         FROM pg_proc WHERE pronamespace = CAST(:schema AS regnamespace)),
+        (SELECT string_agg(concat_ws(':', c.relname, s.seqtypid, s.seqstart, s.seqincrement, s.seqmax, s.seqmin,
+                                     s.seqcache, s.seqcycle), ',' ORDER BY c.relname)
+         FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid WHERE c.relnamespace = CAST(:schema AS regnamespace)),
+        (SELECT string_agg(concat_ws(':', typname, typtype), ',' ORDER BY typname)
+         FROM pg_type WHERE typnamespace = CAST(:schema AS regnamespace)))
 """)
+# Locks another connection holds on the schema's tables: a test left it open, and it is not handed on.
+HELD = sa.text("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+               "WHERE c.relnamespace = CAST(:schema AS regnamespace) AND l.pid <> pg_backend_pid()")
 TABLES = sa.text("SELECT tablename FROM pg_tables WHERE schemaname = :schema ORDER BY tablename")
 RESTART_SEQUENCES = sa.text("SELECT setval(oid, 1, false) FROM pg_class "
                             "WHERE relkind = 'S' AND relnamespace = CAST(:schema AS regnamespace)")
@@ -87,7 +103,8 @@ def _url(schema: str) -> str:
 
 
 def _shape(conn: sa.Connection, schema: str) -> str:
-    versions = f"SELECT string_agg(CAST(version AS text), ',' ORDER BY version) FROM \"{schema}\".schema_version"
+    versions = (f"SELECT string_agg(concat_ws(':', version, applied_at), ',' ORDER BY version) "
+                f'FROM "{schema}".schema_version')
     version = conn.exec_driver_sql(versions).scalar()
     return f"{conn.execute(SHAPE, {'schema': schema}).scalar()} | {version}"
 
@@ -121,8 +138,8 @@ def _emptied(admin: sa.Engine, schema: str) -> bool:
     still that of a new history; False when it is not, or cannot be emptied now."""
     try:
         with admin.begin() as conn:
-            conn.exec_driver_sql("SET LOCAL lock_timeout = '2s'")  # a connection a test left open: drop it instead
-            if _shape(conn, schema) != _SHAPES[schema]:
+            conn.exec_driver_sql("SET LOCAL lock_timeout = '2s'")
+            if conn.execute(HELD, {"schema": schema}).scalar_one() or _shape(conn, schema) != _SHAPES[schema]:
                 return False
             tables = [name for name in conn.execute(TABLES, {"schema": schema}).scalars() if name != "schema_version"]
             conn.exec_driver_sql("SET LOCAL session_replication_role = replica")  # rows in any order of their keys
@@ -154,8 +171,7 @@ def postgres_schema_url(set_up: bool) -> Iterator[str]:
             _FREE.append(schema)
         else:
             _SHAPES.pop(schema, None)
-            with admin.begin() as conn:
-                conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+            _drop(admin, schema)
 
 
 # The catalogs every schema of the tests adds rows to. A server with autovacuum off (as test servers often are) never
@@ -169,10 +185,13 @@ def reclaim_catalogs() -> None:
     """Before the tests: rewrite the test database's catalogs when earlier runs have left them bloated. Quietly
     nothing when PostgreSQL cannot be reached or the catalogs may not be rewritten by this user."""
     try:
-        engine = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+        engine = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3})
         try:
             with engine.connect() as conn:
                 if conn.exec_driver_sql("SELECT pg_relation_size('pg_attribute')").scalar_one() > BLOATED:
+                    # never long: a catalog another session holds is left as it is
+                    conn.exec_driver_sql("SET lock_timeout = '5s'")
+                    conn.exec_driver_sql("SET statement_timeout = '60s'")
                     conn.exec_driver_sql(f"VACUUM FULL {', '.join(CATALOGS)}")
         finally:
             engine.dispose()
@@ -180,8 +199,15 @@ def reclaim_catalogs() -> None:
         pass
 
 
+def _drop(admin: sa.Engine, schema: str) -> None:
+    """Drop a schema; a connection a test left open on it fails the test's teardown (a lock timeout) rather than
+    hanging the run."""
+    with admin.begin() as conn:
+        conn.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
+        conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+
+
 def drop_free_schemas() -> None:
     """At the end of the session: drop the schemas waiting for a test."""
     while _FREE:
-        with _admin().begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{_FREE.pop()}" CASCADE'))
+        _drop(_admin(), _FREE.pop())

@@ -85,14 +85,17 @@ def stdio_servers(tmp_path: Path, judge_server) -> Iterator[Callable[..., StdioS
     try:
         yield parameters
     finally:
+        ended = []
         for process, log in started:
             try:
-                process.wait(timeout=20)  # its input closed with the client's: it ends by itself
+                ended.append((process.wait(timeout=20), log))  # its input closed with the client's: it ends by itself
             except subprocess.TimeoutExpired:
-                process.kill()
-                raise
-            said = log.read_text(errors="replace")
-            assert "Traceback" not in said, said
+                ended.append((None, log))
+            finally:
+                process.kill()  # nothing left behind, whatever happened to the others
+    for code, log in ended:
+        said = log.read_text(errors="replace")
+        assert code == 0 and "Traceback" not in said, f"judgebot mcp ended with {code}: {said}"
 
 
 def with_token(url: str, token: str | None):

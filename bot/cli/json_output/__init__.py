@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, PlainSerializer
 
@@ -29,6 +29,20 @@ class Document(BaseModel):
     the reference, docs/json.md, when it is written: a command showing a document does not parse its own source)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """pydantic's JSON schema of the document, each key described by the docstring under its field (read when a
+        schema is asked for, not when the document is imported)."""
+        from bot.cli.json_output.reference import key_meanings, parts_of
+
+        schema = super().model_json_schema(*args, **kwargs)
+        for model in (cls, *parts_of(cls)):
+            keys = (schema if model is cls else schema.get("$defs", {}).get(model.__name__, {})).get("properties", {})
+            for name, meaning in key_meanings(model).items():
+                if name in keys:
+                    keys[name].setdefault("description", meaning)
+        return schema
 
 
 def print_json(document: Document) -> None:
