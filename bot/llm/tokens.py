@@ -31,7 +31,6 @@ _LETTERS = _ascii_table("".join(ch for ch in _ASCII if ch.isalpha()))
 _DIGITS = _ascii_table("".join(ch for ch in _ASCII if ch.isdigit()))
 _MARKS = _ascii_table("".join(ch for ch in _ASCII if not (ch.isalnum() or ch == "_" or ch.isspace())))
 _BREAKS = _ascii_table("\n")
-_WORD_STEPS = 4  # lengths of words counted by bytes.count (up to 54 letters); longer runs are few
 
 
 def text_tokens(text: str) -> float:
@@ -54,36 +53,24 @@ def text_tokens(text: str) -> float:
 def _ascii_tokens(raw: bytes) -> float:
     """`text_tokens` of an ASCII text, counted the same: a word of n letters 1 + n // 11 tokens, a group of up to
     three digits or a run of line breaks one, a run of marks one a pair."""
-    return float(_dense(raw.translate(_LETTERS), WORD_LETTERS, WORD_LETTERS + 1) + _sparse(raw.translate(_DIGITS), 3, 3)
-                 + _sparse(raw.translate(_BREAKS)) + _sparse(raw.translate(_MARKS), 2, 2))
+    breaks = _runs(raw.translate(_BREAKS)) if b"\n" in raw else 0
+    return float(_runs(raw.translate(_LETTERS), WORD_LETTERS, WORD_LETTERS + 1) + _runs(raw.translate(_DIGITS), 3, 3)
+                 + breaks + _runs(raw.translate(_MARKS), 2, 2))
 
 
-def _dense(kind: bytes, one_token: int, step: int) -> int:
-    """The tokens of the runs of "x" in a translated text where they are many (letters): one a run, and one more for
-    every `step` characters a run has past `one_token`. Counted with bytes.count, without cutting the runs out, for
-    the lengths words have; the few runs longer than that are then found one by one, so that a text of one long run
-    costs one pass rather than one pass for every `step` of its letters."""
+def _runs(kind: bytes, one_token: int | None = None, step: int = 1) -> int:
+    """The tokens of the runs of "x" in a translated text: one a run, and (with `one_token`) one more for every
+    `step` characters a run has past `one_token`. Counted with bytes.count, without cutting the runs out, unless some
+    run is that long; then words (where `step` is one past `one_token`, a run of n letters has n // step more
+    tokens: its non-overlapping stretches of `step` letters, which bytes.count counts) still are, and the rest (a
+    number of four digits, a run of three marks) are cut out, being few."""
     spaced = b" " + kind
-    total = spaced.count(b" x")
-    longer = b" " + b"x" * (one_token + 1)
-    for _ in range(_WORD_STEPS):
-        found = spaced.count(longer)
-        if not found:
-            return total
-        total += found
-        longer += b"x" * step
-    past = len(longer) - 1  # a run of this many letters or more has one more token for each `step` from here
-    return total + sum((end - start - past) // step + 1
-                       for start, end in (match.span() for match in re.finditer(b"x{%d,}" % past, spaced)))
-
-
-def _sparse(kind: bytes, one_token: int | None = None, step: int = 1) -> int:
-    """`_dense` for a text where the runs are few (digits, marks, line breaks): cut out, they are quicker to count;
-    with no `one_token`, each run is one token whatever its length."""
-    runs = kind.split()
-    if one_token is None or not runs or max(map(len, runs)) <= one_token:
-        return len(runs)
-    return len(runs) + sum((len(run) - one_token - 1) // step + 1 for run in runs if len(run) > one_token)
+    runs = spaced.count(b" x")
+    if one_token is None or spaced.find(b"x" * (one_token + 1)) < 0:
+        return runs
+    if step == one_token + 1:
+        return runs + spaced.count(b"x" * step)
+    return runs + sum((len(run) - one_token - 1) // step + 1 for run in kind.split() if len(run) > one_token)
 
 
 def _word_tokens(word: str) -> float:
