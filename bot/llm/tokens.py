@@ -60,17 +60,15 @@ def _ascii_tokens(raw: bytes) -> float:
 
 def _runs(kind: bytes, one_token: int | None = None, step: int = 1) -> int:
     """The tokens of the runs of "x" in a translated text: one a run, and (with `one_token`) one more for every
-    `step` characters a run has past `one_token`. Counted with bytes.count, without cutting the runs out, unless some
-    run is that long; then words (where `step` is one past `one_token`, a run of n letters has n // step more
-    tokens: its non-overlapping stretches of `step` letters, which bytes.count counts) still are, and the rest (a
-    number of four digits, a run of three marks) are cut out, being few."""
+    `step` characters a run has past `one_token`, where `step` is `one_token` or one more. Counted with bytes.count,
+    without cutting the runs out: a run of n characters has (n - d) // step more tokens, d = one_token + 1 - step,
+    which are its non-overlapping stretches of `step` characters once its first d are dropped."""
     spaced = b" " + kind
     runs = spaced.count(b" x")
     if one_token is None or spaced.find(b"x" * (one_token + 1)) < 0:
         return runs
-    if step == one_token + 1:
-        return runs + spaced.count(b"x" * step)
-    return runs + sum((len(run) - one_token - 1) // step + 1 for run in kind.split() if len(run) > one_token)
+    body = spaced if step == one_token + 1 else spaced.replace(b" x", b"  ")  # each run less its first character
+    return runs + body.count(b"x" * step)
 
 
 def _word_tokens(word: str) -> float:
