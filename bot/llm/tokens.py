@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 
 # Pieces of text as a byte-pair tokenizer (OpenAI's o200k) first splits them: words, numbers, punctuation, line breaks.
 PIECES = re.compile(r"[^\W\d_]+|\d{1,3}|[^\w\s]+|\n+")
+_LINE_BREAKS = re.compile("\n+")
+MOSTLY_ASCII = 0.8  # the share of ASCII characters from which a text's ASCII words are counted apart (for speed)
 WORD_LETTERS = 10  # letters of a Latin-script word that still make one token
 WIDE_LETTERS_PER_TOKEN = 1.5  # Chinese, Japanese, Korean
 CYRILLIC_LETTERS_PER_TOKEN = 5.0  # Cyrillic and Greek
@@ -35,9 +38,21 @@ _BREAKS = _ascii_table("\n")
 
 def text_tokens(text: str) -> float:
     """About how many tokens a text costs, piece by piece: a Latin word is one token (long ones more), other scripts
-    a few letters a token, CJK about a character and a half."""
+    a few letters a token, CJK about a character and a half. The words (between spaces) of a text mostly in ASCII
+    (a German or French passage) are counted apart: those in ASCII as ASCII, the rest piece by piece, its line breaks
+    by themselves. No piece runs across a space, so the count is the same."""
     if text.isascii():
         return _ascii_tokens(text.encode("ascii"))
+    if len(text.encode("ascii", "ignore")) < len(text) * MOSTLY_ASCII:
+        return _piece_tokens(text)
+    words = text.split()
+    plain = " ".join(filter(str.isascii, words)).encode("ascii")
+    return (_ascii_tokens(plain) + _piece_tokens(" ".join(itertools.filterfalse(str.isascii, words)))
+            + len(_LINE_BREAKS.findall(text)))
+
+
+def _piece_tokens(text: str) -> float:
+    """`text_tokens` of any text, one piece at a time."""
     total = 0.0
     for piece in PIECES.findall(text):
         first = piece[0]

@@ -6,6 +6,8 @@ import math
 import random
 import string
 
+import pytest
+
 from bot.llm.tokens import PIECES, PUNCTUATION_PER_TOKEN, _word_tokens, text_tokens
 
 
@@ -50,3 +52,20 @@ def test_one_long_run_is_counted_in_one_pass() -> None:
     """A pasted hash or a cell of one repeated letter: its tokens grow with its length, its cost does not square."""
     assert text_tokens("x" * 1_000_000) == 1 + 1_000_000 // 11
     assert text_tokens("ab " + "y" * 55 + " " + "z" * 54) == 1 + 6 + 5
+
+
+def test_a_text_in_other_scripts_counts_as_its_pieces_do() -> None:
+    """Mostly ASCII (German, French: the ASCII words counted apart) or mostly not (Cyrillic, CJK), with the spaces,
+    marks and digits of other scripts: the same count as piece by piece (but for the order its fractions are added
+    in)."""
+    rng = random.Random(44)
+    latin = list(string.ascii_letters + string.digits + string.punctuation + " \n\t\r" * 4)
+    other = ["ä", "ö", "ü", "ß", "é", "ç", "—", "„", "“", "\u00a0", "\u2009", "\u200b", "\u3000", "\u2028", "\u0085",
+             "\x1c", "٥", "²", "\u0301", "中文字", "日本", "한국", "Привет", "мир", "αβγ", "नमस्ते", "שלום", "🙂"]
+    for _ in range(5_000):
+        mostly_ascii = rng.random() < 0.5
+        pool = latin * 6 + other if mostly_ascii else latin + other * 3
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 120)))
+        if rng.random() < 0.3:
+            text = text.replace(" ", "a" * rng.randint(5, 30))
+        assert text_tokens(text) == pytest.approx(piece_by_piece(text), rel=1e-12, abs=0), repr(text)
