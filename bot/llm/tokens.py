@@ -68,17 +68,18 @@ def _piece_tokens(text: str) -> float:
 def _ascii_tokens(raw: bytes) -> float:
     """`text_tokens` of an ASCII text, counted the same: a word of n letters 1 + n // 11 tokens, a group of up to
     three digits or a run of line breaks one, a run of marks one a pair."""
-    breaks = _runs(raw.translate(_BREAKS)) if b"\n" in raw else 0
-    return float(_runs(raw.translate(_LETTERS), WORD_LETTERS, WORD_LETTERS + 1) + _runs(raw.translate(_DIGITS), 3, 3)
-                 + breaks + _runs(raw.translate(_MARKS), 2, 2))
+    spaced = b" " + raw  # every kind's translation then opens with a space: a run at the start follows one too
+    breaks = _runs(spaced.translate(_BREAKS)) if b"\n" in raw else 0
+    return float(_runs(spaced.translate(_LETTERS), WORD_LETTERS, WORD_LETTERS + 1)
+                 + _runs(spaced.translate(_DIGITS), 3, 3) + breaks + _runs(spaced.translate(_MARKS), 2, 2))
 
 
-def _runs(kind: bytes, one_token: int | None = None, step: int = 1) -> int:
-    """The tokens of the runs of "x" in a translated text: one a run, and (with `one_token`) one more for every
-    `step` characters a run has past `one_token`, where `step` is `one_token` or one more. Counted with bytes.count,
-    without cutting the runs out: a run of n characters has (n - d) // step more tokens, d = one_token + 1 - step,
-    which are its non-overlapping stretches of `step` characters once its first d are dropped."""
-    spaced = b" " + kind
+def _runs(spaced: bytes, one_token: int | None = None, step: int = 1) -> int:
+    """The tokens of the runs of "x" in a translated text that opens with a space: one a run, and (with `one_token`)
+    one more for every `step` characters a run has past `one_token`, where `step` is `one_token` or one more. Counted
+    with bytes.count, without cutting the runs out: a run of n characters has (n - d) // step more tokens,
+    d = one_token + 1 - step, which are its non-overlapping stretches of `step` characters once its first d are
+    dropped."""
     runs = spaced.count(b" x")
     if one_token is None or spaced.find(b"x" * (one_token + 1)) < 0:
         return runs

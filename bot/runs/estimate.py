@@ -159,7 +159,7 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
         if not any(fits):
             continue
         rows += 1
-        tokens = sum(text_tokens(text) for text in triple.texts())
+        tokens = text_tokens(" ".join(triple.texts()))  # no piece runs across a space: as each text's, summed
         for index in range(len(judges)):
             if fits[index % len(fits)]:
                 sent[index] += 1

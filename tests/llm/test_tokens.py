@@ -69,3 +69,12 @@ def test_a_text_in_other_scripts_counts_as_its_pieces_do() -> None:
         if rng.random() < 0.3:
             text = text.replace(" ", "a" * rng.randint(5, 30))
         assert text_tokens(text) == pytest.approx(piece_by_piece(text), rel=1e-12, abs=0), repr(text)
+
+
+def test_texts_joined_by_a_space_count_as_their_sum() -> None:
+    """The estimate counts a row's texts joined by a space, once: no piece runs across a space."""
+    rng = random.Random(45)
+    alphabet = string.ascii_letters + string.digits + string.punctuation + " \n\t\r" * 3 + "äé—中"
+    for _ in range(2_000):
+        texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 100))) for _ in range(rng.randint(1, 6))]
+        assert text_tokens(" ".join(texts)) == pytest.approx(sum(map(text_tokens, texts)), rel=1e-12, abs=0), texts
