@@ -11,6 +11,8 @@ machine's speed drifts from day to day. Run by hand, e.g.:
 
 Judgebot judges into a history that exists (one per checkout, set up by `judgebot runs` and copied for each run), as
 every run but a history's first does; setting a new history up takes a history's first run about 0.4 s more, once.
+CPU "less start-up" takes off the CPU of the same command over one row, run just before it in the same turn (the
+machine's pace drifts between turns).
 
 With --samples N each row is judged N times (and the plain loop sends each row N times): the ideal is then N times
 the single-sample one, and CPU is given per judgment (per request that got a verdict) as well as per row.
@@ -268,8 +270,9 @@ def measure(args: argparse.Namespace, server: FakeJudgeServer, tmp: Path) -> lis
         return [sys.executable, __file__, "plain", str(csv_path), server.base_url, str(args.concurrency), str(samples),
                 rubric]
 
-    # Start-up: the same command over one row of its own (its own history), whose CPU is taken off the run's;
-    # the plain loop's too (its imports), so that both are compared per row
+    # Start-up: the same command over one row of its own (its own history), whose CPU is taken off the run's; the
+    # plain loop's too (its imports), so that both are compared per row. Measured first (judgebot's writes its
+    # byte-code), then again just before each measured run, so that the machine's pace then counts in both.
     plain_startup = {rubric: measured(plain_command(rubric, one[rubric], 1), env)[2] for rubric in args.rubric}
     startup = {(number, rubric): judged(number, rubric, one[rubric], f"one-{number}-{rubric}")[2]
                for number in range(len(args.code)) for rubric in args.rubric}
@@ -286,12 +289,14 @@ def measure(args: argparse.Namespace, server: FakeJudgeServer, tmp: Path) -> lis
         walls: dict[tuple[int, str], float] = {}
         for kind, what in steps:
             if kind == "plain":
+                plain_startup[what] = measured(plain_command(what, one[what], 1), env)[2]
                 plain, plain_wall, plain_cpu, _ = measured(plain_command(what, data[what], args.samples), env)
                 turn.plain_wall[what] = plain_wall
                 turn.plain_cpu[what] = (plain_cpu - plain_startup[what]) / judgments
                 last["plain", what] = (plain, plain_wall, plain_cpu)
                 continue
             number, rubric = what
+            startup[what] = judged(number, rubric, one[rubric], f"one-{index}-{number}-{rubric}")[2]
             server_before = resource.getrusage(resource.RUSAGE_SELF)
             finished, wall, cpu, rss, db = judged(number, rubric, data[rubric], f"run-{index}-{number}-{rubric}")
             server_after = resource.getrusage(resource.RUSAGE_SELF)
