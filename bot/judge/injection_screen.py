@@ -81,6 +81,11 @@ OTHERS = (  # (pattern, needs): each opens with a literal, as does each word of 
 )
 
 
+def _after(word: str, rest: str) -> str:
+    """What follows a phrase's opening `word` in its pattern: no letter before the word, then `rest`."""
+    return rf"(?<![a-z]{word}){rest}"
+
+
 def _grouped(phrases: tuple[Phrase, ...]) -> str:
     """Every phrase in one pattern, the words that open with the same letter under one group that opens with that
     letter: a pattern whose every branch opens with a literal lets the regex engine skip ahead fast (a leading \\b or
@@ -88,7 +93,7 @@ def _grouped(phrases: tuple[Phrase, ...]) -> str:
     by_letter: dict[str, list[str]] = {}
     for phrase in phrases:
         for word in phrase.words.split():
-            by_letter.setdefault(word[0], []).append(rf"{word[1:]}(?<![a-z]{word}){phrase.rest}")
+            by_letter.setdefault(word[0], []).append(word[1:] + _after(word, phrase.rest))
     return "|".join(f"{letter}(?:{'|'.join(branches)})" for letter, branches in by_letter.items())
 
 
@@ -99,10 +104,9 @@ def injection() -> re.Pattern[str]:
 
 
 class Kinds(NamedTuple):
-    """Each word of PHRASES and each of OTHERS as a kind of its own; for each word or mark, the kinds that open with
-    it; every word or mark some kind needs."""
+    """Each word of PHRASES and each of OTHERS as a kind of its own: for each word or mark, the kinds that open with
+    it; and every word or mark some kind needs."""
 
-    every: tuple[Kind, ...]
     opened_by: dict[bytes, list[Kind]]
     needed: frozenset[bytes]
 
@@ -110,13 +114,14 @@ class Kinds(NamedTuple):
 @functools.cache
 def kinds() -> Kinds:
     """The kinds, made when a long text is first screened."""
-    every = (*(_kind(rf"{word}(?<![a-z]{word}){phrase.rest}", f"{word} {word}s", *phrase.needs)  # "notes" too
-               for phrase in PHRASES for word in phrase.words.split()), *(_kind(*other) for other in OTHERS))
+    every = [_kind(word + _after(word, phrase.rest), f"{word} {word}s" if phrase.rest.startswith("s?") else word,
+                   *phrase.needs) for phrase in PHRASES for word in phrase.words.split()]  # "notes" for "note"
+    every += [_kind(*other) for other in OTHERS]
     opened_by: dict[bytes, list[Kind]] = {}
     for kind in every:
         for word in kind.needs[0]:
             opened_by.setdefault(word, []).append(kind)
-    return Kinds(every, opened_by, frozenset().union(*(group for kind in every for group in kind.needs)))
+    return Kinds(opened_by, frozenset().union(*(group for kind in every for group in kind.needs)))
 
 
 _LETTERS = bytes(code if ord("a") <= code <= ord("z") else ord(" ") for code in range(256))  # other bytes: spaces
@@ -145,7 +150,7 @@ def aimed_at_judge(text: str) -> bool:
         return injection().search(lowered) is not None
     known = kinds()
     words = _words_of(lowered, known.needed)
-    tried = {id(kind): kind for word in words for kind in known.opened_by.get(word, ())}
+    tried = {id(kind): kind for word in words for kind in known.opened_by.get(word, ())}  # each kind once
     return any(kind.found_in(lowered, words) for kind in tried.values())
 
 

@@ -264,7 +264,7 @@ class RequestCosts:
     def of(self, triple: Triple, judge_index: int) -> float:
         """The expected cost of asking the judge at `judge_index` about `triple` once."""
         model, tokens_out = self.judges[judge_index]
-        tokens_in = math.ceil(self.fixed + sum(text_tokens(text) for text in triple.texts()))
+        tokens_in = math.ceil(self.fixed + text_tokens(" ".join(triple.texts())))  # as the estimate counts them
         return self.prices.request_cost(model, tokens_in, tokens_out, tier=self.tier) or 0.0
 
 

@@ -4,6 +4,7 @@ pattern flags on any text, wherever in a long passage the words aimed at the jud
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -76,6 +77,7 @@ COMPLETIONS = {
 def vocabulary() -> list[str]:
     """The words the screen's patterns and needs are made of, some pieces that complete them, and look-alikes."""
     words = {word for phrase in PHRASES for group in (phrase.words, *phrase.needs) for word in group.split()}
+    words |= {word for phrase in PHRASES for word in re.findall("[a-z]{2,}", phrase.rest)}  # the patterns' own words
     words |= {*ROLES.split(), *JUDGES.split(), "all", "previous", "your", "answer", "one", "a", "of", "out", "notes",
               "messages", "5", "10", "100", "2/2", "3", "<|im_start|>", "<|eot_id|>", "[inst]", "[/INST]",
               "<data-0af>", "</data->", ":", ".", "!", ",", ")", "ignoré", "٥", "５", "İgnore", "ｉｇｎｏｒｅ", "іgnоrе"}

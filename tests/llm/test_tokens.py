@@ -1,4 +1,5 @@
-"""Token counts without a tokenizer: an ASCII text counted kind by kind gives what counting it piece by piece gives."""
+"""Token counts without a tokenizer: an ASCII text counted kind by kind, and a text mostly in ASCII counted word by
+word, give what counting them piece by piece gives."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from bot.llm.tokens import PIECES, PUNCTUATION_PER_TOKEN, _word_tokens, text_tok
 
 
 def piece_by_piece(text: str) -> float:
-    """The count as PIECES defines it, one piece at a time (what the ASCII path must equal)."""
+    """The count as PIECES defines it, one piece at a time (what every quicker path must equal)."""
     total = 0.0
     for piece in PIECES.findall(text):
         first = piece[0]
