@@ -12,7 +12,7 @@ import openai
 from openai import AsyncOpenAI
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.llm.tokens import MAX_TOKENS_PER_CHAR, text_tokens
+from bot.llm.tokens import MAX_TOKENS_PER_CHAR, texts_tokens
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class ContextWindow(BaseModel):
         None when it fits. Texts short enough to fit whatever their script are not counted."""
         if room + sum(map(len, texts)) * MAX_TOKENS_PER_CHAR <= self.tokens:
             return None
-        needed = room + text_tokens(" ".join(texts))  # as the estimate counts them: no piece runs across a space
+        needed = room + texts_tokens(texts)
         if needed <= self.tokens:
             return None
         enough = 1 << (int(needed * 1.25) - 1).bit_length()  # the next power of two with a quarter to spare

@@ -6,6 +6,7 @@ import functools
 import itertools
 import math
 import re
+from collections.abc import Iterable
 
 # Pieces of text as a byte-pair tokenizer (OpenAI's o200k) first splits them: words, numbers, punctuation, line breaks.
 PIECES = re.compile(r"[^\W\d_]+|\d{1,3}|[^\w\s]+|\n+")
@@ -49,6 +50,11 @@ def text_tokens(text: str) -> float:
     plain = " ".join(filter(str.isascii, words)).encode("ascii")
     return (_ascii_tokens(plain) + _piece_tokens(" ".join(itertools.filterfalse(str.isascii, words)))
             + len(_LINE_BREAKS.findall(text)))
+
+
+def texts_tokens(texts: Iterable[str]) -> float:
+    """`text_tokens` of several texts, summed: counted once, joined by a space (no piece runs across a space)."""
+    return text_tokens(" ".join(texts))
 
 
 def _piece_tokens(text: str) -> float:

@@ -18,7 +18,7 @@ from bot.judge.window import prompt_tokens, room_for, schema_reply_tokens, windo
 from bot.llm.context_window import ContextWindow
 from bot.llm.prices import PriceTable
 from bot.llm.sampling import REASONING_PRIOR, Effort
-from bot.llm.tokens import text_tokens
+from bot.llm.tokens import texts_tokens
 from bot.records import Triple
 from bot.rubric import Rubric
 from bot.runs.job import RowKeys, RunJob
@@ -159,7 +159,7 @@ def estimate_rows(rubric: Rubric, triples: Iterable[Triple], *, judges: Sequence
         if not any(fits):
             continue
         rows += 1
-        tokens = text_tokens(" ".join(triple.texts()))  # no piece runs across a space: as each text's, summed
+        tokens = texts_tokens(triple.texts())
         for index in range(len(judges)):
             if fits[index % len(fits)]:
                 sent[index] += 1
@@ -264,7 +264,7 @@ class RequestCosts:
     def of(self, triple: Triple, judge_index: int) -> float:
         """The expected cost of asking the judge at `judge_index` about `triple` once."""
         model, tokens_out = self.judges[judge_index]
-        tokens_in = math.ceil(self.fixed + text_tokens(" ".join(triple.texts())))  # as the estimate counts them
+        tokens_in = math.ceil(self.fixed + texts_tokens(triple.texts()))
         return self.prices.request_cost(model, tokens_in, tokens_out, tier=self.tier) or 0.0
 
 
