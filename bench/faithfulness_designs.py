@@ -1,20 +1,23 @@
 """How far faithfulness in one judge call agrees with the two-call design of RAGAS and DeepEval (the answer's claims
-first, then a verdict on each against the passages), on the shipped rubric's goldens or on rows of your own.
+first, then a verdict on each against the passages), on the faithfulness rubric's goldens or on rows of your own.
 
 Each case is judged both ways by the configured judge (OPENAI_BASE_URL, OPENAI_API_KEY; --judge, else JUDGE_MODEL),
 never cached and never stored:
 
-- one call: the shipped `faithfulness` rubric, as `judgebot judge` asks it;
+- one call: the faithfulness rubric in use (the shipped one, or a team's copy in RUBRICS_DIR), as `judgebot judge`
+  asks it, with one repair when a reply breaks its rules;
 - two calls: bench/rubrics/faithfulness-claims.yaml splits the answer into claims (without the passages), then
-  bench/rubrics/faithfulness-verdicts.yaml checks each numbered claim against the numbered passages. The claims and
-  their verdicts make a faithfulness reply, checked by the shipped rubric's rules and scored by its formulas (the
-  supported share; pass when no claim is contradicted and the share reaches the threshold), so that only the way the
-  claim list is obtained differs.
+  bench/rubrics/faithfulness-verdicts.yaml checks each numbered claim against the numbered passages (one repair when
+  a reply breaks its rules; asked once more when it gives a verdict to another number of claims than there are).
+  The claims and their verdicts make a faithfulness reply, its tag following from the verdicts, checked by the
+  rubric's rules and scored by its formulas (the supported share; pass when no claim is contradicted and the share
+  reaches the threshold).
 
-Prints each case's tag, supported share, pass/fail and claims by each design, then, over the cases both designs
-scored (each case once), in how many pass/fail and the tag agree, the mean absolute difference of the share, the
-claims each found, the goldens each meets and the tokens each sent. A case the content-free screen fails is failed
-by both designs before any judge is asked: it is listed and left out. Run by hand, with a judge of your own:
+Prints each case's tag, supported share, pass/fail and claims by each design, and why a design has no verdict; then,
+over the cases both designs scored (each case once), in how many pass/fail and the tag agree, the mean absolute
+difference of the share and the claims each found; the goldens each design meets (one without a verdict meets
+none); and the input and output tokens each spent. A case the content-free screen fails is failed by both designs
+before any judge is asked: it is listed and left out. Run by hand, with a judge of your own:
 
     OPENAI_API_KEY=... python bench/faithfulness_designs.py --judge gpt-4.1-mini
     python bench/faithfulness_designs.py --rows rag_rows.csv        # question, context, answer columns
@@ -34,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.config import Settings
 from bot.csvfiles.reading import open_csv
-from bot.csvfiles.results import flatten
 from bot.csvfiles.rows import CsvRow
+from bot.errors import FormulaError
 from bot.judge.content_free import is_screened
 from bot.judge.judgment import judge
 from bot.judge.prompt import provenance
@@ -44,6 +47,7 @@ from bot.llm.configured import judge_client_from
 from bot.records import RowState, Triple, Verdict
 from bot.rubric import Rubric, load_rubrics, misses
 from bot.rubric.rubric_file import load_rubric
+from bot.runs.goldens import golden_texts, verdict_values
 
 RUBRICS = Path(__file__).resolve().parent / "rubrics"
 
@@ -59,13 +63,21 @@ class Case:
 
 @dataclass
 class Outcome:
-    """One design's verdict on a case: its tag, share, pass/fail and claims, or why it has none."""
+    """One design's verdict on a case, with its claims and what its requests spent, or why it has none."""
 
     verdict: Verdict | None = None
     claims: int | None = None
     problem: str | None = None
-    tokens: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
     requests: int = 0
+
+    def spent(self, verdict: Verdict) -> Verdict:
+        """Count a judge call's requests and tokens; the verdict, for chaining."""
+        self.tokens_in += verdict.tokens_in
+        self.tokens_out += verdict.tokens_out
+        self.requests += verdict.attempts
+        return verdict
 
     @property
     def scored(self) -> Verdict | None:
@@ -76,9 +88,12 @@ class Outcome:
     @property
     def why(self) -> str:
         """Why the design has no verdict."""
-        return self.problem or (self.verdict.error or str(self.verdict.status) if self.verdict else "not asked")
+        if self.problem is not None:
+            return self.problem
+        return (self.verdict.error or str(self.verdict.status)) if self.verdict is not None else "not asked"
 
     def shown(self) -> str:
+        """The verdict in a few words: tag, share, pass/fail, claims."""
         if (verdict := self.scored) is None:
             return "no verdict (why: below)"
         result = "pass" if verdict.passed else "fail"
@@ -97,8 +112,7 @@ class Compared:
 
 def golden_cases(rubric: Rubric) -> list[Case]:
     """The rubric's goldens as cases."""
-    return [Case(golden.name, Triple(question=golden.question, reference=golden.reference, answer=golden.answer or "",
-                                     context=golden.passages), golden.expect) for golden in rubric.goldens]
+    return [Case(golden.name, golden_texts(golden), golden.expect) for golden in rubric.goldens]
 
 
 def file_cases(path: Path) -> list[Case]:
@@ -115,48 +129,68 @@ def file_cases(path: Path) -> list[Case]:
 
 
 async def one_call(rubric: Rubric, case: Case, client: JudgeClient) -> Outcome:
-    """The shipped rubric's verdict, as `judgebot judge` asks it."""
-    verdict = await judge(rubric, case.triple, client)
-    claims = len((verdict.output or {}).get("claims") or []) if verdict.status == RowState.SCORED else None
-    return Outcome(verdict, claims, tokens=verdict.tokens_in + verdict.tokens_out, requests=verdict.attempts)
+    """The rubric's verdict, as `judgebot judge` asks it."""
+    outcome = Outcome()
+    outcome.verdict = outcome.spent(await judge(rubric, case.triple, client))
+    if outcome.verdict.status == RowState.SCORED:
+        outcome.claims = len((outcome.verdict.output or {}).get("claims") or [])
+    return outcome
 
 
-async def two_calls(faithfulness: Rubric, claims_rubric: Rubric, verdicts_rubric: Rubric, case: Case,
-                    client: JudgeClient) -> Outcome:
+async def two_calls(faithfulness: Rubric, designs: tuple[Rubric, Rubric], case: Case, client: JudgeClient) -> Outcome:
     """The claims first, then each numbered claim against the passages; put together as a faithfulness reply, checked
     by its rules and scored by its formulas."""
-    split = await judge(claims_rubric, case.triple.model_copy(update={"context": None}), client)
-    outcome = Outcome(tokens=split.tokens_in + split.tokens_out, requests=split.attempts)
-    if split.status != RowState.SCORED or split.output is None:
-        outcome.problem = f"claims call: {split.error or split.status}"
+    claims_rubric, verdicts_rubric = designs
+    outcome = Outcome()
+    split = outcome.spent(await judge(claims_rubric, case.triple.model_copy(update={"context": None}), client))
+    if split.status != RowState.SCORED or is_screened(split.flags) or "claims" not in (split.output or {}):
+        outcome.problem = f"claims call: {split.error or split.label or split.status}"
         return outcome
-    claims: list[str] = split.output["claims"]
+    claims = [" ".join(claim.split()) for claim in (split.output or {})["claims"]]  # one a line when numbered
     entries: list[dict[str, Any]] = []
     if claims:
-        numbered = "\n".join(f"{number}. {claim}" for number, claim in enumerate(claims, 1))
-        checked = await judge(verdicts_rubric, case.triple.model_copy(update={"answer": numbered}), client)
-        outcome.tokens += checked.tokens_in + checked.tokens_out
-        outcome.requests += checked.attempts
-        if checked.status != RowState.SCORED or checked.output is None:
-            outcome.problem = f"verdicts call: {checked.error or checked.status}"
+        found = await _verdicts(verdicts_rubric, case, claims, client, outcome)
+        if isinstance(found, str):
+            outcome.problem = f"verdicts call: {found}"
             return outcome
-        by_claim = {entry["claim"]: entry for entry in checked.output["verdicts"]}
-        if sorted(by_claim) != list(range(1, len(claims) + 1)):
-            outcome.problem = f"verdicts call: {len(by_claim)} verdicts for {len(claims)} claims"
-            return outcome
-        entries = [{"claim": claim, "verdict": by_claim[number]["verdict"], "passage": by_claim[number]["passage"]}
+        entries = [{"claim": claim, "verdict": found[number]["verdict"], "passage": found[number]["passage"]}
                    for number, claim in enumerate(claims, 1)]
+    outcome.verdict, outcome.problem = _scored(faithfulness, case, entries, client.model)
+    outcome.claims = len(entries)
+    return outcome
+
+
+async def _verdicts(rubric: Rubric, case: Case, claims: list[str], client: JudgeClient,
+                    outcome: Outcome) -> dict[int, dict[str, Any]] | str:
+    """Each claim's verdict by its number, or why there is none; asked once more when the reply gives a verdict to
+    another number of claims than there are (the rubric's rules cannot see how many there are)."""
+    numbered = "\n".join(f"{number}. {claim}" for number, claim in enumerate(claims, 1))
+    found: dict[int, dict[str, Any]] = {}
+    for _ in range(2):
+        checked = outcome.spent(await judge(rubric, case.triple.model_copy(update={"answer": numbered}), client))
+        if checked.status != RowState.SCORED or checked.output is None:
+            return str(checked.error or checked.status)
+        found = {entry["claim"]: entry for entry in checked.output["verdicts"]}
+        if sorted(found) == list(range(1, len(claims) + 1)):
+            return found
+    return f"{len(found)} verdicts for {len(claims)} claims, twice"
+
+
+def _scored(faithfulness: Rubric, case: Case, entries: list[dict[str, Any]], judge_model: str
+            ) -> tuple[Verdict | None, str | None]:
+    """The claims and their verdicts as a faithfulness reply, checked by its rules and scored by its formulas; or why
+    it cannot be."""
     reply = {"claims": entries, "result_tag": _tag(entries)}
     output, problems = faithfulness.validate_reply(reply, passages=len(case.triple.context or ()))
     if output is None or problems:
-        outcome.problem = "; ".join(problems)
-        return outcome
-    scoring = faithfulness.score(output)
-    outcome.verdict = Verdict(status=RowState.SCORED, output=output, derived=scoring.derived, headline=scoring.headline,
-                              passed=scoring.passed, label=scoring.label, tag=scoring.tag,
-                              **provenance(faithfulness, client.model, case.triple))
-    outcome.claims = len(entries)
-    return outcome
+        return None, "; ".join(problems)
+    try:
+        scoring = faithfulness.score(output)
+    except FormulaError as err:
+        return None, f"the rubric's formulas: {err}"
+    return Verdict(status=RowState.SCORED, output=output, derived=scoring.derived, headline=scoring.headline,
+                   passed=scoring.passed, label=scoring.label, tag=scoring.tag,
+                   **provenance(faithfulness, judge_model, case.triple)), None
 
 
 def _tag(entries: list[dict[str, Any]]) -> str:
@@ -169,29 +203,28 @@ def _tag(entries: list[dict[str, Any]]) -> str:
     return "Unsupported" if "not_in_context" in verdicts else "Faithful"
 
 
-async def compare(cases: list[Case], client: JudgeClient, rubrics: tuple[Rubric, Rubric, Rubric]) -> list[Compared]:
+async def compare(cases: list[Case], client: JudgeClient, faithfulness: Rubric,
+                  designs: tuple[Rubric, Rubric]) -> list[Compared]:
     """Each case judged both ways, one case at a time (the figures do not depend on the order)."""
-    faithfulness, claims_rubric, verdicts_rubric = rubrics
     found = []
     for case in cases:
         one = await one_call(faithfulness, case, client)
         if one.verdict is not None and is_screened(one.verdict.flags):
             found.append(Compared(case, one, screened=True))
             continue
-        found.append(Compared(case, one, await two_calls(faithfulness, claims_rubric, verdicts_rubric, case, client)))
+        found.append(Compared(case, one, await two_calls(faithfulness, designs, case, client)))
     return found
 
 
 def met(outcome: Outcome, expect: dict[str, Any]) -> bool:
-    """Whether a design's verdict meets a golden's expectations, as `judgebot rubrics check` compares them."""
-    if (verdict := outcome.scored) is None:
-        return False
-    values = {**flatten(verdict.output or {}), **verdict.derived, "headline": verdict.headline, "passed": verdict.passed}
-    return not misses(expect, values)
+    """Whether a design's verdict meets a golden's expectations, as `judgebot rubrics check` compares them; a design
+    without a verdict meets none."""
+    verdict = outcome.scored
+    return verdict is not None and not misses(expect, verdict_values(verdict))
 
 
-def report(found: list[Compared]) -> list[str]:
-    """The lines printed: each case, then the figures over the cases both designs scored."""
+def case_lines(found: list[Compared]) -> list[str]:
+    """Each case's line, then why a design has no verdict."""
     lines = [f"{'case':<34} {'one call':<42} two calls"]
     for item in found:
         if item.screened:
@@ -202,55 +235,58 @@ def report(found: list[Compared]) -> list[str]:
         for design, outcome in (("one call", item.one), ("two calls", item.two)):
             if not item.screened and outcome.scored is None:
                 lines.append(f"{item.case.name}: {design}: no verdict: {outcome.why}")
-    both = [item for item in found if not item.screened and item.one.scored and item.two.scored]
-    verdicts = [(one, two) for item in both if (one := item.one.scored) and (two := item.two.scored)]
-    screened = sum(item.screened for item in found)
-    missing = len(found) - screened - len(both)
-    lines.append("")
-    lines.append(f"cases           {len(found)}: {len(both)} scored by both designs, {screened} failed by the "
-                 f"content-free screen (left out), {missing} without a verdict from one design or both (left out)")
-    if not both:
-        return lines
-    n = len(both)
-    passes = sum(one.passed == two.passed for one, two in verdicts)
-    tags = sum(one.tag == two.tag for one, two in verdicts)
-    gaps = [abs((one.headline or 0.0) - (two.headline or 0.0)) for one, two in verdicts]  # a scored verdict has one
-    lines.append(f"pass/fail       the same in {passes} of {n} cases")
-    lines.append(f"tag             the same in {tags} of {n} cases")
-    lines.append(f"supported share mean absolute difference {statistics.fmean(gaps):.1f} points over {n} cases "
-                 f"(largest {max(gaps):.0f})")
-    lines.append(f"claims          one call {sum(item.one.claims or 0 for item in both)}, two calls "
-                 f"{sum(item.two.claims or 0 for item in both)} in all; the same number in "
-                 f"{sum(item.one.claims == item.two.claims for item in both)} of {n} cases")
-    goldens = [item for item in both if item.case.expect is not None]
-    if goldens:
-        lines.append(f"goldens met     one call {sum(met(item.one, item.case.expect or {}) for item in goldens)} of "
-                     f"{len(goldens)}, two calls {sum(met(item.two, item.case.expect or {}) for item in goldens)} of "
-                     f"{len(goldens)}")
-    lines.append(f"tokens          one call {sum(item.one.tokens for item in both)} in {sum(item.one.requests for item in both)} "
-                 f"requests, two calls {sum(item.two.tokens for item in both)} in "
-                 f"{sum(item.two.requests for item in both)} (as the judge's replies counted them)")
     return lines
 
 
-async def main(argv: list[str] | None = None) -> list[str]:
+def figures(found: list[Compared]) -> list[str]:
+    """The figures: over the cases both designs scored, each once; the goldens each meets; what each spent."""
+    asked = [item for item in found if not item.screened]
+    pairs = [(item, one, two) for item in asked if (one := item.one.scored) and (two := item.two.scored)]
+    lines = [f"cases           {len(found)}: {len(pairs)} scored by both designs, {len(found) - len(asked)} failed by "
+             f"the content-free screen (left out), {len(asked) - len(pairs)} without a verdict from one design or both "
+             "(left out)"]
+    if pairs:
+        n = len(pairs)
+        gaps = [abs((one.headline or 0.0) - (two.headline or 0.0)) for _, one, two in pairs]
+        lines += [f"pass/fail       the same in {sum(one.passed == two.passed for _, one, two in pairs)} of {n} cases",
+                  f"tag             the same in {sum(one.tag == two.tag for _, one, two in pairs)} of {n} cases",
+                  f"supported share mean absolute difference {statistics.fmean(gaps):.1f} points over {n} cases "
+                  f"(largest {max(gaps):.0f})",
+                  f"claims          one call {sum(item.one.claims or 0 for item, _, _ in pairs)}, two calls "
+                  f"{sum(item.two.claims or 0 for item, _, _ in pairs)} in all; the same number in "
+                  f"{sum(item.one.claims == item.two.claims for item, _, _ in pairs)} of {n} cases"]
+    goldens = [item for item in asked if item.case.expect is not None]
+    if goldens:
+        lines.append(f"goldens met     one call {sum(met(item.one, item.case.expect or {}) for item in goldens)} of "
+                     f"{len(goldens)}, two calls {sum(met(item.two, item.case.expect or {}) for item in goldens)} of "
+                     f"{len(goldens)} (the goldens a judge was asked; a design without a verdict meets none)")
+    for design, outcomes in (("one call ", [item.one for item in asked]), ("two calls", [item.two for item in asked])):
+        lines.append(f"{design}       {sum(o.tokens_in for o in outcomes)} input and {sum(o.tokens_out for o in outcomes)} "
+                     f"output tokens in {sum(o.requests for o in outcomes)} requests (as the judge's replies counted "
+                     f"them), over the {len(asked)} cases a judge was asked")
+    return lines
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", help="the judge model (else JUDGE_MODEL)")
     parser.add_argument("--rows", type=Path, help="a CSV file of question, context and answer columns (else the "
                         "faithfulness rubric's goldens)")
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     settings = Settings()
     faithfulness = load_rubrics(settings.rubrics_dir).get("faithfulness")
-    rubrics = (faithfulness, load_rubric(RUBRICS / "faithfulness-claims.yaml"),
-               load_rubric(RUBRICS / "faithfulness-verdicts.yaml"))
+    designs = (load_rubric(RUBRICS / "faithfulness-claims.yaml"), load_rubric(RUBRICS / "faithfulness-verdicts.yaml"))
     cases = file_cases(args.rows) if args.rows else golden_cases(faithfulness)
-    async with judge_client_from(settings, model=args.judge) as client:
-        lines = report(await compare(cases, client, rubrics))
-    print(f"judge           {client.model}; rubric {faithfulness.name} {faithfulness.version} "
+
+    async def measured() -> list[Compared]:
+        async with judge_client_from(settings, model=args.judge) as client:
+            return await compare(cases, client, faithfulness, designs)
+
+    found = asyncio.run(measured())
+    print(f"judge           {args.judge or settings.judge_model}; rubric {faithfulness.name} {faithfulness.version} "
           f"({faithfulness.source or 'shipped'})")
-    print("\n".join(lines))
-    return lines
+    print("\n".join([*case_lines(found), "", *figures(found)]))
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

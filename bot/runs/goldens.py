@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from bot.csvfiles.results import flatten
 from bot.judge.judgment import judge
@@ -32,9 +33,8 @@ async def check_goldens(rubric: Rubric, client: JudgeClient) -> list[GoldenResul
     results = []
     for golden in rubric.goldens:
         for swapped in (False, True) if rubric.pairwise else (False,):
-            verdict = await judge(rubric, _texts(golden, swapped), client)
-            values = {**flatten(verdict.output or {}), **verdict.derived,
-                      "headline": verdict.headline, "passed": verdict.passed}
+            verdict = await judge(rubric, golden_texts(golden, swapped), client)
+            values = verdict_values(verdict)
             if swapped:
                 values["winner"] = FLIP.get(str(values.get("winner")), values.get("winner"))
                 golden = golden.model_copy(update={"name": f"{golden.name} (B shown first)"})
@@ -42,7 +42,13 @@ async def check_goldens(rubric: Rubric, client: JudgeClient) -> list[GoldenResul
     return results
 
 
-def _texts(golden: Golden, swapped: bool) -> Triple:
+def verdict_values(verdict: Verdict) -> dict[str, Any]:
+    """A verdict's values by the paths a golden's expectations name: its fields flattened, its derived values, its
+    headline and pass/fail."""
+    return {**flatten(verdict.output or {}), **verdict.derived, "headline": verdict.headline, "passed": verdict.passed}
+
+
+def golden_texts(golden: Golden, swapped: bool = False) -> Triple:
     """What the judge is shown of a golden: its answer, or its two answers in the order asked, with its passages."""
     if golden.answer_a is None or golden.answer_b is None:
         return Triple(question=golden.question, reference=golden.reference, answer=golden.answer or "",
