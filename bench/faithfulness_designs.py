@@ -1,5 +1,7 @@
-"""How far faithfulness in one judge call agrees with the two-call design of RAGAS and DeepEval (the answer's claims
-first, then a verdict on each against the passages), on the faithfulness rubric's goldens or on rows of your own.
+"""How far faithfulness in one judge call agrees with the two-call design of RAGAS and DeepEval.
+
+The two-call design asks for the answer's claims first, then for a verdict on each against the passages. Both designs
+are measured on the faithfulness rubric's goldens or on rows of your own.
 
 Each case is judged both ways by the configured judge (OPENAI_BASE_URL, OPENAI_API_KEY; --judge, else JUDGE_MODEL),
 never cached and never stored:
@@ -38,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.config import Settings
 from bot.csvfiles.reading import open_csv
 from bot.csvfiles.rows import CsvRow
-from bot.errors import FormulaError
+from bot.errors import FormulaError, JudgebotError
 from bot.judge.content_free import is_screened
 from bot.judge.judgment import judge
 from bot.judge.prompt import provenance
@@ -268,22 +270,32 @@ def figures(found: list[Compared]) -> list[str]:
 
 
 def main() -> None:
+    """Judge the cases both ways and print the lines; a problem (no judge to reach, a file that cannot be read) said
+    in a sentence."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", help="the judge model (else JUDGE_MODEL)")
     parser.add_argument("--rows", type=Path, help="a CSV file of question, context and answer columns (else the "
                         "faithfulness rubric's goldens)")
     args = parser.parse_args()
+    try:
+        measure(args.judge, args.rows)
+    except JudgebotError as err:
+        sys.exit(f"faithfulness_designs: {err}")
+
+
+def measure(judge_model: str | None, rows: Path | None) -> None:
+    """The cases (the goldens, or the rows of a file) judged both ways by the judge, and the lines printed."""
     settings = Settings()
     faithfulness = load_rubrics(settings.rubrics_dir).get("faithfulness")
     designs = (load_rubric(RUBRICS / "faithfulness-claims.yaml"), load_rubric(RUBRICS / "faithfulness-verdicts.yaml"))
-    cases = file_cases(args.rows) if args.rows else golden_cases(faithfulness)
+    cases = file_cases(rows) if rows else golden_cases(faithfulness)
 
     async def measured() -> list[Compared]:
-        async with judge_client_from(settings, model=args.judge) as client:
+        async with judge_client_from(settings, model=judge_model) as client:
             return await compare(cases, client, faithfulness, designs)
 
     found = asyncio.run(measured())
-    print(f"judge           {args.judge or settings.judge_model}; rubric {faithfulness.name} {faithfulness.version} "
+    print(f"judge           {judge_model or settings.judge_model}; rubric {faithfulness.name} {faithfulness.version} "
           f"({faithfulness.source or 'shipped'})")
     print("\n".join([*case_lines(found), "", *figures(found)]))
 

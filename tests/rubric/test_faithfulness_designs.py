@@ -181,3 +181,15 @@ def test_rows_of_a_file_and_each_way_a_design_has_no_verdict(tmp_path: Path, jud
     dark = [body for body in judge_server.requests if "Is there a dark mode?" in user_text(body)
             and "You check claims against the passages" in system_text(body)]
     assert len(dark) == 2
+
+
+def test_a_judge_it_cannot_reach_is_said_in_a_sentence(tmp_path: Path, judge_server: FakeJudgeServer) -> None:
+    judge_server.stop()  # nothing listens there any more
+    env = base_env(tmp_path, judge_server)
+    done = subprocess.run([sys.executable, str(SCRIPT)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("faithfulness_designs: cannot reach the judge endpoint ")
+    missing = subprocess.run([sys.executable, str(SCRIPT), "--rows", str(tmp_path / "none.csv")], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 1 and missing.stderr.startswith("faithfulness_designs: cannot read ")
